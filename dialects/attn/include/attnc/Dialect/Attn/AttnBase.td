@@ -1,0 +1,72 @@
+//===- AttnBase.td - attn dialect definition and enums -----*- tablegen -*-===//
+//
+// The attn dialect: transformer-level ops on builtin ranked tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTN_ATTNBASE_TD
+#define ATTNC_DIALECT_ATTN_ATTNBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Transformer-level ops: attention, norms, feed-forward, layers";
+  let description = [{
+    The attn dialect describes transformer models at the level a model author
+    thinks in: scaled dot-product and multi-head attention with generated
+    masks, layer and RMS norms, feed-forward blocks, positional encodings and
+    whole layers (`attn.layer`), over builtin ranked tensors of f32, f16 or
+    bf16. Parameters are named `attn.weight` values bound at run time; they
+    never appear as dense constants.
+  }];
+  let hasCanonicalizer = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Attn_ScoreFunction : I32EnumAttr<"ScoreFunction",
+    "how attention scores are computed from a query and a key", [
+      I32EnumAttrCase<"dot", 0>,
+      I32EnumAttrCase<"scaled_dot", 1>,
+      I32EnumAttrCase<"general", 2>,
+      I32EnumAttrCase<"additive", 3>,
+      I32EnumAttrCase<"cosine", 4>,
+      I32EnumAttrCase<"gaussian", 5>
+    ]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_Activation : I32EnumAttr<"Activation",
+    "pointwise activation function", [
+      I32EnumAttrCase<"relu", 0>,
+      I32EnumAttrCase<"gelu", 1>,
+      I32EnumAttrCase<"gelu_tanh", 2>,
+      I32EnumAttrCase<"silu", 3>
+    ]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+def Attn_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how GELU is evaluated", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"tanh", 1>
+    ]> {
+  let cppNamespace = "::mlir::attn";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_IndexTensor : RankedTensorOf<[I32, I64]>;
+
+#endif // ATTNC_DIALECT_ATTN_ATTNBASE_TD

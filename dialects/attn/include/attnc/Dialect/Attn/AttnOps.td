@@ -1,0 +1,418 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+
+#ifndef ATTNC_DIALECT_ATTN_ATTNOPS_TD
+#define ATTNC_DIALECT_ATTN_ATTNOPS_TD
+
+include "attnc/Dialect/Attn/AttnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
+  let summary = "a named model parameter, bound at run time";
+  let description = [{
+    `attn.weight` names one tensor of the weights file (e.g. a safetensors
+    checkpoint). The compiler never holds its values: the runtime binds the
+    tensor with this name when the compiled model is loaded, and checks that
+    its dtype and shape match the result type. Weights that no op uses are
+    erased as dead code, so a pruned layer's parameters are never loaded.
+
+    ```mlir
+    %wq = attn.weight "encoder.layer.0.attention.self.query.weight" : tensor<768x768xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention (and other score functions)";
+  let description = [{
+    Computes `softmax(score(q, k) + bias + mask) @ v` per batch and head.
+
+    Shapes: query `[B, Hq, Sq, Dq]`, key `[B, Hkv, Sk, Dk]`, value
+    `[B, Hkv, Sk, Dv]`, result `[B, Hq, Sq, Dv]`. `Hq` must be a multiple of
+    `Hkv`; query head `h` reads kv head `h / (Hq / Hkv)` (GQA; MQA when
+    `Hkv == 1`).
+
+    Score functions (`s` is `scale`):
+    - `dot`: `s * q.k` (default s = 1), needs Dq == Dk;
+    - `scaled_dot`: `s * q.k` (default s = 1/sqrt(Dk)), needs Dq == Dk;
+    - `general` (bilinear, Luong): `s * q^T W k`, one score weight
+      `W : [Dq, Dk]` (default s = 1);
+    - `additive` (Bahdanau): `s * v^T tanh(W [q; k])`, score weights
+      `W : [A, Dq + Dk]` and `v : [A]` (default s = 1);
+    - `cosine`: `s * q.k / (max(|q|, 1e-6) * max(|k|, 1e-6))` (default
+      s = 1), needs Dq == Dk;
+    - `gaussian` (RBF kernel): `-0.5 * s * |q - k|^2` (default s =
+      1/sqrt(Dk)), needs Dq == Dk.
+
+    Masks are generated, never passed as `Sq x Sk` tensors. Query row `i`
+    sits at absolute position `p = i + Sk - Sq` (bottom-right alignment, so
+    a single decode-step query sees the whole cache). Key `j` is visible when
+    - `causal` is set: `j <= p`;
+    - `window = W` (W > 0) is set: `|p - j| < W` (W = 0 means no window);
+    - `kv_lengths` (`[B]`, integer) is given: `j < kv_lengths[b]`.
+    The optional additive `bias` is broadcastable to `[B, Hq, Sq, Sk]` (each
+    dimension 1 or full). A row with no visible key yields zeros.
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Optional<Attn_FloatTensor>:$bias,
+    Optional<Attn_IndexTensor>:$kv_lengths,
+    Variadic<Attn_FloatTensor>:$score_weights,
+    DefaultValuedAttr<Attn_ScoreFunction,
+                      "::mlir::attn::ScoreFunction::scaled_dot">:$score,
+    OptionalAttr<F64Attr>:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
+    (`score_weights` `(` $score_weights^ `:` type($score_weights) `)`)?
+    (`score` `=` $score^)?
+    (`causal` $causal^)?
+    (`window` `=` $window^)?
+    (`scale` `=` $scale^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// The scale actually applied: the attribute, or the score function's
+    /// default.
+    double getEffectiveScale();
+  }];
+}
+
+def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
+  let summary = "multi-head attention with input and output projections";
+  let description = [{
+    `attn.mha` projects the query input `[B, Sq, Dm]` and the key/value input
+    `[B, Sk, Dkv]` (absent: self-attention on the query input) into heads,
+    runs `attn.sdpa` (scaled_dot) per head and projects back to `Dm`.
+
+    Head width `dh`: narrow heads (default) split the model width,
+    `dh = Dm / heads`, which requires `Dm % heads == 0`; `wide` heads give
+    each head the full width, `dh = Dm`.
+
+    Weights use the PyTorch `nn.Linear` layout (`[out, in]`):
+    `q_weight : [heads*dh, Dm]`, `k_weight`, `v_weight : [kv_heads*dh, Dkv]`,
+    `o_weight : [Dm, heads*dh]`; optional biases (all four or none):
+    `[heads*dh]`, `[kv_heads*dh]`, `[kv_heads*dh]`, `[Dm]`. `kv_heads`
+    (default `heads`) must divide `heads` (GQA/MQA). `causal`, `window`,
+    `scale` and `kv_lengths` mean what they mean on `attn.sdpa`.
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Optional<Attn_FloatTensor>:$key_value,
+    Attn_FloatTensor:$q_weight,
+    Attn_FloatTensor:$k_weight,
+    Attn_FloatTensor:$v_weight,
+    Attn_FloatTensor:$o_weight,
+    Variadic<Attn_FloatTensor>:$biases,
+    Optional<Attn_IndexTensor>:$kv_lengths,
+    ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+    OptionalAttr<I64Attr>:$num_kv_heads,
+    UnitAttr:$wide,
+    UnitAttr:$causal,
+    OptionalAttr<I64Attr>:$window,
+    OptionalAttr<F64Attr>:$scale
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query (`,` $key_value^)?
+    `weights` `(` $q_weight `,` $k_weight `,` $v_weight `,` $o_weight `)`
+    (`biases` `(` $biases^ `)`)?
+    (`kv_lengths` `(` $kv_lengths^ `)`)?
+    `heads` `=` $num_heads
+    (`kv_heads` `=` $num_kv_heads^)?
+    (`wide` $wide^)?
+    (`causal` $causal^)?
+    (`window` `=` $window^)?
+    (`scale` `=` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getKvHeads() { return getNumKvHeads().value_or(getNumHeads()); }
+    /// Width of one head (narrow: Dm / heads; wide: Dm).
+    int64_t getHeadDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Norms, projections, feed-forward
+//===----------------------------------------------------------------------===//
+
+def Attn_LayerNormOp : Attn_Op<"layer_norm",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `y = (x - mean) / sqrt(var + epsilon) * gamma + beta` over the last
+    dimension `D` of `x`; `gamma` and `beta` are `[D]`; `var` is the biased
+    (population) variance.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$gamma,
+                   Attn_FloatTensor:$beta,
+                   DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta (`epsilon` `=` $epsilon^)? attr-dict
+    `:` type($input) `,` type($gamma) `,` type($beta)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RmsNormOp : Attn_Op<"rms_norm",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * gamma` over the last dimension `D`;
+    `gamma` is `[D]`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$gamma,
+                   DefaultValuedAttr<F64Attr, "1e-6">:$epsilon);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma (`epsilon` `=` $epsilon^)? attr-dict
+    `:` type($input) `,` type($gamma)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
+  let summary = "affine projection x W^T + b";
+  let description = [{
+    `x : [..., K]`, `weight : [N, K]` (PyTorch `nn.Linear` layout), optional
+    `bias : [N]`; the result is `[..., N]`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+                   Optional<Attn_FloatTensor>:$bias);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_FfnOp : Attn_Op<"ffn", [Pure, AttrSizedOperandSegments,
+                                 AllTypesMatch<["input", "result"]>]> {
+  let summary = "position-wise feed-forward block: down(act(up(x)))";
+  let description = [{
+    `y = act(x W1^T + b1) W2^T + b2` with `x : [..., D]`,
+    `up_weight : [F, D]`, optional `up_bias : [F]`, `down_weight : [D, F]`,
+    optional `down_bias : [D]`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                   Attn_FloatTensor:$up_weight,
+                   Optional<Attn_FloatTensor>:$up_bias,
+                   Attn_FloatTensor:$down_weight,
+                   Optional<Attn_FloatTensor>:$down_bias,
+                   DefaultValuedAttr<Attn_Activation,
+                       "::mlir::attn::Activation::relu">:$activation);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `up` `(` $up_weight (`,` $up_bias^)? `)`
+    `down` `(` $down_weight (`,` $down_bias^)? `)`
+    (`activation` `=` $activation^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+class Attn_UnaryPointwiseOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType],
+                                   traits)> {
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Attn_ReluOp : Attn_UnaryPointwiseOp<"relu"> {
+  let summary = "max(x, 0)";
+}
+
+def Attn_SiluOp : Attn_UnaryPointwiseOp<"silu"> {
+  let summary = "x * sigmoid(x)";
+}
+
+def Attn_GeluOp : Attn_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `approximate = none`: `0.5 x (1 + erf(x / sqrt(2)))`;
+    `approximate = tanh`: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                   DefaultValuedAttr<Attn_GeluApproximation,
+                       "::mlir::attn::GeluApproximation::none">:$approximate);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`approximate` `=` $approximate^)? attr-dict `:` type($result)
+  }];
+}
+
+def Attn_AddOp : Attn_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "elementwise sum (residual connections)";
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Attn_SoftmaxOp : Attn_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one dimension";
+  let arguments = (ins Attn_FloatTensor:$input,
+                   DefaultValuedAttr<I64Attr, "-1">:$dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`dim` `=` $dim^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `dim` with negative values counted from the back.
+    int64_t getNormalizedDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings and positional encodings
+//===----------------------------------------------------------------------===//
+
+def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
+  let summary = "table lookup: ids [...] into table [V, D] gives [..., D]";
+  let arguments = (ins Attn_IndexTensor:$ids, Attn_FloatTensor:$table);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_SinusoidalPosOp : Attn_Op<"sinusoidal_pos",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "adds the sinusoidal positional encoding of Vaswani et al.";
+  let description = [{
+    `x : [B, S, D]` (D even). For position `p = offset + s` and `i < D/2`:
+    `PE[p, 2i] = sin(p / 10000^(2i/D))`, `PE[p, 2i+1] = cos(p / 10000^(2i/D))`;
+    the result is `x + PE`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                   DefaultValuedAttr<I64Attr, "0">:$offset);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`offset` `=` $offset^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LearnedPosOp : Attn_Op<"learned_pos",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds rows [offset, offset + S) of a learned position table";
+  let description = [{
+    `x : [B, S, D]`, `table : [P, D]` with `offset + S <= P`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$table,
+                   DefaultValuedAttr<I64Attr, "0">:$offset);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $table (`offset` `=` $offset^)? attr-dict
+    `:` type($input) `,` type($table)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RotaryOp : Attn_Op<"rotary", [Pure, SameOperandsAndResultType]> {
+  let summary = "rotary position embedding (RoPE), rotate-half convention";
+  let description = [{
+    `x : [B, H, S, Dh]`. With `R = rotary_dim` (default Dh, even),
+    `half = R / 2`, position `p = offset + s`, and for `i < half`:
+    `theta_i = p * base^(-2i / R)`,
+    `y[i] = x[i] cos(theta_i) - x[i + half] sin(theta_i)`,
+    `y[i + half] = x[i + half] cos(theta_i) + x[i] sin(theta_i)`;
+    channels `>= R` pass through (GPT-NeoX / Llama layout).
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+                   DefaultValuedAttr<F64Attr, "10000.0">:$base,
+                   DefaultValuedAttr<I64Attr, "0">:$offset,
+                   OptionalAttr<I64Attr>:$rotary_dim);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`base` `=` $base^)? (`offset` `=` $offset^)?
+    (`rotary_dim` `=` $rotary_dim^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+def Attn_LayerOp : Attn_Op<"layer", [RecursiveMemoryEffects,
+    IsolatedFromAbove, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "one transformer block of a stack";
+  let description = [{
+    A region holding one transformer block. The first operand is the
+    residual stream, and the first result its updated value (same type), so
+    that dropping the layer (LayerDrop) is the identity on the stream. Other
+    operands (e.g. encoder output, padding lengths) are passed in as further
+    block arguments. `index` is the depth in the original stack (0-based);
+    `score` is the optional LayerDrop keep score learned for this layer.
+    The body is isolated from above: the block's weights are `attn.weight`
+    ops inside it, so removing the layer removes its parameters too.
+
+    ```mlir
+    %y = attn.layer index = 3 score = 0.9 (%x)
+        : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32> {
+    ^bb0(%h: tensor<1x128x768xf32>):
+      ...
+      attn.yield %out : tensor<1x128x768xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$index,
+                   OptionalAttr<F64Attr>:$score);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `index` `=` $index (`score` `=` $score^)? ` ` `(` $inputs `)` attr-dict
+    `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
+                                     HasParent<"LayerOp">]> {
+  let summary = "terminates an attn.layer body";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let builders = [OpBuilder<(ins), [{ /* no values */ }]>];
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // ATTNC_DIALECT_ATTN_ATTNOPS_TD

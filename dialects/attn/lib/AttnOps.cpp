@@ -1,0 +1,568 @@
+//===- AttnOps.cpp - attn dialect op verifiers and helpers ----------------===//
+//
+// Verifiers name the offending operand and dimension so that a user with a
+// mis-shaped model sees which weight or input is wrong, not just that one is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A named tensor operand or result, for diagnostics.
+struct Named {
+  StringRef name;
+  RankedTensorType type;
+};
+} // namespace
+
+static Named named(StringRef name, Value value) {
+  return {name, cast<RankedTensorType>(value.getType())};
+}
+
+static std::optional<double> toDouble(std::optional<APFloat> value) {
+  if (!value)
+    return std::nullopt;
+  return value->convertToDouble();
+}
+
+/// I64Attr getters return uint64_t; attributes here are signed.
+static std::optional<int64_t> toSigned(std::optional<uint64_t> value) {
+  if (!value)
+    return std::nullopt;
+  return static_cast<int64_t>(*value);
+}
+
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static std::string dimString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+static LogicalResult verifyRank(Operation *op, Named t, int64_t rank,
+                                StringRef layout) {
+  if (t.type.getRank() == rank)
+    return success();
+  return op->emitOpError() << t.name << " must have rank " << rank << " ("
+                           << layout << "), got " << t.type;
+}
+
+/// Checks `lhs.dim(lhsDim) == expected`, where `expected` comes from a
+/// description such as "query dimension 0 (batch)".
+static LogicalResult verifyDim(Operation *op, Named t, int64_t dim,
+                               int64_t expected, const Twine &meaning) {
+  int64_t actual = t.type.getDimSize(dim);
+  if (dimsCompatible(actual, expected))
+    return success();
+  return op->emitOpError() << t.name << " dimension " << dim << " is "
+                           << dimString(actual) << " but must be "
+                           << dimString(expected) << " (" << meaning << ")";
+}
+
+/// All float tensors an op touches share one element type.
+static LogicalResult verifySameFloatElementType(Operation *op) {
+  Type expected;
+  auto check = [&](Type type, StringRef kind, unsigned idx) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !isa<FloatType>(tensor.getElementType()))
+      return success();
+    if (!expected) {
+      expected = tensor.getElementType();
+      return success();
+    }
+    if (tensor.getElementType() == expected)
+      return success();
+    return op->emitOpError() << kind << " #" << idx << " has element type "
+                             << tensor.getElementType() << " but expected "
+                             << expected
+                             << " (all float tensors must share one type)";
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(check(v.getType(), "operand", i)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(check(v.getType(), "result", i)))
+      return failure();
+  return success();
+}
+
+static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
+                                          std::optional<double> value) {
+  if (!value)
+    return success();
+  if (std::isfinite(*value) && *value > 0.0)
+    return success();
+  return op->emitOpError() << name << " must be a positive finite number, got "
+                           << *value;
+}
+
+static LogicalResult verifyWindow(Operation *op, std::optional<int64_t> window) {
+  if (window && *window < 0)
+    return op->emitOpError() << "window must be >= 0 (0 disables the sliding "
+                                "window), got "
+                             << *window;
+  return success();
+}
+
+static LogicalResult verifyNormParam(Operation *op, Named input, Named param) {
+  if (input.type.getRank() < 1)
+    return op->emitOpError() << input.name << " must have rank >= 1";
+  if (failed(verifyRank(op, param, 1, "[D]")))
+    return failure();
+  return verifyDim(op, param, 0, input.type.getShape().back(),
+                   Twine(input.name) + "'s last dimension");
+}
+
+//===----------------------------------------------------------------------===//
+// WeightOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("weight name must not be empty");
+  if (!getResult().getType().hasStaticShape())
+    return emitOpError() << "weight '" << getName()
+                         << "' must have a static shape, got "
+                         << getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+static bool scoreNeedsEqualHeadDims(ScoreFunction score) {
+  return score != ScoreFunction::general && score != ScoreFunction::additive;
+}
+
+double SdpaOp::getEffectiveScale() {
+  if (std::optional<double> scale = toDouble(getScale()))
+    return *scale;
+  switch (getScore()) {
+  case ScoreFunction::scaled_dot:
+  case ScoreFunction::gaussian: {
+    int64_t dk = getKey().getType().getDimSize(3);
+    return 1.0 / std::sqrt(static_cast<double>(dk));
+  }
+  default:
+    return 1.0;
+  }
+}
+
+LogicalResult SdpaOp::verify() {
+  Operation *op = getOperation();
+  Named q = named("query", getQuery()), k = named("key", getKey()),
+        v = named("value", getValue()), r = named("result", getResult());
+  for (Named t : {q, k, v, r})
+    if (failed(verifyRank(op, t, 4, "[batch, heads, seq, head_dim]")))
+      return failure();
+  if (failed(verifySameFloatElementType(op)))
+    return failure();
+
+  int64_t batch = q.type.getDimSize(0), hq = q.type.getDimSize(1),
+          sq = q.type.getDimSize(2), dq = q.type.getDimSize(3);
+  int64_t hkv = k.type.getDimSize(1), sk = k.type.getDimSize(2),
+          dk = k.type.getDimSize(3);
+  if (failed(verifyDim(op, k, 0, batch, "query dimension 0, batch")) ||
+      failed(verifyDim(op, v, 0, batch, "query dimension 0, batch")) ||
+      failed(verifyDim(op, v, 1, hkv, "key dimension 1, kv heads")) ||
+      failed(verifyDim(op, v, 2, sk, "key dimension 2, key sequence")))
+    return failure();
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      (hkv == 0 || hq % hkv != 0))
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  ScoreFunction score = getScore();
+  if (scoreNeedsEqualHeadDims(score) &&
+      failed(verifyDim(op, k, 3, dq,
+                       Twine("query dimension 3: score '") +
+                           stringifyScoreFunction(score) +
+                           "' needs equal query and key head sizes")))
+    return failure();
+  if (failed(verifyDim(op, r, 0, batch, "query dimension 0, batch")) ||
+      failed(verifyDim(op, r, 1, hq, "query dimension 1, heads")) ||
+      failed(verifyDim(op, r, 2, sq, "query dimension 2, query sequence")) ||
+      failed(verifyDim(op, r, 3, v.type.getDimSize(3),
+                       "value dimension 3, value head size")))
+    return failure();
+
+  if (Value bias = getBias()) {
+    Named b = named("bias", bias);
+    if (failed(verifyRank(op, b, 4, "broadcastable to [batch, heads, q_seq, "
+                                    "k_seq]")))
+      return failure();
+    int64_t full[4] = {batch, hq, sq, sk};
+    for (int64_t d = 0; d < 4; ++d) {
+      int64_t size = b.type.getDimSize(d);
+      if (size != 1 && !dimsCompatible(size, full[d]))
+        return emitOpError() << "bias dimension " << d << " is "
+                             << dimString(size) << " but must be 1 or "
+                             << dimString(full[d]);
+    }
+  }
+  if (Value lengths = getKvLengths()) {
+    Named l = named("kv_lengths", lengths);
+    if (failed(verifyRank(op, l, 1, "[batch]")) ||
+        failed(verifyDim(op, l, 0, batch, "query dimension 0, batch")))
+      return failure();
+  }
+
+  auto weights = getScoreWeights();
+  size_t expectedWeights = score == ScoreFunction::general    ? 1
+                           : score == ScoreFunction::additive ? 2
+                                                              : 0;
+  if (weights.size() != expectedWeights)
+    return emitOpError() << "score '" << stringifyScoreFunction(score)
+                         << "' takes " << expectedWeights
+                         << " score weight(s), got " << weights.size();
+  if (score == ScoreFunction::general) {
+    Named w = named("general score weight", weights[0]);
+    if (failed(verifyRank(op, w, 2, "[query head_dim, key head_dim]")) ||
+        failed(verifyDim(op, w, 0, dq, "query dimension 3")) ||
+        failed(verifyDim(op, w, 1, dk, "key dimension 3")))
+      return failure();
+  } else if (score == ScoreFunction::additive) {
+    Named w = named("additive score weight W", weights[0]);
+    Named va = named("additive score vector v", weights[1]);
+    int64_t qk = ShapedType::isDynamic(dq) || ShapedType::isDynamic(dk)
+                     ? ShapedType::kDynamic
+                     : dq + dk;
+    if (failed(verifyRank(op, w, 2, "[A, q head_dim + k head_dim]")) ||
+        failed(verifyDim(op, w, 1, qk, "query head size + key head size")) ||
+        failed(verifyRank(op, va, 1, "[A]")) ||
+        failed(verifyDim(op, va, 0, w.type.getDimSize(0),
+                         "additive score weight W dimension 0")))
+      return failure();
+  }
+
+  if (failed(verifyPositiveFinite(op, "scale", toDouble(getScale()))) ||
+      failed(verifyWindow(op, toSigned(getWindow()))))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MhaOp
+//===----------------------------------------------------------------------===//
+
+int64_t MhaOp::getHeadDim() {
+  int64_t dm = getQuery().getType().getDimSize(2);
+  if (getWide() || ShapedType::isDynamic(dm))
+    return dm;
+  return dm / getNumHeads();
+}
+
+LogicalResult MhaOp::verify() {
+  Operation *op = getOperation();
+  Named x = named("query", getQuery()), r = named("result", getResult());
+  if (failed(verifyRank(op, x, 3, "[batch, seq, d_model]")) ||
+      failed(verifySameFloatElementType(op)))
+    return failure();
+  if (r.type != x.type)
+    return emitOpError() << "result type " << r.type
+                         << " must equal the query input type " << x.type;
+  int64_t batch = x.type.getDimSize(0), dm = x.type.getDimSize(2);
+  Named kv = x;
+  if (Value keyValue = getKeyValue()) {
+    kv = named("key_value", keyValue);
+    if (failed(verifyRank(op, kv, 3, "[batch, seq, d_kv]")) ||
+        failed(verifyDim(op, kv, 0, batch, "query dimension 0, batch")))
+      return failure();
+  }
+  int64_t dkv = kv.type.getDimSize(2);
+
+  int64_t heads = getNumHeads();
+  int64_t kvHeads = getKvHeads();
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    return emitOpError() << "heads (" << heads
+                         << ") must be a positive multiple of kv_heads ("
+                         << kvHeads << ")";
+  if (!getWide() && !ShapedType::isDynamic(dm) && dm % heads != 0)
+    return emitOpError() << "d_model (query dimension 2) is " << dm
+                         << ", which is not divisible by heads = " << heads
+                         << "; narrow heads split d_model evenly (use `wide` "
+                            "for full-width heads)";
+  int64_t dh = getHeadDim();
+  auto mul = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(b) ? ShapedType::kDynamic : a * b;
+  };
+  Named wq = named("q_weight", getQWeight()), wk = named("k_weight", getKWeight()),
+        wv = named("v_weight", getVWeight()), wo = named("o_weight", getOWeight());
+  for (Named w : {wq, wk, wv, wo})
+    if (failed(verifyRank(op, w, 2, "[out_features, in_features]")))
+      return failure();
+  if (failed(verifyDim(op, wq, 0, mul(heads, dh), "heads * head_dim")) ||
+      failed(verifyDim(op, wq, 1, dm, "d_model")) ||
+      failed(verifyDim(op, wk, 0, mul(kvHeads, dh), "kv_heads * head_dim")) ||
+      failed(verifyDim(op, wk, 1, dkv, "key/value input width")) ||
+      failed(verifyDim(op, wv, 0, mul(kvHeads, dh), "kv_heads * head_dim")) ||
+      failed(verifyDim(op, wv, 1, dkv, "key/value input width")) ||
+      failed(verifyDim(op, wo, 0, dm, "d_model")) ||
+      failed(verifyDim(op, wo, 1, mul(heads, dh), "heads * head_dim")))
+    return failure();
+
+  auto biases = getBiases();
+  if (!biases.empty()) {
+    if (biases.size() != 4)
+      return emitOpError() << "takes all four biases (q, k, v, o) or none, got "
+                           << biases.size();
+    int64_t sizes[4] = {mul(heads, dh), mul(kvHeads, dh), mul(kvHeads, dh), dm};
+    const char *names[4] = {"q bias", "k bias", "v bias", "o bias"};
+    for (int i = 0; i < 4; ++i) {
+      Named b = named(names[i], biases[i]);
+      if (failed(verifyRank(op, b, 1, "[out_features]")) ||
+          failed(verifyDim(op, b, 0, sizes[i], "the projection's out_features")))
+        return failure();
+    }
+  }
+  if (Value lengths = getKvLengths()) {
+    Named l = named("kv_lengths", lengths);
+    if (failed(verifyRank(op, l, 1, "[batch]")) ||
+        failed(verifyDim(op, l, 0, batch, "query dimension 0, batch")))
+      return failure();
+  }
+  return failure(failed(verifyPositiveFinite(op, "scale", toDouble(getScale()))) ||
+                 failed(verifyWindow(op, toSigned(getWindow()))));
+}
+
+//===----------------------------------------------------------------------===//
+// Norms, projections, feed-forward
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::verify() {
+  Operation *op = getOperation();
+  Named x = named("input", getInput());
+  return failure(
+      failed(verifySameFloatElementType(op)) ||
+      failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
+      failed(verifyNormParam(op, x, named("beta", getBeta()))) ||
+      failed(verifyPositiveFinite(op, "epsilon", getEpsilon().convertToDouble())));
+}
+
+LogicalResult RmsNormOp::verify() {
+  Operation *op = getOperation();
+  Named x = named("input", getInput());
+  return failure(
+      failed(verifySameFloatElementType(op)) ||
+      failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
+      failed(verifyPositiveFinite(op, "epsilon", getEpsilon().convertToDouble())));
+}
+
+/// Checks `x W^T (+ b)` with `x : [..., K]`, `W : [N, K]`, `b : [N]` and
+/// returns N.
+static FailureOr<int64_t> verifyProjection(Operation *op, Named x, Named w,
+                                           Value bias, StringRef biasName) {
+  if (x.type.getRank() < 1)
+    return op->emitOpError() << x.name << " must have rank >= 1";
+  if (failed(verifyRank(op, w, 2, "[out_features, in_features]")) ||
+      failed(verifyDim(op, w, 1, x.type.getShape().back(),
+                       Twine(x.name) + "'s last dimension")))
+    return failure();
+  int64_t n = w.type.getDimSize(0);
+  if (bias) {
+    Named b = named(biasName, bias);
+    if (failed(verifyRank(op, b, 1, "[out_features]")) ||
+        failed(verifyDim(op, b, 0, n, Twine(w.name) + " dimension 0")))
+      return failure();
+  }
+  return n;
+}
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifySameFloatElementType(op)))
+    return failure();
+  Named x = named("input", getInput());
+  FailureOr<int64_t> n = verifyProjection(op, x, named("weight", getWeight()),
+                                          getBias(), "bias");
+  if (failed(n))
+    return failure();
+  SmallVector<int64_t> expected(x.type.getShape());
+  expected.back() = *n;
+  auto resultType = getResult().getType();
+  if (resultType.getRank() != x.type.getRank())
+    return emitOpError() << "result must have the input's rank "
+                         << x.type.getRank() << ", got " << resultType;
+  for (int64_t d = 0, e = resultType.getRank(); d < e; ++d)
+    if (failed(verifyDim(op, named("result", getResult()), d, expected[d],
+                         d + 1 == e ? "weight dimension 0, out_features"
+                                    : "the input's dimension")))
+      return failure();
+  return success();
+}
+
+LogicalResult FfnOp::verify() {
+  Operation *op = getOperation();
+  if (failed(verifySameFloatElementType(op)))
+    return failure();
+  Named x = named("input", getInput());
+  FailureOr<int64_t> f =
+      verifyProjection(op, x, named("up_weight", getUpWeight()), getUpBias(),
+                       "up_bias");
+  if (failed(f))
+    return failure();
+  Named down = named("down_weight", getDownWeight());
+  if (failed(verifyRank(op, down, 2, "[d_model, d_ff]")) ||
+      failed(verifyDim(op, down, 1, *f, "up_weight dimension 0, d_ff")) ||
+      failed(verifyDim(op, down, 0, x.type.getShape().back(),
+                       "input's last dimension, d_model")))
+    return failure();
+  if (Value bias = getDownBias()) {
+    Named b = named("down_bias", bias);
+    if (failed(verifyRank(op, b, 1, "[d_model]")) ||
+        failed(verifyDim(op, b, 0, x.type.getShape().back(), "d_model")))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp
+//===----------------------------------------------------------------------===//
+
+int64_t SoftmaxOp::getNormalizedDim() {
+  int64_t dim = static_cast<int64_t>(getDim());
+  return dim < 0 ? dim + getInput().getType().getRank() : dim;
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < -rank || dim >= rank)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << rank << " (expected " << -rank << " <= dim < "
+                         << rank << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings and positional encodings
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  Operation *op = getOperation();
+  Named table = named("table", getTable()), r = named("result", getResult());
+  if (failed(verifyRank(op, table, 2, "[vocab, dim]")) ||
+      failed(verifySameFloatElementType(op)))
+    return failure();
+  auto ids = getIds().getType();
+  if (r.type.getRank() != ids.getRank() + 1)
+    return emitOpError() << "result must have rank " << ids.getRank() + 1
+                         << " (ids rank + 1), got " << r.type;
+  for (int64_t d = 0; d < ids.getRank(); ++d)
+    if (failed(verifyDim(op, r, d, ids.getDimSize(d), "ids dimension")))
+      return failure();
+  return verifyDim(op, r, ids.getRank(), table.type.getDimSize(1),
+                   "table dimension 1");
+}
+
+LogicalResult SinusoidalPosOp::verify() {
+  Named x = named("input", getInput());
+  if (failed(verifyRank(*this, x, 3, "[batch, seq, d_model]")))
+    return failure();
+  int64_t d = x.type.getDimSize(2);
+  if (!ShapedType::isDynamic(d) && d % 2 != 0)
+    return emitOpError() << "d_model (input dimension 2) must be even for "
+                            "sin/cos pairs, got "
+                         << d;
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (offset < 0)
+    return emitOpError() << "offset must be >= 0, got " << offset;
+  return success();
+}
+
+LogicalResult LearnedPosOp::verify() {
+  Operation *op = getOperation();
+  Named x = named("input", getInput()), table = named("table", getTable());
+  if (failed(verifyRank(op, x, 3, "[batch, seq, d_model]")) ||
+      failed(verifyRank(op, table, 2, "[max_positions, d_model]")) ||
+      failed(verifyDim(op, table, 1, x.type.getDimSize(2),
+                       "input dimension 2, d_model")) ||
+      failed(verifySameFloatElementType(op)))
+    return failure();
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (offset < 0)
+    return emitOpError() << "offset must be >= 0, got " << offset;
+  int64_t s = x.type.getDimSize(1), p = table.type.getDimSize(0);
+  if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(p) &&
+      offset + s > p)
+    return emitOpError() << "positions [" << offset << ", " << offset + s
+                         << ") exceed the table's " << p << " rows";
+  return success();
+}
+
+LogicalResult RotaryOp::verify() {
+  Named x = named("input", getInput());
+  if (failed(verifyRank(*this, x, 4, "[batch, heads, seq, head_dim]")))
+    return failure();
+  int64_t dh = x.type.getDimSize(3);
+  int64_t rotary = toSigned(getRotaryDim()).value_or(dh);
+  if (!ShapedType::isDynamic(rotary) &&
+      (rotary <= 0 || rotary % 2 != 0 ||
+       (!ShapedType::isDynamic(dh) && rotary > dh)))
+    return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
+                         << dimString(dh) << "], got " << rotary;
+  if (failed(verifyPositiveFinite(*this, "base", getBase().convertToDouble())))
+    return failure();
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (offset < 0)
+    return emitOpError() << "offset must be >= 0, got " << offset;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayerOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerOp::verify() {
+  if (getInputs().empty() || getResults().empty())
+    return emitOpError("needs the residual stream as its first operand and "
+                       "first result");
+  if (getInputs()[0].getType() != getResult(0).getType())
+    return emitOpError() << "first result type " << getResult(0).getType()
+                         << " must equal the residual stream (first operand) "
+                            "type "
+                         << getInputs()[0].getType()
+                         << " so that the layer can be dropped";
+  if (std::optional<double> score = toDouble(getScore()); score && !std::isfinite(*score))
+    return emitOpError("score must be finite");
+  return success();
+}
+
+LogicalResult LayerOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments but the layer has "
+                         << getInputs().size() << " operands";
+  for (auto [i, arg, input] : llvm::enumerate(body.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError() << "body argument #" << i << " has type "
+                           << arg.getType() << " but operand #" << i
+                           << " has type " << input.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError()
+           << "yields (" << yield.getValues().getTypes()
+           << ") but the enclosing attn.layer returns (" << getResultTypes()
+           << ")";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attnc/Dialect/Attn/AttnOps.cpp.inc"

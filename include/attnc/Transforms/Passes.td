@@ -1,0 +1,42 @@
+//===- Passes.td - attnc transformation passes -------------*- tablegen -*-===//
+
+#ifndef ATTNC_TRANSFORMS_PASSES_TD
+#define ATTNC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::func::FuncOp"> {
+  let summary = "Prune transformer depth at compile time (LayerDrop)";
+  let description = [{
+    Chooses a shallower sub-network of the `attn.layer` stack in each
+    function, after Fan et al., "Reducing Transformer Depth on Demand with
+    Structured Dropout" (ICLR 2020). A dropped layer becomes the identity on
+    the residual stream and its body (weights included) is erased; the
+    surviving layers are renumbered 0..k-1 and remember their checkpoint
+    depth in `attn.original_index`, and their `attn.weight` names are left
+    untouched so one weights file serves every depth.
+
+    Strategies:
+    - `every-other` with `rate=p`: drop the layers at depth d (from 1) with
+      d = 0 (mod floor(1/p)); p = 0.5 on 12 layers keeps 0,2,4,6,8,10.
+    - `top-k` with `keep=k`: keep the k layers with the highest `score`
+      (ties go to the shallower layer), in their original order.
+    - `keep-list` with `layers=i,j,...`: keep exactly these 0-based depths
+      (fairseq's `--encoder-layers-to-keep`).
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let options = [
+    Option<"strategy", "strategy", "std::string", "\"every-other\"",
+           "every-other | top-k | keep-list">,
+    Option<"rate", "rate", "double", "0.5",
+           "every-other: the LayerDrop rate p, in (0, 1)">,
+    Option<"keep", "keep", "int64_t", "-1",
+           "top-k: how many layers to keep">,
+    ListOption<"layers", "layers", "int64_t",
+               "keep-list: the 0-based depths to keep">,
+    Option<"report", "report", "bool", "false",
+           "emit a remark listing the kept and dropped layers with scores">
+  ];
+}
+
+#endif // ATTNC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,22 @@
+//===- Registration.cpp - dialect and pass registration for attnc tools ---===//
+
+#include "attnc/InitAttnc.h"
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void attnc::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::attn::AttnDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void attnc::registerAllPasses() {
+  mlir::registerAllPasses();
+  mlir::attn::registerAttncPasses();
+}

@@ -1,0 +1,188 @@
+//===- LayerDrop.cpp - compile-time LayerDrop depth pruning ---------------===//
+//
+// Picks the sub-network of an attn.layer stack to keep (Fan et al., ICLR
+// 2020) and turns the others into the identity on the residual stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLAYERDROP
+#include "attnc/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct AttnLayerDropPass
+    : public mlir::attn::impl::AttnLayerDropBase<AttnLayerDropPass> {
+  using AttnLayerDropBase::AttnLayerDropBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Returns, for each layer of `stack` (in depth order), whether it stays.
+  FailureOr<SmallVector<bool>> chooseKept(func::FuncOp func,
+                                          ArrayRef<LayerOp> stack);
+};
+
+} // namespace
+
+FailureOr<SmallVector<bool>>
+AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
+  int64_t depth = stack.size();
+  SmallVector<bool> kept(depth, false);
+
+  if (strategy == "every-other") {
+    if (!(rate > 0.0 && rate < 1.0))
+      return func.emitError() << "attn-layer-drop: rate must be in (0, 1), got "
+                              << rate;
+    // The paper's rule: drop depth d (1-based) when d = 0 mod floor(1/p).
+    int64_t period = static_cast<int64_t>(std::floor(1.0 / rate));
+    for (int64_t i = 0; i < depth; ++i)
+      kept[i] = (i + 1) % period != 0;
+    return kept;
+  }
+
+  if (strategy == "top-k") {
+    if (keep < 1 || keep > depth)
+      return func.emitError() << "attn-layer-drop: keep=" << keep
+                              << " must be in [1, " << depth
+                              << "] (the stack has " << depth << " layers)";
+    for (LayerOp layer : stack)
+      if (!layer.getScore())
+        return layer.emitOpError()
+               << "has no score; top-k needs a LayerDrop score on every layer";
+    SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, depth));
+    llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+      return LayerOp(stack[a]).getScore()->convertToDouble() >
+             LayerOp(stack[b]).getScore()->convertToDouble();
+    });
+    for (int64_t i = 0; i < keep; ++i)
+      kept[order[i]] = true;
+    return kept;
+  }
+
+  if (strategy == "keep-list") {
+    if (layers.empty())
+      return func.emitError()
+             << "attn-layer-drop: keep-list needs layers=i,j,... (none given)";
+    for (int64_t index : layers) {
+      if (index < 0 || index >= depth)
+        return func.emitError()
+               << "attn-layer-drop: layer " << index
+               << " does not exist (the stack has layers 0.." << depth - 1
+               << ")";
+      if (kept[index])
+        return func.emitError()
+               << "attn-layer-drop: layer " << index << " is listed twice";
+      kept[index] = true;
+    }
+    return kept;
+  }
+
+  return func.emitError() << "attn-layer-drop: unknown strategy '" << strategy
+                          << "' (expected every-other, top-k or keep-list)";
+}
+
+void AttnLayerDropPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  SmallVector<LayerOp> stack;
+  func.walk([&](LayerOp layer) { stack.push_back(layer); });
+  if (stack.empty()) {
+    // Functions without layers (helpers, kernels) are left alone; a module
+    // without any stack is diagnosed once, on the module.
+    if (auto module = func->getParentOfType<ModuleOp>()) {
+      bool anyLayer = false;
+      module.walk([&](LayerOp) {
+        anyLayer = true;
+        return WalkResult::interrupt();
+      });
+      if (!anyLayer && func == *module.getOps<func::FuncOp>().begin()) {
+        func.emitError("attn-layer-drop: no attn.layer ops to prune");
+        return signalPassFailure();
+      }
+    }
+    return;
+  }
+
+  // Depth order is the layers' index, which must be unique.
+  llvm::stable_sort(stack, [](LayerOp a, LayerOp b) {
+    return a.getIndex() < b.getIndex();
+  });
+  for (auto [i, layer] : llvm::enumerate(stack)) {
+    if (layer.getIndex() != i) {
+      layer.emitOpError() << "has index " << layer.getIndex()
+                          << " but the stack's depths must be 0.."
+                          << stack.size() - 1 << ", each once";
+      return signalPassFailure();
+    }
+  }
+
+  FailureOr<SmallVector<bool>> kept = chooseKept(func, stack);
+  if (failed(kept))
+    return signalPassFailure();
+
+  for (auto [layer, keepIt] : llvm::zip(stack, *kept)) {
+    if (keepIt)
+      continue;
+    for (auto [i, result] : llvm::enumerate(layer.getResults())) {
+      if (i >= layer.getInputs().size() ||
+          layer.getInputs()[i].getType() != result.getType()) {
+        layer.emitOpError() << "cannot be dropped: result #" << i
+                            << " has no operand of the same type to forward";
+        return signalPassFailure();
+      }
+    }
+  }
+
+  if (report) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    auto print = [&](bool wantKept) {
+      os << "[";
+      llvm::interleaveComma(llvm::make_filter_range(
+                                llvm::enumerate(*kept),
+                                [&](auto it) { return it.value() == wantKept; }),
+                            os, [&](auto it) {
+                              os << it.index();
+                              if (auto s = stack[it.index()].getScore())
+                                os << " (score " << s->convertToDouble()
+                                   << ")";
+                            });
+      os << "]";
+    };
+    os << "attn-layer-drop (" << strategy << "): kept ";
+    print(true);
+    os << ", dropped ";
+    print(false);
+    func.emitRemark(os.str());
+  }
+
+  Builder builder(&getContext());
+  int64_t newIndex = 0;
+  for (auto [layer, keepIt] : llvm::zip(stack, *kept)) {
+    if (keepIt) {
+      layer->setAttr("attn.original_index",
+                     builder.getI64IntegerAttr(layer.getIndex()));
+      layer.setIndex(newIndex++);
+      continue;
+    }
+    // The identity on the residual stream (and on any pass-through value).
+    SmallVector<Value> forwarded(
+        layer.getInputs().take_front(layer.getNumResults()));
+    layer->replaceAllUsesWith(forwarded);
+    layer->erase();
+  }
+}

@@ -1,0 +1,32 @@
+# -*- Python -*-
+# lit configuration for the attnc test suite.
+
+import os
+import sys
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "ATTNC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt",
+                   "reference", "unit", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attnc_src", config.attnc_src_root))
+# The interpreter running lit is the one with numpy (Debian's python3).
+config.substitutions.append(("%python", sys.executable))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.attnc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["attn-opt"], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
+
+if config.attnc_have_cuda_toolkit:
+    config.available_features.add("cuda-toolkit")
