@@ -9,6 +9,7 @@
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -167,7 +168,9 @@ void AttnLayerDropPass::runOnOperation() {
     print(true);
     os << ", dropped ";
     print(false);
-    func.emitRemark(os.str());
+    // Emitted on the location alone: attaching the op would dump the whole
+    // function into the report.
+    mlir::emitRemark(func.getLoc(), os.str());
   }
 
   Builder builder(&getContext());

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything attnc needs on a fresh Debian bookworm machine (as root),
+# then configures and builds it in build/. Safe to run again: packages already
+# present are not fetched twice, and the build is incremental.
+#
+# The CUDA toolkit is not installed here: it comes with the machine image
+# (default prefix /usr/local/cuda, or $CUDA_HOME). Without it attnc still
+# builds; the cuda target then says why it is unavailable.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${ATTNC_BUILD_DIR:-$ROOT/build}"
+
+PACKAGES=(
+  # LLVM/MLIR 22: CMake packages, mlir-tblgen, lit, FileCheck, NVPTX backend.
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # Build tools.
+  cmake ninja-build g++ make pkg-config
+  # Tests: lit runs under Debian's python3; the numpy reference; gtest.
+  python3 python3-numpy libgtest-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present" >&2
+fi
+
+echo "setup: configuring and building in $BUILD_DIR" >&2
+if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+ninja -C "$BUILD_DIR"
