@@ -3,6 +3,8 @@
 #include "attnc/InitAttnc.h"
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Conversion/Passes.h"
+#include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,4 +21,6 @@ void attnc::registerAllDialects(mlir::DialectRegistry &registry) {
 void attnc::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::attn::registerAttncPasses();
+  mlir::attn::registerAttncConversionPasses();
+  attnc::registerPipelines();
 }

@@ -33,6 +33,9 @@ struct AttnLayerDropPass
   void runOnOperation() override;
 
 private:
+  /// Prunes one function's stack.
+  LogicalResult pruneStack(func::FuncOp func, SmallVector<LayerOp> &stack);
+
   /// Returns, for each layer of `stack` (in depth order), whether it stays.
   FailureOr<SmallVector<bool>> chooseKept(func::FuncOp func,
                                           ArrayRef<LayerOp> stack);
@@ -51,6 +54,11 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
                               << rate;
     // The paper's rule: drop depth d (1-based) when d = 0 mod floor(1/p).
     int64_t period = static_cast<int64_t>(std::floor(1.0 / rate));
+    if (period < 2)
+      return func.emitError()
+             << "attn-layer-drop: rate=" << static_cast<double>(rate)
+             << " would drop every layer (floor(1/p) = 1); every-other "
+                "pruning needs p <= 0.5";
     for (int64_t i = 0; i < depth; ++i)
       kept[i] = (i + 1) % period != 0;
     return kept;
@@ -58,7 +66,8 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
 
   if (strategy == "top-k") {
     if (keep < 1 || keep > depth)
-      return func.emitError() << "attn-layer-drop: keep=" << keep
+      return func.emitError() << "attn-layer-drop: keep="
+                              << static_cast<int64_t>(keep)
                               << " must be in [1, " << depth
                               << "] (the stack has " << depth << " layers)";
     for (LayerOp layer : stack)
@@ -98,26 +107,29 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
 }
 
 void AttnLayerDropPass::runOnOperation() {
-  func::FuncOp func = getOperation();
-  SmallVector<LayerOp> stack;
-  func.walk([&](LayerOp layer) { stack.push_back(layer); });
-  if (stack.empty()) {
-    // Functions without layers (helpers, kernels) are left alone; a module
-    // without any stack is diagnosed once, on the module.
-    if (auto module = func->getParentOfType<ModuleOp>()) {
-      bool anyLayer = false;
-      module.walk([&](LayerOp) {
-        anyLayer = true;
-        return WalkResult::interrupt();
-      });
-      if (!anyLayer && func == *module.getOps<func::FuncOp>().begin()) {
-        func.emitError("attn-layer-drop: no attn.layer ops to prune");
-        return signalPassFailure();
-      }
-    }
-    return;
+  // A module pass: the "no stack anywhere" check looks at every function,
+  // which a function pass must not do while siblings run in parallel.
+  ModuleOp module = getOperation();
+  bool anyStack = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    SmallVector<LayerOp> stack;
+    func.walk([&](LayerOp layer) { stack.push_back(layer); });
+    if (stack.empty())
+      continue;
+    anyStack = true;
+    if (failed(pruneStack(func, stack)))
+      return signalPassFailure();
   }
+  if (!anyStack) {
+    auto funcs = module.getOps<func::FuncOp>();
+    Location loc = funcs.empty() ? module.getLoc() : (*funcs.begin()).getLoc();
+    emitError(loc, "attn-layer-drop: no attn.layer ops to prune");
+    signalPassFailure();
+  }
+}
 
+LogicalResult AttnLayerDropPass::pruneStack(func::FuncOp func,
+                                            SmallVector<LayerOp> &stack) {
   // Depth order is the layers' index, which must be unique.
   llvm::stable_sort(stack, [](LayerOp a, LayerOp b) {
     return a.getIndex() < b.getIndex();
@@ -127,13 +139,13 @@ void AttnLayerDropPass::runOnOperation() {
       layer.emitOpError() << "has index " << layer.getIndex()
                           << " but the stack's depths must be 0.."
                           << stack.size() - 1 << ", each once";
-      return signalPassFailure();
+      return failure();
     }
   }
 
   FailureOr<SmallVector<bool>> kept = chooseKept(func, stack);
   if (failed(kept))
-    return signalPassFailure();
+    return failure();
 
   for (auto [layer, keepIt] : llvm::zip(stack, *kept)) {
     if (keepIt)
@@ -143,7 +155,7 @@ void AttnLayerDropPass::runOnOperation() {
           layer.getInputs()[i].getType() != result.getType()) {
         layer.emitOpError() << "cannot be dropped: result #" << i
                             << " has no operand of the same type to forward";
-        return signalPassFailure();
+        return failure();
       }
     }
   }
@@ -177,8 +189,10 @@ void AttnLayerDropPass::runOnOperation() {
   int64_t newIndex = 0;
   for (auto [layer, keepIt] : llvm::zip(stack, *kept)) {
     if (keepIt) {
-      layer->setAttr("attn.original_index",
-                     builder.getI64IntegerAttr(layer.getIndex()));
+      // A second pruning keeps the checkpoint depth, not the intermediate.
+      if (!layer->hasAttr("attn.original_index"))
+        layer->setAttr("attn.original_index",
+                       builder.getI64IntegerAttr(layer.getIndex()));
       layer.setIndex(newIndex++);
       continue;
     }
@@ -188,4 +202,5 @@ void AttnLayerDropPass::runOnOperation() {
     layer->replaceAllUsesWith(forwarded);
     layer->erase();
   }
+  return success();
 }

@@ -21,8 +21,9 @@ struct DropCausalOnSingleQuery : OpRewritePattern<SdpaOp> {
   }
 };
 
-/// `window = 0` means "no window", and a window at least as wide as any
-/// query/key distance hides nothing: both become the absent attribute.
+/// `window = 0` means "no window", and a window wider than any query/key
+/// distance hides nothing: both become the absent attribute. With
+/// bottom-right alignment |p - j| <= max(Sq, Sk) - 1.
 struct DropInertWindow : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaOp op,
@@ -33,7 +34,7 @@ struct DropInertWindow : OpRewritePattern<SdpaOp> {
     int64_t sq = op.getQuery().getType().getDimSize(2);
     int64_t sk = op.getKey().getType().getDimSize(2);
     bool coversAll = !ShapedType::isDynamic(sq) && !ShapedType::isDynamic(sk) &&
-                     *window >= sq + sk;
+                     *window >= std::max(sq, sk);
     if (*window != 0 && !coversAll)
       return rewriter.notifyMatchFailure(op, "window masks some keys");
     rewriter.modifyOpInPlace(op, [&] { op.removeWindowAttr(); });

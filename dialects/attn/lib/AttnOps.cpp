@@ -500,7 +500,7 @@ LogicalResult LearnedPosOp::verify() {
     return emitOpError() << "offset must be >= 0, got " << offset;
   int64_t s = x.type.getDimSize(1), p = table.type.getDimSize(0);
   if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(p) &&
-      offset + s > p)
+      (offset > p || s > p - offset))
     return emitOpError() << "positions [" << offset << ", " << offset + s
                          << ") exceed the table's " << p << " rows";
   return success();
@@ -511,12 +511,16 @@ LogicalResult RotaryOp::verify() {
   if (failed(verifyRank(*this, x, 4, "[batch, heads, seq, head_dim]")))
     return failure();
   int64_t dh = x.type.getDimSize(3);
-  int64_t rotary = toSigned(getRotaryDim()).value_or(dh);
-  if (!ShapedType::isDynamic(rotary) &&
-      (rotary <= 0 || rotary % 2 != 0 ||
-       (!ShapedType::isDynamic(dh) && rotary > dh)))
-    return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
-                         << dimString(dh) << "], got " << rotary;
+  if (std::optional<int64_t> rotary = toSigned(getRotaryDim())) {
+    if (*rotary <= 0 || *rotary % 2 != 0 ||
+        (!ShapedType::isDynamic(dh) && *rotary > dh))
+      return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
+                           << dimString(dh) << "], got " << *rotary;
+  } else if (!ShapedType::isDynamic(dh) && dh % 2 != 0) {
+    return emitOpError() << "head_dim (input dimension 3) must be even for "
+                            "rotary pairs, got "
+                         << dh;
+  }
   if (failed(verifyPositiveFinite(*this, "base", getBase().convertToDouble())))
     return failure();
   int64_t offset = static_cast<int64_t>(getOffset());

@@ -5,11 +5,11 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::func::FuncOp"> {
+def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::ModuleOp"> {
   let summary = "Prune transformer depth at compile time (LayerDrop)";
   let description = [{
     Chooses a shallower sub-network of the `attn.layer` stack in each
-    function, after Fan et al., "Reducing Transformer Depth on Demand with
+    function of the module, after Fan et al., "Reducing Transformer Depth on Demand with
     Structured Dropout" (ICLR 2020). A dropped layer becomes the identity on
     the residual stream and its body (weights included) is erased; the
     surviving layers are renumbered 0..k-1 and remember their checkpoint

@@ -1,0 +1,49 @@
+//===- Pipelines.h - attnc's named pass pipelines ---------------*- C++ -*-===//
+
+#ifndef ATTNC_PIPELINES_PIPELINES_H
+#define ATTNC_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace attnc {
+
+/// Where a pipeline stops. Each stage includes the ones before it.
+enum class Stage {
+  Linalg,     ///< attn lowered to linalg on tensors, weights hoisted.
+  Bufferized, ///< one-shot bufferized, results as out-params.
+  LLVM,       ///< LLVM dialect with the runtime entry points.
+};
+
+struct CpuPipelineOptions {
+  Stage stopAfter = Stage::LLVM;
+};
+
+struct CudaPipelineOptions {
+  Stage stopAfter = Stage::LLVM;
+  std::string chip = "sm_90a";
+  /// PTX ISA features passed to the NVVM target (e.g. "+ptx80").
+  std::string features = "+ptx80";
+  /// gpu-module-to-binary format: bin (cubin), isa (PTX text), fatbin.
+  std::string format = "bin";
+};
+
+/// attn dialect -> LLVM dialect for the host CPU.
+llvm::LogicalResult buildAttnToCpuPipeline(mlir::OpPassManager &pm,
+                                           const CpuPipelineOptions &options);
+
+/// attn dialect -> host LLVM dialect with embedded CUDA kernels.
+llvm::LogicalResult buildAttnToCudaPipeline(mlir::OpPassManager &pm,
+                                            const CudaPipelineOptions &options);
+
+/// Parses "linalg", "bufferized" or "llvm".
+std::optional<Stage> parseStage(llvm::StringRef name);
+
+/// Registers attn-to-cpu and attn-to-cuda with the pass registry.
+void registerPipelines();
+
+} // namespace attnc
+
+#endif // ATTNC_PIPELINES_PIPELINES_H

@@ -1,0 +1,45 @@
+//===- Target.h - object emission and linking -------------------*- C++ -*-===//
+
+#ifndef ATTNC_TARGET_TARGET_H
+#define ATTNC_TARGET_TARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace attnc {
+
+/// Translates an LLVM-dialect module (with any embedded GPU binaries) to
+/// LLVM IR for the host, optimized at -O3 for `cpu` ("native" = this
+/// machine).
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToHostLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                      llvm::StringRef cpu);
+
+/// Writes `module` as a host object file for `cpu` to `path`.
+llvm::Error emitObjectFile(llvm::Module &module, llvm::StringRef path,
+                           llvm::StringRef cpu);
+
+/// Links `objectPath` with libattnrt into an executable (or a shared
+/// library) at `outputPath`. `runtimeDir` holds libattnrt.a and
+/// libattnrt_main.a.
+llvm::Error linkModel(llvm::StringRef objectPath, llvm::StringRef outputPath,
+                      llvm::StringRef runtimeDir, bool shared);
+
+/// The PTX of the first gpu.binary object in `module` (format isa).
+llvm::Expected<std::string> extractPtx(mlir::ModuleOp module);
+
+/// Where ptxas is, or an error saying where it was looked for.
+llvm::Expected<std::string> findPtxas();
+
+} // namespace attnc
+
+#endif // ATTNC_TARGET_TARGET_H

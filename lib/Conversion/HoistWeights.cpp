@@ -1,0 +1,156 @@
+//===- HoistWeights.cpp - attn.weight ops become entry arguments ----------===//
+//
+// The runtime binds weights by name; after this pass they are ordinary
+// function arguments (so bufferization and every later lowering treat them
+// like inputs), and the module carries the manifest that tells the runtime
+// which name goes to which argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNHOISTWEIGHTS
+#include "attnc/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The manifest spelling of a tensor's element type, or "" if unsupported.
+static std::string manifestDType(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
+  return "";
+}
+
+static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
+  if (shape.empty()) {
+    os << "scalar";
+    return;
+  }
+  llvm::interleave(shape, os, "x");
+}
+
+/// Finds the model entry: @main, else the only public function.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  func::FuncOp entry;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    if (entry) {
+      module.emitError("cannot tell the model entry: no @main and several "
+                       "public functions (@")
+          << entry.getName() << ", @" << func.getName() << ")";
+      return failure();
+    }
+    entry = func;
+  }
+  if (!entry) {
+    module.emitError("no model entry: expected a public func.func @main");
+    return failure();
+  }
+  return entry;
+}
+
+namespace {
+struct AttnHoistWeightsPass
+    : public mlir::attn::impl::AttnHoistWeightsBase<AttnHoistWeightsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> maybeEntry = findEntry(module);
+    if (failed(maybeEntry))
+      return signalPassFailure();
+    func::FuncOp entry = *maybeEntry;
+
+    // Weights used outside the entry would be unbound at run time.
+    WalkResult outside = module.walk([&](WeightOp weight) {
+      if (weight->getParentOfType<func::FuncOp>() != entry) {
+        weight.emitOpError("is outside the model entry @")
+            << entry.getName() << "; only the entry's weights can be bound";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (outside.wasInterrupted())
+      return signalPassFailure();
+
+    llvm::MapVector<StringRef, SmallVector<WeightOp>> byName;
+    WalkResult clash = entry.walk([&](WeightOp weight) {
+      auto &uses = byName[weight.getName()];
+      if (!uses.empty() && uses.front().getType() != weight.getType()) {
+        weight.emitOpError("weight '")
+            << weight.getName() << "' is used with type " << weight.getType()
+            << " here but " << uses.front().getType() << " elsewhere";
+        return WalkResult::interrupt();
+      }
+      uses.push_back(weight);
+      return WalkResult::advance();
+    });
+    if (clash.wasInterrupted())
+      return signalPassFailure();
+
+    std::string manifest;
+    llvm::raw_string_ostream os(manifest);
+    auto record = [&](StringRef kind, StringRef name, Type type,
+                      Location loc) -> LogicalResult {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      std::string dtype = tensor ? manifestDType(tensor.getElementType()) : "";
+      if (!tensor || !tensor.hasStaticShape() || dtype.empty())
+        return emitError(loc) << "model " << kind << " '" << name
+                              << "' has type " << type
+                              << "; the runtime takes statically shaped "
+                                 "tensors of f32, f16, bf16, i32 or i64";
+      os << kind << " " << name << " " << dtype << " ";
+      printDims(os, tensor.getShape());
+      os << "\n";
+      return success();
+    };
+
+    Block &body = entry.getBody().front();
+    Builder builder(&getContext());
+    unsigned index = 0;
+    for (auto &[name, uses] : byName) {
+      Type type = uses.front().getType();
+      if (failed(record("weight", name, type, uses.front().getLoc())))
+        return signalPassFailure();
+      if (failed(entry.insertArgument(
+              index, type,
+              builder.getDictionaryAttr(builder.getNamedAttr(
+                  kWeightArgAttrName, builder.getStringAttr(name))),
+              uses.front().getLoc())))
+        return signalPassFailure();
+      BlockArgument arg = body.getArgument(index++);
+      for (WeightOp use : uses) {
+        use.getResult().replaceAllUsesWith(arg);
+        use.erase();
+      }
+    }
+    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i)
+      if (failed(record("input", ("input" + Twine(i - index)).str(),
+                        entry.getArgument(i).getType(), entry.getLoc())))
+        return signalPassFailure();
+    for (auto [i, type] : llvm::enumerate(entry.getResultTypes()))
+      if (failed(record("output", ("output" + Twine(i)).str(), type,
+                        entry.getLoc())))
+        return signalPassFailure();
+    module->setAttr(kManifestAttrName, builder.getStringAttr(os.str()));
+    module->setAttr("attn.entry", FlatSymbolRefAttr::get(entry.getNameAttr()));
+  }
+};
+} // namespace

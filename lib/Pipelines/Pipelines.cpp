@@ -1,0 +1,149 @@
+//===- Pipelines.cpp - attn-to-cpu and attn-to-cuda -----------------------===//
+//
+// The pipelines are spelled as textual pass pipelines, stage by stage, so
+// that what attn-compile runs is exactly what a user can replay with
+// attn-opt --pass-pipeline=... (see README.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace {
+/// attn -> linalg on tensors, weights as entry arguments.
+constexpr llvm::StringLiteral kLinalgStage =
+    "attn-lower-to-linalg,attn-hoist-weights,canonicalize,cse";
+
+/// Tensors -> buffers; results become out-params so the entry takes one
+/// buffer per manifest record.
+constexpr llvm::StringLiteral kBufferizeStage =
+    "func.func(linalg-fuse-elementwise-ops),canonicalize,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
+    "buffer-deallocation-pipeline,canonicalize";
+
+constexpr llvm::StringLiteral kCpuToLLVMStage =
+    "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
+    "expand-strided-metadata,convert-math-to-llvm,convert-math-to-libm,"
+    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+    "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,"
+    "attn-emit-model-entry{target=cpu}";
+
+/// Buffers -> one GPU thread per output element (reductions run serially
+/// inside the thread); host allocations and copies move to the device.
+constexpr llvm::StringLiteral kCudaMapStage =
+    "func.func(convert-linalg-to-parallel-loops),"
+    "func.func(gpu-map-parallel-loops),func.func(convert-parallel-loops-to-gpu),"
+    "attn-gpu-device-buffers,lower-affine,canonicalize";
+
+struct CpuPipelineCLOptions
+    : public PassPipelineOptions<CpuPipelineCLOptions> {
+  Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("Stop after this stage: linalg, bufferized or llvm"),
+      llvm::cl::init("llvm")};
+};
+
+struct CudaPipelineCLOptions
+    : public PassPipelineOptions<CudaPipelineCLOptions> {
+  Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("Stop after this stage: linalg, bufferized or llvm"),
+      llvm::cl::init("llvm")};
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features, e.g. +ptx80"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary format: bin (cubin), isa (PTX) or fatbin"),
+      llvm::cl::init("bin")};
+};
+} // namespace
+
+std::optional<attnc::Stage> attnc::parseStage(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Stage>>(name)
+      .Case("linalg", Stage::Linalg)
+      .Case("bufferized", Stage::Bufferized)
+      .Case("llvm", Stage::LLVM)
+      .Default(std::nullopt);
+}
+
+static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
+  return parsePassPipeline(text, pm, llvm::errs());
+}
+
+LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
+                                            const CpuPipelineOptions &options) {
+  if (failed(addStage(pm, kLinalgStage)))
+    return failure();
+  if (options.stopAfter == Stage::Linalg)
+    return success();
+  if (failed(addStage(pm, kBufferizeStage)))
+    return failure();
+  if (options.stopAfter == Stage::Bufferized)
+    return success();
+  return addStage(pm, kCpuToLLVMStage);
+}
+
+LogicalResult
+attnc::buildAttnToCudaPipeline(OpPassManager &pm,
+                               const CudaPipelineOptions &options) {
+  if (failed(addStage(pm, kLinalgStage)))
+    return failure();
+  if (options.stopAfter == Stage::Linalg)
+    return success();
+  if (failed(addStage(pm, kBufferizeStage)))
+    return failure();
+  if (options.stopAfter == Stage::Bufferized)
+    return success();
+  if (failed(addStage(pm, kCudaMapStage)))
+    return failure();
+  std::string nvvm = "gpu-lower-to-nvvm-pipeline{cubin-chip=" + options.chip +
+                     " cubin-features=" + options.features +
+                     " cubin-format=" + options.format +
+                     " host-bare-ptr-calling-convention=1}";
+  if (failed(addStage(pm, nvvm)))
+    return failure();
+  return addStage(pm, "canonicalize,attn-emit-model-entry{target=cuda}");
+}
+
+void attnc::registerPipelines() {
+  PassPipelineRegistration<CpuPipelineCLOptions>(
+      "attn-to-cpu",
+      "Lower attn to the LLVM dialect for the host CPU (linalg, one-shot "
+      "bufferization, loops, LLVM) with the attnrt entry points",
+      [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
+        CpuPipelineOptions options;
+        if (auto stage = parseStage(cl.stopAfter))
+          options.stopAfter = *stage;
+        else
+          llvm::errs() << "attn-to-cpu: unknown stage '" << cl.stopAfter
+                       << "', running to llvm\n";
+        (void)buildAttnToCpuPipeline(pm, options);
+      });
+  PassPipelineRegistration<CudaPipelineCLOptions>(
+      "attn-to-cuda",
+      "Lower attn to host LLVM dialect plus CUDA kernels through NVVM "
+      "(gpu mapping, outlining, gpu-module-to-binary via ptxas)",
+      [](OpPassManager &pm, const CudaPipelineCLOptions &cl) {
+        CudaPipelineOptions options;
+        if (auto stage = parseStage(cl.stopAfter))
+          options.stopAfter = *stage;
+        else
+          llvm::errs() << "attn-to-cuda: unknown stage '" << cl.stopAfter
+                       << "', running to llvm\n";
+        options.chip = cl.chip;
+        options.features = cl.features;
+        options.format = cl.format;
+        (void)buildAttnToCudaPipeline(pm, options);
+      });
+}

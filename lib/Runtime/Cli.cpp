@@ -1,0 +1,416 @@
+//===- Cli.cpp - the compiled-model command line --------------------------===//
+//
+//   model --weights W.safetensors --input x.npy [--input ...]
+//         [--output y.npy ...] [--bench N] [--warmup N] [-q]
+//   model --describe | --help
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cli.h"
+
+#include "attnc/Runtime/attnrt.h"
+
+#include "Manifest.h"
+#include "Npy.h"
+#include "Support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+namespace {
+
+struct Options {
+  bool help = false, describe = false, quiet = false;
+  std::string weights;
+  std::vector<std::string> inputs, outputs;
+  long bench = 0;   // 0: a single plain run.
+  long warmup = -1; // -1: default (1 with --bench, else 0).
+};
+
+struct ModelCloser {
+  attnrt_model *m;
+  ~ModelCloser() { attnrt_close(m); }
+};
+
+bool parseCount(const std::string &s, long &out) {
+  if (s.empty() || s.size() > 9 ||
+      s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  out = std::strtol(s.c_str(), nullptr, 10);
+  return true;
+}
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &err) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i] ? argv[i] : "";
+    std::string value;
+    bool hasInlineValue = false;
+    if (a.compare(0, 2, "--") == 0) {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        hasInlineValue = true;
+      }
+    }
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (a == "--describe") {
+      o.describe = true;
+      continue;
+    }
+    if (a == "-q" || a == "--quiet") {
+      o.quiet = true;
+      continue;
+    }
+    bool takesValue = a == "--weights" || a == "--input" || a == "--output" ||
+                      a == "--bench" || a == "--warmup";
+    if (!takesValue) {
+      err = "unknown argument '" + a + "' (see --help)";
+      return false;
+    }
+    if (!hasInlineValue) {
+      if (i + 1 >= argc) {
+        err = a + " needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (value.empty()) {
+      err = a + " needs a non-empty value";
+      return false;
+    }
+    if (a == "--weights") {
+      if (!o.weights.empty()) {
+        err = "--weights given twice";
+        return false;
+      }
+      o.weights = value;
+    } else if (a == "--input") {
+      o.inputs.push_back(value);
+    } else if (a == "--output") {
+      o.outputs.push_back(value);
+    } else {
+      long n;
+      if (!parseCount(value, n) || (a == "--bench" && n < 1)) {
+        err = a + " expects a " +
+              std::string(a == "--bench" ? "positive" : "non-negative") +
+              " integer, got '" + value + "'";
+        return false;
+      }
+      (a == "--bench" ? o.bench : o.warmup) = n;
+    }
+  }
+  return true;
+}
+
+std::string progName(char **argv) {
+  std::string p = argv && argv[0] ? argv[0] : "model";
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+void printIOList(FILE *out, const Manifest &mf) {
+  std::fprintf(out, "inputs (pass --input in this order):\n");
+  for (size_t i = 0; i < mf.inputs.size(); ++i) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.inputs[i])];
+    std::fprintf(out, "  %zu '%s' %s %s\n", i, e.name.c_str(),
+                 dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
+  }
+  if (mf.inputs.empty())
+    std::fprintf(out, "  (none)\n");
+  std::fprintf(out, "outputs (pass --output in this order):\n");
+  for (size_t i = 0; i < mf.outputs.size(); ++i) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
+    std::fprintf(out, "  %zu '%s' %s %s\n", i, e.name.c_str(),
+                 dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
+  }
+  if (mf.outputs.empty())
+    std::fprintf(out, "  (none)\n");
+}
+
+void printUsage(FILE *out, const std::string &prog) {
+  std::fprintf(
+      out,
+      "usage: %s --weights W.safetensors --input x.npy [--input ...]\n"
+      "       %*s [--output y.npy ...] [--bench N] [--warmup N] [-q]\n"
+      "       %s --describe | --help\n"
+      "\n"
+      "Runs a model compiled by attnc on .npy inputs.\n"
+      "\n"
+      "options:\n"
+      "  --weights FILE  safetensors file with the model's weights\n"
+      "  --input FILE    .npy input, one per model input, in order\n"
+      "  --output FILE   .npy file to write, one per model output, in order\n"
+      "                  (optional: without it outputs are only summarized)\n"
+      "  --bench N       run N timed iterations and report latency\n"
+      "  --warmup N      untimed runs first (default 1 with --bench, else 0)\n"
+      "  -q              print no output summary\n"
+      "  --describe      print the model's manifest summary\n"
+      "  --help          this text\n"
+      "bf16 tensors are read and written as '<u2' .npy arrays of raw bits.\n",
+      prog.c_str(), static_cast<int>(prog.size()), "", prog.c_str());
+}
+
+void printDescription(FILE *out, const Manifest &mf) {
+  std::fprintf(out, "attnc model (manifest version %d)\n", mf.version);
+  std::fprintf(out, "target: %s\n",
+               mf.target == Target::CUDA ? "cuda" : "cpu");
+  uint64_t total = 0;
+  for (int w : mf.weights)
+    total += mf.entries[static_cast<size_t>(w)].bytes;
+  std::fprintf(out, "weights: %zu tensors, %llu bytes\n", mf.weights.size(),
+               static_cast<unsigned long long>(total));
+  int counts[3] = {0, 0, 0};
+  for (const ManifestEntry &e : mf.entries) {
+    int k = static_cast<int>(e.kind);
+    std::fprintf(out, "  %-6s %d '%s' %s %s", entryKindName(e.kind),
+                 counts[k]++, e.name.c_str(), dtypeName(e.dtype),
+                 formatShapeTuple(e.dims).c_str());
+    if (!e.concatParts.empty()) {
+      std::string parts;
+      for (size_t p = 0; p < e.concatParts.size(); ++p)
+        parts += (p ? ", " : "") + e.concatParts[p];
+      std::fprintf(out, " = concat(axis %d: %s)", e.concatAxis,
+                   parts.c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+}
+
+std::string formatValue(double v, DType t) {
+  if (t == DType::I32 || t == DType::I64)
+    return strFormat("%lld", static_cast<long long>(v));
+  return strFormat("%.6g", v);
+}
+
+void printSummary(FILE *out, int index, const ManifestEntry &e,
+                  const std::vector<unsigned char> &data) {
+  uint64_t n = e.numElements;
+  std::fprintf(out, "output %d '%s': %s %s", index, e.name.c_str(),
+               dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
+  if (n == 0) {
+    std::fprintf(out, " (empty)\n");
+    return;
+  }
+  double mn = INFINITY, mx = -INFINITY, sum = 0;
+  uint64_t nan = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    double v = elementAsDouble(data.data(), e.dtype, static_cast<size_t>(i));
+    if (std::isnan(v)) {
+      ++nan;
+      continue;
+    }
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    sum += v;
+  }
+  if (nan == n) {
+    std::fprintf(out, " all %llu values are NaN\n",
+                 static_cast<unsigned long long>(n));
+  } else {
+    std::fprintf(out, " min %s max %s mean %.6g", formatValue(mn, e.dtype).c_str(),
+                 formatValue(mx, e.dtype).c_str(),
+                 sum / static_cast<double>(n - nan));
+    if (nan)
+      std::fprintf(out, " (%llu NaN)", static_cast<unsigned long long>(nan));
+    std::fprintf(out, "\n");
+  }
+  const uint64_t shown = std::min<uint64_t>(n, 8);
+  std::fprintf(out, "  values: [");
+  for (uint64_t i = 0; i < shown; ++i)
+    std::fprintf(out, "%s%s", i ? ", " : "",
+                 formatValue(elementAsDouble(data.data(), e.dtype,
+                                             static_cast<size_t>(i)),
+                             e.dtype)
+                     .c_str());
+  std::fprintf(out, "%s]\n", shown < n ? ", ..." : "");
+}
+
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string nameList(const Manifest &mf, const std::vector<int> &list) {
+  std::string s;
+  for (size_t i = 0; i < list.size(); ++i)
+    s += (i ? ", " : "") + mf.entries[static_cast<size_t>(list[i])].name;
+  return s;
+}
+
+} // namespace
+
+int runCli(int argc, char **argv, const char *manifestText,
+           void (*invoke)(void **), FILE *out, FILE *errOut) {
+  auto fail = [&](const std::string &msg) {
+    std::fflush(out);
+    std::fprintf(errOut, "error: %s\n", msg.c_str());
+    std::fflush(errOut);
+    return 1;
+  };
+  Options o;
+  std::string err;
+  if (!parseArgs(argc, argv, o, err))
+    return fail(err);
+
+  if (!manifestText) {
+    manifestText = linkedModelManifest();
+    invoke = linkedModelInvoke();
+  }
+  // --help and --describe only need the manifest (no driver, no weights).
+  Manifest mf;
+  std::string manifestErr;
+  bool manifestOk = false;
+  if (!manifestText || !invoke) {
+    char buf[512];
+    attnrt_close(attnrt_open_linked(buf, sizeof(buf)));
+    manifestErr = buf;
+  } else if (parseManifest(manifestText, mf, manifestErr)) {
+    manifestOk = true;
+  } else {
+    manifestErr = "attnrt: invalid model manifest: " + manifestErr;
+  }
+  if (o.help) {
+    printUsage(out, progName(argv));
+    std::fprintf(out, "\n");
+    if (manifestOk) {
+      std::fprintf(out, "this model: target %s, %s\n",
+                   mf.target == Target::CUDA ? "cuda" : "cpu",
+                   plural(mf.weights.size(), "weight").c_str());
+      printIOList(out, mf);
+    } else {
+      std::fprintf(out, "(no usable model: %s)\n", manifestErr.c_str());
+    }
+    std::fflush(out);
+    return 0;
+  }
+  if (!manifestOk)
+    return fail(manifestErr);
+  if (o.describe) {
+    printDescription(out, mf);
+    std::fflush(out);
+    return 0;
+  }
+
+  // Check the command line against the model before doing any work.
+  if (o.inputs.size() != mf.inputs.size())
+    return fail(strFormat("the model takes %s (%s) but %s given",
+                          plural(mf.inputs.size(), "input").c_str(),
+                          nameList(mf, mf.inputs).c_str(),
+                          o.inputs.size() == 1
+                              ? "1 --input was"
+                              : (std::to_string(o.inputs.size()) +
+                                 " --input were")
+                                    .c_str()));
+  if (!o.outputs.empty() && o.outputs.size() != mf.outputs.size())
+    return fail(strFormat("the model has %s (%s) but %s given",
+                          plural(mf.outputs.size(), "output").c_str(),
+                          nameList(mf, mf.outputs).c_str(),
+                          o.outputs.size() == 1
+                              ? "1 --output was"
+                              : (std::to_string(o.outputs.size()) +
+                                 " --output were")
+                                    .c_str()));
+  if (!mf.weights.empty() && o.weights.empty())
+    return fail("the model has " + plural(mf.weights.size(), "weight") +
+                ": pass --weights FILE.safetensors");
+
+  char openErr[1024];
+  attnrt_model *m = attnrt_open(manifestText, invoke, openErr, sizeof(openErr));
+  ModelCloser closer{m};
+  if (!m)
+    return fail(openErr);
+  if (!o.weights.empty() && attnrt_bind_weights(m, o.weights.c_str()))
+    return fail(attnrt_last_error(m));
+
+  for (size_t i = 0; i < mf.inputs.size(); ++i) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.inputs[i])];
+    NpyArray a;
+    if (!readNpy(o.inputs[i], a, err) ||
+        !checkNpyForInput(o.inputs[i], a, static_cast<int>(i), e, err))
+      return fail(err);
+    if (attnrt_set_input(m, static_cast<int>(i), a.data(), a.dataBytes))
+      return fail(attnrt_last_error(m));
+  }
+
+  long warmup = o.warmup >= 0 ? o.warmup : (o.bench ? 1 : 0);
+  long runs = o.bench ? o.bench : 1;
+  std::vector<double> times;
+  for (long r = 0; r < warmup + runs; ++r) {
+    if (attnrt_run(m))
+      return fail(attnrt_last_error(m));
+    if (r >= warmup)
+      times.push_back(attnrt_last_run_ms(m));
+  }
+
+  std::vector<std::vector<unsigned char>> results(mf.outputs.size());
+  for (size_t i = 0; i < mf.outputs.size(); ++i) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
+    results[i].resize(static_cast<size_t>(e.bytes));
+    if (attnrt_get_output(m, static_cast<int>(i), results[i].data(),
+                          results[i].size()))
+      return fail(attnrt_last_error(m));
+  }
+  // Write every output to a temporary file first, then rename them all, so
+  // a failure leaves no partially written output behind.
+  std::vector<std::string> temps;
+  for (size_t i = 0; i < o.outputs.size(); ++i) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
+    std::string tmp;
+    if (!writeNpyTemp(o.outputs[i], dtypeNpyDescr(e.dtype), e.dims,
+                      results[i].data(), results[i].size(), tmp, err)) {
+      for (const std::string &t : temps)
+        std::remove(t.c_str());
+      return fail(err);
+    }
+    temps.push_back(tmp);
+  }
+  for (size_t i = 0; i < temps.size(); ++i) {
+    if (!commitFile(temps[i], o.outputs[i], err)) {
+      for (size_t k = i + 1; k < temps.size(); ++k)
+        std::remove(temps[k].c_str());
+      return fail(err);
+    }
+  }
+
+  if (!o.quiet) {
+    if (!o.weights.empty())
+      std::fprintf(out, "weights: read %llu bytes of %llu-byte file\n",
+                   static_cast<unsigned long long>(attnrt_weight_bytes_read(m)),
+                   static_cast<unsigned long long>(attnrt_weight_file_bytes(m)));
+    for (size_t i = 0; i < mf.outputs.size(); ++i)
+      printSummary(out, static_cast<int>(i),
+                   mf.entries[static_cast<size_t>(mf.outputs[i])], results[i]);
+    if (!o.bench)
+      std::fprintf(out, "time: %.3f ms\n", times.back());
+  }
+  if (o.bench) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double t : times)
+      sum += t;
+    size_t k = sorted.size();
+    double median =
+        k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
+    std::fprintf(out,
+                 "latency: mean %.3f ms, median %.3f ms, min %.3f ms over %zu "
+                 "runs\n",
+                 sum / static_cast<double>(k), median, sorted.front(), k);
+  }
+  std::fflush(out);
+  return 0;
+}
+
+} // namespace attnrt
+
+extern "C" int attnrt_main(int argc, char **argv) {
+  return attnrt::runCli(argc, argv, nullptr, nullptr, stdout, stderr);
+}

@@ -1,0 +1,752 @@
+//===- CudaBackend.cpp - CUDA driver access and mgpu* entry points --------===//
+//
+// libcuda.so.1 is dlopen'ed on first use; <cuda.h> (when the toolkit is
+// present at build time) only supplies types and enum values. The mgpu*
+// functions have the signatures of upstream MLIR's CudaRuntimeWrappers.cpp,
+// which is what the gpu-to-llvm lowering emits calls to. They cannot return a
+// status, so the first failure goes into an error slot that attnrt_run reads
+// after invoking the model; while an error is pending, further mgpu calls do
+// nothing (releases are still attempted, silently).
+//
+// Compiled models may load their GPU modules from global constructors (that
+// is how gpu.binary is lowered), i.e. before main: all state here is
+// heap-allocated on first use and never destroyed, so it is usable from
+// constructors and destructors of any order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+
+#include "attnc/Runtime/attnrt.h"
+
+#include <atomic>
+#include <cstdint>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#if defined(__has_include) && !defined(ATTNRT_NO_CUDA_H)
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#define ATTNRT_HAVE_CUDA_H 1
+#endif
+#endif
+
+#ifndef ATTNRT_HAVE_CUDA_H
+// The few driver API types and values used below (ABI-identical to cuda.h).
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+typedef int CUjit_option;
+typedef int CUfunction_attribute;
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_EVENT_DISABLE_TIMING = 2,
+  CU_MEM_ATTACH_GLOBAL = 1,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_OPTIMIZATION_LEVEL = 7,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
+#endif
+
+static_assert(sizeof(CUdeviceptr) == sizeof(void *),
+              "device pointers travel as void*");
+
+namespace attnrt {
+namespace cuda {
+namespace {
+
+// field, symbol, parameter list. Every entry returns CUresult.
+#define ATTNRT_CUDA_FUNCTIONS(X)                                               \
+  X(Init, "cuInit", (unsigned))                                                \
+  X(GetErrorName, "cuGetErrorName", (CUresult, const char **))                 \
+  X(DeviceGetCount, "cuDeviceGetCount", (int *))                               \
+  X(DeviceGet, "cuDeviceGet", (CUdevice *, int))                               \
+  X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))     \
+  X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                             \
+  X(CtxSynchronize, "cuCtxSynchronize", (void))                                \
+  X(ModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))            \
+  X(ModuleLoadDataEx, "cuModuleLoadDataEx",                                    \
+    (CUmodule *, const void *, unsigned, CUjit_option *, void **))             \
+  X(ModuleUnload, "cuModuleUnload", (CUmodule))                                \
+  X(ModuleGetFunction, "cuModuleGetFunction",                                  \
+    (CUfunction *, CUmodule, const char *))                                    \
+  X(LaunchKernel, "cuLaunchKernel",                                            \
+    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
+     unsigned, CUstream, void **, void **))                                    \
+  X(FuncSetAttribute, "cuFuncSetAttribute",                                    \
+    (CUfunction, CUfunction_attribute, int))                                   \
+  X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned))                    \
+  X(StreamSynchronize, "cuStreamSynchronize", (CUstream))                      \
+  X(StreamDestroy, "cuStreamDestroy_v2", (CUstream))                           \
+  X(StreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned))       \
+  X(EventCreate, "cuEventCreate", (CUevent *, unsigned))                       \
+  X(EventDestroy, "cuEventDestroy_v2", (CUevent))                              \
+  X(EventSynchronize, "cuEventSynchronize", (CUevent))                         \
+  X(EventRecord, "cuEventRecord", (CUevent, CUstream))                         \
+  X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                        \
+  X(MemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned))   \
+  X(MemFree, "cuMemFree_v2", (CUdeviceptr))                                    \
+  X(MemcpyAsync, "cuMemcpyAsync",                                              \
+    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+  X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))        \
+  X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))              \
+  X(MemsetD32Async, "cuMemsetD32Async",                                        \
+    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
+  X(MemsetD16Async, "cuMemsetD16Async",                                        \
+    (CUdeviceptr, unsigned short, size_t, CUstream))
+
+struct Api {
+#define ATTNRT_DECLARE(field, symbol, params) CUresult(*field) params = nullptr;
+  ATTNRT_CUDA_FUNCTIONS(ATTNRT_DECLARE)
+#undef ATTNRT_DECLARE
+};
+
+/// Pool granularity: allocations are rounded up to this and bucketed by size.
+constexpr size_t kPoolGranule = 512;
+
+struct Block {
+  CUdeviceptr ptr;
+  /// The stream the block was freed on; null once that stream's work is
+  /// known to be complete (the block is then reusable on any stream).
+  CUstream stream;
+};
+
+struct State {
+  // Driver and context; written once under initMu, read-only afterwards.
+  std::mutex initMu;
+  std::atomic<bool> initOk{false};
+  bool initAttempted = false;
+  std::string initFailure;
+  std::string driverPath = "libcuda.so.1";
+  Api api;
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  int defaultDevice = 0;
+
+  // Error slot.
+  std::mutex errMu;
+  std::atomic<bool> hasError{false};
+  std::string error;
+  /// The last module load failure; repeated when a null module is used.
+  std::string moduleLoadError;
+
+  // Size-bucketed free-list pool for mgpuMemAlloc.
+  std::mutex poolMu;
+  std::map<size_t, std::vector<Block>> freeBlocks;
+  std::map<CUdeviceptr, size_t> liveBlocks;
+  std::set<CUdeviceptr> managed;
+  size_t driverAllocations = 0;
+};
+
+State &state() {
+  static State *s = new State; // Never destroyed, see the file comment.
+  return *s;
+}
+
+std::string errorName(CUresult r) {
+  State &s = state();
+  const char *name = nullptr;
+  if (s.api.GetErrorName &&
+      s.api.GetErrorName(r, &name) == CUDA_SUCCESS && name)
+    return name;
+  return "CUDA error " + std::to_string(static_cast<int>(r));
+}
+
+std::string callFailed(const char *call, CUresult r) {
+  return std::string("attnrt: ") + call + " failed: " + errorName(r);
+}
+
+void recordError(const std::string &msg) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.errMu);
+  if (!s.hasError.load()) {
+    s.error = msg;
+    s.hasError.store(true);
+  }
+}
+
+/// Records a failed call; true if r is success.
+bool check(CUresult r, const char *call) {
+  if (r == CUDA_SUCCESS)
+    return true;
+  recordError(callFailed(call, r));
+  return false;
+}
+
+bool initLocked(State &s, std::string &reason) {
+  if (s.initAttempted) {
+    reason = s.initFailure;
+    return s.initOk.load();
+  }
+  s.initAttempted = true;
+  auto fail = [&](const std::string &why) {
+    s.initFailure = why;
+    reason = why;
+    return false;
+  };
+  dlerror();
+  void *lib = ::dlopen(s.driverPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    return fail("no CUDA driver was found (" +
+                std::string(e ? e : s.driverPath.c_str()) + ")");
+  }
+  Api api;
+#define ATTNRT_LOAD(field, symbol, params)                                     \
+  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, symbol));     \
+  if (!api.field)                                                              \
+    return fail("the CUDA driver " + s.driverPath + " lacks " symbol           \
+                " (driver too old?)");
+  ATTNRT_CUDA_FUNCTIONS(ATTNRT_LOAD)
+#undef ATTNRT_LOAD
+  s.api = api;
+  CUresult r = s.api.Init(0);
+  if (r == CUDA_ERROR_NO_DEVICE)
+    return fail("no CUDA device was found (cuInit failed: " + errorName(r) +
+                ")");
+  if (r != CUDA_SUCCESS)
+    return fail("the CUDA driver failed to initialize (cuInit failed: " +
+                errorName(r) + ")");
+  int count = 0;
+  r = s.api.DeviceGetCount(&count);
+  if (r != CUDA_SUCCESS)
+    return fail("the CUDA driver failed to initialize (cuDeviceGetCount "
+                "failed: " +
+                errorName(r) + ")");
+  if (count <= 0)
+    return fail("no CUDA device was found");
+  if (s.defaultDevice < 0 || s.defaultDevice >= count)
+    return fail("CUDA device " + std::to_string(s.defaultDevice) +
+                " does not exist (" + std::to_string(count) +
+                " device(s) found)");
+  r = s.api.DeviceGet(&s.device, s.defaultDevice);
+  if (r != CUDA_SUCCESS)
+    return fail("cuDeviceGet failed: " + errorName(r));
+  r = s.api.PrimaryCtxRetain(&s.ctx, s.device);
+  if (r != CUDA_SUCCESS)
+    return fail("cuDevicePrimaryCtxRetain failed: " + errorName(r));
+  r = s.api.CtxSetCurrent(s.ctx);
+  if (r != CUDA_SUCCESS)
+    return fail("cuCtxSetCurrent failed: " + errorName(r));
+  s.initOk.store(true);
+  return true;
+}
+
+/// Initializes if needed and makes the context current on this thread.
+bool makeCurrent(std::string &err) {
+  State &s = state();
+  if (!s.initOk.load()) {
+    std::lock_guard<std::mutex> lock(s.initMu);
+    std::string reason;
+    if (!initLocked(s, reason)) {
+      err = "attnrt: CUDA is unavailable: " + reason;
+      return false;
+    }
+  }
+  CUresult r = s.api.CtxSetCurrent(s.ctx);
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuCtxSetCurrent", r);
+    return false;
+  }
+  return true;
+}
+
+/// Entry of an mgpu* function: false (do nothing) if an error is pending or
+/// CUDA cannot be used (which is then recorded).
+bool enter() {
+  if (state().hasError.load())
+    return false;
+  std::string err;
+  if (!makeCurrent(err)) {
+    recordError(err);
+    return false;
+  }
+  return true;
+}
+
+/// Entry of an mgpu* function releasing a resource: runs even while an error
+/// is pending, but only if CUDA was initialized.
+bool enterRelease() {
+  if (!state().initOk.load())
+    return false;
+  std::string err;
+  return makeCurrent(err);
+}
+
+/// Marks blocks freed on `stream` (all blocks if null) as reusable anywhere.
+void markStreamIdle(CUstream stream, bool all) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.poolMu);
+  for (auto &bucket : s.freeBlocks)
+    for (Block &b : bucket.second)
+      if (all || b.stream == stream)
+        b.stream = nullptr;
+}
+
+CUstream asStream(void *p) { return static_cast<CUstream>(p); }
+CUdeviceptr asDevPtr(const void *p) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+}
+void *asVoidPtr(CUdeviceptr p) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+}
+
+} // namespace
+
+bool ensureInitialized(std::string &reason) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.initMu);
+  if (!initLocked(s, reason))
+    return false;
+  CUresult r = s.api.CtxSetCurrent(s.ctx);
+  if (r != CUDA_SUCCESS) {
+    reason = "cuCtxSetCurrent failed: " + errorName(r);
+    return false;
+  }
+  return true;
+}
+
+bool allocDevice(size_t bytes, void **out, std::string &err) {
+  *out = nullptr;
+  if (!makeCurrent(err))
+    return false;
+  CUdeviceptr p = 0;
+  CUresult r = state().api.MemAlloc(&p, bytes ? bytes : 1);
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuMemAlloc", r) + " (" + std::to_string(bytes) +
+          " bytes)";
+    return false;
+  }
+  *out = asVoidPtr(p);
+  return true;
+}
+
+void freeDevice(void *ptr) {
+  std::string err;
+  if (ptr && state().initOk.load() && makeCurrent(err))
+    state().api.MemFree(asDevPtr(ptr));
+}
+
+bool copyToDevice(void *dst, const void *src, size_t bytes,
+                  std::string &err) {
+  if (!bytes)
+    return true;
+  if (!makeCurrent(err))
+    return false;
+  CUresult r = state().api.MemcpyHtoD(asDevPtr(dst), src, bytes);
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuMemcpyHtoD", r);
+    return false;
+  }
+  return true;
+}
+
+bool copyFromDevice(void *dst, const void *src, size_t bytes,
+                    std::string &err) {
+  if (!bytes)
+    return true;
+  if (!makeCurrent(err))
+    return false;
+  CUresult r = state().api.MemcpyDtoH(dst, asDevPtr(src), bytes);
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuMemcpyDtoH", r);
+    return false;
+  }
+  return true;
+}
+
+bool synchronize(std::string &err) {
+  if (!makeCurrent(err))
+    return false;
+  CUresult r = state().api.CtxSynchronize();
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuCtxSynchronize", r);
+    return false;
+  }
+  markStreamIdle(nullptr, /*all=*/true);
+  return true;
+}
+
+bool takePendingError(std::string &msg) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.errMu);
+  if (!s.hasError.load())
+    return false;
+  msg = s.error;
+  s.error.clear();
+  s.hasError.store(false);
+  return true;
+}
+
+PoolStats poolStats() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.poolMu);
+  PoolStats st;
+  st.driverAllocations = s.driverAllocations;
+  for (auto &bucket : s.freeBlocks)
+    st.cachedBlocks += bucket.second.size();
+  st.liveBlocks = s.liveBlocks.size();
+  return st;
+}
+
+void resetForTesting(const char *driverPath) {
+  State &s = state();
+  std::lock_guard<std::mutex> initLock(s.initMu);
+  std::lock_guard<std::mutex> errLock(s.errMu);
+  std::lock_guard<std::mutex> poolLock(s.poolMu);
+  s.initOk.store(false);
+  s.initAttempted = false;
+  s.initFailure.clear();
+  s.driverPath = driverPath ? driverPath : "libcuda.so.1";
+  s.api = Api();
+  s.ctx = nullptr;
+  s.defaultDevice = 0;
+  s.hasError.store(false);
+  s.error.clear();
+  s.moduleLoadError.clear();
+  s.freeBlocks.clear();
+  s.liveBlocks.clear();
+  s.managed.clear();
+  s.driverAllocations = 0;
+}
+
+} // namespace cuda
+} // namespace attnrt
+
+//===----------------------------------------------------------------------===//
+// MLIR GPU runtime entry points.
+//===----------------------------------------------------------------------===//
+
+using namespace attnrt::cuda;
+
+static void recordModuleLoadError(const std::string &msg) {
+  State &s = state();
+  recordError(msg);
+  std::lock_guard<std::mutex> lock(s.errMu);
+  s.moduleLoadError = msg;
+}
+
+/// Records why a null module/function reached a call.
+static void recordMissing(const std::string &what) {
+  State &s = state();
+  std::string loadErr;
+  {
+    std::lock_guard<std::mutex> lock(s.errMu);
+    loadErr = s.moduleLoadError;
+  }
+  recordError(!loadErr.empty()
+                  ? loadErr
+                  : "attnrt: " + what + " (an earlier CUDA call failed)");
+}
+
+extern "C" void *mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  (void)gpuBlobSize;
+  if (!enter())
+    return nullptr;
+  CUmodule module = nullptr;
+  CUresult r = state().api.ModuleLoadData(&module, data);
+  if (r != CUDA_SUCCESS) {
+    recordModuleLoadError(callFailed("cuModuleLoadData", r));
+    return nullptr;
+  }
+  return module;
+}
+
+extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel,
+                                   size_t assemblySize) {
+  (void)assemblySize;
+  if (!enter())
+    return nullptr;
+  char log[8192] = {0};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1),
+                    reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  CUmodule module = nullptr;
+  CUresult r =
+      state().api.ModuleLoadDataEx(&module, data, 3, options, values);
+  if (r != CUDA_SUCCESS) {
+    std::string msg = callFailed("cuModuleLoadDataEx", r);
+    std::string text(log);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+      text.pop_back();
+    if (!text.empty())
+      msg += ": " + text;
+    recordModuleLoadError(msg);
+    return nullptr;
+  }
+  return module;
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  if (module && enterRelease())
+    check(state().api.ModuleUnload(static_cast<CUmodule>(module)),
+          "cuModuleUnload");
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  if (!enter())
+    return nullptr;
+  if (!module) {
+    recordMissing(std::string("mgpuModuleGetFunction('") +
+                  (name ? name : "") + "'): no GPU module");
+    return nullptr;
+  }
+  CUfunction fn = nullptr;
+  CUresult r = state().api.ModuleGetFunction(
+      &fn, static_cast<CUmodule>(module), name);
+  if (r != CUDA_SUCCESS) {
+    recordError(std::string("attnrt: cuModuleGetFunction('") +
+                (name ? name : "") + "') failed: " + errorName(r));
+    return nullptr;
+  }
+  return fn;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t smem, void *stream,
+                                 void **params, void **extra,
+                                 size_t paramsCount) {
+  (void)paramsCount;
+  if (!enter())
+    return;
+  if (!function) {
+    recordMissing("mgpuLaunchKernel: no kernel function");
+    return;
+  }
+  State &s = state();
+  CUfunction fn = static_cast<CUfunction>(function);
+  if (smem > 48 * 1024 &&
+      !check(s.api.FuncSetAttribute(
+                 fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+             "cuFuncSetAttribute"))
+    return;
+  check(s.api.LaunchKernel(fn, static_cast<unsigned>(gridX),
+                           static_cast<unsigned>(gridY),
+                           static_cast<unsigned>(gridZ),
+                           static_cast<unsigned>(blockX),
+                           static_cast<unsigned>(blockY),
+                           static_cast<unsigned>(blockZ),
+                           static_cast<unsigned>(smem), asStream(stream),
+                           params, extra),
+        "cuLaunchKernel");
+}
+
+extern "C" void *mgpuStreamCreate(void) {
+  if (!enter())
+    return nullptr;
+  CUstream stream = nullptr;
+  if (!check(state().api.StreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+             "cuStreamCreate"))
+    return nullptr;
+  return stream;
+}
+
+extern "C" void mgpuStreamDestroy(void *stream) {
+  if (!stream || !enterRelease())
+    return;
+  // Blocks freed on this stream become reusable anywhere once its work is
+  // done; the handle may be reused by a later cuStreamCreate.
+  State &s = state();
+  if (s.api.StreamSynchronize(asStream(stream)) == CUDA_SUCCESS)
+    markStreamIdle(asStream(stream), false);
+  check(s.api.StreamDestroy(asStream(stream)), "cuStreamDestroy");
+}
+
+extern "C" void mgpuStreamSynchronize(void *stream) {
+  if (!enter())
+    return;
+  if (check(state().api.StreamSynchronize(asStream(stream)),
+            "cuStreamSynchronize"))
+    markStreamIdle(asStream(stream), stream == nullptr);
+}
+
+extern "C" void mgpuStreamWaitEvent(void *stream, void *event) {
+  if (!enter())
+    return;
+  check(state().api.StreamWaitEvent(asStream(stream),
+                                    static_cast<CUevent>(event), 0),
+        "cuStreamWaitEvent");
+}
+
+extern "C" void *mgpuEventCreate(void) {
+  if (!enter())
+    return nullptr;
+  CUevent event = nullptr;
+  if (!check(state().api.EventCreate(&event, CU_EVENT_DISABLE_TIMING),
+             "cuEventCreate"))
+    return nullptr;
+  return event;
+}
+
+extern "C" void mgpuEventDestroy(void *event) {
+  if (event && enterRelease())
+    check(state().api.EventDestroy(static_cast<CUevent>(event)),
+          "cuEventDestroy");
+}
+
+extern "C" void mgpuEventSynchronize(void *event) {
+  if (!enter())
+    return;
+  check(state().api.EventSynchronize(static_cast<CUevent>(event)),
+        "cuEventSynchronize");
+}
+
+extern "C" void mgpuEventRecord(void *event, void *stream) {
+  if (!enter())
+    return;
+  check(state().api.EventRecord(static_cast<CUevent>(event),
+                                asStream(stream)),
+        "cuEventRecord");
+}
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                              bool isHostShared) {
+  if (sizeBytes == 0 || !enter())
+    return nullptr;
+  State &s = state();
+  if (isHostShared) {
+    CUdeviceptr p = 0;
+    if (!check(s.api.MemAllocManaged(&p, sizeBytes, CU_MEM_ATTACH_GLOBAL),
+               "cuMemAllocManaged"))
+      return nullptr;
+    std::lock_guard<std::mutex> lock(s.poolMu);
+    s.managed.insert(p);
+    return asVoidPtr(p);
+  }
+  if (sizeBytes > SIZE_MAX - kPoolGranule) {
+    recordError("attnrt: mgpuMemAlloc: size too large");
+    return nullptr;
+  }
+  size_t bucket = (sizeBytes + kPoolGranule - 1) / kPoolGranule * kPoolGranule;
+  CUstream want = asStream(stream);
+  std::lock_guard<std::mutex> lock(s.poolMu);
+  auto it = s.freeBlocks.find(bucket);
+  if (it != s.freeBlocks.end()) {
+    std::vector<Block> &blocks = it->second;
+    // Reuse a block that is idle or was freed on this very stream (stream
+    // order then guarantees its earlier users have finished).
+    for (size_t k = blocks.size(); k-- > 0;) {
+      if (blocks[k].stream == nullptr || blocks[k].stream == want) {
+        CUdeviceptr p = blocks[k].ptr;
+        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(k));
+        s.liveBlocks[p] = bucket;
+        return asVoidPtr(p);
+      }
+    }
+  }
+  CUdeviceptr p = 0;
+  CUresult r = s.api.MemAlloc(&p, bucket);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    // Give idle cached blocks back to the driver and try once more.
+    for (auto &b : s.freeBlocks) {
+      std::vector<Block> keep;
+      for (const Block &blk : b.second) {
+        if (blk.stream == nullptr)
+          s.api.MemFree(blk.ptr);
+        else
+          keep.push_back(blk);
+      }
+      b.second.swap(keep);
+    }
+    r = s.api.MemAlloc(&p, bucket);
+  }
+  if (r != CUDA_SUCCESS) {
+    recordError(callFailed("cuMemAlloc", r) + " (" +
+                std::to_string(sizeBytes) + " bytes)");
+    return nullptr;
+  }
+  ++s.driverAllocations;
+  s.liveBlocks[p] = bucket;
+  return asVoidPtr(p);
+}
+
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr || !enterRelease())
+    return;
+  State &s = state();
+  CUdeviceptr p = asDevPtr(ptr);
+  bool pooled = false, managed = false;
+  size_t bucket = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.poolMu);
+    auto it = s.liveBlocks.find(p);
+    if (it != s.liveBlocks.end()) {
+      pooled = true;
+      bucket = it->second;
+      s.liveBlocks.erase(it);
+    } else {
+      managed = s.managed.erase(p) != 0;
+    }
+  }
+  if (!pooled) {
+    (void)managed;
+    check(s.api.MemFree(p), "cuMemFree");
+    return;
+  }
+  CUstream tag = asStream(stream);
+  if (!tag) {
+    // Freed outside any stream: wait for all work so the block is idle.
+    if (s.api.CtxSynchronize() != CUDA_SUCCESS) {
+      // The context is broken; do not reuse the block.
+      s.api.MemFree(p);
+      return;
+    }
+  }
+  std::lock_guard<std::mutex> lock(s.poolMu);
+  s.freeBlocks[bucket].push_back(Block{p, tag});
+}
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                           void *stream) {
+  if (!sizeBytes || !enter())
+    return;
+  check(state().api.MemcpyAsync(asDevPtr(dst), asDevPtr(src), sizeBytes,
+                                asStream(stream)),
+        "cuMemcpyAsync");
+}
+
+extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                             void *stream) {
+  if (!count || !enter())
+    return;
+  check(state().api.MemsetD32Async(asDevPtr(dst), value, count,
+                                   asStream(stream)),
+        "cuMemsetD32Async");
+}
+
+extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                             void *stream) {
+  if (!count || !enter())
+    return;
+  check(state().api.MemsetD16Async(asDevPtr(dst), value, count,
+                                   asStream(stream)),
+        "cuMemsetD16Async");
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.initMu);
+  if (s.initOk.load() && device != s.defaultDevice) {
+    recordError("attnrt: mgpuSetDefaultDevice(" + std::to_string(device) +
+                ") after CUDA was initialized on device " +
+                std::to_string(s.defaultDevice) + " is not supported");
+    return;
+  }
+  s.defaultDevice = device;
+}

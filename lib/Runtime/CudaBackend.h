@@ -1,0 +1,54 @@
+//===- CudaBackend.h - CUDA driver access for attnrt ------------*- C++ -*-===//
+//
+// The CUDA driver (libcuda.so.1) is loaded with dlopen on first use; nothing
+// links against it. The same state serves the runtime (weight upload, input
+// and output copies) and the mgpu* entry points compiled models call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_RUNTIME_CUDABACKEND_H
+#define ATTNC_LIB_RUNTIME_CUDABACKEND_H
+
+#include <cstddef>
+#include <string>
+
+namespace attnrt {
+namespace cuda {
+
+/// Loads the driver, initializes it and makes the default device's primary
+/// context current on this thread. On failure `reason` completes the
+/// sentence "this model was compiled for CUDA but ...", e.g. "no CUDA driver
+/// was found (libcuda.so.1: cannot open shared object file: ...)". The
+/// outcome of the first attempt is remembered.
+bool ensureInitialized(std::string &reason);
+
+/// Device memory owned by the runtime (not pooled). Errors are full messages
+/// like "attnrt: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY".
+bool allocDevice(size_t bytes, void **out, std::string &err);
+void freeDevice(void *ptr);
+bool copyToDevice(void *dst, const void *src, size_t bytes, std::string &err);
+bool copyFromDevice(void *dst, const void *src, size_t bytes,
+                    std::string &err);
+/// cuCtxSynchronize; afterwards every pooled block is reusable on any stream.
+bool synchronize(std::string &err);
+
+/// The error slot the mgpu* functions record their first failure in. Returns
+/// true (and the message) if an error is pending, and clears it.
+bool takePendingError(std::string &msg);
+
+struct PoolStats {
+  size_t driverAllocations = 0; ///< cuMemAlloc calls made by mgpuMemAlloc.
+  size_t cachedBlocks = 0;      ///< Freed blocks waiting for reuse.
+  size_t liveBlocks = 0;        ///< Pooled blocks currently handed out.
+};
+PoolStats poolStats();
+
+/// Tests only: forget the loaded driver, the pool and any pending error, and
+/// load `driverPath` (default "libcuda.so.1" when null) on next use. The old
+/// library stays loaded and pooled memory is not freed.
+void resetForTesting(const char *driverPath);
+
+} // namespace cuda
+} // namespace attnrt
+
+#endif // ATTNC_LIB_RUNTIME_CUDABACKEND_H

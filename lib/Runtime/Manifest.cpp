@@ -1,0 +1,204 @@
+//===- Manifest.cpp - compiled-model manifest -----------------------------===//
+
+#include "Manifest.h"
+
+#include <set>
+
+namespace attnrt {
+
+const char *entryKindName(EntryKind k) {
+  switch (k) {
+  case EntryKind::Weight:
+    return "weight";
+  case EntryKind::Input:
+    return "input";
+  case EntryKind::Output:
+    return "output";
+  }
+  return "?";
+}
+
+static std::vector<std::string> splitWhitespace(const std::string &line) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+      ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t')
+      ++i;
+    if (i > start)
+      out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+static bool parseUnsigned(const std::string &s, uint64_t limit,
+                          uint64_t &out) {
+  if (s.empty())
+    return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (limit - d) / 10)
+      return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
+                      std::string &err) {
+  dims.clear();
+  if (s == "scalar")
+    return true;
+  size_t start = 0;
+  while (true) {
+    size_t x = s.find('x', start);
+    std::string part =
+        s.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    uint64_t v;
+    if (!parseUnsigned(part, INT64_MAX, v)) {
+      err = "invalid dims '" + s +
+            "' (expected sizes joined by 'x' like 1x128x768, or 'scalar')";
+      return false;
+    }
+    dims.push_back(static_cast<int64_t>(v));
+    if (x == std::string::npos)
+      return true;
+    start = x + 1;
+  }
+}
+
+bool parseManifest(const char *text, Manifest &out, std::string &err) {
+  out = Manifest();
+  if (!text) {
+    err = "manifest: no manifest text";
+    return false;
+  }
+  std::string all(text);
+  bool sawHeader = false, sawTarget = false;
+  std::set<std::string> names;
+  size_t pos = 0;
+  int lineNo = 0;
+  auto fail = [&](const std::string &msg) {
+    err = "manifest line " + std::to_string(lineNo) + ": " + msg;
+    return false;
+  };
+  while (pos < all.size()) {
+    size_t nl = all.find('\n', pos);
+    std::string line = all.substr(
+        pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? all.size() : nl + 1;
+    ++lineNo;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    std::vector<std::string> tok = splitWhitespace(line);
+    if (tok.empty() || tok[0][0] == '#')
+      continue;
+    if (!sawHeader) {
+      if (tok[0] != "attnc-manifest" || tok.size() != 2)
+        return fail("expected 'attnc-manifest 1' as the first record, got '" +
+                    line + "'");
+      if (tok[1] != "1")
+        return fail("unsupported manifest version '" + tok[1] +
+                    "' (this runtime supports version 1)");
+      out.version = 1;
+      sawHeader = true;
+      continue;
+    }
+    const std::string &kw = tok[0];
+    if (kw == "target") {
+      if (sawTarget)
+        return fail("duplicate 'target' record");
+      if (tok.size() != 2)
+        return fail("expected 'target cpu' or 'target cuda'");
+      if (tok[1] == "cpu")
+        out.target = Target::CPU;
+      else if (tok[1] == "cuda")
+        out.target = Target::CUDA;
+      else
+        return fail("unknown target '" + tok[1] +
+                    "' (expected 'cpu' or 'cuda')");
+      sawTarget = true;
+      continue;
+    }
+    ManifestEntry e;
+    if (kw == "weight")
+      e.kind = EntryKind::Weight;
+    else if (kw == "input")
+      e.kind = EntryKind::Input;
+    else if (kw == "output")
+      e.kind = EntryKind::Output;
+    else
+      return fail("unknown record '" + kw +
+                  "' (expected target, weight, input or output)");
+    bool isConcat = e.kind == EntryKind::Weight && tok.size() == 7 &&
+                    tok[4] == "concat";
+    if (tok.size() != 4 && !isConcat) {
+      if (e.kind == EntryKind::Weight)
+        return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
+                    "<name>,<name>,...]'");
+      return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
+    }
+    e.name = tok[1];
+    if (!names.insert(e.name).second)
+      return fail("duplicate name '" + e.name + "'");
+    if (!parseDType(tok[2], e.dtype))
+      return fail("unknown dtype '" + tok[2] +
+                  "' (expected f32, f16, bf16, i32 or i64)");
+    std::string dimErr;
+    if (!parseDims(tok[3], e.dims, dimErr))
+      return fail(dimErr);
+    if (!numElements(e.dims, e.numElements) ||
+        e.numElements > UINT64_MAX / dtypeSize(e.dtype))
+      return fail("shape " + formatShapeList(e.dims) + " of '" + e.name +
+                  "' is too large");
+    e.bytes = e.numElements * dtypeSize(e.dtype);
+    if (isConcat) {
+      uint64_t axis;
+      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
+        return fail("concat axis '" + tok[5] + "' of weight '" + e.name +
+                    "' is not a dimension of its shape " +
+                    formatShapeList(e.dims));
+      e.concatAxis = static_cast<int>(axis);
+      const std::string &list = tok[6];
+      size_t start = 0;
+      while (true) {
+        size_t comma = list.find(',', start);
+        std::string part = list.substr(
+            start, comma == std::string::npos ? std::string::npos
+                                              : comma - start);
+        if (part.empty())
+          return fail("empty tensor name in concat list '" + list +
+                      "' of weight '" + e.name + "'");
+        e.concatParts.push_back(part);
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+    }
+    int index = static_cast<int>(out.entries.size());
+    if (e.kind == EntryKind::Weight)
+      out.weights.push_back(index);
+    else if (e.kind == EntryKind::Input)
+      out.inputs.push_back(index);
+    else
+      out.outputs.push_back(index);
+    out.entries.push_back(std::move(e));
+  }
+  if (!sawHeader) {
+    err = "manifest: empty (expected 'attnc-manifest 1')";
+    return false;
+  }
+  if (!sawTarget) {
+    err = "manifest: missing 'target cpu' or 'target cuda' record";
+    return false;
+  }
+  return true;
+}
+
+} // namespace attnrt

@@ -1,0 +1,436 @@
+//===- Runtime.cpp - attnrt C API -----------------------------------------===//
+//
+// Model handles, weight binding and the CPU/CUDA run paths.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnrt.h"
+
+#include "Cli.h"
+#include "CudaBackend.h"
+#include "Manifest.h"
+#include "SafeTensors.h"
+#include "Support.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <set>
+
+// The model a program is linked with, if any (weak: absent -> null).
+extern "C" {
+extern const char attn_model_manifest[] __attribute__((weak));
+void attn_model_invoke(void **) __attribute__((weak));
+}
+
+using namespace attnrt;
+
+struct attnrt_model {
+  Manifest manifest;
+  void (*invoke)(void **) = nullptr;
+  std::string error;
+  /// What invoke receives: one pointer per manifest entry.
+  std::vector<void *> buffers;
+  /// Per entry: host storage for inputs and outputs (both targets) and for
+  /// CPU weights that could not be used in place.
+  std::vector<AlignedBuffer> host;
+  /// Per entry (CUDA): device allocations owned by the model.
+  std::vector<void *> device;
+  std::vector<bool> inputSet;
+  bool weightsBound = false;
+  bool haveOutputs = false;
+  /// Kept alive while CPU weights point into it.
+  std::unique_ptr<SafeTensorsFile> weightsFile;
+  double lastMs = 0;
+  uint64_t bytesRead = 0, fileBytes = 0;
+
+  bool isCuda() const { return manifest.target == Target::CUDA; }
+  int fail(const std::string &msg) {
+    error = msg;
+    return 1;
+  }
+  ~attnrt_model() {
+    for (void *p : device)
+      if (p)
+        cuda::freeDevice(p);
+  }
+};
+
+static thread_local std::string tlsOpenError;
+
+static attnrt_model *openFailed(const std::string &msg, char *err,
+                                size_t errlen) {
+  tlsOpenError = msg;
+  if (err && errlen) {
+    size_t n = msg.size() < errlen - 1 ? msg.size() : errlen - 1;
+    std::memcpy(err, msg.data(), n);
+    err[n] = '\0';
+  }
+  return nullptr;
+}
+
+extern "C" attnrt_model *attnrt_open(const char *manifestText,
+                                     void (*invoke)(void **), char *err,
+                                     size_t errlen) {
+  if (err && errlen)
+    err[0] = '\0';
+  tlsOpenError.clear();
+  std::unique_ptr<attnrt_model> m(new attnrt_model());
+  std::string perr;
+  if (!manifestText)
+    return openFailed("attnrt: no manifest given", err, errlen);
+  if (!invoke)
+    return openFailed("attnrt: no invoke function given", err, errlen);
+  if (!parseManifest(manifestText, m->manifest, perr))
+    return openFailed("attnrt: invalid model manifest: " + perr, err, errlen);
+  m->invoke = invoke;
+  const size_t n = m->manifest.entries.size();
+  m->buffers.assign(n, nullptr);
+  m->host.resize(n);
+  m->device.assign(n, nullptr);
+  m->inputSet.assign(n, false);
+  if (m->isCuda()) {
+    std::string reason;
+    if (!cuda::ensureInitialized(reason))
+      return openFailed("attnrt: this model was compiled for CUDA but " +
+                            reason,
+                        err, errlen);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ManifestEntry &e = m->manifest.entries[i];
+    if (e.kind == EntryKind::Weight)
+      continue;
+    if (!m->host[i].allocate(e.bytes))
+      return openFailed(strFormat("attnrt: out of memory allocating %llu "
+                                  "bytes for %s '%s'",
+                                  static_cast<unsigned long long>(e.bytes),
+                                  entryKindName(e.kind), e.name.c_str()),
+                        err, errlen);
+    if (m->isCuda()) {
+      std::string aerr;
+      if (!cuda::allocDevice(e.bytes, &m->device[i], aerr))
+        return openFailed(aerr + " for " + entryKindName(e.kind) + " '" +
+                              e.name + "'",
+                          err, errlen);
+      m->buffers[i] = m->device[i];
+    } else {
+      m->buffers[i] = m->host[i].data();
+    }
+  }
+  return m.release();
+}
+
+extern "C" attnrt_model *attnrt_open_linked(char *err, size_t errlen) {
+  if (!attn_model_manifest || !attn_model_invoke)
+    return openFailed("attnrt: no compiled model is linked into this program "
+                      "(attn_model_manifest / attn_model_invoke are not "
+                      "defined)",
+                      err, errlen);
+  return attnrt_open(attn_model_manifest, attn_model_invoke, err, errlen);
+}
+
+const char *attnrt::linkedModelManifest() {
+  return attn_model_manifest ? attn_model_manifest : nullptr;
+}
+
+attnrt::InvokeFn attnrt::linkedModelInvoke() {
+  return attn_model_invoke ? attn_model_invoke : nullptr;
+}
+
+extern "C" void attnrt_close(attnrt_model *m) { delete m; }
+
+extern "C" const char *attnrt_last_error(attnrt_model *m) {
+  return m ? m->error.c_str() : tlsOpenError.c_str();
+}
+
+extern "C" const char *attnrt_target(attnrt_model *m) {
+  if (!m)
+    return nullptr;
+  return m->isCuda() ? "cuda" : "cpu";
+}
+
+extern "C" int attnrt_num_weights(attnrt_model *m) {
+  return m ? static_cast<int>(m->manifest.weights.size()) : -1;
+}
+extern "C" int attnrt_num_inputs(attnrt_model *m) {
+  return m ? static_cast<int>(m->manifest.inputs.size()) : -1;
+}
+extern "C" int attnrt_num_outputs(attnrt_model *m) {
+  return m ? static_cast<int>(m->manifest.outputs.size()) : -1;
+}
+
+/// The manifest entry index of input/output `index`, or -1 (error recorded).
+static int ioSlot(attnrt_model *m, bool input, int index, const char *fn) {
+  if (!m)
+    return -1;
+  const std::vector<int> &list =
+      input ? m->manifest.inputs : m->manifest.outputs;
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    m->error = strFormat("%s: %s index %d out of range (the model has %zu)",
+                         fn, input ? "input" : "output", index, list.size());
+    return -1;
+  }
+  return list[static_cast<size_t>(index)];
+}
+
+static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
+                                    const char *fn) {
+  int slot = ioSlot(m, input, index, fn);
+  return slot < 0 ? nullptr : &m->manifest.entries[static_cast<size_t>(slot)];
+}
+
+#define ATTNRT_IO_GETTERS(kind, isInput)                                       \
+  extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
+    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_name"); \
+    return e ? e->name.c_str() : nullptr;                                      \
+  }                                                                            \
+  extern "C" const char *attnrt_##kind##_dtype(attnrt_model *m, int index) {   \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_dtype");                  \
+    return e ? dtypeName(e->dtype) : nullptr;                                  \
+  }                                                                            \
+  extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
+    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_rank"); \
+    return e ? static_cast<int>(e->dims.size()) : -1;                          \
+  }                                                                            \
+  extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
+                                         int axis) {                           \
+    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_dim"); \
+    if (!e)                                                                    \
+      return -1;                                                               \
+    if (axis < 0 || static_cast<size_t>(axis) >= e->dims.size()) {             \
+      m->error = strFormat("attnrt_" #kind "_dim: axis %d out of range for "   \
+                           "rank %zu",                                         \
+                           axis, e->dims.size());                              \
+      return -1;                                                               \
+    }                                                                          \
+    return e->dims[static_cast<size_t>(axis)];                                 \
+  }                                                                            \
+  extern "C" const int64_t *attnrt_##kind##_dims(attnrt_model *m, int index) { \
+    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_dims"); \
+    return e ? e->dims.data() : nullptr;                                       \
+  }                                                                            \
+  extern "C" size_t attnrt_##kind##_bytes(attnrt_model *m, int index) {        \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_bytes");                  \
+    return e ? static_cast<size_t>(e->bytes) : 0;                              \
+  }
+
+ATTNRT_IO_GETTERS(input, true)
+ATTNRT_IO_GETTERS(output, false)
+#undef ATTNRT_IO_GETTERS
+
+extern "C" int attnrt_bind_weights(attnrt_model *m,
+                                   const char *safetensors_path) {
+  if (!m)
+    return 1;
+  if (!safetensors_path)
+    return m->fail("attnrt_bind_weights: no weights file given");
+  std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
+  std::string err;
+  if (!file->open(safetensors_path, err))
+    return m->fail(err);
+
+  // Resolve every weight before changing anything.
+  const Manifest &mf = m->manifest;
+  std::vector<std::vector<const StTensor *>> parts(mf.weights.size());
+  std::set<const StTensor *> touched;
+  uint64_t bytesRead = file->headerBytes();
+  const uint64_t fileBytes = file->fileSize();
+  for (size_t w = 0; w < mf.weights.size(); ++w) {
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
+    if (!resolveWeight(*file, e, parts[w], err))
+      return m->fail(err);
+    for (const StTensor *t : parts[w])
+      if (touched.insert(t).second)
+        bytesRead += t->bytes();
+  }
+
+  std::vector<void *> newBuffers(mf.weights.size(), nullptr);
+  if (!m->isCuda()) {
+    std::vector<AlignedBuffer> copies(mf.weights.size());
+    bool anyInPlace = false;
+    for (size_t w = 0; w < mf.weights.size(); ++w) {
+      const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
+      if (e.concatParts.empty()) {
+        const unsigned char *src = file->tensorData(*parts[w][0]);
+        if (reinterpret_cast<uintptr_t>(src) % kAlignment == 0) {
+          newBuffers[w] = const_cast<unsigned char *>(src);
+          anyInPlace = true;
+          continue;
+        }
+      }
+      if (!copies[w].allocate(e.bytes))
+        return m->fail(strFormat("attnrt: out of memory allocating %llu bytes "
+                                 "for weight '%s'",
+                                 static_cast<unsigned long long>(e.bytes),
+                                 e.name.c_str()));
+      gatherWeight(*file, e, parts[w], copies[w].data());
+      newBuffers[w] = copies[w].data();
+    }
+    for (size_t w = 0; w < mf.weights.size(); ++w) {
+      size_t slot = static_cast<size_t>(mf.weights[w]);
+      m->host[slot] = std::move(copies[w]);
+      m->buffers[slot] = newBuffers[w];
+    }
+    if (anyInPlace)
+      m->weightsFile = std::move(file);
+    else
+      m->weightsFile.reset();
+  } else {
+    auto freeNew = [&]() {
+      for (void *p : newBuffers)
+        if (p)
+          cuda::freeDevice(p);
+    };
+    for (size_t w = 0; w < mf.weights.size(); ++w) {
+      const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
+      if (!cuda::allocDevice(e.bytes, &newBuffers[w], err)) {
+        freeNew();
+        return m->fail(err + " for weight '" + e.name + "'");
+      }
+      bool ok;
+      if (e.concatParts.empty()) {
+        ok = cuda::copyToDevice(newBuffers[w], file->tensorData(*parts[w][0]),
+                                e.bytes, err);
+      } else {
+        AlignedBuffer staging;
+        if (!staging.allocate(e.bytes)) {
+          freeNew();
+          return m->fail("attnrt: out of memory staging weight '" + e.name +
+                         "'");
+        }
+        gatherWeight(*file, e, parts[w], staging.data());
+        ok = cuda::copyToDevice(newBuffers[w], staging.data(), e.bytes, err);
+      }
+      if (!ok) {
+        freeNew();
+        return m->fail(err + " uploading weight '" + e.name + "'");
+      }
+    }
+    for (size_t w = 0; w < mf.weights.size(); ++w) {
+      size_t slot = static_cast<size_t>(mf.weights[w]);
+      if (m->device[slot])
+        cuda::freeDevice(m->device[slot]);
+      m->device[slot] = newBuffers[w];
+      m->buffers[slot] = newBuffers[w];
+    }
+    m->weightsFile.reset(); // Everything is on the device now.
+  }
+  m->weightsBound = true;
+  m->bytesRead = bytesRead;
+  m->fileBytes = fileBytes;
+  return 0;
+}
+
+extern "C" int attnrt_set_input(attnrt_model *m, int index, const void *data,
+                                size_t bytes) {
+  int slot = ioSlot(m, true, index, "attnrt_set_input");
+  if (slot < 0)
+    return 1;
+  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
+  if (bytes != e.bytes)
+    return m->fail(strFormat(
+        "attnrt_set_input: input %d '%s' (%s %s) is %llu bytes but %zu were "
+        "given",
+        index, e.name.c_str(), dtypeName(e.dtype),
+        formatShapeTuple(e.dims).c_str(),
+        static_cast<unsigned long long>(e.bytes), bytes));
+  if (bytes && !data)
+    return m->fail("attnrt_set_input: data is NULL");
+  if (bytes)
+    std::memcpy(m->host[static_cast<size_t>(slot)].data(), data, bytes);
+  m->inputSet[static_cast<size_t>(slot)] = true;
+  return 0;
+}
+
+extern "C" int attnrt_run(attnrt_model *m) {
+  if (!m)
+    return 1;
+  const Manifest &mf = m->manifest;
+  m->haveOutputs = false;
+  if (!mf.weights.empty() && !m->weightsBound)
+    return m->fail("attnrt_run: the model's weights are not bound (call "
+                   "attnrt_bind_weights first)");
+  for (size_t i = 0; i < mf.inputs.size(); ++i) {
+    size_t slot = static_cast<size_t>(mf.inputs[i]);
+    if (!m->inputSet[slot])
+      return m->fail(strFormat("attnrt_run: input %zu '%s' has not been set",
+                               i, mf.entries[slot].name.c_str()));
+  }
+  std::vector<void *> args = m->buffers;
+  using Clock = std::chrono::steady_clock;
+  if (!m->isCuda()) {
+    Clock::time_point t0 = Clock::now();
+    m->invoke(args.data());
+    Clock::time_point t1 = Clock::now();
+    m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    m->haveOutputs = true;
+    return 0;
+  }
+
+  std::string err;
+  // A failure recorded before this run (e.g. a module that failed to load
+  // in a global constructor) is reported now.
+  if (cuda::takePendingError(err))
+    return m->fail(err);
+  for (int slot : mf.inputs)
+    if (!cuda::copyToDevice(m->device[static_cast<size_t>(slot)],
+                            m->host[static_cast<size_t>(slot)].data(),
+                            mf.entries[static_cast<size_t>(slot)].bytes, err))
+      return m->fail(err + " copying input '" +
+                     mf.entries[static_cast<size_t>(slot)].name + "'");
+  Clock::time_point t0 = Clock::now();
+  m->invoke(args.data());
+  std::string syncErr;
+  bool synced = cuda::synchronize(syncErr);
+  Clock::time_point t1 = Clock::now();
+  if (cuda::takePendingError(err))
+    return m->fail(err);
+  if (!synced)
+    return m->fail(syncErr);
+  for (int slot : mf.outputs)
+    if (!cuda::copyFromDevice(m->host[static_cast<size_t>(slot)].data(),
+                              m->device[static_cast<size_t>(slot)],
+                              mf.entries[static_cast<size_t>(slot)].bytes,
+                              err))
+      return m->fail(err + " copying output '" +
+                     mf.entries[static_cast<size_t>(slot)].name + "'");
+  m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  m->haveOutputs = true;
+  return 0;
+}
+
+extern "C" int attnrt_get_output(attnrt_model *m, int index, void *dst,
+                                 size_t bytes) {
+  int slot = ioSlot(m, false, index, "attnrt_get_output");
+  if (slot < 0)
+    return 1;
+  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
+  if (!m->haveOutputs)
+    return m->fail("attnrt_get_output: the model has not run successfully");
+  if (bytes != e.bytes)
+    return m->fail(strFormat(
+        "attnrt_get_output: output %d '%s' (%s %s) is %llu bytes but the "
+        "destination holds %zu",
+        index, e.name.c_str(), dtypeName(e.dtype),
+        formatShapeTuple(e.dims).c_str(),
+        static_cast<unsigned long long>(e.bytes), bytes));
+  if (bytes && !dst)
+    return m->fail("attnrt_get_output: dst is NULL");
+  if (bytes)
+    std::memcpy(dst, m->host[static_cast<size_t>(slot)].data(), bytes);
+  return 0;
+}
+
+extern "C" double attnrt_last_run_ms(attnrt_model *m) {
+  return m ? m->lastMs : 0.0;
+}
+
+extern "C" uint64_t attnrt_weight_bytes_read(attnrt_model *m) {
+  return m ? m->bytesRead : 0;
+}
+
+extern "C" uint64_t attnrt_weight_file_bytes(attnrt_model *m) {
+  return m ? m->fileBytes : 0;
+}

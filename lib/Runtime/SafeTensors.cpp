@@ -1,0 +1,305 @@
+//===- SafeTensors.cpp - safetensors reader -------------------------------===//
+
+#include "SafeTensors.h"
+#include "Json.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attnrt {
+
+static constexpr uint64_t kMaxHeaderBytes = 100ull * 1024 * 1024;
+
+size_t safetensorsDTypeSize(const std::string &d) {
+  struct Entry {
+    const char *name;
+    size_t size;
+  };
+  static const Entry table[] = {
+      {"F64", 8},     {"F32", 4},     {"F16", 2},      {"BF16", 2},
+      {"I64", 8},     {"I32", 4},     {"I16", 2},      {"I8", 1},
+      {"U64", 8},     {"U32", 4},     {"U16", 2},      {"U8", 1},
+      {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1},  {"F8_E8M0", 1},
+      {"F8_E4M3FNUZ", 1}, {"F8_E5M2FNUZ", 1}, {"C64", 8},
+  };
+  for (const Entry &e : table)
+    if (d == e.name)
+      return e.size;
+  return 0;
+}
+
+SafeTensorsFile::~SafeTensorsFile() { close(); }
+
+void SafeTensorsFile::close() {
+  if (mapping)
+    ::munmap(mapping, size);
+  mapping = nullptr;
+  size = 0;
+  headerSize = 0;
+  dataBase = nullptr;
+  all.clear();
+  index.clear();
+}
+
+const StTensor *SafeTensorsFile::find(const std::string &name) const {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &all[it->second];
+}
+
+static bool readDims(const JsonValue &v, std::vector<int64_t> &out) {
+  if (v.kind != JsonValue::Array)
+    return false;
+  out.clear();
+  for (const JsonValue &d : v.items) {
+    uint64_t x;
+    if (!d.asU64(x) || x > static_cast<uint64_t>(INT64_MAX))
+      return false;
+    out.push_back(static_cast<int64_t>(x));
+  }
+  return true;
+}
+
+bool SafeTensorsFile::open(const std::string &path, std::string &err) {
+  close();
+  filePath = path;
+  const std::string pfx = path + ": ";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = pfx + "cannot open: " + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    err = pfx + "cannot stat: " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    err = pfx + "not a regular file";
+    ::close(fd);
+    return false;
+  }
+  uint64_t fsize = static_cast<uint64_t>(st.st_size);
+  if (fsize < 8) {
+    err = pfx + strFormat("file is %llu bytes, too short for a safetensors "
+                          "file (at least 8 bytes of header length needed)",
+                          static_cast<unsigned long long>(fsize));
+    ::close(fd);
+    return false;
+  }
+  // Read-only: weights used in place are never written by compiled code, and
+  // a read-only mapping costs no commit charge however large the file is.
+  void *m = ::mmap(nullptr, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mmapErrno = errno;
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    err = pfx + "cannot mmap: " + std::strerror(mmapErrno);
+    return false;
+  }
+  mapping = m;
+  size = fsize;
+  const unsigned char *base = static_cast<const unsigned char *>(m);
+  uint64_t n = 0;
+  for (int k = 7; k >= 0; --k)
+    n = (n << 8) | base[k];
+  auto fail = [&](const std::string &msg) {
+    err = pfx + msg;
+    close();
+    return false;
+  };
+  if (n > fsize - 8)
+    return fail(strFormat("header length %llu is beyond the end of the file "
+                          "(%llu bytes)",
+                          static_cast<unsigned long long>(n),
+                          static_cast<unsigned long long>(fsize)));
+  if (n > kMaxHeaderBytes)
+    return fail(strFormat("header length %llu is absurd (limit is %llu bytes)",
+                          static_cast<unsigned long long>(n),
+                          static_cast<unsigned long long>(kMaxHeaderBytes)));
+  headerSize = 8 + n;
+  dataBase = base + headerSize;
+  uint64_t dataSize = fsize - headerSize;
+
+  JsonValue root;
+  std::string jerr;
+  if (!parseJson(reinterpret_cast<const char *>(base + 8), n, root, jerr))
+    return fail("header is not valid JSON: " + jerr);
+  if (root.kind != JsonValue::Object)
+    return fail(std::string("header is not a JSON object (it is ") +
+                jsonKindName(root.kind) + ")");
+
+  for (size_t k = 0; k < root.keys.size(); ++k) {
+    const std::string &name = root.keys[k];
+    const JsonValue &v = root.items[k];
+    if (name == "__metadata__") {
+      if (v.kind != JsonValue::Object)
+        return fail("'__metadata__' is not an object");
+      continue;
+    }
+    const std::string tp = "tensor '" + name + "': ";
+    if (v.kind != JsonValue::Object)
+      return fail(tp + "entry is not an object");
+    const JsonValue *dt = v.get("dtype");
+    const JsonValue *sh = v.get("shape");
+    const JsonValue *off = v.get("data_offsets");
+    if (!dt)
+      return fail(tp + "missing 'dtype'");
+    if (!sh)
+      return fail(tp + "missing 'shape'");
+    if (!off)
+      return fail(tp + "missing 'data_offsets'");
+    StTensor t;
+    t.name = name;
+    if (dt->kind != JsonValue::String)
+      return fail(tp + "'dtype' is not a string");
+    t.dtype = dt->text;
+    t.elemSize = safetensorsDTypeSize(t.dtype);
+    if (!t.elemSize)
+      return fail(tp + "unknown dtype '" + t.dtype + "'");
+    if (!readDims(*sh, t.shape))
+      return fail(tp + "'shape' is not an array of non-negative integers");
+    if (off->kind != JsonValue::Array || off->items.size() != 2 ||
+        !off->items[0].asU64(t.begin) || !off->items[1].asU64(t.end))
+      return fail(tp + "'data_offsets' is not a pair of non-negative "
+                       "integers");
+    if (t.begin > t.end)
+      return fail(tp + strFormat("data_offsets [%llu, %llu] begin is after "
+                                 "end",
+                                 static_cast<unsigned long long>(t.begin),
+                                 static_cast<unsigned long long>(t.end)));
+    if (t.end > dataSize)
+      return fail(tp + strFormat("data_offsets [%llu, %llu] end is beyond "
+                                 "the data section (%llu bytes)",
+                                 static_cast<unsigned long long>(t.begin),
+                                 static_cast<unsigned long long>(t.end),
+                                 static_cast<unsigned long long>(dataSize)));
+    uint64_t elems;
+    if (!numElements(t.shape, elems) || elems > UINT64_MAX / t.elemSize)
+      return fail(tp + "shape " + formatShapeList(t.shape) + " is too large");
+    if (elems * t.elemSize != t.end - t.begin)
+      return fail(
+          tp + strFormat("data_offsets [%llu, %llu] span %llu bytes but "
+                         "shape %s with dtype %s needs %llu",
+                         static_cast<unsigned long long>(t.begin),
+                         static_cast<unsigned long long>(t.end),
+                         static_cast<unsigned long long>(t.end - t.begin),
+                         formatShapeList(t.shape).c_str(), t.dtype.c_str(),
+                         static_cast<unsigned long long>(elems * t.elemSize)));
+    index[name] = all.size();
+    all.push_back(std::move(t));
+  }
+  return true;
+}
+
+bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+                   std::vector<const StTensor *> &parts, std::string &err) {
+  parts.clear();
+  const std::string pfx = file.path() + ": ";
+  const char *want = dtypeSafetensorsName(w.dtype);
+  if (w.concatParts.empty()) {
+    const StTensor *t = file.find(w.name);
+    if (!t) {
+      err = pfx + "the model needs tensor '" + w.name +
+            "' but the file does not contain it";
+      return false;
+    }
+    if (t->dtype != want) {
+      err = pfx + "tensor '" + w.name + "' has dtype " + t->dtype +
+            " but the model expects " + want;
+      return false;
+    }
+    if (t->shape != w.dims) {
+      err = pfx + "tensor '" + w.name + "' has shape " +
+            formatShapeList(t->shape) + " but the model expects " +
+            formatShapeList(w.dims);
+      return false;
+    }
+    parts.push_back(t);
+    return true;
+  }
+
+  size_t axis = static_cast<size_t>(w.concatAxis);
+  std::string expectPart = "[";
+  for (size_t d = 0; d < w.dims.size(); ++d) {
+    if (d)
+      expectPart += ", ";
+    expectPart += d == axis ? std::string("*") : std::to_string(w.dims[d]);
+  }
+  expectPart += "]";
+  int64_t total = 0;
+  std::string names;
+  for (size_t k = 0; k < w.concatParts.size(); ++k) {
+    const std::string &pn = w.concatParts[k];
+    const std::string role =
+        strFormat(" (part %zu of weight '%s', concatenated along axis %d)",
+                  k + 1, w.name.c_str(), w.concatAxis);
+    const StTensor *t = file.find(pn);
+    if (!t) {
+      err = pfx + "the model needs tensor '" + pn +
+            "' but the file does not contain it" + role;
+      return false;
+    }
+    if (t->dtype != want) {
+      err = pfx + "tensor '" + pn + "' has dtype " + t->dtype +
+            " but the model expects " + want + role;
+      return false;
+    }
+    bool ok = t->shape.size() == w.dims.size();
+    for (size_t d = 0; ok && d < w.dims.size(); ++d)
+      if (d != axis && t->shape[d] != w.dims[d])
+        ok = false;
+    if (!ok) {
+      err = pfx + "tensor '" + pn + "' has shape " +
+            formatShapeList(t->shape) + " but the model expects " +
+            expectPart + role;
+      return false;
+    }
+    total += t->shape[axis];
+    if (k)
+      names += ", ";
+    names += pn;
+    parts.push_back(t);
+  }
+  if (total != w.dims[axis]) {
+    std::vector<int64_t> got = w.dims;
+    got[axis] = total;
+    err = pfx + "tensors " + names + " concatenated along axis " +
+          std::to_string(axis) + " give shape " + formatShapeList(got) +
+          " but the model's weight '" + w.name + "' expects " +
+          formatShapeList(w.dims);
+    parts.clear();
+    return false;
+  }
+  return true;
+}
+
+void gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+                  const std::vector<const StTensor *> &parts, void *dst) {
+  unsigned char *out = static_cast<unsigned char *>(dst);
+  if (w.concatParts.empty()) {
+    if (w.bytes)
+      std::memcpy(out, file.tensorData(*parts[0]), w.bytes);
+    return;
+  }
+  size_t axis = static_cast<size_t>(w.concatAxis);
+  uint64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d)
+    outer *= static_cast<uint64_t>(w.dims[d]);
+  for (size_t d = axis + 1; d < w.dims.size(); ++d)
+    inner *= static_cast<uint64_t>(w.dims[d]);
+  const size_t es = dtypeSize(w.dtype);
+  for (uint64_t o = 0; o < outer; ++o) {
+    for (const StTensor *t : parts) {
+      size_t chunk = static_cast<size_t>(t->shape[axis] * inner * es);
+      if (chunk)
+        std::memcpy(out, file.tensorData(*t) + o * chunk, chunk);
+      out += chunk;
+    }
+  }
+}
+
+} // namespace attnrt

@@ -1,0 +1,73 @@
+//===- Support.h - attnrt internal helpers ----------------------*- C++ -*-===//
+//
+// Small shared pieces of the runtime: dtypes, shape formatting, aligned
+// buffers, half/bfloat16 conversion. Plain C++17, no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_RUNTIME_SUPPORT_H
+#define ATTNC_LIB_RUNTIME_SUPPORT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+
+enum class DType { F32, F16, BF16, I32, I64 };
+
+/// "f32", "f16", "bf16", "i32", "i64".
+const char *dtypeName(DType t);
+/// The safetensors spelling: "F32", "F16", "BF16", "I32", "I64".
+const char *dtypeSafetensorsName(DType t);
+/// The .npy descr used for the dtype ("<u2" for bf16).
+const char *dtypeNpyDescr(DType t);
+size_t dtypeSize(DType t);
+bool parseDType(const std::string &s, DType &out);
+
+/// Product of dims with overflow checking (false on overflow or a negative
+/// dim). A rank-0 shape has one element.
+bool numElements(const std::vector<int64_t> &dims, uint64_t &out);
+
+/// "[768, 512]" (the safetensors / error-message style).
+std::string formatShapeList(const std::vector<int64_t> &dims);
+/// "(1, 32)", "(5,)", "()" (the numpy style).
+std::string formatShapeTuple(const std::vector<int64_t> &dims);
+
+/// printf into a std::string.
+std::string strFormat(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+float halfToFloat(uint16_t h);
+float bf16ToFloat(uint16_t h);
+/// Converts element i of a buffer of dtype t to double.
+double elementAsDouble(const void *data, DType t, size_t i);
+
+/// A 64-byte aligned heap buffer (at least 64 bytes are allocated so that a
+/// zero-sized tensor still has a valid, unique pointer).
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  AlignedBuffer(AlignedBuffer &&o) noexcept;
+  AlignedBuffer &operator=(AlignedBuffer &&o) noexcept;
+
+  /// Allocates `bytes` zero-initialized bytes; false if out of memory.
+  bool allocate(size_t bytes);
+  void reset();
+  void *data() const { return ptr; }
+  size_t size() const { return bytes; }
+
+private:
+  void *ptr = nullptr;
+  size_t bytes = 0;
+};
+
+constexpr size_t kAlignment = 64;
+
+} // namespace attnrt
+
+#endif // ATTNC_LIB_RUNTIME_SUPPORT_H

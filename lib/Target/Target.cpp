@@ -1,0 +1,158 @@
+//===- Target.cpp - host object emission and linking ----------------------===//
+
+#include "attnc/Target/Target.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace llvm;
+
+static Error makeError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+static Expected<std::unique_ptr<TargetMachine>> createHostMachine(StringRef cpu) {
+  InitializeNativeTarget();
+  InitializeNativeTargetAsmPrinter();
+  Triple triple(sys::getDefaultTargetTriple());
+  std::string error;
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("no LLVM target for " + triple.str() + ": " + error);
+  std::string cpuName = cpu == "native" ? sys::getHostCPUName().str() : cpu.str();
+  std::string features;
+  if (cpu == "native") {
+    SubtargetFeatures subtarget;
+    for (auto &feature : sys::getHostCPUFeatures())
+      subtarget.AddFeature(feature.first(), feature.second);
+    features = subtarget.getString();
+  }
+  TargetOptions options;
+  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, options, Reloc::PIC_, std::nullopt,
+      CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return makeError("cannot create a target machine for " + triple.str());
+  return machine;
+}
+
+Expected<std::unique_ptr<Module>>
+attnc::translateToHostLLVMIR(mlir::ModuleOp module, LLVMContext &context,
+                             StringRef cpu) {
+  std::unique_ptr<Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "attnc-model");
+  if (!llvmModule)
+    return makeError("translation to LLVM IR failed");
+  auto machine = createHostMachine(cpu);
+  if (!machine)
+    return machine.takeError();
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  auto optimize = mlir::makeOptimizingTransformer(3, 0, machine->get());
+  if (Error err = optimize(llvmModule.get()))
+    return std::move(err);
+  return llvmModule;
+}
+
+Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu) {
+  auto machine = createHostMachine(cpu);
+  if (!machine)
+    return machine.takeError();
+  std::error_code ec;
+  raw_fd_ostream out(path, ec, sys::fs::OF_None);
+  if (ec)
+    return makeError("cannot write " + path + ": " + ec.message());
+  legacy::PassManager pm;
+  if ((*machine)->addPassesToEmitFile(pm, out, nullptr,
+                                      CodeGenFileType::ObjectFile))
+    return makeError("the host target cannot emit object files");
+  pm.run(module);
+  out.flush();
+  if (out.has_error())
+    return makeError("error writing " + path);
+  return Error::success();
+}
+
+Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
+                       StringRef runtimeDir, bool shared) {
+  SmallString<256> runtime(runtimeDir), runtimeMain(runtimeDir);
+  sys::path::append(runtime, "libattnrt.a");
+  sys::path::append(runtimeMain, "libattnrt_main.a");
+  if (!sys::fs::exists(runtime))
+    return makeError("the attnc runtime library is missing: " + runtime +
+                     " (pass --runtime-dir)");
+  if (!shared && !sys::fs::exists(runtimeMain))
+    return makeError("the attnc runtime entry is missing: " + runtimeMain);
+  auto linker = sys::findProgramByName("c++");
+  if (!linker)
+    linker = sys::findProgramByName("g++");
+  if (!linker)
+    return makeError("no C++ linker driver (c++ or g++) on PATH");
+  SmallVector<std::string> args = {*linker, "-o", outputPath.str()};
+  if (shared) {
+    args.push_back("-shared");
+    // Export the whole C API of the runtime from the .so.
+    args.push_back("-Wl,--whole-archive");
+    args.push_back(std::string(runtime));
+    args.push_back("-Wl,--no-whole-archive");
+    args.push_back(objectPath.str());
+  } else {
+    args.push_back(objectPath.str());
+    args.push_back(std::string(runtimeMain));
+    args.push_back(std::string(runtime));
+  }
+  for (const char *lib : {"-lm", "-ldl", "-lpthread"})
+    args.push_back(lib);
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int rc = sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0,
+                               &message);
+  if (rc != 0)
+    return makeError("linking failed (" + *linker + " exited with " +
+                     Twine(rc) + (message.empty() ? "" : ": " + message) +
+                     ")");
+  return Error::success();
+}
+
+Expected<std::string> attnc::extractPtx(mlir::ModuleOp module) {
+  std::string ptx;
+  module.walk([&](mlir::gpu::BinaryOp binary) {
+    for (mlir::Attribute attr : binary.getObjects()) {
+      auto object = mlir::dyn_cast<mlir::gpu::ObjectAttr>(attr);
+      if (object && object.getFormat() == mlir::gpu::CompilationTarget::Assembly) {
+        ptx += object.getObject().getValue().str();
+        ptx += "\n";
+      }
+    }
+  });
+  if (ptx.empty())
+    return makeError("no PTX found: the module has no gpu.binary in isa format");
+  return ptx;
+}
+
+Expected<std::string> attnc::findPtxas() {
+  SmallVector<std::string> candidates;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    candidates.push_back(std::string(home) + "/bin/ptxas");
+  candidates.push_back("/usr/local/cuda/bin/ptxas");
+  for (const std::string &path : candidates)
+    if (sys::fs::can_execute(path))
+      return path;
+  if (auto onPath = sys::findProgramByName("ptxas"))
+    return *onPath;
+  return makeError("the cuda target needs the CUDA toolkit, but ptxas was not "
+                   "found in $CUDA_HOME/bin, /usr/local/cuda/bin or PATH");
+}

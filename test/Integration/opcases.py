@@ -1,0 +1,232 @@
+"""Op cases for opcheck.py, grouped into one compiled model per group.
+
+Each case names its tensors ($name in the op text), the op, the result
+shape and the reference computation from test/reference/attn_ref.py."""
+
+import numpy as np
+
+import attn_ref as ref
+from opcheck import Case, T, ttype
+
+
+def fn_type(case_tensors, result):
+    return "(" + ", ".join(ttype(s, d) for (_, s, _, d, _) in case_tensors) + ") -> " + result
+
+
+def unary(name, op, f, shape=(2, 3, 16), dtype="f32"):
+    ts = [T("x", shape, dtype=dtype)]
+    return Case(name, ts, f"{op} $x : {ttype(shape, dtype)}", shape,
+                lambda e: f(e["x"]), dtype=dtype)
+
+
+def pointwise():
+    s = (2, 3, 16)
+    t = ttype(s, "f32")
+    return [
+        unary("relu", "attn.relu", ref.relu),
+        unary("gelu_erf", "attn.gelu", ref.gelu),
+        Case("gelu_tanh", [T("x", s)], f"attn.gelu $x approximate = tanh : {t}", s,
+             lambda e: ref.gelu_tanh(e["x"])),
+        unary("silu", "attn.silu", ref.silu),
+        Case("add", [T("a", s), T("b", s)], f"attn.add $a, $b : {t}", s,
+             lambda e: e["a"] + e["b"]),
+        unary("softmax_last", "attn.softmax", lambda x: ref.softmax(x, -1)),
+        Case("softmax_dim1", [T("x", s)], f"attn.softmax $x dim = 1 : {t}", s,
+             lambda e: ref.softmax(e["x"], 1)),
+        Case("softmax_dim0_neg", [T("x", s)], f"attn.softmax $x dim = -3 : {t}", s,
+             lambda e: ref.softmax(e["x"], 0)),
+        unary("relu_f16", "attn.relu", ref.relu, dtype="f16"),
+        unary("silu_bf16", "attn.silu", ref.silu, dtype="bf16"),
+        unary("gelu_f16", "attn.gelu", ref.gelu, dtype="f16"),
+    ]
+
+
+def norms():
+    cases = []
+    for dtype in ("f32", "f16", "bf16"):
+        s = (2, 5, 32)
+        ts = [T("x", s, dtype=dtype, scale=3.0), T("g", (32,), "weight", dtype, "ones"),
+              T("b", (32,), "weight", dtype)]
+        cases.append(Case(f"layer_norm_{dtype}", ts,
+                          f"attn.layer_norm $x, $g, $b epsilon = 1.0e-5 : {ttype(s, dtype)}, "
+                          f"{ttype((32,), dtype)}, {ttype((32,), dtype)}", s,
+                          lambda e: ref.layer_norm(e["x"], e["g"], e["b"], 1e-5), dtype=dtype))
+    s = (3, 24)
+    ts = [T("x", s), T("g", (24,), "weight", gen="ones")]
+    cases.append(Case("rms_norm", ts, f"attn.rms_norm $x, $g : {ttype(s, 'f32')}, {ttype((24,), 'f32')}",
+                      s, lambda e: ref.rms_norm(e["x"], e["g"], 1e-6)))
+    cases.append(Case("layer_norm_rank1", [T("x", (40,)), T("g", (40,), "weight", gen="ones"),
+                                           T("b", (40,), "weight")],
+                      f"attn.layer_norm $x, $g, $b epsilon = 1.0e-12 : tensor<40xf32>, tensor<40xf32>, tensor<40xf32>",
+                      (40,), lambda e: ref.layer_norm(e["x"], e["g"], e["b"], 1e-12)))
+    # linear: rank 2 and rank 3, with and without bias
+    ts = [T("x", (2, 4, 24)), T("w", (40, 24), "weight"), T("b", (40,), "weight")]
+    cases.append(Case("linear_bias_rank3", ts,
+                      "attn.linear $x, $w, $b : " + fn_type(ts, ttype((2, 4, 40), "f32")),
+                      (2, 4, 40), lambda e: ref.linear(e["x"], e["w"], e["b"])))
+    ts = [T("x", (6, 24)), T("w", (8, 24), "weight")]
+    cases.append(Case("linear_nobias_rank2", ts,
+                      "attn.linear $x, $w : " + fn_type(ts, ttype((6, 8), "f32")),
+                      (6, 8), lambda e: ref.linear(e["x"], e["w"])))
+    ts = [T("x", (2, 4, 24), dtype="f16"), T("w", (16, 24), "weight", "f16"),
+          T("b", (16,), "weight", "f16")]
+    cases.append(Case("linear_f16", ts,
+                      "attn.linear $x, $w, $b : " + fn_type(ts, ttype((2, 4, 16), "f16")),
+                      (2, 4, 16), lambda e: ref.linear(e["x"], e["w"], e["b"]), dtype="f16"))
+    for act in ("relu", "gelu", "gelu_tanh", "silu"):
+        ts = [T("x", (1, 6, 16)), T("w1", (48, 16), "weight", scale=0.3),
+              T("b1", (48,), "weight"), T("w2", (16, 48), "weight", scale=0.3),
+              T("b2", (16,), "weight")]
+        cases.append(Case(f"ffn_{act}", ts,
+                          f"attn.ffn $x up($w1, $b1) down($w2, $b2) activation = {act} : "
+                          + fn_type(ts, ttype((1, 6, 16), "f32")),
+                          (1, 6, 16),
+                          lambda e, act=act: ref.ffn(e["x"], e["w1"], e["b1"], e["w2"], e["b2"], act)))
+    ts = [T("x", (1, 6, 16)), T("w1", (32, 16), "weight", scale=0.3),
+          T("w2", (16, 32), "weight", scale=0.3)]
+    cases.append(Case("ffn_nobias", ts,
+                      "attn.ffn $x up($w1) down($w2) : " + fn_type(ts, ttype((1, 6, 16), "f32")),
+                      (1, 6, 16), lambda e: ref.ffn(e["x"], e["w1"], None, e["w2"], None, "relu")))
+    return cases
+
+
+def positions():
+    cases = []
+    ts = [T("ids", (2, 7), dtype="i32", gen="ints", scale=50), T("table", (50, 12), "weight")]
+    cases.append(Case("embedding_i32", ts, "attn.embedding $ids, $table : " + fn_type(ts, ttype((2, 7, 12), "f32")),
+                      (2, 7, 12), lambda e: ref.embedding(e["ids"], e["table"])))
+    ts = [T("ids", (5,), dtype="i64", gen="ints", scale=9), T("table", (9, 4), "weight")]
+    cases.append(Case("embedding_i64", ts, "attn.embedding $ids, $table : " + fn_type(ts, ttype((5, 4), "f32")),
+                      (5, 4), lambda e: ref.embedding(e["ids"], e["table"])))
+    s = (2, 10, 16)
+    cases.append(Case("sinusoidal", [T("x", s)], f"attn.sinusoidal_pos $x : {ttype(s, 'f32')}", s,
+                      lambda e: ref.sinusoidal_pos(e["x"])))
+    cases.append(Case("sinusoidal_offset", [T("x", s)], f"attn.sinusoidal_pos $x offset = 37 : {ttype(s, 'f32')}", s,
+                      lambda e: ref.sinusoidal_pos(e["x"], 37)))
+    ts = [T("x", s), T("table", (20, 16), "weight")]
+    cases.append(Case("learned_pos", ts, f"attn.learned_pos $x, $table offset = 3 : {ttype(s, 'f32')}, {ttype((20, 16), 'f32')}",
+                      s, lambda e: ref.learned_pos(e["x"], e["table"], 3)))
+    s4 = (1, 2, 6, 8)
+    cases.append(Case("rotary", [T("x", s4)], f"attn.rotary $x : {ttype(s4, 'f32')}", s4,
+                      lambda e: ref.rotary(e["x"])))
+    cases.append(Case("rotary_partial_offset", [T("x", s4)],
+                      f"attn.rotary $x base = 500.0 offset = 5 rotary_dim = 4 : {ttype(s4, 'f32')}", s4,
+                      lambda e: ref.rotary(e["x"], 500.0, 5, 4)))
+    return cases
+
+
+def sdpa_case(name, b=2, hq=4, hkv=4, sq=5, sk=7, d=8, dv=None, attrs="", score="scaled_dot",
+              bias_shape=None, lengths=None, weights=(), dtype="f32", **kw):
+    dv = dv or d
+    ts = [T("q", (b, hq, sq, d), dtype=dtype), T("k", (b, hkv, sk, kw.get("dk", d)), dtype=dtype),
+          T("v", (b, hkv, sk, dv), dtype=dtype)]
+    extra = ""
+    if bias_shape:
+        ts.append(T("bias", bias_shape, dtype=dtype))
+        extra += f" bias($bias : {ttype(bias_shape, dtype)})"
+    if lengths:
+        ts.append(T("len", (b,), dtype=lengths[0], gen="ints", scale=lengths[1]))
+        extra += f" kv_lengths($len : {ttype((b,), lengths[0])})"
+    if weights:
+        for (wn, ws) in weights:
+            ts.append(T(wn, ws, "weight", dtype, scale=0.3))
+        names = ", ".join("$" + wn for wn, _ in weights)
+        types = ", ".join(ttype(ws, dtype) for _, ws in weights)
+        extra += f" score_weights({names} : {types})"
+    if score != "scaled_dot":
+        extra += f" score = {score}"
+    op = (f"attn.sdpa $q, $k, $v{extra} {attrs} : {ttype(ts[0][1], dtype)}, {ttype(ts[1][1], dtype)}, "
+          f"{ttype(ts[2][1], dtype)} -> {ttype((b, hq, sq, dv), dtype)}")
+    causal = "causal" in attrs
+    window = None
+    scale = None
+    for part in attrs.split():
+        pass
+    if "window = " in attrs:
+        window = int(attrs.split("window = ")[1].split()[0])
+    if "scale = " in attrs:
+        scale = float(attrs.split("scale = ")[1].split()[0])
+
+    def reference(e):
+        sw = tuple(e[wn] for wn, _ in weights)
+        return ref.sdpa(e["q"], e["k"], e["v"], bias=e.get("bias"), kv_lengths=e.get("len"),
+                        score_weights=sw, score=score, scale=scale, causal=causal, window=window)
+    return Case(name, ts, op, (b, hq, sq, dv), reference, dtype=dtype)
+
+
+def sdpa():
+    return [
+        sdpa_case("scaled_dot"),
+        sdpa_case("dot_scale", score="dot", attrs="scale = 0.25"),
+        sdpa_case("general", score="general", weights=[("w", (8, 6))], dk=6),
+        sdpa_case("additive", score="additive", weights=[("w", (5, 14)), ("va", (5,))], dk=6),
+        sdpa_case("cosine", score="cosine", attrs="scale = 4.0"),
+        sdpa_case("gaussian", score="gaussian"),
+        sdpa_case("causal_sq_lt_sk", attrs="causal"),
+        sdpa_case("causal_sq_gt_sk", sq=9, sk=4, attrs="causal"),
+        sdpa_case("window", sq=8, sk=8, attrs="window = 3"),
+        sdpa_case("causal_window", sq=8, sk=10, attrs="causal window = 2"),
+        sdpa_case("kv_lengths_i32", lengths=("i32", (0, 8))),
+        sdpa_case("kv_lengths_i64_causal", lengths=("i64", (1, 8)), attrs="causal"),
+        sdpa_case("bias_full", bias_shape=(2, 4, 5, 7)),
+        sdpa_case("bias_broadcast", bias_shape=(2, 1, 1, 7)),
+        sdpa_case("bias_heads", bias_shape=(1, 4, 5, 1)),
+        sdpa_case("gqa", hq=6, hkv=2),
+        sdpa_case("mqa_causal", hq=4, hkv=1, attrs="causal"),
+        sdpa_case("value_dim", dv=5),
+        sdpa_case("f16_causal", attrs="causal", dtype="f16"),
+        sdpa_case("bf16", dtype="bf16"),
+    ]
+
+
+def mha_case(name, b=2, sq=6, sk=None, dm=16, heads=4, kv_heads=None, wide=False, cross=False,
+             biases=True, attrs="", lengths=None, dkv=None):
+    kvh = kv_heads or heads
+    dh = dm if wide else dm // heads
+    sk = sk or sq
+    dkv = dkv or dm
+    ts = [T("x", (b, sq, dm))]
+    operands = "$x"
+    if cross:
+        ts.append(T("kv", (b, sk, dkv)))
+        operands += ", $kv"
+    ts += [T("wq", (heads * dh, dm), "weight", scale=0.3), T("wk", (kvh * dh, dkv), "weight", scale=0.3),
+           T("wv", (kvh * dh, dkv), "weight", scale=0.3), T("wo", (dm, heads * dh), "weight", scale=0.3)]
+    text = f"attn.mha {operands} weights($wq, $wk, $wv, $wo)"
+    if biases:
+        ts += [T("bq", (heads * dh,), "weight"), T("bk", (kvh * dh,), "weight"),
+               T("bv", (kvh * dh,), "weight"), T("bo", (dm,), "weight")]
+        text += " biases($bq, $bk, $bv, $bo)"
+    if lengths:
+        ts.append(T("len", (b,), dtype="i32", gen="ints", scale=(1, sk + 1)))
+        text += " kv_lengths($len)"
+    text += f" heads = {heads}"
+    if kv_heads:
+        text += f" kv_heads = {kv_heads}"
+    if wide:
+        text += " wide"
+    text += " " + attrs
+    text += " : " + fn_type(ts, ttype((b, sq, dm), "f32"))
+    causal = "causal" in attrs
+
+    def reference(e):
+        bs = (e["bq"], e["bk"], e["bv"], e["bo"]) if biases else None
+        return ref.mha(e["x"], e["wq"], e["wk"], e["wv"], e["wo"], biases=bs, kv=e.get("kv"),
+                       num_heads=heads, num_kv_heads=kv_heads, wide=wide, causal=causal,
+                       kv_lengths=e.get("len"))
+    return Case(name, ts, text, (b, sq, dm), reference)
+
+
+def mha():
+    return [
+        mha_case("self_narrow"),
+        mha_case("self_wide", wide=True, heads=2),
+        mha_case("cross", cross=True, sk=9, dkv=12),
+        mha_case("gqa_causal", heads=4, kv_heads=2, attrs="causal"),
+        mha_case("nobias_lengths", biases=False, lengths=True),
+    ]
+
+
+def groups():
+    return {"pointwise": pointwise(), "norms": norms(), "positions": positions(),
+            "sdpa": sdpa(), "mha": mha()}

@@ -1,0 +1,203 @@
+//===- JsonManifestTest.cpp - JSON parser and manifest tests --------------===//
+
+#include "Json.h"
+#include "Manifest.h"
+
+#include "gtest/gtest.h"
+
+using namespace attnrt;
+
+namespace {
+
+JsonValue parseOk(const std::string &text) {
+  JsonValue v;
+  std::string err;
+  EXPECT_TRUE(parseJson(text.data(), text.size(), v, err)) << err;
+  return v;
+}
+
+std::string parseErr(const std::string &text) {
+  JsonValue v;
+  std::string err;
+  EXPECT_FALSE(parseJson(text.data(), text.size(), v, err)) << text;
+  return err;
+}
+
+TEST(Json, Scalars) {
+  EXPECT_EQ(parseOk("null").kind, JsonValue::Null);
+  JsonValue t = parseOk(" true ");
+  EXPECT_EQ(t.kind, JsonValue::Bool);
+  EXPECT_TRUE(t.boolean);
+  EXPECT_FALSE(parseOk("false").boolean);
+  JsonValue n = parseOk("-12.5e2");
+  EXPECT_EQ(n.kind, JsonValue::Number);
+  EXPECT_DOUBLE_EQ(n.asDouble(), -1250.0);
+  uint64_t u = 0;
+  EXPECT_FALSE(n.asU64(u));
+  EXPECT_TRUE(parseOk("18446744073709551615").asU64(u));
+  EXPECT_EQ(u, UINT64_MAX);
+  EXPECT_FALSE(parseOk("18446744073709551616").asU64(u));
+  EXPECT_FALSE(parseOk("1.0").asU64(u));
+  EXPECT_TRUE(parseOk("0").asU64(u));
+  EXPECT_EQ(u, 0u);
+}
+
+TEST(Json, StringEscapes) {
+  JsonValue s = parseOk(R"("a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u20ac\ud83d\ude00")");
+  ASSERT_EQ(s.kind, JsonValue::String);
+  EXPECT_EQ(s.text, "a\"b\\c/d\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+}
+
+TEST(Json, Containers) {
+  JsonValue v = parseOk(R"({"a": [1, 2, {"b": null}], "c": {}, "d": []})");
+  ASSERT_EQ(v.kind, JsonValue::Object);
+  ASSERT_EQ(v.keys.size(), 3u);
+  EXPECT_EQ(v.keys[0], "a");
+  const JsonValue *a = v.get("a");
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->kind, JsonValue::Array);
+  ASSERT_EQ(a->items.size(), 3u);
+  EXPECT_EQ(a->items[2].get("b")->kind, JsonValue::Null);
+  EXPECT_EQ(v.get("c")->kind, JsonValue::Object);
+  EXPECT_EQ(v.get("d")->items.size(), 0u);
+  EXPECT_EQ(v.get("zz"), nullptr);
+}
+
+TEST(Json, Errors) {
+  EXPECT_EQ(parseErr(R"({"a": })"),
+            "unexpected character '}' (expected a value) at byte 6");
+  EXPECT_EQ(parseErr("[1, 2,]"),
+            "unexpected character ']' (expected a value) at byte 6");
+  EXPECT_EQ(parseErr(R"({"a": 1,})"), "expected a string key at byte 8");
+  EXPECT_EQ(parseErr(R"({"a" 1})"), "expected ':' after key at byte 5");
+  EXPECT_EQ(parseErr(R"({"a": 1 "b": 2})"), "expected ',' or '}' at byte 8");
+  EXPECT_EQ(parseErr(R"({"a": 1, "a": 2})"), "duplicate key \"a\" at byte 9");
+  EXPECT_EQ(parseErr("\"abc"), "unterminated string at byte 4");
+  EXPECT_EQ(parseErr("\"a\nb\""), "control character in string at byte 2");
+  EXPECT_EQ(parseErr(R"("\x")"), "invalid escape '\\x' at byte 2");
+  EXPECT_EQ(parseErr(R"("\ud800")"),
+            "unpaired surrogate in \\u escape at byte 7");
+  EXPECT_EQ(parseErr(R"("\u12g4")"), "invalid \\u escape at byte 3");
+  EXPECT_EQ(parseErr("01"), "unexpected trailing characters at byte 1");
+  EXPECT_EQ(parseErr("1."),
+            "invalid number (expected digits after '.') at byte 2");
+  EXPECT_EQ(parseErr("-"), "invalid number at byte 1");
+  EXPECT_EQ(parseErr("tru"), "invalid literal (expected 'true') at byte 0");
+  EXPECT_EQ(parseErr("{} x"), "unexpected trailing characters at byte 3");
+  EXPECT_EQ(parseErr(""), "unexpected end of input (expected a value) at byte 0");
+  EXPECT_EQ(parseErr("[1"),
+            "unexpected end of input (expected ',' or ']') at byte 2");
+  EXPECT_EQ(parseErr(std::string(1000, '[')), "nesting too deep at byte 129");
+}
+
+Manifest manifestOk(const char *text) {
+  Manifest m;
+  std::string err;
+  EXPECT_TRUE(parseManifest(text, m, err)) << err;
+  return m;
+}
+
+std::string manifestErr(const char *text) {
+  Manifest m;
+  std::string err;
+  EXPECT_FALSE(parseManifest(text, m, err)) << text;
+  return err;
+}
+
+TEST(Manifest, Parses) {
+  Manifest m = manifestOk("attnc-manifest 1\r\n"
+                          "# a comment\n"
+                          "\n"
+                          "target cuda\n"
+                          "weight w.0 bf16 768x512\n"
+                          "weight qkv f16 3x2 concat 1 q,k.x,v\n"
+                          "input ids i64 1x128\n"
+                          "input  scale\tf32   scalar\n"
+                          "output out i32 0x4");
+  EXPECT_EQ(m.version, 1);
+  EXPECT_EQ(m.target, Target::CUDA);
+  ASSERT_EQ(m.entries.size(), 5u);
+  EXPECT_EQ(m.weights, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.inputs, (std::vector<int>{2, 3}));
+  EXPECT_EQ(m.outputs, (std::vector<int>{4}));
+  EXPECT_EQ(m.entries[0].name, "w.0");
+  EXPECT_EQ(m.entries[0].dtype, DType::BF16);
+  EXPECT_EQ(m.entries[0].dims, (std::vector<int64_t>{768, 512}));
+  EXPECT_EQ(m.entries[0].bytes, 768u * 512 * 2);
+  EXPECT_EQ(m.entries[0].concatAxis, -1);
+  EXPECT_EQ(m.entries[1].concatAxis, 1);
+  EXPECT_EQ(m.entries[1].concatParts,
+            (std::vector<std::string>{"q", "k.x", "v"}));
+  EXPECT_EQ(m.entries[2].dtype, DType::I64);
+  EXPECT_EQ(m.entries[2].bytes, 1024u);
+  EXPECT_TRUE(m.entries[3].dims.empty());
+  EXPECT_EQ(m.entries[3].numElements, 1u);
+  EXPECT_EQ(m.entries[3].bytes, 4u);
+  EXPECT_EQ(m.entries[4].bytes, 0u);
+  EXPECT_EQ(m.entries[4].kind, EntryKind::Output);
+  EXPECT_EQ(manifestOk("attnc-manifest 1\ntarget cpu\n").target, Target::CPU);
+}
+
+TEST(Manifest, Errors) {
+  EXPECT_EQ(manifestErr(""), "manifest: empty (expected 'attnc-manifest 1')");
+  EXPECT_EQ(manifestErr("target cpu\n"),
+            "manifest line 1: expected 'attnc-manifest 1' as the first "
+            "record, got 'target cpu'");
+  EXPECT_EQ(manifestErr("attnc-manifest 2\n"),
+            "manifest line 1: unsupported manifest version '2' (this runtime "
+            "supports version 1)");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ninput a f32 4\n"),
+            "manifest: missing 'target cpu' or 'target cuda' record");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget tpu\n"),
+            "manifest line 2: unknown target 'tpu' (expected 'cpu' or "
+            "'cuda')");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ntarget cpu\n"),
+            "manifest line 3: duplicate 'target' record");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f64 4\n"),
+            "manifest line 3: unknown dtype 'f64' (expected f32, f16, bf16, "
+            "i32 or i64)");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4x\n"),
+            "manifest line 3: invalid dims '4x' (expected sizes joined by 'x' "
+            "like 1x128x768, or 'scalar')");
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4xx2\n")
+                .find("invalid dims '4xx2'"),
+            std::string::npos);
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 -4\n")
+                .find("invalid dims '-4'"),
+            std::string::npos);
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input a f32 99999999999999999999\n")
+                .find("invalid dims"),
+            std::string::npos);
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input a f32 4294967296x4294967296\n"),
+            "manifest line 3: shape [4294967296, 4294967296] of 'a' is too "
+            "large");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
+            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
+            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+  EXPECT_EQ(
+      manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
+      "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
+      "<axis> <name>,<name>,...]'");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input a f32 4\noutput a f32 4\n"),
+            "manifest line 4: duplicate name 'a'");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\nparam a f32 4\n"),
+            "manifest line 3: unknown record 'param' (expected target, "
+            "weight, input or output)");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "weight w f32 4x4 concat 2 a,b\n"),
+            "manifest line 3: concat axis '2' of weight 'w' is not a "
+            "dimension of its shape [4, 4]");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "weight w f32 4x4 concat 0 a,,b\n"),
+            "manifest line 3: empty tensor name in concat list 'a,,b' of "
+            "weight 'w'");
+  Manifest m;
+  std::string err;
+  EXPECT_FALSE(parseManifest(nullptr, m, err));
+}
+
+} // namespace

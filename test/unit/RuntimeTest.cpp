@@ -1,0 +1,257 @@
+//===- RuntimeTest.cpp - attnrt C API tests on the CPU target -------------===//
+
+#include "attnc/Runtime/attnrt.h"
+
+#include "TestUtil.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <string>
+
+using namespace attnrt_test;
+
+namespace {
+
+struct ModelPtr {
+  attnrt_model *m;
+  explicit ModelPtr(attnrt_model *m) : m(m) {}
+  ~ModelPtr() { attnrt_close(m); }
+  attnrt_model *get() const { return m; }
+};
+
+std::string openError(const char *manifest, void (*invoke)(void **)) {
+  char err[512];
+  std::memset(err, 'Z', sizeof(err));
+  attnrt_model *m = attnrt_open(manifest, invoke, err, sizeof(err));
+  EXPECT_EQ(m, nullptr);
+  attnrt_close(m);
+  EXPECT_STREQ(attnrt_last_error(nullptr), err);
+  return err;
+}
+
+TEST(Runtime, OpenErrors) {
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\ninput a f31 4\n",
+                      cpuInvoke),
+            "attnrt: invalid model manifest: manifest line 3: unknown dtype "
+            "'f31' (expected f32, f16, bf16, i32 or i64)");
+  EXPECT_EQ(openError(nullptr, cpuInvoke), "attnrt: no manifest given");
+  EXPECT_EQ(openError(kCpuManifest, nullptr),
+            "attnrt: no invoke function given");
+  // Truncation keeps the buffer NUL-terminated.
+  char small[8];
+  EXPECT_EQ(attnrt_open(nullptr, cpuInvoke, small, sizeof(small)), nullptr);
+  EXPECT_STREQ(small, "attnrt:");
+  EXPECT_EQ(attnrt_open(nullptr, cpuInvoke, nullptr, 0), nullptr);
+}
+
+TEST(Runtime, Describe) {
+  char err[256];
+  ModelPtr m(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  EXPECT_STREQ(attnrt_target(m.get()), "cpu");
+  EXPECT_EQ(attnrt_num_weights(m.get()), 2);
+  EXPECT_EQ(attnrt_num_inputs(m.get()), 2);
+  EXPECT_EQ(attnrt_num_outputs(m.get()), 2);
+  EXPECT_STREQ(attnrt_input_name(m.get(), 1), "b");
+  EXPECT_STREQ(attnrt_input_dtype(m.get(), 0), "f32");
+  EXPECT_EQ(attnrt_input_rank(m.get(), 0), 2);
+  EXPECT_EQ(attnrt_input_dim(m.get(), 0, 1), 4);
+  EXPECT_EQ(attnrt_input_dims(m.get(), 0)[0], 2);
+  EXPECT_EQ(attnrt_input_bytes(m.get(), 0), 32u);
+  EXPECT_STREQ(attnrt_output_name(m.get(), 1), "qkv_out");
+  EXPECT_EQ(attnrt_output_dim(m.get(), 1, 0), 3);
+  EXPECT_EQ(attnrt_output_bytes(m.get(), 1), 48u);
+  EXPECT_EQ(attnrt_input_name(m.get(), 2), nullptr);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt_input_name: input index 2 out of range (the model has "
+               "2)");
+  EXPECT_EQ(attnrt_output_rank(m.get(), -1), -1);
+  EXPECT_EQ(attnrt_output_dim(m.get(), 0, 2), -1);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt_output_dim: axis 2 out of range for rank 2");
+  EXPECT_EQ(attnrt_last_run_ms(m.get()), 0.0);
+  EXPECT_EQ(attnrt_weight_bytes_read(m.get()), 0u);
+}
+
+TEST(Runtime, EndToEndCpu) {
+  TempDir dir;
+  std::string wpath = dir.file("weights.safetensors");
+  size_t fileSize = writeTestWeights(wpath);
+  char err[256];
+  ModelPtr mp(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  attnrt_model *m = mp.get();
+  ASSERT_NE(m, nullptr) << err;
+
+  std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> b = {10, 20, 30, 40, 50, 60, 70, 80};
+  EXPECT_NE(attnrt_run(m), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_run: the model's weights are not bound (call "
+               "attnrt_bind_weights first)");
+  ASSERT_EQ(attnrt_bind_weights(m, wpath.c_str()), 0) << attnrt_last_error(m);
+  // Only the header and the referenced tensors count: bias (16 bytes) and
+  // q, k, v (16 bytes each), not the 4000-byte 'unused' tensor.
+  std::string image = readFile(wpath);
+  EXPECT_EQ(attnrt_weight_bytes_read(m), headerBytesOf(image) + 16 + 48);
+  EXPECT_EQ(attnrt_weight_file_bytes(m), fileSize);
+
+  ASSERT_EQ(attnrt_set_input(m, 0, a.data(), 32), 0);
+  EXPECT_NE(attnrt_run(m), 0);
+  EXPECT_STREQ(attnrt_last_error(m), "attnrt_run: input 1 'b' has not been set");
+  EXPECT_NE(attnrt_set_input(m, 1, b.data(), 16), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input: input 1 'b' (f32 (2, 4)) is 32 bytes but 16 "
+               "were given");
+  EXPECT_NE(attnrt_set_input(m, 2, b.data(), 32), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input: input index 2 out of range (the model has 2)");
+  ASSERT_EQ(attnrt_set_input(m, 1, b.data(), 32), 0);
+
+  std::vector<float> sum(8), qkv(12);
+  EXPECT_NE(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_get_output: the model has not run successfully");
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  EXPECT_GE(attnrt_last_run_ms(m), 0.0);
+  EXPECT_NE(attnrt_get_output(m, 0, sum.data(), 31), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_get_output: output 0 'sum' (f32 (2, 4)) is 32 bytes "
+               "but the destination holds 31");
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
+  std::vector<float> bias = testBias();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(sum[i], a[i] + b[i] + bias[i % 4]) << i;
+  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+
+  // Inputs persist across runs; a new input changes the result.
+  a[0] = 100;
+  ASSERT_EQ(attnrt_set_input(m, 0, a.data(), 32), 0);
+  ASSERT_EQ(attnrt_run(m), 0);
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  EXPECT_EQ(sum[0], 100 + 10 + 0.5f);
+
+  // A failed rebind keeps the old weights; the error names both shapes.
+  std::string bad = dir.file("bad.safetensors");
+  writeFile(bad, makeSafetensors({{"bias", "F32", {5}, std::string(20, 0)},
+                                  {"q", "F32", {1, 4}, bytesOf(testQ())},
+                                  {"k", "F32", {1, 4}, bytesOf(testK())},
+                                  {"v", "F32", {1, 4}, bytesOf(testV())}}));
+  EXPECT_NE(attnrt_bind_weights(m, bad.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m)),
+            bad + ": tensor 'bias' has shape [5] but the model expects [4]");
+  ASSERT_EQ(attnrt_run(m), 0);
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  EXPECT_EQ(sum[0], 100 + 10 + 0.5f);
+
+  // Rebinding replaces the weights.
+  std::vector<float> bias2 = {1, 1, 1, 1};
+  std::string w2 = dir.file("w2.safetensors");
+  writeFile(w2, makeSafetensors({{"bias", "F32", {4}, bytesOf(bias2)},
+                                 {"q", "F32", {1, 4}, bytesOf(testV())},
+                                 {"k", "F32", {1, 4}, bytesOf(testK())},
+                                 {"v", "F32", {1, 4}, bytesOf(testQ())}}));
+  ASSERT_EQ(attnrt_bind_weights(m, w2.c_str()), 0) << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_run(m), 0);
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
+  EXPECT_EQ(sum[0], 100 + 10 + 1);
+  EXPECT_EQ(qkv, (std::vector<float>{9, 10, 11, 12, 5, 6, 7, 8, 1, 2, 3, 4}));
+}
+
+TEST(Runtime, InPlaceAndCopiedWeights) {
+  // 'al' starts 64-byte aligned in the mapping (used in place), 'un' does
+  // not (copied); both must read correctly, with the file mapping alive.
+  TempDir dir;
+  std::string header =
+      "{\"al\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+      "\"un\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[20,36]}}";
+  while ((8 + header.size()) % 64)
+    header += ' ';
+  std::vector<float> al = {1, 2, 3, 4}, un = {5, 6, 7, 8};
+  std::string data = bytesOf(al) + "pad!" + bytesOf(un);
+  std::string path = dir.file("w.safetensors");
+  writeFile(path, rawSafetensors(header, data));
+  static const char *manifest = "attnc-manifest 1\ntarget cpu\n"
+                                "weight al f32 4\nweight un f32 4\n"
+                                "output o f32 8\n";
+  struct Fn {
+    static void invoke(void **bufs) {
+      std::memcpy(bufs[2], bufs[0], 16);
+      std::memcpy(static_cast<char *>(bufs[2]) + 16, bufs[1], 16);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(bufs[0]) % 64, 0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(bufs[1]) % 64, 0u);
+    }
+  };
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, Fn::invoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m.get(), path.c_str()), 0)
+      << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  std::vector<float> o(8);
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, o.data(), 32), 0);
+  EXPECT_EQ(o, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST(Runtime, BindErrors) {
+  TempDir dir;
+  char err[256];
+  ModelPtr m(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  std::string p = dir.file("w.safetensors");
+  writeFile(p, makeSafetensors({{"bias", "F32", {4}, bytesOf(testBias())},
+                                {"q", "F32", {1, 4}, bytesOf(testQ())},
+                                {"k", "F16", {1, 4}, std::string(8, 0)},
+                                {"v", "F32", {1, 4}, bytesOf(testV())}}));
+  EXPECT_NE(attnrt_bind_weights(m.get(), p.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            p + ": tensor 'k' has dtype F16 but the model expects F32 (part 2 "
+                "of weight 'qkv', concatenated along axis 0)");
+  writeFile(p, makeSafetensors({{"q", "F32", {1, 4}, bytesOf(testQ())}}));
+  EXPECT_NE(attnrt_bind_weights(m.get(), p.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            p + ": the model needs tensor 'bias' but the file does not "
+                "contain it");
+  writeFile(p, "xyz");
+  EXPECT_NE(attnrt_bind_weights(m.get(), p.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            p + ": file is 3 bytes, too short for a safetensors file (at "
+                "least 8 bytes of header length needed)");
+  EXPECT_NE(attnrt_bind_weights(m.get(), nullptr), 0);
+  // Nothing got bound.
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_EQ(attnrt_weight_bytes_read(m.get()), 0u);
+}
+
+TEST(Runtime, OpenLinked) {
+  // The test program defines attn_model_manifest / attn_model_invoke.
+  char err[256];
+  ModelPtr m(attnrt_open_linked(err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  EXPECT_EQ(attnrt_num_inputs(m.get()), 2);
+  EXPECT_STREQ(attnrt_output_name(m.get(), 0), "sum");
+}
+
+TEST(Runtime, ZeroSizedAndScalar) {
+  static const char *manifest = "attnc-manifest 1\ntarget cpu\n"
+                                "input e f32 0x3\ninput s i64 scalar\n"
+                                "output o i64 scalar\n";
+  struct Fn {
+    static void invoke(void **bufs) {
+      *static_cast<int64_t *>(bufs[2]) = *static_cast<int64_t *>(bufs[1]) + 1;
+    }
+  };
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, Fn::invoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  int64_t s = 41, o = 0;
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, nullptr, 0), 0);
+  ASSERT_EQ(attnrt_set_input(m.get(), 1, &s, 8), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, &o, 8), 0);
+  EXPECT_EQ(o, 42);
+}
+
+} // namespace

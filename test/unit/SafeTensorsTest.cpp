@@ -1,0 +1,258 @@
+//===- SafeTensorsTest.cpp - safetensors reader tests ---------------------===//
+
+#include "SafeTensors.h"
+#include "TestUtil.h"
+
+#include "gtest/gtest.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace attnrt;
+using namespace attnrt_test;
+
+namespace {
+
+class SafeTensorsTest : public ::testing::Test {
+protected:
+  TempDir dir;
+
+  /// Writes `image` to a file and returns the open error ("" on success).
+  std::string openErr(const std::string &image, SafeTensorsFile &f) {
+    std::string path = dir.file("w.safetensors");
+    writeFile(path, image);
+    std::string err;
+    if (f.open(path, err))
+      return "";
+    // Errors are prefixed with the path; strip it for comparison.
+    EXPECT_EQ(err.compare(0, path.size() + 2, path + ": "), 0) << err;
+    return err.substr(path.size() + 2);
+  }
+  std::string openErr(const std::string &image) {
+    SafeTensorsFile f;
+    return openErr(image, f);
+  }
+
+  static ManifestEntry weight(const std::string &name, DType t,
+                              std::vector<int64_t> dims, int axis = -1,
+                              std::vector<std::string> parts = {}) {
+    ManifestEntry e;
+    e.kind = EntryKind::Weight;
+    e.name = name;
+    e.dtype = t;
+    e.dims = dims;
+    numElements(dims, e.numElements);
+    e.bytes = e.numElements * dtypeSize(t);
+    e.concatAxis = axis;
+    e.concatParts = parts;
+    return e;
+  }
+};
+
+TEST_F(SafeTensorsTest, ParsesValidFile) {
+  std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> b = {-1, 1LL << 40};
+  std::vector<uint16_t> c = {0x3f80};
+  std::string image = makeSafetensors({{"a", "F32", {2, 3}, bytesOf(a)},
+                                       {"b.x", "I64", {2}, bytesOf(b)},
+                                       {"c", "BF16", {}, bytesOf(c)},
+                                       {"empty", "F16", {0, 5}, ""},
+                                       {"d", "F64", {1}, std::string(8, 'x')}},
+                                      /*withMetadata=*/true);
+  SafeTensorsFile f;
+  ASSERT_EQ(openErr(image, f), "");
+  EXPECT_EQ(f.tensors().size(), 5u);
+  EXPECT_EQ(f.fileSize(), image.size());
+  EXPECT_EQ(f.headerBytes(), headerBytesOf(image));
+  const StTensor *ta = f.find("a");
+  ASSERT_NE(ta, nullptr);
+  EXPECT_EQ(ta->dtype, "F32");
+  EXPECT_EQ(ta->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ta->begin, 0u);
+  EXPECT_EQ(ta->end, 24u);
+  EXPECT_EQ(valuesOf<float>(f.tensorData(*ta), 6), a);
+  const StTensor *tb = f.find("b.x");
+  ASSERT_NE(tb, nullptr);
+  EXPECT_EQ(valuesOf<int64_t>(f.tensorData(*tb), 2), b);
+  EXPECT_TRUE(f.find("c")->shape.empty());
+  EXPECT_EQ(f.find("empty")->bytes(), 0u);
+  EXPECT_EQ(f.find("__metadata__"), nullptr);
+  EXPECT_EQ(f.find("missing"), nullptr);
+}
+
+TEST_F(SafeTensorsTest, TruncatedAndBadLength) {
+  EXPECT_EQ(openErr("abcde"), "file is 5 bytes, too short for a safetensors "
+                              "file (at least 8 bytes of header length "
+                              "needed)");
+  EXPECT_EQ(openErr(""), "file is 0 bytes, too short for a safetensors file "
+                         "(at least 8 bytes of header length needed)");
+  EXPECT_EQ(openErr(rawSafetensors("{}", "", 100)),
+            "header length 100 is beyond the end of the file (10 bytes)");
+  EXPECT_EQ(openErr(rawSafetensors("{}", "", UINT64_MAX - 1)),
+            "header length 18446744073709551614 is beyond the end of the file "
+            "(10 bytes)");
+  // A header that a JSON parser would accept but is cut short.
+  std::string image = makeSafetensors({{"a", "F32", {2}, std::string(8, 0)}});
+  EXPECT_EQ(openErr(image.substr(0, image.size() - 4)),
+            "tensor 'a': data_offsets [0, 8] end is beyond the data section "
+            "(4 bytes)");
+}
+
+TEST_F(SafeTensorsTest, AbsurdHeaderLength) {
+  // A sparse file big enough that a 101 MB header "fits".
+  std::string path = dir.file("big.safetensors");
+  const uint64_t n = 101ull * 1024 * 1024;
+  writeFile(path, rawSafetensors("", "", n));
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(n + 8)), 0);
+  SafeTensorsFile f;
+  std::string err;
+  EXPECT_FALSE(f.open(path, err));
+  EXPECT_EQ(err, path + ": header length 105906176 is absurd (limit is "
+                        "104857600 bytes)");
+}
+
+TEST_F(SafeTensorsTest, BadJson) {
+  EXPECT_EQ(openErr(rawSafetensors("{\"a\": }", "")),
+            "header is not valid JSON: unexpected character '}' (expected a "
+            "value) at byte 6");
+  EXPECT_EQ(openErr(rawSafetensors("{\"a\": {\"dtype\": \"F32\"", "")),
+            "header is not valid JSON: unexpected end of input (expected ',' "
+            "or '}') at byte 21");
+  EXPECT_EQ(openErr(rawSafetensors("[1, 2]", "")),
+            "header is not a JSON object (it is an array)");
+  EXPECT_EQ(openErr(rawSafetensors("", "")),
+            "header is not valid JSON: unexpected end of input (expected a "
+            "value) at byte 0");
+  EXPECT_EQ(openErr(rawSafetensors("{\"__metadata__\": 3}", "")),
+            "'__metadata__' is not an object");
+}
+
+TEST_F(SafeTensorsTest, BadEntries) {
+  auto err = [&](const std::string &entry, size_t dataBytes = 16) {
+    return openErr(
+        rawSafetensors("{\"t\": " + entry + "}", std::string(dataBytes, 0)));
+  };
+  EXPECT_EQ(err("[]"), "tensor 't': entry is not an object");
+  EXPECT_EQ(err(R"({"shape": [2], "data_offsets": [0, 8]})"),
+            "tensor 't': missing 'dtype'");
+  EXPECT_EQ(err(R"({"dtype": "F32", "data_offsets": [0, 8]})"),
+            "tensor 't': missing 'shape'");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [2]})"),
+            "tensor 't': missing 'data_offsets'");
+  EXPECT_EQ(err(R"({"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]})"),
+            "tensor 't': unknown dtype 'Q4'");
+  EXPECT_EQ(err(R"({"dtype": 4, "shape": [2], "data_offsets": [0, 8]})"),
+            "tensor 't': 'dtype' is not a string");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]})"),
+            "tensor 't': 'shape' is not an array of non-negative integers");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]})"),
+            "tensor 't': 'shape' is not an array of non-negative integers");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [2], "data_offsets": [0]})"),
+            "tensor 't': 'data_offsets' is not a pair of non-negative "
+            "integers");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [2], "data_offsets": [8, 0]})"),
+            "tensor 't': data_offsets [8, 0] begin is after end");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [2], "data_offsets": [12, 20]})"),
+            "tensor 't': data_offsets [12, 20] end is beyond the data section "
+            "(16 bytes)");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 8]})"),
+            "tensor 't': data_offsets [0, 8] span 8 bytes but shape [3] with "
+            "dtype F32 needs 12");
+  EXPECT_EQ(err(R"({"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 16]})"),
+            "tensor 't': data_offsets [0, 16] span 16 bytes but shape [2, 2] "
+            "with dtype BF16 needs 8");
+  EXPECT_EQ(err(R"({"dtype": "F32", "shape": [4294967296, 4294967296],)"
+                R"( "data_offsets": [0, 8]})"),
+            "tensor 't': shape [4294967296, 4294967296] is too large");
+}
+
+TEST_F(SafeTensorsTest, MissingFile) {
+  SafeTensorsFile f;
+  std::string err;
+  EXPECT_FALSE(f.open(dir.file("nope.safetensors"), err));
+  EXPECT_EQ(err, dir.file("nope.safetensors") +
+                     ": cannot open: No such file or directory");
+}
+
+TEST_F(SafeTensorsTest, ResolveAgainstManifest) {
+  std::string path = dir.file("weights.safetensors");
+  writeFile(path,
+            makeSafetensors(
+                {{"encoder.layer.0.attention.self.query.weight", "F32",
+                  {768, 768}, std::string(768 * 768 * 4, 0)},
+                 {"h", "F16", {4}, std::string(8, 0)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+  EXPECT_FALSE(resolveWeight(
+      f,
+      weight("encoder.layer.0.attention.self.query.weight", DType::F32,
+             {768, 512}),
+      parts, err));
+  EXPECT_EQ(err, path + ": tensor 'encoder.layer.0.attention.self.query."
+                        "weight' has shape [768, 768] but the model expects "
+                        "[768, 512]");
+  EXPECT_FALSE(resolveWeight(f, weight("h", DType::BF16, {4}), parts, err));
+  EXPECT_EQ(err, path + ": tensor 'h' has dtype F16 but the model expects "
+                        "BF16");
+  EXPECT_FALSE(resolveWeight(f, weight("gone", DType::F32, {4}), parts, err));
+  EXPECT_EQ(err, path + ": the model needs tensor 'gone' but the file does "
+                        "not contain it");
+  ASSERT_TRUE(resolveWeight(f, weight("h", DType::F16, {4}), parts, err))
+      << err;
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0]->name, "h");
+}
+
+TEST_F(SafeTensorsTest, ConcatWeights) {
+  std::string path = dir.file("w.safetensors");
+  // Three [2, k] int32 tensors concatenated along axis 1 (interleaving rows)
+  // and along axis 0 after a reshape-compatible check.
+  std::vector<int32_t> q = {1, 2, 3, 4};    // [2, 2]
+  std::vector<int32_t> k = {5, 6, 7, 8, 9, 10}; // [2, 3]
+  std::vector<int32_t> v = {11, 12};        // [2, 1]
+  writeFile(path, makeSafetensors({{"q", "I32", {2, 2}, bytesOf(q)},
+                                   {"k", "I32", {2, 3}, bytesOf(k)},
+                                   {"v", "I32", {2, 1}, bytesOf(v)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+  ManifestEntry w = weight("qkv", DType::I32, {2, 6}, 1, {"q", "k", "v"});
+  ASSERT_TRUE(resolveWeight(f, w, parts, err)) << err;
+  ASSERT_EQ(parts.size(), 3u);
+  std::vector<int32_t> out(12, -1);
+  gatherWeight(f, w, parts, out.data());
+  EXPECT_EQ(out, (std::vector<int32_t>{1, 2, 5, 6, 7, 11, 3, 4, 8, 9, 10, 12}));
+
+  // Along axis 0: [2,2] ++ [2,2] would need equal trailing dims.
+  ManifestEntry w0 = weight("qq", DType::I32, {4, 2}, 0, {"q", "q"});
+  ASSERT_TRUE(resolveWeight(f, w0, parts, err)) << err;
+  std::vector<int32_t> out0(8, -1);
+  gatherWeight(f, w0, parts, out0.data());
+  EXPECT_EQ(out0, (std::vector<int32_t>{1, 2, 3, 4, 1, 2, 3, 4}));
+
+  EXPECT_FALSE(resolveWeight(
+      f, weight("qkv", DType::I32, {2, 7}, 1, {"q", "k", "v"}), parts, err));
+  EXPECT_EQ(err, path + ": tensors q, k, v concatenated along axis 1 give "
+                        "shape [2, 6] but the model's weight 'qkv' expects "
+                        "[2, 7]");
+  EXPECT_FALSE(resolveWeight(
+      f, weight("qk", DType::I32, {5, 2}, 0, {"q", "k"}), parts, err));
+  EXPECT_EQ(err, path + ": tensor 'k' has shape [2, 3] but the model expects "
+                        "[*, 2] (part 2 of weight 'qk', concatenated along "
+                        "axis 0)");
+  EXPECT_FALSE(resolveWeight(
+      f, weight("qx", DType::I32, {2, 4}, 1, {"q", "x"}), parts, err));
+  EXPECT_EQ(err, path + ": the model needs tensor 'x' but the file does not "
+                        "contain it (part 2 of weight 'qx', concatenated "
+                        "along axis 1)");
+  EXPECT_FALSE(resolveWeight(
+      f, weight("qk", DType::F32, {2, 5}, 1, {"q", "k"}), parts, err));
+  EXPECT_EQ(err, path + ": tensor 'q' has dtype I32 but the model expects "
+                        "F32 (part 1 of weight 'qk', concatenated along axis "
+                        "1)");
+}
+
+} // namespace

@@ -1,0 +1,302 @@
+//===- attn-compile.cpp - compile an attn model to a native binary --------===//
+//
+// attn-compile MODEL.mlir --target=cpu|cuda -o OUT
+//
+// Runs the same pipelines attn-opt registers (attn-to-cpu, attn-to-cuda),
+// translates to LLVM IR, emits a host object and links it with libattnrt.
+// --emit stops at a stage and writes that stage instead. Output is written
+// to a temporary file and renamed at the end, so a failed compile never
+// leaves a partial OUT behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/InitAttnc.h"
+#include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Target/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("attn-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output path"),
+                                       cl::value_desc("path"), cl::Required,
+                                       cl::cat(category));
+static cl::opt<std::string>
+    targetName("target", cl::desc("Target: cpu (the host) or cuda"),
+               cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("CUDA architecture for --target=cuda: "
+                                          "sm_80, sm_86, sm_89, sm_90, sm_90a"),
+                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string> hostCpu("cpu",
+                                    cl::desc("Host CPU to generate code for "
+                                             "(default: this machine)"),
+                                    cl::init("native"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stop at a stage and write it: linalg (MLIR on tensors), "
+                  "llvm (LLVM dialect), llvm-ir, ptx (cuda only), obj, exe"),
+         cl::init("exe"), cl::cat(category));
+static cl::opt<bool> shared("shared",
+                            cl::desc("Write a shared library exporting the "
+                                     "attnrt C API instead of an executable"),
+                            cl::init(false), cl::cat(category));
+static cl::opt<std::string>
+    layerDrop("layer-drop",
+              cl::desc("Run attn-layer-drop first with these options, e.g. "
+                       "--layer-drop='strategy=every-other rate=0.5'"),
+              cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    runtimeDir("runtime-dir",
+               cl::desc("Directory holding libattnrt.a (default: ../lib next "
+                        "to attn-compile)"),
+               cl::init(""), cl::cat(category));
+static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
+                           cl::init(false), cl::cat(category));
+
+namespace {
+/// Progress lines on stderr, with elapsed time, unless -q.
+class Progress {
+public:
+  void step(const Twine &what) {
+    if (quiet)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    double secs = std::chrono::duration<double>(now - start).count();
+    errs() << format("[attn-compile %6.2fs] ", secs) << what << "\n";
+  }
+
+private:
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+
+/// A temporary output next to the final path, renamed into place on
+/// success and removed otherwise.
+class PendingOutput {
+public:
+  explicit PendingOutput(StringRef finalPath) : finalPath(finalPath.str()) {}
+  ~PendingOutput() {
+    if (!tempPath.empty() && !committed)
+      sys::fs::remove(tempPath);
+  }
+  Expected<std::string> create() {
+    SmallString<256> model(finalPath);
+    model += ".tmp-%%%%%%";
+    int fd;
+    if (std::error_code ec = sys::fs::createUniqueFile(model, fd, tempPath_))
+      return createStringError(ec, "cannot create a file next to " + finalPath +
+                                       ": " + ec.message());
+    sys::Process::SafelyCloseFileDescriptor(fd);
+    tempPath = std::string(tempPath_);
+    return tempPath;
+  }
+  Error commit(bool executable) {
+    if (executable)
+      sys::fs::setPermissions(tempPath, sys::fs::all_read | sys::fs::all_exe |
+                                            sys::fs::owner_write);
+    if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
+      return createStringError(ec, "cannot write " + finalPath + ": " +
+                                       ec.message());
+    committed = true;
+    return Error::success();
+  }
+
+private:
+  std::string finalPath;
+  SmallString<256> tempPath_;
+  std::string tempPath;
+  bool committed = false;
+};
+} // namespace
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "attn-compile") << message << "\n";
+  return 1;
+}
+
+static std::string defaultRuntimeDir(const char *argv0) {
+  std::string exe = sys::fs::getMainExecutable(argv0, (void *)&fail);
+  SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(exe)));
+  sys::path::append(dir, "lib");
+  return std::string(dir);
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: compile an attn model to a native binary.\n\n"
+      "  attn-compile model.mlir --target=cpu -o model\n"
+      "  ./model --weights model.safetensors --input x.npy --output y.npy\n\n"
+      "The executable links libattnrt: it binds the model's attn.weight\n"
+      "tensors by name from a safetensors file and runs on .npy inputs.\n");
+
+  enum class Target { Cpu, Cuda };
+  std::optional<Target> target = StringSwitch<std::optional<Target>>(targetName)
+                                     .Case("cpu", Target::Cpu)
+                                     .Case("cuda", Target::Cuda)
+                                     .Default(std::nullopt);
+  if (!target)
+    return fail("unknown target '" + targetName + "' (expected cpu or cuda)");
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87", "sm_89",
+                                      "sm_90", "sm_90a"};
+  if (*target == Target::Cuda && !llvm::is_contained(chips, StringRef(chip)))
+    return fail("unknown CUDA chip '" + chip +
+                "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
+  static const char *const stages[] = {"linalg", "llvm", "llvm-ir", "ptx",
+                                       "obj", "exe"};
+  if (!llvm::is_contained(stages, StringRef(emit)))
+    return fail("unknown --emit stage '" + emit +
+                "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
+  if (emit == "ptx" && *target != Target::Cuda)
+    return fail("--emit=ptx needs --target=cuda");
+  if (shared && emit != "exe")
+    return fail("--shared writes a library; it cannot be combined with --emit");
+  if (*target == Target::Cuda) {
+    auto ptxas = attnc::findPtxas();
+    if (!ptxas)
+      return fail(toString(ptxas.takeError()));
+  }
+
+  Progress progress;
+  mlir::DialectRegistry registry;
+  attnc::registerAllDialects(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  attnc::registerAllPasses();
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects(false);
+  // Located messages are enough; dumping a whole model per note is not.
+  context.printOpOnDiagnostic(false);
+
+  progress.step("parsing " + inputFile);
+  std::string error;
+  auto file = mlir::openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // The diagnostic handler has printed a located error.
+
+  mlir::PassManager pm(&context);
+  if (!layerDrop.empty() &&
+      failed(mlir::parsePassPipeline(
+          "attn-layer-drop{" + layerDrop + " report=true}", pm,
+          errs())))
+    return fail("bad --layer-drop options '" + layerDrop + "'");
+  attnc::Stage stopAfter =
+      emit == "linalg" ? attnc::Stage::Linalg : attnc::Stage::LLVM;
+  LogicalResult built = success();
+  if (*target == Target::Cpu) {
+    attnc::CpuPipelineOptions options;
+    options.stopAfter = stopAfter;
+    built = attnc::buildAttnToCpuPipeline(pm, options);
+  } else {
+    attnc::CudaPipelineOptions options;
+    options.stopAfter = stopAfter;
+    options.chip = chip;
+    options.features = "+ptx80";
+    options.format = emit == "ptx" ? "isa" : "bin";
+    built = attnc::buildAttnToCudaPipeline(pm, options);
+  }
+  if (failed(built))
+    return fail("internal error: cannot build the pass pipeline");
+  progress.step(Twine("lowering for ") + targetName +
+                (*target == Target::Cuda ? " (" + chip + ")" : std::string()) +
+                (stopAfter == attnc::Stage::Linalg ? " up to linalg" : ""));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  PendingOutput output(outputFile);
+  auto tempPath = output.create();
+  if (!tempPath)
+    return fail(toString(tempPath.takeError()));
+
+  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
+    std::error_code ec;
+    raw_fd_ostream os(*tempPath, ec);
+    if (ec)
+      return fail("cannot write " + *tempPath + ": " + ec.message());
+    print(os);
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (Error err = output.commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  };
+  if (emit == "linalg" || emit == "llvm")
+    return writeText([&](raw_ostream &os) { module->print(os); });
+  if (emit == "ptx") {
+    auto ptx = attnc::extractPtx(*module);
+    if (!ptx)
+      return fail(toString(ptx.takeError()));
+    return writeText([&](raw_ostream &os) { os << *ptx; });
+  }
+
+  progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
+                ")");
+  LLVMContext llvmContext;
+  auto llvmModule =
+      attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
+  if (!llvmModule)
+    return fail(toString(llvmModule.takeError()));
+  if (emit == "llvm-ir")
+    return writeText([&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+
+  progress.step("emitting object code");
+  if (emit == "obj") {
+    if (Error err = attnc::emitObjectFile(**llvmModule, *tempPath, hostCpu))
+      return fail(toString(std::move(err)));
+    if (Error err = output.commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
+  SmallString<256> objectPath;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
+    return fail("cannot create a temporary object file: " + ec.message());
+  FileRemover removeObject(objectPath);
+  if (Error err = attnc::emitObjectFile(**llvmModule, objectPath, hostCpu))
+    return fail(toString(std::move(err)));
+  std::string runtime =
+      runtimeDir.empty() ? defaultRuntimeDir(argv[0]) : runtimeDir.getValue();
+  progress.step(Twine("linking with libattnrt from ") + runtime);
+  if (Error err = attnc::linkModel(objectPath, *tempPath, runtime, shared))
+    return fail(toString(std::move(err)));
+  if (Error err = output.commit(/*executable=*/true))
+    return fail(toString(std::move(err)));
+  progress.step("wrote " + outputFile);
+  return 0;
+}
