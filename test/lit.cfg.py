@@ -17,6 +17,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
+config.substitutions.append(("%attnc_bin", config.attnc_tools_dir))
 # The interpreter running lit is the one with numpy (Debian's python3).
 config.substitutions.append(("%python", sys.executable))
 
@@ -24,7 +25,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.attnc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["attn-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["attn-opt", "attn-compile"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
 

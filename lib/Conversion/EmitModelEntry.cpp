@@ -47,22 +47,44 @@ struct AttnEmitModelEntryPass
       return signalPassFailure();
     }
     StringRef records = manifest.getValue();
-    size_t numRecords = records.count('\n');
-    if (forward.getNumArguments() != numRecords ||
+    // Each record's shape, for the expanded memref-descriptor convention.
+    SmallVector<SmallVector<int64_t>> shapes;
+    SmallVector<StringRef> lines;
+    records.split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef line : lines) {
+      SmallVector<StringRef> fields;
+      line.split(fields, ' ');
+      SmallVector<int64_t> shape;
+      if (fields.size() >= 4 && fields[3] != "scalar") {
+        SmallVector<StringRef> dims;
+        fields[3].split(dims, 'x');
+        for (StringRef d : dims) {
+          int64_t v = 0;
+          (void)d.getAsInteger(10, v);
+          shape.push_back(v);
+        }
+      }
+      shapes.push_back(std::move(shape));
+    }
+    size_t numRecords = shapes.size();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i64Type = IntegerType::get(ctx, 64);
+    ArrayRef<Type> params = forward.getFunctionType().getParams();
+    // Bare pointers: one ptr per record. Descriptors: per record
+    // (allocated, aligned, offset, sizes..., strides...).
+    size_t descriptorArgs = 0;
+    for (auto &shape : shapes)
+      descriptorArgs += 3 + 2 * shape.size();
+    bool bare = params.size() == numRecords &&
+                llvm::all_of(params, [&](Type t) { return t == ptrType; });
+    bool descriptors = !bare && params.size() == descriptorArgs;
+    if ((!bare && !descriptors) ||
         !isa<LLVM::LLVMVoidType>(forward.getFunctionType().getReturnType())) {
-      forward.emitOpError("expected a void function of ")
-          << numRecords
-          << " bare pointers (one per manifest record), got "
-          << forward.getFunctionType();
+      forward.emitOpError("expected a void function taking one memref per "
+                          "manifest record (")
+          << numRecords << "), got " << forward.getFunctionType();
       return signalPassFailure();
     }
-    auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    for (Type argType : forward.getFunctionType().getParams())
-      if (argType != ptrType) {
-        forward.emitOpError("expected bare pointer arguments, got ")
-            << argType;
-        return signalPassFailure();
-      }
 
     // The user's `main` must not clash with the executable's own main.
     StringAttr forwardName = StringAttr::get(ctx, "attn_model_forward");
@@ -83,11 +105,28 @@ struct AttnEmitModelEntryPass
     Block *block = invoke.addEntryBlock(b);
     b.setInsertionPointToStart(block);
     SmallVector<Value> args;
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(v));
+    };
     for (unsigned i = 0; i < numRecords; ++i) {
       Value slot = LLVM::GEPOp::create(
           b, loc, ptrType, ptrType, block->getArgument(0),
           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+      Value buffer = LLVM::LoadOp::create(b, loc, ptrType, slot);
+      if (bare) {
+        args.push_back(buffer);
+        continue;
+      }
+      // A dense row-major descriptor of the record's static shape.
+      ArrayRef<int64_t> shape = shapes[i];
+      args.append({buffer, buffer, constant(0)});
+      for (int64_t size : shape)
+        args.push_back(constant(size));
+      SmallVector<int64_t> strides(shape.size(), 1);
+      for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * shape[d + 1];
+      for (int64_t stride : strides)
+        args.push_back(constant(stride));
     }
     LLVM::CallOp::create(b, loc, forward, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});

@@ -40,7 +40,8 @@ constexpr llvm::StringLiteral kCpuToLLVMStage =
 constexpr llvm::StringLiteral kCudaMapStage =
     "func.func(convert-linalg-to-parallel-loops),"
     "func.func(gpu-map-parallel-loops),func.func(convert-parallel-loops-to-gpu),"
-    "attn-gpu-device-buffers,lower-affine,canonicalize";
+    "attn-gpu-device-buffers,gpu-kernel-outlining,attn-merge-gpu-modules,"
+    "func.func(gpu-async-region),lower-affine,canonicalize";
 
 struct CpuPipelineCLOptions
     : public PassPipelineOptions<CpuPipelineCLOptions> {

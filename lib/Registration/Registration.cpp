@@ -11,11 +11,14 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void attnc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR inside the pipeline.
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void attnc::registerAllPasses() {

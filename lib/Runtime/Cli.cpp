@@ -159,14 +159,18 @@ void printUsage(FILE *out, const std::string &prog) {
       prog.c_str(), static_cast<int>(prog.size()), "", prog.c_str());
 }
 
+std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
 void printDescription(FILE *out, const Manifest &mf) {
   std::fprintf(out, "attnc model (manifest version %d)\n", mf.version);
-  std::fprintf(out, "target: %s\n",
-               mf.target == Target::CUDA ? "cuda" : "cpu");
+  std::fprintf(out, "target: %s\n", mf.target == Target::CUDA ? "cuda" : "cpu");
   uint64_t total = 0;
   for (int w : mf.weights)
     total += mf.entries[static_cast<size_t>(w)].bytes;
-  std::fprintf(out, "weights: %zu tensors, %llu bytes\n", mf.weights.size(),
+  std::fprintf(out, "weights: %s, %llu bytes\n",
+               plural(mf.weights.size(), "tensor").c_str(),
                static_cast<unsigned long long>(total));
   int counts[3] = {0, 0, 0};
   for (const ManifestEntry &e : mf.entries) {
@@ -178,8 +182,7 @@ void printDescription(FILE *out, const Manifest &mf) {
       std::string parts;
       for (size_t p = 0; p < e.concatParts.size(); ++p)
         parts += (p ? ", " : "") + e.concatParts[p];
-      std::fprintf(out, " = concat(axis %d: %s)", e.concatAxis,
-                   parts.c_str());
+      std::fprintf(out, " = concat(axis %d: %s)", e.concatAxis, parts.c_str());
     }
     std::fprintf(out, "\n");
   }
@@ -216,9 +219,9 @@ void printSummary(FILE *out, int index, const ManifestEntry &e,
     std::fprintf(out, " all %llu values are NaN\n",
                  static_cast<unsigned long long>(n));
   } else {
-    std::fprintf(out, " min %s max %s mean %.6g", formatValue(mn, e.dtype).c_str(),
-                 formatValue(mx, e.dtype).c_str(),
-                 sum / static_cast<double>(n - nan));
+    std::fprintf(
+        out, " min %s max %s mean %.6g", formatValue(mn, e.dtype).c_str(),
+        formatValue(mx, e.dtype).c_str(), sum / static_cast<double>(n - nan));
     if (nan)
       std::fprintf(out, " (%llu NaN)", static_cast<unsigned long long>(nan));
     std::fprintf(out, "\n");
@@ -232,10 +235,6 @@ void printSummary(FILE *out, int index, const ManifestEntry &e,
                              e.dtype)
                      .c_str());
   std::fprintf(out, "%s]\n", shown < n ? ", ..." : "");
-}
-
-std::string plural(size_t n, const char *word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
 std::string nameList(const Manifest &mf, const std::vector<int> &list) {
@@ -301,23 +300,21 @@ int runCli(int argc, char **argv, const char *manifestText,
 
   // Check the command line against the model before doing any work.
   if (o.inputs.size() != mf.inputs.size())
-    return fail(strFormat("the model takes %s (%s) but %s given",
-                          plural(mf.inputs.size(), "input").c_str(),
-                          nameList(mf, mf.inputs).c_str(),
-                          o.inputs.size() == 1
-                              ? "1 --input was"
-                              : (std::to_string(o.inputs.size()) +
-                                 " --input were")
-                                    .c_str()));
+    return fail(strFormat(
+        "the model takes %s (%s) but %s given",
+        plural(mf.inputs.size(), "input").c_str(),
+        nameList(mf, mf.inputs).c_str(),
+        o.inputs.size() == 1
+            ? "1 --input was"
+            : (std::to_string(o.inputs.size()) + " --input were").c_str()));
   if (!o.outputs.empty() && o.outputs.size() != mf.outputs.size())
-    return fail(strFormat("the model has %s (%s) but %s given",
-                          plural(mf.outputs.size(), "output").c_str(),
-                          nameList(mf, mf.outputs).c_str(),
-                          o.outputs.size() == 1
-                              ? "1 --output was"
-                              : (std::to_string(o.outputs.size()) +
-                                 " --output were")
-                                    .c_str()));
+    return fail(strFormat(
+        "the model has %s (%s) but %s given",
+        plural(mf.outputs.size(), "output").c_str(),
+        nameList(mf, mf.outputs).c_str(),
+        o.outputs.size() == 1
+            ? "1 --output was"
+            : (std::to_string(o.outputs.size()) + " --output were").c_str()));
   if (!mf.weights.empty() && o.weights.empty())
     return fail("the model has " + plural(mf.weights.size(), "weight") +
                 ": pass --weights FILE.safetensors");
@@ -382,14 +379,15 @@ int runCli(int argc, char **argv, const char *manifestText,
 
   if (!o.quiet) {
     if (!o.weights.empty())
-      std::fprintf(out, "weights: read %llu bytes of %llu-byte file\n",
-                   static_cast<unsigned long long>(attnrt_weight_bytes_read(m)),
-                   static_cast<unsigned long long>(attnrt_weight_file_bytes(m)));
+      std::fprintf(
+          out, "weights: read %llu bytes of %llu-byte file\n",
+          static_cast<unsigned long long>(attnrt_weight_bytes_read(m)),
+          static_cast<unsigned long long>(attnrt_weight_file_bytes(m)));
     for (size_t i = 0; i < mf.outputs.size(); ++i)
       printSummary(out, static_cast<int>(i),
                    mf.entries[static_cast<size_t>(mf.outputs[i])], results[i]);
     if (!o.bench)
-      std::fprintf(out, "time: %.3f ms\n", times.back());
+      std::fprintf(out, "time: %.4g ms\n", times.back());
   }
   if (o.bench) {
     std::vector<double> sorted = times;
@@ -401,7 +399,7 @@ int runCli(int argc, char **argv, const char *manifestText,
     double median =
         k % 2 ? sorted[k / 2] : (sorted[k / 2 - 1] + sorted[k / 2]) / 2;
     std::fprintf(out,
-                 "latency: mean %.3f ms, median %.3f ms, min %.3f ms over %zu "
+                 "latency: mean %.4g ms, median %.4g ms, min %.4g ms over %zu "
                  "runs\n",
                  sum / static_cast<double>(k), median, sorted.front(), k);
   }

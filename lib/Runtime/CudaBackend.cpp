@@ -24,7 +24,6 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #if defined(__has_include) && !defined(ATTNRT_NO_CUDA_H)
@@ -146,7 +145,6 @@ struct State {
   std::mutex poolMu;
   std::map<size_t, std::vector<Block>> freeBlocks;
   std::map<CUdeviceptr, size_t> liveBlocks;
-  std::set<CUdeviceptr> managed;
   size_t driverAllocations = 0;
 };
 
@@ -158,8 +156,8 @@ State &state() {
 std::string errorName(CUresult r) {
   State &s = state();
   const char *name = nullptr;
-  if (s.api.GetErrorName &&
-      s.api.GetErrorName(r, &name) == CUDA_SUCCESS && name)
+  if (s.api.GetErrorName && s.api.GetErrorName(r, &name) == CUDA_SUCCESS &&
+      name)
     return name;
   return "CUDA error " + std::to_string(static_cast<int>(r));
 }
@@ -207,8 +205,8 @@ bool initLocked(State &s, std::string &reason) {
 #define ATTNRT_LOAD(field, symbol, params)                                     \
   api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, symbol));     \
   if (!api.field)                                                              \
-    return fail("the CUDA driver " + s.driverPath + " lacks " symbol           \
-                " (driver too old?)");
+    return fail("the CUDA driver " + s.driverPath +                            \
+                " lacks " symbol " (driver too old?)");
   ATTNRT_CUDA_FUNCTIONS(ATTNRT_LOAD)
 #undef ATTNRT_LOAD
   s.api = api;
@@ -325,8 +323,8 @@ bool allocDevice(size_t bytes, void **out, std::string &err) {
   CUdeviceptr p = 0;
   CUresult r = state().api.MemAlloc(&p, bytes ? bytes : 1);
   if (r != CUDA_SUCCESS) {
-    err = callFailed("cuMemAlloc", r) + " (" + std::to_string(bytes) +
-          " bytes)";
+    err =
+        callFailed("cuMemAlloc", r) + " (" + std::to_string(bytes) + " bytes)";
     return false;
   }
   *out = asVoidPtr(p);
@@ -339,8 +337,7 @@ void freeDevice(void *ptr) {
     state().api.MemFree(asDevPtr(ptr));
 }
 
-bool copyToDevice(void *dst, const void *src, size_t bytes,
-                  std::string &err) {
+bool copyToDevice(void *dst, const void *src, size_t bytes, std::string &err) {
   if (!bytes)
     return true;
   if (!makeCurrent(err))
@@ -418,7 +415,6 @@ void resetForTesting(const char *driverPath) {
   s.moduleLoadError.clear();
   s.freeBlocks.clear();
   s.liveBlocks.clear();
-  s.managed.clear();
   s.driverAllocations = 0;
 }
 
@@ -476,8 +472,7 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel,
   void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1),
                     reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
   CUmodule module = nullptr;
-  CUresult r =
-      state().api.ModuleLoadDataEx(&module, data, 3, options, values);
+  CUresult r = state().api.ModuleLoadDataEx(&module, data, 3, options, values);
   if (r != CUDA_SUCCESS) {
     std::string msg = callFailed("cuModuleLoadDataEx", r);
     std::string text(log);
@@ -501,13 +496,13 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   if (!enter())
     return nullptr;
   if (!module) {
-    recordMissing(std::string("mgpuModuleGetFunction('") +
-                  (name ? name : "") + "'): no GPU module");
+    recordMissing(std::string("mgpuModuleGetFunction('") + (name ? name : "") +
+                  "'): no GPU module");
     return nullptr;
   }
   CUfunction fn = nullptr;
-  CUresult r = state().api.ModuleGetFunction(
-      &fn, static_cast<CUmodule>(module), name);
+  CUresult r =
+      state().api.ModuleGetFunction(&fn, static_cast<CUmodule>(module), name);
   if (r != CUDA_SUCCESS) {
     recordError(std::string("attnrt: cuModuleGetFunction('") +
                 (name ? name : "") + "') failed: " + errorName(r));
@@ -516,11 +511,10 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return fn;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t paramsCount) {
   (void)paramsCount;
   if (!enter())
@@ -536,14 +530,11 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                  fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
              "cuFuncSetAttribute"))
     return;
-  check(s.api.LaunchKernel(fn, static_cast<unsigned>(gridX),
-                           static_cast<unsigned>(gridY),
-                           static_cast<unsigned>(gridZ),
-                           static_cast<unsigned>(blockX),
-                           static_cast<unsigned>(blockY),
-                           static_cast<unsigned>(blockZ),
-                           static_cast<unsigned>(smem), asStream(stream),
-                           params, extra),
+  check(s.api.LaunchKernel(
+            fn, static_cast<unsigned>(gridX), static_cast<unsigned>(gridY),
+            static_cast<unsigned>(gridZ), static_cast<unsigned>(blockX),
+            static_cast<unsigned>(blockY), static_cast<unsigned>(blockZ),
+            static_cast<unsigned>(smem), asStream(stream), params, extra),
         "cuLaunchKernel");
 }
 
@@ -610,8 +601,7 @@ extern "C" void mgpuEventSynchronize(void *event) {
 extern "C" void mgpuEventRecord(void *event, void *stream) {
   if (!enter())
     return;
-  check(state().api.EventRecord(static_cast<CUevent>(event),
-                                asStream(stream)),
+  check(state().api.EventRecord(static_cast<CUevent>(event), asStream(stream)),
         "cuEventRecord");
 }
 
@@ -625,8 +615,6 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
     if (!check(s.api.MemAllocManaged(&p, sizeBytes, CU_MEM_ATTACH_GLOBAL),
                "cuMemAllocManaged"))
       return nullptr;
-    std::lock_guard<std::mutex> lock(s.poolMu);
-    s.managed.insert(p);
     return asVoidPtr(p);
   }
   if (sizeBytes > SIZE_MAX - kPoolGranule) {
@@ -667,8 +655,8 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
     r = s.api.MemAlloc(&p, bucket);
   }
   if (r != CUDA_SUCCESS) {
-    recordError(callFailed("cuMemAlloc", r) + " (" +
-                std::to_string(sizeBytes) + " bytes)");
+    recordError(callFailed("cuMemAlloc", r) + " (" + std::to_string(sizeBytes) +
+                " bytes)");
     return nullptr;
   }
   ++s.driverAllocations;
@@ -681,7 +669,7 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
     return;
   State &s = state();
   CUdeviceptr p = asDevPtr(ptr);
-  bool pooled = false, managed = false;
+  bool pooled = false;
   size_t bucket = 0;
   {
     std::lock_guard<std::mutex> lock(s.poolMu);
@@ -690,12 +678,10 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
       pooled = true;
       bucket = it->second;
       s.liveBlocks.erase(it);
-    } else {
-      managed = s.managed.erase(p) != 0;
     }
   }
   if (!pooled) {
-    (void)managed;
+    // Managed memory, or memory the pool did not hand out.
     check(s.api.MemFree(p), "cuMemFree");
     return;
   }
@@ -725,18 +711,18 @@ extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
                              void *stream) {
   if (!count || !enter())
     return;
-  check(state().api.MemsetD32Async(asDevPtr(dst), value, count,
-                                   asStream(stream)),
-        "cuMemsetD32Async");
+  check(
+      state().api.MemsetD32Async(asDevPtr(dst), value, count, asStream(stream)),
+      "cuMemsetD32Async");
 }
 
 extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
                              void *stream) {
   if (!count || !enter())
     return;
-  check(state().api.MemsetD16Async(asDevPtr(dst), value, count,
-                                   asStream(stream)),
-        "cuMemsetD16Async");
+  check(
+      state().api.MemsetD16Async(asDevPtr(dst), value, count, asStream(stream)),
+      "cuMemsetD16Async");
 }
 
 extern "C" void mgpuSetDefaultDevice(int32_t device) {

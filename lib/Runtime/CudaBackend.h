@@ -27,8 +27,7 @@ bool ensureInitialized(std::string &reason);
 bool allocDevice(size_t bytes, void **out, std::string &err);
 void freeDevice(void *ptr);
 bool copyToDevice(void *dst, const void *src, size_t bytes, std::string &err);
-bool copyFromDevice(void *dst, const void *src, size_t bytes,
-                    std::string &err);
+bool copyFromDevice(void *dst, const void *src, size_t bytes, std::string &err);
 /// cuCtxSynchronize; afterwards every pooled block is reusable on any stream.
 bool synchronize(std::string &err);
 

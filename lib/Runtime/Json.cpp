@@ -92,8 +92,8 @@ private:
     return false;
   }
   void skipWs() {
-    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
-                     p[i] == '\r'))
+    while (i < n &&
+           (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
       ++i;
   }
   bool literal(const char *word) {
@@ -369,8 +369,7 @@ private:
 
 } // namespace
 
-bool parseJson(const char *data, size_t len, JsonValue &out,
-               std::string &err) {
+bool parseJson(const char *data, size_t len, JsonValue &out, std::string &err) {
   out = JsonValue();
   Parser parser(data, len);
   return parser.parseDocument(out, err);

@@ -33,8 +33,7 @@ static std::vector<std::string> splitWhitespace(const std::string &line) {
   return out;
 }
 
-static bool parseUnsigned(const std::string &s, uint64_t limit,
-                          uint64_t &out) {
+static bool parseUnsigned(const std::string &s, uint64_t limit, uint64_t &out) {
   if (s.empty())
     return false;
   uint64_t v = 0;
@@ -90,8 +89,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
   };
   while (pos < all.size()) {
     size_t nl = all.find('\n', pos);
-    std::string line = all.substr(
-        pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    std::string line =
+        all.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? all.size() : nl + 1;
     ++lineNo;
     if (!line.empty() && line.back() == '\r')
@@ -136,8 +135,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     else
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input or output)");
-    bool isConcat = e.kind == EntryKind::Weight && tok.size() == 7 &&
-                    tok[4] == "concat";
+    bool isConcat =
+        e.kind == EntryKind::Weight && tok.size() == 7 && tok[4] == "concat";
     if (tok.size() != 4 && !isConcat) {
       if (e.kind == EntryKind::Weight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -169,9 +168,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       size_t start = 0;
       while (true) {
         size_t comma = list.find(',', start);
-        std::string part = list.substr(
-            start, comma == std::string::npos ? std::string::npos
-                                              : comma - start);
+        std::string part =
+            list.substr(start, comma == std::string::npos ? std::string::npos
+                                                          : comma - start);
         if (part.empty())
           return fail("empty tensor name in concat list '" + list +
                       "' of weight '" + e.name + "'");

@@ -263,9 +263,9 @@ bool readNpy(const std::string &path, NpyArray &out, std::string &err) {
 }
 
 std::string npyHeader(const char *descr, const std::vector<int64_t> &shape) {
-  std::string dict = std::string("{'descr': '") + descr +
-                     "', 'fortran_order': False, 'shape': " +
-                     formatShapeTuple(shape) + ", }";
+  std::string dict =
+      std::string("{'descr': '") + descr +
+      "', 'fortran_order': False, 'shape': " + formatShapeTuple(shape) + ", }";
   // Pad with spaces and a final newline so the data starts 64-byte aligned.
   size_t pre = 10;
   if (dict.size() + 1 + pre > 65535)
@@ -312,8 +312,7 @@ bool writeNpyTemp(const std::string &path, const char *descr,
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   if (dir.empty())
     dir = "/";
-  std::string base =
-      slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   std::string tmpl = dir + "/." + base + ".tmpXXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -329,8 +328,8 @@ bool writeNpyTemp(const std::string &path, const char *descr,
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
   std::string header = npyHeader(descr, shape);
-  bool ok = writeAll(fd, header.data(), header.size()) &&
-            writeAll(fd, data, bytes);
+  bool ok =
+      writeAll(fd, header.data(), header.size()) && writeAll(fd, data, bytes);
   int writeErrno = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -355,8 +354,8 @@ bool commitFile(const std::string &tmpPath, const std::string &path,
 }
 
 bool writeNpy(const std::string &path, const char *descr,
-              const std::vector<int64_t> &shape, const void *data,
-              size_t bytes, std::string &err) {
+              const std::vector<int64_t> &shape, const void *data, size_t bytes,
+              std::string &err) {
   std::string tmp;
   return writeNpyTemp(path, descr, shape, data, bytes, tmp, err) &&
          commitFile(tmp, path, err);
@@ -378,8 +377,8 @@ static std::string describeDescr(const std::string &d) {
 
 bool checkNpyForInput(const std::string &path, const NpyArray &a, int index,
                       const ManifestEntry &in, std::string &err) {
-  const std::string who = strFormat("the model's input %d '%s'", index,
-                                    in.name.c_str());
+  const std::string who =
+      strFormat("the model's input %d '%s'", index, in.name.c_str());
   const char *want = dtypeNpyDescr(in.dtype);
   if (a.descr != want) {
     err = path + ": dtype " + describeDescr(a.descr) + " but " + who +

@@ -48,8 +48,8 @@ bool writeNpyTemp(const std::string &path, const char *descr,
 bool commitFile(const std::string &tmpPath, const std::string &path,
                 std::string &err);
 bool writeNpy(const std::string &path, const char *descr,
-              const std::vector<int64_t> &shape, const void *data,
-              size_t bytes, std::string &err);
+              const std::vector<int64_t> &shape, const void *data, size_t bytes,
+              std::string &err);
 
 /// Checks that an array read from `path` matches the model's input `index`:
 /// "x.npy: shape (1, 16) but the model's input 0 'arg0' expects (1, 32)".

@@ -166,8 +166,8 @@ static int ioSlot(attnrt_model *m, bool input, int index, const char *fn) {
   const std::vector<int> &list =
       input ? m->manifest.inputs : m->manifest.outputs;
   if (index < 0 || static_cast<size_t>(index) >= list.size()) {
-    m->error = strFormat("%s: %s index %d out of range (the model has %zu)",
-                         fn, input ? "input" : "output", index, list.size());
+    m->error = strFormat("%s: %s index %d out of range (the model has %zu)", fn,
+                         input ? "input" : "output", index, list.size());
     return -1;
   }
   return list[static_cast<size_t>(index)];
@@ -181,7 +181,8 @@ static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
 
 #define ATTNRT_IO_GETTERS(kind, isInput)                                       \
   extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
-    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_name"); \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_name");                   \
     return e ? e->name.c_str() : nullptr;                                      \
   }                                                                            \
   extern "C" const char *attnrt_##kind##_dtype(attnrt_model *m, int index) {   \
@@ -190,12 +191,14 @@ static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
     return e ? dtypeName(e->dtype) : nullptr;                                  \
   }                                                                            \
   extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
-    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_rank"); \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_rank");                   \
     return e ? static_cast<int>(e->dims.size()) : -1;                          \
   }                                                                            \
   extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
                                          int axis) {                           \
-    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_dim"); \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_dim");                    \
     if (!e)                                                                    \
       return -1;                                                               \
     if (axis < 0 || static_cast<size_t>(axis) >= e->dims.size()) {             \
@@ -207,7 +210,8 @@ static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
     return e->dims[static_cast<size_t>(axis)];                                 \
   }                                                                            \
   extern "C" const int64_t *attnrt_##kind##_dims(attnrt_model *m, int index) { \
-    const ManifestEntry *e = ioEntry(m, isInput, index, "attnrt_" #kind "_dims"); \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, isInput, index, "attnrt_" #kind "_dims");                   \
     return e ? e->dims.data() : nullptr;                                       \
   }                                                                            \
   extern "C" size_t attnrt_##kind##_bytes(attnrt_model *m, int index) {        \
@@ -355,8 +359,8 @@ extern "C" int attnrt_run(attnrt_model *m) {
   for (size_t i = 0; i < mf.inputs.size(); ++i) {
     size_t slot = static_cast<size_t>(mf.inputs[i]);
     if (!m->inputSet[slot])
-      return m->fail(strFormat("attnrt_run: input %zu '%s' has not been set",
-                               i, mf.entries[slot].name.c_str()));
+      return m->fail(strFormat("attnrt_run: input %zu '%s' has not been set", i,
+                               mf.entries[slot].name.c_str()));
   }
   std::vector<void *> args = m->buffers;
   using Clock = std::chrono::steady_clock;
@@ -392,8 +396,7 @@ extern "C" int attnrt_run(attnrt_model *m) {
   for (int slot : mf.outputs)
     if (!cuda::copyFromDevice(m->host[static_cast<size_t>(slot)].data(),
                               m->device[static_cast<size_t>(slot)],
-                              mf.entries[static_cast<size_t>(slot)].bytes,
-                              err))
+                              mf.entries[static_cast<size_t>(slot)].bytes, err))
       return m->fail(err + " copying output '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
   m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();

@@ -20,10 +20,10 @@ size_t safetensorsDTypeSize(const std::string &d) {
     size_t size;
   };
   static const Entry table[] = {
-      {"F64", 8},     {"F32", 4},     {"F16", 2},      {"BF16", 2},
-      {"I64", 8},     {"I32", 4},     {"I16", 2},      {"I8", 1},
-      {"U64", 8},     {"U32", 4},     {"U16", 2},      {"U8", 1},
-      {"BOOL", 1},    {"F8_E4M3", 1}, {"F8_E5M2", 1},  {"F8_E8M0", 1},
+      {"F64", 8},         {"F32", 4},         {"F16", 2},     {"BF16", 2},
+      {"I64", 8},         {"I32", 4},         {"I16", 2},     {"I8", 1},
+      {"U64", 8},         {"U32", 4},         {"U16", 2},     {"U8", 1},
+      {"BOOL", 1},        {"F8_E4M3", 1},     {"F8_E5M2", 1}, {"F8_E8M0", 1},
       {"F8_E4M3FNUZ", 1}, {"F8_E5M2FNUZ", 1}, {"C64", 8},
   };
   for (const Entry &e : table)
@@ -253,9 +253,8 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
       if (d != axis && t->shape[d] != w.dims[d])
         ok = false;
     if (!ok) {
-      err = pfx + "tensor '" + pn + "' has shape " +
-            formatShapeList(t->shape) + " but the model expects " +
-            expectPart + role;
+      err = pfx + "tensor '" + pn + "' has shape " + formatShapeList(t->shape) +
+            " but the model expects " + expectPart + role;
       return false;
     }
     total += t->shape[axis];

@@ -143,7 +143,7 @@ TEST_F(CliTest, BenchAndQuiet) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(contains(r.out, "output 0")) << r.out;
   EXPECT_FALSE(contains(r.out, "weights:")) << r.out;
-  EXPECT_EQ(r.out.compare(0, 15, "latency: mean "), 0) << r.out;
+  EXPECT_EQ(r.out.compare(0, 14, "latency: mean "), 0) << r.out;
   EXPECT_TRUE(contains(r.out, " ms over 5 runs\n")) << r.out;
   EXPECT_TRUE(contains(r.out, " ms, median ")) << r.out;
   EXPECT_TRUE(contains(r.out, " ms, min ")) << r.out;
@@ -182,28 +182,32 @@ TEST_F(CliTest, InputAndWeightErrors) {
   ASSERT_TRUE(writeNpy(c, "<f4", {1, 4}, small.data(), 16, err));
   CliResult r = run({"--weights", weights, "--input", a, "--input", c});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "error: " + c + ": shape (1, 4) but the model's input 1 "
-                                   "'b' expects (2, 4)\n");
+  EXPECT_EQ(r.err, "error: " + c +
+                       ": shape (1, 4) but the model's input 1 "
+                       "'b' expects (2, 4)\n");
   std::vector<int32_t> ints(8, 0);
   ASSERT_TRUE(writeNpy(c, "<i4", {2, 4}, ints.data(), 32, err));
   r = run({"--weights", weights, "--input", c, "--input", b});
-  EXPECT_EQ(r.err, "error: " + c + ": dtype '<i4' (int32) but the model's "
-                                   "input 0 'a' expects f32 ('<f4')\n");
-  writeFile(c, readFile(a).substr(0, 70));
+  EXPECT_EQ(r.err, "error: " + c +
+                       ": dtype '<i4' (int32) but the model's "
+                       "input 0 'a' expects f32 ('<f4')\n");
+  writeFile(c, readFile(a).substr(0, 128 + 6));
   r = run({"--weights", weights, "--input", c, "--input", b});
-  EXPECT_EQ(r.err, "error: " + c + ": truncated data: shape (2, 4) with dtype "
-                                   "'<f4' needs 32 bytes but the file has "
-                                   "6\n");
-  r = run({"--weights", dir.file("none.safetensors"), "--input", a, "--input",
-           b});
+  EXPECT_EQ(r.err, "error: " + c +
+                       ": truncated data: shape (2, 4) with dtype "
+                       "'<f4' needs 32 bytes but the file has "
+                       "6\n");
+  r = run(
+      {"--weights", dir.file("none.safetensors"), "--input", a, "--input", b});
   EXPECT_EQ(r.err, "error: " + dir.file("none.safetensors") +
                        ": cannot open: No such file or directory\n");
   std::string w = dir.file("w.safetensors");
   writeFile(w, makeSafetensors({{"bias", "F32", {2, 2}, bytesOf(testBias())}}));
   r = run({"--weights", w, "--input", a, "--input", b});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "error: " + w + ": tensor 'bias' has shape [2, 2] but the "
-                                   "model expects [4]\n");
+  EXPECT_EQ(r.err, "error: " + w +
+                       ": tensor 'bias' has shape [2, 2] but the "
+                       "model expects [4]\n");
 }
 
 TEST_F(CliTest, NoPartialOutputs) {
@@ -212,8 +216,9 @@ TEST_F(CliTest, NoPartialOutputs) {
   CliResult r = run({"--weights", weights, "--input", a, "--input", b,
                      "--output", o1, "--output", bad});
   EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "error: " + bad + ": cannot create a temporary "
-                                                "file in '"))
+  EXPECT_TRUE(contains(r.err, "error: " + bad +
+                                  ": cannot create a temporary "
+                                  "file in '"))
       << r.err;
   EXPECT_EQ(readFile(o1), "old contents");
   // No temporary files left next to o1.
@@ -225,8 +230,8 @@ TEST_F(CliTest, Bf16Model) {
   std::string x = dir.file("x.npy"), y = dir.file("y.npy"), err;
   std::vector<uint16_t> xv = {0x3f80, 0xc000, 0x4040, 0x0000}; // 1 -2 3 0
   ASSERT_TRUE(writeNpy(x, "<u2", {4}, xv.data(), 8, err));
-  CliResult r = runWith({"--input", x, "--output", y}, kBf16Manifest,
-                        bf16Invoke);
+  CliResult r =
+      runWith({"--input", x, "--output", y}, kBf16Manifest, bf16Invoke);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "output 0 'y': bf16 (4,) min -4 max 6 mean 1\n"
                               "  values: [2, -4, 6, 0]\n"))
@@ -240,15 +245,16 @@ TEST_F(CliTest, Bf16Model) {
   ASSERT_TRUE(writeNpy(x, "<f4", {4}, f.data(), 16, err));
   r = runWith({"--input", x}, kBf16Manifest, bf16Invoke);
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, "error: " + x + ": dtype '<f4' (float32) but the model's "
-                                   "input 0 'x' expects bf16 (stored as "
-                                   "'<u2' raw bits)\n");
+  EXPECT_EQ(r.err, "error: " + x +
+                       ": dtype '<f4' (float32) but the model's "
+                       "input 0 'x' expects bf16 (stored as "
+                       "'<u2' raw bits)\n");
 }
 
 TEST_F(CliTest, CudaModelWithoutDriver) {
   cuda::resetForTesting("libattnrt-no-such-driver.so.1");
-  CliResult r = runWith({"--weights", weights, "--input", a}, kCudaManifest,
-                        cpuInvoke);
+  CliResult r =
+      runWith({"--weights", weights, "--input", a}, kCudaManifest, cpuInvoke);
   EXPECT_EQ(r.code, 1);
   const std::string prefix =
       "error: attnrt: this model was compiled for CUDA but no CUDA driver was "
@@ -278,9 +284,9 @@ TEST_F(CliTest, BadManifest) {
 
 TEST_F(CliTest, AttnrtMainUsesLinkedModel) {
   std::string o = dir.file("linked.npy");
-  std::vector<std::string> args = {"model",  "--weights", weights, "--input",
-                                   a,        "--input",   b,       "--output",
-                                   o1,       "--output",  o2,      "-q"};
+  std::vector<std::string> args = {"model", "--weights", weights, "--input",
+                                   a,       "--input",   b,       "--output",
+                                   o1,      "--output",  o2,      "-q"};
   std::vector<char *> argv;
   for (std::string &s : args)
     argv.push_back(&s[0]);

@@ -43,7 +43,8 @@ TEST(Json, Scalars) {
 }
 
 TEST(Json, StringEscapes) {
-  JsonValue s = parseOk(R"("a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u20ac\ud83d\ude00")");
+  JsonValue s =
+      parseOk(R"("a\"b\\c\/d\b\f\n\r\t\u0041\u00e9\u20ac\ud83d\ude00")");
   ASSERT_EQ(s.kind, JsonValue::String);
   EXPECT_EQ(s.text, "a\"b\\c/d\b\f\n\r\tA\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
 }
@@ -84,7 +85,8 @@ TEST(Json, Errors) {
   EXPECT_EQ(parseErr("-"), "invalid number at byte 1");
   EXPECT_EQ(parseErr("tru"), "invalid literal (expected 'true') at byte 0");
   EXPECT_EQ(parseErr("{} x"), "unexpected trailing characters at byte 3");
-  EXPECT_EQ(parseErr(""), "unexpected end of input (expected a value) at byte 0");
+  EXPECT_EQ(parseErr(""),
+            "unexpected end of input (expected a value) at byte 0");
   EXPECT_EQ(parseErr("[1"),
             "unexpected end of input (expected ',' or ']') at byte 2");
   EXPECT_EQ(parseErr(std::string(1000, '[')), "nesting too deep at byte 129");

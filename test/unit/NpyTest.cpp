@@ -83,19 +83,18 @@ TEST(Npy, RoundTripEachDType) {
   roundTrip<uint16_t>(dir, DType::F16, {3}, {0x3c00, 0xc000, 0x7bff});
   roundTrip<uint16_t>(dir, DType::BF16, {1, 2}, {0x3f80, 0xbf80});
   roundTrip<int32_t>(dir, DType::I32, {}, {-7});
-  roundTrip<int64_t>(dir, DType::I64, {2, 1, 2},
-                     {1, -1, INT64_MAX, INT64_MIN});
+  roundTrip<int64_t>(dir, DType::I64, {2, 1, 2}, {1, -1, INT64_MAX, INT64_MIN});
   EXPECT_EQ(dir.list().size(), 5u); // no temporary files left behind
 }
 
 TEST(Npy, HeaderText) {
   std::string h = npyHeader("<f4", {1, 16});
-  EXPECT_EQ(h.size(), 64u);
+  EXPECT_EQ(h.size(), 128u); // numpy pads the preamble to 64 bytes
   const std::string dict =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 16), }";
   EXPECT_EQ(h.substr(10, dict.size()), dict);
   EXPECT_EQ(h.substr(10 + dict.size()),
-            std::string(64 - 11 - dict.size(), ' ') + "\n");
+            std::string(128 - 11 - dict.size(), ' ') + "\n");
   EXPECT_NE(npyHeader("<i8", {5}).find("'shape': (5,), }"), std::string::npos);
   EXPECT_NE(npyHeader("<i8", {}).find("'shape': (), }"), std::string::npos);
 }
@@ -105,11 +104,11 @@ TEST(Npy, ReadsVersions2And3AndVariants) {
   for (int major : {2, 3}) {
     NpyArray a;
     std::string err;
-    ASSERT_TRUE(parseNpy(
-        toBytes(npyImage("{'descr': '<f4', 'fortran_order': False, "
-                         "'shape': (2,), }",
-                         bytesOf(v), major)),
-        "x.npy", a, err))
+    ASSERT_TRUE(
+        parseNpy(toBytes(npyImage("{'descr': '<f4', 'fortran_order': False, "
+                                  "'shape': (2,), }",
+                                  bytesOf(v), major)),
+                 "x.npy", a, err))
         << err;
     EXPECT_EQ(a.major, major);
     EXPECT_EQ(a.shape, (std::vector<int64_t>{2}));
@@ -203,9 +202,11 @@ TEST(Npy, CheckAgainstModelInput) {
   std::vector<uint16_t> u(4, 0x3f80);
   ASSERT_TRUE(writeNpy(path, "<u2", {4}, u.data(), 8, err)) << err;
   ASSERT_TRUE(readNpy(path, a, err)) << err;
-  EXPECT_TRUE(checkNpyForInput("x.npy", a, 0, input("h", DType::BF16, {4}), err))
+  EXPECT_TRUE(
+      checkNpyForInput("x.npy", a, 0, input("h", DType::BF16, {4}), err))
       << err;
-  EXPECT_FALSE(checkNpyForInput("x.npy", a, 0, input("h", DType::F16, {4}), err));
+  EXPECT_FALSE(
+      checkNpyForInput("x.npy", a, 0, input("h", DType::F16, {4}), err));
   EXPECT_EQ(err, "x.npy: dtype '<u2' (uint16) but the model's input 0 'h' "
                  "expects f16 ('<f2')");
 }
@@ -219,7 +220,8 @@ TEST(Npy, FileErrors) {
                      ": cannot open: No such file or directory");
   float v = 1;
   EXPECT_FALSE(writeNpy(dir.file("no/such/dir/y.npy"), "<f4", {1}, &v, 4, err));
-  EXPECT_NE(err.find("cannot create a temporary file in '" + dir.file("no/such/dir") + "'"),
+  EXPECT_NE(err.find("cannot create a temporary file in '" +
+                     dir.file("no/such/dir") + "'"),
             std::string::npos)
       << err;
   // Files get ordinary permissions, not mkstemp's 0600.

@@ -31,10 +31,10 @@ std::string openError(const char *manifest, void (*invoke)(void **)) {
 }
 
 TEST(Runtime, OpenErrors) {
-  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\ninput a f31 4\n",
-                      cpuInvoke),
-            "attnrt: invalid model manifest: manifest line 3: unknown dtype "
-            "'f31' (expected f32, f16, bf16, i32 or i64)");
+  EXPECT_EQ(
+      openError("attnc-manifest 1\ntarget cpu\ninput a f31 4\n", cpuInvoke),
+      "attnrt: invalid model manifest: manifest line 3: unknown dtype "
+      "'f31' (expected f32, f16, bf16, i32 or i64)");
   EXPECT_EQ(openError(nullptr, cpuInvoke), "attnrt: no manifest given");
   EXPECT_EQ(openError(kCpuManifest, nullptr),
             "attnrt: no invoke function given");
@@ -98,14 +98,16 @@ TEST(Runtime, EndToEndCpu) {
 
   ASSERT_EQ(attnrt_set_input(m, 0, a.data(), 32), 0);
   EXPECT_NE(attnrt_run(m), 0);
-  EXPECT_STREQ(attnrt_last_error(m), "attnrt_run: input 1 'b' has not been set");
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_run: input 1 'b' has not been set");
   EXPECT_NE(attnrt_set_input(m, 1, b.data(), 16), 0);
   EXPECT_STREQ(attnrt_last_error(m),
                "attnrt_set_input: input 1 'b' (f32 (2, 4)) is 32 bytes but 16 "
                "were given");
   EXPECT_NE(attnrt_set_input(m, 2, b.data(), 32), 0);
-  EXPECT_STREQ(attnrt_last_error(m),
-               "attnrt_set_input: input index 2 out of range (the model has 2)");
+  EXPECT_STREQ(
+      attnrt_last_error(m),
+      "attnrt_set_input: input index 2 out of range (the model has 2)");
   ASSERT_EQ(attnrt_set_input(m, 1, b.data(), 32), 0);
 
   std::vector<float> sum(8), qkv(12);

@@ -158,9 +158,10 @@ TEST_F(SafeTensorsTest, BadEntries) {
   EXPECT_EQ(err(R"({"dtype": "F32", "shape": [3], "data_offsets": [0, 8]})"),
             "tensor 't': data_offsets [0, 8] span 8 bytes but shape [3] with "
             "dtype F32 needs 12");
-  EXPECT_EQ(err(R"({"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 16]})"),
-            "tensor 't': data_offsets [0, 16] span 16 bytes but shape [2, 2] "
-            "with dtype BF16 needs 8");
+  EXPECT_EQ(
+      err(R"({"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 16]})"),
+      "tensor 't': data_offsets [0, 16] span 16 bytes but shape [2, 2] "
+      "with dtype BF16 needs 8");
   EXPECT_EQ(err(R"({"dtype": "F32", "shape": [4294967296, 4294967296],)"
                 R"( "data_offsets": [0, 8]})"),
             "tensor 't': shape [4294967296, 4294967296] is too large");
@@ -177,19 +178,20 @@ TEST_F(SafeTensorsTest, MissingFile) {
 TEST_F(SafeTensorsTest, ResolveAgainstManifest) {
   std::string path = dir.file("weights.safetensors");
   writeFile(path,
-            makeSafetensors(
-                {{"encoder.layer.0.attention.self.query.weight", "F32",
-                  {768, 768}, std::string(768 * 768 * 4, 0)},
-                 {"h", "F16", {4}, std::string(8, 0)}}));
+            makeSafetensors({{"encoder.layer.0.attention.self.query.weight",
+                              "F32",
+                              {768, 768},
+                              std::string(768 * 768 * 4, 0)},
+                             {"h", "F16", {4}, std::string(8, 0)}}));
   SafeTensorsFile f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
   std::vector<const StTensor *> parts;
-  EXPECT_FALSE(resolveWeight(
-      f,
-      weight("encoder.layer.0.attention.self.query.weight", DType::F32,
-             {768, 512}),
-      parts, err));
+  EXPECT_FALSE(
+      resolveWeight(f,
+                    weight("encoder.layer.0.attention.self.query.weight",
+                           DType::F32, {768, 512}),
+                    parts, err));
   EXPECT_EQ(err, path + ": tensor 'encoder.layer.0.attention.self.query."
                         "weight' has shape [768, 768] but the model expects "
                         "[768, 512]");
@@ -209,9 +211,9 @@ TEST_F(SafeTensorsTest, ConcatWeights) {
   std::string path = dir.file("w.safetensors");
   // Three [2, k] int32 tensors concatenated along axis 1 (interleaving rows)
   // and along axis 0 after a reshape-compatible check.
-  std::vector<int32_t> q = {1, 2, 3, 4};    // [2, 2]
+  std::vector<int32_t> q = {1, 2, 3, 4};        // [2, 2]
   std::vector<int32_t> k = {5, 6, 7, 8, 9, 10}; // [2, 3]
-  std::vector<int32_t> v = {11, 12};        // [2, 1]
+  std::vector<int32_t> v = {11, 12};            // [2, 1]
   writeFile(path, makeSafetensors({{"q", "I32", {2, 2}, bytesOf(q)},
                                    {"k", "I32", {2, 3}, bytesOf(k)},
                                    {"v", "I32", {2, 1}, bytesOf(v)}}));
@@ -238,18 +240,18 @@ TEST_F(SafeTensorsTest, ConcatWeights) {
   EXPECT_EQ(err, path + ": tensors q, k, v concatenated along axis 1 give "
                         "shape [2, 6] but the model's weight 'qkv' expects "
                         "[2, 7]");
-  EXPECT_FALSE(resolveWeight(
-      f, weight("qk", DType::I32, {5, 2}, 0, {"q", "k"}), parts, err));
+  EXPECT_FALSE(resolveWeight(f, weight("qk", DType::I32, {5, 2}, 0, {"q", "k"}),
+                             parts, err));
   EXPECT_EQ(err, path + ": tensor 'k' has shape [2, 3] but the model expects "
                         "[*, 2] (part 2 of weight 'qk', concatenated along "
                         "axis 0)");
-  EXPECT_FALSE(resolveWeight(
-      f, weight("qx", DType::I32, {2, 4}, 1, {"q", "x"}), parts, err));
+  EXPECT_FALSE(resolveWeight(f, weight("qx", DType::I32, {2, 4}, 1, {"q", "x"}),
+                             parts, err));
   EXPECT_EQ(err, path + ": the model needs tensor 'x' but the file does not "
                         "contain it (part 2 of weight 'qx', concatenated "
                         "along axis 1)");
-  EXPECT_FALSE(resolveWeight(
-      f, weight("qk", DType::F32, {2, 5}, 1, {"q", "k"}), parts, err));
+  EXPECT_FALSE(resolveWeight(f, weight("qk", DType::F32, {2, 5}, 1, {"q", "k"}),
+                             parts, err));
   EXPECT_EQ(err, path + ": tensor 'q' has dtype I32 but the model expects "
                         "F32 (part 1 of weight 'qk', concatenated along axis "
                         "1)");

@@ -15,8 +15,8 @@ namespace attnrt_test {
 
 TempDir::TempDir() {
   const char *base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") +
-                     "/attnrt-unittest-XXXXXX";
+  std::string tmpl =
+      std::string(base && *base ? base : "/tmp") + "/attnrt-unittest-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!::mkdtemp(buf.data()))
@@ -108,13 +108,13 @@ std::vector<float> testV() { return {9, 10, 11, 12}; }
 
 size_t writeTestWeights(const std::string &path) {
   std::vector<float> unused(1000, 7.0f);
-  std::string image = makeSafetensors(
-      {{"q", "F32", {1, 4}, bytesOf(testQ())},
-       {"unused", "F32", {1000}, bytesOf(unused)},
-       {"bias", "F32", {4}, bytesOf(testBias())},
-       {"k", "F32", {1, 4}, bytesOf(testK())},
-       {"v", "F32", {1, 4}, bytesOf(testV())}},
-      /*withMetadata=*/true);
+  std::string image =
+      makeSafetensors({{"q", "F32", {1, 4}, bytesOf(testQ())},
+                       {"unused", "F32", {1000}, bytesOf(unused)},
+                       {"bias", "F32", {4}, bytesOf(testBias())},
+                       {"k", "F32", {1, 4}, bytesOf(testK())},
+                       {"v", "F32", {1, 4}, bytesOf(testV())}},
+                      /*withMetadata=*/true);
   writeFile(path, image);
   return image.size();
 }

@@ -62,4 +62,16 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AttnMergeGpuModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Merge outlined kernels into one gpu.module";
+  let description = [{
+    Kernel outlining puts every kernel in its own `gpu.module`, which would
+    become one cubin (and one module load at run time) per kernel and one
+    PTX file per kernel. This pass moves all kernels into the first
+    `gpu.module`, renaming them after their old module (which is unique),
+    and updates every `gpu.launch_func`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // ATTNC_CONVERSION_PASSES_TD

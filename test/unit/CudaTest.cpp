@@ -1,0 +1,391 @@
+//===- CudaTest.cpp - CUDA backend tests (no GPU needed) ------------------===//
+//
+// Without a driver: the clean failure of CUDA models and of the mgpu* entry
+// points. With the fake driver (FakeCuda.cpp): the whole CUDA path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnrt.h"
+
+#include "CudaBackend.h"
+#include "TestUtil.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <dlfcn.h>
+
+using namespace attnrt;
+using namespace attnrt_test;
+
+namespace {
+
+struct ModelPtr {
+  attnrt_model *m;
+  explicit ModelPtr(attnrt_model *m) : m(m) {}
+  ~ModelPtr() { attnrt_close(m); }
+  attnrt_model *get() const { return m; }
+};
+
+bool startsWith(const std::string &s, const std::string &prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string openCudaError() {
+  char err[512];
+  attnrt_model *m = attnrt_open(kCudaManifest, cpuInvoke, err, sizeof(err));
+  EXPECT_EQ(m, nullptr);
+  attnrt_close(m);
+  return err;
+}
+
+TEST(CudaNoDriver, OpenFailsCleanly) {
+  cuda::resetForTesting("libattnrt-no-such-driver.so.1");
+  std::string err = openCudaError();
+  EXPECT_TRUE(startsWith(
+      err, "attnrt: this model was compiled for CUDA but no CUDA driver was "
+           "found (libattnrt-no-such-driver.so.1: cannot open shared object "
+           "file"))
+      << err;
+  EXPECT_EQ(err.back(), ')') << err;
+  // The failure is remembered, not retried differently.
+  EXPECT_EQ(openCudaError(), err);
+  cuda::resetForTesting(nullptr);
+}
+
+TEST(CudaNoDriver, RealDriverNameOnThisMachine) {
+  cuda::resetForTesting(nullptr);
+  char err[512];
+  ModelPtr m(attnrt_open(kCudaManifest, cpuInvoke, err, sizeof(err)));
+  if (m.get())
+    GTEST_SKIP() << "a CUDA driver and device are present";
+  std::string e = err;
+  EXPECT_TRUE(startsWith(e, "attnrt: this model was compiled for CUDA but "))
+      << e;
+  if (e.find("no CUDA driver was found") != std::string::npos) {
+    EXPECT_NE(e.find("(libcuda.so.1: cannot open shared object file"),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST(CudaNoDriver, MgpuCallsAreNoOps) {
+  cuda::resetForTesting("libattnrt-no-such-driver.so.1");
+  static const char image[] = "FAKECUBIN";
+  EXPECT_EQ(mgpuModuleLoad(const_cast<char *>(image), sizeof(image)), nullptr);
+  std::string msg;
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_TRUE(startsWith(msg, "attnrt: CUDA is unavailable: no CUDA driver was "
+                              "found (libattnrt-no-such-driver.so.1"))
+      << msg;
+  EXPECT_FALSE(cuda::takePendingError(msg));
+  // Nothing crashes; the first error is kept.
+  EXPECT_EQ(mgpuMemAlloc(64, nullptr, false), nullptr);
+  EXPECT_EQ(mgpuStreamCreate(), nullptr);
+  EXPECT_EQ(mgpuModuleGetFunction(nullptr, "k"), nullptr);
+  mgpuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr, 0);
+  mgpuMemcpy(nullptr, nullptr, 16, nullptr);
+  mgpuMemset32(nullptr, 0, 4, nullptr);
+  mgpuMemFree(reinterpret_cast<void *>(0x1000), nullptr);
+  mgpuStreamDestroy(reinterpret_cast<void *>(0x1000));
+  mgpuEventDestroy(reinterpret_cast<void *>(0x1000));
+  mgpuModuleUnload(reinterpret_cast<void *>(0x1000));
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_TRUE(startsWith(msg, "attnrt: CUDA is unavailable: ")) << msg;
+  EXPECT_FALSE(cuda::takePendingError(msg));
+  cuda::resetForTesting(nullptr);
+}
+
+// ---- With the fake driver ------------------------------------------------
+
+struct FakeControls {
+  void (*reset)(int, int);
+  long (*allocCalls)();
+  long (*liveAllocations)();
+  long (*launches)();
+  void (*failNextLaunch)(int);
+};
+
+FakeControls &controls() {
+  static FakeControls c = [] {
+    FakeControls f{};
+    void *h = dlopen(ATTNRT_FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+      return f;
+    f.reset = reinterpret_cast<void (*)(int, int)>(dlsym(h, "fake_cuda_reset"));
+    f.allocCalls =
+        reinterpret_cast<long (*)()>(dlsym(h, "fake_cuda_alloc_calls"));
+    f.liveAllocations =
+        reinterpret_cast<long (*)()>(dlsym(h, "fake_cuda_live_allocations"));
+    f.launches = reinterpret_cast<long (*)()>(dlsym(h, "fake_cuda_launches"));
+    f.failNextLaunch =
+        reinterpret_cast<void (*)(int)>(dlsym(h, "fake_cuda_fail_next_launch"));
+    return f;
+  }();
+  return c;
+}
+
+const char *gImage = "FAKECUBIN";
+const char *gKernel = "add_f32";
+void *gStartupModule = nullptr;
+
+/// out = 2 * (a + w), through two launches, a pooled temporary, a device to
+/// device copy, a memset and an event.
+void cudaInvoke(void **bufs) {
+  void *module = gStartupModule
+                     ? gStartupModule
+                     : mgpuModuleLoad(const_cast<char *>(gImage), 10);
+  void *fn = mgpuModuleGetFunction(module, gKernel);
+  void *stream = mgpuStreamCreate();
+  void *event = mgpuEventCreate();
+  void *tmp = mgpuMemAlloc(16, stream, false);
+  void *tmp2 = mgpuMemAlloc(16, stream, false);
+  mgpuMemset32(tmp2, 0x7f7f7f7f, 4, stream);
+  int64_t n = 4;
+  void *a = bufs[1], *w = bufs[0], *out = bufs[2];
+  void *p1[] = {&a, &w, &tmp, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, 4, 1, 1, 0, stream, p1, nullptr, 4);
+  mgpuMemcpy(tmp2, tmp, 16, stream);
+  mgpuEventRecord(event, stream);
+  mgpuStreamWaitEvent(stream, event);
+  mgpuEventSynchronize(event);
+  void *p2[] = {&tmp, &tmp2, &out, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, 4, 1, 1, 64 * 1024, stream, p2, nullptr, 4);
+  mgpuMemFree(tmp, stream);
+  mgpuMemFree(tmp2, stream);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  mgpuEventDestroy(event);
+  if (!gStartupModule)
+    mgpuModuleUnload(module);
+}
+
+class CudaFake : public ::testing::Test {
+protected:
+  TempDir dir;
+  std::string weights;
+
+  void SetUp() override {
+    ASSERT_NE(controls().reset, nullptr)
+        << "cannot load " ATTNRT_FAKE_CUDA_PATH ": " << dlerror();
+    controls().reset(0, 1);
+    cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+    gImage = "FAKECUBIN";
+    gKernel = "add_f32";
+    gStartupModule = nullptr;
+    weights = dir.file("w.safetensors");
+    std::vector<float> w = {10, 20, 30, 40};
+    writeFile(weights,
+              makeSafetensors({{"w", "F32", {4}, bytesOf(w)},
+                               {"big", "F32", {256}, std::string(1024, 0)}}));
+  }
+  void TearDown() override { cuda::resetForTesting(nullptr); }
+
+  /// Opens the CUDA test model with weights bound and input a = {1,2,3,4}.
+  attnrt_model *openReady() {
+    char err[512];
+    attnrt_model *m = attnrt_open(kCudaManifest, cudaInvoke, err, sizeof(err));
+    EXPECT_NE(m, nullptr) << err;
+    if (!m)
+      return nullptr;
+    EXPECT_EQ(attnrt_bind_weights(m, weights.c_str()), 0)
+        << attnrt_last_error(m);
+    std::vector<float> a = {1, 2, 3, 4};
+    EXPECT_EQ(attnrt_set_input(m, 0, a.data(), 16), 0);
+    return m;
+  }
+};
+
+TEST_F(CudaFake, InitFailures) {
+  controls().reset(100, 1);
+  cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+  EXPECT_EQ(openCudaError(), "attnrt: this model was compiled for CUDA but no "
+                             "CUDA device was found (cuInit failed: "
+                             "CUDA_ERROR_NO_DEVICE)");
+  controls().reset(3, 1);
+  cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+  EXPECT_EQ(openCudaError(), "attnrt: this model was compiled for CUDA but the "
+                             "CUDA driver failed to initialize (cuInit failed: "
+                             "CUDA_ERROR_NOT_INITIALIZED)");
+  controls().reset(0, 0);
+  cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+  EXPECT_EQ(openCudaError(), "attnrt: this model was compiled for CUDA but no "
+                             "CUDA device was found");
+}
+
+TEST_F(CudaFake, EndToEndWithPool) {
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  EXPECT_STREQ(attnrt_target(m.get()), "cuda");
+  // Only the header and 'w' were read, not 'big'.
+  EXPECT_EQ(attnrt_weight_bytes_read(m.get()),
+            headerBytesOf(readFile(weights)) + 16);
+  // Input, output and weight buffers live on the "device".
+  EXPECT_EQ(controls().liveAllocations(), 3);
+  std::vector<float> out(4);
+  for (int run = 0; run < 3; ++run) {
+    ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+    ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+    EXPECT_EQ(out, (std::vector<float>{22, 44, 66, 88}));
+    // The two temporaries were allocated once and are reused by later runs.
+    EXPECT_EQ(controls().allocCalls(), 3 + 2) << "run " << run;
+    cuda::PoolStats st = cuda::poolStats();
+    EXPECT_EQ(st.driverAllocations, 2u);
+    EXPECT_EQ(st.cachedBlocks, 2u);
+    EXPECT_EQ(st.liveBlocks, 0u);
+  }
+  EXPECT_EQ(controls().launches(), 6);
+  // New input, same model.
+  std::vector<float> a = {0, 0, 0, 1};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  EXPECT_EQ(out, (std::vector<float>{20, 40, 60, 82}));
+  // Closing frees the model's device buffers (pooled blocks stay cached).
+  attnrt_close(m.m);
+  m.m = nullptr;
+  EXPECT_EQ(controls().liveAllocations(), 2);
+}
+
+TEST_F(CudaFake, InvalidImage) {
+  gImage = "NOT A CUBIN";
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE");
+  EXPECT_EQ(controls().launches(), 0);
+  // The error does not stick to later runs once the cause is gone.
+  gImage = "FAKECUBIN";
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  std::vector<float> out(4);
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  EXPECT_EQ(out[0], 22);
+}
+
+TEST_F(CudaFake, StartupModuleLoadFailure) {
+  // As if a global constructor had loaded the module before main.
+  static const char bad[] = "garbage";
+  EXPECT_EQ(mgpuModuleLoad(const_cast<char *>(bad), sizeof(bad)), nullptr);
+  gStartupModule = nullptr;
+  struct Fn {
+    static void invoke(void **bufs) {
+      void *fn = mgpuModuleGetFunction(nullptr, "add_f32");
+      int64_t n = 4;
+      void *p[] = {&bufs[1], &bufs[0], &bufs[2], &n};
+      mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, nullptr, p, nullptr, 4);
+    }
+  };
+  char err[512];
+  ModelPtr m(attnrt_open(kCudaManifest, Fn::invoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0);
+  std::vector<float> a = {1, 2, 3, 4};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_NE(attnrt_run(m.get()), 0);
+    EXPECT_STREQ(attnrt_last_error(m.get()),
+                 "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
+        << "run " << run;
+  }
+  EXPECT_EQ(controls().launches(), 0);
+}
+
+TEST_F(CudaFake, MissingKernelAndLaunchFailure) {
+  gKernel = "softmax_kernel";
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt: cuModuleGetFunction('softmax_kernel') failed: "
+               "CUDA_ERROR_NOT_FOUND");
+  std::vector<float> out(4);
+  EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  gKernel = "add_f32";
+  controls().failNextLaunch(719);
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED");
+  // After the failure the remaining calls of that run were no-ops; the
+  // temporaries were still released to the pool.
+  EXPECT_EQ(cuda::poolStats().liveBlocks, 0u);
+  controls().failNextLaunch(12345);
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt: cuLaunchKernel failed: CUDA error 12345");
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  EXPECT_EQ(out[3], 88);
+}
+
+TEST_F(CudaFake, JitLoadReportsLog) {
+  std::string reason;
+  ASSERT_TRUE(cuda::ensureInitialized(reason)) << reason;
+  static const char ptx[] = "// not ptx";
+  EXPECT_EQ(mgpuModuleLoadJIT(const_cast<char *>(ptx), 2, sizeof(ptx)),
+            nullptr);
+  std::string msg;
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_EQ(msg, "attnrt: cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_IMAGE: "
+                 "ptxas fatal: fake syntax error");
+  static const char good[] = "FAKECUBIN ptx";
+  void *module = mgpuModuleLoadJIT(const_cast<char *>(good), 2, sizeof(good));
+  EXPECT_NE(module, nullptr);
+  mgpuModuleUnload(module);
+  EXPECT_FALSE(cuda::takePendingError(msg)) << msg;
+}
+
+TEST_F(CudaFake, DirectMgpuCalls) {
+  // Managed memory is host-visible (and here simply host memory).
+  uint16_t *p = static_cast<uint16_t *>(mgpuMemAlloc(8, nullptr, true));
+  ASSERT_NE(p, nullptr);
+  mgpuMemset16(p, 0xabcd, 4, nullptr);
+  EXPECT_EQ(p[0], 0xabcd);
+  EXPECT_EQ(p[3], 0xabcd);
+  mgpuMemFree(p, nullptr);
+  EXPECT_EQ(mgpuMemAlloc(0, nullptr, false), nullptr);
+  // A block freed on one stream is not handed to another stream until that
+  // stream has been synchronized.
+  void *s1 = mgpuStreamCreate();
+  void *s2 = mgpuStreamCreate();
+  void *b1 = mgpuMemAlloc(100, s1, false);
+  mgpuMemFree(b1, s1);
+  void *b2 = mgpuMemAlloc(100, s2, false);
+  EXPECT_NE(b2, b1);
+  void *b3 = mgpuMemAlloc(100, s1, false);
+  EXPECT_EQ(b3, b1); // same stream: reuse is ordered
+  mgpuMemFree(b3, s1);
+  mgpuStreamSynchronize(s1);
+  void *b4 = mgpuMemAlloc(512, s2, false); // same 512-byte bucket
+  EXPECT_EQ(b4, b1);
+  mgpuMemFree(b2, s2);
+  mgpuMemFree(b4, s2);
+  mgpuStreamDestroy(s1);
+  mgpuStreamDestroy(s2);
+  EXPECT_EQ(cuda::poolStats().cachedBlocks, 2u);
+  EXPECT_EQ(cuda::poolStats().driverAllocations, 2u);
+  mgpuSetDefaultDevice(0);
+  std::string msg;
+  EXPECT_FALSE(cuda::takePendingError(msg)) << msg;
+  mgpuSetDefaultDevice(1);
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_EQ(msg, "attnrt: mgpuSetDefaultDevice(1) after CUDA was initialized "
+                 "on device 0 is not supported");
+}
+
+TEST_F(CudaFake, BindErrorsAndRebind) {
+  char err[512];
+  ModelPtr m(attnrt_open(kCudaManifest, cudaInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  std::string bad = dir.file("bad.safetensors");
+  writeFile(bad, makeSafetensors({{"w", "F32", {2, 2}, std::string(16, 0)}}));
+  EXPECT_NE(attnrt_bind_weights(m.get(), bad.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            bad + ": tensor 'w' has shape [2, 2] but the model expects [4]");
+  EXPECT_EQ(controls().liveAllocations(), 2); // input and output only
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0);
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0);
+  EXPECT_EQ(controls().liveAllocations(), 3); // the old weight was freed
+}
+
+} // namespace

@@ -1,0 +1,281 @@
+//===- FakeCuda.cpp - a host-only stand-in for libcuda.so.1 ---------------===//
+//
+// Implements the driver API subset attnrt loads, with "device memory" in host
+// memory and kernels as host functions, so the CUDA backend's logic (driver
+// loading, uploads, the mgpu* entry points, the allocation pool, error
+// reporting) can be tested on machines without a GPU. Modules are accepted
+// if their image starts with "FAKECUBIN"; the only kernel is
+//   add_f32(const float *a, const float *b, float *c, int64_t n)
+// Tests steer it through the fake_cuda_* functions.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+extern "C" {
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kNotInitialized = 3,
+  kNoDevice = 100,
+  kInvalidImage = 200,
+  kNotFound = 500,
+  kLaunchFailed = 719,
+};
+
+struct FakeState {
+  int initResult = 0;
+  int deviceCount = 1;
+  bool initialized = false;
+  int failNextLaunch = 0;
+  long allocCalls = 0;
+  long launches = 0;
+  std::set<void *> allocations;
+};
+
+static FakeState &fake() {
+  static FakeState *s = new FakeState;
+  return *s;
+}
+
+// ---- Test controls ------------------------------------------------------
+
+void fake_cuda_reset(int initResult, int deviceCount) {
+  for (void *p : fake().allocations)
+    std::free(p);
+  fake() = FakeState();
+  fake().initResult = initResult;
+  fake().deviceCount = deviceCount;
+}
+long fake_cuda_alloc_calls(void) { return fake().allocCalls; }
+long fake_cuda_live_allocations(void) {
+  return static_cast<long>(fake().allocations.size());
+}
+long fake_cuda_launches(void) { return fake().launches; }
+void fake_cuda_fail_next_launch(int result) { fake().failNextLaunch = result; }
+
+// ---- Driver API -----------------------------------------------------------
+
+CUresult cuGetErrorName(CUresult r, const char **name) {
+  switch (r) {
+  case kSuccess:
+    *name = "CUDA_SUCCESS";
+    return kSuccess;
+  case kInvalidValue:
+    *name = "CUDA_ERROR_INVALID_VALUE";
+    return kSuccess;
+  case kOutOfMemory:
+    *name = "CUDA_ERROR_OUT_OF_MEMORY";
+    return kSuccess;
+  case kNotInitialized:
+    *name = "CUDA_ERROR_NOT_INITIALIZED";
+    return kSuccess;
+  case kNoDevice:
+    *name = "CUDA_ERROR_NO_DEVICE";
+    return kSuccess;
+  case kInvalidImage:
+    *name = "CUDA_ERROR_INVALID_IMAGE";
+    return kSuccess;
+  case kNotFound:
+    *name = "CUDA_ERROR_NOT_FOUND";
+    return kSuccess;
+  case kLaunchFailed:
+    *name = "CUDA_ERROR_LAUNCH_FAILED";
+    return kSuccess;
+  default:
+    *name = nullptr;
+    return kInvalidValue;
+  }
+}
+
+CUresult cuInit(unsigned) {
+  if (fake().initResult)
+    return fake().initResult;
+  fake().initialized = true;
+  return kSuccess;
+}
+
+#define REQUIRE_INIT                                                           \
+  if (!fake().initialized)                                                     \
+    return kNotInitialized;
+
+CUresult cuDeviceGetCount(int *count) {
+  REQUIRE_INIT
+  *count = fake().deviceCount;
+  return kSuccess;
+}
+
+CUresult cuDeviceGet(int *device, int ordinal) {
+  REQUIRE_INIT
+  if (ordinal < 0 || ordinal >= fake().deviceCount)
+    return kInvalidValue;
+  *device = ordinal;
+  return kSuccess;
+}
+
+static int contextToken;
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
+  REQUIRE_INIT
+  *ctx = &contextToken;
+  return kSuccess;
+}
+CUresult cuCtxSetCurrent(void *ctx) {
+  REQUIRE_INIT
+  return ctx == &contextToken ? kSuccess : kInvalidValue;
+}
+CUresult cuCtxSynchronize(void) { return kSuccess; }
+
+static int moduleToken;
+static bool validImage(const void *image) {
+  return image &&
+         std::strncmp(static_cast<const char *>(image), "FAKECUBIN", 9) == 0;
+}
+CUresult cuModuleLoadData(void **module, const void *image) {
+  REQUIRE_INIT
+  if (!validImage(image))
+    return kInvalidImage;
+  *module = &moduleToken;
+  return kSuccess;
+}
+CUresult cuModuleLoadDataEx(void **module, const void *image,
+                            unsigned numOptions, int *options, void **values) {
+  REQUIRE_INIT
+  if (validImage(image)) {
+    *module = &moduleToken;
+    return kSuccess;
+  }
+  char *log = nullptr;
+  size_t logSize = 0;
+  for (unsigned i = 0; i < numOptions; ++i) {
+    if (options[i] == 5) // CU_JIT_ERROR_LOG_BUFFER
+      log = static_cast<char *>(values[i]);
+    if (options[i] == 6) // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+      logSize = reinterpret_cast<uintptr_t>(values[i]);
+  }
+  if (log && logSize > 40)
+    std::strcpy(log, "ptxas fatal: fake syntax error\n");
+  return kInvalidImage;
+}
+CUresult cuModuleUnload(void *module) {
+  return module == &moduleToken ? kSuccess : kInvalidValue;
+}
+
+typedef void (*KernelFn)(void **params);
+static void addF32(void **params) {
+  const float *a = *static_cast<const float **>(params[0]);
+  const float *b = *static_cast<const float **>(params[1]);
+  float *c = *static_cast<float **>(params[2]);
+  int64_t n = *static_cast<int64_t *>(params[3]);
+  for (int64_t i = 0; i < n; ++i)
+    c[i] = a[i] + b[i];
+}
+struct Kernel {
+  KernelFn fn;
+};
+static Kernel addKernel = {addF32};
+
+CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
+  if (module != &moduleToken)
+    return kInvalidValue;
+  if (std::strcmp(name, "add_f32") != 0)
+    return kNotFound;
+  *fn = &addKernel;
+  return kSuccess;
+}
+
+CUresult cuFuncSetAttribute(void *, int, int) { return kSuccess; }
+
+CUresult cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, void *, void **params,
+                        void **) {
+  if (fake().failNextLaunch) {
+    int r = fake().failNextLaunch;
+    fake().failNextLaunch = 0;
+    return r;
+  }
+  if (!f || !params)
+    return kInvalidValue;
+  static_cast<Kernel *>(f)->fn(params);
+  ++fake().launches;
+  return kSuccess;
+}
+
+CUresult cuStreamCreate(void **stream, unsigned) {
+  *stream = new int(0);
+  return kSuccess;
+}
+CUresult cuStreamSynchronize(void *) { return kSuccess; }
+CUresult cuStreamDestroy_v2(void *stream) {
+  delete static_cast<int *>(stream);
+  return kSuccess;
+}
+CUresult cuStreamWaitEvent(void *, void *, unsigned) { return kSuccess; }
+CUresult cuEventCreate(void **event, unsigned) {
+  *event = new int(0);
+  return kSuccess;
+}
+CUresult cuEventDestroy_v2(void *event) {
+  delete static_cast<int *>(event);
+  return kSuccess;
+}
+CUresult cuEventSynchronize(void *) { return kSuccess; }
+CUresult cuEventRecord(void *, void *) { return kSuccess; }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  REQUIRE_INIT
+  void *m = std::calloc(1, bytes ? bytes : 1);
+  if (!m)
+    return kOutOfMemory;
+  fake().allocations.insert(m);
+  ++fake().allocCalls;
+  *p = reinterpret_cast<uintptr_t>(m);
+  return kSuccess;
+}
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned) {
+  return cuMemAlloc_v2(p, bytes);
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  void *m = reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+  if (!fake().allocations.erase(m))
+    return kInvalidValue;
+  std::free(m);
+  return kSuccess;
+}
+
+static void *ptr(CUdeviceptr p) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *) {
+  std::memmove(ptr(dst), ptr(src), n);
+  return kSuccess;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  std::memcpy(ptr(dst), src, n);
+  return kSuccess;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  std::memcpy(dst, ptr(src), n);
+  return kSuccess;
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, void *) {
+  unsigned *d = static_cast<unsigned *>(ptr(dst));
+  for (size_t i = 0; i < n; ++i)
+    d[i] = v;
+  return kSuccess;
+}
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void *) {
+  unsigned short *d = static_cast<unsigned short *>(ptr(dst));
+  for (size_t i = 0; i < n; ++i)
+    d[i] = v;
+  return kSuccess;
+}
+
+} // extern "C"
