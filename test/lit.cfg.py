@@ -31,3 +31,23 @@ llvm_config.with_environment("PATH", config.attnc_tools_dir, append_path=True)
 
 if config.attnc_have_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", config.attnc_ptxas))
+
+
+def _cuda_device_count():
+    """Devices the CUDA driver reports, 0 without a driver or GPU."""
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+# Tests that execute on a GPU require this; elsewhere lit reports them
+# UNSUPPORTED (never passed).
+if _cuda_device_count() > 0:
+    config.available_features.add("cuda-driver")

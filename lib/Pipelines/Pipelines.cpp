@@ -63,6 +63,9 @@ struct CudaPipelineCLOptions
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features, e.g. +ptx80"),
                                llvm::cl::init("+ptx80")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("CUDA toolkit root (ptxas, libdevice)"),
+                              llvm::cl::init("/usr/local/cuda")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Kernel binary format: bin (cubin), isa (PTX) or fatbin"),
@@ -108,10 +111,23 @@ attnc::buildAttnToCudaPipeline(OpPassManager &pm,
     return success();
   if (failed(addStage(pm, kCudaMapStage)))
     return failure();
-  std::string nvvm = "gpu-lower-to-nvvm-pipeline{cubin-chip=" + options.chip +
-                     " cubin-features=" + options.features +
-                     " cubin-format=" + options.format +
-                     " host-bare-ptr-calling-convention=1}";
+  // The steps of upstream's gpu-lower-to-nvvm-pipeline, spelled out so that
+  // libdevice is linked (math.exp, erf, tanh, rsqrt call __nv_* functions)
+  // and the toolkit that serializes the kernels is the one we found.
+  std::string libdevice = options.toolkit + "/nvvm/libdevice/libdevice.10.bc";
+  std::string nvvm =
+      "convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,"
+      "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
+      "expand-strided-metadata,"
+      "nvvm-attach-target{chip=" + options.chip + " features=" +
+      options.features + " O=3 l=" + libdevice + "},"
+      "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,"
+      "cse,gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
+      "reconcile-unrealized-casts),"
+      "gpu-to-llvm{use-bare-pointers-for-host=1},"
+      "gpu-module-to-binary{format=" + options.format +
+      " toolkit=" + options.toolkit + "},"
+      "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
   if (failed(addStage(pm, nvvm)))
     return failure();
   return addStage(pm, "canonicalize,attn-emit-model-entry{target=cuda}");
@@ -145,6 +161,7 @@ void attnc::registerPipelines() {
         options.chip = cl.chip;
         options.features = cl.features;
         options.format = cl.format;
+        options.toolkit = cl.toolkit;
         (void)buildAttnToCudaPipeline(pm, options);
       });
 }

@@ -178,10 +178,13 @@ int main(int argc, char **argv) {
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
     return fail("--shared writes a library; it cannot be combined with --emit");
+  std::string cudaToolkit;
   if (*target == Target::Cuda) {
     auto ptxas = attnc::findPtxas();
     if (!ptxas)
       return fail(toString(ptxas.takeError()));
+    // <toolkit>/bin/ptxas
+    cudaToolkit = sys::path::parent_path(sys::path::parent_path(*ptxas)).str();
   }
 
   Progress progress;
@@ -226,6 +229,7 @@ int main(int argc, char **argv) {
     options.chip = chip;
     options.features = "+ptx80";
     options.format = emit == "ptx" ? "isa" : "bin";
+    options.toolkit = cudaToolkit;
     built = attnc::buildAttnToCudaPipeline(pm, options);
   }
   if (failed(built))

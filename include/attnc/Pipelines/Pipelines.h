@@ -28,6 +28,8 @@ struct CudaPipelineOptions {
   std::string features = "+ptx80";
   /// gpu-module-to-binary format: bin (cubin), isa (PTX text), fatbin.
   std::string format = "bin";
+  /// CUDA toolkit root: ptxas for serialization, libdevice for math.
+  std::string toolkit = "/usr/local/cuda";
 };
 
 /// attn dialect -> LLVM dialect for the host CPU.
