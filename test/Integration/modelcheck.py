@@ -37,6 +37,7 @@ def main():
     p.add_argument("--keep", default="")
     p.add_argument("--tol", type=float, default=1e-5)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--cfg", nargs="*", default=[], help="make_weights config overrides, k=v")
     p.add_argument("--weights", default="", help="use this weights file instead of generating one")
     args = p.parse_args()
@@ -61,7 +62,7 @@ def main():
     expected = np.asarray(mw.run_reference(args.kind, W, inputs, cfg, keep), dtype=np.float64)
 
     exe = stem + ".bin"
-    cmd = [args.attn_compile, args.model, "-q", "-o", exe]
+    cmd = [args.attn_compile, args.model, "--target=" + args.target, "-q", "-o", exe]
     if args.layer_drop:
         cmd.append("--layer-drop=" + args.layer_drop)
     subprocess.run(cmd, check=True)
