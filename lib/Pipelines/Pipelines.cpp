@@ -39,7 +39,8 @@ constexpr llvm::StringLiteral kCpuToLLVMStage =
 /// inside the thread); host allocations and copies move to the device.
 constexpr llvm::StringLiteral kCudaMapStage =
     "func.func(convert-linalg-to-parallel-loops),"
-    "func.func(gpu-map-parallel-loops),func.func(convert-parallel-loops-to-gpu),"
+    "func.func(attn-gpu-tile-parallel-loops),func.func(gpu-map-parallel-loops),"
+    "func.func(convert-parallel-loops-to-gpu),"
     "attn-gpu-device-buffers,gpu-kernel-outlining,attn-merge-gpu-modules,"
     "func.func(gpu-async-region),lower-affine,canonicalize";
 

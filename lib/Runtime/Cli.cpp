@@ -8,6 +8,8 @@
 
 #include "Cli.h"
 
+#include <sys/stat.h>
+
 #include "attnc/Runtime/attnrt.h"
 
 #include "Manifest.h"
@@ -369,10 +371,27 @@ int runCli(int argc, char **argv, const char *manifestText,
     }
     temps.push_back(tmp);
   }
+  // Refuse destinations that cannot take a file before renaming any, and
+  // undo the renames of new files if one still fails.
+  std::vector<bool> existed(temps.size(), false);
+  for (size_t i = 0; i < temps.size(); ++i) {
+    struct stat st;
+    if (::stat(o.outputs[i].c_str(), &st) == 0) {
+      existed[i] = true;
+      if (S_ISDIR(st.st_mode)) {
+        for (const std::string &t : temps)
+          std::remove(t.c_str());
+        return fail(o.outputs[i] + ": cannot write: Is a directory");
+      }
+    }
+  }
   for (size_t i = 0; i < temps.size(); ++i) {
     if (!commitFile(temps[i], o.outputs[i], err)) {
       for (size_t k = i + 1; k < temps.size(); ++k)
         std::remove(temps[k].c_str());
+      for (size_t k = 0; k < i; ++k)
+        if (!existed[k])
+          std::remove(o.outputs[k].c_str());
       return fail(err);
     }
   }

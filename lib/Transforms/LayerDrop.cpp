@@ -12,6 +12,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -36,12 +38,65 @@ private:
   /// Prunes one function's stack.
   LogicalResult pruneStack(func::FuncOp func, SmallVector<LayerOp> &stack);
 
+  /// Reads one score per depth from scores-file.
+  FailureOr<SmallVector<double>> readScores(func::FuncOp func, int64_t depth);
+
   /// Returns, for each layer of `stack` (in depth order), whether it stays.
   FailureOr<SmallVector<bool>> chooseKept(func::FuncOp func,
                                           ArrayRef<LayerOp> stack);
 };
 
 } // namespace
+
+FailureOr<SmallVector<double>>
+AttnLayerDropPass::readScores(func::FuncOp func, int64_t depth) {
+  auto fail = [&](const Twine &why) -> FailureOr<SmallVector<double>> {
+    return func.emitError() << "attn-layer-drop: scores-file '" << scoresFile
+                            << "': " << why;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(scoresFile);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("invalid JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Array *array = json->getAsArray();
+  const llvm::json::Object *object = json->getAsObject();
+  if (object && object->getArray("scores"))
+    array = object->getArray("scores");
+  SmallVector<double> scores(depth, 0.0);
+  if (array) {
+    if (static_cast<int64_t>(array->size()) != depth)
+      return fail("has " + Twine(array->size()) + " scores but the stack has " +
+                  Twine(depth) + " layers");
+    for (auto [i, v] : llvm::enumerate(*array)) {
+      std::optional<double> score = v.getAsNumber();
+      if (!score || !std::isfinite(*score))
+        return fail("score #" + Twine(i) + " is not a finite number");
+      scores[i] = *score;
+    }
+    return scores;
+  }
+  if (!object)
+    return fail("expected an array of scores or an object");
+  SmallVector<bool> seen(depth, false);
+  for (const auto &[key, v] : *object) {
+    int64_t index;
+    if (StringRef(key).getAsInteger(10, index) || index < 0 || index >= depth)
+      return fail("key '" + StringRef(key) + "' is not a layer depth in 0.." +
+                  Twine(depth - 1));
+    std::optional<double> score = v.getAsNumber();
+    if (!score || !std::isfinite(*score))
+      return fail("score of layer " + Twine(index) + " is not a finite number");
+    scores[index] = *score;
+    seen[index] = true;
+  }
+  for (int64_t i = 0; i < depth; ++i)
+    if (!seen[i])
+      return fail("has no score for layer " + Twine(i));
+  return scores;
+}
 
 FailureOr<SmallVector<bool>>
 AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
@@ -70,17 +125,30 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
                               << static_cast<int64_t>(keep)
                               << " must be in [1, " << depth
                               << "] (the stack has " << depth << " layers)";
-    for (LayerOp layer : stack)
-      if (!layer.getScore())
-        return layer.emitOpError()
-               << "has no score; top-k needs a LayerDrop score on every layer";
+    SmallVector<double> scores;
+    if (!scoresFile.empty()) {
+      FailureOr<SmallVector<double>> fromFile = readScores(func, depth);
+      if (failed(fromFile))
+        return failure();
+      scores = *fromFile;
+    } else {
+      for (LayerOp layer : stack) {
+        if (!layer.getScore())
+          return layer.emitOpError()
+                 << "has no score; top-k needs a LayerDrop score on every "
+                    "layer (or scores-file=...)";
+        scores.push_back(layer.getScore()->convertToDouble());
+      }
+    }
     SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, depth));
-    llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-      return LayerOp(stack[a]).getScore()->convertToDouble() >
-             LayerOp(stack[b]).getScore()->convertToDouble();
-    });
+    llvm::stable_sort(order,
+                      [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
     for (int64_t i = 0; i < keep; ++i)
       kept[order[i]] = true;
+    // The report shows the scores that decided.
+    Builder builder(func.getContext());
+    for (auto [layer, score] : llvm::zip(stack, scores))
+      LayerOp(layer).setScoreAttr(builder.getF64FloatAttr(score));
     return kept;
   }
 

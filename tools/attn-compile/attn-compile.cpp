@@ -50,7 +50,7 @@ static cl::opt<std::string>
                cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string> chip("chip",
                                  cl::desc("CUDA architecture for --target=cuda: "
-                                          "sm_80, sm_86, sm_89, sm_90, sm_90a"),
+                                          "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"),
                                  cl::init("sm_90a"), cl::cat(category));
 static cl::opt<std::string> hostCpu("cpu",
                                     cl::desc("Host CPU to generate code for "
@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
     return fail("--shared writes a library; it cannot be combined with --emit");
+  if (outputFile == "-" && (emit == "obj" || emit == "exe"))
+    return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
+                "llvm-ir or ptx");
   std::string cudaToolkit;
   if (*target == Target::Cuda) {
     auto ptxas = attnc::findPtxas();
@@ -259,6 +262,26 @@ int main(int argc, char **argv) {
     progress.step("wrote " + outputFile);
     return 0;
   };
+  if (outputFile == "-" && (emit == "linalg" || emit == "llvm" ||
+                            emit == "llvm-ir" || emit == "ptx")) {
+    // As with other MLIR tools, "-o -" writes text stages to stdout.
+    if (emit == "linalg" || emit == "llvm")
+      module->print(outs());
+    else if (emit == "ptx") {
+      auto ptx = attnc::extractPtx(*module);
+      if (!ptx)
+        return fail(toString(ptx.takeError()));
+      outs() << *ptx;
+    } else {
+      LLVMContext llvmContext;
+      auto llvmModule =
+          attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
+      if (!llvmModule)
+        return fail(toString(llvmModule.takeError()));
+      (*llvmModule)->print(outs(), nullptr);
+    }
+    return 0;
+  }
   if (emit == "linalg" || emit == "llvm")
     return writeText([&](raw_ostream &os) { module->print(os); });
   if (emit == "ptx") {

@@ -74,4 +74,21 @@ def AttnMergeGpuModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AttnGpuTileParallelLoops
+    : Pass<"attn-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Split outermost scf.parallel loops into blocks x threads";
+  let description = [{
+    Tiles the innermost dimension of every outermost `scf.parallel` by the
+    thread count (or its extent, if smaller), so that
+    `gpu-map-parallel-loops` maps the tile loop to threads and the outer
+    loop to blocks (dimensions past the third run sequentially in a block).
+    Reductions stay serial inside each thread.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "128",
+           "threads per block along the innermost dimension">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"];
+}
+
 #endif // ATTNC_CONVERSION_PASSES_TD

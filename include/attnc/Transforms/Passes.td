@@ -20,7 +20,8 @@ def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::ModuleOp"> {
     - `every-other` with `rate=p`: drop the layers at depth d (from 1) with
       d = 0 (mod floor(1/p)); p = 0.5 on 12 layers keeps 0,2,4,6,8,10.
     - `top-k` with `keep=k`: keep the k layers with the highest `score`
-      (ties go to the shallower layer), in their original order.
+      (ties go to the shallower layer), in their original order. Scores come
+      from each `attn.layer`'s `score` or from `scores-file=path.json`.
     - `keep-list` with `layers=i,j,...`: keep exactly these 0-based depths
       (fairseq's `--encoder-layers-to-keep`).
   }];
@@ -34,6 +35,10 @@ def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::ModuleOp"> {
            "top-k: how many layers to keep">,
     ListOption<"layers", "layers", "int64_t",
                "keep-list: the 0-based depths to keep">,
+    Option<"scoresFile", "scores-file", "std::string", "\"\"",
+           "top-k: JSON file with one keep score per layer (an array by depth, "
+           "{\"scores\": [...]}, or {\"<depth>\": score, ...}); overrides "
+           "the scores on attn.layer">,
     Option<"report", "report", "bool", "false",
            "emit a remark listing the kept and dropped layers with scores">
   ];

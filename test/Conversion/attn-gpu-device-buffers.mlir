@@ -1,0 +1,89 @@
+// RUN: attn-opt %s --split-input-file --attn-gpu-device-buffers | FileCheck %s
+
+// Host-side memref.alloc/dealloc/copy become gpu.alloc/dealloc/memcpy (every
+// buffer of the CUDA target lives in device memory). Ops inside a
+// gpu.launch body or a gpu.module are GPU code and stay as they are.
+
+// CHECK-LABEL: func.func @host(
+// CHECK-SAME:    %[[SRC:[^:]+]]: memref<4xf32>, %[[N:[^:]+]]: index) -> memref<?xf32>
+// CHECK-NEXT:    %[[BUF:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:    gpu.memcpy %[[BUF]], %[[SRC]] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT:    %[[DYN:.*]] = gpu.alloc (%[[N]]) : memref<?xf32>
+// CHECK:         gpu.launch blocks
+// CHECK-NEXT:      %[[LOCAL:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:      memref.copy %[[BUF]], %[[LOCAL]] : memref<4xf32> to memref<4xf32>
+// CHECK-NEXT:      memref.dealloc %[[LOCAL]] : memref<4xf32>
+// CHECK-NEXT:      gpu.terminator
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.dealloc %[[BUF]] : memref<4xf32>
+// CHECK-NEXT:    return %[[DYN]] : memref<?xf32>
+// CHECK:       gpu.module @kernels {
+// CHECK-NEXT:    gpu.func @k(%[[ARG:[^:]+]]: memref<4xf32>) kernel {
+// CHECK-NEXT:      %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT:      memref.copy %[[ARG]], %[[T]] : memref<4xf32> to memref<4xf32>
+// CHECK-NEXT:      memref.dealloc %[[T]] : memref<4xf32>
+// CHECK-NEXT:      gpu.return
+// CHECK-NOT:   gpu.alloc
+// CHECK-NOT:   gpu.memcpy
+module attributes {gpu.container_module} {
+  func.func @host(%arg0: memref<4xf32>, %n: index) -> memref<?xf32> {
+    %0 = memref.alloc() : memref<4xf32>
+    memref.copy %arg0, %0 : memref<4xf32> to memref<4xf32>
+    %1 = memref.alloc(%n) : memref<?xf32>
+    %c1 = arith.constant 1 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%a = %c1, %b = %c1, %c = %c1) {
+      %t = memref.alloc() : memref<4xf32>
+      memref.copy %0, %t : memref<4xf32> to memref<4xf32>
+      memref.dealloc %t : memref<4xf32>
+      gpu.terminator
+    }
+    memref.dealloc %0 : memref<4xf32>
+    return %1 : memref<?xf32>
+  }
+  gpu.module @kernels {
+    gpu.func @k(%arg0: memref<4xf32>) kernel {
+      %t = memref.alloc() : memref<4xf32>
+      memref.copy %arg0, %t : memref<4xf32> to memref<4xf32>
+      memref.dealloc %t : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Host code nested in other regions (here scf.if) is still host code; the
+// copy direction is kept (memref.copy src, dst -> gpu.memcpy dst, src).
+// CHECK-LABEL: func.func @nested(
+// CHECK-SAME:    %[[COND:[^:]+]]: i1, %[[IN:[^:]+]]: memref<2x3xf16>, %[[OUT:[^:]+]]: memref<2x3xf16>)
+// CHECK:         scf.if %[[COND]] {
+// CHECK-NEXT:      %[[TMP:.*]] = gpu.alloc () : memref<2x3xf16>
+// CHECK-NEXT:      gpu.memcpy %[[TMP]], %[[IN]] : memref<2x3xf16>, memref<2x3xf16>
+// CHECK-NEXT:      gpu.memcpy %[[OUT]], %[[TMP]] : memref<2x3xf16>, memref<2x3xf16>
+// CHECK-NEXT:      gpu.dealloc %[[TMP]] : memref<2x3xf16>
+// CHECK-NEXT:    }
+// CHECK-NOT:     memref.
+func.func @nested(%cond: i1, %in: memref<2x3xf16>, %out: memref<2x3xf16>) {
+  scf.if %cond {
+    %t = memref.alloc() : memref<2x3xf16>
+    memref.copy %in, %t : memref<2x3xf16> to memref<2x3xf16>
+    memref.copy %t, %out : memref<2x3xf16> to memref<2x3xf16>
+    memref.dealloc %t : memref<2x3xf16>
+  }
+  return
+}
+
+// -----
+
+// Other memref ops (alloca, load, store) are not touched.
+// CHECK-LABEL: func.func @untouched(
+// CHECK:         memref.alloca() : memref<4xf32>
+// CHECK:         memref.store
+// CHECK:         memref.load
+// CHECK-NOT:     gpu.
+func.func @untouched(%v: f32, %i: index) -> f32 {
+  %0 = memref.alloca() : memref<4xf32>
+  memref.store %v, %0[%i] : memref<4xf32>
+  %1 = memref.load %0[%i] : memref<4xf32>
+  return %1 : f32
+}

@@ -1,0 +1,91 @@
+// RUN: attn-opt %s --split-input-file --attn-hoist-weights --verify-diagnostics
+
+// One name, two types: the runtime could not bind both.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %w = attn.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{'attn.weight' op weight 'w' is used with type 'tensor<4x8xf16>' here but 'tensor<4x8xf32>' elsewhere}}
+  %w2 = attn.weight "w" : tensor<4x8xf16>
+  %0 = attn.linear %x, %w : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Same name, same element type, different shape.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  %w = attn.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{weight 'w' is used with type 'tensor<8x4xf32>' here but 'tensor<4x8xf32>' elsewhere}}
+  %w2 = attn.weight "w" : tensor<8x4xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// Only the entry's weights become arguments; one in another function would
+// never be bound.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  return %x : tensor<2x8xf32>
+}
+func.func private @helper() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.weight' op is outside the model entry @main; only the entry's weights can be bound}}
+  %w = attn.weight "w" : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// No @main and two public functions: the entry is ambiguous.
+// expected-error @+1 {{cannot tell the model entry: no @main and several public functions (@a, @b)}}
+module {
+  func.func @a(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    return %x : tensor<2x8xf32>
+  }
+  func.func @b(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    return %x : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// No public function at all.
+// expected-error @+1 {{no model entry: expected a public func.func @main}}
+module {
+  func.func private @helper(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    return %x : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// The runtime binds statically shaped buffers only.
+// expected-error @+1 {{model input 'input0' has type 'tensor<?x8xf32>'; the runtime takes statically shaped tensors of f32, f16, bf16, i32 or i64}}
+func.func @main(%x: tensor<?x8xf32>) -> tensor<2x8xf32> {
+  %0 = tensor.cast %x : tensor<?x8xf32> to tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// Unsupported element type of an input (i8)...
+// expected-error @+1 {{model input 'input1' has type 'tensor<2x8xi8>'; the runtime takes statically shaped tensors of f32, f16, bf16, i32 or i64}}
+func.func @main(%x: tensor<2x8xf32>, %y: tensor<2x8xi8>) -> tensor<2x8xf32> {
+  return %x : tensor<2x8xf32>
+}
+
+// -----
+
+// ... of an output (f64) ...
+// expected-error @+1 {{model output 'output0' has type 'tensor<2x8xf64>'}}
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf64> {
+  %0 = arith.extf %x : tensor<2x8xf32> to tensor<2x8xf64>
+  return %0 : tensor<2x8xf64>
+}
+
+// -----
+
+// ... and a non-tensor input.
+// expected-error @+1 {{model input 'input0' has type 'f32'}}
+func.func @main(%x: f32) -> tensor<2xf32> {
+  %0 = tensor.splat %x : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

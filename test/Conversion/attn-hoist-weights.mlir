@@ -1,0 +1,139 @@
+// RUN: attn-opt %s --split-input-file --attn-hoist-weights | FileCheck %s --implicit-check-not='attn.weight "'
+
+// attn.weight ops of the model entry become its leading arguments, tagged
+// {attn.weight = "name"}; the module records the model interface in
+// attn.manifest and the entry in attn.entry. The implicit check makes sure
+// that no attn.weight op is left (the argument attribute reads
+// `attn.weight = "..."`, the op `attn.weight "..."`).
+
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.entry = @main
+// CHECK-SAME:    attn.manifest = "weight w f32 4x8\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<4x8xf32> {attn.weight = "w"},
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x8xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = attn.linear %[[X]], %[[W]] : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %w = attn.weight "w" : tensor<4x8xf32>
+  %0 = attn.linear %x, %w : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Weights are numbered in the order they first appear (not by name); a name
+// used twice becomes one argument that replaces both ops. Inputs and
+// outputs are listed after the weights, with their own numbering.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.entry = @main
+// CHECK-SAME:    attn.manifest = "weight z.second f32 4\0Aweight a.first f32 4x8\0Ainput input0 f32 2x8\0Ainput input1 i64 2\0Aoutput output0 f32 2x4\0Aoutput output1 f32 2x8\0A"
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %[[B:[^:]+]]: tensor<4xf32> {attn.weight = "z.second"},
+// CHECK-SAME:    %[[W:[^:]+]]: tensor<4x8xf32> {attn.weight = "a.first"},
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x8xf32>,
+// CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2xi64>) -> (tensor<2x4xf32>, tensor<2x8xf32>)
+// CHECK-NEXT:    %[[P0:.*]] = attn.linear %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT:    %[[P1:.*]] = attn.linear %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT:    %[[S:.*]] = attn.add %[[P0]], %[[P1]]
+// CHECK-NEXT:    return %[[S]], %[[X]]
+func.func @main(%x: tensor<2x8xf32>, %ids: tensor<2xi64>) -> (tensor<2x4xf32>, tensor<2x8xf32>) {
+  %b = attn.weight "z.second" : tensor<4xf32>
+  %w = attn.weight "a.first" : tensor<4x8xf32>
+  %0 = attn.linear %x, %w, %b : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %w2 = attn.weight "a.first" : tensor<4x8xf32>
+  %b2 = attn.weight "z.second" : tensor<4xf32>
+  %1 = attn.linear %x, %w2, %b2 : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %2 = attn.add %0, %1 : tensor<2x4xf32>
+  return %2, %x : tensor<2x4xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// Without @main the only public function is the entry; private helpers are
+// left alone.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.entry = @model
+// CHECK-SAME:    attn.manifest = "weight emb f16 10x4\0Ainput input0 i32 3\0Aoutput output0 f16 3x4\0A"
+// CHECK-LABEL: func.func private @helper(
+// CHECK-SAME:    %{{[^:]+}}: tensor<3x4xf16>) -> tensor<3x4xf16>
+// CHECK-LABEL: func.func @model(
+// CHECK-SAME:    %[[T:[^:]+]]: tensor<10x4xf16> {attn.weight = "emb"},
+// CHECK-SAME:    %[[IDS:[^:]+]]: tensor<3xi32>) -> tensor<3x4xf16>
+// CHECK-NEXT:    %[[E:.*]] = attn.embedding %[[IDS]], %[[T]]
+// CHECK-NEXT:    %[[R:.*]] = call @helper(%[[E]])
+// CHECK-NEXT:    return %[[R]]
+module {
+  func.func private @helper(%x: tensor<3x4xf16>) -> tensor<3x4xf16> {
+    return %x : tensor<3x4xf16>
+  }
+  func.func @model(%ids: tensor<3xi32>) -> tensor<3x4xf16> {
+    %t = attn.weight "emb" : tensor<10x4xf16>
+    %0 = attn.embedding %ids, %t : (tensor<3xi32>, tensor<10x4xf16>) -> tensor<3x4xf16>
+    %1 = func.call @helper(%0) : (tensor<3x4xf16>) -> tensor<3x4xf16>
+    return %1 : tensor<3x4xf16>
+  }
+}
+
+// -----
+
+// @main wins over other public functions, which keep their signatures.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.entry = @main
+// CHECK-SAME:    attn.manifest = "input input0 bf16 2\0Aoutput output0 bf16 2\0A"
+// CHECK-LABEL: func.func @other(
+// CHECK-SAME:    %{{[^:]+}}: tensor<2xbf16>) -> tensor<2xbf16>
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %{{[^:]+}}: tensor<2xbf16>) -> tensor<2xbf16>
+module {
+  func.func @other(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+    return %x : tensor<2xbf16>
+  }
+  func.func @main(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+    return %x : tensor<2xbf16>
+  }
+}
+
+// -----
+
+// Rank-0 tensors are spelled `scalar`; an unused weight is still bound (it
+// is part of the model interface).
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = "weight unused bf16 8\0Ainput input0 f32 scalar\0Ainput input1 i32 3\0Aoutput output0 f32 scalar\0A"
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %{{[^:]+}}: tensor<8xbf16> {attn.weight = "unused"},
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<f32>,
+// CHECK-SAME:    %{{[^:]+}}: tensor<3xi32>) -> tensor<f32>
+// CHECK-NEXT:    return %[[X]] : tensor<f32>
+func.func @main(%x: tensor<f32>, %y: tensor<3xi32>) -> tensor<f32> {
+  %w = attn.weight "unused" : tensor<8xbf16>
+  return %x : tensor<f32>
+}
+
+// -----
+
+// Weights after attn-lower-to-linalg: used by linalg ops, in nested regions
+// of the entry too.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = "weight outer f32 4\0Aweight inner f32 4\0Ainput input0 f32 4\0Aoutput output0 f32 4\0A"
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %[[OUTER:[^:]+]]: tensor<4xf32> {attn.weight = "outer"},
+// CHECK-SAME:    %[[INNER:[^:]+]]: tensor<4xf32> {attn.weight = "inner"},
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[OUTER]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:           tensor.extract %[[INNER]]
+// CHECK:         return
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = attn.weight "outer" : tensor<4xf32>
+  %init = tensor.empty() : tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %v = attn.weight "inner" : tensor<4xf32>
+    %e = tensor.extract %v[%i] : tensor<4xf32>
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %e : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
