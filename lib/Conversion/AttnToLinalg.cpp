@@ -1005,6 +1005,25 @@ struct AttnLowerToLinalgPass
     : public mlir::attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // The lowering builds static tensor.empty ops; say so instead of
+    // producing invalid IR for dynamic shapes.
+    WalkResult dynamic = getOperation().walk([](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()) || isa<LayerOp, YieldOp>(op))
+        return WalkResult::advance();
+      auto isDynamic = [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return shaped && !shaped.hasStaticShape();
+      };
+      if (llvm::any_of(op->getOperandTypes(), isDynamic) ||
+          llvm::any_of(op->getResultTypes(), isDynamic)) {
+        op->emitOpError("has dynamic shapes, which attn-lower-to-linalg does "
+                        "not support yet");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (dynamic.wasInterrupted())
+      return signalPassFailure();
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();

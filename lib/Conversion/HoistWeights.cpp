@@ -47,8 +47,14 @@ static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
 
 /// Finds the model entry: @main, else the only public function.
 static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+  if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
+    if (main.isPrivate() || main.isExternal()) {
+      main.emitOpError("is the model entry and must be a public function "
+                       "with a body");
+      return failure();
+    }
     return main;
+  }
   func::FuncOp entry;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())
@@ -77,6 +83,19 @@ struct AttnHoistWeightsPass
     if (failed(maybeEntry))
       return signalPassFailure();
     func::FuncOp entry = *maybeEntry;
+
+    // Layers are isolated from above: their weights cannot become entry
+    // arguments until the layers are inlined.
+    LayerOp layer;
+    entry.walk([&](LayerOp op) {
+      layer = op;
+      return WalkResult::interrupt();
+    });
+    if (layer) {
+      layer.emitOpError("must be inlined before attn-hoist-weights (run "
+                        "attn-lower-to-linalg first)");
+      return signalPassFailure();
+    }
 
     // Weights used outside the entry would be unbound at run time.
     WalkResult outside = module.walk([&](WeightOp weight) {

@@ -46,18 +46,30 @@ constexpr llvm::StringLiteral kCudaMapStage =
 
 struct CpuPipelineCLOptions
     : public PassPipelineOptions<CpuPipelineCLOptions> {
-  Option<std::string> stopAfter{
-      *this, "stop-after",
-      llvm::cl::desc("Stop after this stage: linalg, bufferized or llvm"),
-      llvm::cl::init("llvm")};
+  Option<attnc::Stage> stopAfter{
+      *this, "stop-after", llvm::cl::desc("Stop after this stage"),
+      llvm::cl::init(attnc::Stage::LLVM),
+      llvm::cl::values(
+          clEnumValN(attnc::Stage::Linalg, "linalg",
+                     "attn lowered to linalg on tensors, weights hoisted"),
+          clEnumValN(attnc::Stage::Bufferized, "bufferized",
+                     "bufferized, results as out-params"),
+          clEnumValN(attnc::Stage::LLVM, "llvm",
+                     "LLVM dialect with the runtime entry points"))};
 };
 
 struct CudaPipelineCLOptions
     : public PassPipelineOptions<CudaPipelineCLOptions> {
-  Option<std::string> stopAfter{
-      *this, "stop-after",
-      llvm::cl::desc("Stop after this stage: linalg, bufferized or llvm"),
-      llvm::cl::init("llvm")};
+  Option<attnc::Stage> stopAfter{
+      *this, "stop-after", llvm::cl::desc("Stop after this stage"),
+      llvm::cl::init(attnc::Stage::LLVM),
+      llvm::cl::values(
+          clEnumValN(attnc::Stage::Linalg, "linalg",
+                     "attn lowered to linalg on tensors, weights hoisted"),
+          clEnumValN(attnc::Stage::Bufferized, "bufferized",
+                     "bufferized, results as out-params"),
+          clEnumValN(attnc::Stage::LLVM, "llvm",
+                     "LLVM dialect with the runtime entry points"))};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
                            llvm::cl::init("sm_90a")};
@@ -141,11 +153,7 @@ void attnc::registerPipelines() {
       "bufferization, loops, LLVM) with the attnrt entry points",
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
-        if (auto stage = parseStage(cl.stopAfter))
-          options.stopAfter = *stage;
-        else
-          llvm::errs() << "attn-to-cpu: unknown stage '" << cl.stopAfter
-                       << "', running to llvm\n";
+        options.stopAfter = cl.stopAfter;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(
@@ -154,11 +162,7 @@ void attnc::registerPipelines() {
       "(gpu mapping, outlining, gpu-module-to-binary via ptxas)",
       [](OpPassManager &pm, const CudaPipelineCLOptions &cl) {
         CudaPipelineOptions options;
-        if (auto stage = parseStage(cl.stopAfter))
-          options.stopAfter = *stage;
-        else
-          llvm::errs() << "attn-to-cuda: unknown stage '" << cl.stopAfter
-                       << "', running to llvm\n";
+        options.stopAfter = cl.stopAfter;
         options.chip = cl.chip;
         options.features = cl.features;
         options.format = cl.format;

@@ -73,3 +73,7 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   %1 = attn.relu %0 : tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
+
+// An unknown stage is an option error, not a silent full run.
+// RUN: not attn-opt %s --attn-to-cpu="stop-after=foo" 2>&1 | FileCheck %s --check-prefix=BADSTAGE
+// BADSTAGE: Cannot find option named 'foo'

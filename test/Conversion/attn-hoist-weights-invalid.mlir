@@ -89,3 +89,25 @@ func.func @main(%x: f32) -> tensor<2xf32> {
   %0 = tensor.splat %x : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// Layers are isolated from above: hoisting needs them inlined first.
+func.func @main(%x: tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  // expected-error @+1 {{'attn.layer' op must be inlined before attn-hoist-weights (run attn-lower-to-linalg first)}}
+  %0 = attn.layer index = 0 (%x) : (tensor<1x2x4xf32>) -> tensor<1x2x4xf32> {
+  ^bb0(%h: tensor<1x2x4xf32>):
+    %w = attn.weight "layer.0.w" : tensor<4x4xf32>
+    %p = attn.linear %h, %w : (tensor<1x2x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4xf32>
+    attn.yield %p : tensor<1x2x4xf32>
+  }
+  return %0 : tensor<1x2x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op is the model entry and must be a public function with a body}}
+func.func private @main(tensor<2xf32>) -> tensor<2xf32>
+func.func @other(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
