@@ -186,6 +186,10 @@ void printDescription(FILE *out, const Manifest &mf) {
         parts += (p ? ", " : "") + e.concatParts[p];
       std::fprintf(out, " = concat(axis %d: %s)", e.concatAxis, parts.c_str());
     }
+    if (e.isGather())
+      std::fprintf(out, " = gather(axis %d of %s: %s)", e.gatherAxis,
+                   formatShapeTuple(e.gatherSourceDims()).c_str(),
+                   e.gatherRangesText().c_str());
     std::fprintf(out, "\n");
   }
 }

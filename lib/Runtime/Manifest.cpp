@@ -18,6 +18,21 @@ const char *entryKindName(EntryKind k) {
   return "?";
 }
 
+std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
+  std::vector<int64_t> src = dims;
+  if (isGather())
+    src[static_cast<size_t>(gatherAxis)] = gatherSourceExtent;
+  return src;
+}
+
+std::string ManifestEntry::gatherRangesText() const {
+  std::string s;
+  for (size_t k = 0; k < gatherRanges.size(); ++k)
+    s += (k ? "," : "") + std::to_string(gatherRanges[k].start) + ":" +
+         std::to_string(gatherRanges[k].length);
+  return s;
+}
+
 static std::vector<std::string> splitWhitespace(const std::string &line) {
   std::vector<std::string> out;
   size_t i = 0;
@@ -80,7 +95,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
   }
   std::string all(text);
   bool sawHeader = false, sawTarget = false;
-  std::set<std::string> names;
+  std::set<std::string> weightNames, ioNames;
   size_t pos = 0;
   int lineNo = 0;
   auto fail = [&](const std::string &msg) {
@@ -135,17 +150,22 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     else
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input or output)");
-    bool isConcat =
-        e.kind == EntryKind::Weight && tok.size() == 7 && tok[4] == "concat";
-    if (tok.size() != 4 && !isConcat) {
-      if (e.kind == EntryKind::Weight)
+    bool isWeight = e.kind == EntryKind::Weight;
+    bool isConcat = isWeight && tok.size() == 7 && tok[4] == "concat";
+    bool isGather = isWeight && tok.size() == 8 && tok[4] == "gather";
+    if (tok.size() != 4 && !isConcat && !isGather) {
+      if (isWeight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
-                    "<name>,<name>,...]'");
+                    "<name>,<name>,... | gather <axis> <source_extent> "
+                    "<start>:<length>,<start>:<length>,...]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
     }
     e.name = tok[1];
-    if (!names.insert(e.name).second)
+    // Weight records may share a name (each binds independently); inputs
+    // and outputs may not share a name with anything.
+    if (ioNames.count(e.name) || (!isWeight && weightNames.count(e.name)))
       return fail("duplicate name '" + e.name + "'");
+    (isWeight ? weightNames : ioNames).insert(e.name);
     if (!parseDType(tok[2], e.dtype))
       return fail("unknown dtype '" + tok[2] +
                   "' (expected f32, f16, bf16, i32 or i64)");
@@ -179,6 +199,68 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
           break;
         start = comma + 1;
       }
+    }
+    if (isGather) {
+      const std::string what = "weight '" + e.name + "'";
+      uint64_t axis;
+      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
+        return fail("gather axis '" + tok[5] + "' of " + what +
+                    " is not a dimension of its shape " +
+                    formatShapeList(e.dims));
+      e.gatherAxis = static_cast<int>(axis);
+      uint64_t extent;
+      if (!parseUnsigned(tok[6], INT64_MAX, extent) || extent == 0)
+        return fail("invalid gather source extent '" + tok[6] + "' of " + what +
+                    " (expected the positive size of the source tensor "
+                    "along axis " +
+                    std::to_string(axis) + ")");
+      e.gatherSourceExtent = static_cast<int64_t>(extent);
+      std::vector<int64_t> srcDims = e.gatherSourceDims();
+      uint64_t srcElems;
+      if (!numElements(srcDims, srcElems) ||
+          srcElems > UINT64_MAX / dtypeSize(e.dtype))
+        return fail("gather source shape " + formatShapeList(srcDims) + " of " +
+                    what + " is too large");
+      const std::string &list = tok[7];
+      uint64_t total = 0;
+      size_t start = 0;
+      while (true) {
+        size_t comma = list.find(',', start);
+        std::string part =
+            list.substr(start, comma == std::string::npos ? std::string::npos
+                                                          : comma - start);
+        size_t colon = part.find(':');
+        uint64_t first, length;
+        if (colon == std::string::npos ||
+            !parseUnsigned(part.substr(0, colon), INT64_MAX, first) ||
+            !parseUnsigned(part.substr(colon + 1), INT64_MAX, length))
+          return fail("invalid gather range '" + part + "' in '" + list +
+                      "' of " + what +
+                      " (expected <start>:<length> with non-negative "
+                      "integers, ranges separated by ',')");
+        if (length == 0)
+          return fail("gather range '" + part + "' of " + what +
+                      " has zero length");
+        if (first >= extent || length > extent - first)
+          return fail("gather range '" + part + "' of " + what + " selects [" +
+                      std::to_string(first) + ", " +
+                      std::to_string(first + length) + ") along axis " +
+                      std::to_string(axis) +
+                      ", outside the source extent [0, " +
+                      std::to_string(extent) + ")");
+        total = length > UINT64_MAX - total ? UINT64_MAX : total + length;
+        e.gatherRanges.push_back(
+            {static_cast<int64_t>(first), static_cast<int64_t>(length)});
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+      if (total != static_cast<uint64_t>(e.dims[axis]))
+        return fail("gather ranges '" + list + "' of " + what + " select " +
+                    std::to_string(total) + " along axis " +
+                    std::to_string(axis) + " but its shape " +
+                    formatShapeList(e.dims) + " has " +
+                    std::to_string(e.dims[axis]));
     }
     int index = static_cast<int>(out.entries.size());
     if (e.kind == EntryKind::Weight)

@@ -19,6 +19,15 @@ enum class Target { CPU, CUDA };
 
 const char *entryKindName(EntryKind k);
 
+/// One `<start>:<length>` slice of a gather weight's source along its axis.
+struct GatherRange {
+  int64_t start = 0;
+  int64_t length = 0;
+  bool operator==(const GatherRange &o) const {
+    return start == o.start && length == o.length;
+  }
+};
+
 struct ManifestEntry {
   EntryKind kind = EntryKind::Input;
   std::string name;
@@ -30,6 +39,26 @@ struct ManifestEntry {
   /// concatAxis is -1 and parts is empty).
   int concatAxis = -1;
   std::vector<std::string> concatParts;
+  /// For `gather <axis> <source_extent> <start>:<length>,...` weights: the
+  /// safetensors tensor `name` has `dims` except `gatherSourceExtent` along
+  /// `gatherAxis`, and the buffer is the concatenation along that axis of the
+  /// listed slices, in order (otherwise gatherAxis is -1 and gatherRanges is
+  /// empty). Validated at parse time: ranges lie within [0, extent), lengths
+  /// are positive and sum to dims[gatherAxis]; ranges may overlap.
+  int gatherAxis = -1;
+  int64_t gatherSourceExtent = 0;
+  std::vector<GatherRange> gatherRanges;
+
+  bool isConcat() const { return !concatParts.empty(); }
+  bool isGather() const { return gatherAxis >= 0; }
+  /// A weight bound straight from one same-shaped tensor of the file.
+  bool isPlainWeight() const {
+    return kind == EntryKind::Weight && !isConcat() && !isGather();
+  }
+  /// For gather weights: the shape the source tensor must have.
+  std::vector<int64_t> gatherSourceDims() const;
+  /// For gather weights: the ranges as written, e.g. "0:256,512:256".
+  std::string gatherRangesText() const;
 };
 
 struct Manifest {
@@ -41,7 +70,10 @@ struct Manifest {
   std::vector<int> weights, inputs, outputs;
 };
 
-/// Parses manifest text. Errors look like "manifest line 3: unknown dtype
+/// Parses manifest text. Input and output names are unique among all
+/// records; a weight name may be repeated by other weight records (e.g. a
+/// tensor bound whole and also gathered), each binding independently. Errors
+/// look like "manifest line 3: unknown dtype
 /// 'f64' (expected f32, f16, bf16, i32 or i64)".
 bool parseManifest(const char *text, Manifest &out, std::string &err);
 

@@ -245,6 +245,13 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
     if (!resolveWeight(*file, e, parts[w], err))
       return m->fail(err);
+    // See attnrt_weight_bytes_read: a gather record reads exactly the bytes
+    // it copies (its buffer size), every time; plain and concat records
+    // read each tensor they name whole, once per bind.
+    if (e.isGather()) {
+      bytesRead += e.bytes;
+      continue;
+    }
     for (const StTensor *t : parts[w])
       if (touched.insert(t).second)
         bytesRead += t->bytes();
@@ -256,7 +263,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
     bool anyInPlace = false;
     for (size_t w = 0; w < mf.weights.size(); ++w) {
       const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
-      if (e.concatParts.empty()) {
+      if (e.isPlainWeight()) {
         const unsigned char *src = file->tensorData(*parts[w][0]);
         if (reinterpret_cast<uintptr_t>(src) % kAlignment == 0) {
           newBuffers[w] = const_cast<unsigned char *>(src);
@@ -294,10 +301,12 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         return m->fail(err + " for weight '" + e.name + "'");
       }
       bool ok;
-      if (e.concatParts.empty()) {
+      if (e.isPlainWeight()) {
         ok = cuda::copyToDevice(newBuffers[w], file->tensorData(*parts[w][0]),
                                 e.bytes, err);
       } else {
+        // Concat and gather weights are assembled on the host and uploaded
+        // in one copy.
         AlignedBuffer staging;
         if (!staging.allocate(e.bytes)) {
           freeNew();

@@ -200,6 +200,33 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
   parts.clear();
   const std::string pfx = file.path() + ": ";
   const char *want = dtypeSafetensorsName(w.dtype);
+  if (w.isGather()) {
+    const std::vector<int64_t> srcDims = w.gatherSourceDims();
+    const std::string role = strFormat(
+        " (the source of weight '%s' of shape %s, gathered along axis %d "
+        "from start:length slices %s)",
+        w.name.c_str(), formatShapeList(w.dims).c_str(), w.gatherAxis,
+        w.gatherRangesText().c_str());
+    const StTensor *t = file.find(w.name);
+    if (!t) {
+      err = pfx + "the model needs tensor '" + w.name +
+            "' but the file does not contain it" + role;
+      return false;
+    }
+    if (t->dtype != want) {
+      err = pfx + "tensor '" + w.name + "' has dtype " + t->dtype +
+            " but the model expects " + want + role;
+      return false;
+    }
+    if (t->shape != srcDims) {
+      err = pfx + "tensor '" + w.name + "' has shape " +
+            formatShapeList(t->shape) + " but the model expects " +
+            formatShapeList(srcDims) + role;
+      return false;
+    }
+    parts.push_back(t);
+    return true;
+  }
   if (w.concatParts.empty()) {
     const StTensor *t = file.find(w.name);
     if (!t) {
@@ -279,6 +306,30 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
 void gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
   unsigned char *out = static_cast<unsigned char *>(dst);
+  if (w.isGather()) {
+    size_t axis = static_cast<size_t>(w.gatherAxis);
+    uint64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d)
+      outer *= static_cast<uint64_t>(w.dims[d]);
+    for (size_t d = axis + 1; d < w.dims.size(); ++d)
+      inner *= static_cast<uint64_t>(w.dims[d]);
+    const uint64_t slab = inner * dtypeSize(w.dtype);
+    const uint64_t srcStride =
+        static_cast<uint64_t>(w.gatherSourceExtent) * slab;
+    const unsigned char *src = file.tensorData(*parts[0]);
+    for (uint64_t o = 0; o < outer; ++o) {
+      for (const GatherRange &r : w.gatherRanges) {
+        size_t chunk =
+            static_cast<size_t>(static_cast<uint64_t>(r.length) * slab);
+        if (chunk)
+          std::memcpy(
+              out, src + o * srcStride + static_cast<uint64_t>(r.start) * slab,
+              chunk);
+        out += chunk;
+      }
+    }
+    return;
+  }
   if (w.concatParts.empty()) {
     if (w.bytes)
       std::memcpy(out, file.tensorData(*parts[0]), w.bytes);

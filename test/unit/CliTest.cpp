@@ -105,6 +105,23 @@ TEST_F(CliTest, Describe) {
                    "  output 1 'qkv_out' f32 (3, 4)\n");
 }
 
+TEST_F(CliTest, DescribeGather) {
+  CliResult r = runWith({"--describe"},
+                        "attnc-manifest 1\ntarget cpu\n"
+                        "weight w f32 4x6\n"
+                        "weight w f32 4x3 gather 1 6 4:2,0:1\n"
+                        "output o f32 4\n",
+                        cpuInvoke);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "attnc model (manifest version 1)\n"
+                   "target: cpu\n"
+                   "weights: 2 tensors, 144 bytes\n"
+                   "  weight 0 'w' f32 (4, 6)\n"
+                   "  weight 1 'w' f32 (4, 3) = gather(axis 1 of (4, 6): "
+                   "4:2,0:1)\n"
+                   "  output 0 'o' f32 (4,)\n");
+}
+
 TEST_F(CliTest, RunWritesOutputs) {
   CliResult r = run({"--weights", weights, "--input", a, "--input=" + b,
                      "--output", o1, "--output", o2});

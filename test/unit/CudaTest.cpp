@@ -388,4 +388,41 @@ TEST_F(CudaFake, BindErrorsAndRebind) {
   EXPECT_EQ(controls().liveAllocations(), 3); // the old weight was freed
 }
 
+TEST_F(CudaFake, GatheredWeight) {
+  // w is gathered on the host from elements 6..7 then 0..1 of an [8] tensor
+  // and uploaded once.
+  static const char *manifest = "attnc-manifest 1\n"
+                                "target cuda\n"
+                                "weight w f32 4 gather 0 8 6:2,0:2\n"
+                                "input a f32 4\n"
+                                "output out f32 4\n";
+  std::string path = dir.file("g.safetensors");
+  std::vector<float> w = {10, 20, 30, 40, 50, 60, 70, 80};
+  writeFile(path, makeSafetensors({{"big", "F32", {256}, std::string(1024, 0)},
+                                   {"w", "F32", {8}, bytesOf(w)}}));
+  char err[512];
+  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m.get(), path.c_str()), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(attnrt_weight_bytes_read(m.get()),
+            headerBytesOf(readFile(path)) + 16);
+  EXPECT_EQ(controls().liveAllocations(), 3);
+  std::vector<float> a = {1, 2, 3, 4};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  std::vector<float> out(4);
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  EXPECT_EQ(out, (std::vector<float>{142, 164, 26, 48}));
+  // The fixture's file has w [4]: the source shape does not match.
+  EXPECT_NE(attnrt_bind_weights(m.get(), weights.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            weights + ": tensor 'w' has shape [4] but the model expects [8] "
+                      "(the source of weight 'w' of shape [4], gathered along "
+                      "axis 0 from start:length slices 6:2,0:2)");
+  // Nothing was allocated for the failed bind (3 model buffers + 2 pooled
+  // temporaries of the run).
+  EXPECT_EQ(controls().liveAllocations(), 5);
+}
+
 } // namespace

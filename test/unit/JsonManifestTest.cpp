@@ -182,7 +182,8 @@ TEST(Manifest, Errors) {
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
-      "<axis> <name>,<name>,...]'");
+      "<axis> <name>,<name>,... | gather <axis> <source_extent> "
+      "<start>:<length>,<start>:<length>,...]'");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
@@ -200,6 +201,147 @@ TEST(Manifest, Errors) {
   Manifest m;
   std::string err;
   EXPECT_FALSE(parseManifest(nullptr, m, err));
+}
+
+TEST(Manifest, Gather) {
+  // The same tensor name bound plain, gathered along axis 0 (pruned rows,
+  // overlapping and out of order) and gathered along axis 1.
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight q bf16 6x4\n"
+                          "weight q bf16 4x4 gather 0 6 4:2,0:2\n"
+                          "weight q bf16 6x3 gather 1 4 1:2,2:1\n"
+                          "weight r f32 2x5x3 gather 2 7 6:1,0:2\n"
+                          "input x f32 4\n");
+  ASSERT_EQ(m.entries.size(), 5u);
+  EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3}));
+  const ManifestEntry &plain = m.entries[0];
+  EXPECT_TRUE(plain.isPlainWeight());
+  EXPECT_FALSE(plain.isGather());
+  EXPECT_EQ(plain.gatherAxis, -1);
+  EXPECT_TRUE(plain.gatherRanges.empty());
+  const ManifestEntry &g0 = m.entries[1];
+  EXPECT_EQ(g0.name, "q");
+  EXPECT_TRUE(g0.isGather());
+  EXPECT_FALSE(g0.isPlainWeight());
+  EXPECT_FALSE(g0.isConcat());
+  EXPECT_EQ(g0.dims, (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(g0.bytes, 4u * 4 * 2);
+  EXPECT_EQ(g0.gatherAxis, 0);
+  EXPECT_EQ(g0.gatherSourceExtent, 6);
+  EXPECT_EQ(g0.gatherRanges,
+            (std::vector<GatherRange>{GatherRange{4, 2}, GatherRange{0, 2}}));
+  EXPECT_EQ(g0.gatherSourceDims(), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(g0.gatherRangesText(), "4:2,0:2");
+  const ManifestEntry &g1 = m.entries[2];
+  EXPECT_EQ(g1.gatherAxis, 1);
+  EXPECT_EQ(g1.gatherSourceDims(), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(g1.gatherRanges,
+            (std::vector<GatherRange>{GatherRange{1, 2}, GatherRange{2, 1}}));
+  EXPECT_EQ(m.entries[3].gatherSourceDims(), (std::vector<int64_t>{2, 5, 7}));
+  EXPECT_EQ(m.entries[3].bytes, 2u * 5 * 3 * 4);
+  // Overlapping and repeated slices are allowed.
+  Manifest o = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight w f32 7 gather 0 4 0:3,1:3,3:1\n"
+                          "weight w f32 2 gather 0 4 2:1,2:1\n");
+  EXPECT_EQ(o.entries[0].gatherRanges.size(), 3u);
+  EXPECT_EQ(o.entries[1].gatherRangesText(), "2:1,2:1");
+}
+
+TEST(Manifest, GatherErrors) {
+  auto err = [](const std::string &record) {
+    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
+    return manifestErr(text.c_str());
+  };
+  // Axis.
+  EXPECT_EQ(err("weight w f32 4x3 gather 2 6 0:4"),
+            "manifest line 3: gather axis '2' of weight 'w' is not a "
+            "dimension of its shape [4, 3]");
+  EXPECT_EQ(err("weight w f32 4x3 gather -1 6 0:4"),
+            "manifest line 3: gather axis '-1' of weight 'w' is not a "
+            "dimension of its shape [4, 3]");
+  EXPECT_EQ(err("weight w f32 scalar gather 0 6 0:1"),
+            "manifest line 3: gather axis '0' of weight 'w' is not a "
+            "dimension of its shape []");
+  // Source extent.
+  EXPECT_EQ(err("weight w f32 4x3 gather 0 six 0:4"),
+            "manifest line 3: invalid gather source extent 'six' of weight "
+            "'w' (expected the positive size of the source tensor along axis "
+            "0)");
+  EXPECT_EQ(err("weight w f32 4x3 gather 1 0 0:3"),
+            "manifest line 3: invalid gather source extent '0' of weight 'w' "
+            "(expected the positive size of the source tensor along axis 1)");
+  EXPECT_NE(err("weight w f32 4x3 gather 0 -6 0:4")
+                .find("invalid gather source extent '-6'"),
+            std::string::npos);
+  EXPECT_EQ(err("weight w f32 1x4294967296 gather 0 4294967296 0:1"),
+            "manifest line 3: gather source shape [4294967296, 4294967296] "
+            "of weight 'w' is too large");
+  // Ranges out of bounds.
+  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:1,3:4"),
+            "manifest line 3: gather range '3:4' of weight 'w' selects [3, 7) "
+            "along axis 0, outside the source extent [0, 6)");
+  EXPECT_EQ(err("weight w f32 1x3 gather 0 6 6:1"),
+            "manifest line 3: gather range '6:1' of weight 'w' selects [6, 7) "
+            "along axis 0, outside the source extent [0, 6)");
+  EXPECT_EQ(err("weight w f32 1x3 gather 0 6 1:9223372036854775807"),
+            "manifest line 3: gather range '1:9223372036854775807' of weight "
+            "'w' selects [1, 9223372036854775808) along axis 0, outside the "
+            "source extent [0, 6)");
+  // Lengths must sum to dims[axis].
+  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:2,3:1"),
+            "manifest line 3: gather ranges '0:2,3:1' of weight 'w' select 3 "
+            "along axis 0 but its shape [4, 3] has 4");
+  EXPECT_EQ(err("weight w f32 4x3 gather 1 6 0:6"),
+            "manifest line 3: gather ranges '0:6' of weight 'w' select 6 "
+            "along axis 1 but its shape [4, 3] has 3");
+  // Zero length.
+  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:0,0:4"),
+            "manifest line 3: gather range '0:0' of weight 'w' has zero "
+            "length");
+  // Malformed ranges.
+  for (const char *bad :
+       {"a:b", "1", "1:2:3", ":2", "1:", "-1:2", "1:+2", "0x1:2"}) {
+    std::string list = std::string(bad) + ",0:1";
+    EXPECT_EQ(err("weight w f32 4x3 gather 0 6 " + list),
+              "manifest line 3: invalid gather range '" + std::string(bad) +
+                  "' in '" + list +
+                  "' of weight 'w' (expected <start>:<length> with "
+                  "non-negative integers, ranges separated by ',')")
+        << bad;
+  }
+  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:2,,2:2"),
+            "manifest line 3: invalid gather range '' in '0:2,,2:2' of weight "
+            "'w' (expected <start>:<length> with non-negative integers, "
+            "ranges separated by ',')");
+  EXPECT_NE(err("weight w f32 4x3 gather 0 6 0:4,")
+                .find("invalid gather "
+                      "range ''"),
+            std::string::npos);
+  // Wrong arity, and gather on a non-weight.
+  EXPECT_NE(err("weight w f32 4x3 gather 0 0:4").find("expected 'weight "),
+            std::string::npos);
+  EXPECT_NE(err("weight w f32 4x3 gather 0 6 0:2 2:2")
+                .find("expected "
+                      "'weight "),
+            std::string::npos);
+  EXPECT_EQ(err("input w f32 4x3 gather 0 6 0:4"),
+            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+}
+
+TEST(Manifest, RepeatedWeightNames) {
+  // Weight records may share a name; inputs and outputs may not share one
+  // with anything.
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight w f32 4\nweight w f32 4\n"
+                          "weight w f32 2 gather 0 4 0:2\n"
+                          "weight w f32 2 concat 0 a,b\n");
+  EXPECT_EQ(m.weights.size(), 4u);
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "weight w f32 4\ninput w f32 4\n"),
+            "manifest line 4: duplicate name 'w'");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "output w f32 4\nweight w f32 2 gather 0 4 0:2\n"),
+            "manifest line 4: duplicate name 'w'");
 }
 
 } // namespace

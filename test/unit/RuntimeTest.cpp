@@ -227,6 +227,152 @@ TEST(Runtime, BindErrors) {
   EXPECT_EQ(attnrt_weight_bytes_read(m.get()), 0u);
 }
 
+/// A [4, 6] f32 tensor w[r][c] = 10 * r + c, a bias [3] and an unused one.
+std::string writeGatherWeights(const TempDir &dir, const std::string &name,
+                               float scale = 1) {
+  std::vector<float> w(24);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 6; ++c)
+      w[r * 6 + c] = scale * static_cast<float>(10 * r + c);
+  std::vector<float> bias = {0.5f, 0.25f, 0.125f};
+  std::string path = dir.file(name);
+  writeFile(path,
+            makeSafetensors({{"unused", "F32", {100}, std::string(400, 0)},
+                             {"w", "F32", {4, 6}, bytesOf(w)},
+                             {"bias", "F32", {3}, bytesOf(bias)}}));
+  return path;
+}
+
+// Structured pruning: w [4, 6] is bound three ways at once.
+//   weight 0: columns 4..5 then 0 (axis 1)  -> [4, 3]
+//   weight 1: rows 3 then 1 (axis 0)        -> [2, 6]
+//   weight 2: w itself, plain               -> [4, 6]
+//   weight 3: bias [3], plain
+// out0 = x @ 1 + (weight 0 + bias) per row; out1 = weight 1; out2 = weight 2.
+const char *const kGatherManifest = "attnc-manifest 1\n"
+                                    "target cpu\n"
+                                    "weight w f32 4x3 gather 1 6 4:2,0:1\n"
+                                    "weight w f32 2x6 gather 0 4 3:1,1:1\n"
+                                    "weight w f32 4x6\n"
+                                    "weight bias f32 3\n"
+                                    "input x f32 4\n"
+                                    "output y f32 4x3\n"
+                                    "output rows f32 2x6\n"
+                                    "output whole f32 4x6\n";
+
+void gatherInvoke(void **bufs) {
+  const float *cols = static_cast<const float *>(bufs[0]);
+  const float *rows = static_cast<const float *>(bufs[1]);
+  const float *whole = static_cast<const float *>(bufs[2]);
+  const float *bias = static_cast<const float *>(bufs[3]);
+  const float *x = static_cast<const float *>(bufs[4]);
+  float *y = static_cast<float *>(bufs[5]);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      y[r * 3 + c] = x[r] + cols[r * 3 + c] + bias[c];
+  std::memcpy(bufs[6], rows, 2 * 6 * 4);
+  std::memcpy(bufs[7], whole, 4 * 6 * 4);
+  // Gathered weights live in 64-byte aligned buffers of their own.
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bufs[i]) % 64, 0u) << i;
+  EXPECT_NE(bufs[0], bufs[2]);
+  EXPECT_NE(bufs[1], bufs[2]);
+}
+
+TEST(Runtime, EndToEndCpuGather) {
+  TempDir dir;
+  std::string wpath = writeGatherWeights(dir, "w.safetensors");
+  char err[256];
+  ModelPtr mp(attnrt_open(kGatherManifest, gatherInvoke, err, sizeof(err)));
+  attnrt_model *m = mp.get();
+  ASSERT_NE(m, nullptr) << err;
+  EXPECT_EQ(attnrt_num_weights(m), 4);
+  ASSERT_EQ(attnrt_bind_weights(m, wpath.c_str()), 0) << attnrt_last_error(m);
+  // Header + the gathered records' kept bytes (48 + 48) + w and bias whole
+  // once for the plain records (96 + 12); 'unused' is not read.
+  std::string image = readFile(wpath);
+  EXPECT_EQ(attnrt_weight_bytes_read(m),
+            headerBytesOf(image) + 48 + 48 + 96 + 12);
+  EXPECT_EQ(attnrt_weight_file_bytes(m), image.size());
+
+  std::vector<float> x = {1000, 2000, 3000, 4000};
+  ASSERT_EQ(attnrt_set_input(m, 0, x.data(), 16), 0);
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  std::vector<float> y(12), rows(12), whole(24);
+  ASSERT_EQ(attnrt_get_output(m, 0, y.data(), 48), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, rows.data(), 48), 0);
+  ASSERT_EQ(attnrt_get_output(m, 2, whole.data(), 96), 0);
+  EXPECT_EQ(y, (std::vector<float>{1004.5f, 1005.25f, 1000.125f, //
+                                   2014.5f, 2015.25f, 2010.125f, //
+                                   3024.5f, 3025.25f, 3020.125f, //
+                                   4034.5f, 4035.25f, 4030.125f}));
+  EXPECT_EQ(rows, (std::vector<float>{30, 31, 32, 33, 34, 35, 10, 11, 12, 13,
+                                      14, 15}));
+  for (int i = 0; i < 24; ++i)
+    EXPECT_EQ(whole[i], static_cast<float>(10 * (i / 6) + i % 6)) << i;
+
+  // A file whose w has the wrong unpruned shape: clear error, old weights
+  // kept.
+  std::string bad = dir.file("bad.safetensors");
+  writeFile(bad, makeSafetensors({{"w", "F32", {4, 5}, std::string(80, 0)},
+                                  {"bias", "F32", {3}, std::string(12, 0)}}));
+  EXPECT_NE(attnrt_bind_weights(m, bad.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m)),
+            bad + ": tensor 'w' has shape [4, 5] but the model expects [4, 6] "
+                  "(the source of weight 'w' of shape [4, 3], gathered along "
+                  "axis 1 from start:length slices 4:2,0:1)");
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_get_output(m, 1, rows.data(), 48), 0);
+  EXPECT_EQ(rows[0], 30);
+
+  // Rebinding replaces the gathered weights.
+  std::string w2 = writeGatherWeights(dir, "w2.safetensors", 2);
+  ASSERT_EQ(attnrt_bind_weights(m, w2.c_str()), 0) << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_get_output(m, 0, y.data(), 48), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, rows.data(), 48), 0);
+  EXPECT_EQ(y[0], 1000 + 8 + 0.5f);
+  EXPECT_EQ(y[2], 1000 + 0 + 0.125f);
+  EXPECT_EQ(rows, (std::vector<float>{60, 62, 64, 66, 68, 70, 20, 22, 24, 26,
+                                      28, 30}));
+}
+
+TEST(Runtime, GatherBytesRead) {
+  TempDir dir;
+  std::string wpath = writeGatherWeights(dir, "w.safetensors");
+  const uint64_t header = headerBytesOf(readFile(wpath));
+  struct Fn {
+    static void invoke(void **) {}
+  };
+  auto bytesRead = [&](const std::string &records) -> uint64_t {
+    std::string manifest = "attnc-manifest 1\ntarget cpu\n" + records;
+    char err[256];
+    ModelPtr m(attnrt_open(manifest.c_str(), Fn::invoke, err, sizeof(err)));
+    EXPECT_NE(m.get(), nullptr) << err;
+    if (!m.get())
+      return 0;
+    EXPECT_EQ(attnrt_bind_weights(m.get(), wpath.c_str()), 0)
+        << attnrt_last_error(m.get());
+    return attnrt_weight_bytes_read(m.get());
+  };
+  // Axis 0: only the kept rows (3 of 4, 24 bytes each).
+  EXPECT_EQ(bytesRead("weight w f32 3x6 gather 0 4 1:2,3:1\n"), header + 72);
+  EXPECT_EQ(bytesRead("weight w f32 1x6 gather 0 4 2:1\n"), header + 24);
+  // Axis 1: the kept elements (2 columns of 4 rows).
+  EXPECT_EQ(bytesRead("weight w f32 4x2 gather 1 6 1:2\n"), header + 32);
+  // Each gather record counts what it copies, overlaps included.
+  EXPECT_EQ(bytesRead("weight w f32 2x6 gather 0 4 0:1,0:1\n"
+                      "weight w f32 1x6 gather 0 4 0:1\n"),
+            header + 48 + 24);
+  // Plain records of the same tensor count it whole once; gather records of
+  // it still count on their own.
+  EXPECT_EQ(bytesRead("weight w f32 4x6\nweight w f32 4x6\n"), header + 96);
+  EXPECT_EQ(bytesRead("weight w f32 4x6\n"
+                      "weight w f32 1x6 gather 0 4 2:1\n"
+                      "weight w f32 4x6\n"),
+            header + 96 + 24);
+}
+
 TEST(Runtime, OpenLinked) {
   // The test program defines attn_model_manifest / attn_model_invoke.
   char err[256];

@@ -47,6 +47,17 @@ protected:
     e.concatParts = parts;
     return e;
   }
+
+  static ManifestEntry gathered(const std::string &name, DType t,
+                                std::vector<int64_t> dims, int axis,
+                                int64_t extent,
+                                std::vector<GatherRange> ranges) {
+    ManifestEntry e = weight(name, t, dims);
+    e.gatherAxis = axis;
+    e.gatherSourceExtent = extent;
+    e.gatherRanges = ranges;
+    return e;
+  }
 };
 
 TEST_F(SafeTensorsTest, ParsesValidFile) {
@@ -255,6 +266,131 @@ TEST_F(SafeTensorsTest, ConcatWeights) {
   EXPECT_EQ(err, path + ": tensor 'q' has dtype I32 but the model expects "
                         "F32 (part 1 of weight 'qk', concatenated along axis "
                         "1)");
+}
+
+TEST_F(SafeTensorsTest, GatherWeights) {
+  std::string path = dir.file("w.safetensors");
+  std::vector<int32_t> w(4 * 3); // [4, 3]: w[r][c] = 10 * r + c
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      w[r * 3 + c] = 10 * r + c;
+  std::vector<int32_t> t3(2 * 3 * 4); // [2, 3, 4]: 100 * i + 10 * j + k
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        t3[(i * 3 + j) * 4 + k] = 100 * i + 10 * j + k;
+  writeFile(path, makeSafetensors({{"w", "I32", {4, 3}, bytesOf(w)},
+                                   {"t3", "I32", {2, 3, 4}, bytesOf(t3)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+
+  // Axis 0 (pruned rows): rows 3, then 0..1, then 1 again (overlap).
+  ManifestEntry g0 =
+      gathered("w", DType::I32, {4, 3}, 0, 4, {{3, 1}, {0, 2}, {1, 1}});
+  ASSERT_TRUE(resolveWeight(f, g0, parts, err)) << err;
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0]->name, "w");
+  std::vector<int32_t> out0(12, -1);
+  gatherWeight(f, g0, parts, out0.data());
+  EXPECT_EQ(out0, (std::vector<int32_t>{30, 31, 32, 0, 1, 2, 10, 11, 12, 10, 11,
+                                        12}));
+
+  // Axis 1 (pruned columns): columns 2, then 0.
+  ManifestEntry g1 = gathered("w", DType::I32, {4, 2}, 1, 3, {{2, 1}, {0, 1}});
+  ASSERT_TRUE(resolveWeight(f, g1, parts, err)) << err;
+  std::vector<int32_t> out1(8, -1);
+  gatherWeight(f, g1, parts, out1.data());
+  EXPECT_EQ(out1, (std::vector<int32_t>{2, 0, 12, 10, 22, 20, 32, 30}));
+
+  // Middle axis of a rank-3 tensor, and the last axis.
+  ManifestEntry m1 =
+      gathered("t3", DType::I32, {2, 2, 4}, 1, 3, {{2, 1}, {0, 1}});
+  ASSERT_TRUE(resolveWeight(f, m1, parts, err)) << err;
+  std::vector<int32_t> outm(16, -1);
+  gatherWeight(f, m1, parts, outm.data());
+  EXPECT_EQ(outm, (std::vector<int32_t>{20, 21, 22, 23, 0, 1, 2, 3, 120, 121,
+                                        122, 123, 100, 101, 102, 103}));
+  ManifestEntry m2 = gathered("t3", DType::I32, {2, 3, 2}, 2, 4, {{1, 2}});
+  ASSERT_TRUE(resolveWeight(f, m2, parts, err)) << err;
+  std::vector<int32_t> outl(12, -1);
+  gatherWeight(f, m2, parts, outl.data());
+  EXPECT_EQ(outl, (std::vector<int32_t>{1, 2, 11, 12, 21, 22, 101, 102, 111,
+                                        112, 121, 122}));
+
+  // The whole source, in order, is the tensor itself.
+  ManifestEntry all = gathered("w", DType::I32, {4, 3}, 0, 4, {{0, 4}});
+  ASSERT_TRUE(resolveWeight(f, all, parts, err)) << err;
+  std::vector<int32_t> outa(12, -1);
+  gatherWeight(f, all, parts, outa.data());
+  EXPECT_EQ(outa, w);
+}
+
+TEST_F(SafeTensorsTest, GatherSourceErrors) {
+  std::string path = dir.file("w.safetensors");
+  writeFile(path, makeSafetensors({{"layer.0.attn.q.weight",
+                                    "F32",
+                                    {768, 768},
+                                    std::string(768 * 768 * 4, 0)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+  // The manifest says the unpruned tensor has 1024 rows; the file has 768.
+  EXPECT_FALSE(
+      resolveWeight(f,
+                    gathered("layer.0.attn.q.weight", DType::F32, {512, 768}, 0,
+                             1024, {{0, 256}, {512, 256}}),
+                    parts, err));
+  EXPECT_EQ(err, path + ": tensor 'layer.0.attn.q.weight' has shape "
+                        "[768, 768] but the model expects [1024, 768] (the "
+                        "source of weight 'layer.0.attn.q.weight' of shape "
+                        "[512, 768], gathered along axis 0 from start:length "
+                        "slices 0:256,512:256)");
+  EXPECT_TRUE(parts.empty());
+  // A non-gathered dimension differs.
+  EXPECT_FALSE(resolveWeight(f,
+                             gathered("layer.0.attn.q.weight", DType::F32,
+                                      {512, 512}, 0, 768, {{0, 512}}),
+                             parts, err));
+  EXPECT_EQ(err, path + ": tensor 'layer.0.attn.q.weight' has shape "
+                        "[768, 768] but the model expects [768, 512] (the "
+                        "source of weight 'layer.0.attn.q.weight' of shape "
+                        "[512, 512], gathered along axis 0 from start:length "
+                        "slices 0:512)");
+  // Rank differs.
+  EXPECT_FALSE(resolveWeight(f,
+                             gathered("layer.0.attn.q.weight", DType::F32,
+                                      {768, 64, 6}, 2, 12, {{0, 6}}),
+                             parts, err));
+  EXPECT_EQ(err, path + ": tensor 'layer.0.attn.q.weight' has shape "
+                        "[768, 768] but the model expects [768, 64, 12] (the "
+                        "source of weight 'layer.0.attn.q.weight' of shape "
+                        "[768, 64, 6], gathered along axis 2 from "
+                        "start:length slices 0:6)");
+  EXPECT_FALSE(resolveWeight(f,
+                             gathered("layer.0.attn.q.weight", DType::BF16,
+                                      {768, 64}, 1, 768, {{64, 64}}),
+                             parts, err));
+  EXPECT_EQ(err, path + ": tensor 'layer.0.attn.q.weight' has dtype F32 but "
+                        "the model expects BF16 (the source of weight "
+                        "'layer.0.attn.q.weight' of shape [768, 64], gathered "
+                        "along axis 1 from start:length slices 64:64)");
+  EXPECT_FALSE(resolveWeight(
+      f, gathered("layer.1.attn.q.weight", DType::F32, {2}, 0, 4, {{1, 2}}),
+      parts, err));
+  EXPECT_EQ(err, path + ": the model needs tensor 'layer.1.attn.q.weight' but "
+                        "the file does not contain it (the source of weight "
+                        "'layer.1.attn.q.weight' of shape [2], gathered along "
+                        "axis 0 from start:length slices 1:2)");
+  // Correct: heads 2 and 5 of 12 (64 columns each) kept.
+  ASSERT_TRUE(
+      resolveWeight(f,
+                    gathered("layer.0.attn.q.weight", DType::F32, {768, 128}, 1,
+                             768, {{128, 64}, {320, 64}}),
+                    parts, err))
+      << err;
 }
 
 } // namespace

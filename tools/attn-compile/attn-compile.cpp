@@ -12,6 +12,7 @@
 
 #include "attnc/InitAttnc.h"
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -70,6 +71,16 @@ static cl::opt<std::string>
               cl::desc("Run attn-layer-drop first with these options, e.g. "
                        "--layer-drop='strategy=every-other rate=0.5'"),
               cl::init(""), cl::cat(category));
+static cl::list<std::string> calibration(
+    "calibration",
+    cl::desc("With --layer-drop='strategy=search keep=k': one calibration set, "
+             "a comma-separated .npy per model input (repeat for more sets)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    searchWeights("weights",
+                  cl::desc("With strategy=search: the model's safetensors "
+                           "weights, used to run the candidates"),
+                  cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     runtimeDir("runtime-dir",
                cl::desc("Directory holding libattnrt.a (default: ../lib next "
@@ -213,10 +224,58 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The diagnostic handler has printed a located error.
 
+  // "search" picks the layers by running candidates, then compiles them as
+  // an explicit keep-list.
+  std::string layerDropOptions = layerDrop;
+  if (StringRef(layerDrop).contains("strategy=search")) {
+    attnc::LayerSearchOptions search;
+    SmallVector<StringRef> words;
+    StringRef(layerDrop).split(words, ' ', -1, false);
+    for (StringRef word : words) {
+      if (word.starts_with("strategy="))
+        continue;
+      int64_t limit;
+      if (word.consume_front("exhaustive-limit=")) {
+        if (word.getAsInteger(10, limit) || limit < 0)
+          return fail("bad exhaustive-limit= in --layer-drop='" + layerDrop +
+                      "'");
+        search.maxExhaustive = static_cast<double>(limit);
+        continue;
+      }
+      if (!word.consume_front("keep="))
+        return fail("strategy=search takes keep=k and exhaustive-limit=n, "
+                    "got '" +
+                    word + "'");
+      if (word.getAsInteger(10, search.keep))
+        return fail("bad keep= in --layer-drop='" + layerDrop + "'");
+    }
+    for (const std::string &set : calibration) {
+      SmallVector<StringRef> files;
+      StringRef(set).split(files, ',', -1, false);
+      search.calibration.emplace_back(files.begin(), files.end());
+    }
+    search.weightsPath = searchWeights;
+    auto found = attnc::searchLayersToKeep(
+        *module, search, [&](const Twine &what) { progress.step(what); });
+    if (!found)
+      return fail(toString(found.takeError()));
+    std::string layers;
+    for (int64_t i : found->kept)
+      layers += (layers.empty() ? "" : ",") + std::to_string(i);
+    errs() << "attn-compile: search (" << found->method << ", "
+           << found->evaluations << " evaluations) kept [" << layers
+           << "]: relative error " << format("%.3e", found->relativeError)
+           << ", cosine " << format("%.6f", found->cosine) << "\n";
+    layerDropOptions = "strategy=keep-list layers=" + layers;
+  } else if (!calibration.empty() || !searchWeights.empty()) {
+    return fail("--calibration and --weights are for "
+                "--layer-drop='strategy=search keep=k'");
+  }
+
   mlir::PassManager pm(&context);
-  if (!layerDrop.empty() &&
+  if (!layerDropOptions.empty() &&
       failed(mlir::parsePassPipeline(
-          "attn-layer-drop{" + layerDrop + " report=true}", pm,
+          "attn-layer-drop{" + layerDropOptions + " report=true}", pm,
           errs())))
     return fail("bad --layer-drop options '" + layerDrop + "'");
   attnc::Stage stopAfter =

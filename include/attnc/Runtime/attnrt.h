@@ -15,12 +15,26 @@
  *
  *   attnc-manifest 1
  *   target cpu | target cuda
- *   weight <name> <dtype> <dims> [concat <axis> <name1>,<name2>,...]
+ *   weight <name> <dtype> <dims>
+ *   weight <name> <dtype> <dims> concat <axis> <name1>,<name2>,...
+ *   weight <name> <dtype> <dims> gather <axis> <source_extent>
+ *          <start>:<length>,<start>:<length>,...      (all on one line)
  *   input <name> <dtype> <dims>
  *   output <name> <dtype> <dims>
  *
  * dtype is one of f32 f16 bf16 i32 i64; dims look like `1x128x768`, or
  * `scalar` for rank 0. Blank lines and lines starting with '#' are ignored.
+ *
+ * A plain weight is the safetensors tensor <name> with exactly that dtype and
+ * shape. A concat weight is the concatenation along <axis> of the tensors
+ * <name1>, <name2>, ... (<name> only names the buffer). A gather weight (for
+ * structurally pruned heads or neuron groups) takes the tensor <name>, whose
+ * shape is <dims> except <source_extent> along <axis>, and concatenates along
+ * <axis> the slices [start, start + length) in the listed order; lengths are
+ * positive, each slice lies within [0, source_extent), slices may overlap or
+ * repeat, and the lengths sum to dims[axis]. Input and output names are
+ * unique; a weight name may appear in several weight records (e.g. once plain
+ * and once gathered), each bound independently into its own buffer.
  *
  * Every function returning int returns 0 on success and non-zero on error;
  * the error text is then available from attnrt_last_error(model). A model
@@ -92,9 +106,11 @@ size_t attnrt_output_bytes(attnrt_model *m, int index);
 
 /* Maps a .safetensors file, validates its header, checks every weight of the
  * manifest against it (name, dtype, shape) and binds them: on the CPU target
- * in place when 64-byte aligned (the mapping is kept alive) or copied into
- * aligned buffers; on CUDA uploaded to the device once. Tensors the manifest
- * does not reference are never read. Binding again replaces the weights. */
+ * plain weights in place when 64-byte aligned (the mapping is kept alive),
+ * otherwise (and concat and gather weights always) copied into 64-byte
+ * aligned buffers; on CUDA assembled on the host and uploaded to the device
+ * once. Tensors the manifest does not reference are never read. Binding
+ * again replaces the weights. */
 int attnrt_bind_weights(attnrt_model *m, const char *safetensors_path);
 
 /* Copies `bytes` bytes (exactly the input's size) into input `index`. */
@@ -114,9 +130,15 @@ int attnrt_get_output(attnrt_model *m, int index, void *dst, size_t bytes);
  * without the input/output copies). 0 before any run. */
 double attnrt_last_run_ms(attnrt_model *m);
 
-/* Bytes of the weights file actually read by the last successful bind: the
- * safetensors header (8-byte length plus JSON) plus each referenced tensor's
- * bytes once. */
+/* Bytes of the weights file read by the last successful bind: the
+ * safetensors header (8-byte length plus JSON), plus for each gather record
+ * the bytes it copies out of the file (its buffer size: only the kept
+ * slices; overlapping slices count as often as they are copied, and each
+ * gather record counts on its own, even when several gather the same
+ * tensor), plus each tensor named by a plain or concat record, whole, once
+ * however many plain/concat records use it. A tensor that is both gathered
+ * and bound plain is thus counted whole once plus once per gather record.
+ * Tensors no record references are not read. */
 uint64_t attnrt_weight_bytes_read(attnrt_model *m);
 
 /* Size in bytes of the weights file of the last successful bind. */

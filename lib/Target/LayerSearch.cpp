@@ -1,0 +1,337 @@
+//===- LayerSearch.cpp - LayerDrop "search on valid" ----------------------===//
+//
+// Fan et al. prune by "search on valid": try sub-networks on validation data
+// and keep the best. attnc does that at compile time: it compiles one
+// *gated* variant of the model in which every attn.layer sits under an
+// scf.if on an extra keep-mask input, JIT-compiles it for the host, and runs
+// it through libattnrt on the user's calibration inputs once per candidate
+// mask. Candidates are ranked by the relative L2 error of their outputs
+// against the unpruned model's outputs (cosine similarity is reported too).
+//
+// Search space: exhaustive when C(L, k) <= maxExhaustive, otherwise greedy
+// backward elimination (drop, one at a time, the layer whose removal hurts
+// fidelity least), which costs sum_{m=k+1..L} m evaluations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Target/LayerSearch.h"
+
+#include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Runtime/attnrt.h"
+
+#include "Npy.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// One forward pass's outputs, as doubles.
+using Outputs = std::vector<std::vector<double>>;
+
+struct Fidelity {
+  double relError = 0; ///< ||y - y_full|| / ||y_full|| over all outputs.
+  double cosine = 0;   ///< cos(y, y_full) over all outputs.
+};
+} // namespace
+
+static llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Appends the keep-mask input and wraps layer i in `scf.if mask[i] != 0`.
+static LogicalResult gateLayers(func::FuncOp entry, ArrayRef<LayerOp> stack) {
+  MLIRContext *ctx = entry.getContext();
+  ctx->loadDialect<arith::ArithDialect, scf::SCFDialect,
+                   tensor::TensorDialect>();
+  int64_t depth = stack.size();
+  auto maskType = RankedTensorType::get({depth}, IntegerType::get(ctx, 32));
+  unsigned maskIndex = entry.getNumArguments();
+  if (failed(entry.insertArgument(maskIndex, maskType, {}, entry.getLoc())))
+    return failure();
+  Value mask = entry.getArgument(maskIndex);
+  for (auto [i, constLayer] : llvm::enumerate(stack)) {
+    LayerOp layer = constLayer;
+    OpBuilder b(layer);
+    Location loc = layer.getLoc();
+    Value index = arith::ConstantIndexOp::create(b, loc, i);
+    Value flag = tensor::ExtractOp::create(b, loc, mask, ValueRange{index});
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+    Value on = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag,
+                                     zero);
+    SmallVector<Value> forwarded(
+        layer.getInputs().take_front(layer.getNumResults()));
+    auto ifOp = scf::IfOp::create(b, loc, layer.getResultTypes(), on,
+                                  /*withElseRegion=*/true);
+    layer->replaceAllUsesWith(ifOp.getResults());
+    Block *thenBlock = ifOp.thenBlock();
+    layer->moveBefore(thenBlock, thenBlock->end());
+    OpBuilder thenBuilder = OpBuilder::atBlockEnd(thenBlock);
+    scf::YieldOp::create(thenBuilder, loc, layer.getResults());
+    OpBuilder elseBuilder = OpBuilder::atBlockEnd(ifOp.elseBlock());
+    scf::YieldOp::create(elseBuilder, loc, forwarded);
+  }
+  return success();
+}
+
+static Fidelity compare(const Outputs &candidate, const Outputs &full) {
+  double diff = 0, norm = 0, dot = 0, candNorm = 0;
+  for (size_t o = 0; o < full.size(); ++o)
+    for (size_t i = 0; i < full[o].size(); ++i) {
+      double y = candidate[o][i], r = full[o][i];
+      diff += (y - r) * (y - r);
+      norm += r * r;
+      dot += y * r;
+      candNorm += y * y;
+    }
+  Fidelity f;
+  f.relError = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  f.cosine = (norm > 0 && candNorm > 0) ? dot / std::sqrt(norm * candNorm) : 0;
+  return f;
+}
+
+static double toDouble(const unsigned char *data, const std::string &dtype,
+                       size_t i) {
+  if (dtype == "f32") {
+    float v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, data + 2 * i, 2);
+  if (dtype == "bf16") {
+    uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float v;
+    std::memcpy(&v, &wide, 4);
+    return v;
+  }
+  // f16
+  int sign = bits >> 15, exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+  double v = exp == 0    ? std::ldexp(mant, -24)
+             : exp == 31 ? (mant ? NAN : INFINITY)
+                         : std::ldexp(mant + 1024, exp - 25);
+  return sign ? -v : v;
+}
+
+llvm::Expected<attnc::LayerSearchResult>
+attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
+                          llvm::function_ref<void(const Twine &)> progress) {
+  // The stack, in depth order, in the one function that has layers.
+  OwningOpRef<ModuleOp> gated = module.clone();
+  func::FuncOp entry;
+  SmallVector<LayerOp> stack;
+  for (auto func : gated->getOps<func::FuncOp>()) {
+    SmallVector<LayerOp> layers;
+    func.walk([&](LayerOp layer) { layers.push_back(layer); });
+    if (layers.empty())
+      continue;
+    if (entry)
+      return makeError("search: layers in more than one function (@" +
+                       entry.getName() + ", @" + func.getName() + ")");
+    entry = func;
+    stack = std::move(layers);
+  }
+  if (!entry)
+    return makeError("search: no attn.layer ops to prune");
+  llvm::stable_sort(stack, [](LayerOp a, LayerOp b) {
+    return a.getIndex() < b.getIndex();
+  });
+  int64_t depth = stack.size();
+  for (auto [i, layer] : llvm::enumerate(stack))
+    if (LayerOp(layer).getIndex() != i)
+      return makeError("search: layer indices must be 0.." + Twine(depth - 1));
+  if (options.keep < 1 || options.keep > depth)
+    return makeError("search: keep=" + Twine(options.keep) +
+                     " must be in [1, " + Twine(depth) + "]");
+  if (options.calibration.empty())
+    return makeError("search needs calibration inputs (--calibration x.npy)");
+  if (options.weightsPath.empty())
+    return makeError("search needs the weights file (--weights W.safetensors)");
+
+  if (failed(gateLayers(entry, stack)))
+    return makeError("search: cannot gate the layers");
+  progress("search: compiling the gated model (" + Twine(depth) +
+           " layers) for evaluation");
+  PassManager pm(gated->getContext());
+  CpuPipelineOptions cpu;
+  if (failed(buildAttnToCpuPipeline(pm, cpu)) || failed(pm.run(*gated)))
+    return makeError("search: lowering the gated model failed");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto transformer = makeOptimizingTransformer(2, 0, nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  auto engine = ExecutionEngine::create(*gated, engineOptions);
+  if (!engine)
+    return engine.takeError();
+  auto invoke = (*engine)->lookup("attn_model_invoke");
+  if (!invoke)
+    return invoke.takeError();
+  auto manifestAttr = (*gated)->getAttrOfType<StringAttr>(kManifestAttrName);
+  std::string manifest =
+      "attnc-manifest 1\ntarget cpu\n" + manifestAttr.getValue().str();
+
+  char err[1024] = {0};
+  attnrt_model *model = attnrt_open(
+      manifest.c_str(), reinterpret_cast<void (*)(void **)>(*invoke), err,
+      sizeof(err));
+  if (!model)
+    return makeError(Twine("search: ") + err);
+  auto closeModel = llvm::make_scope_exit([&] { attnrt_close(model); });
+  if (attnrt_bind_weights(model, options.weightsPath.c_str()))
+    return makeError(Twine("search: ") + attnrt_last_error(model));
+  int numInputs = attnrt_num_inputs(model);
+  int maskInput = numInputs - 1;
+
+  // Calibration sets: each lists one .npy per model input (mask excluded).
+  std::vector<std::vector<attnrt::NpyArray>> sets;
+  for (const std::vector<std::string> &files : options.calibration) {
+    if (static_cast<int>(files.size()) != maskInput)
+      return makeError("search: a calibration set has " +
+                       Twine(files.size()) + " file(s) but the model has " +
+                       Twine(maskInput) + " input(s)");
+    std::vector<attnrt::NpyArray> arrays(files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::string message;
+      if (!attnrt::readNpy(files[i], arrays[i], message))
+        return makeError(message);
+      if (arrays[i].dataBytes != attnrt_input_bytes(model, i))
+        return makeError(files[i] + ": " + Twine(arrays[i].dataBytes) +
+                         " bytes but the model's input " + Twine(i) +
+                         " takes " + Twine(attnrt_input_bytes(model, i)));
+    }
+    sets.push_back(std::move(arrays));
+  }
+
+  int evaluations = 0;
+  auto run = [&](ArrayRef<bool> keepMask) -> llvm::Expected<Outputs> {
+    ++evaluations;
+    std::vector<int32_t> maskData(keepMask.begin(), keepMask.end());
+    Outputs all;
+    for (auto &arrays : sets) {
+      for (size_t i = 0; i < arrays.size(); ++i)
+        if (attnrt_set_input(model, i, arrays[i].data(), arrays[i].dataBytes))
+          return makeError(Twine("search: ") + attnrt_last_error(model));
+      if (attnrt_set_input(model, maskInput, maskData.data(),
+                           maskData.size() * sizeof(int32_t)) ||
+          attnrt_run(model))
+        return makeError(Twine("search: ") + attnrt_last_error(model));
+      for (int o = 0; o < attnrt_num_outputs(model); ++o) {
+        size_t bytes = attnrt_output_bytes(model, o);
+        std::vector<unsigned char> raw(bytes);
+        if (attnrt_get_output(model, o, raw.data(), bytes))
+          return makeError(Twine("search: ") + attnrt_last_error(model));
+        std::string dtype = attnrt_output_dtype(model, o);
+        size_t elems = bytes / (dtype == "f32" ? 4 : 2);
+        std::vector<double> values(elems);
+        for (size_t e = 0; e < elems; ++e)
+          values[e] = toDouble(raw.data(), dtype, e);
+        all.push_back(std::move(values));
+      }
+    }
+    return all;
+  };
+
+  SmallVector<bool> fullMask(depth, true);
+  auto full = run(fullMask);
+  if (!full)
+    return full.takeError();
+  auto evaluate = [&](ArrayRef<bool> mask) -> llvm::Expected<Fidelity> {
+    auto outputs = run(mask);
+    if (!outputs)
+      return outputs.takeError();
+    return compare(*outputs, *full);
+  };
+
+  LayerSearchResult result;
+  // C(depth, keep), saturating.
+  double combinations = 1;
+  for (int64_t i = 0; i < options.keep; ++i)
+    combinations = combinations * (depth - i) / (i + 1);
+  SmallVector<bool> best;
+  Fidelity bestFidelity{INFINITY, 0};
+  if (combinations <= options.maxExhaustive) {
+    result.method = "exhaustive over " + std::to_string(
+                                             static_cast<int64_t>(combinations)) +
+                    " subsets";
+    progress("search: " + Twine(result.method));
+    // Enumerate k-subsets in lexicographic order.
+    SmallVector<int64_t> pick(options.keep);
+    std::iota(pick.begin(), pick.end(), 0);
+    while (true) {
+      SmallVector<bool> mask(depth, false);
+      for (int64_t i : pick)
+        mask[i] = true;
+      auto fidelity = evaluate(mask);
+      if (!fidelity)
+        return fidelity.takeError();
+      if (fidelity->relError < bestFidelity.relError) {
+        bestFidelity = *fidelity;
+        best = mask;
+      }
+      int64_t i = options.keep - 1;
+      while (i >= 0 && pick[i] == depth - options.keep + i)
+        --i;
+      if (i < 0)
+        break;
+      ++pick[i];
+      for (int64_t j = i + 1; j < options.keep; ++j)
+        pick[j] = pick[j - 1] + 1;
+    }
+  } else {
+    result.method = "greedy backward elimination (C(" + std::to_string(depth) +
+                    ", " + std::to_string(options.keep) + ") = " +
+                    std::to_string(static_cast<int64_t>(combinations)) +
+                    " subsets is over the exhaustive limit of " +
+                    std::to_string(options.maxExhaustive) + ")";
+    progress("search: " + Twine(result.method));
+    SmallVector<bool> current(depth, true);
+    for (int64_t kept = depth; kept > options.keep; --kept) {
+      int64_t bestDrop = -1;
+      Fidelity stepBest{INFINITY, 0};
+      for (int64_t d = 0; d < depth; ++d) {
+        if (!current[d])
+          continue;
+        SmallVector<bool> mask = current;
+        mask[d] = false;
+        auto fidelity = evaluate(mask);
+        if (!fidelity)
+          return fidelity.takeError();
+        if (fidelity->relError < stepBest.relError) {
+          stepBest = *fidelity;
+          bestDrop = d;
+        }
+      }
+      current[bestDrop] = false;
+      bestFidelity = stepBest;
+      progress("search: dropped layer " + Twine(bestDrop) +
+               llvm::formatv(", relative error {0:e3}", stepBest.relError));
+    }
+    best = current;
+  }
+  for (int64_t i = 0; i < depth; ++i)
+    if (best[i])
+      result.kept.push_back(i);
+  result.relativeError = bestFidelity.relError;
+  result.cosine = bestFidelity.cosine;
+  result.evaluations = evaluations;
+  return result;
+}
