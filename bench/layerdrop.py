@@ -57,8 +57,10 @@ def main():
         subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
         out = subprocess.run([exe, "--weights", weights, "--input", x, "--bench", str(args.runs),
                               "--warmup", "1"], check=True, capture_output=True, text=True).stdout
-        mean = float(re.search(r"latency: mean ([0-9.]+) ms", out).group(1))
-        median = float(re.search(r"median ([0-9.]+) ms", out).group(1))
+        if "latency:" not in out:
+            sys.exit(f"no latency line from {exe}:\n{out}")
+        mean = float(re.search(r"latency: mean ([0-9.e+-]+) ms", out).group(1))
+        median = float(re.search(r"median ([0-9.e+-]+) ms", out).group(1))
         m = re.search(r"weights: read (\d+) bytes of (\d+)-byte file", out)
         rows.append((name, mean, median, int(m.group(1)), int(m.group(2))))
     base = rows[0][2]

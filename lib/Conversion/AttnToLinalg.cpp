@@ -947,7 +947,7 @@ struct MhaLowering : OpRewritePattern<MhaOp> {
     int64_t batch = xType.getDimSize(0), sq = xType.getDimSize(1),
             dm = xType.getDimSize(2), sk = kvType.getDimSize(1);
     int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
-    int64_t dh = op.getHeadDim();
+    int64_t dh = op.getEffectiveHeadDim();
     auto biases = op.getBiases();
     auto bias = [&](int i) { return biases.empty() ? Value() : biases[i]; };
 

@@ -11,7 +11,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::attn {
@@ -43,6 +43,18 @@ static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
     return;
   }
   llvm::interleave(shape, os, "x");
+}
+
+/// Weights are the same argument when name and gather agree.
+static std::string weightKey(WeightOp weight) {
+  std::string key = weight.getName().str();
+  if (auto ranges = weight.getGatherRanges()) {
+    key += "|" + std::to_string(weight.getGatherAxisAttr().getInt()) + "|" +
+           std::to_string(weight.getGatherExtentAttr().getInt());
+    for (int64_t v : *ranges)
+      key += "," + std::to_string(v);
+  }
+  return key;
 }
 
 /// Finds the model entry: @main, else the only public function.
@@ -109,9 +121,16 @@ struct AttnHoistWeightsPass
     if (outside.wasInterrupted())
       return signalPassFailure();
 
-    llvm::MapVector<StringRef, SmallVector<WeightOp>> byName;
+    // One argument per distinct (name, gather): a pruned projection binds
+    // only some rows of its checkpoint tensor.
+    std::vector<std::pair<std::string, SmallVector<WeightOp>>> byName;
+    llvm::StringMap<size_t> slots;
     WalkResult clash = entry.walk([&](WeightOp weight) {
-      auto &uses = byName[weight.getName()];
+      std::string key = weightKey(weight);
+      auto [it, inserted] = slots.try_emplace(key, byName.size());
+      if (inserted)
+        byName.emplace_back(key, SmallVector<WeightOp>());
+      auto &uses = byName[it->second].second;
       if (!uses.empty() && uses.front().getType() != weight.getType()) {
         weight.emitOpError("weight '")
             << weight.getName() << "' is used with type " << weight.getType()
@@ -126,8 +145,8 @@ struct AttnHoistWeightsPass
 
     std::string manifest;
     llvm::raw_string_ostream os(manifest);
-    auto record = [&](StringRef kind, StringRef name, Type type,
-                      Location loc) -> LogicalResult {
+    auto record = [&](StringRef kind, StringRef name, Type type, Location loc,
+                      WeightOp weight = {}) -> LogicalResult {
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::string dtype = tensor ? manifestDType(tensor.getElementType()) : "";
       if (!tensor || !tensor.hasStaticShape() || dtype.empty())
@@ -137,6 +156,13 @@ struct AttnHoistWeightsPass
                                  "tensors of f32, f16, bf16, i32 or i64";
       os << kind << " " << name << " " << dtype << " ";
       printDims(os, tensor.getShape());
+      if (weight && weight.getGatherRanges()) {
+        os << " gather " << weight.getGatherAxisAttr().getInt() << " "
+           << weight.getGatherExtentAttr().getInt() << " ";
+        ArrayRef<int64_t> ranges = *weight.getGatherRanges();
+        for (size_t i = 0; i < ranges.size(); i += 2)
+          os << (i ? "," : "") << ranges[i] << ":" << ranges[i + 1];
+      }
       os << "\n";
       return success();
     };
@@ -144,9 +170,11 @@ struct AttnHoistWeightsPass
     Block &body = entry.getBody().front();
     Builder builder(&getContext());
     unsigned index = 0;
-    for (auto &[name, uses] : byName) {
+    for (auto &[key, uses] : byName) {
       Type type = uses.front().getType();
-      if (failed(record("weight", name, type, uses.front().getLoc())))
+      StringRef name = uses.front().getName();
+      if (failed(record("weight", name, type, uses.front().getLoc(),
+                        uses.front())))
         return signalPassFailure();
       if (failed(entry.insertArgument(
               index, type,

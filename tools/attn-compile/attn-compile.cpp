@@ -71,6 +71,11 @@ static cl::opt<std::string>
               cl::desc("Run attn-layer-drop first with these options, e.g. "
                        "--layer-drop='strategy=every-other rate=0.5'"),
               cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    pruneSpec("prune",
+              cl::desc("Prune attention heads / FFN neuron groups as this JSON "
+                       "spec says (attn-prune-structure spec-file)"),
+              cl::value_desc("spec.json"), cl::init(""), cl::cat(category));
 static cl::list<std::string> calibration(
     "calibration",
     cl::desc("With --layer-drop='strategy=search keep=k': one calibration set, "
@@ -278,6 +283,11 @@ int main(int argc, char **argv) {
           "attn-layer-drop{" + layerDropOptions + " report=true}", pm,
           errs())))
     return fail("bad --layer-drop options '" + layerDrop + "'");
+  if (!pruneSpec.empty() &&
+      failed(mlir::parsePassPipeline(
+          "attn-prune-structure{spec-file=" + pruneSpec + " report=true}", pm,
+          errs())))
+    return fail("bad --prune spec path '" + pruneSpec + "'");
   attnc::Stage stopAfter =
       emit == "linalg" ? attnc::Stage::Linalg : attnc::Stage::LLVM;
   LogicalResult built = success();

@@ -134,10 +134,41 @@ static LogicalResult verifyNormParam(Operation *op, Named input, Named param) {
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("weight name must not be empty");
-  if (!getResult().getType().hasStaticShape())
+  RankedTensorType type = getResult().getType();
+  if (!type.hasStaticShape())
     return emitOpError() << "weight '" << getName()
-                         << "' must have a static shape, got "
-                         << getResult().getType();
+                         << "' must have a static shape, got " << type;
+  int present = static_cast<bool>(getGatherAxisAttr()) +
+                static_cast<bool>(getGatherExtentAttr()) +
+                static_cast<bool>(getGatherRangesAttr());
+  if (present == 0)
+    return success();
+  if (present != 3)
+    return emitOpError("takes gather_axis, gather_extent and gather_ranges "
+                       "together");
+  int64_t axis = getGatherAxisAttr().getInt();
+  int64_t extent = getGatherExtentAttr().getInt();
+  ArrayRef<int64_t> ranges = *getGatherRanges();
+  if (axis < 0 || axis >= type.getRank())
+    return emitOpError() << "gather_axis " << axis << " is out of range for "
+                         << type;
+  if (extent <= 0)
+    return emitOpError() << "gather_extent must be positive, got " << extent;
+  if (ranges.empty() || ranges.size() % 2 != 0)
+    return emitOpError("gather_ranges must be non-empty (start, length) pairs");
+  int64_t total = 0;
+  for (size_t i = 0; i < ranges.size(); i += 2) {
+    int64_t start = ranges[i], length = ranges[i + 1];
+    if (start < 0 || length <= 0 || start >= extent || length > extent - start)
+      return emitOpError() << "gather range [" << start << ", "
+                           << start + length << ") is not within [0, " << extent
+                           << ")";
+    total += length;
+  }
+  if (total != type.getDimSize(axis))
+    return emitOpError() << "gather ranges select " << total
+                         << " entries but the result has "
+                         << type.getDimSize(axis) << " along axis " << axis;
   return success();
 }
 
@@ -260,7 +291,9 @@ LogicalResult SdpaOp::verify() {
 // MhaOp
 //===----------------------------------------------------------------------===//
 
-int64_t MhaOp::getHeadDim() {
+int64_t MhaOp::getEffectiveHeadDim() {
+  if (IntegerAttr dh = getHeadDimAttr())
+    return dh.getInt();
   int64_t dm = getQuery().getType().getDimSize(2);
   if (getWide() || ShapedType::isDynamic(dm))
     return dm;
@@ -292,12 +325,18 @@ LogicalResult MhaOp::verify() {
     return emitOpError() << "heads (" << heads
                          << ") must be a positive multiple of kv_heads ("
                          << kvHeads << ")";
-  if (!getWide() && !ShapedType::isDynamic(dm) && dm % heads != 0)
+  if (getHeadDimAttr()) {
+    if (getWide())
+      return emitOpError("takes `wide` or `head_dim`, not both");
+    if (getHeadDimAttr().getInt() <= 0)
+      return emitOpError() << "head_dim must be positive, got "
+                           << getHeadDimAttr().getInt();
+  } else if (!getWide() && !ShapedType::isDynamic(dm) && dm % heads != 0)
     return emitOpError() << "d_model (query dimension 2) is " << dm
                          << ", which is not divisible by heads = " << heads
                          << "; narrow heads split d_model evenly (use `wide` "
                             "for full-width heads)";
-  int64_t dh = getHeadDim();
+  int64_t dh = getEffectiveHeadDim();
   auto mul = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(b) ? ShapedType::kDynamic : a * b;
   };

@@ -44,4 +44,35 @@ def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnPruneStructure : Pass<"attn-prune-structure", "::mlir::ModuleOp"> {
+  let summary = "Prune attention heads and FFN neuron groups of attn.layer ops";
+  let description = [{
+    Structured pruning inside layers, as a compile-time decision like
+    LayerDrop. `spec-file` is JSON:
+
+    ```json
+    {"ffn_group_size": 64,
+     "layers": {"0": {"heads": [0, 2, 3], "ffn_groups": [0, 1, 5]},
+                "1": {"head_scores": [0.9, 0.1, 0.5, 0.7], "keep_heads": 2,
+                      "ffn_scores": [...], "keep_ffn_groups": 3}}}
+    ```
+
+    Layers are named by their checkpoint depth (`attn.original_index` when
+    LayerDrop renumbered them). For each `attn.mha` (multi-head, not
+    grouped) the kept heads' rows of the q/k/v projections and columns of the
+    output projection are bound with `attn.weight` gathers, and the op gets
+    `heads` = kept heads and an explicit `head_dim`; for each `attn.ffn` the
+    kept groups of `ffn_group_size` hidden units keep their rows of
+    `up_weight`/`up_bias` and columns of `down_weight`. The remaining
+    matmuls are smaller and the runtime reads only the kept slices.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let options = [
+    Option<"specFile", "spec-file", "std::string", "\"\"",
+           "JSON file naming the heads / FFN groups to keep per layer">,
+    Option<"report", "report", "bool", "false",
+           "emit a remark per pruned op">
+  ];
+}
+
 #endif // ATTNC_TRANSFORMS_PASSES_TD

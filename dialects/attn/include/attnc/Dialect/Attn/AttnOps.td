@@ -29,8 +29,24 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     ```mlir
     %wq = attn.weight "encoder.layer.0.attention.self.query.weight" : tensor<768x768xf32>
     ```
+
+    Structured pruning binds only part of a checkpoint tensor: with
+    `gather_axis`, `gather_extent` and `gather_ranges` (start, length pairs)
+    the result is the concatenation along `gather_axis` of the slices
+    `[start, start + length)` of the named tensor, whose size along that axis
+    is `gather_extent`. The runtime copies just those slices.
+
+    ```mlir
+    // Heads 0 and 2 of a 4-head query projection (head width 16).
+    %wq = attn.weight "layers.0.attn.q.weight" {gather_axis = 0 : i64,
+        gather_extent = 64 : i64, gather_ranges = array<i64: 0, 16, 32, 16>}
+        : tensor<32x64xf32>
+    ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name,
+                   OptionalAttr<I64Attr>:$gather_axis,
+                   OptionalAttr<I64Attr>:$gather_extent,
+                   OptionalAttr<DenseI64ArrayAttr>:$gather_ranges);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -134,6 +150,7 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     Optional<Attn_IndexTensor>:$kv_lengths,
     ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
     OptionalAttr<I64Attr>:$num_kv_heads,
+    OptionalAttr<I64Attr>:$head_dim,
     UnitAttr:$wide,
     UnitAttr:$causal,
     OptionalAttr<I64Attr>:$window,
@@ -147,6 +164,7 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     (`kv_lengths` `(` $kv_lengths^ `)`)?
     `heads` `=` $num_heads
     (`kv_heads` `=` $num_kv_heads^)?
+    (`head_dim` `=` $head_dim^)?
     (`wide` $wide^)?
     (`causal` $causal^)?
     (`window` `=` $window^)?
@@ -156,8 +174,8 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getKvHeads() { return getNumKvHeads().value_or(getNumHeads()); }
-    /// Width of one head (narrow: Dm / heads; wide: Dm).
-    int64_t getHeadDim();
+    /// Width of one head (head_dim if set; narrow: Dm / heads; wide: Dm).
+    int64_t getEffectiveHeadDim();
   }];
 }
 

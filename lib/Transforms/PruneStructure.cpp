@@ -1,0 +1,290 @@
+//===- PruneStructure.cpp - prune attention heads and FFN groups ----------===//
+//
+// Heads and FFN neuron groups are pruned by binding only the kept slices of
+// their projection weights (attn.weight gathers), so both the matmuls and
+// the bytes read from the checkpoint shrink.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <numeric>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNPRUNESTRUCTURE
+#include "attnc/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// What to keep in one layer; empty lists mean "leave alone".
+struct LayerSpec {
+  SmallVector<int64_t> heads;
+  SmallVector<int64_t> ffnGroups;
+};
+
+/// Parses a list of kept indices, or scores plus a keep count (top by
+/// score, ties to the lower index), into ascending indices.
+static FailureOr<SmallVector<int64_t>>
+parseSelection(const llvm::json::Object &layer, StringRef listKey,
+               StringRef scoresKey, StringRef countKey,
+               function_ref<InFlightDiagnostic()> error) {
+  SmallVector<int64_t> kept;
+  if (const llvm::json::Array *list = layer.getArray(listKey)) {
+    for (const llvm::json::Value &v : *list) {
+      std::optional<int64_t> index = v.getAsInteger();
+      if (!index || *index < 0)
+        return error() << "'" << listKey << "' holds a non-index value";
+      kept.push_back(*index);
+    }
+  } else if (const llvm::json::Array *scores = layer.getArray(scoresKey)) {
+    std::optional<int64_t> count = layer.getInteger(countKey);
+    if (!count || *count < 1 || *count > static_cast<int64_t>(scores->size()))
+      return error() << "'" << scoresKey << "' needs '" << countKey
+                     << "' in [1, " << scores->size() << "]";
+    SmallVector<double> values;
+    for (const llvm::json::Value &v : *scores) {
+      std::optional<double> score = v.getAsNumber();
+      if (!score)
+        return error() << "'" << scoresKey << "' holds a non-number";
+      values.push_back(*score);
+    }
+    SmallVector<int64_t> order(values.size());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::stable_sort(order,
+                      [&](int64_t a, int64_t b) { return values[a] > values[b]; });
+    kept.assign(order.begin(), order.begin() + *count);
+  } else {
+    return kept;
+  }
+  llvm::sort(kept);
+  if (std::adjacent_find(kept.begin(), kept.end()) != kept.end())
+    return error() << "'" << listKey << "' names an index twice";
+  if (kept.empty())
+    return error() << "'" << listKey << "' would remove everything";
+  return kept;
+}
+
+/// A gathered copy of `weight` along `axis`: for each kept unit u, the
+/// range [u * width, (u + 1) * width).
+static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user,
+                                    Value weight, int64_t axis,
+                                    ArrayRef<int64_t> units, int64_t width) {
+  auto source = weight.getDefiningOp<WeightOp>();
+  if (!source || source.getGatherRanges()) {
+    user->emitOpError("cannot be pruned: its weights must come straight from "
+                      "attn.weight ops (not computed or already gathered)");
+    return failure();
+  }
+  RankedTensorType type = source.getType();
+  SmallVector<int64_t> ranges;
+  for (int64_t u : units)
+    ranges.append({u * width, width});
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = static_cast<int64_t>(units.size()) * width;
+  auto gathered = WeightOp::create(
+      b, source.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+      source.getNameAttr(), b.getI64IntegerAttr(axis),
+      b.getI64IntegerAttr(type.getDimSize(axis)),
+      b.getDenseI64ArrayAttr(ranges));
+  return gathered.getResult();
+}
+
+struct AttnPruneStructurePass
+    : public mlir::attn::impl::AttnPruneStructureBase<AttnPruneStructurePass> {
+  using AttnPruneStructureBase::AttnPruneStructureBase;
+
+  LogicalResult pruneHeads(MhaOp op, ArrayRef<int64_t> heads) {
+    int64_t numHeads = op.getNumHeads();
+    if (op.getKvHeads() != numHeads)
+      return op.emitOpError("head pruning of grouped-query attention "
+                            "(kv_heads != heads) is not supported");
+    for (int64_t h : heads)
+      if (h >= numHeads)
+        return op.emitOpError() << "has " << numHeads
+                                << " heads; cannot keep head " << h;
+    int64_t dh = op.getEffectiveHeadDim();
+    OpBuilder b(op);
+    FailureOr<Value> wq = gatherUnits(b, op, op.getQWeight(), 0, heads, dh);
+    FailureOr<Value> wk = gatherUnits(b, op, op.getKWeight(), 0, heads, dh);
+    FailureOr<Value> wv = gatherUnits(b, op, op.getVWeight(), 0, heads, dh);
+    FailureOr<Value> wo = gatherUnits(b, op, op.getOWeight(), 1, heads, dh);
+    if (failed(wq) || failed(wk) || failed(wv) || failed(wo))
+      return failure();
+    SmallVector<Value> biases;
+    if (!op.getBiases().empty()) {
+      for (int i = 0; i < 3; ++i) {
+        FailureOr<Value> bias =
+            gatherUnits(b, op, op.getBiases()[i], 0, heads, dh);
+        if (failed(bias))
+          return failure();
+        biases.push_back(*bias);
+      }
+      biases.push_back(op.getBiases()[3]); // The output bias is per d_model.
+    }
+    int64_t kept = heads.size();
+    op.getQWeightMutable().assign(*wq);
+    op.getKWeightMutable().assign(*wk);
+    op.getVWeightMutable().assign(*wv);
+    op.getOWeightMutable().assign(*wo);
+    if (!biases.empty())
+      op.getBiasesMutable().assign(biases);
+    op.setNumHeads(kept);
+    op.removeNumKvHeadsAttr();
+    op.removeWideAttr();
+    op.setHeadDimAttr(b.getI64IntegerAttr(dh));
+    if (report)
+      op.emitRemark() << "attn-prune-structure: kept " << kept << " of "
+                      << numHeads << " heads";
+    return success();
+  }
+
+  LogicalResult pruneFfn(FfnOp op, ArrayRef<int64_t> groups, int64_t size) {
+    int64_t hidden = op.getUpWeight().getType().getDimSize(0);
+    if (size <= 0 || hidden % size != 0)
+      return op.emitOpError() << "d_ff " << hidden
+                              << " is not a multiple of ffn_group_size "
+                              << size;
+    for (int64_t g : groups)
+      if (g >= hidden / size)
+        return op.emitOpError() << "has " << hidden / size
+                                << " FFN groups of " << size
+                                << "; cannot keep group " << g;
+    OpBuilder b(op);
+    FailureOr<Value> up = gatherUnits(b, op, op.getUpWeight(), 0, groups, size);
+    FailureOr<Value> down =
+        gatherUnits(b, op, op.getDownWeight(), 1, groups, size);
+    if (failed(up) || failed(down))
+      return failure();
+    op.getUpWeightMutable().assign(*up);
+    op.getDownWeightMutable().assign(*down);
+    if (Value upBias = op.getUpBias()) {
+      FailureOr<Value> bias = gatherUnits(b, op, upBias, 0, groups, size);
+      if (failed(bias))
+        return failure();
+      op.getUpBiasMutable().assign(*bias);
+    }
+    if (report)
+      op.emitRemark() << "attn-prune-structure: kept " << groups.size()
+                      << " of " << hidden / size << " FFN groups of " << size;
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto error = [&]() {
+      return module.emitError()
+             << "attn-prune-structure: spec-file '" << specFile << "': ";
+    };
+    if (specFile.empty()) {
+      error() << "no spec-file given";
+      return signalPassFailure();
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(specFile);
+    if (!buffer) {
+      error() << buffer.getError().message();
+      return signalPassFailure();
+    }
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json) {
+      error() << "invalid JSON: " << llvm::toString(json.takeError());
+      return signalPassFailure();
+    }
+    const llvm::json::Object *root = json->getAsObject();
+    const llvm::json::Object *layers = root ? root->getObject("layers") : nullptr;
+    if (!layers) {
+      error() << "expected an object with \"layers\"";
+      return signalPassFailure();
+    }
+    int64_t groupSize = root->getInteger("ffn_group_size").value_or(0);
+
+    llvm::DenseMap<int64_t, LayerSpec> specs;
+    for (const auto &[key, value] : *layers) {
+      int64_t depth;
+      const llvm::json::Object *layer = value.getAsObject();
+      if (StringRef(key).getAsInteger(10, depth) || depth < 0 || !layer) {
+        error() << "layer key '" << StringRef(key)
+                << "' must be a depth with an object";
+        return signalPassFailure();
+      }
+      auto layerError = [&]() {
+        return error() << "layer " << depth << ": ";
+      };
+      auto heads = parseSelection(*layer, "heads", "head_scores", "keep_heads",
+                                  layerError);
+      auto groups = parseSelection(*layer, "ffn_groups", "ffn_scores",
+                                   "keep_ffn_groups", layerError);
+      if (failed(heads) || failed(groups))
+        return signalPassFailure();
+      if (!groups->empty() && groupSize <= 0) {
+        layerError() << "FFN groups need a positive \"ffn_group_size\"";
+        return signalPassFailure();
+      }
+      specs[depth] = {*heads, *groups};
+    }
+
+    llvm::DenseSet<int64_t> found;
+    WalkResult result = module.walk([&](LayerOp layer) {
+      int64_t depth = layer.getIndex();
+      if (auto original =
+              layer->getAttrOfType<IntegerAttr>("attn.original_index"))
+        depth = original.getInt();
+      auto it = specs.find(depth);
+      if (it == specs.end())
+        return WalkResult::advance();
+      found.insert(depth);
+      const LayerSpec &spec = it->second;
+      SmallVector<MhaOp> mhas;
+      SmallVector<FfnOp> ffns;
+      layer.walk([&](MhaOp op) { mhas.push_back(op); });
+      layer.walk([&](FfnOp op) { ffns.push_back(op); });
+      if (!spec.heads.empty()) {
+        if (mhas.empty()) {
+          layer.emitOpError("has no attn.mha to prune heads of");
+          return WalkResult::interrupt();
+        }
+        for (MhaOp op : mhas)
+          if (failed(pruneHeads(op, spec.heads)))
+            return WalkResult::interrupt();
+      }
+      if (!spec.ffnGroups.empty()) {
+        if (ffns.empty()) {
+          layer.emitOpError("has no attn.ffn to prune groups of");
+          return WalkResult::interrupt();
+        }
+        for (FfnOp op : ffns)
+          if (failed(pruneFfn(op, spec.ffnGroups, groupSize)))
+            return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    for (auto &[depth, spec] : specs)
+      if (!found.contains(depth)) {
+        error() << "no attn.layer has depth " << depth;
+        return signalPassFailure();
+      }
+    // The full-size attn.weight ops lost their users.
+    SmallVector<WeightOp> dead;
+    module.walk([&](WeightOp weight) {
+      if (weight->use_empty())
+        dead.push_back(weight);
+    });
+    for (WeightOp weight : dead)
+      weight.erase();
+  }
+};
+
+} // namespace
