@@ -1288,3 +1288,59 @@ func.func @yield_outside_layer(%x: tensor<1x4x8xf32>) {
   // expected-error @+1 {{'attn.yield' op expects parent op 'attn.layer'}}
   attn.yield %x : tensor<1x4x8xf32>
 }
+
+// -----
+
+func.func @weight_gather_partial() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op takes gather_axis, gather_extent and gather_ranges together}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @weight_gather_axis() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op gather_axis 2 is out of range for 'tensor<8x16xf32>'}}
+  %0 = attn.weight "w" {gather_axis = 2 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 8>} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @weight_gather_out_of_range() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op gather range [12, 20) is not within [0, 16)}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 12, 8>} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @weight_gather_count() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op gather ranges select 4 entries but the result has 8 along axis 0}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 4>} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @weight_gather_odd_ranges() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op gather_ranges must be non-empty (start, length) pairs}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 4, 8>} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @mha_head_dim_and_wide(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x4x8xf32> {
+  // expected-error @+1 {{'attn.mha' op takes `wide` or `head_dim`, not both}}
+  %0 = attn.mha %x weights(%w, %w, %w, %w) heads = 1 head_dim = 8 wide : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
+
+// -----
+
+func.func @mha_head_dim_weights(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %wo: tensor<8x6xf32>) -> tensor<1x4x8xf32> {
+  // expected-error @+1 {{'attn.mha' op q_weight dimension 0 is 8 but must be 6 (heads * head_dim)}}
+  %0 = attn.mha %x weights(%w, %w, %w, %wo) heads = 2 head_dim = 3 : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x6xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}

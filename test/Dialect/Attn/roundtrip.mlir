@@ -628,3 +628,21 @@ func.func @layer_multiple_operands_results(%x: tensor<2x16x64xf32>, %enc: tensor
   }
   return %0#0, %0#1 : tensor<2x16x64xf32>, tensor<2xi32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @weight_gather
+// CHECK: attn.weight "q" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 4, 4, 12, 4>} : tensor<8x16xf32>
+func.func @weight_gather() -> tensor<8x16xf32> {
+  %0 = attn.weight "q" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 4, 4, 12, 4>} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mha_explicit_head_dim
+// CHECK: attn.mha %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) heads = 2 head_dim = 3 :
+func.func @mha_explicit_head_dim(%x: tensor<1x4x8xf32>, %w: tensor<6x8xf32>, %wo: tensor<8x6xf32>) -> tensor<1x4x8xf32> {
+  %0 = attn.mha %x weights(%w, %w, %w, %wo) heads = 2 head_dim = 3 : (tensor<1x4x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>, tensor<8x6xf32>) -> tensor<1x4x8xf32>
+  return %0 : tensor<1x4x8xf32>
+}
