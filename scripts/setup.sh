@@ -14,6 +14,8 @@ BUILD_DIR="${ATTNC_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   # LLVM/MLIR 22: CMake packages, mlir-tblgen, lit, FileCheck, NVPTX backend.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # The OpenMP runtime that compiled CPU models use for parallel loops.
+  libomp-22-dev
   # Build tools.
   cmake ninja-build g++ make pkg-config
   # Tests: lit runs under Debian's python3; the numpy reference; gtest.

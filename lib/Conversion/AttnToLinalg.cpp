@@ -10,6 +10,7 @@
 
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -18,11 +19,13 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
 #include <limits>
 
 namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDECOMPOSEMHA
 #define GEN_PASS_DEF_ATTNLOWERTOLINALG
 #include "attnc/Conversion/Passes.h.inc"
 } // namespace mlir::attn
@@ -31,209 +34,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-
-using utils::IteratorType;
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-/// Small helpers shared by the patterns: building generics, constants and
-/// f32 conversions at one location.
-class LinalgBuilder {
-public:
-  LinalgBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  Type f32() { return b.getF32Type(); }
-
-  Value empty(ArrayRef<int64_t> shape, Type elementType) {
-    return tensor::EmptyOp::create(b, loc, shape, elementType);
-  }
-
-  Value filled(ArrayRef<int64_t> shape, double value) {
-    Value init = empty(shape, f32());
-    Value cst = constF32(b, loc, value);
-    return linalg::FillOp::create(b, loc, ValueRange{cst}, ValueRange{init})
-        .getResult(0);
-  }
-
-  static Value constF32(OpBuilder &b, Location loc, double value) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(value)));
-  }
-  static Value constIndex(OpBuilder &b, Location loc, int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-
-  /// A generic with one result whose body returns the value to yield.
-  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
-                ArrayRef<IteratorType> iterators, BodyFn body) {
-    auto op = linalg::GenericOp::create(
-        b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-        iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value result = body(nb, nloc, args);
-          linalg::YieldOp::create(nb, nloc, result);
-        });
-    return op.getResult(0);
-  }
-
-  AffineMap map(unsigned numDims, ArrayRef<AffineExpr> results) {
-    return AffineMap::get(numDims, 0, results, b.getContext());
-  }
-  AffineMap dims(unsigned numDims, ArrayRef<unsigned> which) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned d : which)
-      exprs.push_back(b.getAffineDimExpr(d));
-    return map(numDims, exprs);
-  }
-  AffineMap identity(unsigned numDims) {
-    return AffineMap::getMultiDimIdentityMap(numDims, b.getContext());
-  }
-
-  /// Converts a float tensor to f32 (no-op for f32).
-  Value toF32(Value v) {
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getElementType().isF32())
-      return v;
-    unsigned rank = type.getRank();
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(v, empty(type.getShape(), f32()),
-                   {identity(rank), identity(rank)}, iters,
-                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     return arith::ExtFOp::create(nb, nloc, nb.getF32Type(),
-                                                  args[0]);
-                   });
-  }
-
-  /// Converts an f32 tensor to `elementType` (no-op for f32).
-  Value fromF32(Value v, Type elementType) {
-    if (elementType.isF32())
-      return v;
-    auto type = cast<RankedTensorType>(v.getType());
-    unsigned rank = type.getRank();
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(v, empty(type.getShape(), elementType),
-                   {identity(rank), identity(rank)}, iters,
-                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     return arith::TruncFOp::create(nb, nloc, elementType,
-                                                    args[0]);
-                   });
-  }
-
-  /// Pointwise map over same-shaped f32 tensors.
-  Value pointwise(ValueRange inputs, BodyFn body) {
-    auto type = cast<RankedTensorType>(inputs.front().getType());
-    unsigned rank = type.getRank();
-    SmallVector<AffineMap> maps(inputs.size() + 1, identity(rank));
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(inputs, empty(type.getShape(), f32()), maps, iters, body);
-  }
-
-  /// `x : [M, K]` times `w : [N, K]` transposed, plus optional `bias : [N]`:
-  /// `[M, N]`, f32.
-  Value matmulTransposedB(Value x, Value w, Value bias) {
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto wType = cast<RankedTensorType>(w.getType());
-    int64_t m = xType.getDimSize(0), n = wType.getDimSize(0);
-    Value init = filled({m, n}, 0.0);
-    Value product = generic(
-        {x, w}, init, {dims(3, {0, 2}), dims(3, {1, 2}), dims(3, {0, 1})},
-        {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::reduction},
-        [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value mul = arith::MulFOp::create(nb, nloc, args[0], args[1]);
-          return arith::AddFOp::create(nb, nloc, args[2], mul);
-        });
-    if (!bias)
-      return product;
-    return generic({product, bias}, empty({m, n}, f32()),
-                   {identity(2), dims(2, {1}), identity(2)},
-                   {IteratorType::parallel, IteratorType::parallel},
-                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     return arith::AddFOp::create(nb, nloc, args[0], args[1]);
-                   });
-  }
-
-  /// `x : [..., K]` (f32) W^T + b: `[..., N]` f32.
-  Value linear(Value x, Value w, Value bias) {
-    auto xType = cast<RankedTensorType>(x.getType());
-    int64_t rank = xType.getRank();
-    int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
-    Value flat = collapseToMatrix(x);
-    Value result = matmulTransposedB(flat, w, bias);
-    SmallVector<int64_t> shape(xType.getShape());
-    shape.back() = n;
-    return expandFromMatrix(result, shape, rank);
-  }
-
-  /// `[d0, ..., dn-1]` -> `[d0 * ... * dn-2, dn-1]`.
-  Value collapseToMatrix(Value x) {
-    auto type = cast<RankedTensorType>(x.getType());
-    int64_t rank = type.getRank();
-    if (rank == 2)
-      return x;
-    if (rank == 1) {
-      auto resultType = RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
-      return tensor::ExpandShapeOp::create(b, loc, resultType, x,
-                                           ArrayRef<ReassociationIndices>{{0, 1}});
-    }
-    ReassociationIndices outer;
-    for (int64_t d = 0; d < rank - 1; ++d)
-      outer.push_back(d);
-    SmallVector<ReassociationIndices> reassociation = {outer, {rank - 1}};
-    return tensor::CollapseShapeOp::create(b, loc, x, reassociation);
-  }
-
-  Value expandFromMatrix(Value x, ArrayRef<int64_t> shape, int64_t rank) {
-    auto type = RankedTensorType::get(shape, cast<RankedTensorType>(x.getType()).getElementType());
-    if (rank == 2)
-      return x;
-    if (rank == 1)
-      return tensor::CollapseShapeOp::create(b, loc, type, x,
-                                             ArrayRef<ReassociationIndices>{{0, 1}});
-    ReassociationIndices outer;
-    for (int64_t d = 0; d < rank - 1; ++d)
-      outer.push_back(d);
-    SmallVector<ReassociationIndices> reassociation = {outer, {rank - 1}};
-    return tensor::ExpandShapeOp::create(b, loc, type, x, reassociation);
-  }
-
-  /// Reduces the last dimension of an f32 tensor with `combine`, starting
-  /// from `init`, after mapping each element through the body of `pre`
-  /// (extra inputs are indexed like the reduced tensor without its last
-  /// dimension).
-  Value reduceLast(Value x, double init, ValueRange extraOuter,
-                   function_ref<Value(OpBuilder &, Location, Value, ValueRange)> pre,
-                   function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-    auto type = cast<RankedTensorType>(x.getType());
-    unsigned rank = type.getRank();
-    SmallVector<AffineMap> maps = {identity(rank)};
-    SmallVector<unsigned> outerDims;
-    for (unsigned d = 0; d + 1 < rank; ++d)
-      outerDims.push_back(d);
-    for (size_t i = 0; i < extraOuter.size(); ++i)
-      maps.push_back(dims(rank, outerDims));
-    maps.push_back(dims(rank, outerDims));
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    iters.back() = IteratorType::reduction;
-    SmallVector<Value> inputs = {x};
-    inputs.append(extraOuter.begin(), extraOuter.end());
-    return generic(inputs, filled(type.getShape().drop_back(), init), maps,
-                   iters,
-                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     Value v = pre(nb, nloc, args[0],
-                                   args.drop_front().drop_back());
-                     return combine(nb, nloc, args.back(), v);
-                   });
-  }
-
-  OpBuilder &b;
-  Location loc;
-};
-
-static Value addF(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::AddFOp::create(b, loc, x, y);
-}
-static Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MulFOp::create(b, loc, x, y);
-}
 
 /// The activation functions, on f32 scalars.
 static Value applyActivation(OpBuilder &b, Location loc, Activation act,
@@ -445,7 +245,7 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
   maps.push_back(lb.identity(rank));
   SmallVector<IteratorType> iters(rank, IteratorType::parallel);
   bool hasBeta = static_cast<bool>(beta);
-  return lb.generic(
+  Value normalized = lb.generic(
       inputs, lb.empty(type.getShape(), lb.f32()), maps, iters,
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value v = args[0];
@@ -461,6 +261,11 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
           y = addF(b, loc, y, args[3]);
         return y;
       });
+  // attn-fuse-rows tiles this by rows and pulls the reductions (and the
+  // residual add before the norm) into the same loop.
+  normalized.getDefiningOp()->setAttr("attn.fuse_rows",
+                                      UnitAttr::get(x.getContext()));
+  return normalized;
 }
 
 struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
@@ -516,11 +321,13 @@ struct FfnLowering : OpRewritePattern<FfnOp> {
                                 PatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
     Activation act = op.getActivation();
-    Value hidden = lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
-                             toF32OrNull(lb, op.getUpBias()));
-    hidden = lb.pointwise(hidden, [&](OpBuilder &b, Location loc, ValueRange args) {
-      return applyActivation(b, loc, act, args[0]);
-    });
+    // Bias and activation share one epilogue generic with the up projection.
+    Value hidden = lb.linear(
+        lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
+        toF32OrNull(lb, op.getUpBias()),
+        [&](OpBuilder &b, Location loc, Value v) {
+          return applyActivation(b, loc, act, v);
+        });
     Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
                         toF32OrNull(lb, op.getDownBias()));
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
@@ -894,11 +701,18 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
       Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, max));
       return arith::SelectOp::create(b, l, isMasked, LinalgBuilder::constF32(b, l, 0.0), e);
     };
+    // exp(s - max) once per score (the PV product below must not recompute
+    // it per output column).
+    SmallVector<unsigned> rowDims = {B, N, G, I};
+    Value probs = lb.generic(
+        {masked, rowMax}, lb.empty(scoreShape, lb.f32()),
+        {lb.identity(5), lb.dims(5, rowDims), lb.identity(5)}, scoreIters,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return expMasked(b, l, args[0], args[1]);
+        });
     Value rowSum = lb.reduceLast(
-        masked, 0.0, {rowMax},
-        [&](OpBuilder &b, Location l, Value x, ValueRange outer) -> Value {
-          return expMasked(b, l, x, outer[0]);
-        },
+        probs, 0.0, {},
+        [](OpBuilder &, Location, Value x, ValueRange) { return x; },
         [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
           return addF(b, l, acc, x);
         });
@@ -906,12 +720,11 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
     SmallVector<IteratorType> pvIters(6, IteratorType::parallel);
     pvIters[5] = IteratorType::reduction;
     Value unnormalized = lb.generic(
-        {masked, rowMax, v}, lb.filled({batch, hkv, group, sq, dv}, 0.0),
-        {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {0, 1, 2, 3}),
-         lb.dims(6, {0, 1, 5, 4}), lb.dims(6, {0, 1, 2, 3, 4})},
+        {probs, v}, lb.filled({batch, hkv, group, sq, dv}, 0.0),
+        {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {0, 1, 5, 4}),
+         lb.dims(6, {0, 1, 2, 3, 4})},
         pvIters, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value p = expMasked(b, l, args[0], args[1]);
-          return addF(b, l, args[3], mulF(b, l, p, args[2]));
+          return addF(b, l, args[2], mulF(b, l, args[0], args[1]));
         });
     SmallVector<IteratorType> outIters(5, IteratorType::parallel);
     Value out = lb.generic(
@@ -936,53 +749,7 @@ struct MhaLowering : OpRewritePattern<MhaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MhaOp op,
                                 PatternRewriter &rewriter) const override {
-    auto xType = op.getQuery().getType();
-    if (!xType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
-    Location loc = op.getLoc();
-    Type elt = xType.getElementType();
-    Value x = op.getQuery();
-    Value kvIn = op.getKeyValue() ? op.getKeyValue() : x;
-    auto kvType = cast<RankedTensorType>(kvIn.getType());
-    int64_t batch = xType.getDimSize(0), sq = xType.getDimSize(1),
-            dm = xType.getDimSize(2), sk = kvType.getDimSize(1);
-    int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
-    int64_t dh = op.getEffectiveHeadDim();
-    auto biases = op.getBiases();
-    auto bias = [&](int i) { return biases.empty() ? Value() : biases[i]; };
-
-    auto project = [&](Value in, int64_t seq, Value w, Value b, int64_t nHeads) {
-      auto flatType = RankedTensorType::get({batch, seq, nHeads * dh}, elt);
-      Value flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
-      Value split = tensor::ExpandShapeOp::create(
-          rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt), flat,
-          ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-      Value init = tensor::EmptyOp::create(rewriter, loc,
-                                           ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
-      return linalg::TransposeOp::create(rewriter, loc, split, init,
-                                         ArrayRef<int64_t>{0, 2, 1, 3})
-          .getResult()[0];
-    };
-    Value q = project(x, sq, op.getQWeight(), bias(0), heads);
-    Value k = project(kvIn, sk, op.getKWeight(), bias(1), kvHeads);
-    Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
-    auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
-    Value attn = SdpaOp::create(
-        rewriter, loc, attnType, q, k, v, /*bias=*/Value(), op.getKvLengths(),
-        ValueRange{}, ScoreFunction::scaled_dot, op.getScaleAttr(), op.getCausal(),
-        op.getWindowAttr());
-    Value merged = linalg::TransposeOp::create(
-                       rewriter, loc, attn,
-                       tensor::EmptyOp::create(rewriter, loc,
-                                               ArrayRef<int64_t>{batch, sq, heads, dh}, elt),
-                       ArrayRef<int64_t>{0, 2, 1, 3})
-                       .getResult()[0];
-    merged = tensor::CollapseShapeOp::create(
-        rewriter, loc, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value out = LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
-    (void)dm;
-    rewriter.replaceOp(op, out);
-    return success();
+    return decomposeMha(rewriter, op);
   }
 };
 
@@ -998,6 +765,16 @@ struct LayerInlining : OpRewritePattern<LayerOp> {
     rewriter.eraseOp(yield);
     rewriter.replaceOp(op, results);
     return success();
+  }
+};
+
+struct AttnDecomposeMhaPass
+    : public mlir::attn::impl::AttnDecomposeMhaBase<AttnDecomposeMhaPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<MhaLowering>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 
@@ -1038,6 +815,58 @@ struct AttnLowerToLinalgPass
 };
 
 } // namespace
+
+LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
+  auto xType = op.getQuery().getType();
+  if (!xType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Type elt = xType.getElementType();
+  Value x = op.getQuery();
+  Value kvIn = op.getKeyValue() ? op.getKeyValue() : x;
+  auto kvType = cast<RankedTensorType>(kvIn.getType());
+  int64_t batch = xType.getDimSize(0), sq = xType.getDimSize(1),
+          dm = xType.getDimSize(2), sk = kvType.getDimSize(1);
+  int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
+  int64_t dh = op.getEffectiveHeadDim();
+  auto biases = op.getBiases();
+  auto bias = [&](int i) { return biases.empty() ? Value() : biases[i]; };
+
+  auto project = [&](Value in, int64_t seq, Value w, Value b, int64_t nHeads) {
+    auto flatType = RankedTensorType::get({batch, seq, nHeads * dh}, elt);
+    Value flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
+    Value split = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt), flat,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value init = tensor::EmptyOp::create(rewriter, loc,
+                                         ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
+    return linalg::TransposeOp::create(rewriter, loc, split, init,
+                                       ArrayRef<int64_t>{0, 2, 1, 3})
+        .getResult()[0];
+  };
+  Value q = project(x, sq, op.getQWeight(), bias(0), heads);
+  Value k = project(kvIn, sk, op.getKWeight(), bias(1), kvHeads);
+  Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
+  auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
+  Value attn = SdpaOp::create(
+      rewriter, loc, attnType, q, k, v, /*bias=*/Value(), op.getKvLengths(),
+      ValueRange{}, ScoreFunction::scaled_dot, op.getScaleAttr(), op.getCausal(),
+      op.getWindowAttr());
+  Value merged = linalg::TransposeOp::create(
+                     rewriter, loc, attn,
+                     tensor::EmptyOp::create(rewriter, loc,
+                                             ArrayRef<int64_t>{batch, sq, heads, dh}, elt),
+                     ArrayRef<int64_t>{0, 2, 1, 3})
+                     .getResult()[0];
+  merged = tensor::CollapseShapeOp::create(
+      rewriter, loc, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value out = LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
+  (void)dm;
+  rewriter.replaceOp(op, out);
+  return success();
+}
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();

@@ -48,6 +48,11 @@ static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
 /// Weights are the same argument when name and gather agree.
 static std::string weightKey(WeightOp weight) {
   std::string key = weight.getName().str();
+  if (ArrayAttr names = weight.getConcatNamesAttr()) {
+    key += "|concat" + std::to_string(weight.getConcatAxisAttr().getInt());
+    for (Attribute name : names)
+      key += "," + cast<StringAttr>(name).getValue().str();
+  }
   if (auto ranges = weight.getGatherRanges()) {
     key += "|" + std::to_string(weight.getGatherAxisAttr().getInt()) + "|" +
            std::to_string(weight.getGatherExtentAttr().getInt());
@@ -156,6 +161,12 @@ struct AttnHoistWeightsPass
                                  "tensors of f32, f16, bf16, i32 or i64";
       os << kind << " " << name << " " << dtype << " ";
       printDims(os, tensor.getShape());
+      if (weight && weight.getConcatNamesAttr()) {
+        os << " concat " << weight.getConcatAxisAttr().getInt() << " ";
+        llvm::interleave(
+            weight.getConcatNamesAttr(), os,
+            [&](Attribute a) { os << cast<StringAttr>(a).getValue(); }, ",");
+      }
       if (weight && weight.getGatherRanges()) {
         os << " gather " << weight.getGatherAxisAttr().getInt() << " "
            << weight.getGatherExtentAttr().getInt() << " ";

@@ -18,26 +18,42 @@ namespace {
 constexpr llvm::StringLiteral kLinalgStage =
     "attn-lower-to-linalg,attn-hoist-weights,canonicalize,cse";
 
+/// Runs first in the linalg stage unless disabled: dot-product attention
+/// becomes blocked loops that never hold the Sq x Sk scores.
+constexpr llvm::StringLiteral kFlashAttention = "attn-flash-attention";
+
 /// Tensors -> buffers; results become out-params so the entry takes one
-/// buffer per manifest record.
+/// buffer per manifest record. (No linalg-fuse-elementwise-ops here: its
+/// reshape propagation turns the 2-D projections into 6-D contractions that
+/// the matmul kernels no longer recognise; the lowering already emits fused
+/// bias + activation generics.)
 constexpr llvm::StringLiteral kBufferizeStage =
-    "func.func(linalg-fuse-elementwise-ops),canonicalize,"
+    "canonicalize,"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    "func.func(attn-promote-loop-buffers),"
     "buffer-results-to-out-params{modify-public-functions hoist-static-allocs},"
     "buffer-deallocation-pipeline,canonicalize";
 
+/// Buffers -> host code: register-tiled kernels for the projections (with
+/// their epilogues), plain loops for the rest, OpenMP for parallel loops.
 constexpr llvm::StringLiteral kCpuToLLVMStage =
-    "func.func(convert-linalg-to-loops),lower-affine,convert-scf-to-cf,"
-    "expand-strided-metadata,convert-math-to-llvm,convert-math-to-libm,"
-    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "func.func(scf-forall-to-parallel),"
+    "func.func(attn-cpu-matmul-kernel),func.func(convert-linalg-to-loops),"
+    "convert-scf-to-openmp,expand-strided-metadata,lower-affine,"
+    "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+    // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
+    // parallel bodies in) must keep a single block until it is lowered.
+    "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-    "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,"
-    "attn-emit-model-entry{target=cpu}";
+    "convert-openmp-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
+    "canonicalize,attn-emit-model-entry{target=cpu}";
 
 /// Buffers -> one GPU thread per output element (reductions run serially
 /// inside the thread); host allocations and copies move to the device.
 constexpr llvm::StringLiteral kCudaMapStage =
+    "func.func(attn-gpu-mma-matmul),func.func(scf-forall-to-parallel),"
     "func.func(convert-linalg-to-parallel-loops),"
     "func.func(attn-gpu-tile-parallel-loops),func.func(gpu-map-parallel-loops),"
     "func.func(convert-parallel-loops-to-gpu),"
@@ -56,6 +72,10 @@ struct CpuPipelineCLOptions
                      "bufferized, results as out-params"),
           clEnumValN(attnc::Stage::LLVM, "llvm",
                      "LLVM dialect with the runtime entry points"))};
+  Option<bool> flash{*this, "flash",
+                     llvm::cl::desc("Block dot-product attention "
+                                    "(attn-flash-attention)"),
+                     llvm::cl::init(true)};
 };
 
 struct CudaPipelineCLOptions
@@ -70,6 +90,10 @@ struct CudaPipelineCLOptions
                      "bufferized, results as out-params"),
           clEnumValN(attnc::Stage::LLVM, "llvm",
                      "LLVM dialect with the runtime entry points"))};
+  Option<bool> flash{*this, "flash",
+                     llvm::cl::desc("Block dot-product attention "
+                                    "(attn-flash-attention)"),
+                     llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
                            llvm::cl::init("sm_90a")};
@@ -98,9 +122,15 @@ static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
   return parsePassPipeline(text, pm, llvm::errs());
 }
 
+static LogicalResult addLinalgStage(OpPassManager &pm, bool flash) {
+  if (flash && failed(addStage(pm, kFlashAttention)))
+    return failure();
+  return addStage(pm, kLinalgStage);
+}
+
 LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                                             const CpuPipelineOptions &options) {
-  if (failed(addStage(pm, kLinalgStage)))
+  if (failed(addLinalgStage(pm, options.flash)))
     return failure();
   if (options.stopAfter == Stage::Linalg)
     return success();
@@ -114,7 +144,7 @@ LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
 LogicalResult
 attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                const CudaPipelineOptions &options) {
-  if (failed(addStage(pm, kLinalgStage)))
+  if (failed(addLinalgStage(pm, options.flash)))
     return failure();
   if (options.stopAfter == Stage::Linalg)
     return success();
@@ -154,6 +184,7 @@ void attnc::registerPipelines() {
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
         options.stopAfter = cl.stopAfter;
+        options.flash = cl.flash;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(
@@ -163,6 +194,7 @@ void attnc::registerPipelines() {
       [](OpPassManager &pm, const CudaPipelineCLOptions &cl) {
         CudaPipelineOptions options;
         options.stopAfter = cl.stopAfter;
+        options.flash = cl.flash;
         options.chip = cl.chip;
         options.features = cl.features;
         options.format = cl.format;

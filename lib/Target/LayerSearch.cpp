@@ -179,6 +179,10 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   auto transformer = makeOptimizingTransformer(2, 0, nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  // Parallel loops call the OpenMP runtime.
+  std::string openmp = std::string(ATTNC_OPENMP_LIBDIR) + "/libomp.so";
+  SmallVector<StringRef> libraries = {openmp};
+  engineOptions.sharedLibPaths = libraries;
   auto engine = ExecutionEngine::create(*gated, engineOptions);
   if (!engine)
     return engine.takeError();

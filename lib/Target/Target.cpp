@@ -114,7 +114,12 @@ Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
     args.push_back(std::string(runtimeMain));
     args.push_back(std::string(runtime));
   }
-  for (const char *lib : {"-lm", "-ldl", "-lpthread"})
+  // Parallel loops lower to OpenMP; the LLVM OpenMP runtime ships with
+  // LLVM 22 (libomp-22-dev).
+  std::string ompDir = std::string(ATTNC_OPENMP_LIBDIR);
+  args.push_back("-L" + ompDir);
+  args.push_back("-Wl,-rpath," + ompDir);
+  for (const char *lib : {"-lomp", "-lm", "-ldl", "-lpthread"})
     args.push_back(lib);
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string message;

@@ -96,7 +96,8 @@ static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user,
       b, source.getLoc(), RankedTensorType::get(shape, type.getElementType()),
       source.getNameAttr(), b.getI64IntegerAttr(axis),
       b.getI64IntegerAttr(type.getDimSize(axis)),
-      b.getDenseI64ArrayAttr(ranges));
+      b.getDenseI64ArrayAttr(ranges), /*concat_names=*/nullptr,
+      /*concat_axis=*/nullptr);
   return gathered.getResult();
 }
 

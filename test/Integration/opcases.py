@@ -227,6 +227,40 @@ def mha():
     ]
 
 
+def flash():
+    """Shapes for attn-flash-attention's default 64 x 64 blocks: several query
+    and key blocks, partial last blocks, and masks that let whole key blocks
+    be skipped (causal, window, kv_lengths) or hide every key of a row."""
+    return [
+        sdpa_case("flash_200", b=1, hq=2, hkv=2, sq=200, sk=200, d=32),
+        sdpa_case("flash_dot_scale", b=1, hq=2, hkv=2, sq=96, sk=160, d=16, score="dot",
+                  attrs="scale = 0.2"),
+        sdpa_case("flash_causal_130_300", b=1, hq=2, hkv=2, sq=130, sk=300, d=32, attrs="causal"),
+        sdpa_case("flash_causal_300_130", b=1, hq=2, hkv=2, sq=300, sk=130, d=16, attrs="causal"),
+        sdpa_case("flash_window70", b=1, hq=2, hkv=2, sq=200, sk=260, d=16, attrs="window = 70"),
+        sdpa_case("flash_causal_window", b=1, hq=2, hkv=2, sq=200, sk=200, d=16,
+                  attrs="causal window = 50"),
+        sdpa_case("flash_kv_lengths", b=3, hq=2, hkv=2, sq=70, sk=300, d=16,
+                  lengths=("i32", (0, 301))),
+        sdpa_case("flash_kv_lengths_causal", b=2, hq=2, hkv=2, sq=150, sk=150, d=16,
+                  lengths=("i64", (1, 151)), attrs="causal"),
+        sdpa_case("flash_gqa_causal", b=1, hq=8, hkv=2, sq=150, sk=150, d=16, attrs="causal"),
+        sdpa_case("flash_mqa_window", b=1, hq=4, hkv=1, sq=129, sk=129, d=16, attrs="window = 64"),
+        sdpa_case("flash_bias_broadcast", b=2, hq=2, hkv=2, sq=100, sk=200, d=16,
+                  bias_shape=(2, 1, 1, 200)),
+        sdpa_case("flash_bias_full_causal", b=1, hq=2, hkv=2, sq=130, sk=130, d=16,
+                  bias_shape=(1, 2, 130, 130), attrs="causal"),
+        sdpa_case("flash_bias_rows", b=1, hq=4, hkv=2, sq=90, sk=70, d=16,
+                  bias_shape=(1, 4, 90, 1)),
+        sdpa_case("flash_value_dim", b=1, hq=2, hkv=2, sq=80, sk=140, d=16, dv=24),
+        sdpa_case("flash_decode", b=2, hq=4, hkv=2, sq=1, sk=300, d=32, attrs="causal"),
+        sdpa_case("flash_f16_causal", b=1, hq=2, hkv=2, sq=200, sk=200, d=32, attrs="causal",
+                  dtype="f16"),
+        sdpa_case("flash_bf16_window", b=1, hq=2, hkv=2, sq=130, sk=130, d=16, attrs="window = 40",
+                  dtype="bf16"),
+    ]
+
+
 def groups():
     return {"pointwise": pointwise(), "norms": norms(), "positions": positions(),
-            "sdpa": sdpa(), "mha": mha()}
+            "sdpa": sdpa(), "mha": mha(), "flash": flash()}

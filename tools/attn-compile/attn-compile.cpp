@@ -91,6 +91,11 @@ static cl::opt<std::string>
                cl::desc("Directory holding libattnrt.a (default: ../lib next "
                         "to attn-compile)"),
                cl::init(""), cl::cat(category));
+static cl::opt<bool>
+    noFlash("no-flash",
+            cl::desc("Lower attention unfused (the whole Sq x Sk score "
+                     "matrix) instead of with attn-flash-attention"),
+            cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                            cl::init(false), cl::cat(category));
 
@@ -294,10 +299,12 @@ int main(int argc, char **argv) {
   if (*target == Target::Cpu) {
     attnc::CpuPipelineOptions options;
     options.stopAfter = stopAfter;
+    options.flash = !noFlash;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {
     attnc::CudaPipelineOptions options;
     options.stopAfter = stopAfter;
+    options.flash = !noFlash;
     options.chip = chip;
     options.features = "+ptx80";
     options.format = emit == "ptx" ? "isa" : "bin";

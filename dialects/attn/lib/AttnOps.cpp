@@ -138,6 +138,22 @@ LogicalResult WeightOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError() << "weight '" << getName()
                          << "' must have a static shape, got " << type;
+  if (getConcatNamesAttr() || getConcatAxisAttr()) {
+    if (!getConcatNamesAttr() || !getConcatAxisAttr())
+      return emitOpError("takes concat_names and concat_axis together");
+    if (getGatherAxisAttr() || getGatherRangesAttr() || getGatherExtentAttr())
+      return emitOpError("cannot both gather and concatenate");
+    if (getConcatNamesAttr().size() < 2)
+      return emitOpError("concat_names needs at least two tensors");
+    int64_t axis = getConcatAxisAttr().getInt();
+    if (axis < 0 || axis >= type.getRank())
+      return emitOpError() << "concat_axis " << axis << " is out of range for "
+                           << type;
+    for (Attribute name : getConcatNamesAttr())
+      if (cast<StringAttr>(name).getValue().empty())
+        return emitOpError("concat_names must not be empty");
+    return success();
+  }
   int present = static_cast<bool>(getGatherAxisAttr()) +
                 static_cast<bool>(getGatherExtentAttr()) +
                 static_cast<bool>(getGatherRangesAttr());

@@ -91,4 +91,133 @@ def AttnGpuTileParallelLoops
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"];
 }
 
+def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
+  let summary = "Rewrite attn.sdpa into flash-style blocked attention with online softmax";
+  let description = [{
+    Replaces each eligible `attn.sdpa` by a loop over query blocks and, inside,
+    over key/value blocks, keeping a running row max, row sum and rescaled
+    output accumulator (online softmax), so the Sq x Sk score matrix is never
+    materialized: memory is O(block_q x block_k) per query block. Key blocks
+    that the causal or sliding-window mask hides entirely from a query block
+    are not visited at all (the loop bounds skip them).
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64", "query rows per block">,
+    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnPromoteLoopBuffers
+    : Pass<"attn-promote-loop-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Give each scf.forall iteration its temporaries on the stack";
+  let description = [{
+    After bufferization, a `memref.alloc` inside an `scf.forall` body is a
+    temporary of one iteration (e.g. the running max, sum, accumulator and
+    score tile of an attn-flash-attention query block). This pass turns each
+    such allocation with a static shape of at most `max-bytes` into a
+    `memref.alloca` and wraps the body in `memref.alloca_scope`, so that the
+    stack is released after every iteration. Nothing is then allocated on
+    the heap per iteration, and in GPU kernels (where the forall becomes
+    blocks x threads) the temporaries are per-thread local memory instead
+    of device-side malloc. Run it after one-shot-bufferize and before
+    buffer deallocation.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "262144",
+           "largest allocation moved to the stack, in bytes">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Register-tiled vector kernels for x * W^T contractions on the CPU";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[m, n] += A[m, k] * B[n, k]` (f32, static, contiguous) into loops that
+    keep an MR x NR block of vector<VLxf32> partial sums in registers across
+    k (both operands are contiguous along k, so the checkpoint weights are
+    used as they are), then reduce and store. Column blocks run in parallel
+    (scf.parallel). A following elementwise generic that reads the product
+    at (m, n) (bias, activation, residual) is fused into the store.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per accumulator (16 = one AVX-512 register of f32)">,
+    Option<"rowTile", "row-tile", "int64_t", "4", "rows of A per tile (MR)">,
+    Option<"colTile", "col-tile", "int64_t", "4", "rows of B per tile (NR)">,
+    Option<"columnBlock", "column-block", "int64_t", "64",
+           "rows of B per parallel block (kept in L2)">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "fold a following elementwise consumer into the store">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
+  let summary = "Fuse row-wise epilogue chains (residual add + layer norm) into one loop";
+  let description = [{
+    Tiles each `linalg.generic` marked `attn.fuse_rows` (the normalization
+    step of a layer or RMS norm) along all but its last dimension with
+    `scf.forall`, one row (or `rows` rows) per iteration, and fuses its
+    producers into the loop: the mean and variance reductions and the
+    residual `attn.add` before the norm, so that residual add + norm is one
+    loop nest (one kernel on the GPU) that reads each row once.
+    Contractions are never fused (they keep their own matmul kernels).
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Tensor-core (mma.sync m16n8k16) kernels for widened f16/bf16 x * W^T";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[m, n] += A[m, k] * B[n, k]` (f32, static identity-layout memrefs,
+    directly in the function body) whose A and B were written earlier in the
+    same block by elementwise `arith.extf` generics from f16 (or bf16)
+    buffers into a `gpu.launch` that multiplies the narrow buffers on the
+    tensor cores: one warp per block, each computing a 16 x 8*NT tile of C
+    with `nvgpu.mma.sync` (f16; `nvvm.mma.sync` for bf16) of shape
+    m16n8k16 and f32 accumulators initialized from C. Requires M % 16 == 0,
+    N % 8 == 0 and K % 16 == 0. The fragments are loaded from global memory
+    following the PTX ISA layout (B in [N, K] layout is the "col" operand).
+    The extf generics are erased when nothing else reads their outputs.
+    Run after bufferization, before the linalg-to-loops GPU mapping.
+  }];
+  let options = [
+    Option<"warpNTiles", "warp-n-tiles", "int64_t", "4",
+           "n8 subtiles per warp (NT) when N is a multiple of 8*NT, else 1">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
+  let summary = "Split attn.mha into projections, head reshapes and attn.sdpa";
+  let description = [{
+    Rewrites each `attn.mha` into `attn.linear` projections, the
+    expand/transpose that splits heads, one `attn.sdpa`, the merge and the
+    output `attn.linear` (what attn-lower-to-linalg does to it), so that
+    passes working on projections and attention (attn-pack-qkv,
+    attn-flash-attention) see them.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // ATTNC_CONVERSION_PASSES_TD

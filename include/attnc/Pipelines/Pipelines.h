@@ -19,10 +19,14 @@ enum class Stage {
 
 struct CpuPipelineOptions {
   Stage stopAfter = Stage::LLVM;
+  /// Run attn-flash-attention before the linalg lowering.
+  bool flash = true;
 };
 
 struct CudaPipelineOptions {
   Stage stopAfter = Stage::LLVM;
+  /// Run attn-flash-attention before the linalg lowering.
+  bool flash = true;
   std::string chip = "sm_90a";
   /// PTX ISA features passed to the NVVM target (e.g. "+ptx80").
   std::string features = "+ptx80";

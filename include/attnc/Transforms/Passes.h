@@ -5,6 +5,7 @@
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {

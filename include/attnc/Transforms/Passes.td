@@ -75,4 +75,35 @@ def AttnPruneStructure : Pass<"attn-prune-structure", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnRaiseAttention : Pass<"attn-raise-attention", "::mlir::func::FuncOp"> {
+  let summary = "Raise unfused matmul/scale/mask/softmax/matmul chains to attn.sdpa";
+  let description = [{
+    Recognises attention written with primitive ops (linalg.matmul /
+    linalg.batch_matmul, linalg.transpose, a scale by mul or div, an additive
+    mask, softmax as linalg.softmax or attn.softmax, and the final matmul)
+    and rewrites it to one attn.sdpa, so that every later attention
+    optimization (flash attention, tiling) applies. Chains that do not match
+    exactly (other softmax dimension, non-constant scale, extra uses of an
+    intermediate) are left alone.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnPackQKV : Pass<"attn-pack-qkv", "::mlir::func::FuncOp"> {
+  let summary = "Pack projections of the same input into one matmul";
+  let description = [{
+    Two or more `attn.linear` ops on the same input whose weights are plain
+    `attn.weight` tensors with the same input width and element type (and
+    all with biases, or none) become one `attn.linear` against the weights
+    concatenated along the output dimension, followed by slices of its
+    result. The concatenation is an `attn.weight` with `concat_names`: the
+    runtime concatenates the named checkpoint tensors when it binds them;
+    the weights file is not rewritten. For self-attention this packs Q, K
+    and V into one QKV projection.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // ATTNC_TRANSFORMS_PASSES_TD

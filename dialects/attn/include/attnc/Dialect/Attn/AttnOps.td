@@ -36,6 +36,11 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     `[start, start + length)` of the named tensor, whose size along that axis
     is `gather_extent`. The runtime copies just those slices.
 
+    QKV packing binds several checkpoint tensors as one: with `concat_names`
+    and `concat_axis` the result is their concatenation along that axis, done
+    by the runtime at bind time (the weights file is not rewritten); `name`
+    is then only a label.
+
     ```mlir
     // Heads 0 and 2 of a 4-head query projection (head width 16).
     %wq = attn.weight "layers.0.attn.q.weight" {gather_axis = 0 : i64,
@@ -46,7 +51,9 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
   let arguments = (ins StrAttr:$name,
                    OptionalAttr<I64Attr>:$gather_axis,
                    OptionalAttr<I64Attr>:$gather_extent,
-                   OptionalAttr<DenseI64ArrayAttr>:$gather_ranges);
+                   OptionalAttr<DenseI64ArrayAttr>:$gather_ranges,
+                   OptionalAttr<StrArrayAttr>:$concat_names,
+                   OptionalAttr<I64Attr>:$concat_axis);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -1,0 +1,308 @@
+//===- CpuMatmulKernel.cpp - register-tiled x*W^T kernels for the CPU -----===//
+//
+// Every projection in a transformer is x W^T with W in the checkpoint's
+// [out, in] layout, so both operands are contiguous along the reduction
+// dimension k. This pass rewrites such contractions (after bufferization)
+// into a register-tiled loop nest that keeps an MR x NR block of partial
+// dot products in vector<VLxf32> accumulators across the whole k loop and
+// reduces them once at the end: per k step it issues MR + NR loads for
+// MR * NR FMAs, needs no packing or transposition of the weights, and
+// leaves the lane-wise reductions out of the inner loop.
+//
+// Loop order: column blocks of NB weight rows (kept hot in L2) are
+// distributed over threads (scf.parallel, lowered to OpenMP), then rows of
+// x in steps of MR, then NR-wide tiles inside the column block. Edge tiles
+// use the same code with smaller MR/NR.
+//
+// An elementwise consumer of the product that reads it only at the same
+// (m, n) (a bias add, an activation, a residual add: an "epilogue") is
+// folded into the store, so linear + bias + activation is one loop nest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUMATMULKERNEL
+#include "attnc/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+/// A matched C[m, n] += sum_k A[m, k] * B[n, k] on static f32 memrefs.
+struct NTMatmul {
+  linalg::GenericOp op;
+  Value a, b, c;
+  int64_t m, n, k;
+};
+
+static bool isIdentityLayout(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType().isF32();
+}
+
+/// The body must be `out + a * b` (in either operand order).
+static bool isMulAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if (add.getLhs() != acc && add.getRhs() != acc)
+    return false;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (mul.getLhs() == x && mul.getRhs() == y) ||
+         (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+static std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(3, 0, {d0, d2}, ctx), AffineMap::get(3, 0, {d1, d2}, ctx),
+      AffineMap::get(3, 0, {d0, d1}, ctx)};
+  if (op.getIndexingMapsArray() != expected)
+    return std::nullopt;
+  auto iters = op.getIteratorTypesArray();
+  if (iters[0] != utils::IteratorType::parallel ||
+      iters[1] != utils::IteratorType::parallel ||
+      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
+    return std::nullopt;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  if (!isIdentityLayout(a) || !isIdentityLayout(b) || !isIdentityLayout(c))
+    return std::nullopt;
+  auto aType = cast<MemRefType>(a.getType());
+  auto bType = cast<MemRefType>(b.getType());
+  return NTMatmul{op, a, b, c, aType.getDimSize(0), bType.getDimSize(0),
+                  aType.getDimSize(1)};
+}
+
+/// An elementwise generic right after the matmul that reads C at (m, n) and
+/// writes its own output; other inputs may be indexed by (m, n), (n) or
+/// (m). Its body becomes the store epilogue.
+static linalg::GenericOp findEpilogue(NTMatmul &mm) {
+  auto next = dyn_cast_or_null<linalg::GenericOp>(mm.op->getNextNode());
+  if (!next || !next.hasPureBufferSemantics() || next.getNumLoops() != 2 ||
+      next.getNumDpsInits() != 1 || next.getNumReductionLoops() != 0)
+    return {};
+  MLIRContext *ctx = next.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  AffineMap mn = AffineMap::get(2, 0, {d0, d1}, ctx);
+  AffineMap onlyN = AffineMap::get(2, 0, {d1}, ctx);
+  AffineMap onlyM = AffineMap::get(2, 0, {d0}, ctx);
+  bool readsC = false;
+  for (OpOperand *input : next.getDpsInputOperands()) {
+    AffineMap map = next.getMatchingIndexingMap(input);
+    if (input->get() == mm.c) {
+      if (map != mn)
+        return {};
+      readsC = true;
+    } else if (map != mn && map != onlyN && map != onlyM) {
+      return {};
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !type.getElementType().isF32())
+      return {};
+  }
+  OpOperand *init = next.getDpsInitOperand(0);
+  if (!readsC || next.getMatchingIndexingMap(init) != mn ||
+      !isIdentityLayout(init->get()) ||
+      next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty() ==
+          false)
+    return {};
+  // The kernel writes the epilogue's output in place of C, so C must not be
+  // read again later (its only other users are its allocation and frees).
+  for (Operation *user : mm.c.getUsers()) {
+    if (user == mm.op || user == next.getOperation())
+      continue;
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill && fill->isBeforeInBlock(mm.op))
+      continue;
+    return {};
+  }
+  if (!mm.c.getDefiningOp<memref::AllocOp>())
+    return {};
+  return next;
+}
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  NTMatmul &mm;
+  linalg::GenericOp epilogue;
+  int64_t vl;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// Stores value `v` of output (m, n): through the epilogue when present.
+  void store(OpBuilder &nb, Value v, Value m, Value n) {
+    if (!epilogue) {
+      memref::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
+      return;
+    }
+    Block &body = epilogue.getRegion().front();
+    IRMapping map;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      BlockArgument arg = body.getArgument(input->getOperandNumber());
+      if (input->get() == mm.c) {
+        map.map(arg, v);
+        continue;
+      }
+      AffineMap indexing = epilogue.getMatchingIndexingMap(input);
+      SmallVector<Value> indices;
+      for (AffineExpr e : indexing.getResults())
+        indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+      map.map(arg, memref::LoadOp::create(nb, loc, input->get(), indices));
+    }
+    for (Operation &op : body.without_terminator())
+      nb.clone(op, map);
+    Value result =
+        map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    memref::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
+                            ValueRange{m, n});
+  }
+
+  /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
+  /// reduction and the store of each output.
+  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
+    auto vecType = VectorType::get({vl}, nb.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+    SmallVector<Value> init(mr * nr, zero);
+    SmallVector<Value> rows, cols;
+    for (int64_t i = 0; i < mr; ++i)
+      rows.push_back(i == 0 ? m0
+                            : arith::AddIOp::create(nb, loc, m0,
+                                                    arith::ConstantIndexOp::create(nb, loc, i)));
+    for (int64_t j = 0; j < nr; ++j)
+      cols.push_back(j == 0 ? n0
+                            : arith::AddIOp::create(nb, loc, n0,
+                                                    arith::ConstantIndexOp::create(nb, loc, j)));
+    auto loop = scf::ForOp::create(
+        nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
+        arith::ConstantIndexOp::create(nb, loc, mm.k),
+        arith::ConstantIndexOp::create(nb, loc, vl), init,
+        [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
+          SmallVector<Value> as, bs;
+          for (Value r : rows)
+            as.push_back(vector::LoadOp::create(lb, l, vecType, mm.a,
+                                                ValueRange{r, k}));
+          for (Value c : cols)
+            bs.push_back(vector::LoadOp::create(lb, l, vecType, mm.b,
+                                                ValueRange{c, k}));
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < mr; ++i)
+            for (int64_t j = 0; j < nr; ++j)
+              next.push_back(vector::FMAOp::create(lb, l, as[i], bs[j],
+                                                   accs[i * nr + j]));
+          scf::YieldOp::create(lb, l, next);
+        });
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) {
+        Value sum = vector::ReductionOp::create(
+            nb, loc, vector::CombiningKind::ADD, loop.getResult(i * nr + j));
+        // The generic accumulated into C's initial value.
+        Value initC = memref::LoadOp::create(nb, loc, mm.c,
+                                             ValueRange{rows[i], cols[j]});
+        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
+      }
+  }
+
+  /// Tiles over [mBegin, mEnd) x [nBegin, nEnd) (static extents).
+  void emitRegion(OpBuilder &nb, int64_t mBegin, int64_t mEnd, Value nStart,
+                  int64_t nExtent, int64_t mr, int64_t nr) {
+    if (mEnd <= mBegin || nExtent <= 0)
+      return;
+    int64_t mMain = mBegin + (mEnd - mBegin) / mr * mr;
+    int64_t nMain = nExtent / nr * nr;
+    auto tiles = [&](int64_t m0, int64_t m1, int64_t tm, int64_t n0, int64_t n1,
+                     int64_t tn) {
+      if (m1 <= m0 || n1 <= n0)
+        return;
+      scf::ForOp::create(
+          nb, loc, arith::ConstantIndexOp::create(nb, loc, m0),
+          arith::ConstantIndexOp::create(nb, loc, m1),
+          arith::ConstantIndexOp::create(nb, loc, tm), ValueRange{},
+          [&](OpBuilder &mb, Location l, Value m, ValueRange) {
+            scf::ForOp::create(
+                mb, l, arith::ConstantIndexOp::create(mb, l, n0),
+                arith::ConstantIndexOp::create(mb, l, n1),
+                arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
+                [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
+                  Value col = arith::AddIOp::create(tb, tl, nStart, n);
+                  emitTile(tb, m, col, tm, tn);
+                  scf::YieldOp::create(tb, tl);
+                });
+            scf::YieldOp::create(mb, l);
+          });
+    };
+    tiles(mBegin, mMain, mr, 0, nMain, nr);
+    tiles(mBegin, mMain, mr, nMain, nExtent, 1);
+    tiles(mMain, mEnd, 1, 0, nExtent, 1);
+  }
+};
+
+struct AttnCpuMatmulKernelPass
+    : public mlir::attn::impl::AttnCpuMatmulKernelBase<AttnCpuMatmulKernelPass> {
+  using AttnCpuMatmulKernelBase::AttnCpuMatmulKernelBase;
+
+  void runOnOperation() override {
+    SmallVector<NTMatmul> matches;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto mm = matchNTMatmul(op))
+        if (mm->k % vectorWidth == 0)
+          matches.push_back(*mm);
+    });
+    for (NTMatmul &mm : matches) {
+      OpBuilder b(mm.op);
+      Location loc = mm.op.getLoc();
+      linalg::GenericOp epilogue = fuseEpilogues ? findEpilogue(mm) : nullptr;
+      KernelBuilder kb{b, loc, mm, epilogue, vectorWidth};
+      int64_t nb = std::min<int64_t>(columnBlock, mm.n);
+      int64_t blocks = mm.n / nb;
+      // Full column blocks in parallel; the remainder block after them.
+      if (blocks > 0) {
+        auto par = scf::ParallelOp::create(
+            b, loc, ValueRange{kb.idx(0)}, ValueRange{kb.idx(blocks)},
+            ValueRange{kb.idx(1)});
+        OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+        Value nStart = arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                             arith::ConstantIndexOp::create(pb, loc, nb));
+        kb.emitRegion(pb, 0, mm.m, nStart, nb, rowTile, colTile);
+      }
+      if (int64_t rest = mm.n - blocks * nb)
+        kb.emitRegion(b, 0, mm.m, kb.idx(blocks * nb), rest, rowTile, colTile);
+      if (epilogue)
+        epilogue.erase();
+      mm.op.erase();
+    }
+  }
+};
+
+} // namespace

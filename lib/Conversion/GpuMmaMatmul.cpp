@@ -1,0 +1,485 @@
+//===- GpuMmaMatmul.cpp - tensor-core x*W^T kernels for the CUDA target ---===//
+//
+// attn.linear on f16/bf16 operands lowers to elementwise `arith.extf`
+// generics that widen both operands to f32, then an f32 contraction
+// `C[m, n] += A[m, k] * B[n, k]` (B in the checkpoint's [N, K] layout).
+// After bufferization this pass replaces such a contraction by a gpu.launch
+// that reads the narrow sources directly and multiplies on the tensor cores
+// with mma.sync.m16n8k16 (f16 or bf16 inputs, f32 accumulation), which
+// computes exactly the f32 contraction of the widened operands up to the
+// order of the f32 additions.
+//
+// Kernel: one warp (32 threads) per block; the grid covers the output in
+// tiles of 16 rows x 8*NT columns (NT = 4 n-subtiles when N is a multiple of
+// 32, else 1). The warp loops over k in steps of 16 and builds its fragments
+// straight from global memory (no shared memory in this first version),
+// following the PTX ISA "Matrix Fragments for mma.m16n8k16 with floating
+// point type" with lane in [0, 32), g = lane / 4, t = lane % 4:
+//
+//   A (row, vector<4x2>): A[g][k0+2t..+1], A[g+8][k0+2t..+1],
+//                         A[g][k0+2t+8..+9], A[g+8][k0+2t+8..+9]
+//   B (col, vector<2x2>): B_nk[n0+g][k0+2t..+1], B_nk[n0+g][k0+2t+8..+9]
+//                         (the "col" operand is B^T row-major, i.e. [N, K])
+//   C/D (vector<2x2xf32>): C[g][n0+2t..+1], C[g+8][n0+2t..+1]
+//
+// The accumulators start from the current C (the generic accumulates into
+// C) and are stored back after the k loop. f16 uses nvgpu.mma.sync (lowered
+// by convert-nvgpu-to-nvvm); bf16 uses nvvm.mma.sync directly, with the same
+// fragments packed into i32 registers, because convert-nvgpu-to-nvvm in
+// LLVM 22 cannot deduce PTX types for bf16 nvgpu.mma.sync.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUMMAMATMUL
+#include "attnc/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 16;
+
+static bool isStaticIdentity(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// The body must be `out + a * b` (in either operand order).
+static bool isMulAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  if (add.getLhs() != acc && add.getRhs() != acc)
+    return false;
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return false;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return (mul.getLhs() == x && mul.getRhs() == y) ||
+         (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+/// A single-input elementwise generic whose body is only `arith.extf` from
+/// f16/bf16 to f32, between static identity-layout memrefs of one shape.
+static bool isExtFGeneric(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
+    return false;
+  Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
+  if (!isStaticIdentity(in) || !isStaticIdentity(out))
+    return false;
+  auto inType = cast<MemRefType>(in.getType());
+  auto outType = cast<MemRefType>(out.getType());
+  Type inElem = inType.getElementType();
+  if (inType.getShape() != outType.getShape() ||
+      !(inElem.isF16() || inElem.isBF16()) ||
+      !outType.getElementType().isF32())
+    return false;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return ext && ext.getIn() == body.getArgument(0) &&
+         yield.getValues().size() == 1 && yield.getValues()[0] == ext;
+}
+
+/// Every value that aliases `root` through view-like ops, root included.
+static SmallVector<Value> aliasesOf(Value root) {
+  SmallVector<Value> worklist = {root}, all;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    all.push_back(v);
+    for (Operation *user : v.getUsers())
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == v)
+          worklist.append(user->result_begin(), user->result_end());
+  }
+  return all;
+}
+
+/// Whether any op strictly between `begin` and `end` (same block) may write
+/// `root` or a view of it. Users without memory-effect information count as
+/// writers.
+static bool writtenBetween(Value root, Operation *begin, Operation *end) {
+  Block *block = begin->getBlock();
+  for (Value alias : aliasesOf(root)) {
+    for (OpOperand &use : alias.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ViewLikeOpInterface>(user))
+        continue;
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor || !begin->isBeforeInBlock(ancestor) ||
+          !ancestor->isBeforeInBlock(end))
+        continue;
+      auto iface = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!iface)
+        return true;
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffectsOnValue(alias, effects);
+      for (MemoryEffects::EffectInstance &effect : effects)
+        if (isa<MemoryEffects::Write>(effect.getEffect()))
+          return true;
+    }
+  }
+  return false;
+}
+
+/// An f32 operand of the contraction traced back to the narrow buffer it was
+/// widened from.
+struct WidenedOperand {
+  linalg::GenericOp ext;         // the extf generic writing `wide`
+  Value wide;                    // its f32 output buffer
+  memref::CollapseShapeOp view;  // optional 2-D view the contraction reads
+  Value narrow;                  // the f16/bf16 source of the extf generic
+};
+
+static std::optional<WidenedOperand> traceWidened(Value operand,
+                                                  Operation *contraction) {
+  WidenedOperand w;
+  w.wide = operand;
+  if (auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>()) {
+    w.view = collapse;
+    w.wide = collapse.getSrc();
+  }
+  linalg::GenericOp writer;
+  for (Operation *user : w.wide.getUsers()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic.getDpsInits().size() != 1 ||
+        generic.getDpsInits()[0] != w.wide)
+      continue;
+    if (writer)
+      return std::nullopt; // several writers: not a plain widening
+    writer = generic;
+  }
+  if (!writer || !isExtFGeneric(writer) ||
+      writer->getBlock() != contraction->getBlock() ||
+      !writer->isBeforeInBlock(contraction))
+    return std::nullopt;
+  w.ext = writer;
+  w.narrow = writer.getDpsInputs()[0];
+  // The contraction must read what the extf generic computed from the
+  // narrow buffer: neither may be written in between.
+  if (writtenBetween(w.wide, writer, contraction) ||
+      writtenBetween(w.narrow, writer, contraction))
+    return std::nullopt;
+  return w;
+}
+
+/// A matched C[m, n] += sum_k A[m, k] * B[n, k] whose operands are widened
+/// f16 or bf16 buffers.
+struct MmaMatmul {
+  linalg::GenericOp op;
+  WidenedOperand a, b;
+  Value c;
+  Type elementType; // f16 or bf16
+  int64_t m, n, k;
+};
+
+static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
+      !isa<func::FuncOp>(op->getParentOp()))
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(3, 0, {d0, d2}, ctx), AffineMap::get(3, 0, {d1, d2}, ctx),
+      AffineMap::get(3, 0, {d0, d1}, ctx)};
+  if (op.getIndexingMapsArray() != expected)
+    return std::nullopt;
+  auto iters = op.getIteratorTypesArray();
+  if (iters[0] != utils::IteratorType::parallel ||
+      iters[1] != utils::IteratorType::parallel ||
+      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
+    return std::nullopt;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  for (Value v : {a, b, c})
+    if (!isStaticIdentity(v) ||
+        !cast<MemRefType>(v.getType()).getElementType().isF32())
+      return std::nullopt;
+  auto aType = cast<MemRefType>(a.getType());
+  auto bType = cast<MemRefType>(b.getType());
+  MmaMatmul mm{op, {}, {}, c, {}, aType.getDimSize(0), bType.getDimSize(0),
+               aType.getDimSize(1)};
+  if (mm.m % kTileM || mm.n % kTileN || mm.k % kTileK)
+    return std::nullopt;
+  // Grid y counts row tiles.
+  if (mm.m / kTileM > 65535)
+    return std::nullopt;
+  auto wa = traceWidened(a, op), wb = traceWidened(b, op);
+  if (!wa || !wb)
+    return std::nullopt;
+  Type ea = cast<MemRefType>(wa->narrow.getType()).getElementType();
+  Type eb = cast<MemRefType>(wb->narrow.getType()).getElementType();
+  if (ea != eb)
+    return std::nullopt;
+  mm.a = *wa;
+  mm.b = *wb;
+  mm.elementType = ea;
+  return mm;
+}
+
+/// Whether `v` is known to start at the base of a buffer of its own (a
+/// function argument, which the runtime allocates with cuMemAlloc, or an
+/// allocation), possibly through reshapes: then an identity-layout element
+/// offset is the only misalignment, and pairs at even offsets are aligned
+/// to twice the element size.
+static bool startsAtAllocation(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return true;
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
+      v = collapse.getSrc();
+    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+      v = expand.getSrc();
+    else
+      return false;
+  }
+  return isa<func::FuncOp>(cast<BlockArgument>(v).getOwner()->getParentOp());
+}
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  MmaMatmul &mm;
+  Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
+  int64_t subtiles;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value addc(Value x, int64_t v) { return v ? add(x, idx(v)) : x; }
+  Value mul(Value x, int64_t v) {
+    return arith::MulIOp::create(b, loc, x, idx(v));
+  }
+
+  llvm::MaybeAlign pairAlign(Value memref) {
+    auto type = cast<MemRefType>(memref.getType());
+    if (!startsAtAllocation(memref))
+      return llvm::MaybeAlign();
+    return llvm::MaybeAlign(2 * type.getElementTypeBitWidth() / 8);
+  }
+
+  /// Two consecutive elements memref[row][col .. col+1].
+  Value loadPair(Value memref, Value row, Value col) {
+    auto type = cast<MemRefType>(memref.getType());
+    auto vecType = VectorType::get({2}, type.getElementType());
+    return vector::LoadOp::create(b, loc, vecType, memref,
+                                  ValueRange{row, col}, /*nontemporal=*/false,
+                                  pairAlign(memref));
+  }
+
+  /// A fragment vector<rows x 2> from row pairs.
+  Value fragment(ArrayRef<Value> pairs) {
+    auto pairType = cast<VectorType>(pairs.front().getType());
+    auto type = VectorType::get({static_cast<int64_t>(pairs.size()), 2},
+                                pairType.getElementType());
+    Value frag = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+    for (auto [i, pair] : llvm::enumerate(pairs))
+      frag = vector::InsertOp::create(b, loc, pair, frag,
+                                      ArrayRef<int64_t>{int64_t(i)});
+    return frag;
+  }
+
+  /// bf16 pairs as the i32 registers nvvm.mma.sync takes (element 0 in the
+  /// low half, as in a .bf16x2 register).
+  Value packed(Value pair) {
+    auto i32x1 = VectorType::get({1}, b.getI32Type());
+    Value cast = vector::BitCastOp::create(b, loc, i32x1, pair);
+    return vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
+  }
+
+  /// D = A * B + C on one m16n8k16 tile.
+  Value mma(ArrayRef<Value> aPairs, Value aFrag, ArrayRef<Value> bPairs,
+            Value acc) {
+    if (mm.elementType.isF16())
+      return nvgpu::MmaSyncOp::create(b, loc, aFrag, fragment(bPairs), acc,
+                                      ArrayRef<int64_t>{kTileM, kTileN, kTileK});
+    SmallVector<Value> regsA, regsB, regsC;
+    for (Value pair : aPairs)
+      regsA.push_back(packed(pair));
+    for (Value pair : bPairs)
+      regsB.push_back(packed(pair));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        regsC.push_back(
+            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
+    Type f32 = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    auto op = NVVM::MmaOp::create(
+        b, loc, resultType, regsA, regsB, regsC,
+        ArrayRef<int64_t>{kTileM, kTileN, kTileK}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
+                                               ArrayRef<int64_t>{i}));
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2, 2}, f32), d);
+  }
+
+  void emit() {
+    Value one = idx(1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, idx(mm.n / (kTileN * subtiles)), idx(mm.m / kTileM), one,
+        idx(kWarpSize), one, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+
+    Value lane = launch.getThreadIds().x;
+    Value group = arith::DivUIOp::create(b, loc, lane, idx(4));
+    Value t2 = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), 2);
+    Value row0 = add(mul(launch.getBlockIds().y, kTileM), group);
+    Value row1 = addc(row0, 8);
+    Value nBase = mul(launch.getBlockIds().x, kTileN * subtiles);
+
+    // Accumulator rows C[g][n0+2t ..] and C[g+8][n0+2t ..] per n-subtile.
+    SmallVector<Value> cCols, bRows, init;
+    for (int64_t j = 0; j < subtiles; ++j) {
+      Value n0 = addc(nBase, kTileN * j);
+      cCols.push_back(add(n0, t2));
+      bRows.push_back(add(n0, group));
+      init.push_back(fragment(
+          {loadPair(c, row0, cCols[j]), loadPair(c, row1, cCols[j])}));
+    }
+
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), idx(mm.k), idx(kTileK), init,
+        [&](OpBuilder &lb, Location, Value k0, ValueRange accs) {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value kLo = add(k0, t2);
+          Value kHi = addc(kLo, 8);
+          SmallVector<Value> aPairs = {
+              loadPair(a, row0, kLo), loadPair(a, row1, kLo),
+              loadPair(a, row0, kHi), loadPair(a, row1, kHi)};
+          Value aFrag = mm.elementType.isF16() ? fragment(aPairs) : Value();
+          SmallVector<Value> next;
+          for (int64_t j = 0; j < subtiles; ++j) {
+            SmallVector<Value> bPairs = {loadPair(bNk, bRows[j], kLo),
+                                         loadPair(bNk, bRows[j], kHi)};
+            next.push_back(mma(aPairs, aFrag, bPairs, accs[j]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    for (int64_t j = 0; j < subtiles; ++j) {
+      Value acc = loop.getResult(j);
+      auto align = pairAlign(c);
+      for (auto [i, row] : llvm::enumerate(SmallVector<Value>{row0, row1})) {
+        Value pair =
+            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{int64_t(i)});
+        vector::StoreOp::create(b, loc, pair, c, ValueRange{row, cCols[j]},
+                                /*nontemporal=*/false, align);
+      }
+    }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+/// The narrow source viewed like the operand the contraction read.
+static Value narrowOperand(OpBuilder &b, Location loc,
+                           WidenedOperand w) {
+  if (!w.view)
+    return w.narrow;
+  return memref::CollapseShapeOp::create(b, loc, w.narrow,
+                                         w.view.getReassociationIndices());
+}
+
+/// Erases an extf generic (and its allocation and frees) once nothing but
+/// them uses its output.
+static void eraseIfDead(linalg::GenericOp ext) {
+  Value wide = ext.getDpsInits()[0];
+  auto alloc = wide.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return;
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : wide.getUsers()) {
+    if (user == ext.getOperation())
+      continue;
+    if (isa<memref::DeallocOp>(user)) {
+      deallocs.push_back(user);
+      continue;
+    }
+    if (isa<ViewLikeOpInterface>(user) && user->use_empty()) {
+      deallocs.push_back(user); // a dead view, erased as well
+      continue;
+    }
+    return;
+  }
+  for (Operation *op : deallocs)
+    op->erase();
+  ext.erase();
+  alloc.erase();
+}
+
+struct AttnGpuMmaMatmulPass
+    : public mlir::attn::impl::AttnGpuMmaMatmulBase<AttnGpuMmaMatmulPass> {
+  using AttnGpuMmaMatmulBase::AttnGpuMmaMatmulBase;
+
+  void runOnOperation() override {
+    if (warpNTiles < 1) {
+      getOperation().emitError("attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<MmaMatmul> matches;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto mm = matchMmaMatmul(op))
+        matches.push_back(*mm);
+    });
+    for (MmaMatmul &mm : matches) {
+      OpBuilder b(mm.op);
+      Location loc = mm.op.getLoc();
+      int64_t subtiles = mm.n % (kTileN * warpNTiles) == 0 ? warpNTiles : 1;
+      Value a = narrowOperand(b, loc, mm.a);
+      Value bNk = narrowOperand(b, loc, mm.b);
+      KernelBuilder{b, loc, mm, a, bNk, mm.c, subtiles}.emit();
+      mm.op.erase();
+      llvm::SetVector<Operation *> views;
+      for (const WidenedOperand *w : {&mm.a, &mm.b})
+        if (w->view)
+          views.insert(w->view);
+      for (Operation *view : views)
+        if (view->use_empty())
+          view->erase();
+      eraseIfDead(mm.a.ext);
+      if (mm.b.ext != mm.a.ext)
+        eraseIfDead(mm.b.ext);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,43 @@
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-pack-qkv))" | FileCheck %s
+
+// Three projections of one input become one against the concatenated
+// weights (bound by the runtime), then slices.
+// CHECK-LABEL: func.func @qkv
+// CHECK-DAG: %[[W:.*]] = attn.weight "wq+wk+wv" {concat_axis = 0 : i64, concat_names = ["wq", "wk", "wv"]} : tensor<48x16xf32>
+// CHECK-DAG: %[[B:.*]] = attn.weight "bq+bk+bv" {concat_axis = 0 : i64, concat_names = ["bq", "bk", "bv"]} : tensor<48xf32>
+// CHECK: %[[P:.*]] = attn.linear %arg0, %[[W]], %[[B]] : (tensor<2x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x48xf32>
+// CHECK: %[[Q:.*]] = tensor.extract_slice %[[P]][0, 0] [2, 16] [1, 1]
+// CHECK: %[[K:.*]] = tensor.extract_slice %[[P]][0, 16] [2, 16] [1, 1]
+// CHECK: %[[V:.*]] = tensor.extract_slice %[[P]][0, 32] [2, 16] [1, 1]
+// CHECK: return %[[Q]], %[[K]], %[[V]]
+// CHECK-NOT: attn.weight "wq" :
+func.func @qkv(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) {
+  %wq = attn.weight "wq" : tensor<16x16xf32>
+  %bq = attn.weight "bq" : tensor<16xf32>
+  %wk = attn.weight "wk" : tensor<16x16xf32>
+  %bk = attn.weight "bk" : tensor<16xf32>
+  %wv = attn.weight "wv" : tensor<16x16xf32>
+  %bv = attn.weight "bv" : tensor<16xf32>
+  %q = attn.linear %x, %wq, %bq : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  %k = attn.linear %x, %wk, %bk : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  %v = attn.linear %x, %wv, %bv : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  return %q, %k, %v : tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xf32>
+}
+
+// -----
+
+// Different inputs, or a bias on only one of them: nothing to pack.
+// CHECK-LABEL: func.func @near_misses
+// CHECK-COUNT-4: attn.linear
+// CHECK-NOT: concat_names
+func.func @near_misses(%x: tensor<2x16xf32>, %y: tensor<2x16xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %w1 = attn.weight "w1" : tensor<8x16xf32>
+  %w2 = attn.weight "w2" : tensor<8x16xf32>
+  %b2 = attn.weight "b2" : tensor<8xf32>
+  %a = attn.linear %x, %w1 : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %b = attn.linear %x, %w2, %b2 : (tensor<2x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %c = attn.linear %y, %w1 : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %w3 = attn.weight "w3" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 8>} : tensor<8x16xf32>
+  %d = attn.linear %y, %w3 : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  return %a, %b, %c, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
