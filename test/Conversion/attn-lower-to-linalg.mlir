@@ -287,12 +287,13 @@ func.func @linear_3d_bias(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, %b: tensor
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
 // CHECK:         %[[UP:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FLAT]], %[[W1]] : tensor<6x4xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<6x8xf32>)
 // CHECK:         %[[UPB:.*]] = linalg.generic {{.*}} ins(%[[UP]], %[[B1]] : tensor<6x8xf32>, tensor<8xf32>)
-// CHECK:         %[[H:.*]] = tensor.expand_shape %[[UPB]] {{\[}}[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
-// CHECK:         %[[ACT:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3x8xf32>) outs(%{{.*}} : tensor<2x3x8xf32>)
+// Bias and activation share one epilogue generic.
+// CHECK:           arith.addf
 // CHECK:           arith.negf
 // CHECK:           math.exp
 // CHECK:           arith.divf
-// CHECK:         %[[HF:.*]] = tensor.collapse_shape %[[ACT]] {{\[}}[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+// CHECK:         %[[H:.*]] = tensor.expand_shape %[[UPB]] {{\[}}[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
+// CHECK:         %[[HF:.*]] = tensor.collapse_shape %[[H]] {{\[}}[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
 // CHECK:         %[[DOWN:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[HF]], %[[W2]] : tensor<6x8xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<6x4xf32>)
 // CHECK:         %[[DOWNB:.*]] = linalg.generic {{.*}} ins(%[[DOWN]], %[[B2]] : tensor<6x4xf32>, tensor<4xf32>)
 // CHECK:         %[[R:.*]] = tensor.expand_shape %[[DOWNB]] {{\[}}[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
@@ -437,9 +438,10 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
 // CHECK-NEXT:      linalg.yield %[[SC]] : f32
 // CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[S]] : tensor<1x2x1x3x5xf32>) outs(%{{.*}} : tensor<1x2x1x3xf32>)
 // CHECK:           arith.maximumf
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[S]], %[[MAX]] : tensor<1x2x1x3x5xf32>, tensor<1x2x1x3xf32>) outs(%{{.*}} : tensor<1x2x1x3xf32>)
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[MAX]] : tensor<1x2x1x3x5xf32>, tensor<1x2x1x3xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
 // CHECK:           math.exp
-// CHECK:         %[[PV:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[S]], %[[MAX]], %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x1x3xf32>, tensor<1x2x5x6xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : tensor<1x2x1x3x5xf32>) outs(%{{.*}} : tensor<1x2x1x3xf32>)
+// CHECK:         %[[PV:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x5x6xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
 // CHECK:         %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[PV]], %[[SUM]] : tensor<1x2x1x3x6xf32>, tensor<1x2x1x3xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
 // CHECK:           arith.divf
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x1x3x6xf32> into tensor<1x2x3x6xf32>
@@ -475,7 +477,7 @@ func.func @sdpa_scaled_dot(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v:
 // Fully masked entries contribute exp = 0 (and empty rows give 0).
 // CHECK:           %[[ISMASKED:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
 // CHECK:           arith.select %[[ISMASKED]]
-// CHECK:         linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]], %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x1x3xf32>, tensor<1x2x5x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x5x4xf32>)
 // CHECK:         arith.cmpf ogt
 // CHECK:         return
 func.func @sdpa_causal(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<1x2x3x4xf32> {
@@ -585,7 +587,7 @@ func.func @sdpa_all_masks(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v: 
 // CHECK-NEXT:      %[[SC:.*]] = arith.mulf %[[IN]], %[[SCALE]] : f32
 // CHECK-NEXT:      %[[SB:.*]] = arith.addf %[[SC]], %[[BIAS]] : f32
 // CHECK-NEXT:      linalg.yield %[[SB]] : f32
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[S]], %{{.*}}, %[[V]] : tensor<1x2x2x3x5xf32>, tensor<1x2x2x3xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x8xf32>)
+// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%{{.*}}, %[[V]] : tensor<1x2x2x3x5xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x8xf32>)
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x3x8xf32> into tensor<1x4x3x8xf32>
 // CHECK:         return %[[R]] : tensor<1x4x3x8xf32>
 func.func @sdpa_gqa_bias(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>, %b: tensor<1x4x1x5xf32>) -> tensor<1x4x3x8xf32> {
@@ -725,7 +727,7 @@ func.func @sdpa_additive(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x2xf32>, %v: t
 // CHECK:         %[[MASKED:.*]] = linalg.generic {{.*}} ins(%[[RAW]], %[[L]] : tensor<1x1x2x3x3xf32>, tensor<1xi64>)
 // CHECK:           arith.cmpi sle
 // CHECK:           arith.cmpi slt
-// CHECK:         linalg.generic {{.*}} ins(%[[MASKED]], %{{.*}}, %[[VH]] : tensor<1x1x2x3x3xf32>, tensor<1x1x2x3xf32>, tensor<1x1x3x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[VH]] : tensor<1x1x2x3x3xf32>, tensor<1x1x3x4xf32>)
 // CHECK:         %[[ATT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x1x2x3x4xf32> into tensor<1x2x3x4xf32>
 // Head merge and output projection.
 // CHECK:         %[[MT:.*]] = linalg.transpose ins(%[[ATT]] : tensor<1x2x3x4xf32>) outs(%{{.*}} : tensor<1x3x2x4xf32>) permutation = [0, 2, 1, 3]
@@ -817,7 +819,7 @@ func.func @two_layers(%x: tensor<2x4xf32>, %y: tensor<2x4xf32>) -> tensor<2x4xf3
 // CHECK:           arith.extf
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[QF]] {{.*}} : tensor<1x1x2x4xf32> into tensor<1x1x1x2x4xf32>
 // CHECK:         linalg.generic {{.*}} ins(%[[QG]], %[[KF]] : tensor<1x1x1x2x4xf32>, tensor<1x1x2x4xf32>)
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[VF]] : tensor<1x1x1x2x2xf32>, tensor<1x1x1x2xf32>, tensor<1x1x2x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[VF]] : tensor<1x1x1x2x2xf32>, tensor<1x1x2x4xf32>)
 // CHECK:         %[[OUT:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x1x1x2x4xf32> into tensor<1x1x2x4xf32>
 // CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<1x1x2x4xf16>
 // CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[OUT]] : tensor<1x1x2x4xf32>) outs(%[[INIT]] : tensor<1x1x2x4xf16>)
