@@ -42,7 +42,8 @@ struct AttnFuseRowsPass
       tileSizes.push_back(rewriter.getIndexAttr(0));
       scf::SCFTilingOptions tiling;
       tiling.setTileSizes(tileSizes);
-      tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      tiling.setLoopType(parallel ? scf::SCFTilingOptions::LoopType::ForallOp
+                                  : scf::SCFTilingOptions::LoopType::ForOp);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
       // Fuse the elementwise and row-reduction producers; never a matmul,

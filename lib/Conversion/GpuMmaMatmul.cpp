@@ -43,7 +43,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUMMAMATMUL
@@ -96,8 +98,7 @@ static bool isExtFGeneric(linalg::GenericOp op) {
   auto outType = cast<MemRefType>(out.getType());
   Type inElem = inType.getElementType();
   if (inType.getShape() != outType.getShape() ||
-      !(inElem.isF16() || inElem.isBF16()) ||
-      !outType.getElementType().isF32())
+      !(inElem.isF16() || inElem.isBF16()) || !outType.getElementType().isF32())
     return false;
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isIdentity())
@@ -109,6 +110,13 @@ static bool isExtFGeneric(linalg::GenericOp op) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   return ext && ext.getIn() == body.getArgument(0) &&
          yield.getValues().size() == 1 && yield.getValues()[0] == ext;
+}
+
+/// The buffer `v` is a view of (through view-like ops), or `v` itself.
+static Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
 }
 
 /// Every value that aliases `root` through view-like ops, root included.
@@ -126,11 +134,11 @@ static SmallVector<Value> aliasesOf(Value root) {
 }
 
 /// Whether any op strictly between `begin` and `end` (same block) may write
-/// `root` or a view of it. Users without memory-effect information count as
-/// writers.
-static bool writtenBetween(Value root, Operation *begin, Operation *end) {
+/// `buffer`, the buffer it views or any other view of that. Users without
+/// memory-effect information count as writers.
+static bool writtenBetween(Value buffer, Operation *begin, Operation *end) {
   Block *block = begin->getBlock();
-  for (Value alias : aliasesOf(root)) {
+  for (Value alias : aliasesOf(rootOf(buffer))) {
     for (OpOperand &use : alias.getUses()) {
       Operation *user = use.getOwner();
       if (isa<ViewLikeOpInterface>(user))
@@ -155,10 +163,10 @@ static bool writtenBetween(Value root, Operation *begin, Operation *end) {
 /// An f32 operand of the contraction traced back to the narrow buffer it was
 /// widened from.
 struct WidenedOperand {
-  linalg::GenericOp ext;         // the extf generic writing `wide`
-  Value wide;                    // its f32 output buffer
-  memref::CollapseShapeOp view;  // optional 2-D view the contraction reads
-  Value narrow;                  // the f16/bf16 source of the extf generic
+  linalg::GenericOp ext;        // the extf generic writing `wide`
+  Value wide;                   // its f32 output buffer
+  memref::CollapseShapeOp view; // optional 2-D view the contraction reads
+  Value narrow;                 // the f16/bf16 source of the extf generic
 };
 
 static std::optional<WidenedOperand> traceWidened(Value operand,
@@ -169,19 +177,19 @@ static std::optional<WidenedOperand> traceWidened(Value operand,
     w.view = collapse;
     w.wide = collapse.getSrc();
   }
+  // The last generic before the contraction that writes the buffer (one
+  // buffer may hold several widened tensors one after the other).
   linalg::GenericOp writer;
   for (Operation *user : w.wide.getUsers()) {
     auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || generic.getDpsInits().size() != 1 ||
-        generic.getDpsInits()[0] != w.wide)
+    if (!generic || generic->getBlock() != contraction->getBlock() ||
+        !generic->isBeforeInBlock(contraction) ||
+        !llvm::is_contained(generic.getDpsInits(), w.wide))
       continue;
-    if (writer)
-      return std::nullopt; // several writers: not a plain widening
-    writer = generic;
+    if (!writer || writer->isBeforeInBlock(generic))
+      writer = generic;
   }
-  if (!writer || !isExtFGeneric(writer) ||
-      writer->getBlock() != contraction->getBlock() ||
-      !writer->isBeforeInBlock(contraction))
+  if (!writer || !isExtFGeneric(writer))
     return std::nullopt;
   w.ext = writer;
   w.narrow = writer.getDpsInputs()[0];
@@ -211,9 +219,9 @@ static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
   MLIRContext *ctx = op.getContext();
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> expected = {
-      AffineMap::get(3, 0, {d0, d2}, ctx), AffineMap::get(3, 0, {d1, d2}, ctx),
-      AffineMap::get(3, 0, {d0, d1}, ctx)};
+  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
+                                     AffineMap::get(3, 0, {d1, d2}, ctx),
+                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
   if (op.getIndexingMapsArray() != expected)
     return std::nullopt;
   auto iters = op.getIteratorTypesArray();
@@ -229,8 +237,12 @@ static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
       return std::nullopt;
   auto aType = cast<MemRefType>(a.getType());
   auto bType = cast<MemRefType>(b.getType());
-  MmaMatmul mm{op, {}, {}, c, {}, aType.getDimSize(0), bType.getDimSize(0),
-               aType.getDimSize(1)};
+  MmaMatmul mm;
+  mm.op = op;
+  mm.c = c;
+  mm.m = aType.getDimSize(0);
+  mm.n = bType.getDimSize(0);
+  mm.k = aType.getDimSize(1);
   if (mm.m % kTileM || mm.n % kTileN || mm.k % kTileK)
     return std::nullopt;
   // Grid y counts row tiles.
@@ -274,8 +286,15 @@ struct KernelBuilder {
   MmaMatmul &mm;
   Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
   int64_t subtiles;
+  /// One index constant per value in the current scope (host, then kernel).
+  DenseMap<int64_t, Value> consts;
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value idx(int64_t v) {
+    Value &cst = consts[v];
+    if (!cst)
+      cst = arith::ConstantIndexOp::create(b, loc, v);
+    return cst;
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value addc(Value x, int64_t v) { return v ? add(x, idx(v)) : x; }
   Value mul(Value x, int64_t v) {
@@ -293,9 +312,8 @@ struct KernelBuilder {
   Value loadPair(Value memref, Value row, Value col) {
     auto type = cast<MemRefType>(memref.getType());
     auto vecType = VectorType::get({2}, type.getElementType());
-    return vector::LoadOp::create(b, loc, vecType, memref,
-                                  ValueRange{row, col}, /*nontemporal=*/false,
-                                  pairAlign(memref));
+    return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{row, col},
+                                  /*nontemporal=*/false, pairAlign(memref));
   }
 
   /// A fragment vector<rows x 2> from row pairs.
@@ -322,8 +340,9 @@ struct KernelBuilder {
   Value mma(ArrayRef<Value> aPairs, Value aFrag, ArrayRef<Value> bPairs,
             Value acc) {
     if (mm.elementType.isF16())
-      return nvgpu::MmaSyncOp::create(b, loc, aFrag, fragment(bPairs), acc,
-                                      ArrayRef<int64_t>{kTileM, kTileN, kTileK});
+      return nvgpu::MmaSyncOp::create(
+          b, loc, aFrag, fragment(bPairs), acc,
+          ArrayRef<int64_t>{kTileM, kTileN, kTileK});
     SmallVector<Value> regsA, regsB, regsC;
     for (Value pair : aPairs)
       regsA.push_back(packed(pair));
@@ -347,17 +366,18 @@ struct KernelBuilder {
     for (int64_t i = 0; i < 4; ++i)
       d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
                                                ArrayRef<int64_t>{i}));
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get({2, 2}, f32), d);
+    return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
+                                          d);
   }
 
   void emit() {
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, idx(mm.n / (kTileN * subtiles)), idx(mm.m / kTileM), one,
-        idx(kWarpSize), one, one);
+    auto launch = gpu::LaunchOp::create(b, loc, idx(mm.n / (kTileN * subtiles)),
+                                        idx(mm.m / kTileM), one, idx(kWarpSize),
+                                        one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
+    consts.clear();
 
     Value lane = launch.getThreadIds().x;
     Value group = arith::DivUIOp::create(b, loc, lane, idx(4));
@@ -372,8 +392,8 @@ struct KernelBuilder {
       Value n0 = addc(nBase, kTileN * j);
       cCols.push_back(add(n0, t2));
       bRows.push_back(add(n0, group));
-      init.push_back(fragment(
-          {loadPair(c, row0, cCols[j]), loadPair(c, row1, cCols[j])}));
+      init.push_back(
+          fragment({loadPair(c, row0, cCols[j]), loadPair(c, row1, cCols[j])}));
     }
 
     auto loop = scf::ForOp::create(
@@ -381,6 +401,8 @@ struct KernelBuilder {
         [&](OpBuilder &lb, Location, Value k0, ValueRange accs) {
           OpBuilder::InsertionGuard inner(b);
           b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          // Constants made in the loop body must not be reused after it.
+          DenseMap<int64_t, Value> outer = consts;
           Value kLo = add(k0, t2);
           Value kHi = addc(kLo, 8);
           SmallVector<Value> aPairs = {
@@ -394,14 +416,15 @@ struct KernelBuilder {
             next.push_back(mma(aPairs, aFrag, bPairs, accs[j]));
           }
           scf::YieldOp::create(b, loc, next);
+          consts = std::move(outer);
         });
 
     for (int64_t j = 0; j < subtiles; ++j) {
       Value acc = loop.getResult(j);
       auto align = pairAlign(c);
       for (auto [i, row] : llvm::enumerate(SmallVector<Value>{row0, row1})) {
-        Value pair =
-            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{int64_t(i)});
+        Value pair = vector::ExtractOp::create(b, loc, acc,
+                                               ArrayRef<int64_t>{int64_t(i)});
         vector::StoreOp::create(b, loc, pair, c, ValueRange{row, cCols[j]},
                                 /*nontemporal=*/false, align);
       }
@@ -411,38 +434,60 @@ struct KernelBuilder {
 };
 
 /// The narrow source viewed like the operand the contraction read.
-static Value narrowOperand(OpBuilder &b, Location loc,
-                           WidenedOperand w) {
+static Value narrowOperand(OpBuilder &b, Location loc, WidenedOperand w) {
   if (!w.view)
     return w.narrow;
   return memref::CollapseShapeOp::create(b, loc, w.narrow,
                                          w.view.getReassociationIndices());
 }
 
-/// Erases an extf generic (and its allocation and frees) once nothing but
-/// them uses its output.
-static void eraseIfDead(linalg::GenericOp ext) {
+/// Whether nothing reads what the extf generic `ext` wrote: after it, the
+/// first op of its block that uses the buffer (or a view of it) frees it or
+/// is another extf generic overwriting all of it, or no op uses it at all.
+static bool isDeadStore(linalg::GenericOp ext) {
   Value wide = ext.getDpsInits()[0];
-  auto alloc = wide.getDefiningOp<memref::AllocOp>();
-  if (!alloc)
-    return;
-  SmallVector<Operation *> deallocs;
-  for (Operation *user : wide.getUsers()) {
-    if (user == ext.getOperation())
+  if (!wide.getDefiningOp<memref::AllocOp>())
+    return false; // e.g. a function argument: visible to the caller
+  Block *block = ext->getBlock();
+  llvm::SmallPtrSet<Operation *, 8> users;
+  for (Value alias : aliasesOf(wide))
+    for (Operation *user : alias.getUsers())
+      if (!isa<ViewLikeOpInterface>(user))
+        if (Operation *ancestor = block->findAncestorOpInBlock(*user))
+          users.insert(ancestor);
+  for (Operation *op = ext->getNextNode(); op; op = op->getNextNode()) {
+    if (!users.contains(op))
       continue;
-    if (isa<memref::DeallocOp>(user)) {
-      deallocs.push_back(user);
-      continue;
-    }
-    if (isa<ViewLikeOpInterface>(user) && user->use_empty()) {
-      deallocs.push_back(user); // a dead view, erased as well
-      continue;
-    }
-    return;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      return dealloc.getMemref() == wide;
+    auto next = dyn_cast<linalg::GenericOp>(op);
+    return next && isExtFGeneric(next) && next.getDpsInits()[0] == wide;
   }
-  for (Operation *op : deallocs)
+  return true;
+}
+
+/// Erases `root` (an allocation) with its frees and views once nothing else
+/// uses it.
+static void eraseIfUnused(memref::AllocOp alloc) {
+  SmallVector<Operation *> dead;
+  SmallVector<Value> worklist = {alloc.getResult()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::DeallocOp>(user)) {
+        dead.push_back(user);
+        continue;
+      }
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (!view || view.getViewSource() != v)
+        return;
+      dead.push_back(user);
+      worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  // Users before their operands' producers: views of views first.
+  for (Operation *op : llvm::reverse(dead))
     op->erase();
-  ext.erase();
   alloc.erase();
 }
 
@@ -452,7 +497,8 @@ struct AttnGpuMmaMatmulPass
 
   void runOnOperation() override {
     if (warpNTiles < 1) {
-      getOperation().emitError("attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
+      getOperation().emitError(
+          "attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
       return signalPassFailure();
     }
     SmallVector<MmaMatmul> matches;
@@ -460,6 +506,7 @@ struct AttnGpuMmaMatmulPass
       if (auto mm = matchMmaMatmul(op))
         matches.push_back(*mm);
     });
+    llvm::SetVector<linalg::GenericOp> widened;
     for (MmaMatmul &mm : matches) {
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
@@ -468,17 +515,24 @@ struct AttnGpuMmaMatmulPass
       Value bNk = narrowOperand(b, loc, mm.b);
       KernelBuilder{b, loc, mm, a, bNk, mm.c, subtiles}.emit();
       mm.op.erase();
-      llvm::SetVector<Operation *> views;
       for (const WidenedOperand *w : {&mm.a, &mm.b})
-        if (w->view)
-          views.insert(w->view);
-      for (Operation *view : views)
-        if (view->use_empty())
-          view->erase();
-      eraseIfDead(mm.a.ext);
-      if (mm.b.ext != mm.a.ext)
-        eraseIfDead(mm.b.ext);
+        if (w->view && w->view->use_empty())
+          w->view->erase();
+      widened.insert(mm.a.ext);
+      widened.insert(mm.b.ext);
     }
+    // The extf generics whose results nobody reads any more.
+    SmallVector<linalg::GenericOp> dead;
+    for (linalg::GenericOp ext : widened)
+      if (isDeadStore(ext))
+        dead.push_back(ext);
+    llvm::SetVector<Operation *> allocs;
+    for (linalg::GenericOp ext : dead) {
+      allocs.insert(ext.getDpsInits()[0].getDefiningOp());
+      ext.erase();
+    }
+    for (Operation *alloc : allocs)
+      eraseIfUnused(cast<memref::AllocOp>(alloc));
   }
 };
 

@@ -26,11 +26,26 @@ struct AttnGpuTileParallelLoopsPass
                                ">= 1");
       return signalPassFailure();
     }
-    SmallVector<scf::ParallelOp> outermost;
+    SmallVector<scf::ParallelOp> outermost, nested;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (!loop->getParentOfType<scf::ParallelOp>())
-        outermost.push_back(loop);
+      (loop->getParentOfType<scf::ParallelOp>() ? nested : outermost)
+          .push_back(loop);
     });
+    // A parallel loop inside another one is per-iteration work of the outer
+    // loop (e.g. attn-flash-attention's block code, a forall body), which
+    // runs serially in one thread. convert-parallel-loops-to-gpu maps only
+    // loops nested directly in each other and gives up on a nested loop
+    // that follows a side effect (a store, a stack buffer), so make such
+    // loops sequential here. The walk is post-order: inner loops first.
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp loop : nested) {
+      rewriter.setInsertionPoint(loop);
+      if (failed(scf::parallelForToNestedFors(rewriter, loop))) {
+        loop.emitError("attn-gpu-tile-parallel-loops: cannot make this "
+                       "nested parallel loop sequential");
+        return signalPassFailure();
+      }
+    }
     for (scf::ParallelOp loop : outermost) {
       unsigned rank = loop.getNumLoops();
       std::optional<int64_t> lower =

@@ -16,7 +16,7 @@ using namespace mlir;
 namespace {
 /// attn -> linalg on tensors, weights as entry arguments.
 constexpr llvm::StringLiteral kLinalgStage =
-    "attn-lower-to-linalg,attn-hoist-weights,canonicalize,cse";
+    "attn-hoist-weights,canonicalize,cse";
 
 /// Runs first in the linalg stage unless disabled: dot-product attention
 /// becomes blocked loops that never hold the Sq x Sk scores.
@@ -39,7 +39,7 @@ constexpr llvm::StringLiteral kBufferizeStage =
 /// their epilogues), plain loops for the rest, OpenMP for parallel loops.
 constexpr llvm::StringLiteral kCpuToLLVMStage =
     "func.func(scf-forall-to-parallel),"
-    "func.func(attn-cpu-matmul-kernel),func.func(convert-linalg-to-loops),"
+    "func.func(convert-linalg-to-loops),"
     "convert-scf-to-openmp,expand-strided-metadata,lower-affine,"
     "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
     // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
@@ -53,7 +53,7 @@ constexpr llvm::StringLiteral kCpuToLLVMStage =
 /// Buffers -> one GPU thread per output element (reductions run serially
 /// inside the thread); host allocations and copies move to the device.
 constexpr llvm::StringLiteral kCudaMapStage =
-    "func.func(attn-gpu-mma-matmul),func.func(scf-forall-to-parallel),"
+    "func.func(scf-forall-to-parallel),"
     "func.func(convert-linalg-to-parallel-loops),"
     "func.func(attn-gpu-tile-parallel-loops),func.func(gpu-map-parallel-loops),"
     "func.func(convert-parallel-loops-to-gpu),"
@@ -76,6 +76,20 @@ struct CpuPipelineCLOptions
                      llvm::cl::desc("Block dot-product attention "
                                     "(attn-flash-attention)"),
                      llvm::cl::init(true)};
+  Option<bool> raise{*this, "raise-attention",
+                     llvm::cl::desc("Raise unfused attention chains to attn.sdpa"),
+                     llvm::cl::init(true)};
+  Option<bool> packQKV{*this, "pack-qkv",
+                       llvm::cl::desc("Pack projections of one input (QKV) into one matmul"),
+                       llvm::cl::init(true)};
+  Option<bool> fuseRows{*this, "fuse-rows",
+                        llvm::cl::desc("Fuse residual add + norm into one row loop"),
+                        llvm::cl::init(true)};
+  Option<bool> matmulKernels{
+      *this, "matmul-kernels",
+      llvm::cl::desc("Register-tiled (CPU) / tensor-core (CUDA) matmul kernels "
+                     "with fused epilogues"),
+      llvm::cl::init(true)};
 };
 
 struct CudaPipelineCLOptions
@@ -94,6 +108,20 @@ struct CudaPipelineCLOptions
                      llvm::cl::desc("Block dot-product attention "
                                     "(attn-flash-attention)"),
                      llvm::cl::init(true)};
+  Option<bool> raise{*this, "raise-attention",
+                     llvm::cl::desc("Raise unfused attention chains to attn.sdpa"),
+                     llvm::cl::init(true)};
+  Option<bool> packQKV{*this, "pack-qkv",
+                       llvm::cl::desc("Pack projections of one input (QKV) into one matmul"),
+                       llvm::cl::init(true)};
+  Option<bool> fuseRows{*this, "fuse-rows",
+                        llvm::cl::desc("Fuse residual add + norm into one row loop"),
+                        llvm::cl::init(true)};
+  Option<bool> matmulKernels{
+      *this, "matmul-kernels",
+      llvm::cl::desc("Register-tiled (CPU) / tensor-core (CUDA) matmul kernels "
+                     "with fused epilogues"),
+      llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
                            llvm::cl::init("sm_90a")};
@@ -122,15 +150,30 @@ static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
   return parsePassPipeline(text, pm, llvm::errs());
 }
 
-static LogicalResult addLinalgStage(OpPassManager &pm, bool flash) {
-  if (flash && failed(addStage(pm, kFlashAttention)))
+static LogicalResult addLinalgStage(OpPassManager &pm,
+                                    const attnc::FusionOptions &options,
+                                    bool gpu) {
+  if (options.raiseAttention &&
+      failed(addStage(pm, "func.func(attn-raise-attention)")))
+    return failure();
+  if (options.packQKV &&
+      failed(addStage(pm, "attn-decompose-mha,func.func(attn-pack-qkv)")))
+    return failure();
+  if (options.flash && failed(addStage(pm, kFlashAttention)))
+    return failure();
+  if (failed(addStage(pm, "attn-lower-to-linalg,"
+                          "func.func(attn-reassociate-reductions)")))
+    return failure();
+  if (options.fuseRows &&
+      failed(addStage(pm, gpu ? "func.func(attn-fuse-rows)"
+                              : "func.func(attn-fuse-rows{parallel=0})")))
     return failure();
   return addStage(pm, kLinalgStage);
 }
 
 LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                                             const CpuPipelineOptions &options) {
-  if (failed(addLinalgStage(pm, options.flash)))
+  if (failed(addLinalgStage(pm, options, /*gpu=*/false)))
     return failure();
   if (options.stopAfter == Stage::Linalg)
     return success();
@@ -138,13 +181,16 @@ LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
     return failure();
   if (options.stopAfter == Stage::Bufferized)
     return success();
+  if (options.matmulKernels &&
+      failed(addStage(pm, "func.func(attn-cpu-matmul-kernel)")))
+    return failure();
   return addStage(pm, kCpuToLLVMStage);
 }
 
 LogicalResult
 attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                const CudaPipelineOptions &options) {
-  if (failed(addLinalgStage(pm, options.flash)))
+  if (failed(addLinalgStage(pm, options, /*gpu=*/true)))
     return failure();
   if (options.stopAfter == Stage::Linalg)
     return success();
@@ -152,6 +198,9 @@ attnc::buildAttnToCudaPipeline(OpPassManager &pm,
     return failure();
   if (options.stopAfter == Stage::Bufferized)
     return success();
+  if (options.matmulKernels &&
+      failed(addStage(pm, "func.func(attn-gpu-mma-matmul)")))
+    return failure();
   if (failed(addStage(pm, kCudaMapStage)))
     return failure();
   // The steps of upstream's gpu-lower-to-nvvm-pipeline, spelled out so that
@@ -185,6 +234,10 @@ void attnc::registerPipelines() {
         CpuPipelineOptions options;
         options.stopAfter = cl.stopAfter;
         options.flash = cl.flash;
+        options.raiseAttention = cl.raise;
+        options.packQKV = cl.packQKV;
+        options.fuseRows = cl.fuseRows;
+        options.matmulKernels = cl.matmulKernels;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(
@@ -195,6 +248,10 @@ void attnc::registerPipelines() {
         CudaPipelineOptions options;
         options.stopAfter = cl.stopAfter;
         options.flash = cl.flash;
+        options.raiseAttention = cl.raise;
+        options.packQKV = cl.packQKV;
+        options.fuseRows = cl.fuseRows;
+        options.matmulKernels = cl.matmulKernels;
         options.chip = cl.chip;
         options.features = cl.features;
         options.format = cl.format;

@@ -96,6 +96,23 @@ static cl::opt<bool>
             cl::desc("Lower attention unfused (the whole Sq x Sk score "
                      "matrix) instead of with attn-flash-attention"),
             cl::init(false), cl::cat(category));
+static cl::opt<bool> noRaise("no-raise-attention",
+                             cl::desc("Do not raise unfused attention chains "
+                                      "to attn.sdpa"),
+                             cl::init(false), cl::cat(category));
+static cl::opt<bool> noPackQKV("no-pack-qkv",
+                               cl::desc("Do not pack projections of one input "
+                                        "(Q, K, V) into one matmul"),
+                               cl::init(false), cl::cat(category));
+static cl::opt<bool> noFuseRows("no-fuse-rows",
+                                cl::desc("Do not fuse residual add + norm into "
+                                         "one row loop"),
+                                cl::init(false), cl::cat(category));
+static cl::opt<bool> noMatmulKernels(
+    "no-matmul-kernels",
+    cl::desc("Plain loops instead of the register-tiled (CPU) / tensor-core "
+             "(CUDA) matmul kernels with fused epilogues"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                            cl::init(false), cl::cat(category));
 
@@ -300,11 +317,19 @@ int main(int argc, char **argv) {
     attnc::CpuPipelineOptions options;
     options.stopAfter = stopAfter;
     options.flash = !noFlash;
+    options.raiseAttention = !noRaise;
+    options.packQKV = !noPackQKV;
+    options.fuseRows = !noFuseRows;
+    options.matmulKernels = !noMatmulKernels;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {
     attnc::CudaPipelineOptions options;
     options.stopAfter = stopAfter;
     options.flash = !noFlash;
+    options.raiseAttention = !noRaise;
+    options.packQKV = !noPackQKV;
+    options.fuseRows = !noFuseRows;
+    options.matmulKernels = !noMatmulKernels;
     options.chip = chip;
     options.features = "+ptx80";
     options.format = emit == "ptx" ? "isa" : "bin";

@@ -82,7 +82,9 @@ def AttnGpuTileParallelLoops
     thread count (or its extent, if smaller), so that
     `gpu-map-parallel-loops` maps the tile loop to threads and the outer
     loop to blocks (dimensions past the third run sequentially in a block).
-    Reductions stay serial inside each thread.
+    Reductions stay serial inside each thread. `scf.parallel` loops nested
+    in another one (the per-block code of attn-flash-attention) become
+    `scf.for` nests first: they run serially inside one thread.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", "128",
@@ -173,7 +175,10 @@ def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
     Contractions are never fused (they keep their own matmul kernels).
   }];
   let options = [
-    Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">
+    Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">,
+    Option<"parallel", "parallel", "bool", "true",
+           "scf.forall (GPU: one kernel over rows) or a sequential scf.for "
+           "(CPU: rows are too small to pay for a thread fork each)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -218,6 +223,18 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def AttnReassociateReductions
+    : Pass<"attn-reassociate-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Allow reassociation in the bodies of reduction generics";
+  let description = [{
+    Marks the float arithmetic inside `linalg.generic` ops that have a
+    reduction dimension with `fastmath<reassoc, contract>`, so that LLVM can
+    vectorize the reduction loops (several partial sums instead of one
+    serial chain) and fuse multiply-adds. Sums then round differently, at
+    the level of f32 rounding noise; elementwise generics are untouched.
+  }];
 }
 
 #endif // ATTNC_CONVERSION_PASSES_TD

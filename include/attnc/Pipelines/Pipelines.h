@@ -17,16 +17,28 @@ enum class Stage {
   LLVM,       ///< LLVM dialect with the runtime entry points.
 };
 
-struct CpuPipelineOptions {
-  Stage stopAfter = Stage::LLVM;
-  /// Run attn-flash-attention before the linalg lowering.
+/// The optimizations the default pipelines run; each can be turned off
+/// (attn-compile --no-<name>, or the pipelines' options in attn-opt).
+struct FusionOptions {
+  /// attn-raise-attention: unfused matmul/softmax chains -> attn.sdpa.
+  bool raiseAttention = true;
+  /// attn-decompose-mha + attn-pack-qkv: one QKV projection.
+  bool packQKV = true;
+  /// attn-flash-attention: blocked online-softmax attention.
   bool flash = true;
+  /// attn-fuse-rows: residual add + norm in one row loop.
+  bool fuseRows = true;
+  /// attn-cpu-matmul-kernel (CPU) / attn-gpu-mma-matmul (CUDA): register-
+  /// tiled or tensor-core matmuls with fused epilogues.
+  bool matmulKernels = true;
 };
 
-struct CudaPipelineOptions {
+struct CpuPipelineOptions : FusionOptions {
   Stage stopAfter = Stage::LLVM;
-  /// Run attn-flash-attention before the linalg lowering.
-  bool flash = true;
+};
+
+struct CudaPipelineOptions : FusionOptions {
+  Stage stopAfter = Stage::LLVM;
   std::string chip = "sm_90a";
   /// PTX ISA features passed to the NVVM target (e.g. "+ptx80").
   std::string features = "+ptx80";
