@@ -22,6 +22,11 @@ PACKAGES=(
   python3 python3-numpy libgtest-dev
 )
 
+# Benchmarks compare against PyTorch and OpenBLAS: only with --bench.
+if [[ "${1:-}" == "--bench" ]]; then
+  PACKAGES+=(python3-torch libopenblas0-pthread)
+fi
+
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then

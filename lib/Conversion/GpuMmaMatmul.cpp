@@ -289,6 +289,10 @@ struct KernelBuilder {
   /// One index constant per value in the current scope (host, then kernel).
   DenseMap<int64_t, Value> consts;
 
+  KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
+                int64_t subtiles)
+      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), subtiles(subtiles) {}
+
   Value idx(int64_t v) {
     Value &cst = consts[v];
     if (!cst)
@@ -512,12 +516,18 @@ struct AttnGpuMmaMatmulPass
       Location loc = mm.op.getLoc();
       int64_t subtiles = mm.n % (kTileN * warpNTiles) == 0 ? warpNTiles : 1;
       Value a = narrowOperand(b, loc, mm.a);
-      Value bNk = narrowOperand(b, loc, mm.b);
-      KernelBuilder{b, loc, mm, a, bNk, mm.c, subtiles}.emit();
+      Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
+                      ? a
+                      : narrowOperand(b, loc, mm.b);
+      KernelBuilder(b, loc, mm, a, bNk, subtiles).emit();
       mm.op.erase();
+      llvm::SetVector<Operation *> views;
       for (const WidenedOperand *w : {&mm.a, &mm.b})
-        if (w->view && w->view->use_empty())
-          w->view->erase();
+        if (w->view)
+          views.insert(w->view);
+      for (Operation *view : views)
+        if (view->use_empty())
+          view->erase();
       widened.insert(mm.a.ext);
       widened.insert(mm.b.ext);
     }

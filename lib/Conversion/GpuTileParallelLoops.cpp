@@ -6,6 +6,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUTILEPARALLELLOOPS
@@ -46,6 +47,7 @@ struct AttnGpuTileParallelLoopsPass
         return signalPassFailure();
       }
     }
+    bool minBounds = false;
     for (scf::ParallelOp loop : outermost) {
       unsigned rank = loop.getNumLoops();
       std::optional<int64_t> lower =
@@ -61,9 +63,20 @@ struct AttnGpuTileParallelLoopsPass
       SmallVector<int64_t> tileSizes(rank, 1);
       tileSizes.back() = std::min<int64_t>(threads, extent);
       // Min/max bounds only where the tile does not divide the extent.
-      scf::tileParallelLoop(loop, tileSizes,
-                            /*noMinMaxBounds=*/extent % tileSizes.back() == 0);
+      bool divides = extent % tileSizes.back() == 0;
+      minBounds |= !divides;
+      scf::tileParallelLoop(loop, tileSizes, /*noMinMaxBounds=*/divides);
     }
+    if (!minBounds)
+      return;
+    // The tile loop's bound is affine.min(step, ub - iv) with the step as an
+    // operand. When that loop is mapped to threads, convert-parallel-loops-
+    // to-gpu needs a constant in the min's map to size the block, so fold
+    // the constant operands into the maps.
+    RewritePatternSet patterns(&getContext());
+    affine::AffineMinOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 } // namespace

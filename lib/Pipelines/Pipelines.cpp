@@ -18,9 +18,15 @@ namespace {
 constexpr llvm::StringLiteral kLinalgStage =
     "attn-hoist-weights,canonicalize,cse";
 
-/// Runs first in the linalg stage unless disabled: dot-product attention
-/// becomes blocked loops that never hold the Sq x Sk scores.
-constexpr llvm::StringLiteral kFlashAttention = "attn-flash-attention";
+/// Runs in the linalg stage unless disabled: dot-product attention becomes
+/// blocked loops that never hold the Sq x Sk scores. On the CPU a query
+/// block of 64 rows keeps a 64 x 64 score tile in cache.
+constexpr llvm::StringLiteral kCpuFlashAttention = "attn-flash-attention";
+/// On the GPU every query block becomes one thread that runs its block
+/// serially, so a block is one query row (of the G query heads of a kv
+/// head): B * Hkv * Sq threads with a few hundred bytes of local memory each.
+constexpr llvm::StringLiteral kCudaFlashAttention =
+    "attn-flash-attention{block-q=1}";
 
 /// Tensors -> buffers; results become out-params so the entry takes one
 /// buffer per manifest record. (No linalg-fuse-elementwise-ops here: its
@@ -57,7 +63,8 @@ constexpr llvm::StringLiteral kCudaMapStage =
     "func.func(convert-linalg-to-parallel-loops),"
     "func.func(attn-gpu-tile-parallel-loops),func.func(gpu-map-parallel-loops),"
     "func.func(convert-parallel-loops-to-gpu),"
-    "attn-gpu-device-buffers,gpu-kernel-outlining,attn-merge-gpu-modules,"
+    "attn-gpu-device-buffers,func.func(gpu-launch-sink-index-computations),"
+    "gpu-kernel-outlining,attn-merge-gpu-modules,"
     "func.func(gpu-async-region),lower-affine,canonicalize";
 
 struct CpuPipelineCLOptions
@@ -159,7 +166,8 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
   if (options.packQKV &&
       failed(addStage(pm, "attn-decompose-mha,func.func(attn-pack-qkv)")))
     return failure();
-  if (options.flash && failed(addStage(pm, kFlashAttention)))
+  if (options.flash &&
+      failed(addStage(pm, gpu ? kCudaFlashAttention : kCpuFlashAttention)))
     return failure();
   if (failed(addStage(pm, "attn-lower-to-linalg,"
                           "func.func(attn-reassociate-reductions)")))

@@ -154,6 +154,38 @@ func.func @bf16(%x: memref<16x16xbf16>, %w: memref<8x16xbf16>, %c: memref<16x8xf
   return
 }
 
+// A and B are the same widened buffer (x * x^T), read through one view.
+// CHECK-LABEL: func.func @same_operand(
+// CHECK-SAME:    %[[X:[^:]+]]: memref<1x16x16xf16>
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[XV:.*]] = memref.collapse_shape %[[X]]
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         gpu.launch
+// CHECK-COUNT-6:   vector.load %[[XV]][
+// CHECK:           nvgpu.mma.sync
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+func.func @same_operand(%x: memref<1x16x16xf16>, %c: memref<16x16xf32>) {
+  %xf = memref.alloc() : memref<1x16x16xf32>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<1x16x16xf16>) outs(%xf : memref<1x16x16xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %xv = memref.collapse_shape %xf [[0, 1], [2]] : memref<1x16x16xf32> into memref<16x16xf32>
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xv, %xv : memref<16x16xf32>, memref<16x16xf32>) outs(%c : memref<16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  memref.dealloc %xf : memref<1x16x16xf32>
+  return
+}
+
 // Near miss: K = 40 is not a multiple of 16.
 // CHECK-LABEL: func.func @k_not_multiple_of_16(
 // CHECK-NOT:     gpu.launch
