@@ -19,6 +19,18 @@
 // rounded down to a block boundary. Key blocks outside it are never visited;
 // inside it the masks are applied per element.
 //
+// Buffers: a query block's temporaries (m, l, O, the score tile, its row
+// max and the rescale factor) are bufferization.alloc_tensor ops in the
+// forall body, threaded through the key loop as iter_args and updated in
+// place, so one-shot bufferization gives each one buffer per query block
+// and copies nothing; attn-promote-loop-buffers then puts them on the stack
+// (per-thread local memory in CUDA kernels).
+//
+// attn.mha is split into projections and attn.sdpa first (as
+// attn-lower-to-linalg would), so multi-head layers are blocked too. Other
+// score functions (general, additive, cosine, gaussian) are left to the
+// unfused lowering.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LinalgBuilder.h"
@@ -27,8 +39,8 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -174,8 +186,7 @@ Value FlashBlockBuilder::blockBuffer(ArrayRef<int64_t> shape,
     return buffer;
   SmallVector<OpFoldResult> offsets(shape.size(), index(0));
   SmallVector<OpFoldResult> strides(shape.size(), index(1));
-  return tensor::ExtractSliceOp::create(b, loc,
-                                        tileType(sizes, b.getF32Type()),
+  return tensor::ExtractSliceOp::create(b, loc, tileType(sizes, b.getF32Type()),
                                         buffer, offsets, sizes, strides);
 }
 
@@ -202,8 +213,7 @@ std::pair<OpFoldResult, OpFoldResult> FlashBlockBuilder::keyRange() {
     upper.push_back(sym(2));
     operands.push_back(length);
   }
-  OpFoldResult hi =
-      upper.size() == 1 ? index(p.sk) : minOf(upper, operands);
+  OpFoldResult hi = upper.size() == 1 ? index(p.sk) : minOf(upper, operands);
   return {lo, hi};
 }
 
@@ -216,8 +226,8 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
       {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction},
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value prod = mulF(nb, l, extToF32(nb, l, args[0]),
-                          extToF32(nb, l, args[1]));
+        Value prod =
+            mulF(nb, l, extToF32(nb, l, args[0]), extToF32(nb, l, args[1]));
         return addF(nb, l, args[2], prod);
       });
 
@@ -238,17 +248,18 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
   Value rowStart = masked ? value(q0) : Value();
   bool hasBias = static_cast<bool>(biasTile);
   return lb.generic(
-      inputs, scores, maps, SmallVector<IteratorType>(3, IteratorType::parallel),
+      inputs, scores, maps,
+      SmallVector<IteratorType>(3, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value s = mulF(nb, l, args.back(),
-                       LinalgBuilder::constF32(nb, l, p.scale));
+        Value s =
+            mulF(nb, l, args.back(), LinalgBuilder::constF32(nb, l, p.scale));
         if (hasBias)
           s = addF(nb, l, s, extToF32(nb, l, args[0]));
         if (!masked)
           return s;
         // Absolute key index j and query position p = i + Sk - Sq.
-        Value j = arith::AddIOp::create(nb, l, linalg::IndexOp::create(nb, l, 2),
-                                        k0);
+        Value j =
+            arith::AddIOp::create(nb, l, linalg::IndexOp::create(nb, l, 2), k0);
         Value pos = arith::AddIOp::create(
             nb, l, linalg::IndexOp::create(nb, l, 1), rowStart);
         if (p.alignOffset != 0)
@@ -256,13 +267,13 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
               nb, l, pos, LinalgBuilder::constIndex(nb, l, p.alignOffset));
         Value visible;
         auto andWith = [&](Value cond) {
-          visible = visible ? arith::AndIOp::create(nb, l, visible, cond)
-                                  .getResult()
-                            : cond;
+          visible =
+              visible ? arith::AndIOp::create(nb, l, visible, cond).getResult()
+                      : cond;
         };
         if (p.causal)
-          andWith(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j,
-                                        pos));
+          andWith(
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, pos));
         if (p.window) {
           Value w = LinalgBuilder::constIndex(nb, l, *p.window);
           andWith(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
@@ -301,11 +312,10 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
                                        full(2) ? qs : one, full(3) ? ks : one};
     biasTile = tensor::ExtractSliceOp::create(
         b, loc, tileType(sizes, biasType.getElementType()), p.bias,
-        ArrayRef<OpFoldResult>{full(0) ? batchIv : zero,
-                               full(1) ? head0 : zero, full(2) ? q0 : zero,
+        ArrayRef<OpFoldResult>{full(0) ? batchIv : zero, full(1) ? head0 : zero,
+                               full(2) ? q0 : zero,
                                full(3) ? OpFoldResult(k0) : zero},
-        ArrayRef<OpFoldResult>{one, sizes[0], sizes[1], sizes[2]},
-        unitStrides);
+        ArrayRef<OpFoldResult>{one, sizes[0], sizes[1], sizes[2]}, unitStrides);
   }
   // The score scratch holds a full [G, qs, bk] tile; a partial last key
   // block uses its leading ks columns.
@@ -332,12 +342,11 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   // The tile's row max t; m_new = max(m, t). m itself is updated in place
   // by the last op of the step, after every read of the old m, so that it
   // bufferizes in place.
-  Value tileMax = lb.generic(
-      {scores}, lb.fill(state[4], kNegInf),
-      {id3, rowOf3}, rowReduce,
-      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return arith::MaximumFOp::create(nb, l, args[1], args[0]);
-      });
+  Value tileMax =
+      lb.generic({scores}, lb.fill(state[4], kNegInf), {id3, rowOf3}, rowReduce,
+                 [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                   return arith::MaximumFOp::create(nb, l, args[1], args[0]);
+                 });
   // alpha = exp(m - m_new). While a row has seen only hidden keys both are
   // -inf (exp would give NaN); its l and O are still 0, so any factor works:
   // use 1.
@@ -345,9 +354,9 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
       {m, tileMax}, state[5], {id2, id2, id2}, par2,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
         Value mNew = arith::MaximumFOp::create(nb, l, args[0], args[1]);
-        Value none = arith::CmpFOp::create(
-            nb, l, arith::CmpFPredicate::OEQ, mNew,
-            LinalgBuilder::constF32(nb, l, kNegInf));
+        Value none =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, mNew,
+                                  LinalgBuilder::constF32(nb, l, kNegInf));
         Value e = math::ExpOp::create(
             nb, l, arith::SubFOp::create(nb, l, args[0], mNew));
         return arith::SelectOp::create(nb, l, none,
@@ -358,9 +367,9 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
       {m, tileMax}, scores, {rowOf3, rowOf3, id3}, par3,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
         Value mNew = arith::MaximumFOp::create(nb, l, args[0], args[1]);
-        Value hidden = arith::CmpFOp::create(
-            nb, l, arith::CmpFPredicate::OEQ, args[2],
-            LinalgBuilder::constF32(nb, l, kNegInf));
+        Value hidden =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, args[2],
+                                  LinalgBuilder::constF32(nb, l, kNegInf));
         Value e = math::ExpOp::create(
             nb, l, arith::SubFOp::create(nb, l, args[2], mNew));
         return arith::SelectOp::create(nb, l, hidden,
@@ -386,16 +395,16 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
         return addF(nb, l, args[2],
                     mulF(nb, l, args[0], extToF32(nb, l, args[1])));
       });
-  Value mNew = lb.generic(
-      {tileMax}, m, {id2, id2}, par2,
-      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return arith::MaximumFOp::create(nb, l, args[1], args[0]);
-      });
-  Value sOut = fullKeyBlock ? probs
-                            : tensor::InsertSliceOp::create(
-                                  b, loc, probs, sBuf, sOffsets, sSizes,
-                                  sStrides)
-                                  .getResult();
+  Value mNew =
+      lb.generic({tileMax}, m, {id2, id2}, par2,
+                 [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                   return arith::MaximumFOp::create(nb, l, args[1], args[0]);
+                 });
+  Value sOut = fullKeyBlock
+                   ? probs
+                   : tensor::InsertSliceOp::create(b, loc, probs, sBuf,
+                                                   sOffsets, sSizes, sStrides)
+                         .getResult();
   return {mNew, lNew, accNew, sOut, tileMax, alpha};
 }
 
@@ -426,8 +435,7 @@ Value FlashBlockBuilder::build(Value outArg,
   SmallVector<Value> inits(kNumScratch);
   inits[kRowMax] = lb.fill(blockBuffer(rowShape, rowSizes), kNegInf);
   inits[kRowSum] = lb.fill(blockBuffer(rowShape, rowSizes), 0.0);
-  inits[kAcc] =
-      lb.fill(blockBuffer({p.group, p.blockQ, p.dv}, accSizes), 0.0);
+  inits[kAcc] = lb.fill(blockBuffer({p.group, p.blockQ, p.dv}, accSizes), 0.0);
   inits[kScores] = blockBuffer({p.group, p.blockQ, p.blockK},
                                {groupSize, qs, index(p.blockK)});
   inits[kTileMax] = blockBuffer(rowShape, rowSizes);
@@ -445,9 +453,9 @@ Value FlashBlockBuilder::build(Value outArg,
   // out = O / l, 0 for rows that saw no key.
   offsets.assign({batchIv, head0, q0, zero});
   sizes.assign({one, groupSize, qs, index(p.dv)});
-  Value outTile = tensor::ExtractSliceOp::create(
-      b, loc, tileType(accSizes, p.elementType), outArg, offsets, sizes,
-      unitStrides);
+  Value outTile =
+      tensor::ExtractSliceOp::create(b, loc, tileType(accSizes, p.elementType),
+                                     outArg, offsets, sizes, unitStrides);
   Type elt = p.elementType;
   return lb.generic(
       {loop.getResult(kAcc), loop.getResult(kRowSum)}, outTile,
@@ -455,8 +463,8 @@ Value FlashBlockBuilder::build(Value outArg,
       SmallVector<IteratorType>(3, IteratorType::parallel),
       [elt](OpBuilder &nb, Location l, ValueRange args) -> Value {
         Value zeroF = LinalgBuilder::constF32(nb, l, 0.0);
-        Value positive = arith::CmpFOp::create(
-            nb, l, arith::CmpFPredicate::OGT, args[1], zeroF);
+        Value positive = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                               args[1], zeroF);
         Value div = arith::DivFOp::create(nb, l, args[0], args[1]);
         Value out = arith::SelectOp::create(nb, l, positive, div, zeroF);
         if (!elt.isF32())
@@ -572,8 +580,8 @@ struct AttnFlashAttentionPass
     GreedyRewriteConfig config;
     config.enableFolding(false).setRegionSimplificationLevel(
         GreedySimplifyRegionLevel::Disabled);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -75,9 +75,8 @@ struct AttnPromoteLoopBuffersPass
 
       for (memref::AllocOp alloc : allocs) {
         b.setInsertionPoint(alloc);
-        auto alloca = memref::AllocaOp::create(b, alloc.getLoc(),
-                                               alloc.getType(),
-                                               alloc.getAlignmentAttr());
+        auto alloca = memref::AllocaOp::create(
+            b, alloc.getLoc(), alloc.getType(), alloc.getAlignmentAttr());
         alloc.replaceAllUsesWith(alloca.getResult());
         alloc.erase();
       }

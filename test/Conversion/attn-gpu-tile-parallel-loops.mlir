@@ -1,0 +1,48 @@
+// RUN: attn-opt %s --mlir-print-local-scope \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-tile-parallel-loops))" \
+// RUN:   | FileCheck %s
+// RUN: attn-opt %s --mlir-print-local-scope \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-tile-parallel-loops,gpu-map-parallel-loops,convert-parallel-loops-to-gpu))" \
+// RUN:   | FileCheck %s --check-prefix=GPU
+
+// An outermost parallel loop of 200 iterations is split into blocks of 128
+// threads (the last block partial). The parallel loops nested in it (the
+// per-iteration code of a forall, as attn-flash-attention produces) run
+// serially in the thread: they become scf.for loops, so that
+// convert-parallel-loops-to-gpu accepts them after the stack buffer. The
+// thread loop's bound keeps its constant in the affine.min map, which sizes
+// the block.
+
+// CHECK-LABEL: func.func @nested(
+// CHECK:         %[[C128:.*]] = arith.constant 128 : index
+// CHECK:         scf.parallel (%[[I0:.*]]) = (%{{.*}}) to (%{{.*}}) step (%[[C128]]) {
+// CHECK-NEXT:      %[[UB:.*]] = affine.min affine_map<(d0) -> (-d0 + 200, 128)>(%[[I0]])
+// CHECK-NEXT:      scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[UB]]) step (%{{.*}}) {
+// CHECK:             memref.alloca() : memref<8xf32>
+// CHECK-NEXT:        scf.for
+// CHECK-NOT:         scf.parallel
+// CHECK:             scf.for
+// CHECK-NOT:         scf.parallel
+// CHECK:             scf.reduce
+// CHECK:           scf.reduce
+
+// GPU:         gpu.launch
+// GPU-NOT:     scf.parallel
+func.func @nested(%out: memref<200x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c200 = arith.constant 200 : index
+  %cst = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c200) step (%c1) {
+    %tmp = memref.alloca() : memref<8xf32>
+    scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+      memref.store %cst, %tmp[%j] : memref<8xf32>
+    }
+    scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %tmp[%j] : memref<8xf32>
+      memref.store %v, %out[%i, %j] : memref<200x8xf32>
+    }
+  }
+  return
+}
