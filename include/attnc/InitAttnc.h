@@ -1,4 +1,5 @@
-//===- InitAttnc.h - register every dialect and pass attnc tools use -*- C++ -*-===//
+//===- InitAttnc.h - register every dialect and pass attnc tools use -*- C++
+//-*-===//
 //
 // One registration point shared by attn-opt and attn-compile, so that the
 // tools stay thin and agree on what they accept.

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilder.h"
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
-#include "LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -53,8 +53,8 @@ static Value applyActivation(OpBuilder &b, Location loc, Activation act,
   case Activation::gelu_tanh: {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Value x3 = mulF(b, loc, mulF(b, loc, x, x), x);
-    Value inner = addF(b, loc, x,
-                       mulF(b, loc, x3, LinalgBuilder::constF32(b, loc, 0.044715)));
+    Value inner = addF(
+        b, loc, x, mulF(b, loc, x3, LinalgBuilder::constF32(b, loc, 0.044715)));
     Value arg = mulF(b, loc, inner,
                      LinalgBuilder::constF32(b, loc, std::sqrt(2.0 / M_PI)));
     Value t = math::TanhOp::create(b, loc, arg);
@@ -79,8 +79,7 @@ static Value applyActivation(OpBuilder &b, Location loc, Activation act,
 
 template <typename OpTy>
 struct UnaryActivationLowering : OpRewritePattern<OpTy> {
-  UnaryActivationLowering(MLIRContext *ctx,
-                          function_ref<Activation(OpTy)> kind)
+  UnaryActivationLowering(MLIRContext *ctx, function_ref<Activation(OpTy)> kind)
       : OpRewritePattern<OpTy>(ctx), kind(kind) {}
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -100,7 +99,7 @@ static Activation reluKind(ReluOp) { return Activation::relu; }
 static Activation siluKind(SiluOp) { return Activation::silu; }
 static Activation geluKind(GeluOp op) {
   return op.getApproximate() == GeluApproximation::tanh ? Activation::gelu_tanh
-                                                         : Activation::gelu;
+                                                        : Activation::gelu;
 }
 
 struct AddLowering : OpRewritePattern<AddOp> {
@@ -121,7 +120,9 @@ struct AddLowering : OpRewritePattern<AddOp> {
 static Value softmaxLast(LinalgBuilder &lb, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   unsigned rank = type.getRank();
-  auto identityPre = [](OpBuilder &, Location, Value v, ValueRange) { return v; };
+  auto identityPre = [](OpBuilder &, Location, Value v, ValueRange) {
+    return v;
+  };
   Value max = lb.reduceLast(
       x, -std::numeric_limits<double>::infinity(), {}, identityPre,
       [](OpBuilder &b, Location loc, Value acc, Value v) -> Value {
@@ -140,14 +141,15 @@ static Value softmaxLast(LinalgBuilder &lb, Value x) {
   for (unsigned d = 0; d + 1 < rank; ++d)
     outer.push_back(d);
   SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-  return lb.generic({x, max, sum}, lb.empty(type.getShape(), lb.f32()),
-                    {lb.identity(rank), lb.dims(rank, outer),
-                     lb.dims(rank, outer), lb.identity(rank)},
-                    iters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                      Value e = math::ExpOp::create(
-                          b, loc, arith::SubFOp::create(b, loc, args[0], args[1]));
-                      return arith::DivFOp::create(b, loc, e, args[2]);
-                    });
+  return lb.generic(
+      {x, max, sum}, lb.empty(type.getShape(), lb.f32()),
+      {lb.identity(rank), lb.dims(rank, outer), lb.dims(rank, outer),
+       lb.identity(rank)},
+      iters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value e = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, args[0], args[1]));
+        return arith::DivFOp::create(b, loc, e, args[2]);
+      });
 }
 
 struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
@@ -207,24 +209,27 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
   SmallVector<Value> outerInputs;
   if (subtractMean) {
     Value sum = lb.reduceLast(
-        x, 0.0, {}, [](OpBuilder &, Location, Value v, ValueRange) { return v; },
-        add);
+        x, 0.0, {},
+        [](OpBuilder &, Location, Value v, ValueRange) { return v; }, add);
     unsigned outerRank = rank - 1;
     SmallVector<IteratorType> iters(outerRank, IteratorType::parallel);
-    mean = lb.generic(sum, lb.empty(type.getShape().drop_back(), lb.f32()),
-                      {lb.identity(outerRank), lb.identity(outerRank)}, iters,
-                      [d](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                        return arith::DivFOp::create(
-                            b, loc, args[0],
-                            LinalgBuilder::constF32(b, loc, static_cast<double>(d)));
-                      });
+    mean = lb.generic(
+        sum, lb.empty(type.getShape().drop_back(), lb.f32()),
+        {lb.identity(outerRank), lb.identity(outerRank)}, iters,
+        [d](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return arith::DivFOp::create(
+              b, loc, args[0],
+              LinalgBuilder::constF32(b, loc, static_cast<double>(d)));
+        });
     outerInputs.push_back(mean);
   }
   // Sum of squares of the (centered) values.
   Value sumSq = lb.reduceLast(
       x, 0.0, outerInputs,
       [&](OpBuilder &b, Location loc, Value v, ValueRange outer) -> Value {
-        Value c = subtractMean ? arith::SubFOp::create(b, loc, v, outer[0]).getResult() : v;
+        Value c = subtractMean
+                      ? arith::SubFOp::create(b, loc, v, outer[0]).getResult()
+                      : v;
         return mulF(b, loc, c, c);
       },
       add);
@@ -255,7 +260,8 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
             b, loc, args[1],
             LinalgBuilder::constF32(b, loc, static_cast<double>(d)));
         Value inv = math::RsqrtOp::create(
-            b, loc, addF(b, loc, var, LinalgBuilder::constF32(b, loc, epsilon)));
+            b, loc,
+            addF(b, loc, var, LinalgBuilder::constF32(b, loc, epsilon)));
         Value y = mulF(b, loc, mulF(b, loc, v, inv), args[2]);
         if (hasBeta)
           y = addF(b, loc, y, args[3]);
@@ -273,10 +279,10 @@ struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
   LogicalResult matchAndRewrite(LayerNormOp op,
                                 PatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
-    Value y = normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
-                            lb.toF32(op.getBeta()),
-                            op.getEpsilon().convertToDouble(),
-                            /*subtractMean=*/true);
+    Value y =
+        normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
+                      lb.toF32(op.getBeta()), op.getEpsilon().convertToDouble(),
+                      /*subtractMean=*/true);
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -287,9 +293,10 @@ struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
   LogicalResult matchAndRewrite(RmsNormOp op,
                                 PatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
-    Value y = normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
-                            Value(), op.getEpsilon().convertToDouble(),
-                            /*subtractMean=*/false);
+    Value y =
+        normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
+                      Value(), op.getEpsilon().convertToDouble(),
+                      /*subtractMean=*/false);
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -322,12 +329,12 @@ struct FfnLowering : OpRewritePattern<FfnOp> {
     LinalgBuilder lb(rewriter, op.getLoc());
     Activation act = op.getActivation();
     // Bias and activation share one epilogue generic with the up projection.
-    Value hidden = lb.linear(
-        lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
-        toF32OrNull(lb, op.getUpBias()),
-        [&](OpBuilder &b, Location loc, Value v) {
-          return applyActivation(b, loc, act, v);
-        });
+    Value hidden =
+        lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
+                  toF32OrNull(lb, op.getUpBias()),
+                  [&](OpBuilder &b, Location loc, Value v) {
+                    return applyActivation(b, loc, act, v);
+                  });
     Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
                         toF32OrNull(lb, op.getDownBias()));
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
@@ -357,10 +364,12 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
         op.getIds(), lb.empty(type.getShape(), type.getElementType()),
         {lb.dims(rank, outer), lb.identity(rank)}, iters,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
-          id = arith::MaxSIOp::create(b, loc, id, LinalgBuilder::constIndex(b, loc, 0));
-          id = arith::MinSIOp::create(b, loc, id,
-                                      LinalgBuilder::constIndex(b, loc, vocab - 1));
+          Value id =
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
+          id = arith::MaxSIOp::create(b, loc, id,
+                                      LinalgBuilder::constIndex(b, loc, 0));
+          id = arith::MinSIOp::create(
+              b, loc, id, LinalgBuilder::constIndex(b, loc, vocab - 1));
           Value col = linalg::IndexOp::create(b, loc, rank - 1);
           return tensor::ExtractOp::create(b, loc, table, ValueRange{id, col});
         });
@@ -383,27 +392,32 @@ struct SinusoidalPosLowering : OpRewritePattern<SinusoidalPosOp> {
     int64_t d = op.getType().getDimSize(2);
     int64_t offset = static_cast<int64_t>(op.getOffset());
     Value x = lb.toF32(op.getInput());
-    Value y = lb.pointwise(x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-      Value s = linalg::IndexOp::create(b, loc, 1);
-      Value c = linalg::IndexOp::create(b, loc, 2);
-      Value pos = arith::AddIOp::create(b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
-      Value two = LinalgBuilder::constIndex(b, loc, 2);
-      Value pair = arith::DivUIOp::create(b, loc, c, two);
-      Value isCos = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          arith::RemUIOp::create(b, loc, c, two),
-          LinalgBuilder::constIndex(b, loc, 0));
-      // freq = exp(-(2i/D) ln 10000)
-      Value twoI = mulF(b, loc, indexToF32(b, loc, pair),
-                        LinalgBuilder::constF32(b, loc, 2.0 / static_cast<double>(d)));
-      Value freq = math::ExpOp::create(
-          b, loc, mulF(b, loc, twoI, LinalgBuilder::constF32(b, loc, -std::log(10000.0))));
-      Value angle = mulF(b, loc, indexToF32(b, loc, pos), freq);
-      Value pe = arith::SelectOp::create(b, loc, isCos,
-                                         math::CosOp::create(b, loc, angle),
-                                         math::SinOp::create(b, loc, angle));
-      return addF(b, loc, args[0], pe);
-    });
+    Value y = lb.pointwise(
+        x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value s = linalg::IndexOp::create(b, loc, 1);
+          Value c = linalg::IndexOp::create(b, loc, 2);
+          Value pos = arith::AddIOp::create(
+              b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
+          Value two = LinalgBuilder::constIndex(b, loc, 2);
+          Value pair = arith::DivUIOp::create(b, loc, c, two);
+          Value isCos =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    arith::RemUIOp::create(b, loc, c, two),
+                                    LinalgBuilder::constIndex(b, loc, 0));
+          // freq = exp(-(2i/D) ln 10000)
+          Value twoI = mulF(
+              b, loc, indexToF32(b, loc, pair),
+              LinalgBuilder::constF32(b, loc, 2.0 / static_cast<double>(d)));
+          Value freq = math::ExpOp::create(
+              b, loc,
+              mulF(b, loc, twoI,
+                   LinalgBuilder::constF32(b, loc, -std::log(10000.0))));
+          Value angle = mulF(b, loc, indexToF32(b, loc, pos), freq);
+          Value pe = arith::SelectOp::create(
+              b, loc, isCos, math::CosOp::create(b, loc, angle),
+              math::SinOp::create(b, loc, angle));
+          return addF(b, loc, args[0], pe);
+        });
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -419,17 +433,21 @@ struct LearnedPosLowering : OpRewritePattern<LearnedPosOp> {
     int64_t offset = static_cast<int64_t>(op.getOffset());
     Value rows = tensor::ExtractSliceOp::create(
         rewriter, op.getLoc(), op.getTable(),
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset), rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s), rewriter.getIndexAttr(d)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)});
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s),
+                               rewriter.getIndexAttr(d)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
     Value x = lb.toF32(op.getInput());
     Value table = lb.toF32(rows);
     SmallVector<IteratorType> iters(3, IteratorType::parallel);
-    Value y = lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
-                         {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)}, iters,
-                         [](OpBuilder &b, Location loc, ValueRange args) {
-                           return addF(b, loc, args[0], args[1]);
-                         });
+    Value y =
+        lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
+                   {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)}, iters,
+                   [](OpBuilder &b, Location loc, ValueRange args) {
+                     return addF(b, loc, args[0], args[1]);
+                   });
     rewriter.replaceOp(op, lb.fromF32(y, type.getElementType()));
     return success();
   }
@@ -442,41 +460,50 @@ struct RotaryLowering : OpRewritePattern<RotaryOp> {
     LinalgBuilder lb(rewriter, op.getLoc());
     auto type = op.getType();
     int64_t dh = type.getDimSize(3);
-    int64_t rotary = op.getRotaryDim() ? static_cast<int64_t>(*op.getRotaryDim()) : dh;
+    int64_t rotary =
+        op.getRotaryDim() ? static_cast<int64_t>(*op.getRotaryDim()) : dh;
     int64_t half = rotary / 2;
     int64_t offset = static_cast<int64_t>(op.getOffset());
     double logBase = std::log(op.getBase().convertToDouble());
     Value x = lb.toF32(op.getInput());
-    Value y = lb.pointwise(x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-      Value bIdx = linalg::IndexOp::create(b, loc, 0);
-      Value hIdx = linalg::IndexOp::create(b, loc, 1);
-      Value sIdx = linalg::IndexOp::create(b, loc, 2);
-      Value c = linalg::IndexOp::create(b, loc, 3);
-      Value halfV = LinalgBuilder::constIndex(b, loc, half);
-      Value inRotary = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
-                                             LinalgBuilder::constIndex(b, loc, rotary));
-      Value firstHalf = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, halfV);
-      // Pair index i and partner channel; clamp the partner for channels
-      // past the rotary part, where the result is x itself.
-      Value i = arith::RemUIOp::create(b, loc, c, halfV);
-      Value partner = arith::SelectOp::create(
-          b, loc, firstHalf, arith::AddIOp::create(b, loc, c, halfV),
-          arith::SubIOp::create(b, loc, c, halfV));
-      partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
-      Value other = tensor::ExtractOp::create(b, loc, x,
-                                              ValueRange{bIdx, hIdx, sIdx, partner});
-      Value pos = arith::AddIOp::create(b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
-      // theta = p * base^(-2i/R)
-      Value expo = mulF(b, loc, indexToF32(b, loc, i),
-                        LinalgBuilder::constF32(b, loc, -2.0 * logBase / static_cast<double>(rotary)));
-      Value theta = mulF(b, loc, indexToF32(b, loc, pos), math::ExpOp::create(b, loc, expo));
-      Value cosT = math::CosOp::create(b, loc, theta);
-      Value sinT = math::SinOp::create(b, loc, theta);
-      Value signedSin = arith::SelectOp::create(
-          b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
-      Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT), mulF(b, loc, other, signedSin));
-      return arith::SelectOp::create(b, loc, inRotary, rotated, args[0]);
-    });
+    Value y = lb.pointwise(
+        x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value bIdx = linalg::IndexOp::create(b, loc, 0);
+          Value hIdx = linalg::IndexOp::create(b, loc, 1);
+          Value sIdx = linalg::IndexOp::create(b, loc, 2);
+          Value c = linalg::IndexOp::create(b, loc, 3);
+          Value halfV = LinalgBuilder::constIndex(b, loc, half);
+          Value inRotary =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    LinalgBuilder::constIndex(b, loc, rotary));
+          Value firstHalf = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, c, halfV);
+          // Pair index i and partner channel; clamp the partner for channels
+          // past the rotary part, where the result is x itself.
+          Value i = arith::RemUIOp::create(b, loc, c, halfV);
+          Value partner = arith::SelectOp::create(
+              b, loc, firstHalf, arith::AddIOp::create(b, loc, c, halfV),
+              arith::SubIOp::create(b, loc, c, halfV));
+          partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
+          Value other = tensor::ExtractOp::create(
+              b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
+          Value pos = arith::AddIOp::create(
+              b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
+          // theta = p * base^(-2i/R)
+          Value expo =
+              mulF(b, loc, indexToF32(b, loc, i),
+                   LinalgBuilder::constF32(
+                       b, loc, -2.0 * logBase / static_cast<double>(rotary)));
+          Value theta = mulF(b, loc, indexToF32(b, loc, pos),
+                             math::ExpOp::create(b, loc, expo));
+          Value cosT = math::CosOp::create(b, loc, theta);
+          Value sinT = math::SinOp::create(b, loc, theta);
+          Value signedSin = arith::SelectOp::create(
+              b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
+          Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT),
+                               mulF(b, loc, other, signedSin));
+          return arith::SelectOp::create(b, loc, inRotary, rotated, args[0]);
+        });
     rewriter.replaceOp(op, lb.fromF32(y, type.getElementType()));
     return success();
   }
@@ -498,7 +525,8 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
     auto vType = op.getValue().getType();
     if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
         !vType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+      return rewriter.notifyMatchFailure(op,
+                                         "dynamic shapes are not supported");
     Location loc = op.getLoc();
     LinalgBuilder lb(rewriter, loc);
     int64_t batch = qType.getDimSize(0), hq = qType.getDimSize(1),
@@ -513,7 +541,8 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
     Value k = lb.toF32(op.getKey());
     Value v = lb.toF32(op.getValue());
     q = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({batch, hkv, group, sq, dq}, lb.f32()), q,
+        rewriter, loc,
+        RankedTensorType::get({batch, hkv, group, sq, dq}, lb.f32()), q,
         ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
 
     // Loop dims of the score space: b n g i j, plus one reduction dim.
@@ -540,10 +569,11 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
       raw = contract(q, k, dotBody);
       break;
     case ScoreFunction::gaussian:
-      raw = contract(q, k, [](OpBuilder &b, Location l, ValueRange args) -> Value {
-        Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
-        return addF(b, l, args[2], mulF(b, l, diff, diff));
-      });
+      raw = contract(
+          q, k, [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
+            return addF(b, l, args[2], mulF(b, l, diff, diff));
+          });
       break;
     case ScoreFunction::cosine: {
       raw = contract(q, k, dotBody);
@@ -577,9 +607,12 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
       auto slice = [&](int64_t col, int64_t width) -> Value {
         return tensor::ExtractSliceOp::create(
             rewriter, loc, w,
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), rewriter.getIndexAttr(col)},
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(a), rewriter.getIndexAttr(width)},
-            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1), rewriter.getIndexAttr(1)});
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(col)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(a),
+                                   rewriter.getIndexAttr(width)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                   rewriter.getIndexAttr(1)});
       };
       Value wq = slice(0, dq), wk = slice(dq, dk);
       // pq[b,n,g,i,a] = sum_d q[..,d] wq[a,d]; pk[b,n,j,a] likewise.
@@ -600,7 +633,8 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
                         lb.dims(6, {R}), lb.dims(6, {B, N, G, I, J})},
                        contractIters,
                        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-                         Value t = math::TanhOp::create(b, l, addF(b, l, args[0], args[1]));
+                         Value t = math::TanhOp::create(
+                             b, l, addF(b, l, args[0], args[1]));
                          return addF(b, l, args[3], mulF(b, l, args[2], t));
                        });
       break;
@@ -652,8 +686,10 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
           Value s = args[0];
           if (qNormIdx >= 0) {
             Value eps = LinalgBuilder::constF32(b, l, 1e-6);
-            Value nq = arith::MaximumFOp::create(b, l, math::SqrtOp::create(b, l, args[qNormIdx]), eps);
-            Value nk = arith::MaximumFOp::create(b, l, math::SqrtOp::create(b, l, args[kNormIdx]), eps);
+            Value nq = arith::MaximumFOp::create(
+                b, l, math::SqrtOp::create(b, l, args[qNormIdx]), eps);
+            Value nk = arith::MaximumFOp::create(
+                b, l, math::SqrtOp::create(b, l, args[kNormIdx]), eps);
             s = arith::DivFOp::create(b, l, s, mulF(b, l, nq, nk));
           }
           s = mulF(b, l, s, LinalgBuilder::constF32(b, l, factor));
@@ -661,45 +697,59 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
             s = addF(b, l, s, args[biasIdx]);
           Value visible;
           auto andWith = [&](Value cond) {
-            visible = visible ? arith::AndIOp::create(b, l, visible, cond).getResult() : cond;
+            visible =
+                visible ? arith::AndIOp::create(b, l, visible, cond).getResult()
+                        : cond;
           };
           if (causal || window || lenIdx >= 0) {
             Value i = linalg::IndexOp::create(b, l, I);
             Value j = linalg::IndexOp::create(b, l, J);
-            Value p = arith::AddIOp::create(b, l, i, LinalgBuilder::constIndex(b, l, alignOffset));
+            Value p = arith::AddIOp::create(
+                b, l, i, LinalgBuilder::constIndex(b, l, alignOffset));
             if (causal)
-              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, p));
+              andWith(
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, p));
             if (window) {
               Value w = LinalgBuilder::constIndex(b, l, *window);
               Value diff = arith::SubIOp::create(b, l, p, j);
               Value negDiff = arith::SubIOp::create(b, l, j, p);
-              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, diff, w));
-              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, negDiff, w));
+              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                            diff, w));
+              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                            negDiff, w));
             }
             if (lenIdx >= 0) {
-              Value len = arith::IndexCastOp::create(b, l, b.getIndexType(), args[lenIdx]);
-              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, len));
+              Value len = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                     args[lenIdx]);
+              andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j,
+                                            len));
             }
           }
           if (!visible)
             return s;
-          Value negInf = LinalgBuilder::constF32(b, l, -std::numeric_limits<double>::infinity());
+          Value negInf = LinalgBuilder::constF32(
+              b, l, -std::numeric_limits<double>::infinity());
           return arith::SelectOp::create(b, l, visible, s, negInf);
         });
 
     // Softmax over j without normalizing yet; rows with no visible key have
     // max = -inf and contribute exp = 0 everywhere, so their output is 0.
-    auto identityPre = [](OpBuilder &, Location, Value x, ValueRange) { return x; };
+    auto identityPre = [](OpBuilder &, Location, Value x, ValueRange) {
+      return x;
+    };
     Value rowMax = lb.reduceLast(
         masked, -std::numeric_limits<double>::infinity(), {}, identityPre,
         [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
           return arith::MaximumFOp::create(b, l, acc, x);
         });
     auto expMasked = [](OpBuilder &b, Location l, Value x, Value max) -> Value {
-      Value negInf = LinalgBuilder::constF32(b, l, -std::numeric_limits<double>::infinity());
-      Value isMasked = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf);
+      Value negInf = LinalgBuilder::constF32(
+          b, l, -std::numeric_limits<double>::infinity());
+      Value isMasked =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf);
       Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, max));
-      return arith::SelectOp::create(b, l, isMasked, LinalgBuilder::constF32(b, l, 0.0), e);
+      return arith::SelectOp::create(b, l, isMasked,
+                                     LinalgBuilder::constF32(b, l, 0.0), e);
     };
     // exp(s - max) once per score (the PV product below must not recompute
     // it per output column).
@@ -732,12 +782,14 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
         {lb.identity(5), lb.dims(5, {0, 1, 2, 3}), lb.identity(5)}, outIters,
         [](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value zero = LinalgBuilder::constF32(b, l, 0.0);
-          Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, args[1], zero);
+          Value positive = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OGT, args[1], zero);
           Value div = arith::DivFOp::create(b, l, args[0], args[1]);
           return arith::SelectOp::create(b, l, positive, div, zero);
         });
     out = tensor::CollapseShapeOp::create(
-        rewriter, loc, out, ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+        rewriter, loc, out,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
     rewriter.replaceOp(op, lb.fromF32(out, op.getType().getElementType()));
     return success();
   }
@@ -809,7 +861,8 @@ struct AttnLowerToLinalgPass
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
     populateAttnToLinalgPatterns(patterns);
-    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -838,10 +891,10 @@ LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
     auto flatType = RankedTensorType::get({batch, seq, nHeads * dh}, elt);
     Value flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
     Value split = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt), flat,
-        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value init = tensor::EmptyOp::create(rewriter, loc,
-                                         ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
+        rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt),
+        flat, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
     return linalg::TransposeOp::create(rewriter, loc, split, init,
                                        ArrayRef<int64_t>{0, 2, 1, 3})
         .getResult()[0];
@@ -850,19 +903,21 @@ LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
   Value k = project(kvIn, sk, op.getKWeight(), bias(1), kvHeads);
   Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
   auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
-  Value attn = SdpaOp::create(
-      rewriter, loc, attnType, q, k, v, /*bias=*/Value(), op.getKvLengths(),
-      ValueRange{}, ScoreFunction::scaled_dot, op.getScaleAttr(), op.getCausal(),
-      op.getWindowAttr());
-  Value merged = linalg::TransposeOp::create(
-                     rewriter, loc, attn,
-                     tensor::EmptyOp::create(rewriter, loc,
-                                             ArrayRef<int64_t>{batch, sq, heads, dh}, elt),
-                     ArrayRef<int64_t>{0, 2, 1, 3})
-                     .getResult()[0];
+  Value attn =
+      SdpaOp::create(rewriter, loc, attnType, q, k, v, /*bias=*/Value(),
+                     op.getKvLengths(), ValueRange{}, ScoreFunction::scaled_dot,
+                     op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
+  Value merged =
+      linalg::TransposeOp::create(
+          rewriter, loc, attn,
+          tensor::EmptyOp::create(rewriter, loc,
+                                  ArrayRef<int64_t>{batch, sq, heads, dh}, elt),
+          ArrayRef<int64_t>{0, 2, 1, 3})
+          .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       rewriter, loc, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  Value out = LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
+  Value out =
+      LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
   (void)dm;
   rewriter.replaceOp(op, out);
   return success();

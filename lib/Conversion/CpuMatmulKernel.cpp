@@ -80,9 +80,9 @@ static std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
   MLIRContext *ctx = op.getContext();
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> expected = {
-      AffineMap::get(3, 0, {d0, d2}, ctx), AffineMap::get(3, 0, {d1, d2}, ctx),
-      AffineMap::get(3, 0, {d0, d1}, ctx)};
+  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
+                                     AffineMap::get(3, 0, {d1, d2}, ctx),
+                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
   if (op.getIndexingMapsArray() != expected)
     return std::nullopt;
   auto iters = op.getIteratorTypesArray();
@@ -96,7 +96,12 @@ static std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
     return std::nullopt;
   auto aType = cast<MemRefType>(a.getType());
   auto bType = cast<MemRefType>(b.getType());
-  return NTMatmul{op, a, b, c, aType.getDimSize(0), bType.getDimSize(0),
+  return NTMatmul{op,
+                  a,
+                  b,
+                  c,
+                  aType.getDimSize(0),
+                  bType.getDimSize(0),
                   aType.getDimSize(1)};
 }
 
@@ -131,8 +136,10 @@ static linalg::GenericOp findEpilogue(NTMatmul &mm) {
   OpOperand *init = next.getDpsInitOperand(0);
   if (!readsC || next.getMatchingIndexingMap(init) != mn ||
       !isIdentityLayout(init->get()) ||
-      next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty() ==
-          false)
+      next.getRegion()
+              .front()
+              .getArgument(next.getNumDpsInputs())
+              .use_empty() == false)
     return {};
   // The kernel writes the epilogue's output in place of C, so C must not be
   // read again later (its only other users are its allocation and frees).
@@ -198,12 +205,14 @@ struct KernelBuilder {
     SmallVector<Value> rows, cols;
     for (int64_t i = 0; i < mr; ++i)
       rows.push_back(i == 0 ? m0
-                            : arith::AddIOp::create(nb, loc, m0,
-                                                    arith::ConstantIndexOp::create(nb, loc, i)));
+                            : arith::AddIOp::create(
+                                  nb, loc, m0,
+                                  arith::ConstantIndexOp::create(nb, loc, i)));
     for (int64_t j = 0; j < nr; ++j)
       cols.push_back(j == 0 ? n0
-                            : arith::AddIOp::create(nb, loc, n0,
-                                                    arith::ConstantIndexOp::create(nb, loc, j)));
+                            : arith::AddIOp::create(
+                                  nb, loc, n0,
+                                  arith::ConstantIndexOp::create(nb, loc, j)));
     auto loop = scf::ForOp::create(
         nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
         arith::ConstantIndexOp::create(nb, loc, mm.k),
@@ -211,16 +220,16 @@ struct KernelBuilder {
         [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
           SmallVector<Value> as, bs;
           for (Value r : rows)
-            as.push_back(vector::LoadOp::create(lb, l, vecType, mm.a,
-                                                ValueRange{r, k}));
+            as.push_back(
+                vector::LoadOp::create(lb, l, vecType, mm.a, ValueRange{r, k}));
           for (Value c : cols)
-            bs.push_back(vector::LoadOp::create(lb, l, vecType, mm.b,
-                                                ValueRange{c, k}));
+            bs.push_back(
+                vector::LoadOp::create(lb, l, vecType, mm.b, ValueRange{c, k}));
           SmallVector<Value> next;
           for (int64_t i = 0; i < mr; ++i)
             for (int64_t j = 0; j < nr; ++j)
-              next.push_back(vector::FMAOp::create(lb, l, as[i], bs[j],
-                                                   accs[i * nr + j]));
+              next.push_back(
+                  vector::FMAOp::create(lb, l, as[i], bs[j], accs[i * nr + j]));
           scf::YieldOp::create(lb, l, next);
         });
     for (int64_t i = 0; i < mr; ++i)
@@ -228,8 +237,8 @@ struct KernelBuilder {
         Value sum = vector::ReductionOp::create(
             nb, loc, vector::CombiningKind::ADD, loop.getResult(i * nr + j));
         // The generic accumulated into C's initial value.
-        Value initC = memref::LoadOp::create(nb, loc, mm.c,
-                                             ValueRange{rows[i], cols[j]});
+        Value initC =
+            memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
         store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
       }
   }
@@ -269,7 +278,8 @@ struct KernelBuilder {
 };
 
 struct AttnCpuMatmulKernelPass
-    : public mlir::attn::impl::AttnCpuMatmulKernelBase<AttnCpuMatmulKernelPass> {
+    : public mlir::attn::impl::AttnCpuMatmulKernelBase<
+          AttnCpuMatmulKernelPass> {
   using AttnCpuMatmulKernelBase::AttnCpuMatmulKernelBase;
 
   void runOnOperation() override {
@@ -288,12 +298,13 @@ struct AttnCpuMatmulKernelPass
       int64_t blocks = mm.n / nb;
       // Full column blocks in parallel; the remainder block after them.
       if (blocks > 0) {
-        auto par = scf::ParallelOp::create(
-            b, loc, ValueRange{kb.idx(0)}, ValueRange{kb.idx(blocks)},
-            ValueRange{kb.idx(1)});
+        auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
+                                           ValueRange{kb.idx(blocks)},
+                                           ValueRange{kb.idx(1)});
         OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
-        Value nStart = arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
-                                             arith::ConstantIndexOp::create(pb, loc, nb));
+        Value nStart =
+            arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                  arith::ConstantIndexOp::create(pb, loc, nb));
         kb.emitRegion(pb, 0, mm.m, nStart, nb, rowTile, colTile);
       }
       if (int64_t rest = mm.n - blocks * nb)

@@ -88,8 +88,7 @@ struct AttnEmitModelEntryPass
 
     // The user's `main` must not clash with the executable's own main.
     StringAttr forwardName = StringAttr::get(ctx, "attn_model_forward");
-    if (failed(SymbolTable::replaceAllSymbolUses(forward, forwardName,
-                                                 module)))
+    if (failed(SymbolTable::replaceAllSymbolUses(forward, forwardName, module)))
       return signalPassFailure();
     forward.setSymName(forwardName);
     // The weight names live in the manifest; LLVM has no use for them.
@@ -98,8 +97,8 @@ struct AttnEmitModelEntryPass
 
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = forward.getLoc();
-    auto invokeType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                                  {ptrType});
+    auto invokeType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType});
     auto invoke =
         LLVM::LLVMFuncOp::create(b, loc, "attn_model_invoke", invokeType);
     Block *block = invoke.addEntryBlock(b);
@@ -109,9 +108,9 @@ struct AttnEmitModelEntryPass
       return LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(v));
     };
     for (unsigned i = 0; i < numRecords; ++i) {
-      Value slot = LLVM::GEPOp::create(
-          b, loc, ptrType, ptrType, block->getArgument(0),
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value slot =
+          LLVM::GEPOp::create(b, loc, ptrType, ptrType, block->getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value buffer = LLVM::LoadOp::create(b, loc, ptrType, slot);
       if (bare) {
         args.push_back(buffer);

@@ -54,7 +54,8 @@ struct AttnGpuTileParallelLoopsPass
           getConstantIntValue(loop.getLowerBound()[rank - 1]);
       std::optional<int64_t> upper =
           getConstantIntValue(loop.getUpperBound()[rank - 1]);
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[rank - 1]);
+      std::optional<int64_t> step =
+          getConstantIntValue(loop.getStep()[rank - 1]);
       if (!lower || !upper || !step || *step != 1)
         continue;
       int64_t extent = *upper - *lower;

@@ -155,10 +155,10 @@ struct AttnHoistWeightsPass
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::string dtype = tensor ? manifestDType(tensor.getElementType()) : "";
       if (!tensor || !tensor.hasStaticShape() || dtype.empty())
-        return emitError(loc) << "model " << kind << " '" << name
-                              << "' has type " << type
-                              << "; the runtime takes statically shaped "
-                                 "tensors of f32, f16, bf16, i32 or i64";
+        return emitError(loc)
+               << "model " << kind << " '" << name << "' has type " << type
+               << "; the runtime takes statically shaped "
+                  "tensors of f32, f16, bf16, i32 or i64";
       os << kind << " " << name << " " << dtype << " ";
       printDims(os, tensor.getShape());
       if (weight && weight.getConcatNamesAttr()) {

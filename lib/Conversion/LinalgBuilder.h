@@ -55,8 +55,8 @@ public:
   }
 
   static Value constF32(OpBuilder &b, Location loc, double value) {
-    return arith::ConstantOp::create(b, loc,
-                                     b.getF32FloatAttr(static_cast<float>(value)));
+    return arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(value)));
   }
   static Value constIndex(OpBuilder &b, Location loc, int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -94,12 +94,11 @@ public:
       return v;
     unsigned rank = type.getRank();
     SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(v, empty(type.getShape(), f32()),
-                   {identity(rank), identity(rank)}, iters,
-                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     return arith::ExtFOp::create(nb, nloc, nb.getF32Type(),
-                                                  args[0]);
-                   });
+    return generic(
+        v, empty(type.getShape(), f32()), {identity(rank), identity(rank)},
+        iters, [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return arith::ExtFOp::create(nb, nloc, nb.getF32Type(), args[0]);
+        });
   }
 
   /// Converts an f32 tensor to `elementType` (no-op for f32).
@@ -184,9 +183,10 @@ public:
     if (rank == 2)
       return x;
     if (rank == 1) {
-      auto resultType = RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
-      return tensor::ExpandShapeOp::create(b, loc, resultType, x,
-                                           ArrayRef<ReassociationIndices>{{0, 1}});
+      auto resultType =
+          RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType());
+      return tensor::ExpandShapeOp::create(
+          b, loc, resultType, x, ArrayRef<ReassociationIndices>{{0, 1}});
     }
     ReassociationIndices outer;
     for (int64_t d = 0; d < rank - 1; ++d)
@@ -196,12 +196,13 @@ public:
   }
 
   Value expandFromMatrix(Value x, ArrayRef<int64_t> shape, int64_t rank) {
-    auto type = RankedTensorType::get(shape, cast<RankedTensorType>(x.getType()).getElementType());
+    auto type = RankedTensorType::get(
+        shape, cast<RankedTensorType>(x.getType()).getElementType());
     if (rank == 2)
       return x;
     if (rank == 1)
-      return tensor::CollapseShapeOp::create(b, loc, type, x,
-                                             ArrayRef<ReassociationIndices>{{0, 1}});
+      return tensor::CollapseShapeOp::create(
+          b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}});
     ReassociationIndices outer;
     for (int64_t d = 0; d < rank - 1; ++d)
       outer.push_back(d);
@@ -213,9 +214,10 @@ public:
   /// from `init`, after mapping each element through the body of `pre`
   /// (extra inputs are indexed like the reduced tensor without its last
   /// dimension).
-  Value reduceLast(Value x, double init, ValueRange extraOuter,
-                   function_ref<Value(OpBuilder &, Location, Value, ValueRange)> pre,
-                   function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  Value
+  reduceLast(Value x, double init, ValueRange extraOuter,
+             function_ref<Value(OpBuilder &, Location, Value, ValueRange)> pre,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
     auto type = cast<RankedTensorType>(x.getType());
     unsigned rank = type.getRank();
     SmallVector<AffineMap> maps = {identity(rank)};
@@ -229,13 +231,12 @@ public:
     iters.back() = IteratorType::reduction;
     SmallVector<Value> inputs = {x};
     inputs.append(extraOuter.begin(), extraOuter.end());
-    return generic(inputs, filled(type.getShape().drop_back(), init), maps,
-                   iters,
-                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-                     Value v = pre(nb, nloc, args[0],
-                                   args.drop_front().drop_back());
-                     return combine(nb, nloc, args.back(), v);
-                   });
+    return generic(
+        inputs, filled(type.getShape().drop_back(), init), maps, iters,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          Value v = pre(nb, nloc, args[0], args.drop_front().drop_back());
+          return combine(nb, nloc, args.back(), v);
+        });
   }
 
   OpBuilder &b;

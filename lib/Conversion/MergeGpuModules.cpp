@@ -19,8 +19,7 @@ struct AttnMergeGpuModulesPass
           AttnMergeGpuModulesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<gpu::GPUModuleOp> gpuModules(
-        module.getOps<gpu::GPUModuleOp>());
+    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.size() < 2)
       return;
     gpu::GPUModuleOp target = gpuModules.front();
@@ -44,8 +43,9 @@ struct AttnMergeGpuModulesPass
           return signalPassFailure();
         }
         StringAttr oldName = symbol.getNameAttr();
-        std::string base = single ? source.getName().str()
-                                  : (source.getName() + "_" + oldName.getValue()).str();
+        std::string base =
+            single ? source.getName().str()
+                   : (source.getName() + "_" + oldName.getValue()).str();
         op->remove();
         SymbolTable::setSymbolName(op, base);
         // insert() renames on a clash and returns the name it used.
@@ -56,8 +56,8 @@ struct AttnMergeGpuModulesPass
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
       SymbolRefAttr kernel = launch.getKernel();
-      auto it = renamed.find({kernel.getRootReference(),
-                              kernel.getLeafReference()});
+      auto it =
+          renamed.find({kernel.getRootReference(), kernel.getLeafReference()});
       if (it == renamed.end())
         return;
       launch.setKernelAttr(SymbolRefAttr::get(

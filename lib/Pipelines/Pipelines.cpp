@@ -67,8 +67,12 @@ constexpr llvm::StringLiteral kCudaMapStage =
     "gpu-kernel-outlining,attn-merge-gpu-modules,"
     "func.func(gpu-async-region),lower-affine,canonicalize";
 
-struct CpuPipelineCLOptions
-    : public PassPipelineOptions<CpuPipelineCLOptions> {
+/// Options both pipelines take: where to stop and which optimizations run.
+template <typename Derived>
+struct CommonPipelineCLOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = typename PassPipelineOptions<Derived>::template Option<T>;
+
   Option<attnc::Stage> stopAfter{
       *this, "stop-after", llvm::cl::desc("Stop after this stage"),
       llvm::cl::init(attnc::Stage::LLVM),
@@ -83,61 +87,52 @@ struct CpuPipelineCLOptions
                      llvm::cl::desc("Block dot-product attention "
                                     "(attn-flash-attention)"),
                      llvm::cl::init(true)};
-  Option<bool> raise{*this, "raise-attention",
-                     llvm::cl::desc("Raise unfused attention chains to attn.sdpa"),
-                     llvm::cl::init(true)};
-  Option<bool> packQKV{*this, "pack-qkv",
-                       llvm::cl::desc("Pack projections of one input (QKV) into one matmul"),
-                       llvm::cl::init(true)};
-  Option<bool> fuseRows{*this, "fuse-rows",
-                        llvm::cl::desc("Fuse residual add + norm into one row loop"),
-                        llvm::cl::init(true)};
+  Option<bool> raise{
+      *this, "raise-attention",
+      llvm::cl::desc("Raise unfused attention chains to attn.sdpa"),
+      llvm::cl::init(true)};
+  Option<bool> packQKV{
+      *this, "pack-qkv",
+      llvm::cl::desc("Pack projections of one input (QKV) into one matmul"),
+      llvm::cl::init(true)};
+  Option<bool> fuseRows{
+      *this, "fuse-rows",
+      llvm::cl::desc("Fuse residual add + norm into one row loop"),
+      llvm::cl::init(true)};
   Option<bool> matmulKernels{
       *this, "matmul-kernels",
       llvm::cl::desc("Register-tiled (CPU) / tensor-core (CUDA) matmul kernels "
                      "with fused epilogues"),
       llvm::cl::init(true)};
+
+  void applyTo(attnc::FusionOptions &fusion, attnc::Stage &stage) const {
+    stage = stopAfter;
+    fusion.flash = flash;
+    fusion.raiseAttention = raise;
+    fusion.packQKV = packQKV;
+    fusion.fuseRows = fuseRows;
+    fusion.matmulKernels = matmulKernels;
+  }
 };
 
+struct CpuPipelineCLOptions
+    : public CommonPipelineCLOptions<CpuPipelineCLOptions> {};
+
 struct CudaPipelineCLOptions
-    : public PassPipelineOptions<CudaPipelineCLOptions> {
-  Option<attnc::Stage> stopAfter{
-      *this, "stop-after", llvm::cl::desc("Stop after this stage"),
-      llvm::cl::init(attnc::Stage::LLVM),
-      llvm::cl::values(
-          clEnumValN(attnc::Stage::Linalg, "linalg",
-                     "attn lowered to linalg on tensors, weights hoisted"),
-          clEnumValN(attnc::Stage::Bufferized, "bufferized",
-                     "bufferized, results as out-params"),
-          clEnumValN(attnc::Stage::LLVM, "llvm",
-                     "LLVM dialect with the runtime entry points"))};
-  Option<bool> flash{*this, "flash",
-                     llvm::cl::desc("Block dot-product attention "
-                                    "(attn-flash-attention)"),
-                     llvm::cl::init(true)};
-  Option<bool> raise{*this, "raise-attention",
-                     llvm::cl::desc("Raise unfused attention chains to attn.sdpa"),
-                     llvm::cl::init(true)};
-  Option<bool> packQKV{*this, "pack-qkv",
-                       llvm::cl::desc("Pack projections of one input (QKV) into one matmul"),
-                       llvm::cl::init(true)};
-  Option<bool> fuseRows{*this, "fuse-rows",
-                        llvm::cl::desc("Fuse residual add + norm into one row loop"),
-                        llvm::cl::init(true)};
-  Option<bool> matmulKernels{
-      *this, "matmul-kernels",
-      llvm::cl::desc("Register-tiled (CPU) / tensor-core (CUDA) matmul kernels "
-                     "with fused epilogues"),
-      llvm::cl::init(true)};
-  Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
-                           llvm::cl::init("sm_90a")};
+    : public CommonPipelineCLOptions<CudaPipelineCLOptions> {
+  template <typename T>
+  using Option =
+      typename PassPipelineOptions<CudaPipelineCLOptions>::template Option<T>;
+
+  Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
+      llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features, e.g. +ptx80"),
                                llvm::cl::init("+ptx80")};
-  Option<std::string> toolkit{*this, "toolkit",
-                              llvm::cl::desc("CUDA toolkit root (ptxas, libdevice)"),
-                              llvm::cl::init("/usr/local/cuda")};
+  Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit root (ptxas, libdevice)"),
+      llvm::cl::init("/usr/local/cuda")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Kernel binary format: bin (cubin), isa (PTX) or fatbin"),
@@ -219,14 +214,16 @@ attnc::buildAttnToCudaPipeline(OpPassManager &pm,
       "convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,"
       "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
       "expand-strided-metadata,"
-      "nvvm-attach-target{chip=" + options.chip + " features=" +
-      options.features + " O=3 l=" + libdevice + "},"
+      "nvvm-attach-target{chip=" +
+      options.chip + " features=" + options.features + " O=3 l=" + libdevice +
+      "},"
       "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,"
       "cse,gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
       "reconcile-unrealized-casts),"
       "gpu-to-llvm{use-bare-pointers-for-host=1},"
-      "gpu-module-to-binary{format=" + options.format +
-      " toolkit=" + options.toolkit + "},"
+      "gpu-module-to-binary{format=" +
+      options.format + " toolkit=" + options.toolkit +
+      "},"
       "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
   if (failed(addStage(pm, nvvm)))
     return failure();
@@ -240,12 +237,7 @@ void attnc::registerPipelines() {
       "bufferization, loops, LLVM) with the attnrt entry points",
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
-        options.stopAfter = cl.stopAfter;
-        options.flash = cl.flash;
-        options.raiseAttention = cl.raise;
-        options.packQKV = cl.packQKV;
-        options.fuseRows = cl.fuseRows;
-        options.matmulKernels = cl.matmulKernels;
+        cl.applyTo(options, options.stopAfter);
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(
@@ -254,12 +246,7 @@ void attnc::registerPipelines() {
       "(gpu mapping, outlining, gpu-module-to-binary via ptxas)",
       [](OpPassManager &pm, const CudaPipelineCLOptions &cl) {
         CudaPipelineOptions options;
-        options.stopAfter = cl.stopAfter;
-        options.flash = cl.flash;
-        options.raiseAttention = cl.raise;
-        options.packQKV = cl.packQKV;
-        options.fuseRows = cl.fuseRows;
-        options.matmulKernels = cl.matmulKernels;
+        cl.applyTo(options, options.stopAfter);
         options.chip = cl.chip;
         options.features = cl.features;
         options.format = cl.format;

@@ -2,8 +2,8 @@
 
 #include "attnc/InitAttnc.h"
 
-#include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Transforms/Passes.h"
 

@@ -32,8 +32,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cmath>
@@ -74,8 +74,8 @@ static LogicalResult gateLayers(func::FuncOp entry, ArrayRef<LayerOp> stack) {
     Value index = arith::ConstantIndexOp::create(b, loc, i);
     Value flag = tensor::ExtractOp::create(b, loc, mask, ValueRange{index});
     Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-    Value on = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag,
-                                     zero);
+    Value on =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero);
     SmallVector<Value> forwarded(
         layer.getInputs().take_front(layer.getNumResults()));
     auto ifOp = scf::IfOp::create(b, loc, layer.getResultTypes(), on,
@@ -150,9 +150,8 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   }
   if (!entry)
     return makeError("search: no attn.layer ops to prune");
-  llvm::stable_sort(stack, [](LayerOp a, LayerOp b) {
-    return a.getIndex() < b.getIndex();
-  });
+  llvm::stable_sort(
+      stack, [](LayerOp a, LayerOp b) { return a.getIndex() < b.getIndex(); });
   int64_t depth = stack.size();
   for (auto [i, layer] : llvm::enumerate(stack))
     if (LayerOp(layer).getIndex() != i)
@@ -209,9 +208,9 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   std::vector<std::vector<attnrt::NpyArray>> sets;
   for (const std::vector<std::string> &files : options.calibration) {
     if (static_cast<int>(files.size()) != maskInput)
-      return makeError("search: a calibration set has " +
-                       Twine(files.size()) + " file(s) but the model has " +
-                       Twine(maskInput) + " input(s)");
+      return makeError("search: a calibration set has " + Twine(files.size()) +
+                       " file(s) but the model has " + Twine(maskInput) +
+                       " input(s)");
     std::vector<attnrt::NpyArray> arrays(files.size());
     for (size_t i = 0; i < files.size(); ++i) {
       std::string message;
@@ -273,8 +272,8 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   SmallVector<bool> best;
   Fidelity bestFidelity{INFINITY, 0};
   if (combinations <= options.maxExhaustive) {
-    result.method = "exhaustive over " + std::to_string(
-                                             static_cast<int64_t>(combinations)) +
+    result.method = "exhaustive over " +
+                    std::to_string(static_cast<int64_t>(combinations)) +
                     " subsets";
     progress("search: " + Twine(result.method));
     // Enumerate k-subsets in lexicographic order.

@@ -24,7 +24,8 @@ static Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-static Expected<std::unique_ptr<TargetMachine>> createHostMachine(StringRef cpu) {
+static Expected<std::unique_ptr<TargetMachine>>
+createHostMachine(StringRef cpu) {
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
   Triple triple(sys::getDefaultTargetTriple());
@@ -32,7 +33,8 @@ static Expected<std::unique_ptr<TargetMachine>> createHostMachine(StringRef cpu)
   const Target *target = TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return makeError("no LLVM target for " + triple.str() + ": " + error);
-  std::string cpuName = cpu == "native" ? sys::getHostCPUName().str() : cpu.str();
+  std::string cpuName =
+      cpu == "native" ? sys::getHostCPUName().str() : cpu.str();
   std::string features;
   if (cpu == "native") {
     SubtargetFeatures subtarget;
@@ -123,12 +125,11 @@ Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
     args.push_back(lib);
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string message;
-  int rc = sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0,
-                               &message);
+  int rc =
+      sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)
     return makeError("linking failed (" + *linker + " exited with " +
-                     Twine(rc) + (message.empty() ? "" : ": " + message) +
-                     ")");
+                     Twine(rc) + (message.empty() ? "" : ": " + message) + ")");
   return Error::success();
 }
 
@@ -137,14 +138,16 @@ Expected<std::string> attnc::extractPtx(mlir::ModuleOp module) {
   module.walk([&](mlir::gpu::BinaryOp binary) {
     for (mlir::Attribute attr : binary.getObjects()) {
       auto object = mlir::dyn_cast<mlir::gpu::ObjectAttr>(attr);
-      if (object && object.getFormat() == mlir::gpu::CompilationTarget::Assembly) {
+      if (object &&
+          object.getFormat() == mlir::gpu::CompilationTarget::Assembly) {
         ptx += object.getObject().getValue().str();
         ptx += "\n";
       }
     }
   });
   if (ptx.empty())
-    return makeError("no PTX found: the module has no gpu.binary in isa format");
+    return makeError(
+        "no PTX found: the module has no gpu.binary in isa format");
   return ptx;
 }
 

@@ -48,11 +48,11 @@ private:
 
 } // namespace
 
-FailureOr<SmallVector<double>>
-AttnLayerDropPass::readScores(func::FuncOp func, int64_t depth) {
+FailureOr<SmallVector<double>> AttnLayerDropPass::readScores(func::FuncOp func,
+                                                             int64_t depth) {
   auto fail = [&](const Twine &why) -> FailureOr<SmallVector<double>> {
-    return func.emitError() << "attn-layer-drop: scores-file '" << scoresFile
-                            << "': " << why;
+    return func.emitError()
+           << "attn-layer-drop: scores-file '" << scoresFile << "': " << why;
   };
   auto buffer = llvm::MemoryBuffer::getFile(scoresFile);
   if (!buffer)
@@ -105,8 +105,8 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
 
   if (strategy == "every-other") {
     if (!(rate > 0.0 && rate < 1.0))
-      return func.emitError() << "attn-layer-drop: rate must be in (0, 1), got "
-                              << rate;
+      return func.emitError()
+             << "attn-layer-drop: rate must be in (0, 1), got " << rate;
     // The paper's rule: drop depth d (1-based) when d = 0 mod floor(1/p).
     int64_t period = static_cast<int64_t>(std::floor(1.0 / rate));
     if (period < 2)
@@ -121,10 +121,10 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
 
   if (strategy == "top-k") {
     if (keep < 1 || keep > depth)
-      return func.emitError() << "attn-layer-drop: keep="
-                              << static_cast<int64_t>(keep)
-                              << " must be in [1, " << depth
-                              << "] (the stack has " << depth << " layers)";
+      return func.emitError()
+             << "attn-layer-drop: keep=" << static_cast<int64_t>(keep)
+             << " must be in [1, " << depth << "] (the stack has " << depth
+             << " layers)";
     SmallVector<double> scores;
     if (!scoresFile.empty()) {
       FailureOr<SmallVector<double>> fromFile = readScores(func, depth);
@@ -141,8 +141,8 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
       }
     }
     SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, depth));
-    llvm::stable_sort(order,
-                      [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
+    llvm::stable_sort(
+        order, [&](int64_t a, int64_t b) { return scores[a] > scores[b]; });
     for (int64_t i = 0; i < keep; ++i)
       kept[order[i]] = true;
     // The report shows the scores that decided.
@@ -158,10 +158,9 @@ AttnLayerDropPass::chooseKept(func::FuncOp func, ArrayRef<LayerOp> stack) {
              << "attn-layer-drop: keep-list needs layers=i,j,... (none given)";
     for (int64_t index : layers) {
       if (index < 0 || index >= depth)
-        return func.emitError()
-               << "attn-layer-drop: layer " << index
-               << " does not exist (the stack has layers 0.." << depth - 1
-               << ")";
+        return func.emitError() << "attn-layer-drop: layer " << index
+                                << " does not exist (the stack has layers 0.."
+                                << depth - 1 << ")";
       if (kept[index])
         return func.emitError()
                << "attn-layer-drop: layer " << index << " is listed twice";
@@ -199,9 +198,8 @@ void AttnLayerDropPass::runOnOperation() {
 LogicalResult AttnLayerDropPass::pruneStack(func::FuncOp func,
                                             SmallVector<LayerOp> &stack) {
   // Depth order is the layers' index, which must be unique.
-  llvm::stable_sort(stack, [](LayerOp a, LayerOp b) {
-    return a.getIndex() < b.getIndex();
-  });
+  llvm::stable_sort(
+      stack, [](LayerOp a, LayerOp b) { return a.getIndex() < b.getIndex(); });
   for (auto [i, layer] : llvm::enumerate(stack)) {
     if (layer.getIndex() != i) {
       layer.emitOpError() << "has index " << layer.getIndex()
@@ -233,14 +231,15 @@ LogicalResult AttnLayerDropPass::pruneStack(func::FuncOp func,
     llvm::raw_string_ostream os(text);
     auto print = [&](bool wantKept) {
       os << "[";
-      llvm::interleaveComma(llvm::make_filter_range(
-                                llvm::enumerate(*kept),
-                                [&](auto it) { return it.value() == wantKept; }),
+      llvm::interleaveComma(llvm::make_filter_range(llvm::enumerate(*kept),
+                                                    [&](auto it) {
+                                                      return it.value() ==
+                                                             wantKept;
+                                                    }),
                             os, [&](auto it) {
                               os << it.index();
                               if (auto s = stack[it.index()].getScore())
-                                os << " (score " << s->convertToDouble()
-                                   << ")";
+                                os << " (score " << s->convertToDouble() << ")";
                             });
       os << "]";
     };

@@ -45,11 +45,11 @@ static Value concatWeights(OpBuilder &b, Location loc,
     names.push_back(part.getNameAttr());
     label += (label.empty() ? "" : "+") + part.getName().str();
   }
-  return WeightOp::create(
-      b, loc, RankedTensorType::get(shape, first.getElementType()),
-      b.getStringAttr(label), /*gather_axis=*/nullptr,
-      /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
-      b.getArrayAttr(names), b.getI64IntegerAttr(0));
+  return WeightOp::create(b, loc,
+                          RankedTensorType::get(shape, first.getElementType()),
+                          b.getStringAttr(label), /*gather_axis=*/nullptr,
+                          /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
+                          b.getArrayAttr(names), b.getI64IntegerAttr(0));
 }
 
 namespace {
@@ -97,15 +97,16 @@ struct AttnPackQKVPass
       Value packedWeight = concatWeights(b, loc, weights);
       Value packedBias =
           biases.empty() ? Value() : concatWeights(b, loc, biases);
-      auto inputType = cast<RankedTensorType>(linears.front().getInput().getType());
+      auto inputType =
+          cast<RankedTensorType>(linears.front().getInput().getType());
       SmallVector<int64_t> shape(inputType.getShape());
       shape.back() =
           cast<RankedTensorType>(packedWeight.getType()).getDimSize(0);
       auto resultType = RankedTensorType::get(
           shape, linears.front().getType().getElementType());
-      auto packed = LinearOp::create(b, loc, resultType,
-                                     linears.front().getInput(), packedWeight,
-                                     packedBias);
+      auto packed =
+          LinearOp::create(b, loc, resultType, linears.front().getInput(),
+                           packedWeight, packedBias);
       int64_t offset = 0;
       int64_t rank = shape.size();
       for (LinearOp linear : linears) {
@@ -116,9 +117,9 @@ struct AttnPackQKVPass
           sizes.push_back(b.getIndexAttr(d));
         offsets.back() = b.getIndexAttr(offset);
         offset += type.getShape().back();
-        Value slice = tensor::ExtractSliceOp::create(
-            b, linear.getLoc(), type, packed.getResult(), offsets, sizes,
-            strides);
+        Value slice = tensor::ExtractSliceOp::create(b, linear.getLoc(), type,
+                                                     packed.getResult(),
+                                                     offsets, sizes, strides);
         linear.getResult().replaceAllUsesWith(slice);
       }
       for (LinearOp linear : linears) {

@@ -61,8 +61,8 @@ parseSelection(const llvm::json::Object &layer, StringRef listKey,
     }
     SmallVector<int64_t> order(values.size());
     std::iota(order.begin(), order.end(), 0);
-    llvm::stable_sort(order,
-                      [&](int64_t a, int64_t b) { return values[a] > values[b]; });
+    llvm::stable_sort(
+        order, [&](int64_t a, int64_t b) { return values[a] > values[b]; });
     kept.assign(order.begin(), order.begin() + *count);
   } else {
     return kept;
@@ -77,9 +77,9 @@ parseSelection(const llvm::json::Object &layer, StringRef listKey,
 
 /// A gathered copy of `weight` along `axis`: for each kept unit u, the
 /// range [u * width, (u + 1) * width).
-static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user,
-                                    Value weight, int64_t axis,
-                                    ArrayRef<int64_t> units, int64_t width) {
+static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user, Value weight,
+                                    int64_t axis, ArrayRef<int64_t> units,
+                                    int64_t width) {
   auto source = weight.getDefiningOp<WeightOp>();
   if (!source || source.getGatherRanges()) {
     user->emitOpError("cannot be pruned: its weights must come straight from "
@@ -112,8 +112,8 @@ struct AttnPruneStructurePass
                             "(kv_heads != heads) is not supported");
     for (int64_t h : heads)
       if (h >= numHeads)
-        return op.emitOpError() << "has " << numHeads
-                                << " heads; cannot keep head " << h;
+        return op.emitOpError()
+               << "has " << numHeads << " heads; cannot keep head " << h;
     int64_t dh = op.getEffectiveHeadDim();
     OpBuilder b(op);
     FailureOr<Value> wq = gatherUnits(b, op, op.getQWeight(), 0, heads, dh);
@@ -153,14 +153,13 @@ struct AttnPruneStructurePass
   LogicalResult pruneFfn(FfnOp op, ArrayRef<int64_t> groups, int64_t size) {
     int64_t hidden = op.getUpWeight().getType().getDimSize(0);
     if (size <= 0 || hidden % size != 0)
-      return op.emitOpError() << "d_ff " << hidden
-                              << " is not a multiple of ffn_group_size "
-                              << size;
+      return op.emitOpError()
+             << "d_ff " << hidden << " is not a multiple of ffn_group_size "
+             << size;
     for (int64_t g : groups)
       if (g >= hidden / size)
-        return op.emitOpError() << "has " << hidden / size
-                                << " FFN groups of " << size
-                                << "; cannot keep group " << g;
+        return op.emitOpError() << "has " << hidden / size << " FFN groups of "
+                                << size << "; cannot keep group " << g;
     OpBuilder b(op);
     FailureOr<Value> up = gatherUnits(b, op, op.getUpWeight(), 0, groups, size);
     FailureOr<Value> down =
@@ -203,7 +202,8 @@ struct AttnPruneStructurePass
       return signalPassFailure();
     }
     const llvm::json::Object *root = json->getAsObject();
-    const llvm::json::Object *layers = root ? root->getObject("layers") : nullptr;
+    const llvm::json::Object *layers =
+        root ? root->getObject("layers") : nullptr;
     if (!layers) {
       error() << "expected an object with \"layers\"";
       return signalPassFailure();
@@ -219,9 +219,7 @@ struct AttnPruneStructurePass
                 << "' must be a depth with an object";
         return signalPassFailure();
       }
-      auto layerError = [&]() {
-        return error() << "layer " << depth << ": ";
-      };
+      auto layerError = [&]() { return error() << "layer " << depth << ": "; };
       auto heads = parseSelection(*layer, "heads", "head_scores", "keep_heads",
                                   layerError);
       auto groups = parseSelection(*layer, "ffn_groups", "ffn_scores",

@@ -49,10 +49,11 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output path"),
 static cl::opt<std::string>
     targetName("target", cl::desc("Target: cpu (the host) or cuda"),
                cl::init("cpu"), cl::cat(category));
-static cl::opt<std::string> chip("chip",
-                                 cl::desc("CUDA architecture for --target=cuda: "
-                                          "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"),
-                                 cl::init("sm_90a"), cl::cat(category));
+static cl::opt<std::string>
+    chip("chip",
+         cl::desc("CUDA architecture for --target=cuda: "
+                  "sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a"),
+         cl::init("sm_90a"), cl::cat(category));
 static cl::opt<std::string> hostCpu("cpu",
                                     cl::desc("Host CPU to generate code for "
                                              "(default: this machine)"),
@@ -202,13 +203,13 @@ int main(int argc, char **argv) {
                                      .Default(std::nullopt);
   if (!target)
     return fail("unknown target '" + targetName + "' (expected cpu or cuda)");
-  static const char *const chips[] = {"sm_80", "sm_86", "sm_87", "sm_89",
-                                      "sm_90", "sm_90a"};
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
   if (*target == Target::Cuda && !llvm::is_contained(chips, StringRef(chip)))
     return fail("unknown CUDA chip '" + chip +
                 "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
-  static const char *const stages[] = {"linalg", "llvm", "llvm-ir", "ptx",
-                                       "obj", "exe"};
+  static const char *const stages[] = {"linalg", "llvm", "llvm-ir",
+                                       "ptx",    "obj",  "exe"};
   if (!llvm::is_contained(stages, StringRef(emit)))
     return fail("unknown --emit stage '" + emit +
                 "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
@@ -302,8 +303,7 @@ int main(int argc, char **argv) {
   mlir::PassManager pm(&context);
   if (!layerDropOptions.empty() &&
       failed(mlir::parsePassPipeline(
-          "attn-layer-drop{" + layerDropOptions + " report=true}", pm,
-          errs())))
+          "attn-layer-drop{" + layerDropOptions + " report=true}", pm, errs())))
     return fail("bad --layer-drop options '" + layerDrop + "'");
   if (!pruneSpec.empty() &&
       failed(mlir::parsePassPipeline(
@@ -395,12 +395,12 @@ int main(int argc, char **argv) {
   progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
                 ")");
   LLVMContext llvmContext;
-  auto llvmModule =
-      attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
+  auto llvmModule = attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
   if (!llvmModule)
     return fail(toString(llvmModule.takeError()));
   if (emit == "llvm-ir")
-    return writeText([&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+    return writeText(
+        [&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
 
   progress.step("emitting object code");
   if (emit == "obj") {

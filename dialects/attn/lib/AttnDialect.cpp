@@ -6,8 +6,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-#include "attnc/Dialect/Attn/AttnOpsDialect.cpp.inc"
 #include "attnc/Dialect/Attn/AttnEnums.cpp.inc"
+#include "attnc/Dialect/Attn/AttnOpsDialect.cpp.inc"
 
 void AttnDialect::initialize() {
   addOperations<

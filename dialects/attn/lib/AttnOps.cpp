@@ -86,10 +86,10 @@ static LogicalResult verifySameFloatElementType(Operation *op) {
     }
     if (tensor.getElementType() == expected)
       return success();
-    return op->emitOpError() << kind << " #" << idx << " has element type "
-                             << tensor.getElementType() << " but expected "
-                             << expected
-                             << " (all float tensors must share one type)";
+    return op->emitOpError()
+           << kind << " #" << idx << " has element type "
+           << tensor.getElementType() << " but expected " << expected
+           << " (all float tensors must share one type)";
   };
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (failed(check(v.getType(), "operand", i)))
@@ -110,7 +110,8 @@ static LogicalResult verifyPositiveFinite(Operation *op, StringRef name,
                            << *value;
 }
 
-static LogicalResult verifyWindow(Operation *op, std::optional<int64_t> window) {
+static LogicalResult verifyWindow(Operation *op,
+                                  std::optional<int64_t> window) {
   if (window && *window < 0)
     return op->emitOpError() << "window must be >= 0 (0 disables the sliding "
                                 "window), got "
@@ -250,16 +251,17 @@ LogicalResult SdpaOp::verify() {
 
   if (Value bias = getBias()) {
     Named b = named("bias", bias);
-    if (failed(verifyRank(op, b, 4, "broadcastable to [batch, heads, q_seq, "
-                                    "k_seq]")))
+    if (failed(verifyRank(op, b, 4,
+                          "broadcastable to [batch, heads, q_seq, "
+                          "k_seq]")))
       return failure();
     int64_t full[4] = {batch, hq, sq, sk};
     for (int64_t d = 0; d < 4; ++d) {
       int64_t size = b.type.getDimSize(d);
       if (size != 1 && !dimsCompatible(size, full[d]))
-        return emitOpError() << "bias dimension " << d << " is "
-                             << dimString(size) << " but must be 1 or "
-                             << dimString(full[d]);
+        return emitOpError()
+               << "bias dimension " << d << " is " << dimString(size)
+               << " but must be 1 or " << dimString(full[d]);
     }
   }
   if (Value lengths = getKvLengths()) {
@@ -356,8 +358,10 @@ LogicalResult MhaOp::verify() {
   auto mul = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(b) ? ShapedType::kDynamic : a * b;
   };
-  Named wq = named("q_weight", getQWeight()), wk = named("k_weight", getKWeight()),
-        wv = named("v_weight", getVWeight()), wo = named("o_weight", getOWeight());
+  Named wq = named("q_weight", getQWeight()),
+        wk = named("k_weight", getKWeight()),
+        wv = named("v_weight", getVWeight()),
+        wo = named("o_weight", getOWeight());
   for (Named w : {wq, wk, wv, wo})
     if (failed(verifyRank(op, w, 2, "[out_features, in_features]")))
       return failure();
@@ -381,7 +385,8 @@ LogicalResult MhaOp::verify() {
     for (int i = 0; i < 4; ++i) {
       Named b = named(names[i], biases[i]);
       if (failed(verifyRank(op, b, 1, "[out_features]")) ||
-          failed(verifyDim(op, b, 0, sizes[i], "the projection's out_features")))
+          failed(
+              verifyDim(op, b, 0, sizes[i], "the projection's out_features")))
         return failure();
     }
   }
@@ -391,8 +396,9 @@ LogicalResult MhaOp::verify() {
         failed(verifyDim(op, l, 0, batch, "query dimension 0, batch")))
       return failure();
   }
-  return failure(failed(verifyPositiveFinite(op, "scale", toDouble(getScale()))) ||
-                 failed(verifyWindow(op, toSigned(getWindow()))));
+  return failure(
+      failed(verifyPositiveFinite(op, "scale", toDouble(getScale()))) ||
+      failed(verifyWindow(op, toSigned(getWindow()))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -402,20 +408,20 @@ LogicalResult MhaOp::verify() {
 LogicalResult LayerNormOp::verify() {
   Operation *op = getOperation();
   Named x = named("input", getInput());
-  return failure(
-      failed(verifySameFloatElementType(op)) ||
-      failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
-      failed(verifyNormParam(op, x, named("beta", getBeta()))) ||
-      failed(verifyPositiveFinite(op, "epsilon", getEpsilon().convertToDouble())));
+  return failure(failed(verifySameFloatElementType(op)) ||
+                 failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
+                 failed(verifyNormParam(op, x, named("beta", getBeta()))) ||
+                 failed(verifyPositiveFinite(op, "epsilon",
+                                             getEpsilon().convertToDouble())));
 }
 
 LogicalResult RmsNormOp::verify() {
   Operation *op = getOperation();
   Named x = named("input", getInput());
-  return failure(
-      failed(verifySameFloatElementType(op)) ||
-      failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
-      failed(verifyPositiveFinite(op, "epsilon", getEpsilon().convertToDouble())));
+  return failure(failed(verifySameFloatElementType(op)) ||
+                 failed(verifyNormParam(op, x, named("gamma", getGamma()))) ||
+                 failed(verifyPositiveFinite(op, "epsilon",
+                                             getEpsilon().convertToDouble())));
 }
 
 /// Checks `x W^T (+ b)` with `x : [..., K]`, `W : [N, K]`, `b : [N]` and
@@ -443,8 +449,8 @@ LogicalResult LinearOp::verify() {
   if (failed(verifySameFloatElementType(op)))
     return failure();
   Named x = named("input", getInput());
-  FailureOr<int64_t> n = verifyProjection(op, x, named("weight", getWeight()),
-                                          getBias(), "bias");
+  FailureOr<int64_t> n =
+      verifyProjection(op, x, named("weight", getWeight()), getBias(), "bias");
   if (failed(n))
     return failure();
   SmallVector<int64_t> expected(x.type.getShape());
@@ -466,9 +472,8 @@ LogicalResult FfnOp::verify() {
   if (failed(verifySameFloatElementType(op)))
     return failure();
   Named x = named("input", getInput());
-  FailureOr<int64_t> f =
-      verifyProjection(op, x, named("up_weight", getUpWeight()), getUpBias(),
-                       "up_bias");
+  FailureOr<int64_t> f = verifyProjection(
+      op, x, named("up_weight", getUpWeight()), getUpBias(), "up_bias");
   if (failed(f))
     return failure();
   Named down = named("down_weight", getDownWeight());
@@ -598,7 +603,8 @@ LogicalResult LayerOp::verify() {
                             "type "
                          << getInputs()[0].getType()
                          << " so that the layer can be dropped";
-  if (std::optional<double> score = toDouble(getScore()); score && !std::isfinite(*score))
+  if (std::optional<double> score = toDouble(getScore());
+      score && !std::isfinite(*score))
     return emitOpError("score must be finite");
   return success();
 }
@@ -616,10 +622,9 @@ LogicalResult LayerOp::verifyRegions() {
                            << " has type " << input.getType();
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().getTypes() != getResultTypes())
-    return yield.emitOpError()
-           << "yields (" << yield.getValues().getTypes()
-           << ") but the enclosing attn.layer returns (" << getResultTypes()
-           << ")";
+    return yield.emitOpError() << "yields (" << yield.getValues().getTypes()
+                               << ") but the enclosing attn.layer returns ("
+                               << getResultTypes() << ")";
   return success();
 }
 

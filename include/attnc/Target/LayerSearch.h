@@ -25,11 +25,11 @@ struct LayerSearchOptions {
 };
 
 struct LayerSearchResult {
-  std::vector<int64_t> kept;  ///< 0-based depths, ascending.
-  double relativeError = 0;   ///< of the chosen sub-network's outputs
-  double cosine = 0;          ///< cosine similarity to the full outputs
-  int evaluations = 0;        ///< forward passes per calibration set
-  std::string method;         ///< the search space that was used
+  std::vector<int64_t> kept; ///< 0-based depths, ascending.
+  double relativeError = 0;  ///< of the chosen sub-network's outputs
+  double cosine = 0;         ///< cosine similarity to the full outputs
+  int evaluations = 0;       ///< forward passes per calibration set
+  std::string method;        ///< the search space that was used
 };
 
 /// Picks the `keep` layers of `module`'s attn.layer stack whose sub-network
