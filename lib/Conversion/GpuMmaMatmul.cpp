@@ -32,6 +32,8 @@
 
 #include "attnc/Conversion/Passes.h"
 
+#include "MatmulMatch.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -62,27 +64,6 @@ constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 16;
 static bool isStaticIdentity(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
-}
-
-/// The body must be `out + a * b` (in either operand order).
-static bool isMulAddBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2);
-  if (add.getLhs() != acc && add.getRhs() != acc)
-    return false;
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value x = body.getArgument(0), y = body.getArgument(1);
-  return (mul.getLhs() == x && mul.getRhs() == y) ||
-         (mul.getLhs() == y && mul.getRhs() == x);
 }
 
 /// A single-input elementwise generic whose body is only `arith.extf` from
@@ -212,31 +193,14 @@ struct MmaMatmul {
 };
 
 static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
-      !isa<func::FuncOp>(op->getParentOp()))
+  if (!isa<func::FuncOp>(op->getParentOp()))
     return std::nullopt;
-  MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                     AffineMap::get(3, 0, {d1, d2}, ctx),
-                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
-  if (op.getIndexingMapsArray() != expected)
+  std::optional<mlir::attn::NTMatmul> nt = mlir::attn::matchNTMatmul(op);
+  if (!nt)
     return std::nullopt;
-  auto iters = op.getIteratorTypesArray();
-  if (iters[0] != utils::IteratorType::parallel ||
-      iters[1] != utils::IteratorType::parallel ||
-      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
-    return std::nullopt;
-  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
-        c = op.getDpsInits()[0];
-  for (Value v : {a, b, c})
-    if (!isStaticIdentity(v) ||
-        !cast<MemRefType>(v.getType()).getElementType().isF32())
-      return std::nullopt;
-  auto aType = cast<MemRefType>(a.getType());
-  auto bType = cast<MemRefType>(b.getType());
+  Value a = nt->a, b = nt->b, c = nt->c;
+  auto aType = cast<MemRefType>(nt->a.getType());
+  auto bType = cast<MemRefType>(nt->b.getType());
   MmaMatmul mm;
   mm.op = op;
   mm.c = c;

@@ -174,36 +174,48 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
   return addStage(pm, kLinalgStage);
 }
 
-LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
-                                            const CpuPipelineOptions &options) {
-  if (failed(addLinalgStage(pm, options, /*gpu=*/false)))
+/// The stages both targets share: linalg, bufferization, then the target's
+/// matmul kernels. Sets `done` when `stopAfter` ends the pipeline here.
+static LogicalResult
+addTargetIndependentStages(OpPassManager &pm,
+                           const attnc::FusionOptions &options,
+                           attnc::Stage stopAfter, bool gpu, bool &done) {
+  done = true;
+  if (failed(addLinalgStage(pm, options, gpu)))
     return failure();
-  if (options.stopAfter == Stage::Linalg)
+  if (stopAfter == attnc::Stage::Linalg)
     return success();
   if (failed(addStage(pm, kBufferizeStage)))
     return failure();
-  if (options.stopAfter == Stage::Bufferized)
+  if (stopAfter == attnc::Stage::Bufferized)
     return success();
-  if (options.matmulKernels &&
-      failed(addStage(pm, "func.func(attn-cpu-matmul-kernel)")))
+  done = false;
+  if (!options.matmulKernels)
+    return success();
+  return addStage(pm, gpu ? "func.func(attn-gpu-mma-matmul)"
+                          : "func.func(attn-cpu-matmul-kernel)");
+}
+
+LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
+                                            const CpuPipelineOptions &options) {
+  bool done = false;
+  if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
+                                        /*gpu=*/false, done)))
     return failure();
+  if (done)
+    return success();
   return addStage(pm, kCpuToLLVMStage);
 }
 
 LogicalResult
 attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                const CudaPipelineOptions &options) {
-  if (failed(addLinalgStage(pm, options, /*gpu=*/true)))
+  bool done = false;
+  if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
+                                        /*gpu=*/true, done)))
     return failure();
-  if (options.stopAfter == Stage::Linalg)
+  if (done)
     return success();
-  if (failed(addStage(pm, kBufferizeStage)))
-    return failure();
-  if (options.stopAfter == Stage::Bufferized)
-    return success();
-  if (options.matmulKernels &&
-      failed(addStage(pm, "func.func(attn-gpu-mma-matmul)")))
-    return failure();
   if (failed(addStage(pm, kCudaMapStage)))
     return failure();
   // The steps of upstream's gpu-lower-to-nvvm-pipeline, spelled out so that
