@@ -28,6 +28,21 @@ struct AttnGpuDeviceBuffersPass
         return;
       hostOps.push_back(op);
     });
+    // Workgroup allocas in launch bodies -> workgroup attributions.
+    SmallVector<memref::AllocaOp> workgroupAllocas;
+    getOperation().walk([&](memref::AllocaOp alloca) {
+      auto launch = dyn_cast<gpu::LaunchOp>(alloca->getParentOp());
+      if (launch &&
+          gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloca.getType()) &&
+          alloca.getType().hasStaticShape())
+        workgroupAllocas.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : workgroupAllocas) {
+      auto launch = cast<gpu::LaunchOp>(alloca->getParentOp());
+      BlockArgument attribution =
+          launch.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
+      rewriter.replaceOp(alloca, attribution);
+    }
     for (Operation *op : hostOps) {
       rewriter.setInsertionPoint(op);
       Location loc = op->getLoc();

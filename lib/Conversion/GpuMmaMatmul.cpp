@@ -33,6 +33,7 @@
 #include "attnc/Conversion/Passes.h"
 
 #include "MatmulMatch.h"
+#include "MmaSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -59,7 +60,8 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kWarpSize = 32;
-constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 16;
+constexpr int64_t kTileM = mlir::attn::kMmaM, kTileN = mlir::attn::kMmaN,
+                  kTileK = mlir::attn::kMmaK;
 
 static bool isStaticIdentity(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
@@ -284,58 +286,8 @@ struct KernelBuilder {
                                   /*nontemporal=*/false, pairAlign(memref));
   }
 
-  /// A fragment vector<rows x 2> from row pairs.
   Value fragment(ArrayRef<Value> pairs) {
-    auto pairType = cast<VectorType>(pairs.front().getType());
-    auto type = VectorType::get({static_cast<int64_t>(pairs.size()), 2},
-                                pairType.getElementType());
-    Value frag = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
-    for (auto [i, pair] : llvm::enumerate(pairs))
-      frag = vector::InsertOp::create(b, loc, pair, frag,
-                                      ArrayRef<int64_t>{int64_t(i)});
-    return frag;
-  }
-
-  /// bf16 pairs as the i32 registers nvvm.mma.sync takes (element 0 in the
-  /// low half, as in a .bf16x2 register).
-  Value packed(Value pair) {
-    auto i32x1 = VectorType::get({1}, b.getI32Type());
-    Value cast = vector::BitCastOp::create(b, loc, i32x1, pair);
-    return vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
-  }
-
-  /// D = A * B + C on one m16n8k16 tile.
-  Value mma(ArrayRef<Value> aPairs, Value aFrag, ArrayRef<Value> bPairs,
-            Value acc) {
-    if (mm.elementType.isF16())
-      return nvgpu::MmaSyncOp::create(
-          b, loc, aFrag, fragment(bPairs), acc,
-          ArrayRef<int64_t>{kTileM, kTileN, kTileK});
-    SmallVector<Value> regsA, regsB, regsC;
-    for (Value pair : aPairs)
-      regsA.push_back(packed(pair));
-    for (Value pair : bPairs)
-      regsB.push_back(packed(pair));
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t j = 0; j < 2; ++j)
-        regsC.push_back(
-            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(4, f32));
-    auto op = NVVM::MmaOp::create(
-        b, loc, resultType, regsA, regsB, regsC,
-        ArrayRef<int64_t>{kTileM, kTileN, kTileK}, std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                      NVVM::MMATypes::bf16},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    SmallVector<Value> d;
-    for (int64_t i = 0; i < 4; ++i)
-      d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
-                                               ArrayRef<int64_t>{i}));
-    return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
-                                          d);
+    return mlir::attn::buildFragment(b, loc, pairs);
   }
 
   void emit() {
@@ -376,12 +328,13 @@ struct KernelBuilder {
           SmallVector<Value> aPairs = {
               loadPair(a, row0, kLo), loadPair(a, row1, kLo),
               loadPair(a, row0, kHi), loadPair(a, row1, kHi)};
-          Value aFrag = mm.elementType.isF16() ? fragment(aPairs) : Value();
+          Value aFrag = fragment(aPairs);
           SmallVector<Value> next;
           for (int64_t j = 0; j < subtiles; ++j) {
-            SmallVector<Value> bPairs = {loadPair(bNk, bRows[j], kLo),
-                                         loadPair(bNk, bRows[j], kHi)};
-            next.push_back(mma(aPairs, aFrag, bPairs, accs[j]));
+            Value bFrag = fragment(
+                {loadPair(bNk, bRows[j], kLo), loadPair(bNk, bRows[j], kHi)});
+            next.push_back(
+                mlir::attn::buildMmaSync(b, loc, aFrag, bFrag, accs[j]));
           }
           scf::YieldOp::create(b, loc, next);
           consts = std::move(outer);

@@ -14,11 +14,24 @@ namespace mlir::attn {
 using namespace mlir;
 
 namespace {
+constexpr int64_t kWorkgroupAlignment = 16;
+/// What the GPU-to-NVVM lowering reads as the shared buffer's alignment.
+constexpr llvm::StringLiteral kAlignAttrName = "llvm.align";
+
 struct AttnMergeGpuModulesPass
     : public mlir::attn::impl::AttnMergeGpuModulesBase<
           AttnMergeGpuModulesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Shared memory is declared with its element type's alignment; kernels
+    // stage tiles with 16-byte vector accesses, so ask for 16 bytes.
+    auto align = IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                  kWorkgroupAlignment);
+    module.walk([&](gpu::GPUFuncOp func) {
+      for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
+        if (!func.getWorkgroupAttributionAttr(i, kAlignAttrName))
+          func.setWorkgroupAttributionAttr(i, kAlignAttrName, align);
+    });
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.size() < 2)
       return;

@@ -22,10 +22,14 @@ constexpr llvm::StringLiteral kLinalgStage =
 /// blocked loops that never hold the Sq x Sk scores. On the CPU a query
 /// block of 64 rows keeps a 64 x 64 score tile in cache.
 constexpr llvm::StringLiteral kCpuFlashAttention = "attn-flash-attention";
-/// On the GPU every query block becomes one thread that runs its block
-/// serially, so a block is one query row (of the G query heads of a kv
-/// head): B * Hkv * Sq threads with a few hundred bytes of local memory each.
+/// On the GPU, f16/bf16 attention becomes tensor-core flash kernels
+/// (attn-gpu-flash-attention). What they do not take (f32, bias, window,
+/// other scores, odd sizes) is blocked generically: every query block becomes
+/// one thread that runs its block serially, so a block is one query row (of
+/// the G query heads of a kv head): B * Hkv * Sq threads with a few hundred
+/// bytes of local memory each.
 constexpr llvm::StringLiteral kCudaFlashAttention =
+    "attn-decompose-mha,func.func(attn-gpu-flash-attention),"
     "attn-flash-attention{block-q=1}";
 
 /// Tensors -> buffers; results become out-params so the entry takes one

@@ -17,6 +17,7 @@ void attnc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  mlir::attn::registerGpuKernelEffectModels(registry);
   // gpu-module-to-binary translates kernels to LLVM IR inside the pipeline.
   mlir::registerAllToLLVMIRTranslations(registry);
 }

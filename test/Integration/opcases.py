@@ -261,6 +261,29 @@ def flash():
     ]
 
 
+def tensor_core_flash():
+    """f16/bf16 shapes that attn-gpu-flash-attention takes on CUDA (Sq, Sk
+    multiples of 16, Dk of 16, Dv of 8): several query and key blocks, causal
+    with Sq < Sk and Sq > Sk (rows that see no key), GQA, kv_lengths, head
+    dims 16 to 128; plus a near miss (Sq = 50) that stays generic."""
+    return [
+        sdpa_case("tc_f16", b=2, hq=2, hkv=2, sq=128, sk=128, d=64, dtype="f16"),
+        sdpa_case("tc_f16_causal_192_256", b=1, hq=2, hkv=2, sq=192, sk=256, d=64,
+                  attrs="causal", dtype="f16"),
+        sdpa_case("tc_f16_causal_96_32", b=1, hq=2, hkv=2, sq=96, sk=32, d=16,
+                  attrs="causal", dtype="f16"),
+        sdpa_case("tc_bf16_causal_d128", b=1, hq=2, hkv=2, sq=128, sk=128, d=128,
+                  attrs="causal", dtype="bf16"),
+        sdpa_case("tc_f16_gqa_dv24", b=1, hq=8, hkv=2, sq=64, sk=80, d=32, dv=24,
+                  dtype="f16"),
+        sdpa_case("tc_f16_kv_lengths", b=3, hq=2, hkv=2, sq=64, sk=128, d=32,
+                  lengths=("i32", (0, 129)), dtype="f16"),
+        sdpa_case("tc_f16_near_miss_sq50", b=1, hq=2, hkv=2, sq=50, sk=64, d=32,
+                  dtype="f16"),
+    ]
+
+
 def groups():
     return {"pointwise": pointwise(), "norms": norms(), "positions": positions(),
-            "sdpa": sdpa(), "mha": mha(), "flash": flash()}
+            "sdpa": sdpa(), "mha": mha(), "flash": flash(),
+            "tensor_core_flash": tensor_core_flash()}

@@ -18,6 +18,7 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+class DialectRegistry;
 class RewritePatternSet;
 namespace attn {
 
@@ -26,6 +27,11 @@ namespace attn {
 
 /// Patterns lowering attn ops (all but attn.weight) to linalg on tensors.
 void populateAttnToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Memory-effect models for the warp/block primitives that the tensor-core
+/// kernels emit before bufferization's deallocation runs (gpu.barrier,
+/// nvvm.mma.sync), which upstream leaves without effects.
+void registerGpuKernelEffectModels(DialectRegistry &registry);
 
 /// The module attribute holding the model manifest text.
 constexpr llvm::StringLiteral kManifestAttrName = "attn.manifest";

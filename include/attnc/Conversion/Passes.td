@@ -58,6 +58,12 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
     for weights, inputs and outputs), so `memref.alloc`, `memref.dealloc`
     and `memref.copy` outside GPU code become `gpu.alloc`, `gpu.dealloc` and
     `gpu.memcpy`.
+
+    Inside a `gpu.launch`, a `memref.alloca` of workgroup memory
+    (`#gpu.address_space<workgroup>`, static shape) directly in the body is
+    shared memory of the thread block; it becomes a workgroup attribution of
+    the launch (kernels built before bufferization use allocas, because
+    buffer deallocation does not support memref block arguments there).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -69,7 +75,10 @@ def AttnMergeGpuModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
     become one cubin (and one module load at run time) per kernel and one
     PTX file per kernel. This pass moves all kernels into the first
     `gpu.module`, renaming them after their old module (which is unique),
-    and updates every `gpu.launch_func`.
+    and updates every `gpu.launch_func`. It also gives every workgroup
+    attribution of a kernel without one an `llvm.align` of 16 bytes (the
+    widest vector access the kernels make on shared memory; otherwise the
+    buffer would only be aligned to its element type).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -209,6 +218,51 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnGpuFlashAttention
+    : Pass<"attn-gpu-flash-attention", "::mlir::func::FuncOp"> {
+  let summary = "Tensor-core flash attention kernels for f16/bf16 attn.sdpa (CUDA)";
+  let description = [{
+    Replaces each eligible `attn.sdpa` (f16 or bf16 query, key, value and
+    result; `dot` or `scaled_dot` score; optional bottom-right causal mask
+    and `kv_lengths`; no bias, no window; static shapes with Sq and Sk
+    multiples of 16, Dk a multiple of 16 and Dv of 8, both at most
+    `max-head-dim`) by a `gpu.launch` that computes it flash-style on the
+    tensor cores (FlashAttention-2 work split). The launch works on buffers:
+    the operands are bridged with `bufferization.to_buffer` (read-only) and
+    the result with `bufferization.to_tensor restrict writable` of a fresh
+    allocation, so the rest of the function still bufferizes normally.
+
+    Grid: (Sq / block-q, Hq, B); a block has block-q / 16 warps, each owning
+    16 query rows whose Q fragments stay in registers. For every key block
+    of block-k keys the block stages K [block-k, Dk] and V transposed
+    [Dv, block-k] in shared memory (rows padded by 8 elements so that the
+    fragment loads of a warp hit distinct banks), then each warp computes
+    S = Q K^T with mma.sync m16n8k16 (f32 accumulation), applies scale and
+    masks, updates its running row max and sum (quad shuffles), rescales its
+    O accumulators and adds P V with mma.sync, P taken straight from the S
+    accumulators (the accumulator layout of two n8 tiles is the A-operand
+    layout of one k16 step). Key blocks after the last key the causal mask
+    or kv_lengths leaves visible to the query block are not visited.
+    Everything else is left to attn-flash-attention.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64",
+           "query rows per thread block (16 per warp); reduced to divide Sq">,
+    Option<"blockK", "block-k", "int64_t", "64",
+           "keys per shared-memory stage; reduced to divide Sk">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", "128",
+           "largest Dk / Dv kept in registers">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

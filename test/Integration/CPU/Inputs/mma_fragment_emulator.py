@@ -170,7 +170,7 @@ def parse_ops(lines, pos):
         if not line or line.startswith("#") or line.startswith("module"):
             pos += 1
             continue
-        if line.startswith("})") or line == "}":
+        if line.startswith("})") or line.startswith("}, {") or line == "}":
             return ops, pos
         m = OP_RE.match(line)
         if not m:
