@@ -112,57 +112,60 @@ static int64_t blockCost(int64_t m, int64_t n, int64_t mr, int64_t nr) {
          (m % mr) * n * tileStepCost(1, 1);
 }
 
-static CpuMatmulTile chooseCpuMatmul(const MatmulShape &s, const CpuModel &cpu,
+/// One configuration for the contractions `shapes` of one op (all of them
+/// run with the same tiles): the least total modelled time.
+static CpuMatmulTile chooseCpuMatmul(ArrayRef<MatmulShape> shapes,
+                                     const CpuModel &cpu,
                                      const CpuMatmulTile &fixed) {
   CpuMatmulTile best = fixed;
+  int64_t maxK = 0, maxM = 0, maxN = 0;
+  for (const MatmulShape &s : shapes) {
+    maxK = std::max(maxK, s.k);
+    maxM = std::max(maxM, s.m);
+    maxN = std::max(maxN, s.n);
+  }
   if (!best.vectorWidth) {
     // The kernel needs K % VL == 0; a narrower vector beats no kernel.
     best.vectorWidth = cpu.vectorWidth;
-    while (best.vectorWidth > 4 && s.k % best.vectorWidth != 0)
+    while (best.vectorWidth > 4 &&
+           llvm::any_of(shapes, [&](const MatmulShape &s) {
+             return s.k % best.vectorWidth != 0;
+           }))
       best.vectorWidth /= 2;
   }
-  int64_t l2Rows = std::max<int64_t>(1, cpu.l2Bytes / 2 / (s.k * 4));
-  int64_t bestCost = std::numeric_limits<int64_t>::max();
-  auto better = [&](int64_t cost, int64_t mr, int64_t nr, int64_t nb) {
-    if (cost != bestCost)
-      return cost < bestCost;
-    if (nb != best.columnBlock)
-      return nb > best.columnBlock;
-    if (mr * nr != best.rowTile * best.colTile)
-      return mr * nr > best.rowTile * best.colTile;
-    return mr > best.rowTile;
+  // Weight rows of one column block, kept in half of L2 across the rows.
+  int64_t l2Rows = std::max<int64_t>(1, cpu.l2Bytes / 2 / (maxK * 4));
+  struct Candidate {
+    int64_t cost, mr, nr, nb;
   };
-  bool found = false;
+  SmallVector<Candidate> candidates;
   auto consider = [&](int64_t mr, int64_t nr) {
     SmallVector<int64_t> blocks;
     if (fixed.columnBlock) {
       blocks.push_back(fixed.columnBlock);
     } else {
-      for (int64_t nb = nr; nb <= s.n; nb += nr)
-        if (nb <= l2Rows)
-          blocks.push_back(nb);
-      if (s.n % nr != 0 && s.n <= l2Rows)
-        blocks.push_back(s.n);
+      for (int64_t nb = nr; nb <= std::min(maxN, l2Rows); nb += nr)
+        blocks.push_back(nb);
+      if (maxN % nr != 0 && maxN <= l2Rows)
+        blocks.push_back(maxN);
       if (blocks.empty())
-        blocks.push_back(std::min(nr, s.n));
+        blocks.push_back(std::min(nr, maxN));
     }
     for (int64_t nb : blocks) {
-      int64_t width = std::min(nb, s.n);
-      int64_t full = s.n / width;
-      int64_t cost = llvm::divideCeil(full, cpu.cores) *
-                         blockCost(s.m, width, mr, nr) +
-                     blockCost(s.m, s.n - full * width, mr, nr);
-      if (!found || better(cost, mr, nr, nb)) {
-        found = true;
-        bestCost = cost;
-        best.rowTile = mr;
-        best.colTile = nr;
-        best.columnBlock = nb;
+      int64_t cost = 0;
+      for (const MatmulShape &s : shapes) {
+        // Full blocks run `cores` at a time, the remainder after them.
+        int64_t width = std::min(nb, s.n);
+        int64_t full = s.n / width;
+        cost += llvm::divideCeil(full, cpu.cores) *
+                    blockCost(s.m, width, mr, nr) +
+                blockCost(s.m, s.n - full * width, mr, nr);
       }
+      candidates.push_back({cost, mr, nr, nb});
     }
   };
-  int64_t maxMr = fixed.rowTile ? fixed.rowTile : std::min<int64_t>(s.m, 8);
-  int64_t maxNr = fixed.colTile ? fixed.colTile : std::min<int64_t>(s.n, 16);
+  int64_t maxMr = fixed.rowTile ? fixed.rowTile : std::min<int64_t>(maxM, 8);
+  int64_t maxNr = fixed.colTile ? fixed.colTile : std::min<int64_t>(maxN, 16);
   for (int64_t mr = fixed.rowTile ? fixed.rowTile : 1; mr <= maxMr; ++mr)
     for (int64_t nr = fixed.colTile ? fixed.colTile : 1; nr <= maxNr; ++nr) {
       // Accumulators plus one vector of each operand row must stay in
@@ -171,9 +174,34 @@ static CpuMatmulTile chooseCpuMatmul(const MatmulShape &s, const CpuModel &cpu,
       if (fits || (fixed.rowTile && fixed.colTile))
         consider(mr, nr);
     }
-  if (!found)
-    consider(fixed.rowTile ? fixed.rowTile : 1, fixed.colTile ? fixed.colTile
-                                                              : 1);
+  if (candidates.empty())
+    consider(fixed.rowTile ? fixed.rowTile : 1,
+             fixed.colTile ? fixed.colTile : 1);
+  // Times within 1% of the least are below the model's resolution: among
+  // them, the larger column block (fewer blocks), then fewer loads per FMA,
+  // then the larger MR.
+  int64_t least = llvm::min_element(candidates, [](const Candidate &a,
+                                                   const Candidate &b) {
+                    return a.cost < b.cost;
+                  })->cost;
+  auto preferred = [](const Candidate &a, const Candidate &b) {
+    if (a.nb != b.nb)
+      return a.nb > b.nb;
+    // (a.mr + a.nr) / (a.mr * a.nr) < (b.mr + b.nr) / (b.mr * b.nr)
+    int64_t aLoads = (a.mr + a.nr) * b.mr * b.nr;
+    int64_t bLoads = (b.mr + b.nr) * a.mr * a.nr;
+    if (aLoads != bLoads)
+      return aLoads < bLoads;
+    return a.mr > b.mr;
+  };
+  const Candidate *chosen = nullptr;
+  for (const Candidate &c : candidates)
+    if ((c.cost - least) * 100 <= least &&
+        (!chosen || preferred(c, *chosen)))
+      chosen = &c;
+  best.rowTile = chosen->mr;
+  best.colTile = chosen->nr;
+  best.columnBlock = chosen->nb;
   return best;
 }
 
@@ -319,6 +347,7 @@ LogicalResult AttnTilePass::checkOptions() {
       {"column-block", columnBlock},
       {"warp-n-tiles", warpNTiles},
       {"threads", threads},
+      {"simd-width", simdWidth},
       {"vector-registers", vectorRegisters},
       {"l1-kib", l1KiB},
       {"l2-kib", l2KiB},
@@ -327,18 +356,20 @@ LogicalResult AttnTilePass::checkOptions() {
     if (value < 0)
       return func.emitError() << "attn-tile: " << name
                               << " must be >= 0 (0 = choose), got " << value;
-  if (vectorWidth && !llvm::isPowerOf2_64(vectorWidth))
-    return func.emitError()
-           << "attn-tile: vector-width must be a power of two, got "
-           << vectorWidth;
+  std::pair<StringLiteral, int64_t> lanes[] = {{"vector-width", vectorWidth},
+                                               {"simd-width", simdWidth}};
+  for (auto [name, value] : lanes)
+    if (value && !llvm::isPowerOf2_64(value))
+      return func.emitError() << "attn-tile: " << name
+                              << " must be a power of two, got " << value;
   if (threads > 1024)
     return func.emitError() << "attn-tile: threads must be at most 1024, got "
-                            << threads;
+                            << static_cast<int64_t>(threads);
   // An option of the other target would be silently ignored: say so.
   StringRef wrong;
   if (cuda()) {
-    if (vectorWidth || rowTile || colTile || columnBlock || vectorRegisters ||
-        l1KiB || l2KiB || cores)
+    if (vectorWidth || rowTile || colTile || columnBlock || simdWidth ||
+        vectorRegisters || l1KiB || l2KiB || cores)
       wrong = "the CPU matmul and CPU model options";
   } else if (warpNTiles || threads) {
     wrong = "warp-n-tiles and threads";
@@ -353,28 +384,23 @@ TileAttr AttnTilePass::choose(ArrayRef<MatmulShape> mms, bool narrow,
                               std::optional<AttentionShape> attention) {
   MLIRContext *ctx = &getContext();
   std::optional<int64_t> bq, bk, vl, mr, nr, nb, nt;
-  // Per field, the smallest choice over the contractions: a smaller vector
-  // width still divides every K, smaller tiles still fit the registers,
-  // a smaller column block still fits L2, fewer warp subtiles still divide
-  // every N.
-  auto keepMin = [](std::optional<int64_t> &field, int64_t v) {
-    field = field ? std::min(*field, v) : v;
-  };
-  for (const MatmulShape &s : mms) {
-    if (cuda()) {
-      int64_t chosen = narrow ? chooseWarpNTiles(s, warpNTiles) : 0;
-      // attn-gpu-mma-matmul falls back to NT = 1 where N % (8 NT) != 0,
-      // so only the contractions it applies to take part.
-      if (chosen)
-        keepMin(nt, chosen);
-      continue;
-    }
+  SmallVector<MatmulShape> shapes;
+  for (const MatmulShape &s : mms)
+    if (s.m > 0 && s.n > 0 && s.k > 0)
+      shapes.push_back(s);
+  if (cuda()) {
+    // attn-gpu-mma-matmul falls back to NT = 1 where N % (8 NT) != 0, so
+    // the smallest choice among the contractions it applies to suits all.
+    for (const MatmulShape &s : shapes)
+      if (int64_t chosen = narrow ? chooseWarpNTiles(s, warpNTiles) : 0)
+        nt = nt ? std::min(*nt, chosen) : chosen;
+  } else if (!shapes.empty()) {
     CpuMatmulTile t = chooseCpuMatmul(
-        s, cpu, {vectorWidth, rowTile, colTile, columnBlock});
-    keepMin(vl, t.vectorWidth);
-    keepMin(mr, t.rowTile);
-    keepMin(nr, t.colTile);
-    keepMin(nb, t.columnBlock);
+        shapes, cpu, {vectorWidth, rowTile, colTile, columnBlock});
+    vl = t.vectorWidth;
+    mr = t.rowTile;
+    nr = t.colTile;
+    nb = t.columnBlock;
   }
   if (attention) {
     int64_t q = 0, k = 0;
@@ -396,8 +422,8 @@ void AttnTilePass::runOnOperation() {
     return signalPassFailure();
   if (!cuda()) {
     cpu = hostCpuModel();
-    if (vectorWidth)
-      cpu.vectorWidth = vectorWidth;
+    if (simdWidth)
+      cpu.vectorWidth = simdWidth;
     if (vectorRegisters)
       cpu.registers = vectorRegisters;
     if (l1KiB)

@@ -119,13 +119,16 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
     options; attn-lower-to-linalg carries it to the contraction generics.
     Every size can be fixed with the option of the same name (0 = choose).
     Ops that already carry `attn.tile` keep it. An op that lowers to
-    several contractions (`attn.ffn`, `attn.mha`) gets, per field, the
-    smallest size chosen for any of them, which is valid for all.
+    several contractions (`attn.ffn`, `attn.mha`) gets one configuration
+    for all of them: on the CPU the one with the least total modelled time
+    (VL dividing every K, the column block fitting for the largest K), on
+    CUDA the smallest warp tile chosen for any of them.
 
     CPU (machine model from the host, each part overridable:
-    `vector-width`, `vector-registers`, `l1-kib`, `l2-kib`, `cores`):
-    - vector width VL: 16 f32 lanes with AVX-512, 8 with AVX/AVX2, else 4;
-      halved while it does not divide K (the kernel needs K % VL == 0).
+    `simd-width`, `vector-registers`, `l1-kib`, `l2-kib`, `cores`):
+    - vector width VL: the register's f32 lanes (16 with AVX-512, 8 with
+      AVX/AVX2, else 4), halved down to 4 while it does not divide K (the
+      kernel needs K % VL == 0).
     - MR x NR register tile and column block NB (weight rows per parallel
       block): the combination with the smallest modelled time, where a
       tile's k step costs max((MR+NR)/2 loads, MR*NR/2 FMAs, 4 cycles of
@@ -134,7 +137,8 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       `cores` at a time and the remainder block after them. Constraints:
       MR*NR accumulators + MR + NR operands fit the vector registers (32
       with AVX-512, else 16), MR <= 8, NR <= 16, NB*K*4 bytes fit half of
-      L2. Ties go to the larger NB, then the larger MR*NR.
+      L2. Times within 1% are ties, which go to the larger NB, then to
+      fewer loads per FMA, then to the larger MR.
     - flash block-q x block-k from {16,...,256} (clamped to Sq, Sk): the
       [G, bq, bk] f32 score tile fits half of L1 and the per-block working
       set (Q block, K and V blocks, accumulator) half of L2; minimizes
@@ -174,6 +178,9 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
            "CUDA mma n8 subtiles per warp (0 = choose)">,
     Option<"threads", "threads", "int64_t", "0",
            "CUDA threads per block, at most 1024 (0 = choose)">,
+    Option<"simdWidth", "simd-width", "int64_t", "0",
+           "CPU model: f32 lanes of one vector register, a power of two (0 = "
+           "host: 16 with AVX-512, 8 with AVX/AVX2, else 4)">,
     Option<"vectorRegisters", "vector-registers", "int64_t", "0",
            "CPU model: vector registers (0 = host: 32 with AVX-512, else 16)">,
     Option<"l1KiB", "l1-kib", "int64_t", "0",
