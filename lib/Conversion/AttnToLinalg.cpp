@@ -315,9 +315,9 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
-    Value y = lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getWeight()),
-                        toF32OrNull(lb, op.getBias()), nullptr,
-                        TileAttr::lookup(op));
+    Value y =
+        lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getWeight()),
+                  toF32OrNull(lb, op.getBias()), nullptr, TileAttr::lookup(op));
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -330,13 +330,13 @@ struct FfnLowering : OpRewritePattern<FfnOp> {
     LinalgBuilder lb(rewriter, op.getLoc());
     Activation act = op.getActivation();
     // Bias and activation share one epilogue generic with the up projection.
-    Value hidden =
-        lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
-                  toF32OrNull(lb, op.getUpBias()),
-                  [&](OpBuilder &b, Location loc, Value v) {
-                    return applyActivation(b, loc, act, v);
-                  },
-                  TileAttr::lookup(op));
+    Value hidden = lb.linear(
+        lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
+        toF32OrNull(lb, op.getUpBias()),
+        [&](OpBuilder &b, Location loc, Value v) {
+          return applyActivation(b, loc, act, v);
+        },
+        TileAttr::lookup(op));
     Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
                         toF32OrNull(lb, op.getDownBias()), nullptr,
                         TileAttr::lookup(op));

@@ -47,8 +47,8 @@ struct CpuModel {
 
 static int64_t hostCacheBytes(int level, int64_t fallback) {
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-  long bytes = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE
-                                  : _SC_LEVEL2_CACHE_SIZE);
+  long bytes =
+      sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
   if (bytes > 0)
     return bytes;
 #endif
@@ -157,9 +157,9 @@ static CpuMatmulTile chooseCpuMatmul(ArrayRef<MatmulShape> shapes,
         // Full blocks run `cores` at a time, the remainder after them.
         int64_t width = std::min(nb, s.n);
         int64_t full = s.n / width;
-        cost += llvm::divideCeil(full, cpu.cores) *
-                    blockCost(s.m, width, mr, nr) +
-                blockCost(s.m, s.n - full * width, mr, nr);
+        cost +=
+            llvm::divideCeil(full, cpu.cores) * blockCost(s.m, width, mr, nr) +
+            blockCost(s.m, s.n - full * width, mr, nr);
       }
       candidates.push_back({cost, mr, nr, nb});
     }
@@ -180,10 +180,10 @@ static CpuMatmulTile chooseCpuMatmul(ArrayRef<MatmulShape> shapes,
   // Times within 1% of the least are below the model's resolution: among
   // them, the larger column block (fewer blocks), then fewer loads per FMA,
   // then the larger MR.
-  int64_t least = llvm::min_element(candidates, [](const Candidate &a,
-                                                   const Candidate &b) {
-                    return a.cost < b.cost;
-                  })->cost;
+  int64_t least =
+      llvm::min_element(candidates, [](const Candidate &a, const Candidate &b) {
+        return a.cost < b.cost;
+      })->cost;
   auto preferred = [](const Candidate &a, const Candidate &b) {
     if (a.nb != b.nb)
       return a.nb > b.nb;
@@ -196,8 +196,7 @@ static CpuMatmulTile chooseCpuMatmul(ArrayRef<MatmulShape> shapes,
   };
   const Candidate *chosen = nullptr;
   for (const Candidate &c : candidates)
-    if ((c.cost - least) * 100 <= least &&
-        (!chosen || preferred(c, *chosen)))
+    if ((c.cost - least) * 100 <= least && (!chosen || preferred(c, *chosen)))
       chosen = &c;
   best.rowTile = chosen->mr;
   best.colTile = chosen->nr;
@@ -237,14 +236,13 @@ static void chooseCpuFlash(const AttentionShape &a, const CpuModel &cpu,
       int64_t workingSet =
           4 * (a.group * bq * (a.dk + a.dv) + bk * (a.dk + a.dv)) + scoreTile;
       bool fits = scoreTile <= cpu.l1Bytes / 2 && workingSet <= cpu.l2Bytes / 2;
-      bool busy =
-          a.batch * a.hkv * llvm::divideCeil(a.sq, bq) >= cpu.cores;
+      bool busy = a.batch * a.hkv * llvm::divideCeil(a.sq, bq) >= cpu.cores;
       int64_t rank = !fits ? 2 : busy ? 0 : 1;
       // Too big for the caches: the smallest tile is the least bad.
       double cost = rank == 2 ? double(bq * bk) : 1.0 / bq + 1.0 / bk;
-      if (rank < bestRank || (rank == bestRank && (cost < bestCost ||
-                                                   (cost == bestCost &&
-                                                    bq > blockQ)))) {
+      if (rank < bestRank ||
+          (rank == bestRank &&
+           (cost < bestCost || (cost == bestCost && bq > blockQ)))) {
         bestRank = rank;
         bestCost = cost;
         blockQ = bq;
@@ -336,8 +334,8 @@ private:
 LogicalResult AttnTilePass::checkOptions() {
   func::FuncOp func = getOperation();
   if (target != "cpu" && target != "cuda")
-    return func.emitError() << "attn-tile: target must be cpu or cuda, got '"
-                            << target << "'";
+    return func.emitError()
+           << "attn-tile: target must be cpu or cuda, got '" << target << "'";
   std::pair<StringLiteral, int64_t> sizes[] = {
       {"block-q", blockQ},
       {"block-k", blockK},
@@ -375,8 +373,8 @@ LogicalResult AttnTilePass::checkOptions() {
     wrong = "warp-n-tiles and threads";
   }
   if (!wrong.empty())
-    return func.emitError() << "attn-tile: " << wrong
-                            << " do not apply to target=" << target;
+    return func.emitError()
+           << "attn-tile: " << wrong << " do not apply to target=" << target;
   return success();
 }
 
@@ -457,9 +455,9 @@ void AttnTilePass::runOnOperation() {
     TileAttr tile;
     if (auto linear = dyn_cast<LinearOp>(op)) {
       auto w = linear.getWeight().getType();
-      tile = choose({{rowsOf(linear.getInput()), w.getDimSize(0),
-                      w.getDimSize(1)}},
-                    isNarrowFloat(linear.getType()), std::nullopt);
+      tile = choose(
+          {{rowsOf(linear.getInput()), w.getDimSize(0), w.getDimSize(1)}},
+          isNarrowFloat(linear.getType()), std::nullopt);
     } else if (auto ffn = dyn_cast<FfnOp>(op)) {
       auto up = ffn.getUpWeight().getType();
       int64_t m = rowsOf(ffn.getInput());
@@ -475,13 +473,10 @@ void AttnTilePass::runOnOperation() {
            v = sdpa.getValue().getType();
       if (q.getNumElements() == 0 || k.getNumElements() == 0)
         return;
-      AttentionShape a{q.getDimSize(0),
-                       k.getDimSize(1),
-                       q.getDimSize(1) / k.getDimSize(1),
-                       q.getDimSize(2),
-                       k.getDimSize(2),
-                       k.getDimSize(3),
-                       v.getDimSize(3)};
+      AttentionShape a{
+          q.getDimSize(0), k.getDimSize(1), q.getDimSize(1) / k.getDimSize(1),
+          q.getDimSize(2), k.getDimSize(2), k.getDimSize(3),
+          v.getDimSize(3)};
       tile = choose({}, false, a);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       // The projections and the attention that attn.mha decomposes into;

@@ -27,15 +27,12 @@ void AttnDialect::initialize() {
       >();
 }
 
-LogicalResult TileAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               std::optional<int64_t> blockQ,
-                               std::optional<int64_t> blockK,
-                               std::optional<int64_t> vectorWidth,
-                               std::optional<int64_t> rowTile,
-                               std::optional<int64_t> colTile,
-                               std::optional<int64_t> columnBlock,
-                               std::optional<int64_t> warpNTiles,
-                               std::optional<int64_t> threads) {
+LogicalResult TileAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, std::optional<int64_t> blockQ,
+    std::optional<int64_t> blockK, std::optional<int64_t> vectorWidth,
+    std::optional<int64_t> rowTile, std::optional<int64_t> colTile,
+    std::optional<int64_t> columnBlock, std::optional<int64_t> warpNTiles,
+    std::optional<int64_t> threads) {
   std::pair<StringLiteral, std::optional<int64_t>> fields[] = {
       {"block_q", blockQ},           {"block_k", blockK},
       {"vector_width", vectorWidth}, {"row_tile", rowTile},
