@@ -315,8 +315,9 @@ struct LinearLowering : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
-    Value y = lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getWeight()),
-                        toF32OrNull(lb, op.getBias()));
+    Value y =
+        lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getWeight()),
+                  toF32OrNull(lb, op.getBias()), nullptr, TileAttr::lookup(op));
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -329,14 +330,16 @@ struct FfnLowering : OpRewritePattern<FfnOp> {
     LinalgBuilder lb(rewriter, op.getLoc());
     Activation act = op.getActivation();
     // Bias and activation share one epilogue generic with the up projection.
-    Value hidden =
-        lb.linear(lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
-                  toF32OrNull(lb, op.getUpBias()),
-                  [&](OpBuilder &b, Location loc, Value v) {
-                    return applyActivation(b, loc, act, v);
-                  });
+    Value hidden = lb.linear(
+        lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
+        toF32OrNull(lb, op.getUpBias()),
+        [&](OpBuilder &b, Location loc, Value v) {
+          return applyActivation(b, loc, act, v);
+        },
+        TileAttr::lookup(op));
     Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
-                        toF32OrNull(lb, op.getDownBias()));
+                        toF32OrNull(lb, op.getDownBias()), nullptr,
+                        TileAttr::lookup(op));
     rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
     return success();
   }
@@ -886,10 +889,14 @@ LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
   int64_t dh = op.getEffectiveHeadDim();
   auto biases = op.getBiases();
   auto bias = [&](int i) { return biases.empty() ? Value() : biases[i]; };
+  // attn-tile chose one configuration for all the parts (see attn-tile).
+  TileAttr tile = TileAttr::lookup(op);
 
   auto project = [&](Value in, int64_t seq, Value w, Value b, int64_t nHeads) {
     auto flatType = RankedTensorType::get({batch, seq, nHeads * dh}, elt);
-    Value flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
+    auto flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
+    if (tile)
+      flat->setAttr(TileAttr::kAttrName, tile);
     Value split = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt),
         flat, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -903,10 +910,12 @@ LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
   Value k = project(kvIn, sk, op.getKWeight(), bias(1), kvHeads);
   Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
   auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
-  Value attn =
+  auto attn =
       SdpaOp::create(rewriter, loc, attnType, q, k, v, /*bias=*/Value(),
                      op.getKvLengths(), ValueRange{}, ScoreFunction::scaled_dot,
                      op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
+  if (tile)
+    attn->setAttr(TileAttr::kAttrName, tile);
   Value merged =
       linalg::TransposeOp::create(
           rewriter, loc, attn,
@@ -916,10 +925,12 @@ LogicalResult mlir::attn::decomposeMha(RewriterBase &rewriter, MhaOp op) {
           .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       rewriter, loc, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  Value out =
+  auto out =
       LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
+  if (tile)
+    out->setAttr(TileAttr::kAttrName, tile);
   (void)dm;
-  rewriter.replaceOp(op, out);
+  rewriter.replaceOp(op, out.getResult());
   return success();
 }
 

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "MatmulMatch.h"
 
@@ -222,19 +223,36 @@ struct AttnCpuMatmulKernelPass
           AttnCpuMatmulKernelPass> {
   using AttnCpuMatmulKernelBase::AttnCpuMatmulKernelBase;
 
+  /// The options, overridden by the contraction's #attn.tile (attn-tile).
+  struct Tiles {
+    int64_t vl, mr, nr, nb;
+  };
+  Tiles tilesFor(linalg::GenericOp op) {
+    Tiles t{vectorWidth, rowTile, colTile, columnBlock};
+    if (auto tile = mlir::attn::TileAttr::lookup(op)) {
+      t.vl = tile.getVectorWidth().value_or(t.vl);
+      t.mr = tile.getRowTile().value_or(t.mr);
+      t.nr = tile.getColTile().value_or(t.nr);
+      t.nb = tile.getColumnBlock().value_or(t.nb);
+    }
+    return t;
+  }
+
   void runOnOperation() override {
-    SmallVector<NTMatmul> matches;
+    SmallVector<std::pair<NTMatmul, Tiles>> matches;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (auto mm = matchNTMatmul(op))
-        if (mm->k % vectorWidth == 0)
-          matches.push_back(*mm);
+      if (auto mm = matchNTMatmul(op)) {
+        Tiles t = tilesFor(op);
+        if (mm->k % t.vl == 0)
+          matches.push_back({*mm, t});
+      }
     });
-    for (NTMatmul &mm : matches) {
+    for (auto &[mm, t] : matches) {
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
       linalg::GenericOp epilogue = fuseEpilogues ? findEpilogue(mm) : nullptr;
-      KernelBuilder kb{b, loc, mm, epilogue, vectorWidth};
-      int64_t nb = std::min<int64_t>(columnBlock, mm.n);
+      KernelBuilder kb{b, loc, mm, epilogue, t.vl};
+      int64_t nb = std::min<int64_t>(t.nb, mm.n);
       int64_t blocks = mm.n / nb;
       // Full column blocks in parallel; the remainder block after them.
       if (blocks > 0) {
@@ -245,10 +263,10 @@ struct AttnCpuMatmulKernelPass
         Value nStart =
             arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
                                   arith::ConstantIndexOp::create(pb, loc, nb));
-        kb.emitRegion(pb, 0, mm.m, nStart, nb, rowTile, colTile);
+        kb.emitRegion(pb, 0, mm.m, nStart, nb, t.mr, t.nr);
       }
       if (int64_t rest = mm.n - blocks * nb)
-        kb.emitRegion(b, 0, mm.m, kb.idx(blocks * nb), rest, rowTile, colTile);
+        kb.emitRegion(b, 0, mm.m, kb.idx(blocks * nb), rest, t.mr, t.nr);
       if (epilogue)
         epilogue.erase();
       mm.op.erase();

@@ -508,8 +508,14 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
     p.group = p.hq / p.hkv;
     // A block never exceeds the sequence, so short sequences get one
     // exact block instead of a partial one.
-    p.blockQ = std::min(blockQ, p.sq);
-    p.blockK = std::min(blockK, p.sk);
+    // attn-tile's choice for this op wins over the pass options.
+    int64_t bq = blockQ, bk = blockK;
+    if (auto tile = TileAttr::lookup(op)) {
+      bq = tile.getBlockQ().value_or(bq);
+      bk = tile.getBlockK().value_or(bk);
+    }
+    p.blockQ = std::min(bq, p.sq);
+    p.blockK = std::min(bk, p.sk);
     p.numQBlocks = llvm::divideCeil(p.sq, p.blockQ);
     p.alignOffset = p.sk - p.sq;
     p.scale = op.getEffectiveScale();

@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "MatmulMatch.h"
 #include "MmaSync.h"
@@ -431,7 +432,11 @@ struct AttnGpuMmaMatmulPass
     for (MmaMatmul &mm : matches) {
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
-      int64_t subtiles = mm.n % (kTileN * warpNTiles) == 0 ? warpNTiles : 1;
+      // attn-tile's choice for this contraction wins over the option.
+      int64_t nt = warpNTiles;
+      if (auto tile = mlir::attn::TileAttr::lookup(mm.op))
+        nt = tile.getWarpNTiles().value_or(nt);
+      int64_t subtiles = mm.n % (kTileN * nt) == 0 ? nt : 1;
       Value a = narrowOperand(b, loc, mm.a);
       Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
                       ? a

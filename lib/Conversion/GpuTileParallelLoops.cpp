@@ -1,6 +1,7 @@
 //===- GpuTileParallelLoops.cpp - blocks x threads for parallel loops -----===//
 
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -47,6 +48,10 @@ struct AttnGpuTileParallelLoopsPass
         return signalPassFailure();
       }
     }
+    // attn-tile records its choice on the function.
+    int64_t blockThreads = threads;
+    if (auto tile = mlir::attn::TileAttr::lookup(getOperation()))
+      blockThreads = tile.getThreads().value_or(blockThreads);
     bool minBounds = false;
     for (scf::ParallelOp loop : outermost) {
       unsigned rank = loop.getNumLoops();
@@ -62,7 +67,7 @@ struct AttnGpuTileParallelLoopsPass
       if (extent <= 1)
         continue;
       SmallVector<int64_t> tileSizes(rank, 1);
-      tileSizes.back() = std::min<int64_t>(threads, extent);
+      tileSizes.back() = std::min<int64_t>(blockThreads, extent);
       // Min/max bounds only where the tile does not divide the extent.
       bool divides = extent % tileSizes.back() == 0;
       minBounds |= !divides;

@@ -130,9 +130,11 @@ public:
 
   /// `x : [M, K]` times `w : [N, K]` transposed, plus optional `bias : [N]`,
   /// then optional `epilogue`: `[M, N]`, f32. Bias and epilogue share one
-  /// generic, which the CPU matmul kernels fold into their stores.
+  /// generic, which the CPU matmul kernels fold into their stores. A `tile`
+  /// (attn-tile's choice) goes onto the contraction, where the matmul
+  /// kernels look for it after bufferization.
   Value matmulTransposedB(Value x, Value w, Value bias,
-                          ScalarFn epilogue = nullptr) {
+                          ScalarFn epilogue = nullptr, TileAttr tile = {}) {
     auto xType = cast<RankedTensorType>(x.getType());
     auto wType = cast<RankedTensorType>(w.getType());
     int64_t m = xType.getDimSize(0), n = wType.getDimSize(0);
@@ -145,6 +147,8 @@ public:
           Value mul = arith::MulFOp::create(nb, nloc, args[0], args[1]);
           return arith::AddFOp::create(nb, nloc, args[2], mul);
         });
+    if (tile)
+      product.getDefiningOp()->setAttr(TileAttr::kAttrName, tile);
     if (!bias && !epilogue)
       return product;
     SmallVector<Value> inputs = {product};
@@ -165,12 +169,13 @@ public:
   }
 
   /// `x : [..., K]` (f32) W^T + b, then `epilogue`: `[..., N]` f32.
-  Value linear(Value x, Value w, Value bias, ScalarFn epilogue = nullptr) {
+  Value linear(Value x, Value w, Value bias, ScalarFn epilogue = nullptr,
+               TileAttr tile = {}) {
     auto xType = cast<RankedTensorType>(x.getType());
     int64_t rank = xType.getRank();
     int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
     Value flat = collapseToMatrix(x);
-    Value result = matmulTransposedB(flat, w, bias, epilogue);
+    Value result = matmulTransposedB(flat, w, bias, epilogue, tile);
     SmallVector<int64_t> shape(xType.getShape());
     shape.back() = n;
     return expandFromMatrix(result, shape, rank);

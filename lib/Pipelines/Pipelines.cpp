@@ -87,6 +87,10 @@ struct CommonPipelineCLOptions : public PassPipelineOptions<Derived> {
                      "bufferized, results as out-params"),
           clEnumValN(attnc::Stage::LLVM, "llvm",
                      "LLVM dialect with the runtime entry points"))};
+  Option<bool> tile{*this, "tile",
+                    llvm::cl::desc("Choose tile sizes per op for the target "
+                                   "(attn-tile)"),
+                    llvm::cl::init(true)};
   Option<bool> flash{*this, "flash",
                      llvm::cl::desc("Block dot-product attention "
                                     "(attn-flash-attention)"),
@@ -111,6 +115,7 @@ struct CommonPipelineCLOptions : public PassPipelineOptions<Derived> {
 
   void applyTo(attnc::FusionOptions &fusion, attnc::Stage &stage) const {
     stage = stopAfter;
+    fusion.tile = tile;
     fusion.flash = flash;
     fusion.raiseAttention = raise;
     fusion.packQKV = packQKV;
@@ -164,6 +169,12 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
     return failure();
   if (options.packQKV &&
       failed(addStage(pm, "attn-decompose-mha,func.func(attn-pack-qkv)")))
+    return failure();
+  // After the rewrites that create or reshape projections and attention,
+  // before the passes that tile them.
+  if (options.tile &&
+      failed(addStage(pm, gpu ? "func.func(attn-tile{target=cuda})"
+                              : "func.func(attn-tile{target=cpu})")))
     return failure();
   if (options.flash &&
       failed(addStage(pm, gpu ? kCudaFlashAttention : kCpuFlashAttention)))

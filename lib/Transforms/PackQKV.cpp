@@ -107,6 +107,13 @@ struct AttnPackQKVPass
       auto packed =
           LinearOp::create(b, loc, resultType, linears.front().getInput(),
                            packedWeight, packedBias);
+      // Tiles that attn-tile chose for every part also suit the whole: same
+      // K and M, and a multiple of their N.
+      if (auto tile = TileAttr::lookup(linears.front());
+          tile && llvm::all_of(linears, [&](LinearOp l) {
+            return TileAttr::lookup(l) == tile;
+          }))
+        packed->setAttr(TileAttr::kAttrName, tile);
       int64_t offset = 0;
       int64_t rank = shape.size();
       for (LinearOp linear : linears) {

@@ -46,3 +46,23 @@ func.func @nested(%out: memref<200x8xf32>) {
   }
   return
 }
+
+// The function's #attn.tile (attn-tile's choice) wins over the option:
+// blocks of 64 threads.
+// CHECK-LABEL: func.func @threads_from_tile(
+// CHECK:         %[[C64:.*]] = arith.constant 64 : index
+// CHECK:         %[[STEP:.*]] = arith.muli %{{.*}}, %[[C64]] : index
+// CHECK:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%[[STEP]]) {
+// CHECK-NEXT:      scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[STEP]]) step
+// GPU-LABEL:   func.func @threads_from_tile(
+// GPU:           gpu.launch
+func.func @threads_from_tile(%out: memref<256xf32>) attributes {attn.tile = #attn.tile<threads = 64>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+    memref.store %cst, %out[%i] : memref<256xf32>
+  }
+  return
+}

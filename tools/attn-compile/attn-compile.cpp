@@ -97,6 +97,11 @@ static cl::opt<bool>
             cl::desc("Lower attention unfused (the whole Sq x Sk score "
                      "matrix) instead of with attn-flash-attention"),
             cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    noTile("no-tile",
+           cl::desc("Use the tiling passes' default tile sizes instead of "
+                    "choosing them per op for the target (attn-tile)"),
+           cl::init(false), cl::cat(category));
 static cl::opt<bool> noRaise("no-raise-attention",
                              cl::desc("Do not raise unfused attention chains "
                                       "to attn.sdpa"),
@@ -316,6 +321,7 @@ int main(int argc, char **argv) {
   if (*target == Target::Cpu) {
     attnc::CpuPipelineOptions options;
     options.stopAfter = stopAfter;
+    options.tile = !noTile;
     options.flash = !noFlash;
     options.raiseAttention = !noRaise;
     options.packQKV = !noPackQKV;
@@ -325,6 +331,7 @@ int main(int argc, char **argv) {
   } else {
     attnc::CudaPipelineOptions options;
     options.stopAfter = stopAfter;
+    options.tile = !noTile;
     options.flash = !noFlash;
     options.raiseAttention = !noRaise;
     options.packQKV = !noPackQKV;

@@ -3,15 +3,63 @@
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
 #include "attnc/Dialect/Attn/AttnEnums.cpp.inc"
 #include "attnc/Dialect/Attn/AttnOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "attnc/Dialect/Attn/AttnAttrs.cpp.inc"
+
 void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "attnc/Dialect/Attn/AttnOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "attnc/Dialect/Attn/AttnAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult TileAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, std::optional<int64_t> blockQ,
+    std::optional<int64_t> blockK, std::optional<int64_t> vectorWidth,
+    std::optional<int64_t> rowTile, std::optional<int64_t> colTile,
+    std::optional<int64_t> columnBlock, std::optional<int64_t> warpNTiles,
+    std::optional<int64_t> threads) {
+  std::pair<StringLiteral, std::optional<int64_t>> fields[] = {
+      {"block_q", blockQ},           {"block_k", blockK},
+      {"vector_width", vectorWidth}, {"row_tile", rowTile},
+      {"col_tile", colTile},         {"column_block", columnBlock},
+      {"warp_n_tiles", warpNTiles},  {"threads", threads}};
+  for (auto [name, value] : fields)
+    if (value && *value < 1)
+      return emitError() << "#attn.tile: " << name << " must be >= 1, got "
+                         << *value;
+  // The CPU kernel's accumulators are vector<VLxf32>, which LLVM lowers to
+  // whole registers only for powers of two.
+  if (vectorWidth && !llvm::isPowerOf2_64(*vectorWidth))
+    return emitError() << "#attn.tile: vector_width must be a power of two, "
+                          "got "
+                       << *vectorWidth;
+  if (threads && *threads > 1024)
+    return emitError() << "#attn.tile: threads must be at most 1024 (CUDA's "
+                          "limit per block), got "
+                       << *threads;
+  return success();
+}
+
+LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == TileAttr::kAttrName && !isa<TileAttr>(attr.getValue()))
+    return op->emitError() << "'" << TileAttr::kAttrName
+                           << "' must be a #attn.tile attribute, got "
+                           << attr.getValue();
+  return success();
 }

@@ -24,6 +24,9 @@ struct FusionOptions {
   bool raiseAttention = true;
   /// attn-decompose-mha + attn-pack-qkv: one QKV projection.
   bool packQKV = true;
+  /// attn-tile: per-op tile sizes for the target (otherwise the tiling
+  /// passes' own defaults).
+  bool tile = true;
   /// attn-flash-attention: blocked online-softmax attention.
   bool flash = true;
   /// attn-fuse-rows: residual add + norm in one row loop.

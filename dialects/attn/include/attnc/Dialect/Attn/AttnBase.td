@@ -26,6 +26,9 @@ def Attn_Dialect : Dialect {
     never appear as dense constants.
   }];
   let hasCanonicalizer = 0;
+  // #attn.tile<...>, and the check of the discardable `attn.tile`.
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

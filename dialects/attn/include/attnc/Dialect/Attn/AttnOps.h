@@ -14,6 +14,9 @@
 
 #include "attnc/Dialect/Attn/AttnEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "attnc/Dialect/Attn/AttnAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attn/AttnOps.h.inc"
 

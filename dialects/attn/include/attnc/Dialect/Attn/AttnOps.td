@@ -4,6 +4,7 @@
 #define ATTNC_DIALECT_ATTN_ATTNOPS_TD
 
 include "attnc/Dialect/Attn/AttnBase.td"
+include "attnc/Dialect/Attn/AttnAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
