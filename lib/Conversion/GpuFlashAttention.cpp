@@ -38,6 +38,7 @@
 #include "MmaSync.h"
 
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Conversion/TensorCoreFlash.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,15 +82,6 @@ struct GpuFlashProblem {
   bool causal;
   Type elementType;
 };
-
-/// The largest of `preferred`, preferred / 2, ... (down to `unit`) that
-/// divides `extent`.
-static int64_t dividingBlock(int64_t preferred, int64_t unit, int64_t extent) {
-  int64_t block = std::max(unit, preferred / unit * unit);
-  while (block > unit && extent % block != 0)
-    block /= 2;
-  return extent % block == 0 ? block : 0;
-}
 
 class KernelBuilder {
 public:
@@ -472,13 +464,18 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
     p.group = p.hq / p.hkv;
     if (p.sq == 0 || p.sk == 0 || p.batch == 0 || p.hq == 0)
       return rewriter.notifyMatchFailure(op, "empty tensors");
-    if (p.dk % kMmaK || p.dv % kMmaN || p.dk > maxHeadDim || p.dv > maxHeadDim)
-      return rewriter.notifyMatchFailure(op, "head dims not tensor-core "
-                                             "friendly or too large");
-    p.blockQ = dividingBlock(blockQ, kMmaM, p.sq);
-    p.blockK = dividingBlock(blockK, kMmaK, p.sk);
-    if (!p.blockQ || !p.blockK)
-      return rewriter.notifyMatchFailure(op, "Sq or Sk not a multiple of 16");
+    if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))
+      return rewriter.notifyMatchFailure(
+          op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "
+              "above max-head-dim");
+    // attn-tile's choice for this op wins over the pass options.
+    int64_t bq = blockQ, bk = blockK;
+    if (auto tile = TileAttr::lookup(op)) {
+      bq = tile.getBlockQ().value_or(bq);
+      bk = tile.getBlockK().value_or(bk);
+    }
+    p.blockQ = dividingBlock(bq, kTensorCoreFlashRows, p.sq);
+    p.blockK = dividingBlock(bk, kTensorCoreFlashKeys, p.sk);
     if (p.hq > 65535 || p.batch > 65535)
       return rewriter.notifyMatchFailure(op, "grid too large");
     p.warps = p.blockQ / kMmaM;

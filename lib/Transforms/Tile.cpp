@@ -13,6 +13,7 @@
 
 #include "attnc/Transforms/Passes.h"
 
+#include "attnc/Conversion/TensorCoreFlash.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -210,6 +211,9 @@ static CpuMatmulTile chooseCpuMatmul(ArrayRef<MatmulShape> shapes,
 
 struct AttentionShape {
   int64_t batch, hkv, group, sq, sk, dk, dv;
+  /// f16/bf16 with a dot-product score, no bias and no window: on CUDA
+  /// attn-gpu-flash-attention takes it if the shape fits too.
+  bool tensorCoreOperands = false;
 };
 
 static void chooseCpuFlash(const AttentionShape &a, const CpuModel &cpu,
@@ -253,6 +257,20 @@ static void chooseCpuFlash(const AttentionShape &a, const CpuModel &cpu,
 
 static void chooseCudaFlash(const AttentionShape &a, int64_t fixedQ,
                             int64_t fixedK, int64_t &blockQ, int64_t &blockK) {
+  if (a.tensorCoreOperands && fitsTensorCoreFlash(a.sq, a.sk, a.dk, a.dv)) {
+    // Tensor-core kernels: the block-q / 16 warps of a thread block share
+    // each staged K/V block, so prefer 4 warps, but fall back to fewer while
+    // the grid would leave SMs idle; key blocks of 64 (two 16 KiB tiles at
+    // head dim 128).
+    int64_t rowBlocks = a.batch * a.hkv * a.group;
+    for (int64_t bq : {64, 32, 16}) {
+      blockQ = dividingBlock(fixedQ ? fixedQ : bq, kTensorCoreFlashRows, a.sq);
+      if (fixedQ || rowBlocks * (a.sq / blockQ) >= kCudaSMs)
+        break;
+    }
+    blockK = dividingBlock(fixedK ? fixedK : 64, kTensorCoreFlashKeys, a.sk);
+    return;
+  }
   // One thread runs a whole query block (the forall becomes blocks x
   // threads), so more rows per block only means fewer threads.
   blockQ = std::min<int64_t>(fixedQ ? fixedQ : 1, a.sq);
@@ -477,6 +495,11 @@ void AttnTilePass::runOnOperation() {
           q.getDimSize(0), k.getDimSize(1), q.getDimSize(1) / k.getDimSize(1),
           q.getDimSize(2), k.getDimSize(2), k.getDimSize(3),
           v.getDimSize(3)};
+      Type elt = sdpa.getType().getElementType();
+      a.tensorCoreOperands =
+          isNarrowFloat(sdpa.getType()) && q.getElementType() == elt &&
+          k.getElementType() == elt && v.getElementType() == elt &&
+          !sdpa.getBias() && (!sdpa.getWindow() || *sdpa.getWindow() == 0);
       tile = choose({}, false, a);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       // The projections and the attention that attn.mha decomposes into;
@@ -491,6 +514,8 @@ void AttnTilePass::runOnOperation() {
       int64_t heads = mha.getNumHeads(), kvHeads = mha.getKvHeads(),
               dh = mha.getEffectiveHeadDim();
       AttentionShape a{batch, kvHeads, heads / kvHeads, sq, sk, dh, dh};
+      a.tensorCoreOperands =
+          isNarrowFloat(x) && (!mha.getWindow() || *mha.getWindow() == 0);
       tile = choose({{batch * sq, heads * dh, dm},
                      {batch * sk, kvHeads * dh, dkv},
                      {batch * sq, dm, heads * dh}},

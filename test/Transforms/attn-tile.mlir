@@ -172,11 +172,13 @@ func.func @mma_small_m(%x: tensor<16x768xbf16>, %w: tensor<768x768xbf16>, %xf: t
 // attn.mha: projections (M = 2 * 64, N = 256 for q and o, 128 for k and v
 // with 2 kv heads) and attention (2 query heads per kv head: a [2, 64, 32]
 // score tile), one attribute for all of them. On CUDA, 8 x 16 warps at NT = 2
-// are fewer than 132 SMs, so NT = 1.
+// are fewer than 132 SMs, so NT = 1; the f16 attention (head dim 64) goes to
+// the tensor-core flash kernels, where even 16-row blocks give only
+// 2 * 4 * 64 / 16 = 32 thread blocks: block_q 16, key blocks of 64.
 // CPU-LABEL: func.func @mha
 // CPU:         attn.mha {{.*}} {attn.tile = #attn.tile<block_q = 64, block_k = 32, vector_width = 16, row_tile = 4, col_tile = 4, column_block = 64>}
 // CUDA-LABEL:  func.func @mha
-// CUDA:        attn.mha {{.*}} {attn.tile = #attn.tile<block_q = 1, block_k = 32, warp_n_tiles = 1>}
+// CUDA:        attn.mha {{.*}} {attn.tile = #attn.tile<block_q = 16, block_k = 64, warp_n_tiles = 1>}
 func.func @mha(%x: tensor<2x64x256xf16>, %wq: tensor<256x256xf16>, %wk: tensor<128x256xf16>, %wv: tensor<128x256xf16>, %wo: tensor<256x256xf16>) -> tensor<2x64x256xf16> {
   %y = attn.mha %x weights(%wq, %wk, %wv, %wo) heads = 4 kv_heads = 2 causal : (tensor<2x64x256xf16>, tensor<256x256xf16>, tensor<128x256xf16>, tensor<128x256xf16>, tensor<256x256xf16>) -> tensor<2x64x256xf16>
   return %y : tensor<2x64x256xf16>
@@ -192,4 +194,28 @@ func.func @mha(%x: tensor<2x64x256xf16>, %wq: tensor<256x256xf16>, %wk: tensor<1
 func.func @kept(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x32xf32> {
   %y = attn.linear %x, %w {attn.tile = #attn.tile<row_tile = 2>} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
   return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// f16 attention for the tensor-core flash kernels (attn-gpu-flash-attention)
+// for the GPU: B=4, H=16, S=1024 gives 4 * 16 * 1024 / 64 = 1024 thread blocks of
+// 4 warps, so block_q 64; Sk = 96 allows key blocks of 32. With B=1, H=2,
+// S=256, 64-row blocks would give 8 thread blocks, so 16 rows (32 blocks).
+// A bias keeps the generic one-row-per-thread blocking.
+// CUDA-LABEL:  func.func @tensor_core_attention
+// CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 64, block_k = 64>}
+// CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 64, block_k = 32>}
+// CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 16, block_k = 64>}
+// CUDA:        attn.sdpa {{.*}} bias({{.*}}) {attn.tile = #attn.tile<block_q = 1, block_k = 64>}
+// CUDAFIXED-LABEL: func.func @tensor_core_attention
+// CUDAFIXED:     attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 4, block_k = 16>}
+func.func @tensor_core_attention(%q: tensor<4x16x1024x64xf16>, %q96: tensor<4x16x1024x64xf16>, %k96: tensor<4x16x96x64xf16>,
+                                 %s: tensor<1x2x256x64xf16>, %bias: tensor<1x1x256x256xf16>)
+    -> (tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) {
+  %0 = attn.sdpa %q, %q, %q causal : tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16> -> tensor<4x16x1024x64xf16>
+  %1 = attn.sdpa %q96, %k96, %k96 : tensor<4x16x1024x64xf16>, tensor<4x16x96x64xf16>, tensor<4x16x96x64xf16> -> tensor<4x16x1024x64xf16>
+  %2 = attn.sdpa %s, %s, %s : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
+  %3 = attn.sdpa %s, %s, %s bias(%bias : tensor<1x1x256x256xf16>) : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
+  return %0, %1, %2, %3 : tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>
 }

@@ -146,7 +146,13 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       cores when it can.
 
     CUDA:
-    - flash block-q = 1: each query block is one thread that runs it
+    - tensor-core flash (what attn-gpu-flash-attention takes: f16/bf16,
+      dot-product score, no bias or window, Sq, Sk, Dk multiples of 16, Dv
+      of 8, head dims <= 128): block-q (16 query rows per warp) the largest
+      of 64, 32, 16 dividing Sq whose grid B*Hq*Sq/block-q still has a
+      thread block for each of 132 SMs, else 16; block-k 64, or the largest
+      of 32, 16 dividing Sk.
+    - other flash attention: block-q = 1: each query block is one thread that runs it
       serially, so one row per block gives the most threads; block-k: the
       largest of 64, 32, 16, 8 whose per-thread temporaries (score row,
       accumulator, row state of the G heads: 4*G*(bk+Dv+4) bytes) fit 1
