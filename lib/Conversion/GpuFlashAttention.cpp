@@ -38,7 +38,7 @@
 #include "MmaSync.h"
 
 #include "attnc/Conversion/Passes.h"
-#include "attnc/Conversion/TensorCoreFlash.h"
+#include "attnc/Conversion/TensorCoreTiles.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,10 +67,6 @@ using namespace mlir::attn;
 namespace {
 
 constexpr int64_t kWarpSize = 32;
-/// Elements appended to each shared-memory row (16 bytes: 4 banks).
-constexpr int64_t kSmemPad = 8;
-/// Elements per 16-byte global load when staging a tile.
-constexpr int64_t kChunk = 8;
 
 /// The static description of one attn.sdpa that becomes a kernel.
 struct GpuFlashProblem {
@@ -155,47 +151,13 @@ private:
 
 void KernelBuilder::stageKeyBlock(Value k0) {
   int64_t threads = p.warps * kWarpSize;
-  auto stage = [&](Value src, int64_t width, bool transpose) {
-    int64_t perRow = width / kChunk;
-    int64_t chunks = p.blockK * perRow;
-    auto chunkType = VectorType::get({kChunk}, p.elementType);
-    for (int64_t it = 0; it * threads < chunks; ++it) {
-      auto copyChunk = [&]() {
-        Value c = addc(tid, it * threads);
-        Value row = divc(c, perRow);
-        Value col = mulc(remc(c, perRow), kChunk);
-        Value chunk = vector::LoadOp::create(
-            b, loc, chunkType, src,
-            ValueRange{batchIv, kvHeadIv, add(k0, row), col},
-            /*nontemporal=*/false, llvm::MaybeAlign(16));
-        if (!transpose) {
-          vector::StoreOp::create(b, loc, chunk, kSmem, ValueRange{row, col},
-                                  /*nontemporal=*/false, llvm::MaybeAlign(16));
-          return;
-        }
-        for (int64_t e = 0; e < kChunk; ++e) {
-          Value x =
-              vector::ExtractOp::create(b, loc, chunk, ArrayRef<int64_t>{e});
-          memref::StoreOp::create(b, loc, x, vtSmem,
-                                  ValueRange{addc(col, e), row});
-        }
-      };
-      if ((it + 1) * threads <= chunks) {
-        copyChunk();
-        continue;
-      }
-      // A last, partial round: only the first threads have a chunk.
-      Value inRange =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                addc(tid, it * threads), idx(chunks));
-      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      copyChunk();
-    }
-  };
-  stage(k, p.dk, /*transpose=*/false);
-  stage(v, p.dv, /*transpose=*/true);
+  Value zero = idx(0);
+  buildSharedTileCopy(b, loc, k, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dk,
+                      kSmem, /*transpose=*/false, tid, threads,
+                      llvm::MaybeAlign(16));
+  buildSharedTileCopy(b, loc, v, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dv,
+                      vtSmem, /*transpose=*/true, tid, threads,
+                      llvm::MaybeAlign(16));
 }
 
 SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {

@@ -9,12 +9,16 @@
 // computes exactly the f32 contraction of the widened operands up to the
 // order of the f32 additions.
 //
-// Kernel: one warp (32 threads) per block; the grid covers the output in
-// tiles of 16 rows x 8*NT columns (NT = 4 n-subtiles when N is a multiple of
-// 32, else 1). The warp loops over k in steps of 16 and builds its fragments
-// straight from global memory (no shared memory in this first version),
-// following the PTX ISA "Matrix Fragments for mma.m16n8k16 with floating
-// point type" with lane in [0, 32), g = lane / 4, t = lane % 4:
+// Kernel: a thread block of WM x WN warps (2 x 2 where M and N allow)
+// computes a BM x BN tile of C, each warp MT x NT mma tiles of 16 x 8 (MT =
+// 2, NT = warp-n-tiles or attn-tile's choice, halved where the block would
+// not divide M or N): 64 x 64 by default. Per k step of BK = 32 (16 when K
+// is not a multiple of 32) the block stages its A rows [BM, BK] and B rows
+// [BN, BK] in shared memory (16-byte chunks, rows padded by 8 elements so a
+// warp's fragment loads hit distinct banks), between two barriers, and each
+// warp builds its fragments from there, following the PTX ISA "Matrix
+// Fragments for mma.m16n8k16 with floating point type" with lane in
+// [0, 32), g = lane / 4, t = lane % 4:
 //
 //   A (row, vector<4x2>): A[g][k0+2t..+1], A[g+8][k0+2t..+1],
 //                         A[g][k0+2t+8..+9], A[g+8][k0+2t+8..+9]
@@ -22,6 +26,8 @@
 //                         (the "col" operand is B^T row-major, i.e. [N, K])
 //   C/D (vector<2x2xf32>): C[g][n0+2t..+1], C[g+8][n0+2t..+1]
 //
+// Each A fragment serves NT mma and each B fragment MT, and each staged
+// element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
 // C) and are stored back after the k loop. f16 uses nvgpu.mma.sync (lowered
 // by convert-nvgpu-to-nvvm); bf16 uses nvvm.mma.sync directly, with the same
@@ -35,6 +41,8 @@
 
 #include "MatmulMatch.h"
 #include "MmaSync.h"
+
+#include "attnc/Conversion/TensorCoreTiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -247,110 +255,149 @@ static bool startsAtAllocation(Value v) {
   return isa<func::FuncOp>(cast<BlockArgument>(v).getOwner()->getParentOp());
 }
 
+using GemmTiling = mlir::attn::MmaGemmTiling;
+
 struct KernelBuilder {
   OpBuilder &b;
   Location loc;
   MmaMatmul &mm;
   Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
-  int64_t subtiles;
-  /// One index constant per value in the current scope (host, then kernel).
-  DenseMap<int64_t, Value> consts;
+  GemmTiling t;
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
-                int64_t subtiles)
-      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), subtiles(subtiles) {}
+                GemmTiling t)
+      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t) {}
 
-  Value idx(int64_t v) {
-    Value &cst = consts[v];
-    if (!cst)
-      cst = arith::ConstantIndexOp::create(b, loc, v);
-    return cst;
-  }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value addc(Value x, int64_t v) { return v ? add(x, idx(v)) : x; }
   Value mul(Value x, int64_t v) {
     return arith::MulIOp::create(b, loc, x, idx(v));
   }
 
-  llvm::MaybeAlign pairAlign(Value memref) {
-    auto type = cast<MemRefType>(memref.getType());
+  /// The alignment an access of `bytes` bytes into `memref` may claim (the
+  /// kernel's offsets are multiples of it): `bytes` when the buffer starts
+  /// at an allocation, whose identity layout leaves only the element
+  /// offset; unknown otherwise.
+  llvm::MaybeAlign alignFor(Value memref, int64_t bytes) {
     if (!startsAtAllocation(memref))
       return llvm::MaybeAlign();
-    return llvm::MaybeAlign(2 * type.getElementTypeBitWidth() / 8);
+    return llvm::MaybeAlign(bytes);
   }
 
   /// Two consecutive elements memref[row][col .. col+1].
-  Value loadPair(Value memref, Value row, Value col) {
+  Value loadPair(Value memref, Value row, Value col, llvm::MaybeAlign align) {
     auto type = cast<MemRefType>(memref.getType());
     auto vecType = VectorType::get({2}, type.getElementType());
     return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{row, col},
-                                  /*nontemporal=*/false, pairAlign(memref));
-  }
-
-  Value fragment(ArrayRef<Value> pairs) {
-    return mlir::attn::buildFragment(b, loc, pairs);
+                                  /*nontemporal=*/false, align);
   }
 
   void emit() {
+    using mlir::attn::buildFragment;
+    using mlir::attn::buildMmaSync;
+    using mlir::attn::kSmemPad;
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto aSmemType =
+        MemRefType::get({t.blockM(), t.bk + kSmemPad}, mm.elementType,
+                        MemRefLayoutAttrInterface(), space);
+    auto bSmemType =
+        MemRefType::get({t.blockN(), t.bk + kSmemPad}, mm.elementType,
+                        MemRefLayoutAttrInterface(), space);
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(b, loc, idx(mm.n / (kTileN * subtiles)),
-                                        idx(mm.m / kTileM), one, idx(kWarpSize),
-                                        one, one);
+    auto launch = gpu::LaunchOp::create(b, loc, idx(mm.n / t.blockN()),
+                                        idx(mm.m / t.blockM()), one,
+                                        idx(t.threads()), one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    consts.clear();
+    // Shared memory as workgroup allocas, like attn-gpu-flash-attention;
+    // attn-gpu-device-buffers makes them attributions of the launch.
+    Value aSmem = memref::AllocaOp::create(b, loc, aSmemType);
+    Value bSmem = memref::AllocaOp::create(b, loc, bSmemType);
 
-    Value lane = launch.getThreadIds().x;
-    Value group = arith::DivUIOp::create(b, loc, lane, idx(4));
+    Value tid = launch.getThreadIds().x;
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
+    Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
+    Value warpRow = arith::DivUIOp::create(b, loc, warp, idx(t.wn));
+    Value warpCol = arith::RemUIOp::create(b, loc, warp, idx(t.wn));
+    Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
     Value t2 = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), 2);
-    Value row0 = add(mul(launch.getBlockIds().y, kTileM), group);
-    Value row1 = addc(row0, 8);
-    Value nBase = mul(launch.getBlockIds().x, kTileN * subtiles);
+    Value blockRow = mul(launch.getBlockIds().y, t.blockM());
+    Value blockCol = mul(launch.getBlockIds().x, t.blockN());
+    // This warp's rows and columns inside the block tile (shared memory)
+    // and in C.
+    Value localRow = add(mul(warpRow, kTileM * t.mt), g);
+    Value localCol = add(mul(warpCol, kTileN * t.nt), g);
+    Value cRow = add(blockRow, localRow);
+    Value cCol = add(add(blockCol, mul(warpCol, kTileN * t.nt)), t2);
 
-    // Accumulator rows C[g][n0+2t ..] and C[g+8][n0+2t ..] per n-subtile.
-    SmallVector<Value> cCols, bRows, init;
-    for (int64_t j = 0; j < subtiles; ++j) {
-      Value n0 = addc(nBase, kTileN * j);
-      cCols.push_back(add(n0, t2));
-      bRows.push_back(add(n0, group));
-      init.push_back(
-          fragment({loadPair(c, row0, cCols[j]), loadPair(c, row1, cCols[j])}));
-    }
-
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), idx(mm.k), idx(kTileK), init,
-        [&](OpBuilder &lb, Location, Value k0, ValueRange accs) {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          // Constants made in the loop body must not be reused after it.
-          DenseMap<int64_t, Value> outer = consts;
-          Value kLo = add(k0, t2);
-          Value kHi = addc(kLo, 8);
-          SmallVector<Value> aPairs = {
-              loadPair(a, row0, kLo), loadPair(a, row1, kLo),
-              loadPair(a, row0, kHi), loadPair(a, row1, kHi)};
-          Value aFrag = fragment(aPairs);
-          SmallVector<Value> next;
-          for (int64_t j = 0; j < subtiles; ++j) {
-            Value bFrag = fragment(
-                {loadPair(bNk, bRows[j], kLo), loadPair(bNk, bRows[j], kHi)});
-            next.push_back(
-                mlir::attn::buildMmaSync(b, loc, aFrag, bFrag, accs[j]));
-          }
-          scf::YieldOp::create(b, loc, next);
-          consts = std::move(outer);
-        });
-
-    for (int64_t j = 0; j < subtiles; ++j) {
-      Value acc = loop.getResult(j);
-      auto align = pairAlign(c);
-      for (auto [i, row] : llvm::enumerate(SmallVector<Value>{row0, row1})) {
-        Value pair = vector::ExtractOp::create(b, loc, acc,
-                                               ArrayRef<int64_t>{int64_t(i)});
-        vector::StoreOp::create(b, loc, pair, c, ValueRange{row, cCols[j]},
-                                /*nontemporal=*/false, align);
+    // Accumulators: C[row + 16i (+8)][col + 8j ..] for mma tile (i, j),
+    // starting from C (the generic accumulates into it).
+    auto cAlign = alignFor(c, 8);
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < t.mt; ++i)
+      for (int64_t j = 0; j < t.nt; ++j) {
+        Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
+        init.push_back(buildFragment(b, loc,
+                                     {loadPair(c, r, col, cAlign),
+                                      loadPair(c, addc(r, 8), col, cAlign)}));
       }
+
+    auto loop = scf::ForOp::create(b, loc, idx(0), idx(mm.k), idx(t.bk), init);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      // The previous step's fragment loads are done before the tiles are
+      // overwritten, and the new tiles are complete before they are read.
+      gpu::BarrierOp::create(b, loc);
+      mlir::attn::buildSharedTileCopy(b, loc, a, {}, blockRow, k0, t.blockM(),
+                                      t.bk, aSmem, /*transpose=*/false, tid,
+                                      t.threads(), alignFor(a, 16));
+      mlir::attn::buildSharedTileCopy(
+          b, loc, bNk, {}, blockCol, k0, t.blockN(), t.bk, bSmem,
+          /*transpose=*/false, tid, t.threads(), alignFor(bNk, 16));
+      gpu::BarrierOp::create(b, loc);
+      SmallVector<Value> accs(loop.getRegionIterArgs());
+      llvm::MaybeAlign smemAlign(4);
+      for (int64_t kk = 0; kk < t.bk / kTileK; ++kk) {
+        Value lo = addc(t2, kTileK * kk), hi = addc(lo, 8);
+        SmallVector<Value> aFrags, bFrags;
+        for (int64_t i = 0; i < t.mt; ++i) {
+          Value r = addc(localRow, kTileM * i), r8 = addc(r, 8);
+          aFrags.push_back(buildFragment(b, loc,
+                                         {loadPair(aSmem, r, lo, smemAlign),
+                                          loadPair(aSmem, r8, lo, smemAlign),
+                                          loadPair(aSmem, r, hi, smemAlign),
+                                          loadPair(aSmem, r8, hi, smemAlign)}));
+        }
+        for (int64_t j = 0; j < t.nt; ++j) {
+          Value r = addc(localCol, kTileN * j);
+          bFrags.push_back(buildFragment(b, loc,
+                                         {loadPair(bSmem, r, lo, smemAlign),
+                                          loadPair(bSmem, r, hi, smemAlign)}));
+        }
+        for (int64_t i = 0; i < t.mt; ++i)
+          for (int64_t j = 0; j < t.nt; ++j)
+            accs[i * t.nt + j] =
+                buildMmaSync(b, loc, aFrags[i], bFrags[j], accs[i * t.nt + j]);
+      }
+      scf::YieldOp::create(b, loc, accs);
     }
+
+    for (int64_t i = 0; i < t.mt; ++i)
+      for (int64_t j = 0; j < t.nt; ++j) {
+        Value acc = loop.getResult(i * t.nt + j);
+        Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value pair =
+              vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h});
+          vector::StoreOp::create(b, loc, pair, c,
+                                  ValueRange{h ? addc(r, 8) : r, col},
+                                  /*nontemporal=*/false, cAlign);
+        }
+      }
     gpu::TerminatorOp::create(b, loc);
   }
 };
@@ -436,12 +483,13 @@ struct AttnGpuMmaMatmulPass
       int64_t nt = warpNTiles;
       if (auto tile = mlir::attn::TileAttr::lookup(mm.op))
         nt = tile.getWarpNTiles().value_or(nt);
-      int64_t subtiles = mm.n % (kTileN * nt) == 0 ? nt : 1;
       Value a = narrowOperand(b, loc, mm.a);
       Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
                       ? a
                       : narrowOperand(b, loc, mm.b);
-      KernelBuilder(b, loc, mm, a, bNk, subtiles).emit();
+      KernelBuilder(b, loc, mm, a, bNk,
+                    mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt))
+          .emit();
       mm.op.erase();
       llvm::SetVector<Operation *> views;
       for (const WidenedOperand *w : {&mm.a, &mm.b})

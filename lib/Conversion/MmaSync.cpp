@@ -5,7 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -61,4 +63,57 @@ Value mlir::attn::buildMmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
                                              ArrayRef<int64_t>{i}));
   return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
                                         d);
+}
+
+void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
+                                     ValueRange prefix, Value row0, Value col0,
+                                     int64_t rows, int64_t width, Value dst,
+                                     bool transpose, Value tid, int64_t threads,
+                                     llvm::MaybeAlign srcAlign) {
+  constexpr int64_t kChunk = 8;
+  Type elt = cast<MemRefType>(src.getType()).getElementType();
+  auto chunkType = VectorType::get({kChunk}, elt);
+  int64_t perRow = width / kChunk;
+  int64_t chunks = rows * perRow;
+  auto idx = [&](int64_t c) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, c);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, loc, x, y);
+  };
+  for (int64_t it = 0; it * threads < chunks; ++it) {
+    Value c = it ? add(tid, idx(it * threads)) : tid;
+    auto copyChunk = [&]() {
+      Value row = arith::DivUIOp::create(b, loc, c, idx(perRow));
+      Value col = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, c, idx(perRow)), idx(kChunk));
+      SmallVector<Value> indices(prefix.begin(), prefix.end());
+      indices.push_back(add(row0, row));
+      indices.push_back(add(col0, col));
+      Value chunk = vector::LoadOp::create(b, loc, chunkType, src, indices,
+                                           /*nontemporal=*/false, srcAlign);
+      if (!transpose) {
+        vector::StoreOp::create(b, loc, chunk, dst, ValueRange{row, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        return;
+      }
+      for (int64_t e = 0; e < kChunk; ++e) {
+        Value x =
+            vector::ExtractOp::create(b, loc, chunk, ArrayRef<int64_t>{e});
+        Value dstRow = e ? add(col, idx(e)) : col;
+        memref::StoreOp::create(b, loc, x, dst, ValueRange{dstRow, row});
+      }
+    };
+    if ((it + 1) * threads <= chunks) {
+      copyChunk();
+      continue;
+    }
+    // A last, partial round: only the first threads have a chunk.
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                          idx(chunks));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copyChunk();
+  }
 }

@@ -12,6 +12,7 @@
 #define ATTNC_LIB_CONVERSION_MMASYNC_H
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Alignment.h"
 
 namespace mlir::attn {
 
@@ -24,6 +25,21 @@ Value buildFragment(OpBuilder &b, Location loc, ArrayRef<Value> pairs);
 /// nvvm.mma.sync on the fragments packed into i32 registers, because
 /// convert-nvgpu-to-nvvm in LLVM 22 cannot deduce PTX types for bf16.
 Value buildMmaSync(OpBuilder &b, Location loc, Value a, Value bFrag, Value acc);
+
+/// Elements appended to each shared-memory row of a staged tile (16 bytes:
+/// consecutive rows start 4 banks apart, so the eight rows g = 0..7 whose
+/// fragments a warp loads at once hit distinct banks).
+constexpr int64_t kSmemPad = 8;
+
+/// Copies a rows x width tile of `src` (indices `prefix..., row0 + r,
+/// col0 + c`) into the shared buffer `dst` as dst[r][c], or transposed as
+/// dst[c][r], in 16-byte chunks (width % 8 == 0) that the `threads` threads
+/// of the block (this one is `tid`) take in turn; a last partial round is
+/// guarded. `srcAlign` is what the chunk loads may assume of their address.
+void buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
+                         ValueRange prefix, Value row0, Value col0,
+                         int64_t rows, int64_t width, Value dst, bool transpose,
+                         Value tid, int64_t threads, llvm::MaybeAlign srcAlign);
 
 } // namespace mlir::attn
 

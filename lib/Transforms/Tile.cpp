@@ -13,7 +13,7 @@
 
 #include "attnc/Transforms/Passes.h"
 
-#include "attnc/Conversion/TensorCoreFlash.h"
+#include "attnc/Conversion/TensorCoreTiles.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -292,17 +292,19 @@ static void chooseCudaFlash(const AttentionShape &a, int64_t fixedQ,
 // CUDA: tensor-core warp tiles and threads per block
 //===----------------------------------------------------------------------===//
 
-/// n8 subtiles per warp for attn-gpu-mma-matmul, or 0 when the kernel does
+/// n8 tiles per warp for attn-gpu-mma-matmul, or 0 when the kernel does
 /// not apply to this shape (it needs M % 16, N % 8 and K % 16 == 0).
 static int64_t chooseWarpNTiles(const MatmulShape &s, int64_t fixed) {
   if (s.m % 16 != 0 || s.n % 8 != 0 || s.k % 16 != 0)
     return 0;
   if (fixed)
     return fixed;
-  // Wider warp tiles reuse each A fragment for more mma.sync, but every
-  // warp is one block: keep enough blocks to give each SM one.
+  // Wider warp tiles reuse each A fragment for more mma.sync and each
+  // staged A row for more columns, but make fewer thread blocks: keep one
+  // per SM.
   for (int64_t nt : {4, 2}) {
-    if (s.n % (8 * nt) == 0 && (s.m / 16) * (s.n / (8 * nt)) >= kCudaSMs)
+    MmaGemmTiling t = chooseMmaGemmTiling(s.m, s.n, s.k, nt);
+    if (t.nt == nt && t.blocks(s.m, s.n) >= kCudaSMs)
       return nt;
   }
   return 1;

@@ -2,8 +2,10 @@
 // RUN: attn-opt %s --attn-gpu-mma-matmul=warp-n-tiles=1 | FileCheck %s --check-prefix=NT1
 
 // f32 contractions C[m, n] += A[m, k] * B[n, k] whose operands were widened
-// from f16/bf16 by extf generics become one gpu.launch of warps (32 threads)
-// multiplying the narrow buffers with mma.sync m16n8k16. Near misses stay.
+// from f16/bf16 by extf generics become one gpu.launch of 2 x 2 warps (fewer
+// for small M, N) multiplying the narrow buffers with mma.sync m16n8k16, A and
+// B rows staged in shared memory per k step. Near misses stay. Numerics:
+// test/Integration/CPU/mma-fragment-layout.test (IR-level emulation).
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -12,36 +14,44 @@
 #kn = affine_map<(d0, d1, d2) -> (d2, d1)>
 #mn = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// M = 32, N = 64, K = 64: 4 n-subtiles per warp, grid 2 x 2. The widened
-// buffers and their generics are gone; the fragments are read from the f16
-// arguments (A rows g and g+8 at k0+2t and k0+2t+8, B row n0+g of [N, K]).
+// M = 32, N = 64, K = 64: 2 x 2 warps of 1 x 4 mma tiles make one 32 x 64
+// block (grid 1 x 1, 128 threads); k steps of 32 stage A [32][32 + 8] and
+// B [64][32 + 8]; per step each warp loads 2 A and 8 B fragments from shared
+// memory for 8 mma.sync. The widened buffers and their generics are gone.
 // CHECK-LABEL: func.func @f16(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<32x64xf16>, %[[W:[^:]+]]: memref<64x64xf16>, %[[C:[^:]+]]: memref<32x64xf32>)
 // CHECK-NOT:     memref.alloc
 // CHECK-NOT:     linalg.generic
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
-// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-DAG:     %[[WARP:.*]] = arith.constant 32 : index
-// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[TWO]], %{{.*}} = %[[TWO]], %{{.*}} = %[[ONE]]) threads(%[[LANE:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[WARP]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]])
-// CHECK:           %[[G:.*]] = arith.divui %[[LANE]], %{{.*}} : index
-// CHECK:           %[[T:.*]] = arith.remui %[[LANE]], %{{.*}} : index
-// CHECK:           %[[T2:.*]] = arith.muli %[[T]], %{{.*}} : index
-// CHECK:           vector.load %[[C]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<32x64xf32>, vector<2xf32>
+// CHECK-DAG:     %[[THREADS:.*]] = arith.constant 128 : index
+// CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[ONE]]) threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[THREADS]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]])
+// CHECK:           %[[AS:.*]] = memref.alloca() : memref<32x40xf16, #gpu.address_space<workgroup>>
+// CHECK:           %[[BS:.*]] = memref.alloca() : memref<64x40xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-8:   vector.load %[[C]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<32x64xf32>, vector<2xf32>
 // CHECK:           scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
-// CHECK:             %[[KLO:.*]] = arith.addi %[[K0]], %[[T2]] : index
-// CHECK:             vector.load %[[X]][%{{.*}}, %[[KLO]]] {alignment = 4 : i64} : memref<32x64xf16>, vector<2xf16>
-// CHECK:             vector.load %[[W]][%{{.*}}, %[[KLO]]] {alignment = 4 : i64} : memref<64x64xf16>, vector<2xf16>
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x64xf16>, vector<8xf16>
+// CHECK:             vector.store %{{.*}}, %[[AS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
+// CHECK-COUNT-2:     vector.load %[[W]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x64xf16>, vector<8xf16>
+// CHECK:             gpu.barrier
+// CHECK-COUNT-4:     vector.load %[[AS]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<32x40xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-COUNT-8:     vector.load %[[BS]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK-COUNT-4:     nvgpu.mma.sync(%{{.*}}, %{{.*}}, %{{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-COUNT-4:     nvgpu.mma.sync
+// CHECK-NOT:         nvgpu.mma.sync
 // CHECK:             scf.yield
 // CHECK-COUNT-8:   vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<32x64xf32>, vector<2xf32>
 // CHECK:           gpu.terminator
 // CHECK-NOT:     linalg.generic
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
+// With one n8 tile per warp the block is 32 x 16: 1 mma per warp and k16.
 // NT1-LABEL:   func.func @f16(
 // NT1:           gpu.launch
-// NT1-COUNT-1:   nvgpu.mma.sync
-// NT1-NOT:       nvgpu.mma.sync
+// NT1:             memref.alloca() : memref<16x40xf16, #gpu.address_space<workgroup>>
+// NT1:             scf.for
+// NT1-COUNT-2:       nvgpu.mma.sync
+// NT1-NOT:           nvgpu.mma.sync
 // NT1:           gpu.terminator
 func.func @f16(%x: memref<32x64xf16>, %w: memref<64x64xf16>, %c: memref<32x64xf32>) {
   %xf = memref.alloc() : memref<32x64xf32>
@@ -72,7 +82,8 @@ func.func @f16(%x: memref<32x64xf16>, %w: memref<64x64xf16>, %c: memref<32x64xf3
 
 // As attn.linear lowers a rank-3 input: the contraction reads a collapsed
 // view of the widened input, so the kernel reads the same view of the f16
-// input. N = 24 is not a multiple of 32: one n-subtile per warp, grid 3 x 1.
+// input. N = 24 is not a multiple of 16: one warp of one n8 tile per block,
+// grid 3 x 1.
 // The widened input is also read after the contraction, so it stays.
 // CHECK-LABEL: func.func @f16_collapsed(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<1x16x32xf16>, %[[W:[^:]+]]: memref<24x32xf16>, %[[C:[^:]+]]: memref<16x24xf32>, %[[R:[^:]+]]: memref<1x16x32xf32>)
@@ -82,10 +93,11 @@ func.func @f16(%x: memref<32x64xf16>, %w: memref<64x64xf16>, %c: memref<32x64xf3
 // CHECK:         %[[XV:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<1x16x32xf16> into memref<16x32xf16>
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG:     %[[GX:.*]] = arith.constant 3 : index
-// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads
+// CHECK-DAG:     %[[WARP:.*]] = arith.constant 32 : index
+// CHECK:         gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads({{.*}}) in (%{{.*}} = %[[WARP]],
 // CHECK:           vector.load %[[XV]]
 // CHECK:           vector.load %[[W]]
-// CHECK:           nvgpu.mma.sync
+// CHECK-COUNT-2:   nvgpu.mma.sync
 // CHECK-NOT:       nvgpu.mma.sync
 // CHECK:           gpu.terminator
 // CHECK:         memref.copy %[[XF]], %[[R]]
@@ -120,7 +132,7 @@ func.func @f16_collapsed(%x: memref<1x16x32xf16>, %w: memref<24x32xf16>, %c: mem
 // CHECK-LABEL: func.func @bf16(
 // CHECK:         gpu.launch
 // CHECK:           scf.for
-// CHECK:             vector.load %{{.*}} : memref<16x16xbf16>, vector<2xbf16>
+// CHECK:             vector.load %{{.*}} : memref<16x16xbf16>, vector<8xbf16>
 // CHECK:             vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // CHECK:             nvvm.mma.sync A[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] B[%{{.*}}, %{{.*}}] C[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
 // CHECK-SAME:          layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>
@@ -161,7 +173,7 @@ func.func @bf16(%x: memref<16x16xbf16>, %w: memref<8x16xbf16>, %c: memref<16x8xf
 // CHECK:         %[[XV:.*]] = memref.collapse_shape %[[X]]
 // CHECK-NOT:     memref.collapse_shape
 // CHECK:         gpu.launch
-// CHECK-COUNT-6:   vector.load %[[XV]][
+// CHECK-COUNT-2:   vector.load %[[XV]][
 // CHECK:           nvgpu.mma.sync
 // CHECK-NOT:     linalg.generic
 // CHECK-NOT:     memref.alloc

@@ -7,8 +7,8 @@
 // attn-lower-to-linalg onto the contraction generic, through one-shot
 // bufferization, to attn-cpu-matmul-kernel (2 x 3 register tiles, column
 // blocks of 24 instead of its 4 x 4 and 64), and to attn-gpu-mma-matmul
-// (M = 32 gives too few warps for 4 n8 tiles per warp, so one, instead of
-// its 4).
+// (32 x 48 gives too few thread blocks for 4 n8 tiles per warp, so one,
+// instead of its 4: 2 mma.sync per warp and k step of 32).
 
 // CPU-LABEL: func.func @linear
 // CPU-DAG:     %[[C2:.*]] = arith.constant 2 : index
@@ -24,7 +24,7 @@
 // MMA-LABEL:   func.func @linear
 // MMA:           gpu.launch
 // MMA:             scf.for
-// MMA-COUNT-1:       nvgpu.mma.sync
+// MMA-COUNT-2:       nvgpu.mma.sync
 // MMA-NOT:           nvgpu.mma.sync
 // MMA:             gpu.terminator
 // The default pipeline's bufferization keeps the attribute.

@@ -140,12 +140,15 @@ func.func @cosine(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor
 // attn.ffn lowers to two contractions, 768 -> 3072 and 3072 -> 768, which
 // share one configuration: the least total time, with a column block that
 // fits half of L2 for the down projection's 3072-wide rows (at most 42).
+// For the GPU the smallest warp tile of the two: the down projection
+// (128 x 768) makes only 2 x 12 blocks of 64 x 64 (NT 4) or 2 x 24 (NT 2),
+// fewer than 132 SMs, so NT 1.
 // CPU-LABEL: func.func @ffn
 // CPU:         attn.ffn {{.*}} {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 5, column_block = 25>}
 // AVX2-LABEL: func.func @ffn
 // AVX2:        attn.ffn {{.*}} {attn.tile = #attn.tile<vector_width = 8, row_tile = 4, col_tile = 2, column_block = 48>}
 // CUDA-LABEL:  func.func @ffn
-// CUDA:        attn.ffn {{.*}} {attn.tile = #attn.tile<warp_n_tiles = 4>}
+// CUDA:        attn.ffn {{.*}} {attn.tile = #attn.tile<warp_n_tiles = 1>}
 func.func @ffn(%x: tensor<1x128x768xf16>, %w1: tensor<3072x768xf16>, %w2: tensor<768x3072xf16>) -> tensor<1x128x768xf16> {
   %y = attn.ffn %x up(%w1) down(%w2) activation = gelu : (tensor<1x128x768xf16>, tensor<3072x768xf16>, tensor<768x3072xf16>) -> tensor<1x128x768xf16>
   return %y : tensor<1x128x768xf16>

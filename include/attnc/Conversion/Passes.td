@@ -201,17 +201,19 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     directly in the function body) whose A and B were written earlier in the
     same block by elementwise `arith.extf` generics from f16 (or bf16)
     buffers into a `gpu.launch` that multiplies the narrow buffers on the
-    tensor cores: one warp per block, each computing a 16 x 8*NT tile of C
-    with `nvgpu.mma.sync` (f16; `nvvm.mma.sync` for bf16) of shape
-    m16n8k16 and f32 accumulators initialized from C. Requires M % 16 == 0,
-    N % 8 == 0 and K % 16 == 0. The fragments are loaded from global memory
-    following the PTX ISA layout (B in [N, K] layout is the "col" operand).
+    tensor cores: thread blocks of 2 x 2 warps (fewer where M or N is too
+    small), each warp computing 2 x NT tiles of 16 x 8 with
+    `nvgpu.mma.sync` (f16; `nvvm.mma.sync` for bf16) of shape m16n8k16 and
+    f32 accumulators initialized from C; per k step of 32 (or 16) the block
+    stages its rows of A and B in padded shared memory. Requires M % 16 == 0,
+    N % 8 == 0 and K % 16 == 0. The fragments follow the PTX ISA layout (B
+    in [N, K] layout is the "col" operand).
     The extf generics are erased when nothing else reads their outputs.
     Run after bufferization, before the linalg-to-loops GPU mapping.
   }];
   let options = [
     Option<"warpNTiles", "warp-n-tiles", "int64_t", "4",
-           "n8 subtiles per warp (NT) when N is a multiple of 8*NT, else 1">
+           "n8 tiles per warp (NT), halved until the block divides N">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

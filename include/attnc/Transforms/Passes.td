@@ -157,10 +157,10 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
       largest of 64, 32, 16, 8 whose per-thread temporaries (score row,
       accumulator, row state of the G heads: 4*G*(bk+Dv+4) bytes) fit 1
       KiB of local memory, else 8.
-    - warp-n-tiles (f16/bf16 linear): the largest NT in {4, 2, 1} with N a
-      multiple of 8*NT whose grid of (M/16)*(N/(8*NT)) one-warp blocks
-      still has a warp for each of 132 SMs (H100), else the one with the
-      most warps.
+    - warp-n-tiles (f16/bf16 linear): the largest NT in {4, 2} that the
+      kernel can use (its blocks of 2 x 2 warps, each 2 x NT mma tiles,
+      divide N) and whose grid still has a thread block for each of 132 SMs
+      (H100), else 1 (the most blocks).
     - threads per block: the largest of 128, 64, 32 that still gives the
       largest attn result in the function at least 132 blocks, else 32.
   }];

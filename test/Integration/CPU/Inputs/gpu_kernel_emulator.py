@@ -1,0 +1,637 @@
+#!/usr/bin/env python3
+"""An interpreter for the GPU kernels attnc's tensor-core passes emit.
+
+Shared by mma_fragment_emulator.py (attn-gpu-mma-matmul) and
+flash_mma_emulator.py (attn-gpu-flash-attention). It parses MLIR's generic
+op form and runs a function: its host ops, then each gpu.launch for every
+thread block, all threads of a block in lockstep (each SSA value holds one
+value per thread). So every index computation, load, store, fragment
+insert/extract, shuffle, mask and loop bound is the one the pass emitted.
+
+Only the warp-wide mma.sync m16n8k16 (row.col, f16/bf16 inputs, f32
+accumulation) is modelled from the specification, independently of the
+passes: the PTX ISA section "Matrix Fragments for mma.m16n8k16 with floating
+point type" gives, for %laneid, groupID = %laneid >> 2 and
+threadID_in_group = %laneid % 4, the matrix element each fragment element
+a0..a7, b0..b3, c0..c3 / d0..d3 holds; the model scatters the fragments of
+the 32 lanes of each warp into A (16x16), B (16x8, K x N) and C (16x8),
+computes D = A * B + C and gathers D back. MLIR fragment vectors map to the
+PTX registers as convert-nvgpu-to-nvvm lowers them (row r of a vector<4x2>
+or vector<2x2> operand is register r, element 0 in the low half; the f32
+vector<2x2> accumulator is c0, c1, c2, c3 row-major), which
+mma-fragment-layout.test checks on the lowering itself.
+
+Besides values, it checks what lockstep execution would otherwise hide:
+shared-memory races (a thread reading an element another thread wrote since
+the last gpu.barrier, or writing one another thread read or wrote since
+then), every access in bounds and as aligned as its `alignment` attribute
+claims; and it counts the writes of every buffer element.
+
+Mutations (for tests that show the checks bite): swap-b-rows, swap-a-rows,
+swap-b-pair, swap-c-rows corrupt the fragment layout in the mma model;
+drop-barriers ignores every gpu.barrier; drop-leading-barrier the one that
+starts a loop body.
+
+THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU: it checks the kernels'
+indexing, synchronization and numerics against the documented fragment
+layout, not the hardware, the NVVM/PTX lowering or ptxas.
+"""
+
+import re
+
+import numpy as np
+
+LANES = 32
+
+# ---------------------------------------------------------------------------
+# The PTX ISA fragment layout of mma.m16n8k16 (f16/bf16 inputs, f32 acc).
+
+
+def isa_a_coord(lane, i):
+    """Element a_i (i in 0..7) of A (16 x 16, row-major 'row' operand)."""
+    group, tig = lane >> 2, lane % 4
+    row = group if (i < 2 or 4 <= i < 6) else group + 8
+    col = tig * 2 + (i & 0x1) + (8 if i >= 4 else 0)
+    return row, col
+
+
+def isa_b_coord(lane, i):
+    """Element b_i (i in 0..3) of B (16 x 8, K x N, 'col' operand)."""
+    group, tig = lane >> 2, lane % 4
+    row = tig * 2 + (i & 0x1) + (8 if i >= 2 else 0)
+    col = group
+    return row, col
+
+
+def isa_c_coord(lane, i):
+    """Element c_i / d_i (i in 0..3) of C and D (16 x 8)."""
+    group, tig = lane >> 2, lane % 4
+    row = group if i < 2 else group + 8
+    col = tig * 2 + (i & 0x1)
+    return row, col
+
+
+def bf16_bits_to_f64(bits):
+    return (np.asarray(bits, np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def f32_to_bf16_bits(x):
+    """Round-to-nearest-even f32 -> bf16 bits."""
+    u = np.asarray(x, np.float32).view(np.uint32)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+# ---------------------------------------------------------------------------
+# A small parser for MLIR's generic op form.
+
+OP_RE = re.compile(
+    r'^(?:(?P<res>%[\w]+)(?::(?P<nres>\d+))? = )?"(?P<name>[\w.]+)"'
+    r'\((?P<operands>[^)]*)\)(?P<rest>.*)$')
+BLOCK_RE = re.compile(r"^\^bb\d+(?:\((?P<args>.*)\))?:$")
+
+
+class Op:
+    def __init__(self, name, results, operands, text):
+        self.name = name
+        self.results = results
+        self.operands = operands
+        self.text = text  # the op's own line(s), for attributes and types
+        self.regions = []  # list of (arg names, ops)
+
+    def attr_ints(self, key):
+        m = re.search(key + r" = array<i\d+(?:: ([-\d, ]*))?>", self.text)
+        if not m:
+            raise ValueError(f"{self.name}: no {key} in {self.text}")
+        return [int(v) for v in m.group(1).split(",")] if m.group(1) else []
+
+    def alignment(self):
+        m = re.search(r"alignment = (\d+) : i64", self.text)
+        return int(m.group(1)) if m else None
+
+    def result_type(self):
+        return self.text.rsplit("->", 1)[1].strip()
+
+
+def split_top(s):
+    """Splits on commas outside <> () []."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_ops(lines, pos):
+    """Parses ops up to a line starting with '})'; returns (ops, pos)."""
+    ops = []
+    while pos < len(lines):
+        line = lines[pos].strip()
+        if not line or line.startswith("#") or line.startswith("module"):
+            pos += 1
+            continue
+        if line.startswith("})") or line.startswith("}, {") or line == "}":
+            return ops, pos
+        m = OP_RE.match(line)
+        if not m:
+            raise ValueError(f"cannot parse: {line}")
+        results = []
+        if m.group("res"):
+            n = int(m.group("nres") or 1)
+            results = ([m.group("res")] if n == 1 else
+                       [f"{m.group('res')}#{i}" for i in range(n)])
+        operands = [o for o in split_top(m.group("operands"))]
+        op = Op(m.group("name"), results, operands, line)
+        pos += 1
+        if line.endswith("({"):
+            while True:
+                args = []
+                bm = BLOCK_RE.match(lines[pos].strip())
+                if bm:
+                    if bm.group("args"):
+                        args = [a.split(":")[0].strip()
+                                for a in split_top(bm.group("args"))]
+                    pos += 1
+                body, pos = parse_ops(lines, pos)
+                op.regions.append((args, body))
+                closing = lines[pos].strip()
+                op.text += " " + closing
+                pos += 1
+                if closing.startswith("}, {"):
+                    continue
+                break
+        ops.append(op)
+    return ops, pos
+
+
+def parse_module(text):
+    lines = text.splitlines()
+    funcs = {}
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if '"func.func"()' in s:
+            name = re.search(r'sym_name = "(\w+)"', s).group(1)
+            ops, _ = parse_ops(lines, i)
+            funcs[name] = ops[0]
+    return funcs
+
+
+def vector_shape(ty):
+    m = re.match(r"vector<([\dx]+)x(\w+)>", ty)
+    dims = [int(d) for d in m.group(1).split("x")]
+    return dims, m.group(2)
+
+
+
+
+def _coords(coord, n):
+    rows = np.array([[coord(l, i)[0] for i in range(n)] for l in range(LANES)])
+    cols = np.array([[coord(l, i)[1] for i in range(n)] for l in range(LANES)])
+    return rows, cols
+
+
+A_RC, B_RC, C_RC = _coords(isa_a_coord, 8), _coords(isa_b_coord, 4), \
+    _coords(isa_c_coord, 4)
+
+
+def _check_cover(rc, shape):
+    seen = np.zeros(shape, int)
+    np.add.at(seen, rc, 1)
+    assert (seen == 1).all(), "ISA model: fragments must cover the matrix once"
+
+
+_check_cover(A_RC, (16, 16))
+_check_cover(B_RC, (16, 8))
+_check_cover(C_RC, (16, 8))
+
+
+def warp_mma(a, b, c):
+    """a [32, 8], b [32, 4] float64; c [32, 4] f32 -> d [32, 4] (one warp)."""
+    A = np.zeros((16, 16))
+    A[A_RC] = a
+    B = np.zeros((16, 8))
+    B[B_RC] = b
+    C = np.zeros((16, 8))
+    C[C_RC] = c
+    D = (A @ B + C).astype(np.float32)
+    return D[C_RC]
+
+
+def dtype_of(elem):
+    return {"f16": np.float16, "f32": np.float32, "bf16": np.uint16,
+            "i32": np.int32, "i64": np.int64, "i1": np.bool_,
+            "index": np.int64}[elem]
+
+
+def memref_type(text):
+    m = re.search(r"memref<([\dx]+)x(\w+)(, #gpu.address_space<(\w+)>)?>",
+                  text)
+    shape = [int(d) for d in m.group(1).split("x")]
+    return shape, m.group(2), m.group(4)
+
+
+ELEM_OF_DTYPE = {np.float16: "f16", np.float32: "f32", np.uint16: "bf16",
+                 np.int32: "i32", np.int64: "i64"}
+
+
+class Memory:
+    """A buffer plus, for shared memory, the race-detection state."""
+
+    def __init__(self, array, elem, shared=False, writes=None):
+        self.a = array
+        self.elem = elem
+        self.shared = shared
+        self.writes = np.zeros(array.shape, int) if writes is None else writes
+        if shared:
+            n = array.size
+            self.w_epoch = np.full(n, -1)
+            self.w_thread = np.full(n, -1)
+            self.r_epoch = np.full(n, -1)
+            self.r_thread = np.full(n, -1)  # -2: several readers
+
+    def view(self, shape):
+        """A reshaped view (collapse/expand_shape) sharing data and counts."""
+        assert not self.shared
+        view = Memory(self.a.reshape(shape), self.elem,
+                      writes=self.writes.reshape(shape))
+        assert np.shares_memory(view.a, self.a)
+        return view
+
+
+class RaceError(AssertionError):
+    pass
+
+
+class Emulator:
+    def __init__(self, mutate=None):
+        self.mutate = mutate
+        self.mma_count = 0
+        self.epoch = 0
+
+    # Values -----------------------------------------------------------------
+    def lanes(self, v):
+        if isinstance(v, np.ndarray) and v.ndim >= 1 and \
+                v.shape[0] == self.threads and not isinstance(v, Memory):
+            return v
+        return np.full(self.threads, v) if not isinstance(v, np.ndarray) \
+            else np.broadcast_to(v, (self.threads,) + v.shape).copy()
+
+    def get(self, env, name):
+        v = env[name]
+        if isinstance(v, (Memory, list)):
+            return v
+        return self.lanes(v)
+
+    def constant(self, op):
+        t = op.text
+        m = re.search(r"value = (-?\d+) : (index|i32|i64)", t)
+        if m:
+            return np.int64(int(m.group(1)))
+        m = re.search(r"value = (true|false)", t)
+        if m:
+            return np.bool_(m.group(1) == "true")
+        m = re.search(r"value = (0x[0-9A-F]+) : f32", t)
+        if m:
+            return np.array([int(m.group(1), 16)], np.uint32).view(
+                np.float32)[0]
+        m = re.search(r"value = (-?[\d.]+(?:e[+-]?\d+)?) : f32", t)
+        if m:
+            return np.float32(float(m.group(1)))
+        m = re.search(r"value = dense<([-\d.e+]+)> : (vector<[^>]+>)", t)
+        if m:
+            dims, elem = vector_shape(m.group(2))
+            assert float(m.group(1)) == 0.0, t
+            return np.zeros(dims, dtype_of(elem))
+        raise NotImplementedError(t)
+
+    # Host ---------------------------------------------------------------------
+    def run_func(self, func, inputs):
+        """Runs `func` on numpy arrays (tensor or memref arguments; bf16 as
+        uint16 bits); memref arguments are updated in place. Returns the
+        Memory of the tensor the function returns (to_tensor), if any."""
+        argnames, body = func.regions[0]
+        env = {}
+        self.args = []
+        for name, arr in zip(argnames, inputs):
+            mem = Memory(arr, ELEM_OF_DTYPE[arr.dtype.type])
+            self.args.append(mem)
+            env[name] = mem
+        result = None
+        for op in body:
+            n = op.name
+            if n == "arith.constant":
+                env[op.results[0]] = self.constant(op)
+            elif n == "bufferization.to_buffer":
+                mem = env[op.operands[0]]
+                shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
+                assert list(mem.a.shape) == shape
+                env[op.results[0]] = mem
+            elif n in ("memref.collapse_shape", "memref.expand_shape"):
+                mem = env[op.operands[0]]
+                shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
+                env[op.results[0]] = mem.view(shape)
+            elif n == "memref.alloc":
+                shape, elem, _ = memref_type(op.text)
+                fill = 0xFFFF if elem == "bf16" else np.nan
+                env[op.results[0]] = Memory(
+                    np.full(shape, fill, dtype_of(elem)), elem)
+            elif n == "gpu.launch":
+                self.launch(op, env)
+            elif n == "bufferization.to_tensor":
+                result = env[op.operands[0]]
+            elif n in ("func.return", "memref.dealloc"):
+                pass
+            else:
+                raise NotImplementedError(f"host op {n}")
+        return result
+
+    def launch(self, op, env):
+        sizes = [int(env[v]) for v in op.operands[:6]]
+        grid, block = sizes[:3], sizes[3:]
+        assert block[1] == block[2] == 1 and block[0] % LANES == 0, block
+        self.threads = block[0]
+        args, body = op.regions[0]
+        for bz in range(grid[2]):
+            for by in range(grid[1]):
+                for bx in range(grid[0]):
+                    lenv = dict(env)
+                    ids = [bx, by, bz]
+                    for i in range(3):
+                        lenv[args[i]] = np.int64(ids[i])
+                    lenv[args[3]] = np.arange(self.threads, dtype=np.int64)
+                    lenv[args[4]] = np.int64(0)
+                    lenv[args[5]] = np.int64(0)
+                    for i in range(6):
+                        lenv[args[6 + i]] = np.int64(sizes[i])
+                    self.run_ops(body, lenv, np.ones(self.threads, bool))
+
+    # Device -------------------------------------------------------------------
+    def run_ops(self, ops, env, mask):
+        for pos, op in enumerate(ops):
+            n = op.name
+            if n == "scf.for":
+                results = self.scf_for(op, env, mask)
+                for i, v in enumerate(results):
+                    env[f"{op.results[0].split('#')[0]}#{i}"] = v
+                if len(op.results) == 1:
+                    env[op.results[0]] = results[0]
+                continue
+            if n == "scf.if":
+                cond = self.get(env, op.operands[0])
+                assert not op.results, "scf.if with results"
+                self.run_ops(op.regions[0][1], dict(env), mask & cond)
+                continue
+            if n == "scf.yield":
+                return [self.get(env, x) for x in op.operands]
+            if n == "gpu.terminator":
+                return None
+            if n == "gpu.barrier":
+                assert mask.all(), "barrier under divergent control flow"
+                dropped = self.mutate == "drop-barriers" or (
+                    self.mutate == "drop-leading-barrier" and pos == 0)
+                if not dropped:
+                    self.epoch += 1
+                continue
+            r = self.eval(op, env, mask)
+            if r is None:
+                continue
+            if len(op.results) > 1:
+                for name, v in zip(op.results, r):
+                    env[name] = v
+            else:
+                env[op.results[0]] = r
+        return None
+
+    def eval(self, op, env, mask):
+        n = op.name
+        if n == "arith.constant":
+            return self.constant(op)
+        if n == "memref.alloca":
+            shape, elem, space = memref_type(op.text)
+            assert space == "workgroup", op.text
+            fill = 0xFFFF if elem == "bf16" else np.nan
+            return Memory(np.full(shape, fill, dtype_of(elem)), elem,
+                          shared=True)
+        o = [self.get(env, x) for x in op.operands]
+        if n == "arith.addi":
+            return o[0] + o[1]
+        if n == "arith.subi":
+            return o[0] - o[1]
+        if n == "arith.muli":
+            return o[0] * o[1]
+        if n == "arith.divui":
+            assert (o[0] >= 0).all() and (o[1] > 0).all()
+            return o[0] // o[1]
+        if n == "arith.remui":
+            assert (o[0] >= 0).all() and (o[1] > 0).all()
+            return o[0] % o[1]
+        if n == "arith.maxsi":
+            return np.maximum(o[0], o[1])
+        if n == "arith.minsi":
+            return np.minimum(o[0], o[1])
+        if n == "arith.index_cast":
+            return o[0].astype(np.int64)
+        if n == "arith.andi":
+            return o[0] & o[1]
+        if n == "arith.cmpi":
+            pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
+            # eq ne slt sle sgt sge ult ule ugt uge
+            f = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,
+                 4: np.greater, 5: np.greater_equal, 6: np.less,
+                 7: np.less_equal, 8: np.greater, 9: np.greater_equal}[pred]
+            return f(o[0], o[1])
+        if n == "arith.cmpf":
+            pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
+            f = {1: np.equal, 2: np.greater, 3: np.greater_equal,
+                 4: np.less, 5: np.less_equal}[pred]  # ordered predicates
+            return f(o[0], o[1]) & ~np.isnan(o[0]) & ~np.isnan(o[1])
+        if n == "arith.select":
+            c = o[0].reshape(o[0].shape + (1,) * (o[1].ndim - o[0].ndim))
+            return np.where(c, o[1], o[2])
+        if n in ("arith.addf", "arith.subf", "arith.mulf", "arith.divf",
+                 "arith.maximumf"):
+            a, b = o[0].astype(np.float32), o[1].astype(np.float32)
+            with np.errstate(invalid="ignore", divide="ignore",
+                             over="ignore"):
+                r = {"arith.addf": np.add, "arith.subf": np.subtract,
+                     "arith.mulf": np.multiply, "arith.divf": np.divide,
+                     "arith.maximumf": np.maximum}[n](a, b)
+            return r.astype(np.float32)
+        if n == "math.exp":
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.exp(o[0].astype(np.float64)).astype(np.float32)
+        if n == "arith.truncf":
+            target = re.search(r"-> (?:vector<[\dx]+x)?(\w+)", op.text).group(1)
+            if target == "bf16":
+                return f32_to_bf16_bits(o[0])
+            return o[0].astype(np.float16)
+        if n == "vector.load":
+            return self.load(op, o[0], o[1:], mask)
+        if n == "vector.store":
+            self.store(op, o[0], o[1], o[2:], mask, vector=True)
+            return None
+        if n == "memref.load":
+            return self.load(op, o[0], o[1:], mask, scalar=True)
+        if n == "memref.store":
+            self.store(op, o[0], o[1], o[2:], mask, vector=False)
+            return None
+        if n == "vector.insert":
+            pos = tuple(op_ints(op, "static_position"))
+            r = o[1].copy()
+            r[(slice(None),) + pos] = o[0]
+            return r
+        if n == "vector.extract":
+            pos = tuple(op_ints(op, "static_position"))
+            return o[0][(slice(None),) + pos]
+        if n == "vector.from_elements":
+            dims, _ = vector_shape(op.text.rsplit("->", 1)[1].strip())
+            return np.stack(o, axis=1).reshape([self.threads] + dims)
+        if n == "vector.bitcast":
+            assert o[0].dtype == np.uint16 and o[0].shape[1:] == (2,)
+            lo = o[0][:, 0].astype(np.uint32)
+            hi = o[0][:, 1].astype(np.uint32)
+            return (lo | (hi << 16)).reshape(self.threads, 1)
+        if n == "gpu.shuffle":
+            assert "shuffle_mode xor" in op.text, op.text
+            assert (o[2] == LANES).all(), "shuffle width must be the warp"
+            lane = np.arange(self.threads)
+            src = (lane // LANES) * LANES + ((lane % LANES) ^ o[1])
+            return (o[0][src], np.ones(self.threads, bool))
+        if n == "nvgpu.mma.sync":
+            assert "mmaShape = [16, 8, 16]" in op.text, op.text
+            assert mask.all(), "mma.sync under divergent control flow"
+            return self.nvgpu_mma(o[0], o[1], o[2])
+        if n == "nvvm.mma.sync":
+            assert mask.all(), "mma.sync under divergent control flow"
+            return self.nvvm_mma(op, o)
+        if n == "llvm.extractvalue":
+            return o[0][op_ints(op, "position")[0]]
+        raise NotImplementedError(f"device op {n}")
+
+    def scf_for(self, op, env, mask):
+        lb, ub, step = (self.get(env, x)[mask] for x in op.operands[:3])
+        for v in (lb, ub, step):
+            assert (v == v[0]).all(), "divergent loop bounds"
+        carried = [self.get(env, x) for x in op.operands[3:]]
+        args, body = op.regions[0]
+        for iv in range(int(lb[0]), int(ub[0]), int(step[0])):
+            lenv = dict(env)
+            lenv[args[0]] = np.int64(iv)
+            for a, v in zip(args[1:], carried):
+                lenv[a] = v
+            carried = self.run_ops(body, lenv, mask)
+        return carried
+
+    # Memory -------------------------------------------------------------------
+    def offsets(self, op, mem, idx, width, mask):
+        shape = mem.a.shape
+        idx = [i[mask] for i in idx]
+        for d, i in enumerate(idx):
+            hi = shape[d] - (width if d == len(shape) - 1 else 1)
+            if ((i < 0) | (i > hi)).any():
+                raise AssertionError(f"out-of-bounds access: {op.text[:200]}")
+        flat = np.ravel_multi_index(idx, shape)
+        m = re.search(r"alignment = (\d+) : i64", op.text)
+        if m and ((flat * mem.a.itemsize) % int(m.group(1)) != 0).any():
+            raise AssertionError(f"misaligned access: {op.text[:200]}")
+        return flat
+
+    def track(self, mem, flat, threads, write):
+        e = self.epoch
+        for w in range(flat.shape[1]):
+            f, t = flat[:, w], threads
+            if write:
+                bad = ((mem.r_epoch[f] == e) & (mem.r_thread[f] != t)) | \
+                    ((mem.w_epoch[f] == e) & (mem.w_thread[f] != t))
+                if bad.any():
+                    raise RaceError("shared-memory race: write after another "
+                                    "thread's access with no barrier between")
+                mem.w_epoch[f] = e
+                mem.w_thread[f] = t
+            else:
+                bad = (mem.w_epoch[f] == e) & (mem.w_thread[f] != t)
+                if bad.any():
+                    raise RaceError("shared-memory race: read of another "
+                                    "thread's write with no barrier between")
+                same = (mem.r_epoch[f] == e) & (mem.r_thread[f] != t)
+                mem.r_thread[f] = np.where(same, -2, t)
+                mem.r_epoch[f] = e
+
+    def load(self, op, mem, idx, mask, scalar=False):
+        width = 1 if scalar else vector_shape(op.text.rsplit("->", 1)[1].strip())[0][0]
+        flat = self.offsets(op, mem, idx, width, mask)
+        flat = flat[:, None] + np.arange(width)[None, :]
+        vals = np.zeros((self.threads, width), mem.a.dtype)
+        vals[mask] = mem.a.reshape(-1)[flat]
+        if mem.shared:
+            self.track(mem, flat, np.nonzero(mask)[0], write=False)
+        return vals[:, 0] if scalar else vals
+
+    def store(self, op, val, mem, idx, mask, vector):
+        width = val.shape[1] if vector else 1
+        flat = self.offsets(op, mem, idx, width, mask)
+        flat = flat[:, None] + np.arange(width)[None, :]
+        v = val.reshape(self.threads, width)[mask]
+        if mem.shared:
+            self.track(mem, flat, np.nonzero(mask)[0], write=True)
+        mem.a.reshape(-1)[flat] = v
+        np.add.at(mem.writes.reshape(-1), flat.reshape(-1), 1)
+
+    # mma.sync -----------------------------------------------------------------
+    def per_warp(self, a, b, c):
+        """a [T, 8], b [T, 4] float64 and c [T, 4] f32 fragments in register
+        order -> d [T, 4]: one m16n8k16 per warp."""
+        if self.mutate == "swap-b-rows":
+            b = b[:, [2, 3, 0, 1]]
+        elif self.mutate == "swap-a-rows":
+            a = a[:, [0, 1, 4, 5, 2, 3, 6, 7]]
+        elif self.mutate == "swap-b-pair":
+            b = b[:, [1, 0, 3, 2]]
+        elif self.mutate == "swap-c-rows":
+            c = c[:, [2, 3, 0, 1]]
+        d = np.zeros((self.threads, 4), np.float32)
+        for w in range(self.threads // LANES):
+            s = slice(w * LANES, (w + 1) * LANES)
+            d[s] = warp_mma(a[s], b[s], c[s])
+            self.mma_count += 1
+        return d
+
+    def nvgpu_mma(self, a, b, c):
+        t = self.threads
+        assert a.shape == (t, 4, 2) and a.dtype == np.float16
+        assert b.shape == (t, 2, 2) and b.dtype == np.float16
+        assert c.shape == (t, 2, 2) and c.dtype == np.float32
+        d = self.per_warp(a.reshape(t, 8).astype(np.float64),
+                          b.reshape(t, 4).astype(np.float64), c.reshape(t, 4))
+        return d.reshape(t, 2, 2)
+
+    def nvvm_mma(self, op, o):
+        assert "shape = #nvvm.shape<m = 16, n = 8, k = 16>" in op.text
+        assert "multiplicandAPtxType = #nvvm.mma_type<bf16>" in op.text
+
+        def unpack(reg):  # .bf16x2: element 0 in the low half
+            lo = (reg & 0xFFFF).astype(np.uint16)
+            hi = (reg >> 16).astype(np.uint16)
+            return np.stack([bf16_bits_to_f64(lo), bf16_bits_to_f64(hi)],
+                            axis=1)
+
+        a = np.concatenate([unpack(r) for r in o[0:4]], axis=1)
+        b = np.concatenate([unpack(r) for r in o[4:6]], axis=1)
+        c = np.stack(o[6:10], axis=1).astype(np.float32)
+        d = self.per_warp(a, b, c)
+        return [d[:, i] for i in range(4)]  # the LLVM struct's members
+
+
+def op_ints(op, key):
+    m = re.search(key + r" = array<i\d+(?:: ([-\d, ]*))?>", op.text)
+    return [int(v) for v in m.group(1).split(",")] if m.group(1) else []
+
+
