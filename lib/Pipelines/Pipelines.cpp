@@ -22,6 +22,10 @@ constexpr llvm::StringLiteral kLinalgStage =
 /// blocked loops that never hold the Sq x Sk scores. On the CPU a query
 /// block of 64 rows keeps a 64 x 64 score tile in cache.
 constexpr llvm::StringLiteral kCpuFlashAttention = "attn-flash-attention";
+/// With the CPU attention kernels, K is transposed once per call so that
+/// both block contractions are outer products (attn-cpu-outer-product-matmul).
+constexpr llvm::StringLiteral kCpuFlashAttentionKernels =
+    "attn-flash-attention{transpose-keys=1}";
 /// On the GPU every query block becomes one thread that runs its block
 /// serially, so a block is one query row (of the G query heads of a kv
 /// head): B * Hkv * Sq threads with a few hundred bytes of local memory each.
@@ -116,7 +120,22 @@ struct CommonPipelineCLOptions : public PassPipelineOptions<Derived> {
 };
 
 struct CpuPipelineCLOptions
-    : public CommonPipelineCLOptions<CpuPipelineCLOptions> {};
+    : public CommonPipelineCLOptions<CpuPipelineCLOptions> {
+  template <typename T>
+  using Option =
+      typename PassPipelineOptions<CpuPipelineCLOptions>::template Option<T>;
+
+  Option<bool> attentionKernels{
+      *this, "attention-kernels",
+      llvm::cl::desc("Outer-product vector kernels for the flash attention "
+                     "block contractions (transposed keys)"),
+      llvm::cl::init(true)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial f32 exp/erf/tanh (attn-approximate-math) so "
+                     "that softmax and GELU loops vectorize"),
+      llvm::cl::init(true)};
+};
 
 struct CudaPipelineCLOptions
     : public CommonPipelineCLOptions<CudaPipelineCLOptions> {
@@ -154,15 +173,14 @@ static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
 
 static LogicalResult addLinalgStage(OpPassManager &pm,
                                     const attnc::FusionOptions &options,
-                                    bool gpu) {
+                                    bool gpu, llvm::StringRef flashStage) {
   if (options.raiseAttention &&
       failed(addStage(pm, "func.func(attn-raise-attention)")))
     return failure();
   if (options.packQKV &&
       failed(addStage(pm, "attn-decompose-mha,func.func(attn-pack-qkv)")))
     return failure();
-  if (options.flash &&
-      failed(addStage(pm, gpu ? kCudaFlashAttention : kCpuFlashAttention)))
+  if (options.flash && failed(addStage(pm, flashStage)))
     return failure();
   if (failed(addStage(pm, "attn-lower-to-linalg,"
                           "func.func(attn-reassociate-reductions)")))
@@ -176,12 +194,11 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
 
 /// The stages both targets share: linalg, bufferization, then the target's
 /// matmul kernels. Sets `done` when `stopAfter` ends the pipeline here.
-static LogicalResult
-addTargetIndependentStages(OpPassManager &pm,
-                           const attnc::FusionOptions &options,
-                           attnc::Stage stopAfter, bool gpu, bool &done) {
+static LogicalResult addTargetIndependentStages(
+    OpPassManager &pm, const attnc::FusionOptions &options,
+    attnc::Stage stopAfter, bool gpu, llvm::StringRef flashStage, bool &done) {
   done = true;
-  if (failed(addLinalgStage(pm, options, gpu)))
+  if (failed(addLinalgStage(pm, options, gpu, flashStage)))
     return failure();
   if (stopAfter == attnc::Stage::Linalg)
     return success();
@@ -199,11 +216,22 @@ addTargetIndependentStages(OpPassManager &pm,
 LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                                             const CpuPipelineOptions &options) {
   bool done = false;
-  if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
-                                        /*gpu=*/false, done)))
+  if (failed(addTargetIndependentStages(
+          pm, options, options.stopAfter, /*gpu=*/false,
+          options.attentionKernels ? kCpuFlashAttentionKernels
+                                   : kCpuFlashAttention,
+          done)))
     return failure();
   if (done)
     return success();
+  if (options.attentionKernels &&
+      failed(addStage(pm, "func.func(attn-cpu-outer-product-matmul)")))
+    return failure();
+  // After the matmul kernels have folded GELU epilogues into their stores,
+  // so that those are approximated too.
+  if (options.approximateMath &&
+      failed(addStage(pm, "func.func(attn-approximate-math)")))
+    return failure();
   return addStage(pm, kCpuToLLVMStage);
 }
 
@@ -212,7 +240,8 @@ attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                const CudaPipelineOptions &options) {
   bool done = false;
   if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
-                                        /*gpu=*/true, done)))
+                                        /*gpu=*/true, kCudaFlashAttention,
+                                        done)))
     return failure();
   if (done)
     return success();
@@ -250,6 +279,8 @@ void attnc::registerPipelines() {
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
         cl.applyTo(options, options.stopAfter);
+        options.attentionKernels = cl.attentionKernels;
+        options.approximateMath = cl.approximateMath;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(

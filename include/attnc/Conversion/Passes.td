@@ -105,7 +105,11 @@ def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64", "query rows per block">,
-    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">
+    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">,
+    Option<"transposeKeys", "transpose-keys", "bool", "false",
+           "transpose K to [B, Hkv, Dk, Sk] once, so that both block "
+           "contractions (Q K^T and P V) read their right operand "
+           "contiguously along the output columns">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -161,6 +165,54 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuOuterProductMatmul
+    : Pass<"attn-cpu-outer-product-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Outer-product register tiles for C += A * B contractions on the CPU";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (f32; B and C contiguous along
+    n, any strides otherwise, static or dynamic extents) into loops over
+    MR x NV tiles of vector<VLxf32> accumulators holding rows of C: per k
+    step, NV vector loads of B's row k, MR scalar broadcasts of A and
+    MR * NV FMAs, with no horizontal reductions. Edge columns use masked
+    one-vector tiles, edge rows one-row tiles. These are the block
+    contractions of attn-flash-attention with transpose-keys (Q K^T and
+    P V), whose tiles are too small for the reduction form of
+    attn-cpu-matmul-kernel.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per accumulator (16 = one AVX-512 register of f32)">,
+    Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
+    Option<"colVectors", "col-vectors", "int64_t", "4",
+           "vectors of C per tile row (NV)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnApproximateMath
+    : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 exp, erf and tanh";
+  let description = [{
+    Replaces the listed f32 math functions by upstream's polynomial
+    approximations (populateMathPolynomialApproximationPatterns): arith ops
+    only, so loops containing them vectorize, where libm calls (expf, erff,
+    tanhf) keep them scalar. Used on the CPU for the online softmax of flash
+    attention and GELU epilogues.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "math op names to approximate (default: exp, erf, tanh)",
+               "llvm::cl::ZeroOrMore">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {

@@ -35,6 +35,12 @@ struct FusionOptions {
 
 struct CpuPipelineOptions : FusionOptions {
   Stage stopAfter = Stage::LLVM;
+  /// attn-flash-attention{transpose-keys} + attn-cpu-outer-product-matmul:
+  /// the flash block contractions as outer-product vector kernels.
+  bool attentionKernels = true;
+  /// attn-approximate-math: polynomial exp/erf/tanh, so that softmax and
+  /// GELU loops vectorize.
+  bool approximateMath = true;
 };
 
 struct CudaPipelineOptions : FusionOptions {
