@@ -54,7 +54,10 @@ constexpr llvm::StringLiteral kCpuToLLVMStage =
     "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
     // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
     // parallel bodies in) must keep a single block until it is lowered.
-    "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"
+    // Heap buffers go through _mlir_memref_to_llvm_alloc/free, which
+    // libattnrt defines (ModelAlloc.cpp) to keep them mapped across runs.
+    "finalize-memref-to-llvm{use-generic-functions=1},convert-scf-to-cf,"
+    "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-openmp-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
