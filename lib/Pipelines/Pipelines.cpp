@@ -133,6 +133,11 @@ struct CpuPipelineCLOptions
       llvm::cl::desc("Outer-product vector kernels for the flash attention "
                      "block contractions (transposed keys)"),
       llvm::cl::init(true)};
+  Option<bool> vectorizeRows{
+      *this, "vectorize-rows",
+      llvm::cl::desc("Vector loops along the rows of elementwise and "
+                     "row-reduction generics (attn-cpu-vectorize-rows)"),
+      llvm::cl::init(true)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Polynomial f32 exp/erf/tanh (attn-approximate-math) so "
@@ -230,8 +235,11 @@ LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   if (options.attentionKernels &&
       failed(addStage(pm, "func.func(attn-cpu-outer-product-matmul)")))
     return failure();
+  if (options.vectorizeRows &&
+      failed(addStage(pm, "func.func(attn-cpu-vectorize-rows)")))
+    return failure();
   // After the matmul kernels have folded GELU epilogues into their stores,
-  // so that those are approximated too.
+  // so that those are approximated too (vector math included).
   if (options.approximateMath &&
       failed(addStage(pm, "func.func(attn-approximate-math)")))
     return failure();
@@ -283,6 +291,7 @@ void attnc::registerPipelines() {
         CpuPipelineOptions options;
         cl.applyTo(options, options.stopAfter);
         options.attentionKernels = cl.attentionKernels;
+        options.vectorizeRows = cl.vectorizeRows;
         options.approximateMath = cl.approximateMath;
         (void)buildAttnToCpuPipeline(pm, options);
       });

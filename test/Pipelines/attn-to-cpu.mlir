@@ -1,11 +1,12 @@
 // RUN: attn-opt %s --attn-to-cpu | FileCheck %s
-// RUN: attn-opt %s --attn-to-cpu="attention-kernels=0 approximate-math=0" | FileCheck %s --check-prefix=PLAIN
+// RUN: attn-opt %s --attn-to-cpu="attention-kernels=0 vectorize-rows=0 approximate-math=0" | FileCheck %s --check-prefix=PLAIN
 // RUN: attn-opt %s --attn-to-cpu="stop-after=bufferized" | FileCheck %s --check-prefix=BUF
 
 // The CPU pipeline's attention: flash blocks whose contractions are
 // outer-product vector kernels (vector<16xf32> FMAs) on a K transposed once
-// per call, and a softmax whose exp is a polynomial (no libm call). With
-// both turned off: scalar loops and llvm.intr.exp.
+// per call, and a softmax in vector loops along the rows whose exp is a
+// polynomial (no libm call). With all three turned off: scalar loops (LLVM
+// vectorizes them later, or not) and llvm.intr.exp.
 // BUF-LABEL: func.func @sdpa
 // BUF:         linalg.transpose ins(%{{.*}} : memref<1x2x64x64xf32>) {{.*}} permutation = [0, 1, 3, 2]
 // BUF:         scf.forall

@@ -119,6 +119,11 @@ static cl::opt<bool> noAttentionKernels(
     cl::desc("CPU: plain loops instead of the outer-product vector kernels "
              "for the flash attention block contractions"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> noVectorizeRows(
+    "no-vectorize-rows",
+    cl::desc("CPU: leave elementwise and row-reduction loops (softmax, "
+             "epilogues) to LLVM's vectorizers"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> noApproximateMath(
     "no-approximate-math",
     cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
@@ -332,6 +337,7 @@ int main(int argc, char **argv) {
     options.fuseRows = !noFuseRows;
     options.matmulKernels = !noMatmulKernels;
     options.attentionKernels = !noAttentionKernels;
+    options.vectorizeRows = !noVectorizeRows;
     options.approximateMath = !noApproximateMath;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {

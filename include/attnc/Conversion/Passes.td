@@ -195,6 +195,35 @@ def AttnCpuOuterProductMatmul
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnCpuVectorizeRows
+    : Pass<"attn-cpu-vectorize-rows", "::mlir::func::FuncOp"> {
+  let summary = "Vector loops along the contiguous innermost dimension of linalg.generic ops";
+  let description = [{
+    Rewrites buffer-level f32 `linalg.generic` ops whose loops are all
+    parallel but possibly the innermost, which every operand that uses it
+    stores contiguously (operand maps are ordered projections of the loop
+    dims), into scalar loops over the outer dimensions around a
+    vector<VLxf32> loop along the innermost one (masked when its extent is
+    dynamic or not a multiple of VL). Operands that do not use it are loaded
+    once per row and broadcast; `linalg.index` of it becomes a step vector.
+    A reduction along it (`yield combiner(out, x)` with maximumf, minimumf,
+    or an addf marked reassoc) keeps a vector accumulator per row. Bodies
+    may hold arith and math ops only. On the CPU this vectorizes flash
+    attention's online softmax (scale and masks, row max, exp, row sum,
+    rescaling) and elementwise epilogues along the rows, which LLVM would
+    otherwise vectorize across rows with gathers after fully unrolling the
+    short row loops.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per vector (16 = one AVX-512 register of f32)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnApproximateMath
     : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
   let summary = "Polynomial approximations of f32 exp, erf and tanh";
