@@ -172,8 +172,7 @@ struct RowVectorizer {
 
   /// Clones the body on vectors for the row elements [j, j + vl). Values
   /// that do not depend on j stay scalar (and are broadcast where mixed).
-  Value cloneBody(OpBuilder &nb, ArrayRef<Value> ivs, Value mask,
-                  IRMapping &map) {
+  Value cloneBody(OpBuilder &nb, ArrayRef<Value> ivs, IRMapping &map) {
     Block &body = op.getRegion().front();
     for (Operation &inside : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(inside)) {
@@ -261,7 +260,7 @@ struct RowVectorizer {
             // The combiner takes the vector accumulator in place of `out`.
             map.map(body.getArgument(op.getNumDpsInputs()), accs[0]);
           }
-          Value result = cloneBody(lb, all, mask, map);
+          Value result = cloneBody(lb, all, map);
           result = broadcastIfScalar(lb, result);
           if (reduce) {
             // Lanes past the row end keep the accumulator.
