@@ -86,6 +86,8 @@ struct FlashProblem {
   bool causal;
   std::optional<int64_t> window;
   Type elementType;
+  /// With keyTransposed, `key` is K^T, [B, Hkv, Dk, Sk].
+  bool keyTransposed;
   Value query, key, value, bias, lengths;
 };
 
@@ -219,17 +221,19 @@ std::pair<OpFoldResult, OpFoldResult> FlashBlockBuilder::keyRange() {
 
 Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
                                    Value k0) {
-  // Dims g i j d: s[g, i, j] += q[g, i, d] * k[j, d].
-  Value scores = lb.generic(
-      {qTile, kTile}, lb.fill(init, 0.0),
-      {lb.dims(4, {0, 1, 3}), lb.dims(4, {2, 3}), lb.dims(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value prod =
-            mulF(nb, l, extToF32(nb, l, args[0]), extToF32(nb, l, args[1]));
-        return addF(nb, l, args[2], prod);
-      });
+  // Dims g i j d: s[g, i, j] += q[g, i, d] * k[j, d], or * kT[d, j].
+  Value scores =
+      lb.generic({qTile, kTile}, lb.fill(init, 0.0),
+                 {lb.dims(4, {0, 1, 3}),
+                  p.keyTransposed ? lb.dims(4, {3, 2}) : lb.dims(4, {2, 3}),
+                  lb.dims(4, {0, 1, 2})},
+                 {IteratorType::parallel, IteratorType::parallel,
+                  IteratorType::parallel, IteratorType::reduction},
+                 [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                   Value prod = mulF(nb, l, extToF32(nb, l, args[0]),
+                                     extToF32(nb, l, args[1]));
+                   return addF(nb, l, args[2], prod);
+                 });
 
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
@@ -302,7 +306,16 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
         ArrayRef<OpFoldResult>{batchIv, headIv, k0, zero},
         ArrayRef<OpFoldResult>{one, one, ks, index(width)}, unitStrides);
   };
-  Value kTile = kvTile(p.key, p.dk);
+  Value kTile;
+  if (p.keyTransposed) {
+    SmallVector<OpFoldResult> sizes = {index(p.dk), ks};
+    kTile = tensor::ExtractSliceOp::create(
+        b, loc, tileType(sizes, p.elementType), p.key,
+        ArrayRef<OpFoldResult>{batchIv, headIv, zero, k0},
+        ArrayRef<OpFoldResult>{one, one, index(p.dk), ks}, unitStrides);
+  } else {
+    kTile = kvTile(p.key, p.dk);
+  }
   Value vTile = kvTile(p.value, p.dv);
   Value biasTile;
   if (p.bias) {
@@ -476,8 +489,10 @@ Value FlashBlockBuilder::build(Value outArg,
 /// attn.sdpa with a dot-product score -> scf.forall over (batch, kv head,
 /// query block) around an scf.for over key blocks (see the file comment).
 struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
-  FlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
-      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK) {}
+  FlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
+                    bool transposeKeys)
+      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK),
+        transposeKeys(transposeKeys) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
@@ -530,6 +545,18 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
     p.lengths = op.getKvLengths();
 
     Location loc = op.getLoc();
+    p.keyTransposed = transposeKeys;
+    if (transposeKeys) {
+      // One copy of K per call, read by every query block: afterwards both
+      // block contractions stream their right operand along the output
+      // columns (outer-product form, no horizontal reductions).
+      SmallVector<int64_t> shape = {p.batch, p.hkv, p.dk, p.sk};
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, shape, kType.getElementType());
+      p.key = linalg::TransposeOp::create(rewriter, loc, p.key, empty,
+                                          ArrayRef<int64_t>{0, 1, 3, 2})
+                  .getResult()[0];
+    }
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
                                          p.elementType);
     auto forall = scf::ForallOp::create(
@@ -555,6 +582,7 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
   }
 
   int64_t blockQ, blockK;
+  bool transposeKeys;
 };
 
 /// attn.mha -> projections and attn.sdpa, so that the attention inside
@@ -580,7 +608,7 @@ struct AttnFlashAttentionPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     patterns.add<MhaDecomposition>(ctx);
-    patterns.add<FlashSdpaLowering>(ctx, blockQ, blockK);
+    patterns.add<FlashSdpaLowering>(ctx, blockQ, blockK, transposeKeys);
     // Only these rewrites: folding the rest of the module is the job of the
     // canonicalizer later in the pipeline.
     GreedyRewriteConfig config;

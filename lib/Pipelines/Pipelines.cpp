@@ -22,6 +22,10 @@ constexpr llvm::StringLiteral kLinalgStage =
 /// blocked loops that never hold the Sq x Sk scores. On the CPU a query
 /// block of 64 rows keeps a 64 x 64 score tile in cache.
 constexpr llvm::StringLiteral kCpuFlashAttention = "attn-flash-attention";
+/// With the CPU attention kernels, K is transposed once per call so that
+/// both block contractions are outer products (attn-cpu-outer-product-matmul).
+constexpr llvm::StringLiteral kCpuFlashAttentionKernels =
+    "attn-flash-attention{transpose-keys=1}";
 /// On the GPU, f16/bf16 attention becomes tensor-core flash kernels
 /// (attn-gpu-flash-attention). What they do not take (f32, bias, window,
 /// other scores, odd sizes) is blocked generically: every query block becomes
@@ -54,7 +58,10 @@ constexpr llvm::StringLiteral kCpuToLLVMStage =
     "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
     // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
     // parallel bodies in) must keep a single block until it is lowered.
-    "finalize-memref-to-llvm,convert-scf-to-cf,convert-arith-to-llvm,"
+    // Heap buffers go through _mlir_memref_to_llvm_alloc/free, which
+    // libattnrt defines (ModelAlloc.cpp) to keep them mapped across runs.
+    "finalize-memref-to-llvm{use-generic-functions=1},convert-scf-to-cf,"
+    "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-openmp-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,"
@@ -125,7 +132,27 @@ struct CommonPipelineCLOptions : public PassPipelineOptions<Derived> {
 };
 
 struct CpuPipelineCLOptions
-    : public CommonPipelineCLOptions<CpuPipelineCLOptions> {};
+    : public CommonPipelineCLOptions<CpuPipelineCLOptions> {
+  template <typename T>
+  using Option =
+      typename PassPipelineOptions<CpuPipelineCLOptions>::template Option<T>;
+
+  Option<bool> attentionKernels{
+      *this, "attention-kernels",
+      llvm::cl::desc("Outer-product vector kernels for the flash attention "
+                     "block contractions (transposed keys)"),
+      llvm::cl::init(true)};
+  Option<bool> vectorizeRows{
+      *this, "vectorize-rows",
+      llvm::cl::desc("Vector loops along the rows of elementwise and "
+                     "row-reduction generics (attn-cpu-vectorize-rows)"),
+      llvm::cl::init(true)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Polynomial f32 exp/erf/tanh (attn-approximate-math) so "
+                     "that softmax and GELU loops vectorize"),
+      llvm::cl::init(true)};
+};
 
 struct CudaPipelineCLOptions
     : public CommonPipelineCLOptions<CudaPipelineCLOptions> {
@@ -163,7 +190,7 @@ static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
 
 static LogicalResult addLinalgStage(OpPassManager &pm,
                                     const attnc::FusionOptions &options,
-                                    bool gpu) {
+                                    bool gpu, llvm::StringRef flashStage) {
   if (options.raiseAttention &&
       failed(addStage(pm, "func.func(attn-raise-attention)")))
     return failure();
@@ -176,8 +203,7 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
       failed(addStage(pm, gpu ? "func.func(attn-tile{target=cuda})"
                               : "func.func(attn-tile{target=cpu})")))
     return failure();
-  if (options.flash &&
-      failed(addStage(pm, gpu ? kCudaFlashAttention : kCpuFlashAttention)))
+  if (options.flash && failed(addStage(pm, flashStage)))
     return failure();
   if (failed(addStage(pm, "attn-lower-to-linalg,"
                           "func.func(attn-reassociate-reductions)")))
@@ -191,12 +217,11 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
 
 /// The stages both targets share: linalg, bufferization, then the target's
 /// matmul kernels. Sets `done` when `stopAfter` ends the pipeline here.
-static LogicalResult
-addTargetIndependentStages(OpPassManager &pm,
-                           const attnc::FusionOptions &options,
-                           attnc::Stage stopAfter, bool gpu, bool &done) {
+static LogicalResult addTargetIndependentStages(
+    OpPassManager &pm, const attnc::FusionOptions &options,
+    attnc::Stage stopAfter, bool gpu, llvm::StringRef flashStage, bool &done) {
   done = true;
-  if (failed(addLinalgStage(pm, options, gpu)))
+  if (failed(addLinalgStage(pm, options, gpu, flashStage)))
     return failure();
   if (stopAfter == attnc::Stage::Linalg)
     return success();
@@ -214,11 +239,25 @@ addTargetIndependentStages(OpPassManager &pm,
 LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                                             const CpuPipelineOptions &options) {
   bool done = false;
-  if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
-                                        /*gpu=*/false, done)))
+  if (failed(addTargetIndependentStages(
+          pm, options, options.stopAfter, /*gpu=*/false,
+          options.attentionKernels ? kCpuFlashAttentionKernels
+                                   : kCpuFlashAttention,
+          done)))
     return failure();
   if (done)
     return success();
+  if (options.attentionKernels &&
+      failed(addStage(pm, "func.func(attn-cpu-outer-product-matmul)")))
+    return failure();
+  if (options.vectorizeRows &&
+      failed(addStage(pm, "func.func(attn-cpu-vectorize-rows)")))
+    return failure();
+  // After the matmul kernels have folded GELU epilogues into their stores,
+  // so that those are approximated too (vector math included).
+  if (options.approximateMath &&
+      failed(addStage(pm, "func.func(attn-approximate-math)")))
+    return failure();
   return addStage(pm, kCpuToLLVMStage);
 }
 
@@ -227,7 +266,8 @@ attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                const CudaPipelineOptions &options) {
   bool done = false;
   if (failed(addTargetIndependentStages(pm, options, options.stopAfter,
-                                        /*gpu=*/true, done)))
+                                        /*gpu=*/true, kCudaFlashAttention,
+                                        done)))
     return failure();
   if (done)
     return success();
@@ -265,6 +305,9 @@ void attnc::registerPipelines() {
       [](OpPassManager &pm, const CpuPipelineCLOptions &cl) {
         CpuPipelineOptions options;
         cl.applyTo(options, options.stopAfter);
+        options.attentionKernels = cl.attentionKernels;
+        options.vectorizeRows = cl.vectorizeRows;
+        options.approximateMath = cl.approximateMath;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(

@@ -185,6 +185,22 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   auto engine = ExecutionEngine::create(*gated, engineOptions);
   if (!engine)
     return engine.takeError();
+  // The model's heap buffers come from libattnrt (linked into this tool),
+  // whose symbols the JIT cannot see in a statically linked executable.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](llvm::StringRef name, void *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("_mlir_memref_to_llvm_alloc",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+    add("_mlir_memref_to_llvm_aligned_alloc",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+    add("_mlir_memref_to_llvm_free",
+        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+    return symbols;
+  });
   auto invoke = (*engine)->lookup("attn_model_invoke");
   if (!invoke)
     return invoke.takeError();

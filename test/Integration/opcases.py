@@ -254,6 +254,13 @@ def flash():
                   bias_shape=(1, 4, 90, 1)),
         sdpa_case("flash_value_dim", b=1, hq=2, hkv=2, sq=80, sk=140, d=16, dv=24),
         sdpa_case("flash_decode", b=2, hq=4, hkv=2, sq=1, sk=300, d=32, attrs="causal"),
+        # The CPU kernels' edge tiles: head dim 64 with ragged query/key
+        # blocks (77, 93), value width 40 (two full vectors and a masked
+        # one), GQA; then a causal window whose partial key blocks start
+        # mid-row.
+        sdpa_case("flash_gqa_d64_ragged", b=1, hq=4, hkv=2, sq=77, sk=93, d=64, dv=40),
+        sdpa_case("flash_causal_window_d64", b=1, hq=3, hkv=3, sq=130, sk=197, d=64,
+                  attrs="causal window = 45"),
         sdpa_case("flash_f16_causal", b=1, hq=2, hkv=2, sq=200, sk=200, d=32, attrs="causal",
                   dtype="f16"),
         sdpa_case("flash_bf16_window", b=1, hq=2, hkv=2, sq=130, sk=130, d=16, attrs="window = 40",

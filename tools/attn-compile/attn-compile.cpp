@@ -119,6 +119,21 @@ static cl::opt<bool> noMatmulKernels(
     cl::desc("Plain loops instead of the register-tiled (CPU) / tensor-core "
              "(CUDA) matmul kernels with fused epilogues"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> noAttentionKernels(
+    "no-attention-kernels",
+    cl::desc("CPU: plain loops instead of the outer-product vector kernels "
+             "for the flash attention block contractions"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> noVectorizeRows(
+    "no-vectorize-rows",
+    cl::desc("CPU: leave elementwise and row-reduction loops (softmax, "
+             "epilogues) to LLVM's vectorizers"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> noApproximateMath(
+    "no-approximate-math",
+    cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
+             "approximations"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                            cl::init(false), cl::cat(category));
 
@@ -327,6 +342,9 @@ int main(int argc, char **argv) {
     options.packQKV = !noPackQKV;
     options.fuseRows = !noFuseRows;
     options.matmulKernels = !noMatmulKernels;
+    options.attentionKernels = !noAttentionKernels;
+    options.vectorizeRows = !noVectorizeRows;
+    options.approximateMath = !noApproximateMath;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {
     attnc::CudaPipelineOptions options;

@@ -114,7 +114,11 @@ def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64", "query rows per block">,
-    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">
+    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">,
+    Option<"transposeKeys", "transpose-keys", "bool", "false",
+           "transpose K to [B, Hkv, Dk, Sk] once, so that both block "
+           "contractions (Q K^T and P V) read their right operand "
+           "contiguously along the output columns">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -170,6 +174,83 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuOuterProductMatmul
+    : Pass<"attn-cpu-outer-product-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Outer-product register tiles for C += A * B contractions on the CPU";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (f32; B and C contiguous along
+    n, any strides otherwise, static or dynamic extents) into loops over
+    MR x NV tiles of vector<VLxf32> accumulators holding rows of C: per k
+    step, NV vector loads of B's row k, MR scalar broadcasts of A and
+    MR * NV FMAs, with no horizontal reductions. Edge columns use masked
+    one-vector tiles, edge rows one-row tiles. These are the block
+    contractions of attn-flash-attention with transpose-keys (Q K^T and
+    P V), whose tiles are too small for the reduction form of
+    attn-cpu-matmul-kernel.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per accumulator (16 = one AVX-512 register of f32)">,
+    Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
+    Option<"colVectors", "col-vectors", "int64_t", "4",
+           "vectors of C per tile row (NV)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnCpuVectorizeRows
+    : Pass<"attn-cpu-vectorize-rows", "::mlir::func::FuncOp"> {
+  let summary = "Vector loops along the contiguous innermost dimension of linalg.generic ops";
+  let description = [{
+    Rewrites buffer-level f32 `linalg.generic` ops whose loops are all
+    parallel but possibly the innermost, which every operand that uses it
+    stores contiguously (operand maps are ordered projections of the loop
+    dims), into scalar loops over the outer dimensions around a
+    vector<VLxf32> loop along the innermost one (masked when its extent is
+    dynamic or not a multiple of VL). Operands that do not use it are loaded
+    once per row and broadcast; `linalg.index` of it becomes a step vector.
+    A reduction along it (`yield combiner(out, x)` with maximumf, minimumf,
+    or an addf marked reassoc) keeps a vector accumulator per row. Bodies
+    may hold arith and math ops only. On the CPU this vectorizes flash
+    attention's online softmax (scale and masks, row max, exp, row sum,
+    rescaling) and elementwise epilogues along the rows, which LLVM would
+    otherwise vectorize across rows with gathers after fully unrolling the
+    short row loops.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per vector (16 = one AVX-512 register of f32)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnApproximateMath
+    : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 exp, erf and tanh";
+  let description = [{
+    Replaces the listed f32 math functions by upstream's polynomial
+    approximations (populateMathPolynomialApproximationPatterns): arith ops
+    only, so loops containing them vectorize, where libm calls (expf, erff,
+    tanhf) keep them scalar. Used on the CPU for the online softmax of flash
+    attention and GELU epilogues.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "math op names to approximate (default: exp, erf, tanh)",
+               "llvm::cl::ZeroOrMore">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {

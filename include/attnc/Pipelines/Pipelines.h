@@ -38,6 +38,15 @@ struct FusionOptions {
 
 struct CpuPipelineOptions : FusionOptions {
   Stage stopAfter = Stage::LLVM;
+  /// attn-flash-attention{transpose-keys} + attn-cpu-outer-product-matmul:
+  /// the flash block contractions as outer-product vector kernels.
+  bool attentionKernels = true;
+  /// attn-cpu-vectorize-rows: elementwise and row-reduction generics (the
+  /// online softmax, epilogues) as vector loops along their rows.
+  bool vectorizeRows = true;
+  /// attn-approximate-math: polynomial exp/erf/tanh, so that softmax and
+  /// GELU loops vectorize.
+  bool approximateMath = true;
 };
 
 struct CudaPipelineOptions : FusionOptions {

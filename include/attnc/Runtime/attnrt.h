@@ -179,6 +179,15 @@ void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
 void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
 void mgpuSetDefaultDevice(int32_t device);
 
+/* ---- MLIR generic allocation functions (target cpu) --------------------
+ * What finalize-memref-to-llvm{use-generic-functions} calls for the heap
+ * buffers of CPU models. Freed blocks are cached by size (up to 1 GiB in
+ * all) and reused, so that a model's working set stays mapped across runs.
+ * Blocks are 64-byte aligned at least. */
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
 #ifdef __cplusplus
 }
 #endif

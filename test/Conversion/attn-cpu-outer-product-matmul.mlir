@@ -1,0 +1,126 @@
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul,cse))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=2 col-vectors=1},cse))" | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: attn-cpu-outer-product-matmul: vector-width, row-tile and col-vectors must be >= 1
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// The flash score tile S[g, i, j] = sum_d Q[g, i, d] * K^T[d, j] on strided
+// subviews, after a zero fill: 4 x 4-vector tiles whose accumulators start
+// at zero (the fill is gone), B rows loaded as vectors, A broadcast.
+// CHECK-LABEL: func.func @scores
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %[[G:.*]] = %c0 to %c1 step %c1
+// CHECK:           scf.for %[[I:.*]] = %c0 to %c64 step %c4
+// CHECK:             scf.for %[[N:.*]] = %c0 to %c64 step %c64
+// CHECK:               %[[R:.*]]:16 = scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-4:         vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<64x64xf32, strided<[256, 1], offset: ?>>, vector<16xf32>
+// CHECK:                 memref.load %{{.*}}[%[[G]], %[[I]], %[[K]]] : memref<1x64x64xf32, strided<[16384, 64, 1], offset: ?>>
+// CHECK:                 vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-COUNT-16:        vector.fma
+// CHECK:                 scf.yield
+// CHECK-COUNT-16:      vector.store %{{.*}}, %{{.*}} : memref<1x64x64xf32>, vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @scores(%q: memref<1x64x64xf32, strided<[16384, 64, 1], offset: ?>>, %kt: memref<64x64xf32, strided<[256, 1], offset: ?>>, %s: memref<1x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xf32, strided<[16384, 64, 1], offset: ?>>, memref<64x64xf32, strided<[256, 1], offset: ?>>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// O += P V for a partial block: rows (qs) and the reduction (ks) dynamic,
+// 24 value columns: one full vector, then a masked vector for the last 8.
+// The accumulators start from O (no fill before).
+// CHECK-LABEL: func.func @pv_partial
+// CHECK-DAG:     %[[QS:.*]] = memref.dim %{{.*}}, %c1 : memref<2x?x24xf32
+// CHECK-DAG:     %[[KS:.*]] = memref.dim %{{.*}}, %c0 : memref<?x24xf32
+// CHECK:         scf.for
+// CHECK:           %[[REM:.*]] = arith.remui %[[QS]], %c4
+// CHECK:           %[[MAIN:.*]] = arith.subi %[[QS]], %[[REM]]
+// CHECK:           scf.for %{{.*}} = %c0 to %[[MAIN]] step %c4
+// CHECK:             scf.for %{{.*}} = %c0 to %c16 step %c16
+// CHECK-COUNT-4:       vector.load %{{.*}} : memref<2x?x24xf32, strided<[?, 24, 1]>>, vector<16xf32>
+// CHECK:               scf.for %{{.*}} = %c0 to %[[KS]] step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4:       vector.store
+// CHECK:             scf.for %[[N0:.*]] = %c16 to %c24 step %c16
+// CHECK:               %[[LEFT:.*]] = arith.subi %c24, %[[N0]]
+// CHECK:               %[[MASK:.*]] = vector.create_mask %[[LEFT]] : vector<16xi1>
+// CHECK:               vector.maskedload %{{.*}}, %[[MASK]]
+// CHECK:               scf.for %{{.*}} = %c0 to %[[KS]] step %c1
+// CHECK:                 vector.maskedload %{{.*}}, %[[MASK]]
+// CHECK:               vector.maskedstore %{{.*}}, %[[MASK]]
+// Remainder rows, one at a time.
+// CHECK:           scf.for %{{.*}} = %[[MAIN]] to %[[QS]] step %c1
+// CHECK-NOT:     linalg.generic
+// SMALL-LABEL: func.func @pv_partial
+// SMALL:         scf.for %{{.*}} = %c0 to %{{.*}} step %c2
+// SMALL:           scf.for %{{.*}} = %c0 to %c16 step %c16
+// SMALL:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>) {
+func.func @pv_partial(%p: memref<2x?x?xf32, strided<[4096, 64, 1]>>, %v: memref<?x24xf32, strided<[24, 1], offset: ?>>, %o: memref<2x?x24xf32, strided<[?, 24, 1]>>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<2x?x?xf32, strided<[4096, 64, 1]>>, memref<?x24xf32, strided<[24, 1], offset: ?>>) outs(%o : memref<2x?x24xf32, strided<[?, 24, 1]>>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+
+// A 2-D C += A B with 6 rows (one 4-row tile, two single rows) and 32
+// columns (two vectors per tile).
+// CHECK-LABEL: func.func @plain_2d
+// CHECK:         scf.for %{{.*}} = %c0 to %c4 step %c4
+// CHECK:           scf.for %{{.*}} = %c0 to %c32 step %c32
+// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.for %{{.*}} = %c4 to %c6 step %c1
+// Near misses stay: x * W^T (B contiguous along k: attn-cpu-matmul-kernel's
+// form), a column-strided B, f16 operands.
+// CHECK-COUNT-3: linalg.generic
+func.func @plain_2d(%x: memref<6x8xf32>, %w: memref<8x32xf32>, %y: memref<6x32xf32>, %wt: memref<32x8xf32>, %ws: memref<8x32xf32, strided<[1, 8]>>, %h: memref<6x8xf16>, %wh: memref<8x32xf16>, %yh: memref<6x32xf16>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<6x8xf32>, memref<8x32xf32>) outs(%y : memref<6x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<6x8xf32>, memref<32x8xf32>) outs(%y : memref<6x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %ws : memref<6x8xf32>, memref<8x32xf32, strided<[1, 8]>>) outs(%y : memref<6x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%h, %wh : memref<6x8xf16>, memref<8x32xf16>) outs(%yh : memref<6x32xf16>) {
+  ^bb0(%in: f16, %in_0: f16, %acc: f16):
+    %m = arith.mulf %in, %in_0 : f16
+    %s = arith.addf %acc, %m : f16
+    linalg.yield %s : f16
+  }
+  return
+}
