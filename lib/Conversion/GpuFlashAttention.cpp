@@ -436,8 +436,9 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
       bq = tile.getBlockQ().value_or(bq);
       bk = tile.getBlockK().value_or(bk);
     }
-    p.blockQ = dividingBlock(bq, kTensorCoreFlashRows, p.sq);
-    p.blockK = dividingBlock(bk, kTensorCoreFlashKeys, p.sk);
+    chooseFlashBlocks(p.sq, p.sk, p.dk, p.dv, bq, bk);
+    p.blockQ = bq;
+    p.blockK = bk;
     if (p.hq > 65535 || p.batch > 65535)
       return rewriter.notifyMatchFailure(op, "grid too large");
     p.warps = p.blockQ / kMmaM;
@@ -447,6 +448,11 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
     p.elementType = elt;
 
     Location loc = op.getLoc();
+    // Identity-layout buffers: bufferization copies a tensor that lives at
+    // an offset inside another buffer into a fresh allocation, so every
+    // operand starts at an allocation (64-byte aligned) or at an entry
+    // argument (cuMemAlloc, 256-byte aligned). The kernel's 16-byte loads
+    // at multiples of 8 elements of rows of Dk, Dv % 8 == 0 rely on that.
     auto bufferOf = [&](Value tensor) -> Value {
       auto type = cast<RankedTensorType>(tensor.getType());
       auto memrefType = MemRefType::get(type.getShape(), type.getElementType());

@@ -196,6 +196,7 @@ static std::optional<WidenedOperand> traceWidened(Value operand,
 /// A matched C[m, n] += sum_k A[m, k] * B[n, k] whose operands are widened
 /// f16 or bf16 buffers.
 struct MmaMatmul {
+  mlir::attn::NTMatmul contraction; // the f32 form that was matched
   linalg::GenericOp op;
   WidenedOperand a, b;
   Value c;
@@ -213,6 +214,7 @@ static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
   auto aType = cast<MemRefType>(nt->a.getType());
   auto bType = cast<MemRefType>(nt->b.getType());
   MmaMatmul mm;
+  mm.contraction = *nt;
   mm.op = op;
   mm.c = c;
   mm.m = aType.getDimSize(0);
@@ -263,10 +265,12 @@ struct KernelBuilder {
   MmaMatmul &mm;
   Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
   GemmTiling t;
+  linalg::GenericOp epilogue; // fused into the stores when set
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
-                GemmTiling t)
-      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t) {}
+                GemmTiling t, linalg::GenericOp epilogue)
+      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t),
+        epilogue(epilogue) {}
 
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -386,16 +390,29 @@ struct KernelBuilder {
       scf::YieldOp::create(b, loc, accs);
     }
 
+    // Results: C, or the epilogue's output computed from them in registers.
+    Value out = epilogue ? epilogue.getDpsInits()[0] : c;
+    auto outAlign = alignFor(out, 8);
     for (int64_t i = 0; i < t.mt; ++i)
       for (int64_t j = 0; j < t.nt; ++j) {
         Value acc = loop.getResult(i * t.nt + j);
         Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
         for (int64_t h = 0; h < 2; ++h) {
+          Value row = h ? addc(r, 8) : r;
           Value pair =
               vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h});
-          vector::StoreOp::create(b, loc, pair, c,
-                                  ValueRange{h ? addc(r, 8) : r, col},
-                                  /*nontemporal=*/false, cAlign);
+          if (epilogue) {
+            SmallVector<Value> elems;
+            for (int64_t e = 0; e < 2; ++e)
+              elems.push_back(mlir::attn::buildEpilogueValue(
+                  b, loc, epilogue, c,
+                  vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}),
+                  row, addc(col, e)));
+            pair = vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, b.getF32Type()), elems);
+          }
+          vector::StoreOp::create(b, loc, pair, out, ValueRange{row, col},
+                                  /*nontemporal=*/false, outAlign);
         }
       }
     gpu::TerminatorOp::create(b, loc);
@@ -487,9 +504,15 @@ struct AttnGpuMmaMatmulPass
       Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
                       ? a
                       : narrowOperand(b, loc, mm.b);
+      linalg::GenericOp epilogue =
+          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm.contraction)
+                        : nullptr;
       KernelBuilder(b, loc, mm, a, bNk,
-                    mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt))
+                    mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt),
+                    epilogue)
           .emit();
+      if (epilogue)
+        epilogue.erase();
       mm.op.erase();
       llvm::SetVector<Operation *> views;
       for (const WidenedOperand *w : {&mm.a, &mm.b})

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 
@@ -84,6 +85,82 @@ inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
                   aType.getDimSize(0),
                   bType.getDimSize(0),
                   aType.getDimSize(1)};
+}
+
+/// An elementwise generic right after the matmul that reads C at (m, n) and
+/// writes an [M, N] f32 buffer (C itself or its own output); other inputs may
+/// be indexed by (m, n), (n) or (m). Its body becomes the kernel's store
+/// epilogue (bias, activation, residual), which then writes its output in
+/// place of C: when that is not C, nothing may read C later.
+inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
+  auto next = dyn_cast_or_null<linalg::GenericOp>(mm.op->getNextNode());
+  if (!next || !next.hasPureBufferSemantics() || next.getNumLoops() != 2 ||
+      next.getNumDpsInits() != 1 || next.getNumReductionLoops() != 0)
+    return {};
+  MLIRContext *ctx = next.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  AffineMap mn = AffineMap::get(2, 0, {d0, d1}, ctx);
+  AffineMap onlyN = AffineMap::get(2, 0, {d1}, ctx);
+  AffineMap onlyM = AffineMap::get(2, 0, {d0}, ctx);
+  bool readsC = false;
+  for (OpOperand *input : next.getDpsInputOperands()) {
+    AffineMap map = next.getMatchingIndexingMap(input);
+    if (input->get() == mm.c) {
+      if (map != mn)
+        return {};
+      readsC = true;
+    } else if (map != mn && map != onlyN && map != onlyM) {
+      return {};
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !type.getElementType().isF32())
+      return {};
+  }
+  OpOperand *init = next.getDpsInitOperand(0);
+  if (!readsC || next.getMatchingIndexingMap(init) != mn ||
+      !isStaticIdentityF32(init->get()) ||
+      !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
+    return {};
+  if (init->get() == mm.c)
+    return next;
+  // C is never written: its only other users may be its allocation, a fill
+  // before the matmul and frees.
+  if (!mm.c.getDefiningOp<memref::AllocOp>())
+    return {};
+  for (Operation *user : mm.c.getUsers()) {
+    if (user == mm.op || user == next.getOperation() ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user);
+        fill && fill->isBeforeInBlock(mm.op))
+      continue;
+    return {};
+  }
+  return next;
+}
+
+/// The epilogue's value at (m, n) for the product `v`: its other inputs
+/// loaded at (m, n), (m) or (n) and its body cloned after them.
+inline Value buildEpilogueValue(OpBuilder &b, Location loc,
+                                linalg::GenericOp epilogue, Value c, Value v,
+                                Value m, Value n) {
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = body.getArgument(input->getOperandNumber());
+    if (input->get() == c) {
+      map.map(arg, v);
+      continue;
+    }
+    SmallVector<Value> indices;
+    for (AffineExpr e : epilogue.getMatchingIndexingMap(input).getResults())
+      indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+    map.map(arg, memref::LoadOp::create(b, loc, input->get(), indices));
+  }
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  return map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
 }
 
 } // namespace mlir::attn

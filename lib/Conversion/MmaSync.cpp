@@ -73,47 +73,67 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   constexpr int64_t kChunk = 8;
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
-  int64_t perRow = width / kChunk;
-  int64_t chunks = rows * perRow;
+  auto pairType = VectorType::get({2}, elt);
   auto idx = [&](int64_t c) -> Value {
     return arith::ConstantIndexOp::create(b, loc, c);
   };
   auto add = [&](Value x, Value y) -> Value {
     return arith::AddIOp::create(b, loc, x, y);
   };
-  for (int64_t it = 0; it * threads < chunks; ++it) {
-    Value c = it ? add(tid, idx(it * threads)) : tid;
-    auto copyChunk = [&]() {
-      Value row = arith::DivUIOp::create(b, loc, c, idx(perRow));
-      Value col = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, c, idx(perRow)), idx(kChunk));
-      SmallVector<Value> indices(prefix.begin(), prefix.end());
-      indices.push_back(add(row0, row));
-      indices.push_back(add(col0, col));
-      Value chunk = vector::LoadOp::create(b, loc, chunkType, src, indices,
-                                           /*nontemporal=*/false, srcAlign);
+  auto loadChunk = [&](Value row, Value col) -> Value {
+    SmallVector<Value> indices(prefix.begin(), prefix.end());
+    indices.push_back(add(row0, row));
+    indices.push_back(add(col0, col));
+    return vector::LoadOp::create(b, loc, chunkType, src, indices,
+                                  /*nontemporal=*/false, srcAlign);
+  };
+  // A unit of work is one 16-byte chunk, or for the transposed copy the
+  // chunks of two consecutive rows, stored as 4-byte pairs dst[c][r..r+1].
+  // Consecutive threads take consecutive chunks of a row (coalesced loads,
+  // consecutive 16-byte stores); transposed, consecutive row pairs, so that
+  // their pair stores hit consecutive banks.
+  int64_t perRow = width / kChunk;
+  int64_t units = transpose ? rows / 2 * perRow : rows * perRow;
+  for (int64_t it = 0; it * threads < units; ++it) {
+    Value u = it ? add(tid, idx(it * threads)) : tid;
+    auto copyUnit = [&]() {
       if (!transpose) {
-        vector::StoreOp::create(b, loc, chunk, dst, ValueRange{row, col},
+        Value row = arith::DivUIOp::create(b, loc, u, idx(perRow));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, u, idx(perRow)),
+            idx(kChunk));
+        vector::StoreOp::create(b, loc, loadChunk(row, col), dst,
+                                ValueRange{row, col},
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         return;
       }
+      Value row = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, u, idx(rows / 2)), idx(2));
+      Value col = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, u, idx(rows / 2)),
+          idx(kChunk));
+      Value lo = loadChunk(row, col), hi = loadChunk(add(row, idx(1)), col);
       for (int64_t e = 0; e < kChunk; ++e) {
-        Value x =
-            vector::ExtractOp::create(b, loc, chunk, ArrayRef<int64_t>{e});
-        Value dstRow = e ? add(col, idx(e)) : col;
-        memref::StoreOp::create(b, loc, x, dst, ValueRange{dstRow, row});
+        Value pair = vector::FromElementsOp::create(
+            b, loc, pairType,
+            ValueRange{
+                vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{e}),
+                vector::ExtractOp::create(b, loc, hi, ArrayRef<int64_t>{e})});
+        vector::StoreOp::create(b, loc, pair, dst,
+                                ValueRange{e ? add(col, idx(e)) : col, row},
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
       }
     };
-    if ((it + 1) * threads <= chunks) {
-      copyChunk();
+    if ((it + 1) * threads <= units) {
+      copyUnit();
       continue;
     }
-    // A last, partial round: only the first threads have a chunk.
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
-                                          idx(chunks));
+    // A last, partial round: only the first threads have a unit.
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, idx(units));
     auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    copyChunk();
+    copyUnit();
   }
 }

@@ -33,9 +33,10 @@ constexpr int64_t kSmemPad = 8;
 
 /// Copies a rows x width tile of `src` (indices `prefix..., row0 + r,
 /// col0 + c`) into the shared buffer `dst` as dst[r][c], or transposed as
-/// dst[c][r], in 16-byte chunks (width % 8 == 0) that the `threads` threads
-/// of the block (this one is `tid`) take in turn; a last partial round is
-/// guarded. `srcAlign` is what the chunk loads may assume of their address.
+/// dst[c][r] (rows even), in 16-byte chunks (width % 8 == 0) that the
+/// `threads` threads of the block (this one is `tid`) take in turn; a last
+/// partial round is guarded. `srcAlign` is what the chunk loads may assume
+/// of their address.
 void buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                          ValueRange prefix, Value row0, Value col0,
                          int64_t rows, int64_t width, Value dst, bool transpose,

@@ -264,11 +264,13 @@ static void chooseCudaFlash(const AttentionShape &a, int64_t fixedQ,
     // head dim 128).
     int64_t rowBlocks = a.batch * a.hkv * a.group;
     for (int64_t bq : {64, 32, 16}) {
-      blockQ = dividingBlock(fixedQ ? fixedQ : bq, kTensorCoreFlashRows, a.sq);
+      blockQ = fixedQ ? fixedQ : bq;
+      blockK = fixedK ? fixedK : 64;
+      // The sizes the kernel will really use (within its limits).
+      chooseFlashBlocks(a.sq, a.sk, a.dk, a.dv, blockQ, blockK);
       if (fixedQ || rowBlocks * (a.sq / blockQ) >= kCudaSMs)
         break;
     }
-    blockK = dividingBlock(fixedK ? fixedK : 64, kTensorCoreFlashKeys, a.sk);
     return;
   }
   // One thread runs a whole query block (the forall becomes blocks x

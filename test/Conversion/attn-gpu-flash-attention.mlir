@@ -4,6 +4,9 @@
 // RUN: attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=32 block-k=32}))" \
 // RUN:   | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=4096 block-k=512}))" \
+// RUN:   | FileCheck %s --check-prefix=CLAMP
 // RUN: not attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-k=8}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
@@ -43,8 +46,10 @@
 // CHECK-NEXT:        gpu.barrier
 // CHECK:             vector.load %[[KB]][%[[BATCH]], %[[KVH]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x2x256x64xf16>, vector<8xf16>
 // CHECK:             vector.store %{{.*}}, %[[KS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK:             vector.load %[[VB]][%[[BATCH]], %[[KVH]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x2x256x32xf16>, vector<8xf16>
-// CHECK-COUNT-8:     memref.store %{{.*}}, %[[VS]][%{{.*}}, %{{.*}}] : memref<32x72xf16, #gpu.address_space<workgroup>>
+// V^T: a thread loads the same 8 columns of two consecutive keys and stores
+// 8 pairs VS[d][key .. key + 1].
+// CHECK-COUNT-2:     vector.load %[[VB]][%[[BATCH]], %[[KVH]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x2x256x32xf16>, vector<8xf16>
+// CHECK-COUNT-8:     vector.store %{{.*}}, %[[VS]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK:             gpu.barrier
 // CHECK-COUNT-32:    nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // The row max is completed over the four lanes of a row.
@@ -66,6 +71,14 @@
 // SMALL:         gpu.launch blocks({{.*}}) in (%{{.*}} = %c4, %{{.*}} = %c8, %{{.*}} = %c2) threads({{.*}}) in (%{{.*}} = %c64,
 // SMALL:           memref.alloca() : memref<32x72xf16, #gpu.address_space<workgroup>>
 // SMALL:           memref.alloca() : memref<32x40xf16, #gpu.address_space<workgroup>>
+
+// Oversized blocks are clamped to the kernel's limits: at most 1024 threads
+// (block-q 128 here: Sq), keys 128 at head dim 64 (S accumulators in
+// registers), shared tiles within 48 KiB.
+// CLAMP-LABEL: func.func @gqa_causal(
+// CLAMP:         gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256,
+// CLAMP:           memref.alloca() : memref<128x72xf16, #gpu.address_space<workgroup>>
+// CLAMP:           memref.alloca() : memref<32x136xf16, #gpu.address_space<workgroup>>
 
 // BAD: attn-gpu-flash-attention: block-q, block-k and max-head-dim must be >= 16
 func.func @gqa_causal(%q: tensor<2x8x128x64xf16>, %k: tensor<2x2x256x64xf16>, %v: tensor<2x2x256x32xf16>) -> tensor<2x8x128x32xf16> {

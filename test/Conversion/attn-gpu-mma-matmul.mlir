@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-gpu-mma-matmul | FileCheck %s
 // RUN: attn-opt %s --attn-gpu-mma-matmul=warp-n-tiles=1 | FileCheck %s --check-prefix=NT1
+// RUN: attn-opt %s --attn-gpu-mma-matmul=fuse-epilogues=0 | FileCheck %s --check-prefix=NOEPI
 
 // f32 contractions C[m, n] += A[m, k] * B[n, k] whose operands were widened
 // from f16/bf16 by extf generics become one gpu.launch of 2 x 2 warps (fewer
@@ -367,5 +368,61 @@ func.func @in_loop(%x: memref<16x16xf16>, %w: memref<8x16xf16>, %c: memref<16x8x
       linalg.yield %1 : f32
     }
   }
+  return
+}
+
+// An elementwise consumer of the product (bias add + relu, in place on C)
+// is computed in the kernel's stores: bias loaded at (n), body cloned per
+// element; the generic is gone. With fuse-epilogues=0 it stays.
+// CHECK-LABEL: func.func @bias_relu(
+// CHECK-SAME:    %[[C:[^:]+]]: memref<32x64xf32>, %[[BIAS:[^:]+]]: memref<64xf32>)
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK:             scf.yield
+// CHECK:           %[[B0:.*]] = memref.load %[[BIAS]][%{{.*}}] : memref<64xf32>
+// CHECK:           %[[S:.*]] = arith.addf %{{.*}}, %[[B0]] : f32
+// CHECK:           arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK:           vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<32x64xf32>, vector<2xf32>
+// CHECK:           gpu.terminator
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// NOEPI-LABEL: func.func @bias_relu(
+// NOEPI:         gpu.launch
+// NOEPI-NOT:       memref.load
+// NOEPI:           gpu.terminator
+// NOEPI:         linalg.generic
+// NOEPI:           arith.maximumf
+func.func @bias_relu(%x: memref<32x64xf16>, %w: memref<64x64xf16>, %c: memref<32x64xf32>, %bias: memref<64xf32>) {
+  %xf = memref.alloc() : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x64xf16>) outs(%xf : memref<32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %wf = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<64x64xf16>) outs(%wf : memref<64x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xf, %wf : memref<32x64xf32>, memref<64x64xf32>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> (d1)>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<32x64xf32>, memref<64xf32>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %0 = arith.addf %v, %bv : f32
+    %1 = arith.maximumf %0, %zero : f32
+    linalg.yield %1 : f32
+  }
+  memref.dealloc %xf : memref<32x64xf32>
+  memref.dealloc %wf : memref<64x64xf32>
   return
 }

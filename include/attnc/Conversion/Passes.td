@@ -288,13 +288,19 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     f32 accumulators initialized from C; per k step of 32 (or 16) the block
     stages its rows of A and B in padded shared memory. Requires M % 16 == 0,
     N % 8 == 0 and K % 16 == 0. The fragments follow the PTX ISA layout (B
-    in [N, K] layout is the "col" operand).
+    in [N, K] layout is the "col" operand). An elementwise generic right
+    after the contraction that reads C at (m, n) (bias at (n), residual at
+    (m, n), an activation in its body) and writes C or another [M, N] f32
+    buffer is computed in the kernel's stores and erased (`fuse-epilogues`).
     The extf generics are erased when nothing else reads their outputs.
     Run after bufferization, before the linalg-to-loops GPU mapping.
   }];
   let options = [
     Option<"warpNTiles", "warp-n-tiles", "int64_t", "4",
-           "n8 tiles per warp (NT), halved until the block divides N">
+           "n8 tiles per warp (NT), halved until the block divides N">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "compute an elementwise consumer of the product (bias, "
+           "activation, residual) in the kernel's stores">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -1,15 +1,14 @@
-//===- TensorCoreFlash.h - shapes the mma.sync flash kernels take -*- C++
-//-*-===//
+//===- TensorCoreTiles.h - tiles of the mma.sync kernels --------*- C++ -*-===//
 //
-// What attn-gpu-flash-attention requires of an attn.sdpa's shape, shared with
-// attn-tile so that it chooses tensor-core tiles exactly for the ops that
-// will get them. (Besides the shape: f16 or bf16 operands and result, a
-// dot-product score, no bias, no window.)
+// The shapes the tensor-core kernels take and how they split them, shared by
+// the kernel passes (attn-gpu-flash-attention, attn-gpu-mma-matmul) and
+// attn-tile, so that attn-tile reasons about the tiles the kernels will
+// really use. Header-only: attn-tile lives in another library.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_CONVERSION_TENSORCOREFLASH_H
-#define ATTNC_CONVERSION_TENSORCOREFLASH_H
+#ifndef ATTNC_CONVERSION_TENSORCORETILES_H
+#define ATTNC_CONVERSION_TENSORCORETILES_H
 
 #include <cstdint>
 
@@ -47,6 +46,36 @@ inline int64_t dividingBlock(int64_t preferred, int64_t unit, int64_t extent) {
   return extent % block == 0 ? block : 0;
 }
 
+/// Limits every kernel keeps: threads per block, and static shared memory
+/// (more than 48 KiB would need dynamic shared memory and an opt-in).
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// Shared memory of a flash kernel: K [bk][Dk + 8] and V^T [Dv][bk + 8] of
+/// 2-byte elements.
+inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv) {
+  return 2 * (blockK * (dk + 8) + dv * (blockK + 8));
+}
+
+/// The flash kernel's blocks for preferred sizes `blockQ` x `blockK`: the
+/// largest dividing Sq (Sk) at most that, with at most 1024 threads (16
+/// query rows per warp), its K/V tiles within the static shared memory, and
+/// at most 128 keys (64 when a head dim exceeds 64) so that the S
+/// accumulators (blockK / 2 registers per thread) leave room for Q and O.
+/// Assumes fitsTensorCoreFlash.
+inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
+                              int64_t &blockQ, int64_t &blockK) {
+  int64_t maxRows = kMaxThreadsPerBlock / 32 * kTensorCoreFlashRows;
+  blockQ = dividingBlock(blockQ < maxRows ? blockQ : maxRows,
+                         kTensorCoreFlashRows, sq);
+  int64_t maxKeys = dk > 64 || dv > 64 ? 64 : 128;
+  blockK = dividingBlock(blockK < maxKeys ? blockK : maxKeys,
+                         kTensorCoreFlashKeys, sk);
+  while (blockK > kTensorCoreFlashKeys &&
+         flashSharedBytes(blockK, dk, dv) > kMaxStaticSharedBytes)
+    blockK = dividingBlock(blockK / 2, kTensorCoreFlashKeys, sk);
+}
+
 /// How attn-gpu-mma-matmul splits C[M, N] += A[M, K] B[N, K]^T: a thread
 /// block of wm x wn warps computes a (16 mt wm) x (8 nt wn) tile of C, each
 /// warp mt x nt mma tiles of 16 x 8, staging bk columns of its A and B rows
@@ -61,16 +90,18 @@ struct MmaGemmTiling {
   }
 };
 
-/// 2 x 2 warps of 2 x `warpNTiles` mma tiles (64 x 64 with NT = 4), halved
-/// along a dimension the block would not divide; k steps of 32 (16 when K
-/// is not a multiple of 32). Needs M % 16 == N % 8 == K % 16 == 0.
+/// 2 x 2 warps of 2 x `warpNTiles` (<= 8) mma tiles (64 x 64 with NT = 4),
+/// halved along a dimension the block would not divide; k steps of 32 (16 when
+/// K is not a multiple of 32). Needs M % 16 == N % 8 == K % 16 == 0.
 inline MmaGemmTiling chooseMmaGemmTiling(int64_t m, int64_t n, int64_t k,
                                          int64_t warpNTiles) {
   MmaGemmTiling t;
   t.wm = m % 32 == 0 ? 2 : 1;
   t.mt = m % (32 * t.wm) == 0 ? 2 : 1;
   t.wn = n % 16 == 0 ? 2 : 1;
-  t.nt = warpNTiles > 1 ? warpNTiles : 1;
+  // At most 8 n8 tiles per warp: 2 x 8 accumulators (64 registers) and
+  // [64 + 128][bk + 8] staged elements (15 KiB).
+  t.nt = warpNTiles > 8 ? 8 : warpNTiles > 1 ? warpNTiles : 1;
   while (t.nt > 1 && n % (8 * t.nt * t.wn) != 0)
     t.nt /= 2;
   if (n % (8 * t.nt * t.wn) != 0)

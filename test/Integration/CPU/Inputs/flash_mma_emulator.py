@@ -51,6 +51,10 @@ CASES = [
     ("f16 D=128 S=32", "f16", 1, 1, 1, 32, 32, 128, 128, False, None),
     ("bf16 causal B=1 H=2 S=64 D=32", "bf16", 1, 2, 2, 64, 64, 32, 32, True,
      None),
+    ("f16 causal+kv_lengths B=2 Sq=96 Sk=64 D=32", "f16", 2, 1, 1, 96, 64, 32,
+     32, True, [0, 50]),
+    ("bf16 GQA Hq=2 Hkv=1 S=48 Dk=16 Dv=40", "bf16", 1, 2, 1, 48, 48, 16, 40,
+     False, None),
 ]
 
 

@@ -549,6 +549,9 @@ class Emulator:
         for w in range(flat.shape[1]):
             f, t = flat[:, w], threads
             if write:
+                if len(np.unique(f)) != len(f):
+                    raise RaceError("shared-memory race: two threads write "
+                                    "one element in the same access")
                 bad = ((mem.r_epoch[f] == e) & (mem.r_thread[f] != t)) | \
                     ((mem.w_epoch[f] == e) & (mem.w_thread[f] != t))
                 if bad.any():

@@ -50,7 +50,18 @@ EXT = """  %{wide} = memref.alloc() : memref<{shape}xf32>
 """
 
 
-def case_ir(et, m, n, k, rank3):
+EPILOGUE = """  linalg.generic {{indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}}
+      ins(%c, %bias : memref<{m}x{n}xf32>, memref<{n}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %0 = arith.addf %v, %bv : f32
+    %1 = arith.maximumf %0, %zero : f32
+    linalg.yield %1 : f32
+  }}
+"""
+
+
+def case_ir(et, m, n, k, rank3, epilogue=False):
     x_shape = (1, m, k) if rank3 else (m, k)
     xs = "x".join(map(str, x_shape))
     ir = ["#id2 = affine_map<(d0, d1) -> (d0, d1)>",
@@ -58,8 +69,10 @@ def case_ir(et, m, n, k, rank3):
           "#mk = affine_map<(d0, d1, d2) -> (d0, d2)>",
           "#nk = affine_map<(d0, d1, d2) -> (d1, d2)>",
           "#mn = affine_map<(d0, d1, d2) -> (d0, d1)>",
+          "#row = affine_map<(d0, d1) -> (d1)>",
           f"func.func @mm(%x: memref<{xs}x{et}>, %w: memref<{n}x{k}x{et}>, "
-          f"%c: memref<{m}x{n}xf32>) {{"]
+          f"%c: memref<{m}x{n}xf32>"
+          + (f", %bias: memref<{n}xf32>" if epilogue else "") + ") {"]
     ir.append(EXT.format(wide="xf", src="x", shape=xs, et=et,
                          idm=f"#id{len(x_shape)}",
                          its=", ".join(['"parallel"'] * len(x_shape))))
@@ -77,7 +90,7 @@ def case_ir(et, m, n, k, rank3):
     %1 = arith.addf %acc, %0 : f32
     linalg.yield %1 : f32
   }}
-  memref.dealloc %xf : memref<{xs}xf32>
+{EPILOGUE.format(m=m, n=n) if epilogue else ""}  memref.dealloc %xf : memref<{xs}xf32>
   memref.dealloc %wf : memref<{n}x{k}xf32>
   return
 }}""")
@@ -85,19 +98,20 @@ def case_ir(et, m, n, k, rank3):
 
 
 CASES = [
-    # (element type, M, N, K, rank-3 input)
-    ("f16", 16, 8, 16, False),    # one warp, one mma tile, one k step
-    ("f16", 64, 128, 64, False),  # 2 x 2 warps of 2 x 4 tiles, 2 blocks
-    ("f16", 48, 24, 48, True),    # WM 1 MT 1 (48 % 32), WN 1 (24 % 16),
-                                  # NT 1 (24 % 16), BK 16; collapsed input
-    ("f16", 96, 48, 32, False),   # WM 2 MT 1, WN 2 NT 1: partial staging
-    ("bf16", 32, 64, 32, True),
-    ("bf16", 16, 40, 16, False),
+    # (element type, M, N, K, rank-3 input, bias + relu epilogue)
+    ("f16", 16, 8, 16, False, False),    # one warp, one mma tile, one k step
+    ("f16", 64, 128, 64, False, False),  # 2 x 2 warps of 2 x 4 tiles
+    ("f16", 48, 24, 48, True, False),    # WM 1 MT 1 (48 % 32), WN 1 NT 1
+                                         # (24 % 16), BK 16; collapsed input
+    ("f16", 96, 48, 32, False, False),   # WM 2 MT 1, WN 2 NT 1: partial staging
+    ("bf16", 32, 64, 32, True, False),
+    ("bf16", 16, 40, 16, False, False),
+    ("f16", 64, 64, 32, False, True),    # relu(C + x W^T + bias) in the stores
 ]
 
 
-def run_case(attn_opt, et, m, n, k, rank3, mutate, rng, workdir):
-    ir, x_shape = case_ir(et, m, n, k, rank3)
+def run_case(attn_opt, et, m, n, k, rank3, epilogue, mutate, rng, workdir):
+    ir, x_shape = case_ir(et, m, n, k, rank3, epilogue)
     path = os.path.join(workdir, f"mm_{et}_{m}x{n}x{k}.mlir")
     with open(path, "w") as f:
         f.write(ir)
@@ -120,20 +134,24 @@ def run_case(attn_opt, et, m, n, k, rank3, mutate, rng, workdir):
         xs, ws = f32_to_bf16_bits(x), f32_to_bf16_bits(w)
         xv, wv = bf16_bits_to_f64(xs), bf16_bits_to_f64(ws)
     c = c0.copy()
+    bias = rng.standard_normal(n).astype(np.float32)
     emu = Emulator(None if mutate == "none" else mutate)
     try:
-        emu.run_func(func, [xs, ws, c])
+        emu.run_func(func, [xs, ws, c] + ([bias] if epilogue else []))
     except AssertionError as e:
         print(f"FAIL {et} M={m} N={n} K={k}: {type(e).__name__}: {e}")
         return False
     expected = c0.astype(np.float64) + xv.reshape(m, k) @ wv.T
+    if epilogue:
+        expected = np.maximum(expected + bias, 0.0)
     err = float(np.max(np.abs(c - expected)))
     mag = max(1.0, float(np.max(np.abs(expected))))
     once = bool((emu.args[2].writes == 1).all())
     mmas = (m // 16) * (n // 8) * (k // 16)
     ok = err <= 1e-5 * mag and once and emu.mma_count == mmas
     print(f"{'PASS' if ok else 'FAIL'} {et} M={m} N={n} K={k}"
-          f"{' (rank-3 x)' if rank3 else ''}: max abs err {err:.3e}, "
+          f"{' (rank-3 x)' if rank3 else ''}"
+          f"{' + bias + relu' if epilogue else ''}: max abs err {err:.3e}, "
           f"C stored once: {once}, mma.sync executed: {emu.mma_count}/{mmas}")
     return ok
 
