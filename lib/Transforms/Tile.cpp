@@ -240,7 +240,8 @@ static void chooseCpuFlash(const AttentionShape &a, const CpuModel &cpu,
       int64_t workingSet =
           4 * (a.group * bq * (a.dk + a.dv) + bk * (a.dk + a.dv)) + scoreTile;
       bool fits = scoreTile <= cpu.l1Bytes / 2 && workingSet <= cpu.l2Bytes / 2;
-      bool busy = a.batch * a.hkv * llvm::divideCeil(a.sq, bq) >= cpu.cores;
+      bool busy =
+          a.batch * a.hkv * int64_t(llvm::divideCeil(a.sq, bq)) >= cpu.cores;
       int64_t rank = !fits ? 2 : busy ? 0 : 1;
       // Too big for the caches: the smallest tile is the least bad.
       double cost = rank == 2 ? double(bq * bk) : 1.0 / bq + 1.0 / bk;
