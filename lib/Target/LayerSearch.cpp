@@ -214,7 +214,7 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
       sizeof(err));
   if (!model)
     return makeError(Twine("search: ") + err);
-  auto closeModel = llvm::make_scope_exit([&] { attnrt_close(model); });
+  llvm::scope_exit closeModel([&] { attnrt_close(model); });
   if (attnrt_bind_weights(model, options.weightsPath.c_str()))
     return makeError(Twine("search: ") + attnrt_last_error(model));
   int numInputs = attnrt_num_inputs(model);
