@@ -356,29 +356,26 @@ void KernelBuilder::emit() {
         b, loc, keyStep(loop.getInductionVar(), loop.getRegionIterArgs()));
   }
 
-  // out = O / l with l summed over the row's four lanes; 0 for rows that
-  // saw no key.
+  // out = O * (1 / l) with l summed over the row's four lanes (one division
+  // per row); 0 for rows that saw no key (l = 0).
   std::array<Value, 2> rows = {rowA, rowB};
-  std::array<Value, 2> sums;
-  for (int64_t r = 0; r < 2; ++r)
-    sums[r] = quadReduce(loop.getResult(2 + r), /*isMax=*/false);
+  std::array<Value, 2> scales;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = quadReduce(loop.getResult(2 + r), /*isMax=*/false);
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, f32(0.0));
+    Value inverse = arith::DivFOp::create(b, loc, f32(1.0), sum);
+    scales[r] = arith::SelectOp::create(b, loc, positive, inverse, f32(0.0));
+  }
+  auto f32Pair = VectorType::get({2}, f32Type);
   auto pairType = VectorType::get({2}, p.elementType);
   for (int64_t n = 0; n < p.dv / kMmaN; ++n) {
     Value acc = loop.getResult(4 + n);
     Value col = addc(t2, kMmaN * n);
     for (int64_t r = 0; r < 2; ++r) {
-      SmallVector<Value> elems;
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x =
-            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, e});
-        Value positive = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OGT, sums[r], f32(0.0));
-        Value div = arith::DivFOp::create(b, loc, x, sums[r]);
-        elems.push_back(
-            arith::SelectOp::create(b, loc, positive, div, f32(0.0)));
-      }
-      Value pair = vector::FromElementsOp::create(
-          b, loc, VectorType::get({2}, f32Type), elems);
+      Value row = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
+      Value scale = vector::BroadcastOp::create(b, loc, f32Pair, scales[r]);
+      Value pair = arith::MulFOp::create(b, loc, row, scale);
       pair = arith::TruncFOp::create(b, loc, pairType, pair);
       vector::StoreOp::create(b, loc, pair, out,
                               ValueRange{batchIv, headIv, rows[r], col},

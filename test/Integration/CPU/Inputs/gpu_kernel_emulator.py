@@ -491,6 +491,10 @@ class Emulator:
         if n == "vector.extract":
             pos = tuple(op_ints(op, "static_position"))
             return o[0][(slice(None),) + pos]
+        if n == "vector.broadcast":
+            dims, _ = vector_shape(op.text.rsplit("->", 1)[1].strip())
+            return np.broadcast_to(o[0].reshape((self.threads,) + (1,) * len(dims)),
+                                   (self.threads,) + tuple(dims)).copy()
         if n == "vector.from_elements":
             dims, _ = vector_shape(op.text.rsplit("->", 1)[1].strip())
             return np.stack(o, axis=1).reshape([self.threads] + dims)
