@@ -59,6 +59,8 @@ static std::string weightKey(WeightOp weight) {
     for (int64_t v : *ranges)
       key += "," + std::to_string(v);
   }
+  if (weight.getTranspose())
+    key += "|transpose";
   return key;
 }
 
@@ -174,6 +176,9 @@ struct AttnHoistWeightsPass
         for (size_t i = 0; i < ranges.size(); i += 2)
           os << (i ? "," : "") << ranges[i] << ":" << ranges[i + 1];
       }
+      // The dims above are the buffer's (the transpose of the file tensor).
+      if (weight && weight.getTranspose())
+        os << " transpose";
       os << "\n";
       return success();
     };

@@ -142,6 +142,12 @@ struct CpuPipelineCLOptions
       llvm::cl::desc("Outer-product vector kernels for the flash attention "
                      "block contractions (transposed keys)"),
       llvm::cl::init(true)};
+  Option<bool> transposeWeights{
+      *this, "transpose-weights",
+      llvm::cl::desc("Bind projection weights K-major (transposed at bind "
+                     "time) for outer-product matmul kernels "
+                     "(attn-cpu-transpose-weights; needs matmul-kernels)"),
+      llvm::cl::init(true)};
   Option<bool> vectorizeRows{
       *this, "vectorize-rows",
       llvm::cl::desc("Vector loops along the rows of elementwise and "
@@ -190,7 +196,8 @@ static LogicalResult addStage(OpPassManager &pm, llvm::StringRef text) {
 
 static LogicalResult addLinalgStage(OpPassManager &pm,
                                     const attnc::FusionOptions &options,
-                                    bool gpu, llvm::StringRef flashStage) {
+                                    bool gpu, llvm::StringRef flashStage,
+                                    bool transposeWeights) {
   if (options.raiseAttention &&
       failed(addStage(pm, "func.func(attn-raise-attention)")))
     return failure();
@@ -212,6 +219,10 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
       failed(addStage(pm, gpu ? "func.func(attn-fuse-rows)"
                               : "func.func(attn-fuse-rows{parallel=0})")))
     return failure();
+  // Before hoisting: the manifest records which weights are bound K-major.
+  if (transposeWeights &&
+      failed(addStage(pm, "func.func(attn-cpu-transpose-weights)")))
+    return failure();
   return addStage(pm, kLinalgStage);
 }
 
@@ -219,9 +230,10 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
 /// matmul kernels. Sets `done` when `stopAfter` ends the pipeline here.
 static LogicalResult addTargetIndependentStages(
     OpPassManager &pm, const attnc::FusionOptions &options,
-    attnc::Stage stopAfter, bool gpu, llvm::StringRef flashStage, bool &done) {
+    attnc::Stage stopAfter, bool gpu, llvm::StringRef flashStage, bool &done,
+    bool transposeWeights = false) {
   done = true;
-  if (failed(addLinalgStage(pm, options, gpu, flashStage)))
+  if (failed(addLinalgStage(pm, options, gpu, flashStage, transposeWeights)))
     return failure();
   if (stopAfter == attnc::Stage::Linalg)
     return success();
@@ -243,7 +255,9 @@ LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
           pm, options, options.stopAfter, /*gpu=*/false,
           options.attentionKernels ? kCpuFlashAttentionKernels
                                    : kCpuFlashAttention,
-          done)))
+          done,
+          /*transposeWeights=*/options.transposeWeights &&
+              options.matmulKernels)))
     return failure();
   if (done)
     return success();
@@ -307,6 +321,7 @@ void attnc::registerPipelines() {
         cl.applyTo(options, options.stopAfter);
         options.attentionKernels = cl.attentionKernels;
         options.vectorizeRows = cl.vectorizeRows;
+        options.transposeWeights = cl.transposeWeights;
         options.approximateMath = cl.approximateMath;
         (void)buildAttnToCpuPipeline(pm, options);
       });

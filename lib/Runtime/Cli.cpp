@@ -180,16 +180,24 @@ void printDescription(FILE *out, const Manifest &mf) {
     std::fprintf(out, "  %-6s %d '%s' %s %s", entryKindName(e.kind),
                  counts[k]++, e.name.c_str(), dtypeName(e.dtype),
                  formatShapeTuple(e.dims).c_str());
-    if (!e.concatParts.empty()) {
+    // Concat and gather describe the untransposed tensor.
+    const ManifestEntry src = e.untransposed();
+    if (e.transpose)
+      std::fprintf(out, " = transpose of %s",
+                   src.isPlainWeight() ? formatShapeTuple(src.dims).c_str()
+                                       : "");
+    if (!src.concatParts.empty()) {
       std::string parts;
-      for (size_t p = 0; p < e.concatParts.size(); ++p)
-        parts += (p ? ", " : "") + e.concatParts[p];
-      std::fprintf(out, " = concat(axis %d: %s)", e.concatAxis, parts.c_str());
+      for (size_t p = 0; p < src.concatParts.size(); ++p)
+        parts += (p ? ", " : "") + src.concatParts[p];
+      std::fprintf(out, "%sconcat(axis %d: %s)", e.transpose ? "" : " = ",
+                   src.concatAxis, parts.c_str());
     }
-    if (e.isGather())
-      std::fprintf(out, " = gather(axis %d of %s: %s)", e.gatherAxis,
-                   formatShapeTuple(e.gatherSourceDims()).c_str(),
-                   e.gatherRangesText().c_str());
+    if (src.isGather())
+      std::fprintf(out, "%sgather(axis %d of %s: %s)",
+                   e.transpose ? "" : " = ", src.gatherAxis,
+                   formatShapeTuple(src.gatherSourceDims()).c_str(),
+                   src.gatherRangesText().c_str());
     std::fprintf(out, "\n");
   }
 }

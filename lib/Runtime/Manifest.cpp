@@ -25,6 +25,15 @@ std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
   return src;
 }
 
+ManifestEntry ManifestEntry::untransposed() const {
+  ManifestEntry e = *this;
+  if (e.transpose) {
+    e.transpose = false;
+    std::swap(e.dims[0], e.dims[1]);
+  }
+  return e;
+}
+
 std::string ManifestEntry::gatherRangesText() const {
   std::string s;
   for (size_t k = 0; k < gatherRanges.size(); ++k)
@@ -151,13 +160,16 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input or output)");
     bool isWeight = e.kind == EntryKind::Weight;
+    bool isTranspose = isWeight && tok.size() > 4 && tok.back() == "transpose";
+    if (isTranspose)
+      tok.pop_back();
     bool isConcat = isWeight && tok.size() == 7 && tok[4] == "concat";
     bool isGather = isWeight && tok.size() == 8 && tok[4] == "gather";
     if (tok.size() != 4 && !isConcat && !isGather) {
       if (isWeight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
                     "<name>,<name>,... | gather <axis> <source_extent> "
-                    "<start>:<length>,<start>:<length>,...]'");
+                    "<start>:<length>,<start>:<length>,...] [transpose]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
     }
     e.name = tok[1];
@@ -177,6 +189,15 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       return fail("shape " + formatShapeList(e.dims) + " of '" + e.name +
                   "' is too large");
     e.bytes = e.numElements * dtypeSize(e.dtype);
+    if (isTranspose) {
+      if (e.dims.size() != 2)
+        return fail("weight '" + e.name + "' is marked transpose but has shape " +
+                    formatShapeList(e.dims) +
+                    "; only 2-D weights can be transposed");
+      // Concat and gather describe the untransposed tensor: validate them
+      // against its shape, then restore the buffer's.
+      std::swap(e.dims[0], e.dims[1]);
+    }
     if (isConcat) {
       uint64_t axis;
       if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
@@ -261,6 +282,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
                     std::to_string(axis) + " but its shape " +
                     formatShapeList(e.dims) + " has " +
                     std::to_string(e.dims[axis]));
+    }
+    if (isTranspose) {
+      std::swap(e.dims[0], e.dims[1]);
+      e.transpose = true;
     }
     int index = static_cast<int>(out.entries.size());
     if (e.kind == EntryKind::Weight)

@@ -49,12 +49,21 @@ struct ManifestEntry {
   int64_t gatherSourceExtent = 0;
   std::vector<GatherRange> gatherRanges;
 
+  /// For `... transpose` weights (2-D): `dims` is the buffer's shape and the
+  /// tensor assembled from the file (plain, concat or gather, all described
+  /// relative to it) has the reversed shape; the buffer is its transpose.
+  bool transpose = false;
+
   bool isConcat() const { return !concatParts.empty(); }
   bool isGather() const { return gatherAxis >= 0; }
   /// A weight bound straight from one same-shaped tensor of the file.
   bool isPlainWeight() const {
-    return kind == EntryKind::Weight && !isConcat() && !isGather();
+    return kind == EntryKind::Weight && !isConcat() && !isGather() &&
+           !transpose;
   }
+  /// The record describing the tensor as assembled from the file: this one
+  /// without `transpose`, its dims reversed when transposed.
+  ManifestEntry untransposed() const;
   /// For gather weights: the shape the source tensor must have.
   std::vector<int64_t> gatherSourceDims() const;
   /// For gather weights: the ranges as written, e.g. "0:256,512:256".

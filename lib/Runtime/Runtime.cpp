@@ -276,7 +276,9 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
                                  "for weight '%s'",
                                  static_cast<unsigned long long>(e.bytes),
                                  e.name.c_str()));
-      gatherWeight(*file, e, parts[w], copies[w].data());
+      if (!gatherWeight(*file, e, parts[w], copies[w].data()))
+        return m->fail("attnrt: out of memory transposing weight '" + e.name +
+                       "'");
       newBuffers[w] = copies[w].data();
     }
     for (size_t w = 0; w < mf.weights.size(); ++w) {
@@ -313,7 +315,11 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
           return m->fail("attnrt: out of memory staging weight '" + e.name +
                          "'");
         }
-        gatherWeight(*file, e, parts[w], staging.data());
+        if (!gatherWeight(*file, e, parts[w], staging.data())) {
+          freeNew();
+          return m->fail("attnrt: out of memory transposing weight '" + e.name +
+                         "'");
+        }
         ok = cuda::copyToDevice(newBuffers[w], staging.data(), e.bytes, err);
       }
       if (!ok) {

@@ -3,6 +3,7 @@
 #include "SafeTensors.h"
 #include "Json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -197,6 +198,8 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
 
 bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                    std::vector<const StTensor *> &parts, std::string &err) {
+  if (w.transpose)
+    return resolveWeight(file, w.untransposed(), parts, err);
   parts.clear();
   const std::string pfx = file.path() + ": ";
   const char *want = dtypeSafetensorsName(w.dtype);
@@ -303,8 +306,51 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
   return true;
 }
 
-void gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+/// dst[j][i] = src[i][j] for a rows x cols source of `es`-byte elements, in
+/// tiles so that both sides stay in cache.
+static void transpose2D(const unsigned char *src, unsigned char *dst,
+                        uint64_t rows, uint64_t cols, size_t es) {
+  constexpr uint64_t kTile = 32;
+  for (uint64_t i0 = 0; i0 < rows; i0 += kTile)
+    for (uint64_t j0 = 0; j0 < cols; j0 += kTile) {
+      uint64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (uint64_t j = j0; j < j1; ++j)
+        for (uint64_t i = i0; i < i1; ++i)
+          std::memcpy(dst + (j * rows + i) * es, src + (i * cols + j) * es, es);
+    }
+}
+
+static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+                           const std::vector<const StTensor *> &parts,
+                           void *dst);
+
+bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
+  if (!w.transpose) {
+    assembleWeight(file, w, parts, dst);
+    return true;
+  }
+  ManifestEntry src = w.untransposed();
+  const size_t es = dtypeSize(w.dtype);
+  uint64_t rows = static_cast<uint64_t>(src.dims[0]),
+           cols = static_cast<uint64_t>(src.dims[1]);
+  unsigned char *out = static_cast<unsigned char *>(dst);
+  if (src.isPlainWeight()) {
+    transpose2D(file.tensorData(*parts[0]), out, rows, cols, es);
+    return true;
+  }
+  AlignedBuffer staging;
+  if (!staging.allocate(w.bytes))
+    return false;
+  assembleWeight(file, src, parts, staging.data());
+  transpose2D(static_cast<const unsigned char *>(staging.data()), out, rows,
+              cols, es);
+  return true;
+}
+
+static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+                           const std::vector<const StTensor *> &parts,
+                           void *dst) {
   unsigned char *out = static_cast<unsigned char *>(dst);
   if (w.isGather()) {
     size_t axis = static_cast<size_t>(w.gatherAxis);

@@ -65,7 +65,8 @@ size_t safetensorsDTypeSize(const std::string &dtype);
 /// Checks that the tensor(s) a manifest weight refers to exist in the file
 /// with the manifest's dtype and shape (for concat weights: compatible parts
 /// whose concatenation has the manifest's shape; for gather weights: the
-/// tensor `weight.name` with weight.gatherSourceDims()). On success `parts`
+/// tensor `weight.name` with weight.gatherSourceDims()); for `transpose`
+/// weights all of this for weight.untransposed(). On success `parts`
 /// holds the source tensors in order (one for plain and gather weights).
 bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
                    std::vector<const StTensor *> &parts, std::string &err);
@@ -73,8 +74,11 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
 /// Writes the weight's bytes (the concatenation of `parts` along the
 /// manifest's axis, the gathered slices of the single source tensor, or the
 /// single tensor) into dst, which holds weight.bytes bytes. Only the bytes
-/// that end up in dst are read from the file.
-void gatherWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
+/// that end up in dst are read from the file. A `transpose` weight is
+/// assembled first (directly from the file when plain, else in a temporary
+/// buffer) and written transposed. False only when that temporary buffer
+/// cannot be allocated.
+bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
                   const std::vector<const StTensor *> &parts, void *dst);
 
 } // namespace attnrt

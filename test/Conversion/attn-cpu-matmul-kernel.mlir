@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{outer-k-block=16}))" | FileCheck %s --check-prefix=KBLOCK
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -45,18 +46,119 @@ func.func @nt_matmul_epilogue(%x: memref<8x64xf32>, %w: memref<128x64xf32>, %bia
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 #bn = affine_map<(d0, d1, d2) -> (d2, d1)>
 
-// K not a multiple of the vector width, and the NN form: left alone.
+// K not a multiple of the vector width, and the K-major form with N not a
+// multiple of it (attn-cpu-outer-product-matmul's masked tiles take that):
+// left alone.
 // CHECK-LABEL: func.func @near_misses
 // CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: vector.fma
-func.func @near_misses(%x: memref<8x20xf32>, %w: memref<16x20xf32>, %c: memref<8x16xf32>, %y: memref<8x64xf32>, %v: memref<64x16xf32>) {
+func.func @near_misses(%x: memref<8x20xf32>, %w: memref<16x20xf32>, %c: memref<8x16xf32>, %y: memref<8x64xf32>, %v: memref<64x16xf32>, %c2: memref<8x20xf32>, %v2: memref<64x20xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<8x20xf32>, memref<16x20xf32>) outs(%c : memref<8x16xf32>) {
   ^bb0(%in: f32, %in_0: f32, %acc: f32):
     %m = arith.mulf %in, %in_0 : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }
-  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%y, %v : memref<8x64xf32>, memref<64x16xf32>) outs(%c : memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%y, %v2 : memref<8x64xf32>, memref<64x20xf32>) outs(%c2 : memref<8x20xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// x W^T with W bound K-major (W^T [k, n], attn-cpu-transpose-weights):
+// outer-product tiles of 4 rows x 4 vectors (the zero fill becomes zero
+// accumulators), per k step 4 row loads of W^T and 4 broadcasts of x, column
+// blocks of 64 in parallel; the bias + tanh + row-scale epilogue runs on
+// vectors before the store. 10 rows: two 4-row tiles and a 2-row edge tile.
+// CHECK-LABEL: func.func @k_major_epilogue
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.parallel (%[[BLK:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// CHECK:           %[[N0:.*]] = arith.muli %[[BLK]], %c64{{[_0-9]*}}
+// CHECK:           scf.for %[[M:.*]] = %{{.*}} to %c8{{[_0-9]*}} step %c4{{[_0-9]*}}
+// CHECK:             scf.for %[[NT:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:               %[[N:.*]] = arith.addi %[[N0]], %[[NT]]
+// CHECK:               scf.for %[[K:.*]] = %{{.*}} to %c32{{[_0-9]*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4:         vector.load %arg1[%[[K]], %{{.*}}] : memref<32x128xf32>, vector<16xf32>
+// CHECK:                 memref.load %arg0[%[[M]], %[[K]]] : memref<10x32xf32>
+// CHECK-NEXT:            vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-COUNT-4:         vector.fma
+// CHECK:               vector.load %arg2[%[[N]]] : memref<128xf32>, vector<16xf32>
+// CHECK-NEXT:          memref.load %arg3[%[[M]]] : memref<10xf32>
+// CHECK-NEXT:          vector.broadcast
+// CHECK-NEXT:          arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NEXT:          math.tanh %{{.*}} : vector<16xf32>
+// CHECK-NEXT:          arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-NEXT:          vector.store %{{.*}}, %arg4[%[[M]], %[[N]]] : memref<10x128xf32>, vector<16xf32>
+// The 2-row edge tile.
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %c32{{[_0-9]*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:         scf.reduce
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.store
+// With k blocks of 16 (of 32): the first block starts from zero and stores
+// its partial sums to C, the second loads them, finishes k and applies the
+// epilogue.
+// KBLOCK-LABEL: func.func @k_major_epilogue
+// KBLOCK:         %[[C:.*]] = memref.alloc() : memref<10x128xf32>
+// KBLOCK:         scf.parallel
+// KBLOCK:           scf.for %{{.*}} = %{{.*}} to %c16{{[_0-9]*}} step %{{.*}} iter_args(%{{[^ ]*}} = %cst
+// KBLOCK-COUNT-16:  vector.store %{{.*}}, %[[C]][
+// KBLOCK:           vector.load %[[C]][
+// KBLOCK:           scf.for %{{.*}} = %c16{{[_0-9]*}} to %c32{{[_0-9]*}} step
+// KBLOCK:           math.tanh
+// KBLOCK:           vector.store %{{.*}}, %arg4[
+func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bias: memref<128xf32>, %scale: memref<10xf32>, %out: memref<10x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<10x128xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<10x128xf32>)
+  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<10x32xf32>, memref<32x128xf32>) outs(%c : memref<10x128xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, column_block = 64>} {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%c, %bias, %scale : memref<10x128xf32>, memref<128xf32>, memref<10xf32>) outs(%out : memref<10x128xf32>) {
+  ^bb0(%v: f32, %b: f32, %r: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %t = math.tanh %s : f32
+    %y = arith.mulf %t, %r : f32
+    linalg.yield %y : f32
+  }
+  memref.dealloc %c : memref<10x128xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// K-major without a zero fill or epilogue: the accumulators start from C,
+// the tiles store C. 80 columns with vector width 16 and one column block
+// (column-block 64 rounds to one 64-wide tile, so a 16-wide remainder block
+// runs after the parallel loop with one-vector tiles).
+// CHECK-LABEL: func.func @k_major_accumulate
+// CHECK:         scf.parallel
+// CHECK:           vector.load %arg2[%{{.*}}, %{{.*}}] : memref<4x80xf32>, vector<16xf32>
+// CHECK:           vector.fma
+// CHECK:           vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<4x80xf32>, vector<16xf32>
+// CHECK:         scf.reduce
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c16{{[_0-9]*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-NOT:     linalg.generic
+func.func @k_major_accumulate(%x: memref<4x16xf32>, %wt: memref<16x80xf32>, %c: memref<4x80xf32>) {
+  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<4x16xf32>, memref<16x80xf32>) outs(%c : memref<4x80xf32>) {
   ^bb0(%in: f32, %in_0: f32, %acc: f32):
     %m = arith.mulf %in, %in_0 : f32
     %s = arith.addf %acc, %m : f32

@@ -37,31 +37,32 @@
 // LLVM-NEXT:      llvm.return
 // LLVM-NEXT:    }
 
-// LLVM:         llvm.mlir.global external constant @attn_model_manifest("attnc-manifest 1\0Atarget cpu\0Aweight proj.weight f32 4x8\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A\00")
+// LLVM:         llvm.mlir.global external constant @attn_model_manifest("attnc-manifest 1\0Atarget cpu\0Aweight proj.weight f32 8x4 transpose\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A\00")
 
 // After bufferization the tensor result is an out-parameter: @main returns
 // nothing and its last argument is the output buffer, written in place.
-// BUF:          module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 4x8\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
+// BUF:          module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 8x4 transpose\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
 // BUF-LABEL:    func.func @main(
-// BUF-SAME:       %[[W:[^:]+]]: memref<4x8xf32> {attn.weight = "proj.weight"},
+// BUF-SAME:       %[[W:[^:]+]]: memref<8x4xf32> {attn.weight = "proj.weight"},
 // BUF-SAME:       %[[B:[^:]+]]: memref<4xf32> {attn.weight = "proj.bias"},
 // BUF-SAME:       %[[X:[^:]+]]: memref<2x8xf32>,
 // BUF-SAME:       %[[O:[^:]+]]: memref<2x4xf32>) {
 // BUF-NOT:        memref.alloc
 // BUF:            linalg.fill ins(%{{.*}} : f32) outs(%[[O]] : memref<2x4xf32>)
-// BUF:            linalg.generic {{.*}} ins(%[[X]], %[[W]] : memref<2x8xf32>, memref<4x8xf32>) outs(%[[O]] : memref<2x4xf32>)
+// BUF:            linalg.generic {{.*}} ins(%[[X]], %[[W]] : memref<2x8xf32>, memref<8x4xf32>) outs(%[[O]] : memref<2x4xf32>)
 // BUF:            linalg.generic {{.*}} ins(%[[O]], %[[B]] : memref<2x4xf32>, memref<4xf32>) outs(%[[O]] : memref<2x4xf32>)
 // BUF:              arith.maximumf
 // BUF:            return{{$}}
 
 // After the linalg stage no attn op is left (only the attn.* attributes),
-// the weights are entry arguments and the manifest is recorded.
-// LINALG:       module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 4x8\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
+// the weights are entry arguments and the manifest is recorded; the
+// projection's weight is bound transposed (attn-cpu-transpose-weights).
+// LINALG:       module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 8x4 transpose\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
 // LINALG-LABEL: func.func @main(
-// LINALG-SAME:    %[[W:[^:]+]]: tensor<4x8xf32> {attn.weight = "proj.weight"},
+// LINALG-SAME:    %[[W:[^:]+]]: tensor<8x4xf32> {attn.weight = "proj.weight"},
 // LINALG-SAME:    %[[B:[^:]+]]: tensor<4xf32> {attn.weight = "proj.bias"},
 // LINALG-SAME:    %[[X:[^:]+]]: tensor<2x8xf32>) -> tensor<2x4xf32>
-// LINALG:         %[[MM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<2x8xf32>, tensor<4x8xf32>)
+// LINALG:         %[[MM:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<2x8xf32>, tensor<8x4xf32>)
 // LINALG:         %[[BIASED:.*]] = linalg.generic {{.*}} ins(%[[MM]], %[[B]] : tensor<2x4xf32>, tensor<4xf32>)
 // LINALG:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[BIASED]] : tensor<2x4xf32>)
 // LINALG:           arith.maximumf

@@ -137,3 +137,21 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A transposed weight (attn-cpu-transpose-weights) is its own argument,
+// recorded with its buffer's shape and a trailing `transpose` (after any
+// gather or concat, which describe the untransposed tensor).
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = "weight w f32 8x4 transpose\0Aweight w f32 4x8\0Aweight g f32 8x4 gather 0 6 0:2,4:2 transpose\0Ainput input0 f32 2x8\0Aoutput output0 f32 8x4\0Aoutput output1 f32 4x8\0Aoutput output2 f32 8x4\0A"
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %{{[^:]+}}: tensor<8x4xf32> {attn.weight = "w"},
+// CHECK-SAME:    %{{[^:]+}}: tensor<4x8xf32> {attn.weight = "w"},
+// CHECK-SAME:    %{{[^:]+}}: tensor<8x4xf32> {attn.weight = "g"},
+func.func @main(%x: tensor<2x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>) {
+  %wt = attn.weight "w" {transpose} : tensor<8x4xf32>
+  %w = attn.weight "w" : tensor<4x8xf32>
+  %g = attn.weight "g" {gather_axis = 0 : i64, gather_extent = 6 : i64, gather_ranges = array<i64: 0, 2, 4, 2>, transpose} : tensor<8x4xf32>
+  return %wt, %w, %g : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>
+}

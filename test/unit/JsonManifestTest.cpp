@@ -183,7 +183,7 @@ TEST(Manifest, Errors) {
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
       "<axis> <name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...]'");
+      "<start>:<length>,<start>:<length>,...] [transpose]'");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
@@ -245,6 +245,61 @@ TEST(Manifest, Gather) {
                           "weight w f32 2 gather 0 4 2:1,2:1\n");
   EXPECT_EQ(o.entries[0].gatherRanges.size(), 3u);
   EXPECT_EQ(o.entries[1].gatherRangesText(), "2:1,2:1");
+}
+
+TEST(Manifest, Transpose) {
+  // dims are the buffer's; concat and gather describe the untransposed
+  // tensor ([3, 4] here).
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight w f32 4x3 transpose\n"
+                          "weight w f32 3x4\n"
+                          "weight g f32 4x3 gather 0 6 4:2,0:1 transpose\n"
+                          "weight qk f32 4x3 concat 0 q,k transpose\n");
+  ASSERT_EQ(m.entries.size(), 4u);
+  const ManifestEntry &t = m.entries[0];
+  EXPECT_TRUE(t.transpose);
+  EXPECT_FALSE(t.isPlainWeight());
+  EXPECT_EQ(t.dims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(t.bytes, 4u * 3 * 4);
+  EXPECT_EQ(t.untransposed().dims, (std::vector<int64_t>{3, 4}));
+  EXPECT_FALSE(t.untransposed().transpose);
+  EXPECT_TRUE(t.untransposed().isPlainWeight());
+  EXPECT_FALSE(m.entries[1].transpose);
+  EXPECT_TRUE(m.entries[1].isPlainWeight());
+  const ManifestEntry &g = m.entries[2];
+  EXPECT_TRUE(g.transpose);
+  EXPECT_TRUE(g.isGather());
+  EXPECT_EQ(g.dims, (std::vector<int64_t>{4, 3}));
+  EXPECT_EQ(g.untransposed().gatherSourceDims(),
+            (std::vector<int64_t>{6, 4}));
+  EXPECT_TRUE(m.entries[3].transpose);
+  EXPECT_EQ(m.entries[3].concatParts, (std::vector<std::string>{"q", "k"}));
+}
+
+TEST(Manifest, TransposeErrors) {
+  auto err = [](const std::string &record) {
+    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
+    return manifestErr(text.c_str());
+  };
+  EXPECT_EQ(err("weight w f32 4 transpose"),
+            "manifest line 3: weight 'w' is marked transpose but has shape "
+            "[4]; only 2-D weights can be transposed");
+  EXPECT_EQ(err("weight w f32 2x3x4 transpose"),
+            "manifest line 3: weight 'w' is marked transpose but has shape "
+            "[2, 3, 4]; only 2-D weights can be transposed");
+  // Gather ranges are checked against the untransposed shape [3, 4]: 4
+  // rows selected where it has 3.
+  EXPECT_EQ(err("weight g f32 4x3 gather 0 6 0:4 transpose"),
+            "manifest line 3: gather ranges '0:4' of weight 'g' select 4 "
+            "along axis 0 but its shape [3, 4] has 3");
+  // Only weights take it, and only last.
+  EXPECT_EQ(err("input x f32 4x3 transpose"),
+            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+  EXPECT_EQ(
+      err("weight w f32 4x3 transpose gather 0 6 0:4"),
+      "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
+      "<name>,<name>,... | gather <axis> <source_extent> "
+      "<start>:<length>,<start>:<length>,...] [transpose]'");
 }
 
 TEST(Manifest, GatherErrors) {

@@ -327,6 +327,57 @@ TEST_F(SafeTensorsTest, GatherWeights) {
   EXPECT_EQ(outa, w);
 }
 
+TEST_F(SafeTensorsTest, TransposedWeights) {
+  std::string path = dir.file("w.safetensors");
+  std::vector<int32_t> w(4 * 3), k(1 * 3); // w[r][c] = 10 * r + c
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      w[r * 3 + c] = 10 * r + c;
+  k = {100, 101, 102};
+  writeFile(path, makeSafetensors({{"w", "I32", {4, 3}, bytesOf(w)},
+                                   {"k", "I32", {1, 3}, bytesOf(k)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+
+  // Plain: the buffer [3, 4] is w^T.
+  ManifestEntry t = weight("w", DType::I32, {3, 4});
+  t.transpose = true;
+  ASSERT_TRUE(resolveWeight(f, t, parts, err)) << err;
+  std::vector<int32_t> out(12, -1);
+  ASSERT_TRUE(gatherWeight(f, t, parts, out.data()));
+  EXPECT_EQ(out, (std::vector<int32_t>{0, 10, 20, 30, 1, 11, 21, 31, 2, 12,
+                                       22, 32}));
+
+  // Gathered rows 3 and 1 of w ([2, 3]), transposed to [3, 2].
+  ManifestEntry g = gathered("w", DType::I32, {2, 3}, 0, 4, {{3, 1}, {1, 1}});
+  g.dims = {3, 2};
+  g.transpose = true;
+  ASSERT_TRUE(resolveWeight(f, g, parts, err)) << err;
+  std::vector<int32_t> outg(6, -1);
+  ASSERT_TRUE(gatherWeight(f, g, parts, outg.data()));
+  EXPECT_EQ(outg, (std::vector<int32_t>{30, 10, 31, 11, 32, 12}));
+
+  // w and k concatenated along axis 0 ([5, 3]), transposed to [3, 5].
+  ManifestEntry c = weight("wk", DType::I32, {3, 5});
+  c.concatAxis = 0;
+  c.concatParts = {"w", "k"};
+  c.transpose = true;
+  ASSERT_TRUE(resolveWeight(f, c, parts, err)) << err;
+  std::vector<int32_t> outc(15, -1);
+  ASSERT_TRUE(gatherWeight(f, c, parts, outc.data()));
+  EXPECT_EQ(outc, (std::vector<int32_t>{0, 10, 20, 30, 100, 1, 11, 21, 31, 101,
+                                        2, 12, 22, 32, 102}));
+
+  // Shape errors name the untransposed shape the file must hold.
+  ManifestEntry bad = weight("w", DType::I32, {4, 3});
+  bad.transpose = true;
+  EXPECT_FALSE(resolveWeight(f, bad, parts, err));
+  EXPECT_EQ(err, path + ": tensor 'w' has shape [4, 3] but the model expects "
+                        "[3, 4]");
+}
+
 TEST_F(SafeTensorsTest, GatherSourceErrors) {
   std::string path = dir.file("w.safetensors");
   writeFile(path, makeSafetensors({{"layer.0.attn.q.weight",

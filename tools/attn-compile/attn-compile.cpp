@@ -124,6 +124,12 @@ static cl::opt<bool> noAttentionKernels(
     cl::desc("CPU: plain loops instead of the outer-product vector kernels "
              "for the flash attention block contractions"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> noTransposeWeights(
+    "no-transpose-weights",
+    cl::desc("CPU: bind projection weights as stored ([out, in]) for the "
+             "dot-product matmul kernels instead of transposed at bind time "
+             "for the outer-product ones"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> noVectorizeRows(
     "no-vectorize-rows",
     cl::desc("CPU: leave elementwise and row-reduction loops (softmax, "
@@ -345,6 +351,7 @@ int main(int argc, char **argv) {
     options.attentionKernels = !noAttentionKernels;
     options.vectorizeRows = !noVectorizeRows;
     options.approximateMath = !noApproximateMath;
+    options.transposeWeights = !noTransposeWeights;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {
     attnc::CudaPipelineOptions options;

@@ -139,6 +139,15 @@ LogicalResult WeightOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError() << "weight '" << getName()
                          << "' must have a static shape, got " << type;
+  if (getTranspose()) {
+    if (type.getRank() != 2)
+      return emitOpError() << "weight '" << getName()
+                           << "' is transposed but has type " << type
+                           << "; only 2-D weights can be transposed";
+    // Gather and concat axes refer to the untransposed shape.
+    type = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                 type.getElementType());
+  }
   if (getConcatNamesAttr() || getConcatAxisAttr()) {
     if (!getConcatNamesAttr() || !getConcatAxisAttr())
       return emitOpError("takes concat_names and concat_axis together");

@@ -160,6 +160,13 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     used as they are), then reduce and store. Column blocks run in parallel
     (scf.parallel). A following elementwise generic that reads the product
     at (m, n) (bias, activation, residual) is fused into the store.
+
+    Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
+    (attn-cpu-transpose-weights; static, identity layouts, N a multiple of
+    VL), get outer-product tiles instead: MR rows x NV vectors of C in
+    vector accumulators, per k step NV loads of B's row k and MR broadcasts
+    of A, no reductions; the same column blocks in parallel, and the
+    epilogue applied to whole vectors before the store.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -169,11 +176,36 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     Option<"columnBlock", "column-block", "int64_t", "64",
            "rows of B per parallel block (kept in L2)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
-           "fold a following elementwise consumer into the store">
+           "fold a following elementwise consumer into the store">,
+    Option<"outerRowTile", "outer-row-tile", "int64_t", "4",
+           "K-major weights: rows of A per outer-product tile (MR)">,
+    Option<"outerColVectors", "outer-col-vectors", "int64_t", "4",
+           "K-major weights: vectors of output columns per outer-product "
+           "tile (NV)">,
+    Option<"outerKBlock", "outer-k-block", "int64_t", "0",
+           "K-major weights: k steps per block, partial sums through C "
+           "between blocks (0 = keep the block of W^T within 256 KiB)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuTransposeWeights
+    : Pass<"attn-cpu-transpose-weights", "::mlir::func::FuncOp"> {
+  let summary = "Bind projection weights K-major (transposed once at bind time)";
+  let description = [{
+    Runs on tensors, before attn-hoist-weights. A contraction
+    `C[m, n] += A[m, k] * W[n, k]` (the lowering of `x W^T`, f32) whose `W`
+    is an `attn.weight` (plain, gathered or concatenated) reads
+    `attn.weight {transpose}` (`W^T`, `[k, n]`) instead, indexed `(k, n)`.
+    The runtime transposes the tensor once when it binds the weights (the
+    manifest record gets `transpose`; the weights file is not rewritten), so
+    attn-cpu-matmul-kernel can use outer-product tiles: per k step one
+    contiguous row of `W^T` and broadcasts of A, no horizontal reductions.
+    Other users of the weight keep the untransposed binding.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def AttnCpuOuterProductMatmul

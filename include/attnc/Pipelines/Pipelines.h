@@ -44,6 +44,10 @@ struct CpuPipelineOptions : FusionOptions {
   /// attn-cpu-vectorize-rows: elementwise and row-reduction generics (the
   /// online softmax, epilogues) as vector loops along their rows.
   bool vectorizeRows = true;
+  /// attn-cpu-transpose-weights: projection weights bound K-major
+  /// (transposed by the runtime at bind time) for attn-cpu-matmul-kernel's
+  /// outer-product tiles; only with matmulKernels.
+  bool transposeWeights = true;
   /// attn-approximate-math: polynomial exp/erf/tanh, so that softmax and
   /// GELU loops vectorize.
   bool approximateMath = true;

@@ -19,6 +19,7 @@
  *   weight <name> <dtype> <dims> concat <axis> <name1>,<name2>,...
  *   weight <name> <dtype> <dims> gather <axis> <source_extent>
  *          <start>:<length>,<start>:<length>,...      (all on one line)
+ *   weight <name> <dtype> <dims> [concat ... | gather ...] transpose
  *   input <name> <dtype> <dims>
  *   output <name> <dtype> <dims>
  *
@@ -35,6 +36,10 @@
  * repeat, and the lengths sum to dims[axis]. Input and output names are
  * unique; a weight name may appear in several weight records (e.g. once plain
  * and once gathered), each bound independently into its own buffer.
+ * A trailing `transpose` (2-D weights only) binds the transpose: <dims> is
+ * then the buffer's shape [d0, d1] and the tensor as assembled from the file
+ * (plain, concat or gather, whose axis and shapes refer to this tensor) has
+ * shape [d1, d0].
  *
  * Every function returning int returns 0 on success and non-zero on error;
  * the error text is then available from attnrt_last_error(model). A model
@@ -107,7 +112,7 @@ size_t attnrt_output_bytes(attnrt_model *m, int index);
 /* Maps a .safetensors file, validates its header, checks every weight of the
  * manifest against it (name, dtype, shape) and binds them: on the CPU target
  * plain weights in place when 64-byte aligned (the mapping is kept alive),
- * otherwise (and concat and gather weights always) copied into 64-byte
+ * otherwise (and concat, gather and transposed weights always) copied into 64-byte
  * aligned buffers; on CUDA assembled on the host and uploaded to the device
  * once. Tensors the manifest does not reference are never read. Binding
  * again replaces the weights. */

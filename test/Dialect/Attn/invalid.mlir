@@ -1344,3 +1344,20 @@ func.func @mha_head_dim_weights(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %wo:
   %0 = attn.mha %x weights(%w, %w, %w, %wo) heads = 2 head_dim = 3 : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x6xf32>) -> tensor<1x4x8xf32>
   return %0 : tensor<1x4x8xf32>
 }
+
+// -----
+
+func.func @weight_transpose_rank() -> tensor<8xf32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' is transposed but has type 'tensor<8xf32>'; only 2-D weights can be transposed}}
+  %0 = attn.weight "w" {transpose} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// The gather axis refers to the untransposed [16, 8] tensor.
+func.func @weight_transpose_gather_count() -> tensor<8x16xf32> {
+  // expected-error @+1 {{'attn.weight' op gather ranges select 8 entries but the result has 16 along axis 0}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 32 : i64, gather_ranges = array<i64: 0, 8>, transpose} : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}

@@ -640,6 +640,16 @@ func.func @weight_gather() -> tensor<8x16xf32> {
 
 // -----
 
+// W^T of a [16, 8] tensor whose rows 4..7 and 12..15 are gathered from 16.
+// CHECK-LABEL: func.func @weight_transpose
+// CHECK: attn.weight "q" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 4, 4, 12, 4>, transpose} : tensor<8x8xf32>
+func.func @weight_transpose() -> tensor<8x8xf32> {
+  %0 = attn.weight "q" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 4, 4, 12, 4>, transpose} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @mha_explicit_head_dim
 // CHECK: attn.mha %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) heads = 2 head_dim = 3 :
 func.func @mha_explicit_head_dim(%x: tensor<1x4x8xf32>, %w: tensor<6x8xf32>, %wo: tensor<8x6xf32>) -> tensor<1x4x8xf32> {

@@ -48,13 +48,24 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
         gather_extent = 64 : i64, gather_ranges = array<i64: 0, 16, 32, 16>}
         : tensor<32x64xf32>
     ```
+
+    With `transpose` (2-D weights only) the result is the transpose of that
+    tensor (after any gather or concatenation, whose axes refer to the
+    untransposed shape): the runtime transposes it once at bind time, so
+    that a CPU projection `x W^T` can read `W^T` along its output columns.
+
+    ```mlir
+    // W^T of a [3072, 768] checkpoint tensor.
+    %wt = attn.weight "layers.0.ffn.up.weight" {transpose} : tensor<768x3072xf32>
+    ```
   }];
   let arguments = (ins StrAttr:$name,
                    OptionalAttr<I64Attr>:$gather_axis,
                    OptionalAttr<I64Attr>:$gather_extent,
                    OptionalAttr<DenseI64ArrayAttr>:$gather_ranges,
                    OptionalAttr<StrArrayAttr>:$concat_names,
-                   OptionalAttr<I64Attr>:$concat_axis);
+                   OptionalAttr<I64Attr>:$concat_axis,
+                   UnitAttr:$transpose);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
