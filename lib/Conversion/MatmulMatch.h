@@ -54,15 +54,20 @@ inline bool isMulAddBody(linalg::GenericOp op) {
          (mul.getLhs() == y && mul.getRhs() == x);
 }
 
-inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
+/// C[m, n] += sum_k A[m, k] * B on static f32 memrefs with identity
+/// layouts, B being [N, K] (the checkpoint layout) or, when `kMajorB`,
+/// [K, N].
+inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
     return std::nullopt;
   MLIRContext *ctx = op.getContext();
   AffineExpr d0, d1, d2;
   bindDims(ctx, d0, d1, d2);
+  SmallVector<AffineExpr> bExprs = kMajorB ? SmallVector<AffineExpr>{d2, d1}
+                                           : SmallVector<AffineExpr>{d1, d2};
   SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                     AffineMap::get(3, 0, {d1, d2}, ctx),
+                                     AffineMap::get(3, 0, bExprs, ctx),
                                      AffineMap::get(3, 0, {d0, d1}, ctx)};
   if (op.getIndexingMapsArray() != expected)
     return std::nullopt;
@@ -83,8 +88,12 @@ inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
                   b,
                   c,
                   aType.getDimSize(0),
-                  bType.getDimSize(0),
+                  bType.getDimSize(kMajorB ? 1 : 0),
                   aType.getDimSize(1)};
+}
+
+inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
+  return matchMatmul(op, /*kMajorB=*/false);
 }
 
 /// An elementwise generic right after the matmul that reads C at (m, n) and
@@ -163,40 +172,10 @@ inline Value buildEpilogueValue(OpBuilder &b, Location loc,
   return map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
 }
 
-/// A matched C[m, n] += sum_k A[m, k] * B[k, n] on static f32 memrefs with
-/// identity layouts: a projection whose weight is bound K-major (transposed,
-/// attn-cpu-transpose-weights). `n` is B's dimension 1.
+/// A matched C[m, n] += sum_k A[m, k] * B[k, n]: a projection whose weight
+/// is bound K-major (transposed, attn-cpu-transpose-weights).
 inline std::optional<NTMatmul> matchKMajorMatmul(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
-    return std::nullopt;
-  MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                     AffineMap::get(3, 0, {d2, d1}, ctx),
-                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
-  if (op.getIndexingMapsArray() != expected)
-    return std::nullopt;
-  auto iters = op.getIteratorTypesArray();
-  if (iters[0] != utils::IteratorType::parallel ||
-      iters[1] != utils::IteratorType::parallel ||
-      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
-    return std::nullopt;
-  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
-        c = op.getDpsInits()[0];
-  if (!isStaticIdentityF32(a) || !isStaticIdentityF32(b) ||
-      !isStaticIdentityF32(c))
-    return std::nullopt;
-  auto aType = cast<MemRefType>(a.getType());
-  auto bType = cast<MemRefType>(b.getType());
-  return NTMatmul{op,
-                  a,
-                  b,
-                  c,
-                  aType.getDimSize(0),
-                  bType.getDimSize(1),
-                  aType.getDimSize(1)};
+  return matchMatmul(op, /*kMajorB=*/true);
 }
 
 } // namespace mlir::attn
