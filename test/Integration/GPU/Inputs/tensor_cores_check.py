@@ -39,11 +39,11 @@ def linear(name, m_shape, n, dtype, bias=False, tol=None):
 
 def cases():
     return [
-        # The shape of test/Target/cuda-tensor-cores.test: 4 n-subtiles per
-        # warp, K = 128 (8 k steps), grid 8 x 4.
+        # The shape of test/Target/cuda-tensor-cores.test (K = 128: 4 k
+        # steps of 32 staged in shared memory).
         linear("linear_f16_64x128x256", (1, 64, 128), 256, "f16"),
         linear("linear_f16_bias", (2, 16, 64), 96, "f16", bias=True),
-        # N = 24: one n-subtile per warp.
+        # N = 24: one warp of one n8 tile per block.
         linear("linear_f16_n24", (16, 32), 24, "f16"),
         linear("linear_bf16_64x128x256", (1, 64, 128), 256, "bf16"),
         linear("linear_bf16_bias", (32, 48), 40, "bf16", bias=True),
