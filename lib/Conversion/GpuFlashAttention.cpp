@@ -25,7 +25,11 @@
 // [Dv][bk + 8]. The padding of 8 elements (16 bytes) shifts consecutive rows
 // by 4 banks, so the eight rows g = 0..7 a warp reads at once land in
 // distinct banks. All threads of the block stage the tiles with 16-byte
-// loads, between two barriers.
+// loads, between two barriers; V^T is written as pairs of consecutive keys,
+// consecutive threads taking consecutive key pairs, so those 4-byte stores
+// hit distinct banks too. Blocks are clamped to the kernel's limits (1024
+// threads, 48 KiB of static shared memory, a register budget for the S
+// accumulators; TensorCoreTiles.h).
 //
 // The masks are applied per element on the S fragments (bottom-right
 // causal: key j visible to query row i iff j <= i + Sk - Sq; kv_lengths:
