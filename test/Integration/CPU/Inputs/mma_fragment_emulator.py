@@ -24,7 +24,6 @@ THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
