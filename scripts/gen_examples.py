@@ -79,12 +79,13 @@ def small_encoder():
     return "".join(s)
 
 
-def bert_base():
-    seq, d, heads, dff, layers = 128, 768, 12, 3072, 12
+def bert_base(seq=128, d=768, heads=12, dff=3072, layers=12):
+    """The example is BERT-base; smaller sizes give the same model shape for
+    tests that compile it many times."""
     x = tensor(1, seq, d)
-    s = ["// A BERT-base-shaped encoder stack: 12 post-LN layers, d_model 768, 12 heads,\n",
-         "// d_ff 3072, erf GELU, LayerNorm epsilon 1e-12, HF BERT weight names. The input\n",
-         "// is the embedded hidden state (batch 1, seq 128).\n",
+    s = [f"// A BERT-base-shaped encoder stack: {layers} post-LN layers, d_model {d}, {heads} heads,\n",
+         f"// d_ff {dff}, erf GELU, LayerNorm epsilon 1e-12, HF BERT weight names. The input\n",
+         f"// is the embedded hidden state (batch 1, seq {seq}).\n",
          f"func.func @main(%h0: {x}) -> {x} {{\n"]
     for l in range(layers):
         s.append(post_ln_layer(l, "encoder.layer.{l}.", BERT_NAMES, seq, d, heads, dff, "gelu", "9.9999999999999998e-13"))
@@ -92,8 +93,7 @@ def bert_base():
     return "".join(s)
 
 
-def decoder_block():
-    seq, d, heads, dff = 64, 256, 8, 1024
+def decoder_block(seq=64, d=256, heads=8, dff=1024):
     x = tensor(1, seq, d)
     p = "h.0."
     s = ["// A GPT-style causal decoder block: pre-LN, causal multi-head self-attention,\n",

@@ -32,10 +32,19 @@ struct AttnFuseRowsPass
       if (op->hasAttr("attn.fuse_rows") && op.hasPureTensorSemantics())
         roots.push_back(op);
     });
+    if (rows < 1) {
+      getOperation()->emitError() << "attn-fuse-rows: rows must be >= 1, got "
+                                  << static_cast<int64_t>(rows);
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp root : roots) {
       unsigned loops = root.getNumLoops();
       if (loops < 2)
+        continue;
+      // An empty iteration space has no rows to fuse (and tiling it would
+      // make empty slices of its producers): leave it as it is.
+      if (llvm::is_contained(root.getStaticLoopRanges(), 0))
         continue;
       SmallVector<OpFoldResult> tileSizes(loops - 1,
                                           rewriter.getIndexAttr(rows));

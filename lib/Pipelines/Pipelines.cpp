@@ -51,11 +51,22 @@ constexpr llvm::StringLiteral kBufferizeStage =
 
 /// Buffers -> host code: register-tiled kernels for the projections (with
 /// their epilogues), plain loops for the rest, OpenMP for parallel loops.
-constexpr llvm::StringLiteral kCpuToLLVMStage =
+constexpr llvm::StringLiteral kCpuLoopsStage =
     "func.func(scf-forall-to-parallel),"
-    "func.func(convert-linalg-to-loops),"
+    "func.func(convert-linalg-to-loops)";
+/// With runtime-checks: every memory access of the loops and kernels is
+/// checked against its buffer's bounds (upstream's runtime verification of
+/// memref ops); a failure reports the op's source location through
+/// libattnrt.
+constexpr llvm::StringLiteral kCpuRuntimeChecks =
+    "generate-runtime-verification{verbose-level=0},"
+    "attn-cpu-lower-runtime-checks";
+constexpr llvm::StringLiteral kCpuToLLVMStage =
     "convert-scf-to-openmp,expand-strided-metadata,lower-affine,"
-    "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+    // Math first: what has no LLVM intrinsic (erf without
+    // attn-approximate-math) becomes libm calls, unrolled on vectors into
+    // vector.extract/insert, which vector-to-llvm must still lower.
+    "convert-math-to-llvm,convert-math-to-libm,convert-vector-to-llvm,"
     // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
     // parallel bodies in) must keep a single block until it is lowered.
     // Heap buffers go through _mlir_memref_to_llvm_alloc/free, which
@@ -158,6 +169,12 @@ struct CpuPipelineCLOptions
       llvm::cl::desc("Polynomial f32 exp/erf/tanh (attn-approximate-math) so "
                      "that softmax and GELU loops vectorize"),
       llvm::cl::init(true)};
+  Option<bool> runtimeChecks{
+      *this, "runtime-checks",
+      llvm::cl::desc("Check every memory access of the generated code at run "
+                     "time (generate-runtime-verification); a failed check "
+                     "names the op's location"),
+      llvm::cl::init(false)};
 };
 
 struct CudaPipelineCLOptions
@@ -198,6 +215,10 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
                                     const attnc::FusionOptions &options,
                                     bool gpu, llvm::StringRef flashStage,
                                     bool transposeWeights) {
+  // Oversized tensors and inconsistent weight bindings are reported at
+  // their ops before anything is lowered.
+  if (failed(addStage(pm, "attn-verify-model")))
+    return failure();
   if (options.raiseAttention &&
       failed(addStage(pm, "func.func(attn-raise-attention)")))
     return failure();
@@ -212,7 +233,9 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
     return failure();
   if (options.flash && failed(addStage(pm, flashStage)))
     return failure();
-  if (failed(addStage(pm, "attn-lower-to-linalg,"
+  // Again on the lowered form, whose temporaries (e.g. unfused attention
+  // scores) may be larger than any attn-level tensor.
+  if (failed(addStage(pm, "attn-lower-to-linalg,attn-verify-model,"
                           "func.func(attn-reassociate-reductions)")))
     return failure();
   if (options.fuseRows &&
@@ -272,6 +295,10 @@ LogicalResult attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   if (options.approximateMath &&
       failed(addStage(pm, "func.func(attn-approximate-math)")))
     return failure();
+  if (failed(addStage(pm, kCpuLoopsStage)))
+    return failure();
+  if (options.runtimeChecks && failed(addStage(pm, kCpuRuntimeChecks)))
+    return failure();
   return addStage(pm, kCpuToLLVMStage);
 }
 
@@ -323,6 +350,7 @@ void attnc::registerPipelines() {
         options.vectorizeRows = cl.vectorizeRows;
         options.transposeWeights = cl.transposeWeights;
         options.approximateMath = cl.approximateMath;
+        options.runtimeChecks = cl.runtimeChecks;
         (void)buildAttnToCpuPipeline(pm, options);
       });
   PassPipelineRegistration<CudaPipelineCLOptions>(

@@ -7,6 +7,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -24,27 +25,108 @@ static Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-static Expected<std::unique_ptr<TargetMachine>>
-createHostMachine(StringRef cpu) {
+static Expected<const Target *> lookupHostTarget(Triple &triple) {
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
-  Triple triple(sys::getDefaultTargetTriple());
+  triple = Triple(sys::getDefaultTargetTriple());
   std::string error;
   const Target *target = TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return makeError("no LLVM target for " + triple.str() + ": " + error);
-  std::string cpuName =
-      cpu == "native" ? sys::getHostCPUName().str() : cpu.str();
-  std::string features;
-  if (cpu == "native") {
-    SubtargetFeatures subtarget;
+  return target;
+}
+
+/// The CPU name and feature string for `cpu` ("native": this machine, with
+/// its features) plus the user's `features`.
+static std::pair<std::string, std::string> cpuAndFeatures(StringRef cpu,
+                                                          StringRef features) {
+  SubtargetFeatures subtarget;
+  if (cpu == "native")
     for (auto &feature : sys::getHostCPUFeatures())
       subtarget.AddFeature(feature.first(), feature.second);
-    features = subtarget.getString();
+  SmallVector<StringRef> extra;
+  features.split(extra, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : extra)
+    subtarget.AddFeature(feature.trim());
+  std::string name = cpu == "native" ? sys::getHostCPUName().str() : cpu.str();
+  return {name, subtarget.getString()};
+}
+
+Error attnc::checkHostCpu(StringRef cpu, StringRef features) {
+  Triple triple;
+  auto target = lookupHostTarget(triple);
+  if (!target)
+    return target.takeError();
+  auto [name, featureString] = cpuAndFeatures(cpu, features);
+  std::unique_ptr<MCSubtargetInfo> info(
+      (*target)->createMCSubtargetInfo(triple, name, ""));
+  if (!info)
+    return makeError("cannot describe the subtargets of " + triple.str());
+  // LLVM reports an unknown CPU or feature with a warning and goes on with
+  // a generic one, and some combinations end in a fatal error inside the
+  // target machine: check both here, where a diagnostic can still be given.
+  if (!info->isCPUStringValid(name))
+    return makeError("unknown CPU '" + name + "' for " + triple.str() +
+                     " (--cpu=help lists the known ones)");
+  SmallVector<StringRef> extra;
+  features.split(extra, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : extra) {
+    feature = feature.trim();
+    StringRef bare = feature;
+    if (!bare.consume_front("+") && !bare.consume_front("-"))
+      return makeError("CPU feature '" + feature +
+                       "' must start with + (enable) or - (disable)");
+    if (!llvm::any_of(
+            info->getAllProcessorFeatures(),
+            [&](const SubtargetFeatureKV &kv) { return bare == kv.Key; }))
+      return makeError("unknown CPU feature '" + bare + "' for " +
+                       triple.str() + " (--cpu-features=help lists them)");
   }
+  if (triple.getArch() == Triple::x86_64) {
+    std::unique_ptr<MCSubtargetInfo> configured(
+        (*target)->createMCSubtargetInfo(triple, name, featureString));
+    if (!configured || !configured->checkFeatures("+64bit")) {
+      std::string what = "CPU '" + name + "'";
+      if (!features.empty())
+        what += " with features '" + features.str() + "'";
+      return makeError(what + " cannot run 64-bit code, which " + triple.str() +
+                       " needs");
+    }
+  }
+  return Error::success();
+}
+
+void attnc::printHostCpus(raw_ostream &os, bool features) {
+  Triple triple;
+  auto target = lookupHostTarget(triple);
+  if (!target) {
+    consumeError(target.takeError());
+    return;
+  }
+  std::unique_ptr<MCSubtargetInfo> info(
+      (*target)->createMCSubtargetInfo(triple, "", ""));
+  os << (features ? "CPU features" : "CPUs") << " of " << triple.str()
+     << " (this machine: " << sys::getHostCPUName() << "):\n";
+  if (features)
+    for (const SubtargetFeatureKV &kv : info->getAllProcessorFeatures())
+      os << "  " << kv.Key << "\n";
+  else
+    for (const SubtargetSubTypeKV &kv : info->getAllProcessorDescriptions())
+      os << "  " << kv.Key << "\n";
+}
+
+static Expected<std::unique_ptr<TargetMachine>>
+createHostMachine(StringRef cpu, StringRef features) {
+  if (Error err = attnc::checkHostCpu(cpu, features))
+    return std::move(err);
+  Triple triple;
+  auto target = lookupHostTarget(triple);
+  if (!target)
+    return target.takeError();
+  auto [cpuName, featureString] = cpuAndFeatures(cpu, features);
   TargetOptions options;
-  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, features, options, Reloc::PIC_, std::nullopt,
+  std::unique_ptr<TargetMachine> machine((*target)->createTargetMachine(
+      triple, cpuName, featureString, options, Reloc::PIC_, std::nullopt,
       CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError("cannot create a target machine for " + triple.str());
@@ -53,12 +135,12 @@ createHostMachine(StringRef cpu) {
 
 Expected<std::unique_ptr<Module>>
 attnc::translateToHostLLVMIR(mlir::ModuleOp module, LLVMContext &context,
-                             StringRef cpu) {
+                             StringRef cpu, StringRef features) {
   std::unique_ptr<Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, context, "attnc-model");
   if (!llvmModule)
     return makeError("translation to LLVM IR failed");
-  auto machine = createHostMachine(cpu);
+  auto machine = createHostMachine(cpu, features);
   if (!machine)
     return machine.takeError();
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
@@ -69,8 +151,9 @@ attnc::translateToHostLLVMIR(mlir::ModuleOp module, LLVMContext &context,
   return llvmModule;
 }
 
-Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu) {
-  auto machine = createHostMachine(cpu);
+Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
+                            StringRef features) {
+  auto machine = createHostMachine(cpu, features);
   if (!machine)
     return machine.takeError();
   std::error_code ec;

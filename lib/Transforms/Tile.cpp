@@ -17,6 +17,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -354,6 +355,21 @@ private:
   CpuModel cpu;
 };
 
+/// The largest value of a size option: the tiles' own limits
+/// (TileAttr::maxValue), and for the CPU model what any real machine stays
+/// far below, so that the cost model's products cannot overflow.
+static int64_t maxOptionValue(StringRef option) {
+  // The tile options are the #attn.tile fields with '-' for '_'.
+  std::string field = option.str();
+  std::replace(field.begin(), field.end(), '-', '_');
+  return llvm::StringSwitch<int64_t>(option)
+      .Case("simd-width", 64)
+      .Case("vector-registers", 256)
+      .Cases({"l1-kib", "l2-kib"}, 1 << 20)
+      .Case("cores", 4096)
+      .Default(TileAttr::maxValue(field));
+}
+
 LogicalResult AttnTilePass::checkOptions() {
   func::FuncOp func = getOperation();
   if (target != "cpu" && target != "cuda")
@@ -373,19 +389,20 @@ LogicalResult AttnTilePass::checkOptions() {
       {"l1-kib", l1KiB},
       {"l2-kib", l2KiB},
       {"cores", cores}};
-  for (auto [name, value] : sizes)
+  for (auto [name, value] : sizes) {
     if (value < 0)
       return func.emitError() << "attn-tile: " << name
                               << " must be >= 0 (0 = choose), got " << value;
+    if (value > maxOptionValue(name))
+      return func.emitError() << "attn-tile: " << name << " must be at most "
+                              << maxOptionValue(name) << ", got " << value;
+  }
   std::pair<StringLiteral, int64_t> lanes[] = {{"vector-width", vectorWidth},
                                                {"simd-width", simdWidth}};
   for (auto [name, value] : lanes)
     if (value && !llvm::isPowerOf2_64(value))
       return func.emitError() << "attn-tile: " << name
                               << " must be a power of two, got " << value;
-  if (threads > 1024)
-    return func.emitError() << "attn-tile: threads must be at most 1024, got "
-                            << static_cast<int64_t>(threads);
   // An option of the other target would be silently ignored: say so.
   StringRef wrong;
   if (cuda()) {

@@ -21,14 +21,15 @@ func.func @missing_score(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
 
 // -----
 
-// Two layers claim depth 0.
+// Two layers claim depth 0: the layer verifier rejects it before the pass.
 func.func @duplicate_index(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  // expected-note @+1 {{first layer with index 0}}
   %0 = attn.layer index = 0 score = 0.5 (%x) : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   ^bb0(%h: tensor<1x4x8xf32>):
     %r = attn.relu %h : tensor<1x4x8xf32>
     attn.yield %r : tensor<1x4x8xf32>
   }
-  // expected-error @+1 {{'attn.layer' op has index 0 but the stack's depths must be 0..2, each once}}
+  // expected-error @+1 {{'attn.layer' op index 0 is already used by another layer of this block; layer indices must be unique}}
   %1 = attn.layer index = 0 score = 0.5 (%0) : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   ^bb0(%h: tensor<1x4x8xf32>):
     %r = attn.relu %h : tensor<1x4x8xf32>

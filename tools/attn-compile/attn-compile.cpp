@@ -56,8 +56,15 @@ static cl::opt<std::string>
          cl::init("sm_90a"), cl::cat(category));
 static cl::opt<std::string> hostCpu("cpu",
                                     cl::desc("Host CPU to generate code for "
-                                             "(default: this machine)"),
+                                             "(default: this machine; help "
+                                             "lists the known ones)"),
                                     cl::init("native"), cl::cat(category));
+static cl::opt<std::string>
+    hostCpuFeatures("cpu-features",
+                    cl::desc("Host CPU features to enable or disable on top "
+                             "of --cpu's, e.g. +avx2,-avx512f (help lists "
+                             "them)"),
+                    cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("Stop at a stage and write it: linalg (MLIR on tensors), "
@@ -140,6 +147,12 @@ static cl::opt<bool> noApproximateMath(
     cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
              "approximations"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> runtimeChecks(
+    "runtime-checks",
+    cl::desc("CPU: check every memory access of the generated code at run "
+             "time; a failed check prints the op's source location and "
+             "exits with status 3 (slower; for debugging)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                            cl::init(false), cl::cat(category));
 
@@ -213,6 +226,16 @@ static std::string defaultRuntimeDir(const char *argv0) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // The lists need no model or output, which the parser would require.
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    arg.consume_front("-");
+    arg.consume_front("-");
+    if (arg == "cpu=help" || arg == "cpu-features=help") {
+      attnc::printHostCpus(outs(), /*features=*/arg == "cpu-features=help");
+      return 0;
+    }
+  }
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -239,6 +262,8 @@ int main(int argc, char **argv) {
   if (!llvm::is_contained(stages, StringRef(emit)))
     return fail("unknown --emit stage '" + emit +
                 "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
+  if (runtimeChecks && *target != Target::Cpu)
+    return fail("--runtime-checks is for --target=cpu");
   if (emit == "ptx" && *target != Target::Cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
@@ -246,6 +271,10 @@ int main(int argc, char **argv) {
   if (outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
+  // Before any work: LLVM would otherwise fall back to a generic CPU with a
+  // warning, or stop with a fatal error when the target machine is made.
+  if (Error err = attnc::checkHostCpu(hostCpu, hostCpuFeatures))
+    return fail("--cpu: " + toString(std::move(err)));
   std::string cudaToolkit;
   if (*target == Target::Cuda) {
     auto ptxas = attnc::findPtxas();
@@ -352,6 +381,7 @@ int main(int argc, char **argv) {
     options.vectorizeRows = !noVectorizeRows;
     options.approximateMath = !noApproximateMath;
     options.transposeWeights = !noTransposeWeights;
+    options.runtimeChecks = runtimeChecks;
     built = attnc::buildAttnToCpuPipeline(pm, options);
   } else {
     attnc::CudaPipelineOptions options;
@@ -407,8 +437,8 @@ int main(int argc, char **argv) {
       outs() << *ptx;
     } else {
       LLVMContext llvmContext;
-      auto llvmModule =
-          attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
+      auto llvmModule = attnc::translateToHostLLVMIR(*module, llvmContext,
+                                                     hostCpu, hostCpuFeatures);
       if (!llvmModule)
         return fail(toString(llvmModule.takeError()));
       (*llvmModule)->print(outs(), nullptr);
@@ -427,7 +457,8 @@ int main(int argc, char **argv) {
   progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
                 ")");
   LLVMContext llvmContext;
-  auto llvmModule = attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu);
+  auto llvmModule = attnc::translateToHostLLVMIR(*module, llvmContext, hostCpu,
+                                                 hostCpuFeatures);
   if (!llvmModule)
     return fail(toString(llvmModule.takeError()));
   if (emit == "llvm-ir")
@@ -436,7 +467,8 @@ int main(int argc, char **argv) {
 
   progress.step("emitting object code");
   if (emit == "obj") {
-    if (Error err = attnc::emitObjectFile(**llvmModule, *tempPath, hostCpu))
+    if (Error err = attnc::emitObjectFile(**llvmModule, *tempPath, hostCpu,
+                                          hostCpuFeatures))
       return fail(toString(std::move(err)));
     if (Error err = output.commit(/*executable=*/false))
       return fail(toString(std::move(err)));
@@ -448,7 +480,8 @@ int main(int argc, char **argv) {
           sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
     return fail("cannot create a temporary object file: " + ec.message());
   FileRemover removeObject(objectPath);
-  if (Error err = attnc::emitObjectFile(**llvmModule, objectPath, hostCpu))
+  if (Error err = attnc::emitObjectFile(**llvmModule, objectPath, hostCpu,
+                                        hostCpuFeatures))
     return fail(toString(std::move(err)));
   std::string runtime =
       runtimeDir.empty() ? defaultRuntimeDir(argv[0]) : runtimeDir.getValue();

@@ -4,8 +4,11 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -27,6 +30,16 @@ void AttnDialect::initialize() {
       >();
 }
 
+int64_t TileAttr::maxValue(StringRef field) {
+  return llvm::StringSwitch<int64_t>(field)
+      .Cases({"block_q", "block_k"}, 4096)
+      .Cases({"vector_width", "row_tile", "col_tile"}, 64)
+      .Case("column_block", 65536)
+      .Case("warp_n_tiles", 16)
+      .Case("threads", 1024)
+      .Default(std::numeric_limits<int64_t>::max());
+}
+
 LogicalResult TileAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, std::optional<int64_t> blockQ,
     std::optional<int64_t> blockK, std::optional<int64_t> vectorWidth,
@@ -38,20 +51,20 @@ LogicalResult TileAttr::verify(
       {"vector_width", vectorWidth}, {"row_tile", rowTile},
       {"col_tile", colTile},         {"column_block", columnBlock},
       {"warp_n_tiles", warpNTiles},  {"threads", threads}};
-  for (auto [name, value] : fields)
+  for (auto [name, value] : fields) {
     if (value && *value < 1)
       return emitError() << "#attn.tile: " << name << " must be >= 1, got "
                          << *value;
+    if (value && *value > maxValue(name))
+      return emitError() << "#attn.tile: " << name << " must be at most "
+                         << maxValue(name) << ", got " << *value;
+  }
   // The CPU kernel's accumulators are vector<VLxf32>, which LLVM lowers to
   // whole registers only for powers of two.
   if (vectorWidth && !llvm::isPowerOf2_64(*vectorWidth))
     return emitError() << "#attn.tile: vector_width must be a power of two, "
                           "got "
                        << *vectorWidth;
-  if (threads && *threads > 1024)
-    return emitError() << "#attn.tile: threads must be at most 1024 (CUDA's "
-                          "limit per block), got "
-                       << *threads;
   return success();
 }
 

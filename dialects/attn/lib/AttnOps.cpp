@@ -119,9 +119,33 @@ static LogicalResult verifyWindow(Operation *op,
   return success();
 }
 
+/// Rejects a static zero size of `t`'s dimension `dim` where the op would be
+/// meaningless without elements there (a reduction over nothing, a table
+/// with no rows): `meaning` says what the dimension is.
+static LogicalResult verifyNonEmptyDim(Operation *op, Named t, int64_t dim,
+                                       const Twine &meaning) {
+  if (t.type.getDimSize(dim) != 0)
+    return success();
+  return op->emitOpError() << t.name << " dimension " << dim << " (" << meaning
+                           << ") is 0; it must be at least 1";
+}
+
+/// `a * b`, or failure with an error naming `what` when it overflows int64.
+static FailureOr<int64_t> checkedProduct(Operation *op, int64_t a, int64_t b,
+                                         StringRef what) {
+  int64_t product;
+  if (llvm::MulOverflow(a, b, product))
+    return op->emitOpError()
+           << what << " (" << a << " * " << b << ") overflows a 64-bit size";
+  return product;
+}
+
 static LogicalResult verifyNormParam(Operation *op, Named input, Named param) {
   if (input.type.getRank() < 1)
     return op->emitOpError() << input.name << " must have rank >= 1";
+  if (failed(verifyNonEmptyDim(op, input, input.type.getRank() - 1,
+                               "the normalized last dimension")))
+    return failure();
   if (failed(verifyRank(op, param, 1, "[D]")))
     return failure();
   return verifyDim(op, param, 0, input.type.getShape().back(),
@@ -139,6 +163,10 @@ LogicalResult WeightOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError() << "weight '" << getName()
                          << "' must have a static shape, got " << type;
+  if (llvm::is_contained(type.getShape(), 0))
+    return emitOpError() << "weight '" << getName() << "' has type " << type
+                         << " with no elements; every dimension must be at "
+                            "least 1";
   if (getTranspose()) {
     if (type.getRank() != 2)
       return emitOpError() << "weight '" << getName()
@@ -239,6 +267,15 @@ LogicalResult SdpaOp::verify() {
       failed(verifyDim(op, v, 1, hkv, "key dimension 1, kv heads")) ||
       failed(verifyDim(op, v, 2, sk, "key dimension 2, key sequence")))
     return failure();
+  // Heads and head sizes of zero make no attention; zero keys would be a
+  // softmax over nothing.
+  if (failed(verifyNonEmptyDim(op, q, 1, "query heads")) ||
+      failed(verifyNonEmptyDim(op, q, 3, "query head size")) ||
+      failed(verifyNonEmptyDim(op, k, 1, "key/value heads")) ||
+      failed(verifyNonEmptyDim(op, k, 2, "key sequence")) ||
+      failed(verifyNonEmptyDim(op, k, 3, "key head size")) ||
+      failed(verifyNonEmptyDim(op, v, 3, "value head size")))
+    return failure();
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || hq % hkv != 0))
     return emitOpError() << "query heads (" << hq
@@ -297,9 +334,11 @@ LogicalResult SdpaOp::verify() {
   } else if (score == ScoreFunction::additive) {
     Named w = named("additive score weight W", weights[0]);
     Named va = named("additive score vector v", weights[1]);
-    int64_t qk = ShapedType::isDynamic(dq) || ShapedType::isDynamic(dk)
-                     ? ShapedType::kDynamic
-                     : dq + dk;
+    int64_t qk = ShapedType::kDynamic;
+    if (!ShapedType::isDynamic(dq) && !ShapedType::isDynamic(dk) &&
+        llvm::AddOverflow(dq, dk, qk))
+      return emitOpError() << "query head size + key head size overflows a "
+                              "64-bit size";
     if (failed(verifyRank(op, w, 2, "[A, q head_dim + k head_dim]")) ||
         failed(verifyDim(op, w, 1, qk, "query head size + key head size")) ||
         failed(verifyRank(op, va, 1, "[A]")) ||
@@ -344,6 +383,10 @@ LogicalResult MhaOp::verify() {
         failed(verifyDim(op, kv, 0, batch, "query dimension 0, batch")))
       return failure();
   }
+  if (failed(verifyNonEmptyDim(op, x, 2, "d_model")) ||
+      failed(verifyNonEmptyDim(op, kv, 1, "key sequence")) ||
+      failed(verifyNonEmptyDim(op, kv, 2, "key/value input width")))
+    return failure();
   int64_t dkv = kv.type.getDimSize(2);
 
   int64_t heads = getNumHeads();
@@ -364,9 +407,20 @@ LogicalResult MhaOp::verify() {
                          << "; narrow heads split d_model evenly (use `wide` "
                             "for full-width heads)";
   int64_t dh = getEffectiveHeadDim();
-  auto mul = [](int64_t a, int64_t b) {
-    return ShapedType::isDynamic(b) ? ShapedType::kDynamic : a * b;
-  };
+  int64_t headsWidth = ShapedType::kDynamic,
+          kvHeadsWidth = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(dh)) {
+    FailureOr<int64_t> qWidth =
+        checkedProduct(op, heads, dh, "heads * head_dim");
+    if (failed(qWidth))
+      return failure();
+    FailureOr<int64_t> kvWidth =
+        checkedProduct(op, kvHeads, dh, "kv_heads * head_dim");
+    if (failed(kvWidth))
+      return failure();
+    headsWidth = *qWidth;
+    kvHeadsWidth = *kvWidth;
+  }
   Named wq = named("q_weight", getQWeight()),
         wk = named("k_weight", getKWeight()),
         wv = named("v_weight", getVWeight()),
@@ -374,14 +428,14 @@ LogicalResult MhaOp::verify() {
   for (Named w : {wq, wk, wv, wo})
     if (failed(verifyRank(op, w, 2, "[out_features, in_features]")))
       return failure();
-  if (failed(verifyDim(op, wq, 0, mul(heads, dh), "heads * head_dim")) ||
+  if (failed(verifyDim(op, wq, 0, headsWidth, "heads * head_dim")) ||
       failed(verifyDim(op, wq, 1, dm, "d_model")) ||
-      failed(verifyDim(op, wk, 0, mul(kvHeads, dh), "kv_heads * head_dim")) ||
+      failed(verifyDim(op, wk, 0, kvHeadsWidth, "kv_heads * head_dim")) ||
       failed(verifyDim(op, wk, 1, dkv, "key/value input width")) ||
-      failed(verifyDim(op, wv, 0, mul(kvHeads, dh), "kv_heads * head_dim")) ||
+      failed(verifyDim(op, wv, 0, kvHeadsWidth, "kv_heads * head_dim")) ||
       failed(verifyDim(op, wv, 1, dkv, "key/value input width")) ||
       failed(verifyDim(op, wo, 0, dm, "d_model")) ||
-      failed(verifyDim(op, wo, 1, mul(heads, dh), "heads * head_dim")))
+      failed(verifyDim(op, wo, 1, headsWidth, "heads * head_dim")))
     return failure();
 
   auto biases = getBiases();
@@ -389,7 +443,7 @@ LogicalResult MhaOp::verify() {
     if (biases.size() != 4)
       return emitOpError() << "takes all four biases (q, k, v, o) or none, got "
                            << biases.size();
-    int64_t sizes[4] = {mul(heads, dh), mul(kvHeads, dh), mul(kvHeads, dh), dm};
+    int64_t sizes[4] = {headsWidth, kvHeadsWidth, kvHeadsWidth, dm};
     const char *names[4] = {"q bias", "k bias", "v bias", "o bias"};
     for (int i = 0; i < 4; ++i) {
       Named b = named(names[i], biases[i]);
@@ -442,6 +496,10 @@ static FailureOr<int64_t> verifyProjection(Operation *op, Named x, Named w,
   if (failed(verifyRank(op, w, 2, "[out_features, in_features]")) ||
       failed(verifyDim(op, w, 1, x.type.getShape().back(),
                        Twine(x.name) + "'s last dimension")))
+    return failure();
+  // A projection from or to zero features is no projection.
+  if (failed(verifyNonEmptyDim(op, x, x.type.getRank() - 1, "in_features")) ||
+      failed(verifyNonEmptyDim(op, w, 0, "out_features")))
     return failure();
   int64_t n = w.type.getDimSize(0);
   if (bias) {
@@ -516,7 +574,8 @@ LogicalResult SoftmaxOp::verify() {
     return emitOpError() << "dim " << dim << " is out of range for rank "
                          << rank << " (expected " << -rank << " <= dim < "
                          << rank << ")";
-  return success();
+  return verifyNonEmptyDim(*this, named("input", getInput()),
+                           getNormalizedDim(), "the softmax dimension");
 }
 
 //===----------------------------------------------------------------------===//
@@ -528,6 +587,11 @@ LogicalResult EmbeddingOp::verify() {
   Named table = named("table", getTable()), r = named("result", getResult());
   if (failed(verifyRank(op, table, 2, "[vocab, dim]")) ||
       failed(verifySameFloatElementType(op)))
+    return failure();
+  // Ids are clamped to [0, vocab - 1]: without rows there is nothing to
+  // read.
+  if (failed(verifyNonEmptyDim(op, table, 0, "vocab")) ||
+      failed(verifyNonEmptyDim(op, table, 1, "embedding width")))
     return failure();
   auto ids = getIds().getType();
   if (r.type.getRank() != ids.getRank() + 1)
@@ -543,6 +607,8 @@ LogicalResult EmbeddingOp::verify() {
 LogicalResult SinusoidalPosOp::verify() {
   Named x = named("input", getInput());
   if (failed(verifyRank(*this, x, 3, "[batch, seq, d_model]")))
+    return failure();
+  if (failed(verifyNonEmptyDim(*this, x, 2, "d_model")))
     return failure();
   int64_t d = x.type.getDimSize(2);
   if (!ShapedType::isDynamic(d) && d % 2 != 0)
@@ -567,17 +633,27 @@ LogicalResult LearnedPosOp::verify() {
   int64_t offset = static_cast<int64_t>(getOffset());
   if (offset < 0)
     return emitOpError() << "offset must be >= 0, got " << offset;
+  if (failed(verifyNonEmptyDim(op, table, 0, "max_positions")) ||
+      failed(verifyNonEmptyDim(op, table, 1, "d_model")))
+    return failure();
   int64_t s = x.type.getDimSize(1), p = table.type.getDimSize(0);
   if (!ShapedType::isDynamic(s) && !ShapedType::isDynamic(p) &&
-      (offset > p || s > p - offset))
-    return emitOpError() << "positions [" << offset << ", " << offset + s
+      (offset > p || s > p - offset)) {
+    int64_t end;
+    if (llvm::AddOverflow(offset, s, end))
+      return emitOpError() << "positions from " << offset << " for " << s
+                           << " rows exceed the table's " << p << " rows";
+    return emitOpError() << "positions [" << offset << ", " << end
                          << ") exceed the table's " << p << " rows";
+  }
   return success();
 }
 
 LogicalResult RotaryOp::verify() {
   Named x = named("input", getInput());
   if (failed(verifyRank(*this, x, 4, "[batch, heads, seq, head_dim]")))
+    return failure();
+  if (failed(verifyNonEmptyDim(*this, x, 3, "head_dim")))
     return failure();
   int64_t dh = x.type.getDimSize(3);
   if (std::optional<int64_t> rotary = toSigned(getRotaryDim())) {
@@ -615,6 +691,33 @@ LogicalResult LayerOp::verify() {
   if (std::optional<double> score = toDouble(getScore());
       score && !std::isfinite(*score))
     return emitOpError("score must be finite");
+  return verifyUniqueIndices();
+}
+
+LogicalResult LayerOp::verifyUniqueIndices() {
+  // LayerDrop keep-lists, scores files and search results name layers by
+  // index, so two layers of one block must not share one. Only the first
+  // layer of a block scans it, which keeps the check linear in the block.
+  for (Operation *prev = getOperation()->getPrevNode(); prev;
+       prev = prev->getPrevNode())
+    if (isa<LayerOp>(prev))
+      return success();
+  llvm::DenseMap<uint64_t, LayerOp> seen;
+  for (Operation &other : *getOperation()->getBlock()) {
+    auto layer = dyn_cast<LayerOp>(&other);
+    if (!layer)
+      continue;
+    auto [it, inserted] = seen.try_emplace(layer.getIndex(), layer);
+    if (inserted)
+      continue;
+    InFlightDiagnostic diag = layer.emitOpError()
+                              << "index " << layer.getIndex()
+                              << " is already used by another layer of this "
+                                 "block; layer indices must be unique";
+    diag.attachNote(it->second.getLoc())
+        << "first layer with index " << layer.getIndex();
+    return diag;
+  }
   return success();
 }
 

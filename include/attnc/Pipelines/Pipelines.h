@@ -51,6 +51,9 @@ struct CpuPipelineOptions : FusionOptions {
   /// attn-approximate-math: polynomial exp/erf/tanh, so that softmax and
   /// GELU loops vectorize.
   bool approximateMath = true;
+  /// generate-runtime-verification: bounds checks on every memory access of
+  /// the generated code, reported with the op's location (debugging).
+  bool runtimeChecks = false;
 };
 
 struct CudaPipelineOptions : FusionOptions {

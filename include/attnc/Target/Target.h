@@ -13,20 +13,29 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class raw_ostream;
 } // namespace llvm
 
 namespace attnc {
 
+/// Checks that `cpu` ("native" = this machine) is a CPU of the host's
+/// target triple that can run its code, and that `features` (comma-
+/// separated "+name"/"-name") are features of that target.
+llvm::Error checkHostCpu(llvm::StringRef cpu, llvm::StringRef features = "");
+
+/// Lists the host target's CPU names (or, with `features`, its features).
+void printHostCpus(llvm::raw_ostream &os, bool features);
+
 /// Translates an LLVM-dialect module (with any embedded GPU binaries) to
 /// LLVM IR for the host, optimized at -O3 for `cpu` ("native" = this
-/// machine).
+/// machine) with extra `features`.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToHostLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
-                      llvm::StringRef cpu);
+                      llvm::StringRef cpu, llvm::StringRef features = "");
 
 /// Writes `module` as a host object file for `cpu` to `path`.
 llvm::Error emitObjectFile(llvm::Module &module, llvm::StringRef path,
-                           llvm::StringRef cpu);
+                           llvm::StringRef cpu, llvm::StringRef features = "");
 
 /// Links `objectPath` with libattnrt into an executable (or a shared
 /// library) at `outputPath`. `runtimeDir` holds libattnrt.a and

@@ -5,6 +5,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnVerifyModel : Pass<"attn-verify-model", "::mlir::ModuleOp"> {
+  let summary = "Reject models a target cannot hold: oversized tensors, "
+                "inconsistent weight bindings";
+  let description = [{
+    Checks what no single op verifier can see, before the pipelines spend
+    time on a model that cannot work:
+    - every statically shaped tensor or memref (operands, results and block
+      arguments of every op) holds at most `max-tensor-bytes` bytes, and its
+      byte size does not overflow 64 bits. The pipelines pass what the
+      target can address (2^47 bytes: x86-64's and CUDA's user virtual
+      address space); a dimension such as 2^40 or INT64_MAX is reported at
+      the op that uses it rather than failing at run time or in LLVM.
+    - all `attn.weight` ops of the module that bind one checkpoint name
+      agree on its element type and, where the op determines it (plain,
+      transposed and gathered views), on its shape in the checkpoint.
+  }];
+  let options = [
+    Option<"maxTensorBytes", "max-tensor-bytes", "int64_t",
+           "int64_t(1) << 47",
+           "largest byte size of one tensor or buffer">
+  ];
+}
+
 def AttnLayerDrop : Pass<"attn-layer-drop", "::mlir::ModuleOp"> {
   let summary = "Prune transformer depth at compile time (LayerDrop)";
   let description = [{

@@ -129,7 +129,7 @@ func.func @sdpa_heads_not_multiple(%q: tensor<2x4x8x16xf32>, %k: tensor<2x3x10x1
 // -----
 
 func.func @sdpa_zero_kv_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x0x10x16xf32>, %v: tensor<2x0x10x16xf32>) -> tensor<2x4x8x16xf32> {
-  // expected-error @+1 {{'attn.sdpa' op query heads (4) must be a multiple of key/value heads (0)}}
+  // expected-error @+1 {{'attn.sdpa' op key dimension 1 (key/value heads) is 0; it must be at least 1}}
   %0 = attn.sdpa %q, %k, %v : tensor<2x4x8x16xf32>, tensor<2x0x10x16xf32>, tensor<2x0x10x16xf32> -> tensor<2x4x8x16xf32>
   return %0 : tensor<2x4x8x16xf32>
 }

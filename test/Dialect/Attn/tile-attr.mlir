@@ -42,8 +42,48 @@ func.func @vector_width_not_power_of_two(%x: tensor<8x64xf32>, %w: tensor<32x64x
 
 // -----
 
-// expected-error @+1 {{#attn.tile: threads must be at most 1024 (CUDA's limit per block), got 2048}}
+// expected-error @+1 {{#attn.tile: threads must be at most 1024, got 2048}}
 func.func @too_many_threads() attributes {attn.tile = #attn.tile<threads = 2048>} {
+  return
+}
+
+// -----
+
+// Sizes beyond what a kernel can unroll or stage (TileAttr::maxValue).
+func.func @huge_block(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  // expected-error @+1 {{#attn.tile: block_k must be at most 4096, got 1099511627776}}
+  %o = attn.sdpa %q, %q, %q {attn.tile = #attn.tile<block_k = 1099511627776>} : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+func.func @huge_register_tile(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{#attn.tile: row_tile must be at most 64, got 9223372036854775807}}
+  %y = attn.linear %x, %w {attn.tile = #attn.tile<row_tile = 9223372036854775807>} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @huge_vector_width(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{#attn.tile: vector_width must be at most 64, got 128}}
+  %y = attn.linear %x, %w {attn.tile = #attn.tile<vector_width = 128>} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @huge_column_block(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{#attn.tile: column_block must be at most 65536, got 65537}}
+  %y = attn.linear %x, %w {attn.tile = #attn.tile<column_block = 65537>} : (tensor<8x64xf32>, tensor<32x64xf32>) -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// expected-error @+1 {{#attn.tile: warp_n_tiles must be at most 16, got 17}}
+func.func @huge_warp_tile() attributes {attn.tile = #attn.tile<warp_n_tiles = 17>} {
   return
 }
 

@@ -27,8 +27,10 @@ def Attn_TileAttr : Attn_Attr<"Tile", "tile"> {
 
     Every field is optional: an absent field leaves the consumer's own
     default (its pass option); a present one takes precedence over it.
-    Present fields are positive, `vector_width` is a power of two and
-    `threads` is at most 1024 (CUDA's limit per block). attn-flash-attention
+    Present fields are positive and at most their limit (`maxValue`):
+    `block_q`, `block_k` 4096, `vector_width` 64 (a power of two),
+    `row_tile`, `col_tile` 64 (register tiles are unrolled), `column_block`
+    65536, `warp_n_tiles` 16, `threads` 1024 (CUDA's limit per block). attn-flash-attention
     and attn-lower-to-linalg copy the attribute of `attn.mha`,
     `attn.linear` and `attn.ffn` onto the ops they create (the projections,
     the `attn.sdpa`, the contraction `linalg.generic`s), so the consumers
@@ -58,6 +60,10 @@ def Attn_TileAttr : Attn_Attr<"Tile", "tile"> {
     static TileAttr lookup(::mlir::Operation *op) {
       return op->getAttrOfType<TileAttr>(kAttrName);
     }
+    /// The largest value a field (named as in the attribute, e.g.
+    /// "block_q") may take: beyond it a kernel would be unrolled or sized
+    /// absurdly. attn-tile bounds its options by the same limits.
+    static int64_t maxValue(::llvm::StringRef field);
   }];
 }
 

@@ -416,7 +416,8 @@ def Attn_LayerOp : Attn_Op<"layer", [RecursiveMemoryEffects,
     residual stream, and the first result its updated value (same type), so
     that dropping the layer (LayerDrop) is the identity on the stream. Other
     operands (e.g. encoder output, padding lengths) are passed in as further
-    block arguments. `index` is the depth in the original stack (0-based);
+    block arguments. `index` is the depth in the original stack (0-based),
+    unique among the layers of a block;
     `score` is the optional LayerDrop keep score learned for this layer.
     The body is isolated from above: the block's weights are `attn.weight`
     ops inside it, so removing the layer removes its parameters too.
@@ -442,6 +443,10 @@ def Attn_LayerOp : Attn_Op<"layer", [RecursiveMemoryEffects,
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// Fails when two layers of this layer's block share an index.
+    ::llvm::LogicalResult verifyUniqueIndices();
+  }];
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, Terminator, ReturnLike,
