@@ -31,12 +31,12 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
     return failure();
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-12);
   FailureOr<std::string> act = c.getString("hidden_act", "gelu"),
-                         posType = c.getString("position_embedding_type",
-                                               "absolute");
+                         posType =
+                             c.getString("position_embedding_type", "absolute");
   FailureOr<bool> crossAttention = c.getBool("add_cross_attention", false),
                   isDecoder = c.getBool("is_decoder", false);
-  if (failed(eps) || failed(act) || failed(posType) ||
-      failed(crossAttention) || failed(isDecoder))
+  if (failed(eps) || failed(act) || failed(posType) || failed(crossAttention) ||
+      failed(isDecoder))
     return failure();
   FailureOr<Activation> activation = parseActivation(c, "hidden_act", *act);
   if (failed(activation))
@@ -46,8 +46,8 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
            << "config.json key \"position_embedding_type\" is \"" << *posType
            << "\"; only \"absolute\" (learned) positions are supported";
   if (*crossAttention || *isDecoder)
-    return emitError(c.keyLoc(*crossAttention ? "add_cross_attention"
-                                              : "is_decoder"))
+    return emitError(
+               c.keyLoc(*crossAttention ? "add_cross_attention" : "is_decoder"))
            << "BertModel as a decoder (is_decoder / add_cross_attention) is "
               "not supported; only the encoder is";
   if (*d % *heads != 0)
@@ -85,8 +85,8 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
   FailureOr<Value> typeTable =
       mb.weight(p + "embeddings.token_type_embeddings.weight", {*types, *d},
                 "[type_vocab_size, hidden_size]");
-  FailureOr<Value> embGamma = mb.weight(p + "embeddings.LayerNorm.weight",
-                                        {*d}, "[hidden_size]");
+  FailureOr<Value> embGamma =
+      mb.weight(p + "embeddings.LayerNorm.weight", {*d}, "[hidden_size]");
   FailureOr<Value> embBeta =
       mb.weight(p + "embeddings.LayerNorm.bias", {*d}, "[hidden_size]");
   if (failed(wordTable) || failed(posTable) || failed(typeTable) ||
@@ -105,54 +105,53 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
 
   for (int64_t i = 0; i < *layers; ++i) {
     std::string lp = p + "encoder.layer." + std::to_string(i) + ".";
-    FailureOr<Value> out =
-        mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
-          Location l = mb.loc(lp.substr(0, lp.size() - 1));
-          auto w = [&](StringRef name, ArrayRef<int64_t> shape,
-                       StringRef dims) { return mb.weight(lp + name.str(), shape, dims); };
-          StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
-          FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
-                           bq = w("attention.self.query.bias", {*d}, dv),
-                           wk = w("attention.self.key.weight", {*d, *d}, dd),
-                           bk = w("attention.self.key.bias", {*d}, dv),
-                           wv = w("attention.self.value.weight", {*d, *d}, dd),
-                           bv = w("attention.self.value.bias", {*d}, dv),
-                           wo = w("attention.output.dense.weight", {*d, *d}, dd),
-                           bo = w("attention.output.dense.bias", {*d}, dv),
-                           g1 = w("attention.output.LayerNorm.weight", {*d}, dv),
-                           be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
-                           w1 = w("intermediate.dense.weight", {*ff, *d},
-                                  "[intermediate_size, hidden_size]"),
-                           b1 = w("intermediate.dense.bias", {*ff},
-                                  "[intermediate_size]"),
-                           w2 = w("output.dense.weight", {*d, *ff},
-                                  "[hidden_size, intermediate_size]"),
-                           b2 = w("output.dense.bias", {*d}, dv),
-                           g2 = w("output.LayerNorm.weight", {*d}, dv),
-                           be2 = w("output.LayerNorm.bias", {*d}, dv);
-          for (const FailureOr<Value> &v :
-               {wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2, b2, g2,
-                be2})
-            if (failed(v))
-              return failure();
-          Value attn = MhaOp::create(
-              b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-              ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
-              b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(),
-              UnitAttr(), UnitAttr(), IntegerAttr(), FloatAttr());
-          Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
-                                         *g1, *be1, b.getF64FloatAttr(*eps));
-          Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
-                                    /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                    *activation);
-          return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2,
-                                     *be2, b.getF64FloatAttr(*eps))
-              .getResult();
-        });
+    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
+        return mb.weight(lp + name.str(), shape, dims);
+      };
+      StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
+      FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
+                       bq = w("attention.self.query.bias", {*d}, dv),
+                       wk = w("attention.self.key.weight", {*d, *d}, dd),
+                       bk = w("attention.self.key.bias", {*d}, dv),
+                       wv = w("attention.self.value.weight", {*d, *d}, dd),
+                       bv = w("attention.self.value.bias", {*d}, dv),
+                       wo = w("attention.output.dense.weight", {*d, *d}, dd),
+                       bo = w("attention.output.dense.bias", {*d}, dv),
+                       g1 = w("attention.output.LayerNorm.weight", {*d}, dv),
+                       be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
+                       w1 = w("intermediate.dense.weight", {*ff, *d},
+                              "[intermediate_size, hidden_size]"),
+                       b1 = w("intermediate.dense.bias", {*ff},
+                              "[intermediate_size]"),
+                       w2 = w("output.dense.weight", {*d, *ff},
+                              "[hidden_size, intermediate_size]"),
+                       b2 = w("output.dense.bias", {*d}, dv),
+                       g2 = w("output.LayerNorm.weight", {*d}, dv),
+                       be2 = w("output.LayerNorm.bias", {*d}, dv);
+      for (const FailureOr<Value> &v :
+           {wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2, b2, g2, be2})
+        if (failed(v))
+          return failure();
+      Value attn = MhaOp::create(
+          b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
+          ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
+          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
+          UnitAttr(), IntegerAttr(), FloatAttr());
+      Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn), *g1,
+                                     *be1, b.getF64FloatAttr(*eps));
+      Value ffn =
+          FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+      return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2, *be2,
+                                 b.getF64FloatAttr(*eps))
+          .getResult();
+    });
     if (failed(out))
       return failure();
     h = *out;
   }
-  mb.finishMain(h);
+  mb.finishMain(h, "last_hidden_state");
   return success();
 }

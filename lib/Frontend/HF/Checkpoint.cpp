@@ -48,9 +48,8 @@ static int jsonDepth(StringRef text) {
 
 /// Reads a JSON file into `text` and parses it as an object; errors are
 /// emitted at `loc`.
-static FailureOr<llvm::json::Object> readJsonObject(StringRef path,
-                                                    Location loc,
-                                                    std::string &text) {
+static FailureOr<llvm::json::Object>
+readJsonObject(StringRef path, Location loc, std::string &text) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return emitError(loc) << "cannot read " << path << ": " << ec.message();
@@ -99,13 +98,13 @@ std::unique_ptr<Checkpoint> Checkpoint::open(StringRef dir,
 Location Checkpoint::fileLoc(StringRef path) const {
   // Line 1 of a JSON file is a place in it; a safetensors file is binary, so
   // its errors name the file alone (line 0) rather than quote its header.
-  bool text = path.ends_with(".json");
+  // Only a regular file is quoted: a diagnostic printer that shows the line
+  // must not open a FIFO or a device.
+  bool text = path.ends_with(".json") && llvm::sys::fs::is_regular_file(path);
   return FileLineColLoc::get(context, path, text ? 1 : 0, text ? 1 : 0);
 }
 
-Location Checkpoint::configLoc() const {
-  return FileLineColLoc::get(context, configPath, 1, 1);
-}
+Location Checkpoint::configLoc() const { return fileLoc(configPath); }
 
 Location Checkpoint::keyLoc(StringRef key) const {
   std::string quoted = ("\"" + key + "\"").str();
@@ -135,10 +134,12 @@ LogicalResult Checkpoint::readConfig() {
   return success();
 }
 
-LogicalResult Checkpoint::openShard(const std::string &fileName,
-                                    Location loc) {
+LogicalResult Checkpoint::openShard(const std::string &fileName, Location loc) {
   SmallString<256> path(dir);
   llvm::sys::path::append(path, fileName);
+  // Opening a FIFO for reading would wait for a writer.
+  if (!llvm::sys::fs::is_regular_file(path) && llvm::sys::fs::exists(path))
+    return emitError(loc) << path << " is not a regular file";
   auto file = std::make_unique<attnrt::SafeTensorsFile>();
   std::string err;
   if (!file->open(std::string(path), err))
@@ -201,8 +202,7 @@ LogicalResult Checkpoint::readWeights() {
     }
   } else if (llvm::sys::fs::exists(single)) {
     weightsFile = std::string(single);
-    if (failed(openShard("model.safetensors",
-                         fileLoc(weightsFile))))
+    if (failed(openShard("model.safetensors", fileLoc(weightsFile))))
       return failure();
     for (const attnrt::StTensor &t : shards.front()->tensors())
       tensorShard[t.name] = shards.front().get();
@@ -255,9 +255,8 @@ InFlightDiagnostic Checkpoint::keyError(StringRef key) const {
 FailureOr<int64_t> Checkpoint::getInt(StringRef key) const {
   const llvm::json::Value *v = config.get(key);
   if (!v || v->kind() == llvm::json::Value::Null)
-    return emitError(configLoc())
-           << "config.json has no key \"" << key
-           << "\", which this architecture needs";
+    return emitError(configLoc()) << "config.json has no key \"" << key
+                                  << "\", which this architecture needs";
   std::optional<int64_t> i = v->getAsInteger();
   if (!i)
     return keyError(key) << "must be an integer";
@@ -283,9 +282,8 @@ FailureOr<int64_t> Checkpoint::getPositiveInt(StringRef key,
 FailureOr<double> Checkpoint::getFloat(StringRef key) const {
   const llvm::json::Value *v = config.get(key);
   if (!v || v->kind() == llvm::json::Value::Null)
-    return emitError(configLoc())
-           << "config.json has no key \"" << key
-           << "\", which this architecture needs";
+    return emitError(configLoc()) << "config.json has no key \"" << key
+                                  << "\", which this architecture needs";
   std::optional<double> d = v->getAsNumber();
   if (!d || !std::isfinite(*d))
     return keyError(key) << "must be a finite number";
@@ -299,9 +297,8 @@ FailureOr<double> Checkpoint::getFloat(StringRef key, double fallback) const {
 FailureOr<std::string> Checkpoint::getString(StringRef key) const {
   const llvm::json::Value *v = config.get(key);
   if (!v || v->kind() == llvm::json::Value::Null)
-    return emitError(configLoc())
-           << "config.json has no key \"" << key
-           << "\", which this architecture needs";
+    return emitError(configLoc()) << "config.json has no key \"" << key
+                                  << "\", which this architecture needs";
   std::optional<StringRef> s = v->getAsString();
   if (!s)
     return keyError(key) << "must be a string";

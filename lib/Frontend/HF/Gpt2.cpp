@@ -107,9 +107,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
                  GatherView{0, {part * *d, *d}});
       };
       FailureOr<Value> g1 = w("ln_1.weight", {*d}, dv),
-                       be1 = w("ln_1.bias", {*d}, dv), wq = qkv(0),
-                       wk = qkv(1), wv = qkv(2), bq = qkvBias(0),
-                       bk = qkvBias(1), bv = qkvBias(2),
+                       be1 = w("ln_1.bias", {*d}, dv), wq = qkv(0), wk = qkv(1),
+                       wv = qkv(2), bq = qkvBias(0), bk = qkvBias(1),
+                       bv = qkvBias(2),
                        wo = w("attn.c_proj.weight", {*d, *d},
                               "[n_embd, n_embd]", std::nullopt, true),
                        bo = w("attn.c_proj.bias", {*d}, dv),
@@ -133,19 +133,19 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
         scale = b.getF64FloatAttr(
             (*scaleWeights ? 1.0 / std::sqrt(double(dh)) : 1.0) /
             (*scaleByLayer ? double(i + 1) : 1.0));
-      Value n1 = LayerNormOp::create(b, l, x, *g1, *be1,
-                                     b.getF64FloatAttr(*eps));
+      Value n1 =
+          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
       Value attn = MhaOp::create(
           b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
           ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
-          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(),
-          UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
+          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
+          b.getUnitAttr(), IntegerAttr(), scale);
       Value res1 = AddOp::create(b, l, x, attn);
-      Value n2 = LayerNormOp::create(b, l, res1, *g2, *be2,
-                                     b.getF64FloatAttr(*eps));
-      Value ffn = FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                *activation);
+      Value n2 =
+          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
+      Value ffn =
+          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
       return AddOp::create(b, l, res1, ffn).getResult();
     });
     if (failed(out))
@@ -164,8 +164,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
             : mb.weight("lm_head.weight", {*vocab, *d}, "[vocab_size, n_embd]");
   if (failed(head))
     return failure();
-  Value logits = LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}),
-                                  h, *head, /*bias=*/Value());
-  mb.finishMain(logits);
+  Value logits =
+      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}), h,
+                       *head, /*bias=*/Value());
+  mb.finishMain(logits, "logits");
   return success();
 }

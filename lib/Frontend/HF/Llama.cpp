@@ -59,14 +59,13 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
            << "num_attention_heads " << *heads
            << " is not a multiple of num_key_value_heads " << *kvHeads;
   if (*dh % 2 != 0)
-    return emitError(c.keyLoc(c.has("head_dim") ? "head_dim"
-                                                : "num_attention_heads"))
+    return emitError(
+               c.keyLoc(c.has("head_dim") ? "head_dim" : "num_attention_heads"))
            << "the head width " << *dh
            << " is odd; rotary positions rotate pairs of channels";
   if (*theta <= 0.0)
     return emitError(c.keyLoc("rope_theta"))
-           << "config.json key \"rope_theta\" must be positive, got "
-           << *theta;
+           << "config.json key \"rope_theta\" must be positive, got " << *theta;
   // Scaled rotary variants (linear, dynamic NTK, llama3, yarn) change the
   // frequencies; attn.rotary computes the plain ones.
   if (c.has("rope_scaling"))
@@ -95,8 +94,8 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                      "[vocab_size, hidden_size]");
   if (failed(table))
     return failure();
-  Value h = EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType, ids,
-                                *table);
+  Value h =
+      EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType, ids, *table);
 
   for (int64_t i = 0; i < *layers; ++i) {
     std::string lp = p + "layers." + std::to_string(i) + ".";
@@ -121,11 +120,9 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                               "[hidden_size, num_attention_heads * head_dim]"),
                        bq = maybe(*attnBias, "self_attn.q_proj.bias", {qWidth},
                                   "[num_attention_heads * head_dim]"),
-                       bk = maybe(*attnBias, "self_attn.k_proj.bias",
-                                  {kvWidth},
+                       bk = maybe(*attnBias, "self_attn.k_proj.bias", {kvWidth},
                                   "[num_key_value_heads * head_dim]"),
-                       bv = maybe(*attnBias, "self_attn.v_proj.bias",
-                                  {kvWidth},
+                       bv = maybe(*attnBias, "self_attn.v_proj.bias", {kvWidth},
                                   "[num_key_value_heads * head_dim]"),
                        bo = maybe(*attnBias, "self_attn.o_proj.bias", {*d},
                                   "[hidden_size]"),
@@ -143,17 +140,17 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                   "[intermediate_size]"),
                        bd = maybe(*mlpBias, "mlp.down_proj.bias", {*d},
                                   "[hidden_size]");
-      for (const FailureOr<Value> &v : {g1, wq, wk, wv, wo, bq, bk, bv, bo, g2,
-                                        wg, wu, wd, bg, bu, bd})
+      for (const FailureOr<Value> &v :
+           {g1, wq, wk, wv, wo, bq, bk, bv, bo, g2, wg, wu, wd, bg, bu, bd})
         if (failed(v))
           return failure();
 
-      Value n1 = RmsNormOp::create(b, l, hType, x, *g1,
-                                   b.getF64FloatAttr(*eps));
+      Value n1 =
+          RmsNormOp::create(b, l, hType, x, *g1, b.getF64FloatAttr(*eps));
       // [B, S, heads * dh] -> [B, heads, S, dh], rotated when `rotate`.
       auto heads4 = [&](Value w, Value bias, int64_t n, bool rotate) {
-        Value flat = LinearOp::create(b, l, mb.tensorType({batch, seq, n * *dh}),
-                                      n1, w, bias);
+        Value flat = LinearOp::create(
+            b, l, mb.tensorType({batch, seq, n * *dh}), n1, w, bias);
         Value split = tensor::ExpandShapeOp::create(
             b, l, mb.tensorType({batch, seq, n, *dh}), flat,
             ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -186,8 +183,8 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
           b, l, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
       Value attn = LinearOp::create(b, l, hType, merged, *wo, *bo);
       Value res1 = AddOp::create(b, l, hType, x, attn);
-      Value n2 = RmsNormOp::create(b, l, hType, res1, *g2,
-                                   b.getF64FloatAttr(*eps));
+      Value n2 =
+          RmsNormOp::create(b, l, hType, res1, *g2, b.getF64FloatAttr(*eps));
       Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
                                 *activation);
       return AddOp::create(b, l, hType, res1, ffn).getResult();
@@ -202,15 +199,14 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
     return failure();
   h = RmsNormOp::create(b, headLoc, hType, h, *gf, b.getF64FloatAttr(*eps));
   // Tied: the embedding's attn.weight, bound once.
-  FailureOr<Value> head =
-      *tied ? table
-            : mb.weight("lm_head.weight", {*vocab, *d},
-                        "[vocab_size, hidden_size]");
+  FailureOr<Value> head = *tied ? table
+                                : mb.weight("lm_head.weight", {*vocab, *d},
+                                            "[vocab_size, hidden_size]");
   if (failed(head))
     return failure();
   Value logits =
       LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}), h,
                        *head, /*bias=*/Value());
-  mb.finishMain(logits);
+  mb.finishMain(logits, "logits");
   return success();
 }

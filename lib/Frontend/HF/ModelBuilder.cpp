@@ -55,8 +55,8 @@ FailureOr<Value> ModelBuilder::weight(StringRef name, ArrayRef<int64_t> shape,
   const attnrt::StTensor *t = ckpt.findTensor(name);
   if (!t)
     return emitError(ckpt.tensorLoc(name))
-           << "the checkpoint has no tensor '" << name << "' (" << dims
-           << " = " << shapeText(shape) << "), which the model needs";
+           << "the checkpoint has no tensor '" << name << "' (" << dims << " = "
+           << shapeText(shape) << "), which the model needs";
   if (t->dtype != safetensorsDType(elementType))
     return emitError(ckpt.tensorLoc(name))
            << "tensor '" << name << "' has dtype " << t->dtype
@@ -139,25 +139,28 @@ ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames) {
   if (it->second.size() != dimNames.size())
     return emitError(ckpt.configLoc())
            << "--input-shape " << name << " has " << it->second.size()
-           << " dimensions, but input '" << name << "' has "
-           << dimNames.size() << " ([" << symbolic << "])";
+           << " dimensions, but input '" << name << "' has " << dimNames.size()
+           << " ([" << symbolic << "])";
   return it->second;
 }
 
 Value ModelBuilder::createMain(ArrayRef<int64_t> idsShape) {
   auto idsType = RankedTensorType::get(idsShape, b.getI64Type());
   Location l = ckpt.configLoc();
-  mainFunc = func::FuncOp::create(b, l, "main",
-                                  b.getFunctionType({idsType}, {}));
+  mainFunc =
+      func::FuncOp::create(b, l, "main", b.getFunctionType({idsType}, {}));
+  // transformers' names, for the manifest and the model CLI.
+  mainFunc.setArgAttr(0, "attn.name", b.getStringAttr("input_ids"));
   Block *entry = mainFunc.addEntryBlock();
   b.setInsertionPointToStart(entry);
   return entry->getArgument(0);
 }
 
-void ModelBuilder::finishMain(Value result) {
+void ModelBuilder::finishMain(Value result, StringRef resultName) {
   func::ReturnOp::create(b, ckpt.configLoc(), result);
   mainFunc.setFunctionType(b.getFunctionType(
       mainFunc.getFunctionType().getInputs(), {result.getType()}));
+  mainFunc.setResultAttr(0, "attn.name", b.getStringAttr(resultName));
 }
 
 FailureOr<Value>

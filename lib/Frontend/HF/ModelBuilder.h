@@ -32,8 +32,7 @@ struct GatherView {
 
 class ModelBuilder {
 public:
-  ModelBuilder(Checkpoint &ckpt, const ImportOptions &options,
-               ModuleOp module);
+  ModelBuilder(Checkpoint &ckpt, const ImportOptions &options, ModuleOp module);
 
   /// Binds tensor `name`, which must have `shape` (described by `dims`, e.g.
   /// "[vocab_size, hidden_size]", for the message when it does not). With
@@ -61,11 +60,13 @@ public:
   /// Errors for --input-shape names the model has no input of.
   LogicalResult checkInputNames(ArrayRef<StringRef> inputNames);
 
-  /// Creates `func.func @main(%input_ids: tensor<BxSxi64>) -> resultType`
-  /// with the insertion point in its body; returns the ids argument.
+  /// Creates `func.func @main(%input_ids: tensor<BxSxi64>)` (the argument
+  /// named "input_ids" by an `attn.name` attribute) with the insertion point
+  /// in its body; returns the ids argument.
   Value createMain(ArrayRef<int64_t> idsShape);
-  /// Terminates @main with `result` and sets the function's result type.
-  void finishMain(Value result);
+  /// Terminates @main with `result` (named `resultName`, as transformers
+  /// names that output) and sets the function's result type.
+  void finishMain(Value result, StringRef resultName);
 
   /// Builds `attn.layer index = i (%h)` whose body `buildBody` fills from the
   /// block argument (the residual stream) and returns the yielded value.
