@@ -12,7 +12,8 @@ import json
 import os
 import shutil
 import struct
-import sys
+
+import numpy as np
 
 
 def read(path):
@@ -39,12 +40,24 @@ def write(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
 
 
+def convert(tensor, dtype):
+    """An F32 tensor in F16 or BF16 (round to nearest even)."""
+    _, shape, raw = tensor
+    x = np.frombuffer(raw, dtype="<f4")
+    if dtype == "F16":
+        return dtype, shape, x.astype("<f2").tobytes()
+    bits = x.view("<u4").astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return dtype, shape, rounded.astype("<u2").tobytes()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("src")
     ap.add_argument("dst")
     ap.add_argument("--shards", type=int, default=1)
     ap.add_argument("--strip-prefix", default="")
+    ap.add_argument("--dtype", choices=("F16", "BF16"))
     args = ap.parse_args()
     os.makedirs(args.dst, exist_ok=True)
     shutil.copy(os.path.join(args.src, "config.json"), args.dst)
@@ -52,6 +65,8 @@ def main():
     for name, t in read(os.path.join(args.src, "model.safetensors")).items():
         if args.strip_prefix and name.startswith(args.strip_prefix):
             name = name[len(args.strip_prefix):]
+        if args.dtype and t[0] == "F32":
+            t = convert(t, args.dtype)
         tensors[name] = t
     if args.shards == 1:
         write(os.path.join(args.dst, "model.safetensors"), tensors)
