@@ -224,14 +224,22 @@ class Gpt2Like(nn.Module):
         return F.linear(self.ln_f(h), self.wte.weight)
 
 
-def randomize_norms(model, gen):
-    # Default LayerNorm parameters (1, 0) would hide a swapped gamma/beta.
-    for m in model.modules():
-        if isinstance(m, nn.LayerNorm):
-            with torch.no_grad():
-                m.weight.copy_(1.0 + 0.1 * torch.randn(m.weight.shape,
-                                                       generator=gen))
-                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+def randomize(model, gen):
+    """Seeded values for every parameter. nn.TransformerEncoder deep-copies
+    one layer, so without this all layers would be equal (and the exporter
+    would share their initializers), hiding a layer mix-up; default
+    LayerNorm parameters (1, 0) would hide a swapped gamma/beta."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if isinstance(p, nn.Parameter) and p.dim() >= 2:
+                fan_in = p.shape[0] if "c_" in name or "mlp_proj" in name \
+                    else p.shape[-1]
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(fan_in))
+            elif "norm" in name or "ln_" in name:
+                base = 1.0 if name.endswith("weight") else 0.0
+                p.copy_(base + 0.1 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
 
 
 def models():
@@ -266,7 +274,7 @@ def main():
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(99)
     for name, model, inputs, axes in models():
-        randomize_norms(model, gen)
+        randomize(model, gen)
         model.eval()
         names = list(inputs)
         args = tuple(inputs[n] for n in names)

@@ -323,10 +323,12 @@ int main(int argc, char **argv) {
     if (!module)
       return 1; // The diagnostic handler has printed a located error.
   }
-  // The weights of an imported model go beside the output (m ->
-  // m.safetensors, m.mlir -> m.safetensors), committed with it.
+  // The weights of an imported model go beside what runs them (m ->
+  // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
+  // committed with it; the text stages in between are for reading.
   std::optional<PendingOutput> weightsOutput;
-  if (imported && outputFile != "-") {
+  if (imported && outputFile != "-" &&
+      (emit == "attn" || emit == "exe" || emit == "obj")) {
     SmallString<256> weightsPath(outputFile.getValue());
     if (emit == "attn")
       sys::path::replace_extension(weightsPath, "safetensors");

@@ -156,10 +156,20 @@ bool attnc::onnx_frontend::loadONNXModel(const std::string &path,
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception &e) {
-      error = std::string("ONNX checker: ") + e.what();
-      // The checker's messages end with a newline or context lines.
-      while (!error.empty() && (error.back() == '\n' || error.back() == ' '))
-        error.pop_back();
+      // One line: the checker separates its context ("==> Context: Bad
+      // node spec for node. Name: ... OpType: ...") with blank lines.
+      std::string what = e.what(), line;
+      for (char c : what) {
+        if (c == '\n') {
+          if (!line.empty() && line.back() != ' ')
+            line += "; ";
+          continue;
+        }
+        line.push_back(c);
+      }
+      while (!line.empty() && (line.back() == ' ' || line.back() == ';'))
+        line.pop_back();
+      error = "ONNX checker: " + line;
       return false;
     }
   }

@@ -60,6 +60,13 @@ std::string shapeText(ArrayRef<int64_t> shape) {
   return s;
 }
 
+std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
 class Importer {
 public:
   Importer(StringRef path, MLIRContext &context, const ImportOptions &options,
@@ -191,6 +198,7 @@ private:
   int currentIndex = 0;
   std::map<std::string, Entry> values;
   std::vector<WeightTensor> weights;
+  llvm::StringSet<> writtenWeights;
 };
 
 Expected<Type> Importer::elementType(int32_t dtype) {
@@ -226,11 +234,15 @@ Expected<Value> Importer::materialize(Entry &entry) {
       return fail("initializer '" + entry.weightName + "' is " +
                   dataTypeName(t.dtype) +
                   "; only float32 weights are supported");
-    WeightTensor w;
-    w.name = entry.weightName;
-    w.shape = t.shape;
-    w.data.assign(t.floats.begin(), t.floats.end());
-    weights.push_back(std::move(w));
+    // Aliases (Identity of an initializer) bind the same tensor; the file
+    // holds it once.
+    if (writtenWeights.insert(entry.weightName).second) {
+      WeightTensor w;
+      w.name = entry.weightName;
+      w.shape = t.shape;
+      w.data.assign(t.floats.begin(), t.floats.end());
+      weights.push_back(std::move(w));
+    }
     entry.value = attn::WeightOp::create(
         b, NameLoc::get(b.getStringAttr(entry.weightName), fileLoc()), type,
         b.getStringAttr(entry.weightName), nullptr, nullptr, nullptr, nullptr,
@@ -430,8 +442,8 @@ Error Importer::importElementwiseBinary(StringRef op) {
     return c.takeError();
   auto ta = typeOf(*a), tc = typeOf(*c);
   if (ta.getElementType() != tc.getElementType())
-    return fail("operands have different element types (" + std::to_string(0) +
-                ")");
+    return fail("operands have different element types (" + typeText(ta) +
+                " and " + typeText(tc) + ")");
   auto shape = broadcastShapes(ta.getShape(), tc.getShape());
   if (!shape)
     return fail("operand shapes " + shapeText(ta.getShape()) + " and " +
@@ -468,7 +480,7 @@ Error Importer::importUnary(StringRef op) {
     return x.takeError();
   auto type = typeOf(*x);
   if (!isa<FloatType>(type.getElementType()))
-    return fail("expects a float tensor, got " + dataTypeName(0));
+    return fail("expects a float tensor, got " + typeText(type));
   Value init = empty(type.getShape(), type.getElementType());
   SmallVector<Value> ins{*x}, outs{init};
   Value r;
@@ -1160,7 +1172,11 @@ Error Importer::importLayerNorm() {
   } else {
     beta = splat({d}, elem, 0.0);
   }
-  double eps = getFloatAttr(*current, "epsilon", 1e-5f);
+  // The attribute is a float; its shortest decimal form (1e-05, not
+  // 9.99999974e-06) is what the exporter meant.
+  SmallString<32> epsText;
+  APFloat(getFloatAttr(*current, "epsilon", 1e-5f)).toString(epsText);
+  double eps = std::strtod(epsText.c_str(), nullptr);
   setOutput(0, attn::LayerNormOp::create(b, loc, type, *x, gamma, beta,
                                          b.getF64FloatAttr(eps)));
   return Error::success();
@@ -1601,6 +1617,15 @@ Expected<ImportedModel> Importer::run() {
     initializerNames.insert(init.name());
   }
 
+  llvm::StringSet<> graphInputs;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!initializerNames.contains(in.name()))
+      graphInputs.insert(in.name());
+  for (const auto &entry : options.inputShapes)
+    if (!graphInputs.contains(entry.getKey()))
+      return fail("--input-shape names '" + entry.getKey() +
+                  "', which is not a graph input");
+
   // Graph inputs: fixed shapes, or shapes from --input-shape.
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
@@ -1612,11 +1637,16 @@ Expected<ImportedModel> Importer::run() {
     if (!in.type().has_tensor_type())
       return fail("graph input '" + in.name() + "' is not a tensor");
     const auto &tt = in.type().tensor_type();
-    auto elem = elementType(tt.elem_type());
-    if (!elem)
+    // The runtime binds inputs of these types (not bool).
+    auto elem = tt.elem_type() == onnx::TensorProto::BOOL
+                    ? Expected<Type>(llvm::createStringError("bool"))
+                    : elementType(tt.elem_type());
+    if (!elem) {
+      llvm::consumeError(elem.takeError());
       return fail("graph input '" + in.name() + "' has element type " +
                   dataTypeName(tt.elem_type()) +
                   " (supported: float, float16, bfloat16, int64, int32)");
+    }
     if (!tt.has_shape())
       return fail("graph input '" + in.name() + "' has no shape");
     SmallVector<int64_t> shape;
@@ -1663,10 +1693,6 @@ Expected<ImportedModel> Importer::run() {
                 "name=AxB... for each of:" +
                 list);
   }
-  for (const auto &entry : options.inputShapes)
-    if (!usedShapes.contains(entry.getKey()))
-      return fail("--input-shape names '" + entry.getKey() +
-                  "', which is not a graph input");
 
   auto module = ModuleOp::create(fileLoc());
   OwningOpRef<ModuleOp> owned(module);
