@@ -214,8 +214,7 @@ struct AttnHoistWeightsPass
     auto ioName = [&](StringAttr given, StringRef fallback,
                       std::string &name) -> LogicalResult {
       name = given ? given.getValue().str() : fallback.str();
-      if (given && (name.empty() ||
-                    llvm::any_of(name, [](char c) {
+      if (given && (name.empty() || llvm::any_of(name, [](char c) {
                       return std::isspace(static_cast<unsigned char>(c)) ||
                              !std::isprint(static_cast<unsigned char>(c));
                     })))

@@ -303,8 +303,8 @@ bool resolveNamedInputs(const Manifest &mf, std::vector<std::string> &inputs,
   for (size_t i = 0; i < ordered.size(); ++i)
     if (ordered[i].empty()) {
       err = "no --input " + mf.entries[static_cast<size_t>(mf.inputs[i])].name +
-            "=FILE.npy given (the model's inputs: " +
-            nameList(mf, mf.inputs) + ")";
+            "=FILE.npy given (the model's inputs: " + nameList(mf, mf.inputs) +
+            ")";
       return false;
     }
   inputs = std::move(ordered);

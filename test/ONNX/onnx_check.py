@@ -3,7 +3,7 @@
 committed reference inputs and compares with PyTorch's committed output.
 
     onnx_check.py MODEL.onnx --attn-compile BIN --workdir DIR
-                  [--tol 1e-4] [-- extra attn-compile arguments]
+                  [--tol 1e-4] [--tag T] [--compile-arg=ARG ...]
 
 The inputs are Models/<name>.<input>.npy and the reference is
 Models/<name>.ref.npy, where <name> is the model file's name without the
@@ -32,7 +32,8 @@ def main():
     p.add_argument("--workdir", required=True)
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--tag", default="")
-    p.add_argument("extra", nargs="*")
+    p.add_argument("--compile-arg", action="append", default=[],
+                   help="an extra attn-compile argument (repeatable)")
     args = p.parse_args()
 
     base = re.sub(r"-op\d+\.onnx$", "", args.model)
@@ -44,16 +45,17 @@ def main():
         if key != "ref":
             inputs[key] = path
     os.makedirs(args.workdir, exist_ok=True)
-    exe = os.path.join(args.workdir, name + args.tag)
+    stem = os.path.basename(args.model)[:-len(".onnx")] + args.tag
+    exe = os.path.join(args.workdir, stem)
     cmd = [args.attn_compile, "-q", args.model, "--target=cpu", "-o", exe]
     for key, path in inputs.items():
         shape = np.load(path).shape
         cmd += ["--input-shape", key + "=" + "x".join(map(str, shape))]
-    cmd += args.extra
+    cmd += args.compile_arg
     subprocess.run(cmd, check=True)
     if not os.path.exists(exe + ".safetensors"):
         sys.exit(f"FAIL {name}: attn-compile wrote no {exe}.safetensors")
-    out = os.path.join(args.workdir, name + args.tag + ".out.npy")
+    out = os.path.join(args.workdir, stem + ".out.npy")
     run = [exe, "-q", "--output", out]
     # Reversed order on purpose: inputs are matched by name, not position.
     for key, path in reversed(list(inputs.items())):

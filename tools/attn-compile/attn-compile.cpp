@@ -105,10 +105,11 @@ static cl::opt<bool>
            cl::desc("Use the tiling passes' default tile sizes instead of "
                     "choosing them per op for the target (attn-tile)"),
            cl::init(false), cl::cat(category));
-static cl::opt<bool> noRaiseAttention("no-raise-attention",
-                             cl::desc("Do not raise unfused attention chains "
-                                      "to attn.sdpa"),
-                             cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    noRaiseAttention("no-raise-attention",
+                     cl::desc("Do not raise unfused attention chains "
+                              "to attn.sdpa"),
+                     cl::init(false), cl::cat(category));
 static cl::opt<bool> noPackQKV("no-pack-qkv",
                                cl::desc("Do not pack projections of one input "
                                         "(Q, K, V) into one matmul"),
@@ -143,11 +144,11 @@ static cl::opt<bool> noApproximateMath(
     cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
              "approximations"),
     cl::init(false), cl::cat(category));
-static cl::list<std::string> inputShapes(
-    "input-shape",
-    cl::desc("model.onnx: fix a graph input's shape, e.g. "
-             "--input-shape input_ids=1x128 (repeatable)"),
-    cl::value_desc("name=AxB..."), cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("model.onnx: fix a graph input's shape, e.g. "
+                         "--input-shape input_ids=1x128 (repeatable)"),
+                cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<bool>
     noRaise("no-raise",
             cl::desc("model.onnx: compile the imported graph as it is, "
@@ -293,7 +294,8 @@ int main(int argc, char **argv) {
     progress.step("importing " + inputFile);
     attnc::onnx_frontend::ImportOptions importOptions;
     for (const std::string &spec : inputShapes)
-      if (Error err = attnc::onnx_frontend::parseInputShape(spec, importOptions))
+      if (Error err =
+              attnc::onnx_frontend::parseInputShape(spec, importOptions))
         return fail(toString(std::move(err)));
     auto result = attnc::onnx_frontend::importONNXModel(inputFile, context,
                                                         importOptions);

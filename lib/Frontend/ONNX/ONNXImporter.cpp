@@ -38,6 +38,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <charconv>
 #include <cmath>
 #include <numeric>
 
@@ -1174,9 +1175,10 @@ Error Importer::importLayerNorm() {
   }
   // The attribute is a float; its shortest decimal form (1e-05, not
   // 9.99999974e-06) is what the exporter meant.
-  SmallString<32> epsText;
-  APFloat(getFloatAttr(*current, "epsilon", 1e-5f)).toString(epsText);
-  double eps = std::strtod(epsText.c_str(), nullptr);
+  char epsText[32] = {};
+  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
+                getFloatAttr(*current, "epsilon", 1e-5f));
+  double eps = std::strtod(epsText, nullptr);
   setOutput(0, attn::LayerNormOp::create(b, loc, type, *x, gamma, beta,
                                          b.getF64FloatAttr(eps)));
   return Error::success();
