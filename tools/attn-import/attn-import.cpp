@@ -151,8 +151,18 @@ int main(int argc, char **argv) {
     os.close();
     if (os.has_error())
       return fail("error writing " + outputFile);
-    if (Error err = mlirOut.commit())
+    // The weights first: if the model then cannot be renamed into place,
+    // the weights are taken back, so an error leaves neither.
+    bool weightsExisted = !weightsPath.empty() && sys::fs::exists(weightsPath);
+    if (weightsOut)
+      if (Error err = weightsOut->commit())
+        return fail(toString(std::move(err)));
+    if (Error err = mlirOut.commit()) {
+      if (weightsOut && !weightsExisted)
+        sys::fs::remove(weightsPath);
       return fail(toString(std::move(err)));
+    }
+    return 0;
   }
   if (weightsOut)
     if (Error err = weightsOut->commit())
