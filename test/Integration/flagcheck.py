@@ -33,10 +33,12 @@ SMALL_BERT = dict(layers=2, d=128, heads=4, dff=256, seq=32)
 
 
 def no_switches(attn_compile):
-    """The --no-* switches attn-compile lists in --help, sorted."""
+    """The --no-* switches attn-compile lists in --help, sorted; those for
+    imported models only (described as "model.onnx: ...") do not apply."""
     text = subprocess.run([attn_compile, "--help"], check=True,
                           capture_output=True, text=True).stdout
-    return sorted(set(re.findall(r"^\s+(--no-[a-z0-9-]+)", text, re.M)))
+    found = re.findall(r"^\s+(--no-[a-z0-9-]+)\s+- (.*)$", text, re.M)
+    return sorted({name for name, desc in found if not desc.startswith("model.onnx:")})
 
 
 def model_and_config(kind, workdir):
