@@ -15,7 +15,8 @@ def t(dims, dtype="f32"):
 
 
 def func(args, op, result):
-    """A function whose line 2, column 3 is `op`; args are (name, type)."""
+    """A function whose line 2 holds `op` (its name at column 8); args are
+    (name, type)."""
     sig = ", ".join("%%%s: %s" % (n, ty) for n, ty in args)
     return ("func.func @f(%s) -> %s {\n  %%0 = %s\n  return %%0 : %s\n}\n"
             % (sig, result, op, result))
@@ -162,7 +163,7 @@ def huge_models():
 def cases():
     out = []
     for label, text, op, what in zero_cases():
-        message = r"in\.mlir:2:3: " + ZERO % (op, what)
+        message = r"in\.mlir:2:8: " + ZERO % (op, what)
         out.append({"name": "attn-opt-zero-" + label, "files": {"in.mlir": text},
                     "cmd": ["{attn-opt}", "in.mlir", "-o", "out.mlir"], "exit": "nonzero",
                     "stderr": [message], "absent": ["out.mlir"], "timeout": 30})
@@ -170,7 +171,7 @@ def cases():
                     "cmd": ["{attn-compile}", "-q", "in.mlir", "-o", "model"], "exit": "nonzero",
                     "stderr": [message], "absent": ["model"], "timeout": 30})
     for label, text in weight_cases():
-        message = (r"in\.mlir:2:3: error: 'attn\.weight' op weight 'w' has type '[^']*' "
+        message = (r"in\.mlir:2:8: error: 'attn\.weight' op weight 'w' has type '[^']*' "
                    r"with no elements")
         for tool, cmd in (("attn-opt", ["{attn-opt}", "in.mlir", "-o", "out"]),
                           ("attn-compile", ["{attn-compile}", "-q", "in.mlir", "-o", "out"])):
