@@ -262,6 +262,9 @@ int main(int argc, char **argv) {
   if (emit == "attn" && !onnxInput && !hfInput)
     return fail("--emit=attn is for imported models (model.onnx or a "
                 "checkpoint directory)");
+  if (emit == "attn" && (!layerDrop.empty() || !pruneSpec.empty()))
+    return fail("--emit=attn writes the model as imported and raised; "
+                "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && noRaise)
     return fail("--no-raise is for model.onnx inputs");
   if (!onnxInput && !hfInput && !inputShapes.empty())
