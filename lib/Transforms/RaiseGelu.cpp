@@ -79,17 +79,19 @@ static Value matchScaled(Value v, double expected) {
   return product.factors[0];
 }
 
-/// x^3: linalg.powf(x, 3) or a product of x three times.
-static Value matchCube(Value v) {
-  if (auto pow = matchBinary<linalg::PowFOp>(v))
-    return isSplatNear(pow->second, 3.0, 0.0) ? pow->first : Value();
+/// True if `v` is 0.044715 * x^3, the cube as linalg.powf(x, 3) or as a
+/// product with x three times.
+static bool isCubicTerm(Value v, Value x) {
   Product product;
   flattenProduct(v, product, /*isRoot=*/true);
-  if (product.factors.size() != 3 || product.constant != 1.0 ||
-      product.factors[0] != product.factors[1] ||
-      product.factors[1] != product.factors[2])
-    return Value();
-  return product.factors[0];
+  if (!isNear(product.constant, 0.044715))
+    return false;
+  if (product.factors.size() == 3)
+    return llvm::all_of(product.factors, [&](Value f) { return f == x; });
+  if (product.factors.size() != 1)
+    return false;
+  auto pow = matchBinary<linalg::PowFOp>(product.factors[0]);
+  return pow && pow->first == x && isSplatNear(pow->second, 3.0, 0.0);
 }
 
 /// The GELU argument `x` of `1 + erf(x / sqrt(2))` or of
@@ -114,11 +116,9 @@ matchOnePlusGeluCore(Value v) {
     auto sum = inner ? matchBinary<linalg::AddOp>(inner) : std::nullopt;
     if (!sum)
       continue;
-    for (auto [x, term] : {*sum, std::make_pair(sum->second, sum->first)}) {
-      Value cube = matchScaled(term, 0.044715);
-      if (cube && matchCube(cube) == x)
+    for (auto [x, term] : {*sum, std::make_pair(sum->second, sum->first)})
+      if (isCubicTerm(term, x))
         return std::make_pair(x, GeluApproximation::tanh);
-    }
   }
   return std::nullopt;
 }

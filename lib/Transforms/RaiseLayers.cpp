@@ -225,6 +225,11 @@ struct AttnRaiseLayersPass
         if (later.stream == end)
           later.stream = layer.getResult(0);
     }
+    // The weights and constants the layers cloned are dead outside.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(func.getBody().front().getOperations())))
+      if (isCloneable(&op) && op.use_empty())
+        op.erase();
   }
 };
 

@@ -41,7 +41,7 @@ func.func @imported(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: tensor
 // CHECK-LABEL: func.func @causal_split_scale
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x4xf32>, %[[K:.*]]: tensor<1x4x2x4xf32>, %[[V:.*]]: tensor<1x2x4x4xf32>)
 // CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<1x4x2x4xf32>) outs(%{{.*}} : tensor<1x2x4x4xf32>) permutation = [0, 2, 1, 3]
-// CHECK: %[[O:.*]] = attn.sdpa %[[Q]], %[[KT]], %[[V]] score = dot causal scale = 5.000000e-01 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+// CHECK: %[[O:.*]] = attn.sdpa %[[Q]], %[[KT]], %[[V]] score = dot causal scale = 0.49999998288572911 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
 // CHECK-NOT: linalg.
 // CHECK-NOT: attn.softmax
 // CHECK: return %[[O]]
@@ -79,7 +79,7 @@ func.func @causal_split_scale(%q: tensor<1x2x4x4xf32>, %k: tensor<1x4x2x4xf32>, 
 
 // CHECK-LABEL: func.func @masks
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x2x4x4xf32>, %[[K:.*]]: tensor<2x2x4x4xf32>, %[[V:.*]]: tensor<2x2x4x4xf32>, %[[M:.*]]: tensor<2x4xf32>)
-// CHECK: %[[B:.*]] = tensor.expand_shape %[[M]] {{\[}}[0, 1, 2], [3]] output_shape [2, 1, 1, 4] : tensor<2x4xf32> into tensor<2x1x1x4xf32>
+// CHECK: %[[B:.*]] = tensor.expand_shape %[[M]] {{\[}}[0], [1, 2, 3]] output_shape [2, 1, 1, 4] : tensor<2x4xf32> into tensor<2x1x1x4xf32>
 // CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] bias(%[[B]] : tensor<2x1x1x4xf32>) score = dot scale = 1.000000e+00 :
 // CHECK: %[[U:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2], [3]] output_shape [1, 1, 4, 4] : tensor<4x4xf32> into tensor<1x1x4x4xf32>
 // CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] bias(%[[U]] : tensor<1x1x4x4xf32>) score = dot scale = 1.000000e+00 :

@@ -9,7 +9,7 @@
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x32xf32>)
 // CHECK-DAG: %[[G:.*]] = attn.weight "ln.weight" : tensor<32xf32>
 // CHECK-DAG: %[[B:.*]] = attn.weight "ln.bias" : tensor<32xf32>
-// CHECK: %[[Y:.*]] = attn.layer_norm %[[X]], %[[G]], %[[B]] epsilon = 9.99999974E-6 : tensor<2x3x32xf32>, tensor<32xf32>, tensor<32xf32>
+// CHECK: %[[Y:.*]] = attn.layer_norm %[[X]], %[[G]], %[[B]] epsilon = 9.9999997473787516E-6 : tensor<2x3x32xf32>, tensor<32xf32>, tensor<32xf32>
 // CHECK-NOT: linalg.
 // CHECK: return %[[Y]]
 func.func @layer_norm(%x: tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
@@ -63,7 +63,7 @@ func.func @layer_norm(%x: tensor<2x3x32xf32>) -> tensor<2x3x32xf32> {
 // CHECK-LABEL: func.func @layer_norm_no_affine
 // CHECK-DAG: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<8xf32>
 // CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : tensor<8xf32>
-// CHECK: attn.layer_norm %arg0, %[[ONES]], %[[ZEROS]] epsilon = 1.000000e-03 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+// CHECK: attn.layer_norm %arg0, %[[ONES]], %[[ZEROS]] epsilon = 0.0010000000474974513 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
 // CHECK-NOT: linalg.
 func.func @layer_norm_no_affine(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %zero = arith.constant 0.0 : f32
@@ -139,11 +139,15 @@ func.func @rms_norm(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Near misses: the mean subtracted is of another tensor; the power is 3; the
-// mean is over the first axis (reduction dimension 0), then broadcast along
-// the last. None is a norm.
+// Near misses: the mean subtracted is of another tensor (not a layer norm of
+// x, but exactly an RMS norm of d = x - mean(w)); the power is 3; the mean is
+// over the first axis (reduction dimension 0), then broadcast along the last.
 
 // CHECK-LABEL: func.func @near_misses
+// CHECK-NOT: attn.layer_norm
+// CHECK: %[[D:.*]] = linalg.sub
+// CHECK-NOT: attn.layer_norm
+// CHECK: attn.rms_norm %[[D]], %{{.*}} epsilon = 9.9999997473787516E-6
 // CHECK-NOT: attn.layer_norm
 // CHECK-NOT: attn.rms_norm
 // CHECK: return
