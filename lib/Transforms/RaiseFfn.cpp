@@ -53,10 +53,10 @@ struct RaiseFfn : OpRewritePattern<LinearOp> {
     if (up.getInput().getType() != down.getType())
       return rewriter.notifyMatchFailure(
           down, "the down projection does not restore the model width");
-    rewriter.replaceOpWithNewOp<FfnOp>(down, down.getType(), up.getInput(),
-                                       up.getWeight(), up.getBias(),
-                                       down.getWeight(), down.getBias(),
-                                       *activation);
+    rewriter.replaceOpWithNewOp<FfnOp>(
+        down, down.getType(), up.getInput(), /*gate_weight=*/Value(),
+        /*gate_bias=*/Value(), up.getWeight(), up.getBias(), down.getWeight(),
+        down.getBias(), *activation);
     return success();
   }
 };
