@@ -14,8 +14,15 @@ def main():
     ap.add_argument("output")
     ap.add_argument("expected")
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--bf16", action="store_true",
+                    help="the output holds bf16 raw bits ('<u2'), as the model CLI writes bf16")
     args = ap.parse_args()
     y = np.load(args.output)
+    if args.bf16:
+        if y.dtype != np.uint16:
+            print(f"FAIL expected bf16 bits ('<u2'), got {y.dtype}")
+            return 1
+        y = (y.astype(np.uint32) << 16).view(np.float32)
     ref = np.load(args.expected)
     if y.shape != ref.shape:
         print(f"FAIL shape {y.shape} != reference {ref.shape}")
