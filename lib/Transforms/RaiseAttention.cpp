@@ -515,8 +515,8 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
   if (expand.getReassociationIndices() != expected)
     return std::nullopt;
   auto matmul = expand.getSrc().getDefiningOp<linalg::BatchMatmulOp>();
-  if (!matmul || !matmul.hasPureTensorSemantics() ||
-      !matmul->hasOneUse() || matmul.getNumDpsInputs() != 2 ||
+  if (!matmul || !matmul.hasPureTensorSemantics() || !matmul->hasOneUse() ||
+      matmul.getNumDpsInputs() != 2 ||
       !raise::isZeroTensor(matmul.getDpsInits()[0]) ||
       ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) !=
           ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
@@ -581,8 +581,7 @@ static bool isAdditiveCausalMask(Value mask, int64_t sq, int64_t sk) {
   int64_t index = 0;
   for (APFloat element : values.getValues<APFloat>()) {
     bool visible = isCausallyVisible(index++, sq, sk);
-    if (visible ? !element.isZero()
-                : !isHidingValue(element.convertToDouble()))
+    if (visible ? !element.isZero() : !isHidingValue(element.convertToDouble()))
       return false;
   }
   return true;
@@ -640,8 +639,8 @@ static Value buildBias(PatternRewriter &rewriter, Location loc, Value mask) {
     shape[d] = 1;
   auto biasType = RankedTensorType::get(shape, maskType.getElementType());
   if (inputType.getRank() == 0)
-    return tensor::ExpandShapeOp::create(
-        rewriter, loc, biasType, input, SmallVector<ReassociationIndices>{});
+    return tensor::ExpandShapeOp::create(rewriter, loc, biasType, input,
+                                         SmallVector<ReassociationIndices>{});
   std::optional<SmallVector<ReassociationIndices>> reassociation =
       getReassociationIndicesForReshape(inputType, biasType);
   if (!reassociation)
@@ -764,12 +763,12 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
                 ->getResult(0);
     }
     Value bias = mask ? buildBias(rewriter, loc, mask) : Value();
-    Value sdpa = SdpaOp::create(rewriter, loc, resultType, query, key, value,
-                                bias, /*kv_lengths=*/Value(),
-                                /*score_weights=*/ValueRange{},
-                                ScoreFunction::dot,
-                                rewriter.getF64FloatAttr(scale), causal,
-                                /*window=*/IntegerAttr());
+    Value sdpa =
+        SdpaOp::create(rewriter, loc, resultType, query, key, value, bias,
+                       /*kv_lengths=*/Value(),
+                       /*score_weights=*/ValueRange{}, ScoreFunction::dot,
+                       rewriter.getF64FloatAttr(scale), causal,
+                       /*window=*/IntegerAttr());
     rewriter.replaceOp(root, sdpa);
     // Uses run from later to earlier in `ops` except for the Q / K^T scale
     // chains; erase whatever became dead, users first.

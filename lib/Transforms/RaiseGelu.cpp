@@ -139,8 +139,9 @@ struct RaiseGelu : OpRewritePattern<linalg::MulOp> {
     flattenProduct(result, product, /*isRoot=*/true);
     if (product.factors.size() != 2 || !isNear(product.constant, 0.5))
       return rewriter.notifyMatchFailure(op, "not 0.5 * x * y");
-    for (auto [x, y] : {std::make_pair(product.factors[0], product.factors[1]),
-                        std::make_pair(product.factors[1], product.factors[0])}) {
+    for (auto [x, y] :
+         {std::make_pair(product.factors[0], product.factors[1]),
+          std::make_pair(product.factors[1], product.factors[0])}) {
       auto core = matchOnePlusGeluCore(y);
       if (!core || core->first != x)
         continue;

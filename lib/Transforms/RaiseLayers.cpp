@@ -80,7 +80,7 @@ static bool isNorm(Operation *op) { return isa<LayerNormOp, RmsNormOp>(op); }
 /// The block around `attention`, whose residual adds are `first` and
 /// `second`.
 static std::optional<BlockMatch> findBlock(Operation *attention, AddOp first,
-                                      AddOp second) {
+                                           AddOp second) {
   BlockMatch block;
   Value lhs = first.getLhs(), rhs = first.getRhs();
   bool lhsFromAttention = dependsOn(lhs, attention);
@@ -105,8 +105,7 @@ static std::optional<BlockMatch> findBlock(Operation *attention, AddOp first,
   BackwardSliceOptions backwardOptions;
   backwardOptions.omitBlockArguments = true;
   backwardOptions.inclusive = true;
-  (void)getBackwardSlice(block.end.getDefiningOp(), &backward,
-                         backwardOptions);
+  (void)getBackwardSlice(block.end.getDefiningOp(), &backward, backwardOptions);
   for (Operation *op : backward)
     if (forward.contains(op))
       block.body.insert(op);
@@ -148,8 +147,8 @@ static LayerOp buildLayer(BlockMatch &block, int64_t index) {
     }
 
   OpBuilder b(endOp);
-  auto layer = LayerOp::create(b, endOp->getLoc(), block.end.getType(),
-                               inputs, b.getI64IntegerAttr(index),
+  auto layer = LayerOp::create(b, endOp->getLoc(), block.end.getType(), inputs,
+                               b.getI64IntegerAttr(index),
                                /*score=*/FloatAttr());
   Region &region = layer.getBody();
   Block *body = b.createBlock(&region);

@@ -141,9 +141,8 @@ struct FoldLinearBias : OpRewritePattern<linalg::AddOp> {
                                          {linear.getType().getShape().back()},
                                          linear.getType().getElementType()))
         continue;
-      rewriter.replaceOpWithNewOp<LinearOp>(op, linear.getType(),
-                                            linear.getInput(),
-                                            linear.getWeight(), bias);
+      rewriter.replaceOpWithNewOp<LinearOp>(
+          op, linear.getType(), linear.getInput(), linear.getWeight(), bias);
       return success();
     }
     return rewriter.notifyMatchFailure(op, "not a projection plus a bias");

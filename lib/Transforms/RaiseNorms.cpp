@@ -73,8 +73,8 @@ static std::optional<RootMeanSquare> matchRootMeanSquare(Value v) {
 /// A [D] tensor of `value` in the element type of `type`'s last dimension.
 static Value createVector(PatternRewriter &rewriter, Location loc,
                           RankedTensorType type, double value) {
-  auto vectorType = RankedTensorType::get({type.getShape().back()},
-                                          type.getElementType());
+  auto vectorType =
+      RankedTensorType::get({type.getShape().back()}, type.getElementType());
   return arith::ConstantOp::create(
       rewriter, loc,
       DenseElementsAttr::get(
@@ -94,8 +94,7 @@ namespace {
 
 /// (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) -> attn.layer_norm.
 struct RaiseLayerNorm : OpRewritePattern<linalg::DivOp> {
-  RaiseLayerNorm(MLIRContext *ctx)
-      : OpRewritePattern(ctx, /*benefit=*/2) {}
+  RaiseLayerNorm(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
 
   LogicalResult matchAndRewrite(linalg::DivOp op,
                                 PatternRewriter &rewriter) const override {
@@ -203,9 +202,8 @@ template <typename OpTy> struct FoldNormAffine : OpRewritePattern<OpTy> {
         } else {
           beta = vector;
         }
-        rewriter.replaceOpWithNewOp<LayerNormOp>(op, type, ln.getInput(),
-                                                 gamma, beta,
-                                                 ln.getEpsilonAttr());
+        rewriter.replaceOpWithNewOp<LayerNormOp>(op, type, ln.getInput(), gamma,
+                                                 beta, ln.getEpsilonAttr());
         return success();
       }
       if (auto rms = norm.template getDefiningOp<RmsNormOp>()) {

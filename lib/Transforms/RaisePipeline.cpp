@@ -1,4 +1,5 @@
-//===- RaisePipeline.cpp - attn-raise: raise an imported graph -------------===//
+//===- RaisePipeline.cpp - attn-raise: raise an imported graph
+//-------------===//
 //
 // The order matters: GELU and the norms are recognised on the elementwise
 // ops before projections absorb the bias additions next to them; attention

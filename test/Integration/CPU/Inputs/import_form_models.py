@@ -24,6 +24,9 @@ Models (B = 2, S = 8, E = 32, 4 heads of 8, FFN 64):
                    scale 1/sqrt(d) split between Q and K^T.
     causal_tanh    pre-LN GPT-style block with a constant lower-triangular
                    0/-inf mask, tanh GELU, RMSNorm before the FFN.
+    post_ln_relu2  two post_ln_relu layers (weights `layers.<i>.*`); `check`
+                   takes `layers=i,j` to compare with the kept layers only
+                   (LayerDrop's keep-list).
 """
 import math
 import os
@@ -38,7 +41,7 @@ import tensorio  # noqa: E402
 
 B, S, E, H, F = 2, 8, 32, 4, 64
 D = E // H
-MODELS = ("post_ln_relu", "pre_ln_gelu", "causal_tanh")
+MODELS = ("post_ln_relu", "pre_ln_gelu", "causal_tanh", "post_ln_relu2")
 
 
 def ty(shape, et="f32"):
@@ -265,10 +268,13 @@ def emit(model):
     em = Emitter()
     x = ("%x", (B, S, E), "f32")
     args = [f"%x: {ty((B, S, E))}"]
-    if model == "post_ln_relu":
-        h = em.layer_norm(em.binary("add", x, em.attention(x, "attn")), "ln1")
-        y = em.layer_norm(em.binary("add", h, em.ffn(h, "ffn", em.relu)),
-                          "ln2")
+    if model in ("post_ln_relu", "post_ln_relu2"):
+        y = x
+        for p in layer_prefixes(model):
+            h = em.layer_norm(em.binary("add", y, em.attention(y, p + "attn")),
+                              p + "ln1")
+            y = em.layer_norm(em.binary("add", h, em.ffn(h, p + "ffn",
+                                                         em.relu)), p + "ln2")
     elif model == "pre_ln_gelu":
         args.append(f"%attention_mask: {ty((B, S), 'i64')}")
         m = ("%attention_mask", (B, S), "i64")
@@ -310,18 +316,22 @@ def emit(model):
             f"{body}\n  return {y[0]} : {ty((B, S, E))}\n}}\n")
 
 
+def layer_prefixes(model):
+    return ["layers.0.", "layers.1."] if model == "post_ln_relu2" else [""]
+
+
 def weight_shapes(model):
     shapes = {}
-    for p, n_in, n_out in (("attn.q", E, E), ("attn.k", E, E),
-                           ("attn.v", E, E), ("attn.o", E, E),
-                           ("ffn.up", E, F), ("ffn.down", F, E)):
-        shapes[f"onnx::MatMul_{p}"] = (n_in, n_out)
-        shapes[f"{p}.bias"] = (n_out,)
-    norms = ("ln1", "ln2")
-    for n in norms:
-        shapes[f"{n}.weight"] = (E,)
-        if not (model == "causal_tanh" and n == "ln2"):
-            shapes[f"{n}.bias"] = (E,)
+    for lp in layer_prefixes(model):
+        for p, n_in, n_out in (("attn.q", E, E), ("attn.k", E, E),
+                               ("attn.v", E, E), ("attn.o", E, E),
+                               ("ffn.up", E, F), ("ffn.down", F, E)):
+            shapes[f"onnx::MatMul_{lp}{p}"] = (n_in, n_out)
+            shapes[f"{lp}{p}.bias"] = (n_out,)
+        for n in ("ln1", "ln2"):
+            shapes[f"{lp}{n}.weight"] = (E,)
+            if not (model == "causal_tanh" and n == "ln2"):
+                shapes[f"{lp}{n}.bias"] = (E,)
     return shapes
 
 
@@ -345,27 +355,33 @@ def gen(model, d):
         np.save(os.path.join(d, f"{model}.in1.npy"), mask)
 
 
-def reference(model, d):
+def reference(model, d, layers=None):
     W = tensorio.read_safetensors(os.path.join(d, f"{model}.safetensors"))
     x = np.load(os.path.join(d, f"{model}.in0.npy")).astype(np.float64)
 
     def lin(t, p):
         return ref.linear(t, W[f"onnx::MatMul_{p}"].T, W[f"{p}.bias"])
 
-    def attention(t, bias=None, causal=False):
+    def attention(t, bias=None, causal=False, lp=""):
         def split(u):
             return u.reshape(B, S, H, D).transpose(0, 2, 1, 3)
-        q, k, v = (split(lin(t, f"attn.{n}")) for n in "qkv")
+        q, k, v = (split(lin(t, f"{lp}attn.{n}")) for n in "qkv")
         o = ref.sdpa(q, k, v, bias=bias, score="scaled_dot",
                      causal=causal)
-        return lin(o.transpose(0, 2, 1, 3).reshape(B, S, E), "attn.o")
+        return lin(o.transpose(0, 2, 1, 3).reshape(B, S, E), f"{lp}attn.o")
 
     def ln(t, p):
         return ref.layer_norm(t, W[f"{p}.weight"], W[f"{p}.bias"], 1e-5)
 
-    if model == "post_ln_relu":
-        h = ln(x + attention(x), "ln1")
-        return ln(h + lin(ref.relu(lin(h, "ffn.up")), "ffn.down"), "ln2")
+    if model in ("post_ln_relu", "post_ln_relu2"):
+        prefixes = layer_prefixes(model)
+        if layers is not None:
+            prefixes = [prefixes[i] for i in layers]
+        for lp in prefixes:
+            h = ln(x + attention(x, lp=lp), lp + "ln1")
+            x = ln(h + lin(ref.relu(lin(h, lp + "ffn.up")), lp + "ffn.down"),
+                   lp + "ln2")
+        return x
     if model == "pre_ln_gelu":
         m = np.load(os.path.join(d, f"{model}.in1.npy"))
         bias = ((1.0 - m) * -10000.0)[:, None, None, :]
@@ -377,7 +393,11 @@ def reference(model, d):
 
 
 def check(model, d, outputs):
-    expected = reference(model, d)
+    layers = None
+    if outputs and outputs[0].startswith("layers="):
+        layers = [int(i) for i in outputs[0].split("=", 1)[1].split(",")]
+        outputs = outputs[1:]
+    expected = reference(model, d, layers)
     tol = 1e-4 * max(1.0, float(np.max(np.abs(expected))))
     ok = True
     for item in outputs:
