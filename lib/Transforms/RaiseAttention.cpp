@@ -264,6 +264,18 @@ static bool isLastTwoSwap(ArrayRef<int64_t> perm) {
   return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
 }
 
+/// The constant factor of `v` = x * c, c * x or x / c with c a broadcast
+/// splat: x and the factor.
+static std::optional<Scaled> matchBroadcastScale(Value v) {
+  if (auto mul = raise::matchBinary<linalg::MulOp>(v))
+    return matchScaleOperands(mul->first, mul->second, /*isDivision=*/false,
+                              raise::getSplatValue);
+  if (auto div = raise::matchBinary<linalg::DivOp>(v))
+    return matchScaleOperands(div->first, div->second, /*isDivision=*/true,
+                              raise::getSplatValue);
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // The pattern
 //===----------------------------------------------------------------------===//
@@ -273,6 +285,10 @@ namespace {
 /// What the root's chain is made of.
 struct AttentionChain {
   Value query, key, value, bias;
+  /// When set, K is `key` transposed by this permutation (K^T came from a
+  /// transpose that is not a swap of the last two dimensions, e.g. PyTorch
+  /// MHA's [S, B*H, D] -> [B*H, D, S]).
+  SmallVector<int64_t> keyPermutation;
   double scale = 1.0;
   /// softmax, [add], [scale], scores: the ops the rewrite replaces, from the
   /// root's operand backwards.
@@ -310,10 +326,16 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       auto transpose =
           ins->second.template getDefiningOp<linalg::TransposeOp>();
       if (!transpose || !transpose.hasPureTensorSemantics() ||
-          !isLastTwoSwap(transpose.getPermutation()))
+          transpose.getPermutation().size() < 2)
         return failure();
       chain.query = ins->first;
       chain.key = transpose.getInput();
+      if (!isLastTwoSwap(transpose.getPermutation())) {
+        chain.keyPermutation.assign(transpose.getPermutation().begin(),
+                                    transpose.getPermutation().end());
+        std::swap(chain.keyPermutation[chain.keyPermutation.size() - 1],
+                  chain.keyPermutation[chain.keyPermutation.size() - 2]);
+      }
     } else if (auto ins =
                    matchMatmul(op, getTransposedBMaps<MatmulOpTy>(ctx))) {
       chain.query = ins->first;
@@ -322,6 +344,14 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       return failure();
     }
     chain.intermediates.push_back(op);
+    // A constant scale of Q alone (PyTorch MHA divides q by sqrt(d) before
+    // the product) scales the scores.
+    if (chain.query.hasOneUse())
+      if (std::optional<Scaled> scaled = matchBroadcastScale(chain.query)) {
+        chain.intermediates.push_back(chain.query.getDefiningOp());
+        chain.scale *= scaled->factor;
+        chain.query = scaled->input;
+      }
     return success();
   }
 
@@ -337,7 +367,7 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       chain.intermediates.pop_back();
       return failure();
     }
-    chain.scale = scaled->factor;
+    chain.scale *= scaled->factor;
     return success();
   }
 
@@ -402,7 +432,11 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     auto shape = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getShape();
     };
-    ArrayRef<int64_t> q = shape(chain.query), k = shape(chain.key),
+    SmallVector<int64_t> keyShape(shape(chain.key));
+    if (!chain.keyPermutation.empty())
+      for (auto [i, d] : llvm::enumerate(chain.keyPermutation))
+        keyShape[i] = shape(chain.key)[d];
+    ArrayRef<int64_t> q = shape(chain.query), k = keyShape,
                       v = shape(chain.value), o = resultType.getShape();
     int64_t rank = resultType.getRank();
     ArrayRef<int64_t> batch = q.drop_back(2);
@@ -453,8 +487,21 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
           reassociation);
     };
 
-    Value query = expand(chain.query), key = expand(chain.key),
-          value = expand(chain.value), bias = expand(chain.bias);
+    Value key = chain.key;
+    if (!chain.keyPermutation.empty()) {
+      auto keyType = cast<RankedTensorType>(key.getType());
+      SmallVector<int64_t> keyShape;
+      for (int64_t d : chain.keyPermutation)
+        keyShape.push_back(keyType.getDimSize(d));
+      Value init = tensor::EmptyOp::create(rewriter, loc, keyShape,
+                                           keyType.getElementType());
+      key = linalg::TransposeOp::create(rewriter, loc, key, init,
+                                        chain.keyPermutation)
+                ->getResult(0);
+    }
+    Value query = expand(chain.query), value = expand(chain.value),
+          bias = expand(chain.bias);
+    key = expand(key);
     SmallVector<int64_t> sdpaShape(4 - rank, 1);
     llvm::append_range(sdpaShape, resultType.getShape());
     Value sdpa = SdpaOp::create(
@@ -475,18 +522,6 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
 };
 
 } // namespace
-
-/// The constant factor of `v` = x * c, c * x or x / c with c a broadcast
-/// splat: x and the factor.
-static std::optional<Scaled> matchBroadcastScale(Value v) {
-  if (auto mul = raise::matchBinary<linalg::MulOp>(v))
-    return matchScaleOperands(mul->first, mul->second, /*isDivision=*/false,
-                              raise::getSplatValue);
-  if (auto div = raise::matchBinary<linalg::DivOp>(v))
-    return matchScaleOperands(div->first, div->second, /*isDivision=*/true,
-                              raise::getSplatValue);
-  return std::nullopt;
-}
 
 /// Peels single-use constant scalings off `v`, multiplying them into
 /// `scale` and recording the ops in `ops`.

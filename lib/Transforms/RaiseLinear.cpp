@@ -149,11 +149,44 @@ struct FoldLinearBias : OpRewritePattern<linalg::AddOp> {
   }
 };
 
+/// expand_shape(attn.linear(collapse_shape(x))) with the leading dims of x
+/// collapsed into one and expanded back the same way -> attn.linear(x) (a
+/// Gemm on a flattened activation, e.g. GPT-2's Conv1D addmm, once its bias
+/// is folded).
+struct FoldLinearReshapes : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto linear = expand.getSrc().getDefiningOp<LinearOp>();
+    if (!linear || !linear->hasOneUse())
+      return failure();
+    auto collapse = linear.getInput().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse)
+      return failure();
+    RankedTensorType srcType = collapse.getSrcType();
+    int64_t rank = srcType.getRank();
+    if (!srcType.hasStaticShape() ||
+        expand.getReassociationIndices() !=
+            collapse.getReassociationIndices() ||
+        collapse.getReassociationIndices().back() !=
+            ReassociationIndices{rank - 1} ||
+        expand.getResultType().getShape().drop_back() !=
+            srcType.getShape().drop_back())
+      return rewriter.notifyMatchFailure(expand, "not the inverse reshapes");
+    rewriter.replaceOpWithNewOp<LinearOp>(expand, expand.getResultType(),
+                                          collapse.getSrc(), linear.getWeight(),
+                                          linear.getBias());
+    return success();
+  }
+};
+
 struct AttnRaiseLinearPass
     : public attn::impl::AttnRaiseLinearBase<AttnRaiseLinearPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseMatmulToLinear, FoldLinearBias>(&getContext());
+    patterns.add<RaiseMatmulToLinear, FoldLinearBias, FoldLinearReshapes>(
+        &getContext());
     GreedyRewriteConfig config;
     config.enableFolding(false).enableConstantCSE(false);
     if (failed(

@@ -638,3 +638,34 @@ func.func @dynamic_shapes(%q: tensor<?x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6
   %o = linalg.matmul ins(%p, %v : tensor<?x6xf32>, tensor<6x5xf32>) outs(%oz : tensor<?x5xf32>) -> tensor<?x5xf32>
   return %o : tensor<?x5xf32>
 }
+
+// -----
+
+// PyTorch nn.MultiheadAttention as exported and imported: q divided by
+// sqrt(d) before the product, K^T by one transpose [1, 2, 0] of the
+// [S, N, D] head-split key, a softmax over the last dimension.
+
+// CHECK-LABEL: func.func @torch_mha
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<6x2x8xf32>, %[[V:.*]]: tensor<2x6x5xf32>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<6x2x8xf32>) outs(%{{.*}} : tensor<2x6x8xf32>) permutation = [1, 0, 2]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]]
+// CHECK: attn.sdpa %{{.*}}, %[[K4]], %{{.*}} score = dot scale = 0.35355339
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-NOT: linalg.div
+func.func @torch_mha(%q: tensor<2x4x8xf32>, %k: tensor<6x2x8xf32>, %v: tensor<2x6x5xf32>) -> tensor<2x4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<2.82842708> : tensor<f32>
+  %eq = tensor.empty() : tensor<2x4x8xf32>
+  %cb = linalg.broadcast ins(%c : tensor<f32>) outs(%eq : tensor<2x4x8xf32>) dimensions = [0, 1, 2]
+  %qs = linalg.div ins(%q, %cb : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%eq : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %kt0 = tensor.empty() : tensor<2x8x6xf32>
+  %kt = linalg.transpose ins(%k : tensor<6x2x8xf32>) outs(%kt0 : tensor<2x8x6xf32>) permutation = [1, 2, 0]
+  %s0 = tensor.empty() : tensor<2x4x6xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%qs, %kt : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%sz : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %p = attn.softmax %s dim = 2 : tensor<2x4x6xf32>
+  %o0 = tensor.empty() : tensor<2x4x5xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x6xf32>, tensor<2x6x5xf32>) outs(%oz : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  return %o : tensor<2x4x5xf32>
+}

@@ -91,3 +91,28 @@ func.func @near_misses(%x: tensor<6x4xf32>, %y: tensor<4x5xf32>, %c: tensor<6x5x
   %acc = linalg.matmul ins(%x, %w : tensor<6x4xf32>, tensor<4x5xf32>) outs(%c : tensor<6x5xf32>) -> tensor<6x5xf32>
   return %a, %s, %acc : tensor<6x5xf32>, tensor<6x5xf32>, tensor<6x5xf32>
 }
+
+// -----
+
+// Gemm on a flattened activation (GPT-2's Conv1D addmm): the projection and
+// its bias on [M, K], reshaped back after the bias; it applies to the
+// [B, S, K] tensor itself.
+
+// CHECK-LABEL: func.func @flattened_gemm
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[Y:.*]] = attn.linear %[[X]], %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
+// CHECK-NOT: tensor.
+// CHECK: return %[[Y]]
+func.func @flattened_gemm(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = attn.weight "c_attn.weight" : tensor<4x5xf32>
+  %b = attn.weight "c_attn.bias" : tensor<5xf32>
+  %xc = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %e = tensor.empty() : tensor<6x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m = linalg.matmul ins(%xc, %w : tensor<6x4xf32>, tensor<4x5xf32>) outs(%z : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %bb = linalg.broadcast ins(%b : tensor<5xf32>) outs(%e : tensor<6x5xf32>) dimensions = [0]
+  %y2 = linalg.add ins(%m, %bb : tensor<6x5xf32>, tensor<6x5xf32>) outs(%e : tensor<6x5xf32>) -> tensor<6x5xf32>
+  %y = tensor.expand_shape %y2 [[0, 1], [2]] output_shape [2, 3, 5] : tensor<6x5xf32> into tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
