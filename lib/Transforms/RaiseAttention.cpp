@@ -293,6 +293,8 @@ struct AttentionChain {
   /// softmax, [add], [scale], scores: the ops the rewrite replaces, from the
   /// root's operand backwards.
   SmallVector<Operation *> intermediates;
+  /// A scale of Q folded into `scale`, erased after the scores.
+  Operation *queryScale = nullptr;
 };
 
 /// Rewrites `softmax_last(scale(Q @ K^T) [+ M]) @ V` rooted at the final
@@ -348,7 +350,7 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     // the product) scales the scores.
     if (chain.query.hasOneUse())
       if (std::optional<Scaled> scaled = matchBroadcastScale(chain.query)) {
-        chain.intermediates.push_back(chain.query.getDefiningOp());
+        chain.queryScale = chain.query.getDefiningOp();
         chain.scale *= scaled->factor;
         chain.query = scaled->input;
       }
@@ -499,9 +501,9 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
                                         chain.keyPermutation)
                 ->getResult(0);
     }
-    Value query = expand(chain.query), value = expand(chain.value),
-          bias = expand(chain.bias);
+    Value query = expand(chain.query);
     key = expand(key);
+    Value value = expand(chain.value), bias = expand(chain.bias);
     SmallVector<int64_t> sdpaShape(4 - rank, 1);
     llvm::append_range(sdpaShape, resultType.getShape());
     Value sdpa = SdpaOp::create(
@@ -517,6 +519,8 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     // Each intermediate had one use, by the op before it in the list.
     for (Operation *op : chain.intermediates)
       rewriter.eraseOp(op);
+    if (chain.queryScale)
+      rewriter.eraseOp(chain.queryScale);
     return success();
   }
 };

@@ -489,16 +489,18 @@ func.func @probs_used_twice(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: te
 
 // -----
 
-// The transpose permutes [1, 2, 0]: with N = Sk the result has the K^T
-// shape [N, D, Sk], but it is not K^T of each batch.
+// The transpose permutes [1, 2, 0]: the scores are Q @ K^T for K = the key
+// transposed [1, 0, 2] (its [Sk, N, D] read as [N, Sk, D]), which the raise
+// materializes instead of reading the key as K.
 
-// CHECK-LABEL: func.func @transpose_wrong_permutation
-// CHECK-NOT: attn.sdpa
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<6x6x8xf32>) outs(%{{.*}} : tensor<6x8x6xf32>) permutation = [1, 2, 0]
-// CHECK: linalg.softmax dimension(2)
-// CHECK-NOT: attn.sdpa
+// CHECK-LABEL: func.func @transpose_other_permutation
+// CHECK-SAME: (%{{.*}}: tensor<6x4x8xf32>, %[[K:.*]]: tensor<6x6x8xf32>,
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<6x6x8xf32>) outs(%{{.*}} : tensor<6x6x8xf32>) permutation = [1, 0, 2]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]]
+// CHECK: attn.sdpa %{{.*}}, %[[K4]], %{{.*}} score = dot scale = 1.000000e+00
+// CHECK-NOT: linalg.softmax
 // CHECK: return
-func.func @transpose_wrong_permutation(%q: tensor<6x4x8xf32>, %k: tensor<6x6x8xf32>, %v: tensor<6x6x5xf32>) -> tensor<6x4x5xf32> {
+func.func @transpose_other_permutation(%q: tensor<6x4x8xf32>, %k: tensor<6x6x8xf32>, %v: tensor<6x6x5xf32>) -> tensor<6x4x5xf32> {
   %zero = arith.constant 0.0 : f32
   %kt0 = tensor.empty() : tensor<6x8x6xf32>
   %kt = linalg.transpose ins(%k : tensor<6x6x8xf32>) outs(%kt0 : tensor<6x8x6xf32>) permutation = [1, 2, 0]
