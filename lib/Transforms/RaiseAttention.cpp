@@ -179,12 +179,13 @@ static std::optional<Scaled> matchGenericScale(linalg::GenericOp op) {
 /// with a constant-filled tensor, the single-input generic above, or
 /// arith.mulf / arith.divf on tensors with a splat constant.
 static std::optional<Scaled> matchScale(Value value) {
+  // Constants as imported: splats, fills, or either broadcast.
   if (auto ins = matchLinalgBinary<linalg::MulOp>(value))
     return matchScaleOperands(ins->first, ins->second, /*isDivision=*/false,
-                              getFloatSplatConstant);
+                              raise::getSplatValue);
   if (auto ins = matchLinalgBinary<linalg::DivOp>(value))
     return matchScaleOperands(ins->first, ins->second, /*isDivision=*/true,
-                              getFloatSplatConstant);
+                              raise::getSplatValue);
   if (auto generic = value.getDefiningOp<linalg::GenericOp>())
     return matchGenericScale(generic);
   Operation *op = value.getDefiningOp();
