@@ -257,6 +257,9 @@ int main(int argc, char **argv) {
   bool onnxInput = StringRef(inputFile).ends_with(".onnx");
   if (emit == "attn" && !onnxInput)
     return fail("--emit=attn is for imported models (model.onnx)");
+  if (emit == "attn" && (!layerDrop.empty() || !pruneSpec.empty()))
+    return fail("--emit=attn writes the model as imported and raised; "
+                "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && (!inputShapes.empty() || noRaise))
     return fail("--input-shape and --no-raise are for model.onnx inputs");
   if (emit == "ptx" && *target != Target::Cuda)
