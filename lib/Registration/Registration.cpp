@@ -27,4 +27,5 @@ void attnc::registerAllPasses() {
   mlir::attn::registerAttncPasses();
   mlir::attn::registerAttncConversionPasses();
   attnc::registerPipelines();
+  mlir::attn::registerRaisePipeline();
 }

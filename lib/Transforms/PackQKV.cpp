@@ -31,7 +31,8 @@ static WeightOp plainWeight(Value v) {
   return weight;
 }
 
-/// The concatenation of `parts` along axis 0, as one attn.weight.
+/// The concatenation of `parts` along axis 0 (of the result type), as one
+/// attn.weight.
 static Value concatWeights(OpBuilder &b, Location loc,
                            ArrayRef<WeightOp> parts) {
   WeightOp firstPart = parts.front();
@@ -45,11 +46,17 @@ static Value concatWeights(OpBuilder &b, Location loc,
     names.push_back(part.getNameAttr());
     label += (label.empty() ? "" : "+") + part.getName().str();
   }
-  return WeightOp::create(b, loc,
-                          RankedTensorType::get(shape, first.getElementType()),
-                          b.getStringAttr(label), /*gather_axis=*/nullptr,
-                          /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
-                          b.getArrayAttr(names), b.getI64IntegerAttr(0));
+  // Transposed parts (bound as W^T of [K, N] checkpoint tensors) are
+  // concatenated along the checkpoint tensors' axis 1, then transposed:
+  // concat_axis refers to the untransposed shape.
+  bool transpose = firstPart.getTranspose();
+  auto packed = WeightOp::create(
+      b, loc, RankedTensorType::get(shape, first.getElementType()),
+      b.getStringAttr(label), /*gather_axis=*/nullptr,
+      /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
+      b.getArrayAttr(names), b.getI64IntegerAttr(transpose ? 1 : 0));
+  packed.setTranspose(transpose);
+  return packed;
 }
 
 namespace {
@@ -57,8 +64,8 @@ struct AttnPackQKVPass
     : public mlir::attn::impl::AttnPackQKVBase<AttnPackQKVPass> {
   void runOnOperation() override {
     // Group packable projections by (input, weight element type and width,
-    // has bias), in program order.
-    llvm::MapVector<std::tuple<Value, Type, int64_t, int64_t>,
+    // has bias, bound transposed), in program order.
+    llvm::MapVector<std::tuple<Value, Type, int64_t, int64_t, int64_t>,
                     SmallVector<LinearOp>>
         groups;
     getOperation().walk([&](LinearOp linear) {
@@ -67,7 +74,7 @@ struct AttnPackQKVPass
         return;
       RankedTensorType type = weight.getType();
       groups[{linear.getInput(), type.getElementType(), type.getDimSize(1),
-              linear.getBias() ? 1 : 0}]
+              linear.getBias() ? 1 : 0, weight.getTranspose() ? 1 : 0}]
           .push_back(linear);
     });
     for (auto &[key, linears] : groups) {

@@ -16,9 +16,21 @@
 // second use, a transpose that is not K^T, mixed element types, dynamic
 // shapes) leaves the IR as it is.
 //
+// Imported ONNX graphs (see RaiseImportedAttention below) compute attention
+// on [B, H, S, D] tensors: each batched MatMul is a linalg.batch_matmul
+// between tensor.collapse_shape / tensor.expand_shape of the leading dims,
+// K^T a linalg.transpose of the head-split key, the scale a multiplication
+// or division by a broadcast constant (of the scores, or of Q and K^T), the
+// mask a broadcast additive tensor. These become one attn.sdpa on the 4-D
+// tensors; a constant lower-triangular additive mask (0 / -inf or <= -1e4)
+// becomes `causal`, any other mask the additive `bias` (broadcast
+// dimensions kept as unit dimensions, which attn.sdpa broadcasts).
+//
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Transforms/RaiseAttention.h"
+
+#include "RaiseMatchers.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
@@ -26,6 +38,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -166,12 +179,13 @@ static std::optional<Scaled> matchGenericScale(linalg::GenericOp op) {
 /// with a constant-filled tensor, the single-input generic above, or
 /// arith.mulf / arith.divf on tensors with a splat constant.
 static std::optional<Scaled> matchScale(Value value) {
+  // Constants as imported: splats, fills, or either broadcast.
   if (auto ins = matchLinalgBinary<linalg::MulOp>(value))
     return matchScaleOperands(ins->first, ins->second, /*isDivision=*/false,
-                              getFloatSplatConstant);
+                              raise::getSplatValue);
   if (auto ins = matchLinalgBinary<linalg::DivOp>(value))
     return matchScaleOperands(ins->first, ins->second, /*isDivision=*/true,
-                              getFloatSplatConstant);
+                              raise::getSplatValue);
   if (auto generic = value.getDefiningOp<linalg::GenericOp>())
     return matchGenericScale(generic);
   Operation *op = value.getDefiningOp();
@@ -251,6 +265,18 @@ static bool isLastTwoSwap(ArrayRef<int64_t> perm) {
   return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
 }
 
+/// The constant factor of `v` = x * c, c * x or x / c with c a broadcast
+/// splat: x and the factor.
+static std::optional<Scaled> matchBroadcastScale(Value v) {
+  if (auto mul = raise::matchBinary<linalg::MulOp>(v))
+    return matchScaleOperands(mul->first, mul->second, /*isDivision=*/false,
+                              raise::getSplatValue);
+  if (auto div = raise::matchBinary<linalg::DivOp>(v))
+    return matchScaleOperands(div->first, div->second, /*isDivision=*/true,
+                              raise::getSplatValue);
+  return std::nullopt;
+}
+
 //===----------------------------------------------------------------------===//
 // The pattern
 //===----------------------------------------------------------------------===//
@@ -260,10 +286,16 @@ namespace {
 /// What the root's chain is made of.
 struct AttentionChain {
   Value query, key, value, bias;
+  /// When set, K is `key` transposed by this permutation (K^T came from a
+  /// transpose that is not a swap of the last two dimensions, e.g. PyTorch
+  /// MHA's [S, B*H, D] -> [B*H, D, S]).
+  SmallVector<int64_t> keyPermutation;
   double scale = 1.0;
   /// softmax, [add], [scale], scores: the ops the rewrite replaces, from the
   /// root's operand backwards.
   SmallVector<Operation *> intermediates;
+  /// A scale of Q folded into `scale`, erased after the scores.
+  Operation *queryScale = nullptr;
 };
 
 /// Rewrites `softmax_last(scale(Q @ K^T) [+ M]) @ V` rooted at the final
@@ -297,10 +329,16 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       auto transpose =
           ins->second.template getDefiningOp<linalg::TransposeOp>();
       if (!transpose || !transpose.hasPureTensorSemantics() ||
-          !isLastTwoSwap(transpose.getPermutation()))
+          transpose.getPermutation().size() < 2)
         return failure();
       chain.query = ins->first;
       chain.key = transpose.getInput();
+      if (!isLastTwoSwap(transpose.getPermutation())) {
+        chain.keyPermutation.assign(transpose.getPermutation().begin(),
+                                    transpose.getPermutation().end());
+        std::swap(chain.keyPermutation[chain.keyPermutation.size() - 1],
+                  chain.keyPermutation[chain.keyPermutation.size() - 2]);
+      }
     } else if (auto ins =
                    matchMatmul(op, getTransposedBMaps<MatmulOpTy>(ctx))) {
       chain.query = ins->first;
@@ -309,6 +347,14 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       return failure();
     }
     chain.intermediates.push_back(op);
+    // A constant scale of Q alone (PyTorch MHA divides q by sqrt(d) before
+    // the product) scales the scores.
+    if (chain.query.hasOneUse())
+      if (std::optional<Scaled> scaled = matchBroadcastScale(chain.query)) {
+        chain.queryScale = chain.query.getDefiningOp();
+        chain.scale *= scaled->factor;
+        chain.query = scaled->input;
+      }
     return success();
   }
 
@@ -324,7 +370,7 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       chain.intermediates.pop_back();
       return failure();
     }
-    chain.scale = scaled->factor;
+    chain.scale *= scaled->factor;
     return success();
   }
 
@@ -389,7 +435,11 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     auto shape = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getShape();
     };
-    ArrayRef<int64_t> q = shape(chain.query), k = shape(chain.key),
+    SmallVector<int64_t> keyShape(shape(chain.key));
+    if (!chain.keyPermutation.empty())
+      for (auto [i, d] : llvm::enumerate(chain.keyPermutation))
+        keyShape[i] = shape(chain.key)[d];
+    ArrayRef<int64_t> q = shape(chain.query), k = keyShape,
                       v = shape(chain.value), o = resultType.getShape();
     int64_t rank = resultType.getRank();
     ArrayRef<int64_t> batch = q.drop_back(2);
@@ -440,8 +490,21 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
           reassociation);
     };
 
-    Value query = expand(chain.query), key = expand(chain.key),
-          value = expand(chain.value), bias = expand(chain.bias);
+    Value key = chain.key;
+    if (!chain.keyPermutation.empty()) {
+      auto keyType = cast<RankedTensorType>(key.getType());
+      SmallVector<int64_t> keyShape;
+      for (int64_t d : chain.keyPermutation)
+        keyShape.push_back(keyType.getDimSize(d));
+      Value init = tensor::EmptyOp::create(rewriter, loc, keyShape,
+                                           keyType.getElementType());
+      key = linalg::TransposeOp::create(rewriter, loc, key, init,
+                                        chain.keyPermutation)
+                ->getResult(0);
+    }
+    Value query = expand(chain.query);
+    key = expand(key);
+    Value value = expand(chain.value), bias = expand(chain.bias);
     SmallVector<int64_t> sdpaShape(4 - rank, 1);
     llvm::append_range(sdpaShape, resultType.getShape());
     Value sdpa = SdpaOp::create(
@@ -457,9 +520,315 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     // Each intermediate had one use, by the op before it in the list.
     for (Operation *op : chain.intermediates)
       rewriter.eraseOp(op);
+    if (chain.queryScale)
+      rewriter.eraseOp(chain.queryScale);
     return success();
   }
 };
+
+} // namespace
+
+/// Peels single-use constant scalings off `v`, multiplying them into
+/// `scale` and recording the ops in `ops`.
+static Value peelScales(Value v, double &scale,
+                        SmallVectorImpl<Operation *> &ops) {
+  while (v.hasOneUse()) {
+    std::optional<Scaled> scaled = matchBroadcastScale(v);
+    if (!scaled)
+      break;
+    ops.push_back(v.getDefiningOp());
+    scale *= scaled->factor;
+    v = scaled->input;
+  }
+  return v;
+}
+
+/// If `v` is `expand_shape(batch_matmul(collapse_shape(a), collapse_shape(b)))`
+/// into zeros, the leading dimensions collapsed into one and expanded back
+/// the same way: a and b (rank 4), with the matmul and collapses in `ops`.
+static std::optional<std::pair<Value, Value>>
+matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
+  auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getResultType().getRank() != 4)
+    return std::nullopt;
+  SmallVector<ReassociationIndices> expected = {{0, 1}, {2}, {3}};
+  if (expand.getReassociationIndices() != expected)
+    return std::nullopt;
+  auto matmul = expand.getSrc().getDefiningOp<linalg::BatchMatmulOp>();
+  if (!matmul || !matmul.hasPureTensorSemantics() || !matmul->hasOneUse() ||
+      matmul.getNumDpsInputs() != 2 ||
+      !raise::isZeroTensor(matmul.getDpsInits()[0]) ||
+      ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) !=
+          ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
+              matmul.getContext())))
+    return std::nullopt;
+  SmallVector<Value, 2> operands;
+  for (Value in : matmul.getDpsInputs()) {
+    auto collapse = in.getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || collapse.getReassociationIndices() != expected ||
+        collapse.getSrcType().getShape().take_front(2) !=
+            expand.getResultType().getShape().take_front(2))
+      return std::nullopt;
+    operands.push_back(collapse.getSrc());
+  }
+  ops.push_back(expand);
+  ops.push_back(matmul);
+  return std::make_pair(operands[0], operands[1]);
+}
+
+/// The constant [.., Sq, Sk] behind `mask` ([B, H, Sq, Sk]): a constant,
+/// possibly broadcast over leading dimensions (through unit reshapes).
+static DenseElementsAttr getLeadingBroadcastConstant(Value mask, int64_t sq,
+                                                     int64_t sk) {
+  Value v = raise::stripUnitReshapes(mask);
+  if (auto broadcast = v.getDefiningOp<linalg::BroadcastOp>()) {
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    if (!broadcast.hasPureTensorSemantics() ||
+        llvm::any_of(broadcast.getDimensions(),
+                     [&](int64_t d) { return d >= rank - 2; }))
+      return {};
+    v = raise::stripUnitReshapes(broadcast.getInput());
+  }
+  DenseElementsAttr values;
+  if (!matchPattern(v, m_Constant(&values)))
+    return {};
+  auto type = cast<ShapedType>(values.getType());
+  if (type.getRank() < 2 || type.getNumElements() != sq * sk ||
+      type.getShape().take_back(2) != ArrayRef<int64_t>{sq, sk})
+    return {};
+  return values;
+}
+
+/// True if query row i sees key j under attn.sdpa's bottom-right aligned
+/// causal mask.
+static bool isCausallyVisible(int64_t index, int64_t sq, int64_t sk) {
+  int64_t i = index / sk, j = index % sk;
+  return j <= i + sk - sq;
+}
+
+/// True if `value` hides a score as well as -inf does after softmax: -inf or
+/// at most -1e4 (exporters' "large negative" fill values).
+static bool isHidingValue(double value) { return value <= -1e4; }
+
+/// True if `mask` ([B, H, Sq, Sk]) is a constant additive causal mask,
+/// broadcast over its leading dimensions: 0 where key j <= i + Sk - Sq
+/// (attn.sdpa's bottom-right alignment), -inf or at most -1e4 elsewhere.
+static bool isAdditiveCausalMask(Value mask, int64_t sq, int64_t sk) {
+  auto values = dyn_cast_or_null<DenseFPElementsAttr>(
+      getLeadingBroadcastConstant(mask, sq, sk));
+  if (!values)
+    return false;
+  int64_t index = 0;
+  for (APFloat element : values.getValues<APFloat>()) {
+    bool visible = isCausallyVisible(index++, sq, sk);
+    if (visible ? !element.isZero() : !isHidingValue(element.convertToDouble()))
+      return false;
+  }
+  return true;
+}
+
+/// If `v` ([B, H, Sq, Sk]) is Where(causal, s, fill) as imported (a
+/// linalg.generic whose body is one arith.select of its three inputs), with
+/// `causal` a constant boolean lower-triangular pattern and `fill` a splat
+/// <= -1e4: s.
+static Value matchCausalSelect(Value v) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != 3 || generic->getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !hasIdentityMaps(generic))
+    return Value();
+  Block &body = generic.getRegion().front();
+  if (!llvm::hasSingleElement(body.without_terminator()))
+    return Value();
+  auto select = dyn_cast<arith::SelectOp>(body.front());
+  if (!select || body.getTerminator()->getOperand(0) != select.getResult() ||
+      select.getCondition() != body.getArgument(0) ||
+      select.getTrueValue() != body.getArgument(1) ||
+      select.getFalseValue() != body.getArgument(2))
+    return Value();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() != 4 || !type.hasStaticShape())
+    return Value();
+  int64_t sq = type.getDimSize(2), sk = type.getDimSize(3);
+  Value scores = generic.getDpsInputs()[1];
+  std::optional<double> fill = raise::getSplatValue(generic.getDpsInputs()[2]);
+  auto condition = dyn_cast_or_null<DenseIntElementsAttr>(
+      getLeadingBroadcastConstant(generic.getDpsInputs()[0], sq, sk));
+  if (scores.getType() != type || !fill || !isHidingValue(*fill) ||
+      !condition || !condition.getElementType().isInteger(1))
+    return Value();
+  int64_t index = 0;
+  for (bool visible : condition.getValues<bool>())
+    if (visible != isCausallyVisible(index++, sq, sk))
+      return Value();
+  return scores;
+}
+
+/// `mask` ([B, H, Sq, Sk]) as an attn.sdpa bias: the broadcast's input with
+/// its broadcast dimensions as unit dimensions, or `mask` itself.
+static Value buildBias(PatternRewriter &rewriter, Location loc, Value mask) {
+  auto broadcast = mask.getDefiningOp<linalg::BroadcastOp>();
+  if (!broadcast || !broadcast.hasPureTensorSemantics())
+    return mask;
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  Value input = broadcast.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(maskType.getShape());
+  for (int64_t d : broadcast.getDimensions())
+    shape[d] = 1;
+  auto biasType = RankedTensorType::get(shape, maskType.getElementType());
+  if (inputType.getRank() == 0)
+    return tensor::ExpandShapeOp::create(rewriter, loc, biasType, input,
+                                         SmallVector<ReassociationIndices>{});
+  std::optional<SmallVector<ReassociationIndices>> reassociation =
+      getReassociationIndicesForReshape(inputType, biasType);
+  if (!reassociation)
+    return mask;
+  return tensor::ExpandShapeOp::create(rewriter, loc, biasType, input,
+                                       *reassociation);
+}
+
+namespace {
+
+/// softmax_last(scale(Q K^T) [+ M]) V on [B, H, S, D] tensors as imported
+/// (batch matmuls between collapse/expand of the leading dims), rooted at
+/// the final expand_shape -> attn.sdpa.
+struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp root,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Operation *> ops;
+    auto pv = matchCollapsedBatchMatmul(root.getResult(), ops);
+    if (!pv)
+      return failure();
+    ops.erase(ops.begin()); // The root, replaced below.
+    auto [probs, value] = *pv;
+    Value logits = matchLastDimSoftmax(probs);
+    if (!logits || !probs.hasOneUse() || !logits.hasOneUse())
+      return rewriter.notifyMatchFailure(
+          root, "not a single-use last-dimension softmax times V");
+    ops.push_back(probs.getDefiningOp());
+
+    // From the softmax back to Q K^T: constant scales, at most one additive
+    // mask and at most one causal Where. A scale outside the mask or the
+    // Where would scale the mask or the fill value too, so these must come
+    // after the scale.
+    double scale = 1.0;
+    Value mask;
+    bool causal = false;
+    std::optional<std::pair<Value, Value>> qk;
+    Value v = logits;
+    while (true) {
+      v = peelScales(v, scale, ops);
+      if ((qk = matchCollapsedBatchMatmul(v, ops)))
+        break;
+      if (Value scores = matchCausalSelect(v);
+          scores && !causal && scale == 1.0 && scores.hasOneUse()) {
+        ops.push_back(v.getDefiningOp());
+        causal = true;
+        v = scores;
+        continue;
+      }
+      auto add = raise::matchBinary<linalg::AddOp>(v);
+      if (!add || mask || scale != 1.0)
+        return rewriter.notifyMatchFailure(root, "no Q K^T before softmax");
+      // The scores are the operand that leads to the product.
+      auto leadsToScores = [](Value operand) {
+        double ignored = 1.0;
+        SmallVector<Operation *> scratch;
+        Value w = peelScales(operand, ignored, scratch);
+        if (Value s = matchCausalSelect(w))
+          w = peelScales(s, ignored, scratch);
+        return matchCollapsedBatchMatmul(w, scratch).has_value();
+      };
+      auto [lhs, rhs] = *add;
+      if (leadsToScores(lhs) == leadsToScores(rhs))
+        return rewriter.notifyMatchFailure(root, "no Q K^T before softmax");
+      Value scores = leadsToScores(lhs) ? lhs : rhs;
+      if (!scores.hasOneUse())
+        return rewriter.notifyMatchFailure(root, "scores have other uses");
+      ops.push_back(v.getDefiningOp());
+      mask = scores == lhs ? rhs : lhs;
+      v = scores;
+    }
+
+    // Scales of Q and of K^T (exporters may split 1/sqrt(d) between them).
+    Value query = peelScales(qk->first, scale, ops);
+    Value keyT = peelScales(qk->second, scale, ops);
+    auto transpose = keyT.getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !transpose.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(root, "K^T is not a transpose");
+    SmallVector<int64_t> keyPerm(transpose.getPermutation());
+    std::swap(keyPerm[2], keyPerm[3]);
+
+    auto resultType = root.getResultType();
+    Type elementType = resultType.getElementType();
+    auto qType = cast<RankedTensorType>(query.getType());
+    auto vType = cast<RankedTensorType>(value.getType());
+    auto ktType = cast<RankedTensorType>(keyT.getType());
+    if (!isa<FloatType>(elementType) || !resultType.hasStaticShape() ||
+        !qType.hasStaticShape() || !vType.hasStaticShape() ||
+        !ktType.hasStaticShape() || qType.getElementType() != elementType ||
+        vType.getElementType() != elementType ||
+        ktType.getElementType() != elementType || !std::isfinite(scale))
+      return rewriter.notifyMatchFailure(root, "not static, one float type");
+    int64_t sq = qType.getDimSize(2), sk = ktType.getDimSize(3);
+    if (vType.getDimSize(2) != sk ||
+        qType.getShape().take_front(2) != vType.getShape().take_front(2))
+      return rewriter.notifyMatchFailure(root, "not attention shapes");
+
+    if (mask) {
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      if (maskType.getShape() !=
+          ArrayRef<int64_t>{qType.getDimSize(0), qType.getDimSize(1), sq, sk})
+        return rewriter.notifyMatchFailure(root, "mask shape");
+      // A causal mask added after a causal Where adds nothing new.
+      if (isAdditiveCausalMask(mask, sq, sk)) {
+        causal = true;
+        mask = Value();
+      }
+    }
+
+    Location loc = root.getLoc();
+    Value key = transpose.getInput();
+    if (!llvm::equal(keyPerm, llvm::seq<int64_t>(0, 4))) {
+      SmallVector<int64_t> shape;
+      auto inputType = cast<RankedTensorType>(key.getType());
+      for (int64_t d : keyPerm)
+        shape.push_back(inputType.getDimSize(d));
+      Value init = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
+      key = linalg::TransposeOp::create(rewriter, loc, key, init, keyPerm)
+                ->getResult(0);
+    }
+    Value bias = mask ? buildBias(rewriter, loc, mask) : Value();
+    Value sdpa =
+        SdpaOp::create(rewriter, loc, resultType, query, key, value, bias,
+                       /*kv_lengths=*/Value(),
+                       /*score_weights=*/ValueRange{}, ScoreFunction::dot,
+                       rewriter.getF64FloatAttr(scale), causal,
+                       /*window=*/IntegerAttr());
+    rewriter.replaceOp(root, sdpa);
+    // Uses run from later to earlier in `ops` except for the Q / K^T scale
+    // chains; erase whatever became dead, users first.
+    bool erased = true;
+    while (erased) {
+      erased = false;
+      for (Operation *&op : ops)
+        if (op && op->use_empty()) {
+          rewriter.eraseOp(op);
+          op = nullptr;
+          erased = true;
+        }
+    }
+    return success();
+  }
+};
+
+} // namespace
+
+namespace {
 
 struct AttnRaiseAttentionPass
     : public attn::impl::AttnRaiseAttentionBase<AttnRaiseAttentionPass> {
@@ -481,5 +850,6 @@ struct AttnRaiseAttentionPass
 
 void mlir::attn::populateRaiseAttentionPatterns(RewritePatternSet &patterns) {
   patterns.add<RaiseAttentionPattern<linalg::BatchMatmulOp>,
-               RaiseAttentionPattern<linalg::MatmulOp>>(patterns.getContext());
+               RaiseAttentionPattern<linalg::MatmulOp>, RaiseImportedAttention>(
+      patterns.getContext());
 }

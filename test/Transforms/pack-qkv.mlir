@@ -41,3 +41,23 @@ func.func @near_misses(%x: tensor<2x16xf32>, %y: tensor<2x16xf32>) -> (tensor<2x
   %d = attn.linear %y, %w3 : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
   return %a, %b, %c, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Projections whose weights are bound transposed (ONNX [K, N] initializers
+// as attn.weight {transpose}) concatenate along the checkpoint tensors' axis
+// 1 and stay transposed; a plain weight is not packed with them.
+// CHECK-LABEL: func.func @transposed
+// CHECK-DAG: %[[W:.*]] = attn.weight "wq+wk" {concat_axis = 1 : i64, concat_names = ["wq", "wk"], transpose} : tensor<24x16xf32>
+// CHECK-DAG: %[[WV:.*]] = attn.weight "wv" : tensor<8x16xf32>
+// CHECK: attn.linear %arg0, %[[W]] : (tensor<2x16xf32>, tensor<24x16xf32>) -> tensor<2x24xf32>
+// CHECK: attn.linear %arg0, %[[WV]] : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+func.func @transposed(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %wq = attn.weight "wq" {transpose} : tensor<16x16xf32>
+  %wk = attn.weight "wk" {transpose} : tensor<8x16xf32>
+  %wv = attn.weight "wv" : tensor<8x16xf32>
+  %q = attn.linear %x, %wq : (tensor<2x16xf32>, tensor<16x16xf32>) -> tensor<2x16xf32>
+  %k = attn.linear %x, %wk : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %v = attn.linear %x, %wv : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  return %q, %k, %v : tensor<2x16xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}

@@ -489,16 +489,18 @@ func.func @probs_used_twice(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %v: te
 
 // -----
 
-// The transpose permutes [1, 2, 0]: with N = Sk the result has the K^T
-// shape [N, D, Sk], but it is not K^T of each batch.
+// The transpose permutes [1, 2, 0]: the scores are Q @ K^T for K = the key
+// transposed [1, 0, 2] (its [Sk, N, D] read as [N, Sk, D]), which the raise
+// materializes instead of reading the key as K.
 
-// CHECK-LABEL: func.func @transpose_wrong_permutation
-// CHECK-NOT: attn.sdpa
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<6x6x8xf32>) outs(%{{.*}} : tensor<6x8x6xf32>) permutation = [1, 2, 0]
-// CHECK: linalg.softmax dimension(2)
-// CHECK-NOT: attn.sdpa
+// CHECK-LABEL: func.func @transpose_other_permutation
+// CHECK-SAME: (%{{.*}}: tensor<6x4x8xf32>, %[[K:.*]]: tensor<6x6x8xf32>,
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<6x6x8xf32>) outs(%{{.*}} : tensor<6x6x8xf32>) permutation = [1, 0, 2]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]]
+// CHECK: attn.sdpa %{{.*}}, %[[K4]], %{{.*}} score = dot scale = 1.000000e+00
+// CHECK-NOT: linalg.softmax
 // CHECK: return
-func.func @transpose_wrong_permutation(%q: tensor<6x4x8xf32>, %k: tensor<6x6x8xf32>, %v: tensor<6x6x5xf32>) -> tensor<6x4x5xf32> {
+func.func @transpose_other_permutation(%q: tensor<6x4x8xf32>, %k: tensor<6x6x8xf32>, %v: tensor<6x6x5xf32>) -> tensor<6x4x5xf32> {
   %zero = arith.constant 0.0 : f32
   %kt0 = tensor.empty() : tensor<6x8x6xf32>
   %kt = linalg.transpose ins(%k : tensor<6x6x8xf32>) outs(%kt0 : tensor<6x8x6xf32>) permutation = [1, 2, 0]
@@ -637,4 +639,35 @@ func.func @dynamic_shapes(%q: tensor<?x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6
   %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<?x5xf32>) -> tensor<?x5xf32>
   %o = linalg.matmul ins(%p, %v : tensor<?x6xf32>, tensor<6x5xf32>) outs(%oz : tensor<?x5xf32>) -> tensor<?x5xf32>
   return %o : tensor<?x5xf32>
+}
+
+// -----
+
+// PyTorch nn.MultiheadAttention as exported and imported: q divided by
+// sqrt(d) before the product, K^T by one transpose [1, 2, 0] of the
+// [S, N, D] head-split key, a softmax over the last dimension.
+
+// CHECK-LABEL: func.func @torch_mha
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<6x2x8xf32>, %[[V:.*]]: tensor<2x6x5xf32>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<6x2x8xf32>) outs(%{{.*}} : tensor<2x6x8xf32>) permutation = [1, 0, 2]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]]
+// CHECK: attn.sdpa %{{.*}}, %[[K4]], %{{.*}} score = dot scale = 0.35355339
+// CHECK-NOT: linalg.batch_matmul
+// CHECK-NOT: linalg.div
+func.func @torch_mha(%q: tensor<2x4x8xf32>, %k: tensor<6x2x8xf32>, %v: tensor<2x6x5xf32>) -> tensor<2x4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant dense<2.82842708> : tensor<f32>
+  %eq = tensor.empty() : tensor<2x4x8xf32>
+  %cb = linalg.broadcast ins(%c : tensor<f32>) outs(%eq : tensor<2x4x8xf32>) dimensions = [0, 1, 2]
+  %qs = linalg.div ins(%q, %cb : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%eq : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %kt0 = tensor.empty() : tensor<2x8x6xf32>
+  %kt = linalg.transpose ins(%k : tensor<6x2x8xf32>) outs(%kt0 : tensor<2x8x6xf32>) permutation = [1, 2, 0]
+  %s0 = tensor.empty() : tensor<2x4x6xf32>
+  %sz = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%qs, %kt : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%sz : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %p = attn.softmax %s dim = 2 : tensor<2x4x6xf32>
+  %o0 = tensor.empty() : tensor<2x4x5xf32>
+  %oz = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x4x6xf32>, tensor<2x6x5xf32>) outs(%oz : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  return %o : tensor<2x4x5xf32>
 }

@@ -345,11 +345,15 @@ int main(int argc, char **argv) {
     }
     module = std::move(result->module);
     imported = std::move(*result);
-    if (emit == "attn") {
+    // Raising is an optimization: the target pipelines compile the imported
+    // form as it is (--no-raise).
+    if (!noRaise) {
+      progress.step("raising");
       mlir::PassManager raise(&context);
-      if (!noRaise && !noRaiseAttention &&
-          failed(mlir::parsePassPipeline(attnc::kImportRaisingPipeline, raise,
-                                         errs())))
+      if (failed(mlir::parsePassPipeline(
+              noRaiseAttention ? attnc::kImportRaisingPipelineNoAttention
+                               : attnc::kImportRaisingPipeline,
+              raise, errs())))
         return fail("internal error: cannot build the raising pipeline");
       if (failed(raise.run(*module)))
         return 1;

@@ -4,6 +4,7 @@
 #define ATTNC_TRANSFORMS_PASSES_H
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
@@ -15,6 +16,14 @@ namespace mlir::attn {
 
 #define GEN_PASS_REGISTRATION
 #include "attnc/Transforms/Passes.h.inc"
+
+/// attn-raise: the raising passes for imported graphs, in order (norms,
+/// GELU, projections, attention, FFN, residual adds, CSE of the weight
+/// views they create, then whole blocks as attn.layer).
+void buildRaisePipeline(OpPassManager &pm);
+
+/// Registers attn-raise with the pass registry.
+void registerRaisePipeline();
 
 } // namespace mlir::attn
 

@@ -113,6 +113,86 @@ def AttnRaiseAttention : Pass<"attn-raise-attention", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnRaiseLinear : Pass<"attn-raise-linear", "::mlir::func::FuncOp"> {
+  let summary = "Raise imported MatMul/Gemm projections (+ bias) to attn.linear";
+  let description = [{
+    `linalg.matmul(x, W)` into zeros, with `W : [K, N]` an `attn.weight`
+    (ONNX MatMul against an initializer), or `W` a `linalg.transpose` of an
+    `[N, K]` tensor (Gemm with transB), becomes `attn.linear`. A `[K, N]`
+    weight is bound as the same `attn.weight` with `transpose` flipped, so
+    the checkpoint tensor keeps its ONNX name and layout and the runtime
+    transposes it at bind time. When x was collapsed from `[..., M, K]` and
+    the product expanded back, the projection applies to the original
+    tensor. A following `linalg.add` of a broadcast `[N]` vector becomes the
+    bias. Gemm with alpha/beta != 1, matmuls of two activations and
+    non-weight right operands stay as they are.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnRaiseNorms : Pass<"attn-raise-norms", "::mlir::func::FuncOp"> {
+  let summary = "Raise decomposed layer norms and RMS norms";
+  let description = [{
+    `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)` becomes
+    `attn.layer_norm`, `x / sqrt(mean(x^2) + eps)` and
+    `x * (1 / sqrt(mean(x^2) + eps))` become `attn.rms_norm` (means over the
+    last dimension as imported: `linalg.reduce` + division by the count;
+    `^2` as `linalg.powf` by 2 or `x * x`). A following multiplication by a
+    broadcast `[D]` vector becomes gamma, an addition of one beta.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnRaiseGelu : Pass<"attn-raise-gelu", "::mlir::func::FuncOp"> {
+  let summary = "Raise GELU formulas (erf and tanh) to attn.gelu";
+  let description = [{
+    `0.5 * x * (1 + erf(x / sqrt(2)))` becomes `attn.gelu`, and
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
+    `attn.gelu approximate = tanh`, for any grouping of the products and
+    constants within a relative 1e-5 of the formula's.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
+  let summary = "Raise linear-activation-linear chains to attn.ffn";
+  let description = [{
+    `attn.linear` -> `attn.relu` / `attn.gelu` / `attn.silu` -> `attn.linear`
+    with single-use intermediates, whose output width equals its input
+    width, becomes one `attn.ffn`.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnRaiseResidual : Pass<"attn-raise-residual", "::mlir::func::FuncOp"> {
+  let summary = "Raise residual additions to attn.add";
+  let description = [{
+    `linalg.add` of two same-typed float tensors of rank >= 2, neither a
+    broadcast, a fill, a weight nor a constant, becomes `attn.add`.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def AttnRaiseLayers : Pass<"attn-raise-layers", "::mlir::func::FuncOp"> {
+  let summary = "Group raised transformer blocks into attn.layer";
+  let description = [{
+    Each attention (`attn.sdpa` / `attn.mha`) followed by exactly two
+    residual `attn.add`s before the next attention is a block: from the
+    residual stream entering the first add (the operand that does not depend
+    on the attention) to the second add, or to the norm after it when the
+    first add's only user is a norm (post-LN). The ops that depend on the
+    stream and that the block's end depends on move into an isolated
+    `attn.layer` with `index` = depth; the weights and constants they read
+    are cloned into it, other values from outside (a padding mask) become
+    further operands. If any block cannot be isolated (an intermediate used
+    outside, another add between blocks), no layer is formed, so depths stay
+    the checkpoint's. Functions that already hold attn.layer ops are left
+    alone.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 def AttnPackQKV : Pass<"attn-pack-qkv", "::mlir::func::FuncOp"> {
   let summary = "Pack projections of the same input into one matmul";
   let description = [{

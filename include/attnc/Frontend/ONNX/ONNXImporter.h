@@ -28,9 +28,13 @@ class MLIRContext;
 
 namespace attnc {
 /// The raising passes attn-compile runs on an imported model before the
-/// target pipeline (`--emit=attn` stops after them).
-constexpr const char *kImportRaisingPipeline =
-    "func.func(attn-raise-attention)";
+/// target pipeline (`--emit=attn` stops after them): attn-raise (norms,
+/// GELU, projections, attention, FFNs, residual adds, attn.layer blocks).
+constexpr const char *kImportRaisingPipeline = "attn-raise";
+/// The same without attention raising (attn-compile --no-raise-attention).
+constexpr const char *kImportRaisingPipelineNoAttention =
+    "func.func(attn-raise-norms,attn-raise-gelu,attn-raise-linear,"
+    "attn-raise-ffn,attn-raise-residual,cse,attn-raise-layers)";
 } // namespace attnc
 
 namespace attnc::onnx_frontend {

@@ -1,0 +1,87 @@
+//===- RaiseMatchers.h - matchers for raising imported graphs ---*- C++ -*-===//
+//
+// Shared helpers of the raising passes (attn-raise-*). The ONNX importer
+// writes elementwise nodes as linalg named ops on equal shapes, with every
+// broadcast operand made explicit as `linalg.broadcast` of a value whose unit
+// dimensions were dropped by `tensor.collapse_shape`, and ReduceMean as
+// `linalg.reduce` + `linalg.div` (+ `tensor.expand_shape` for keepdims).
+// These helpers look through exactly those wrappers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H
+#define ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+#include <utility>
+
+namespace mlir::attn::raise {
+
+/// `v` with tensor.collapse_shape / tensor.expand_shape ops that only drop or
+/// add unit dimensions peeled off.
+Value stripUnitReshapes(Value v);
+
+/// The value of a float splat: a scalar or splat arith.constant, a
+/// linalg.fill of a scalar constant, or either of these through
+/// linalg.broadcast and unit reshapes.
+std::optional<double> getSplatValue(Value v);
+
+/// True if `v` is a splat within a relative 1e-5 (absolute 1e-7 near zero)
+/// of `expected`.
+bool isSplatNear(Value v, double expected, double relTolerance = 1e-5);
+
+/// True if `init` is a tensor of zeros.
+bool isZeroTensor(Value init);
+
+/// The inputs of the binary linalg named op `OpTy` (add, sub, mul, div,
+/// powf, max, min) on tensors of the result's type with identity maps.
+template <typename OpTy>
+std::optional<std::pair<Value, Value>> matchBinary(Value v) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op->getNumResults() != 1)
+    return std::nullopt;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return std::nullopt;
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  if (lhs.getType() != v.getType() || rhs.getType() != v.getType())
+    return std::nullopt;
+  return std::make_pair(lhs, rhs);
+}
+
+/// The input of the unary linalg named op `OpTy` (sqrt, erf, tanh, exp,
+/// negf, reciprocal) on a tensor of the result's type.
+template <typename OpTy> Value matchUnary(Value v) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op->getNumResults() != 1)
+    return Value();
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return Value();
+  Value input = op.getDpsInputs()[0];
+  if (input.getType() != v.getType())
+    return Value();
+  return input;
+}
+
+/// If `v` ([..., D], rank n) is a linalg.broadcast along its last dimension
+/// only, the broadcast row value (rank n - 1, unit reshapes stripped).
+Value matchLastDimBroadcast(Value v);
+
+/// If `v` ([..., D], rank n) is a linalg.broadcast of a [D] vector over all
+/// leading dimensions (or already that vector, rank 1), the vector.
+Value matchVectorBroadcast(Value v);
+
+/// If `v` (unit reshapes stripped) is the mean of `x` over its last
+/// dimension (linalg.reduce with arith.addf into zeros, then linalg.div by a
+/// splat of the count or linalg.mul by its reciprocal), `x`.
+Value matchLastDimMean(Value v);
+
+} // namespace mlir::attn::raise
+
+#endif // ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H

@@ -1,0 +1,38 @@
+//===- RaisePipeline.cpp - attn-raise: raise an imported graph
+//-------------===//
+//
+// The order matters: GELU and the norms are recognised on the elementwise
+// ops before projections absorb the bias additions next to them; attention
+// is raised once its projections are attn.linear; the FFN needs raised
+// projections and activations; the remaining same-shape additions are then
+// residual connections, and the blocks they delimit become attn.layer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::attn::buildRaisePipeline(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createAttnRaiseNorms());
+  func.addPass(createAttnRaiseGelu());
+  func.addPass(createAttnRaiseLinear());
+  func.addPass(createAttnRaiseAttention());
+  func.addPass(createAttnRaiseFfn());
+  func.addPass(createAttnRaiseResidual());
+  // The projections bind each weight through a new (transposed) view; CSE
+  // merges the views of one tensor used twice.
+  func.addPass(createCSEPass());
+  func.addPass(createAttnRaiseLayers());
+}
+
+void mlir::attn::registerRaisePipeline() {
+  PassPipelineRegistration<>(
+      "attn-raise",
+      "Raise an imported ONNX graph to attn ops: norms, GELU, projections, "
+      "attention with its masks, FFNs, residual adds",
+      [](OpPassManager &pm) { buildRaisePipeline(pm); });
+}
