@@ -212,6 +212,10 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
     return failure();
   if (options.flash && failed(addStage(pm, flashStage)))
     return failure();
+  // Embedding ids outside the table fail the run (the check reads the ids
+  // on the host, so CPU only).
+  if (!gpu && failed(addStage(pm, "attn-check-token-ids")))
+    return failure();
   if (failed(addStage(pm, "attn-lower-to-linalg,"
                           "func.func(attn-reassociate-reductions)")))
     return failure();

@@ -5,13 +5,16 @@
 // Runs the same pipelines attn-opt registers (attn-to-cpu, attn-to-cuda),
 // translates to LLVM IR, emits a host object and links it with libattnrt.
 // --emit stops at a stage and writes that stage instead. Output is written
-// to a temporary file and renamed at the end, so a failed compile never
-// leaves a partial OUT behind.
+// to a temporary file and renamed at the end (copied into a device or FIFO,
+// never renamed over one), so a failed compile never leaves a partial OUT
+// behind; an output that is one of the inputs is refused before anything is
+// read.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/InitAttnc.h"
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Support/SafeFiles.h"
 #include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
 
@@ -23,6 +26,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -67,6 +71,12 @@ static cl::opt<bool> shared("shared",
                             cl::desc("Write a shared library exporting the "
                                      "attnrt C API instead of an executable"),
                             cl::init(false), cl::cat(category));
+static cl::opt<std::string> apiPrefix(
+    "api-prefix",
+    cl::desc("With --shared: also export the C API as NAME_attnrt_* (default: "
+             "the output's file name without lib and extensions), so that one "
+             "program can link several models"),
+    cl::value_desc("NAME"), cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     layerDrop("layer-drop",
               cl::desc("Run attn-layer-drop first with these options, e.g. "
@@ -160,43 +170,6 @@ private:
       std::chrono::steady_clock::now();
 };
 
-/// A temporary output next to the final path, renamed into place on
-/// success and removed otherwise.
-class PendingOutput {
-public:
-  explicit PendingOutput(StringRef finalPath) : finalPath(finalPath.str()) {}
-  ~PendingOutput() {
-    if (!tempPath.empty() && !committed)
-      sys::fs::remove(tempPath);
-  }
-  Expected<std::string> create() {
-    SmallString<256> model(finalPath);
-    model += ".tmp-%%%%%%";
-    int fd;
-    if (std::error_code ec = sys::fs::createUniqueFile(model, fd, tempPath_))
-      return createStringError(ec, "cannot create a file next to " + finalPath +
-                                       ": " + ec.message());
-    sys::Process::SafelyCloseFileDescriptor(fd);
-    tempPath = std::string(tempPath_);
-    return tempPath;
-  }
-  Error commit(bool executable) {
-    if (executable)
-      sys::fs::setPermissions(tempPath, sys::fs::all_read | sys::fs::all_exe |
-                                            sys::fs::owner_write);
-    if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
-      return createStringError(ec, "cannot write " + finalPath + ": " +
-                                       ec.message());
-    committed = true;
-    return Error::success();
-  }
-
-private:
-  std::string finalPath;
-  SmallString<256> tempPath_;
-  std::string tempPath;
-  bool committed = false;
-};
 } // namespace
 
 static int fail(const Twine &message) {
@@ -243,9 +216,36 @@ int main(int argc, char **argv) {
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
     return fail("--shared writes a library; it cannot be combined with --emit");
+  if (!apiPrefix.empty() &&
+      (!shared || !llvm::all_of(apiPrefix.getValue(),
+                                [](char c) { return isAlnum(c) || c == '_'; }) ||
+       isDigit(apiPrefix[0])))
+    return fail("--api-prefix needs --shared and a C identifier, got '" +
+                apiPrefix + "'");
   if (outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
+  // Every file the compile reads; the output must be none of them.
+  std::vector<std::string> inputs = {inputFile, searchWeights, pruneSpec};
+  for (const std::string &set : calibration) {
+    SmallVector<StringRef> files;
+    StringRef(set).split(files, ',', -1, false);
+    for (StringRef f : files)
+      inputs.push_back(f.str());
+  }
+  if (size_t at = StringRef(layerDrop).find("scores-file=");
+      at != StringRef::npos)
+    inputs.push_back(StringRef(layerDrop)
+                         .drop_front(at + strlen("scores-file="))
+                         .take_until([](char c) { return c == ' '; })
+                         .str());
+  std::optional<attnc::SafeOutputFile> output;
+  if (outputFile != "-") {
+    auto prepared = attnc::SafeOutputFile::prepare(outputFile, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    output.emplace(std::move(*prepared));
+  }
   std::string cudaToolkit;
   if (*target == Target::Cuda) {
     auto ptxas = attnc::findPtxas();
@@ -266,12 +266,21 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
 
   progress.step("parsing " + inputFile);
-  std::string error;
-  auto file = mlir::openInputFile(inputFile, &error);
+  auto file = attnc::readRegularFile(inputFile, "input file");
   if (!file)
-    return fail(error);
+    return fail(toString(file.takeError()));
   SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  StringRef text = (*file)->getBuffer();
+  sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+  if (auto at = attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
+    sourceMgr.PrintMessage(SMLoc::getFromPointer(text.data() + *at),
+                           SourceMgr::DK_Error,
+                           "nesting deeper than " +
+                               Twine(attnc::kMaxNestingDepth) +
+                               " levels of (), [], {} or <>; attn-compile "
+                               "does not parse IR nested this deeply");
+    return 1;
+  }
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
@@ -376,21 +385,18 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  PendingOutput output(outputFile);
-  auto tempPath = output.create();
-  if (!tempPath)
-    return fail(toString(tempPath.takeError()));
+  std::string tempPath = output ? output->tempPath().str() : std::string();
 
   auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
     std::error_code ec;
-    raw_fd_ostream os(*tempPath, ec);
+    raw_fd_ostream os(tempPath, ec);
     if (ec)
-      return fail("cannot write " + *tempPath + ": " + ec.message());
+      return fail("cannot write " + tempPath + ": " + ec.message());
     print(os);
     os.close();
     if (os.has_error())
       return fail("error writing " + outputFile);
-    if (Error err = output.commit(/*executable=*/false))
+    if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
     return 0;
@@ -436,9 +442,9 @@ int main(int argc, char **argv) {
 
   progress.step("emitting object code");
   if (emit == "obj") {
-    if (Error err = attnc::emitObjectFile(**llvmModule, *tempPath, hostCpu))
+    if (Error err = attnc::emitObjectFile(**llvmModule, tempPath, hostCpu))
       return fail(toString(std::move(err)));
-    if (Error err = output.commit(/*executable=*/false))
+    if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
     return 0;
@@ -453,9 +459,13 @@ int main(int argc, char **argv) {
   std::string runtime =
       runtimeDir.empty() ? defaultRuntimeDir(argv[0]) : runtimeDir.getValue();
   progress.step(Twine("linking with libattnrt from ") + runtime);
-  if (Error err = attnc::linkModel(objectPath, *tempPath, runtime, shared))
+  std::string prefix = apiPrefix.empty()
+                           ? attnc::defaultApiPrefix(outputFile)
+                           : apiPrefix.getValue();
+  if (Error err =
+          attnc::linkModel(objectPath, tempPath, runtime, shared, prefix))
     return fail(toString(std::move(err)));
-  if (Error err = output.commit(/*executable=*/true))
+  if (Error err = output->commit(/*executable=*/true))
     return fail(toString(std::move(err)));
   progress.step("wrote " + outputFile);
   return 0;
