@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Conversion/RuntimeChecks.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCHECKTOKENIDS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Conversion/RuntimeChecks.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -65,6 +65,45 @@ static bool readDims(const JsonValue &v, std::vector<int64_t> &out) {
   return true;
 }
 
+/// The offset of the first byte that does not continue a valid UTF-8
+/// sequence (overlong forms and surrogates included), or n.
+static size_t firstInvalidUtf8(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (len > n - i)
+      return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xc0) != 0x80)
+        return i;
+      cp = (cp << 6) | (p[i + k] & 0x3f);
+    }
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return i;
+    i += len;
+  }
+  return n;
+}
+
 bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   close();
   filePath = path;
@@ -114,6 +153,9 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   dataBase = base + headerSize;
   uint64_t dataSize = fsize - headerSize;
 
+  // The format's header is UTF-8 JSON; names are compared byte for byte.
+  if (size_t bad = firstInvalidUtf8(base + 8, n); bad != n)
+    return fail(strFormat("header is not valid UTF-8 (at byte %zu)", bad));
   JsonValue root;
   std::string jerr;
   if (!parseJson(reinterpret_cast<const char *>(base + 8), n, root, jerr))

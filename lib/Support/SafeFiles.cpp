@@ -47,10 +47,14 @@ Expected<std::unique_ptr<MemoryBuffer>> readRegularFile(StringRef path,
                                                         StringRef what) {
   if (path == "-") {
     // A pipe is the normal way to feed stdin; a device other than a terminal
-    // (e.g. < /dev/zero) would be read without end.
+    // or /dev/null (e.g. < /dev/zero) would be read without end.
     struct stat st;
+    bool devNull = false;
+    struct stat nullSt;
+    if (::stat("/dev/null", &nullSt) == 0 && S_ISCHR(nullSt.st_mode))
+      devNull = true;
     if (::fstat(STDIN_FILENO, &st) == 0 && S_ISCHR(st.st_mode) &&
-        !::isatty(STDIN_FILENO))
+        !::isatty(STDIN_FILENO) && !(devNull && st.st_rdev == nullSt.st_rdev))
       return makeError(what + " (stdin) is a character device, not a file "
                               "or pipe");
     auto buffer = MemoryBuffer::getSTDIN();

@@ -21,8 +21,8 @@ def mlir_nests(depth):
          "}" * depth + "} {\n  return\n}\n"),
         ("tuple-type", "func.func private @f(" + "tuple<" * depth + "i32" +
          ">" * depth + ")\n"),
-        ("tensor-of-tuple-type", "func.func private @f(" +
-         "tensor<2xtuple<" * depth + "f32" + ">>" * depth + ")\n"),
+        ("tuple-of-tensor-type", "func.func private @f(" +
+         "tuple<tensor<2xf32>, " * depth + "f32" + ">" * depth + ")\n"),
         ("affine-parens", "#m = affine_map<(d0) -> (" + "(" * depth + "d0" +
          ")" * depth + ")>\nfunc.func private @f() attributes {m = #m}\n"),
         ("fused-loc", "func.func private @f() loc(" + "fused[" * depth +

@@ -5,10 +5,10 @@ temporary file, never destroy an input when a run fails."""
 from corpus_lib import LINEAR_MLIR, read_example
 
 GOOD_MLIR = LINEAR_MLIR
-# Parses, but the verifier rejects it (relu result type differs).
+# Parses, but the verifier rejects it (the return type differs).
 BAD_VERIFY_MLIR = """\
-func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %r = attn.relu %x : tensor<2x5xf32>
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %r = attn.relu %x : tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
 """
@@ -48,7 +48,7 @@ def opt_cases():
             "cmd": opt + ["in.mlir", "-o", "full"],
             "exit": "nonzero",
             "stderr": [r"No space left on device" if ir_name == "valid"
-                       else r"in\.mlir:2:\d+: error"],
+                       else r"in\.mlir:3:\d+: error"],
         })
         # An existing output is replaced only by a successful run.
         cases.append({
@@ -147,7 +147,7 @@ def compile_cases():
                 "cmd": cc + ["in.mlir", "--emit=" + emit, "-o", "full"],
                 "exit": "nonzero",
                 "stderr": [r"No space left on device" if ir_name == "valid"
-                           else r"in\.mlir:2:\d+: error"],
+                           else r"in\.mlir:3:\d+: error"],
                 "timeout": 120,
             })
             cases.append({

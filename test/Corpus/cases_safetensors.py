@@ -8,7 +8,7 @@ import struct
 
 from corpus_lib import read_example, split_safetensors, join_safetensors
 
-ERR = r"^error: w\.safetensors: "
+ERR = r"^error: w\.safetensors: .*"
 
 
 def ordered(header):
@@ -127,7 +127,13 @@ def cases():
     add("header-length-max", struct.pack("<Q", (1 << 64) - 1) + text.encode(),
         ERR + r"header length \d+ is beyond the end of the file")
     add("seven-bytes", b"\x10\0\0\0\0\0\0", ERR + r"too short")
-    add("header-not-utf8", raw(b'{"\xff\xfe": {}}', data), ERR + r"header is not valid JSON|entry")
+    add("header-overlong-utf8", raw(b'{"a\xc0\xaf": {}}', data),
+        ERR + r"header is not valid UTF-8 \(at byte 3\)")
+    add("header-utf8-surrogate", raw(b'{"a\xed\xa0\x80": {}}', data),
+        ERR + r"header is not valid UTF-8 \(at byte 3\)")
+    add("header-truncated-utf8", raw(b'{"abc": {}, "\xe2\x82', data),
+        ERR + r"header is not valid UTF-8 \(at byte 13\)")
+    add("header-not-utf8", raw(b'{"\xff\xfe": {}}', data), ERR + r"header is not valid UTF-8 \(at byte 2\)")
     for label, entry in [
         ("offsets-float", {"dtype": "F32", "shape": [64], "data_offsets": [0.0, 256.0]}),
         ("offsets-negative", {"dtype": "F32", "shape": [64], "data_offsets": [-256, 0]}),

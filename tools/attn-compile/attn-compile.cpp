@@ -226,19 +226,29 @@ int main(int argc, char **argv) {
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
   // Every file the compile reads; the output must be none of them.
-  std::vector<std::string> inputs = {inputFile, searchWeights, pruneSpec};
+  std::vector<std::string> calibrationFiles;
   for (const std::string &set : calibration) {
     SmallVector<StringRef> files;
     StringRef(set).split(files, ',', -1, false);
     for (StringRef f : files)
-      inputs.push_back(f.str());
+      calibrationFiles.push_back(f.str());
   }
+  std::vector<std::string> inputs = {inputFile, searchWeights, pruneSpec};
+  llvm::append_range(inputs, calibrationFiles);
   if (size_t at = StringRef(layerDrop).find("scores-file=");
       at != StringRef::npos)
     inputs.push_back(StringRef(layerDrop)
                          .drop_front(at + strlen("scores-file="))
                          .take_until([](char c) { return c == ' '; })
                          .str());
+  // The search's files are read late (after a JIT compile): refuse a FIFO,
+  // device or directory now.
+  if (!searchWeights.empty())
+    if (Error err = attnc::checkRegularFile(searchWeights, "--weights"))
+      return fail(toString(std::move(err)));
+  for (const std::string &file : calibrationFiles)
+    if (Error err = attnc::checkRegularFile(file, "--calibration file"))
+      return fail(toString(std::move(err)));
   std::optional<attnc::SafeOutputFile> output;
   if (outputFile != "-") {
     auto prepared = attnc::SafeOutputFile::prepare(outputFile, inputs);
@@ -269,18 +279,17 @@ int main(int argc, char **argv) {
   auto file = attnc::readRegularFile(inputFile, "input file");
   if (!file)
     return fail(toString(file.takeError()));
-  SourceMgr sourceMgr;
   StringRef text = (*file)->getBuffer();
-  sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
   if (auto at = attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
-    sourceMgr.PrintMessage(SMLoc::getFromPointer(text.data() + *at),
-                           SourceMgr::DK_Error,
-                           "nesting deeper than " +
-                               Twine(attnc::kMaxNestingDepth) +
-                               " levels of (), [], {} or <>; attn-compile "
-                               "does not parse IR nested this deeply");
+    // Without the source line: it may be megabytes long.
+    errs() << inputFile << ":" << attnc::lineColumn(text, *at)
+           << ": error: nesting deeper than " << attnc::kMaxNestingDepth
+           << " levels of (), [], {} or <>; attn-compile does not parse IR "
+              "nested this deeply\n";
     return 1;
   }
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);

@@ -16,7 +16,6 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -73,13 +72,12 @@ int main(int argc, char **argv) {
     return fail(toString(buffer.takeError()));
   StringRef text = (*buffer)->getBuffer();
   if (auto at = attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
-    SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(*buffer), SMLoc());
-    sourceMgr.PrintMessage(
-        SMLoc::getFromPointer(text.data() + *at), SourceMgr::DK_Error,
-        "nesting deeper than " + Twine(attnc::kMaxNestingDepth) +
-            " levels of (), [], {} or <>; attn-opt does not parse IR nested "
-            "this deeply");
+    // Without the source line: it may be megabytes long.
+    errs() << (*buffer)->getBufferIdentifier() << ":"
+           << attnc::lineColumn(text, *at) << ": error: nesting deeper than "
+           << attnc::kMaxNestingDepth
+           << " levels of (), [], {} or <>; attn-opt does not parse IR nested "
+              "this deeply\n";
     return 1;
   }
 
