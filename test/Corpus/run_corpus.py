@@ -159,6 +159,15 @@ class Context:
     def tool(self, name):
         return os.path.join(self.tools, name)
 
+    def importer(self):
+        """attn-import; until it exists, the HF-only test importer with the
+        same spelling (test/tools/attn-hf-import)."""
+        tool = self.tool("attn-import")
+        fallback = self.tool("attn-hf-import")
+        if not os.path.exists(tool) and os.path.exists(fallback):
+            return fallback
+        return tool
+
     def model(self):
         """The small encoder compiled for the CPU, built once and shared by
         every category (under a lock: lit runs categories in parallel)."""
@@ -190,7 +199,7 @@ class Context:
         replacements = {
             "{attn-opt}": lambda: self.tool("attn-opt"),
             "{attn-compile}": lambda: self.tool("attn-compile"),
-            "{attn-import}": lambda: self.tool("attn-import"),
+            "{attn-import}": self.importer,
             "{model}": self.model,
             "{examples}": lambda: os.path.join(self.src, "examples"),
             "{tmp}": lambda: tmp,
