@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Support/SafeFiles.h"
@@ -45,7 +46,8 @@ using namespace llvm;
 
 static cl::OptionCategory category("attn-compile options");
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<model.mlir | model.onnx>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output path"),
                                        cl::value_desc("path"), cl::Required,
@@ -64,8 +66,9 @@ static cl::opt<std::string> hostCpu("cpu",
                                     cl::init("native"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
-         cl::desc("Stop at a stage and write it: linalg (MLIR on tensors), "
-                  "llvm (LLVM dialect), llvm-ir, ptx (cuda only), obj, exe"),
+         cl::desc("Stop at a stage and write it: attn (an imported model "
+                  "after raising), linalg (MLIR on tensors), llvm (LLVM "
+                  "dialect), llvm-ir, ptx (cuda only), obj, exe"),
          cl::init("exe"), cl::cat(category));
 static cl::opt<bool> shared("shared",
                             cl::desc("Write a shared library exporting the "
@@ -112,10 +115,11 @@ static cl::opt<bool>
            cl::desc("Use the tiling passes' default tile sizes instead of "
                     "choosing them per op for the target (attn-tile)"),
            cl::init(false), cl::cat(category));
-static cl::opt<bool> noRaise("no-raise-attention",
-                             cl::desc("Do not raise unfused attention chains "
-                                      "to attn.sdpa"),
-                             cl::init(false), cl::cat(category));
+static cl::opt<bool>
+    noRaiseAttention("no-raise-attention",
+                     cl::desc("Do not raise unfused attention chains "
+                              "to attn.sdpa"),
+                     cl::init(false), cl::cat(category));
 static cl::opt<bool> noPackQKV("no-pack-qkv",
                                cl::desc("Do not pack projections of one input "
                                         "(Q, K, V) into one matmul"),
@@ -150,6 +154,17 @@ static cl::opt<bool> noApproximateMath(
     cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
              "approximations"),
     cl::init(false), cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("model.onnx: fix a graph input's shape, e.g. "
+                         "--input-shape input_ids=1x128 (repeatable)"),
+                cl::value_desc("name=AxB..."), cl::cat(category));
+static cl::opt<bool>
+    noRaise("no-raise",
+            cl::desc("model.onnx: compile the imported graph as it is, "
+                     "without the raising passes (implies "
+                     "--no-raise-attention)"),
+            cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                            cl::init(false), cl::cat(category));
 
@@ -207,11 +222,16 @@ int main(int argc, char **argv) {
   if (*target == Target::Cuda && !llvm::is_contained(chips, StringRef(chip)))
     return fail("unknown CUDA chip '" + chip +
                 "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
-  static const char *const stages[] = {"linalg", "llvm", "llvm-ir",
-                                       "ptx",    "obj",  "exe"};
+  static const char *const stages[] = {"attn", "linalg", "llvm", "llvm-ir",
+                                       "ptx",  "obj",    "exe"};
   if (!llvm::is_contained(stages, StringRef(emit)))
     return fail("unknown --emit stage '" + emit +
-                "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
+                "' (expected attn, linalg, llvm, llvm-ir, ptx, obj or exe)");
+  bool onnxInput = StringRef(inputFile).ends_with(".onnx");
+  if (emit == "attn" && !onnxInput)
+    return fail("--emit=attn is for imported models (model.onnx)");
+  if (!onnxInput && (!inputShapes.empty() || noRaise))
+    return fail("--input-shape and --no-raise are for model.onnx inputs");
   if (emit == "ptx" && *target != Target::Cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
@@ -275,26 +295,106 @@ int main(int argc, char **argv) {
   // Located messages are enough; dumping a whole model per note is not.
   context.printOpOnDiagnostic(false);
 
-  progress.step("parsing " + inputFile);
-  auto file = attnc::readRegularFile(inputFile, "input file");
-  if (!file)
-    return fail(toString(file.takeError()));
-  StringRef text = (*file)->getBuffer();
-  if (auto at = attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
-    // Without the source line: it may be megabytes long.
-    errs() << inputFile << ":" << attnc::lineColumn(text, *at)
-           << ": error: nesting deeper than " << attnc::kMaxNestingDepth
-           << " levels of (), [], {} or <>; attn-compile does not parse IR "
-              "nested this deeply\n";
-    return 1;
-  }
   SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1; // The diagnostic handler has printed a located error.
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  // An imported model's weights, written beside the output.
+  std::optional<attnc::onnx_frontend::ImportedModel> imported;
+  if (onnxInput) {
+    progress.step("importing " + inputFile);
+    // The importer opens the file itself: no FIFO, device or directory.
+    if (Error err = attnc::checkRegularFile(inputFile, "input file"))
+      return fail(toString(std::move(err)));
+    attnc::onnx_frontend::ImportOptions importOptions;
+    for (const std::string &spec : inputShapes)
+      if (Error err =
+              attnc::onnx_frontend::parseInputShape(spec, importOptions))
+        return fail(toString(std::move(err)));
+    auto result = attnc::onnx_frontend::importONNXModel(inputFile, context,
+                                                        importOptions);
+    if (!result) {
+      errs() << toString(result.takeError()) << "\n";
+      return 1;
+    }
+    module = std::move(result->module);
+    imported = std::move(*result);
+    if (emit == "attn") {
+      mlir::PassManager raise(&context);
+      if (!noRaise && !noRaiseAttention &&
+          failed(mlir::parsePassPipeline(attnc::kImportRaisingPipeline, raise,
+                                         errs())))
+        return fail("internal error: cannot build the raising pipeline");
+      if (failed(raise.run(*module)))
+        return 1;
+    }
+  } else {
+    progress.step("parsing " + inputFile);
+    auto file = attnc::readRegularFile(inputFile, "input file");
+    if (!file)
+      return fail(toString(file.takeError()));
+    StringRef text = (*file)->getBuffer();
+    if (auto at =
+            attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
+      // Without the source line: it may be megabytes long.
+      errs() << inputFile << ":" << attnc::lineColumn(text, *at)
+             << ": error: nesting deeper than " << attnc::kMaxNestingDepth
+             << " levels of (), [], {} or <>; attn-compile does not parse IR "
+                "nested this deeply\n";
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
+  }
+  // The weights of an imported model go beside what runs them (m ->
+  // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
+  // committed with it; the text stages in between are for reading.
+  std::optional<attnc::SafeOutputFile> weightsOutput;
+  if (imported && outputFile != "-" &&
+      (emit == "attn" || emit == "exe" || emit == "obj")) {
+    SmallString<256> weightsPath(outputFile.getValue());
+    if (emit == "attn")
+      sys::path::replace_extension(weightsPath, "safetensors");
+    else
+      weightsPath += ".safetensors";
+    auto prepared = attnc::SafeOutputFile::prepare(weightsPath, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    weightsOutput.emplace(std::move(*prepared));
+    if (Error err = attnc::onnx_frontend::writeSafeTensors(
+            weightsOutput->tempPath(), imported->weights))
+      return fail(toString(std::move(err)));
+  }
+  auto commitWeights = [&]() -> int {
+    if (weightsOutput)
+      if (Error err = weightsOutput->commit(/*executable=*/false))
+        return fail(toString(std::move(err)));
+    return 0;
+  };
+  if (emit == "attn") {
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    if (outputFile == "-") {
+      module->print(outs(), flags);
+      return 0;
+    }
+    std::error_code ec;
+    raw_fd_ostream os(output->tempPath(), ec);
+    if (ec)
+      return fail("cannot write " + output->tempPath() + ": " + ec.message());
+    module->print(os, flags);
+    os << "\n";
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
+    if (Error err = output->commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
 
   // "search" picks the layers by running candidates, then compiles them as
   // an explicit keep-list.
@@ -362,7 +462,7 @@ int main(int argc, char **argv) {
     options.stopAfter = stopAfter;
     options.tile = !noTile;
     options.flash = !noFlash;
-    options.raiseAttention = !noRaise;
+    options.raiseAttention = !noRaiseAttention && !noRaise;
     options.packQKV = !noPackQKV;
     options.fuseRows = !noFuseRows;
     options.matmulKernels = !noMatmulKernels;
@@ -376,7 +476,7 @@ int main(int argc, char **argv) {
     options.stopAfter = stopAfter;
     options.tile = !noTile;
     options.flash = !noFlash;
-    options.raiseAttention = !noRaise;
+    options.raiseAttention = !noRaiseAttention && !noRaise;
     options.packQKV = !noPackQKV;
     options.fuseRows = !noFuseRows;
     options.matmulKernels = !noMatmulKernels;
@@ -405,6 +505,8 @@ int main(int argc, char **argv) {
     os.close();
     if (os.has_error())
       return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
     if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
@@ -453,6 +555,8 @@ int main(int argc, char **argv) {
   if (emit == "obj") {
     if (Error err = attnc::emitObjectFile(**llvmModule, tempPath, hostCpu))
       return fail(toString(std::move(err)));
+    if (int rc = commitWeights())
+      return rc;
     if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
@@ -474,6 +578,8 @@ int main(int argc, char **argv) {
   if (Error err =
           attnc::linkModel(objectPath, tempPath, runtime, shared, prefix))
     return fail(toString(std::move(err)));
+  if (int rc = commitWeights())
+    return rc;
   if (Error err = output->commit(/*executable=*/true))
     return fail(toString(std::move(err)));
   progress.step("wrote " + outputFile);
