@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Pipelines/Pipelines.h"
@@ -47,7 +48,8 @@ using namespace llvm;
 static cl::OptionCategory category("attn-compile options");
 
 static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("<model.mlir | model.onnx>"),
+                                      cl::desc("<model.mlir | model.onnx | "
+                                               "checkpoint directory>"),
                                       cl::Required, cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output path"),
                                        cl::value_desc("path"), cl::Required,
@@ -154,11 +156,11 @@ static cl::opt<bool> noApproximateMath(
     cl::desc("CPU: libm exp/erf/tanh instead of vectorizable polynomial "
              "approximations"),
     cl::init(false), cl::cat(category));
-static cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("model.onnx: fix a graph input's shape, e.g. "
-                         "--input-shape input_ids=1x128 (repeatable)"),
-                cl::value_desc("name=AxB..."), cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("model.onnx or checkpoint directory: fix an input's shape, e.g. "
+             "--input-shape input_ids=1x128 (repeatable)"),
+    cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<bool>
     noRaise("no-raise",
             cl::desc("model.onnx: compile the imported graph as it is, "
@@ -228,10 +230,19 @@ int main(int argc, char **argv) {
     return fail("unknown --emit stage '" + emit +
                 "' (expected attn, linalg, llvm, llvm-ir, ptx, obj or exe)");
   bool onnxInput = StringRef(inputFile).ends_with(".onnx");
-  if (emit == "attn" && !onnxInput)
-    return fail("--emit=attn is for imported models (model.onnx)");
-  if (!onnxInput && (!inputShapes.empty() || noRaise))
-    return fail("--input-shape and --no-raise are for model.onnx inputs");
+  // A Hugging Face checkpoint directory (config.json + safetensors).
+  bool hfInput = sys::fs::is_directory(inputFile);
+  if (emit == "attn" && !onnxInput && !hfInput)
+    return fail("--emit=attn is for imported models (model.onnx or a "
+                "checkpoint directory)");
+  if (emit == "attn" && (!layerDrop.empty() || !pruneSpec.empty()))
+    return fail("--emit=attn writes the model as imported and raised; "
+                "--layer-drop and --prune apply when compiling it");
+  if (!onnxInput && noRaise)
+    return fail("--no-raise is for model.onnx inputs");
+  if (!onnxInput && !hfInput && !inputShapes.empty())
+    return fail("--input-shape is for model.onnx and checkpoint directory "
+                "inputs");
   if (emit == "ptx" && *target != Target::Cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
@@ -327,6 +338,20 @@ int main(int argc, char **argv) {
       if (failed(raise.run(*module)))
         return 1;
     }
+  } else if (hfInput) {
+    // The IR binds the checkpoint's own tensors: run the model with
+    // --weights DIR/model.safetensors; nothing is written beside it.
+    progress.step("importing checkpoint " + inputFile);
+    mlir::attn::hf::ImportOptions importOptions;
+    for (const std::string &spec : inputShapes) {
+      std::string error;
+      if (!mlir::attn::hf::parseInputShape(spec, importOptions, error))
+        return fail(error);
+    }
+    module =
+        mlir::attn::hf::importCheckpoint(inputFile, importOptions, &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
   } else {
     progress.step("parsing " + inputFile);
     auto file = attnc::readRegularFile(inputFile, "input file");
