@@ -1,10 +1,38 @@
 #!/usr/bin/env bash
 # Runs the whole attnc test suite (lit + FileCheck, unit tests, numerical
 # integration tests) against the build in build/, after scripts/setup.sh.
+#
+#   scripts/test.sh              the build in build/ (or $ATTNC_BUILD_DIR)
+#   scripts/test.sh --sanitize   configures and builds build-sanitize/ with
+#                                AddressSanitizer + UndefinedBehaviorSanitizer
+#                                (compiled models link the sanitized runtime)
+#                                and runs the same suite there
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${ATTNC_BUILD_DIR:-$ROOT/build}"
+
+if [[ "${1:-}" == "--sanitize" ]]; then
+  BUILD_DIR="${ATTNC_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
+  if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
+    launcher=()
+    if command -v ccache >/dev/null; then
+      launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+    fi
+    cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+      -DATTNC_SANITIZE=ON "${launcher[@]}" >/dev/null || exit 1
+  fi
+  # Any report fails the process (and so its test); the corpus driver also
+  # looks for reports in the output of every case. Sanitized code is slower:
+  # the corpus time-outs stretch.
+  export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:verify_asan_link_order=0:detect_stack_use_after_return=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  export LSAN_OPTIONS="suppressions=$ROOT/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  export ATTNC_CORPUS_TIMEOUT_SCALE="${ATTNC_CORPUS_TIMEOUT_SCALE:-4}"
+elif [[ $# -gt 0 ]]; then
+  echo "usage: scripts/test.sh [--sanitize]" >&2
+  exit 2
+fi
 
 ninja -C "$BUILD_DIR" || exit 1
 LIT=$(command -v lit-22 || echo /usr/lib/llvm-22/bin/lit)

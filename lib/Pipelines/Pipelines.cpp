@@ -233,6 +233,10 @@ static LogicalResult addLinalgStage(OpPassManager &pm,
     return failure();
   if (options.flash && failed(addStage(pm, flashStage)))
     return failure();
+  // Embedding ids outside the table fail the run (the check reads the ids
+  // on the host, so CPU only).
+  if (!gpu && failed(addStage(pm, "attn-check-token-ids")))
+    return failure();
   // Again on the lowered form, whose temporaries (e.g. unfused attention
   // scores) may be larger than any attn-level tensor.
   if (failed(addStage(pm, "attn-lower-to-linalg,attn-verify-model,"

@@ -3,6 +3,7 @@
 #include "attnc/InitAttnc.h"
 
 #include "attnc/Conversion/Passes.h"
+#include "attnc/Conversion/RuntimeChecks.h"
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Transforms/Passes.h"
@@ -26,6 +27,7 @@ void attnc::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::attn::registerAttncPasses();
   mlir::attn::registerAttncConversionPasses();
+  mlir::attn::registerAttncRuntimeChecksPasses();
   attnc::registerPipelines();
   mlir::attn::registerRaisePipeline();
 }

@@ -13,6 +13,7 @@
 
 #include "attnc/Runtime/attnrt.h"
 
+#include "FileIO.h"
 #include "Manifest.h"
 #include "Npy.h"
 #include "Support.h"
@@ -407,6 +408,22 @@ int runCli(int argc, char **argv, const char *manifestText,
     o.weights = besideWeights;
   }
 
+  // Outputs are checked before anything is read or computed: never an
+  // input (or another output), never a directory; devices and FIFOs are
+  // written in place, regular files through a temporary file and a rename.
+  std::vector<std::string> readPaths = o.inputs;
+  if (!o.weights.empty())
+    readPaths.push_back(o.weights);
+  std::vector<OutputKind> outputKinds(o.outputs.size());
+  std::vector<std::string> outputTargets(o.outputs.size());
+  for (size_t i = 0; i < o.outputs.size(); ++i) {
+    std::vector<std::string> others = readPaths;
+    others.insert(others.end(), o.outputs.begin(), o.outputs.begin() + i);
+    if (!checkOutputPath(o.outputs[i], others, outputKinds[i],
+                         outputTargets[i], err))
+      return fail(err);
+  }
+
   char openErr[1024];
   attnrt_model *m = attnrt_open(manifestText, invoke, openErr, sizeof(openErr));
   ModelCloser closer{m};
@@ -443,43 +460,58 @@ int runCli(int argc, char **argv, const char *manifestText,
                           results[i].size()))
       return fail(attnrt_last_error(m));
   }
-  // Write every output to a temporary file first, then rename them all, so
-  // a failure leaves no partially written output behind.
-  std::vector<std::string> temps;
-  for (size_t i = 0; i < o.outputs.size(); ++i) {
-    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    std::string tmp;
-    if (!writeNpyTemp(o.outputs[i], dtypeNpyDescr(e.dtype), e.dims,
-                      results[i].data(), results[i].size(), tmp, err)) {
-      for (const std::string &t : temps)
+  // Write every file output to a temporary file first, then the device
+  // outputs in place, then rename the files, so that a failure leaves no
+  // partially written file behind.
+  std::vector<std::string> temps(o.outputs.size());
+  auto removeTemps = [&] {
+    for (const std::string &t : temps)
+      if (!t.empty())
         std::remove(t.c_str());
+  };
+  for (size_t i = 0; i < o.outputs.size(); ++i) {
+    if (outputKinds[i] != OutputKind::File)
+      continue;
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
+    if (!writeNpyTemp(outputTargets[i], dtypeNpyDescr(e.dtype), e.dims,
+                      results[i].data(), results[i].size(), temps[i], err)) {
+      removeTemps();
+      return fail(o.outputs[i] == outputTargets[i]
+                      ? err
+                      : o.outputs[i] + " (" + err + ")");
+    }
+  }
+  for (size_t i = 0; i < o.outputs.size(); ++i) {
+    if (outputKinds[i] != OutputKind::Device)
+      continue;
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
+    std::string header = npyHeader(dtypeNpyDescr(e.dtype), e.dims);
+    if (!writeInPlace(o.outputs[i],
+                      {{header.data(), header.size()},
+                       {results[i].data(), results[i].size()}},
+                      err)) {
+      removeTemps();
       return fail(err);
     }
-    temps.push_back(tmp);
   }
-  // Refuse destinations that cannot take a file before renaming any, and
-  // undo the renames of new files if one still fails.
+  // Undo the renames of new files if a later one still fails.
   std::vector<bool> existed(temps.size(), false);
   for (size_t i = 0; i < temps.size(); ++i) {
     struct stat st;
-    if (::stat(o.outputs[i].c_str(), &st) == 0) {
-      existed[i] = true;
-      if (S_ISDIR(st.st_mode)) {
-        for (const std::string &t : temps)
-          std::remove(t.c_str());
-        return fail(o.outputs[i] + ": cannot write: Is a directory");
-      }
-    }
+    existed[i] = ::stat(outputTargets[i].c_str(), &st) == 0;
   }
   for (size_t i = 0; i < temps.size(); ++i) {
-    if (!commitFile(temps[i], o.outputs[i], err)) {
-      for (size_t k = i + 1; k < temps.size(); ++k)
-        std::remove(temps[k].c_str());
+    if (temps[i].empty())
+      continue;
+    if (!commitFile(temps[i], outputTargets[i], err)) {
+      temps[i].clear();
+      removeTemps();
       for (size_t k = 0; k < i; ++k)
-        if (!existed[k])
-          std::remove(o.outputs[k].c_str());
+        if (!existed[k] && outputKinds[k] == OutputKind::File)
+          std::remove(outputTargets[k].c_str());
       return fail(err);
     }
+    temps[i].clear();
   }
 
   if (!o.quiet) {

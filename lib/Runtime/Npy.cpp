@@ -1,6 +1,7 @@
 //===- Npy.cpp - .npy reading and writing ---------------------------------===//
 
 #include "Npy.h"
+#include "FileIO.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -243,22 +244,11 @@ bool parseNpy(std::vector<unsigned char> bytes, const std::string &name,
 }
 
 bool readNpy(const std::string &path, NpyArray &out, std::string &err) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    err = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
+  // A regular file only, read to its size: a FIFO would block and
+  // /dev/zero would never end.
   std::vector<unsigned char> bytes;
-  unsigned char chunk[65536];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + got);
-  bool readErr = std::ferror(f);
-  std::fclose(f);
-  if (readErr) {
-    err = path + ": read error";
+  if (!readRegularFile(path, bytes, err))
     return false;
-  }
   return parseNpy(std::move(bytes), path, out, err);
 }
 

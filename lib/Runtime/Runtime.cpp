@@ -43,6 +43,8 @@ struct attnrt_model {
   std::unique_ptr<SafeTensorsFile> weightsFile;
   double lastMs = 0;
   uint64_t bytesRead = 0, fileBytes = 0;
+  /// The first bad token id the model reported during the current run.
+  std::string tokenIdError;
 
   bool isCuda() const { return manifest.target == Target::CUDA; }
   int fail(const std::string &msg) {
@@ -57,6 +59,26 @@ struct attnrt_model {
 };
 
 static thread_local std::string tlsOpenError;
+
+/// The model whose attnrt_run is executing on this thread: compiled code
+/// reports to it (the id checks run on the calling thread).
+static thread_local attnrt_model *tlsRunningModel = nullptr;
+
+/// Called by compiled code (attn-check-token-ids) for an embedding id
+/// outside [0, rows): the run then fails with this message. The first bad id
+/// is kept.
+extern "C" void attnrt_report_token_id(int64_t batch, int64_t position,
+                                       int64_t id, int64_t rows) {
+  attnrt_model *m = tlsRunningModel;
+  if (!m || !m->tokenIdError.empty())
+    return;
+  m->tokenIdError = strFormat(
+      "attnrt_run: token id %lld at batch %lld, position %lld is out of "
+      "range for the embedding table of %lld rows (valid ids are 0..%lld)",
+      static_cast<long long>(id), static_cast<long long>(batch),
+      static_cast<long long>(position), static_cast<long long>(rows),
+      static_cast<long long>(rows - 1));
+}
 
 static attnrt_model *openFailed(const std::string &msg, char *err,
                                 size_t errlen) {
@@ -380,9 +402,15 @@ extern "C" int attnrt_run(attnrt_model *m) {
   std::vector<void *> args = m->buffers;
   using Clock = std::chrono::steady_clock;
   if (!m->isCuda()) {
+    m->tokenIdError.clear();
+    attnrt_model *outer = tlsRunningModel;
+    tlsRunningModel = m;
     Clock::time_point t0 = Clock::now();
     m->invoke(args.data());
     Clock::time_point t1 = Clock::now();
+    tlsRunningModel = outer;
+    if (!m->tokenIdError.empty())
+      return m->fail(m->tokenIdError);
     m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
     m->haveOutputs = true;
     return 0;

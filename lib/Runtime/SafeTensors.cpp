@@ -1,6 +1,7 @@
 //===- SafeTensors.cpp - safetensors reader -------------------------------===//
 
 #include "SafeTensors.h"
+#include "FileIO.h"
 #include "Json.h"
 
 #include <algorithm>
@@ -64,27 +65,54 @@ static bool readDims(const JsonValue &v, std::vector<int64_t> &out) {
   return true;
 }
 
+/// The offset of the first byte that does not continue a valid UTF-8
+/// sequence (overlong forms and surrogates included), or n.
+static size_t firstInvalidUtf8(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (len > n - i)
+      return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xc0) != 0x80)
+        return i;
+      cp = (cp << 6) | (p[i + k] & 0x3f);
+    }
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return i;
+    i += len;
+  }
+  return n;
+}
+
 bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   close();
   filePath = path;
   const std::string pfx = path + ": ";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = pfx + "cannot open: " + std::strerror(errno);
+  // Without blocking on a FIFO; a device or directory is refused.
+  uint64_t fsize;
+  int fd = openRegularFile(path, fsize, err);
+  if (fd < 0)
     return false;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    err = pfx + "cannot stat: " + std::strerror(errno);
-    ::close(fd);
-    return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    err = pfx + "not a regular file";
-    ::close(fd);
-    return false;
-  }
-  uint64_t fsize = static_cast<uint64_t>(st.st_size);
   if (fsize < 8) {
     err = pfx + strFormat("file is %llu bytes, too short for a safetensors "
                           "file (at least 8 bytes of header length needed)",
@@ -125,6 +153,9 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   dataBase = base + headerSize;
   uint64_t dataSize = fsize - headerSize;
 
+  // The format's header is UTF-8 JSON; names are compared byte for byte.
+  if (size_t bad = firstInvalidUtf8(base + 8, n); bad != n)
+    return fail(strFormat("header is not valid UTF-8 (at byte %zu)", bad));
   JsonValue root;
   std::string jerr;
   if (!parseJson(reinterpret_cast<const char *>(base + 8), n, root, jerr))
@@ -139,6 +170,11 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
     if (name == "__metadata__") {
       if (v.kind != JsonValue::Object)
         return fail("'__metadata__' is not an object");
+      // The format's metadata maps strings to strings.
+      for (size_t m = 0; m < v.keys.size(); ++m)
+        if (v.items[m].kind != JsonValue::String)
+          return fail("'__metadata__' value '" + v.keys[m] +
+                      "' is not a string");
       continue;
     }
     const std::string tp = "tensor '" + name + "': ";
@@ -193,6 +229,43 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
     index[name] = all.size();
     all.push_back(std::move(t));
   }
+  // The format requires the tensors to tile the data section: no byte
+  // shared by two tensors (one write would show through the other) and no
+  // byte that belongs to none.
+  std::vector<const StTensor *> byOffset;
+  for (const StTensor &t : all)
+    byOffset.push_back(&t);
+  std::stable_sort(byOffset.begin(), byOffset.end(),
+                   [](const StTensor *a, const StTensor *b) {
+                     return a->begin != b->begin ? a->begin < b->begin
+                                                 : a->end < b->end;
+                   });
+  uint64_t covered = 0;
+  const StTensor *previous = nullptr;
+  auto range = [](const StTensor *t) {
+    return strFormat("[%llu, %llu]", static_cast<unsigned long long>(t->begin),
+                     static_cast<unsigned long long>(t->end));
+  };
+  for (const StTensor *t : byOffset) {
+    if (t->begin < covered)
+      return fail("tensor '" + t->name + "': data_offsets " + range(t) +
+                  " overlap tensor '" + previous->name + "' at " +
+                  range(previous));
+    if (t->begin > covered)
+      return fail("tensor '" + t->name + "': data_offsets " + range(t) +
+                  strFormat(" leave bytes [%llu, %llu) of the data section "
+                            "unused (tensors must tile it without holes)",
+                            static_cast<unsigned long long>(covered),
+                            static_cast<unsigned long long>(t->begin)));
+    covered = t->end;
+    previous = t;
+  }
+  if (covered != dataSize)
+    return fail(strFormat("the tensors cover %llu bytes of the %llu-byte data "
+                          "section; the rest is unused (tensors must tile it "
+                          "without holes)",
+                          static_cast<unsigned long long>(covered),
+                          static_cast<unsigned long long>(dataSize)));
   return true;
 }
 

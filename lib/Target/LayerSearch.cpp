@@ -193,6 +193,8 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                                  llvm::JITSymbolFlags::Exported};
     };
+    add("attnrt_report_token_id",
+        reinterpret_cast<void *>(&attnrt_report_token_id));
     add("_mlir_memref_to_llvm_alloc",
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
     add("_mlir_memref_to_llvm_aligned_alloc",

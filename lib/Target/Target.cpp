@@ -9,7 +9,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -171,8 +173,35 @@ Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
   return Error::success();
 }
 
+/// The C API of attnrt.h that a model library exports.
+static const char *const kExportedApi[] = {
+    "attnrt_open",          "attnrt_open_linked",       "attnrt_close",
+    "attnrt_last_error",    "attnrt_target",            "attnrt_num_weights",
+    "attnrt_num_inputs",    "attnrt_num_outputs",       "attnrt_input_name",
+    "attnrt_input_dtype",   "attnrt_input_rank",        "attnrt_input_dim",
+    "attnrt_input_dims",    "attnrt_input_bytes",       "attnrt_output_name",
+    "attnrt_output_dtype",  "attnrt_output_rank",       "attnrt_output_dim",
+    "attnrt_output_dims",   "attnrt_output_bytes",      "attnrt_bind_weights",
+    "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
+    "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
+    "attnrt_main"};
+
+std::string attnc::defaultApiPrefix(StringRef outputPath) {
+  StringRef stem = sys::path::filename(outputPath);
+  stem = stem.take_until([](char c) { return c == '.'; });
+  if (stem.starts_with("lib") && stem.size() > 3)
+    stem = stem.drop_front(3);
+  std::string prefix;
+  for (char c : stem)
+    prefix.push_back(isAlnum(c) ? c : '_');
+  if (prefix.empty() || isDigit(prefix[0]))
+    prefix.insert(0, "model_");
+  return prefix;
+}
+
 Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
-                       StringRef runtimeDir, bool shared) {
+                       StringRef runtimeDir, bool shared,
+                       StringRef apiPrefix) {
   SmallString<256> runtime(runtimeDir), runtimeMain(runtimeDir);
   sys::path::append(runtime, "libattnrt.a");
   sys::path::append(runtimeMain, "libattnrt_main.a");
@@ -187,8 +216,35 @@ Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
   if (!linker)
     return makeError("no C++ linker driver (c++ or g++) on PATH");
   SmallVector<std::string> args = {*linker, "-o", outputPath.str()};
+  // A sanitized runtime (scripts/test.sh --sanitize) needs the sanitizer
+  // runtimes in the model too.
+  if (StringRef(ATTNC_MODEL_LINK_FLAGS).size())
+    args.push_back(ATTNC_MODEL_LINK_FLAGS);
+  std::optional<FileRemover> removeVersionScript;
   if (shared) {
+    // Two model libraries in one process must not see each other: only the
+    // C API is exported, as attnrt_* (for dlopen/dlsym, which look in the
+    // library itself) and as PREFIX_attnrt_* (distinct names for programs
+    // that link several models); everything else, the model's own symbols
+    // included, is local, and -Bsymbolic binds the library's own calls to
+    // its own definitions even when another library exports the same name.
+    SmallString<128> script;
+    int fd;
+    if (std::error_code ec = sys::fs::createTemporaryFile("attnc-exports",
+                                                          "map", fd, script))
+      return makeError("cannot create a linker version script: " +
+                       ec.message());
+    removeVersionScript.emplace(script);
+    {
+      raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << "{\n  global:\n    attnrt_*;\n    " << apiPrefix
+         << "_attnrt_*;\n  local: *;\n};\n";
+    }
     args.push_back("-shared");
+    args.push_back("-Wl,-Bsymbolic");
+    args.push_back(("-Wl,--version-script=" + script).str());
+    for (const char *fn : kExportedApi)
+      args.push_back(("-Wl,--defsym=" + apiPrefix + "_" + fn + "=" + fn).str());
     // Export the whole C API of the runtime from the .so.
     args.push_back("-Wl,--whole-archive");
     args.push_back(std::string(runtime));

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Support/SafeFiles.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -54,9 +55,11 @@ FailureOr<SmallVector<double>> AttnLayerDropPass::readScores(func::FuncOp func,
     return func.emitError()
            << "attn-layer-drop: scores-file '" << scoresFile << "': " << why;
   };
-  auto buffer = llvm::MemoryBuffer::getFile(scoresFile);
+  // A regular file only (a FIFO would block), nested no deeper than
+  // llvm::json's recursive parser can take.
+  auto buffer = attnc::readJsonFile(scoresFile);
   if (!buffer)
-    return fail(buffer.getError().message());
+    return fail(llvm::toString(buffer.takeError()));
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Support/SafeFiles.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -203,9 +204,11 @@ struct AttnPruneStructurePass
       error() << "no spec-file given";
       return signalPassFailure();
     }
-    auto buffer = llvm::MemoryBuffer::getFile(specFile);
+    // A regular file only (a FIFO would block), nested no deeper than
+    // llvm::json's recursive parser can take.
+    auto buffer = attnc::readJsonFile(specFile);
     if (!buffer) {
-      error() << buffer.getError().message();
+      error() << llvm::toString(buffer.takeError());
       return signalPassFailure();
     }
     llvm::Expected<llvm::json::Value> json =

@@ -70,7 +70,9 @@ def cases():
         (["--emit=ptx"], r"--emit=ptx needs --target=cuda"),
         (["--shared", "--emit=obj"], r"--shared writes a library"),
         (["--runtime-checks", "--target=cuda"], r"--runtime-checks is for --target=cpu"),
-        (["--calibration=x.npy"], r"--calibration and --weights are for"),
+        # The missing file is found first since every input is checked up front.
+        (["--calibration=x.npy"],
+         r"--calibration and --weights are for|cannot open --calibration file 'x\.npy'"),
         (["--layer-drop=strategy=search keep=x"], r"bad keep="),
         (["--layer-drop=strategy=search exhaustive-limit=-1 keep=1"], r"bad exhaustive-limit="),
     ]

@@ -165,9 +165,11 @@ TEST(Runtime, EndToEndCpu) {
 TEST(Runtime, InPlaceAndCopiedWeights) {
   // 'al' starts 64-byte aligned in the mapping (used in place), 'un' does
   // not (copied); both must read correctly, with the file mapping alive.
+  // (A 4-byte tensor 'pad' between them: tensors tile the data section.)
   TempDir dir;
   std::string header =
       "{\"al\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+      "\"pad\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[16,20]},"
       "\"un\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[20,36]}}";
   while ((8 + header.size()) % 64)
     header += ' ';

@@ -138,6 +138,36 @@ TEST_F(SafeTensorsTest, BadJson) {
             "'__metadata__' is not an object");
 }
 
+TEST_F(SafeTensorsTest, TensorsTileTheDataSection) {
+  // Two F32 [2] tensors 'a' and 'b' at the given offsets.
+  auto two = [&](const std::string &a, const std::string &b,
+                 size_t dataBytes) {
+    const std::string entry =
+        "{\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": ";
+    return openErr(rawSafetensors("{\"a\": " + entry + a + "}, \"b\": " +
+                                      entry + b + "}}",
+                                  std::string(dataBytes, 0)));
+  };
+  EXPECT_EQ(two("[0, 8]", "[8, 16]", 16), "");
+  EXPECT_EQ(two("[8, 16]", "[0, 8]", 16), "");
+  EXPECT_EQ(two("[0, 8]", "[4, 12]", 12),
+            "tensor 'b': data_offsets [4, 12] overlap tensor 'a' at [0, 8]");
+  EXPECT_EQ(two("[0, 8]", "[0, 8]", 8),
+            "tensor 'b': data_offsets [0, 8] overlap tensor 'a' at [0, 8]");
+  EXPECT_EQ(two("[0, 8]", "[12, 20]", 20),
+            "tensor 'b': data_offsets [12, 20] leave bytes [8, 12) of the "
+            "data section unused (tensors must tile it without holes)");
+  EXPECT_EQ(two("[4, 12]", "[12, 20]", 20),
+            "tensor 'a': data_offsets [4, 12] leave bytes [0, 4) of the "
+            "data section unused (tensors must tile it without holes)");
+  EXPECT_EQ(two("[0, 8]", "[8, 16]", 20),
+            "the tensors cover 16 bytes of the 20-byte data section; the rest "
+            "is unused (tensors must tile it without holes)");
+  // Metadata maps strings to strings.
+  EXPECT_EQ(openErr(rawSafetensors("{\"__metadata__\": {\"k\": 1}}", "")),
+            "'__metadata__' value 'k' is not a string");
+}
+
 TEST_F(SafeTensorsTest, BadEntries) {
   auto err = [&](const std::string &entry, size_t dataBytes = 16) {
     return openErr(

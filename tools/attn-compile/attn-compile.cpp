@@ -5,8 +5,10 @@
 // Runs the same pipelines attn-opt registers (attn-to-cpu, attn-to-cuda),
 // translates to LLVM IR, emits a host object and links it with libattnrt.
 // --emit stops at a stage and writes that stage instead. Output is written
-// to a temporary file and renamed at the end, so a failed compile never
-// leaves a partial OUT behind.
+// to a temporary file and renamed at the end (copied into a device or FIFO,
+// never renamed over one), so a failed compile never leaves a partial OUT
+// behind; an output that is one of the inputs is refused before anything is
+// read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Support/SafeFiles.h"
 #include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
 
@@ -25,6 +28,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -79,6 +83,12 @@ static cl::opt<bool> shared("shared",
                             cl::desc("Write a shared library exporting the "
                                      "attnrt C API instead of an executable"),
                             cl::init(false), cl::cat(category));
+static cl::opt<std::string> apiPrefix(
+    "api-prefix",
+    cl::desc("With --shared: also export the C API as NAME_attnrt_* (default: "
+             "the output's file name without lib and extensions), so that one "
+             "program can link several models"),
+    cl::value_desc("NAME"), cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     layerDrop("layer-drop",
               cl::desc("Run attn-layer-drop first with these options, e.g. "
@@ -190,43 +200,6 @@ private:
       std::chrono::steady_clock::now();
 };
 
-/// A temporary output next to the final path, renamed into place on
-/// success and removed otherwise.
-class PendingOutput {
-public:
-  explicit PendingOutput(StringRef finalPath) : finalPath(finalPath.str()) {}
-  ~PendingOutput() {
-    if (!tempPath.empty() && !committed)
-      sys::fs::remove(tempPath);
-  }
-  Expected<std::string> create() {
-    SmallString<256> model(finalPath);
-    model += ".tmp-%%%%%%";
-    int fd;
-    if (std::error_code ec = sys::fs::createUniqueFile(model, fd, tempPath_))
-      return createStringError(ec, "cannot create a file next to " + finalPath +
-                                       ": " + ec.message());
-    sys::Process::SafelyCloseFileDescriptor(fd);
-    tempPath = std::string(tempPath_);
-    return tempPath;
-  }
-  Error commit(bool executable) {
-    if (executable)
-      sys::fs::setPermissions(tempPath, sys::fs::all_read | sys::fs::all_exe |
-                                            sys::fs::owner_write);
-    if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
-      return createStringError(ec, "cannot write " + finalPath + ": " +
-                                       ec.message());
-    committed = true;
-    return Error::success();
-  }
-
-private:
-  std::string finalPath;
-  SmallString<256> tempPath_;
-  std::string tempPath;
-  bool committed = false;
-};
 } // namespace
 
 static int fail(const Twine &message) {
@@ -299,6 +272,12 @@ int main(int argc, char **argv) {
     return fail("--emit=ptx needs --target=cuda");
   if (shared && emit != "exe")
     return fail("--shared writes a library; it cannot be combined with --emit");
+  if (!apiPrefix.empty() &&
+      (!shared || !llvm::all_of(apiPrefix.getValue(),
+                                [](char c) { return isAlnum(c) || c == '_'; }) ||
+       isDigit(apiPrefix[0])))
+    return fail("--api-prefix needs --shared and a C identifier, got '" +
+                apiPrefix + "'");
   if (outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
@@ -306,6 +285,37 @@ int main(int argc, char **argv) {
   // warning, or stop with a fatal error when the target machine is made.
   if (Error err = attnc::checkHostCpu(hostCpu, hostCpuFeatures))
     return fail("--cpu: " + toString(std::move(err)));
+  // Every file the compile reads; the output must be none of them.
+  std::vector<std::string> calibrationFiles;
+  for (const std::string &set : calibration) {
+    SmallVector<StringRef> files;
+    StringRef(set).split(files, ',', -1, false);
+    for (StringRef f : files)
+      calibrationFiles.push_back(f.str());
+  }
+  std::vector<std::string> inputs = {inputFile, searchWeights, pruneSpec};
+  llvm::append_range(inputs, calibrationFiles);
+  if (size_t at = StringRef(layerDrop).find("scores-file=");
+      at != StringRef::npos)
+    inputs.push_back(StringRef(layerDrop)
+                         .drop_front(at + strlen("scores-file="))
+                         .take_until([](char c) { return c == ' '; })
+                         .str());
+  // The search's files are read late (after a JIT compile): refuse a FIFO,
+  // device or directory now.
+  if (!searchWeights.empty())
+    if (Error err = attnc::checkRegularFile(searchWeights, "--weights"))
+      return fail(toString(std::move(err)));
+  for (const std::string &file : calibrationFiles)
+    if (Error err = attnc::checkRegularFile(file, "--calibration file"))
+      return fail(toString(std::move(err)));
+  std::optional<attnc::SafeOutputFile> output;
+  if (outputFile != "-") {
+    auto prepared = attnc::SafeOutputFile::prepare(outputFile, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    output.emplace(std::move(*prepared));
+  }
   std::string cudaToolkit;
   if (*target == Target::Cuda) {
     auto ptxas = attnc::findPtxas();
@@ -332,6 +342,9 @@ int main(int argc, char **argv) {
   std::optional<attnc::onnx_frontend::ImportedModel> imported;
   if (onnxInput) {
     progress.step("importing " + inputFile);
+    // The importer opens the file itself: no FIFO, device or directory.
+    if (Error err = attnc::checkRegularFile(inputFile, "input file"))
+      return fail(toString(std::move(err)));
     attnc::onnx_frontend::ImportOptions importOptions;
     for (const std::string &spec : inputShapes)
       if (Error err =
@@ -374,11 +387,20 @@ int main(int argc, char **argv) {
       return 1; // The diagnostic handler has printed a located error.
   } else {
     progress.step("parsing " + inputFile);
-    std::string error;
-    auto file = mlir::openInputFile(inputFile, &error);
+    auto file = attnc::readRegularFile(inputFile, "input file");
     if (!file)
-      return fail(error);
-    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+      return fail(toString(file.takeError()));
+    StringRef text = (*file)->getBuffer();
+    if (auto at =
+            attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
+      // Without the source line: it may be megabytes long.
+      errs() << inputFile << ":" << attnc::lineColumn(text, *at)
+             << ": error: nesting deeper than " << attnc::kMaxNestingDepth
+             << " levels of (), [], {} or <>; attn-compile does not parse IR "
+                "nested this deeply\n";
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1; // The diagnostic handler has printed a located error.
@@ -386,7 +408,7 @@ int main(int argc, char **argv) {
   // The weights of an imported model go beside what runs them (m ->
   // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
   // committed with it; the text stages in between are for reading.
-  std::optional<PendingOutput> weightsOutput;
+  std::optional<attnc::SafeOutputFile> weightsOutput;
   if (imported && outputFile != "-" &&
       (emit == "attn" || emit == "exe" || emit == "obj")) {
     SmallString<256> weightsPath(outputFile.getValue());
@@ -394,12 +416,12 @@ int main(int argc, char **argv) {
       sys::path::replace_extension(weightsPath, "safetensors");
     else
       weightsPath += ".safetensors";
-    weightsOutput.emplace(weightsPath);
-    auto temp = weightsOutput->create();
-    if (!temp)
-      return fail(toString(temp.takeError()));
-    if (Error err =
-            attnc::onnx_frontend::writeSafeTensors(*temp, imported->weights))
+    auto prepared = attnc::SafeOutputFile::prepare(weightsPath, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    weightsOutput.emplace(std::move(*prepared));
+    if (Error err = attnc::onnx_frontend::writeSafeTensors(
+            weightsOutput->tempPath(), imported->weights))
       return fail(toString(std::move(err)));
   }
   auto commitWeights = [&]() -> int {
@@ -415,14 +437,10 @@ int main(int argc, char **argv) {
       module->print(outs(), flags);
       return 0;
     }
-    PendingOutput output(outputFile);
-    auto tempPath = output.create();
-    if (!tempPath)
-      return fail(toString(tempPath.takeError()));
     std::error_code ec;
-    raw_fd_ostream os(*tempPath, ec);
+    raw_fd_ostream os(output->tempPath(), ec);
     if (ec)
-      return fail("cannot write " + *tempPath + ": " + ec.message());
+      return fail("cannot write " + output->tempPath() + ": " + ec.message());
     module->print(os, flags);
     os << "\n";
     os.close();
@@ -430,7 +448,7 @@ int main(int argc, char **argv) {
       return fail("error writing " + outputFile);
     if (int rc = commitWeights())
       return rc;
-    if (Error err = output.commit(/*executable=*/false))
+    if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
     return 0;
@@ -535,23 +553,20 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  PendingOutput output(outputFile);
-  auto tempPath = output.create();
-  if (!tempPath)
-    return fail(toString(tempPath.takeError()));
+  std::string tempPath = output ? output->tempPath().str() : std::string();
 
   auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
     std::error_code ec;
-    raw_fd_ostream os(*tempPath, ec);
+    raw_fd_ostream os(tempPath, ec);
     if (ec)
-      return fail("cannot write " + *tempPath + ": " + ec.message());
+      return fail("cannot write " + tempPath + ": " + ec.message());
     print(os);
     os.close();
     if (os.has_error())
       return fail("error writing " + outputFile);
     if (int rc = commitWeights())
       return rc;
-    if (Error err = output.commit(/*executable=*/false))
+    if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
     return 0;
@@ -598,12 +613,12 @@ int main(int argc, char **argv) {
 
   progress.step("emitting object code");
   if (emit == "obj") {
-    if (Error err = attnc::emitObjectFile(**llvmModule, *tempPath, hostCpu,
+    if (Error err = attnc::emitObjectFile(**llvmModule, tempPath, hostCpu,
                                           hostCpuFeatures))
       return fail(toString(std::move(err)));
     if (int rc = commitWeights())
       return rc;
-    if (Error err = output.commit(/*executable=*/false))
+    if (Error err = output->commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
     return 0;
@@ -619,11 +634,15 @@ int main(int argc, char **argv) {
   std::string runtime =
       runtimeDir.empty() ? defaultRuntimeDir(argv[0]) : runtimeDir.getValue();
   progress.step(Twine("linking with libattnrt from ") + runtime);
-  if (Error err = attnc::linkModel(objectPath, *tempPath, runtime, shared))
+  std::string prefix = apiPrefix.empty()
+                           ? attnc::defaultApiPrefix(outputFile)
+                           : apiPrefix.getValue();
+  if (Error err =
+          attnc::linkModel(objectPath, tempPath, runtime, shared, prefix))
     return fail(toString(std::move(err)));
   if (int rc = commitWeights())
     return rc;
-  if (Error err = output.commit(/*executable=*/true))
+  if (Error err = output->commit(/*executable=*/true))
     return fail(toString(std::move(err)));
   progress.step("wrote " + outputFile);
   return 0;

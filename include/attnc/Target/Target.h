@@ -39,9 +39,17 @@ llvm::Error emitObjectFile(llvm::Module &module, llvm::StringRef path,
 
 /// Links `objectPath` with libattnrt into an executable (or a shared
 /// library) at `outputPath`. `runtimeDir` holds libattnrt.a and
-/// libattnrt_main.a.
+/// libattnrt_main.a. A shared library exports only the C API, under its
+/// own names and as `apiPrefix`_attnrt_* (so that a program can link two
+/// models); all else is local to it.
 llvm::Error linkModel(llvm::StringRef objectPath, llvm::StringRef outputPath,
-                      llvm::StringRef runtimeDir, bool shared);
+                      llvm::StringRef runtimeDir, bool shared,
+                      llvm::StringRef apiPrefix = "model");
+
+/// The default API prefix of a model library: its file name without "lib"
+/// and extensions, other characters than [A-Za-z0-9] as '_'
+/// ("libbert-base.so" -> "bert_base").
+std::string defaultApiPrefix(llvm::StringRef outputPath);
 
 /// The PTX of the first gpu.binary object in `module` (format isa).
 llvm::Expected<std::string> extractPtx(mlir::ModuleOp module);

@@ -1,0 +1,315 @@
+"""Output paths of attn-opt, attn-compile and a compiled model's --output:
+never rename over a device, FIFO or an input, never leave a partial or
+temporary file, never destroy an input when a run fails."""
+
+from corpus_lib import LINEAR_MLIR, read_example
+
+GOOD_MLIR = LINEAR_MLIR
+# Parses, but the verifier rejects it (the return type differs).
+BAD_VERIFY_MLIR = """\
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
+  %r = attn.relu %x : tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+"""
+SAME_FILE = r"same file as the input"
+
+
+def opt_cases():
+    cases = []
+    opt = ["{attn-opt}"]
+    for ir_name, ir in (("valid", GOOD_MLIR), ("invalid", BAD_VERIFY_MLIR)):
+        # The output is the input, spelled several ways.
+        for label, out in (("same", "in.mlir"), ("dot-slash", "./in.mlir"),
+                           ("absolute", "{tmp}/in.mlir"),
+                           ("dotdot", "sub/../in.mlir"), ("link", "alias.mlir")):
+            cases.append({
+                "name": "attn-opt-%s-output-is-input-%s" % (ir_name, label),
+                "files": {"in.mlir": ir},
+                "dirs": ["sub"],
+                "symlinks": {"alias.mlir": "in.mlir"},
+                "cmd": opt + ["in.mlir", "-o", out],
+                "exit": "nonzero",
+                "stderr": [SAME_FILE],
+            })
+        # Into devices: /dev/null takes anything, /dev/full fails to write;
+        # both stay devices.
+        cases.append({
+            "name": "attn-opt-%s-to-null-device" % ir_name,
+            "files": {"in.mlir": ir},
+            "devices": {"null": "null"},
+            "cmd": opt + ["in.mlir", "-o", "null"],
+            "exit": "zero" if ir_name == "valid" else "nonzero",
+        })
+        cases.append({
+            "name": "attn-opt-%s-to-full-device" % ir_name,
+            "files": {"in.mlir": ir},
+            "devices": {"full": "full"},
+            "cmd": opt + ["in.mlir", "-o", "full"],
+            "exit": "nonzero",
+            "stderr": [r"No space left on device" if ir_name == "valid"
+                       else r"in\.mlir:3:\d+: error"],
+        })
+        # An existing output is replaced only by a successful run.
+        cases.append({
+            "name": "attn-opt-%s-over-existing" % ir_name,
+            "files": {"in.mlir": ir, "out.mlir": "previous\n"},
+            "cmd": opt + ["in.mlir", "-o", "out.mlir"],
+            "exit": "zero" if ir_name == "valid" else "nonzero",
+            "changes": ["out.mlir"] if ir_name == "valid" else [],
+        })
+        # Stdout: no temporary file in the working directory.
+        cases.append({
+            "name": "attn-opt-%s-to-stdout" % ir_name,
+            "files": {"in.mlir": ir},
+            "cmd": opt + ["in.mlir", "-o", "-"],
+            "exit": "zero" if ir_name == "valid" else "nonzero",
+            "stdout": [r"attn\.linear"] if ir_name == "valid" else [],
+        })
+    cases += [
+        {
+            "name": "attn-opt-new-output",
+            "files": {"in.mlir": GOOD_MLIR},
+            "cmd": opt + ["in.mlir", "-o", "out.mlir"],
+            "exit": "zero",
+            "outputs": ["out.mlir"],
+        },
+        {
+            "name": "attn-opt-output-directory",
+            "files": {"in.mlir": GOOD_MLIR},
+            "dirs": ["outdir"],
+            "cmd": opt + ["in.mlir", "-o", "outdir"],
+            "exit": "nonzero",
+            "stderr": [r"outdir.*[Ii]s a directory"],
+        },
+        {
+            "name": "attn-opt-output-missing-directory",
+            "files": {"in.mlir": GOOD_MLIR},
+            "cmd": opt + ["in.mlir", "-o", "nodir/out.mlir"],
+            "exit": "nonzero",
+            "stderr": [r"nodir/out\.mlir.*No such file or directory"],
+        },
+        {
+            "name": "attn-opt-output-fifo-without-reader",
+            "files": {"in.mlir": GOOD_MLIR},
+            "fifos": ["pipe"],
+            "cmd": opt + ["in.mlir", "-o", "pipe"],
+            "exit": "nonzero",
+            "stderr": [r"pipe.*FIFO"],
+            "timeout": 30,
+        },
+        {
+            "name": "attn-opt-stdin-to-input-name",
+            "files": {"in.mlir": GOOD_MLIR},
+            "stdin": BAD_VERIFY_MLIR,
+            "cmd": opt + ["-", "-o", "in.mlir"],
+            "exit": "nonzero",
+        },
+        {
+            "name": "attn-opt-split-input-output-is-input",
+            "files": {"in.mlir": GOOD_MLIR + "// -----\n" + GOOD_MLIR},
+            "cmd": opt + ["in.mlir", "--split-input-file", "-o", "in.mlir"],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        },
+    ]
+    return cases
+
+
+def compile_cases():
+    cases = []
+    cc = ["{attn-compile}", "-q"]
+    for label, out in (("same", "in.mlir"), ("dot-slash", "./in.mlir"),
+                       ("absolute", "{tmp}/in.mlir"), ("link", "alias.mlir")):
+        for emit in ("linalg", "exe"):
+            cases.append({
+                "name": "attn-compile-output-is-input-%s-%s" % (label, emit),
+                "files": {"in.mlir": GOOD_MLIR},
+                "symlinks": {"alias.mlir": "in.mlir"},
+                "cmd": cc + ["in.mlir", "--emit=" + emit, "-o", out],
+                "exit": "nonzero",
+                "stderr": [SAME_FILE],
+            })
+    for ir_name, ir in (("valid", GOOD_MLIR), ("invalid", BAD_VERIFY_MLIR)):
+        for emit in ("linalg", "llvm-ir", "exe"):
+            cases.append({
+                "name": "attn-compile-%s-%s-to-null-device" % (ir_name, emit),
+                "files": {"in.mlir": ir},
+                "devices": {"null": "null"},
+                "cmd": cc + ["in.mlir", "--emit=" + emit, "-o", "null"],
+                "exit": "zero" if ir_name == "valid" else "nonzero",
+                "timeout": 120,
+            })
+            cases.append({
+                "name": "attn-compile-%s-%s-to-full-device" % (ir_name, emit),
+                "files": {"in.mlir": ir},
+                "devices": {"full": "full"},
+                "cmd": cc + ["in.mlir", "--emit=" + emit, "-o", "full"],
+                "exit": "nonzero",
+                "stderr": [r"No space left on device" if ir_name == "valid"
+                           else r"in\.mlir:3:\d+: error"],
+                "timeout": 120,
+            })
+            cases.append({
+                "name": "attn-compile-%s-%s-over-existing" % (ir_name, emit),
+                "files": {"in.mlir": ir, "out": "previous\n"},
+                "cmd": cc + ["in.mlir", "--emit=" + emit, "-o", "out"],
+                "exit": "zero" if ir_name == "valid" else "nonzero",
+                "changes": ["out"] if ir_name == "valid" else [],
+                "timeout": 120,
+            })
+        cases.append({
+            "name": "attn-compile-%s-to-stdout" % ir_name,
+            "files": {"in.mlir": ir},
+            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "-"],
+            "exit": "zero" if ir_name == "valid" else "nonzero",
+        })
+    # Every other input named as the output.
+    weights = read_example("small_encoder.safetensors")
+    ids = read_example("small_encoder.ids.npy")
+    encoder = read_example("small_encoder.mlir")
+    cases += [
+        {
+            "name": "attn-compile-output-is-search-weights",
+            "files": {"m.mlir": encoder, "w.safetensors": weights, "x.npy": ids},
+            "cmd": cc + ["m.mlir", "--layer-drop=strategy=search keep=1",
+                         "--weights", "w.safetensors", "--calibration", "x.npy",
+                         "-o", "w.safetensors"],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        },
+        {
+            "name": "attn-compile-output-is-calibration",
+            "files": {"m.mlir": encoder, "w.safetensors": weights, "x.npy": ids},
+            "cmd": cc + ["m.mlir", "--layer-drop=strategy=search keep=1",
+                         "--weights", "w.safetensors", "--calibration", "x.npy",
+                         "-o", "x.npy"],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        },
+        {
+            "name": "attn-compile-output-is-prune-spec",
+            "files": {"m.mlir": encoder, "spec.json": '{"layers": {}}'},
+            "cmd": cc + ["m.mlir", "--prune=spec.json", "-o", "spec.json"],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        },
+        {
+            "name": "attn-compile-output-is-scores-file",
+            "files": {"m.mlir": encoder, "s.json": "[1.0, 2.0]"},
+            "cmd": cc + ["m.mlir", "--layer-drop=strategy=top-k keep=1 scores-file=s.json",
+                         "-o", "s.json"],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        },
+        {
+            "name": "attn-compile-output-directory",
+            "files": {"in.mlir": GOOD_MLIR},
+            "dirs": ["outdir"],
+            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "outdir"],
+            "exit": "nonzero",
+            "stderr": [r"outdir.*[Ii]s a directory"],
+        },
+        {
+            "name": "attn-compile-output-missing-directory",
+            "files": {"in.mlir": GOOD_MLIR},
+            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "nodir/out"],
+            "exit": "nonzero",
+            "stderr": [r"nodir.*No such file or directory"],
+        },
+        {
+            "name": "attn-compile-output-fifo-without-reader",
+            "files": {"in.mlir": GOOD_MLIR},
+            "fifos": ["pipe"],
+            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "pipe"],
+            "exit": "nonzero",
+            "stderr": [r"pipe.*FIFO"],
+            "timeout": 30,
+        },
+        {
+            "name": "attn-compile-new-output",
+            "files": {"in.mlir": GOOD_MLIR},
+            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "out.mlir"],
+            "exit": "zero",
+            "outputs": ["out.mlir"],
+        },
+    ]
+    return cases
+
+
+def model_cases():
+    weights = read_example("small_encoder.safetensors")
+    ids = read_example("small_encoder.ids.npy")
+    run = ["{model}", "-q"]
+    files = {"w.safetensors": weights, "x.npy": ids}
+    cases = []
+    for label, out in (("input", "x.npy"), ("input-dot-slash", "./x.npy"),
+                       ("input-link", "alias.npy"), ("weights", "w.safetensors"),
+                       ("weights-absolute", "{tmp}/w.safetensors")):
+        cases.append({
+            "name": "model-output-is-%s" % label,
+            "files": dict(files),
+            "symlinks": {"alias.npy": "x.npy"},
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", out],
+            "exit": "nonzero",
+            "stderr": [r"same file as"],
+        })
+    cases += [
+        {
+            "name": "model-output-null-device",
+            "files": dict(files),
+            "devices": {"null": "null"},
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", "null"],
+            "exit": "zero",
+        },
+        {
+            "name": "model-output-full-device",
+            "files": dict(files),
+            "devices": {"full": "full"},
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", "full"],
+            "exit": "nonzero",
+            "stderr": [r"full.*No space left on device"],
+        },
+        {
+            "name": "model-output-directory",
+            "files": dict(files),
+            "dirs": ["outdir"],
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", "outdir"],
+            "exit": "nonzero",
+            "stderr": [r"outdir.*[Ii]s a directory"],
+        },
+        {
+            "name": "model-output-fifo-without-reader",
+            "files": dict(files),
+            "fifos": ["pipe"],
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", "pipe"],
+            "exit": "nonzero",
+            "stderr": [r"pipe.*FIFO"],
+            "timeout": 30,
+        },
+        {
+            "name": "model-output-over-existing-on-failure",
+            "files": dict(files, **{"out.npy": b"previous"}),
+            "cmd": run + ["--weights", "x.npy", "--input", "x.npy",
+                          "--output", "out.npy"],
+            "exit": "nonzero",
+        },
+        {
+            "name": "model-output-new",
+            "files": dict(files),
+            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
+                          "--output", "y.npy"],
+            "exit": "zero",
+            "outputs": ["y.npy"],
+        },
+    ]
+    return cases
+
+
+def cases():
+    return opt_cases() + compile_cases() + model_cases()
