@@ -16,7 +16,7 @@
 
 #include "attnc/Target/LayerSearch.h"
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Runtime/attnrt.h"

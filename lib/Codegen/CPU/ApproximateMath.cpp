@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNAPPROXIMATEMATH
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

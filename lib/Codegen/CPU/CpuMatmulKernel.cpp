@@ -27,10 +27,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/CPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
-#include "MatmulMatch.h"
+#include "Codegen/Common/MatmulMatch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -43,7 +43,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUMATMULKERNEL
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -17,9 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/CPU/Passes.h"
 
-#include "MatmulMatch.h"
+#include "Codegen/Common/MatmulMatch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,7 +31,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUOUTERPRODUCTMATMUL
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -10,17 +10,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/CPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
-#include "MatmulMatch.h"
+#include "Codegen/Common/MatmulMatch.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUTRANSPOSEWEIGHTS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,7 +30,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUVECTORIZEROWS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEMITMODELENTRY
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -33,9 +33,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilder.h"
+#include "Conversion/AttnToLinalg/LinalgBuilder.h"
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
+#include "attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -51,7 +52,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFLASHATTENTION
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -585,16 +586,6 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
   bool transposeKeys;
 };
 
-/// attn.mha -> projections and attn.sdpa, so that the attention inside
-/// multi-head layers is blocked as well.
-struct MhaDecomposition : OpRewritePattern<MhaOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MhaOp op,
-                                PatternRewriter &rewriter) const override {
-    return decomposeMha(rewriter, op);
-  }
-};
-
 struct AttnFlashAttentionPass
     : public mlir::attn::impl::AttnFlashAttentionBase<AttnFlashAttentionPass> {
   using AttnFlashAttentionBase::AttnFlashAttentionBase;
@@ -607,7 +598,9 @@ struct AttnFlashAttentionPass
     }
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<MhaDecomposition>(ctx);
+    // attn.mha -> projections and attn.sdpa, so that the attention inside
+    // multi-head layers is blocked as well.
+    populateDecomposeMhaPatterns(patterns);
     patterns.add<FlashSdpaLowering>(ctx, blockQ, blockK, transposeKeys);
     // Only these rewrites: folding the rest of the module is the job of the
     // canonicalizer later in the pipeline.

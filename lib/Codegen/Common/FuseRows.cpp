@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFUSEROWS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNPROMOTELOOPBUFFERS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

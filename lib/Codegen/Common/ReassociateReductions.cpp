@@ -1,13 +1,13 @@
 //===- ReassociateReductions.cpp - vectorizable reductions ----------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNREASSOCIATEREDUCTIONS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- GpuDeviceBuffers.cpp - host buffers become device buffers ----------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -8,7 +8,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUDEVICEBUFFERS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -39,10 +39,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MmaSync.h"
+#include "Codegen/GPU/MmaSync.h"
 
-#include "attnc/Conversion/Passes.h"
-#include "attnc/Conversion/TensorCoreTiles.h"
+#include "attnc/Codegen/GPU/Passes.h"
+#include "Codegen/GPU/TensorCoreTiles.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,7 +62,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUFLASHATTENTION
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -36,13 +36,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
-#include "MatmulMatch.h"
-#include "MmaSync.h"
+#include "Codegen/Common/MatmulMatch.h"
+#include "Codegen/GPU/MmaSync.h"
 
-#include "attnc/Conversion/TensorCoreTiles.h"
+#include "Codegen/GPU/TensorCoreTiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -60,7 +60,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUMMAMATMUL
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

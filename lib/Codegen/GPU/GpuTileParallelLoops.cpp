@@ -1,6 +1,6 @@
 //===- GpuTileParallelLoops.cpp - blocks x threads for parallel loops -----===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -11,7 +11,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUTILEPARALLELLOOPS
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- MergeGpuModules.cpp - one gpu.module for all kernels ---------------===//
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -8,7 +8,7 @@
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNMERGEGPUMODULES
-#include "attnc/Conversion/Passes.h.inc"
+#include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- MmaSync.cpp - mma.sync m16n8k16 fragments for the GPU kernels ------===//
 
-#include "MmaSync.h"
+#include "Codegen/GPU/MmaSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -2,12 +2,13 @@
 //
 // Shared by the attn lowerings (AttnToLinalg.cpp, FlashAttention.cpp):
 // linalg.generic construction, indexing maps, constants and f32 conversions
-// at one location. Private to lib/Conversion.
+// at one location. Private to lib/ (the lowering and the codegen passes
+// that build linalg on tensors).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_LIB_CONVERSION_LINALGBUILDER_H
-#define ATTNC_LIB_CONVERSION_LINALGBUILDER_H
+#ifndef ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H
+#define ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 
@@ -255,12 +256,6 @@ inline Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulFOp::create(b, loc, x, y);
 }
 
-/// Replaces attn.mha by attn.linear projections, head split/merge reshapes
-/// and one attn.sdpa. attn-lower-to-linalg lowers those further;
-/// attn-flash-attention runs it first so that the attention inside attn.mha
-/// is blocked too.
-LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op);
-
 } // namespace mlir::attn
 
-#endif // ATTNC_LIB_CONVERSION_LINALGBUILDER_H
+#endif // ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H

@@ -14,7 +14,7 @@
 // f16/bf16 attn.sdpa becomes one gpu.launch on buffers: grid (Sq / 64, Hq,
 // B), 4 warps per block, K and V^T staged in padded shared memory between two
 // barriers per key block, both contractions on mma.sync m16n8k16. Numerics:
-// test/Integration/CPU/flash-mma-emulation.test (IR-level emulation).
+// test/Integration/GPU/flash-mma-emulation.test (IR-level emulation).
 
 // GQA (8 query heads over 2 kv heads), causal, Dk = 64, Dv = 32, Sk = 256:
 // per key block of 64, 8 n8 key tiles x 4 k16 steps of Dk = 32 mma for S,

@@ -6,7 +6,7 @@
 // from f16/bf16 by extf generics become one gpu.launch of 2 x 2 warps (fewer
 // for small M, N) multiplying the narrow buffers with mma.sync m16n8k16, A and
 // B rows staged in shared memory per k step. Near misses stay. Numerics:
-// test/Integration/CPU/mma-fragment-layout.test (IR-level emulation).
+// test/Integration/GPU/mma-fragment-layout.test (IR-level emulation).
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

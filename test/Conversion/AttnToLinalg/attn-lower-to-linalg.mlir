@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-lower-to-linalg --mlir-print-local-scope \
+// RUN: attn-opt %s --split-input-file --attn-lower-to-linalg \
 // RUN:   | FileCheck %s --implicit-check-not='xi1>' \
 // RUN:       --implicit-check-not='attn.{{(relu|gelu|silu|add|softmax|layer|rms_norm|linear|ffn|embedding|sinusoidal_pos|learned_pos|rotary|sdpa|mha|yield)}}'
 
@@ -11,10 +11,11 @@
 // Pointwise activations
 //===----------------------------------------------------------------------===//
 
+// CHECK-DAG: #[[MAP:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @relu(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>) -> tensor<2x4xf32>
 // CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x4xf32>
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[X]] : tensor<2x4xf32>) outs(%[[INIT]] : tensor<2x4xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP]], #[[MAP]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]] : tensor<2x4xf32>) outs(%[[INIT]] : tensor<2x4xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:      %[[MAX:.*]] = arith.maximumf %[[IN]], %[[ZERO]] : f32
@@ -97,10 +98,11 @@ func.func @silu(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// CHECK-DAG: #[[MAP:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @add(
 // CHECK-SAME:    %[[A:[^:]+]]: tensor<2x3x4xf32>, %[[B:[^:]+]]: tensor<2x3x4xf32>)
 // CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x3x4xf32>
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]] : tensor<2x3x4xf32>, tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<2x3x4xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP]], #[[MAP]], #[[MAP]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]] : tensor<2x3x4xf32>, tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<2x3x4xf32>)
 // CHECK-NEXT:    ^bb0(%[[L:[^:]+]]: f32, %[[RR:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[L]], %[[RR]] : f32
 // CHECK-NEXT:      linalg.yield %[[S]] : f32
@@ -118,21 +120,23 @@ func.func @add(%a: tensor<2x3x4xf32>, %b: tensor<2x3x4xf32>) -> tensor<2x3x4xf32
 
 // Softmax over the last dimension: max reduction, sum of exp(x - max)
 // reduction, then exp(x - max) / sum. No transpose is needed.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @softmax_last(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x4xf32>)
 // CHECK-NOT:     linalg.transpose
 // CHECK:         %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[MAXINIT:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.*}} : tensor<2x3xf32>)
-// CHECK:         %[[MAX:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[MAXINIT]] : tensor<2x3xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[MAXINIT]] : tensor<2x3xf32>)
 // CHECK:           arith.maximumf
 // CHECK:         %[[SUMINIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3xf32>)
-// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x3x4xf32>, tensor<2x3xf32>) outs(%[[SUMINIT]] : tensor<2x3xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP1]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x3x4xf32>, tensor<2x3xf32>) outs(%[[SUMINIT]] : tensor<2x3xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[M:[^:]+]]: f32, %[[ACC:[^:]+]]: f32):
 // CHECK-NEXT:      %[[D:.*]] = arith.subf %[[IN]], %[[M]] : f32
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[D]] : f32
 // CHECK-NEXT:      %[[A:.*]] = arith.addf %[[ACC]], %[[E]] : f32
 // CHECK-NEXT:      linalg.yield %[[A]] : f32
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP1]], #[[MAP0]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
 // CHECK:           math.exp
 // CHECK:           arith.divf
 // CHECK-NOT:     linalg.transpose
@@ -180,20 +184,23 @@ func.func @softmax_dim0(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 
 // layer_norm: sum -> mean, centered sum of squares, then
 // (x - mean) * rsqrt(var + eps) * gamma + beta.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK-LABEL: func.func @layer_norm(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x4xf32>, %[[G:[^:]+]]: tensor<4xf32>, %[[B:[^:]+]]: tensor<4xf32>)
-// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x3xf32>)
 // CHECK:           arith.addf
 // CHECK:         %[[MEAN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[SUM]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
 // CHECK:           %[[D:.*]] = arith.constant 4.000000e+00 : f32
 // CHECK:           arith.divf %{{.*}}, %[[D]] : f32
-// CHECK:         %[[SSQ:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<2x3x4xf32>, tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:         %[[SSQ:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP1]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<2x3x4xf32>, tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[M:[^:]+]]: f32, %[[ACC:[^:]+]]: f32):
 // CHECK-NEXT:      %[[C:.*]] = arith.subf %[[IN]], %[[M]] : f32
 // CHECK-NEXT:      %[[C2:.*]] = arith.mulf %[[C]], %[[C]] : f32
 // CHECK-NEXT:      %[[A:.*]] = arith.addf %[[ACC]], %[[C2]] : f32
 // CHECK-NEXT:      linalg.yield %[[A]] : f32
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[SSQ]], %[[G]], %[[B]], %[[MEAN]] : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]], #[[MAP2]], #[[MAP1]], #[[MAP0]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[SSQ]], %[[G]], %[[B]], %[[MEAN]] : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf32>)
 // CHECK-NEXT:    ^bb0(%[[XI:[^:]+]]: f32, %[[SI:[^:]+]]: f32, %[[GI:[^:]+]]: f32, %[[BI:[^:]+]]: f32, %[[MI:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[XC:.*]] = arith.subf %[[XI]], %[[MI]] : f32
 // CHECK-NEXT:      %[[D2:.*]] = arith.constant 4.000000e+00 : f32
@@ -214,14 +221,17 @@ func.func @layer_norm(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32
 // -----
 
 // rms_norm: sum of squares (no mean), x * rsqrt(ms + eps) * gamma.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @rms_norm(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x8xf32>, %[[G:[^:]+]]: tensor<8xf32>)
-// CHECK:         %[[SSQ:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK:         %[[SSQ:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[ACC:[^:]+]]: f32):
 // CHECK-NEXT:      %[[SQ:.*]] = arith.mulf %[[IN]], %[[IN]] : f32
 // CHECK-NEXT:      %[[A:.*]] = arith.addf %[[ACC]], %[[SQ]] : f32
 // CHECK-NEXT:      linalg.yield %[[A]] : f32
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SSQ]], %[[G]] : tensor<2x8xf32>, tensor<2xf32>, tensor<8xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]], #[[MAP0]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SSQ]], %[[G]] : tensor<2x8xf32>, tensor<2xf32>, tensor<8xf32>)
 // CHECK-NEXT:    ^bb0(%[[XI:[^:]+]]: f32, %[[SI:[^:]+]]: f32, %[[GI:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[D:.*]] = arith.constant 8.000000e+00 : f32
 // CHECK-NEXT:      %[[MS:.*]] = arith.divf %[[SI]], %[[D]] : f32
@@ -245,12 +255,15 @@ func.func @rms_norm(%x: tensor<2x8xf32>, %g: tensor<8xf32>) -> tensor<2x8xf32> {
 
 // Rank 2, no bias: one contraction against the transposed weight, nothing
 // else (no reshapes, no bias generic).
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @linear_2d(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<6x4xf32>, %[[W:[^:]+]]: tensor<5x4xf32>)
 // CHECK-NOT:     tensor.collapse_shape
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<6x5xf32>)
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]] : tensor<6x4xf32>, tensor<5x4xf32>) outs(%[[ACC]] : tensor<6x5xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]] : tensor<6x4xf32>, tensor<5x4xf32>) outs(%[[ACC]] : tensor<6x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[A:[^:]+]]: f32, %[[B:[^:]+]]: f32, %[[O:[^:]+]]: f32):
 // CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[A]], %[[B]] : f32
 // CHECK-NEXT:      %[[S:.*]] = arith.addf %[[O]], %[[M]] : f32
@@ -266,11 +279,16 @@ func.func @linear_2d(%x: tensor<6x4xf32>, %w: tensor<5x4xf32>) -> tensor<6x5xf32
 
 // Rank 3 with bias: collapse to a matrix, contract, add the bias broadcast
 // along rows, expand back.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[MAP3:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[MAP4:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @linear_3d_bias(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x4xf32>, %[[W:[^:]+]]: tensor<5x4xf32>, %[[B:[^:]+]]: tensor<5xf32>)
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
-// CHECK:         %[[MM:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FLAT]], %[[W]] : tensor<6x4xf32>, tensor<5x4xf32>) outs(%{{.*}} : tensor<6x5xf32>)
-// CHECK:         %[[BIASED:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%[[MM]], %[[B]] : tensor<6x5xf32>, tensor<5xf32>) outs(%{{.*}} : tensor<6x5xf32>)
+// CHECK:         %[[MM:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FLAT]], %[[W]] : tensor<6x4xf32>, tensor<5x4xf32>) outs(%{{.*}} : tensor<6x5xf32>)
+// CHECK:         %[[BIASED:.*]] = linalg.generic {indexing_maps = [#[[MAP3]], #[[MAP4]], #[[MAP3]]], iterator_types = ["parallel", "parallel"]} ins(%[[MM]], %[[B]] : tensor<6x5xf32>, tensor<5xf32>) outs(%{{.*}} : tensor<6x5xf32>)
 // CHECK:           arith.addf
 // CHECK:         %[[R:.*]] = tensor.expand_shape %[[BIASED]] {{\[}}[0, 1], [2]] output_shape [2, 3, 5] : tensor<6x5xf32> into tensor<2x3x5xf32>
 // CHECK:         return %[[R]] : tensor<2x3x5xf32>
@@ -282,10 +300,13 @@ func.func @linear_3d_bias(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, %b: tensor
 // -----
 
 // ffn: up projection (+bias), activation, down projection (+bias).
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @ffn(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x4xf32>, %[[W1:[^:]+]]: tensor<8x4xf32>, %[[B1:[^:]+]]: tensor<8xf32>, %[[W2:[^:]+]]: tensor<4x8xf32>, %[[B2:[^:]+]]: tensor<4xf32>)
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
-// CHECK:         %[[UP:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FLAT]], %[[W1]] : tensor<6x4xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<6x8xf32>)
+// CHECK:         %[[UP:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FLAT]], %[[W1]] : tensor<6x4xf32>, tensor<8x4xf32>) outs(%{{.*}} : tensor<6x8xf32>)
 // CHECK:         %[[UPB:.*]] = linalg.generic {{.*}} ins(%[[UP]], %[[B1]] : tensor<6x8xf32>, tensor<8xf32>)
 // Bias and activation share one epilogue generic.
 // CHECK:           arith.addf
@@ -294,7 +315,7 @@ func.func @linear_3d_bias(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, %b: tensor
 // CHECK:           arith.divf
 // CHECK:         %[[H:.*]] = tensor.expand_shape %[[UPB]] {{\[}}[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
 // CHECK:         %[[HF:.*]] = tensor.collapse_shape %[[H]] {{\[}}[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
-// CHECK:         %[[DOWN:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[HF]], %[[W2]] : tensor<6x8xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<6x4xf32>)
+// CHECK:         %[[DOWN:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[HF]], %[[W2]] : tensor<6x8xf32>, tensor<4x8xf32>) outs(%{{.*}} : tensor<6x4xf32>)
 // CHECK:         %[[DOWNB:.*]] = linalg.generic {{.*}} ins(%[[DOWN]], %[[B2]] : tensor<6x4xf32>, tensor<4xf32>)
 // CHECK:         %[[R:.*]] = tensor.expand_shape %[[DOWNB]] {{\[}}[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
 // CHECK:         return %[[R]] : tensor<2x3x4xf32>
@@ -310,10 +331,12 @@ func.func @ffn(%x: tensor<2x3x4xf32>, %w1: tensor<8x4xf32>, %b1: tensor<8xf32>, 
 // -----
 
 // Ids are clamped into [0, V) and the row read with tensor.extract.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @embedding(
 // CHECK-SAME:    %[[IDS:[^:]+]]: tensor<2x3xi32>, %[[T:[^:]+]]: tensor<10x4xf32>)
 // CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x3x4xf32>
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IDS]] : tensor<2x3xi32>) outs(%[[INIT]] : tensor<2x3x4xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IDS]] : tensor<2x3xi32>) outs(%[[INIT]] : tensor<2x3x4xf32>)
 // CHECK-NEXT:    ^bb0(%[[ID:[^:]+]]: i32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[IDX:.*]] = arith.index_cast %[[ID]] : i32 to index
 // CHECK-NEXT:      %[[C0:.*]] = arith.constant 0 : index
@@ -362,10 +385,12 @@ func.func @sinusoidal_pos(%x: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
 // -----
 
 // Rows [offset, offset + S) of the table, broadcast over the batch.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @learned_pos(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x3x4xf32>, %[[T:[^:]+]]: tensor<16x4xf32>)
 // CHECK:         %[[ROWS:.*]] = tensor.extract_slice %[[T]][5, 0] [3, 4] [1, 1] : tensor<16x4xf32> to tensor<3x4xf32>
-// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[ROWS]] : tensor<2x3x4xf32>, tensor<3x4xf32>)
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP0]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[ROWS]] : tensor<2x3x4xf32>, tensor<3x4xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[R]]
 func.func @learned_pos(%x: tensor<2x3x4xf32>, %t: tensor<16x4xf32>) -> tensor<2x3x4xf32> {
@@ -425,13 +450,18 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
 // [B, Hkv, G, Sq, D] = [1, 2, 1, 3, 4]; scores are a contraction over D,
 // then scale, row max, row sum of exp, P.V contraction over Sk, and the
 // division by the row sum.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP3:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP4:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
 // CHECK-LABEL: func.func @sdpa_scaled_dot(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x2x3x4xf32>, %[[K:[^:]+]]: tensor<1x2x5x4xf32>, %[[V:[^:]+]]: tensor<1x2x5x6xf32>)
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 3, 4] : tensor<1x2x3x4xf32> into tensor<1x2x1x3x4xf32>
-// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QG]], %[[K]] : tensor<1x2x1x3x4xf32>, tensor<1x2x5x4xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
+// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QG]], %[[K]] : tensor<1x2x1x3x4xf32>, tensor<1x2x5x4xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
 // CHECK:           arith.mulf
 // CHECK:           arith.addf
-// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]] : tensor<1x2x1x3x5xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [#[[MAP3]], #[[MAP3]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]] : tensor<1x2x1x3x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-NEXT:      %[[SC:.*]] = arith.mulf %[[IN]], %[[SCALE]] : f32
@@ -441,7 +471,7 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
 // CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[MAX]] : tensor<1x2x1x3x5xf32>, tensor<1x2x1x3xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
 // CHECK:           math.exp
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : tensor<1x2x1x3x5xf32>) outs(%{{.*}} : tensor<1x2x1x3xf32>)
-// CHECK:         %[[PV:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x5x6xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
+// CHECK:         %[[PV:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP4]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %[[V]] : tensor<1x2x1x3x5xf32>, tensor<1x2x5x6xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
 // CHECK:         %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[PV]], %[[SUM]] : tensor<1x2x1x3x6xf32>, tensor<1x2x1x3xf32>) outs(%{{.*}} : tensor<1x2x1x3x6xf32>)
 // CHECK:           arith.divf
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %[[OUT]] {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x1x3x6xf32> into tensor<1x2x3x6xf32>
@@ -457,10 +487,11 @@ func.func @sdpa_scaled_dot(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v:
 // Causal with Sq = 3, Sk = 5: row i sits at p = i + 2 and key j is visible
 // when j <= p, computed from linalg.index inside the score generic; the only
 // input of that generic is the score tensor itself.
+// CHECK-DAG: #[[MAP:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // CHECK-LABEL: func.func @sdpa_causal(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x2x3x4xf32>, %[[K:[^:]+]]: tensor<1x2x5x4xf32>, %[[V:[^:]+]]: tensor<1x2x5x4xf32>)
 // CHECK:         %[[RAW:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[K]] : tensor<1x2x1x3x4xf32>, tensor<1x2x5x4xf32>)
-// CHECK:         %[[MASKED:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]] : tensor<1x2x1x3x5xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
+// CHECK:         %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[MAP]], #[[MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]] : tensor<1x2x1x3x5xf32>) outs(%{{.*}} : tensor<1x2x1x3x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK-NEXT:      %[[S:.*]] = arith.mulf %[[IN]], %[[SCALE]] : f32
@@ -530,10 +561,12 @@ func.func @sdpa_window_zero(%q: tensor<1x1x4x4xf32>, %k: tensor<1x1x4x4xf32>, %v
 
 // Padding lengths: the [B] tensor is read through the batch loop dim (d0)
 // and key j is visible when j < kv_lengths[b].
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0)>
 // CHECK-LABEL: func.func @sdpa_kv_lengths(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<2x1x3x4xf32>, %[[K:[^:]+]]: tensor<2x1x5x4xf32>, %[[V:[^:]+]]: tensor<2x1x5x4xf32>, %[[L:[^:]+]]: tensor<2xi32>)
 // CHECK:         %[[RAW:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[K]] : tensor<2x1x1x3x4xf32>, tensor<2x1x5x4xf32>)
-// CHECK:         %[[MASKED:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]], %[[L]] : tensor<2x1x1x3x5xf32>, tensor<2xi32>) outs(%{{.*}} : tensor<2x1x1x3x5xf32>)
+// CHECK:         %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP0]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[RAW]], %[[L]] : tensor<2x1x1x3x5xf32>, tensor<2xi32>) outs(%{{.*}} : tensor<2x1x1x3x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[LEN:[^:]+]]: i32, %{{[^:]+}}: f32):
 // CHECK:           %[[S:.*]] = arith.mulf %[[IN]], %{{.*}} : f32
 // CHECK-NEXT:      %[[I:.*]] = linalg.index 3 : index
@@ -577,17 +610,23 @@ func.func @sdpa_all_masks(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %v: 
 // [B, Hkv, G, Sq, D] = [1, 2, 2, 3, 8] so that K and V are indexed by the kv
 // head loop dim d1 directly. score = dot with an explicit scale, plus a bias
 // broadcast over batch and query rows: its head index is d1 * G + d2.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP3:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP4:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d1 * 2 + d2, 0, d4)>
+// CHECK-DAG: #[[MAP5:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
 // CHECK-LABEL: func.func @sdpa_gqa_bias(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x4x3x8xf32>, %[[K:[^:]+]]: tensor<1x2x5x8xf32>, %[[V:[^:]+]]: tensor<1x2x5x8xf32>, %[[B:[^:]+]]: tensor<1x4x1x5xf32>)
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 3, 8] : tensor<1x4x3x8xf32> into tensor<1x2x2x3x8xf32>
-// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[QG]], %[[K]] : tensor<1x2x2x3x8xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x5xf32>)
-// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (0, d1 * 2 + d2, 0, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[RAW]], %[[B]] : tensor<1x2x2x3x5xf32>, tensor<1x4x1x5xf32>)
+// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], {{.*}}} ins(%[[QG]], %[[K]] : tensor<1x2x2x3x8xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x5xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [#[[MAP3]], #[[MAP4]], #[[MAP3]]], {{.*}}} ins(%[[RAW]], %[[B]] : tensor<1x2x2x3x5xf32>, tensor<1x4x1x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[BIAS:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[SCALE:.*]] = arith.constant 2.000000e+00 : f32
 // CHECK-NEXT:      %[[SC:.*]] = arith.mulf %[[IN]], %[[SCALE]] : f32
 // CHECK-NEXT:      %[[SB:.*]] = arith.addf %[[SC]], %[[BIAS]] : f32
 // CHECK-NEXT:      linalg.yield %[[SB]] : f32
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%{{.*}}, %[[V]] : tensor<1x2x2x3x5xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x8xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP5]], #[[MAP2]]], {{.*}}} ins(%{{.*}}, %[[V]] : tensor<1x2x2x3x5xf32>, tensor<1x2x5x8xf32>) outs(%{{.*}} : tensor<1x2x2x3x8xf32>)
 // CHECK:         %[[R:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x2x3x8xf32> into tensor<1x4x3x8xf32>
 // CHECK:         return %[[R]] : tensor<1x4x3x8xf32>
 func.func @sdpa_gqa_bias(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>, %b: tensor<1x4x1x5xf32>) -> tensor<1x4x3x8xf32> {
@@ -599,13 +638,16 @@ func.func @sdpa_gqa_bias(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x5x8xf32>, %v: t
 
 // cosine: q.k / (max(|q|, 1e-6) * max(|k|, 1e-6)), norms from two
 // sum-of-squares reductions.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK-LABEL: func.func @sdpa_cosine(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x1x3x4xf32>, %[[K:[^:]+]]: tensor<1x1x5x4xf32>
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[Q]]
 // CHECK:         %[[RAW:.*]] = linalg.generic {{.*}} ins(%[[QG]], %[[K]] : tensor<1x1x1x3x4xf32>, tensor<1x1x5x4xf32>)
 // CHECK:         %[[QN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QG]] : tensor<1x1x1x3x4xf32>) outs(%{{.*}} : tensor<1x1x1x3xf32>)
 // CHECK:         %[[KN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[K]] : tensor<1x1x5x4xf32>) outs(%{{.*}} : tensor<1x1x5xf32>)
-// CHECK:         linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[RAW]], %[[QN]], %[[KN]] : tensor<1x1x1x3x5xf32>, tensor<1x1x1x3xf32>, tensor<1x1x5xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]], #[[MAP0]]], {{.*}}} ins(%[[RAW]], %[[QN]], %[[KN]] : tensor<1x1x1x3x5xf32>, tensor<1x1x1x3xf32>, tensor<1x1x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[DOT:[^:]+]]: f32, %[[QQ:[^:]+]]: f32, %[[KK:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[EPS:.*]] = arith.constant 9.99999997E-7 : f32
 // CHECK-NEXT:      %[[QS:.*]] = math.sqrt %[[QQ]] : f32
@@ -647,11 +689,15 @@ func.func @sdpa_gaussian(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x4xf32>, %v: t
 
 // general (bilinear): qW[.., e] = sum_d q[.., d] W[d, e], then a dot with k
 // over Dk = 2.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d5, d4)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP3:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
 // CHECK-LABEL: func.func @sdpa_general(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x1x3x4xf32>, %[[K:[^:]+]]: tensor<1x1x5x2xf32>, %[[V:[^:]+]]: tensor<1x1x5x4xf32>, %[[W:[^:]+]]: tensor<4x2xf32>)
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[Q]]
-// CHECK:         %[[QW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d5, d4)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QG]], %[[W]] : tensor<1x1x1x3x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<1x1x1x3x2xf32>)
-// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[QW]], %[[K]] : tensor<1x1x1x3x2xf32>, tensor<1x1x5x2xf32>) outs(%{{.*}} : tensor<1x1x1x3x5xf32>)
+// CHECK:         %[[QW:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QG]], %[[W]] : tensor<1x1x1x3x4xf32>, tensor<4x2xf32>) outs(%{{.*}} : tensor<1x1x1x3x2xf32>)
+// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP3]], #[[MAP2]]], {{.*}}} ins(%[[QW]], %[[K]] : tensor<1x1x1x3x2xf32>, tensor<1x1x5x2xf32>) outs(%{{.*}} : tensor<1x1x1x3x5xf32>)
 // CHECK:         linalg.generic {{.*}} ins(%[[RAW]] : tensor<1x1x1x3x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %{{[^:]+}}: f32):
 // CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
@@ -666,14 +712,22 @@ func.func @sdpa_general(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x2xf32>, %v: te
 
 // additive (Bahdanau): W = [Wq | Wk] split by columns, projections of q and
 // k onto A = 7, then sum_a v[a] tanh(pq[a] + pk[a]).
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[MAP3:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[MAP4:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// CHECK-DAG: #[[MAP5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[MAP6:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[MAP7:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d5)>
 // CHECK-LABEL: func.func @sdpa_additive(
 // CHECK-SAME:    %[[Q:[^:]+]]: tensor<1x1x3x4xf32>, %[[K:[^:]+]]: tensor<1x1x5x2xf32>, %[[V:[^:]+]]: tensor<1x1x5x4xf32>, %[[W:[^:]+]]: tensor<7x6xf32>, %[[VA:[^:]+]]: tensor<7xf32>)
 // CHECK:         %[[QG:.*]] = tensor.expand_shape %[[Q]]
 // CHECK:         %[[WQ:.*]] = tensor.extract_slice %[[W]][0, 0] [7, 4] [1, 1] : tensor<7x6xf32> to tensor<7x4xf32>
 // CHECK:         %[[WK:.*]] = tensor.extract_slice %[[W]][0, 4] [7, 2] [1, 1] : tensor<7x6xf32> to tensor<7x2xf32>
-// CHECK:         %[[PQ:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], {{.*}}} ins(%[[QG]], %[[WQ]] : tensor<1x1x1x3x4xf32>, tensor<7x4xf32>) outs(%{{.*}} : tensor<1x1x1x3x7xf32>)
-// CHECK:         %[[PK:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[K]], %[[WK]] : tensor<1x1x5x2xf32>, tensor<7x2xf32>) outs(%{{.*}} : tensor<1x1x5x7xf32>)
-// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PQ]], %[[PK]], %[[VA]] : tensor<1x1x1x3x7xf32>, tensor<1x1x5x7xf32>, tensor<7xf32>) outs(%{{.*}} : tensor<1x1x1x3x5xf32>)
+// CHECK:         %[[PQ:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], {{.*}}} ins(%[[QG]], %[[WQ]] : tensor<1x1x1x3x4xf32>, tensor<7x4xf32>) outs(%{{.*}} : tensor<1x1x1x3x7xf32>)
+// CHECK:         %[[PK:.*]] = linalg.generic {indexing_maps = [#[[MAP3]], #[[MAP4]], #[[MAP5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[K]], %[[WK]] : tensor<1x1x5x2xf32>, tensor<7x2xf32>) outs(%{{.*}} : tensor<1x1x5x7xf32>)
+// CHECK:         %[[RAW:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP6]], #[[MAP7]], #[[MAP2]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[PQ]], %[[PK]], %[[VA]] : tensor<1x1x1x3x7xf32>, tensor<1x1x5x7xf32>, tensor<7xf32>) outs(%{{.*}} : tensor<1x1x1x3x5xf32>)
 // CHECK-NEXT:    ^bb0(%[[A:[^:]+]]: f32, %[[B:[^:]+]]: f32, %[[C:[^:]+]]: f32, %[[ACC:[^:]+]]: f32):
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[A]], %[[B]] : f32
 // CHECK-NEXT:      %[[T:.*]] = math.tanh %[[SUM]] : f32
@@ -697,6 +751,9 @@ func.func @sdpa_additive(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x2xf32>, %v: t
 // split (expand_shape + transpose to [B, H, S, dh]), attention on the grouped
 // layout with generated masks, head merge (transpose + collapse_shape) and
 // the output projection. The weights stay attn.weight ops.
+// CHECK-DAG: #[[MAP0:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[MAP1:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MAP2:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @mha(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x3x8xf32>, %[[L:[^:]+]]: tensor<1xi64>)
 // CHECK:         %[[WQ:.*]] = attn.weight "wq" : tensor<8x8xf32>
@@ -705,7 +762,7 @@ func.func @sdpa_additive(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x2xf32>, %v: t
 // CHECK:         %[[WO:.*]] = attn.weight "wo" : tensor<8x8xf32>
 // Query projection and head split.
 // CHECK:         %[[XQ:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<1x3x8xf32> into tensor<3x8xf32>
-// CHECK:         %[[PQ:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], {{.*}}} ins(%[[XQ]], %[[WQ]] : tensor<3x8xf32>, tensor<8x8xf32>)
+// CHECK:         %[[PQ:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], {{.*}}} ins(%[[XQ]], %[[WQ]] : tensor<3x8xf32>, tensor<8x8xf32>)
 // CHECK:         %[[PQ3:.*]] = tensor.expand_shape %[[PQ]] {{\[}}[0, 1], [2]] output_shape [1, 3, 8] : tensor<3x8xf32> into tensor<1x3x8xf32>
 // CHECK:         %[[SQ:.*]] = tensor.expand_shape %[[PQ3]] {{\[}}[0], [1], [2, 3]] output_shape [1, 3, 2, 4] : tensor<1x3x8xf32> into tensor<1x3x2x4xf32>
 // CHECK:         %[[QH:.*]] = linalg.transpose ins(%[[SQ]] : tensor<1x3x2x4xf32>) outs(%{{.*}} : tensor<1x2x3x4xf32>) permutation = [0, 2, 1, 3]
@@ -733,7 +790,7 @@ func.func @sdpa_additive(%q: tensor<1x1x3x4xf32>, %k: tensor<1x1x5x2xf32>, %v: t
 // CHECK:         %[[MT:.*]] = linalg.transpose ins(%[[ATT]] : tensor<1x2x3x4xf32>) outs(%{{.*}} : tensor<1x3x2x4xf32>) permutation = [0, 2, 1, 3]
 // CHECK:         %[[M:.*]] = tensor.collapse_shape %[[MT]] {{\[}}[0], [1], [2, 3]] : tensor<1x3x2x4xf32> into tensor<1x3x8xf32>
 // CHECK:         %[[MF:.*]] = tensor.collapse_shape %[[M]] {{\[}}[0, 1], [2]] : tensor<1x3x8xf32> into tensor<3x8xf32>
-// CHECK:         %[[O:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], {{.*}}} ins(%[[MF]], %[[WO]] : tensor<3x8xf32>, tensor<8x8xf32>)
+// CHECK:         %[[O:.*]] = linalg.generic {indexing_maps = [#[[MAP0]], #[[MAP1]], #[[MAP2]]], {{.*}}} ins(%[[MF]], %[[WO]] : tensor<3x8xf32>, tensor<8x8xf32>)
 // CHECK:         %[[R:.*]] = tensor.expand_shape %[[O]] {{\[}}[0, 1], [2]] output_shape [1, 3, 8] : tensor<3x8xf32> into tensor<1x3x8xf32>
 // CHECK:         return %[[R]] : tensor<1x3x8xf32>
 func.func @mha(%x: tensor<1x3x8xf32>, %l: tensor<1xi64>) -> tensor<1x3x8xf32> {

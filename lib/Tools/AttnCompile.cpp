@@ -1,0 +1,482 @@
+//===- AttnCompile.cpp - attn-compile as a library ------------------------===//
+//
+// attn-compile MODEL --target=cpu|cuda -o OUT
+//
+// Runs the pipelines attn-opt registers (attn-to-cpu, attn-to-cuda),
+// translates to LLVM IR, emits a host object and links it with libattnrt.
+// --emit stops at a stage and writes that stage instead. Output is written
+// to a temporary file and renamed at the end, so a failed compile never
+// leaves a partial OUT behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Tools/AttnCompile.h"
+
+#include "attnc/InitAttnc.h"
+#include "attnc/Target/LayerSearch.h"
+#include "attnc/Target/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/StringSaver.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <memory>
+
+using namespace llvm;
+using attnc::CompileOptions;
+using attnc::Target;
+
+namespace {
+/// Progress lines on stderr, with elapsed time, unless -q.
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet(quiet) {}
+  void step(const Twine &what) {
+    if (quiet)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    double secs = std::chrono::duration<double>(now - start).count();
+    errs() << format("[attn-compile %6.2fs] ", secs) << what << "\n";
+  }
+
+private:
+  bool quiet;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+
+/// A temporary output next to the final path, renamed into place on
+/// success and removed otherwise.
+class PendingOutput {
+public:
+  explicit PendingOutput(StringRef finalPath) : finalPath(finalPath.str()) {}
+  ~PendingOutput() {
+    if (!tempPath.empty() && !committed)
+      sys::fs::remove(tempPath);
+  }
+  Expected<std::string> create() {
+    SmallString<256> model(finalPath);
+    model += ".tmp-%%%%%%";
+    int fd;
+    if (std::error_code ec = sys::fs::createUniqueFile(model, fd, tempPath_))
+      return createStringError(ec, "cannot create a file next to " + finalPath +
+                                       ": " + ec.message());
+    sys::Process::SafelyCloseFileDescriptor(fd);
+    tempPath = std::string(tempPath_);
+    return tempPath;
+  }
+  Error commit(bool executable) {
+    if (executable)
+      sys::fs::setPermissions(tempPath, sys::fs::all_read | sys::fs::all_exe |
+                                            sys::fs::owner_write);
+    if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
+      return createStringError(ec, "cannot write " + finalPath + ": " +
+                                       ec.message());
+    committed = true;
+    return Error::success();
+  }
+
+private:
+  std::string finalPath;
+  SmallString<256> tempPath_;
+  std::string tempPath;
+  bool committed = false;
+};
+} // namespace
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "attn-compile") << message << "\n";
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Front ends
+//===----------------------------------------------------------------------===//
+
+static StringMap<attnc::Frontend> &frontends() {
+  static StringMap<attnc::Frontend> registered;
+  return registered;
+}
+
+void attnc::registerFrontend(StringRef extension, Frontend frontend) {
+  frontends()[extension] = std::move(frontend);
+}
+
+/// The model at `path`: by a registered front end, or as MLIR.
+static mlir::OwningOpRef<mlir::ModuleOp>
+readModel(StringRef path, mlir::MLIRContext &context, SourceMgr &sourceMgr) {
+  for (const auto &entry : frontends())
+    if (path.ends_with(entry.getKey()))
+      return entry.getValue()(path, context);
+  std::string error;
+  auto file = mlir::openInputFile(path, &error);
+  if (!file) {
+    fail(error);
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+}
+
+//===----------------------------------------------------------------------===//
+// LayerDrop search
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// --layer-drop="strategy=search keep=k [exhaustive-limit=n]", read by
+/// MLIR's pass-option parser like the pass's own options.
+struct LayerSearchCLOptions
+    : public mlir::PassPipelineOptions<LayerSearchCLOptions> {
+  Option<std::string> strategy{*this, "strategy",
+                               cl::desc("search: choose on calibration data")};
+  Option<int64_t> keep{*this, "keep", cl::desc("how many layers to keep"),
+                       cl::init(0)};
+  Option<int64_t> exhaustiveLimit{
+      *this, "exhaustive-limit",
+      cl::desc("enumerate every k-subset up to this many, else greedy"),
+      cl::init(200)};
+};
+} // namespace
+
+/// Runs the search and returns attn-layer-drop's options for the layers it
+/// keeps, or the empty string after reporting an error.
+static std::string searchLayers(mlir::ModuleOp module,
+                                const CompileOptions &options,
+                                Progress &progress) {
+  auto parsed = LayerSearchCLOptions::createFromString(options.layerDrop);
+  if (!parsed || parsed->exhaustiveLimit < 0) {
+    fail("strategy=search takes keep=k and exhaustive-limit=n (n >= 0): "
+         "--layer-drop='" +
+         options.layerDrop + "'");
+    return "";
+  }
+  attnc::LayerSearchOptions search;
+  search.keep = parsed->keep;
+  search.maxExhaustive = static_cast<double>(parsed->exhaustiveLimit);
+  search.calibration = options.calibration;
+  search.weightsPath = options.searchWeights;
+  auto found = attnc::searchLayersToKeep(
+      module, search, [&](const Twine &what) { progress.step(what); });
+  if (!found) {
+    fail(toString(found.takeError()));
+    return "";
+  }
+  std::string layers;
+  for (int64_t i : found->kept)
+    layers += (layers.empty() ? "" : ",") + std::to_string(i);
+  errs() << "attn-compile: search (" << found->method << ", "
+         << found->evaluations << " evaluations) kept [" << layers
+         << "]: relative error " << format("%.3e", found->relativeError)
+         << ", cosine " << format("%.6f", found->cosine) << "\n";
+  return "strategy=keep-list layers=" + layers;
+}
+
+//===----------------------------------------------------------------------===//
+// compile
+//===----------------------------------------------------------------------===//
+
+static std::string defaultRuntimeDir() {
+  std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&fail);
+  SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(exe)));
+  sys::path::append(dir, "lib");
+  return std::string(dir);
+}
+
+int attnc::compile(const CompileOptions &options) {
+  bool cuda = options.target == Target::Cuda;
+  StringRef emit = options.emit;
+  StringRef chip = options.pipeline.chip;
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  if (cuda && !llvm::is_contained(chips, chip))
+    return fail("unknown CUDA chip '" + chip +
+                "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
+  static const char *const stages[] = {"linalg", "llvm", "llvm-ir",
+                                       "ptx",    "obj",  "exe"};
+  if (!llvm::is_contained(stages, emit))
+    return fail("unknown --emit stage '" + emit +
+                "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
+  if (emit == "ptx" && !cuda)
+    return fail("--emit=ptx needs --target=cuda");
+  if (options.shared && emit != "exe")
+    return fail("--shared writes a library; it cannot be combined with --emit");
+  StringRef outputFile = options.outputPath;
+  if (outputFile == "-" && (emit == "obj" || emit == "exe"))
+    return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
+                "llvm-ir or ptx");
+  bool search = StringRef(options.layerDrop).contains("strategy=search");
+  if (!search && (!options.calibration.empty() || !options.searchWeights.empty()))
+    return fail("--calibration and --weights are for "
+                "--layer-drop='strategy=search keep=k'");
+  PipelineOptions pipeline = options.pipeline;
+  pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
+  if (cuda) {
+    auto ptxas = findPtxas();
+    if (!ptxas)
+      return fail(toString(ptxas.takeError()));
+    // <toolkit>/bin/ptxas
+    pipeline.toolkit =
+        sys::path::parent_path(sys::path::parent_path(*ptxas)).str();
+    pipeline.format = emit == "ptx" ? "isa" : "bin";
+  }
+
+  Progress progress(options.quiet);
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  registerAllPasses();
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects(false);
+  // Located messages are enough; dumping a whole model per note is not.
+  context.printOpOnDiagnostic(false);
+
+  progress.step("parsing " + options.inputPath);
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      readModel(options.inputPath, context, sourceMgr);
+  if (!module)
+    return 1; // A located error has been printed.
+
+  // "search" picks the layers by running candidates, then compiles them as
+  // an explicit keep-list.
+  std::string layerDrop = options.layerDrop;
+  if (search) {
+    layerDrop = searchLayers(*module, options, progress);
+    if (layerDrop.empty())
+      return 1;
+  }
+
+  mlir::PassManager pm(&context);
+  if (!layerDrop.empty() &&
+      failed(mlir::parsePassPipeline(
+          "attn-layer-drop{" + layerDrop + " report=true}", pm, errs())))
+    return fail("bad --layer-drop options '" + options.layerDrop + "'");
+  if (!options.pruneSpec.empty() &&
+      failed(mlir::parsePassPipeline("attn-prune-structure{spec-file=" +
+                                         options.pruneSpec + " report=true}",
+                                     pm, errs())))
+    return fail("bad --prune spec path '" + options.pruneSpec + "'");
+  buildAttnToTargetPipeline(pm, options.target, pipeline);
+  progress.step(Twine("lowering for ") + (cuda ? "cuda" : "cpu") +
+                (cuda ? (" (" + chip + ")").str() : std::string()) +
+                (pipeline.stopAfter == Stage::Linalg ? " up to linalg" : ""));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  PendingOutput output(outputFile);
+  auto tempPath = output.create();
+  if (!tempPath)
+    return fail(toString(tempPath.takeError()));
+
+  StringRef hostCpu = options.hostCpu;
+  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
+    std::error_code ec;
+    raw_fd_ostream os(*tempPath, ec);
+    if (ec)
+      return fail("cannot write " + *tempPath + ": " + ec.message());
+    print(os);
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (Error err = output.commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  };
+  if (outputFile == "-" && (emit == "linalg" || emit == "llvm" ||
+                            emit == "llvm-ir" || emit == "ptx")) {
+    // As with other MLIR tools, "-o -" writes text stages to stdout.
+    if (emit == "linalg" || emit == "llvm")
+      module->print(outs());
+    else if (emit == "ptx") {
+      auto ptx = extractPtx(*module);
+      if (!ptx)
+        return fail(toString(ptx.takeError()));
+      outs() << *ptx;
+    } else {
+      LLVMContext llvmContext;
+      auto llvmModule = translateToHostLLVMIR(*module, llvmContext, hostCpu);
+      if (!llvmModule)
+        return fail(toString(llvmModule.takeError()));
+      (*llvmModule)->print(outs(), nullptr);
+    }
+    return 0;
+  }
+  if (emit == "linalg" || emit == "llvm")
+    return writeText([&](raw_ostream &os) { module->print(os); });
+  if (emit == "ptx") {
+    auto ptx = extractPtx(*module);
+    if (!ptx)
+      return fail(toString(ptx.takeError()));
+    return writeText([&](raw_ostream &os) { os << *ptx; });
+  }
+
+  progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
+                ")");
+  LLVMContext llvmContext;
+  auto llvmModule = translateToHostLLVMIR(*module, llvmContext, hostCpu);
+  if (!llvmModule)
+    return fail(toString(llvmModule.takeError()));
+  if (emit == "llvm-ir")
+    return writeText(
+        [&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+
+  progress.step("emitting object code");
+  if (emit == "obj") {
+    if (Error err = emitObjectFile(**llvmModule, *tempPath, hostCpu))
+      return fail(toString(std::move(err)));
+    if (Error err = output.commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
+  SmallString<256> objectPath;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
+    return fail("cannot create a temporary object file: " + ec.message());
+  FileRemover removeObject(objectPath);
+  if (Error err = emitObjectFile(**llvmModule, objectPath, hostCpu))
+    return fail(toString(std::move(err)));
+  std::string runtime =
+      options.runtimeDir.empty() ? defaultRuntimeDir() : options.runtimeDir;
+  progress.step(Twine("linking with libattnrt from ") + runtime);
+  if (Error err = linkModel(objectPath, *tempPath, runtime, options.shared))
+    return fail(toString(std::move(err)));
+  if (Error err = output.commit(/*executable=*/true))
+    return fail(toString(std::move(err)));
+  progress.step("wrote " + outputFile);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The command line
+//===----------------------------------------------------------------------===//
+
+int attnc::runAttnCompileMain(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::OptionCategory category("attn-compile options");
+  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                 cl::Required, cl::cat(category));
+  cl::opt<std::string> outputFile("o", cl::desc("Output path"),
+                                  cl::value_desc("path"), cl::Required,
+                                  cl::cat(category));
+  cl::opt<std::string> targetName("target",
+                                  cl::desc("Target: cpu (the host) or cuda"),
+                                  cl::init("cpu"), cl::cat(category));
+  cl::opt<std::string> chip("chip",
+                            cl::desc("CUDA architecture for --target=cuda: "
+                                     "sm_80, sm_86, sm_87, sm_89, sm_90, "
+                                     "sm_90a"),
+                            cl::init("sm_90a"), cl::cat(category));
+  cl::opt<std::string> hostCpu("cpu",
+                               cl::desc("Host CPU to generate code for "
+                                        "(default: this machine)"),
+                               cl::init("native"), cl::cat(category));
+  cl::opt<std::string> emit(
+      "emit",
+      cl::desc("Stop at a stage and write it: linalg (MLIR on tensors), "
+               "llvm (LLVM dialect), llvm-ir, ptx (cuda only), obj, exe"),
+      cl::init("exe"), cl::cat(category));
+  cl::opt<bool> shared("shared",
+                       cl::desc("Write a shared library exporting the "
+                                "attnrt C API instead of an executable"),
+                       cl::init(false), cl::cat(category));
+  cl::opt<std::string> layerDrop(
+      "layer-drop",
+      cl::desc("Run attn-layer-drop first with these options, e.g. "
+               "--layer-drop='strategy=every-other rate=0.5'"),
+      cl::init(""), cl::cat(category));
+  cl::opt<std::string> pruneSpec(
+      "prune",
+      cl::desc("Prune attention heads / FFN neuron groups as this JSON "
+               "spec says (attn-prune-structure spec-file)"),
+      cl::value_desc("spec.json"), cl::init(""), cl::cat(category));
+  cl::list<std::string> calibration(
+      "calibration",
+      cl::desc("With --layer-drop='strategy=search keep=k': one calibration "
+               "set, a comma-separated .npy per model input (repeat for more "
+               "sets)"),
+      cl::cat(category));
+  cl::opt<std::string> searchWeights(
+      "weights",
+      cl::desc("With strategy=search: the model's safetensors weights, used "
+               "to run the candidates"),
+      cl::init(""), cl::cat(category));
+  cl::opt<std::string> runtimeDir(
+      "runtime-dir",
+      cl::desc("Directory holding libattnrt.a (default: ../lib next to "
+               "attn-compile)"),
+      cl::init(""), cl::cat(category));
+  cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
+                      cl::init(false), cl::cat(category));
+  // --no-<name> for every optimization switch of the pipelines.
+  BumpPtrAllocator allocator;
+  StringSaver saver(allocator);
+  std::vector<std::pair<const PipelineSwitch *, std::unique_ptr<cl::opt<bool>>>>
+      switches;
+  for (const PipelineSwitch &s : getPipelineSwitches())
+    switches.emplace_back(
+        &s, std::make_unique<cl::opt<bool>>(
+                saver.save("no-" + s.name), cl::desc(s.offDescription),
+                cl::init(false), cl::cat(category)));
+
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: compile an attn model to a native binary.\n\n"
+      "  attn-compile model.mlir --target=cpu -o model\n"
+      "  ./model --weights model.safetensors --input x.npy --output y.npy\n\n"
+      "The executable links libattnrt: it binds the model's attn.weight\n"
+      "tensors by name from a safetensors file and runs on .npy inputs.\n");
+
+  CompileOptions options;
+  std::optional<Target> target = StringSwitch<std::optional<Target>>(targetName)
+                                     .Case("cpu", Target::Cpu)
+                                     .Case("cuda", Target::Cuda)
+                                     .Default(std::nullopt);
+  if (!target)
+    return fail("unknown target '" + targetName + "' (expected cpu or cuda)");
+  options.target = *target;
+  options.inputPath = inputFile;
+  options.outputPath = outputFile;
+  options.hostCpu = hostCpu;
+  options.emit = emit;
+  options.shared = shared;
+  options.layerDrop = layerDrop;
+  options.pruneSpec = pruneSpec;
+  for (const std::string &set : calibration) {
+    SmallVector<StringRef> files;
+    StringRef(set).split(files, ',', -1, false);
+    options.calibration.emplace_back(files.begin(), files.end());
+  }
+  options.searchWeights = searchWeights;
+  options.runtimeDir = runtimeDir;
+  options.quiet = quiet;
+  options.pipeline.chip = chip;
+  for (const auto &[s, off] : switches)
+    options.pipeline.*(s->field) = !*off;
+  return compile(options);
+}
