@@ -34,7 +34,7 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
   Value kvIn = op.getKeyValue() ? op.getKeyValue() : x;
   auto kvType = cast<RankedTensorType>(kvIn.getType());
   int64_t batch = xType.getDimSize(0), sq = xType.getDimSize(1),
-          dm = xType.getDimSize(2), sk = kvType.getDimSize(1);
+          sk = kvType.getDimSize(1);
   int64_t heads = op.getNumHeads(), kvHeads = op.getKvHeads();
   int64_t dh = op.getEffectiveHeadDim();
   auto biases = op.getBiases();
@@ -79,7 +79,6 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
       LinearOp::create(rewriter, loc, xType, merged, op.getOWeight(), bias(3));
   if (tile)
     out->setAttr(TileAttr::kAttrName, tile);
-  (void)dm;
   rewriter.replaceOp(op, out.getResult());
   return success();
 }

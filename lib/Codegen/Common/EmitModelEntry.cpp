@@ -29,7 +29,8 @@ struct AttnEmitModelEntryPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     auto manifest = module->getAttrOfType<StringAttr>(kManifestAttrName);
-    auto entryRef = module->getAttrOfType<FlatSymbolRefAttr>("attn.entry");
+    FlatSymbolRefAttr entryRef =
+        AttnDialect::EntryAttrHelper(ctx).getAttr(module);
     if (!manifest || !entryRef) {
       module.emitError("attn-emit-model-entry: no model manifest; run "
                        "attn-hoist-weights first");

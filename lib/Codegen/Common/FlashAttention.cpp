@@ -36,8 +36,8 @@
 #include "Conversion/AttnToLinalg/LinalgBuilder.h"
 
 #include "attnc/Codegen/Common/Passes.h"
-#include "attnc/Transforms/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -78,8 +78,7 @@ static RankedTensorType tileType(ArrayRef<OpFoldResult> sizes, Type elt) {
 }
 
 /// The static description of one attn.sdpa that is being blocked.
-struct FlashProblem {
-  int64_t batch, hq, hkv, group, sq, sk, dk, dv;
+struct FlashProblem : SdpaShape {
   int64_t blockQ, blockK, numQBlocks;
   /// Query row i sits at key position i + alignOffset.
   int64_t alignOffset;
@@ -514,14 +513,7 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "empty tensors");
 
     FlashProblem p;
-    p.batch = qType.getDimSize(0);
-    p.hq = qType.getDimSize(1);
-    p.sq = qType.getDimSize(2);
-    p.hkv = kType.getDimSize(1);
-    p.sk = kType.getDimSize(2);
-    p.dk = kType.getDimSize(3);
-    p.dv = vType.getDimSize(3);
-    p.group = p.hq / p.hkv;
+    static_cast<SdpaShape &>(p) = op.getSdpaShape();
     // A block never exceeds the sequence, so short sequences get one
     // exact block instead of a partial one.
     // attn-tile's choice for this op wins over the pass options.

@@ -28,8 +28,9 @@ struct AttnFuseRowsPass
 
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> roots;
+    AttnDialect::FuseRowsAttrHelper fuseRows(&getContext());
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr("attn.fuse_rows") && op.hasPureTensorSemantics())
+      if (fuseRows.isAttrPresent(op) && op.hasPureTensorSemantics())
         roots.push_back(op);
     });
     IRRewriter rewriter(&getContext());

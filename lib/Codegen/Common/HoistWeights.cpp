@@ -213,7 +213,8 @@ struct AttnHoistWeightsPass
                         entry.getLoc())))
         return signalPassFailure();
     module->setAttr(kManifestAttrName, builder.getStringAttr(os.str()));
-    module->setAttr("attn.entry", FlatSymbolRefAttr::get(entry.getNameAttr()));
+    AttnDialect::EntryAttrHelper(&getContext())
+        .setAttr(module, FlatSymbolRefAttr::get(entry.getNameAttr()));
   }
 };
 } // namespace

@@ -209,10 +209,8 @@ void AttnTilePass::runOnOperation() {
            v = sdpa.getValue().getType();
       if (q.getNumElements() == 0 || k.getNumElements() == 0)
         return;
-      AttentionShape a{
-          q.getDimSize(0), k.getDimSize(1), q.getDimSize(1) / k.getDimSize(1),
-          q.getDimSize(2), k.getDimSize(2), k.getDimSize(3),
-          v.getDimSize(3)};
+      SdpaShape s = sdpa.getSdpaShape();
+      AttentionShape a{s.batch, s.hkv, s.group, s.sq, s.sk, s.dk, s.dv};
       Type elt = sdpa.getType().getElementType();
       a.tensorCoreOperands =
           isNarrowFloat(sdpa.getType()) && q.getElementType() == elt &&

@@ -41,8 +41,8 @@
 
 #include "Codegen/GPU/MmaSync.h"
 
-#include "attnc/Codegen/GPU/Passes.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
+#include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -73,8 +73,7 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 
 /// The static description of one attn.sdpa that becomes a kernel.
-struct GpuFlashProblem {
-  int64_t batch, hq, hkv, group, sq, sk, dk, dv;
+struct GpuFlashProblem : SdpaShape {
   int64_t warps, blockQ, blockK;
   /// Query row i sits at key position i + alignOffset.
   int64_t alignOffset;
@@ -417,14 +416,7 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "not all f16 or all bf16");
 
     GpuFlashProblem p;
-    p.batch = qType.getDimSize(0);
-    p.hq = qType.getDimSize(1);
-    p.sq = qType.getDimSize(2);
-    p.hkv = kType.getDimSize(1);
-    p.sk = kType.getDimSize(2);
-    p.dk = kType.getDimSize(3);
-    p.dv = vType.getDimSize(3);
-    p.group = p.hq / p.hkv;
+    static_cast<SdpaShape &>(p) = op.getSdpaShape();
     if (p.sq == 0 || p.sk == 0 || p.batch == 0 || p.hq == 0)
       return rewriter.notifyMatchFailure(op, "empty tensors");
     if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))

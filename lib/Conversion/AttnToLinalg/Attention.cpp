@@ -34,11 +34,10 @@ struct SdpaLowering : OpRewritePattern<SdpaOp> {
                                          "dynamic shapes are not supported");
     Location loc = op.getLoc();
     LinalgBuilder lb(rewriter, loc);
-    int64_t batch = qType.getDimSize(0), hq = qType.getDimSize(1),
-            sq = qType.getDimSize(2), dq = qType.getDimSize(3);
-    int64_t hkv = kType.getDimSize(1), sk = kType.getDimSize(2),
-            dk = kType.getDimSize(3), dv = vType.getDimSize(3);
-    int64_t group = hq / hkv;
+    SdpaShape shape = op.getSdpaShape();
+    int64_t batch = shape.batch, hkv = shape.hkv, group = shape.group,
+            sq = shape.sq, sk = shape.sk, dq = shape.dq, dk = shape.dk,
+            dv = shape.dv;
     ScoreFunction score = op.getScore();
     double scale = op.getEffectiveScale();
 

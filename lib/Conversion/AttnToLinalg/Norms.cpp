@@ -89,8 +89,8 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
       });
   // attn-fuse-rows tiles this by rows and pulls the reductions (and the
   // residual add before the norm) into the same loop.
-  normalized.getDefiningOp()->setAttr("attn.fuse_rows",
-                                      UnitAttr::get(x.getContext()));
+  AttnDialect::FuseRowsAttrHelper(x.getContext())
+      .setAttr(normalized.getDefiningOp(), UnitAttr::get(x.getContext()));
   return normalized;
 }
 
