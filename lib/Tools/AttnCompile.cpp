@@ -33,6 +33,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -227,7 +228,8 @@ int attnc::compile(const CompileOptions &options) {
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
   bool search = StringRef(options.layerDrop).contains("strategy=search");
-  if (!search && (!options.calibration.empty() || !options.searchWeights.empty()))
+  if (!search &&
+      (!options.calibration.empty() || !options.searchWeights.empty()))
     return fail("--calibration and --weights are for "
                 "--layer-drop='strategy=search keep=k'");
   PipelineOptions pipeline = options.pipeline;
@@ -438,10 +440,10 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   std::vector<std::pair<const PipelineSwitch *, std::unique_ptr<cl::opt<bool>>>>
       switches;
   for (const PipelineSwitch &s : getPipelineSwitches())
-    switches.emplace_back(
-        &s, std::make_unique<cl::opt<bool>>(
-                saver.save("no-" + s.name), cl::desc(s.offDescription),
-                cl::init(false), cl::cat(category)));
+    switches.emplace_back(&s, std::make_unique<cl::opt<bool>>(
+                                  saver.save("no-" + s.name),
+                                  cl::desc(s.offDescription), cl::init(false),
+                                  cl::cat(category)));
 
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
