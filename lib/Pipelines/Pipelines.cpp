@@ -87,7 +87,7 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "LLVM's vectorizers",
      true, false},
     {"approximate-math", &PipelineOptions::approximateMath,
-     "Polynomial f32 exp/erf/tanh (attn-approximate-math) so that softmax "
+     "Polynomial f32 exp/erf/tanh (attn-cpu-approximate-math) so that softmax "
      "and GELU loops vectorize",
      "CPU: libm exp/erf/tanh instead of vectorizable polynomial "
      "approximations",
@@ -223,7 +223,7 @@ static void addCudaMapStage(OpPassManager &pm) {
   pm.addPass(attn::createAttnGpuDeviceBuffers());
   addNested(pm, createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(attn::createAttnMergeGpuModules());
+  pm.addPass(attn::createAttnGpuMergeModules());
   addNested(pm, createGpuAsyncRegionPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
@@ -301,7 +301,7 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   // After the matmul kernels have folded GELU epilogues into their stores,
   // so that those are approximated too (vector math included).
   if (options.approximateMath)
-    addNested(pm, attn::createAttnApproximateMath());
+    addNested(pm, attn::createAttnCpuApproximateMath());
   addCpuToLLVMStage(pm);
   attn::AttnEmitModelEntryOptions entry;
   entry.target = "cpu";

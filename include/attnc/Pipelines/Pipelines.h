@@ -59,7 +59,7 @@ struct PipelineOptions {
   /// (transposed by the runtime at bind time) for attn-cpu-matmul-kernel's
   /// outer-product tiles; only with matmulKernels.
   bool transposeWeights = true;
-  /// CPU: attn-approximate-math: polynomial exp/erf/tanh, so that softmax
+  /// CPU: attn-cpu-approximate-math: polynomial exp/erf/tanh, so that softmax
   /// and GELU loops vectorize.
   bool approximateMath = true;
 

@@ -18,17 +18,17 @@
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNAPPROXIMATEMATH
+#define GEN_PASS_DEF_ATTNCPUAPPROXIMATEMATH
 #include "attnc/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
 
 namespace {
-struct AttnApproximateMathPass
-    : public mlir::attn::impl::AttnApproximateMathBase<
-          AttnApproximateMathPass> {
-  using AttnApproximateMathBase::AttnApproximateMathBase;
+struct AttnCpuApproximateMathPass
+    : public mlir::attn::impl::AttnCpuApproximateMathBase<
+          AttnCpuApproximateMathPass> {
+  using AttnCpuApproximateMathBase::AttnCpuApproximateMathBase;
 
   void runOnOperation() override {
     auto bare = [](StringRef name) {

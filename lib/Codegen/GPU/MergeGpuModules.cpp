@@ -7,7 +7,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNMERGEGPUMODULES
+#define GEN_PASS_DEF_ATTNGPUMERGEMODULES
 #include "attnc/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -18,9 +18,9 @@ constexpr int64_t kWorkgroupAlignment = 16;
 /// What the GPU-to-NVVM lowering reads as the shared buffer's alignment.
 constexpr llvm::StringLiteral kAlignAttrName = "llvm.align";
 
-struct AttnMergeGpuModulesPass
-    : public mlir::attn::impl::AttnMergeGpuModulesBase<
-          AttnMergeGpuModulesPass> {
+struct AttnGpuMergeModulesPass
+    : public mlir::attn::impl::AttnGpuMergeModulesBase<
+          AttnGpuMergeModulesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Shared memory is declared with its element type's alignment; kernels

@@ -120,8 +120,8 @@ def AttnCpuVectorizeRows
                            "::mlir::arith::ArithDialect"];
 }
 
-def AttnApproximateMath
-    : Pass<"attn-approximate-math", "::mlir::func::FuncOp"> {
+def AttnCpuApproximateMath
+    : Pass<"attn-cpu-approximate-math", "::mlir::func::FuncOp"> {
   let summary = "Polynomial approximations of f32 exp, erf and tanh";
   let description = [{
     Replaces the listed f32 math functions by upstream's polynomial

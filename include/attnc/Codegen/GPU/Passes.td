@@ -124,7 +124,7 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
-def AttnMergeGpuModules : Pass<"attn-merge-gpu-modules", "::mlir::ModuleOp"> {
+def AttnGpuMergeModules : Pass<"attn-gpu-merge-modules", "::mlir::ModuleOp"> {
   let summary = "Merge outlined kernels into one gpu.module";
   let description = [{
     Kernel outlining puts every kernel in its own `gpu.module`, which would

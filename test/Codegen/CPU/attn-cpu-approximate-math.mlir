@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-approximate-math))" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-approximate-math{functions=math.exp}))" | FileCheck %s --check-prefix=EXP
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-approximate-math))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-approximate-math{functions=math.exp}))" | FileCheck %s --check-prefix=EXP
 
 // exp, erf and tanh (scalar and vector f32) become arith-only polynomials
 // that LLVM can vectorize; f64 and other functions keep their libm calls.

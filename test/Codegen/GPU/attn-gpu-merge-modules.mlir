@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-merge-gpu-modules | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-gpu-merge-modules | FileCheck %s
 
 // Kernel outlining leaves one gpu.module per kernel. All kernels move into
 // the first gpu.module: a module holding one symbol names it after the

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-merge-gpu-modules --verify-diagnostics
+// RUN: attn-opt %s --split-input-file --attn-gpu-merge-modules --verify-diagnostics
 
 // Modules for different targets cannot share one binary.
 module attributes {gpu.container_module} {
