@@ -434,16 +434,21 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::init(""), cl::cat(category));
   cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                       cl::init(false), cl::cat(category));
-  // --no-<name> for every optimization switch of the pipelines.
+  // A flag for every switch of the pipelines: --no-<name> for what runs by
+  // default, --<name> for what does not.
   BumpPtrAllocator allocator;
   StringSaver saver(allocator);
+  const PipelineOptions defaults;
   std::vector<std::pair<const PipelineSwitch *, std::unique_ptr<cl::opt<bool>>>>
       switches;
-  for (const PipelineSwitch &s : getPipelineSwitches())
-    switches.emplace_back(&s, std::make_unique<cl::opt<bool>>(
-                                  saver.save("no-" + s.name),
-                                  cl::desc(s.offDescription), cl::init(false),
-                                  cl::cat(category)));
+  for (const PipelineSwitch &s : getPipelineSwitches()) {
+    bool on = defaults.*(s.field);
+    switches.emplace_back(
+        &s, std::make_unique<cl::opt<bool>>(
+                on ? saver.save("no-" + s.name) : StringRef(s.name),
+                cl::desc(on ? s.offDescription : s.description),
+                cl::init(false), cl::cat(category)));
+  }
 
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
@@ -478,7 +483,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.runtimeDir = runtimeDir;
   options.quiet = quiet;
   options.pipeline.chip = chip;
-  for (const auto &[s, off] : switches)
-    options.pipeline.*(s->field) = !*off;
+  for (const auto &[s, flag] : switches)
+    if (*flag)
+      options.pipeline.*(s->field) = !(defaults.*(s->field));
   return compile(options);
 }

@@ -73,14 +73,17 @@ struct PipelineOptions {
   std::string toolkit = "/usr/local/cuda";
 };
 
-/// An optimization that can be turned off: attn-opt's pipeline option
-/// `<name>=0` and attn-compile's `--no-<name>`.
+/// A boolean choice of the pipelines: attn-opt's pipeline option
+/// `<name>=0|1` and attn-compile's `--no-<name>` (or `--<name>` when the
+/// default is off). A new choice is a field of PipelineOptions plus a row
+/// of getPipelineSwitches().
 struct PipelineSwitch {
   llvm::StringLiteral name;
   bool PipelineOptions::*field;
   /// What it does (attn-opt's option help).
   llvm::StringLiteral description;
-  /// What turning it off does (attn-compile's --no-<name> help).
+  /// What turning it off does (attn-compile's --no-<name> help; unused
+  /// when the default is off).
   llvm::StringLiteral offDescription;
   /// The targets whose pipeline runs it.
   bool cpu, cuda;

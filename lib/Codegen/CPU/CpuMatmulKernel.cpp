@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Codegen/Common/IndexArith.h"
 #include "attnc/Codegen/CPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
@@ -62,7 +63,7 @@ struct KernelBuilder {
   linalg::GenericOp epilogue;
   int64_t vl;
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value idx(int64_t v) { return IndexArith(b, loc).cst(v); }
 
   /// Stores value `v` of output (m, n): through the epilogue when present.
   void store(OpBuilder &nb, Value v, Value m, Value n) {
@@ -191,13 +192,9 @@ struct OuterProductKernelBuilder {
   VectorType vecType() const {
     return VectorType::get({vl}, Float32Type::get(mm.op.getContext()));
   }
-  Value idx(OpBuilder &nb, int64_t v) {
-    return arith::ConstantIndexOp::create(nb, loc, v);
-  }
+  Value idx(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
   Value add(OpBuilder &nb, Value x, int64_t c) {
-    if (c == 0)
-      return x;
-    return arith::AddIOp::create(nb, loc, x, idx(nb, c));
+    return IndexArith(nb, loc).add(x, c);
   }
 
   /// Stores the vector `v` of C's row m at columns [n, n + vl): through the

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Codegen/Common/IndexArith.h"
 #include "attnc/Codegen/CPU/Passes.h"
 
 #include "Codegen/Common/MatmulMatch.h"
@@ -118,13 +119,9 @@ struct OuterProductBuilder {
   VectorType vecType;
   Value g; // Batch index when batched.
 
-  Value idx(OpBuilder &nb, int64_t v) {
-    return arith::ConstantIndexOp::create(nb, loc, v);
-  }
+  Value idx(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
   Value add(OpBuilder &nb, Value x, int64_t c) {
-    if (c == 0)
-      return x;
-    return arith::AddIOp::create(nb, loc, x, idx(nb, c));
+    return IndexArith(nb, loc).add(x, c);
   }
   SmallVector<Value> rowIndices(Value row, Value col) {
     if (mm.batched)

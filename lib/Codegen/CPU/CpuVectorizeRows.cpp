@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Codegen/Common/IndexArith.h"
 #include "attnc/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -144,9 +145,7 @@ struct RowVectorizer {
   int64_t vl;
   bool reduce;
 
-  Value cst(OpBuilder &nb, int64_t v) {
-    return arith::ConstantIndexOp::create(nb, loc, v);
-  }
+  Value cst(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
 
   /// Indices of `operand` for the loop ivs (the inner one is `j`).
   SmallVector<Value> indices(OpOperand &operand, ArrayRef<Value> ivs) {

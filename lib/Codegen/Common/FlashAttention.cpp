@@ -35,6 +35,7 @@
 
 #include "Conversion/AttnToLinalg/LinalgBuilder.h"
 
+#include "Codegen/Common/FlashPattern.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
@@ -488,26 +489,20 @@ Value FlashBlockBuilder::build(Value outArg,
 
 /// attn.sdpa with a dot-product score -> scf.forall over (batch, kv head,
 /// query block) around an scf.for over key blocks (see the file comment).
-struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
+struct FlashSdpaLowering : FlashPatternBase {
   FlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                     bool transposeKeys)
-      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK),
-        transposeKeys(transposeKeys) {}
+      : FlashPatternBase(ctx, blockQ, blockK), transposeKeys(transposeKeys) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
     // The other score functions need per-key state (norms, projections)
     // and stay with the unfused lowering.
-    ScoreFunction score = op.getScore();
-    if (score != ScoreFunction::dot && score != ScoreFunction::scaled_dot)
-      return rewriter.notifyMatchFailure(op, "not a dot-product score");
+    if (failed(matchStaticDotProduct(op, rewriter)))
+      return failure();
     auto qType = op.getQuery().getType();
     auto kType = op.getKey().getType();
-    auto vType = op.getValue().getType();
     auto resultType = op.getType();
-    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-        !vType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
     if (qType.getNumElements() == 0 || kType.getNumElements() == 0 ||
         resultType.getNumElements() == 0)
       return rewriter.notifyMatchFailure(op, "empty tensors");
@@ -516,12 +511,7 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
     // A block never exceeds the sequence, so short sequences get one
     // exact block instead of a partial one.
-    // attn-tile's choice for this op wins over the pass options.
-    int64_t bq = blockQ, bk = blockK;
-    if (auto tile = TileAttr::lookup(op)) {
-      bq = tile.getBlockQ().value_or(bq);
-      bk = tile.getBlockK().value_or(bk);
-    }
+    auto [bq, bk] = requestedBlocks(op);
     p.blockQ = std::min(bq, p.sq);
     p.blockK = std::min(bk, p.sk);
     p.numQBlocks = llvm::divideCeil(p.sq, p.blockQ);
@@ -574,7 +564,6 @@ struct FlashSdpaLowering : OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  int64_t blockQ, blockK;
   bool transposeKeys;
 };
 
@@ -594,13 +583,7 @@ struct AttnFlashAttentionPass
     // multi-head layers is blocked as well.
     populateDecomposeMhaPatterns(patterns);
     patterns.add<FlashSdpaLowering>(ctx, blockQ, blockK, transposeKeys);
-    // Only these rewrites: folding the rest of the module is the job of the
-    // canonicalizer later in the pipeline.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFlashPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -41,6 +41,8 @@
 
 #include "Codegen/GPU/MmaSync.h"
 
+#include "Codegen/Common/FlashPattern.h"
+#include "Codegen/Common/IndexArith.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
 #include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
@@ -91,22 +93,16 @@ public:
   void emit();
 
 private:
-  Value idx(int64_t c) { return arith::ConstantIndexOp::create(b, loc, c); }
+  Value idx(int64_t c) { return IndexArith(b, loc).cst(c); }
   Value f32(double c) {
     return arith::ConstantOp::create(b, loc,
                                      b.getF32FloatAttr(static_cast<float>(c)));
   }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value addc(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
-  Value mulc(Value x, int64_t c) {
-    return arith::MulIOp::create(b, loc, x, idx(c));
-  }
-  Value divc(Value x, int64_t c) {
-    return arith::DivUIOp::create(b, loc, x, idx(c));
-  }
-  Value remc(Value x, int64_t c) {
-    return arith::RemUIOp::create(b, loc, x, idx(c));
-  }
+  Value add(Value x, Value y) { return IndexArith(b, loc).add(x, y); }
+  Value addc(Value x, int64_t c) { return IndexArith(b, loc).add(x, c); }
+  Value mulc(Value x, int64_t c) { return IndexArith(b, loc).mul(x, c); }
+  Value divc(Value x, int64_t c) { return IndexArith(b, loc).divu(x, c); }
+  Value remc(Value x, int64_t c) { return IndexArith(b, loc).remu(x, c); }
   Value maxF(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
@@ -388,17 +384,15 @@ void KernelBuilder::emit() {
   gpu::TerminatorOp::create(b, loc);
 }
 
-struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
+struct GpuFlashSdpaLowering : FlashPatternBase {
   GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                        int64_t maxHeadDim)
-      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK),
-        maxHeadDim(maxHeadDim) {}
+      : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    ScoreFunction score = op.getScore();
-    if (score != ScoreFunction::dot && score != ScoreFunction::scaled_dot)
-      return rewriter.notifyMatchFailure(op, "not a dot-product score");
+    if (failed(matchStaticDotProduct(op, rewriter)))
+      return failure();
     if (op.getBias())
       return rewriter.notifyMatchFailure(op, "has a bias");
     if (op.getWindow() && *op.getWindow() != 0)
@@ -407,9 +401,6 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
     auto kType = op.getKey().getType();
     auto vType = op.getValue().getType();
     auto resultType = op.getType();
-    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-        !vType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
     Type elt = resultType.getElementType();
     if (!(elt.isF16() || elt.isBF16()) || qType.getElementType() != elt ||
         kType.getElementType() != elt || vType.getElementType() != elt)
@@ -423,12 +414,7 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(
           op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "
               "above max-head-dim");
-    // attn-tile's choice for this op wins over the pass options.
-    int64_t bq = blockQ, bk = blockK;
-    if (auto tile = TileAttr::lookup(op)) {
-      bq = tile.getBlockQ().value_or(bq);
-      bk = tile.getBlockK().value_or(bk);
-    }
+    auto [bq, bk] = requestedBlocks(op);
     chooseFlashBlocks(p.sq, p.sk, p.dk, p.dv, bq, bk);
     p.blockQ = bq;
     p.blockK = bk;
@@ -463,7 +449,7 @@ struct GpuFlashSdpaLowering : OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  int64_t blockQ, blockK, maxHeadDim;
+  int64_t maxHeadDim;
 };
 
 struct AttnGpuFlashAttentionPass
@@ -480,11 +466,7 @@ struct AttnGpuFlashAttentionPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     patterns.add<GpuFlashSdpaLowering>(ctx, blockQ, blockK, maxHeadDim);
-    GreedyRewriteConfig config;
-    config.enableFolding(false).setRegionSimplificationLevel(
-        GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(applyFlashPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -1,6 +1,7 @@
 //===- MmaSync.cpp - mma.sync m16n8k16 fragments for the GPU kernels ------===//
 
 #include "Codegen/GPU/MmaSync.h"
+#include "Codegen/Common/IndexArith.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -74,12 +75,9 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
   auto pairType = VectorType::get({2}, elt);
-  auto idx = [&](int64_t c) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, c);
-  };
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, loc, x, y);
-  };
+  IndexArith ix(b, loc);
+  auto idx = [&](int64_t c) { return ix.cst(c); };
+  auto add = [&](Value x, Value y) { return ix.add(x, y); };
   auto loadChunk = [&](Value row, Value col) -> Value {
     SmallVector<Value> indices(prefix.begin(), prefix.end());
     indices.push_back(add(row0, row));

@@ -55,135 +55,122 @@ static Value indexToF32(OpBuilder &b, Location loc, Value index) {
   return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
 }
 
-struct SinusoidalPosLowering : OpRewritePattern<SinusoidalPosOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SinusoidalPosOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    int64_t d = op.getType().getDimSize(2);
-    int64_t offset = static_cast<int64_t>(op.getOffset());
-    Value x = lb.toF32(op.getInput());
-    Value y = lb.pointwise(
-        x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value s = linalg::IndexOp::create(b, loc, 1);
-          Value c = linalg::IndexOp::create(b, loc, 2);
-          Value pos = arith::AddIOp::create(
-              b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
-          Value two = LinalgBuilder::constIndex(b, loc, 2);
-          Value pair = arith::DivUIOp::create(b, loc, c, two);
-          Value isCos =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                    arith::RemUIOp::create(b, loc, c, two),
-                                    LinalgBuilder::constIndex(b, loc, 0));
-          // freq = exp(-(2i/D) ln 10000)
-          Value twoI = mulF(
-              b, loc, indexToF32(b, loc, pair),
-              LinalgBuilder::constF32(b, loc, 2.0 / static_cast<double>(d)));
-          Value freq = math::ExpOp::create(
-              b, loc,
-              mulF(b, loc, twoI,
-                   LinalgBuilder::constF32(b, loc, -std::log(10000.0))));
-          Value angle = mulF(b, loc, indexToF32(b, loc, pos), freq);
-          Value pe = arith::SelectOp::create(
-              b, loc, isCos, math::CosOp::create(b, loc, angle),
-              math::SinOp::create(b, loc, angle));
-          return addF(b, loc, args[0], pe);
-        });
-    rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerSinusoidalPos(SinusoidalPosOp op,
+                                           LinalgBuilder &lb,
+                                           PatternRewriter &rewriter) {
+  int64_t d = op.getType().getDimSize(2);
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  Value x = lb.toF32(op.getInput());
+  Value y = lb.pointwise(
+      x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value s = linalg::IndexOp::create(b, loc, 1);
+        Value c = linalg::IndexOp::create(b, loc, 2);
+        Value pos = arith::AddIOp::create(
+            b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
+        Value two = LinalgBuilder::constIndex(b, loc, 2);
+        Value pair = arith::DivUIOp::create(b, loc, c, two);
+        Value isCos =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                  arith::RemUIOp::create(b, loc, c, two),
+                                  LinalgBuilder::constIndex(b, loc, 0));
+        // freq = exp(-(2i/D) ln 10000)
+        Value twoI =
+            mulF(b, loc, indexToF32(b, loc, pair),
+                 LinalgBuilder::constF32(b, loc, 2.0 / static_cast<double>(d)));
+        Value freq = math::ExpOp::create(
+            b, loc,
+            mulF(b, loc, twoI,
+                 LinalgBuilder::constF32(b, loc, -std::log(10000.0))));
+        Value angle = mulF(b, loc, indexToF32(b, loc, pos), freq);
+        Value pe = arith::SelectOp::create(b, loc, isCos,
+                                           math::CosOp::create(b, loc, angle),
+                                           math::SinOp::create(b, loc, angle));
+        return addF(b, loc, args[0], pe);
+      });
+  return y;
+}
 
-struct LearnedPosLowering : OpRewritePattern<LearnedPosOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LearnedPosOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    auto type = op.getType();
-    int64_t s = type.getDimSize(1), d = type.getDimSize(2);
-    int64_t offset = static_cast<int64_t>(op.getOffset());
-    Value rows = tensor::ExtractSliceOp::create(
-        rewriter, op.getLoc(), op.getTable(),
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
-                               rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s),
-                               rewriter.getIndexAttr(d)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                               rewriter.getIndexAttr(1)});
-    Value x = lb.toF32(op.getInput());
-    Value table = lb.toF32(rows);
-    SmallVector<IteratorType> iters(3, IteratorType::parallel);
-    Value y =
-        lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
-                   {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)}, iters,
-                   [](OpBuilder &b, Location loc, ValueRange args) {
-                     return addF(b, loc, args[0], args[1]);
-                   });
-    rewriter.replaceOp(op, lb.fromF32(y, type.getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
+                                        PatternRewriter &rewriter) {
+  auto type = op.getType();
+  int64_t s = type.getDimSize(1), d = type.getDimSize(2);
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  Value rows = tensor::ExtractSliceOp::create(
+      rewriter, op.getLoc(), op.getTable(),
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
+                             rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s),
+                             rewriter.getIndexAttr(d)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+  Value x = lb.toF32(op.getInput());
+  Value table = lb.toF32(rows);
+  SmallVector<IteratorType> iters(3, IteratorType::parallel);
+  Value y = lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
+                       {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)},
+                       iters, [](OpBuilder &b, Location loc, ValueRange args) {
+                         return addF(b, loc, args[0], args[1]);
+                       });
+  return y;
+}
 
-struct RotaryLowering : OpRewritePattern<RotaryOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RotaryOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    auto type = op.getType();
-    int64_t dh = type.getDimSize(3);
-    int64_t rotary =
-        op.getRotaryDim() ? static_cast<int64_t>(*op.getRotaryDim()) : dh;
-    int64_t half = rotary / 2;
-    int64_t offset = static_cast<int64_t>(op.getOffset());
-    double logBase = std::log(op.getBase().convertToDouble());
-    Value x = lb.toF32(op.getInput());
-    Value y = lb.pointwise(
-        x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value bIdx = linalg::IndexOp::create(b, loc, 0);
-          Value hIdx = linalg::IndexOp::create(b, loc, 1);
-          Value sIdx = linalg::IndexOp::create(b, loc, 2);
-          Value c = linalg::IndexOp::create(b, loc, 3);
-          Value halfV = LinalgBuilder::constIndex(b, loc, half);
-          Value inRotary =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
-                                    LinalgBuilder::constIndex(b, loc, rotary));
-          Value firstHalf = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ult, c, halfV);
-          // Pair index i and partner channel; clamp the partner for channels
-          // past the rotary part, where the result is x itself.
-          Value i = arith::RemUIOp::create(b, loc, c, halfV);
-          Value partner = arith::SelectOp::create(
-              b, loc, firstHalf, arith::AddIOp::create(b, loc, c, halfV),
-              arith::SubIOp::create(b, loc, c, halfV));
-          partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
-          Value other = tensor::ExtractOp::create(
-              b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
-          Value pos = arith::AddIOp::create(
-              b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
-          // theta = p * base^(-2i/R)
-          Value expo =
-              mulF(b, loc, indexToF32(b, loc, i),
-                   LinalgBuilder::constF32(
-                       b, loc, -2.0 * logBase / static_cast<double>(rotary)));
-          Value theta = mulF(b, loc, indexToF32(b, loc, pos),
-                             math::ExpOp::create(b, loc, expo));
-          Value cosT = math::CosOp::create(b, loc, theta);
-          Value sinT = math::SinOp::create(b, loc, theta);
-          Value signedSin = arith::SelectOp::create(
-              b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
-          Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT),
-                               mulF(b, loc, other, signedSin));
-          return arith::SelectOp::create(b, loc, inRotary, rotated, args[0]);
-        });
-    rewriter.replaceOp(op, lb.fromF32(y, type.getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
+                                    PatternRewriter &rewriter) {
+  auto type = op.getType();
+  int64_t dh = type.getDimSize(3);
+  int64_t rotary =
+      op.getRotaryDim() ? static_cast<int64_t>(*op.getRotaryDim()) : dh;
+  int64_t half = rotary / 2;
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  double logBase = std::log(op.getBase().convertToDouble());
+  Value x = lb.toF32(op.getInput());
+  Value y = lb.pointwise(
+      x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value bIdx = linalg::IndexOp::create(b, loc, 0);
+        Value hIdx = linalg::IndexOp::create(b, loc, 1);
+        Value sIdx = linalg::IndexOp::create(b, loc, 2);
+        Value c = linalg::IndexOp::create(b, loc, 3);
+        Value halfV = LinalgBuilder::constIndex(b, loc, half);
+        Value inRotary =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                  LinalgBuilder::constIndex(b, loc, rotary));
+        Value firstHalf =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, halfV);
+        // Pair index i and partner channel; clamp the partner for channels
+        // past the rotary part, where the result is x itself.
+        Value i = arith::RemUIOp::create(b, loc, c, halfV);
+        Value partner = arith::SelectOp::create(
+            b, loc, firstHalf, arith::AddIOp::create(b, loc, c, halfV),
+            arith::SubIOp::create(b, loc, c, halfV));
+        partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
+        Value other = tensor::ExtractOp::create(
+            b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
+        Value pos = arith::AddIOp::create(
+            b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
+        // theta = p * base^(-2i/R)
+        Value expo =
+            mulF(b, loc, indexToF32(b, loc, i),
+                 LinalgBuilder::constF32(
+                     b, loc, -2.0 * logBase / static_cast<double>(rotary)));
+        Value theta = mulF(b, loc, indexToF32(b, loc, pos),
+                           math::ExpOp::create(b, loc, expo));
+        Value cosT = math::CosOp::create(b, loc, theta);
+        Value sinT = math::SinOp::create(b, loc, theta);
+        Value signedSin = arith::SelectOp::create(
+            b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
+        Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT),
+                             mulF(b, loc, other, signedSin));
+        return arith::SelectOp::create(b, loc, inRotary, rotated, args[0]);
+      });
+  return y;
+}
 
 } // namespace
 
 void mlir::attn::populateEmbeddingsToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<EmbeddingLowering, SinusoidalPosLowering, LearnedPosLowering,
-               RotaryLowering>(patterns.getContext());
+  patterns.add<EmbeddingLowering>(patterns.getContext());
+  addF32Lowering(patterns, lowerSinusoidalPos);
+  addF32Lowering(patterns, lowerLearnedPos);
+  addF32Lowering(patterns, lowerRotary);
 }

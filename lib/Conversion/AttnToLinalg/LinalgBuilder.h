@@ -19,6 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <limits>
+
 namespace mlir::attn {
 
 using utils::IteratorType;
@@ -242,6 +244,17 @@ public:
         [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
           Value v = pre(nb, nloc, args[0], args.drop_front().drop_back());
           return combine(nb, nloc, args.back(), v);
+        });
+  }
+
+  /// The maximum over the last dimension of an f32 tensor (-inf for rows
+  /// that are all -inf).
+  Value maxLast(Value x) {
+    return reduceLast(
+        x, -std::numeric_limits<double>::infinity(), {},
+        [](OpBuilder &, Location, Value v, ValueRange) { return v; },
+        [](OpBuilder &nb, Location nloc, Value acc, Value v) -> Value {
+          return arith::MaximumFOp::create(nb, nloc, acc, v);
         });
   }
 

@@ -94,36 +94,26 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
   return normalized;
 }
 
-struct LayerNormLowering : OpRewritePattern<LayerNormOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LayerNormOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    Value y =
-        normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
-                      lb.toF32(op.getBeta()), op.getEpsilon().convertToDouble(),
-                      /*subtractMean=*/true);
-    rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerLayerNorm(LayerNormOp op, LinalgBuilder &lb,
+                                       PatternRewriter &rewriter) {
+  Value y =
+      normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
+                    lb.toF32(op.getBeta()), op.getEpsilon().convertToDouble(),
+                    /*subtractMean=*/true);
+  return y;
+}
 
-struct RmsNormLowering : OpRewritePattern<RmsNormOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RmsNormOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    Value y =
-        normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
-                      Value(), op.getEpsilon().convertToDouble(),
-                      /*subtractMean=*/false);
-    rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerRmsNorm(RmsNormOp op, LinalgBuilder &lb,
+                                     PatternRewriter &rewriter) {
+  Value y = normalizeLast(lb, lb.toF32(op.getInput()), lb.toF32(op.getGamma()),
+                          Value(), op.getEpsilon().convertToDouble(),
+                          /*subtractMean=*/false);
+  return y;
+}
 
 } // namespace
 
 void mlir::attn::populateNormsToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LayerNormLowering, RmsNormLowering>(patterns.getContext());
+  addF32Lowering(patterns, lowerLayerNorm);
+  addF32Lowering(patterns, lowerRmsNorm);
 }

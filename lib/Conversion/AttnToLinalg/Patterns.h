@@ -12,6 +12,35 @@
 
 namespace mlir::attn {
 
+/// Lowers an op by computing its result in f32 and rounding it once to the
+/// result's element type, as every attn op lowers.
+template <typename OpTy>
+using F32LoweringFn = FailureOr<Value> (*)(OpTy op, LinalgBuilder &lb,
+                                           PatternRewriter &rewriter);
+
+/// The pattern that applies an F32LoweringFn at the op.
+template <typename OpTy> struct F32Lowering final : OpRewritePattern<OpTy> {
+  F32Lowering(MLIRContext *ctx, F32LoweringFn<OpTy> lower)
+      : OpRewritePattern<OpTy>(ctx), lower(lower) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    LinalgBuilder lb(rewriter, op.getLoc());
+    FailureOr<Value> result = lower(op, lb, rewriter);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, lb.fromF32(*result, op.getType().getElementType()));
+    return success();
+  }
+
+  F32LoweringFn<OpTy> lower;
+};
+
+template <typename OpTy>
+void addF32Lowering(RewritePatternSet &patterns, F32LoweringFn<OpTy> lower) {
+  patterns.add<F32Lowering<OpTy>>(patterns.getContext(), lower);
+}
+
 /// The activation functions, on f32 scalars (pointwise ops, FFN epilogues).
 Value applyActivation(OpBuilder &b, Location loc, Activation act, Value x);
 

@@ -55,57 +55,46 @@ Value mlir::attn::applyActivation(OpBuilder &b, Location loc, Activation act,
 
 namespace {
 
-template <typename OpTy>
-struct UnaryActivationLowering : OpRewritePattern<OpTy> {
-  UnaryActivationLowering(MLIRContext *ctx, function_ref<Activation(OpTy)> kind)
-      : OpRewritePattern<OpTy>(ctx), kind(kind) {}
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    Activation act = kind(op);
-    Value x = lb.toF32(op.getInput());
-    Value y = lb.pointwise(x, [&](OpBuilder &b, Location loc, ValueRange args) {
-      return applyActivation(b, loc, act, args[0]);
-    });
-    rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
-    return success();
-  }
-  function_ref<Activation(OpTy)> kind;
-};
-
-static Activation reluKind(ReluOp) { return Activation::relu; }
-static Activation siluKind(SiluOp) { return Activation::silu; }
-static Activation geluKind(GeluOp op) {
-  return op.getApproximate() == GeluApproximation::tanh ? Activation::gelu_tanh
-                                                        : Activation::gelu;
+/// `act` applied to every element of `input`, in f32.
+static Value lowerActivation(LinalgBuilder &lb, Value input, Activation act) {
+  Value x = lb.toF32(input);
+  return lb.pointwise(x, [&](OpBuilder &b, Location loc, ValueRange args) {
+    return applyActivation(b, loc, act, args[0]);
+  });
 }
 
-struct AddLowering : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AddOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    Value y = lb.pointwise({lb.toF32(op.getLhs()), lb.toF32(op.getRhs())},
-                           [](OpBuilder &b, Location loc, ValueRange args) {
-                             return addF(b, loc, args[0], args[1]);
-                           });
-    rewriter.replaceOp(op, lb.fromF32(y, op.getType().getElementType()));
-    return success();
-  }
-};
+static FailureOr<Value> lowerRelu(ReluOp op, LinalgBuilder &lb,
+                                  PatternRewriter &) {
+  return lowerActivation(lb, op.getInput(), Activation::relu);
+}
+
+static FailureOr<Value> lowerSilu(SiluOp op, LinalgBuilder &lb,
+                                  PatternRewriter &) {
+  return lowerActivation(lb, op.getInput(), Activation::silu);
+}
+
+static FailureOr<Value> lowerGelu(GeluOp op, LinalgBuilder &lb,
+                                  PatternRewriter &) {
+  return lowerActivation(lb, op.getInput(),
+                         op.getApproximate() == GeluApproximation::tanh
+                             ? Activation::gelu_tanh
+                             : Activation::gelu);
+}
+
+static FailureOr<Value> lowerAdd(AddOp op, LinalgBuilder &lb,
+                                 PatternRewriter &rewriter) {
+  Value y = lb.pointwise({lb.toF32(op.getLhs()), lb.toF32(op.getRhs())},
+                         [](OpBuilder &b, Location loc, ValueRange args) {
+                           return addF(b, loc, args[0], args[1]);
+                         });
+  return y;
+}
 
 /// Numerically stable softmax over the last dimension of an f32 tensor.
 static Value softmaxLast(LinalgBuilder &lb, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   unsigned rank = type.getRank();
-  auto identityPre = [](OpBuilder &, Location, Value v, ValueRange) {
-    return v;
-  };
-  Value max = lb.reduceLast(
-      x, -std::numeric_limits<double>::infinity(), {}, identityPre,
-      [](OpBuilder &b, Location loc, Value acc, Value v) -> Value {
-        return arith::MaximumFOp::create(b, loc, acc, v);
-      });
+  Value max = lb.maxLast(x);
   Value sum = lb.reduceLast(
       x, 0.0, {max},
       [](OpBuilder &b, Location loc, Value v, ValueRange outer) -> Value {
@@ -130,52 +119,48 @@ static Value softmaxLast(LinalgBuilder &lb, Value x) {
       });
 }
 
-struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SoftmaxOp op,
-                                PatternRewriter &rewriter) const override {
-    LinalgBuilder lb(rewriter, op.getLoc());
-    auto type = op.getType();
-    int64_t rank = type.getRank();
-    int64_t dim = op.getNormalizedDim();
-    Value x = lb.toF32(op.getInput());
-    // Move `dim` last, normalize, move it back.
-    SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != dim)
-        perm.push_back(d);
-    perm.push_back(dim);
-    bool needsTranspose = dim != rank - 1;
-    if (needsTranspose) {
-      SmallVector<int64_t> shape;
-      for (int64_t d : perm)
-        shape.push_back(type.getDimSize(d));
-      x = linalg::TransposeOp::create(rewriter, op.getLoc(), x,
-                                      lb.empty(shape, lb.f32()), perm)
-              .getResult()[0];
-    }
-    Value y = softmaxLast(lb, x);
-    if (needsTranspose) {
-      SmallVector<int64_t> inverse(rank);
-      for (int64_t i = 0; i < rank; ++i)
-        inverse[perm[i]] = i;
-      y = linalg::TransposeOp::create(rewriter, op.getLoc(), y,
-                                      lb.empty(type.getShape(), lb.f32()),
-                                      inverse)
-              .getResult()[0];
-    }
-    rewriter.replaceOp(op, lb.fromF32(y, type.getElementType()));
-    return success();
+static FailureOr<Value> lowerSoftmax(SoftmaxOp op, LinalgBuilder &lb,
+                                     PatternRewriter &rewriter) {
+  auto type = op.getType();
+  int64_t rank = type.getRank();
+  int64_t dim = op.getNormalizedDim();
+  Value x = lb.toF32(op.getInput());
+  // Move `dim` last, normalize, move it back.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      perm.push_back(d);
+  perm.push_back(dim);
+  bool needsTranspose = dim != rank - 1;
+  if (needsTranspose) {
+    SmallVector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(type.getDimSize(d));
+    x = linalg::TransposeOp::create(rewriter, op.getLoc(), x,
+                                    lb.empty(shape, lb.f32()), perm)
+            .getResult()[0];
   }
-};
+  Value y = softmaxLast(lb, x);
+  if (needsTranspose) {
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      inverse[perm[i]] = i;
+    y = linalg::TransposeOp::create(rewriter, op.getLoc(), y,
+                                    lb.empty(type.getShape(), lb.f32()),
+                                    inverse)
+            .getResult()[0];
+  }
+  return y;
+}
 
 } // namespace
 
 void mlir::attn::populatePointwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<AddLowering, SoftmaxLowering>(ctx);
-  patterns.add<UnaryActivationLowering<ReluOp>>(ctx, reluKind);
-  patterns.add<UnaryActivationLowering<SiluOp>>(ctx, siluKind);
-  patterns.add<UnaryActivationLowering<GeluOp>>(ctx, geluKind);
+  addF32Lowering(patterns, lowerRelu);
+  addF32Lowering(patterns, lowerSilu);
+  addF32Lowering(patterns, lowerGelu);
+  addF32Lowering(patterns, lowerAdd);
+  addF32Lowering(patterns, lowerSoftmax);
 }
