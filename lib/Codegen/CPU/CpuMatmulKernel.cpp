@@ -63,7 +63,7 @@ struct KernelBuilder {
   linalg::GenericOp epilogue;
   int64_t vl;
 
-  Value idx(int64_t v) { return IndexArith(b, loc).cst(v); }
+  Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
   /// Stores value `v` of output (m, n): through the epilogue when present.
   void store(OpBuilder &nb, Value v, Value m, Value n) {
@@ -192,9 +192,11 @@ struct OuterProductKernelBuilder {
   VectorType vecType() const {
     return VectorType::get({vl}, Float32Type::get(mm.op.getContext()));
   }
-  Value idx(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
+  Value idx(OpBuilder &nb, int64_t v) {
+    return attn::IndexArith(nb, loc).cst(v);
+  }
   Value add(OpBuilder &nb, Value x, int64_t c) {
-    return IndexArith(nb, loc).add(x, c);
+    return attn::IndexArith(nb, loc).add(x, c);
   }
 
   /// Stores the vector `v` of C's row m at columns [n, n + vl): through the

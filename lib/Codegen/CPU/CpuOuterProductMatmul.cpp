@@ -119,9 +119,11 @@ struct OuterProductBuilder {
   VectorType vecType;
   Value g; // Batch index when batched.
 
-  Value idx(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
+  Value idx(OpBuilder &nb, int64_t v) {
+    return attn::IndexArith(nb, loc).cst(v);
+  }
   Value add(OpBuilder &nb, Value x, int64_t c) {
-    return IndexArith(nb, loc).add(x, c);
+    return attn::IndexArith(nb, loc).add(x, c);
   }
   SmallVector<Value> rowIndices(Value row, Value col) {
     if (mm.batched)

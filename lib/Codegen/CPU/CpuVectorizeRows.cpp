@@ -145,7 +145,9 @@ struct RowVectorizer {
   int64_t vl;
   bool reduce;
 
-  Value cst(OpBuilder &nb, int64_t v) { return IndexArith(nb, loc).cst(v); }
+  Value cst(OpBuilder &nb, int64_t v) {
+    return attn::IndexArith(nb, loc).cst(v);
+  }
 
   /// Indices of `operand` for the loop ivs (the inner one is `j`).
   SmallVector<Value> indices(OpOperand &operand, ArrayRef<Value> ivs) {

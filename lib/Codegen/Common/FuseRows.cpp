@@ -28,7 +28,7 @@ struct AttnFuseRowsPass
 
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> roots;
-    AttnDialect::FuseRowsAttrHelper fuseRows(&getContext());
+    attn::AttnDialect::FuseRowsAttrHelper fuseRows(&getContext());
     getOperation().walk([&](linalg::GenericOp op) {
       if (fuseRows.isAttrPresent(op) && op.hasPureTensorSemantics())
         roots.push_back(op);

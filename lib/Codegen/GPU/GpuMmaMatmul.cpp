@@ -272,10 +272,10 @@ struct KernelBuilder {
       : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t),
         epilogue(epilogue) {}
 
-  Value idx(int64_t v) { return IndexArith(b, loc).cst(v); }
-  Value add(Value x, Value y) { return IndexArith(b, loc).add(x, y); }
-  Value addc(Value x, int64_t v) { return IndexArith(b, loc).add(x, v); }
-  Value mul(Value x, int64_t v) { return IndexArith(b, loc).mul(x, v); }
+  Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+  Value add(Value x, Value y) { return attn::IndexArith(b, loc).add(x, y); }
+  Value addc(Value x, int64_t v) { return attn::IndexArith(b, loc).add(x, v); }
+  Value mul(Value x, int64_t v) { return attn::IndexArith(b, loc).mul(x, v); }
 
   /// The alignment an access of `bytes` bytes into `memref` may claim (the
   /// kernel's offsets are multiples of it): `bytes` when the buffer starts

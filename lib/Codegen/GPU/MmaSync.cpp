@@ -75,7 +75,7 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
   auto pairType = VectorType::get({2}, elt);
-  IndexArith ix(b, loc);
+  attn::IndexArith ix(b, loc);
   auto idx = [&](int64_t c) { return ix.cst(c); };
   auto add = [&](Value x, Value y) { return ix.add(x, y); };
   auto loadChunk = [&](Value row, Value col) -> Value {
