@@ -168,6 +168,19 @@ struct AttnPruneStructurePass
       return failure();
     op.getUpWeightMutable().assign(*up);
     op.getDownWeightMutable().assign(*down);
+    // A gated FFN's gate rows pair with the up rows: keep the same groups.
+    if (Value gate = op.getGateWeight()) {
+      FailureOr<Value> keptGate = gatherUnits(b, op, gate, 0, groups, size);
+      if (failed(keptGate))
+        return failure();
+      op.getGateWeightMutable().assign(*keptGate);
+      if (Value gateBias = op.getGateBias()) {
+        FailureOr<Value> bias = gatherUnits(b, op, gateBias, 0, groups, size);
+        if (failed(bias))
+          return failure();
+        op.getGateBiasMutable().assign(*bias);
+      }
+    }
     if (Value upBias = op.getUpBias()) {
       FailureOr<Value> bias = gatherUnits(b, op, upBias, 0, groups, size);
       if (failed(bias))

@@ -87,6 +87,22 @@ def norms():
     cases.append(Case("ffn_nobias", ts,
                       "attn.ffn $x up($w1) down($w2) : " + fn_type(ts, ttype((1, 6, 16), "f32")),
                       (1, 6, 16), lambda e: ref.ffn(e["x"], e["w1"], None, e["w2"], None, "relu")))
+    # Gated (SwiGLU-style) FFN: without biases as in LLaMA, and with all biases.
+    ts = [T("x", (1, 6, 16)), T("wg", (40, 16), "weight", scale=0.3),
+          T("wu", (40, 16), "weight", scale=0.3), T("wd", (16, 40), "weight", scale=0.3)]
+    cases.append(Case("ffn_gated_silu", ts,
+                      "attn.ffn $x gate($wg) up($wu) down($wd) activation = silu : "
+                      + fn_type(ts, ttype((1, 6, 16), "f32")),
+                      (1, 6, 16), lambda e: ref.gated_ffn(e["x"], e["wg"], None, e["wu"], None,
+                                                          e["wd"], None, "silu")))
+    ts = [T("x", (2, 3, 16)), T("wg", (24, 16), "weight", scale=0.3), T("bg", (24,), "weight"),
+          T("wu", (24, 16), "weight", scale=0.3), T("bu", (24,), "weight"),
+          T("wd", (16, 24), "weight", scale=0.3), T("bd", (16,), "weight")]
+    cases.append(Case("ffn_gated_gelu_bias", ts,
+                      "attn.ffn $x gate($wg) gate_bias($bg) up($wu, $bu) down($wd, $bd) activation = gelu : "
+                      + fn_type(ts, ttype((2, 3, 16), "f32")),
+                      (2, 3, 16), lambda e: ref.gated_ffn(e["x"], e["wg"], e["bg"], e["wu"], e["bu"],
+                                                          e["wd"], e["bd"], "gelu")))
     return cases
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "sdpa", "attention_mask", "mha",
-    "layer_norm", "rms_norm", "linear", "ffn",
+    "layer_norm", "rms_norm", "linear", "ffn", "gated_ffn",
     "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "add", "softmax",
     "ACTIVATIONS",
     "embedding", "sinusoidal_pos", "sinusoidal_table", "learned_pos", "rotary",
@@ -112,6 +112,12 @@ def linear(x, w, b=None):
 def ffn(x, w1, b1, w2, b2, activation="relu"):
     """act(x @ w1.T + b1) @ w2.T + b2 (biases may be None)."""
     return linear(_activation(activation)(linear(x, w1, b1)), w2, b2)
+
+
+def gated_ffn(x, wg, bg, wu, bu, wd, bd, activation="silu"):
+    """(act(x @ wg.T + bg) * (x @ wu.T + bu)) @ wd.T + bd (GLU family; SwiGLU
+    with silu). Biases may be None."""
+    return linear(_activation(activation)(linear(x, wg, bg)) * linear(x, wu, bu), wd, bd)
 
 
 def layer_norm(x, gamma, beta, eps=1e-5):

@@ -503,6 +503,19 @@ LogicalResult FfnOp::verify() {
       op, x, named("up_weight", getUpWeight()), getUpBias(), "up_bias");
   if (failed(f))
     return failure();
+  if (Value gate = getGateWeight()) {
+    // The gate multiplies the up projection elementwise: same [F, D].
+    FailureOr<int64_t> gateF = verifyProjection(
+        op, x, named("gate_weight", gate), getGateBias(), "gate_bias");
+    if (failed(gateF))
+      return failure();
+    if (*gateF != *f)
+      return emitOpError() << "gate_weight has " << *gateF
+                           << " rows but up_weight has " << *f
+                           << "; a gated FFN needs both [d_ff, d_model]";
+  } else if (getGateBias()) {
+    return emitOpError() << "gate_bias requires gate_weight";
+  }
   Named down = named("down_weight", getDownWeight());
   if (failed(verifyRank(op, down, 2, "[d_model, d_ff]")) ||
       failed(verifyDim(op, down, 1, *f, "up_weight dimension 0, d_ff")) ||

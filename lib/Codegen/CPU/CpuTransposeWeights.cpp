@@ -6,7 +6,8 @@
 // broadcasts of x and no horizontal reductions. The weights file is never
 // rewritten: this pass marks the weight `transpose`, attn-hoist-weights
 // writes that into the manifest record, and the runtime transposes the
-// tensor once when it binds the weights.
+// tensor once when it binds the weights. A weight that is already a
+// `transpose` view of a tensor stored [in, out] loses the flag instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,8 @@ using namespace mlir::attn;
 
 namespace {
 
-/// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an untransposed
-/// attn.weight: the weight, else null.
+/// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an attn.weight: the
+/// weight, else null.
 static WeightOp matchProjection(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
@@ -48,7 +49,7 @@ static WeightOp matchProjection(linalg::GenericOp op) {
       iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
     return {};
   auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
-  if (!weight || weight.getTranspose())
+  if (!weight)
     return {};
   RankedTensorType type = weight.getResult().getType();
   if (type.getRank() != 2 || !type.getElementType().isF32())
@@ -70,12 +71,14 @@ struct AttnCpuTransposeWeightsPass
       RankedTensorType type = weight.getResult().getType();
       auto transposedType = RankedTensorType::get(
           {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
-      // Same attributes (name, gather, concat) plus `transpose`; uses of one
-      // weight by several contractions share it after CSE and in the
-      // manifest (attn-hoist-weights keys on all attributes).
+      // Same attributes (name, gather, concat) with `transpose` flipped; uses
+      // of one weight by several contractions share it after CSE and in the
+      // manifest (attn-hoist-weights keys on all attributes). A weight that
+      // was already a transpose view (e.g. a GPT-2 Conv1D weight stored
+      // [in, out]) is then bound as stored, with no transpose at all.
       auto transposed = cast<WeightOp>(b.clone(*weight));
       transposed.getResult().setType(transposedType);
-      transposed.setTranspose(true);
+      transposed.setTranspose(!weight.getTranspose());
       MLIRContext *ctx = op.getContext();
       AffineExpr d0, d1, d2;
       bindDims(ctx, d0, d1, d2);

@@ -30,14 +30,29 @@ static FailureOr<Value> lowerLinear(LinearOp op, LinalgBuilder &lb,
 static FailureOr<Value> lowerFfn(FfnOp op, LinalgBuilder &lb,
                                  PatternRewriter &rewriter) {
   Activation act = op.getActivation();
-  // Bias and activation share one epilogue generic with the up projection.
-  Value hidden = lb.linear(
-      lb.toF32(op.getInput()), lb.toF32(op.getUpWeight()),
-      toF32OrNull(lb, op.getUpBias()),
-      [&](OpBuilder &b, Location loc, Value v) {
-        return applyActivation(b, loc, act, v);
-      },
-      TileAttr::lookup(op));
+  Value x = lb.toF32(op.getInput());
+  auto activate = [&](OpBuilder &b, Location loc, Value v) {
+    return applyActivation(b, loc, act, v);
+  };
+  // Bias and activation share one epilogue generic with the projection
+  // they follow (the up projection, or the gate of a gated FFN).
+  Value hidden;
+  if (Value gateWeight = op.getGateWeight()) {
+    Value gate = lb.linear(x, lb.toF32(gateWeight),
+                           toF32OrNull(lb, op.getGateBias()), activate,
+                           TileAttr::lookup(op));
+    Value up = lb.linear(x, lb.toF32(op.getUpWeight()),
+                         toF32OrNull(lb, op.getUpBias()), nullptr,
+                         TileAttr::lookup(op));
+    hidden = lb.pointwise({gate, up},
+                          [](OpBuilder &b, Location loc, ValueRange args) {
+                            return mulF(b, loc, args[0], args[1]);
+                          });
+  } else {
+    hidden = lb.linear(x, lb.toF32(op.getUpWeight()),
+                       toF32OrNull(lb, op.getUpBias()), activate,
+                       TileAttr::lookup(op));
+  }
   Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
                       toF32OrNull(lb, op.getDownBias()), nullptr,
                       TileAttr::lookup(op));

@@ -258,13 +258,26 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
 
 def Attn_FfnOp : Attn_Op<"ffn", [Pure, AttrSizedOperandSegments,
                                  AllTypesMatch<["input", "result"]>]> {
-  let summary = "position-wise feed-forward block: down(act(up(x)))";
+  let summary = "position-wise feed-forward block, plain or gated";
   let description = [{
-    `y = act(x W1^T + b1) W2^T + b2` with `x : [..., D]`,
+    Plain: `y = act(x W1^T + b1) W2^T + b2` with `x : [..., D]`,
     `up_weight : [F, D]`, optional `up_bias : [F]`, `down_weight : [D, F]`,
     optional `down_bias : [D]`.
+
+    Gated (GLU family, e.g. SwiGLU with `activation = silu`): with
+    `gate_weight : [F, D]` (and optional `gate_bias : [F]`) the activation
+    applies to the gate projection and multiplies the up projection:
+    `y = (act(x Wg^T + bg) * (x W1^T + b1)) W2^T + b2`.
+
+    ```mlir
+    %y = attn.ffn %x gate(%wg) up(%wu) down(%wd) activation = silu
+        : (tensor<1x16x64xf32>, tensor<172x64xf32>, tensor<172x64xf32>,
+           tensor<64x172xf32>) -> tensor<1x16x64xf32>
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$input,
+                   Optional<Attn_FloatTensor>:$gate_weight,
+                   Optional<Attn_FloatTensor>:$gate_bias,
                    Attn_FloatTensor:$up_weight,
                    Optional<Attn_FloatTensor>:$up_bias,
                    Attn_FloatTensor:$down_weight,
@@ -273,12 +286,16 @@ def Attn_FfnOp : Attn_Op<"ffn", [Pure, AttrSizedOperandSegments,
                        "::mlir::attn::Activation::relu">:$activation);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `up` `(` $up_weight (`,` $up_bias^)? `)`
+    $input (`gate` `(` $gate_weight^ `)`)? (`gate_bias` `(` $gate_bias^ `)`)?
+    `up` `(` $up_weight (`,` $up_bias^)? `)`
     `down` `(` $down_weight (`,` $down_bias^)? `)`
     (`activation` `=` $activation^)? attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isGated() { return static_cast<bool>(getGateWeight()); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

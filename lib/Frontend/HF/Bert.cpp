@@ -1,0 +1,157 @@
+//===- Bert.cpp - BertModel checkpoints -----------------------------------===//
+//
+// BertModel (transformers' modeling_bert): word + learned position + token
+// type embeddings and a LayerNorm, then post-LN encoder layers (self-attention
+// with biases, residual, LayerNorm, GELU FFN, residual, LayerNorm). The result
+// is the last hidden state. token_type_ids are all 0, as when BertModel is
+// called without them; the pooler is not part of the last hidden state and is
+// not bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
+  Checkpoint &c = mb.ckpt;
+  FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
+                     d = c.getPositiveInt("hidden_size"),
+                     layers = c.getPositiveInt("num_hidden_layers"),
+                     heads = c.getPositiveInt("num_attention_heads"),
+                     ff = c.getPositiveInt("intermediate_size"),
+                     positions = c.getPositiveInt("max_position_embeddings"),
+                     types = c.getPositiveInt("type_vocab_size", 2);
+  if (failed(vocab) || failed(d) || failed(layers) || failed(heads) ||
+      failed(ff) || failed(positions) || failed(types))
+    return failure();
+  FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-12);
+  FailureOr<std::string> act = c.getString("hidden_act", "gelu"),
+                         posType =
+                             c.getString("position_embedding_type", "absolute");
+  FailureOr<bool> crossAttention = c.getBool("add_cross_attention", false),
+                  isDecoder = c.getBool("is_decoder", false);
+  if (failed(eps) || failed(act) || failed(posType) || failed(crossAttention) ||
+      failed(isDecoder))
+    return failure();
+  FailureOr<Activation> activation = parseActivation(c, "hidden_act", *act);
+  if (failed(activation))
+    return failure();
+  if (*posType != "absolute")
+    return emitError(c.keyLoc("position_embedding_type"))
+           << "config.json key \"position_embedding_type\" is \"" << *posType
+           << "\"; only \"absolute\" (learned) positions are supported";
+  if (*crossAttention || *isDecoder)
+    return emitError(
+               c.keyLoc(*crossAttention ? "add_cross_attention" : "is_decoder"))
+           << "BertModel as a decoder (is_decoder / add_cross_attention) is "
+              "not supported; only the encoder is";
+  if (*d % *heads != 0)
+    return emitError(c.keyLoc("num_attention_heads"))
+           << "hidden_size " << *d << " is not divisible by "
+           << "num_attention_heads " << *heads;
+
+  if (failed(mb.checkInputNames({"input_ids"})))
+    return failure();
+  FailureOr<SmallVector<int64_t>> idsShape =
+      mb.inputShape("input_ids", {"batch", "sequence"});
+  if (failed(idsShape))
+    return failure();
+  int64_t batch = (*idsShape)[0], seq = (*idsShape)[1];
+  if (seq > *positions)
+    return emitError(c.keyLoc("max_position_embeddings"))
+           << "sequence length " << seq << " (--input-shape input_ids) "
+           << "exceeds max_position_embeddings = " << *positions;
+  FailureOr<std::string> prefix =
+      mb.detectPrefix({"", "bert."}, "embeddings.word_embeddings.weight");
+  if (failed(prefix))
+    return failure();
+  std::string p = *prefix;
+
+  OpBuilder &b = mb.b;
+  Value ids = mb.createMain({batch, seq});
+  auto hType = mb.tensorType({batch, seq, *d});
+  Location embLoc = mb.loc(p + "embeddings");
+  FailureOr<Value> wordTable =
+      mb.weight(p + "embeddings.word_embeddings.weight", {*vocab, *d},
+                "[vocab_size, hidden_size]");
+  FailureOr<Value> posTable =
+      mb.weight(p + "embeddings.position_embeddings.weight", {*positions, *d},
+                "[max_position_embeddings, hidden_size]");
+  FailureOr<Value> typeTable =
+      mb.weight(p + "embeddings.token_type_embeddings.weight", {*types, *d},
+                "[type_vocab_size, hidden_size]");
+  FailureOr<Value> embGamma =
+      mb.weight(p + "embeddings.LayerNorm.weight", {*d}, "[hidden_size]");
+  FailureOr<Value> embBeta =
+      mb.weight(p + "embeddings.LayerNorm.bias", {*d}, "[hidden_size]");
+  if (failed(wordTable) || failed(posTable) || failed(typeTable) ||
+      failed(embGamma) || failed(embBeta))
+    return failure();
+  Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wordTable);
+  h = LearnedPosOp::create(b, embLoc, h, *posTable, /*offset=*/0);
+  // token_type_ids = 0 everywhere: row 0 of the token type table.
+  auto zeroIdsType = RankedTensorType::get({batch, seq}, b.getI64Type());
+  Value zeroIds = arith::ConstantOp::create(
+      b, embLoc, DenseElementsAttr::get(zeroIdsType, b.getI64IntegerAttr(0)));
+  Value typeEmb = EmbeddingOp::create(b, embLoc, hType, zeroIds, *typeTable);
+  h = AddOp::create(b, embLoc, h, typeEmb);
+  h = LayerNormOp::create(b, embLoc, h, *embGamma, *embBeta,
+                          b.getF64FloatAttr(*eps));
+
+  for (int64_t i = 0; i < *layers; ++i) {
+    std::string lp = p + "encoder.layer." + std::to_string(i) + ".";
+    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
+        return mb.weight(lp + name.str(), shape, dims);
+      };
+      StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
+      FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
+                       bq = w("attention.self.query.bias", {*d}, dv),
+                       wk = w("attention.self.key.weight", {*d, *d}, dd),
+                       bk = w("attention.self.key.bias", {*d}, dv),
+                       wv = w("attention.self.value.weight", {*d, *d}, dd),
+                       bv = w("attention.self.value.bias", {*d}, dv),
+                       wo = w("attention.output.dense.weight", {*d, *d}, dd),
+                       bo = w("attention.output.dense.bias", {*d}, dv),
+                       g1 = w("attention.output.LayerNorm.weight", {*d}, dv),
+                       be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
+                       w1 = w("intermediate.dense.weight", {*ff, *d},
+                              "[intermediate_size, hidden_size]"),
+                       b1 = w("intermediate.dense.bias", {*ff},
+                              "[intermediate_size]"),
+                       w2 = w("output.dense.weight", {*d, *ff},
+                              "[hidden_size, intermediate_size]"),
+                       b2 = w("output.dense.bias", {*d}, dv),
+                       g2 = w("output.LayerNorm.weight", {*d}, dv),
+                       be2 = w("output.LayerNorm.bias", {*d}, dv);
+      for (const FailureOr<Value> &v :
+           {wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2, b2, g2, be2})
+        if (failed(v))
+          return failure();
+      Value attn = MhaOp::create(
+          b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
+          ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
+          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
+          UnitAttr(), IntegerAttr(), FloatAttr());
+      Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn), *g1,
+                                     *be1, b.getF64FloatAttr(*eps));
+      Value ffn =
+          FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+      return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2, *be2,
+                                 b.getF64FloatAttr(*eps))
+          .getResult();
+    });
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  mb.finishMain(h, "last_hidden_state");
+  return success();
+}

@@ -1,0 +1,92 @@
+//===- Checkpoint.h - config.json and safetensors headers -------*- C++ -*-===//
+//
+// A Hugging Face checkpoint directory as the importer sees it: the parsed
+// config.json (with the line and column of each key, for diagnostics) and
+// the tensor tables of its safetensors file(s), read by the runtime's
+// safetensors parser. Tensor data is never read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_FRONTEND_HF_CHECKPOINT_H
+#define ATTNC_LIB_FRONTEND_HF_CHECKPOINT_H
+
+#include "SafeTensors.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::hf {
+
+class Checkpoint {
+public:
+  /// Reads `dir`/config.json and the safetensors header(s); emits an error
+  /// and returns null on failure.
+  static std::unique_ptr<Checkpoint> open(StringRef dir, MLIRContext *context);
+
+  /// The location of `key` in config.json (its first occurrence as a quoted
+  /// key), or config.json:1:1 when it is absent.
+  Location keyLoc(StringRef key) const;
+  Location configLoc() const;
+
+  /// Config values. A missing key or a value of the wrong kind is an error
+  /// naming the key.
+  FailureOr<int64_t> getInt(StringRef key) const;
+  FailureOr<int64_t> getPositiveInt(StringRef key) const;
+  /// `fallback` when the key is absent or null.
+  FailureOr<int64_t> getPositiveInt(StringRef key, int64_t fallback) const;
+  FailureOr<double> getFloat(StringRef key) const;
+  FailureOr<double> getFloat(StringRef key, double fallback) const;
+  FailureOr<std::string> getString(StringRef key) const;
+  FailureOr<std::string> getString(StringRef key, StringRef fallback) const;
+  FailureOr<bool> getBool(StringRef key, bool fallback) const;
+  /// The model class: the one entry of "architectures".
+  FailureOr<std::string> getArchitecture() const;
+  /// True when the key is present and not null.
+  bool has(StringRef key) const;
+
+  /// The tensor `name`, or null.
+  const attnrt::StTensor *findTensor(StringRef name) const;
+  /// The location of the file that holds `name` (or the checkpoint's index
+  /// or single file when no shard holds it).
+  Location tensorLoc(StringRef name) const;
+  /// The location of a file of the checkpoint as a whole.
+  Location fileLoc(StringRef path) const;
+  /// The index or the single safetensors file.
+  Location weightsLoc() const { return fileLoc(weightsFile); }
+
+  /// The element type of the checkpoint's floating-point tensors (they must
+  /// all agree): f32, f16 or bf16.
+  Type getElementType() const { return elementType; }
+
+  MLIRContext *getContext() const { return context; }
+  StringRef getDir() const { return dir; }
+
+private:
+  Checkpoint(MLIRContext *context) : context(context) {}
+  LogicalResult readConfig();
+  LogicalResult readWeights();
+  LogicalResult openShard(const std::string &fileName, Location loc);
+  InFlightDiagnostic keyError(StringRef key) const;
+
+  MLIRContext *context;
+  std::string dir, configPath, configText;
+  /// The index (sharded) or the single safetensors file.
+  std::string weightsFile;
+  llvm::json::Object config;
+  std::vector<std::unique_ptr<attnrt::SafeTensorsFile>> shards;
+  /// Tensor name -> shard.
+  llvm::StringMap<const attnrt::SafeTensorsFile *> tensorShard;
+  Type elementType;
+};
+
+} // namespace mlir::attn::hf
+
+#endif // ATTNC_LIB_FRONTEND_HF_CHECKPOINT_H

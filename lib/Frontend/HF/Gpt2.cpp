@@ -1,0 +1,172 @@
+//===- Gpt2.cpp - GPT2LMHeadModel checkpoints -----------------------------===//
+//
+// GPT2LMHeadModel (transformers' modeling_gpt2): token + learned position
+// embeddings, pre-LN causal blocks, a final LayerNorm and the LM head, which
+// is tied to the token embedding unless the config unties it. The result is
+// the logits.
+//
+// GPT-2's projections are Conv1D modules whose weights are stored [in, out],
+// the transpose of nn.Linear's [out, in] that attn.linear/mha/ffn take: they
+// are bound as `transpose` views. The fused query/key/value projection
+// `c_attn` ([D, 3D], bias [3D]) is bound as three gather views of column
+// blocks (bias: element blocks) of the one tensor, so that the checkpoint is
+// used as stored. The tied head binds the embedding table once: the
+// embedding lookup and the LM head read the same attn.weight.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
+  Checkpoint &c = mb.ckpt;
+  FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
+                     d = c.getPositiveInt("n_embd"),
+                     layers = c.getPositiveInt("n_layer"),
+                     heads = c.getPositiveInt("n_head"),
+                     positions = c.getPositiveInt("n_positions");
+  if (failed(vocab) || failed(d) || failed(layers) || failed(heads) ||
+      failed(positions))
+    return failure();
+  FailureOr<int64_t> ff = c.getPositiveInt("n_inner", 4 * *d);
+  FailureOr<double> eps = c.getFloat("layer_norm_epsilon", 1e-5);
+  FailureOr<std::string> act = c.getString("activation_function", "gelu_new");
+  FailureOr<bool> scaleWeights = c.getBool("scale_attn_weights", true),
+                  scaleByLayer =
+                      c.getBool("scale_attn_by_inverse_layer_idx", false),
+                  crossAttention = c.getBool("add_cross_attention", false),
+                  tied = c.getBool("tie_word_embeddings", true);
+  if (failed(ff) || failed(eps) || failed(act) || failed(scaleWeights) ||
+      failed(scaleByLayer) || failed(crossAttention) || failed(tied))
+    return failure();
+  FailureOr<Activation> activation =
+      parseActivation(c, "activation_function", *act);
+  if (failed(activation))
+    return failure();
+  if (*crossAttention)
+    return emitError(c.keyLoc("add_cross_attention"))
+           << "GPT-2 with cross-attention (add_cross_attention) is not "
+              "supported";
+  if (*d % *heads != 0)
+    return emitError(c.keyLoc("n_head"))
+           << "n_embd " << *d << " is not divisible by n_head " << *heads;
+
+  if (failed(mb.checkInputNames({"input_ids"})))
+    return failure();
+  FailureOr<SmallVector<int64_t>> idsShape =
+      mb.inputShape("input_ids", {"batch", "sequence"});
+  if (failed(idsShape))
+    return failure();
+  int64_t batch = (*idsShape)[0], seq = (*idsShape)[1];
+  if (seq > *positions)
+    return emitError(c.keyLoc("n_positions"))
+           << "sequence length " << seq << " (--input-shape input_ids) "
+           << "exceeds n_positions = " << *positions;
+  FailureOr<std::string> prefix =
+      mb.detectPrefix({"transformer.", ""}, "wte.weight");
+  if (failed(prefix))
+    return failure();
+  std::string p = *prefix;
+
+  OpBuilder &b = mb.b;
+  Value ids = mb.createMain({batch, seq});
+  auto hType = mb.tensorType({batch, seq, *d});
+  Location embLoc = mb.loc(p + "wte");
+  FailureOr<Value> wte =
+      mb.weight(p + "wte.weight", {*vocab, *d}, "[vocab_size, n_embd]");
+  FailureOr<Value> wpe =
+      mb.weight(p + "wpe.weight", {*positions, *d}, "[n_positions, n_embd]");
+  if (failed(wte) || failed(wpe))
+    return failure();
+  Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wte);
+  h = LearnedPosOp::create(b, embLoc, h, *wpe, /*offset=*/0);
+
+  int64_t dh = *d / *heads;
+  for (int64_t i = 0; i < *layers; ++i) {
+    std::string lp = p + "h." + std::to_string(i) + ".";
+    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      StringRef dv = "[n_embd]";
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
+                   std::optional<GatherView> gather = std::nullopt,
+                   bool transpose = false) {
+        return mb.weight(lp + name.str(), shape, dims, gather, transpose);
+      };
+      // Column block `part` (0: query, 1: key, 2: value) of c_attn.
+      auto qkv = [&](int64_t part) {
+        return w("attn.c_attn.weight", {*d, 3 * *d}, "[n_embd, 3 * n_embd]",
+                 GatherView{1, {part * *d, *d}}, /*transpose=*/true);
+      };
+      auto qkvBias = [&](int64_t part) {
+        return w("attn.c_attn.bias", {3 * *d}, "[3 * n_embd]",
+                 GatherView{0, {part * *d, *d}});
+      };
+      FailureOr<Value> g1 = w("ln_1.weight", {*d}, dv),
+                       be1 = w("ln_1.bias", {*d}, dv), wq = qkv(0), wk = qkv(1),
+                       wv = qkv(2), bq = qkvBias(0), bk = qkvBias(1),
+                       bv = qkvBias(2),
+                       wo = w("attn.c_proj.weight", {*d, *d},
+                              "[n_embd, n_embd]", std::nullopt, true),
+                       bo = w("attn.c_proj.bias", {*d}, dv),
+                       g2 = w("ln_2.weight", {*d}, dv),
+                       be2 = w("ln_2.bias", {*d}, dv),
+                       w1 = w("mlp.c_fc.weight", {*d, *ff}, "[n_embd, n_inner]",
+                              std::nullopt, true),
+                       b1 = w("mlp.c_fc.bias", {*ff}, "[n_inner]"),
+                       w2 = w("mlp.c_proj.weight", {*ff, *d},
+                              "[n_inner, n_embd]", std::nullopt, true),
+                       b2 = w("mlp.c_proj.bias", {*d}, dv);
+      for (const FailureOr<Value> &v :
+           {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2})
+        if (failed(v))
+          return failure();
+      // HF divides the scores by sqrt(head_dim) when scale_attn_weights and
+      // also by (layer index + 1) when scale_attn_by_inverse_layer_idx.
+      // The default (no attribute) is attn.mha's 1/sqrt(head_dim).
+      FloatAttr scale;
+      if (!*scaleWeights || *scaleByLayer)
+        scale = b.getF64FloatAttr(
+            (*scaleWeights ? 1.0 / std::sqrt(double(dh)) : 1.0) /
+            (*scaleByLayer ? double(i + 1) : 1.0));
+      Value n1 =
+          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
+      Value attn = MhaOp::create(
+          b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
+          ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
+          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
+          b.getUnitAttr(), IntegerAttr(), scale);
+      Value res1 = AddOp::create(b, l, x, attn);
+      Value n2 =
+          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
+      Value ffn =
+          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+      return AddOp::create(b, l, res1, ffn).getResult();
+    });
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {*d}, "[n_embd]"),
+                   bf = mb.weight(p + "ln_f.bias", {*d}, "[n_embd]");
+  if (failed(gf) || failed(bf))
+    return failure();
+  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
+  // Tied: the same attn.weight as the embedding, so it is bound once.
+  FailureOr<Value> head =
+      *tied ? wte
+            : mb.weight("lm_head.weight", {*vocab, *d}, "[vocab_size, n_embd]");
+  if (failed(head))
+    return failure();
+  Value logits =
+      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}), h,
+                       *head, /*bias=*/Value());
+  mb.finishMain(logits, "logits");
+  return success();
+}

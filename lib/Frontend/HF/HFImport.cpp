@@ -1,0 +1,79 @@
+//===- HFImport.cpp - Hugging Face checkpoint import ----------------------===//
+
+#include "attnc/Frontend/HF/HFImport.h"
+#include "Checkpoint.h"
+#include "ModelBuilder.h"
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+bool mlir::attn::hf::parseInputShape(StringRef spec, ImportOptions &options,
+                                     std::string &error) {
+  auto [name, dims] = spec.split('=');
+  if (name.empty() || dims.empty() || !spec.contains('=')) {
+    error = "--input-shape '" + spec.str() +
+            "' must have the form NAME=D0xD1x... (e.g. input_ids=1x128)";
+    return false;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t dim;
+    // Same bound as config values: shapes stay far from int64 overflow.
+    if (part.getAsInteger(10, dim) || dim <= 0 || dim > (int64_t(1) << 24)) {
+      error = "--input-shape '" + spec.str() + "': dimension '" + part.str() +
+              "' must be an integer in [1, 16777216]";
+      return false;
+    }
+    shape.push_back(dim);
+  }
+  if (!options.inputShapes.try_emplace(name, std::move(shape)).second) {
+    error = "--input-shape gives input '" + name.str() + "' twice";
+    return false;
+  }
+  return true;
+}
+
+OwningOpRef<ModuleOp>
+mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
+                                 MLIRContext *context) {
+  context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, tensor::TensorDialect>();
+  std::unique_ptr<Checkpoint> ckpt = Checkpoint::open(dir, context);
+  if (!ckpt)
+    return nullptr;
+
+  FailureOr<std::string> archName = ckpt->getArchitecture();
+  if (failed(archName))
+    return nullptr;
+
+  OwningOpRef<ModuleOp> module =
+      ModuleOp::create(FileLineColLoc::get(context, dir, 0, 0));
+  ModelBuilder mb(*ckpt, options, *module);
+  LogicalResult built = failure();
+  if (*archName == "BertModel")
+    built = buildBert(mb);
+  else if (*archName == "GPT2LMHeadModel")
+    built = buildGpt2(mb);
+  else if (*archName == "LlamaForCausalLM")
+    built = buildLlama(mb);
+  else {
+    emitError(ckpt->keyLoc("architectures"))
+        << "unsupported architecture \"" << *archName
+        << "\"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM";
+    return nullptr;
+  }
+  if (failed(built) || failed(verify(*module)))
+    return nullptr;
+  return module;
+}

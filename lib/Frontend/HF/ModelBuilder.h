@@ -1,0 +1,105 @@
+//===- ModelBuilder.h - shared pieces of the HF model builders --*- C++ -*-===//
+//
+// What the BERT, GPT-2 and LLaMA builders share: binding checkpoint tensors
+// as attn.weight ops (plain or as gather/transpose views) after checking
+// their dtype and shape against what config.json implies, the model
+// function with its input ids, and attn.layer regions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_FRONTEND_HF_MODELBUILDER_H
+#define ATTNC_LIB_FRONTEND_HF_MODELBUILDER_H
+
+#include "Checkpoint.h"
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Frontend/HF/HFImport.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::attn::hf {
+
+/// A slice view of a checkpoint tensor: the concatenation along `axis` of
+/// `ranges` (start, length pairs) of the tensor.
+struct GatherView {
+  int64_t axis;
+  SmallVector<int64_t> ranges;
+};
+
+class ModelBuilder {
+public:
+  ModelBuilder(Checkpoint &ckpt, const ImportOptions &options, ModuleOp module);
+
+  /// Binds tensor `name`, which must have `shape` (described by `dims`, e.g.
+  /// "[vocab_size, hidden_size]", for the message when it does not). With
+  /// `gather`, binds the slices it names; with `transpose`, the transpose
+  /// (of the gathered tensor). One attn.weight per distinct view in the
+  /// current scope (the function body or one layer).
+  FailureOr<Value> weight(StringRef name, ArrayRef<int64_t> shape,
+                          StringRef dims,
+                          std::optional<GatherView> gather = std::nullopt,
+                          bool transpose = false);
+  /// The same for a tensor that may be absent (e.g. biases a config turns
+  /// off): a null Value when the checkpoint has no tensor `name`.
+  FailureOr<Value> optionalWeight(StringRef name, ArrayRef<int64_t> shape,
+                                  StringRef dims);
+
+  /// The first of `prefixes` for which `probe` (a tensor name relative to
+  /// the prefix) is in the checkpoint; else an error naming the tensor.
+  FailureOr<std::string> detectPrefix(ArrayRef<StringRef> prefixes,
+                                      StringRef probe);
+
+  /// The fixed shape of input `name` (`--input-shape`), which must have
+  /// `rank` dimensions named `dimNames`; an error when it is not given.
+  FailureOr<SmallVector<int64_t>> inputShape(StringRef name,
+                                             ArrayRef<StringRef> dimNames);
+  /// Errors for --input-shape names the model has no input of.
+  LogicalResult checkInputNames(ArrayRef<StringRef> inputNames);
+
+  /// Creates `func.func @main(%input_ids: tensor<BxSxi64>)` (the argument
+  /// named "input_ids" by an `attn.name` attribute) with the insertion point
+  /// in its body; returns the ids argument.
+  Value createMain(ArrayRef<int64_t> idsShape);
+  /// Terminates @main with `result` (named `resultName`, as transformers
+  /// names that output) and sets the function's result type.
+  void finishMain(Value result, StringRef resultName);
+
+  /// Builds `attn.layer index = i (%h)` whose body `buildBody` fills from the
+  /// block argument (the residual stream) and returns the yielded value.
+  FailureOr<Value> layer(int64_t index, Value h,
+                         function_ref<FailureOr<Value>(Value)> buildBody);
+
+  RankedTensorType tensorType(ArrayRef<int64_t> shape) const {
+    return RankedTensorType::get(shape, elementType);
+  }
+  Location loc(StringRef name) const;
+
+  Checkpoint &ckpt;
+  const ImportOptions &options;
+  OpBuilder b;
+  Type elementType;
+
+private:
+  func::FuncOp mainFunc;
+  /// attn.weight ops of the current scope by view key.
+  llvm::StringMap<Value> weightCache;
+};
+
+/// The architecture builders: they read their config keys, bind the
+/// checkpoint's tensors and build @main into the module.
+LogicalResult buildBert(ModelBuilder &mb);
+LogicalResult buildGpt2(ModelBuilder &mb);
+LogicalResult buildLlama(ModelBuilder &mb);
+
+/// The attn activation for a config's `hidden_act` / `activation_function`
+/// value; an error naming `key` otherwise.
+FailureOr<Activation> parseActivation(Checkpoint &ckpt, StringRef key,
+                                      StringRef value);
+
+} // namespace mlir::attn::hf
+
+#endif // ATTNC_LIB_FRONTEND_HF_MODELBUILDER_H

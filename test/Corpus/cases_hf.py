@@ -1,0 +1,345 @@
+"""Malformed Hugging Face checkpoints for `attn-import --hf DIR`: unknown
+architectures, missing or invalid config.json keys, missing tensors, shapes
+and dtypes that disagree with the config, broken safetensors files and shard
+indexes, bad --input-shape values. Every case expects a located error
+naming the key or tensor, a non-zero exit and no output file.
+
+The checkpoints are tiny (GPT-2, BERT and LLaMA with width 8) and built here:
+config.json text and safetensors bytes (zeros; only headers matter)."""
+
+import json
+import struct
+
+D, V, P, HEADS = 8, 11, 16, 2
+
+
+def safetensors(tensors, dtypes=None):
+    """safetensors bytes for {name: shape} (F32 zeros unless dtypes says)."""
+    dtypes = dtypes or {}
+    header, offset = {}, 0
+    for name, shape in tensors.items():
+        dtype = dtypes.get(name, "F32")
+        size = (2 if dtype in ("F16", "BF16") else 4)
+        for d in shape:
+            size *= d
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + bytes(offset)
+
+
+def gpt2_config(**over):
+    cfg = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+           "vocab_size": V, "n_embd": D, "n_layer": 1, "n_head": HEADS,
+           "n_positions": P, "n_inner": None, "activation_function": "gelu_new",
+           "layer_norm_epsilon": 1e-5}
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v != "<drop>"}
+
+
+def gpt2_tensors():
+    t = {"transformer.wte.weight": (V, D), "transformer.wpe.weight": (P, D),
+         "transformer.ln_f.weight": (D,), "transformer.ln_f.bias": (D,)}
+    p = "transformer.h.0."
+    t.update({p + "ln_1.weight": (D,), p + "ln_1.bias": (D,),
+              p + "attn.c_attn.weight": (D, 3 * D), p + "attn.c_attn.bias": (3 * D,),
+              p + "attn.c_proj.weight": (D, D), p + "attn.c_proj.bias": (D,),
+              p + "ln_2.weight": (D,), p + "ln_2.bias": (D,),
+              p + "mlp.c_fc.weight": (D, 4 * D), p + "mlp.c_fc.bias": (4 * D,),
+              p + "mlp.c_proj.weight": (4 * D, D), p + "mlp.c_proj.bias": (D,)})
+    return t
+
+
+def bert_config(**over):
+    cfg = {"architectures": ["BertModel"], "model_type": "bert", "vocab_size": V,
+           "hidden_size": D, "num_hidden_layers": 1, "num_attention_heads": HEADS,
+           "intermediate_size": 2 * D, "max_position_embeddings": P,
+           "type_vocab_size": 2, "hidden_act": "gelu", "layer_norm_eps": 1e-12,
+           "position_embedding_type": "absolute"}
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v != "<drop>"}
+
+
+def bert_tensors():
+    t = {"embeddings.word_embeddings.weight": (V, D),
+         "embeddings.position_embeddings.weight": (P, D),
+         "embeddings.token_type_embeddings.weight": (2, D),
+         "embeddings.LayerNorm.weight": (D,), "embeddings.LayerNorm.bias": (D,)}
+    p = "encoder.layer.0."
+    for n in ("query", "key", "value"):
+        t[p + f"attention.self.{n}.weight"] = (D, D)
+        t[p + f"attention.self.{n}.bias"] = (D,)
+    t.update({p + "attention.output.dense.weight": (D, D),
+              p + "attention.output.dense.bias": (D,),
+              p + "attention.output.LayerNorm.weight": (D,),
+              p + "attention.output.LayerNorm.bias": (D,),
+              p + "intermediate.dense.weight": (2 * D, D),
+              p + "intermediate.dense.bias": (2 * D,),
+              p + "output.dense.weight": (D, 2 * D), p + "output.dense.bias": (D,),
+              p + "output.LayerNorm.weight": (D,), p + "output.LayerNorm.bias": (D,)})
+    return t
+
+
+def llama_config(**over):
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+           "vocab_size": V, "hidden_size": D, "intermediate_size": 3 * D,
+           "num_hidden_layers": 1, "num_attention_heads": HEADS,
+           "num_key_value_heads": 1, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+           "rope_scaling": None, "hidden_act": "silu", "tie_word_embeddings": False}
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v != "<drop>"}
+
+
+def llama_tensors():
+    dh = D // HEADS
+    t = {"model.embed_tokens.weight": (V, D), "model.norm.weight": (D,),
+         "lm_head.weight": (V, D)}
+    p = "model.layers.0."
+    t.update({p + "input_layernorm.weight": (D,),
+              p + "self_attn.q_proj.weight": (D, D),
+              p + "self_attn.k_proj.weight": (dh, D),
+              p + "self_attn.v_proj.weight": (dh, D),
+              p + "self_attn.o_proj.weight": (D, D),
+              p + "post_attention_layernorm.weight": (D,),
+              p + "mlp.gate_proj.weight": (3 * D, D),
+              p + "mlp.up_proj.weight": (3 * D, D),
+              p + "mlp.down_proj.weight": (D, 3 * D)})
+    return t
+
+
+def ckpt(config, tensors, dtypes=None):
+    """The files of a checkpoint directory `ckpt/`."""
+    return {"ckpt/config.json": json.dumps(config, indent=2),
+            "ckpt/model.safetensors": safetensors(tensors, dtypes)}
+
+
+def without(d, key):
+    return {k: v for k, v in d.items() if k != key}
+
+
+CMD = ["{attn-import}", "--hf", "ckpt", "--input-shape", "input_ids=1x8",
+       "-o", "out.mlir"]
+
+
+def case(name, files, stderr, cmd=None, **extra):
+    c = {"name": name, "files": files, "cmd": cmd or CMD, "exit": "nonzero",
+         "stderr": stderr, "absent": ["out.mlir"], "timeout": 30}
+    c.update(extra)
+    return c
+
+
+CFG = r"ckpt/config\.json:\d+:\d+: error: "
+ST = r"ckpt/model\.safetensors:0:0: error: "
+
+
+def cases():
+    c = []
+    # Architecture selection.
+    c.append(case("unknown-architecture",
+                  ckpt(gpt2_config(architectures=["T5ForConditionalGeneration"]), gpt2_tensors()),
+                  [CFG + r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM']))
+    c.append(case("base-model-class-not-supported",
+                  ckpt(gpt2_config(architectures=["GPT2Model"]), gpt2_tensors()),
+                  [CFG + r'unsupported architecture "GPT2Model"']))
+    c.append(case("no-architectures",
+                  ckpt(gpt2_config(architectures="<drop>"), gpt2_tensors()),
+                  [CFG + r'config\.json has no key "architectures"']))
+    c.append(case("architectures-not-a-list",
+                  ckpt(gpt2_config(architectures="GPT2LMHeadModel"), gpt2_tensors()),
+                  [CFG + r'config\.json key "architectures" must be a list of one class name']))
+    c.append(case("architectures-two-classes",
+                  ckpt(gpt2_config(architectures=["GPT2LMHeadModel", "BertModel"]), gpt2_tensors()),
+                  [CFG + r'config\.json key "architectures" must be a list of one class name']))
+    # Config keys.
+    c.append(case("gpt2-missing-n_embd",
+                  ckpt(gpt2_config(n_embd="<drop>"), gpt2_tensors()),
+                  [CFG + r'config\.json has no key "n_embd", which this architecture needs']))
+    c.append(case("gpt2-n_head-string",
+                  ckpt(gpt2_config(n_head="two"), gpt2_tensors()),
+                  [CFG + r'config\.json key "n_head" must be an integer']))
+    c.append(case("gpt2-n_layer-zero",
+                  ckpt(gpt2_config(n_layer=0), gpt2_tensors()),
+                  [CFG + r'config\.json key "n_layer" must be in \[1, 16777216\], got 0']))
+    c.append(case("gpt2-n_embd-huge",
+                  ckpt(gpt2_config(n_embd=1 << 40), gpt2_tensors()),
+                  [CFG + r'config\.json key "n_embd" must be in \[1, 16777216\]']))
+    c.append(case("gpt2-heads-do-not-divide",
+                  ckpt(gpt2_config(n_head=3), gpt2_tensors()),
+                  [CFG + r'n_embd 8 is not divisible by n_head 3']))
+    c.append(case("gpt2-epsilon-not-a-number",
+                  ckpt(gpt2_config(layer_norm_epsilon="small"), gpt2_tensors()),
+                  [CFG + r'config\.json key "layer_norm_epsilon" must be a finite number']))
+    c.append(case("gpt2-unknown-activation",
+                  ckpt(gpt2_config(activation_function="quick_gelu"), gpt2_tensors()),
+                  [CFG + r'config\.json key "activation_function" is "quick_gelu"; supported activations']))
+    c.append(case("gpt2-cross-attention",
+                  ckpt(gpt2_config(add_cross_attention=True), gpt2_tensors()),
+                  [CFG + r'GPT-2 with cross-attention \(add_cross_attention\) is not supported']))
+    c.append(case("gpt2-tie-flag-not-bool",
+                  ckpt(gpt2_config(tie_word_embeddings="yes"), gpt2_tensors()),
+                  [CFG + r'config\.json key "tie_word_embeddings" must be true or false']))
+    c.append(case("bert-missing-intermediate_size",
+                  ckpt(bert_config(intermediate_size="<drop>"), bert_tensors()),
+                  [CFG + r'config\.json has no key "intermediate_size", which this architecture needs']))
+    c.append(case("bert-relative-positions",
+                  ckpt(bert_config(position_embedding_type="relative_key"), bert_tensors()),
+                  [CFG + r'config\.json key "position_embedding_type" is "relative_key"; only "absolute"']))
+    c.append(case("bert-unknown-activation",
+                  ckpt(bert_config(hidden_act="gelu_10"), bert_tensors()),
+                  [CFG + r'config\.json key "hidden_act" is "gelu_10"']))
+    c.append(case("bert-decoder",
+                  ckpt(bert_config(is_decoder=True), bert_tensors()),
+                  [CFG + r'BertModel as a decoder']))
+    c.append(case("llama-rope-scaling",
+                  ckpt(llama_config(rope_scaling={"type": "linear", "factor": 2.0}), llama_tensors()),
+                  [CFG + r'config\.json key "rope_scaling" is set; only unscaled rotary']))
+    c.append(case("llama-kv-heads-do-not-divide",
+                  ckpt(llama_config(num_key_value_heads=3), llama_tensors()),
+                  [CFG + r'num_attention_heads 2 is not a multiple of num_key_value_heads 3']))
+    c.append(case("llama-odd-head-dim",
+                  ckpt(llama_config(head_dim=3), llama_tensors()),
+                  [CFG + r'the head width 3 is odd']))
+    c.append(case("llama-negative-rope-theta",
+                  ckpt(llama_config(rope_theta=-1.0), llama_tensors()),
+                  [CFG + r'config\.json key "rope_theta" must be positive']))
+    # The error points at the key's own line.
+    c.append(case("key-location-is-the-key-line",
+                  ckpt(gpt2_config(n_head="two"), gpt2_tensors()),
+                  [r'ckpt/config\.json:9:3: error: config\.json key "n_head" must be an integer']))
+    # Tensors.
+    c.append(case("gpt2-missing-tensor",
+                  ckpt(gpt2_config(), without(gpt2_tensors(), "transformer.h.0.ln_1.weight")),
+                  [ST + r"the checkpoint has no tensor 'transformer\.h\.0\.ln_1\.weight' \(\[n_embd\] = \[8\]\)"]))
+    c.append(case("gpt2-c_attn-shape",
+                  ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.attn.c_attn.weight": (D, 2 * D)})),
+                  [ST + r"tensor 'transformer\.h\.0\.attn\.c_attn\.weight' has shape \[8, 16\], but config\.json implies \[n_embd, 3 \* n_embd\] = \[8, 24\]"]))
+    c.append(case("gpt2-conv1d-transposed-in-checkpoint",
+                  ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.mlp.c_fc.weight": (4 * D, D)})),
+                  [ST + r"tensor 'transformer\.h\.0\.mlp\.c_fc\.weight' has shape \[32, 8\], but config\.json implies \[n_embd, n_inner\] = \[8, 32\]"]))
+    c.append(case("gpt2-untied-head-missing",
+                  ckpt(gpt2_config(tie_word_embeddings=False), gpt2_tensors()),
+                  [ST + r"the checkpoint has no tensor 'lm_head\.weight'"]))
+    c.append(case("gpt2-dtype-mixed",
+                  ckpt(gpt2_config(), gpt2_tensors(), {"transformer.h.0.ln_2.bias": "F16"}),
+                  [ST + r"tensor 'transformer\.h\.0\.ln_2\.bias' has dtype F16, but the checkpoint's weights are F32"]))
+    c.append(case("gpt2-wrong-family-weights",
+                  ckpt(gpt2_config(), bert_tensors()),
+                  [ST + r"the checkpoint has none of the tensors 'transformer\.wte\.weight', 'wte\.weight'"]))
+    c.append(case("bert-wrong-vocab",
+                  ckpt(bert_config(vocab_size=12), bert_tensors()),
+                  [ST + r"tensor 'embeddings\.word_embeddings\.weight' has shape \[11, 8\], but config\.json implies \[vocab_size, hidden_size\] = \[12, 8\]"]))
+    c.append(case("bert-missing-layer",
+                  ckpt(bert_config(num_hidden_layers=2), bert_tensors()),
+                  [ST + r"the checkpoint has no tensor 'encoder\.layer\.1\.attention\.self\.query\.weight'"]))
+    c.append(case("llama-kv-proj-shape",
+                  ckpt(llama_config(num_key_value_heads=2), llama_tensors()),
+                  [ST + r"tensor 'model\.layers\.0\.self_attn\.k_proj\.weight' has shape \[4, 8\], but config\.json implies \[num_key_value_heads \* head_dim, hidden_size\] = \[8, 8\]"]))
+    c.append(case("llama-missing-gate",
+                  ckpt(llama_config(), without(llama_tensors(), "model.layers.0.mlp.gate_proj.weight")),
+                  [ST + r"the checkpoint has no tensor 'model\.layers\.0\.mlp\.gate_proj\.weight'"]))
+    c.append(case("no-float-tensors",
+                  ckpt(gpt2_config(), {"x": (2,)}, {"x": "I32"}),
+                  [ST + r"the checkpoint has no F32, F16 or BF16 tensor"]))
+    # Files.
+    good = ckpt(gpt2_config(), gpt2_tensors())
+    c.append(case("no-config",
+                  {"ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:0:0: error: cannot read ckpt/config\.json: No such file"]))
+    c.append(case("config-truncated",
+                  {"ckpt/config.json": good["ckpt/config.json"][:40],
+                   "ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:1:1: error: invalid JSON in ckpt/config\.json"]))
+    c.append(case("config-not-an-object",
+                  {"ckpt/config.json": "[1, 2, 3]",
+                   "ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:1:1: error: ckpt/config\.json must hold a JSON object"]))
+    c.append(case("config-deeply-nested",
+                  {"ckpt/config.json": '{"a": ' + "[" * 100000 + "]" * 100000 + "}",
+                   "ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:1:1: error: ckpt/config\.json nests arrays/objects deeper than 64 levels"]))
+    c.append(case("config-is-a-directory",
+                  {"ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:0:0: error: ckpt/config\.json is not a regular file"],
+                  dirs=["ckpt/config.json"]))
+    c.append(case("config-is-a-fifo",
+                  {"ckpt/model.safetensors": good["ckpt/model.safetensors"]},
+                  [r"ckpt/config\.json:0:0: error: ckpt/config\.json is not a regular file"],
+                  fifos=["ckpt/config.json"]))
+    c.append(case("no-weights-file",
+                  {"ckpt/config.json": good["ckpt/config.json"]},
+                  [r"ckpt:0:0: error: the checkpoint directory has neither model\.safetensors nor model\.safetensors\.index\.json"]))
+    c.append(case("not-a-directory",
+                  {"ckpt": "not a directory"},
+                  [r"ckpt:0:0: error: not a checkpoint directory"]))
+    c.append(case("safetensors-truncated",
+                  {"ckpt/config.json": good["ckpt/config.json"],
+                   "ckpt/model.safetensors": good["ckpt/model.safetensors"][:100]},
+                  [ST + r"ckpt/model\.safetensors: "]))
+    c.append(case("safetensors-is-a-fifo",
+                  {"ckpt/config.json": good["ckpt/config.json"]},
+                  [ST + r"ckpt/model\.safetensors is not a regular file"],
+                  fifos=["ckpt/model.safetensors"]))
+    c.append(case("safetensors-empty",
+                  {"ckpt/config.json": good["ckpt/config.json"],
+                   "ckpt/model.safetensors": b""},
+                  [ST + r"ckpt/model\.safetensors: "]))
+    # Shard indexes.
+    tensors = gpt2_tensors()
+    names = sorted(tensors)
+    shard_a = {n: tensors[n] for n in names[::2]}
+    shard_b = {n: tensors[n] for n in names[1::2]}
+    shard_files = {"ckpt/config.json": good["ckpt/config.json"],
+                   "ckpt/a.safetensors": safetensors(shard_a),
+                   "ckpt/b.safetensors": safetensors(shard_b)}
+    weight_map = dict({n: "a.safetensors" for n in shard_a}, **{n: "b.safetensors" for n in shard_b})
+    IDX = r"ckpt/model\.safetensors\.index\.json:1:1: error: "
+    c.append(case("index-without-weight-map",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps({"metadata": {}})}),
+                  [IDX + r'the shard index has no "weight_map" object']))
+    c.append(case("index-shard-path-escapes",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
+                      {"weight_map": dict(weight_map, **{names[0]: "../a.safetensors"})})}),
+                  [IDX + r"weight_map entry '[^']+' names shard '\.\./a\.safetensors', which is not a file name in the checkpoint directory"]))
+    c.append(case("index-shard-missing",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
+                      {"weight_map": dict(weight_map, **{names[0]: "c.safetensors"})})}),
+                  [IDX + r"ckpt/c\.safetensors: cannot open"]))
+    c.append(case("index-tensor-not-in-shard",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
+                      {"weight_map": dict(weight_map, **{names[0]: "b.safetensors"})})}),
+                  [IDX + r"the shard index maps tensor '" + names[0].replace(".", r"\.") + r"' to b\.safetensors, which has no such tensor"]))
+    c.append(case("index-missing-tensor",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
+                      {"weight_map": without(weight_map, "transformer.ln_f.bias")})}),
+                  [IDX + r"the checkpoint has no tensor 'transformer\.ln_f\.bias'"]))
+    c.append(case("index-empty",
+                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps({"weight_map": {}})}),
+                  [IDX + r"the shard index's weight_map is empty"]))
+    # --input-shape.
+    c.append(case("input-shape-missing", good,
+                  [r"ckpt/config\.json:1:1: error: input 'input_ids' has symbolic dimensions \[batch, sequence\]; fix them with --input-shape input_ids=<batch>x<sequence>"],
+                  cmd=["{attn-import}", "--hf", "ckpt", "-o", "out.mlir"]))
+    c.append(case("input-shape-unknown-input", good,
+                  [r"--input-shape names input 'attention_mask', but the model's inputs are: input_ids"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x8", "--input-shape", "attention_mask=1x8", "-o", "out.mlir"]))
+    c.append(case("input-shape-rank", good,
+                  [r"--input-shape input_ids has 1 dimensions, but input 'input_ids' has 2"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=8", "-o", "out.mlir"]))
+    c.append(case("input-shape-not-a-number", good,
+                  [r"--input-shape 'input_ids=1xfoo': dimension 'foo' must be an integer"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=1xfoo", "-o", "out.mlir"]))
+    c.append(case("input-shape-zero", good,
+                  [r"dimension '0' must be an integer in \[1, 16777216\]"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=0x8", "-o", "out.mlir"]))
+    c.append(case("input-shape-no-equals", good,
+                  [r"--input-shape 'input_ids' must have the form NAME=D0xD1"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids", "-o", "out.mlir"]))
+    c.append(case("input-shape-twice", good,
+                  [r"--input-shape gives input 'input_ids' twice"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x8", "--input-shape", "input_ids=1x4", "-o", "out.mlir"]))
+    c.append(case("sequence-longer-than-positions", good,
+                  [CFG + r"sequence length 32 \(--input-shape input_ids\) exceeds n_positions = 16"],
+                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x32", "-o", "out.mlir"]))
+    return c
