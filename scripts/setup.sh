@@ -20,7 +20,16 @@ PACKAGES=(
   cmake ninja-build g++ make pkg-config
   # Tests: lit runs under Debian's python3; the numpy reference; gtest.
   python3 python3-numpy libgtest-dev
+  # The ONNX frontend: protobuf classes, checker (libonnx); python3-onnx for
+  # tests that re-save the committed models with external data.
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )
+
+# scripts/gen_onnx_models.py (re-exporting the committed ONNX test models)
+# needs PyTorch: with --bench or --onnx-models.
+if [[ "${1:-}" == "--onnx-models" ]]; then
+  PACKAGES+=(python3-torch)
+fi
 
 # Benchmarks compare against PyTorch and OpenBLAS: only with --bench.
 if [[ "${1:-}" == "--bench" ]]; then

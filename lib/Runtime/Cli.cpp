@@ -9,6 +9,7 @@
 #include "Cli.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnc/Runtime/attnrt.h"
 
@@ -148,8 +149,10 @@ void printUsage(FILE *out, const std::string &prog) {
       "Runs a model compiled by attnc on .npy inputs.\n"
       "\n"
       "options:\n"
-      "  --weights FILE  safetensors file with the model's weights\n"
-      "  --input FILE    .npy input, one per model input, in order\n"
+      "  --weights FILE  safetensors file with the model's weights (default:\n"
+      "                  this executable's path + .safetensors)\n"
+      "  --input FILE    .npy input, one per model input, in order, or\n"
+      "  --input NAME=FILE  by the input's name, in any order\n"
       "  --output FILE   .npy file to write, one per model output, in order\n"
       "                  (optional: without it outputs are only summarized)\n"
       "  --bench N       run N timed iterations and report latency\n"
@@ -258,6 +261,65 @@ std::string nameList(const Manifest &mf, const std::vector<int> &list) {
   return s;
 }
 
+/// `--input name=file.npy` values (all named, each input once) reordered
+/// into manifest order; positional values are left as they are. A value is
+/// named when its text before the first '=' is one of the model's inputs.
+bool resolveNamedInputs(const Manifest &mf, std::vector<std::string> &inputs,
+                        std::string &err) {
+  auto inputIndex = [&](const std::string &v) -> int {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos)
+      return -1;
+    std::string name = v.substr(0, eq);
+    for (size_t i = 0; i < mf.inputs.size(); ++i)
+      if (mf.entries[static_cast<size_t>(mf.inputs[i])].name == name)
+        return static_cast<int>(i);
+    return -1;
+  };
+  size_t named = 0;
+  for (const std::string &v : inputs)
+    named += inputIndex(v) >= 0;
+  if (named == 0)
+    return true;
+  if (named != inputs.size()) {
+    err = "give every --input as name=file.npy or none of them (the model's "
+          "inputs: " +
+          nameList(mf, mf.inputs) + ")";
+    return false;
+  }
+  std::vector<std::string> ordered(mf.inputs.size());
+  for (const std::string &v : inputs) {
+    int i = inputIndex(v);
+    if (!ordered[static_cast<size_t>(i)].empty()) {
+      err = "--input " + v.substr(0, v.find('=')) + " given twice";
+      return false;
+    }
+    ordered[static_cast<size_t>(i)] = v.substr(v.find('=') + 1);
+    if (ordered[static_cast<size_t>(i)].empty()) {
+      err = "--input " + v + " needs a file after '='";
+      return false;
+    }
+  }
+  for (size_t i = 0; i < ordered.size(); ++i)
+    if (ordered[i].empty()) {
+      err = "no --input " + mf.entries[static_cast<size_t>(mf.inputs[i])].name +
+            "=FILE.npy given (the model's inputs: " + nameList(mf, mf.inputs) +
+            ")";
+      return false;
+    }
+  inputs = std::move(ordered);
+  return true;
+}
+
+/// The path of this executable plus ".safetensors", or "" if unknown.
+std::string weightsBesideExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return "";
+  return std::string(buf, static_cast<size_t>(n)) + ".safetensors";
+}
+
 } // namespace
 
 int runCli(int argc, char **argv, const char *manifestText,
@@ -312,6 +374,10 @@ int runCli(int argc, char **argv, const char *manifestText,
     return 0;
   }
 
+  // Inputs by name (`--input input_ids=ids.npy`, any order) or, without
+  // names, one per model input in order.
+  if (!resolveNamedInputs(mf, o.inputs, err))
+    return fail(err);
   // Check the command line against the model before doing any work.
   if (o.inputs.size() != mf.inputs.size())
     return fail(strFormat(
@@ -329,9 +395,17 @@ int runCli(int argc, char **argv, const char *manifestText,
         o.outputs.size() == 1
             ? "1 --output was"
             : (std::to_string(o.outputs.size()) + " --output were").c_str()));
-  if (!mf.weights.empty() && o.weights.empty())
-    return fail("the model has " + plural(mf.weights.size(), "weight") +
-                ": pass --weights FILE.safetensors");
+  // Without --weights, the weights attn-compile wrote beside the
+  // executable (model -> model.safetensors).
+  std::string besideWeights;
+  if (!mf.weights.empty() && o.weights.empty()) {
+    besideWeights = weightsBesideExecutable();
+    struct stat st;
+    if (besideWeights.empty() || ::stat(besideWeights.c_str(), &st) != 0)
+      return fail("the model has " + plural(mf.weights.size(), "weight") +
+                  ": pass --weights FILE.safetensors");
+    o.weights = besideWeights;
+  }
 
   char openErr[1024];
   attnrt_model *m = attnrt_open(manifestText, invoke, openErr, sizeof(openErr));

@@ -12,6 +12,7 @@
 
 #include "attnc/Tools/AttnCompile.h"
 
+#include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
@@ -25,7 +26,6 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -43,6 +43,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 #include <memory>
 
 using namespace llvm;
@@ -110,35 +111,6 @@ private:
 static int fail(const Twine &message) {
   WithColor::error(errs(), "attn-compile") << message << "\n";
   return 1;
-}
-
-//===----------------------------------------------------------------------===//
-// Front ends
-//===----------------------------------------------------------------------===//
-
-static StringMap<attnc::Frontend> &frontends() {
-  static StringMap<attnc::Frontend> registered;
-  return registered;
-}
-
-void attnc::registerFrontend(StringRef extension, Frontend frontend) {
-  frontends()[extension] = std::move(frontend);
-}
-
-/// The model at `path`: by a registered front end, or as MLIR.
-static mlir::OwningOpRef<mlir::ModuleOp>
-readModel(StringRef path, mlir::MLIRContext &context, SourceMgr &sourceMgr) {
-  for (const auto &entry : frontends())
-    if (path.ends_with(entry.getKey()))
-      return entry.getValue()(path, context);
-  std::string error;
-  auto file = mlir::openInputFile(path, &error);
-  if (!file) {
-    fail(error);
-    return nullptr;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,11 +186,16 @@ int attnc::compile(const CompileOptions &options) {
   if (cuda && !llvm::is_contained(chips, chip))
     return fail("unknown CUDA chip '" + chip +
                 "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
-  static const char *const stages[] = {"linalg", "llvm", "llvm-ir",
-                                       "ptx",    "obj",  "exe"};
+  static const char *const stages[] = {"attn", "linalg", "llvm", "llvm-ir",
+                                       "ptx",  "obj",    "exe"};
   if (!llvm::is_contained(stages, emit))
     return fail("unknown --emit stage '" + emit +
-                "' (expected linalg, llvm, llvm-ir, ptx, obj or exe)");
+                "' (expected attn, linalg, llvm, llvm-ir, ptx, obj or exe)");
+  bool onnxInput = StringRef(options.inputPath).ends_with(".onnx");
+  if (emit == "attn" && !onnxInput)
+    return fail("--emit=attn is for imported models (model.onnx)");
+  if (!onnxInput && (!options.inputShapes.empty() || options.noRaise))
+    return fail("--input-shape and --no-raise are for model.onnx inputs");
   if (emit == "ptx" && !cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (options.shared && emit != "exe")
@@ -233,6 +210,8 @@ int attnc::compile(const CompileOptions &options) {
     return fail("--calibration and --weights are for "
                 "--layer-drop='strategy=search keep=k'");
   PipelineOptions pipeline = options.pipeline;
+  if (options.noRaise)
+    pipeline.raiseAttention = false;
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda) {
     auto ptxas = findPtxas();
@@ -254,13 +233,96 @@ int attnc::compile(const CompileOptions &options) {
   // Located messages are enough; dumping a whole model per note is not.
   context.printOpOnDiagnostic(false);
 
-  progress.step("parsing " + options.inputPath);
   SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      readModel(options.inputPath, context, sourceMgr);
-  if (!module)
-    return 1; // A located error has been printed.
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  // An imported model's weights, written beside the output.
+  std::optional<onnx_frontend::ImportedModel> imported;
+  if (onnxInput) {
+    progress.step("importing " + options.inputPath);
+    onnx_frontend::ImportOptions importOptions;
+    for (const std::string &spec : options.inputShapes)
+      if (Error err = onnx_frontend::parseInputShape(spec, importOptions))
+        return fail(toString(std::move(err)));
+    auto result = onnx_frontend::importONNXModel(options.inputPath, context,
+                                                 importOptions);
+    if (!result) {
+      errs() << toString(result.takeError()) << "\n";
+      return 1;
+    }
+    module = std::move(result->module);
+    imported = std::move(*result);
+    if (emit == "attn") {
+      mlir::PassManager raise(&context);
+      if (pipeline.raiseAttention &&
+          failed(
+              mlir::parsePassPipeline(kImportRaisingPipeline, raise, errs())))
+        return fail("internal error: cannot build the raising pipeline");
+      if (failed(raise.run(*module)))
+        return 1;
+    }
+  } else {
+    progress.step("parsing " + options.inputPath);
+    std::string error;
+    auto file = mlir::openInputFile(options.inputPath, &error);
+    if (!file)
+      return fail(error);
+    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
+  }
+  // The weights of an imported model go beside what runs them (m ->
+  // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
+  // committed with it; the text stages in between are for reading.
+  std::optional<PendingOutput> weightsOutput;
+  if (imported && outputFile != "-" &&
+      (emit == "attn" || emit == "exe" || emit == "obj")) {
+    SmallString<256> weightsPath(outputFile);
+    if (emit == "attn")
+      sys::path::replace_extension(weightsPath, "safetensors");
+    else
+      weightsPath += ".safetensors";
+    weightsOutput.emplace(weightsPath);
+    auto temp = weightsOutput->create();
+    if (!temp)
+      return fail(toString(temp.takeError()));
+    if (Error err = onnx_frontend::writeSafeTensors(*temp, imported->weights))
+      return fail(toString(std::move(err)));
+  }
+  auto commitWeights = [&]() -> int {
+    if (weightsOutput)
+      if (Error err = weightsOutput->commit(/*executable=*/false))
+        return fail(toString(std::move(err)));
+    return 0;
+  };
+  if (emit == "attn") {
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    if (outputFile == "-") {
+      module->print(outs(), flags);
+      return 0;
+    }
+    PendingOutput output(outputFile);
+    auto tempPath = output.create();
+    if (!tempPath)
+      return fail(toString(tempPath.takeError()));
+    std::error_code ec;
+    raw_fd_ostream os(*tempPath, ec);
+    if (ec)
+      return fail("cannot write " + *tempPath + ": " + ec.message());
+    module->print(os, flags);
+    os << "\n";
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
+    if (Error err = output.commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
 
   // "search" picks the layers by running candidates, then compiles them as
   // an explicit keep-list.
@@ -303,6 +365,8 @@ int attnc::compile(const CompileOptions &options) {
     os.close();
     if (os.has_error())
       return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
     if (Error err = output.commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
@@ -350,6 +414,8 @@ int attnc::compile(const CompileOptions &options) {
   if (emit == "obj") {
     if (Error err = emitObjectFile(**llvmModule, *tempPath, hostCpu))
       return fail(toString(std::move(err)));
+    if (int rc = commitWeights())
+      return rc;
     if (Error err = output.commit(/*executable=*/false))
       return fail(toString(std::move(err)));
     progress.step("wrote " + outputFile);
@@ -367,6 +433,8 @@ int attnc::compile(const CompileOptions &options) {
   progress.step(Twine("linking with libattnrt from ") + runtime);
   if (Error err = linkModel(objectPath, *tempPath, runtime, options.shared))
     return fail(toString(std::move(err)));
+  if (int rc = commitWeights())
+    return rc;
   if (Error err = output.commit(/*executable=*/true))
     return fail(toString(std::move(err)));
   progress.step("wrote " + outputFile);
@@ -380,7 +448,8 @@ int attnc::compile(const CompileOptions &options) {
 int attnc::runAttnCompileMain(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::OptionCategory category("attn-compile options");
-  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+  cl::opt<std::string> inputFile(cl::Positional,
+                                 cl::desc("<model.mlir | model.onnx>"),
                                  cl::Required, cl::cat(category));
   cl::opt<std::string> outputFile("o", cl::desc("Output path"),
                                   cl::value_desc("path"), cl::Required,
@@ -399,8 +468,9 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                                cl::init("native"), cl::cat(category));
   cl::opt<std::string> emit(
       "emit",
-      cl::desc("Stop at a stage and write it: linalg (MLIR on tensors), "
-               "llvm (LLVM dialect), llvm-ir, ptx (cuda only), obj, exe"),
+      cl::desc("Stop at a stage and write it: attn (an imported model "
+               "after raising), linalg (MLIR on tensors), llvm (LLVM "
+               "dialect), llvm-ir, ptx (cuda only), obj, exe"),
       cl::init("exe"), cl::cat(category));
   cl::opt<bool> shared("shared",
                        cl::desc("Write a shared library exporting the "
@@ -434,6 +504,16 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::init(""), cl::cat(category));
   cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                       cl::init(false), cl::cat(category));
+  cl::list<std::string> inputShapes(
+      "input-shape",
+      cl::desc("model.onnx: fix a graph input's shape, e.g. "
+               "--input-shape input_ids=1x128 (repeatable)"),
+      cl::value_desc("name=AxB..."), cl::cat(category));
+  cl::opt<bool> noRaise("no-raise",
+                        cl::desc("model.onnx: compile the imported graph as "
+                                 "it is, without the raising passes (implies "
+                                 "--no-raise-attention)"),
+                        cl::init(false), cl::cat(category));
   // A flag for every switch of the pipelines: --no-<name> for what runs by
   // default, --<name> for what does not.
   BumpPtrAllocator allocator;
@@ -482,6 +562,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.searchWeights = searchWeights;
   options.runtimeDir = runtimeDir;
   options.quiet = quiet;
+  options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  options.noRaise = noRaise;
   options.pipeline.chip = chip;
   for (const auto &[s, flag] : switches)
     if (*flag)

@@ -1,9 +1,9 @@
 //===- AttnCompile.h - attn-compile as a library ----------------*- C++ -*-===//
 //
 // The body of attn-compile: a model file -> executable, shared library or
-// any intermediate stage. tools/attn-compile is a thin main over
-// runAttnCompileMain; a front end adds its input format with
-// registerFrontend before calling it.
+// any intermediate stage (model.mlir, or model.onnx through
+// lib/Frontend/ONNX). tools/attn-compile is a thin main over
+// runAttnCompileMain.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,28 +12,10 @@
 
 #include "attnc/Pipelines/Pipelines.h"
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/OwningOpRef.h"
-#include "llvm/ADT/StringRef.h"
-
-#include <functional>
 #include <string>
 #include <vector>
 
-namespace mlir {
-class MLIRContext;
-} // namespace mlir
-
 namespace attnc {
-
-/// Reads the model at `path` into a module of `context`. Returns null after
-/// reporting a located error through the context's diagnostics.
-using Frontend = std::function<mlir::OwningOpRef<mlir::ModuleOp>(
-    llvm::StringRef path, mlir::MLIRContext &context)>;
-
-/// Input paths ending in `extension` (e.g. ".onnx") are read by `frontend`
-/// instead of the MLIR parser.
-void registerFrontend(llvm::StringRef extension, Frontend frontend);
 
 /// What attn-compile does, as its flags say.
 struct CompileOptions {
@@ -44,7 +26,7 @@ struct CompileOptions {
   PipelineOptions pipeline;
   /// Host CPU to generate code for ("native": this machine).
   std::string hostCpu = "native";
-  /// linalg, llvm, llvm-ir, ptx, obj or exe.
+  /// attn (model.onnx after raising), linalg, llvm, llvm-ir, ptx, obj or exe.
   std::string emit = "exe";
   /// A shared library exporting the attnrt C API instead of an executable.
   bool shared = false;
@@ -61,6 +43,10 @@ struct CompileOptions {
   std::string runtimeDir;
   /// No progress lines on stderr.
   bool quiet = false;
+  /// model.onnx: the graph inputs' shapes ("name=1x128"), and whether to
+  /// skip the raising passes.
+  std::vector<std::string> inputShapes;
+  bool noRaise = false;
 };
 
 /// Compiles as `options` say. Returns the process exit code; errors are

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::attn {
@@ -149,6 +150,9 @@ struct AttnHoistWeightsPass
     });
     if (clash.wasInterrupted())
       return signalPassFailure();
+    llvm::StringSet<> weightNames;
+    for (auto &[key, uses] : byName)
+      weightNames.insert(uses.front().getName());
 
     std::string manifest;
     llvm::raw_string_ostream os(manifest);
@@ -204,14 +208,39 @@ struct AttnHoistWeightsPass
         use.erase();
       }
     }
-    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i)
-      if (failed(record("input", ("input" + Twine(i - index)).str(),
-                        entry.getArgument(i).getType(), entry.getLoc())))
-        return signalPassFailure();
-    for (auto [i, type] : llvm::enumerate(entry.getResultTypes()))
-      if (failed(record("output", ("output" + Twine(i)).str(), type,
+    // Imported models name their inputs and outputs (`attn.name`, e.g. the
+    // ONNX graph's "input_ids"); the runtime then accepts them by name.
+    llvm::StringSet<> ioNames;
+    auto ioName = [&](StringAttr given, StringRef fallback,
+                      std::string &name) -> LogicalResult {
+      name = given ? given.getValue().str() : fallback.str();
+      if (given && (name.empty() || llvm::any_of(name, [](char c) {
+                      return std::isspace(static_cast<unsigned char>(c)) ||
+                             !std::isprint(static_cast<unsigned char>(c));
+                    })))
+        return entry.emitOpError("attn.name '")
+               << name << "' is not a valid model input/output name (empty, "
+               << "or with whitespace or unprintable characters)";
+      if (!ioNames.insert(name).second || weightNames.contains(name))
+        return entry.emitOpError("attn.name '")
+               << name << "' names two model inputs/outputs or a weight";
+      return success();
+    };
+    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i) {
+      std::string name;
+      if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
+                        ("input" + Twine(i - index)).str(), name)) ||
+          failed(record("input", name, entry.getArgument(i).getType(),
                         entry.getLoc())))
         return signalPassFailure();
+    }
+    for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+      std::string name;
+      if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
+                        ("output" + Twine(i)).str(), name)) ||
+          failed(record("output", name, type, entry.getLoc())))
+        return signalPassFailure();
+    }
     module->setAttr(kManifestAttrName, builder.getStringAttr(os.str()));
     AttnDialect::EntryAttrHelper(&getContext())
         .setAttr(module, FlatSymbolRefAttr::get(entry.getNameAttr()));

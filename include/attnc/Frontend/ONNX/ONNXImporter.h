@@ -1,0 +1,74 @@
+//===- ONNXImporter.h - ONNX graph -> attn IR -------------------*- C++ -*-===//
+//
+// Imports an ONNX model (protobuf, opsets 13-18, external data) as one
+// `func.func @main` on static shapes: graph inputs become the arguments
+// (ONNX names kept as `attn.name`), shape subgraphs are folded once the
+// symbolic input dimensions are fixed, large float initializers become
+// `attn.weight "<initializer name>"` and everything else linalg / tensor /
+// arith and the few attn primitives (relu, softmax, layer_norm, embedding)
+// that raising builds on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_FRONTEND_ONNX_ONNXIMPORTER_H
+#define ATTNC_FRONTEND_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace attnc {
+/// The raising passes attn-compile runs on an imported model before the
+/// target pipeline (`--emit=attn` stops after them).
+constexpr const char *kImportRaisingPipeline =
+    "func.func(attn-raise-attention)";
+} // namespace attnc
+
+namespace attnc::onnx_frontend {
+
+/// A float tensor bound at run time by name (written to safetensors).
+struct WeightTensor {
+  std::string name;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<float> data;
+};
+
+struct ImportOptions {
+  /// Sizes for the graph inputs' symbolic (or unknown) dimensions, by input
+  /// name; each entry gives the input's whole shape.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+};
+
+struct ImportedModel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<WeightTensor> weights;
+};
+
+/// Parses `--input-shape` values, `name=1x128` (repeatable).
+llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
+
+/// Reads, checks and imports the model at `path`. Errors name the file and,
+/// for a node, `path:<node name>` with the node's op type and the opset.
+llvm::Expected<ImportedModel> importONNXModel(llvm::StringRef path,
+                                              mlir::MLIRContext &context,
+                                              const ImportOptions &options);
+
+/// Writes `weights` as a safetensors file (F32, in the given order).
+llvm::Error writeSafeTensors(llvm::StringRef path,
+                             llvm::ArrayRef<WeightTensor> weights);
+
+/// The dialects the imported IR uses.
+void registerONNXImportDialects(mlir::DialectRegistry &registry);
+
+} // namespace attnc::onnx_frontend
+
+#endif // ATTNC_FRONTEND_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,655 @@
+//===- ConstantFolding.cpp - host evaluation of constant ONNX nodes -------===//
+//
+// Exporters compute shapes at run time (Shape -> Gather -> Concat ->
+// Reshape) and slice masks out of buffers; once the input shapes are fixed
+// all of that is constant and is evaluated here, so the IR holds only
+// compute on static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostTensor.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Endian.h"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace attnc::onnx_frontend;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+HostTensor HostTensor::zeros(int32_t dtype, ArrayRef<int64_t> shape) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape.assign(shape.begin(), shape.end());
+  if (t.isFloat())
+    t.floats.assign(t.numElements(), 0.0);
+  else
+    t.ints.assign(t.numElements(), 0);
+  return t;
+}
+
+HostTensor HostTensor::fromInts(ArrayRef<int64_t> values) {
+  HostTensor t =
+      zeros(onnx::TensorProto::INT64, {static_cast<int64_t>(values.size())});
+  t.ints.assign(values.begin(), values.end());
+  return t;
+}
+
+std::vector<int64_t> HostTensor::toInts() const {
+  std::vector<int64_t> out(numElements());
+  for (int64_t i = 0, e = numElements(); i < e; ++i)
+    out[i] = asInt(i);
+  return out;
+}
+
+std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT:
+    return "float";
+  case onnx::TensorProto::DOUBLE:
+    return "double";
+  case onnx::TensorProto::FLOAT16:
+    return "float16";
+  case onnx::TensorProto::BFLOAT16:
+    return "bfloat16";
+  case onnx::TensorProto::INT64:
+    return "int64";
+  case onnx::TensorProto::INT32:
+    return "int32";
+  case onnx::TensorProto::INT16:
+    return "int16";
+  case onnx::TensorProto::INT8:
+    return "int8";
+  case onnx::TensorProto::UINT8:
+    return "uint8";
+  case onnx::TensorProto::BOOL:
+    return "bool";
+  case onnx::TensorProto::STRING:
+    return "string";
+  default:
+    return "data type " + std::to_string(dtype);
+  }
+}
+
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float value;
+  if (exp == 0)
+    value = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    value = mant ? NAN : INFINITY;
+  else
+    value = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  return sign ? -value : value;
+}
+
+static float bf16ToFloat(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
+                                        HostTensor &out, std::string &error) {
+  out = HostTensor();
+  out.dtype = proto.data_type();
+  int64_t n = 1;
+  for (int64_t d : proto.dims()) {
+    if (d < 0 || (d > 0 && n > (int64_t(1) << 40) / d)) {
+      error = "has invalid dims";
+      return false;
+    }
+    out.shape.push_back(d);
+    n *= d;
+  }
+  size_t elemBytes;
+  switch (out.dtype) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+    elemBytes = 4;
+    break;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+    elemBytes = 8;
+    break;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+    elemBytes = 2;
+    break;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    elemBytes = 1;
+    break;
+  default:
+    error = "has unsupported data type " + dataTypeName(out.dtype);
+    return false;
+  }
+  if (out.isFloat())
+    out.floats.resize(n);
+  else
+    out.ints.resize(n);
+  auto mismatch = [&](size_t have) {
+    error = "holds " + std::to_string(have) + " values but its dims need " +
+            std::to_string(n);
+    return false;
+  };
+  if (proto.has_raw_data()) {
+    const std::string &raw = proto.raw_data();
+    if (raw.size() != n * elemBytes)
+      return mismatch(raw.size() / elemBytes);
+    const char *p = raw.data();
+    using namespace llvm::support;
+    for (int64_t i = 0; i < n; ++i, p += elemBytes) {
+      switch (out.dtype) {
+      case onnx::TensorProto::FLOAT: {
+        uint32_t bits = endian::read32le(p);
+        float f;
+        std::memcpy(&f, &bits, 4);
+        out.floats[i] = f;
+        break;
+      }
+      case onnx::TensorProto::DOUBLE: {
+        uint64_t bits = endian::read64le(p);
+        double d;
+        std::memcpy(&d, &bits, 8);
+        out.floats[i] = d;
+        break;
+      }
+      case onnx::TensorProto::FLOAT16:
+        out.floats[i] = halfToFloat(endian::read16le(p));
+        break;
+      case onnx::TensorProto::BFLOAT16:
+        out.floats[i] = bf16ToFloat(endian::read16le(p));
+        break;
+      case onnx::TensorProto::INT64:
+        out.ints[i] = static_cast<int64_t>(endian::read64le(p));
+        break;
+      case onnx::TensorProto::INT32:
+        out.ints[i] = static_cast<int32_t>(endian::read32le(p));
+        break;
+      case onnx::TensorProto::INT16:
+        out.ints[i] = static_cast<int16_t>(endian::read16le(p));
+        break;
+      case onnx::TensorProto::INT8:
+        out.ints[i] = static_cast<int8_t>(*p);
+        break;
+      case onnx::TensorProto::UINT8:
+        out.ints[i] = static_cast<uint8_t>(*p);
+        break;
+      case onnx::TensorProto::BOOL:
+        out.ints[i] = *p != 0;
+        break;
+      }
+    }
+    return true;
+  }
+  switch (out.dtype) {
+  case onnx::TensorProto::FLOAT:
+    if (proto.float_data_size() != n)
+      return mismatch(proto.float_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.floats[i] = proto.float_data(i);
+    return true;
+  case onnx::TensorProto::DOUBLE:
+    if (proto.double_data_size() != n)
+      return mismatch(proto.double_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.floats[i] = proto.double_data(i);
+    return true;
+  case onnx::TensorProto::INT64:
+    if (proto.int64_data_size() != n)
+      return mismatch(proto.int64_data_size());
+    for (int64_t i = 0; i < n; ++i)
+      out.ints[i] = proto.int64_data(i);
+    return true;
+  default:
+    // int32_data carries every narrower type (float16 as its bits).
+    if (proto.int32_data_size() != n)
+      return mismatch(proto.int32_data_size());
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = proto.int32_data(i);
+      if (out.dtype == onnx::TensorProto::FLOAT16)
+        out.floats[i] = halfToFloat(static_cast<uint16_t>(v));
+      else if (out.dtype == onnx::TensorProto::BFLOAT16)
+        out.floats[i] = bf16ToFloat(static_cast<uint16_t>(v));
+      else if (out.dtype == onnx::TensorProto::BOOL)
+        out.ints[i] = v != 0;
+      else
+        out.ints[i] = v;
+    }
+    return true;
+  }
+}
+
+const onnx::AttributeProto *
+attnc::onnx_frontend::findAttribute(const onnx::NodeProto &node,
+                                    StringRef name) {
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t attnc::onnx_frontend::getIntAttr(const onnx::NodeProto &node,
+                                         StringRef name, int64_t defaultValue) {
+  const onnx::AttributeProto *attr = findAttribute(node, name);
+  return attr ? attr->i() : defaultValue;
+}
+
+float attnc::onnx_frontend::getFloatAttr(const onnx::NodeProto &node,
+                                         StringRef name, float defaultValue) {
+  const onnx::AttributeProto *attr = findAttribute(node, name);
+  return attr ? attr->f() : defaultValue;
+}
+
+std::optional<std::vector<int64_t>>
+attnc::onnx_frontend::getIntsAttr(const onnx::NodeProto &node, StringRef name) {
+  const onnx::AttributeProto *attr = findAttribute(node, name);
+  if (!attr)
+    return std::nullopt;
+  return std::vector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+std::optional<SmallVector<int64_t>>
+attnc::onnx_frontend::broadcastShapes(ArrayRef<int64_t> a,
+                                      ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+namespace {
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// The flat index into `in` (broadcast to `out`) of each flat index of out.
+std::vector<int64_t> broadcastIndices(ArrayRef<int64_t> in,
+                                      ArrayRef<int64_t> out) {
+  int64_t n = 1;
+  for (int64_t d : out)
+    n *= d;
+  SmallVector<int64_t> inStrides = stridesOf(in);
+  size_t lead = out.size() - in.size();
+  std::vector<int64_t> result(n);
+  SmallVector<int64_t> idx(out.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t src = 0;
+    for (size_t d = 0; d < in.size(); ++d)
+      if (in[d] != 1)
+        src += idx[d + lead] * inStrides[d];
+    result[flat] = src;
+    for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < out[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return result;
+}
+
+bool normalizeAxis(int64_t &axis, int64_t rank, std::string &error) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+    error = "axis " + std::to_string(axis) + " is out of range for rank " +
+            std::to_string(rank);
+    return false;
+  }
+  if (axis < 0)
+    axis += rank;
+  return true;
+}
+
+HostTensor elementwise(ArrayRef<const HostTensor *> ins, int32_t dtype,
+                       ArrayRef<int64_t> shape,
+                       llvm::function_ref<double(ArrayRef<double>)> fn) {
+  HostTensor out = HostTensor::zeros(dtype, shape);
+  std::vector<std::vector<int64_t>> maps;
+  for (const HostTensor *in : ins)
+    maps.push_back(broadcastIndices(in->shape, shape));
+  SmallVector<double> args(ins.size());
+  for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+    for (size_t k = 0; k < ins.size(); ++k)
+      args[k] = ins[k]->asDouble(maps[k][i]);
+    out.set(i, fn(args));
+  }
+  return out;
+}
+
+/// Gathers along `axis` with the given (normalized) indices.
+HostTensor gather(const HostTensor &data, int64_t axis,
+                  ArrayRef<int64_t> indices, ArrayRef<int64_t> indexShape) {
+  SmallVector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.append(indexShape.begin(), indexShape.end());
+  shape.append(data.shape.begin() + axis + 1, data.shape.end());
+  HostTensor out = HostTensor::zeros(data.dtype, shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= data.shape[d];
+  for (size_t d = axis + 1; d < data.shape.size(); ++d)
+    inner *= data.shape[d];
+  int64_t extent = data.shape[axis], pos = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t idx : indices)
+      for (int64_t i = 0; i < inner; ++i)
+        out.set(pos++, data.asDouble((o * extent + idx) * inner + i));
+  return out;
+}
+
+double castValue(double v, int32_t to) {
+  switch (to) {
+  case onnx::TensorProto::FLOAT:
+    return static_cast<float>(v);
+  case onnx::TensorProto::BOOL:
+    return v != 0.0;
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    return std::trunc(v);
+  default:
+    return v;
+  }
+}
+} // namespace
+
+bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
+                                    ArrayRef<const HostTensor *> inputs,
+                                    FoldResult &result, std::string &error) {
+  StringRef op = node.op_type();
+  auto in = [&](size_t i) -> const HostTensor * {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  };
+  auto done = [&](HostTensor t) {
+    result.folded = true;
+    result.outputs.push_back(std::move(t));
+    return true;
+  };
+  auto need = [&](size_t count) {
+    for (size_t i = 0; i < count; ++i)
+      if (!in(i)) {
+        error = "input " + std::to_string(i) + " is missing";
+        return false;
+      }
+    return true;
+  };
+
+  if (op == "Identity" || op == "Dropout") {
+    if (!need(1))
+      return false;
+    return done(*in(0));
+  }
+
+  // Numpy-broadcasting elementwise ops.
+  using Fn = std::function<double(ArrayRef<double>)>;
+  Fn binary =
+      llvm::StringSwitch<Fn>(op)
+          .Case("Add", [](ArrayRef<double> a) { return a[0] + a[1]; })
+          .Case("Sub", [](ArrayRef<double> a) { return a[0] - a[1]; })
+          .Case("Mul", [](ArrayRef<double> a) { return a[0] * a[1]; })
+          .Case("Pow", [](ArrayRef<double> a) { return std::pow(a[0], a[1]); })
+          .Case("Max", [](ArrayRef<double> a) { return std::max(a[0], a[1]); })
+          .Case("Min", [](ArrayRef<double> a) { return std::min(a[0], a[1]); })
+          .Default(nullptr);
+  Fn compare =
+      llvm::StringSwitch<Fn>(op)
+          .Case("Equal", [](ArrayRef<double> a) { return a[0] == a[1]; })
+          .Case("Less", [](ArrayRef<double> a) { return a[0] < a[1]; })
+          .Case("Greater", [](ArrayRef<double> a) { return a[0] > a[1]; })
+          .Case("LessOrEqual", [](ArrayRef<double> a) { return a[0] <= a[1]; })
+          .Case("GreaterOrEqual",
+                [](ArrayRef<double> a) { return a[0] >= a[1]; })
+          .Case("And", [](ArrayRef<double> a) { return a[0] && a[1]; })
+          .Case("Or", [](ArrayRef<double> a) { return a[0] || a[1]; })
+          .Default(nullptr);
+  if (op == "Div") {
+    if (!need(2))
+      return false;
+    bool isInt = !in(0)->isFloat();
+    binary = [isInt](ArrayRef<double> a) {
+      if (!isInt)
+        return a[0] / a[1];
+      // Integer division truncates (C semantics, as ONNX runtimes do).
+      return a[1] == 0 ? 0.0 : std::trunc(a[0] / a[1]);
+    };
+  }
+  if (binary || compare) {
+    if (!need(2))
+      return false;
+    auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
+    if (!shape) {
+      error = "operand shapes do not broadcast";
+      return false;
+    }
+    int32_t dtype = compare ? int32_t(onnx::TensorProto::BOOL) : in(0)->dtype;
+    return done(
+        elementwise({in(0), in(1)}, dtype, *shape, compare ? compare : binary));
+  }
+  Fn unary =
+      llvm::StringSwitch<Fn>(op)
+          .Case("Neg", [](ArrayRef<double> a) { return -a[0]; })
+          .Case("Sqrt", [](ArrayRef<double> a) { return std::sqrt(a[0]); })
+          .Case("Abs", [](ArrayRef<double> a) { return std::fabs(a[0]); })
+          .Case("Not", [](ArrayRef<double> a) { return double(a[0] == 0); })
+          .Case("Reciprocal", [](ArrayRef<double> a) { return 1.0 / a[0]; })
+          .Case("Exp", [](ArrayRef<double> a) { return std::exp(a[0]); })
+          .Default(nullptr);
+  if (unary) {
+    if (!need(1))
+      return false;
+    return done(elementwise({in(0)}, in(0)->dtype, in(0)->shape, unary));
+  }
+  if (op == "Cast") {
+    if (!need(1))
+      return false;
+    int32_t to = static_cast<int32_t>(getIntAttr(node, "to", 0));
+    if (to == onnx::TensorProto::STRING || to == 0) {
+      error = "casts to " + dataTypeName(to) + " are not supported";
+      return false;
+    }
+    return done(
+        elementwise({in(0)}, to, in(0)->shape,
+                    [to](ArrayRef<double> a) { return castValue(a[0], to); }));
+  }
+  if (op == "Where") {
+    if (!need(3))
+      return false;
+    auto s = broadcastShapes(in(0)->shape, in(1)->shape);
+    if (s)
+      s = broadcastShapes(*s, in(2)->shape);
+    if (!s) {
+      error = "operand shapes do not broadcast";
+      return false;
+    }
+    return done(elementwise(
+        {in(0), in(1), in(2)}, in(1)->dtype, *s,
+        [](ArrayRef<double> a) { return a[0] != 0 ? a[1] : a[2]; }));
+  }
+  if (op == "ConstantOfShape") {
+    if (!need(1))
+      return false;
+    std::vector<int64_t> shape = in(0)->toInts();
+    for (int64_t d : shape)
+      if (d < 0) {
+        error = "has a negative dimension in its shape";
+        return false;
+      }
+    HostTensor value = HostTensor::zeros(onnx::TensorProto::FLOAT, {});
+    if (const onnx::AttributeProto *attr = findAttribute(node, "value")) {
+      if (!decodeTensor(attr->t(), value, error) || value.numElements() != 1) {
+        error = "value attribute must hold one element";
+        return false;
+      }
+    } else {
+      value.floats.assign(1, 0.0);
+    }
+    HostTensor out = HostTensor::zeros(value.dtype, shape);
+    for (int64_t i = 0, e = out.numElements(); i < e; ++i)
+      out.set(i, value.asDouble(0));
+    return done(std::move(out));
+  }
+  if (op == "Range") {
+    if (!need(3))
+      return false;
+    double start = in(0)->asDouble(0), limit = in(1)->asDouble(0),
+           delta = in(2)->asDouble(0);
+    if (delta == 0) {
+      error = "delta is zero";
+      return false;
+    }
+    int64_t n = std::max<int64_t>(
+        static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+    HostTensor out = HostTensor::zeros(in(0)->dtype, {n});
+    for (int64_t i = 0; i < n; ++i)
+      out.set(i, start + i * delta);
+    return done(std::move(out));
+  }
+  if (op == "Gather") {
+    if (!need(2))
+      return false;
+    int64_t axis = getIntAttr(node, "axis", 0);
+    int64_t rank = static_cast<int64_t>(in(0)->shape.size());
+    if (!normalizeAxis(axis, rank, error))
+      return false;
+    std::vector<int64_t> idx = in(1)->toInts();
+    for (int64_t &i : idx) {
+      if (i < -in(0)->shape[axis] || i >= in(0)->shape[axis]) {
+        error = "index " + std::to_string(i) + " is out of range for axis " +
+                std::to_string(axis) + " of extent " +
+                std::to_string(in(0)->shape[axis]);
+        return false;
+      }
+      if (i < 0)
+        i += in(0)->shape[axis];
+    }
+    return done(gather(*in(0), axis, idx, in(1)->shape));
+  }
+  if (op == "Concat") {
+    if (inputs.empty() || !need(inputs.size()))
+      return false;
+    int64_t axis = getIntAttr(node, "axis", 0);
+    int64_t rank = static_cast<int64_t>(in(0)->shape.size());
+    if (!normalizeAxis(axis, rank, error))
+      return false;
+    SmallVector<int64_t> shape = in(0)->shape;
+    shape[axis] = 0;
+    for (const HostTensor *t : inputs) {
+      if (t->shape.size() != static_cast<size_t>(rank)) {
+        error = "inputs have different ranks";
+        return false;
+      }
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && t->shape[d] != in(0)->shape[d]) {
+          error = "inputs differ outside the concatenation axis";
+          return false;
+        }
+      shape[axis] += t->shape[axis];
+    }
+    HostTensor out = HostTensor::zeros(in(0)->dtype, shape);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= shape[d];
+    int64_t pos = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const HostTensor *t : inputs) {
+        int64_t chunk = t->shape[axis] * inner;
+        for (int64_t i = 0; i < chunk; ++i)
+          out.set(pos++, t->asDouble(o * chunk + i));
+      }
+    return done(std::move(out));
+  }
+  if (op == "Transpose") {
+    if (!need(1))
+      return false;
+    int64_t rank = static_cast<int64_t>(in(0)->shape.size());
+    std::vector<int64_t> perm(rank);
+    if (auto p = getIntsAttr(node, "perm"))
+      perm = *p;
+    else
+      for (int64_t d = 0; d < rank; ++d)
+        perm[d] = rank - 1 - d;
+    if (static_cast<int64_t>(perm.size()) != rank) {
+      error = "perm has the wrong length";
+      return false;
+    }
+    SmallVector<int64_t> shape(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (perm[d] < 0 || perm[d] >= rank) {
+        error = "perm is not a permutation";
+        return false;
+      }
+      shape[d] = in(0)->shape[perm[d]];
+    }
+    HostTensor out = HostTensor::zeros(in(0)->dtype, shape);
+    SmallVector<int64_t> inStrides = stridesOf(in(0)->shape);
+    SmallVector<int64_t> idx(rank, 0);
+    for (int64_t flat = 0, e = out.numElements(); flat < e; ++flat) {
+      int64_t src = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        src += idx[d] * inStrides[perm[d]];
+      out.set(flat, in(0)->asDouble(src));
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < shape[d])
+          break;
+        idx[d] = 0;
+      }
+    }
+    return done(std::move(out));
+  }
+  if (op == "Trilu") {
+    if (!need(1))
+      return false;
+    int64_t k = in(1) ? in(1)->asInt(0) : 0;
+    bool upper = getIntAttr(node, "upper", 1) != 0;
+    const HostTensor &x = *in(0);
+    if (x.shape.size() < 2) {
+      error = "input must have rank >= 2";
+      return false;
+    }
+    HostTensor out = x;
+    int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+    for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
+      int64_t c = i % cols, r = (i / cols) % rows;
+      bool keep = upper ? c - r >= k : c - r <= k;
+      if (!keep)
+        out.set(i, 0);
+    }
+    return done(std::move(out));
+  }
+  if (op == "Expand") {
+    if (!need(2))
+      return false;
+    std::vector<int64_t> target = in(1)->toInts();
+    auto shape = broadcastShapes(in(0)->shape, target);
+    if (!shape) {
+      error = "shape does not broadcast with the input";
+      return false;
+    }
+    return done(elementwise({in(0)}, in(0)->dtype, *shape,
+                            [](ArrayRef<double> a) { return a[0]; }));
+  }
+  // Reshapes and slices are evaluated by the importer's shape logic; the
+  // caller passes them back here with `shape` already resolved.
+  return true;
+}

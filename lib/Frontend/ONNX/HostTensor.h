@@ -1,0 +1,100 @@
+//===- HostTensor.h - constant tensors of the ONNX importer -----*- C++ -*-===//
+//
+// Private to lib/Frontend/ONNX. Initializers, Constant nodes and the
+// results of constant-foldable nodes (shape subgraphs, masks built from
+// buffers) live on the host while importing; only what compute needs is
+// materialized in the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_FRONTEND_ONNX_HOSTTENSOR_H
+#define ATTNC_LIB_FRONTEND_ONNX_HOSTTENSOR_H
+
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc::onnx_frontend {
+
+/// A dense tensor on the host: float types hold doubles, integer and bool
+/// types int64 (ONNX's data type is kept for materialization).
+struct HostTensor {
+  int32_t dtype = onnx::TensorProto::FLOAT;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+
+  static bool isFloatType(int32_t dtype) {
+    return dtype == onnx::TensorProto::FLOAT ||
+           dtype == onnx::TensorProto::DOUBLE ||
+           dtype == onnx::TensorProto::FLOAT16 ||
+           dtype == onnx::TensorProto::BFLOAT16;
+  }
+  bool isFloat() const { return isFloatType(dtype); }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  double asDouble(int64_t i) const {
+    return isFloat() ? floats[i] : static_cast<double>(ints[i]);
+  }
+  int64_t asInt(int64_t i) const {
+    return isFloat() ? static_cast<int64_t>(floats[i]) : ints[i];
+  }
+  /// A tensor of `dtype` and `shape` with zeroed storage.
+  static HostTensor zeros(int32_t dtype, llvm::ArrayRef<int64_t> shape);
+  /// 1-D int64 tensor.
+  static HostTensor fromInts(llvm::ArrayRef<int64_t> values);
+  void set(int64_t i, double v) {
+    if (isFloat())
+      floats[i] = v;
+    else
+      ints[i] = static_cast<int64_t>(v);
+  }
+  /// Every element as int64 (for shapes, axes, indices).
+  std::vector<int64_t> toInts() const;
+};
+
+/// Decodes an initializer or Constant value. Returns false with `error` set
+/// for unsupported data types or data that does not match the dims.
+bool decodeTensor(const onnx::TensorProto &proto, HostTensor &out,
+                  std::string &error);
+
+/// The ONNX spelling of a data type, e.g. "float", "int64".
+std::string dataTypeName(int32_t dtype);
+
+/// numpy broadcasting of two shapes; nullopt when incompatible.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// Evaluates `node` on constant inputs (nullptr for an omitted optional
+/// input). Returns nullopt when the op has no evaluator (the node is then
+/// imported as IR), false with `error` set when the node is malformed.
+struct FoldResult {
+  bool folded = false;
+  std::vector<HostTensor> outputs;
+};
+bool foldNode(const onnx::NodeProto &node, int opset,
+              llvm::ArrayRef<const HostTensor *> inputs, FoldResult &result,
+              std::string &error);
+
+/// Attribute accessors (nullptr / defaults when absent).
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                          llvm::StringRef name);
+int64_t getIntAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                   int64_t defaultValue);
+float getFloatAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                   float defaultValue);
+std::optional<std::vector<int64_t>> getIntsAttr(const onnx::NodeProto &node,
+                                                llvm::StringRef name);
+
+} // namespace attnc::onnx_frontend
+
+#endif // ATTNC_LIB_FRONTEND_ONNX_HOSTTENSOR_H

@@ -1,0 +1,1851 @@
+//===- ONNXImporter.cpp - ONNX graph -> attn IR ---------------------------===//
+//
+// Walks the graph in its (topological) node order. Every value is either a
+// host constant (initializers, Constant nodes, anything computed from
+// constants only, and Shape of a statically shaped value) or an SSA value
+// of a statically shaped tensor. Constants are materialized where compute
+// first uses them: large float initializers as `attn.weight`, everything
+// else as `arith.constant`. The emitted form is the contract with the
+// raising passes (see /work/shared/DESIGN.md and the README).
+//
+// Every dimension is static once `--input-shape` fixes the symbolic ones;
+// the host/SSA split is where symbolic dims would stay dynamic later (the
+// shape logic would then emit tensor.dim arithmetic instead of folding).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Frontend/ONNX/ONNXImporter.h"
+
+#include "HostTensor.h"
+#include "ModelLoader.h"
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace attnc::onnx_frontend;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+/// Float initializers with more elements than this are run-time weights.
+constexpr int64_t kMaxInlineFloatElements = 16;
+
+std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+class Importer {
+public:
+  Importer(StringRef path, MLIRContext &context, const ImportOptions &options,
+           onnx::ModelProto &model)
+      : path(path.str()), fileName(llvm::sys::path::filename(path).str()),
+        context(context), options(options), model(model), b(&context) {}
+
+  Expected<ImportedModel> run();
+
+private:
+  /// One ONNX value: a host constant or an SSA value (or both, once a
+  /// constant has been materialized).
+  struct Entry {
+    std::optional<HostTensor> constant;
+    Value value;
+    /// Large float initializers: bound by name at run time, never folded.
+    bool isWeight = false;
+    std::string weightName;
+  };
+
+  // Errors.
+  Error fail(const Twine &message) {
+    std::string where = fileName;
+    std::string what;
+    if (current) {
+      where += ":" + nodeName(*current);
+      what =
+          " (" + current->op_type() + ", opset " + std::to_string(opset) + ")";
+    }
+    return llvm::createStringError(where + ": error: " + message.str() + what);
+  }
+  std::string nodeName(const onnx::NodeProto &node) {
+    if (!node.name().empty())
+      return node.name();
+    return node.op_type() + "#" + std::to_string(currentIndex);
+  }
+
+  Location nodeLoc(const onnx::NodeProto &node) {
+    return NameLoc::get(b.getStringAttr(nodeName(node)), fileLoc());
+  }
+  Location fileLoc() { return FileLineColLoc::get(&context, fileName, 0, 0); }
+
+  // Values.
+  Entry *lookup(const std::string &name) {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+  }
+  Expected<Type> elementType(int32_t dtype);
+  Expected<Value> materialize(Entry &entry);
+  Expected<Value> input(size_t i);
+  /// The constant behind input i (nullptr when omitted, a run-time value or
+  /// a weight).
+  const HostTensor *constantInput(size_t i);
+  bool hasInput(size_t i) {
+    return i < static_cast<size_t>(current->input_size()) &&
+           !current->input(i).empty();
+  }
+  Expected<SmallVector<int64_t>> shapeOf(size_t i);
+  Expected<std::vector<int64_t>> constantInts(size_t i, StringRef what);
+  void setOutput(size_t i, Value v) {
+    if (i < static_cast<size_t>(current->output_size()) &&
+        !current->output(i).empty())
+      values[current->output(i)].value = v;
+  }
+  void setConstantOutput(size_t i, HostTensor t) {
+    if (i < static_cast<size_t>(current->output_size()) &&
+        !current->output(i).empty()) {
+      Entry &e = values[current->output(i)];
+      e.constant = std::move(t);
+      e.value = {};
+    }
+  }
+
+  // IR helpers.
+  static RankedTensorType typeOf(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
+  Value empty(ArrayRef<int64_t> shape, Type elem) {
+    return tensor::EmptyOp::create(b, loc, shape, elem);
+  }
+  Value zeros(ArrayRef<int64_t> shape, Type elem) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+    return linalg::FillOp::create(b, loc, ValueRange{zero},
+                                  ValueRange{empty(shape, elem)})
+        .getResult(0);
+  }
+  Value splat(ArrayRef<int64_t> shape, Type elem, double value);
+  Value broadcastTo(Value v, ArrayRef<int64_t> shape);
+  Value reshapeTo(Value v, ArrayRef<int64_t> shape);
+  Value transpose(Value v, ArrayRef<int64_t> perm);
+  Value matmul2d(Value a, Value bm);
+  Value generic(ValueRange ins, ArrayRef<int64_t> shape, Type outElem,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+  // Nodes.
+  Error importNode(const onnx::NodeProto &node);
+  Error importElementwiseBinary(StringRef op);
+  Error importUnary(StringRef op);
+  Error importMatMul();
+  Error importGemm();
+  Error importReshapeLike(StringRef op);
+  Error importSlice();
+  Error importSplit();
+  Error importGather();
+  Error importConcat();
+  Error importTranspose();
+  Error importSoftmax();
+  Error importLayerNorm();
+  Error importReduceMean();
+  Error importWhere();
+  Error importCast();
+  Error importCompare(StringRef op);
+  Error importExpand();
+  Error importTrilu();
+  Error importShapeOf();
+  Error importConstant();
+  /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
+  Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
+                                               ArrayRef<int64_t> inShape);
+
+  std::string path, fileName;
+  MLIRContext &context;
+  const ImportOptions &options;
+  onnx::ModelProto &model;
+  OpBuilder b;
+  Location loc = UnknownLoc::get(&context);
+  int opset = 0;
+  const onnx::NodeProto *current = nullptr;
+  int currentIndex = 0;
+  std::map<std::string, Entry> values;
+  std::vector<WeightTensor> weights;
+  llvm::StringSet<> writtenWeights;
+};
+
+Expected<Type> Importer::elementType(int32_t dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return fail("tensors of " + dataTypeName(dtype) + " are not supported");
+  }
+}
+
+Expected<Value> Importer::materialize(Entry &entry) {
+  if (entry.value)
+    return entry.value;
+  const HostTensor &t = *entry.constant;
+  auto elem = elementType(t.dtype);
+  if (!elem)
+    return elem.takeError();
+  auto type = RankedTensorType::get(t.shape, *elem);
+  OpBuilder::InsertionGuard guard(b);
+  if (entry.isWeight) {
+    if (t.dtype != onnx::TensorProto::FLOAT)
+      return fail("initializer '" + entry.weightName + "' is " +
+                  dataTypeName(t.dtype) +
+                  "; only float32 weights are supported");
+    // Aliases (Identity of an initializer) bind the same tensor; the file
+    // holds it once.
+    if (writtenWeights.insert(entry.weightName).second) {
+      WeightTensor w;
+      w.name = entry.weightName;
+      w.shape = t.shape;
+      w.data.assign(t.floats.begin(), t.floats.end());
+      weights.push_back(std::move(w));
+    }
+    entry.value = attn::WeightOp::create(
+        b, NameLoc::get(b.getStringAttr(entry.weightName), fileLoc()), type,
+        b.getStringAttr(entry.weightName), nullptr, nullptr, nullptr, nullptr,
+        nullptr, nullptr);
+    return entry.value;
+  }
+  DenseElementsAttr attr;
+  int64_t n = t.numElements();
+  if (isa<FloatType>(*elem)) {
+    const llvm::fltSemantics &sem = cast<FloatType>(*elem).getFloatSemantics();
+    SmallVector<APFloat> vals;
+    vals.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat v(t.floats[i]);
+      bool lost;
+      v.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+      vals.push_back(v);
+    }
+    attr = DenseElementsAttr::get(type, vals);
+  } else {
+    unsigned width = (*elem).getIntOrFloatBitWidth();
+    SmallVector<APInt> vals;
+    vals.reserve(n);
+    for (int64_t i = 0; i < n; ++i)
+      vals.push_back(APInt(width, static_cast<uint64_t>(t.ints[i]),
+                           /*isSigned=*/width > 1, /*implicitTrunc=*/true));
+    attr = DenseElementsAttr::get(type, vals);
+  }
+  entry.value = arith::ConstantOp::create(b, loc, attr);
+  return entry.value;
+}
+
+Expected<Value> Importer::input(size_t i) {
+  if (!hasInput(i))
+    return fail("input " + Twine(i) + " is missing");
+  Entry *e = lookup(current->input(i));
+  if (!e)
+    return fail("input '" + current->input(i) + "' is not defined before use");
+  return materialize(*e);
+}
+
+const HostTensor *Importer::constantInput(size_t i) {
+  if (!hasInput(i))
+    return nullptr;
+  Entry *e = lookup(current->input(i));
+  if (!e || !e->constant || e->isWeight)
+    return nullptr;
+  return &*e->constant;
+}
+
+Expected<SmallVector<int64_t>> Importer::shapeOf(size_t i) {
+  if (!hasInput(i))
+    return fail("input " + Twine(i) + " is missing");
+  Entry *e = lookup(current->input(i));
+  if (!e)
+    return fail("input '" + current->input(i) + "' is not defined before use");
+  if (e->constant)
+    return e->constant->shape;
+  return SmallVector<int64_t>(typeOf(e->value).getShape());
+}
+
+Expected<std::vector<int64_t>> Importer::constantInts(size_t i,
+                                                      StringRef what) {
+  const HostTensor *t = constantInput(i);
+  if (!t)
+    return fail(Twine(what) +
+                " must be a constant (or computable from the fixed input "
+                "shapes)");
+  return t->toInts();
+}
+
+Value Importer::splat(ArrayRef<int64_t> shape, Type elem, double value) {
+  auto type = RankedTensorType::get(shape, elem);
+  Attribute scalar =
+      isa<FloatType>(elem)
+          ? Attribute(b.getFloatAttr(elem, value))
+          : Attribute(b.getIntegerAttr(elem, static_cast<int64_t>(value)));
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, scalar));
+}
+
+Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> in = typeOf(v).getShape();
+  if (in == shape)
+    return v;
+  // Dims of `v` that already have the output's extent stay; its unit dims
+  // that broadcast (and missing leading dims) are added by linalg.broadcast.
+  size_t lead = shape.size() - in.size();
+  SmallVector<int64_t> keptShape, addedDims;
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<bool> kept(shape.size(), false);
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] == shape[d + lead]) {
+      kept[d + lead] = true;
+      keptShape.push_back(in[d]);
+    }
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!kept[d])
+      addedDims.push_back(static_cast<int64_t>(d));
+  Value collapsed = v;
+  if (keptShape.size() != in.size()) {
+    // Each kept dim absorbs the dropped unit dims before it; trailing
+    // dropped dims join the last group.
+    ReassociationIndices group;
+    for (size_t d = 0; d < in.size(); ++d) {
+      group.push_back(static_cast<int64_t>(d));
+      if (kept[d + lead]) {
+        groups.push_back(group);
+        group.clear();
+      }
+    }
+    if (!group.empty() && !groups.empty())
+      groups.back().append(group.begin(), group.end());
+    collapsed = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(keptShape, typeOf(v).getElementType()), v,
+        groups);
+  }
+  Value init = empty(shape, typeOf(v).getElementType());
+  return linalg::BroadcastOp::create(b, loc, collapsed, init, addedDims)
+      .getResult()[0];
+}
+
+Value Importer::reshapeTo(Value v, ArrayRef<int64_t> shape) {
+  auto srcType = typeOf(v);
+  if (srcType.getShape() == shape)
+    return v;
+  auto dstType = RankedTensorType::get(shape, srcType.getElementType());
+  if (srcType.getRank() > dstType.getRank()) {
+    if (auto groups = getReassociationIndicesForReshape(srcType, dstType))
+      return tensor::CollapseShapeOp::create(b, loc, dstType, v, *groups);
+  } else if (srcType.getRank() < dstType.getRank()) {
+    if (auto groups = getReassociationIndicesForReshape(dstType, srcType))
+      return tensor::ExpandShapeOp::create(b, loc, dstType, v, *groups);
+  }
+  // Not a pure collapse or expand: through the flat vector (both are
+  // plain views of the row-major data).
+  int64_t n = srcType.getNumElements();
+  auto flatType = RankedTensorType::get({n}, srcType.getElementType());
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < srcType.getRank(); ++d)
+    all[0].push_back(d);
+  Value flat = srcType.getRank() == 1
+                   ? v
+                   : tensor::CollapseShapeOp::create(b, loc, flatType, v, all)
+                         .getResult();
+  SmallVector<ReassociationIndices> out(1);
+  for (int64_t d = 0; d < dstType.getRank(); ++d)
+    out[0].push_back(d);
+  if (dstType.getRank() == 1)
+    return flat;
+  return tensor::ExpandShapeOp::create(b, loc, dstType, flat, out);
+}
+
+Value Importer::transpose(Value v, ArrayRef<int64_t> perm) {
+  auto type = typeOf(v);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  return linalg::TransposeOp::create(b, loc, v,
+                                     empty(shape, type.getElementType()), perm)
+      .getResult()[0];
+}
+
+Value Importer::matmul2d(Value a, Value bm) {
+  auto at = typeOf(a), bt = typeOf(bm);
+  Value init = zeros({at.getDimSize(0), bt.getDimSize(1)}, at.getElementType());
+  return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{init})
+      .getResult(0);
+}
+
+Value Importer::generic(
+    ValueRange ins, ArrayRef<int64_t> shape, Type outElem,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto map = b.getMultiDimIdentityMap(shape.size());
+  SmallVector<AffineMap> maps(ins.size() + 1, map);
+  SmallVector<utils::IteratorType> iters(shape.size(),
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{RankedTensorType::get(shape, outElem)}, ins,
+             ValueRange{empty(shape, outElem)}, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value r = body(nb, nl, args.drop_back());
+               linalg::YieldOp::create(nb, nl, r);
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+Error Importer::importElementwiseBinary(StringRef op) {
+  auto a = input(0), c = input(1);
+  if (!a)
+    return a.takeError();
+  if (!c)
+    return c.takeError();
+  auto ta = typeOf(*a), tc = typeOf(*c);
+  if (ta.getElementType() != tc.getElementType())
+    return fail("operands have different element types (" + typeText(ta) +
+                " and " + typeText(tc) + ")");
+  auto shape = broadcastShapes(ta.getShape(), tc.getShape());
+  if (!shape)
+    return fail("operand shapes " + shapeText(ta.getShape()) + " and " +
+                shapeText(tc.getShape()) + " do not broadcast");
+  Type elem = ta.getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (op == "Pow"))
+    return fail("integer Pow is not supported");
+  Value lhs = broadcastTo(*a, *shape), rhs = broadcastTo(*c, *shape);
+  Value init = empty(*shape, elem);
+  SmallVector<Value> ins{lhs, rhs}, outs{init};
+  Operation *result;
+  if (op == "Add")
+    result = linalg::AddOp::create(b, loc, ins, outs);
+  else if (op == "Sub")
+    result = linalg::SubOp::create(b, loc, ins, outs);
+  else if (op == "Mul")
+    result = linalg::MulOp::create(b, loc, ins, outs);
+  else if (op == "Div")
+    result = linalg::DivOp::create(b, loc, ins, outs);
+  else if (op == "Pow")
+    result = linalg::PowFOp::create(b, loc, ins, outs);
+  else if (op == "Max")
+    result = linalg::MaxOp::create(b, loc, ins, outs);
+  else
+    result = linalg::MinOp::create(b, loc, ins, outs);
+  setOutput(0, result->getResult(0));
+  return Error::success();
+}
+
+Error Importer::importUnary(StringRef op) {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto type = typeOf(*x);
+  if (!isa<FloatType>(type.getElementType()))
+    return fail("expects a float tensor, got " + typeText(type));
+  Value init = empty(type.getShape(), type.getElementType());
+  SmallVector<Value> ins{*x}, outs{init};
+  Value r;
+  if (op == "Sqrt")
+    r = linalg::SqrtOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Erf")
+    r = linalg::ErfOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Tanh")
+    r = linalg::TanhOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Exp")
+    r = linalg::ExpOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Neg")
+    r = linalg::NegFOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Reciprocal")
+    r = linalg::ReciprocalOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Relu")
+    r = attn::ReluOp::create(b, loc, *x);
+  else if (op == "Sigmoid")
+    r = generic(ins, type.getShape(), type.getElementType(),
+                [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                  Type t = a[0].getType();
+                  Value one = arith::ConstantOp::create(
+                      nb, nl, nb.getFloatAttr(t, 1.0));
+                  Value neg = arith::NegFOp::create(nb, nl, a[0]);
+                  Value e = math::ExpOp::create(nb, nl, neg);
+                  Value den = arith::AddFOp::create(nb, nl, one, e);
+                  return arith::DivFOp::create(nb, nl, one, den);
+                });
+  else if (op == "Sin" || op == "Cos") {
+    bool sin = op == "Sin";
+    r = generic(ins, type.getShape(), type.getElementType(),
+                [sin](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                  if (sin)
+                    return math::SinOp::create(nb, nl, a[0]);
+                  return math::CosOp::create(nb, nl, a[0]);
+                });
+  }
+  setOutput(0, r);
+  return Error::success();
+}
+
+Error Importer::importMatMul() {
+  auto a = input(0), c = input(1);
+  if (!a)
+    return a.takeError();
+  if (!c)
+    return c.takeError();
+  auto ta = typeOf(*a), tc = typeOf(*c);
+  if (!isa<FloatType>(ta.getElementType()) ||
+      ta.getElementType() != tc.getElementType())
+    return fail("expects float operands of one element type");
+  Value lhs = *a, rhs = *c;
+  // 1-D operands: promoted to matrices and the unit dim removed afterwards.
+  bool vecL = ta.getRank() == 1, vecR = tc.getRank() == 1;
+  if (ta.getRank() == 0 || tc.getRank() == 0)
+    return fail("operands must have rank >= 1");
+  if (vecL)
+    lhs = reshapeTo(lhs, {1, ta.getDimSize(0)});
+  if (vecR)
+    rhs = reshapeTo(rhs, {tc.getDimSize(0), 1});
+  ta = typeOf(lhs);
+  tc = typeOf(rhs);
+  int64_t ra = ta.getRank(), rb = tc.getRank();
+  int64_t m = ta.getDimSize(ra - 2), k = ta.getDimSize(ra - 1),
+          n = tc.getDimSize(rb - 1);
+  if (tc.getDimSize(rb - 2) != k)
+    return fail("inner dimensions differ: " + shapeText(ta.getShape()) + " x " +
+                shapeText(tc.getShape()));
+  Value result;
+  SmallVector<int64_t> outShape;
+  if (rb == 2) {
+    // [..., M, K] x [K, N]: the leading dims fold into the rows.
+    SmallVector<int64_t> lead(ta.getShape().drop_back(2));
+    int64_t rows = m;
+    for (int64_t d : lead)
+      rows *= d;
+    Value l2 = reshapeTo(lhs, {rows, k});
+    result = matmul2d(l2, rhs);
+    outShape = lead;
+    outShape.append({m, n});
+    result = reshapeTo(result, outShape);
+  } else {
+    auto batch =
+        broadcastShapes(ta.getShape().drop_back(2), tc.getShape().drop_back(2));
+    if (!batch)
+      return fail("batch dimensions of " + shapeText(ta.getShape()) + " and " +
+                  shapeText(tc.getShape()) + " do not broadcast");
+    int64_t bsz = 1;
+    for (int64_t d : *batch)
+      bsz *= d;
+    SmallVector<int64_t> aFull(*batch), bFull(*batch);
+    aFull.append({m, k});
+    bFull.append({k, n});
+    Value l3 = reshapeTo(broadcastTo(lhs, aFull), {bsz, m, k});
+    Value r3 = reshapeTo(broadcastTo(rhs, bFull), {bsz, k, n});
+    Value init = zeros({bsz, m, n}, ta.getElementType());
+    result = linalg::BatchMatmulOp::create(b, loc, ValueRange{l3, r3},
+                                           ValueRange{init})
+                 .getResult(0);
+    outShape = *batch;
+    outShape.append({m, n});
+    result = reshapeTo(result, outShape);
+  }
+  if (vecL || vecR) {
+    SmallVector<int64_t> squeezed(outShape.begin(), outShape.end() - 2);
+    if (!vecL)
+      squeezed.push_back(m);
+    if (!vecR)
+      squeezed.push_back(n);
+    result = reshapeTo(result, squeezed);
+  }
+  setOutput(0, result);
+  return Error::success();
+}
+
+Error Importer::importGemm() {
+  auto a = input(0), c = input(1);
+  if (!a)
+    return a.takeError();
+  if (!c)
+    return c.takeError();
+  if (typeOf(*a).getRank() != 2 || typeOf(*c).getRank() != 2)
+    return fail("A and B must be matrices");
+  Value lhs = *a, rhs = *c;
+  if (getIntAttr(*current, "transA", 0))
+    lhs = transpose(lhs, {1, 0});
+  if (getIntAttr(*current, "transB", 0))
+    rhs = transpose(rhs, {1, 0});
+  if (typeOf(lhs).getDimSize(1) != typeOf(rhs).getDimSize(0))
+    return fail("inner dimensions differ");
+  Type elem = typeOf(lhs).getElementType();
+  Value y = matmul2d(lhs, rhs);
+  SmallVector<int64_t> shape(typeOf(y).getShape());
+  float alpha = getFloatAttr(*current, "alpha", 1.0f),
+        beta = getFloatAttr(*current, "beta", 1.0f);
+  if (alpha != 1.0f)
+    y = linalg::MulOp::create(b, loc, ValueRange{y, splat(shape, elem, alpha)},
+                              ValueRange{empty(shape, elem)})
+            .getResult(0);
+  if (hasInput(2) && beta != 0.0f) {
+    auto bias = input(2);
+    if (!bias)
+      return bias.takeError();
+    auto biasShape = broadcastShapes(typeOf(*bias).getShape(), shape);
+    if (!biasShape || *biasShape != shape)
+      return fail("C does not broadcast to the result " + shapeText(shape));
+    Value cb = broadcastTo(*bias, shape);
+    if (beta != 1.0f)
+      cb = linalg::MulOp::create(b, loc,
+                                 ValueRange{cb, splat(shape, elem, beta)},
+                                 ValueRange{empty(shape, elem)})
+               .getResult(0);
+    y = linalg::AddOp::create(b, loc, ValueRange{y, cb},
+                              ValueRange{empty(shape, elem)})
+            .getResult(0);
+  }
+  setOutput(0, y);
+  return Error::success();
+}
+
+Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
+                                                       ArrayRef<int64_t> in) {
+  int64_t rank = static_cast<int64_t>(in.size());
+  int64_t total = 1;
+  for (int64_t d : in)
+    total *= d;
+  auto axesOf = [&](int64_t outRank) -> Expected<std::vector<int64_t>> {
+    std::vector<int64_t> axes;
+    if (opset >= 13) {
+      if (hasInput(1)) {
+        auto ints = constantInts(1, "axes");
+        if (!ints)
+          return ints.takeError();
+        axes = *ints;
+      }
+    } else if (auto a = getIntsAttr(*current, "axes")) {
+      axes = *a;
+    }
+    for (int64_t &a : axes) {
+      if (a < -outRank || a >= outRank)
+        return fail("axis " + Twine(a) + " is out of range");
+      if (a < 0)
+        a += outRank;
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+      return fail("axes repeat");
+    return axes;
+  };
+  SmallVector<int64_t> out;
+  if (op == "Reshape") {
+    auto target = constantInts(1, "the shape");
+    if (!target)
+      return target.takeError();
+    bool allowZero = getIntAttr(*current, "allowzero", 0) != 0;
+    int64_t inferred = -1, known = 1;
+    for (size_t i = 0; i < target->size(); ++i) {
+      int64_t d = (*target)[i];
+      if (d == 0 && !allowZero) {
+        if (static_cast<int64_t>(i) >= rank)
+          return fail("shape copies dimension " + Twine(i) + " of a rank-" +
+                      Twine(rank) + " input");
+        d = in[i];
+      }
+      if (d == -1) {
+        if (inferred >= 0)
+          return fail("shape has more than one -1");
+        inferred = static_cast<int64_t>(i);
+        out.push_back(1);
+        continue;
+      }
+      if (d < 0)
+        return fail("shape has a negative dimension " + Twine(d));
+      out.push_back(d);
+      known *= d;
+    }
+    if (inferred >= 0) {
+      if (known == 0 || total % known != 0)
+        return fail("cannot reshape " + shapeText(in) + " to " +
+                    shapeText(*target));
+      out[inferred] = total / known;
+      known *= out[inferred];
+    }
+    if (known != total)
+      return fail("cannot reshape " + shapeText(in) + " (" + Twine(total) +
+                  " elements) to " + shapeText(out));
+    return out;
+  }
+  if (op == "Flatten") {
+    int64_t axis = getIntAttr(*current, "axis", 1);
+    if (axis < -rank || axis > rank)
+      return fail("axis " + Twine(axis) + " is out of range");
+    if (axis < 0)
+      axis += rank;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= in[d];
+    return SmallVector<int64_t>{outer, outer ? total / outer : 0};
+  }
+  if (op == "Squeeze") {
+    auto axes = axesOf(rank);
+    if (!axes)
+      return axes.takeError();
+    for (int64_t d = 0; d < rank; ++d) {
+      bool listed = llvm::is_contained(*axes, d);
+      if (listed && in[d] != 1)
+        return fail("cannot squeeze dimension " + Twine(d) + " of extent " +
+                    Twine(in[d]));
+      if (listed || (axes->empty() && in[d] == 1))
+        continue;
+      out.push_back(in[d]);
+    }
+    return out;
+  }
+  // Unsqueeze
+  auto axesOrErr = [&]() -> Expected<std::vector<int64_t>> {
+    std::vector<int64_t> raw;
+    if (opset >= 13) {
+      auto ints = constantInts(1, "axes");
+      if (!ints)
+        return ints.takeError();
+      raw = *ints;
+    } else if (auto a = getIntsAttr(*current, "axes")) {
+      raw = *a;
+    }
+    return raw;
+  }();
+  if (!axesOrErr)
+    return axesOrErr.takeError();
+  int64_t outRank = rank + static_cast<int64_t>(axesOrErr->size());
+  std::vector<int64_t> axes = *axesOrErr;
+  for (int64_t &a : axes) {
+    if (a < -outRank || a >= outRank)
+      return fail("axis " + Twine(a) + " is out of range");
+    if (a < 0)
+      a += outRank;
+  }
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    return fail("axes repeat");
+  size_t src = 0;
+  for (int64_t d = 0; d < outRank; ++d)
+    out.push_back(llvm::is_contained(axes, d) ? 1 : in[src++]);
+  return out;
+}
+
+Error Importer::importReshapeLike(StringRef op) {
+  auto shape = shapeOf(0);
+  if (!shape)
+    return shape.takeError();
+  auto target = reshapeTarget(op, *shape);
+  if (!target)
+    return target.takeError();
+  if (const HostTensor *c = constantInput(0)) {
+    HostTensor t = *c;
+    t.shape = *target;
+    setConstantOutput(0, std::move(t));
+    return Error::success();
+  }
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  setOutput(0, reshapeTo(*x, *target));
+  return Error::success();
+}
+
+/// Host slicing for constants (e.g. a causal buffer cut to the sequence).
+static HostTensor sliceHost(const HostTensor &in, ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> sizes,
+                            ArrayRef<int64_t> strides) {
+  HostTensor out = HostTensor::zeros(in.dtype, sizes);
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * in.shape[d + 1];
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0, e = out.numElements(); flat < e; ++flat) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += (offsets[d] + idx[d] * strides[d]) * inStrides[d];
+    out.set(flat, in.asDouble(src));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+Error Importer::importSlice() {
+  auto shape = shapeOf(0);
+  if (!shape)
+    return shape.takeError();
+  int64_t rank = static_cast<int64_t>(shape->size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (opset >= 10) {
+    auto s = constantInts(1, "starts"), e = constantInts(2, "ends");
+    if (!s)
+      return s.takeError();
+    if (!e)
+      return e.takeError();
+    starts = *s;
+    ends = *e;
+    if (hasInput(3)) {
+      auto a = constantInts(3, "axes");
+      if (!a)
+        return a.takeError();
+      axes = *a;
+    }
+    if (hasInput(4)) {
+      auto st = constantInts(4, "steps");
+      if (!st)
+        return st.takeError();
+      steps = *st;
+    }
+  }
+  if (starts.size() != ends.size())
+    return fail("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    return fail("axes and steps must match starts in length");
+  SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t axis = axes[i];
+    if (axis < -rank || axis >= rank)
+      return fail("axis " + Twine(axis) + " is out of range");
+    if (axis < 0)
+      axis += rank;
+    int64_t dim = (*shape)[axis], step = steps[i];
+    if (step <= 0)
+      return fail("steps must be positive (negative steps are not supported)");
+    auto clampIndex = [&](int64_t v) {
+      if (v < 0)
+        v += dim;
+      return std::clamp<int64_t>(v, 0, dim);
+    };
+    int64_t start = clampIndex(starts[i]), end = clampIndex(ends[i]);
+    offsets[axis] = start;
+    sizes[axis] = end > start ? (end - start + step - 1) / step : 0;
+    strides[axis] = step;
+  }
+  if (const HostTensor *c = constantInput(0)) {
+    setConstantOutput(0, sliceHost(*c, offsets, sizes, strides));
+    return Error::success();
+  }
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto resultType = RankedTensorType::get(sizes, typeOf(*x).getElementType());
+  setOutput(0, tensor::ExtractSliceOp::create(
+                   b, loc, resultType, *x, ValueRange{}, ValueRange{},
+                   ValueRange{}, offsets, sizes, strides));
+  return Error::success();
+}
+
+Error Importer::importSplit() {
+  auto shape = shapeOf(0);
+  if (!shape)
+    return shape.takeError();
+  int64_t rank = static_cast<int64_t>(shape->size());
+  int64_t axis = getIntAttr(*current, "axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  int64_t outputs = current->output_size(), dim = (*shape)[axis];
+  std::vector<int64_t> parts;
+  if (opset >= 13 && hasInput(1)) {
+    auto s = constantInts(1, "split");
+    if (!s)
+      return s.takeError();
+    parts = *s;
+  } else if (auto s = getIntsAttr(*current, "split")) {
+    parts = *s;
+  } else {
+    int64_t count = getIntAttr(*current, "num_outputs", outputs);
+    if (count <= 0)
+      return fail("num_outputs must be positive");
+    int64_t chunk = (dim + count - 1) / count;
+    for (int64_t i = 0; i < count; ++i)
+      parts.push_back(std::min(chunk, dim - i * chunk));
+  }
+  if (static_cast<int64_t>(parts.size()) != outputs)
+    return fail("split has " + Twine(parts.size()) + " parts for " +
+                Twine(outputs) + " outputs");
+  int64_t sum = 0;
+  for (int64_t p : parts) {
+    if (p < 0)
+      return fail("split sizes must not be negative");
+    sum += p;
+  }
+  if (sum != dim)
+    return fail("split sizes add up to " + Twine(sum) +
+                ", not the axis extent " + Twine(dim));
+  const HostTensor *c = constantInput(0);
+  Value x;
+  if (!c) {
+    auto v = input(0);
+    if (!v)
+      return v.takeError();
+    x = *v;
+  }
+  int64_t offset = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
+    offsets[axis] = offset;
+    sizes[axis] = parts[i];
+    offset += parts[i];
+    if (c) {
+      setConstantOutput(i, sliceHost(*c, offsets, sizes, strides));
+      continue;
+    }
+    auto type = RankedTensorType::get(sizes, typeOf(x).getElementType());
+    setOutput(i, tensor::ExtractSliceOp::create(b, loc, type, x, ValueRange{},
+                                                ValueRange{}, ValueRange{},
+                                                offsets, sizes, strides));
+  }
+  return Error::success();
+}
+
+Error Importer::importGather() {
+  auto shape = shapeOf(0);
+  if (!shape)
+    return shape.takeError();
+  int64_t rank = static_cast<int64_t>(shape->size());
+  int64_t axis = getIntAttr(*current, "axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  Entry *data = lookup(current->input(0));
+  const HostTensor *indices = constantInput(1);
+  // A table lookup: an initializer (or constant) table indexed by ids.
+  if (data && data->constant && rank == 2 && axis == 0 &&
+      data->constant->isFloat() && !indices) {
+    auto table = input(0), ids = input(1);
+    if (!table)
+      return table.takeError();
+    if (!ids)
+      return ids.takeError();
+    auto idsType = typeOf(*ids);
+    if (!idsType.getElementType().isInteger(64) &&
+        !idsType.getElementType().isInteger(32))
+      return fail("indices must be int32 or int64");
+    SmallVector<int64_t> outShape(idsType.getShape());
+    outShape.push_back((*shape)[1]);
+    Value ids2 = *ids;
+    if (idsType.getRank() == 0)
+      ids2 = reshapeTo(ids2, {1});
+    SmallVector<int64_t> embShape(typeOf(ids2).getShape());
+    embShape.push_back((*shape)[1]);
+    Value emb = attn::EmbeddingOp::create(
+        b, loc,
+        RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
+        *table);
+    setOutput(0, reshapeTo(emb, outShape));
+    return Error::success();
+  }
+  if (data && data->constant && rank == 2 && axis == 0 &&
+      data->constant->isFloat() && indices) {
+    // Constant ids into a table: still a lookup of the weight.
+    auto table = input(0), ids = input(1);
+    if (!table)
+      return table.takeError();
+    if (!ids)
+      return ids.takeError();
+    for (int64_t i : indices->toInts())
+      if (i < 0 || i >= (*shape)[0])
+        return fail("index " + Twine(i) + " is out of range for a table of " +
+                    Twine((*shape)[0]) + " rows");
+    Value ids2 = indices->shape.empty() ? reshapeTo(*ids, {1}) : *ids;
+    SmallVector<int64_t> embShape(typeOf(ids2).getShape());
+    embShape.push_back((*shape)[1]);
+    Value emb = attn::EmbeddingOp::create(
+        b, loc,
+        RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
+        *table);
+    SmallVector<int64_t> outShape(indices->shape);
+    outShape.push_back((*shape)[1]);
+    setOutput(0, reshapeTo(emb, outShape));
+    return Error::success();
+  }
+  if (!indices)
+    return fail("gathering from a computed tensor with run-time indices is "
+                "not supported");
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  std::vector<int64_t> idx = indices->toInts();
+  for (int64_t &i : idx) {
+    if (i < -(*shape)[axis] || i >= (*shape)[axis])
+      return fail("index " + Twine(i) + " is out of range for extent " +
+                  Twine((*shape)[axis]));
+    if (i < 0)
+      i += (*shape)[axis];
+  }
+  Type elem = typeOf(*x).getElementType();
+  // One slice per index along the axis, concatenated (a single slice for a
+  // scalar index or a run of consecutive ones).
+  auto sliceAt = [&](int64_t start, int64_t len) -> Value {
+    SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
+    offsets[axis] = start;
+    sizes[axis] = len;
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, elem), *x, ValueRange{},
+        ValueRange{}, ValueRange{}, offsets, sizes, strides);
+  };
+  bool consecutive = true;
+  for (size_t i = 1; i < idx.size(); ++i)
+    consecutive &= idx[i] == idx[i - 1] + 1;
+  Value gathered;
+  if (idx.empty())
+    return fail("empty indices are not supported");
+  if (consecutive) {
+    gathered = sliceAt(idx[0], static_cast<int64_t>(idx.size()));
+  } else {
+    SmallVector<Value> parts;
+    for (int64_t i : idx)
+      parts.push_back(sliceAt(i, 1));
+    gathered = tensor::ConcatOp::create(b, loc, axis, parts);
+  }
+  SmallVector<int64_t> outShape(shape->begin(), shape->begin() + axis);
+  outShape.append(indices->shape.begin(), indices->shape.end());
+  outShape.append(shape->begin() + axis + 1, shape->end());
+  setOutput(0, reshapeTo(gathered, outShape));
+  return Error::success();
+}
+
+Error Importer::importConcat() {
+  SmallVector<Value> parts;
+  for (int i = 0; i < current->input_size(); ++i) {
+    auto shape = shapeOf(i);
+    if (!shape)
+      return shape.takeError();
+    // Empty parts (zero along the axis) add nothing.
+    bool emptyPart = llvm::is_contained(*shape, 0);
+    if (emptyPart)
+      continue;
+    auto v = input(i);
+    if (!v)
+      return v.takeError();
+    parts.push_back(*v);
+  }
+  if (parts.empty())
+    return fail("all inputs are empty");
+  int64_t rank = typeOf(parts[0]).getRank();
+  int64_t axis = getIntAttr(*current, "axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  for (Value p : parts) {
+    auto t = typeOf(p);
+    if (t.getRank() != rank ||
+        t.getElementType() != typeOf(parts[0]).getElementType())
+      return fail("inputs differ in rank or element type");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && t.getDimSize(d) != typeOf(parts[0]).getDimSize(d))
+        return fail("inputs differ outside the concatenation axis");
+  }
+  setOutput(0, parts.size() == 1
+                   ? parts[0]
+                   : tensor::ConcatOp::create(b, loc, axis, parts).getResult());
+  return Error::success();
+}
+
+Error Importer::importTranspose() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> perm;
+  if (auto p = getIntsAttr(*current, "perm"))
+    perm.assign(p->begin(), p->end());
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (static_cast<int64_t>(perm.size()) != rank ||
+      (rank &&
+       (sorted.front() != 0 || sorted.back() != rank - 1 ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())))
+    return fail("perm is not a permutation of the input's " + Twine(rank) +
+                " dimensions");
+  setOutput(0, transpose(*x, perm));
+  return Error::success();
+}
+
+Error Importer::importSoftmax() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = getIntAttr(*current, "axis", opset >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank)
+    return fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  // Before opset 13 Softmax flattened [axis, rank) into one row.
+  if (opset < 13 && axis != rank - 1)
+    return fail("axis " + Twine(axis) +
+                " before opset 13 normalizes over the flattened trailing "
+                "dimensions, which is not supported (only the last axis)");
+  if (!isa<FloatType>(type.getElementType()))
+    return fail("expects a float tensor");
+  setOutput(0, attn::SoftmaxOp::create(b, loc, *x, axis));
+  return Error::success();
+}
+
+Error Importer::importLayerNorm() {
+  for (int i = 1; i < current->output_size(); ++i)
+    if (!current->output(i).empty())
+      return fail("the Mean and InvStdDev outputs are not supported");
+  auto x = input(0), scale = input(1);
+  if (!x)
+    return x.takeError();
+  if (!scale)
+    return scale.takeError();
+  auto type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = getIntAttr(*current, "axis", -1);
+  if (axis < -rank || axis >= rank)
+    return fail("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  if (axis != rank - 1)
+    return fail("normalization over dimensions " + Twine(axis) + ".." +
+                Twine(rank - 1) + " is not supported (only the last axis)");
+  int64_t d = type.getDimSize(rank - 1);
+  Type elem = type.getElementType();
+  if (typeOf(*scale).getNumElements() != d)
+    return fail("scale must have " + Twine(d) + " elements");
+  Value gamma = reshapeTo(*scale, {d});
+  Value beta;
+  if (hasInput(2)) {
+    auto bias = input(2);
+    if (!bias)
+      return bias.takeError();
+    if (typeOf(*bias).getNumElements() != d)
+      return fail("bias must have " + Twine(d) + " elements");
+    beta = reshapeTo(*bias, {d});
+  } else {
+    beta = splat({d}, elem, 0.0);
+  }
+  // The attribute is a float; its shortest decimal form (1e-05, not
+  // 9.99999974e-06) is what the exporter meant.
+  char epsText[32] = {};
+  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
+                getFloatAttr(*current, "epsilon", 1e-5f));
+  double eps = std::strtod(epsText, nullptr);
+  setOutput(0, attn::LayerNormOp::create(b, loc, type, *x, gamma, beta,
+                                         b.getF64FloatAttr(eps)));
+  return Error::success();
+}
+
+Error Importer::importReduceMean() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto type = typeOf(*x);
+  int64_t rank = type.getRank();
+  Type elem = type.getElementType();
+  if (!isa<FloatType>(elem))
+    return fail("expects a float tensor");
+  std::vector<int64_t> axes;
+  bool fromInput = opset >= 18;
+  if (fromInput) {
+    if (hasInput(1)) {
+      auto a = constantInts(1, "axes");
+      if (!a)
+        return a.takeError();
+      axes = *a;
+    }
+  } else if (auto a = getIntsAttr(*current, "axes")) {
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (fromInput && getIntAttr(*current, "noop_with_empty_axes", 0)) {
+      setOutput(0, *x);
+      return Error::success();
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      return fail("axis " + Twine(a) + " is out of range");
+    if (a < 0)
+      a += rank;
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;
+  SmallVector<int64_t> reduced, kept;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      count *= type.getDimSize(d);
+      kept.push_back(1);
+    } else {
+      reduced.push_back(type.getDimSize(d));
+      kept.push_back(type.getDimSize(d));
+    }
+  }
+  Value init = zeros(reduced, elem);
+  Value sum = linalg::ReduceOp::create(
+                  b, loc, ValueRange{*x}, ValueRange{init}, axes,
+                  [](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value s = arith::AddFOp::create(nb, nl, args[0], args[1]);
+                    linalg::YieldOp::create(nb, nl, s);
+                  })
+                  .getResult(0);
+  Value mean = linalg::DivOp::create(
+                   b, loc, ValueRange{sum, splat(reduced, elem, double(count))},
+                   ValueRange{empty(reduced, elem)})
+                   .getResult(0);
+  setOutput(0, keepDims ? reshapeTo(mean, kept) : mean);
+  return Error::success();
+}
+
+Error Importer::importWhere() {
+  auto c = input(0), x = input(1), y = input(2);
+  if (!c)
+    return c.takeError();
+  if (!x)
+    return x.takeError();
+  if (!y)
+    return y.takeError();
+  if (!typeOf(*c).getElementType().isInteger(1))
+    return fail("condition must be bool");
+  if (typeOf(*x).getElementType() != typeOf(*y).getElementType())
+    return fail("X and Y have different element types");
+  auto s = broadcastShapes(typeOf(*c).getShape(), typeOf(*x).getShape());
+  if (s)
+    s = broadcastShapes(*s, typeOf(*y).getShape());
+  if (!s)
+    return fail("operand shapes do not broadcast");
+  SmallVector<Value> ins{broadcastTo(*c, *s), broadcastTo(*x, *s),
+                         broadcastTo(*y, *s)};
+  setOutput(0, generic(ins, *s, typeOf(*x).getElementType(),
+                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                         return arith::SelectOp::create(nb, nl, a[0], a[1],
+                                                        a[2]);
+                       }));
+  return Error::success();
+}
+
+Error Importer::importCast() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto to = elementType(static_cast<int32_t>(getIntAttr(*current, "to", 0)));
+  if (!to)
+    return to.takeError();
+  Type from = typeOf(*x).getElementType();
+  if (from == *to) {
+    setOutput(0, *x);
+    return Error::success();
+  }
+  Type target = *to;
+  setOutput(
+      0,
+      generic(
+          ValueRange{*x}, typeOf(*x).getShape(), target,
+          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+            Value v = a[0];
+            auto fIn = dyn_cast<FloatType>(from);
+            auto fOut = dyn_cast<FloatType>(target);
+            if (fIn && fOut)
+              return fIn.getWidth() < fOut.getWidth()
+                         ? arith::ExtFOp::create(nb, nl, target, v).getResult()
+                         : arith::TruncFOp::create(nb, nl, target, v)
+                               .getResult();
+            if (fOut)
+              return from.isInteger(1)
+                         ? arith::UIToFPOp::create(nb, nl, target, v)
+                               .getResult()
+                         : arith::SIToFPOp::create(nb, nl, target, v)
+                               .getResult();
+            if (target.isInteger(1)) {
+              if (fIn) {
+                Value zero = arith::ConstantOp::create(
+                    nb, nl, nb.getFloatAttr(from, 0.0));
+                return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNE,
+                                             v, zero);
+              }
+              Value zero =
+                  arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(from, 0));
+              return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, v,
+                                           zero);
+            }
+            if (fIn)
+              return arith::FPToSIOp::create(nb, nl, target, v);
+            unsigned wIn = from.getIntOrFloatBitWidth(),
+                     wOut = target.getIntOrFloatBitWidth();
+            if (wIn < wOut)
+              return from.isInteger(1)
+                         ? arith::ExtUIOp::create(nb, nl, target, v).getResult()
+                         : arith::ExtSIOp::create(nb, nl, target, v)
+                               .getResult();
+            return arith::TruncIOp::create(nb, nl, target, v);
+          }));
+  return Error::success();
+}
+
+Error Importer::importCompare(StringRef op) {
+  auto a = input(0), c = input(1);
+  if (!a)
+    return a.takeError();
+  if (!c)
+    return c.takeError();
+  Type elem = typeOf(*a).getElementType();
+  if (elem != typeOf(*c).getElementType())
+    return fail("operands have different element types");
+  auto s = broadcastShapes(typeOf(*a).getShape(), typeOf(*c).getShape());
+  if (!s)
+    return fail("operand shapes do not broadcast");
+  bool isFloat = isa<FloatType>(elem);
+  auto fpred = llvm::StringSwitch<arith::CmpFPredicate>(op)
+                   .Case("Equal", arith::CmpFPredicate::OEQ)
+                   .Case("Less", arith::CmpFPredicate::OLT)
+                   .Case("Greater", arith::CmpFPredicate::OGT)
+                   .Case("LessOrEqual", arith::CmpFPredicate::OLE)
+                   .Default(arith::CmpFPredicate::OGE);
+  auto ipred = llvm::StringSwitch<arith::CmpIPredicate>(op)
+                   .Case("Equal", arith::CmpIPredicate::eq)
+                   .Case("Less", arith::CmpIPredicate::slt)
+                   .Case("Greater", arith::CmpIPredicate::sgt)
+                   .Case("LessOrEqual", arith::CmpIPredicate::sle)
+                   .Default(arith::CmpIPredicate::sge);
+  setOutput(0,
+            generic(ValueRange{broadcastTo(*a, *s), broadcastTo(*c, *s)}, *s,
+                    b.getI1Type(),
+                    [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                      if (isFloat)
+                        return arith::CmpFOp::create(nb, nl, fpred, v[0], v[1]);
+                      return arith::CmpIOp::create(nb, nl, ipred, v[0], v[1]);
+                    }));
+  return Error::success();
+}
+
+Error Importer::importExpand() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto target = constantInts(1, "the shape");
+  if (!target)
+    return target.takeError();
+  auto s = broadcastShapes(typeOf(*x).getShape(), *target);
+  if (!s)
+    return fail("shape " + shapeText(*target) + " does not broadcast with " +
+                shapeText(typeOf(*x).getShape()));
+  setOutput(0, broadcastTo(*x, *s));
+  return Error::success();
+}
+
+Error Importer::importTrilu() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto type = typeOf(*x);
+  if (type.getRank() < 2)
+    return fail("input must have rank >= 2");
+  int64_t k = 0;
+  if (hasInput(1)) {
+    auto kk = constantInts(1, "k");
+    if (!kk)
+      return kk.takeError();
+    k = kk->empty() ? 0 : (*kk)[0];
+  }
+  bool upper = getIntAttr(*current, "upper", 1) != 0;
+  int64_t rank = type.getRank();
+  Type elem = type.getElementType();
+  setOutput(
+      0, generic(ValueRange{*x}, type.getShape(), elem,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                   Value r = linalg::IndexOp::create(nb, nl, rank - 2);
+                   Value c = linalg::IndexOp::create(nb, nl, rank - 1);
+                   Value diff = arith::SubIOp::create(nb, nl, c, r);
+                   Value kv = arith::ConstantIndexOp::create(nb, nl, k);
+                   Value keep =
+                       arith::CmpIOp::create(nb, nl,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diff, kv);
+                   Value zero =
+                       arith::ConstantOp::create(nb, nl, nb.getZeroAttr(elem));
+                   return arith::SelectOp::create(nb, nl, keep, a[0], zero);
+                 }));
+  return Error::success();
+}
+
+Error Importer::importShapeOf() {
+  auto shape = shapeOf(0);
+  if (!shape)
+    return shape.takeError();
+  int64_t rank = static_cast<int64_t>(shape->size());
+  int64_t start = getIntAttr(*current, "start", 0),
+          end = getIntAttr(*current, "end", rank);
+  auto clampDim = [&](int64_t v) {
+    if (v < 0)
+      v += rank;
+    return std::clamp<int64_t>(v, 0, rank);
+  };
+  start = clampDim(start);
+  end = clampDim(end);
+  SmallVector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d)
+    dims.push_back((*shape)[d]);
+  setConstantOutput(0, HostTensor::fromInts(dims));
+  return Error::success();
+}
+
+Error Importer::importConstant() {
+  HostTensor t;
+  std::string error;
+  if (const onnx::AttributeProto *v = findAttribute(*current, "value")) {
+    if (!decodeTensor(v->t(), t, error))
+      return fail("value " + error);
+  } else if (const onnx::AttributeProto *f =
+                 findAttribute(*current, "value_float")) {
+    t = HostTensor::zeros(onnx::TensorProto::FLOAT, {});
+    t.floats[0] = f->f();
+  } else if (const onnx::AttributeProto *fs =
+                 findAttribute(*current, "value_floats")) {
+    t = HostTensor::zeros(onnx::TensorProto::FLOAT, {fs->floats_size()});
+    for (int i = 0; i < fs->floats_size(); ++i)
+      t.floats[i] = fs->floats(i);
+  } else if (const onnx::AttributeProto *i =
+                 findAttribute(*current, "value_int")) {
+    t = HostTensor::zeros(onnx::TensorProto::INT64, {});
+    t.ints[0] = i->i();
+  } else if (const onnx::AttributeProto *is =
+                 findAttribute(*current, "value_ints")) {
+    t = HostTensor::fromInts(
+        std::vector<int64_t>(is->ints().begin(), is->ints().end()));
+  } else {
+    return fail("only value, value_float(s) and value_int(s) constants are "
+                "supported");
+  }
+  setConstantOutput(0, std::move(t));
+  return Error::success();
+}
+
+Error Importer::importNode(const onnx::NodeProto &node) {
+  current = &node;
+  loc = nodeLoc(node);
+  StringRef op = node.op_type();
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return fail("op domain '" + node.domain() + "' is not supported");
+
+  if (op == "Constant")
+    return importConstant();
+  if (op == "Shape")
+    return importShapeOf();
+  if (op == "Size") {
+    auto shape = shapeOf(0);
+    if (!shape)
+      return shape.takeError();
+    int64_t n = 1;
+    for (int64_t d : *shape)
+      n *= d;
+    HostTensor t = HostTensor::fromInts({n});
+    t.shape.clear();
+    setConstantOutput(0, std::move(t));
+    return Error::success();
+  }
+
+  // Nodes whose inputs are all constants (and no weights) are evaluated.
+  bool allConstant = node.input_size() > 0;
+  std::vector<const HostTensor *> constants;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) {
+      constants.push_back(nullptr);
+      continue;
+    }
+    Entry *e = lookup(node.input(i));
+    if (!e)
+      return fail("input '" + node.input(i) + "' is not defined before use");
+    if (!e->constant || e->isWeight)
+      allConstant = false;
+    constants.push_back(e->constant && !e->isWeight ? &*e->constant : nullptr);
+  }
+  bool shapeOnly = op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+                   op == "Unsqueeze" || op == "Slice" || op == "Split";
+  if (allConstant && !shapeOnly) {
+    FoldResult folded;
+    std::string error;
+    if (!foldNode(node, opset, constants, folded, error))
+      return fail(error);
+    if (folded.folded) {
+      for (size_t i = 0; i < folded.outputs.size(); ++i)
+        setConstantOutput(i, std::move(folded.outputs[i]));
+      return Error::success();
+    }
+  }
+
+  if (op == "Identity" || op == "Dropout") {
+    if (op == "Dropout" && node.output_size() > 1 && !node.output(1).empty())
+      return fail("the mask output is not supported");
+    Entry *e = lookup(node.input(0));
+    if (!e)
+      return fail("input is missing");
+    values[node.output(0)] = *e;
+    return Error::success();
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
+      op == "Max" || op == "Min") {
+    if (node.input_size() != 2)
+      return fail("expects two inputs");
+    return importElementwiseBinary(op);
+  }
+  if (op == "Sqrt" || op == "Erf" || op == "Tanh" || op == "Exp" ||
+      op == "Neg" || op == "Reciprocal" || op == "Relu" || op == "Sigmoid" ||
+      op == "Sin" || op == "Cos")
+    return importUnary(op);
+  if (op == "MatMul")
+    return importMatMul();
+  if (op == "Gemm")
+    return importGemm();
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+      op == "Unsqueeze")
+    return importReshapeLike(op);
+  if (op == "Slice")
+    return importSlice();
+  if (op == "Split")
+    return importSplit();
+  if (op == "Gather")
+    return importGather();
+  if (op == "Concat")
+    return importConcat();
+  if (op == "Transpose")
+    return importTranspose();
+  if (op == "Softmax")
+    return importSoftmax();
+  if (op == "LayerNormalization")
+    return importLayerNorm();
+  if (op == "ReduceMean")
+    return importReduceMean();
+  if (op == "Where")
+    return importWhere();
+  if (op == "Cast")
+    return importCast();
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual")
+    return importCompare(op);
+  if (op == "Expand")
+    return importExpand();
+  if (op == "Trilu")
+    return importTrilu();
+  if (op == "Range" || op == "ConstantOfShape")
+    return fail("inputs must be constant (computable from the fixed input "
+                "shapes)");
+  return fail("unsupported op '" + op + "'");
+}
+
+Expected<ImportedModel> Importer::run() {
+  for (const auto &import : model.opset_import())
+    if (import.domain().empty() || import.domain() == "ai.onnx")
+      opset = static_cast<int>(import.version());
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return fail("opset " + Twine(opset) + " is not supported (the importer " +
+                "reads opsets " + Twine(kMinOpset) + " to " + Twine(kMaxOpset) +
+                ")");
+  const onnx::GraphProto &graph = model.graph();
+
+  // Initializers first: graph inputs that repeat an initializer's name (old
+  // exporters) are the initializer.
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    HostTensor t;
+    std::string error;
+    if (!decodeTensor(init, t, error))
+      return fail("initializer '" + init.name() + "' " + error);
+    if (init.name().empty())
+      return fail("an initializer has no name");
+    Entry &e = values[init.name()];
+    e.isWeight = t.isFloat() && t.numElements() > kMaxInlineFloatElements;
+    if (e.isWeight) {
+      for (char c : init.name())
+        if (std::isspace(static_cast<unsigned char>(c)) || !std::isprint(c))
+          return fail("initializer '" + init.name() +
+                      "' has whitespace or unprintable characters in its "
+                      "name, which weight names cannot carry");
+      e.weightName = init.name();
+    }
+    e.constant = std::move(t);
+    initializerNames.insert(init.name());
+  }
+
+  llvm::StringSet<> graphInputs;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (!initializerNames.contains(in.name()))
+      graphInputs.insert(in.name());
+  for (const auto &entry : options.inputShapes)
+    if (!graphInputs.contains(entry.getKey()))
+      return fail("--input-shape names '" + entry.getKey() +
+                  "', which is not a graph input");
+
+  // Graph inputs: fixed shapes, or shapes from --input-shape.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  std::vector<std::string> unfixed;
+  llvm::StringSet<> usedShapes;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (initializerNames.contains(in.name()))
+      continue;
+    if (!in.type().has_tensor_type())
+      return fail("graph input '" + in.name() + "' is not a tensor");
+    const auto &tt = in.type().tensor_type();
+    // The runtime binds inputs of these types (not bool).
+    auto elem = tt.elem_type() == onnx::TensorProto::BOOL
+                    ? Expected<Type>(llvm::createStringError("bool"))
+                    : elementType(tt.elem_type());
+    if (!elem) {
+      llvm::consumeError(elem.takeError());
+      return fail("graph input '" + in.name() + "' has element type " +
+                  dataTypeName(tt.elem_type()) +
+                  " (supported: float, float16, bfloat16, int64, int32)");
+    }
+    if (!tt.has_shape())
+      return fail("graph input '" + in.name() + "' has no shape");
+    SmallVector<int64_t> shape;
+    std::vector<std::string> symbolic;
+    for (const auto &dim : tt.shape().dim()) {
+      if (dim.has_dim_value() && dim.dim_value() > 0) {
+        shape.push_back(dim.dim_value());
+      } else {
+        shape.push_back(ShapedType::kDynamic);
+        symbolic.push_back(dim.has_dim_param() ? dim.dim_param() : "?");
+      }
+    }
+    auto given = options.inputShapes.find(in.name());
+    if (given != options.inputShapes.end()) {
+      usedShapes.insert(in.name());
+      ArrayRef<int64_t> fixed = given->second;
+      if (fixed.size() != shape.size())
+        return fail("--input-shape " + in.name() + "=" + shapeText(fixed) +
+                    " has rank " + Twine(fixed.size()) +
+                    ", but the input has "
+                    "rank " +
+                    Twine(shape.size()));
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (!ShapedType::isDynamic(shape[d]) && shape[d] != fixed[d])
+          return fail("--input-shape " + in.name() + " gives dimension " +
+                      Twine(d) + " as " + Twine(fixed[d]) +
+                      ", but the model fixes it to " + Twine(shape[d]));
+      shape.assign(fixed.begin(), fixed.end());
+    } else if (!symbolic.empty()) {
+      std::string dims;
+      for (size_t d = 0; d < symbolic.size(); ++d)
+        dims += (d ? ", " : "") + symbolic[d];
+      unfixed.push_back(in.name() + " [" + dims + "]");
+    }
+    argTypes.push_back(RankedTensorType::get(shape, *elem));
+    argNames.push_back(in.name());
+  }
+  if (!unfixed.empty()) {
+    std::string list;
+    for (const std::string &u : unfixed)
+      list += "\n  " + u;
+    return fail("inputs with symbolic dimensions need fixed sizes (dynamic "
+                "shapes are not supported yet); pass --input-shape "
+                "name=AxB... for each of:" +
+                list);
+  }
+
+  auto module = ModuleOp::create(fileLoc());
+  OwningOpRef<ModuleOp> owned(module);
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(b, fileLoc(), "main",
+                                   b.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "attn.name", b.getStringAttr(name));
+    values[name].value = body->getArgument(i);
+  }
+  b.setInsertionPointToEnd(body);
+
+  for (int i = 0; i < graph.node_size(); ++i) {
+    currentIndex = i;
+    if (Error err = importNode(graph.node(i)))
+      return std::move(err);
+  }
+  current = nullptr;
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  loc = fileLoc();
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    Entry *e = lookup(out.name());
+    if (!e)
+      return fail("graph output '" + out.name() + "' is never computed");
+    auto v = materialize(*e);
+    if (!v)
+      return v.takeError();
+    results.push_back(*v);
+    resultTypes.push_back(v->getType());
+  }
+  func::ReturnOp::create(b, fileLoc(), results);
+  func.setFunctionType(b.getFunctionType(argTypes, resultTypes));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "attn.name", b.getStringAttr(out.name()));
+
+  // A verifier failure here is an importer bug; report it located.
+  std::string diag;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      llvm::raw_string_ostream os(diag);
+      os << d.getLocation() << ": " << d.str() << "\n";
+      return success();
+    });
+    if (failed(verify(module)))
+      return llvm::createStringError(fileName +
+                                     ": error: the imported IR does not "
+                                     "verify (importer bug):\n" +
+                                     diag);
+  }
+  ImportedModel result;
+  result.module = std::move(owned);
+  result.weights = std::move(weights);
+  return std::move(result);
+}
+
+} // namespace
+
+Error attnc::onnx_frontend::parseInputShape(StringRef spec,
+                                            ImportOptions &options) {
+  auto [name, dims] = spec.rsplit('=');
+  if (name.empty() || dims.empty() || !spec.contains('='))
+    return llvm::createStringError("--input-shape '" + spec.str() +
+                                   "': expected name=AxBx... (e.g. "
+                                   "input_ids=1x128)");
+  SmallVector<StringRef> parts;
+  dims.split(parts, 'x');
+  SmallVector<int64_t> shape;
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d <= 0 || d > (int64_t(1) << 31))
+      return llvm::createStringError("--input-shape '" + spec.str() + "': '" +
+                                     p.str() + "' is not a positive dimension");
+    shape.push_back(d);
+  }
+  if (options.inputShapes.count(name))
+    return llvm::createStringError("--input-shape: '" + name.str() +
+                                   "' is given twice");
+  options.inputShapes[name] = shape;
+  return Error::success();
+}
+
+Expected<ImportedModel>
+attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
+                                      const ImportOptions &options) {
+  context.loadDialect<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
+                      linalg::LinalgDialect, math::MathDialect,
+                      tensor::TensorDialect>();
+  onnx::ModelProto model;
+  std::string error;
+  if (!loadONNXModel(path.str(), model, error))
+    return llvm::createStringError(llvm::sys::path::filename(path).str() +
+                                   ": error: " + error);
+  Importer importer(path, context, options, model);
+  return importer.run();
+}
+
+void attnc::onnx_frontend::registerONNXImportDialects(
+    DialectRegistry &registry) {
+  registry.insert<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect>();
+}
+
+Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
+                                             ArrayRef<WeightTensor> weights) {
+  std::string header;
+  {
+    llvm::raw_string_ostream os(header);
+    llvm::json::OStream j(os);
+    j.object([&] {
+      uint64_t offset = 0;
+      for (const WeightTensor &w : weights) {
+        uint64_t bytes = w.data.size() * sizeof(float);
+        j.attributeObject(w.name, [&] {
+          j.attribute("dtype", "F32");
+          j.attributeArray("shape", [&] {
+            for (int64_t d : w.shape)
+              j.value(d);
+          });
+          j.attributeArray("data_offsets", [&] {
+            j.value(static_cast<int64_t>(offset));
+            j.value(static_cast<int64_t>(offset + bytes));
+          });
+        });
+        offset += bytes;
+      }
+    });
+  }
+  // The data starts 8-byte aligned (padding the header with spaces, as the
+  // format allows).
+  while ((header.size() + 8) % 8 != 0)
+    header.push_back(' ');
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write " + path.str() + ": " +
+                                           ec.message());
+  uint64_t len = header.size();
+  char lenBytes[8];
+  for (int i = 0; i < 8; ++i)
+    lenBytes[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+  os.write(lenBytes, 8);
+  os << header;
+  for (const WeightTensor &w : weights)
+    os.write(reinterpret_cast<const char *>(w.data.data()),
+             w.data.size() * sizeof(float));
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError("error writing " + path.str());
+  return Error::success();
+}

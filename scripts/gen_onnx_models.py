@@ -1,0 +1,307 @@
+#!/usr/bin/python3
+"""Exports the small PyTorch models the ONNX importer is tested on.
+
+    /usr/bin/python3 scripts/gen_onnx_models.py [OUTDIR]
+
+Needs Debian's python3-torch (1.13) and python3-onnx. For every model and
+opset (14, 17) it writes, into OUTDIR (default test/ONNX/Models):
+
+  <model>-op<opset>.onnx          the exported graph (sequence and batch axes
+                                   symbolic, as exporters emit them)
+  <model>.<input name>.npy        the reference inputs (one per graph input)
+  <model>.ref.npy                 PyTorch's output on them (float32)
+
+The reference output is what PyTorch computes, not what attnc computes, so
+the tests compare the compiler against the exporting framework. Seeds are
+fixed, so a re-run reproduces the committed files. Model sizes are kept to a
+few hundred KB: d_model 32, 4 heads, 2 layers, sequence 8.
+"""
+
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+D_MODEL = 32
+HEADS = 4
+D_FF = 64
+LAYERS = 2
+SEQ = 8
+VOCAB = 50
+MAX_POS = 16
+OPSETS = (14, 17)
+
+
+class EncoderPostLnRelu(nn.Module):
+    """nn.TransformerEncoder, post-LN, ReLU (the original Transformer)."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
+                                           activation="relu",
+                                           batch_first=True,
+                                           norm_first=False)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS,
+                                             enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+class EncoderPreLnGelu(nn.Module):
+    """nn.TransformerEncoder, pre-LN, GELU, final LayerNorm."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
+                                           activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, LAYERS,
+                                             norm=nn.LayerNorm(D_MODEL),
+                                             enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+class CausalDecoder(nn.Module):
+    """Decoder-only stack (self-attention with an additive mask input)."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
+                                           activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.decoder = nn.TransformerEncoder(layer, LAYERS,
+                                             enable_nested_tensor=False)
+
+    def forward(self, x, mask):
+        return self.decoder(x, mask=mask)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.query = nn.Linear(D_MODEL, D_MODEL)
+        self.key = nn.Linear(D_MODEL, D_MODEL)
+        self.value = nn.Linear(D_MODEL, D_MODEL)
+        self.head_dim = D_MODEL // HEADS
+
+    def split(self, x):
+        b, s, _ = x.size()
+        return x.view(b, s, HEADS, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x, bias):
+        q = self.split(self.query(x))
+        k = self.split(self.key(x))
+        v = self.split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / math.sqrt(self.head_dim)
+        scores = scores + bias
+        probs = F.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        b, s = ctx.size(0), ctx.size(1)
+        return ctx.view(b, s, D_MODEL)
+
+
+class BertLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = BertSelfAttention()
+        self.attn_out = nn.Linear(D_MODEL, D_MODEL)
+        self.attn_norm = nn.LayerNorm(D_MODEL, eps=1e-12)
+        self.intermediate = nn.Linear(D_MODEL, D_FF)
+        self.output = nn.Linear(D_FF, D_MODEL)
+        self.out_norm = nn.LayerNorm(D_MODEL, eps=1e-12)
+
+    def forward(self, x, bias):
+        h = self.attn_norm(x + self.attn_out(self.attention(x, bias)))
+        f = self.output(F.gelu(self.intermediate(h)))
+        return self.out_norm(h + f)
+
+
+class BertLike(nn.Module):
+    """BERT-shaped: word + position + token-type embeddings, post-LN layers,
+    an additive padding bias built from an `attention_mask` input."""
+
+    def __init__(self):
+        super().__init__()
+        self.word = nn.Embedding(VOCAB, D_MODEL)
+        self.position = nn.Embedding(MAX_POS, D_MODEL)
+        self.token_type = nn.Embedding(2, D_MODEL)
+        self.emb_norm = nn.LayerNorm(D_MODEL, eps=1e-12)
+        self.register_buffer("position_ids",
+                             torch.arange(MAX_POS).unsqueeze(0))
+        self.layers = nn.ModuleList([BertLayer() for _ in range(LAYERS)])
+
+    def forward(self, input_ids, attention_mask):
+        seq = input_ids.size(1)
+        pos = self.position_ids[:, :seq]
+        types = torch.zeros_like(input_ids)
+        h = self.word(input_ids) + self.position(pos) + self.token_type(types)
+        h = self.emb_norm(h)
+        bias = attention_mask[:, None, None, :].to(h.dtype)
+        bias = (1.0 - bias) * torch.finfo(h.dtype).min
+        for layer in self.layers:
+            h = layer(h, bias)
+        return h
+
+
+class Conv1D(nn.Module):
+    """GPT-2's Conv1D: y = x W + b with W stored [in, out]."""
+
+    def __init__(self, nx, nf):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(nx, nf) * 0.1)
+        self.bias = nn.Parameter(torch.randn(nf) * 0.1)
+
+    def forward(self, x):
+        shape = x.size()[:-1] + (self.weight.size(1),)
+        y = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return y.view(shape)
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                       (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(D_MODEL)
+        self.c_attn = Conv1D(D_MODEL, 3 * D_MODEL)
+        self.c_proj = Conv1D(D_MODEL, D_MODEL)
+        self.ln_2 = nn.LayerNorm(D_MODEL)
+        self.c_fc = Conv1D(D_MODEL, D_FF)
+        self.mlp_proj = Conv1D(D_FF, D_MODEL)
+        self.register_buffer("bias", torch.tril(
+            torch.ones(MAX_POS, MAX_POS, dtype=torch.bool)).view(
+                1, 1, MAX_POS, MAX_POS))
+        self.register_buffer("masked_bias", torch.tensor(-1e4))
+
+    def heads(self, x):
+        b, s, _ = x.size()
+        return x.view(b, s, HEADS, D_MODEL // HEADS).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        h = self.ln_1(x)
+        q, k, v = self.c_attn(h).split(D_MODEL, dim=2)
+        q, k, v = self.heads(q), self.heads(k), self.heads(v)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / (float(v.size(-1)) ** 0.5)
+        sq, sk = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, sk - sq:sk, :sk]
+        w = torch.where(causal, w, self.masked_bias.to(w.dtype))
+        w = F.softmax(w, dim=-1)
+        a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        a = a.view(a.size(0), a.size(1), D_MODEL)
+        x = x + self.c_proj(a)
+        return x + self.mlp_proj(gelu_new(self.c_fc(self.ln_2(x))))
+
+
+class Gpt2Like(nn.Module):
+    """GPT-2-shaped LM: Conv1D projections, tanh GELU, tied head."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, D_MODEL)
+        self.wpe = nn.Embedding(MAX_POS, D_MODEL)
+        self.blocks = nn.ModuleList([Gpt2Block() for _ in range(LAYERS)])
+        self.ln_f = nn.LayerNorm(D_MODEL)
+
+    def forward(self, input_ids):
+        seq = input_ids.size(-1)
+        pos = torch.arange(0, seq, dtype=torch.long).unsqueeze(0)
+        h = self.wte(input_ids) + self.wpe(pos)
+        for block in self.blocks:
+            h = block(h)
+        return F.linear(self.ln_f(h), self.wte.weight)
+
+
+def randomize(model, gen):
+    """Seeded values for every parameter. nn.TransformerEncoder deep-copies
+    one layer, so without this all layers would be equal (and the exporter
+    would share their initializers), hiding a layer mix-up; default
+    LayerNorm parameters (1, 0) would hide a swapped gamma/beta."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if isinstance(p, nn.Parameter) and p.dim() >= 2:
+                fan_in = p.shape[0] if "c_" in name or "mlp_proj" in name \
+                    else p.shape[-1]
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(fan_in))
+            elif "norm" in name or "ln_" in name:
+                base = 1.0 if name.endswith("weight") else 0.0
+                p.copy_(base + 0.1 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+
+
+def models():
+    gen = torch.Generator().manual_seed(1234)
+    x = torch.randn(1, SEQ, D_MODEL, generator=gen)
+    causal = torch.triu(torch.full((SEQ, SEQ), float("-inf")), diagonal=1)
+    ids = torch.randint(0, VOCAB, (1, SEQ), generator=gen)
+    # Two padded positions at the end, as a tokenizer's batch would have.
+    attention_mask = torch.ones(1, SEQ, dtype=torch.long)
+    attention_mask[0, SEQ - 2:] = 0
+    seq_axes = {0: "batch", 1: "sequence"}
+    return [
+        ("encoder_postln_relu", EncoderPostLnRelu(), {"x": x},
+         {"x": seq_axes}),
+        ("encoder_preln_gelu", EncoderPreLnGelu(), {"x": x},
+         {"x": seq_axes}),
+        ("causal_decoder", CausalDecoder(), {"x": x, "mask": causal},
+         {"x": seq_axes, "mask": {0: "sequence", 1: "sequence"}}),
+        ("bert_like", BertLike(),
+         {"input_ids": ids, "attention_mask": attention_mask},
+         {"input_ids": seq_axes, "attention_mask": seq_axes}),
+        ("gpt2_like", Gpt2Like(), {"input_ids": ids},
+         {"input_ids": seq_axes}),
+    ]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        here, "..", "test", "ONNX", "Models")
+    os.makedirs(outdir, exist_ok=True)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(99)
+    for name, model, inputs, axes in models():
+        randomize(model, gen)
+        model.eval()
+        names = list(inputs)
+        args = tuple(inputs[n] for n in names)
+        with torch.no_grad():
+            ref = model(*args)
+        for n in names:
+            np.save(os.path.join(outdir, f"{name}.{n}.npy"), inputs[n].numpy())
+        np.save(os.path.join(outdir, f"{name}.ref.npy"),
+                ref.numpy().astype(np.float32))
+        for opset in OPSETS:
+            path = os.path.join(outdir, f"{name}-op{opset}.onnx")
+            axes_all = dict(axes)
+            axes_all["output"] = {0: "batch", 1: "sequence"}
+            # With gradients enabled (parameters require them), PyTorch's
+            # fused fast path (aten::_transformer_encoder_layer_fwd, which no
+            # opset exports) is not taken: the layers trace op by op.
+            with torch.enable_grad():
+                torch.onnx.export(model, args, path, input_names=names,
+                                  output_names=["output"],
+                                  dynamic_axes=axes_all, opset_version=opset,
+                                  do_constant_folding=True)
+            # The exporter must not have fallen back to ATen or a fast-path
+            # op that no ONNX runtime knows.
+            onnx.checker.check_model(onnx.load(path))
+            ops = sorted({n.op_type for n in onnx.load(path).graph.node})
+            print(f"{path}: {os.path.getsize(path)} bytes, ops {ops}")
+
+
+if __name__ == "__main__":
+    main()

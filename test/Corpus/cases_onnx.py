@@ -1,0 +1,625 @@
+"""Malformed and unsupported ONNX models for attn-import and attn-compile:
+truncated protobufs, external data that is missing, short or outside the
+model's directory, symbolic dimensions left unfixed or fixed wrongly,
+unsupported ops, attributes and opsets, graphs that use undefined values.
+Each is one located error (`model.onnx: error: ...` or, for a node,
+`model.onnx:<node name>: error: ... (<op type>, opset <n>)`), a non-zero
+exit and nothing written; the valid variants write model.mlir and
+model.safetensors.
+
+The models are built here with a small protobuf encoder (pure Python, as
+the driver needs), or cut from the exported test models in test/ONNX/Models.
+"""
+
+import os
+import struct
+
+from corpus_lib import REPO
+
+MODELS = os.path.join(REPO, "test", "ONNX", "Models")
+
+FLOAT, INT64, BOOL, DOUBLE, STRING = 1, 7, 9, 11, 8
+
+
+# --- a minimal protobuf encoder (onnx.proto field numbers) -------------------
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def field_varint(num, value):
+    return varint(num << 3) + varint(value)
+
+
+def field_bytes(num, payload):
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return varint((num << 3) | 2) + varint(len(payload)) + payload
+
+
+def field_float(num, value):
+    return varint((num << 3) | 5) + struct.pack("<f", value)
+
+
+def dim(d):
+    return field_varint(1, d) if isinstance(d, int) else field_bytes(2, d)
+
+
+def value_info(name, elem_type, shape):
+    shape_proto = b"".join(field_bytes(1, dim(d)) for d in shape)
+    tensor_type = field_varint(1, elem_type) + field_bytes(2, shape_proto)
+    return field_bytes(1, name) + field_bytes(2, field_bytes(1, tensor_type))
+
+
+def tensor(name, dims, values=None, elem_type=FLOAT, raw=None, external=None):
+    out = b"".join(field_varint(1, d) for d in dims)
+    out += field_varint(2, elem_type)
+    out += field_bytes(8, name)
+    if raw is not None:
+        out += field_bytes(9, raw)
+    elif external is not None:
+        for key, value in external.items():
+            out += field_bytes(13, field_bytes(1, key) + field_bytes(2, value))
+        out += field_varint(14, 1)  # data_location = EXTERNAL
+    elif values is not None:
+        if elem_type == FLOAT:
+            out += field_bytes(4, struct.pack("<%df" % len(values), *values))
+        else:
+            out += field_bytes(7, b"".join(varint(v) for v in values))
+    return out
+
+
+def attr_int(name, value):
+    return field_bytes(1, name) + field_varint(3, value) + field_varint(20, 2)
+
+
+def attr_ints(name, values):
+    return (field_bytes(1, name) + b"".join(field_varint(8, v) for v in values)
+            + field_varint(20, 7))
+
+
+def attr_float(name, value):
+    return field_bytes(1, name) + field_float(2, value) + field_varint(20, 1)
+
+
+def node(op, inputs, outputs, name="", attrs=(), domain=None):
+    out = b"".join(field_bytes(1, i) for i in inputs)
+    out += b"".join(field_bytes(2, o) for o in outputs)
+    if name:
+        out += field_bytes(3, name)
+    out += field_bytes(4, op)
+    out += b"".join(field_bytes(5, a) for a in attrs)
+    if domain is not None:
+        out += field_bytes(7, domain)
+    return out
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, ir_version=8):
+    graph = b"".join(field_bytes(1, n) for n in nodes)
+    graph += field_bytes(2, "g")
+    graph += b"".join(field_bytes(5, t) for t in initializers)
+    graph += b"".join(field_bytes(11, v) for v in inputs)
+    graph += b"".join(field_bytes(12, v) for v in outputs)
+    out = field_varint(1, ir_version)
+    out += field_bytes(8, field_bytes(1, "") + field_varint(2, opset))
+    out += field_bytes(7, graph)
+    return out
+
+
+def floats(n, scale=0.01):
+    return [scale * (i % 7 - 3) for i in range(n)]
+
+
+def raw_floats(values):
+    return struct.pack("<%df" % len(values), *values)
+
+
+def read_model(name):
+    with open(os.path.join(MODELS, name), "rb") as f:
+        return f.read()
+
+
+# --- the cases ---------------------------------------------------------------
+
+IMPORT = ["{attn-import}", "model.onnx", "-o", "model.mlir"]
+NOTHING = ["model.mlir", "model.safetensors"]
+
+
+def error_case(name, files, extra, stderr, cmd=None):
+    return {
+        "name": name,
+        "files": files,
+        "cmd": (cmd or IMPORT) + extra,
+        "exit": "nonzero",
+        "stderr": stderr,
+        "absent": NOTHING if cmd is None else [],
+    }
+
+
+def add_model(weight_tensor, x_shape=(2, 16), opset=17):
+    """x + w with a 32-element weight initializer `w`."""
+    return model([node("Add", ["x", "w"], ["y"], name="/add")],
+                 [value_info("x", FLOAT, list(x_shape))],
+                 [value_info("y", FLOAT, list(x_shape))],
+                 [weight_tensor], opset=opset)
+
+
+def cases():
+    out = []
+    w32 = tensor("w", [2, 16], floats(32))
+
+    # Valid baselines: they must import (so the errors below are about the
+    # one thing each changes).
+    out.append({"name": "valid-add", "files": {"model.onnx": add_model(w32)},
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    ext = tensor("w", [2, 16], external={"location": "weights.bin"})
+    out.append({"name": "valid-external-data",
+                "files": {"model.onnx": add_model(ext),
+                          "weights.bin": raw_floats(floats(32))},
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    ext_off = tensor("w", [2, 16], external={"location": "weights.bin",
+                                             "offset": "64", "length": "128"})
+    out.append({"name": "valid-external-data-offset",
+                "files": {"model.onnx": add_model(ext_off),
+                          "weights.bin": b"\0" * 64 + raw_floats(floats(32))},
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    real = read_model("encoder_postln_relu-op17.onnx")
+    out.append({"name": "valid-exported-encoder",
+                "files": {"model.onnx": real},
+                "cmd": IMPORT + ["--input-shape", "x=1x8x32"], "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+
+    # Not a model.
+    for n in (0, 1, 7, 100, len(real) // 2, len(real) - 1):
+        out.append(error_case(
+            "truncated-encoder-%d" % n, {"model.onnx": real[:n]},
+            ["--input-shape", "x=1x8x32"],
+            [r"^model\.onnx: error: (not a valid ONNX model|ONNX checker)"]))
+    out.append(error_case("text-file", {"model.onnx": "func.func @main()"},
+                          [], [r"^model\.onnx: error: not a valid ONNX model"]))
+    out.append(error_case("missing-model", {}, [],
+                          [r"model\.onnx: error: cannot open"]))
+    out.append({"name": "directory-as-model", "dirs": ["model.onnx"],
+                "cmd": IMPORT, "exit": "nonzero",
+                "stderr": [r"model\.onnx: error: (not a regular file|cannot open)"],
+                "absent": NOTHING})
+    out.append({"name": "fifo-as-model", "fifos": ["model.onnx"],
+                "cmd": IMPORT, "exit": "nonzero", "timeout": 20,
+                "stderr": [r"model\.onnx: error: not a regular file"],
+                "absent": NOTHING})
+
+    # External data.
+    out.append(error_case(
+        "external-data-missing", {"model.onnx": add_model(ext)}, [],
+        [r"^model\.onnx: error: initializer 'w': cannot open external data "
+         r"'\./weights\.bin'"]))
+    out.append(error_case(
+        "external-data-short",
+        {"model.onnx": add_model(ext), "weights.bin": raw_floats(floats(31))},
+        [], [r"^model\.onnx: error: initializer 'w' holds 31 values but its "
+             r"dims need 32"]))
+    out.append(error_case(
+        "external-data-offset-past-end",
+        {"model.onnx": add_model(ext_off), "weights.bin": b"\0" * 100},
+        [], [r"external data '\./weights\.bin' holds 100 bytes, but the "
+             r"tensor's data is at offset 64, length 128"]))
+    for loc in ("../weights.bin", "/etc/passwd", "sub/../../x.bin"):
+        t = tensor("w", [2, 16], external={"location": loc})
+        out.append(error_case(
+            "external-data-outside-" + loc.replace("/", "_").replace(".", "d"),
+            {"model.onnx": add_model(t)}, [],
+            [r"external data location '.*' is not a path inside the model's "
+             r"directory"]))
+    t = tensor("w", [2, 16], external={"offset": "0"})
+    out.append(error_case("external-data-no-location",
+                          {"model.onnx": add_model(t)}, [],
+                          [r"has external data without a location"]))
+    t = tensor("w", [2, 16], external={"location": "weights.bin",
+                                       "offset": "x"})
+    out.append(error_case("external-data-bad-offset",
+                          {"model.onnx": add_model(t),
+                           "weights.bin": raw_floats(floats(32))}, [],
+                          [r"external data offset 'x' is not a number"]))
+    out.append({"name": "external-data-directory",
+                "files": {"model.onnx": add_model(ext)},
+                "dirs": ["weights.bin"], "cmd": IMPORT, "exit": "nonzero",
+                "stderr": [r"external data '\./weights\.bin' is not a regular "
+                           r"file"], "absent": NOTHING})
+    out.append({"name": "external-data-fifo",
+                "files": {"model.onnx": add_model(ext)},
+                "fifos": ["weights.bin"], "cmd": IMPORT, "exit": "nonzero",
+                "timeout": 20,
+                "stderr": [r"external data '\./weights\.bin' is not a regular "
+                           r"file"], "absent": NOTHING})
+
+    # Initializer data that does not match its dims.
+    out.append(error_case(
+        "initializer-too-few-floats",
+        {"model.onnx": add_model(tensor("w", [2, 16], floats(20)))}, [],
+        [r"initializer 'w' holds 20 values but its dims need 32"]))
+    out.append(error_case(
+        "initializer-raw-too-long",
+        {"model.onnx": add_model(tensor("w", [2, 16],
+                                        raw=raw_floats(floats(33))))}, [],
+        [r"initializer 'w' holds 33 values but its dims need 32"]))
+    out.append(error_case(
+        "initializer-string",
+        {"model.onnx": add_model(tensor("w", [2, 16], elem_type=STRING))}, [],
+        [r"error: (ONNX checker|.*(string|data type))"]))
+    out.append(error_case(
+        "weight-name-with-space",
+        {"model.onnx": model([node("Add", ["x", "w b"], ["y"], name="/add")],
+                             [value_info("x", FLOAT, [2, 16])],
+                             [value_info("y", FLOAT, [2, 16])],
+                             [tensor("w b", [2, 16], floats(32))])}, [],
+        [r"initializer 'w b' has whitespace"]))
+
+    # Symbolic dimensions and --input-shape.
+    sym = model([node("Relu", ["x"], ["y"], name="/relu")],
+                [value_info("x", FLOAT, ["batch", "sequence", 16])],
+                [value_info("y", FLOAT, ["batch", "sequence", 16])])
+    out.append(error_case(
+        "symbolic-dims-unfixed", {"model.onnx": sym}, [],
+        [r"^model\.onnx: error: inputs with symbolic dimensions need fixed "
+         r"sizes", r"^  x \[batch, sequence\]$"]))
+    out.append({"name": "symbolic-dims-fixed", "files": {"model.onnx": sym},
+                "cmd": IMPORT + ["--input-shape", "x=2x8x16"], "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    for label, spec, msg in [
+            ("rank", "x=2x8", r"has rank 2, but the input has rank 3"),
+            ("fixed-dim", "x=2x8x17",
+             r"gives dimension 2 as 17, but the model fixes it to 16"),
+            ("unknown-name", "y=2x8x16",
+             r"names 'y', which is not a graph input"),
+            ("zero", "x=0x8x16", r"'0' is not a positive dimension"),
+            ("negative", "x=-1x8x16", r"'-1' is not a positive dimension"),
+            ("letters", "x=ax8x16", r"'a' is not a positive dimension"),
+            ("no-equals", "x", r"expected name=AxBx"),
+            ("empty-dims", "x=", r"expected name=AxBx"),
+            ("huge", "x=99999999999x8x16", r"is not a positive dimension")]:
+        out.append(error_case("input-shape-" + label, {"model.onnx": sym},
+                              ["--input-shape", spec], [msg]))
+    out.append(error_case("input-shape-twice", {"model.onnx": sym},
+                          ["--input-shape", "x=2x8x16",
+                           "--input-shape", "x=2x8x16"],
+                          [r"'x' is given twice"]))
+    real_bert = read_model("bert_like-op17.onnx")
+    out.append(error_case(
+        "exported-bert-unfixed", {"model.onnx": real_bert}, [],
+        [r"^  input_ids \[batch, sequence\]$",
+         r"^  attention_mask \[batch, sequence\]$"]))
+    out.append(error_case(
+        "exported-bert-mismatched-lengths", {"model.onnx": real_bert},
+        ["--input-shape", "input_ids=1x8",
+         "--input-shape", "attention_mask=1x9"],
+        [r"^model\.onnx:/.*: error: .*\(\w+, opset 17\)"]))
+    out.append(error_case(
+        "exported-gpt2-too-long", {"model.onnx": read_model(
+            "gpt2_like-op17.onnx")},
+        ["--input-shape", "input_ids=1x17"],
+        [r"^model\.onnx:/.*: error: .*\(\w+, opset 17\)"]))
+
+    # Unsupported ops, attributes, opsets, data types.
+    def one_node(op, attrs=(), opset=17, name="/the/node", domain=None,
+                 shape=(2, 16), inputs=("x",)):
+        return model([node(op, list(inputs), ["y"], name=name, attrs=attrs,
+                           domain=domain)],
+                     [value_info(i, FLOAT, list(shape)) for i in inputs],
+                     [value_info("y", FLOAT, list(shape))], opset=opset)
+    for op in ("Selu", "Elu", "Softplus", "HardSigmoid", "LogSoftmax",
+               "Floor", "Ceil", "Round", "Sign", "Abs", "Log", "Hardmax",
+               "Softsign", "IsNaN", "Shrink", "Celu", "ThresholdedRelu",
+               "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tan"):
+        out.append(error_case(
+            "unsupported-op-" + op.lower(), {"model.onnx": one_node(op)}, [],
+            [r"^model\.onnx:/the/node: error: unsupported op '%s' "
+             r"\(%s, opset 17\)$" % (op, op)]))
+    out.append(error_case(
+        "unsupported-op-unnamed-node",
+        {"model.onnx": one_node("Selu", name="")}, [],
+        [r"^model\.onnx:Selu#0: error: unsupported op 'Selu'"]))
+    out.append(error_case(
+        "custom-domain", {"model.onnx": one_node(
+            "FusedGelu", domain="com.microsoft")}, [],
+        [r"model\.onnx: error: (ONNX checker|.*domain)"]))
+    out.append(error_case(
+        "softmax-opset11-inner-axis",
+        {"model.onnx": model(
+            [node("Softmax", ["x"], ["y"], name="/sm",
+                  attrs=[attr_int("axis", 1)])],
+            [value_info("x", FLOAT, [2, 4, 8])],
+            [value_info("y", FLOAT, [2, 4, 8])], opset=11)}, [],
+        [r"opset 11 is not supported \(the importer reads opsets 13 to 18\)"]))
+    for opset in (7, 12, 19, 99):
+        out.append(error_case(
+            "opset-%d" % opset, {"model.onnx": one_node("Relu", opset=opset)},
+            [], [r"^model\.onnx: error: (opset %d is not supported|ONNX "
+                 r"checker)" % opset]))
+    out.append(error_case(
+        "layernorm-inner-axis",
+        {"model.onnx": model(
+            [node("LayerNormalization", ["x", "s"], ["y"], name="/ln",
+                  attrs=[attr_int("axis", 1)])],
+            [value_info("x", FLOAT, [2, 4, 8])],
+            [value_info("y", FLOAT, [2, 4, 8])],
+            [tensor("s", [4, 8], floats(32))])}, [],
+        [r"^model\.onnx:/ln: error: normalization over dimensions 1\.\.2 is "
+         r"not supported \(only the last axis\) \(LayerNormalization, "
+         r"opset 17\)"]))
+    out.append(error_case(
+        "layernorm-mean-output",
+        {"model.onnx": model(
+            [node("LayerNormalization", ["x", "s"], ["y", "mean"], name="/ln")],
+            [value_info("x", FLOAT, [2, 8])],
+            [value_info("y", FLOAT, [2, 8])],
+            [tensor("s", [8], floats(8))])}, [],
+        [r"the Mean and InvStdDev outputs are not supported"]))
+    out.append(error_case(
+        "slice-negative-step",
+        {"model.onnx": model(
+            [node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="/sl")],
+            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [2, 4])],
+            [tensor("st", [1], [7], INT64), tensor("en", [1], [0], INT64),
+             tensor("ax", [1], [1], INT64), tensor("sp", [1], [-2], INT64)])},
+        [], [r"^model\.onnx:/sl: error: steps must be positive"]))
+    out.append(error_case(
+        "reshape-runtime-shape",
+        {"model.onnx": model(
+            [node("Reshape", ["x", "s"], ["y"], name="/rs")],
+            [value_info("x", FLOAT, [2, 8]), value_info("s", INT64, [2])],
+            [value_info("y", FLOAT, [4, 4])])}, [],
+        [r"^model\.onnx:/rs: error: the shape must be a constant"]))
+    out.append(error_case(
+        "reshape-wrong-count",
+        {"model.onnx": model(
+            [node("Reshape", ["x", "s"], ["y"], name="/rs")],
+            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [3, 5])],
+            [tensor("s", [2], [3, 5], INT64)])}, [],
+        [r"^model\.onnx:/rs: error: cannot reshape \[2, 8\] \(16 elements\) "
+         r"to \[3, 5\]"]))
+    out.append(error_case(
+        "reshape-two-minus-ones",
+        {"model.onnx": model(
+            [node("Reshape", ["x", "s"], ["y"], name="/rs")],
+            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [4, 4])],
+            [tensor("s", [2], [-1, -1], INT64)])}, [],
+        [r"shape has more than one -1"]))
+    out.append(error_case(
+        "matmul-inner-mismatch",
+        {"model.onnx": model(
+            [node("MatMul", ["x", "w"], ["y"], name="/mm")],
+            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [2, 4])],
+            [tensor("w", [9, 4], floats(36))])}, [],
+        [r"^model\.onnx:/mm: error: inner dimensions differ: \[2, 8\] x "
+         r"\[9, 4\] \(MatMul, opset 17\)"]))
+    out.append(error_case(
+        "add-not-broadcastable",
+        {"model.onnx": model(
+            [node("Add", ["x", "w"], ["y"], name="/add")],
+            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [2, 8])],
+            [tensor("w", [3, 8], floats(24))])}, [],
+        [r"^model\.onnx:/add: error: operand shapes \[2, 8\] and \[3, 8\] do "
+         r"not broadcast"]))
+    out.append(error_case(
+        "gather-runtime-indices",
+        {"model.onnx": model(
+            [node("Relu", ["x"], ["r"], name="/relu"),
+             node("Gather", ["r", "i"], ["y"], name="/gather")],
+            [value_info("x", FLOAT, [4, 8]), value_info("i", INT64, [2])],
+            [value_info("y", FLOAT, [2, 8])])}, [],
+        [r"^model\.onnx:/gather: error: gathering from a computed tensor "
+         r"with run-time indices is not supported"]))
+    out.append(error_case(
+        "gather-index-out-of-range",
+        {"model.onnx": model(
+            [node("Relu", ["x"], ["r"], name="/relu"),
+             node("Gather", ["r", "i"], ["y"], name="/gather")],
+            [value_info("x", FLOAT, [4, 8])], [value_info("y", FLOAT, [8])],
+            [tensor("i", [], [4], INT64)])}, [],
+        [r"index 4 is out of range for extent 4"]))
+    out.append(error_case(
+        "transpose-bad-perm",
+        {"model.onnx": model(
+            [node("Transpose", ["x"], ["y"], name="/t",
+                  attrs=[attr_ints("perm", [0, 0])])],
+            [value_info("x", FLOAT, [4, 8])],
+            [value_info("y", FLOAT, [8, 4])])}, [],
+        [r"(perm is not a permutation|ONNX checker)"]))
+    out.append(error_case(
+        "bool-graph-input",
+        {"model.onnx": model(
+            [node("Cast", ["x"], ["y"], name="/c",
+                  attrs=[attr_int("to", FLOAT)])],
+            [value_info("x", BOOL, [4])], [value_info("y", FLOAT, [4])])}, [],
+        [r"graph input 'x' has element type bool"]))
+    out.append(error_case(
+        "double-graph-input",
+        {"model.onnx": model(
+            [node("Relu", ["x"], ["y"], name="/r")],
+            [value_info("x", DOUBLE, [4])], [value_info("y", DOUBLE, [4])])},
+        [], [r"graph input 'x' has element type double"]))
+    out.append(error_case(
+        "undefined-node-input",
+        {"model.onnx": model(
+            [node("Relu", ["nowhere"], ["y"], name="/r")],
+            [value_info("x", FLOAT, [4])], [value_info("y", FLOAT, [4])])},
+        [], [r"model\.onnx(:/r)?: error: .*nowhere"]))
+    out.append(error_case(
+        "output-never-computed",
+        {"model.onnx": model(
+            [node("Relu", ["x"], ["y"], name="/r")],
+            [value_info("x", FLOAT, [4])], [value_info("z", FLOAT, [4])])},
+        [], [r"model\.onnx: error: .*'z'"]))
+
+    # Opset 18 forms (axes and split counts as inputs / attributes), which
+    # libonnx 1.12's checker does not know: the importer's own checks.
+    def single(nodes, inputs, outputs, inits=(), opset=17):
+        return {"model.onnx": model(nodes, inputs, outputs, list(inits),
+                                    opset=opset)}
+    x248 = [value_info("x", FLOAT, [2, 4, 8])]
+    out.append({"name": "opset18-reducemean-axes-input",
+                "files": single([node("ReduceMean", ["x", "ax"], ["y"],
+                                      name="/rm")], x248,
+                                [value_info("y", FLOAT, [2, 4, 1])],
+                                [tensor("ax", [1], [-1], INT64)], opset=18),
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    out.append({"name": "opset18-split-num-outputs",
+                "files": single([node("Split", ["x"], ["a", "b"], name="/sp",
+                                      attrs=[attr_int("axis", 2),
+                                             attr_int("num_outputs", 2)])],
+                                x248, [value_info("a", FLOAT, [2, 4, 4]),
+                                       value_info("b", FLOAT, [2, 4, 4])],
+                                opset=18),
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    out.append(error_case(
+        "opset18-reducemean-runtime-axes",
+        single([node("ReduceMean", ["x", "ax"], ["y"], name="/rm")],
+               x248 + [value_info("ax", INT64, [1])],
+               [value_info("y", FLOAT, [2, 4, 1])], opset=18), [],
+        [r"^model\.onnx:/rm: error: axes must be a constant .*\(ReduceMean, "
+         r"opset 18\)$"]))
+    out.append(error_case(
+        "split-sizes-wrong-sum",
+        single([node("Split", ["x", "sz"], ["a", "b"], name="/sp",
+                     attrs=[attr_int("axis", 2)])], x248,
+               [value_info("a", FLOAT, [2, 4, 3]),
+                value_info("b", FLOAT, [2, 4, 3])],
+               [tensor("sz", [2], [3, 3], INT64)]), [],
+        [r"^model\.onnx:/sp: error: split sizes add up to 6, not the axis "
+         r"extent 8"]))
+    out.append(error_case(
+        "squeeze-non-unit",
+        single([node("Squeeze", ["x", "ax"], ["y"], name="/sq")], x248,
+               [value_info("y", FLOAT, [2, 8])],
+               [tensor("ax", [1], [1], INT64)]), [],
+        [r"^model\.onnx:/sq: error: cannot squeeze dimension 1 of extent 4"]))
+    out.append(error_case(
+        "unsqueeze-axes-repeat",
+        single([node("Unsqueeze", ["x", "ax"], ["y"], name="/uq")], x248,
+               [value_info("y", FLOAT, [2, 1, 1, 4, 8])],
+               [tensor("ax", [2], [1, 1], INT64)]), [],
+        [r"^model\.onnx:/uq: error: axes repeat"]))
+    out.append(error_case(
+        "unsqueeze-runtime-axes",
+        single([node("Unsqueeze", ["x", "ax"], ["y"], name="/uq")],
+               x248 + [value_info("ax", INT64, [1])],
+               [value_info("y", FLOAT, [2, 1, 4, 8])]), [],
+        [r"^model\.onnx:/uq: error: axes must be a constant"]))
+    out.append(error_case(
+        "concat-rank-mismatch",
+        single([node("Concat", ["x", "z"], ["y"], name="/cat",
+                     attrs=[attr_int("axis", 0)])],
+               x248 + [value_info("z", FLOAT, [4, 8])],
+               [value_info("y", FLOAT, [3, 4, 8])]), [],
+        [r"^model\.onnx:/cat: error: inputs differ in rank or element type"]))
+    out.append(error_case(
+        "concat-axis-out-of-range",
+        single([node("Concat", ["x", "x"], ["y"], name="/cat",
+                     attrs=[attr_int("axis", 3)])], x248,
+               [value_info("y", FLOAT, [2, 4, 16])]), [],
+        [r"(axis 3 is out of range|ONNX checker)"]))
+    out.append(error_case(
+        "softmax-axis-out-of-range",
+        single([node("Softmax", ["x"], ["y"], name="/sm",
+                     attrs=[attr_int("axis", 3)])], x248,
+               [value_info("y", FLOAT, [2, 4, 8])]), [],
+        [r"^model\.onnx:/sm: error: axis 3 is out of range"]))
+    out.append(error_case(
+        "gemm-bias-not-broadcastable",
+        single([node("Gemm", ["a", "w", "c"], ["y"], name="/gemm",
+                     attrs=[attr_int("transB", 1)])],
+               [value_info("a", FLOAT, [2, 8])],
+               [value_info("y", FLOAT, [2, 4])],
+               [tensor("w", [4, 8], floats(32)),
+                tensor("c", [3], floats(3))]), [],
+        [r"^model\.onnx:/gemm: error: C does not broadcast to the result "
+         r"\[2, 4\]"]))
+    out.append(error_case(
+        "expand-incompatible",
+        single([node("Expand", ["x", "sh"], ["y"], name="/ex")], x248,
+               [value_info("y", FLOAT, [2, 4, 8])],
+               [tensor("sh", [3], [2, 5, 8], INT64)]), [],
+        [r"^model\.onnx:/ex: error: shape \[2, 5, 8\] does not broadcast "
+         r"with \[2, 4, 8\]"]))
+    out.append(error_case(
+        "cast-to-string",
+        single([node("Cast", ["x"], ["y"], name="/c",
+                     attrs=[attr_int("to", STRING)])], x248,
+               [value_info("y", STRING, [2, 4, 8])]), [],
+        [r"model\.onnx(:/c)?: error: .*string"]))
+    out.append(error_case(
+        "range-runtime",
+        single([node("Range", ["s", "l", "d"], ["y"], name="/r")],
+               [value_info("s", INT64, []), value_info("l", INT64, []),
+                value_info("d", INT64, [])],
+               [value_info("y", INT64, [4])]), [],
+        [r"^model\.onnx:/r: error: inputs must be constant"]))
+    out.append(error_case(
+        "matmul-batch-not-broadcastable",
+        single([node("MatMul", ["a", "b"], ["y"], name="/mm")],
+               [value_info("a", FLOAT, [2, 4, 8]),
+                value_info("b", FLOAT, [3, 8, 4])],
+               [value_info("y", FLOAT, [2, 4, 4])]), [],
+        [r"^model\.onnx:/mm: error: batch dimensions of \[2, 4, 8\] and "
+         r"\[3, 8, 4\] do not broadcast"]))
+    out.append(error_case(
+        "where-condition-float",
+        single([node("Where", ["x", "x", "x"], ["y"], name="/w")], x248,
+               [value_info("y", FLOAT, [2, 4, 8])]), [],
+        [r"(ONNX checker|condition must be bool)"]))
+
+    # attn-compile takes the same models and reports the same way.
+    compile_cmd = ["{attn-compile}", "model.onnx", "-o", "m"]
+    out.append({"name": "compile-unsupported-op",
+                "files": {"model.onnx": one_node("Selu")},
+                "cmd": compile_cmd, "exit": "nonzero",
+                "stderr": [r"^model\.onnx:/the/node: error: unsupported op "
+                           r"'Selu' \(Selu, opset 17\)$"],
+                "absent": ["m", "m.safetensors"]})
+    out.append({"name": "compile-truncated",
+                "files": {"model.onnx": real[:1000]},
+                "cmd": compile_cmd + ["--input-shape", "x=1x8x32"],
+                "exit": "nonzero",
+                "stderr": [r"^model\.onnx: error: "],
+                "absent": ["m", "m.safetensors"]})
+    out.append({"name": "compile-symbolic-unfixed",
+                "files": {"model.onnx": sym}, "cmd": compile_cmd,
+                "exit": "nonzero",
+                "stderr": [r"^  x \[batch, sequence\]$"],
+                "absent": ["m", "m.safetensors"]})
+    out.append({"name": "compile-missing-external-data",
+                "files": {"model.onnx": add_model(ext)},
+                "cmd": compile_cmd + ["--emit=attn"], "exit": "nonzero",
+                "stderr": [r"cannot open external data"],
+                "absent": ["m", "m.safetensors"]})
+    out.append({"name": "compile-input-shape-on-mlir",
+                "files": {"in.mlir": "func.func @main() { return }\n"},
+                "cmd": ["{attn-compile}", "in.mlir", "-o", "m",
+                        "--input-shape", "x=1"], "exit": "nonzero",
+                "stderr": [r"--input-shape and --no-raise are for model\.onnx"],
+                "absent": ["m"]})
+    out.append({"name": "compile-emit-attn-on-mlir",
+                "files": {"in.mlir": "func.func @main() { return }\n"},
+                "cmd": ["{attn-compile}", "in.mlir", "-o", "m",
+                        "--emit=attn"], "exit": "nonzero",
+                "stderr": [r"--emit=attn is for imported models"],
+                "absent": ["m"]})
+    out.append({"name": "compile-valid-emit-attn",
+                "files": {"model.onnx": add_model(w32)},
+                "cmd": compile_cmd + ["--emit=attn"], "exit": 0,
+                "outputs": ["m", "m.safetensors"]})
+    return out

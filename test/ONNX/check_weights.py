@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""Checks a safetensors file written by attn-import against the ONNX model's
+initializers: every tensor is an initializer of the same name, shape and
+values (bit-exact float32). Prints `OK N weights match their initializers`.
+
+    check_weights.py MODEL.onnx WEIGHTS.safetensors
+
+Reads the protobuf with Debian's python3-onnx (numpy_helper)."""
+
+import json
+import struct
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def main():
+    model = onnx.load(sys.argv[1])
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    with open(sys.argv[2], "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    data = blob[8 + n:]
+    count = 0
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if name not in inits:
+            sys.exit(f"FAIL {name}: no initializer of that name")
+        begin, end = info["data_offsets"]
+        got = np.frombuffer(data[begin:end], dtype="<f4").reshape(info["shape"])
+        want = inits[name]
+        if info["dtype"] != "F32" or got.shape != want.shape or \
+                not np.array_equal(got, want.astype(np.float32)):
+            sys.exit(f"FAIL {name}: differs from the initializer")
+        count += 1
+    print(f"OK {count} weights match their initializers")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+//===- attn-import.cpp - import a model into attn IR ----------------------===//
+//
+// attn-import model.onnx -o model.mlir [--input-shape name=1x128 ...]
+//
+// Writes the imported IR and the model's weights (every large float
+// initializer under its ONNX name) as model.safetensors beside it. Both go
+// to temporary files renamed into place only when everything succeeded, so
+// an error leaves nothing behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Frontend/ONNX/ONNXImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace attnc::onnx_frontend;
+
+static cl::OptionCategory category("attn-import options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string>
+    outputFile("o", cl::desc("Output .mlir path (- for stdout)"),
+               cl::value_desc("path"), cl::Required, cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Fix a graph input's shape, e.g. --input-shape input_ids=1x128 "
+             "(repeat for each input with symbolic dimensions)"),
+    cl::value_desc("name=AxB..."), cl::cat(category));
+static cl::opt<std::string> weightsFile(
+    "weights-out",
+    cl::desc("Where to write the weights (default: the output path with the "
+             "extension .safetensors; with -o -, none unless given)"),
+    cl::value_desc("path"), cl::init(""), cl::cat(category));
+static cl::opt<bool> noLocations(
+    "no-locations",
+    cl::desc("Do not print the node locations (loc(\"node\"(\"model.onnx\"))) "
+             "that later errors point with"),
+    cl::init(false), cl::cat(category));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "attn-import") << message << "\n";
+  return 1;
+}
+
+namespace {
+/// A file written next to its final path and renamed into place on commit.
+class PendingFile {
+public:
+  explicit PendingFile(std::string finalPath)
+      : finalPath(std::move(finalPath)) {}
+  ~PendingFile() {
+    if (!tempPath.empty() && !committed)
+      sys::fs::remove(tempPath);
+  }
+  Expected<std::string> create() {
+    SmallString<256> model(finalPath);
+    model += ".tmp-%%%%%%";
+    int fd;
+    SmallString<256> temp;
+    if (std::error_code ec = sys::fs::createUniqueFile(model, fd, temp))
+      return createStringError(ec, "cannot create a file next to " + finalPath +
+                                       ": " + ec.message());
+    sys::Process::SafelyCloseFileDescriptor(fd);
+    tempPath = std::string(temp);
+    return tempPath;
+  }
+  Error commit() {
+    if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
+      return createStringError(ec, "cannot write " + finalPath + ": " +
+                                       ec.message());
+    committed = true;
+    return Error::success();
+  }
+
+private:
+  std::string finalPath, tempPath;
+  bool committed = false;
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-import: import a model into attn IR.\n\n"
+      "  attn-import model.onnx -o model.mlir --input-shape input_ids=1x128\n\n"
+      "writes model.mlir and model.safetensors (the weights, by their ONNX\n"
+      "initializer names); attn-compile model.mlir binds them at run time.\n");
+
+  ImportOptions options;
+  for (const std::string &spec : inputShapes)
+    if (Error err = parseInputShape(spec, options))
+      return fail(toString(std::move(err)));
+
+  std::string weightsPath = weightsFile;
+  if (weightsPath.empty() && outputFile != "-") {
+    SmallString<256> p(outputFile.getValue());
+    sys::path::replace_extension(p, "safetensors");
+    weightsPath = std::string(p);
+  }
+  if (!weightsPath.empty() && weightsPath == outputFile)
+    return fail("the weights path and the output path are the same file");
+
+  mlir::DialectRegistry registry;
+  registerONNXImportDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto imported = importONNXModel(inputFile, context, options);
+  if (!imported) {
+    errs() << toString(imported.takeError()) << "\n";
+    return 1;
+  }
+
+  mlir::OpPrintingFlags flags;
+  if (!noLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+
+  std::optional<PendingFile> weightsOut;
+  if (!weightsPath.empty()) {
+    weightsOut.emplace(weightsPath);
+    auto temp = weightsOut->create();
+    if (!temp)
+      return fail(toString(temp.takeError()));
+    if (Error err = writeSafeTensors(*temp, imported->weights))
+      return fail(toString(std::move(err)));
+  }
+  if (outputFile == "-") {
+    imported->module->print(outs(), flags);
+    outs().flush();
+  } else {
+    PendingFile mlirOut(outputFile);
+    auto temp = mlirOut.create();
+    if (!temp)
+      return fail(toString(temp.takeError()));
+    std::error_code ec;
+    raw_fd_ostream os(*temp, ec);
+    if (ec)
+      return fail("cannot write " + *temp + ": " + ec.message());
+    imported->module->print(os, flags);
+    os << "\n";
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    // The weights first: if the model then cannot be renamed into place,
+    // the weights are taken back, so an error leaves neither.
+    bool weightsExisted = !weightsPath.empty() && sys::fs::exists(weightsPath);
+    if (weightsOut)
+      if (Error err = weightsOut->commit())
+        return fail(toString(std::move(err)));
+    if (Error err = mlirOut.commit()) {
+      if (weightsOut && !weightsExisted)
+        sys::fs::remove(weightsPath);
+      return fail(toString(std::move(err)));
+    }
+    return 0;
+  }
+  if (weightsOut)
+    if (Error err = weightsOut->commit())
+      return fail(toString(std::move(err)));
+  return 0;
+}
