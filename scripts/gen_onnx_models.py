@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Exports the small PyTorch models the ONNX importer is tested on.
 
-    /usr/bin/python3 scripts/gen_onnx_models.py [OUTDIR]
+    /usr/bin/python3 scripts/gen_onnx_models.py [OUTDIR [MODEL ...]]
 
 Needs Debian's python3-torch (1.13) and python3-onnx. For every model and
 opset (14, 17) it writes, into OUTDIR (default test/ONNX/Models):
@@ -224,6 +224,40 @@ class Gpt2Like(nn.Module):
         return F.linear(self.ln_f(h), self.wte.weight)
 
 
+class MiscOps(nn.Module):
+    """The ops the layer models do not reach, on run-time values (so that
+    nothing folds): Sin/Cos, Sigmoid (SiLU), Greater + Where, Cast from bool,
+    Trilu, Expand, Max/Min, Gather with constant indices, Concat, Gemm with
+    alpha/beta, Exp/Neg/Reciprocal, Softmax and ReduceMean over a middle
+    axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(D_MODEL, D_MODEL) * 0.1)
+        self.b = nn.Parameter(torch.randn(D_MODEL) * 0.1)
+
+    def forward(self, x):
+        b, s, d = x.size()
+        half = d // 2
+        rot = torch.cat([torch.sin(x[..., :half]), torch.cos(x[..., half:])],
+                        dim=-1)
+        silu = x * torch.sigmoid(x)
+        leaky = torch.where(x > 0, x, 0.1 * x) + (x > 0.5).to(x.dtype)
+        scores = torch.matmul(x, x.transpose(1, 2))            # [b, s, s]
+        upper = torch.triu(scores, diagonal=1)
+        tri = torch.matmul(upper, x) * 0.05                     # [b, s, d]
+        first = x[:, :1, :].expand(b, s, d)
+        mx = torch.maximum(x, first) - torch.minimum(x, 0.5 * first)
+        picked = x[:, 2] + x[:, s - 1]                          # [b, d]
+        lin = torch.addmm(self.b, x.reshape(b * s, d), self.w,
+                          beta=0.5, alpha=2.0).reshape(b, s, d)
+        smooth = torch.exp(-x) * torch.reciprocal(1.0 + x * x)
+        mid = F.softmax(x, dim=1) + x.mean(dim=1, keepdim=True)
+        return torch.cat([rot, silu, leaky, tri, mx,
+                          picked.unsqueeze(1).expand(b, s, d), lin, smooth,
+                          mid], dim=-1)
+
+
 def randomize(model, gen):
     """Seeded values for every parameter. nn.TransformerEncoder deep-copies
     one layer, so without this all layers would be equal (and the exporter
@@ -263,6 +297,7 @@ def models():
          {"input_ids": seq_axes, "attention_mask": seq_axes}),
         ("gpt2_like", Gpt2Like(), {"input_ids": ids},
          {"input_ids": seq_axes}),
+        ("misc_ops", MiscOps(), {"x": x}, {"x": seq_axes}),
     ]
 
 
@@ -273,7 +308,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(99)
+    only = sys.argv[2:]
     for name, model, inputs, axes in models():
+        if only and name not in only:
+            continue
         randomize(model, gen)
         model.eval()
         names = list(inputs)

@@ -43,8 +43,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <optional>
 #include <memory>
+#include <optional>
 
 using namespace llvm;
 using attnc::CompileOptions;
@@ -194,6 +194,10 @@ int attnc::compile(const CompileOptions &options) {
   bool onnxInput = StringRef(options.inputPath).ends_with(".onnx");
   if (emit == "attn" && !onnxInput)
     return fail("--emit=attn is for imported models (model.onnx)");
+  if (emit == "attn" &&
+      (!options.layerDrop.empty() || !options.pruneSpec.empty()))
+    return fail("--emit=attn writes the model as imported and raised; "
+                "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && (!options.inputShapes.empty() || options.noRaise))
     return fail("--input-shape and --no-raise are for model.onnx inputs");
   if (emit == "ptx" && !cuda)

@@ -618,6 +618,13 @@ def cases():
                         "--emit=attn"], "exit": "nonzero",
                 "stderr": [r"--emit=attn is for imported models"],
                 "absent": ["m"]})
+    out.append({"name": "compile-emit-attn-with-layer-drop",
+                "files": {"model.onnx": add_model(w32)},
+                "cmd": compile_cmd + ["--emit=attn", "--layer-drop",
+                                      "strategy=every-other rate=0.5"],
+                "exit": "nonzero",
+                "stderr": [r"--layer-drop and --prune apply when compiling"],
+                "absent": ["m", "m.safetensors"]})
     out.append({"name": "compile-valid-emit-attn",
                 "files": {"model.onnx": add_model(w32)},
                 "cmd": compile_cmd + ["--emit=attn"], "exit": 0,

@@ -36,7 +36,7 @@ def main():
                    help="an extra attn-compile argument (repeatable)")
     args = p.parse_args()
 
-    base = re.sub(r"-op\d+\.onnx$", "", args.model)
+    base = re.sub(r"(-op\d+)?\.onnx$", "", args.model)
     name = os.path.basename(base)
     ref = np.load(base + ".ref.npy")
     inputs = {}
