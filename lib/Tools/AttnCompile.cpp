@@ -12,6 +12,7 @@
 
 #include "attnc/Tools/AttnCompile.h"
 
+#include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Target/LayerSearch.h"
@@ -192,14 +193,20 @@ int attnc::compile(const CompileOptions &options) {
     return fail("unknown --emit stage '" + emit +
                 "' (expected attn, linalg, llvm, llvm-ir, ptx, obj or exe)");
   bool onnxInput = StringRef(options.inputPath).ends_with(".onnx");
-  if (emit == "attn" && !onnxInput)
-    return fail("--emit=attn is for imported models (model.onnx)");
+  // A Hugging Face checkpoint directory (config.json + safetensors).
+  bool hfInput = sys::fs::is_directory(options.inputPath);
+  if (emit == "attn" && !onnxInput && !hfInput)
+    return fail("--emit=attn is for imported models (model.onnx or a "
+                "checkpoint directory)");
   if (emit == "attn" &&
       (!options.layerDrop.empty() || !options.pruneSpec.empty()))
     return fail("--emit=attn writes the model as imported and raised; "
                 "--layer-drop and --prune apply when compiling it");
-  if (!onnxInput && (!options.inputShapes.empty() || options.noRaise))
-    return fail("--input-shape and --no-raise are for model.onnx inputs");
+  if (!onnxInput && options.noRaise)
+    return fail("--no-raise is for model.onnx inputs");
+  if (!onnxInput && !hfInput && !options.inputShapes.empty())
+    return fail("--input-shape is for model.onnx and checkpoint directory "
+                "inputs");
   if (emit == "ptx" && !cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (options.shared && emit != "exe")
@@ -265,6 +272,20 @@ int attnc::compile(const CompileOptions &options) {
       if (failed(raise.run(*module)))
         return 1;
     }
+  } else if (hfInput) {
+    // The IR binds the checkpoint's own tensors: run the model with
+    // --weights DIR/model.safetensors; nothing is written beside it.
+    progress.step("importing checkpoint " + options.inputPath);
+    mlir::attn::hf::ImportOptions importOptions;
+    for (const std::string &spec : options.inputShapes) {
+      std::string error;
+      if (!mlir::attn::hf::parseInputShape(spec, importOptions, error))
+        return fail(error);
+    }
+    module = mlir::attn::hf::importCheckpoint(options.inputPath, importOptions,
+                                              &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
   } else {
     progress.step("parsing " + options.inputPath);
     std::string error;
@@ -453,7 +474,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::OptionCategory category("attn-compile options");
   cl::opt<std::string> inputFile(cl::Positional,
-                                 cl::desc("<model.mlir | model.onnx>"),
+                                 cl::desc("<model.mlir | model.onnx | "
+                                          "checkpoint directory>"),
                                  cl::Required, cl::cat(category));
   cl::opt<std::string> outputFile("o", cl::desc("Output path"),
                                   cl::value_desc("path"), cl::Required,
@@ -510,8 +532,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                       cl::init(false), cl::cat(category));
   cl::list<std::string> inputShapes(
       "input-shape",
-      cl::desc("model.onnx: fix a graph input's shape, e.g. "
-               "--input-shape input_ids=1x128 (repeatable)"),
+      cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
+               "e.g. --input-shape input_ids=1x128 (repeatable)"),
       cl::value_desc("name=AxB..."), cl::cat(category));
   cl::opt<bool> noRaise("no-raise",
                         cl::desc("model.onnx: compile the imported graph as "

@@ -1,6 +1,7 @@
 //===- attn-import.cpp - import a model into attn IR ----------------------===//
 //
 // attn-import model.onnx -o model.mlir [--input-shape name=1x128 ...]
+// attn-import --hf DIR -o model.mlir --input-shape input_ids=1x128
 //
 // Writes the imported IR and the model's weights (every large float
 // initializer under its ONNX name) as model.safetensors beside it. Both go
@@ -9,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/CommandLine.h"
@@ -18,6 +21,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -27,7 +31,14 @@ using namespace attnc::onnx_frontend;
 static cl::OptionCategory category("attn-import options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
-                                      cl::Required, cl::cat(category));
+                                      cl::Optional, cl::cat(category));
+static cl::opt<std::string> hfDir(
+    "hf",
+    cl::desc("Import a Hugging Face checkpoint directory (config.json and "
+             "model.safetensors or a shard index; BertModel, GPT2LMHeadModel, "
+             "LlamaForCausalLM) instead of model.onnx. The IR binds the "
+             "checkpoint's tensors by their names: no weights are written"),
+    cl::value_desc("dir"), cl::cat(category));
 static cl::opt<std::string>
     outputFile("o", cl::desc("Output .mlir path (- for stdout)"),
                cl::value_desc("path"), cl::Required, cl::cat(category));
@@ -88,6 +99,51 @@ private:
 };
 } // namespace
 
+/// `attn-import --hf DIR`: the checkpoint's IR, which binds the checkpoint's
+/// own tensors, so only the .mlir is written (renamed into place when
+/// complete, like the ONNX path's outputs).
+static int importHFCheckpoint() {
+  if (!inputFile.empty())
+    return fail("give either model.onnx or --hf DIR, not both");
+  if (!weightsFile.empty())
+    return fail("--weights-out is for model.onnx: a checkpoint's IR binds the "
+                "checkpoint's own safetensors files");
+  mlir::attn::hf::ImportOptions options;
+  for (const std::string &spec : inputShapes) {
+    std::string error;
+    if (!mlir::attn::hf::parseInputShape(spec, options, error))
+      return fail(error);
+  }
+  mlir::MLIRContext context;
+  // file:line:col: error: ..., quoting the config.json line.
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::attn::hf::importCheckpoint(hfDir, options, &context);
+  if (!module)
+    return 1;
+  if (outputFile == "-") {
+    module->print(outs());
+    outs().flush();
+    return 0;
+  }
+  PendingFile mlirOut(outputFile);
+  auto temp = mlirOut.create();
+  if (!temp)
+    return fail(toString(temp.takeError()));
+  std::error_code ec;
+  raw_fd_ostream os(*temp, ec);
+  if (ec)
+    return fail("cannot write " + *temp + ": " + ec.message());
+  module->print(os);
+  os.close();
+  if (os.has_error())
+    return fail("error writing " + outputFile);
+  if (Error err = mlirOut.commit())
+    return fail(toString(std::move(err)));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -96,7 +152,14 @@ int main(int argc, char **argv) {
       "attn-import: import a model into attn IR.\n\n"
       "  attn-import model.onnx -o model.mlir --input-shape input_ids=1x128\n\n"
       "writes model.mlir and model.safetensors (the weights, by their ONNX\n"
-      "initializer names); attn-compile model.mlir binds them at run time.\n");
+      "initializer names); attn-compile model.mlir binds them at run time.\n\n"
+      "  attn-import --hf DIR -o model.mlir --input-shape input_ids=1x128\n\n"
+      "writes model.mlir for a Hugging Face checkpoint directory; it binds\n"
+      "the checkpoint's tensors (--weights DIR/model.safetensors).\n");
+  if (!hfDir.empty())
+    return importHFCheckpoint();
+  if (inputFile.empty())
+    return fail("no input: give model.onnx or --hf DIR");
 
   ImportOptions options;
   for (const std::string &spec : inputShapes)

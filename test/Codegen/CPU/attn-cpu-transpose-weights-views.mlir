@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-transpose-weights))" | FileCheck %s
 
 // Weights that are already `transpose` views of tensors stored [in, out]
-// (GPT-2's Conv1D, imported by attn-hf-import) are bound as stored: the
+// (GPT-2's Conv1D, imported by attn-import --hf) are bound as stored: the
 // K-major contraction reads the checkpoint tensor itself, no transpose.
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
