@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RaiseMatchers.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISEFFN
@@ -66,10 +66,8 @@ struct AttnRaiseFfnPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<RaiseFfn>(&getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
     if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

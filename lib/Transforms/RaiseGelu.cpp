@@ -19,7 +19,6 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
 
@@ -157,10 +156,8 @@ struct AttnRaiseGeluPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<RaiseGelu>(&getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
     if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

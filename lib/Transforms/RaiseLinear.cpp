@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISELINEAR
@@ -187,10 +186,8 @@ struct AttnRaiseLinearPass
     RewritePatternSet patterns(&getContext());
     patterns.add<RaiseMatmulToLinear, FoldLinearBias, FoldLinearReshapes>(
         &getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
     if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

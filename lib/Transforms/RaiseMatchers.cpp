@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
 
@@ -170,4 +171,12 @@ Value mlir::attn::raise::matchLastDimMean(Value v) {
   if (std::fabs(factor - expected) > 1e-6 * expected)
     return Value();
   return x;
+}
+
+LogicalResult
+mlir::attn::raise::applyRaisingPatterns(Operation *op,
+                                        RewritePatternSet &&patterns) {
+  GreedyRewriteConfig config;
+  config.enableFolding(false).enableConstantCSE(false);
+  return applyPatternsGreedily(op, std::move(patterns), config);
 }

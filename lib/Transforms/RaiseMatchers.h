@@ -13,6 +13,7 @@
 #define ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
@@ -81,6 +82,10 @@ Value matchVectorBroadcast(Value v);
 /// dimension (linalg.reduce with arith.addf into zeros, then linalg.div by a
 /// splat of the count or linalg.mul by its reciprocal), `x`.
 Value matchLastDimMean(Value v);
+
+/// Applies a raising pass's patterns to `op` greedily, without folding or
+/// constant CSE elsewhere: raising only rewrites the chains it matches.
+LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns);
 
 } // namespace mlir::attn::raise
 

@@ -22,7 +22,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISENORMS
@@ -225,10 +224,8 @@ struct AttnRaiseNormsPass
     patterns.add<RaiseLayerNorm, RaiseRmsNorm<linalg::DivOp>,
                  RaiseRmsNorm<linalg::MulOp>, FoldNormAffine<linalg::MulOp>,
                  FoldNormAffine<linalg::AddOp>>(&getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
     if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

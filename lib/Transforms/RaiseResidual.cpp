@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISERESIDUAL
@@ -59,10 +58,8 @@ struct AttnRaiseResidualPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<RaiseResidualAdd>(&getContext());
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
     if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
