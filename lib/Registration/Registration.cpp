@@ -2,6 +2,9 @@
 
 #include "attnc/InitAttnc.h"
 
+#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Conversion/Passes.h"
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Pipelines/Pipelines.h"
@@ -26,5 +29,8 @@ void attnc::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::attn::registerAttncPasses();
   mlir::attn::registerAttncConversionPasses();
+  mlir::attn::registerAttncCodegenCommonPasses();
+  mlir::attn::registerAttncCodegenCPUPasses();
+  mlir::attn::registerAttncCodegenGPUPasses();
   attnc::registerPipelines();
 }
