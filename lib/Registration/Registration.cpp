@@ -2,8 +2,10 @@
 
 #include "attnc/InitAttnc.h"
 
+#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
+#include "attnc/Codegen/GPU/Passes.h"
 #include "attnc/Conversion/Passes.h"
-#include "attnc/Conversion/RuntimeChecks.h"
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Transforms/Passes.h"
@@ -27,7 +29,9 @@ void attnc::registerAllPasses() {
   mlir::registerAllPasses();
   mlir::attn::registerAttncPasses();
   mlir::attn::registerAttncConversionPasses();
-  mlir::attn::registerAttncRuntimeChecksPasses();
+  mlir::attn::registerAttncCodegenCommonPasses();
+  mlir::attn::registerAttncCodegenCPUPasses();
+  mlir::attn::registerAttncCodegenGPUPasses();
   attnc::registerPipelines();
   mlir::attn::registerRaisePipeline();
 }

@@ -64,7 +64,7 @@ static thread_local std::string tlsOpenError;
 /// reports to it (the id checks run on the calling thread).
 static thread_local attnrt_model *tlsRunningModel = nullptr;
 
-/// Called by compiled code (attn-check-token-ids) for an embedding id
+/// Called by compiled code (attn-cpu-check-token-ids) for an embedding id
 /// outside [0, rows): the run then fails with this message. The first bad id
 /// is kept.
 extern "C" void attnrt_report_token_id(int64_t batch, int64_t position,

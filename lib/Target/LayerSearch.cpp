@@ -16,7 +16,7 @@
 
 #include "attnc/Target/LayerSearch.h"
 
-#include "attnc/Conversion/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Pipelines/Pipelines.h"
 #include "attnc/Runtime/attnrt.h"
@@ -169,8 +169,8 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   progress("search: compiling the gated model (" + Twine(depth) +
            " layers) for evaluation");
   PassManager pm(gated->getContext());
-  CpuPipelineOptions cpu;
-  if (failed(buildAttnToCpuPipeline(pm, cpu)) || failed(pm.run(*gated)))
+  buildAttnToCpuPipeline(pm, PipelineOptions());
+  if (failed(pm.run(*gated)))
     return makeError("search: lowering the gated model failed");
 
   llvm::InitializeNativeTarget();

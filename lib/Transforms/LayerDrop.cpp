@@ -257,12 +257,13 @@ LogicalResult AttnLayerDropPass::pruneStack(func::FuncOp func,
 
   Builder builder(&getContext());
   int64_t newIndex = 0;
+  AttnDialect::OriginalIndexAttrHelper originalIndex(&getContext());
   for (auto [layer, keepIt] : llvm::zip(stack, *kept)) {
     if (keepIt) {
       // A second pruning keeps the checkpoint depth, not the intermediate.
-      if (!layer->hasAttr("attn.original_index"))
-        layer->setAttr("attn.original_index",
-                       builder.getI64IntegerAttr(layer.getIndex()));
+      if (!originalIndex.isAttrPresent(layer))
+        originalIndex.setAttr(layer,
+                              builder.getI64IntegerAttr(layer.getIndex()));
       layer.setIndex(newIndex++);
       continue;
     }

@@ -252,8 +252,9 @@ struct AttnPruneStructurePass
     llvm::DenseSet<int64_t> found;
     WalkResult result = module.walk([&](LayerOp layer) {
       int64_t depth = layer.getIndex();
-      if (auto original =
-              layer->getAttrOfType<IntegerAttr>("attn.original_index"))
+      if (IntegerAttr original =
+              AttnDialect::OriginalIndexAttrHelper(layer.getContext())
+                  .getAttr(layer))
         depth = original.getInt();
       auto it = specs.find(depth);
       if (it == specs.end())

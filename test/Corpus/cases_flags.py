@@ -73,7 +73,7 @@ def cases():
         # The missing file is found first since every input is checked up front.
         (["--calibration=x.npy"],
          r"--calibration and --weights are for|cannot open --calibration file 'x\.npy'"),
-        (["--layer-drop=strategy=search keep=x"], r"bad keep="),
+        (["--layer-drop=strategy=search keep=x"], r"--keep option: 'x' value invalid(.|\n)*bad --layer-drop="),
         (["--layer-drop=strategy=search exhaustive-limit=-1 keep=1"], r"bad exhaustive-limit="),
     ]
     for i, (args, message) in enumerate(others):

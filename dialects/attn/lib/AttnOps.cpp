@@ -234,6 +234,24 @@ static bool scoreNeedsEqualHeadDims(ScoreFunction score) {
   return score != ScoreFunction::general && score != ScoreFunction::additive;
 }
 
+SdpaShape SdpaOp::getSdpaShape() {
+  RankedTensorType q = getQuery().getType(), k = getKey().getType(),
+                   v = getValue().getType();
+  SdpaShape s;
+  s.batch = q.getDimSize(0);
+  s.hq = q.getDimSize(1);
+  s.sq = q.getDimSize(2);
+  s.dq = q.getDimSize(3);
+  s.hkv = k.getDimSize(1);
+  s.sk = k.getDimSize(2);
+  s.dk = k.getDimSize(3);
+  s.dv = v.getDimSize(3);
+  bool grouped = s.hkv > 0 && !ShapedType::isDynamic(s.hq) &&
+                 !ShapedType::isDynamic(s.hkv);
+  s.group = grouped ? s.hq / s.hkv : 0;
+  return s;
+}
+
 double SdpaOp::getEffectiveScale() {
   if (std::optional<double> scale = toDouble(getScale()))
     return *scale;

@@ -1,4 +1,12 @@
-//===- Pipelines.h - attnc's named pass pipelines ---------------*- C++ -*-===//
+//===- Pipelines.h - attnc's pass pipelines ---------------------*- C++ -*-===//
+//
+// attn-to-cpu and attn-to-cuda, built in C++ from the passes' create
+// functions. One options struct, PipelineOptions, serves both pipelines,
+// attn-opt's pipeline options and attn-compile's flags: the optimizations
+// that can be turned off are listed once, in getPipelineSwitches(), and both
+// tools generate their options from that list.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_PIPELINES_PIPELINES_H
 #define ATTNC_PIPELINES_PIPELINES_H
@@ -6,6 +14,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace attnc {
@@ -17,9 +26,14 @@ enum class Stage {
   LLVM,       ///< LLVM dialect with the runtime entry points.
 };
 
-/// The optimizations the default pipelines run; each can be turned off
-/// (attn-compile --no-<name>, or the pipelines' options in attn-opt).
-struct FusionOptions {
+/// The code attnc generates: host CPU code, or host code plus CUDA kernels.
+enum class Target { Cpu, Cuda };
+
+/// Everything the default pipelines take.
+struct PipelineOptions {
+  Stage stopAfter = Stage::LLVM;
+
+  // Optimizations; each is one row of getPipelineSwitches().
   /// attn-raise-attention: unfused matmul/softmax chains -> attn.sdpa.
   bool raiseAttention = true;
   /// attn-decompose-mha + attn-pack-qkv: one QKV projection.
@@ -34,30 +48,26 @@ struct FusionOptions {
   /// attn-cpu-matmul-kernel (CPU) / attn-gpu-mma-matmul (CUDA): register-
   /// tiled or tensor-core matmuls with fused epilogues.
   bool matmulKernels = true;
-};
-
-struct CpuPipelineOptions : FusionOptions {
-  Stage stopAfter = Stage::LLVM;
-  /// attn-flash-attention{transpose-keys} + attn-cpu-outer-product-matmul:
-  /// the flash block contractions as outer-product vector kernels.
+  /// CPU: attn-flash-attention{transpose-keys} +
+  /// attn-cpu-outer-product-matmul: the flash block contractions as
+  /// outer-product vector kernels.
   bool attentionKernels = true;
-  /// attn-cpu-vectorize-rows: elementwise and row-reduction generics (the
-  /// online softmax, epilogues) as vector loops along their rows.
+  /// CPU: attn-cpu-vectorize-rows: elementwise and row-reduction generics
+  /// (the online softmax, epilogues) as vector loops along their rows.
   bool vectorizeRows = true;
-  /// attn-cpu-transpose-weights: projection weights bound K-major
+  /// CPU: attn-cpu-transpose-weights: projection weights bound K-major
   /// (transposed by the runtime at bind time) for attn-cpu-matmul-kernel's
   /// outer-product tiles; only with matmulKernels.
   bool transposeWeights = true;
-  /// attn-approximate-math: polynomial exp/erf/tanh, so that softmax and
-  /// GELU loops vectorize.
+  /// CPU: attn-cpu-approximate-math: polynomial exp/erf/tanh, so that softmax
+  /// and GELU loops vectorize.
   bool approximateMath = true;
-  /// generate-runtime-verification: bounds checks on every memory access of
-  /// the generated code, reported with the op's location (debugging).
+  /// CPU: generate-runtime-verification: bounds checks on every memory
+  /// access of the generated code, reported with the op's location
+  /// (debugging).
   bool runtimeChecks = false;
-};
 
-struct CudaPipelineOptions : FusionOptions {
-  Stage stopAfter = Stage::LLVM;
+  // CUDA code generation.
   std::string chip = "sm_90a";
   /// PTX ISA features passed to the NVVM target (e.g. "+ptx80").
   std::string features = "+ptx80";
@@ -67,16 +77,40 @@ struct CudaPipelineOptions : FusionOptions {
   std::string toolkit = "/usr/local/cuda";
 };
 
+/// A boolean choice of the pipelines: attn-opt's pipeline option
+/// `<name>=0|1` and attn-compile's `--no-<name>` (or `--<name>` when the
+/// default is off). A new choice is a field of PipelineOptions plus a row
+/// of getPipelineSwitches().
+struct PipelineSwitch {
+  llvm::StringLiteral name;
+  bool PipelineOptions::*field;
+  /// What it does (attn-opt's option help).
+  llvm::StringLiteral description;
+  /// What turning it off does (attn-compile's --no-<name> help; unused
+  /// when the default is off).
+  llvm::StringLiteral offDescription;
+  /// The targets whose pipeline runs it.
+  bool cpu, cuda;
+
+  bool appliesTo(Target target) const {
+    return target == Target::Cpu ? cpu : cuda;
+  }
+};
+
+/// Every optimization switch, in the order the tools list them.
+llvm::ArrayRef<PipelineSwitch> getPipelineSwitches();
+
 /// attn dialect -> LLVM dialect for the host CPU.
-llvm::LogicalResult buildAttnToCpuPipeline(mlir::OpPassManager &pm,
-                                           const CpuPipelineOptions &options);
+void buildAttnToCpuPipeline(mlir::OpPassManager &pm,
+                            const PipelineOptions &options);
 
 /// attn dialect -> host LLVM dialect with embedded CUDA kernels.
-llvm::LogicalResult buildAttnToCudaPipeline(mlir::OpPassManager &pm,
-                                            const CudaPipelineOptions &options);
+void buildAttnToCudaPipeline(mlir::OpPassManager &pm,
+                             const PipelineOptions &options);
 
-/// Parses "linalg", "bufferized" or "llvm".
-std::optional<Stage> parseStage(llvm::StringRef name);
+/// The pipeline of `target`.
+void buildAttnToTargetPipeline(mlir::OpPassManager &pm, Target target,
+                               const PipelineOptions &options);
 
 /// Registers attn-to-cpu and attn-to-cuda with the pass registry.
 void registerPipelines();

@@ -194,7 +194,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 void _mlir_memref_to_llvm_free(void *ptr);
 
 /* ---- Run-time checks in compiled code (target cpu) ---------------------
- * attn-check-token-ids calls this for an embedding id outside [0, rows):
+ * attn-cpu-check-token-ids calls this for an embedding id outside [0, rows):
  * the attnrt_run in progress on this thread then fails with a message
  * naming the batch, position and id (the first one reported). */
 void attnrt_report_token_id(int64_t batch, int64_t position, int64_t id,

@@ -6,6 +6,7 @@
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
@@ -13,6 +14,10 @@ namespace mlir::attn {
 
 #define GEN_PASS_DECL
 #include "attnc/Transforms/Passes.h.inc"
+
+/// attn.mha -> attn.linear projections, head split/merge reshapes and one
+/// attn.sdpa (what attn-decompose-mha applies).
+void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "attnc/Transforms/Passes.h.inc"

@@ -209,96 +209,17 @@ def AttnPackQKV : Pass<"attn-pack-qkv", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
-  let summary = "Choose tile sizes per target and attach them as #attn.tile";
+def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
+  let summary = "Split attn.mha into projections, head reshapes and attn.sdpa";
   let description = [{
-    Chooses the tile sizes of every op that is tiled downstream and attaches
-    them as the discardable attribute `attn.tile = #attn.tile<...>`:
-    `attn.sdpa` (flash blocks), `attn.linear`, `attn.ffn`, `attn.mha`
-    (matmul kernel tiles; `attn.mha` also its flash blocks), and on CUDA the
-    function (threads per block). The consumers (attn-flash-attention,
-    attn-cpu-matmul-kernel, attn-gpu-mma-matmul,
-    attn-gpu-tile-parallel-loops) use the attribute instead of their own
-    options; attn-lower-to-linalg carries it to the contraction generics.
-    Every size can be fixed with the option of the same name (0 = choose).
-    Ops that already carry `attn.tile` keep it. An op that lowers to
-    several contractions (`attn.ffn`, `attn.mha`) gets one configuration
-    for all of them: on the CPU the one with the least total modelled time
-    (VL dividing every K, the column block fitting for the largest K), on
-    CUDA the smallest warp tile chosen for any of them.
-
-    CPU (machine model from the host, each part overridable:
-    `simd-width`, `vector-registers`, `l1-kib`, `l2-kib`, `cores`):
-    - vector width VL: the register's f32 lanes (16 with AVX-512, 8 with
-      AVX/AVX2, else 4), halved down to 4 while it does not divide K (the
-      kernel needs K % VL == 0).
-    - MR x NR register tile and column block NB (weight rows per parallel
-      block): the combination with the smallest modelled time, where a
-      tile's k step costs max((MR+NR)/2 loads, MR*NR/2 FMAs, 4 cycles of
-      FMA latency) + 1 cycle (2 loads and 2 FMAs per cycle), the kernel's
-      edge tiles (MR x 1, 1 x 1) are counted, full column blocks run
-      `cores` at a time and the remainder block after them. Constraints:
-      MR*NR accumulators + MR + NR operands fit the vector registers (32
-      with AVX-512, else 16), MR <= 8, NR <= 16, NB*K*4 bytes fit half of
-      L2. Times within 1% are ties, which go to the larger NB, then to
-      fewer loads per FMA, then to the larger MR.
-    - flash block-q x block-k from {16,...,256} (clamped to Sq, Sk): the
-      [G, bq, bk] f32 score tile fits half of L1 and the per-block working
-      set (Q block, K and V blocks, accumulator) half of L2; minimizes
-      1/bq + 1/bk (K/V re-reads and rescales); keeps B*Hkv*ceil(Sq/bq) >=
-      cores when it can.
-
-    CUDA:
-    - tensor-core flash (what attn-gpu-flash-attention takes: f16/bf16,
-      dot-product score, no bias or window, Sq, Sk, Dk multiples of 16, Dv
-      of 8, head dims <= 128): block-q (16 query rows per warp) the largest
-      of 64, 32, 16 dividing Sq whose grid B*Hq*Sq/block-q still has a
-      thread block for each of 132 SMs, else 16; block-k 64, or the largest
-      of 32, 16 dividing Sk.
-    - other flash attention: block-q = 1: each query block is one thread that runs it
-      serially, so one row per block gives the most threads; block-k: the
-      largest of 64, 32, 16, 8 whose per-thread temporaries (score row,
-      accumulator, row state of the G heads: 4*G*(bk+Dv+4) bytes) fit 1
-      KiB of local memory, else 8.
-    - warp-n-tiles (f16/bf16 linear): the largest NT in {4, 2} that the
-      kernel can use (its blocks of 2 x 2 warps, each 2 x NT mma tiles,
-      divide N) and whose grid still has a thread block for each of 132 SMs
-      (H100), else 1 (the most blocks).
-    - threads per block: the largest of 128, 64, 32 that still gives the
-      largest attn result in the function at least 132 blocks, else 32.
+    Rewrites each `attn.mha` into `attn.linear` projections, the
+    expand/transpose that splits heads, one `attn.sdpa`, the merge and the
+    output `attn.linear` (what attn-lower-to-linalg does to it), so that
+    passes working on projections and attention (attn-pack-qkv,
+    attn-flash-attention) see them.
   }];
-  let dependentDialects = ["::mlir::attn::AttnDialect"];
-  let options = [
-    Option<"target", "target", "std::string", "\"cpu\"", "cpu or cuda">,
-    Option<"blockQ", "block-q", "int64_t", "0",
-           "flash attention query rows per block (0 = choose)">,
-    Option<"blockK", "block-k", "int64_t", "0",
-           "flash attention key columns per block (0 = choose)">,
-    Option<"vectorWidth", "vector-width", "int64_t", "0",
-           "CPU matmul f32 lanes per accumulator, a power of two (0 = from "
-           "the host and K)">,
-    Option<"rowTile", "row-tile", "int64_t", "0",
-           "CPU matmul rows of x per register tile, MR (0 = choose)">,
-    Option<"colTile", "col-tile", "int64_t", "0",
-           "CPU matmul weight rows per register tile, NR (0 = choose)">,
-    Option<"columnBlock", "column-block", "int64_t", "0",
-           "CPU matmul weight rows per parallel block (0 = choose)">,
-    Option<"warpNTiles", "warp-n-tiles", "int64_t", "0",
-           "CUDA mma n8 subtiles per warp (0 = choose)">,
-    Option<"threads", "threads", "int64_t", "0",
-           "CUDA threads per block, at most 1024 (0 = choose)">,
-    Option<"simdWidth", "simd-width", "int64_t", "0",
-           "CPU model: f32 lanes of one vector register, a power of two (0 = "
-           "host: 16 with AVX-512, 8 with AVX/AVX2, else 4)">,
-    Option<"vectorRegisters", "vector-registers", "int64_t", "0",
-           "CPU model: vector registers (0 = host: 32 with AVX-512, else 16)">,
-    Option<"l1KiB", "l1-kib", "int64_t", "0",
-           "CPU model: L1 data cache per core in KiB (0 = host)">,
-    Option<"l2KiB", "l2-kib", "int64_t", "0",
-           "CPU model: L2 cache per core in KiB (0 = host)">,
-    Option<"cores", "cores", "int64_t", "0",
-           "CPU model: cores that run parallel loops (0 = host)">
-  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // ATTNC_TRANSFORMS_PASSES_TD

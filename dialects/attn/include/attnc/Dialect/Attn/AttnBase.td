@@ -29,6 +29,16 @@ def Attn_Dialect : Dialect {
   // #attn.tile<...>, and the check of the discardable `attn.tile`.
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  // Discardable attributes the passes hand on to later passes, with typed
+  // accessors (AttnDialect::EntryAttrHelper, ...):
+  //   attn.entry           (module) the model entry, from attn-hoist-weights
+  //   attn.fuse_rows       (linalg.generic) a norm step for attn-fuse-rows
+  //   attn.original_index  (attn.layer) its checkpoint depth after pruning
+  let discardableAttrs = (ins
+    "::mlir::FlatSymbolRefAttr":$entry,
+    "::mlir::UnitAttr":$fuse_rows,
+    "::mlir::IntegerAttr":$original_index
+  );
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,6 +17,15 @@
 #define GET_ATTRDEF_CLASSES
 #include "attnc/Dialect/Attn/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// The extents of an attn.sdpa (SdpaOp::getSdpaShape): query
+/// [batch, hq, sq, dq], key [batch, hkv, sk, dk], value [batch, hkv, sk, dv];
+/// query head h reads kv head h / group.
+struct SdpaShape {
+  int64_t batch, hq, hkv, group, sq, sk, dq, dk, dv;
+};
+} // namespace mlir::attn
+
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attn/AttnOps.h.inc"
 

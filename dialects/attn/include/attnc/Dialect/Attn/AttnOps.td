@@ -137,6 +137,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
     /// The scale actually applied: the attribute, or the score function's
     /// default.
     double getEffectiveScale();
+    /// The extents of the operands (dynamic ones as ShapedType::kDynamic;
+    /// group 0 without kv heads).
+    SdpaShape getSdpaShape();
   }];
 }
 

@@ -1,0 +1,181 @@
+//===- Passes.td - CPU codegen passes ----------------------*- tablegen -*-===//
+
+#ifndef ATTNC_CODEGEN_CPU_PASSES_TD
+#define ATTNC_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnCpuTransposeWeights
+    : Pass<"attn-cpu-transpose-weights", "::mlir::func::FuncOp"> {
+  let summary = "Bind projection weights K-major (transposed once at bind time)";
+  let description = [{
+    Runs on tensors, before attn-hoist-weights. A contraction
+    `C[m, n] += A[m, k] * W[n, k]` (the lowering of `x W^T`, f32) whose `W`
+    is an `attn.weight` (plain, gathered or concatenated) reads
+    `attn.weight {transpose}` (`W^T`, `[k, n]`) instead, indexed `(k, n)`.
+    The runtime transposes the tensor once when it binds the weights (the
+    manifest record gets `transpose`; the weights file is not rewritten), so
+    attn-cpu-matmul-kernel can use outer-product tiles: per k step one
+    contiguous row of `W^T` and broadcasts of A, no horizontal reductions.
+    Other users of the weight keep the untransposed binding.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp"> {
+  let summary = "Register-tiled vector kernels for x * W^T contractions on the CPU";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[m, n] += A[m, k] * B[n, k]` (f32, static, contiguous) into loops that
+    keep an MR x NR block of vector<VLxf32> partial sums in registers across
+    k (both operands are contiguous along k, so the checkpoint weights are
+    used as they are), then reduce and store. Column blocks run in parallel
+    (scf.parallel). A following elementwise generic that reads the product
+    at (m, n) (bias, activation, residual) is fused into the store.
+
+    Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
+    (attn-cpu-transpose-weights; static, identity layouts, N a multiple of
+    VL), get outer-product tiles instead: MR rows x NV vectors of C in
+    vector accumulators, per k step NV loads of B's row k and MR broadcasts
+    of A, no reductions; the same column blocks in parallel, and the
+    epilogue applied to whole vectors before the store.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per accumulator (16 = one AVX-512 register of f32)">,
+    Option<"rowTile", "row-tile", "int64_t", "4", "rows of A per tile (MR)">,
+    Option<"colTile", "col-tile", "int64_t", "4", "rows of B per tile (NR)">,
+    Option<"columnBlock", "column-block", "int64_t", "64",
+           "rows of B per parallel block (kept in L2)">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "fold a following elementwise consumer into the store">,
+    Option<"outerRowTile", "outer-row-tile", "int64_t", "4",
+           "K-major weights: rows of A per outer-product tile (MR)">,
+    Option<"outerColVectors", "outer-col-vectors", "int64_t", "4",
+           "K-major weights: vectors of output columns per outer-product "
+           "tile (NV)">,
+    Option<"outerKBlock", "outer-k-block", "int64_t", "0",
+           "K-major weights: k steps per block, partial sums through C "
+           "between blocks (0 = keep the block of W^T within 256 KiB)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuOuterProductMatmul
+    : Pass<"attn-cpu-outer-product-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Outer-product register tiles for C += A * B contractions on the CPU";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (f32; B and C contiguous along
+    n, any strides otherwise, static or dynamic extents) into loops over
+    MR x NV tiles of vector<VLxf32> accumulators holding rows of C: per k
+    step, NV vector loads of B's row k, MR scalar broadcasts of A and
+    MR * NV FMAs, with no horizontal reductions. Edge columns use masked
+    one-vector tiles, edge rows one-row tiles. These are the block
+    contractions of attn-flash-attention with transpose-keys (Q K^T and
+    P V), whose tiles are too small for the reduction form of
+    attn-cpu-matmul-kernel.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per accumulator (16 = one AVX-512 register of f32)">,
+    Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
+    Option<"colVectors", "col-vectors", "int64_t", "4",
+           "vectors of C per tile row (NV)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnCpuVectorizeRows
+    : Pass<"attn-cpu-vectorize-rows", "::mlir::func::FuncOp"> {
+  let summary = "Vector loops along the contiguous innermost dimension of linalg.generic ops";
+  let description = [{
+    Rewrites buffer-level f32 `linalg.generic` ops whose loops are all
+    parallel but possibly the innermost, which every operand that uses it
+    stores contiguously (operand maps are ordered projections of the loop
+    dims), into scalar loops over the outer dimensions around a
+    vector<VLxf32> loop along the innermost one (masked when its extent is
+    dynamic or not a multiple of VL). Operands that do not use it are loaded
+    once per row and broadcast; `linalg.index` of it becomes a step vector.
+    A reduction along it (`yield combiner(out, x)` with maximumf, minimumf,
+    or an addf marked reassoc) keeps a vector accumulator per row. Bodies
+    may hold arith and math ops only. On the CPU this vectorizes flash
+    attention's online softmax (scale and masks, row max, exp, row sum,
+    rescaling) and elementwise epilogues along the rows, which LLVM would
+    otherwise vectorize across rows with gathers after fully unrolling the
+    short row loops.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per vector (16 = one AVX-512 register of f32)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnCpuApproximateMath
+    : Pass<"attn-cpu-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 exp, erf and tanh";
+  let description = [{
+    Replaces the listed f32 math functions by upstream's polynomial
+    approximations (populateMathPolynomialApproximationPatterns): arith ops
+    only, so loops containing them vectorize, where libm calls (expf, erff,
+    tanhf) keep them scalar. Used on the CPU for the online softmax of flash
+    attention and GELU epilogues.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "math op names to approximate (default: exp, erf, tanh)",
+               "llvm::cl::ZeroOrMore">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnCpuCheckTokenIds : Pass<"attn-cpu-check-token-ids", "::mlir::ModuleOp"> {
+  let summary = "Report token ids outside the embedding table at run time";
+  let description = [{
+    Before each `attn.embedding`, inserts a loop over its ids that calls the
+    runtime's `attnrt_report_token_id(batch, position, id, rows)` for an id
+    outside `[0, rows)`. The runtime then fails the run with a message
+    naming the batch, the position and the id (the lookup itself still
+    clamps, so nothing is read out of bounds). `batch` is the row-major
+    index over all id dimensions but the last, `position` the index in the
+    last. The loop reads the ids on the host, hence CPU only; it runs on
+    attn IR, before attn-lower-to-linalg. Its cost is one compare per id.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnCpuLowerRuntimeChecks
+    : Pass<"attn-cpu-lower-runtime-checks", "::mlir::ModuleOp"> {
+  let summary = "Failed run-time checks (cf.assert) call libattnrt";
+  let description = [{
+    `generate-runtime-verification` (attn-compile --runtime-checks) guards
+    memory accesses with `cf.assert`s whose messages name the op and its
+    source location. Upstream lowers a failed assert to `puts` and `abort`,
+    which loses the message when stdout is a buffered pipe and leaves a
+    core dump. Each `cf.assert` becomes instead an `scf.if` on the failed
+    condition that calls `attnrt_runtime_check_failed(message)`: libattnrt
+    prints it on stderr as a located error
+    (`model.mlir:9:10: error: run-time check failed: out-of-bounds access`)
+    and exits with status 3.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // ATTNC_CODEGEN_CPU_PASSES_TD

@@ -1,0 +1,209 @@
+//===- Passes.td - target-independent codegen passes -------*- tablegen -*-===//
+
+#ifndef ATTNC_CODEGEN_COMMON_PASSES_TD
+#define ATTNC_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
+  let summary = "Choose tile sizes per target and attach them as #attn.tile";
+  let description = [{
+    Chooses the tile sizes of every op that is tiled downstream and attaches
+    them as the discardable attribute `attn.tile = #attn.tile<...>`:
+    `attn.sdpa` (flash blocks), `attn.linear`, `attn.ffn`, `attn.mha`
+    (matmul kernel tiles; `attn.mha` also its flash blocks), and on CUDA the
+    function (threads per block). The consumers (attn-flash-attention,
+    attn-cpu-matmul-kernel, attn-gpu-mma-matmul,
+    attn-gpu-tile-parallel-loops) use the attribute instead of their own
+    options; attn-lower-to-linalg carries it to the contraction generics.
+    Every size can be fixed with the option of the same name (0 = choose).
+    Ops that already carry `attn.tile` keep it. An op that lowers to
+    several contractions (`attn.ffn`, `attn.mha`) gets one configuration
+    for all of them: on the CPU the one with the least total modelled time
+    (VL dividing every K, the column block fitting for the largest K), on
+    CUDA the smallest warp tile chosen for any of them.
+
+    CPU (machine model from the host, each part overridable:
+    `simd-width`, `vector-registers`, `l1-kib`, `l2-kib`, `cores`):
+    - vector width VL: the register's f32 lanes (16 with AVX-512, 8 with
+      AVX/AVX2, else 4), halved down to 4 while it does not divide K (the
+      kernel needs K % VL == 0).
+    - MR x NR register tile and column block NB (weight rows per parallel
+      block): the combination with the smallest modelled time, where a
+      tile's k step costs max((MR+NR)/2 loads, MR*NR/2 FMAs, 4 cycles of
+      FMA latency) + 1 cycle (2 loads and 2 FMAs per cycle), the kernel's
+      edge tiles (MR x 1, 1 x 1) are counted, full column blocks run
+      `cores` at a time and the remainder block after them. Constraints:
+      MR*NR accumulators + MR + NR operands fit the vector registers (32
+      with AVX-512, else 16), MR <= 8, NR <= 16, NB*K*4 bytes fit half of
+      L2. Times within 1% are ties, which go to the larger NB, then to
+      fewer loads per FMA, then to the larger MR.
+    - flash block-q x block-k from {16,...,256} (clamped to Sq, Sk): the
+      [G, bq, bk] f32 score tile fits half of L1 and the per-block working
+      set (Q block, K and V blocks, accumulator) half of L2; minimizes
+      1/bq + 1/bk (K/V re-reads and rescales); keeps B*Hkv*ceil(Sq/bq) >=
+      cores when it can.
+
+    CUDA:
+    - tensor-core flash (what attn-gpu-flash-attention takes: f16/bf16,
+      dot-product score, no bias or window, Sq, Sk, Dk multiples of 16, Dv
+      of 8, head dims <= 128): block-q (16 query rows per warp) the largest
+      of 64, 32, 16 dividing Sq whose grid B*Hq*Sq/block-q still has a
+      thread block for each of 132 SMs, else 16; block-k 64, or the largest
+      of 32, 16 dividing Sk.
+    - other flash attention: block-q = 1: each query block is one thread that runs it
+      serially, so one row per block gives the most threads; block-k: the
+      largest of 64, 32, 16, 8 whose per-thread temporaries (score row,
+      accumulator, row state of the G heads: 4*G*(bk+Dv+4) bytes) fit 1
+      KiB of local memory, else 8.
+    - warp-n-tiles (f16/bf16 linear): the largest NT in {4, 2} that the
+      kernel can use (its blocks of 2 x 2 warps, each 2 x NT mma tiles,
+      divide N) and whose grid still has a thread block for each of 132 SMs
+      (H100), else 1 (the most blocks).
+    - threads per block: the largest of 128, 64, 32 that still gives the
+      largest attn result in the function at least 132 blocks, else 32.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"", "cpu or cuda">,
+    Option<"blockQ", "block-q", "int64_t", "0",
+           "flash attention query rows per block (0 = choose)">,
+    Option<"blockK", "block-k", "int64_t", "0",
+           "flash attention key columns per block (0 = choose)">,
+    Option<"vectorWidth", "vector-width", "int64_t", "0",
+           "CPU matmul f32 lanes per accumulator, a power of two (0 = from "
+           "the host and K)">,
+    Option<"rowTile", "row-tile", "int64_t", "0",
+           "CPU matmul rows of x per register tile, MR (0 = choose)">,
+    Option<"colTile", "col-tile", "int64_t", "0",
+           "CPU matmul weight rows per register tile, NR (0 = choose)">,
+    Option<"columnBlock", "column-block", "int64_t", "0",
+           "CPU matmul weight rows per parallel block (0 = choose)">,
+    Option<"warpNTiles", "warp-n-tiles", "int64_t", "0",
+           "CUDA mma n8 subtiles per warp (0 = choose)">,
+    Option<"threads", "threads", "int64_t", "0",
+           "CUDA threads per block, at most 1024 (0 = choose)">,
+    Option<"simdWidth", "simd-width", "int64_t", "0",
+           "CPU model: f32 lanes of one vector register, a power of two (0 = "
+           "host: 16 with AVX-512, 8 with AVX/AVX2, else 4)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", "0",
+           "CPU model: vector registers (0 = host: 32 with AVX-512, else 16)">,
+    Option<"l1KiB", "l1-kib", "int64_t", "0",
+           "CPU model: L1 data cache per core in KiB (0 = host)">,
+    Option<"l2KiB", "l2-kib", "int64_t", "0",
+           "CPU model: L2 cache per core in KiB (0 = host)">,
+    Option<"cores", "cores", "int64_t", "0",
+           "CPU model: cores that run parallel loops (0 = host)">
+  ];
+}
+
+def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
+  let summary = "Rewrite attn.sdpa into flash-style blocked attention with online softmax";
+  let description = [{
+    Replaces each eligible `attn.sdpa` by a loop over query blocks and, inside,
+    over key/value blocks, keeping a running row max, row sum and rescaled
+    output accumulator (online softmax), so the Sq x Sk score matrix is never
+    materialized: memory is O(block_q x block_k) per query block. Key blocks
+    that the causal or sliding-window mask hides entirely from a query block
+    are not visited at all (the loop bounds skip them).
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64", "query rows per block">,
+    Option<"blockK", "block-k", "int64_t", "64", "key columns per block">,
+    Option<"transposeKeys", "transpose-keys", "bool", "false",
+           "transpose K to [B, Hkv, Dk, Sk] once, so that both block "
+           "contractions (Q K^T and P V) read their right operand "
+           "contiguously along the output columns">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
+  let summary = "Fuse row-wise epilogue chains (residual add + layer norm) into one loop";
+  let description = [{
+    Tiles each `linalg.generic` marked `attn.fuse_rows` (the normalization
+    step of a layer or RMS norm) along all but its last dimension with
+    `scf.forall`, one row (or `rows` rows) per iteration, and fuses its
+    producers into the loop: the mean and variance reductions and the
+    residual `attn.add` before the norm, so that residual add + norm is one
+    loop nest (one kernel on the GPU) that reads each row once.
+    Contractions are never fused (they keep their own matmul kernels).
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">,
+    Option<"parallel", "parallel", "bool", "true",
+           "scf.forall (GPU: one kernel over rows) or a sequential scf.for "
+           "(CPU: rows are too small to pay for a thread fork each)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def AttnReassociateReductions
+    : Pass<"attn-reassociate-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Allow reassociation in the bodies of reduction generics";
+  let description = [{
+    Marks the float arithmetic inside `linalg.generic` ops that have a
+    reduction dimension with `fastmath<reassoc, contract>`, so that LLVM can
+    vectorize the reduction loops (several partial sums instead of one
+    serial chain) and fuse multiply-adds. Sums then round differently, at
+    the level of f32 rounding noise; elementwise generics are untouched.
+  }];
+}
+
+def AttnPromoteLoopBuffers
+    : Pass<"attn-promote-loop-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Give each scf.forall iteration its temporaries on the stack";
+  let description = [{
+    After bufferization, a `memref.alloc` inside an `scf.forall` body is a
+    temporary of one iteration (e.g. the running max, sum, accumulator and
+    score tile of an attn-flash-attention query block). This pass turns each
+    such allocation with a static shape of at most `max-bytes` into a
+    `memref.alloca` and wraps the body in `memref.alloca_scope`, so that the
+    stack is released after every iteration. Nothing is then allocated on
+    the heap per iteration, and in GPU kernels (where the forall becomes
+    blocks x threads) the temporaries are per-thread local memory instead
+    of device-side malloc. Run it after one-shot-bufferize and before
+    buffer deallocation.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", "262144",
+           "largest allocation moved to the stack, in bytes">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
+  let summary = "Turn attn.weight ops into leading arguments of the model entry";
+  let description = [{
+    Finds the model entry (`@main`, or the only public function), turns each
+    distinct `attn.weight` name used in it into a leading function argument
+    tagged `{attn.weight = "name"}`, and records the model's interface as the
+    module attribute `attn.manifest` (weights, inputs, outputs with dtype and
+    shape) for the runtime. A name used with two different types is an error.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
+  let summary = "Emit the runtime entry points of a model lowered to LLVM";
+  let description = [{
+    On a module lowered to the LLVM dialect with the bare-pointer calling
+    convention, renames the model entry to `attn_model_forward`, adds
+    `void attn_model_invoke(void **buffers)` that calls it with one buffer
+    per manifest record, and the NUL-terminated `attn_model_manifest`
+    string that libattnrt reads.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "the target recorded in the manifest: cpu or cuda">
+  ];
+}
+
+#endif // ATTNC_CODEGEN_COMMON_PASSES_TD

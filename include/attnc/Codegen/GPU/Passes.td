@@ -1,0 +1,142 @@
+//===- Passes.td - GPU codegen passes ----------------------*- tablegen -*-===//
+
+#ifndef ATTNC_CODEGEN_GPU_PASSES_TD
+#define ATTNC_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnGpuFlashAttention
+    : Pass<"attn-gpu-flash-attention", "::mlir::func::FuncOp"> {
+  let summary = "Tensor-core flash attention kernels for f16/bf16 attn.sdpa (CUDA)";
+  let description = [{
+    Replaces each eligible `attn.sdpa` (f16 or bf16 query, key, value and
+    result; `dot` or `scaled_dot` score; optional bottom-right causal mask
+    and `kv_lengths`; no bias, no window; static shapes with Sq and Sk
+    multiples of 16, Dk a multiple of 16 and Dv of 8, both at most
+    `max-head-dim`) by a `gpu.launch` that computes it flash-style on the
+    tensor cores (FlashAttention-2 work split). The launch works on buffers:
+    the operands are bridged with `bufferization.to_buffer` (read-only) and
+    the result with `bufferization.to_tensor restrict writable` of a fresh
+    allocation, so the rest of the function still bufferizes normally.
+
+    Grid: (Sq / block-q, Hq, B); a block has block-q / 16 warps, each owning
+    16 query rows whose Q fragments stay in registers. For every key block
+    of block-k keys the block stages K [block-k, Dk] and V transposed
+    [Dv, block-k] in shared memory (rows padded by 8 elements so that the
+    fragment loads of a warp hit distinct banks), then each warp computes
+    S = Q K^T with mma.sync m16n8k16 (f32 accumulation), applies scale and
+    masks, updates its running row max and sum (quad shuffles), rescales its
+    O accumulators and adds P V with mma.sync, P taken straight from the S
+    accumulators (the accumulator layout of two n8 tiles is the A-operand
+    layout of one k16 step). Key blocks after the last key the causal mask
+    or kv_lengths leaves visible to the query block are not visited.
+    Everything else is left to attn-flash-attention.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", "64",
+           "query rows per thread block (16 per warp); reduced to divide Sq">,
+    Option<"blockK", "block-k", "int64_t", "64",
+           "keys per shared-memory stage; reduced to divide Sk">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", "128",
+           "largest Dk / Dv kept in registers">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Tensor-core (mma.sync m16n8k16) kernels for widened f16/bf16 x * W^T";
+  let description = [{
+    Rewrites buffer-level `linalg.generic` contractions
+    `C[m, n] += A[m, k] * B[n, k]` (f32, static identity-layout memrefs,
+    directly in the function body) whose A and B were written earlier in the
+    same block by elementwise `arith.extf` generics from f16 (or bf16)
+    buffers into a `gpu.launch` that multiplies the narrow buffers on the
+    tensor cores: thread blocks of 2 x 2 warps (fewer where M or N is too
+    small), each warp computing 2 x NT tiles of 16 x 8 with
+    `nvgpu.mma.sync` (f16; `nvvm.mma.sync` for bf16) of shape m16n8k16 and
+    f32 accumulators initialized from C; per k step of 32 (or 16) the block
+    stages its rows of A and B in padded shared memory. Requires M % 16 == 0,
+    N % 8 == 0 and K % 16 == 0. The fragments follow the PTX ISA layout (B
+    in [N, K] layout is the "col" operand). An elementwise generic right
+    after the contraction that reads C at (m, n) (bias at (n), residual at
+    (m, n), an activation in its body) and writes C or another [M, N] f32
+    buffer is computed in the kernel's stores and erased (`fuse-epilogues`).
+    The extf generics are erased when nothing else reads their outputs.
+    Run after bufferization, before the linalg-to-loops GPU mapping.
+  }];
+  let options = [
+    Option<"warpNTiles", "warp-n-tiles", "int64_t", "4",
+           "n8 tiles per warp (NT), halved until the block divides N">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "compute an elementwise consumer of the product (bias, "
+           "activation, residual) in the kernel's stores">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnGpuTileParallelLoops
+    : Pass<"attn-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Split outermost scf.parallel loops into blocks x threads";
+  let description = [{
+    Tiles the innermost dimension of every outermost `scf.parallel` by the
+    thread count (or its extent, if smaller), so that
+    `gpu-map-parallel-loops` maps the tile loop to threads and the outer
+    loop to blocks (dimensions past the third run sequentially in a block).
+    Reductions stay serial inside each thread. `scf.parallel` loops nested
+    in another one (the per-block code of attn-flash-attention) become
+    `scf.for` nests first: they run serially inside one thread.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "128",
+           "threads per block along the innermost dimension">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"];
+}
+
+def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
+  let summary = "Move host-side buffer allocation and copies to the GPU";
+  let description = [{
+    After compute has been mapped into `gpu.launch` regions, the remaining
+    host code only allocates, frees and copies buffers. For the CUDA target
+    every buffer lives in device memory (the runtime passes device pointers
+    for weights, inputs and outputs), so `memref.alloc`, `memref.dealloc`
+    and `memref.copy` outside GPU code become `gpu.alloc`, `gpu.dealloc` and
+    `gpu.memcpy`.
+
+    Inside a `gpu.launch`, a `memref.alloca` of workgroup memory
+    (`#gpu.address_space<workgroup>`, static shape) directly in the body is
+    shared memory of the thread block; it becomes a workgroup attribution of
+    the launch (kernels built before bufferization use allocas, because
+    buffer deallocation does not support memref block arguments there).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnGpuMergeModules : Pass<"attn-gpu-merge-modules", "::mlir::ModuleOp"> {
+  let summary = "Merge outlined kernels into one gpu.module";
+  let description = [{
+    Kernel outlining puts every kernel in its own `gpu.module`, which would
+    become one cubin (and one module load at run time) per kernel and one
+    PTX file per kernel. This pass moves all kernels into the first
+    `gpu.module`, renaming them after their old module (which is unique),
+    and updates every `gpu.launch_func`. It also gives every workgroup
+    attribution of a kernel without one an `llvm.align` of 16 bytes (the
+    widest vector access the kernels make on shared memory; otherwise the
+    buffer would only be aligned to its element type).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // ATTNC_CODEGEN_GPU_PASSES_TD

@@ -1,0 +1,481 @@
+//===- CpuMatmulKernel.cpp - register-tiled x*W^T kernels for the CPU -----===//
+//
+// Every projection in a transformer is x W^T with W in the checkpoint's
+// [out, in] layout, so both operands are contiguous along the reduction
+// dimension k. This pass rewrites such contractions (after bufferization)
+// into a register-tiled loop nest that keeps an MR x NR block of partial
+// dot products in vector<VLxf32> accumulators across the whole k loop and
+// reduces them once at the end: per k step it issues MR + NR loads for
+// MR * NR FMAs, needs no packing or transposition of the weights, and
+// leaves the lane-wise reductions out of the inner loop.
+//
+// Loop order: column blocks of NB weight rows (kept hot in L2) are
+// distributed over threads (scf.parallel, lowered to OpenMP), then rows of
+// x in steps of MR, then NR-wide tiles inside the column block. Edge tiles
+// use the same code with smaller MR/NR.
+//
+// An elementwise consumer of the product that reads it only at the same
+// (m, n) (a bias add, an activation, a residual add: an "epilogue") is
+// folded into the store, so linear + bias + activation is one loop nest.
+//
+// A projection whose weight is bound K-major (W^T [k, n], transposed once at
+// bind time, see attn-cpu-transpose-weights) gets outer-product tiles
+// instead: MR rows x NV vectors of C live in vector accumulators, each k
+// step loads NV vectors of W^T's row k and broadcasts MR scalars of x, and
+// no horizontal reductions are needed. The same column blocks run in
+// parallel, and the epilogue is applied to whole vectors before the store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen/Common/IndexArith.h"
+#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "Codegen/Common/MatmulMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUMATMULKERNEL
+#include "attnc/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+using mlir::attn::isStaticIdentityF32;
+using mlir::attn::matchKMajorMatmul;
+using mlir::attn::matchNTMatmul;
+using mlir::attn::NTMatmul;
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  NTMatmul &mm;
+  linalg::GenericOp epilogue;
+  int64_t vl;
+
+  Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+
+  /// Stores value `v` of output (m, n): through the epilogue when present.
+  void store(OpBuilder &nb, Value v, Value m, Value n) {
+    if (!epilogue) {
+      memref::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
+      return;
+    }
+    Value result =
+        mlir::attn::buildEpilogueValue(nb, loc, epilogue, mm.c, v, m, n);
+    memref::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
+                            ValueRange{m, n});
+  }
+
+  /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
+  /// reduction and the store of each output.
+  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
+    auto vecType = VectorType::get({vl}, nb.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+    SmallVector<Value> init(mr * nr, zero);
+    SmallVector<Value> rows, cols;
+    for (int64_t i = 0; i < mr; ++i)
+      rows.push_back(i == 0 ? m0
+                            : arith::AddIOp::create(
+                                  nb, loc, m0,
+                                  arith::ConstantIndexOp::create(nb, loc, i)));
+    for (int64_t j = 0; j < nr; ++j)
+      cols.push_back(j == 0 ? n0
+                            : arith::AddIOp::create(
+                                  nb, loc, n0,
+                                  arith::ConstantIndexOp::create(nb, loc, j)));
+    auto loop = scf::ForOp::create(
+        nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
+        arith::ConstantIndexOp::create(nb, loc, mm.k),
+        arith::ConstantIndexOp::create(nb, loc, vl), init,
+        [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
+          SmallVector<Value> as, bs;
+          for (Value r : rows)
+            as.push_back(
+                vector::LoadOp::create(lb, l, vecType, mm.a, ValueRange{r, k}));
+          for (Value c : cols)
+            bs.push_back(
+                vector::LoadOp::create(lb, l, vecType, mm.b, ValueRange{c, k}));
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < mr; ++i)
+            for (int64_t j = 0; j < nr; ++j)
+              next.push_back(
+                  vector::FMAOp::create(lb, l, as[i], bs[j], accs[i * nr + j]));
+          scf::YieldOp::create(lb, l, next);
+        });
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) {
+        Value sum = vector::ReductionOp::create(
+            nb, loc, vector::CombiningKind::ADD, loop.getResult(i * nr + j));
+        // The generic accumulated into C's initial value.
+        Value initC =
+            memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
+        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
+      }
+  }
+
+  /// Tiles over [mBegin, mEnd) x [nBegin, nEnd) (static extents).
+  void emitRegion(OpBuilder &nb, int64_t mBegin, int64_t mEnd, Value nStart,
+                  int64_t nExtent, int64_t mr, int64_t nr) {
+    if (mEnd <= mBegin || nExtent <= 0)
+      return;
+    int64_t mMain = mBegin + (mEnd - mBegin) / mr * mr;
+    int64_t nMain = nExtent / nr * nr;
+    auto tiles = [&](int64_t m0, int64_t m1, int64_t tm, int64_t n0, int64_t n1,
+                     int64_t tn) {
+      if (m1 <= m0 || n1 <= n0)
+        return;
+      scf::ForOp::create(
+          nb, loc, arith::ConstantIndexOp::create(nb, loc, m0),
+          arith::ConstantIndexOp::create(nb, loc, m1),
+          arith::ConstantIndexOp::create(nb, loc, tm), ValueRange{},
+          [&](OpBuilder &mb, Location l, Value m, ValueRange) {
+            scf::ForOp::create(
+                mb, l, arith::ConstantIndexOp::create(mb, l, n0),
+                arith::ConstantIndexOp::create(mb, l, n1),
+                arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
+                [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
+                  Value col = arith::AddIOp::create(tb, tl, nStart, n);
+                  emitTile(tb, m, col, tm, tn);
+                  scf::YieldOp::create(tb, tl);
+                });
+            scf::YieldOp::create(mb, l);
+          });
+    };
+    tiles(mBegin, mMain, mr, 0, nMain, nr);
+    tiles(mBegin, mMain, mr, nMain, nExtent, 1);
+    tiles(mMain, mEnd, 1, 0, nExtent, 1);
+  }
+};
+
+/// Whether the epilogue's body can run on vectors: elementwise ops (and
+/// scalar constants) on f32 / i1 values only.
+static bool isVectorizableEpilogue(linalg::GenericOp epilogue) {
+  Block &body = epilogue.getRegion().front();
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return false;
+    Type type = op.getResult(0).getType();
+    if (!type.isF32() && !type.isInteger(1))
+      return false;
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (!op.hasTrait<OpTrait::Elementwise>() || !isPure(&op))
+      return false;
+    for (Value operand : op.getOperands())
+      if (!operand.getType().isIntOrFloat())
+        return false;
+  }
+  return true;
+}
+
+/// Outer-product tiles for C[m, n] += A[m, k] * B[k, n] (B K-major).
+struct OuterProductKernelBuilder {
+  Location loc;
+  NTMatmul &mm;
+  linalg::GenericOp epilogue;
+  int64_t vl, mrMax, nvMax;
+  /// C starts at zero (its zero fill was dropped) instead of being loaded.
+  bool zeroInit;
+
+  VectorType vecType() const {
+    return VectorType::get({vl}, Float32Type::get(mm.op.getContext()));
+  }
+  Value idx(OpBuilder &nb, int64_t v) {
+    return attn::IndexArith(nb, loc).cst(v);
+  }
+  Value add(OpBuilder &nb, Value x, int64_t c) {
+    return attn::IndexArith(nb, loc).add(x, c);
+  }
+
+  /// Stores the vector `v` of C's row m at columns [n, n + vl): through the
+  /// epilogue's body on vectors when there is one.
+  void store(OpBuilder &nb, Value v, Value m, Value n) {
+    if (!epilogue) {
+      vector::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
+      return;
+    }
+    VectorType vt = vecType();
+    Block &body = epilogue.getRegion().front();
+    IRMapping map;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      BlockArgument arg = body.getArgument(input->getOperandNumber());
+      if (input->get() == mm.c) {
+        map.map(arg, v);
+        continue;
+      }
+      AffineMap indexing = epilogue.getMatchingIndexingMap(input);
+      if (indexing.getNumResults() == 1 &&
+          cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
+        // Indexed by the row only: one scalar for the whole vector.
+        Value s = memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
+        map.map(arg, vector::BroadcastOp::create(nb, loc, vt, s));
+        continue;
+      }
+      SmallVector<Value> indices;
+      for (AffineExpr e : indexing.getResults())
+        indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+      map.map(arg, vector::LoadOp::create(nb, loc, vt, input->get(), indices));
+    }
+    for (Operation &op : body.without_terminator()) {
+      Type scalar = op.getResult(0).getType();
+      auto resultType = VectorType::get({vl}, scalar);
+      if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+        auto attr = DenseElementsAttr::get(resultType, cst.getValue());
+        map.map(op.getResult(0),
+                arith::ConstantOp::create(nb, loc, resultType, attr));
+        continue;
+      }
+      // Scalars from outside the body are broadcast.
+      for (Value operand : op.getOperands())
+        if (!map.contains(operand))
+          map.map(
+              operand,
+              vector::BroadcastOp::create(
+                  nb, loc, VectorType::get({vl}, operand.getType()), operand));
+      Operation *clone = nb.clone(op, map);
+      clone->getResult(0).setType(resultType);
+    }
+    Value result =
+        map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+    vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
+                            ValueRange{m, n});
+  }
+
+  /// The k range [kBegin, kEnd) of the current k block; the first block
+  /// starts from zero when zeroInit (else from C), later ones from the
+  /// partial sums in C; only the last one applies the epilogue.
+  int64_t kBegin = 0, kEnd = 0;
+  bool firstK = true, lastK = true;
+
+  /// One mr x nv-vector tile of C at (m0, n0).
+  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv) {
+    VectorType vt = vecType();
+    Value zero = arith::ConstantOp::create(nb, loc, vt,
+                                           DenseElementsAttr::get(vt, 0.0f));
+    SmallVector<Value> rows, cols;
+    for (int64_t r = 0; r < mr; ++r)
+      rows.push_back(add(nb, m0, r));
+    for (int64_t v = 0; v < nv; ++v)
+      cols.push_back(add(nb, n0, v * vl));
+    SmallVector<Value> init;
+    for (Value row : rows)
+      for (Value col : cols)
+        init.push_back(zeroInit && firstK
+                           ? zero
+                           : vector::LoadOp::create(nb, loc, vt, mm.c,
+                                                    ValueRange{row, col}));
+    auto kLoop = scf::ForOp::create(
+        nb, loc, idx(nb, kBegin), idx(nb, kEnd), idx(nb, 1), init,
+        [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
+          SmallVector<Value> bs;
+          for (Value col : cols)
+            bs.push_back(
+                vector::LoadOp::create(lb, l, vt, mm.b, ValueRange{k, col}));
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t r = 0; r < mr; ++r) {
+            Value a =
+                memref::LoadOp::create(lb, l, mm.a, ValueRange{rows[r], k});
+            Value splat = vector::BroadcastOp::create(lb, l, vt, a);
+            for (int64_t v = 0; v < nv; ++v)
+              next[r * nv + v] =
+                  vector::FMAOp::create(lb, l, splat, bs[v], next[r * nv + v]);
+          }
+          scf::YieldOp::create(lb, l, next);
+        });
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t v = 0; v < nv; ++v) {
+        Value acc = kLoop.getResult(r * nv + v);
+        if (lastK)
+          store(nb, acc, rows[r], cols[v]);
+        else
+          vector::StoreOp::create(nb, loc, acc, mm.c,
+                                  ValueRange{rows[r], cols[v]});
+      }
+  }
+
+  template <typename Fn>
+  void loop(OpBuilder &nb, int64_t lb, int64_t ub, int64_t step, Fn body) {
+    if (ub <= lb)
+      return;
+    scf::ForOp::create(nb, loc, idx(nb, lb), idx(nb, ub), idx(nb, step),
+                       ValueRange{},
+                       [&](OpBuilder &bb, Location, Value iv, ValueRange) {
+                         body(bb, iv);
+                         scf::YieldOp::create(bb, loc);
+                       });
+  }
+
+  /// Columns [nStart, nStart + nExtent) of all rows, k in blocks of kBlock
+  /// (so that the block of W^T the row tiles share stays in L2; partial
+  /// sums go through C between blocks).
+  void emitRegion(OpBuilder &nb, Value nStart, int64_t nExtent,
+                  int64_t kBlock) {
+    for (int64_t k0 = 0; k0 < mm.k; k0 += kBlock) {
+      kBegin = k0;
+      kEnd = std::min(mm.k, k0 + kBlock);
+      firstK = k0 == 0;
+      lastK = kEnd == mm.k;
+      emitKBlock(nb, nStart, nExtent);
+    }
+  }
+
+  /// Columns [nStart, nStart + nExtent) of all rows (nExtent a multiple of
+  /// vl) for the current k block: rows in steps of MR outside, column tiles
+  /// of NV vectors inside.
+  void emitKBlock(OpBuilder &nb, Value nStart, int64_t nExtent) {
+    int64_t width = nvMax * vl;
+    int64_t nMain = nExtent / width * width;
+    auto rowTiles = [&](OpBuilder &rb, Value m0, int64_t mr) {
+      loop(rb, 0, nMain, width, [&](OpBuilder &tb, Value n) {
+        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax);
+      });
+      if (int64_t rest = nExtent - nMain)
+        emitTile(rb, m0, add(rb, nStart, nMain), mr, rest / vl);
+    };
+    int64_t mMain = mm.m / mrMax * mrMax;
+    loop(nb, 0, mMain, mrMax,
+         [&](OpBuilder &tb, Value m0) { rowTiles(tb, m0, mrMax); });
+    if (int64_t rest = mm.m - mMain)
+      rowTiles(nb, idx(nb, mMain), rest);
+  }
+};
+
+/// A zero fill of C right before the contraction.
+static linalg::FillOp findZeroFill(NTMatmul &mm) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(mm.op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != mm.c)
+    return {};
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  if (!value || !value.getValue().isPosZero())
+    return {};
+  return fill;
+}
+
+struct AttnCpuMatmulKernelPass
+    : public mlir::attn::impl::AttnCpuMatmulKernelBase<
+          AttnCpuMatmulKernelPass> {
+  using AttnCpuMatmulKernelBase::AttnCpuMatmulKernelBase;
+
+  /// The options, overridden by the contraction's #attn.tile (attn-tile).
+  struct Tiles {
+    int64_t vl, mr, nr, nb;
+  };
+  Tiles tilesFor(linalg::GenericOp op) {
+    Tiles t{vectorWidth, rowTile, colTile, columnBlock};
+    if (auto tile = mlir::attn::TileAttr::lookup(op)) {
+      t.vl = tile.getVectorWidth().value_or(t.vl);
+      t.mr = tile.getRowTile().value_or(t.mr);
+      t.nr = tile.getColTile().value_or(t.nr);
+      t.nb = tile.getColumnBlock().value_or(t.nb);
+    }
+    return t;
+  }
+
+  /// Outer-product tiles for a K-major weight, in parallel column blocks.
+  void rewriteKMajor(NTMatmul &mm, Tiles t) {
+    OpBuilder b(mm.op);
+    Location loc = mm.op.getLoc();
+    linalg::GenericOp epilogue =
+        fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
+    if (epilogue && !isVectorizableEpilogue(epilogue))
+      epilogue = nullptr;
+    linalg::FillOp zeroFill = findZeroFill(mm);
+    OuterProductKernelBuilder kb{
+        loc, mm, epilogue, t.vl, outerRowTile, outerColVectors, bool(zeroFill)};
+    // Column blocks: whole tiles, about as many weight columns as the
+    // reduction kernel's block of weight rows.
+    int64_t width = outerColVectors * t.vl;
+    int64_t nb = std::max<int64_t>(1, t.nb / width) * width;
+    if (nb >= mm.n)
+      nb = mm.n;
+    // k blocks: the [kc, nb] block of W^T that every row tile reads stays
+    // within about a quarter of L2 (256 KiB), in equal parts.
+    int64_t kc = outerKBlock;
+    if (kc <= 0) {
+      int64_t bytes = mm.k * nb * 4, budget = 256 * 1024;
+      int64_t parts = std::max<int64_t>(1, (bytes + budget - 1) / budget);
+      kc = (mm.k + parts - 1) / parts;
+    }
+    int64_t blocks = mm.n / nb;
+    if (blocks > 0) {
+      auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(b, 0)},
+                                         ValueRange{kb.idx(b, blocks)},
+                                         ValueRange{kb.idx(b, 1)});
+      OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+      Value nStart = arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                           kb.idx(pb, nb));
+      kb.emitRegion(pb, nStart, nb, kc);
+    }
+    if (int64_t rest = mm.n - blocks * nb)
+      kb.emitRegion(b, kb.idx(b, blocks * nb), rest, kc);
+    if (epilogue)
+      epilogue.erase();
+    mm.op.erase();
+    if (zeroFill)
+      zeroFill.erase();
+  }
+
+  void runOnOperation() override {
+    if (outerRowTile < 1 || outerColVectors < 1) {
+      getOperation().emitError("attn-cpu-matmul-kernel: outer-row-tile and "
+                               "outer-col-vectors must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto mm = matchNTMatmul(op)) {
+        Tiles t = tilesFor(op);
+        if (mm->k % t.vl == 0)
+          matches.push_back({*mm, t});
+      } else if (auto kmm = matchKMajorMatmul(op)) {
+        // The vector width must divide the columns (else
+        // attn-cpu-outer-product-matmul's masked tiles take it).
+        Tiles t = tilesFor(op);
+        if (kmm->n % t.vl == 0)
+          kMajor.push_back({*kmm, t});
+      }
+    });
+    for (auto &[mm, t] : kMajor)
+      rewriteKMajor(mm, t);
+    for (auto &[mm, t] : matches) {
+      OpBuilder b(mm.op);
+      Location loc = mm.op.getLoc();
+      linalg::GenericOp epilogue =
+          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
+      KernelBuilder kb{b, loc, mm, epilogue, t.vl};
+      int64_t nb = std::min<int64_t>(t.nb, mm.n);
+      int64_t blocks = mm.n / nb;
+      // Full column blocks in parallel; the remainder block after them.
+      if (blocks > 0) {
+        auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
+                                           ValueRange{kb.idx(blocks)},
+                                           ValueRange{kb.idx(1)});
+        OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+        Value nStart =
+            arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                  arith::ConstantIndexOp::create(pb, loc, nb));
+        kb.emitRegion(pb, 0, mm.m, nStart, nb, t.mr, t.nr);
+      }
+      if (int64_t rest = mm.n - blocks * nb)
+        kb.emitRegion(b, 0, mm.m, kb.idx(blocks * nb), rest, t.mr, t.nr);
+      if (epilogue)
+        epilogue.erase();
+      mm.op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,281 @@
+//===- CpuOuterProductMatmul.cpp - register-tiled A*B kernels for the CPU -===//
+//
+// The block contractions of flash attention, S = Q K^T (with K transposed
+// once per call, see attn-flash-attention's transpose-keys) and O += P V,
+// are C[g, i, n] += A[g, i, k] * B[k, n] with B and C contiguous along n.
+// Their extents are small (a 64 x 64 tile, k = 64), so the reduction form
+// of attn-cpu-matmul-kernel (vector partial sums along k, reduced at the
+// end) would spend more on horizontal reductions than on FMAs. The outer-
+// product form needs none: per k step it loads NV vectors of B's row k,
+// broadcasts MR scalars of A's column k, and issues MR * NV FMAs into an
+// MR x NV block of vector<VLxf32> accumulators that hold C's rows, which
+// are loaded before the k loop and stored after it.
+//
+// Extents may be dynamic (partial last query or key blocks): rows beyond a
+// multiple of MR get one-row tiles, and columns beyond a multiple of NV * VL
+// get one-vector tiles whose loads and stores are masked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen/Common/IndexArith.h"
+#include "attnc/Codegen/CPU/Passes.h"
+
+#include "Codegen/Common/MatmulMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUOUTERPRODUCTMATMUL
+#include "attnc/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] on f32 memrefs,
+/// B and C with unit stride along n.
+struct NNMatmul {
+  linalg::GenericOp op;
+  Value a, b, c;
+  bool batched;
+  /// A zero fill of C right before the contraction: the accumulators start
+  /// at zero instead of reading C, and the fill goes away (the kernel
+  /// writes every element of C).
+  linalg::FillOp zeroFill;
+};
+
+static bool isF32WithUnitInnerStride(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  unsigned loops = op.getNumLoops();
+  if (loops != 3 && loops != 4)
+    return std::nullopt;
+  bool batched = loops == 4;
+  MLIRContext *ctx = op.getContext();
+  // Dims ((g,) i, n, k).
+  unsigned lead = batched ? 1 : 0;
+  auto dims = [&](ArrayRef<unsigned> positions) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned pos : positions)
+      exprs.push_back(getAffineDimExpr(pos, ctx));
+    return AffineMap::get(loops, 0, exprs, ctx);
+  };
+  unsigned i = lead, n = lead + 1, k = lead + 2;
+  SmallVector<AffineMap> expected =
+      batched
+          ? SmallVector<AffineMap>{dims({0, i, k}), dims({k, n}),
+                                   dims({0, i, n})}
+          : SmallVector<AffineMap>{dims({i, k}), dims({k, n}), dims({i, n})};
+  if (op.getIndexingMapsArray() != expected)
+    return std::nullopt;
+  auto iters = op.getIteratorTypesArray();
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    if (iters[d] != utils::IteratorType::parallel)
+      return std::nullopt;
+  if (iters.back() != utils::IteratorType::reduction || !attn::isMulAddBody(op))
+    return std::nullopt;
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
+        c = op.getDpsInits()[0];
+  auto aType = dyn_cast<MemRefType>(a.getType());
+  if (!aType || !aType.getElementType().isF32() ||
+      !isF32WithUnitInnerStride(b) || !isF32WithUnitInnerStride(c))
+    return std::nullopt;
+  linalg::FillOp zeroFill;
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+      fill && fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == c)
+    if (matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
+      zeroFill = fill;
+  return NNMatmul{op, a, b, c, batched, zeroFill};
+}
+
+struct OuterProductBuilder {
+  OuterProductBuilder(OpBuilder &b, const NNMatmul &mm, int64_t vl,
+                      int64_t mrMax, int64_t nvMax)
+      : b(b), loc(mm.op->getLoc()), mm(mm), vl(vl), mrMax(mrMax), nvMax(nvMax),
+        vecType(VectorType::get({vl}, b.getF32Type())) {}
+
+  OpBuilder &b;
+  Location loc;
+  const NNMatmul &mm;
+  int64_t vl, mrMax, nvMax;
+  VectorType vecType;
+  Value g; // Batch index when batched.
+
+  Value idx(OpBuilder &nb, int64_t v) {
+    return attn::IndexArith(nb, loc).cst(v);
+  }
+  Value add(OpBuilder &nb, Value x, int64_t c) {
+    return attn::IndexArith(nb, loc).add(x, c);
+  }
+  SmallVector<Value> rowIndices(Value row, Value col) {
+    if (mm.batched)
+      return {g, row, col};
+    return {row, col};
+  }
+
+  /// `x - x mod step`: the end of the part of [0, x) covered by full steps.
+  Value roundDown(OpBuilder &nb, Value x, int64_t step) {
+    if (std::optional<int64_t> c = getConstantIntValue(x))
+      return idx(nb, *c / step * step);
+    return arith::SubIOp::create(
+        nb, loc, x, arith::RemUIOp::create(nb, loc, x, idx(nb, step)));
+  }
+
+  /// scf.for over [lb, ub) with `step` and no results.
+  template <typename Fn>
+  void loop(OpBuilder &nb, Value lb, Value ub, int64_t step, Fn body) {
+    scf::ForOp::create(nb, loc, lb, ub, idx(nb, step), ValueRange{},
+                       [&](OpBuilder &bb, Location, Value iv, ValueRange) {
+                         body(bb, iv);
+                         scf::YieldOp::create(bb, loc);
+                       });
+  }
+
+  /// An mr x nv-vector tile of C at (i0, n0); `mask`, when set, masks the
+  /// single vector column (nv = 1) at the right edge.
+  void emitTile(OpBuilder &nb, Value i0, Value n0, Value kExtent, int64_t mr,
+                int64_t nv, Value mask) {
+    Value zero = arith::ConstantOp::create(
+        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+    SmallVector<Value> rows, cols;
+    for (int64_t r = 0; r < mr; ++r)
+      rows.push_back(add(nb, i0, r));
+    for (int64_t v = 0; v < nv; ++v)
+      cols.push_back(add(nb, n0, v * vl));
+    auto load = [&](OpBuilder &lb, Value base, ValueRange indices) -> Value {
+      if (mask)
+        return vector::MaskedLoadOp::create(lb, loc, vecType, base, indices,
+                                            mask, zero);
+      return vector::LoadOp::create(lb, loc, vecType, base, indices);
+    };
+    SmallVector<Value> init;
+    for (Value row : rows)
+      for (Value col : cols)
+        init.push_back(mm.zeroFill ? zero
+                                   : load(nb, mm.c, rowIndices(row, col)));
+    auto kLoop = scf::ForOp::create(
+        nb, loc, idx(nb, 0), kExtent, idx(nb, 1), init,
+        [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
+          SmallVector<Value> bs;
+          for (Value col : cols)
+            bs.push_back(load(lb, mm.b, ValueRange{k, col}));
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t r = 0; r < mr; ++r) {
+            Value a =
+                memref::LoadOp::create(lb, loc, mm.a, rowIndices(rows[r], k));
+            Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);
+            for (int64_t v = 0; v < nv; ++v)
+              next[r * nv + v] = vector::FMAOp::create(lb, loc, splat, bs[v],
+                                                       next[r * nv + v]);
+          }
+          scf::YieldOp::create(lb, loc, next);
+        });
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t v = 0; v < nv; ++v) {
+        Value acc = kLoop.getResult(r * nv + v);
+        SmallVector<Value> indices = rowIndices(rows[r], cols[v]);
+        if (mask)
+          vector::MaskedStoreOp::create(nb, loc, mm.c, indices, mask, acc);
+        else
+          vector::StoreOp::create(nb, loc, acc, mm.c, indices);
+      }
+  }
+
+  /// All column tiles of rows [i0, i0 + mr).
+  void emitRowTiles(OpBuilder &nb, Value i0, int64_t mr, Value nExtent,
+                    Value kExtent) {
+    // With a static width narrower than NV vectors, use as many full
+    // vectors as fit instead of one-vector tiles.
+    int64_t nv = nvMax;
+    if (std::optional<int64_t> n = getConstantIntValue(nExtent))
+      nv = std::max<int64_t>(1, std::min(nvMax, *n / vl));
+    Value nMain = roundDown(nb, nExtent, nv * vl);
+    loop(nb, idx(nb, 0), nMain, nv * vl, [&](OpBuilder &tb, Value n0) {
+      emitTile(tb, i0, n0, kExtent, mr, nv, Value());
+    });
+    if (std::optional<int64_t> n = getConstantIntValue(nExtent);
+        n && *n % (nv * vl) == 0)
+      return;
+    loop(nb, nMain, nExtent, vl, [&](OpBuilder &tb, Value n0) {
+      auto maskType = VectorType::get({vl}, tb.getI1Type());
+      Value left = arith::SubIOp::create(tb, loc, nExtent, n0);
+      Value mask = vector::CreateMaskOp::create(tb, loc, maskType, left);
+      emitTile(tb, i0, n0, kExtent, mr, 1, mask);
+    });
+  }
+
+  void emit() {
+    int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
+    auto dim = [&](Value v, int64_t d) -> Value {
+      return getValueOrCreateConstantIndexOp(
+          b, loc, memref::getMixedSize(b, loc, v, d));
+    };
+    Value iExtent = dim(mm.c, rank - 2), nExtent = dim(mm.c, rank - 1),
+          kExtent = dim(mm.b, 0);
+    auto rowsOf = [&](OpBuilder &nb) {
+      Value iMain = roundDown(nb, iExtent, mrMax);
+      loop(nb, idx(nb, 0), iMain, mrMax, [&](OpBuilder &tb, Value i0) {
+        emitRowTiles(tb, i0, mrMax, nExtent, kExtent);
+      });
+      if (std::optional<int64_t> i = getConstantIntValue(iExtent);
+          i && *i % mrMax == 0)
+        return;
+      loop(nb, iMain, iExtent, 1, [&](OpBuilder &tb, Value i0) {
+        emitRowTiles(tb, i0, 1, nExtent, kExtent);
+      });
+    };
+    if (!mm.batched)
+      return rowsOf(b);
+    loop(b, idx(b, 0), dim(mm.c, 0), 1, [&](OpBuilder &tb, Value gIv) {
+      g = gIv;
+      rowsOf(tb);
+    });
+  }
+};
+
+struct AttnCpuOuterProductMatmulPass
+    : public mlir::attn::impl::AttnCpuOuterProductMatmulBase<
+          AttnCpuOuterProductMatmulPass> {
+  using AttnCpuOuterProductMatmulBase::AttnCpuOuterProductMatmulBase;
+
+  void runOnOperation() override {
+    if (vectorWidth < 1 || rowTile < 1 || colVectors < 1) {
+      getOperation().emitError("attn-cpu-outer-product-matmul: vector-width, "
+                               "row-tile and col-vectors must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<NNMatmul> matches;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto mm = matchNNMatmul(op))
+        matches.push_back(*mm);
+    });
+    for (NNMatmul &mm : matches) {
+      OpBuilder b(mm.op);
+      OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
+      builder.emit();
+      mm.op.erase();
+      if (mm.zeroFill)
+        mm.zeroFill.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,145 @@
+//===- EmitModelEntry.cpp - runtime entry points of a compiled model ------===//
+//
+// libattnrt calls every compiled model the same way, whatever its
+// signature: `attn_model_invoke(void **buffers)` with one buffer per record
+// of `attn_model_manifest`. This pass writes both on the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEMITMODELENTRY
+#include "attnc/Codegen/Common/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+struct AttnEmitModelEntryPass
+    : public mlir::attn::impl::AttnEmitModelEntryBase<AttnEmitModelEntryPass> {
+  using AttnEmitModelEntryBase::AttnEmitModelEntryBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto manifest = module->getAttrOfType<StringAttr>(kManifestAttrName);
+    FlatSymbolRefAttr entryRef =
+        AttnDialect::EntryAttrHelper(ctx).getAttr(module);
+    if (!manifest || !entryRef) {
+      module.emitError("attn-emit-model-entry: no model manifest; run "
+                       "attn-hoist-weights first");
+      return signalPassFailure();
+    }
+    if (target != "cpu" && target != "cuda") {
+      module.emitError("attn-emit-model-entry: unknown target '")
+          << target << "' (expected cpu or cuda)";
+      return signalPassFailure();
+    }
+    auto forward = module.lookupSymbol<LLVM::LLVMFuncOp>(entryRef.getAttr());
+    if (!forward) {
+      module.emitError("attn-emit-model-entry: the entry @")
+          << entryRef.getValue() << " is not an llvm.func yet";
+      return signalPassFailure();
+    }
+    StringRef records = manifest.getValue();
+    // Each record's shape, for the expanded memref-descriptor convention.
+    SmallVector<SmallVector<int64_t>> shapes;
+    SmallVector<StringRef> lines;
+    records.split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef line : lines) {
+      SmallVector<StringRef> fields;
+      line.split(fields, ' ');
+      SmallVector<int64_t> shape;
+      if (fields.size() >= 4 && fields[3] != "scalar") {
+        SmallVector<StringRef> dims;
+        fields[3].split(dims, 'x');
+        for (StringRef d : dims) {
+          int64_t v = 0;
+          (void)d.getAsInteger(10, v);
+          shape.push_back(v);
+        }
+      }
+      shapes.push_back(std::move(shape));
+    }
+    size_t numRecords = shapes.size();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i64Type = IntegerType::get(ctx, 64);
+    ArrayRef<Type> params = forward.getFunctionType().getParams();
+    // Bare pointers: one ptr per record. Descriptors: per record
+    // (allocated, aligned, offset, sizes..., strides...).
+    size_t descriptorArgs = 0;
+    for (auto &shape : shapes)
+      descriptorArgs += 3 + 2 * shape.size();
+    bool bare = params.size() == numRecords &&
+                llvm::all_of(params, [&](Type t) { return t == ptrType; });
+    bool descriptors = !bare && params.size() == descriptorArgs;
+    if ((!bare && !descriptors) ||
+        !isa<LLVM::LLVMVoidType>(forward.getFunctionType().getReturnType())) {
+      forward.emitOpError("expected a void function taking one memref per "
+                          "manifest record (")
+          << numRecords << "), got " << forward.getFunctionType();
+      return signalPassFailure();
+    }
+
+    // The user's `main` must not clash with the executable's own main.
+    StringAttr forwardName = StringAttr::get(ctx, "attn_model_forward");
+    if (failed(SymbolTable::replaceAllSymbolUses(forward, forwardName, module)))
+      return signalPassFailure();
+    forward.setSymName(forwardName);
+    // The weight names live in the manifest; LLVM has no use for them.
+    forward.removeArgAttrsAttr();
+    forward.setLinkage(LLVM::Linkage::Internal);
+
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = forward.getLoc();
+    auto invokeType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType});
+    auto invoke =
+        LLVM::LLVMFuncOp::create(b, loc, "attn_model_invoke", invokeType);
+    Block *block = invoke.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    SmallVector<Value> args;
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(v));
+    };
+    for (unsigned i = 0; i < numRecords; ++i) {
+      Value slot =
+          LLVM::GEPOp::create(b, loc, ptrType, ptrType, block->getArgument(0),
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value buffer = LLVM::LoadOp::create(b, loc, ptrType, slot);
+      if (bare) {
+        args.push_back(buffer);
+        continue;
+      }
+      // A dense row-major descriptor of the record's static shape.
+      ArrayRef<int64_t> shape = shapes[i];
+      args.append({buffer, buffer, constant(0)});
+      for (int64_t size : shape)
+        args.push_back(constant(size));
+      SmallVector<int64_t> strides(shape.size(), 1);
+      for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * shape[d + 1];
+      for (int64_t stride : strides)
+        args.push_back(constant(stride));
+    }
+    LLVM::CallOp::create(b, loc, forward, args);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+
+    std::string text = "attnc-manifest 1\ntarget " + target + "\n";
+    text += records.str();
+    text.push_back('\0');
+    b.setInsertionPointToEnd(module.getBody());
+    auto arrayType =
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size());
+    LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                           LLVM::Linkage::External, "attn_model_manifest",
+                           b.getStringAttr(text));
+  }
+};
+} // namespace

@@ -1,0 +1,66 @@
+//===- FlashPattern.h - what the flash-attention rewrites share -*- C++ -*-===//
+//
+// attn-flash-attention and attn-gpu-flash-attention both take dot-product
+// attn.sdpa ops of static shape and block them by query and key blocks,
+// which attn-tile's choice on the op overrides.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CODEGEN_COMMON_FLASHPATTERN_H
+#define ATTNC_LIB_CODEGEN_COMMON_FLASHPATTERN_H
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <utility>
+
+namespace mlir::attn {
+
+struct FlashPatternBase : OpRewritePattern<SdpaOp> {
+  FlashPatternBase(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
+      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK) {}
+
+  /// Fails (with a note) unless `op` scores by a dot product and all its
+  /// operands have static shapes.
+  static LogicalResult matchStaticDotProduct(SdpaOp op,
+                                             PatternRewriter &rewriter) {
+    ScoreFunction score = op.getScore();
+    if (score != ScoreFunction::dot && score != ScoreFunction::scaled_dot)
+      return rewriter.notifyMatchFailure(op, "not a dot-product score");
+    if (!op.getQuery().getType().hasStaticShape() ||
+        !op.getKey().getType().hasStaticShape() ||
+        !op.getValue().getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    return success();
+  }
+
+  /// The query and key blocks asked for: attn-tile's choice on the op where
+  /// it made one, the pass options otherwise.
+  std::pair<int64_t, int64_t> requestedBlocks(SdpaOp op) const {
+    int64_t bq = blockQ, bk = blockK;
+    if (auto tile = TileAttr::lookup(op)) {
+      bq = tile.getBlockQ().value_or(bq);
+      bk = tile.getBlockK().value_or(bk);
+    }
+    return {bq, bk};
+  }
+
+  int64_t blockQ, blockK;
+};
+
+/// Applies only `patterns` to `root`, without folding or region
+/// simplification: cleaning up the rest of the module is the job of the
+/// canonicalizer later in the pipeline.
+inline LogicalResult applyFlashPatterns(Operation *root,
+                                        RewritePatternSet &&patterns) {
+  GreedyRewriteConfig config;
+  config.enableFolding(false).setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  return applyPatternsGreedily(root, std::move(patterns), config);
+}
+
+} // namespace mlir::attn
+
+#endif // ATTNC_LIB_CODEGEN_COMMON_FLASHPATTERN_H

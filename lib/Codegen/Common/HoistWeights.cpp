@@ -1,0 +1,249 @@
+//===- HoistWeights.cpp - attn.weight ops become entry arguments ----------===//
+//
+// The runtime binds weights by name; after this pass they are ordinary
+// function arguments (so bufferization and every later lowering treat them
+// like inputs), and the module carries the manifest that tells the runtime
+// which name goes to which argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Codegen/Common/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNHOISTWEIGHTS
+#include "attnc/Codegen/Common/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The manifest spelling of a tensor's element type, or "" if unsupported.
+static std::string manifestDType(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isInteger(32))
+    return "i32";
+  if (type.isInteger(64))
+    return "i64";
+  return "";
+}
+
+static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
+  if (shape.empty()) {
+    os << "scalar";
+    return;
+  }
+  llvm::interleave(shape, os, "x");
+}
+
+/// Weights are the same argument when name and gather agree.
+static std::string weightKey(WeightOp weight) {
+  std::string key = weight.getName().str();
+  if (ArrayAttr names = weight.getConcatNamesAttr()) {
+    key += "|concat" + std::to_string(weight.getConcatAxisAttr().getInt());
+    for (Attribute name : names)
+      key += "," + cast<StringAttr>(name).getValue().str();
+  }
+  if (auto ranges = weight.getGatherRanges()) {
+    key += "|" + std::to_string(weight.getGatherAxisAttr().getInt()) + "|" +
+           std::to_string(weight.getGatherExtentAttr().getInt());
+    for (int64_t v : *ranges)
+      key += "," + std::to_string(v);
+  }
+  if (weight.getTranspose())
+    key += "|transpose";
+  return key;
+}
+
+/// Finds the model entry: @main, else the only public function.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
+    if (main.isPrivate() || main.isExternal()) {
+      main.emitOpError("is the model entry and must be a public function "
+                       "with a body");
+      return failure();
+    }
+    return main;
+  }
+  func::FuncOp entry;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    if (entry) {
+      module.emitError("cannot tell the model entry: no @main and several "
+                       "public functions (@")
+          << entry.getName() << ", @" << func.getName() << ")";
+      return failure();
+    }
+    entry = func;
+  }
+  if (!entry) {
+    module.emitError("no model entry: expected a public func.func @main");
+    return failure();
+  }
+  return entry;
+}
+
+namespace {
+struct AttnHoistWeightsPass
+    : public mlir::attn::impl::AttnHoistWeightsBase<AttnHoistWeightsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> maybeEntry = findEntry(module);
+    if (failed(maybeEntry))
+      return signalPassFailure();
+    func::FuncOp entry = *maybeEntry;
+
+    // Layers are isolated from above: their weights cannot become entry
+    // arguments until the layers are inlined.
+    LayerOp layer;
+    entry.walk([&](LayerOp op) {
+      layer = op;
+      return WalkResult::interrupt();
+    });
+    if (layer) {
+      layer.emitOpError("must be inlined before attn-hoist-weights (run "
+                        "attn-lower-to-linalg first)");
+      return signalPassFailure();
+    }
+
+    // Weights used outside the entry would be unbound at run time.
+    WalkResult outside = module.walk([&](WeightOp weight) {
+      if (weight->getParentOfType<func::FuncOp>() != entry) {
+        weight.emitOpError("is outside the model entry @")
+            << entry.getName() << "; only the entry's weights can be bound";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (outside.wasInterrupted())
+      return signalPassFailure();
+
+    // One argument per distinct (name, gather): a pruned projection binds
+    // only some rows of its checkpoint tensor.
+    std::vector<std::pair<std::string, SmallVector<WeightOp>>> byName;
+    llvm::StringMap<size_t> slots;
+    WalkResult clash = entry.walk([&](WeightOp weight) {
+      std::string key = weightKey(weight);
+      auto [it, inserted] = slots.try_emplace(key, byName.size());
+      if (inserted)
+        byName.emplace_back(key, SmallVector<WeightOp>());
+      auto &uses = byName[it->second].second;
+      if (!uses.empty() && uses.front().getType() != weight.getType()) {
+        weight.emitOpError("weight '")
+            << weight.getName() << "' is used with type " << weight.getType()
+            << " here but " << uses.front().getType() << " elsewhere";
+        return WalkResult::interrupt();
+      }
+      uses.push_back(weight);
+      return WalkResult::advance();
+    });
+    if (clash.wasInterrupted())
+      return signalPassFailure();
+    llvm::StringSet<> weightNames;
+    for (auto &[key, uses] : byName)
+      weightNames.insert(uses.front().getName());
+
+    std::string manifest;
+    llvm::raw_string_ostream os(manifest);
+    auto record = [&](StringRef kind, StringRef name, Type type, Location loc,
+                      WeightOp weight = {}) -> LogicalResult {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      std::string dtype = tensor ? manifestDType(tensor.getElementType()) : "";
+      if (!tensor || !tensor.hasStaticShape() || dtype.empty())
+        return emitError(loc)
+               << "model " << kind << " '" << name << "' has type " << type
+               << "; the runtime takes statically shaped "
+                  "tensors of f32, f16, bf16, i32 or i64";
+      os << kind << " " << name << " " << dtype << " ";
+      printDims(os, tensor.getShape());
+      if (weight && weight.getConcatNamesAttr()) {
+        os << " concat " << weight.getConcatAxisAttr().getInt() << " ";
+        llvm::interleave(
+            weight.getConcatNamesAttr(), os,
+            [&](Attribute a) { os << cast<StringAttr>(a).getValue(); }, ",");
+      }
+      if (weight && weight.getGatherRanges()) {
+        os << " gather " << weight.getGatherAxisAttr().getInt() << " "
+           << weight.getGatherExtentAttr().getInt() << " ";
+        ArrayRef<int64_t> ranges = *weight.getGatherRanges();
+        for (size_t i = 0; i < ranges.size(); i += 2)
+          os << (i ? "," : "") << ranges[i] << ":" << ranges[i + 1];
+      }
+      // The dims above are the buffer's (the transpose of the file tensor).
+      if (weight && weight.getTranspose())
+        os << " transpose";
+      os << "\n";
+      return success();
+    };
+
+    Block &body = entry.getBody().front();
+    Builder builder(&getContext());
+    unsigned index = 0;
+    for (auto &[key, uses] : byName) {
+      Type type = uses.front().getType();
+      StringRef name = uses.front().getName();
+      if (failed(record("weight", name, type, uses.front().getLoc(),
+                        uses.front())))
+        return signalPassFailure();
+      if (failed(entry.insertArgument(
+              index, type,
+              builder.getDictionaryAttr(builder.getNamedAttr(
+                  kWeightArgAttrName, builder.getStringAttr(name))),
+              uses.front().getLoc())))
+        return signalPassFailure();
+      BlockArgument arg = body.getArgument(index++);
+      for (WeightOp use : uses) {
+        use.getResult().replaceAllUsesWith(arg);
+        use.erase();
+      }
+    }
+    // Imported models name their inputs and outputs (`attn.name`, e.g. the
+    // ONNX graph's "input_ids"); the runtime then accepts them by name.
+    llvm::StringSet<> ioNames;
+    auto ioName = [&](StringAttr given, StringRef fallback,
+                      std::string &name) -> LogicalResult {
+      name = given ? given.getValue().str() : fallback.str();
+      if (given && (name.empty() || llvm::any_of(name, [](char c) {
+                      return std::isspace(static_cast<unsigned char>(c)) ||
+                             !std::isprint(static_cast<unsigned char>(c));
+                    })))
+        return entry.emitOpError("attn.name '")
+               << name << "' is not a valid model input/output name (empty, "
+               << "or with whitespace or unprintable characters)";
+      if (!ioNames.insert(name).second || weightNames.contains(name))
+        return entry.emitOpError("attn.name '")
+               << name << "' names two model inputs/outputs or a weight";
+      return success();
+    };
+    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i) {
+      std::string name;
+      if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
+                        ("input" + Twine(i - index)).str(), name)) ||
+          failed(record("input", name, entry.getArgument(i).getType(),
+                        entry.getLoc())))
+        return signalPassFailure();
+    }
+    for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+      std::string name;
+      if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
+                        ("output" + Twine(i)).str(), name)) ||
+          failed(record("output", name, type, entry.getLoc())))
+        return signalPassFailure();
+    }
+    module->setAttr(kManifestAttrName, builder.getStringAttr(os.str()));
+    AttnDialect::EntryAttrHelper(&getContext())
+        .setAttr(module, FlatSymbolRefAttr::get(entry.getNameAttr()));
+  }
+};
+} // namespace

@@ -1,0 +1,32 @@
+//===- ReassociateReductions.cpp - vectorizable reductions ----------------===//
+
+#include "attnc/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNREASSOCIATEREDUCTIONS
+#include "attnc/Codegen/Common/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+struct AttnReassociateReductionsPass
+    : public mlir::attn::impl::AttnReassociateReductionsBase<
+          AttnReassociateReductionsPass> {
+  void runOnOperation() override {
+    auto flags = arith::FastMathFlagsAttr::get(
+        &getContext(),
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.getNumReductionLoops() == 0)
+        return;
+      op.getRegion().walk([&](arith::ArithFastMathInterface arith) {
+        arith->setAttr(arith.getFastMathAttrName(), flags);
+      });
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,67 @@
+//===- GpuDeviceBuffers.cpp - host buffers become device buffers ----------===//
+
+#include "attnc/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUDEVICEBUFFERS
+#include "attnc/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+struct AttnGpuDeviceBuffersPass
+    : public mlir::attn::impl::AttnGpuDeviceBuffersBase<
+          AttnGpuDeviceBuffersPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<Operation *> hostOps;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op))
+        return;
+      if (op->getParentOfType<gpu::LaunchOp>() ||
+          op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      hostOps.push_back(op);
+    });
+    // Workgroup allocas in launch bodies -> workgroup attributions.
+    SmallVector<memref::AllocaOp> workgroupAllocas;
+    getOperation().walk([&](memref::AllocaOp alloca) {
+      auto launch = dyn_cast<gpu::LaunchOp>(alloca->getParentOp());
+      if (launch &&
+          gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloca.getType()) &&
+          alloca.getType().hasStaticShape())
+        workgroupAllocas.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : workgroupAllocas) {
+      auto launch = cast<gpu::LaunchOp>(alloca->getParentOp());
+      BlockArgument attribution =
+          launch.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
+      rewriter.replaceOp(alloca, attribution);
+    }
+    for (Operation *op : hostOps) {
+      rewriter.setInsertionPoint(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto device = gpu::AllocOp::create(
+            rewriter, loc, alloc.getType(), /*asyncToken=*/Type(),
+            /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
+            alloc.getSymbolOperands(), /*hostShared=*/false);
+        rewriter.replaceOp(alloc, device.getMemref());
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                               ValueRange{}, dealloc.getMemref());
+        rewriter.eraseOp(dealloc);
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                              ValueRange{}, copy.getTarget(), copy.getSource());
+        rewriter.eraseOp(copy);
+      }
+    }
+  }
+};
+} // namespace

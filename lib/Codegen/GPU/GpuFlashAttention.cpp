@@ -1,0 +1,474 @@
+//===- GpuFlashAttention.cpp - tensor-core flash attention for CUDA -------===//
+//
+// f16/bf16 attn.sdpa becomes one gpu.launch in the FlashAttention-2 work
+// split (Dao, 2023): a thread block owns block-q query rows of one (batch,
+// query head), each of its warps 16 of them, and walks the key blocks with
+// an online softmax. Both contractions run on the tensor cores with
+// mma.sync.m16n8k16 (f32 accumulation):
+//
+//   S[16, bk] = Q[16, Dk] K^T    A = Q fragments (registers, loaded once),
+//                                B = K rows in shared memory ("col" operand
+//                                is K itself, [key, d] row-major);
+//   O[16, Dv] += P[16, bk] V     A = P, straight from the S accumulators,
+//                                B = V^T in shared memory ([d, key]).
+//
+// Fragment layout (PTX ISA, "Matrix Fragments for mma.m16n8k16"), lane in
+// [0, 32), g = lane / 4, t = lane % 4: C/D of an n8 tile holds rows g and
+// g + 8, columns 2t, 2t + 1; A of a k16 step holds rows g, g + 8 at columns
+// 2t, 2t + 1 and 2t + 8, 2t + 9. So the accumulators of S tiles 2kk and
+// 2kk + 1 (rows g, g + 8; keys 16kk + 2t.. and 16kk + 8 + 2t..) are exactly
+// the A fragment of PV step kk, once rounded to f16/bf16. Each thread keeps
+// the running max and sum of its two rows; the max is completed across the
+// four lanes of a row (shuffle xor 1, 2) every step, the sum only at the end.
+//
+// Shared memory holds one key block: K as [bk][Dk + 8] and V transposed as
+// [Dv][bk + 8]. The padding of 8 elements (16 bytes) shifts consecutive rows
+// by 4 banks, so the eight rows g = 0..7 a warp reads at once land in
+// distinct banks. All threads of the block stage the tiles with 16-byte
+// loads, between two barriers; V^T is written as pairs of consecutive keys,
+// consecutive threads taking consecutive key pairs, so those 4-byte stores
+// hit distinct banks too. Blocks are clamped to the kernel's limits (1024
+// threads, 48 KiB of static shared memory, a register budget for the S
+// accumulators; TensorCoreTiles.h).
+//
+// The masks are applied per element on the S fragments (bottom-right
+// causal: key j visible to query row i iff j <= i + Sk - Sq; kv_lengths:
+// j < len[b]); the key loop stops after the last block any row of the thread
+// block can see, so fully hidden blocks cost nothing. Rows that see no key
+// produce 0, as in attn-flash-attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen/GPU/MmaSync.h"
+
+#include "Codegen/Common/FlashPattern.h"
+#include "Codegen/Common/IndexArith.h"
+#include "Codegen/GPU/TensorCoreTiles.h"
+#include "attnc/Codegen/GPU/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUFLASHATTENTION
+#include "attnc/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+
+/// The static description of one attn.sdpa that becomes a kernel.
+struct GpuFlashProblem : SdpaShape {
+  int64_t warps, blockQ, blockK;
+  /// Query row i sits at key position i + alignOffset.
+  int64_t alignOffset;
+  double scale;
+  bool causal;
+  Type elementType;
+};
+
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const GpuFlashProblem &p, Value q,
+                Value k, Value v, Value lengths, Value out)
+      : b(b), loc(loc), p(p), q(q), k(k), v(v), lengths(lengths), out(out) {}
+
+  void emit();
+
+private:
+  Value idx(int64_t c) { return IndexArith(b, loc).cst(c); }
+  Value f32(double c) {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(static_cast<float>(c)));
+  }
+  Value add(Value x, Value y) { return IndexArith(b, loc).add(x, y); }
+  Value addc(Value x, int64_t c) { return IndexArith(b, loc).add(x, c); }
+  Value mulc(Value x, int64_t c) { return IndexArith(b, loc).mul(x, c); }
+  Value divc(Value x, int64_t c) { return IndexArith(b, loc).divu(x, c); }
+  Value remc(Value x, int64_t c) { return IndexArith(b, loc).remu(x, c); }
+  Value maxF(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value isNegInf(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                 f32(-std::numeric_limits<double>::infinity()));
+  }
+
+  /// Two consecutive elements mem[indices..., col .. col + 1].
+  Value loadPair(Value mem, ValueRange indices) {
+    Type elt = cast<MemRefType>(mem.getType()).getElementType();
+    return vector::LoadOp::create(b, loc, VectorType::get({2}, elt), mem,
+                                  indices, /*nontemporal=*/false,
+                                  llvm::MaybeAlign(4));
+  }
+
+  /// x summed or maxed over the four lanes that share a row.
+  Value quadReduce(Value x, bool isMax) {
+    for (int32_t offset : {1, 2}) {
+      Value other = gpu::ShuffleOp::create(b, loc, x, offset, kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      x = isMax ? maxF(x, other)
+                : arith::AddFOp::create(b, loc, x, other).getResult();
+    }
+    return x;
+  }
+
+  /// Copies key block [k0, k0 + bk) of K and V into shared memory (V
+  /// transposed), all threads of the block cooperating.
+  void stageKeyBlock(Value k0);
+
+  /// One key block: returns the new (m_A, m_B, l_A, l_B, O tiles...).
+  SmallVector<Value> keyStep(Value k0, ValueRange state);
+
+  OpBuilder &b;
+  Location loc;
+  const GpuFlashProblem &p;
+  Value q, k, v, lengths, out;
+  // Set by emit() inside the kernel.
+  Value tid, g, t2, batchIv, headIv, kvHeadIv, rowA, rowB, length;
+  Value kSmem, vtSmem;
+  SmallVector<Value> qFrags;
+};
+
+void KernelBuilder::stageKeyBlock(Value k0) {
+  int64_t threads = p.warps * kWarpSize;
+  Value zero = idx(0);
+  buildSharedTileCopy(b, loc, k, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dk,
+                      kSmem, /*transpose=*/false, tid, threads,
+                      llvm::MaybeAlign(16));
+  buildSharedTileCopy(b, loc, v, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dv,
+                      vtSmem, /*transpose=*/true, tid, threads,
+                      llvm::MaybeAlign(16));
+}
+
+SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
+  // The previous step's reads of the tiles are done before they are
+  // overwritten, and the new tiles are complete before they are read.
+  gpu::BarrierOp::create(b, loc);
+  stageKeyBlock(k0);
+  gpu::BarrierOp::create(b, loc);
+
+  Type f32Type = b.getF32Type();
+  auto accType = VectorType::get({2, 2}, f32Type);
+  Value zeroAcc =
+      arith::ConstantOp::create(b, loc, accType, b.getZeroAttr(accType));
+  int64_t nTiles = p.blockK / kMmaN;
+
+  // S = Q K^T, one n8 tile of keys at a time: B fragment rows are
+  // K[8j + g][16kk + 2t ..] and K[8j + g][16kk + 8 + 2t ..].
+  // s[j][r][e]: row (g, g + 8)[r], key k0 + 8j + 2t + e.
+  SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value scale = f32(p.scale);
+  Value posA = addc(rowA, p.alignOffset), posB = addc(rowB, p.alignOffset);
+  for (int64_t j = 0; j < nTiles; ++j) {
+    Value keyRow = addc(g, kMmaN * j);
+    Value acc = zeroAcc;
+    for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+      Value col = addc(t2, kMmaK * kk);
+      Value bFrag = buildFragment(b, loc,
+                                  {loadPair(kSmem, {keyRow, col}),
+                                   loadPair(kSmem, {keyRow, addc(col, 8)})});
+      acc = buildMmaSync(b, loc, qFrags[kk], bFrag, acc);
+    }
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x =
+            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, e});
+        x = arith::MulFOp::create(b, loc, x, scale);
+        Value visible;
+        Value key;
+        if (p.causal || length)
+          key = add(k0, addc(t2, kMmaN * j + e));
+        auto andWith = [&](Value cond) {
+          visible =
+              visible ? arith::AndIOp::create(b, loc, visible, cond).getResult()
+                      : cond;
+        };
+        if (p.causal)
+          andWith(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
+                                        r == 0 ? posA : posB));
+        if (length)
+          andWith(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key,
+                                        length));
+        if (visible)
+          x = arith::SelectOp::create(b, loc, visible, x, negInf);
+        s[j][r][e] = x;
+      }
+  }
+
+  // Online softmax per row r: m_new = max(m, rowmax(S)), alpha = exp(m -
+  // m_new) (1 while the row has seen only hidden keys: both are -inf),
+  // P = exp(S - m_new) (0 for hidden keys), l = l * alpha + rowsum(P).
+  SmallVector<Value> next(state.begin(), state.end());
+  std::array<Value, 2> alpha, mNew;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value tileMax = negInf;
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t e = 0; e < 2; ++e)
+        tileMax = maxF(tileMax, s[j][r][e]);
+    tileMax = quadReduce(tileMax, /*isMax=*/true);
+    Value m = state[r];
+    mNew[r] = maxF(m, tileMax);
+    Value e =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, mNew[r]));
+    alpha[r] = arith::SelectOp::create(b, loc, isNegInf(mNew[r]), f32(1.0), e);
+    Value rowSum = f32(0.0);
+    for (int64_t j = 0; j < nTiles; ++j)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value x = s[j][r][c];
+        Value ex = math::ExpOp::create(
+            b, loc, arith::SubFOp::create(b, loc, x, mNew[r]));
+        x = arith::SelectOp::create(b, loc, isNegInf(x), f32(0.0), ex);
+        s[j][r][c] = x;
+        rowSum = arith::AddFOp::create(b, loc, rowSum, x);
+      }
+    next[r] = mNew[r];
+    next[2 + r] = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, state[2 + r], alpha[r]), rowSum);
+  }
+
+  // O = O * alpha (row g: alpha_A, row g + 8: alpha_B) + P V.
+  Value alphaTile = vector::FromElementsOp::create(
+      b, loc, accType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+  int64_t oTiles = p.dv / kMmaN;
+  SmallVector<Value> o;
+  for (int64_t n = 0; n < oTiles; ++n)
+    o.push_back(arith::MulFOp::create(b, loc, state[4 + n], alphaTile));
+  auto pairType = VectorType::get({2}, p.elementType);
+  auto narrowPair = [&](int64_t j, int64_t r) -> Value {
+    Value pair =
+        vector::FromElementsOp::create(b, loc, VectorType::get({2}, f32Type),
+                                       ValueRange{s[j][r][0], s[j][r][1]});
+    return arith::TruncFOp::create(b, loc, pairType, pair);
+  };
+  for (int64_t kk = 0; kk < p.blockK / kMmaK; ++kk) {
+    Value aFrag =
+        buildFragment(b, loc,
+                      {narrowPair(2 * kk, 0), narrowPair(2 * kk, 1),
+                       narrowPair(2 * kk + 1, 0), narrowPair(2 * kk + 1, 1)});
+    Value col = addc(t2, kMmaK * kk);
+    for (int64_t n = 0; n < oTiles; ++n) {
+      Value vRow = addc(g, kMmaN * n);
+      Value bFrag = buildFragment(b, loc,
+                                  {loadPair(vtSmem, {vRow, col}),
+                                   loadPair(vtSmem, {vRow, addc(col, 8)})});
+      o[n] = buildMmaSync(b, loc, aFrag, bFrag, o[n]);
+    }
+  }
+  for (int64_t n = 0; n < oTiles; ++n)
+    next[4 + n] = o[n];
+  return next;
+}
+
+void KernelBuilder::emit() {
+  auto smemSpace =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto kSmemType = MemRefType::get({p.blockK, p.dk + kSmemPad}, p.elementType,
+                                   MemRefLayoutAttrInterface(), smemSpace);
+  auto vtSmemType = MemRefType::get({p.dv, p.blockK + kSmemPad}, p.elementType,
+                                    MemRefLayoutAttrInterface(), smemSpace);
+  Value one = idx(1);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, idx(p.sq / p.blockQ), idx(p.hq),
+                            idx(p.batch), idx(p.warps * kWarpSize), one, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  // Workgroup allocas rather than workgroup attributions: bufferization's
+  // deallocation runs after this pass and would give memref block arguments
+  // ownership flags; attn-gpu-device-buffers turns them into attributions.
+  kSmem = memref::AllocaOp::create(b, loc, kSmemType);
+  vtSmem = memref::AllocaOp::create(b, loc, vtSmemType);
+
+  tid = launch.getThreadIds().x;
+  Value lane = remc(tid, kWarpSize);
+  Value warp = divc(tid, kWarpSize);
+  g = divc(lane, 4);
+  t2 = mulc(remc(lane, 4), 2);
+  Value qBlock = launch.getBlockIds().x;
+  headIv = launch.getBlockIds().y;
+  batchIv = launch.getBlockIds().z;
+  kvHeadIv = divc(headIv, p.group);
+  Value q0 = mulc(qBlock, p.blockQ);
+  rowA = add(add(q0, mulc(warp, kMmaM)), g);
+  rowB = addc(rowA, 8);
+
+  // This warp's Q rows as A fragments, one per k16 step of Dk.
+  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+    Value lo = addc(t2, kMmaK * kk), hi = addc(lo, 8);
+    auto at = [&](Value row, Value col) {
+      return loadPair(q, {batchIv, headIv, row, col});
+    };
+    qFrags.push_back(buildFragment(
+        b, loc, {at(rowA, lo), at(rowB, lo), at(rowA, hi), at(rowB, hi)}));
+  }
+
+  // Keys [0, hi): hi is the end of the block holding the last key any row
+  // of this thread block may see (rounded up, so K/V tiles are whole).
+  Value hi = idx(p.sk);
+  auto roundUpMin = [&](Value last) {
+    // min(Sk, ceil(max(last, 0) / bk) * bk)
+    Value clamped = arith::MaxSIOp::create(b, loc, last, idx(0));
+    Value blocks = divc(addc(clamped, p.blockK - 1), p.blockK);
+    return arith::MinSIOp::create(b, loc, mulc(blocks, p.blockK), hi)
+        .getResult();
+  };
+  if (p.causal)
+    hi = roundUpMin(addc(q0, p.blockQ + p.alignOffset));
+  if (lengths) {
+    Value len = memref::LoadOp::create(b, loc, lengths, ValueRange{batchIv});
+    length = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+    hi = roundUpMin(length);
+  }
+
+  Type f32Type = b.getF32Type();
+  auto accType = VectorType::get({2, 2}, f32Type);
+  SmallVector<Value> init = {f32(-std::numeric_limits<double>::infinity()),
+                             f32(-std::numeric_limits<double>::infinity()),
+                             f32(0.0), f32(0.0)};
+  Value zeroAcc =
+      arith::ConstantOp::create(b, loc, accType, b.getZeroAttr(accType));
+  init.append(p.dv / kMmaN, zeroAcc);
+  auto loop = scf::ForOp::create(b, loc, idx(0), hi, idx(p.blockK), init);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(
+        b, loc, keyStep(loop.getInductionVar(), loop.getRegionIterArgs()));
+  }
+
+  // out = O * (1 / l) with l summed over the row's four lanes (one division
+  // per row); 0 for rows that saw no key (l = 0).
+  std::array<Value, 2> rows = {rowA, rowB};
+  std::array<Value, 2> scales;
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = quadReduce(loop.getResult(2 + r), /*isMax=*/false);
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, f32(0.0));
+    Value inverse = arith::DivFOp::create(b, loc, f32(1.0), sum);
+    scales[r] = arith::SelectOp::create(b, loc, positive, inverse, f32(0.0));
+  }
+  auto f32Pair = VectorType::get({2}, f32Type);
+  auto pairType = VectorType::get({2}, p.elementType);
+  for (int64_t n = 0; n < p.dv / kMmaN; ++n) {
+    Value acc = loop.getResult(4 + n);
+    Value col = addc(t2, kMmaN * n);
+    for (int64_t r = 0; r < 2; ++r) {
+      Value row = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r});
+      Value scale = vector::BroadcastOp::create(b, loc, f32Pair, scales[r]);
+      Value pair = arith::MulFOp::create(b, loc, row, scale);
+      pair = arith::TruncFOp::create(b, loc, pairType, pair);
+      vector::StoreOp::create(b, loc, pair, out,
+                              ValueRange{batchIv, headIv, rows[r], col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+  }
+  gpu::TerminatorOp::create(b, loc);
+}
+
+struct GpuFlashSdpaLowering : FlashPatternBase {
+  GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
+                       int64_t maxHeadDim)
+      : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(matchStaticDotProduct(op, rewriter)))
+      return failure();
+    if (op.getBias())
+      return rewriter.notifyMatchFailure(op, "has a bias");
+    if (op.getWindow() && *op.getWindow() != 0)
+      return rewriter.notifyMatchFailure(op, "has a window");
+    auto qType = op.getQuery().getType();
+    auto kType = op.getKey().getType();
+    auto vType = op.getValue().getType();
+    auto resultType = op.getType();
+    Type elt = resultType.getElementType();
+    if (!(elt.isF16() || elt.isBF16()) || qType.getElementType() != elt ||
+        kType.getElementType() != elt || vType.getElementType() != elt)
+      return rewriter.notifyMatchFailure(op, "not all f16 or all bf16");
+
+    GpuFlashProblem p;
+    static_cast<SdpaShape &>(p) = op.getSdpaShape();
+    if (p.sq == 0 || p.sk == 0 || p.batch == 0 || p.hq == 0)
+      return rewriter.notifyMatchFailure(op, "empty tensors");
+    if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))
+      return rewriter.notifyMatchFailure(
+          op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "
+              "above max-head-dim");
+    auto [bq, bk] = requestedBlocks(op);
+    chooseFlashBlocks(p.sq, p.sk, p.dk, p.dv, bq, bk);
+    p.blockQ = bq;
+    p.blockK = bk;
+    if (p.hq > 65535 || p.batch > 65535)
+      return rewriter.notifyMatchFailure(op, "grid too large");
+    p.warps = p.blockQ / kMmaM;
+    p.alignOffset = p.sk - p.sq;
+    p.scale = op.getEffectiveScale();
+    p.causal = op.getCausal();
+    p.elementType = elt;
+
+    Location loc = op.getLoc();
+    // Identity-layout buffers: bufferization copies a tensor that lives at
+    // an offset inside another buffer into a fresh allocation, so every
+    // operand starts at an allocation (64-byte aligned) or at an entry
+    // argument (cuMemAlloc, 256-byte aligned). The kernel's 16-byte loads
+    // at multiples of 8 elements of rows of Dk, Dv % 8 == 0 rely on that.
+    auto bufferOf = [&](Value tensor) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+      return bufferization::ToBufferOp::create(rewriter, loc, memrefType,
+                                               tensor, /*read_only=*/true);
+    };
+    Value q = bufferOf(op.getQuery()), k = bufferOf(op.getKey()),
+          v = bufferOf(op.getValue());
+    Value lengths = op.getKvLengths() ? bufferOf(op.getKvLengths()) : Value();
+    auto outType = MemRefType::get(resultType.getShape(), elt);
+    Value out = memref::AllocOp::create(rewriter, loc, outType);
+    KernelBuilder(rewriter, loc, p, q, k, v, lengths, out).emit();
+    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        op, resultType, out, /*restrict=*/true, /*writable=*/true);
+    return success();
+  }
+
+  int64_t maxHeadDim;
+};
+
+struct AttnGpuFlashAttentionPass
+    : public mlir::attn::impl::AttnGpuFlashAttentionBase<
+          AttnGpuFlashAttentionPass> {
+  using AttnGpuFlashAttentionBase::AttnGpuFlashAttentionBase;
+
+  void runOnOperation() override {
+    if (blockQ < kMmaM || blockK < kMmaK || maxHeadDim < kMmaK) {
+      getOperation().emitError("attn-gpu-flash-attention: block-q, block-k "
+                               "and max-head-dim must be >= 16");
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<GpuFlashSdpaLowering>(ctx, blockQ, blockK, maxHeadDim);
+    if (failed(applyFlashPatterns(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,51 @@
+//===- GpuKernelEffects.cpp - memory effects of GPU kernel primitives -----===//
+//
+// attn-gpu-flash-attention builds its kernels on tensors, so
+// ownership-based buffer deallocation later walks them, and it rejects ops
+// whose memory effects are unknown. Upstream declares none for gpu.barrier
+// and nvvm.mma.sync. What they are is clear: mma.sync only reads and writes
+// registers; a barrier orders the block's memory accesses, modelled as a
+// read and a write of memory, so nothing is moved across it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace {
+struct BarrierEffects
+    : public MemoryEffectOpInterface::ExternalModel<BarrierEffects,
+                                                    gpu::BarrierOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
+struct MmaSyncEffects
+    : public MemoryEffectOpInterface::ExternalModel<MmaSyncEffects,
+                                                    NVVM::MmaOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {}
+};
+} // namespace
+
+void mlir::attn::registerGpuKernelEffectModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+    gpu::BarrierOp::attachInterface<BarrierEffects>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, NVVM::NVVMDialect *) {
+    NVVM::MmaOp::attachInterface<MmaSyncEffects>(*ctx);
+  });
+}

@@ -1,0 +1,540 @@
+//===- GpuMmaMatmul.cpp - tensor-core x*W^T kernels for the CUDA target ---===//
+//
+// attn.linear on f16/bf16 operands lowers to elementwise `arith.extf`
+// generics that widen both operands to f32, then an f32 contraction
+// `C[m, n] += A[m, k] * B[n, k]` (B in the checkpoint's [N, K] layout).
+// After bufferization this pass replaces such a contraction by a gpu.launch
+// that reads the narrow sources directly and multiplies on the tensor cores
+// with mma.sync.m16n8k16 (f16 or bf16 inputs, f32 accumulation), which
+// computes exactly the f32 contraction of the widened operands up to the
+// order of the f32 additions.
+//
+// Kernel: a thread block of WM x WN warps (2 x 2 where M and N allow)
+// computes a BM x BN tile of C, each warp MT x NT mma tiles of 16 x 8 (MT =
+// 2, NT = warp-n-tiles or attn-tile's choice, halved where the block would
+// not divide M or N): 64 x 64 by default. Per k step of BK = 32 (16 when K
+// is not a multiple of 32) the block stages its A rows [BM, BK] and B rows
+// [BN, BK] in shared memory (16-byte chunks, rows padded by 8 elements so a
+// warp's fragment loads hit distinct banks), between two barriers, and each
+// warp builds its fragments from there, following the PTX ISA "Matrix
+// Fragments for mma.m16n8k16 with floating point type" with lane in
+// [0, 32), g = lane / 4, t = lane % 4:
+//
+//   A (row, vector<4x2>): A[g][k0+2t..+1], A[g+8][k0+2t..+1],
+//                         A[g][k0+2t+8..+9], A[g+8][k0+2t+8..+9]
+//   B (col, vector<2x2>): B_nk[n0+g][k0+2t..+1], B_nk[n0+g][k0+2t+8..+9]
+//                         (the "col" operand is B^T row-major, i.e. [N, K])
+//   C/D (vector<2x2xf32>): C[g][n0+2t..+1], C[g+8][n0+2t..+1]
+//
+// Each A fragment serves NT mma and each B fragment MT, and each staged
+// element is read by WN (A) or WM (B) warps instead of from global memory.
+// The accumulators start from the current C (the generic accumulates into
+// C) and are stored back after the k loop. f16 uses nvgpu.mma.sync (lowered
+// by convert-nvgpu-to-nvvm); bf16 uses nvvm.mma.sync directly, with the same
+// fragments packed into i32 registers, because convert-nvgpu-to-nvvm in
+// LLVM 22 cannot deduce PTX types for bf16 nvgpu.mma.sync.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen/Common/IndexArith.h"
+#include "attnc/Codegen/GPU/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "Codegen/Common/MatmulMatch.h"
+#include "Codegen/GPU/MmaSync.h"
+
+#include "Codegen/GPU/TensorCoreTiles.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUMMAMATMUL
+#include "attnc/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kTileM = mlir::attn::kMmaM, kTileN = mlir::attn::kMmaN,
+                  kTileK = mlir::attn::kMmaK;
+
+static bool isStaticIdentity(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// A single-input elementwise generic whose body is only `arith.extf` from
+/// f16/bf16 to f32, between static identity-layout memrefs of one shape.
+static bool isExtFGeneric(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
+    return false;
+  Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
+  if (!isStaticIdentity(in) || !isStaticIdentity(out))
+    return false;
+  auto inType = cast<MemRefType>(in.getType());
+  auto outType = cast<MemRefType>(out.getType());
+  Type inElem = inType.getElementType();
+  if (inType.getShape() != outType.getShape() ||
+      !(inElem.isF16() || inElem.isBF16()) || !outType.getElementType().isF32())
+    return false;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return ext && ext.getIn() == body.getArgument(0) &&
+         yield.getValues().size() == 1 && yield.getValues()[0] == ext;
+}
+
+/// The buffer `v` is a view of (through view-like ops), or `v` itself.
+static Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Every value that aliases `root` through view-like ops, root included.
+static SmallVector<Value> aliasesOf(Value root) {
+  SmallVector<Value> worklist = {root}, all;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    all.push_back(v);
+    for (Operation *user : v.getUsers())
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+        if (view.getViewSource() == v)
+          worklist.append(user->result_begin(), user->result_end());
+  }
+  return all;
+}
+
+/// Whether any op strictly between `begin` and `end` (same block) may write
+/// `buffer`, the buffer it views or any other view of that. Users without
+/// memory-effect information count as writers.
+static bool writtenBetween(Value buffer, Operation *begin, Operation *end) {
+  Block *block = begin->getBlock();
+  for (Value alias : aliasesOf(rootOf(buffer))) {
+    for (OpOperand &use : alias.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ViewLikeOpInterface>(user))
+        continue;
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor || !begin->isBeforeInBlock(ancestor) ||
+          !ancestor->isBeforeInBlock(end))
+        continue;
+      auto iface = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!iface)
+        return true;
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffectsOnValue(alias, effects);
+      for (MemoryEffects::EffectInstance &effect : effects)
+        if (isa<MemoryEffects::Write>(effect.getEffect()))
+          return true;
+    }
+  }
+  return false;
+}
+
+/// An f32 operand of the contraction traced back to the narrow buffer it was
+/// widened from.
+struct WidenedOperand {
+  linalg::GenericOp ext;        // the extf generic writing `wide`
+  Value wide;                   // its f32 output buffer
+  memref::CollapseShapeOp view; // optional 2-D view the contraction reads
+  Value narrow;                 // the f16/bf16 source of the extf generic
+};
+
+static std::optional<WidenedOperand> traceWidened(Value operand,
+                                                  Operation *contraction) {
+  WidenedOperand w;
+  w.wide = operand;
+  if (auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>()) {
+    w.view = collapse;
+    w.wide = collapse.getSrc();
+  }
+  // The last generic before the contraction that writes the buffer (one
+  // buffer may hold several widened tensors one after the other).
+  linalg::GenericOp writer;
+  for (Operation *user : w.wide.getUsers()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic->getBlock() != contraction->getBlock() ||
+        !generic->isBeforeInBlock(contraction) ||
+        !llvm::is_contained(generic.getDpsInits(), w.wide))
+      continue;
+    if (!writer || writer->isBeforeInBlock(generic))
+      writer = generic;
+  }
+  if (!writer || !isExtFGeneric(writer))
+    return std::nullopt;
+  w.ext = writer;
+  w.narrow = writer.getDpsInputs()[0];
+  // The contraction must read what the extf generic computed from the
+  // narrow buffer: neither may be written in between.
+  if (writtenBetween(w.wide, writer, contraction) ||
+      writtenBetween(w.narrow, writer, contraction))
+    return std::nullopt;
+  return w;
+}
+
+/// A matched C[m, n] += sum_k A[m, k] * B[n, k] whose operands are widened
+/// f16 or bf16 buffers.
+struct MmaMatmul {
+  mlir::attn::NTMatmul contraction; // the f32 form that was matched
+  linalg::GenericOp op;
+  WidenedOperand a, b;
+  Value c;
+  Type elementType; // f16 or bf16
+  int64_t m, n, k;
+};
+
+static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
+  if (!isa<func::FuncOp>(op->getParentOp()))
+    return std::nullopt;
+  std::optional<mlir::attn::NTMatmul> nt = mlir::attn::matchNTMatmul(op);
+  if (!nt)
+    return std::nullopt;
+  Value a = nt->a, b = nt->b, c = nt->c;
+  auto aType = cast<MemRefType>(nt->a.getType());
+  auto bType = cast<MemRefType>(nt->b.getType());
+  MmaMatmul mm;
+  mm.contraction = *nt;
+  mm.op = op;
+  mm.c = c;
+  mm.m = aType.getDimSize(0);
+  mm.n = bType.getDimSize(0);
+  mm.k = aType.getDimSize(1);
+  if (mm.m % kTileM || mm.n % kTileN || mm.k % kTileK)
+    return std::nullopt;
+  // Grid y counts row tiles.
+  if (mm.m / kTileM > 65535)
+    return std::nullopt;
+  auto wa = traceWidened(a, op), wb = traceWidened(b, op);
+  if (!wa || !wb)
+    return std::nullopt;
+  Type ea = cast<MemRefType>(wa->narrow.getType()).getElementType();
+  Type eb = cast<MemRefType>(wb->narrow.getType()).getElementType();
+  if (ea != eb)
+    return std::nullopt;
+  mm.a = *wa;
+  mm.b = *wb;
+  mm.elementType = ea;
+  return mm;
+}
+
+/// Whether `v` is known to start at the base of a buffer of its own (a
+/// function argument, which the runtime allocates with cuMemAlloc, or an
+/// allocation), possibly through reshapes: then an identity-layout element
+/// offset is the only misalignment, and pairs at even offsets are aligned
+/// to twice the element size.
+static bool startsAtAllocation(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return true;
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
+      v = collapse.getSrc();
+    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+      v = expand.getSrc();
+    else
+      return false;
+  }
+  return isa<func::FuncOp>(cast<BlockArgument>(v).getOwner()->getParentOp());
+}
+
+using GemmTiling = mlir::attn::MmaGemmTiling;
+
+struct KernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  MmaMatmul &mm;
+  Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
+  GemmTiling t;
+  linalg::GenericOp epilogue; // fused into the stores when set
+
+  KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
+                GemmTiling t, linalg::GenericOp epilogue)
+      : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t),
+        epilogue(epilogue) {}
+
+  Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+  Value add(Value x, Value y) { return attn::IndexArith(b, loc).add(x, y); }
+  Value addc(Value x, int64_t v) { return attn::IndexArith(b, loc).add(x, v); }
+  Value mul(Value x, int64_t v) { return attn::IndexArith(b, loc).mul(x, v); }
+
+  /// The alignment an access of `bytes` bytes into `memref` may claim (the
+  /// kernel's offsets are multiples of it): `bytes` when the buffer starts
+  /// at an allocation, whose identity layout leaves only the element
+  /// offset; unknown otherwise.
+  llvm::MaybeAlign alignFor(Value memref, int64_t bytes) {
+    if (!startsAtAllocation(memref))
+      return llvm::MaybeAlign();
+    return llvm::MaybeAlign(bytes);
+  }
+
+  /// Two consecutive elements memref[row][col .. col+1].
+  Value loadPair(Value memref, Value row, Value col, llvm::MaybeAlign align) {
+    auto type = cast<MemRefType>(memref.getType());
+    auto vecType = VectorType::get({2}, type.getElementType());
+    return vector::LoadOp::create(b, loc, vecType, memref, ValueRange{row, col},
+                                  /*nontemporal=*/false, align);
+  }
+
+  void emit() {
+    using mlir::attn::buildFragment;
+    using mlir::attn::buildMmaSync;
+    using mlir::attn::kSmemPad;
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto aSmemType =
+        MemRefType::get({t.blockM(), t.bk + kSmemPad}, mm.elementType,
+                        MemRefLayoutAttrInterface(), space);
+    auto bSmemType =
+        MemRefType::get({t.blockN(), t.bk + kSmemPad}, mm.elementType,
+                        MemRefLayoutAttrInterface(), space);
+    Value one = idx(1);
+    auto launch = gpu::LaunchOp::create(b, loc, idx(mm.n / t.blockN()),
+                                        idx(mm.m / t.blockM()), one,
+                                        idx(t.threads()), one, one);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    // Shared memory as workgroup allocas, like attn-gpu-flash-attention;
+    // attn-gpu-device-buffers makes them attributions of the launch.
+    Value aSmem = memref::AllocaOp::create(b, loc, aSmemType);
+    Value bSmem = memref::AllocaOp::create(b, loc, bSmemType);
+
+    Value tid = launch.getThreadIds().x;
+    Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
+    Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
+    Value warpRow = arith::DivUIOp::create(b, loc, warp, idx(t.wn));
+    Value warpCol = arith::RemUIOp::create(b, loc, warp, idx(t.wn));
+    Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
+    Value t2 = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), 2);
+    Value blockRow = mul(launch.getBlockIds().y, t.blockM());
+    Value blockCol = mul(launch.getBlockIds().x, t.blockN());
+    // This warp's rows and columns inside the block tile (shared memory)
+    // and in C.
+    Value localRow = add(mul(warpRow, kTileM * t.mt), g);
+    Value localCol = add(mul(warpCol, kTileN * t.nt), g);
+    Value cRow = add(blockRow, localRow);
+    Value cCol = add(add(blockCol, mul(warpCol, kTileN * t.nt)), t2);
+
+    // Accumulators: C[row + 16i (+8)][col + 8j ..] for mma tile (i, j),
+    // starting from C (the generic accumulates into it).
+    auto cAlign = alignFor(c, 8);
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < t.mt; ++i)
+      for (int64_t j = 0; j < t.nt; ++j) {
+        Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
+        init.push_back(buildFragment(b, loc,
+                                     {loadPair(c, r, col, cAlign),
+                                      loadPair(c, addc(r, 8), col, cAlign)}));
+      }
+
+    auto loop = scf::ForOp::create(b, loc, idx(0), idx(mm.k), idx(t.bk), init);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      // The previous step's fragment loads are done before the tiles are
+      // overwritten, and the new tiles are complete before they are read.
+      gpu::BarrierOp::create(b, loc);
+      mlir::attn::buildSharedTileCopy(b, loc, a, {}, blockRow, k0, t.blockM(),
+                                      t.bk, aSmem, /*transpose=*/false, tid,
+                                      t.threads(), alignFor(a, 16));
+      mlir::attn::buildSharedTileCopy(
+          b, loc, bNk, {}, blockCol, k0, t.blockN(), t.bk, bSmem,
+          /*transpose=*/false, tid, t.threads(), alignFor(bNk, 16));
+      gpu::BarrierOp::create(b, loc);
+      SmallVector<Value> accs(loop.getRegionIterArgs());
+      llvm::MaybeAlign smemAlign(4);
+      for (int64_t kk = 0; kk < t.bk / kTileK; ++kk) {
+        Value lo = addc(t2, kTileK * kk), hi = addc(lo, 8);
+        SmallVector<Value> aFrags, bFrags;
+        for (int64_t i = 0; i < t.mt; ++i) {
+          Value r = addc(localRow, kTileM * i), r8 = addc(r, 8);
+          aFrags.push_back(buildFragment(b, loc,
+                                         {loadPair(aSmem, r, lo, smemAlign),
+                                          loadPair(aSmem, r8, lo, smemAlign),
+                                          loadPair(aSmem, r, hi, smemAlign),
+                                          loadPair(aSmem, r8, hi, smemAlign)}));
+        }
+        for (int64_t j = 0; j < t.nt; ++j) {
+          Value r = addc(localCol, kTileN * j);
+          bFrags.push_back(buildFragment(b, loc,
+                                         {loadPair(bSmem, r, lo, smemAlign),
+                                          loadPair(bSmem, r, hi, smemAlign)}));
+        }
+        for (int64_t i = 0; i < t.mt; ++i)
+          for (int64_t j = 0; j < t.nt; ++j)
+            accs[i * t.nt + j] =
+                buildMmaSync(b, loc, aFrags[i], bFrags[j], accs[i * t.nt + j]);
+      }
+      scf::YieldOp::create(b, loc, accs);
+    }
+
+    // Results: C, or the epilogue's output computed from them in registers.
+    Value out = epilogue ? epilogue.getDpsInits()[0] : c;
+    auto outAlign = alignFor(out, 8);
+    for (int64_t i = 0; i < t.mt; ++i)
+      for (int64_t j = 0; j < t.nt; ++j) {
+        Value acc = loop.getResult(i * t.nt + j);
+        Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
+        for (int64_t h = 0; h < 2; ++h) {
+          Value row = h ? addc(r, 8) : r;
+          Value pair =
+              vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h});
+          if (epilogue) {
+            SmallVector<Value> elems;
+            for (int64_t e = 0; e < 2; ++e)
+              elems.push_back(mlir::attn::buildEpilogueValue(
+                  b, loc, epilogue, c,
+                  vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}),
+                  row, addc(col, e)));
+            pair = vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, b.getF32Type()), elems);
+          }
+          vector::StoreOp::create(b, loc, pair, out, ValueRange{row, col},
+                                  /*nontemporal=*/false, outAlign);
+        }
+      }
+    gpu::TerminatorOp::create(b, loc);
+  }
+};
+
+/// The narrow source viewed like the operand the contraction read.
+static Value narrowOperand(OpBuilder &b, Location loc, WidenedOperand w) {
+  if (!w.view)
+    return w.narrow;
+  return memref::CollapseShapeOp::create(b, loc, w.narrow,
+                                         w.view.getReassociationIndices());
+}
+
+/// Whether nothing reads what the extf generic `ext` wrote: after it, the
+/// first op of its block that uses the buffer (or a view of it) frees it or
+/// is another extf generic overwriting all of it, or no op uses it at all.
+static bool isDeadStore(linalg::GenericOp ext) {
+  Value wide = ext.getDpsInits()[0];
+  if (!wide.getDefiningOp<memref::AllocOp>())
+    return false; // e.g. a function argument: visible to the caller
+  Block *block = ext->getBlock();
+  llvm::SmallPtrSet<Operation *, 8> users;
+  for (Value alias : aliasesOf(wide))
+    for (Operation *user : alias.getUsers())
+      if (!isa<ViewLikeOpInterface>(user))
+        if (Operation *ancestor = block->findAncestorOpInBlock(*user))
+          users.insert(ancestor);
+  for (Operation *op = ext->getNextNode(); op; op = op->getNextNode()) {
+    if (!users.contains(op))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      return dealloc.getMemref() == wide;
+    auto next = dyn_cast<linalg::GenericOp>(op);
+    return next && isExtFGeneric(next) && next.getDpsInits()[0] == wide;
+  }
+  return true;
+}
+
+/// Erases `root` (an allocation) with its frees and views once nothing else
+/// uses it.
+static void eraseIfUnused(memref::AllocOp alloc) {
+  SmallVector<Operation *> dead;
+  SmallVector<Value> worklist = {alloc.getResult()};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<memref::DeallocOp>(user)) {
+        dead.push_back(user);
+        continue;
+      }
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (!view || view.getViewSource() != v)
+        return;
+      dead.push_back(user);
+      worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  // Users before their operands' producers: views of views first.
+  for (Operation *op : llvm::reverse(dead))
+    op->erase();
+  alloc.erase();
+}
+
+struct AttnGpuMmaMatmulPass
+    : public mlir::attn::impl::AttnGpuMmaMatmulBase<AttnGpuMmaMatmulPass> {
+  using AttnGpuMmaMatmulBase::AttnGpuMmaMatmulBase;
+
+  void runOnOperation() override {
+    if (warpNTiles < 1) {
+      getOperation().emitError(
+          "attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<MmaMatmul> matches;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto mm = matchMmaMatmul(op))
+        matches.push_back(*mm);
+    });
+    llvm::SetVector<linalg::GenericOp> widened;
+    for (MmaMatmul &mm : matches) {
+      OpBuilder b(mm.op);
+      Location loc = mm.op.getLoc();
+      // attn-tile's choice for this contraction wins over the option.
+      int64_t nt = warpNTiles;
+      if (auto tile = mlir::attn::TileAttr::lookup(mm.op))
+        nt = tile.getWarpNTiles().value_or(nt);
+      Value a = narrowOperand(b, loc, mm.a);
+      Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
+                      ? a
+                      : narrowOperand(b, loc, mm.b);
+      linalg::GenericOp epilogue =
+          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm.contraction)
+                        : nullptr;
+      KernelBuilder(b, loc, mm, a, bNk,
+                    mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt),
+                    epilogue)
+          .emit();
+      if (epilogue)
+        epilogue.erase();
+      mm.op.erase();
+      llvm::SetVector<Operation *> views;
+      for (const WidenedOperand *w : {&mm.a, &mm.b})
+        if (w->view)
+          views.insert(w->view);
+      for (Operation *view : views)
+        if (view->use_empty())
+          view->erase();
+      widened.insert(mm.a.ext);
+      widened.insert(mm.b.ext);
+    }
+    // The extf generics whose results nobody reads any more.
+    SmallVector<linalg::GenericOp> dead;
+    for (linalg::GenericOp ext : widened)
+      if (isDeadStore(ext))
+        dead.push_back(ext);
+    llvm::SetVector<Operation *> allocs;
+    for (linalg::GenericOp ext : dead) {
+      allocs.insert(ext.getDpsInits()[0].getDefiningOp());
+      ext.erase();
+    }
+    for (Operation *alloc : allocs)
+      eraseIfUnused(cast<memref::AllocOp>(alloc));
+  }
+};
+
+} // namespace

@@ -1,0 +1,137 @@
+//===- MmaSync.cpp - mma.sync m16n8k16 fragments for the GPU kernels ------===//
+
+#include "Codegen/GPU/MmaSync.h"
+#include "Codegen/Common/IndexArith.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+Value mlir::attn::buildFragment(OpBuilder &b, Location loc,
+                                ArrayRef<Value> pairs) {
+  auto pairType = cast<VectorType>(pairs.front().getType());
+  auto type = VectorType::get({static_cast<int64_t>(pairs.size()), 2},
+                              pairType.getElementType());
+  Value frag = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  for (auto [i, pair] : llvm::enumerate(pairs))
+    frag = vector::InsertOp::create(b, loc, pair, frag,
+                                    ArrayRef<int64_t>{int64_t(i)});
+  return frag;
+}
+
+/// Row `row` of a fragment as the i32 register nvvm.mma.sync takes (element
+/// 0 in the low half, as in a .bf16x2 register).
+static Value packedRow(OpBuilder &b, Location loc, Value frag, int64_t row) {
+  Value pair = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{row});
+  auto i32x1 = VectorType::get({1}, b.getI32Type());
+  Value cast = vector::BitCastOp::create(b, loc, i32x1, pair);
+  return vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
+}
+
+Value mlir::attn::buildMmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
+                               Value acc) {
+  Type elt = cast<VectorType>(a.getType()).getElementType();
+  if (elt.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, acc,
+                                    ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK});
+  SmallVector<Value> regsA, regsB, regsC;
+  for (int64_t r = 0; r < 4; ++r)
+    regsA.push_back(packedRow(b, loc, a, r));
+  for (int64_t r = 0; r < 2; ++r)
+    regsB.push_back(packedRow(b, loc, bFrag, r));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      regsC.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i, j}));
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, regsA, regsB, regsC,
+      ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> d;
+  for (int64_t i = 0; i < 4; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(),
+                                             ArrayRef<int64_t>{i}));
+  return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
+                                        d);
+}
+
+void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
+                                     ValueRange prefix, Value row0, Value col0,
+                                     int64_t rows, int64_t width, Value dst,
+                                     bool transpose, Value tid, int64_t threads,
+                                     llvm::MaybeAlign srcAlign) {
+  constexpr int64_t kChunk = 8;
+  Type elt = cast<MemRefType>(src.getType()).getElementType();
+  auto chunkType = VectorType::get({kChunk}, elt);
+  auto pairType = VectorType::get({2}, elt);
+  attn::IndexArith ix(b, loc);
+  auto idx = [&](int64_t c) { return ix.cst(c); };
+  auto add = [&](Value x, Value y) { return ix.add(x, y); };
+  auto loadChunk = [&](Value row, Value col) -> Value {
+    SmallVector<Value> indices(prefix.begin(), prefix.end());
+    indices.push_back(add(row0, row));
+    indices.push_back(add(col0, col));
+    return vector::LoadOp::create(b, loc, chunkType, src, indices,
+                                  /*nontemporal=*/false, srcAlign);
+  };
+  // A unit of work is one 16-byte chunk, or for the transposed copy the
+  // chunks of two consecutive rows, stored as 4-byte pairs dst[c][r..r+1].
+  // Consecutive threads take consecutive chunks of a row (coalesced loads,
+  // consecutive 16-byte stores); transposed, consecutive row pairs, so that
+  // their pair stores hit consecutive banks.
+  int64_t perRow = width / kChunk;
+  int64_t units = transpose ? rows / 2 * perRow : rows * perRow;
+  for (int64_t it = 0; it * threads < units; ++it) {
+    Value u = it ? add(tid, idx(it * threads)) : tid;
+    auto copyUnit = [&]() {
+      if (!transpose) {
+        Value row = arith::DivUIOp::create(b, loc, u, idx(perRow));
+        Value col = arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, u, idx(perRow)),
+            idx(kChunk));
+        vector::StoreOp::create(b, loc, loadChunk(row, col), dst,
+                                ValueRange{row, col},
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        return;
+      }
+      Value row = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, u, idx(rows / 2)), idx(2));
+      Value col = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, u, idx(rows / 2)),
+          idx(kChunk));
+      Value lo = loadChunk(row, col), hi = loadChunk(add(row, idx(1)), col);
+      for (int64_t e = 0; e < kChunk; ++e) {
+        Value pair = vector::FromElementsOp::create(
+            b, loc, pairType,
+            ValueRange{
+                vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{e}),
+                vector::ExtractOp::create(b, loc, hi, ArrayRef<int64_t>{e})});
+        vector::StoreOp::create(b, loc, pair, dst,
+                                ValueRange{e ? add(col, idx(e)) : col, row},
+                                /*nontemporal=*/false, llvm::MaybeAlign(4));
+      }
+    };
+    if ((it + 1) * threads <= units) {
+      copyUnit();
+      continue;
+    }
+    // A last, partial round: only the first threads have a unit.
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, idx(units));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copyUnit();
+  }
+}

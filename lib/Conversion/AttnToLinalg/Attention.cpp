@@ -1,0 +1,293 @@
+//===- Attention.cpp - attn.sdpa to linalg --------------------------------===//
+
+#include "Conversion/AttnToLinalg/Patterns.h"
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Lowers attn.sdpa on a grouped 5-D layout [B, Hkv, G, Sq, *] so that a
+/// query head h = n * G + g reads kv head n without a floordiv in any
+/// indexing map (GQA/MQA come for free; MHA is G = 1).
+static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
+                                  PatternRewriter &rewriter) {
+  auto qType = op.getQuery().getType();
+  auto kType = op.getKey().getType();
+  auto vType = op.getValue().getType();
+  if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
+      !vType.hasStaticShape())
+    return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+  Location loc = op.getLoc();
+  SdpaShape shape = op.getSdpaShape();
+  int64_t batch = shape.batch, hkv = shape.hkv, group = shape.group,
+          sq = shape.sq, sk = shape.sk, dq = shape.dq, dk = shape.dk,
+          dv = shape.dv;
+  ScoreFunction score = op.getScore();
+  double scale = op.getEffectiveScale();
+
+  Value q = lb.toF32(op.getQuery());
+  Value k = lb.toF32(op.getKey());
+  Value v = lb.toF32(op.getValue());
+  q = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({batch, hkv, group, sq, dq}, lb.f32()), q,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+
+  // Loop dims of the score space: b n g i j, plus one reduction dim.
+  const unsigned B = 0, N = 1, G = 2, I = 3, J = 4, R = 5;
+  SmallVector<int64_t> scoreShape = {batch, hkv, group, sq, sk};
+  SmallVector<IteratorType> scoreIters(5, IteratorType::parallel);
+  SmallVector<IteratorType> contractIters(6, IteratorType::parallel);
+  contractIters[R] = IteratorType::reduction;
+  auto contract = [&](Value lhs, Value rhs, BodyFn body) {
+    return lb.generic({lhs, rhs}, lb.filled(scoreShape, 0.0),
+                      {lb.dims(6, {B, N, G, I, R}), lb.dims(6, {B, N, J, R}),
+                       lb.dims(6, {B, N, G, I, J})},
+                      contractIters, body);
+  };
+  auto dotBody = [](OpBuilder &b, Location l, ValueRange args) -> Value {
+    return addF(b, l, args[2], mulF(b, l, args[0], args[1]));
+  };
+
+  Value raw;
+  Value qNorm, kNorm; // cosine only
+  switch (score) {
+  case ScoreFunction::dot:
+  case ScoreFunction::scaled_dot:
+    raw = contract(q, k, dotBody);
+    break;
+  case ScoreFunction::gaussian:
+    raw =
+        contract(q, k, [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
+          return addF(b, l, args[2], mulF(b, l, diff, diff));
+        });
+    break;
+  case ScoreFunction::cosine: {
+    raw = contract(q, k, dotBody);
+    auto sq2 = [](OpBuilder &b, Location l, Value x, ValueRange) -> Value {
+      return mulF(b, l, x, x);
+    };
+    auto add = [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+      return addF(b, l, acc, x);
+    };
+    qNorm = lb.reduceLast(q, 0.0, {}, sq2, add);
+    kNorm = lb.reduceLast(k, 0.0, {}, sq2, add);
+    break;
+  }
+  case ScoreFunction::general: {
+    // qW[b,n,g,i,e] = sum_d q[b,n,g,i,d] W[d,e], then a plain dot with k.
+    Value w = lb.toF32(op.getScoreWeights()[0]);
+    SmallVector<IteratorType> iters(6, IteratorType::parallel);
+    iters[5] = IteratorType::reduction;
+    Value qw = lb.generic({q, w}, lb.filled({batch, hkv, group, sq, dk}, 0.0),
+                          {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {5, 4}),
+                           lb.dims(6, {0, 1, 2, 3, 4})},
+                          iters, dotBody);
+    raw = contract(qw, k, dotBody);
+    break;
+  }
+  case ScoreFunction::additive: {
+    // v_a . tanh(Wq q + Wk k) with W = [Wq | Wk] split by columns.
+    Value w = lb.toF32(op.getScoreWeights()[0]);
+    Value va = lb.toF32(op.getScoreWeights()[1]);
+    int64_t a = cast<RankedTensorType>(w.getType()).getDimSize(0);
+    auto slice = [&](int64_t col, int64_t width) -> Value {
+      return tensor::ExtractSliceOp::create(
+          rewriter, loc, w,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(col)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(a),
+                                 rewriter.getIndexAttr(width)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                 rewriter.getIndexAttr(1)});
+    };
+    Value wq = slice(0, dq), wk = slice(dq, dk);
+    // pq[b,n,g,i,a] = sum_d q[..,d] wq[a,d]; pk[b,n,j,a] likewise.
+    SmallVector<IteratorType> it6(6, IteratorType::parallel);
+    it6[5] = IteratorType::reduction;
+    Value pq = lb.generic({q, wq}, lb.filled({batch, hkv, group, sq, a}, 0.0),
+                          {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {4, 5}),
+                           lb.dims(6, {0, 1, 2, 3, 4})},
+                          it6, dotBody);
+    SmallVector<IteratorType> it5(5, IteratorType::parallel);
+    it5[4] = IteratorType::reduction;
+    Value pk = lb.generic({k, wk}, lb.filled({batch, hkv, sk, a}, 0.0),
+                          {lb.dims(5, {0, 1, 2, 4}), lb.dims(5, {3, 4}),
+                           lb.dims(5, {0, 1, 2, 3})},
+                          it5, dotBody);
+    raw = lb.generic(
+        {pq, pk, va}, lb.filled(scoreShape, 0.0),
+        {lb.dims(6, {B, N, G, I, R}), lb.dims(6, {B, N, J, R}), lb.dims(6, {R}),
+         lb.dims(6, {B, N, G, I, J})},
+        contractIters, [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value t = math::TanhOp::create(b, l, addF(b, l, args[0], args[1]));
+          return addF(b, l, args[3], mulF(b, l, args[2], t));
+        });
+    break;
+  }
+  }
+
+  // Scale, bias, generated masks: masked scores are -inf.
+  double factor = score == ScoreFunction::gaussian ? -0.5 * scale : scale;
+  SmallVector<Value> inputs = {raw};
+  SmallVector<AffineMap> maps = {lb.identity(5)};
+  int qNormIdx = -1, kNormIdx = -1, biasIdx = -1, lenIdx = -1;
+  if (qNorm) {
+    qNormIdx = inputs.size();
+    inputs.push_back(qNorm);
+    maps.push_back(lb.dims(5, {B, N, G, I}));
+    kNormIdx = inputs.size();
+    inputs.push_back(kNorm);
+    maps.push_back(lb.dims(5, {B, N, J}));
+  }
+  if (Value bias = op.getBias()) {
+    auto bType = cast<RankedTensorType>(bias.getType());
+    biasIdx = inputs.size();
+    inputs.push_back(lb.toF32(bias));
+    MLIRContext *ctx = rewriter.getContext();
+    auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+    auto zero = getAffineConstantExpr(0, ctx);
+    SmallVector<AffineExpr> exprs = {
+        bType.getDimSize(0) == 1 ? zero : dim(B),
+        bType.getDimSize(1) == 1 ? zero : dim(N) * group + dim(G),
+        bType.getDimSize(2) == 1 ? zero : dim(I),
+        bType.getDimSize(3) == 1 ? zero : dim(J)};
+    maps.push_back(lb.map(5, exprs));
+  }
+  Value lengths = op.getKvLengths();
+  if (lengths) {
+    lenIdx = inputs.size();
+    inputs.push_back(lengths);
+    maps.push_back(lb.dims(5, {B}));
+  }
+  maps.push_back(lb.identity(5));
+  bool causal = op.getCausal();
+  std::optional<int64_t> window;
+  if (op.getWindow() && *op.getWindow() != 0)
+    window = static_cast<int64_t>(*op.getWindow());
+  int64_t alignOffset = sk - sq;
+  Value masked = lb.generic(
+      inputs, lb.empty(scoreShape, lb.f32()), maps, scoreIters,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value s = args[0];
+        if (qNormIdx >= 0) {
+          Value eps = LinalgBuilder::constF32(b, l, 1e-6);
+          Value nq = arith::MaximumFOp::create(
+              b, l, math::SqrtOp::create(b, l, args[qNormIdx]), eps);
+          Value nk = arith::MaximumFOp::create(
+              b, l, math::SqrtOp::create(b, l, args[kNormIdx]), eps);
+          s = arith::DivFOp::create(b, l, s, mulF(b, l, nq, nk));
+        }
+        s = mulF(b, l, s, LinalgBuilder::constF32(b, l, factor));
+        if (biasIdx >= 0)
+          s = addF(b, l, s, args[biasIdx]);
+        Value visible;
+        auto andWith = [&](Value cond) {
+          visible = visible
+                        ? arith::AndIOp::create(b, l, visible, cond).getResult()
+                        : cond;
+        };
+        if (causal || window || lenIdx >= 0) {
+          Value i = linalg::IndexOp::create(b, l, I);
+          Value j = linalg::IndexOp::create(b, l, J);
+          Value p = arith::AddIOp::create(
+              b, l, i, LinalgBuilder::constIndex(b, l, alignOffset));
+          if (causal)
+            andWith(
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, p));
+          if (window) {
+            Value w = LinalgBuilder::constIndex(b, l, *window);
+            Value diff = arith::SubIOp::create(b, l, p, j);
+            Value negDiff = arith::SubIOp::create(b, l, j, p);
+            andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, diff,
+                                          w));
+            andWith(arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                          negDiff, w));
+          }
+          if (lenIdx >= 0) {
+            Value len = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                   args[lenIdx]);
+            andWith(
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, j, len));
+          }
+        }
+        if (!visible)
+          return s;
+        Value negInf = LinalgBuilder::constF32(
+            b, l, -std::numeric_limits<double>::infinity());
+        return arith::SelectOp::create(b, l, visible, s, negInf);
+      });
+
+  // Softmax over j without normalizing yet; rows with no visible key have
+  // max = -inf and contribute exp = 0 everywhere, so their output is 0.
+  Value rowMax = lb.maxLast(masked);
+  auto expMasked = [](OpBuilder &b, Location l, Value x, Value max) -> Value {
+    Value negInf =
+        LinalgBuilder::constF32(b, l, -std::numeric_limits<double>::infinity());
+    Value isMasked =
+        arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, negInf);
+    Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, max));
+    return arith::SelectOp::create(b, l, isMasked,
+                                   LinalgBuilder::constF32(b, l, 0.0), e);
+  };
+  // exp(s - max) once per score (the PV product below must not recompute
+  // it per output column).
+  SmallVector<unsigned> rowDims = {B, N, G, I};
+  Value probs = lb.generic(
+      {masked, rowMax}, lb.empty(scoreShape, lb.f32()),
+      {lb.identity(5), lb.dims(5, rowDims), lb.identity(5)}, scoreIters,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        return expMasked(b, l, args[0], args[1]);
+      });
+  Value rowSum = lb.reduceLast(
+      probs, 0.0, {},
+      [](OpBuilder &, Location, Value x, ValueRange) { return x; },
+      [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+        return addF(b, l, acc, x);
+      });
+  // out[b,n,g,i,e] = sum_j p[b,n,g,i,j] v[b,n,j,e]; dims b n g i e j.
+  SmallVector<IteratorType> pvIters(6, IteratorType::parallel);
+  pvIters[5] = IteratorType::reduction;
+  Value unnormalized = lb.generic(
+      {probs, v}, lb.filled({batch, hkv, group, sq, dv}, 0.0),
+      {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {0, 1, 5, 4}),
+       lb.dims(6, {0, 1, 2, 3, 4})},
+      pvIters, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        return addF(b, l, args[2], mulF(b, l, args[0], args[1]));
+      });
+  SmallVector<IteratorType> outIters(5, IteratorType::parallel);
+  Value out = lb.generic(
+      {unnormalized, rowSum}, lb.empty({batch, hkv, group, sq, dv}, lb.f32()),
+      {lb.identity(5), lb.dims(5, {0, 1, 2, 3}), lb.identity(5)}, outIters,
+      [](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Value zero = LinalgBuilder::constF32(b, l, 0.0);
+        Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                               args[1], zero);
+        Value div = arith::DivFOp::create(b, l, args[0], args[1]);
+        return arith::SelectOp::create(b, l, positive, div, zero);
+      });
+  out = tensor::CollapseShapeOp::create(
+      rewriter, loc, out,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  return out;
+}
+
+} // namespace
+
+void mlir::attn::populateAttentionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addF32Lowering(patterns, lowerSdpa);
+}

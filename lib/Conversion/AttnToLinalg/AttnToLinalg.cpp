@@ -1,0 +1,97 @@
+//===- AttnToLinalg.cpp - lower attn ops to linalg on tensors -------------===//
+//
+// Correctness-first lowering of every attn op to linalg.generic and tensor
+// ops. All arithmetic happens in f32; f16/bf16 operands are extended on entry
+// and the result rounded once at the end. Fused and tiled forms (flash
+// attention, epilogues) are the job of later passes; nothing here prevents
+// them, since each op still lowers to a handful of generics on its own.
+// The patterns live with their op family (Pointwise, Norms, Linear,
+// Embeddings, Attention); this file holds the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conversion/AttnToLinalg/Patterns.h"
+#include "attnc/Conversion/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERTOLINALG
+#include "attnc/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// attn.layer -> its body, inlined in place.
+struct LayerInlining : OpRewritePattern<LayerOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> results(yield.getValues());
+    rewriter.inlineBlockBefore(&body, op, op.getInputs());
+    rewriter.eraseOp(yield);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct AttnLowerToLinalgPass
+    : public mlir::attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    // The lowering builds static tensor.empty ops; say so instead of
+    // producing invalid IR for dynamic shapes.
+    WalkResult dynamic = getOperation().walk([](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()) || isa<LayerOp, YieldOp>(op))
+        return WalkResult::advance();
+      auto isDynamic = [](Type t) {
+        auto shaped = dyn_cast<ShapedType>(t);
+        return shaped && !shaped.hasStaticShape();
+      };
+      if (llvm::any_of(op->getOperandTypes(), isDynamic) ||
+          llvm::any_of(op->getResultTypes(), isDynamic)) {
+        op->emitOpError("has dynamic shapes, which attn-lower-to-linalg does "
+                        "not support yet");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (dynamic.wasInterrupted())
+      return signalPassFailure();
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    target.addIllegalDialect<AttnDialect>();
+    target.addLegalOp<WeightOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateAttnToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<LayerInlining>(ctx);
+  populatePointwiseToLinalgPatterns(patterns);
+  populateNormsToLinalgPatterns(patterns);
+  populateLinearToLinalgPatterns(patterns);
+  populateEmbeddingsToLinalgPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns);
+  // attn.mha becomes attn.linear projections, head reshapes and one
+  // attn.sdpa, which the patterns above lower.
+  populateDecomposeMhaPatterns(patterns);
+}

@@ -1,0 +1,176 @@
+//===- Embeddings.cpp - embeddings and positions to linalg ----------------===//
+
+#include "Conversion/AttnToLinalg/Patterns.h"
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    LinalgBuilder lb(rewriter, op.getLoc());
+    auto type = op.getType();
+    unsigned rank = type.getRank();
+    Value table = op.getTable();
+    int64_t vocab = op.getTable().getType().getDimSize(0);
+    SmallVector<unsigned> outer;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      outer.push_back(d);
+    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+    // Ids outside [0, vocab) are clamped rather than read out of bounds.
+    Value y = lb.generic(
+        op.getIds(), lb.empty(type.getShape(), type.getElementType()),
+        {lb.dims(rank, outer), lb.identity(rank)}, iters,
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value id =
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
+          id = arith::MaxSIOp::create(b, loc, id,
+                                      LinalgBuilder::constIndex(b, loc, 0));
+          id = arith::MinSIOp::create(
+              b, loc, id, LinalgBuilder::constIndex(b, loc, vocab - 1));
+          Value col = linalg::IndexOp::create(b, loc, rank - 1);
+          return tensor::ExtractOp::create(b, loc, table, ValueRange{id, col});
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// An index value converted to f32.
+static Value indexToF32(OpBuilder &b, Location loc, Value index) {
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
+}
+
+static FailureOr<Value> lowerSinusoidalPos(SinusoidalPosOp op,
+                                           LinalgBuilder &lb,
+                                           PatternRewriter &rewriter) {
+  int64_t d = op.getType().getDimSize(2);
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  Value x = lb.toF32(op.getInput());
+  Value y = lb.pointwise(
+      x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value s = linalg::IndexOp::create(b, loc, 1);
+        Value c = linalg::IndexOp::create(b, loc, 2);
+        Value pos = arith::AddIOp::create(
+            b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
+        Value two = LinalgBuilder::constIndex(b, loc, 2);
+        Value pair = arith::DivUIOp::create(b, loc, c, two);
+        Value isCos =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                  arith::RemUIOp::create(b, loc, c, two),
+                                  LinalgBuilder::constIndex(b, loc, 0));
+        // freq = exp(-(2i/D) ln 10000)
+        Value twoI =
+            mulF(b, loc, indexToF32(b, loc, pair),
+                 LinalgBuilder::constF32(b, loc, 2.0 / static_cast<double>(d)));
+        Value freq = math::ExpOp::create(
+            b, loc,
+            mulF(b, loc, twoI,
+                 LinalgBuilder::constF32(b, loc, -std::log(10000.0))));
+        Value angle = mulF(b, loc, indexToF32(b, loc, pos), freq);
+        Value pe = arith::SelectOp::create(b, loc, isCos,
+                                           math::CosOp::create(b, loc, angle),
+                                           math::SinOp::create(b, loc, angle));
+        return addF(b, loc, args[0], pe);
+      });
+  return y;
+}
+
+static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
+                                        PatternRewriter &rewriter) {
+  auto type = op.getType();
+  int64_t s = type.getDimSize(1), d = type.getDimSize(2);
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  Value rows = tensor::ExtractSliceOp::create(
+      rewriter, op.getLoc(), op.getTable(),
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
+                             rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s),
+                             rewriter.getIndexAttr(d)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+  Value x = lb.toF32(op.getInput());
+  Value table = lb.toF32(rows);
+  SmallVector<IteratorType> iters(3, IteratorType::parallel);
+  Value y = lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
+                       {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)},
+                       iters, [](OpBuilder &b, Location loc, ValueRange args) {
+                         return addF(b, loc, args[0], args[1]);
+                       });
+  return y;
+}
+
+static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
+                                    PatternRewriter &rewriter) {
+  auto type = op.getType();
+  int64_t dh = type.getDimSize(3);
+  int64_t rotary =
+      op.getRotaryDim() ? static_cast<int64_t>(*op.getRotaryDim()) : dh;
+  int64_t half = rotary / 2;
+  int64_t offset = static_cast<int64_t>(op.getOffset());
+  double logBase = std::log(op.getBase().convertToDouble());
+  Value x = lb.toF32(op.getInput());
+  Value y = lb.pointwise(
+      x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value bIdx = linalg::IndexOp::create(b, loc, 0);
+        Value hIdx = linalg::IndexOp::create(b, loc, 1);
+        Value sIdx = linalg::IndexOp::create(b, loc, 2);
+        Value c = linalg::IndexOp::create(b, loc, 3);
+        Value halfV = LinalgBuilder::constIndex(b, loc, half);
+        Value inRotary =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                  LinalgBuilder::constIndex(b, loc, rotary));
+        Value firstHalf =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, halfV);
+        // Pair index i and partner channel; clamp the partner for channels
+        // past the rotary part, where the result is x itself.
+        Value i = arith::RemUIOp::create(b, loc, c, halfV);
+        Value partner = arith::SelectOp::create(
+            b, loc, firstHalf, arith::AddIOp::create(b, loc, c, halfV),
+            arith::SubIOp::create(b, loc, c, halfV));
+        partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
+        Value other = tensor::ExtractOp::create(
+            b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
+        Value pos = arith::AddIOp::create(
+            b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
+        // theta = p * base^(-2i/R)
+        Value expo =
+            mulF(b, loc, indexToF32(b, loc, i),
+                 LinalgBuilder::constF32(
+                     b, loc, -2.0 * logBase / static_cast<double>(rotary)));
+        Value theta = mulF(b, loc, indexToF32(b, loc, pos),
+                           math::ExpOp::create(b, loc, expo));
+        Value cosT = math::CosOp::create(b, loc, theta);
+        Value sinT = math::SinOp::create(b, loc, theta);
+        Value signedSin = arith::SelectOp::create(
+            b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
+        Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT),
+                             mulF(b, loc, other, signedSin));
+        return arith::SelectOp::create(b, loc, inRotary, rotated, args[0]);
+      });
+  return y;
+}
+
+} // namespace
+
+void mlir::attn::populateEmbeddingsToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<EmbeddingLowering>(patterns.getContext());
+  addF32Lowering(patterns, lowerSinusoidalPos);
+  addF32Lowering(patterns, lowerLearnedPos);
+  addF32Lowering(patterns, lowerRotary);
+}

@@ -1,0 +1,656 @@
+//===- AttnCompile.cpp - attn-compile as a library ------------------------===//
+//
+// attn-compile MODEL --target=cpu|cuda -o OUT
+//
+// Runs the pipelines attn-opt registers (attn-to-cpu, attn-to-cuda),
+// translates to LLVM IR, emits a host object and links it with libattnrt.
+// --emit stops at a stage and writes that stage instead. Output is written
+// to a temporary file and renamed at the end (copied into a device or FIFO,
+// never renamed over one), so a failed compile never leaves a partial OUT
+// behind; an output that is one of the inputs is refused before anything is
+// read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Tools/AttnCompile.h"
+
+#include "attnc/Frontend/HF/HFImport.h"
+#include "attnc/Frontend/ONNX/ONNXImporter.h"
+#include "attnc/InitAttnc.h"
+#include "attnc/Support/SafeFiles.h"
+#include "attnc/Target/LayerSearch.h"
+#include "attnc/Target/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/StringSaver.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+using namespace llvm;
+using attnc::CompileOptions;
+using attnc::Target;
+
+namespace {
+/// Progress lines on stderr, with elapsed time, unless -q.
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet(quiet) {}
+  void step(const Twine &what) {
+    if (quiet)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    double secs = std::chrono::duration<double>(now - start).count();
+    errs() << format("[attn-compile %6.2fs] ", secs) << what << "\n";
+  }
+
+private:
+  bool quiet;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+
+} // namespace
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "attn-compile") << message << "\n";
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// LayerDrop search
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// --layer-drop="strategy=search keep=k [exhaustive-limit=n]", read by
+/// MLIR's pass-option parser like the pass's own options.
+struct LayerSearchCLOptions
+    : public mlir::PassPipelineOptions<LayerSearchCLOptions> {
+  Option<std::string> strategy{*this, "strategy",
+                               cl::desc("search: choose on calibration data")};
+  Option<int64_t> keep{*this, "keep", cl::desc("how many layers to keep"),
+                       cl::init(0)};
+  Option<int64_t> exhaustiveLimit{
+      *this, "exhaustive-limit",
+      cl::desc("enumerate every k-subset up to this many, else greedy"),
+      cl::init(200)};
+};
+} // namespace
+
+/// Runs the search and returns attn-layer-drop's options for the layers it
+/// keeps, or the empty string after reporting an error.
+static std::string searchLayers(mlir::ModuleOp module,
+                                const CompileOptions &options,
+                                Progress &progress) {
+  // The option parser has said what it could not read (e.g. "for the --keep
+  // option: 'x' value invalid").
+  auto parsed = LayerSearchCLOptions::createFromString(options.layerDrop);
+  if (!parsed) {
+    fail("bad --layer-drop='" + options.layerDrop +
+         "': strategy=search takes keep=k and exhaustive-limit=n");
+    return "";
+  }
+  if (parsed->exhaustiveLimit < 0) {
+    fail("bad exhaustive-limit=" + Twine(parsed->exhaustiveLimit) +
+         " in --layer-drop (must be >= 0)");
+    return "";
+  }
+  attnc::LayerSearchOptions search;
+  search.keep = parsed->keep;
+  search.maxExhaustive = static_cast<double>(parsed->exhaustiveLimit);
+  search.calibration = options.calibration;
+  search.weightsPath = options.searchWeights;
+  auto found = attnc::searchLayersToKeep(
+      module, search, [&](const Twine &what) { progress.step(what); });
+  if (!found) {
+    fail(toString(found.takeError()));
+    return "";
+  }
+  std::string layers;
+  for (int64_t i : found->kept)
+    layers += (layers.empty() ? "" : ",") + std::to_string(i);
+  errs() << "attn-compile: search (" << found->method << ", "
+         << found->evaluations << " evaluations) kept [" << layers
+         << "]: relative error " << format("%.3e", found->relativeError)
+         << ", cosine " << format("%.6f", found->cosine) << "\n";
+  return "strategy=keep-list layers=" + layers;
+}
+
+//===----------------------------------------------------------------------===//
+// compile
+//===----------------------------------------------------------------------===//
+
+static std::string defaultRuntimeDir() {
+  std::string exe = sys::fs::getMainExecutable(nullptr, (void *)&fail);
+  SmallString<256> dir(sys::path::parent_path(sys::path::parent_path(exe)));
+  sys::path::append(dir, "lib");
+  return std::string(dir);
+}
+
+int attnc::compile(const CompileOptions &options) {
+  bool cuda = options.target == Target::Cuda;
+  StringRef emit = options.emit;
+  StringRef chip = options.pipeline.chip;
+  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  if (cuda && !llvm::is_contained(chips, chip))
+    return fail("unknown CUDA chip '" + chip +
+                "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
+  static const char *const stages[] = {"attn", "linalg", "llvm", "llvm-ir",
+                                       "ptx",  "obj",    "exe"};
+  if (!llvm::is_contained(stages, emit))
+    return fail("unknown --emit stage '" + emit +
+                "' (expected attn, linalg, llvm, llvm-ir, ptx, obj or exe)");
+  // A switch of the other target's pipeline would be silently ignored.
+  for (const PipelineSwitch &s : getPipelineSwitches())
+    if (!s.appliesTo(options.target) &&
+        options.pipeline.*(s.field) != PipelineOptions().*(s.field))
+      return fail(Twine("--") + (s.cpu ? "" : "no-") + s.name +
+                  " is for --target=" + (s.cpu ? "cpu" : "cuda"));
+  bool onnxInput = StringRef(options.inputPath).ends_with(".onnx");
+  // A Hugging Face checkpoint directory (config.json + safetensors).
+  bool hfInput = sys::fs::is_directory(options.inputPath);
+  if (emit == "attn" && !onnxInput && !hfInput)
+    return fail("--emit=attn is for imported models (model.onnx or a "
+                "checkpoint directory)");
+  if (emit == "attn" &&
+      (!options.layerDrop.empty() || !options.pruneSpec.empty()))
+    return fail("--emit=attn writes the model as imported and raised; "
+                "--layer-drop and --prune apply when compiling it");
+  if (!onnxInput && options.noRaise)
+    return fail("--no-raise is for model.onnx inputs");
+  if (!onnxInput && !hfInput && !options.inputShapes.empty())
+    return fail("--input-shape is for model.onnx and checkpoint directory "
+                "inputs");
+  if (emit == "ptx" && !cuda)
+    return fail("--emit=ptx needs --target=cuda");
+  if (options.shared && emit != "exe")
+    return fail("--shared writes a library; it cannot be combined with --emit");
+  StringRef apiPrefix = options.apiPrefix;
+  if (!apiPrefix.empty() &&
+      (!options.shared ||
+       !llvm::all_of(apiPrefix,
+                     [](char c) { return isAlnum(c) || c == '_'; }) ||
+       isDigit(apiPrefix[0])))
+    return fail("--api-prefix needs --shared and a C identifier, got '" +
+                apiPrefix + "'");
+  StringRef outputFile = options.outputPath;
+  if (outputFile == "-" && (emit == "obj" || emit == "exe"))
+    return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
+                "llvm-ir or ptx");
+  // Before any work: LLVM would otherwise fall back to a generic CPU with a
+  // warning, or stop with a fatal error when the target machine is made.
+  StringRef hostCpu = options.hostCpu;
+  StringRef hostCpuFeatures = options.hostCpuFeatures;
+  if (Error err = checkHostCpu(hostCpu, hostCpuFeatures))
+    return fail("--cpu: " + toString(std::move(err)));
+  // Every file the compile reads; the output must be none of them.
+  std::vector<std::string> inputs = {options.inputPath, options.searchWeights,
+                                     options.pruneSpec};
+  for (const std::vector<std::string> &set : options.calibration)
+    llvm::append_range(inputs, set);
+  StringRef layerDropSpec = options.layerDrop;
+  if (size_t at = layerDropSpec.find("scores-file="); at != StringRef::npos)
+    inputs.push_back(layerDropSpec.drop_front(at + strlen("scores-file="))
+                         .take_until([](char c) { return c == ' '; })
+                         .str());
+  // The search's files are read late (after a JIT compile): refuse a FIFO,
+  // device or directory now.
+  if (!options.searchWeights.empty())
+    if (Error err = checkRegularFile(options.searchWeights, "--weights"))
+      return fail(toString(std::move(err)));
+  for (const std::vector<std::string> &set : options.calibration)
+    for (const std::string &file : set)
+      if (Error err = checkRegularFile(file, "--calibration file"))
+        return fail(toString(std::move(err)));
+  std::optional<SafeOutputFile> output;
+  if (outputFile != "-") {
+    auto prepared = SafeOutputFile::prepare(outputFile, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    output.emplace(std::move(*prepared));
+  }
+  bool search = StringRef(options.layerDrop).contains("strategy=search");
+  if (!search &&
+      (!options.calibration.empty() || !options.searchWeights.empty()))
+    return fail("--calibration and --weights are for "
+                "--layer-drop='strategy=search keep=k'");
+  PipelineOptions pipeline = options.pipeline;
+  if (options.noRaise)
+    pipeline.raiseAttention = false;
+  pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
+  if (cuda) {
+    auto ptxas = findPtxas();
+    if (!ptxas)
+      return fail(toString(ptxas.takeError()));
+    // <toolkit>/bin/ptxas
+    pipeline.toolkit =
+        sys::path::parent_path(sys::path::parent_path(*ptxas)).str();
+    pipeline.format = emit == "ptx" ? "isa" : "bin";
+  }
+
+  Progress progress(options.quiet);
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  registerAllPasses();
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects(false);
+  // Located messages are enough; dumping a whole model per note is not.
+  context.printOpOnDiagnostic(false);
+
+  SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  // An imported model's weights, written beside the output.
+  std::optional<onnx_frontend::ImportedModel> imported;
+  if (onnxInput) {
+    progress.step("importing " + options.inputPath);
+    // The importer opens the file itself: no FIFO, device or directory.
+    if (Error err = checkRegularFile(options.inputPath, "input file"))
+      return fail(toString(std::move(err)));
+    onnx_frontend::ImportOptions importOptions;
+    for (const std::string &spec : options.inputShapes)
+      if (Error err = onnx_frontend::parseInputShape(spec, importOptions))
+        return fail(toString(std::move(err)));
+    auto result = onnx_frontend::importONNXModel(options.inputPath, context,
+                                                 importOptions);
+    if (!result) {
+      errs() << toString(result.takeError()) << "\n";
+      return 1;
+    }
+    module = std::move(result->module);
+    imported = std::move(*result);
+    // Raising is an optimization: the target pipelines compile the imported
+    // form as it is (--no-raise).
+    if (!options.noRaise) {
+      progress.step("raising");
+      mlir::PassManager raise(&context);
+      if (failed(mlir::parsePassPipeline(
+              pipeline.raiseAttention ? kImportRaisingPipeline
+                                      : kImportRaisingPipelineNoAttention,
+              raise, errs())))
+        return fail("internal error: cannot build the raising pipeline");
+      if (failed(raise.run(*module)))
+        return 1;
+    }
+  } else if (hfInput) {
+    // The IR binds the checkpoint's own tensors: run the model with
+    // --weights DIR/model.safetensors; nothing is written beside it.
+    progress.step("importing checkpoint " + options.inputPath);
+    mlir::attn::hf::ImportOptions importOptions;
+    for (const std::string &spec : options.inputShapes) {
+      std::string error;
+      if (!mlir::attn::hf::parseInputShape(spec, importOptions, error))
+        return fail(error);
+    }
+    module = mlir::attn::hf::importCheckpoint(options.inputPath, importOptions,
+                                              &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
+  } else {
+    progress.step("parsing " + options.inputPath);
+    auto file = readRegularFile(options.inputPath, "input file");
+    if (!file)
+      return fail(toString(file.takeError()));
+    StringRef text = (*file)->getBuffer();
+    if (auto at = findExcessiveMlirNesting(text, kMaxNestingDepth)) {
+      // Without the source line: it may be megabytes long.
+      errs() << options.inputPath << ":" << lineColumn(text, *at)
+             << ": error: nesting deeper than " << kMaxNestingDepth
+             << " levels of (), [], {} or <>; attn-compile does not parse IR "
+                "nested this deeply\n";
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
+    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1; // The diagnostic handler has printed a located error.
+  }
+  // The weights of an imported model go beside what runs them (m ->
+  // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
+  // committed with it; the text stages in between are for reading.
+  std::optional<SafeOutputFile> weightsOutput;
+  if (imported && outputFile != "-" &&
+      (emit == "attn" || emit == "exe" || emit == "obj")) {
+    SmallString<256> weightsPath(outputFile);
+    if (emit == "attn")
+      sys::path::replace_extension(weightsPath, "safetensors");
+    else
+      weightsPath += ".safetensors";
+    auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    weightsOutput.emplace(std::move(*prepared));
+    if (Error err = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(),
+                                                    imported->weights))
+      return fail(toString(std::move(err)));
+  }
+  auto commitWeights = [&]() -> int {
+    if (weightsOutput)
+      if (Error err = weightsOutput->commit(/*executable=*/false))
+        return fail(toString(std::move(err)));
+    return 0;
+  };
+  if (emit == "attn") {
+    mlir::OpPrintingFlags flags;
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+    if (outputFile == "-") {
+      module->print(outs(), flags);
+      return 0;
+    }
+    std::error_code ec;
+    raw_fd_ostream os(output->tempPath(), ec);
+    if (ec)
+      return fail("cannot write " + output->tempPath() + ": " + ec.message());
+    module->print(os, flags);
+    os << "\n";
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
+    if (Error err = output->commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
+
+  // "search" picks the layers by running candidates, then compiles them as
+  // an explicit keep-list.
+  std::string layerDrop = options.layerDrop;
+  if (search) {
+    layerDrop = searchLayers(*module, options, progress);
+    if (layerDrop.empty())
+      return 1;
+  }
+
+  mlir::PassManager pm(&context);
+  if (!layerDrop.empty() &&
+      failed(mlir::parsePassPipeline(
+          "attn-layer-drop{" + layerDrop + " report=true}", pm, errs())))
+    return fail("bad --layer-drop options '" + options.layerDrop + "'");
+  if (!options.pruneSpec.empty() &&
+      failed(mlir::parsePassPipeline("attn-prune-structure{spec-file=" +
+                                         options.pruneSpec + " report=true}",
+                                     pm, errs())))
+    return fail("bad --prune spec path '" + options.pruneSpec + "'");
+  buildAttnToTargetPipeline(pm, options.target, pipeline);
+  progress.step(Twine("lowering for ") + (cuda ? "cuda" : "cpu") +
+                (cuda ? (" (" + chip + ")").str() : std::string()) +
+                (pipeline.stopAfter == Stage::Linalg ? " up to linalg" : ""));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  std::string tempPath = output ? output->tempPath().str() : std::string();
+
+  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
+    std::error_code ec;
+    raw_fd_ostream os(tempPath, ec);
+    if (ec)
+      return fail("cannot write " + tempPath + ": " + ec.message());
+    print(os);
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    if (int rc = commitWeights())
+      return rc;
+    if (Error err = output->commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  };
+  if (outputFile == "-" && (emit == "linalg" || emit == "llvm" ||
+                            emit == "llvm-ir" || emit == "ptx")) {
+    // As with other MLIR tools, "-o -" writes text stages to stdout.
+    if (emit == "linalg" || emit == "llvm")
+      module->print(outs());
+    else if (emit == "ptx") {
+      auto ptx = extractPtx(*module);
+      if (!ptx)
+        return fail(toString(ptx.takeError()));
+      outs() << *ptx;
+    } else {
+      LLVMContext llvmContext;
+      auto llvmModule =
+          translateToHostLLVMIR(*module, llvmContext, hostCpu, hostCpuFeatures);
+      if (!llvmModule)
+        return fail(toString(llvmModule.takeError()));
+      (*llvmModule)->print(outs(), nullptr);
+    }
+    return 0;
+  }
+  if (emit == "linalg" || emit == "llvm")
+    return writeText([&](raw_ostream &os) { module->print(os); });
+  if (emit == "ptx") {
+    auto ptx = extractPtx(*module);
+    if (!ptx)
+      return fail(toString(ptx.takeError()));
+    return writeText([&](raw_ostream &os) { os << *ptx; });
+  }
+
+  progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
+                ")");
+  LLVMContext llvmContext;
+  auto llvmModule =
+      translateToHostLLVMIR(*module, llvmContext, hostCpu, hostCpuFeatures);
+  if (!llvmModule)
+    return fail(toString(llvmModule.takeError()));
+  if (emit == "llvm-ir")
+    return writeText(
+        [&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+
+  progress.step("emitting object code");
+  if (emit == "obj") {
+    if (Error err =
+            emitObjectFile(**llvmModule, tempPath, hostCpu, hostCpuFeatures))
+      return fail(toString(std::move(err)));
+    if (int rc = commitWeights())
+      return rc;
+    if (Error err = output->commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
+    return 0;
+  }
+  SmallString<256> objectPath;
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
+    return fail("cannot create a temporary object file: " + ec.message());
+  FileRemover removeObject(objectPath);
+  if (Error err =
+          emitObjectFile(**llvmModule, objectPath, hostCpu, hostCpuFeatures))
+    return fail(toString(std::move(err)));
+  std::string runtime =
+      options.runtimeDir.empty() ? defaultRuntimeDir() : options.runtimeDir;
+  progress.step(Twine("linking with libattnrt from ") + runtime);
+  std::string prefix = options.apiPrefix.empty() ? defaultApiPrefix(outputFile)
+                                                 : options.apiPrefix;
+  if (Error err =
+          linkModel(objectPath, tempPath, runtime, options.shared, prefix))
+    return fail(toString(std::move(err)));
+  if (int rc = commitWeights())
+    return rc;
+  if (Error err = output->commit(/*executable=*/true))
+    return fail(toString(std::move(err)));
+  progress.step("wrote " + outputFile);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The command line
+//===----------------------------------------------------------------------===//
+
+int attnc::runAttnCompileMain(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // The lists need no model or output, which the parser would require.
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    arg.consume_front("-");
+    arg.consume_front("-");
+    if (arg == "cpu=help" || arg == "cpu-features=help") {
+      printHostCpus(outs(), /*features=*/arg == "cpu-features=help");
+      return 0;
+    }
+  }
+  cl::OptionCategory category("attn-compile options");
+  cl::opt<std::string> inputFile(cl::Positional,
+                                 cl::desc("<model.mlir | model.onnx | "
+                                          "checkpoint directory>"),
+                                 cl::Required, cl::cat(category));
+  cl::opt<std::string> outputFile("o", cl::desc("Output path"),
+                                  cl::value_desc("path"), cl::Required,
+                                  cl::cat(category));
+  cl::opt<std::string> targetName("target",
+                                  cl::desc("Target: cpu (the host) or cuda"),
+                                  cl::init("cpu"), cl::cat(category));
+  cl::opt<std::string> chip("chip",
+                            cl::desc("CUDA architecture for --target=cuda: "
+                                     "sm_80, sm_86, sm_87, sm_89, sm_90, "
+                                     "sm_90a"),
+                            cl::init("sm_90a"), cl::cat(category));
+  cl::opt<std::string> hostCpu("cpu",
+                               cl::desc("Host CPU to generate code for "
+                                        "(default: this machine; help lists "
+                                        "the known ones)"),
+                               cl::init("native"), cl::cat(category));
+  cl::opt<std::string> hostCpuFeatures(
+      "cpu-features",
+      cl::desc("Host CPU features to enable or disable on top of --cpu's, "
+               "e.g. +avx2,-avx512f (help lists them)"),
+      cl::init(""), cl::cat(category));
+  cl::opt<std::string> emit(
+      "emit",
+      cl::desc("Stop at a stage and write it: attn (an imported model "
+               "after raising), linalg (MLIR on tensors), llvm (LLVM "
+               "dialect), llvm-ir, ptx (cuda only), obj, exe"),
+      cl::init("exe"), cl::cat(category));
+  cl::opt<bool> shared("shared",
+                       cl::desc("Write a shared library exporting the "
+                                "attnrt C API instead of an executable"),
+                       cl::init(false), cl::cat(category));
+  cl::opt<std::string> apiPrefix(
+      "api-prefix",
+      cl::desc("With --shared: also export the C API as NAME_attnrt_* "
+               "(default: the output's file name without lib and extensions), "
+               "so that one program can link several models"),
+      cl::value_desc("NAME"), cl::init(""), cl::cat(category));
+  cl::opt<std::string> layerDrop(
+      "layer-drop",
+      cl::desc("Run attn-layer-drop first with these options, e.g. "
+               "--layer-drop='strategy=every-other rate=0.5'"),
+      cl::init(""), cl::cat(category));
+  cl::opt<std::string> pruneSpec(
+      "prune",
+      cl::desc("Prune attention heads / FFN neuron groups as this JSON "
+               "spec says (attn-prune-structure spec-file)"),
+      cl::value_desc("spec.json"), cl::init(""), cl::cat(category));
+  cl::list<std::string> calibration(
+      "calibration",
+      cl::desc("With --layer-drop='strategy=search keep=k': one calibration "
+               "set, a comma-separated .npy per model input (repeat for more "
+               "sets)"),
+      cl::cat(category));
+  cl::opt<std::string> searchWeights(
+      "weights",
+      cl::desc("With strategy=search: the model's safetensors weights, used "
+               "to run the candidates"),
+      cl::init(""), cl::cat(category));
+  cl::opt<std::string> runtimeDir(
+      "runtime-dir",
+      cl::desc("Directory holding libattnrt.a (default: ../lib next to "
+               "attn-compile)"),
+      cl::init(""), cl::cat(category));
+  cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
+                      cl::init(false), cl::cat(category));
+  cl::list<std::string> inputShapes(
+      "input-shape",
+      cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
+               "e.g. --input-shape input_ids=1x128 (repeatable)"),
+      cl::value_desc("name=AxB..."), cl::cat(category));
+  cl::opt<bool> noRaise("no-raise",
+                        cl::desc("model.onnx: compile the imported graph as "
+                                 "it is, without the raising passes (implies "
+                                 "--no-raise-attention)"),
+                        cl::init(false), cl::cat(category));
+  // A flag for every switch of the pipelines: --no-<name> for what runs by
+  // default, --<name> for what does not.
+  BumpPtrAllocator allocator;
+  StringSaver saver(allocator);
+  const PipelineOptions defaults;
+  std::vector<std::pair<const PipelineSwitch *, std::unique_ptr<cl::opt<bool>>>>
+      switches;
+  for (const PipelineSwitch &s : getPipelineSwitches()) {
+    bool on = defaults.*(s.field);
+    switches.emplace_back(
+        &s, std::make_unique<cl::opt<bool>>(
+                on ? saver.save("no-" + s.name) : StringRef(s.name),
+                cl::desc(on ? s.offDescription : s.description),
+                cl::init(false), cl::cat(category)));
+  }
+
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: compile an attn model to a native binary.\n\n"
+      "  attn-compile model.mlir --target=cpu -o model\n"
+      "  ./model --weights model.safetensors --input x.npy --output y.npy\n\n"
+      "The executable links libattnrt: it binds the model's attn.weight\n"
+      "tensors by name from a safetensors file and runs on .npy inputs.\n");
+
+  CompileOptions options;
+  std::optional<Target> target = StringSwitch<std::optional<Target>>(targetName)
+                                     .Case("cpu", Target::Cpu)
+                                     .Case("cuda", Target::Cuda)
+                                     .Default(std::nullopt);
+  if (!target)
+    return fail("unknown target '" + targetName + "' (expected cpu or cuda)");
+  options.target = *target;
+  options.inputPath = inputFile;
+  options.outputPath = outputFile;
+  options.hostCpu = hostCpu;
+  options.hostCpuFeatures = hostCpuFeatures;
+  options.apiPrefix = apiPrefix;
+  options.emit = emit;
+  options.shared = shared;
+  options.layerDrop = layerDrop;
+  options.pruneSpec = pruneSpec;
+  for (const std::string &set : calibration) {
+    SmallVector<StringRef> files;
+    StringRef(set).split(files, ',', -1, false);
+    options.calibration.emplace_back(files.begin(), files.end());
+  }
+  options.searchWeights = searchWeights;
+  options.runtimeDir = runtimeDir;
+  options.quiet = quiet;
+  options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  options.noRaise = noRaise;
+  options.pipeline.chip = chip;
+  for (const auto &[s, flag] : switches)
+    if (*flag)
+      options.pipeline.*(s->field) = !(defaults.*(s->field));
+  return compile(options);
+}
