@@ -23,36 +23,85 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// A weight or bias operand that can take part in a concatenation: a plain
-/// (not gathered, not already packed) attn.weight.
-static WeightOp plainWeight(Value v) {
+/// attn.weight (not gathered, not already packed), or a gather of one
+/// checkpoint tensor along its output axis (GPT-2's fused c_attn, PyTorch's
+/// in_proj_weight), whose parts merge back into one binding of that tensor.
+struct PackablePart {
+  WeightOp op;
+  /// The gathered tensor's name; null for a plain weight.
+  StringAttr gatherSource;
+};
+
+/// `v` as a packable part; `outputAxis` is the output axis of the
+/// checkpoint tensor (1 for weights bound transposed, else 0).
+static std::optional<PackablePart> packablePart(Value v, int64_t outputAxis) {
   auto weight = v ? v.getDefiningOp<WeightOp>() : WeightOp();
-  if (!weight || weight.getGatherRangesAttr() || weight.getConcatNamesAttr())
-    return {};
-  return weight;
+  if (!weight || weight.getConcatNamesAttr())
+    return std::nullopt;
+  if (!weight.getGatherRangesAttr())
+    return PackablePart{weight, nullptr};
+  if (weight.getGatherAxis() != outputAxis)
+    return std::nullopt;
+  return PackablePart{weight, weight.getNameAttr()};
+}
+
+/// Whether `v` is bound transposed: the checkpoint tensor's output axis.
+static int64_t outputAxisOf(Value weight) {
+  auto op = weight.getDefiningOp<WeightOp>();
+  return op && op.getTranspose() ? 1 : 0;
 }
 
 /// The concatenation of `parts` along axis 0 (of the result type), as one
-/// attn.weight.
+/// attn.weight: plain parts become a `concat_names` binding; gathers of one
+/// tensor become one gather whose ranges are the parts' in order (adjacent
+/// ranges merged), or the plain tensor when they cover it.
 static Value concatWeights(OpBuilder &b, Location loc,
-                           ArrayRef<WeightOp> parts) {
-  WeightOp firstPart = parts.front();
+                           ArrayRef<PackablePart> parts) {
+  WeightOp firstPart = parts.front().op;
   RankedTensorType first = firstPart.getType();
   SmallVector<int64_t> shape(first.getShape());
   shape[0] = 0;
-  SmallVector<Attribute> names;
-  std::string label;
-  for (WeightOp part : llvm::to_vector(parts)) {
-    shape[0] += part.getType().getDimSize(0);
-    names.push_back(part.getNameAttr());
-    label += (label.empty() ? "" : "+") + part.getName().str();
-  }
+  for (PackablePart part : parts)
+    shape[0] += part.op.getType().getDimSize(0);
+  auto type = RankedTensorType::get(shape, first.getElementType());
   // Transposed parts (bound as W^T of [K, N] checkpoint tensors) are
   // concatenated along the checkpoint tensors' axis 1, then transposed:
-  // concat_axis refers to the untransposed shape.
+  // concat_axis and gather_axis refer to the untransposed shape.
   bool transpose = firstPart.getTranspose();
+
+  if (StringAttr source = parts.front().gatherSource) {
+    SmallVector<int64_t> ranges;
+    for (PackablePart part : parts) {
+      ArrayRef<int64_t> own = part.op.getGatherRangesAttr().asArrayRef();
+      for (size_t i = 0; i + 1 < own.size(); i += 2) {
+        if (!ranges.empty() &&
+            ranges[ranges.size() - 2] + ranges.back() == own[i]) {
+          ranges.back() += own[i + 1];
+          continue;
+        }
+        ranges.append({own[i], own[i + 1]});
+      }
+    }
+    int64_t extent = *firstPart.getGatherExtent();
+    bool whole = ranges.size() == 2 && ranges[0] == 0 && ranges[1] == extent;
+    auto packed = WeightOp::create(
+        b, loc, type, source,
+        whole ? nullptr : b.getI64IntegerAttr(*firstPart.getGatherAxis()),
+        whole ? nullptr : b.getI64IntegerAttr(extent),
+        whole ? nullptr : b.getDenseI64ArrayAttr(ranges),
+        /*concat_names=*/nullptr, /*concat_axis=*/nullptr);
+    packed.setTranspose(transpose);
+    return packed;
+  }
+
+  SmallVector<Attribute> names;
+  std::string label;
+  for (PackablePart part : parts) {
+    names.push_back(part.op.getNameAttr());
+    label += (label.empty() ? "" : "+") + part.op.getName().str();
+  }
   auto packed = WeightOp::create(
-      b, loc, RankedTensorType::get(shape, first.getElementType()),
-      b.getStringAttr(label), /*gather_axis=*/nullptr,
+      b, loc, type, b.getStringAttr(label), /*gather_axis=*/nullptr,
       /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
       b.getArrayAttr(names), b.getI64IntegerAttr(transpose ? 1 : 0));
   packed.setTranspose(transpose);
@@ -65,16 +114,27 @@ struct AttnPackQKVPass
   void runOnOperation() override {
     // Group packable projections by (input, weight element type and width,
     // has bias, bound transposed), in program order.
-    llvm::MapVector<std::tuple<Value, Type, int64_t, int64_t, int64_t>,
+    // Gathered weights (and biases) pack only with gathers of the same
+    // tensor.
+    llvm::MapVector<std::tuple<Value, Type, int64_t, int64_t, int64_t,
+                               Attribute, Attribute>,
                     SmallVector<LinearOp>>
         groups;
     getOperation().walk([&](LinearOp linear) {
-      WeightOp weight = plainWeight(linear.getWeight());
-      if (!weight || (linear.getBias() && !plainWeight(linear.getBias())))
+      std::optional<PackablePart> weight =
+          packablePart(linear.getWeight(), outputAxisOf(linear.getWeight()));
+      std::optional<PackablePart> bias;
+      if (linear.getBias()) {
+        bias = packablePart(linear.getBias(), 0);
+        if (!bias)
+          return;
+      }
+      if (!weight)
         return;
-      RankedTensorType type = weight.getType();
+      RankedTensorType type = weight->op.getType();
       groups[{linear.getInput(), type.getElementType(), type.getDimSize(1),
-              linear.getBias() ? 1 : 0, weight.getTranspose() ? 1 : 0}]
+              bias ? 1 : 0, weight->op.getTranspose() ? 1 : 0,
+              weight->gatherSource, bias ? bias->gatherSource : Attribute()}]
           .push_back(linear);
     });
     for (auto &[key, linears] : groups) {
@@ -93,11 +153,12 @@ struct AttnPackQKVPass
         continue;
       OpBuilder b(insertBefore);
       Location loc = linears.front().getLoc();
-      SmallVector<WeightOp> weights, biases;
+      SmallVector<PackablePart> weights, biases;
       for (LinearOp linear : linears) {
-        weights.push_back(plainWeight(linear.getWeight()));
+        weights.push_back(*packablePart(linear.getWeight(),
+                                        outputAxisOf(linear.getWeight())));
         if (linear.getBias())
-          biases.push_back(plainWeight(linear.getBias()));
+          biases.push_back(*packablePart(linear.getBias(), 0));
       }
       // Weights may be defined after the first projection in the block;
       // the packed weights are new ops, so only the input must dominate.

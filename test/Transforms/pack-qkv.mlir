@@ -61,3 +61,53 @@ func.func @transposed(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x8xf32
   %v = attn.linear %x, %wv : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
   return %q, %k, %v : tensor<2x16xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Projections gathered from one fused tensor (GPT-2's c_attn, Conv1D layout
+// [in, 3*out] bound transposed) pack back into one binding of that tensor:
+// the ranges cover it, so no gather and no three-way concatenation is left.
+// CHECK-LABEL: func.func @fused_gathers
+// CHECK-DAG: %[[W:.*]] = attn.weight "c_attn.weight" {transpose} : tensor<48x16xf32>
+// CHECK-DAG: %[[B:.*]] = attn.weight "c_attn.bias" : tensor<48xf32>
+// CHECK: %[[P:.*]] = attn.linear %arg0, %[[W]], %[[B]] : (tensor<2x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x48xf32>
+// CHECK-COUNT-3: tensor.extract_slice %[[P]]
+// CHECK-NOT: gather_ranges
+// CHECK-NOT: concat_names
+func.func @fused_gathers(%x: tensor<2x16xf32>) -> (tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) {
+  %wq = attn.weight "c_attn.weight" {gather_axis = 1 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 0, 16>, transpose} : tensor<16x16xf32>
+  %wk = attn.weight "c_attn.weight" {gather_axis = 1 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 16, 16>, transpose} : tensor<16x16xf32>
+  %wv = attn.weight "c_attn.weight" {gather_axis = 1 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 32, 16>, transpose} : tensor<16x16xf32>
+  %bq = attn.weight "c_attn.bias" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 0, 16>} : tensor<16xf32>
+  %bk = attn.weight "c_attn.bias" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 16, 16>} : tensor<16xf32>
+  %bv = attn.weight "c_attn.bias" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 32, 16>} : tensor<16xf32>
+  %q = attn.linear %x, %wq, %bq : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  %k = attn.linear %x, %wk, %bk : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  %v = attn.linear %x, %wv, %bv : (tensor<2x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+  return %q, %k, %v : tensor<2x16xf32>, tensor<2x16xf32>, tensor<2x16xf32>
+}
+
+// -----
+
+// Gathers that do not cover the tensor (heads pruned from an in_proj_weight
+// [3*16, 16]) stay one gather: adjacent ranges merge, the rest are listed in
+// the projections' order. Gathers of different tensors, or along the input
+// axis, are not packed together.
+// CHECK-LABEL: func.func @partial_gathers
+// CHECK-DAG: %[[W:.*]] = attn.weight "in_proj_weight" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 8, 16, 32, 8>} : tensor<24x16xf32>
+// CHECK-DAG: attn.weight "other" {gather_axis = 0 : i64
+// CHECK-DAG: attn.weight "cols" {gather_axis = 1 : i64
+// CHECK: attn.linear %arg0, %[[W]] : (tensor<2x16xf32>, tensor<24x16xf32>) -> tensor<2x24xf32>
+func.func @partial_gathers(%x: tensor<2x16xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+  %wq = attn.weight "in_proj_weight" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 8, 8>} : tensor<8x16xf32>
+  %wk = attn.weight "in_proj_weight" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 16, 8>} : tensor<8x16xf32>
+  %wv = attn.weight "in_proj_weight" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 32, 8>} : tensor<8x16xf32>
+  %wo = attn.weight "other" {gather_axis = 0 : i64, gather_extent = 48 : i64, gather_ranges = array<i64: 0, 8>} : tensor<8x16xf32>
+  %wc = attn.weight "cols" {gather_axis = 1 : i64, gather_extent = 32 : i64, gather_ranges = array<i64: 0, 16>} : tensor<8x16xf32>
+  %q = attn.linear %x, %wq : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %k = attn.linear %x, %wk : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %v = attn.linear %x, %wv : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %o = attn.linear %x, %wo : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  %c = attn.linear %x, %wc : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  return %q, %k, %v, %o, %c : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+}
