@@ -76,29 +76,69 @@ parseSelection(const llvm::json::Object &layer, StringRef listKey,
   return kept;
 }
 
-/// A gathered copy of `weight` along `axis`: for each kept unit u, the
-/// range [u * width, (u + 1) * width).
+/// The source ranges (start, length pairs) that the view ranges `view`
+/// select from a gather whose ranges are `gathered`: view position p is
+/// position p of the concatenation of the gathered slices.
+static SmallVector<int64_t> composeRanges(ArrayRef<int64_t> gathered,
+                                          ArrayRef<int64_t> view) {
+  SmallVector<int64_t> result;
+  auto append = [&](int64_t start, int64_t length) {
+    if (!result.empty() && result[result.size() - 2] + result.back() == start)
+      result.back() += length;
+    else
+      result.append({start, length});
+  };
+  for (size_t i = 0; i + 1 < view.size(); i += 2) {
+    int64_t p = view[i], remaining = view[i + 1], base = 0;
+    for (size_t j = 0; j + 1 < gathered.size() && remaining > 0; j += 2) {
+      int64_t start = gathered[j], length = gathered[j + 1];
+      if (p < base + length) {
+        int64_t take = std::min(remaining, base + length - p);
+        append(start + (p - base), take);
+        p += take;
+        remaining -= take;
+      }
+      base += length;
+    }
+  }
+  return result;
+}
+
+/// A gathered copy of `weight` along `axis` (of its type): for each kept
+/// unit u, the range [u * width, (u + 1) * width). A weight bound transposed
+/// gathers along the checkpoint tensor's other axis; one that is already a
+/// gather along that axis (an imported packed projection) selects from its
+/// ranges.
 static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user, Value weight,
                                     int64_t axis, ArrayRef<int64_t> units,
                                     int64_t width) {
   auto source = weight.getDefiningOp<WeightOp>();
-  if (!source || source.getGatherRanges()) {
+  RankedTensorType type = source ? source.getType() : RankedTensorType();
+  int64_t checkpointAxis =
+      source && source.getTranspose() ? type.getRank() - 1 - axis : axis;
+  if (!source || source.getConcatNamesAttr() ||
+      (source.getGatherRanges() && source.getGatherAxis() != checkpointAxis)) {
     user->emitOpError("cannot be pruned: its weights must come straight from "
-                      "attn.weight ops (not computed or already gathered)");
+                      "attn.weight ops (not computed, packed or gathered "
+                      "along another axis)");
     return failure();
   }
-  RankedTensorType type = source.getType();
   SmallVector<int64_t> ranges;
   for (int64_t u : units)
     ranges.append({u * width, width});
+  int64_t extent = type.getDimSize(axis);
+  if (DenseI64ArrayAttr gathered = source.getGatherRangesAttr()) {
+    ranges = composeRanges(gathered.asArrayRef(), ranges);
+    extent = *source.getGatherExtent();
+  }
   SmallVector<int64_t> shape(type.getShape());
   shape[axis] = static_cast<int64_t>(units.size()) * width;
   auto gathered = WeightOp::create(
       b, source.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-      source.getNameAttr(), b.getI64IntegerAttr(axis),
-      b.getI64IntegerAttr(type.getDimSize(axis)),
-      b.getDenseI64ArrayAttr(ranges), /*concat_names=*/nullptr,
-      /*concat_axis=*/nullptr);
+      source.getNameAttr(), b.getI64IntegerAttr(checkpointAxis),
+      b.getI64IntegerAttr(extent), b.getDenseI64ArrayAttr(ranges),
+      /*concat_names=*/nullptr, /*concat_axis=*/nullptr);
+  gathered.setTranspose(source.getTranspose());
   return gathered.getResult();
 }
 

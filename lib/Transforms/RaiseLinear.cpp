@@ -164,12 +164,15 @@ struct FoldLinearReshapes : OpRewritePattern<tensor::ExpandShapeOp> {
     if (!collapse)
       return failure();
     RankedTensorType srcType = collapse.getSrcType();
-    int64_t rank = srcType.getRank();
+    // The last group may hold unit dimensions besides the contracted one
+    // (PyTorch's [S, 1, D] -> [S, D] for batch 1).
     if (!srcType.hasStaticShape() ||
         expand.getReassociationIndices() !=
             collapse.getReassociationIndices() ||
-        collapse.getReassociationIndices().back() !=
-            ReassociationIndices{rank - 1} ||
+        collapse.getResultType().getShape().back() !=
+            srcType.getShape().back() ||
+        expand.getResultType().getShape().back() !=
+            linear.getType().getShape().back() ||
         expand.getResultType().getShape().drop_back() !=
             srcType.getShape().drop_back())
       return rewriter.notifyMatchFailure(expand, "not the inverse reshapes");

@@ -3,7 +3,8 @@
 //
 // The order matters: GELU and the norms are recognised on the elementwise
 // ops before projections absorb the bias additions next to them; attention
-// is raised once its projections are attn.linear; the FFN needs raised
+// is raised once its projections are attn.linear, and with them becomes
+// attn.mha where the head split allows; the FFN needs raised
 // projections and activations; the remaining same-shape additions are then
 // residual connections, and the blocks they delimit become attn.layer.
 //
@@ -21,6 +22,7 @@ void mlir::attn::buildRaisePipeline(OpPassManager &pm) {
   func.addPass(createAttnRaiseGelu());
   func.addPass(createAttnRaiseLinear());
   func.addPass(createAttnRaiseAttention());
+  func.addPass(createAttnRaiseMha());
   func.addPass(createAttnRaiseFfn());
   func.addPass(createAttnRaiseResidual());
   // The projections bind each weight through a new (transposed) view; CSE
@@ -33,6 +35,7 @@ void mlir::attn::registerRaisePipeline() {
   PassPipelineRegistration<>(
       "attn-raise",
       "Raise an imported ONNX graph to attn ops: norms, GELU, projections, "
-      "attention with its masks, FFNs, residual adds",
+      "attention with its masks, multi-head attention blocks, FFNs, residual "
+      "adds",
       [](OpPassManager &pm) { buildRaisePipeline(pm); });
 }

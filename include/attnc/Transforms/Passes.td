@@ -155,6 +155,28 @@ def AttnRaiseGelu : Pass<"attn-raise-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnRaiseMha : Pass<"attn-raise-mha", "::mlir::func::FuncOp"> {
+  let summary = "Raise projections + head split + attn.sdpa + head merge to attn.mha";
+  let description = [{
+    An `attn.sdpa` (dot or scaled_dot, no bias tensor) whose query, key and
+    value are head splits (`[B, H, S, dh]` through expand/collapse_shape,
+    linalg.transpose and extract_slice) of `attn.linear` projections, and
+    whose result is merged back (`[..., H * dh]`) into one `attn.linear`,
+    becomes `attn.mha` (with `key_value` when the keys come from another
+    input). Every element is followed through the views: element
+    `(b, h, s, c)` must read column `offset + h * dh + c` of the row of
+    `(b, s)`, rows in batch-major or position-major (PyTorch's sequence-first
+    `nn.MultiheadAttention`) order. A projection packed for Q, K and V (one
+    `in_proj` matmul sliced three ways) is bound as gathers of its weight,
+    which attn-pack-qkv packs back into one binding. Causal, window,
+    kv_lengths and scale carry over. Operands above 2^26 elements are not
+    checked and stay attn.sdpa.
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
   let summary = "Raise linear-activation-linear chains to attn.ffn";
   let description = [{
