@@ -11,6 +11,12 @@ opset (14, 17) it writes, into OUTDIR (default test/ONNX/Models):
   <model>.<input name>.npy        the reference inputs (one per graph input)
   <model>.ref.npy                 PyTorch's output on them (float32)
 
+PyTorch 1.13 exports up to opset 17. Where the onnx package is new enough
+(>= 1.13, e.g. `pip install onnx` in a virtual environment with
+--system-site-packages), the opset-17 export is also converted to opset 18
+by ONNX's own version converter (ReduceMean and Split take their axes and
+sizes as inputs there) and written as <model>-op18.onnx.
+
 The reference output is what PyTorch computes, not what attnc computes, so
 the tests compare the compiler against the exporting framework. Seeds are
 fixed, so a re-run reproduces the committed files. Model sizes are kept to a
@@ -339,6 +345,21 @@ def main():
             onnx.checker.check_model(onnx.load(path))
             ops = sorted({n.op_type for n in onnx.load(path).graph.node})
             print(f"{path}: {os.path.getsize(path)} bytes, ops {ops}")
+        export18(os.path.join(outdir, f"{name}-op17.onnx"))
+
+
+def export18(path17):
+    """<model>-op18.onnx from the opset-17 export, by ONNX's converter."""
+    if onnx.defs.onnx_opset_version() < 18:
+        print(f"onnx {onnx.__version__} knows no opset 18: {path17} not converted")
+        return
+    from onnx import version_converter
+    model = version_converter.convert_version(onnx.load(path17), 18)
+    onnx.checker.check_model(model)
+    path = path17.replace("-op17.onnx", "-op18.onnx")
+    onnx.save(model, path)
+    ops = sorted({n.op_type for n in model.graph.node})
+    print(f"{path}: {os.path.getsize(path)} bytes, ops {ops}")
 
 
 if __name__ == "__main__":
