@@ -63,6 +63,27 @@ MODELS = {
 }
 
 
+def masked(model, pick, rng, dest):
+    """BertModel with token_type_ids and an attention_mask (batch 2: one
+    row right-padded, one with a hole), as masked_*.npy and
+    masked_expected.npy."""
+    ids = rng.integers(0, VOCAB, size=(2, SEQ), dtype=np.int64)
+    mask = np.ones((2, SEQ), dtype=np.int64)
+    mask[1, 11:] = 0
+    mask[0, 3] = 0
+    types = np.zeros((2, SEQ), dtype=np.int64)
+    types[0, 8:] = 1
+    types[1, :5] = 1
+    with torch.no_grad():
+        out = pick(model(input_ids=torch.from_numpy(ids),
+                         attention_mask=torch.from_numpy(mask),
+                         token_type_ids=torch.from_numpy(types)))
+    for key, value in (("input_ids", ids), ("attention_mask", mask),
+                       ("token_type_ids", types)):
+        np.save(os.path.join(dest, f"masked_{key}.npy"), value)
+    np.save(os.path.join(dest, "masked_expected.npy"), out.numpy().astype(np.float32))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
@@ -90,6 +111,8 @@ def main():
         np.save(os.path.join(dest, "input_ids.npy"), ids)
         np.save(os.path.join(dest, "expected.npy"),
                 out.numpy().astype(np.float32))
+        if name == "bert":
+            masked(model, pick, rng, dest)
         with open(os.path.join(dest, "config.json")) as f:
             arch = json.load(f)["architectures"]
         size = sum(os.path.getsize(os.path.join(dest, f)) for f in os.listdir(dest))

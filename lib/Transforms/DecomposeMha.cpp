@@ -61,7 +61,7 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
   Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
   auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
   auto attn =
-      SdpaOp::create(rewriter, loc, attnType, q, k, v, /*bias=*/Value(),
+      SdpaOp::create(rewriter, loc, attnType, q, k, v, op.getScoreBias(),
                      op.getKvLengths(), ValueRange{}, ScoreFunction::scaled_dot,
                      op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
   if (tile)

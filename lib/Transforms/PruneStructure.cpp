@@ -155,6 +155,10 @@ struct AttnPruneStructurePass
       if (h >= numHeads)
         return op.emitOpError()
                << "has " << numHeads << " heads; cannot keep head " << h;
+    if (Value bias = op.getScoreBias();
+        bias && cast<RankedTensorType>(bias.getType()).getDimSize(1) != 1)
+      return op.emitOpError("head pruning with a per-head score_bias is not "
+                            "supported");
     int64_t dh = op.getEffectiveHeadDim();
     OpBuilder b(op);
     FailureOr<Value> wq = gatherUnits(b, op, op.getQWeight(), 0, heads, dh);

@@ -383,8 +383,7 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp sdpa,
                                 PatternRewriter &rewriter) const override {
-    // attn.mha computes dot-product attention without a bias tensor.
-    if (sdpa.getBias() || !sdpa.getScoreWeights().empty() ||
+    if (!sdpa.getScoreWeights().empty() ||
         (sdpa.getScore() != ScoreFunction::scaled_dot &&
          sdpa.getScore() != ScoreFunction::dot))
       return rewriter.notifyMatchFailure(sdpa, "not plain dot attention");
@@ -404,6 +403,12 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
     if (k->foldedBatch != folded || v->foldedBatch != folded ||
         (folded != 1 && sdpa.getKvLengths()))
       return rewriter.notifyMatchFailure(sdpa, "batches folded differently");
+    // A bias over the folded batch or head dimension does not carry over.
+    if (Value bias = sdpa.getBias(); bias && folded != 1) {
+      auto biasShape = cast<RankedTensorType>(bias.getType()).getShape();
+      if (biasShape[0] != 1 || biasShape[1] != 1)
+        return rewriter.notifyMatchFailure(sdpa, "bias over folded batches");
+    }
     int64_t batch = qType.getDimSize(0) * folded,
             heads = qType.getDimSize(1) / folded, sq = qType.getDimSize(2),
             dh = qType.getDimSize(3);
@@ -458,7 +463,8 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
         RankedTensorType::get({batch, sq, dm}, queryType.getElementType());
     auto mha = MhaOp::create(
         rewriter, loc, mhaType, query, keyValue, wq, wk, wv, out.getWeight(),
-        biases, sdpa.getKvLengths(), rewriter.getI64IntegerAttr(heads),
+        biases, sdpa.getBias(), sdpa.getKvLengths(),
+        rewriter.getI64IntegerAttr(heads),
         kvHeads == heads ? IntegerAttr() : rewriter.getI64IntegerAttr(kvHeads),
         dm == heads * dh ? IntegerAttr() : rewriter.getI64IntegerAttr(dh),
         UnitAttr(), sdpa.getCausalAttr(), sdpa.getWindowAttr(),

@@ -65,10 +65,10 @@ func.func @interleaved(%x: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
 
 // -----
 
-// An additive bias tensor: attn.mha has none, stays attn.sdpa.
+// An additive bias tensor (a padding mask) carries over as score_bias.
 // CHECK-LABEL: func.func @bias
-// CHECK-NOT: attn.mha
-// CHECK: attn.sdpa
+// CHECK: attn.mha %arg0 weights({{.*}}) score_bias(%arg1) heads = 4 causal
+// CHECK-NOT: attn.sdpa
 func.func @bias(%x: tensor<2x8x32xf32>, %bias: tensor<2x1x1x8xf32>) -> tensor<2x8x32xf32> {
   %wq = attn.weight "wq" : tensor<32x32xf32>
   %q = attn.linear %x, %wq : (tensor<2x8x32xf32>, tensor<32x32xf32>) -> tensor<2x8x32xf32>

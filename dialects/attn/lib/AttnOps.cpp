@@ -471,6 +471,21 @@ LogicalResult MhaOp::verify() {
         return failure();
     }
   }
+  if (Value bias = getScoreBias()) {
+    Named b = named("score_bias", bias);
+    if (failed(verifyRank(op, b, 4,
+                          "broadcastable to [batch, heads, q_seq, k_seq]")))
+      return failure();
+    int64_t full[4] = {batch, heads, x.type.getDimSize(1),
+                       kv.type.getDimSize(1)};
+    for (int64_t d = 0; d < 4; ++d) {
+      int64_t size = b.type.getDimSize(d);
+      if (size != 1 && !dimsCompatible(size, full[d]))
+        return emitOpError()
+               << "score_bias dimension " << d << " is " << dimString(size)
+               << " but must be 1 or " << dimString(full[d]);
+    }
+  }
   if (Value lengths = getKvLengths()) {
     Named l = named("kv_lengths", lengths);
     if (failed(verifyRank(op, l, 1, "[batch]")) ||

@@ -158,7 +158,8 @@ def AttnRaiseGelu : Pass<"attn-raise-gelu", "::mlir::func::FuncOp"> {
 def AttnRaiseMha : Pass<"attn-raise-mha", "::mlir::func::FuncOp"> {
   let summary = "Raise projections + head split + attn.sdpa + head merge to attn.mha";
   let description = [{
-    An `attn.sdpa` (dot or scaled_dot, no bias tensor) whose query, key and
+    An `attn.sdpa` (dot or scaled_dot; a bias tensor becomes attn.mha's
+    `score_bias`) whose query, key and
     value are head splits (`[B, H, S, dh]` through expand/collapse_shape,
     linalg.transpose and extract_slice) of `attn.linear` projections, and
     whose result is merged back (`[..., H * dh]`) into one `attn.linear`,

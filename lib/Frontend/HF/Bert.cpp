@@ -3,15 +3,19 @@
 // BertModel (transformers' modeling_bert): word + learned position + token
 // type embeddings and a LayerNorm, then post-LN encoder layers (self-attention
 // with biases, residual, LayerNorm, GELU FFN, residual, LayerNorm). The result
-// is the last hidden state. token_type_ids are all 0, as when BertModel is
-// called without them; the pooler is not part of the last hidden state and is
-// not bound.
+// is the last hidden state; the pooler is not part of it and is not bound.
+// `token_type_ids` and `attention_mask` are inputs when --input-shape gives
+// them (same shape as input_ids), else all 0 and all 1, as when BertModel is
+// called without them. The mask becomes transformers' additive bias,
+// (1 - mask) * float_min over the keys, as attn.mha's score_bias.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ModelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -55,7 +59,8 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
            << "hidden_size " << *d << " is not divisible by "
            << "num_attention_heads " << *heads;
 
-  if (failed(mb.checkInputNames({"input_ids"})))
+  if (failed(mb.checkInputNames(
+          {"input_ids", "attention_mask", "token_type_ids"})))
     return failure();
   FailureOr<SmallVector<int64_t>> idsShape =
       mb.inputShape("input_ids", {"batch", "sequence"});
@@ -72,8 +77,31 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
     return failure();
   std::string p = *prefix;
 
+  // The optional inputs have input_ids' shape.
+  auto optionalInput = [&](StringRef name) -> FailureOr<bool> {
+    if (!mb.options.inputShapes.count(name))
+      return false;
+    FailureOr<SmallVector<int64_t>> shape =
+        mb.inputShape(name, {"batch", "sequence"});
+    if (failed(shape))
+      return failure();
+    if (*shape != *idsShape)
+      return emitError(c.configLoc())
+             << "--input-shape " << name << " must equal input_ids' shape "
+             << batch << "x" << seq;
+    return true;
+  };
+  FailureOr<bool> hasTypes = optionalInput("token_type_ids"),
+                  hasMask = optionalInput("attention_mask");
+  if (failed(hasTypes) || failed(hasMask))
+    return failure();
+
   OpBuilder &b = mb.b;
   Value ids = mb.createMain({batch, seq});
+  auto idsType = RankedTensorType::get({batch, seq}, b.getI64Type());
+  // BertModel.forward's order.
+  Value mask = *hasMask ? mb.addInput("attention_mask", idsType) : Value();
+  Value typeIds = *hasTypes ? mb.addInput("token_type_ids", idsType) : Value();
   auto hType = mb.tensorType({batch, seq, *d});
   Location embLoc = mb.loc(p + "embeddings");
   FailureOr<Value> wordTable =
@@ -94,60 +122,103 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wordTable);
   h = LearnedPosOp::create(b, embLoc, h, *posTable, /*offset=*/0);
-  // token_type_ids = 0 everywhere: row 0 of the token type table.
-  auto zeroIdsType = RankedTensorType::get({batch, seq}, b.getI64Type());
-  Value zeroIds = arith::ConstantOp::create(
-      b, embLoc, DenseElementsAttr::get(zeroIdsType, b.getI64IntegerAttr(0)));
-  Value typeEmb = EmbeddingOp::create(b, embLoc, hType, zeroIds, *typeTable);
+  // Without token_type_ids, 0 everywhere: row 0 of the token type table.
+  if (!typeIds)
+    typeIds = arith::ConstantOp::create(
+        b, embLoc, DenseElementsAttr::get(idsType, b.getI64IntegerAttr(0)));
+  Value typeEmb = EmbeddingOp::create(b, embLoc, hType, typeIds, *typeTable);
   h = AddOp::create(b, embLoc, h, typeEmb);
   h = LayerNormOp::create(b, embLoc, h, *embGamma, *embBeta,
                           b.getF64FloatAttr(*eps));
 
+  // transformers' extended attention mask: (1 - mask) * finfo.min, [B, 1, 1,
+  // S], added to every head's scores.
+  Value scoreBias;
+  if (mask) {
+    Location l = mb.loc(p + "embeddings");
+    auto biasType = mb.tensorType({batch, 1, 1, seq});
+    Value mask4 = tensor::ExpandShapeOp::create(
+        b, l, RankedTensorType::get({batch, 1, 1, seq}, b.getI64Type()), mask,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+    AffineMap identity = b.getMultiDimIdentityMap(4);
+    Value init = tensor::EmptyOp::create(b, l, biasType.getShape(),
+                                         biasType.getElementType());
+    scoreBias =
+        linalg::GenericOp::create(
+            b, l, biasType, mask4, init,
+            ArrayRef<AffineMap>{identity, identity},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Type f = biasType.getElementType();
+              Value m = arith::SIToFPOp::create(nb, nl, f, args[0]);
+              Value one =
+                  arith::ConstantOp::create(nb, nl, nb.getFloatAttr(f, 1.0));
+              Value lowest = arith::ConstantOp::create(
+                  nb, nl,
+                  nb.getFloatAttr(f, APFloat::getLargest(
+                                         cast<FloatType>(f).getFloatSemantics(),
+                                         /*Negative=*/true)));
+              Value off = arith::SubFOp::create(nb, nl, one, m);
+              linalg::YieldOp::create(
+                  nb, nl,
+                  ValueRange{arith::MulFOp::create(nb, nl, off, lowest)});
+            })
+            .getResult(0);
+  }
+
   for (int64_t i = 0; i < *layers; ++i) {
     std::string lp = p + "encoder.layer." + std::to_string(i) + ".";
-    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
-        return mb.weight(lp + name.str(), shape, dims);
-      };
-      StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
-      FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
-                       bq = w("attention.self.query.bias", {*d}, dv),
-                       wk = w("attention.self.key.weight", {*d, *d}, dd),
-                       bk = w("attention.self.key.bias", {*d}, dv),
-                       wv = w("attention.self.value.weight", {*d, *d}, dd),
-                       bv = w("attention.self.value.bias", {*d}, dv),
-                       wo = w("attention.output.dense.weight", {*d, *d}, dd),
-                       bo = w("attention.output.dense.bias", {*d}, dv),
-                       g1 = w("attention.output.LayerNorm.weight", {*d}, dv),
-                       be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
-                       w1 = w("intermediate.dense.weight", {*ff, *d},
-                              "[intermediate_size, hidden_size]"),
-                       b1 = w("intermediate.dense.bias", {*ff},
-                              "[intermediate_size]"),
-                       w2 = w("output.dense.weight", {*d, *ff},
-                              "[hidden_size, intermediate_size]"),
-                       b2 = w("output.dense.bias", {*d}, dv),
-                       g2 = w("output.LayerNorm.weight", {*d}, dv),
-                       be2 = w("output.LayerNorm.bias", {*d}, dv);
-      for (const FailureOr<Value> &v :
-           {wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2, b2, g2, be2})
-        if (failed(v))
-          return failure();
-      Value attn = MhaOp::create(
-          b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-          ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
-          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
-          UnitAttr(), IntegerAttr(), FloatAttr());
-      Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn), *g1,
-                                     *be1, b.getF64FloatAttr(*eps));
-      Value ffn =
-          FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2, *be2,
-                                 b.getF64FloatAttr(*eps))
-          .getResult();
-    });
+    FailureOr<Value> out = mb.layer(
+        i, h,
+        [&](Value x) -> FailureOr<Value> {
+          Location l = mb.loc(lp.substr(0, lp.size() - 1));
+          auto w = [&](StringRef name, ArrayRef<int64_t> shape,
+                       StringRef dims) {
+            return mb.weight(lp + name.str(), shape, dims);
+          };
+          StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
+          FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
+                           bq = w("attention.self.query.bias", {*d}, dv),
+                           wk = w("attention.self.key.weight", {*d, *d}, dd),
+                           bk = w("attention.self.key.bias", {*d}, dv),
+                           wv = w("attention.self.value.weight", {*d, *d}, dd),
+                           bv = w("attention.self.value.bias", {*d}, dv),
+                           wo =
+                               w("attention.output.dense.weight", {*d, *d}, dd),
+                           bo = w("attention.output.dense.bias", {*d}, dv),
+                           g1 =
+                               w("attention.output.LayerNorm.weight", {*d}, dv),
+                           be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
+                           w1 = w("intermediate.dense.weight", {*ff, *d},
+                                  "[intermediate_size, hidden_size]"),
+                           b1 = w("intermediate.dense.bias", {*ff},
+                                  "[intermediate_size]"),
+                           w2 = w("output.dense.weight", {*d, *ff},
+                                  "[hidden_size, intermediate_size]"),
+                           b2 = w("output.dense.bias", {*d}, dv),
+                           g2 = w("output.LayerNorm.weight", {*d}, dv),
+                           be2 = w("output.LayerNorm.bias", {*d}, dv);
+          for (const FailureOr<Value> &v : {wq, bq, wk, bk, wv, bv, wo, bo, g1,
+                                            be1, w1, b1, w2, b2, g2, be2})
+            if (failed(v))
+              return failure();
+          Value attn = MhaOp::create(
+              b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
+              ValueRange{*bq, *bk, *bv, *bo},
+              mb.layerExtras().empty() ? Value() : mb.layerExtras()[0],
+              /*kv_lengths=*/Value(), b.getI64IntegerAttr(*heads),
+              IntegerAttr(), IntegerAttr(), UnitAttr(), UnitAttr(),
+              IntegerAttr(), FloatAttr());
+          Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
+                                         *g1, *be1, b.getF64FloatAttr(*eps));
+          Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
+                                    /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
+                                    *activation);
+          return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2,
+                                     *be2, b.getF64FloatAttr(*eps))
+              .getResult();
+        },
+        scoreBias ? ValueRange{scoreBias} : ValueRange{});
     if (failed(out))
       return failure();
     h = *out;

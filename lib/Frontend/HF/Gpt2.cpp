@@ -137,9 +137,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
       Value attn = MhaOp::create(
           b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-          ValueRange{*bq, *bk, *bv, *bo}, /*kv_lengths=*/Value(),
-          b.getI64IntegerAttr(*heads), IntegerAttr(), IntegerAttr(), UnitAttr(),
-          b.getUnitAttr(), IntegerAttr(), scale);
+          ValueRange{*bq, *bk, *bv, *bo}, /*score_bias=*/Value(),
+          /*kv_lengths=*/Value(), b.getI64IntegerAttr(*heads), IntegerAttr(),
+          IntegerAttr(), UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
       Value res1 = AddOp::create(b, l, x, attn);
       Value n2 =
           LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));

@@ -156,6 +156,14 @@ Value ModelBuilder::createMain(ArrayRef<int64_t> idsShape) {
   return entry->getArgument(0);
 }
 
+Value ModelBuilder::addInput(StringRef name, RankedTensorType type) {
+  unsigned index = mainFunc.getNumArguments();
+  if (failed(mainFunc.insertArgument(index, type, {}, ckpt.configLoc())))
+    return Value();
+  mainFunc.setArgAttr(index, "attn.name", b.getStringAttr(name));
+  return mainFunc.getArgument(index);
+}
+
 void ModelBuilder::finishMain(Value result, StringRef resultName) {
   func::ReturnOp::create(b, ckpt.configLoc(), result);
   mainFunc.setFunctionType(b.getFunctionType(
@@ -165,13 +173,19 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
 
 FailureOr<Value>
 ModelBuilder::layer(int64_t index, Value h,
-                    function_ref<FailureOr<Value>(Value)> buildBody) {
+                    function_ref<FailureOr<Value>(Value)> buildBody,
+                    ValueRange extras) {
   Location l = h.getLoc();
-  auto layerOp = LayerOp::create(b, l, TypeRange{h.getType()}, ValueRange{h},
+  SmallVector<Value> operands = {h};
+  llvm::append_range(operands, extras);
+  auto layerOp = LayerOp::create(b, l, TypeRange{h.getType()}, operands,
                                  b.getI64IntegerAttr(index), FloatAttr());
   Block *body = new Block();
   layerOp.getBody().push_back(body);
   Value x = body->addArgument(h.getType(), l);
+  currentExtras.clear();
+  for (Value extra : extras)
+    currentExtras.push_back(body->addArgument(extra.getType(), l));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   // The body is isolated from above: it binds its own weights.

@@ -64,14 +64,21 @@ public:
   /// named "input_ids" by an `attn.name` attribute) with the insertion point
   /// in its body; returns the ids argument.
   Value createMain(ArrayRef<int64_t> idsShape);
+  /// Appends an input `name` of `type` to @main; returns its argument.
+  Value addInput(StringRef name, RankedTensorType type);
   /// Terminates @main with `result` (named `resultName`, as transformers
   /// names that output) and sets the function's result type.
   void finishMain(Value result, StringRef resultName);
 
-  /// Builds `attn.layer index = i (%h)` whose body `buildBody` fills from the
-  /// block argument (the residual stream) and returns the yielded value.
+  /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
+  /// fills from the block argument (the residual stream) and returns the
+  /// yielded value. The body is isolated from above: it sees `extras` (e.g.
+  /// an attention mask) as layerExtras().
   FailureOr<Value> layer(int64_t index, Value h,
-                         function_ref<FailureOr<Value>(Value)> buildBody);
+                         function_ref<FailureOr<Value>(Value)> buildBody,
+                         ValueRange extras = {});
+  /// The block arguments for the extras of the layer being built.
+  ArrayRef<Value> layerExtras() const { return currentExtras; }
 
   RankedTensorType tensorType(ArrayRef<int64_t> shape) const {
     return RankedTensorType::get(shape, elementType);
@@ -85,6 +92,7 @@ public:
 
 private:
   func::FuncOp mainFunc;
+  SmallVector<Value> currentExtras;
   /// attn.weight ops of the current scope by view key.
   llvm::StringMap<Value> weightCache;
 };

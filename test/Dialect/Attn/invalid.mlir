@@ -1361,3 +1361,12 @@ func.func @weight_transpose_gather_count() -> tensor<8x16xf32> {
   %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 32 : i64, gather_ranges = array<i64: 0, 8>, transpose} : tensor<8x16xf32>
   return %0 : tensor<8x16xf32>
 }
+
+// -----
+
+// attn.mha: score_bias must broadcast to [batch, heads, q_seq, k_seq].
+func.func @mha_score_bias_shape(%x: tensor<2x16x64xf32>, %w: tensor<64x64xf32>, %m: tensor<2x1x1x8xf32>) -> tensor<2x16x64xf32> {
+  // expected-error @+1 {{'attn.mha' op score_bias dimension 3 is 8 but must be 1 or 16}}
+  %0 = attn.mha %x weights(%w, %w, %w, %w) score_bias(%m) heads = 4 : (tensor<2x16x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<2x1x1x8xf32>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}

@@ -249,6 +249,16 @@ func.func @mha_self(%x: tensor<2x16x512xf32>, %wq: tensor<512x512xf32>, %wk: ten
 
 // -----
 
+// An additive score bias (a [B, 1, 1, Sk] padding mask).
+// CHECK-LABEL: func.func @mha_score_bias(
+// CHECK:         attn.mha %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) score_bias(%{{.*}}) heads = 8 : (tensor<2x16x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<2x1x1x16xf32>) -> tensor<2x16x512xf32>
+func.func @mha_score_bias(%x: tensor<2x16x512xf32>, %wq: tensor<512x512xf32>, %wk: tensor<512x512xf32>, %wv: tensor<512x512xf32>, %wo: tensor<512x512xf32>, %m: tensor<2x1x1x16xf32>) -> tensor<2x16x512xf32> {
+  %0 = attn.mha %x weights(%wq, %wk, %wv, %wo) score_bias(%m) heads = 8 : (tensor<2x16x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<512x512xf32>, tensor<2x1x1x16xf32>) -> tensor<2x16x512xf32>
+  return %0 : tensor<2x16x512xf32>
+}
+
+// -----
+
 // Cross-attention: keys and values come from a 256-wide encoder output.
 // CHECK-LABEL: func.func @mha_cross(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x16x512xf32>, %[[KV:[^:]+]]: tensor<2x40x256xf32>, %[[WQ:[^:]+]]: tensor<512x512xf32>, %[[WK:[^:]+]]: tensor<512x256xf32>, %[[WV:[^:]+]]: tensor<512x256xf32>, %[[WO:[^:]+]]: tensor<512x512xf32>

@@ -159,7 +159,10 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     `o_weight : [Dm, heads*dh]`; optional biases (all four or none):
     `[heads*dh]`, `[kv_heads*dh]`, `[kv_heads*dh]`, `[Dm]`. `kv_heads`
     (default `heads`) must divide `heads` (GQA/MQA). `causal`, `window`,
-    `scale` and `kv_lengths` mean what they mean on `attn.sdpa`.
+    `scale` and `kv_lengths` mean what they mean on `attn.sdpa`, and so does
+    the optional additive `score_bias` (`attn.sdpa`'s `bias`, broadcastable
+    to `[B, heads, Sq, Sk]`), e.g. a padding mask built from an
+    `attention_mask` input.
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
@@ -169,6 +172,7 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     Attn_FloatTensor:$v_weight,
     Attn_FloatTensor:$o_weight,
     Variadic<Attn_FloatTensor>:$biases,
+    Optional<Attn_FloatTensor>:$score_bias,
     Optional<Attn_IndexTensor>:$kv_lengths,
     ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
     OptionalAttr<I64Attr>:$num_kv_heads,
@@ -183,6 +187,7 @@ def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
     $query (`,` $key_value^)?
     `weights` `(` $q_weight `,` $k_weight `,` $v_weight `,` $o_weight `)`
     (`biases` `(` $biases^ `)`)?
+    (`score_bias` `(` $score_bias^ `)`)?
     (`kv_lengths` `(` $kv_lengths^ `)`)?
     `heads` `=` $num_heads
     (`kv_heads` `=` $num_kv_heads^)?
