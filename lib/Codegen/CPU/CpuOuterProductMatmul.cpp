@@ -84,13 +84,12 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
           ? SmallVector<AffineMap>{dims({0, i, k}), dims({k, n}),
                                    dims({0, i, n})}
           : SmallVector<AffineMap>{dims({i, k}), dims({k, n}), dims({i, n})};
-  if (op.getIndexingMapsArray() != expected)
-    return std::nullopt;
-  auto iters = op.getIteratorTypesArray();
-  for (unsigned d = 0; d + 1 < loops; ++d)
-    if (iters[d] != utils::IteratorType::parallel)
-      return std::nullopt;
-  if (iters.back() != utils::IteratorType::reduction || !attn::isMulAddBody(op))
+  // The batch index g is an m dimension to linalg (B does not use it).
+  FailureOr<linalg::ContractionDimensions> contraction =
+      linalg::inferContractionDims(op);
+  if (op.getIndexingMapsArray() != expected || failed(contraction) ||
+      !contraction->batch.empty() || contraction->k.size() != 1 ||
+      !attn::isMulAddBody(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
