@@ -32,6 +32,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
+#include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -261,47 +262,18 @@ struct OuterProductKernelBuilder {
 
   /// One mr x nv-vector tile of C at (m0, n0).
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv) {
-    VectorType vt = vecType();
-    Value zero = arith::ConstantOp::create(nb, loc, vt,
-                                           DenseElementsAttr::get(vt, 0.0f));
-    SmallVector<Value> rows, cols;
-    for (int64_t r = 0; r < mr; ++r)
-      rows.push_back(add(nb, m0, r));
-    for (int64_t v = 0; v < nv; ++v)
-      cols.push_back(add(nb, n0, v * vl));
-    SmallVector<Value> init;
-    for (Value row : rows)
-      for (Value col : cols)
-        init.push_back(zeroInit && firstK
-                           ? zero
-                           : vector::LoadOp::create(nb, loc, vt, mm.c,
-                                                    ValueRange{row, col}));
-    auto kLoop = scf::ForOp::create(
-        nb, loc, idx(nb, kBegin), idx(nb, kEnd), idx(nb, 1), init,
-        [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
-          SmallVector<Value> bs;
-          for (Value col : cols)
-            bs.push_back(
-                vector::LoadOp::create(lb, l, vt, mm.b, ValueRange{k, col}));
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t r = 0; r < mr; ++r) {
-            Value a =
-                memref::LoadOp::create(lb, l, mm.a, ValueRange{rows[r], k});
-            Value splat = vector::BroadcastOp::create(lb, l, vt, a);
-            for (int64_t v = 0; v < nv; ++v)
-              next[r * nv + v] =
-                  vector::FMAOp::create(lb, l, splat, bs[v], next[r * nv + v]);
-          }
-          scf::YieldOp::create(lb, l, next);
-        });
+    attn::OuterProductTile tile = attn::emitOuterProductTile(
+        nb, loc, {mm.a, mm.b, mm.c, Value()}, vl, m0, n0, mr, nv,
+        nb.getIndexAttr(kBegin), nb.getIndexAttr(kEnd),
+        /*zeroInit=*/zeroInit && firstK);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
-        Value acc = kLoop.getResult(r * nv + v);
+        Value acc = tile.acc(r, v);
         if (lastK)
-          store(nb, acc, rows[r], cols[v]);
+          store(nb, acc, tile.rows[r], tile.cols[v]);
         else
           vector::StoreOp::create(nb, loc, acc, mm.c,
-                                  ValueRange{rows[r], cols[v]});
+                                  ValueRange{tile.rows[r], tile.cols[v]});
       }
   }
 
