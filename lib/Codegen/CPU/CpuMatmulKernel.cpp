@@ -365,17 +365,22 @@ struct AttnCpuMatmulKernelPass
     if (epilogue && !isVectorizableEpilogue(epilogue))
       epilogue = nullptr;
     linalg::FillOp zeroFill = findZeroFill(mm);
-    OuterProductKernelBuilder kb{
-        loc, mm, epilogue, t.vl, outerRowTile, outerColVectors, bool(zeroFill)};
+    OuterProductKernelBuilder kb{loc,
+                                 mm,
+                                 epilogue,
+                                 t.vl,
+                                 /*mrMax=*/rowTile,
+                                 /*nvMax=*/colVectors,
+                                 /*zeroInit=*/bool(zeroFill)};
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
-    int64_t width = outerColVectors * t.vl;
+    int64_t width = colVectors * t.vl;
     int64_t nb = std::max<int64_t>(1, t.nb / width) * width;
     if (nb >= mm.n)
       nb = mm.n;
     // k blocks: the [kc, nb] block of W^T that every row tile reads stays
     // within about a quarter of L2 (256 KiB), in equal parts.
-    int64_t kc = outerKBlock;
+    int64_t kc = kBlock;
     if (kc <= 0) {
       int64_t bytes = mm.k * nb * 4, budget = 256 * 1024;
       int64_t parts = std::max<int64_t>(1, (bytes + budget - 1) / budget);
@@ -401,9 +406,9 @@ struct AttnCpuMatmulKernelPass
   }
 
   void runOnOperation() override {
-    if (outerRowTile < 1 || outerColVectors < 1) {
-      getOperation().emitError("attn-cpu-matmul-kernel: outer-row-tile and "
-                               "outer-col-vectors must be >= 1");
+    if (rowTile < 1 || colVectors < 1) {
+      getOperation().emitError("attn-cpu-matmul-kernel: row-tile and "
+                               "col-vectors must be >= 1");
       return signalPassFailure();
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor;
