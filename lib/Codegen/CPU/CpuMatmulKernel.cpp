@@ -52,7 +52,6 @@ using namespace mlir;
 
 namespace {
 
-using mlir::attn::isStaticIdentityF32;
 using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
 using mlir::attn::NTMatmul;

@@ -91,14 +91,6 @@ FailureOr<Value> ModelBuilder::weight(StringRef name, ArrayRef<int64_t> shape,
   return result;
 }
 
-FailureOr<Value> ModelBuilder::optionalWeight(StringRef name,
-                                              ArrayRef<int64_t> shape,
-                                              StringRef dims) {
-  if (!ckpt.findTensor(name))
-    return Value();
-  return weight(name, shape, dims);
-}
-
 FailureOr<std::string> ModelBuilder::detectPrefix(ArrayRef<StringRef> prefixes,
                                                   StringRef probe) {
   for (StringRef prefix : prefixes)

@@ -43,10 +43,6 @@ public:
                           StringRef dims,
                           std::optional<GatherView> gather = std::nullopt,
                           bool transpose = false);
-  /// The same for a tensor that may be absent (e.g. biases a config turns
-  /// off): a null Value when the checkpoint has no tensor `name`.
-  FailureOr<Value> optionalWeight(StringRef name, ArrayRef<int64_t> shape,
-                                  StringRef dims);
 
   /// The first of `prefixes` for which `probe` (a tensor name relative to
   /// the prefix) is in the checkpoint; else an error naming the tensor.
