@@ -117,6 +117,33 @@ LogicalResult ModelBuilder::checkInputNames(ArrayRef<StringRef> inputNames) {
   return success();
 }
 
+FailureOr<std::pair<int64_t, int64_t>>
+ModelBuilder::tokenIdsShape(StringRef positionsKey, int64_t maxPositions) {
+  if (failed(checkInputNames({"input_ids"})))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      inputShape("input_ids", {"batch", "sequence"});
+  if (failed(shape))
+    return failure();
+  int64_t batch = (*shape)[0], seq = (*shape)[1];
+  if (!positionsKey.empty() && seq > maxPositions)
+    return emitError(ckpt.keyLoc(positionsKey))
+           << "sequence length " << seq << " (--input-shape input_ids) "
+           << "exceeds " << positionsKey << " = " << maxPositions;
+  return std::make_pair(batch, seq);
+}
+
+LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
+                                               StringRef widthKey, int64_t d,
+                                               StringRef headsKey,
+                                               int64_t heads) {
+  if (d % heads == 0)
+    return success();
+  return emitError(ckpt.keyLoc(headsKey))
+         << widthKey << " " << d << " is not divisible by " << headsKey << " "
+         << heads;
+}
+
 FailureOr<SmallVector<int64_t>>
 ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames) {
   std::string symbolic;

@@ -55,6 +55,11 @@ public:
                                              ArrayRef<StringRef> dimNames);
   /// Errors for --input-shape names the model has no input of.
   LogicalResult checkInputNames(ArrayRef<StringRef> inputNames);
+  /// The (batch, sequence) shape of `input_ids`, the models' one input; with
+  /// `positionsKey`, the sequence may not exceed that config value
+  /// `maxPositions` (the learned position table).
+  FailureOr<std::pair<int64_t, int64_t>>
+  tokenIdsShape(StringRef positionsKey = {}, int64_t maxPositions = 0);
 
   /// Creates `func.func @main(%input_ids: tensor<BxSxi64>)` (the argument
   /// named "input_ids" by an `attn.name` attribute) with the insertion point
@@ -90,6 +95,11 @@ private:
 LogicalResult buildBert(ModelBuilder &mb);
 LogicalResult buildGpt2(ModelBuilder &mb);
 LogicalResult buildLlama(ModelBuilder &mb);
+
+/// An error at config key `headsKey` unless its value `heads` divides the
+/// model width `d` (config key `widthKey`).
+LogicalResult checkHeadsDivide(Checkpoint &ckpt, StringRef widthKey, int64_t d,
+                               StringRef headsKey, int64_t heads);
 
 /// The attn activation for a config's `hidden_act` / `activation_function`
 /// value; an error naming `key` otherwise.
