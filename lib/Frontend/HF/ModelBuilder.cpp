@@ -2,21 +2,15 @@
 
 #include "ModelBuilder.h"
 
+#include "attnc/Support/ShapeText.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::hf;
-
-static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
+using attnc::shapeText;
 
 static StringRef safetensorsDType(Type t) {
   if (t.isF32())

@@ -21,6 +21,7 @@
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Support/ShapeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,6 +45,7 @@
 
 using namespace mlir;
 using namespace attnc::onnx_frontend;
+using attnc::shapeText;
 using llvm::Error;
 using llvm::Expected;
 
@@ -51,15 +53,6 @@ namespace {
 
 /// Float initializers with more elements than this are run-time weights.
 constexpr int64_t kMaxInlineFloatElements = 16;
-
-std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
 
 std::string typeText(Type t) {
   std::string s;
