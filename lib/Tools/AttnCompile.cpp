@@ -350,11 +350,27 @@ int attnc::compile(const CompileOptions &options) {
                                                     imported->weights))
       return fail(toString(std::move(err)));
   }
-  auto commitWeights = [&]() -> int {
+  // The output (and the weights beside it) replace their destinations only
+  // once everything was written.
+  auto commitOutputs = [&](bool executable) -> int {
     if (weightsOutput)
       if (Error err = weightsOutput->commit(/*executable=*/false))
         return fail(toString(std::move(err)));
+    if (Error err = output->commit(executable))
+      return fail(toString(std::move(err)));
+    progress.step("wrote " + outputFile);
     return 0;
+  };
+  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
+    std::error_code ec;
+    raw_fd_ostream os(output->tempPath(), ec);
+    if (ec)
+      return fail("cannot write " + output->tempPath() + ": " + ec.message());
+    print(os);
+    os.close();
+    if (os.has_error())
+      return fail("error writing " + outputFile);
+    return commitOutputs(/*executable=*/false);
   };
   if (emit == "attn") {
     mlir::OpPrintingFlags flags;
@@ -363,21 +379,10 @@ int attnc::compile(const CompileOptions &options) {
       module->print(outs(), flags);
       return 0;
     }
-    std::error_code ec;
-    raw_fd_ostream os(output->tempPath(), ec);
-    if (ec)
-      return fail("cannot write " + output->tempPath() + ": " + ec.message());
-    module->print(os, flags);
-    os << "\n";
-    os.close();
-    if (os.has_error())
-      return fail("error writing " + outputFile);
-    if (int rc = commitWeights())
-      return rc;
-    if (Error err = output->commit(/*executable=*/false))
-      return fail(toString(std::move(err)));
-    progress.step("wrote " + outputFile);
-    return 0;
+    return writeText([&](raw_ostream &os) {
+      module->print(os, flags);
+      os << "\n";
+    });
   }
 
   // "search" picks the layers by running candidates, then compiles them as
@@ -408,22 +413,6 @@ int attnc::compile(const CompileOptions &options) {
 
   std::string tempPath = output ? output->tempPath().str() : std::string();
 
-  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
-    std::error_code ec;
-    raw_fd_ostream os(tempPath, ec);
-    if (ec)
-      return fail("cannot write " + tempPath + ": " + ec.message());
-    print(os);
-    os.close();
-    if (os.has_error())
-      return fail("error writing " + outputFile);
-    if (int rc = commitWeights())
-      return rc;
-    if (Error err = output->commit(/*executable=*/false))
-      return fail(toString(std::move(err)));
-    progress.step("wrote " + outputFile);
-    return 0;
-  };
   if (outputFile == "-" && (emit == "linalg" || emit == "llvm" ||
                             emit == "llvm-ir" || emit == "ptx")) {
     // As with other MLIR tools, "-o -" writes text stages to stdout.
@@ -469,12 +458,7 @@ int attnc::compile(const CompileOptions &options) {
     if (Error err =
             emitObjectFile(**llvmModule, tempPath, hostCpu, hostCpuFeatures))
       return fail(toString(std::move(err)));
-    if (int rc = commitWeights())
-      return rc;
-    if (Error err = output->commit(/*executable=*/false))
-      return fail(toString(std::move(err)));
-    progress.step("wrote " + outputFile);
-    return 0;
+    return commitOutputs(/*executable=*/false);
   }
   SmallString<256> objectPath;
   if (std::error_code ec =
@@ -492,12 +476,7 @@ int attnc::compile(const CompileOptions &options) {
   if (Error err =
           linkModel(objectPath, tempPath, runtime, options.shared, prefix))
     return fail(toString(std::move(err)));
-  if (int rc = commitWeights())
-    return rc;
-  if (Error err = output->commit(/*executable=*/true))
-    return fail(toString(std::move(err)));
-  progress.step("wrote " + outputFile);
-  return 0;
+  return commitOutputs(/*executable=*/true);
 }
 
 //===----------------------------------------------------------------------===//

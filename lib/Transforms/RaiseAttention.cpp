@@ -58,34 +58,6 @@ using namespace mlir::attn;
 // Matching helpers
 //===----------------------------------------------------------------------===//
 
-/// The value of a float constant: a scalar arith.constant, a splat tensor
-/// arith.constant, or a tensor filled (linalg.fill) with a scalar constant.
-static std::optional<double> getFloatSplatConstant(Value value) {
-  Attribute attr;
-  if (matchPattern(value, m_Constant(&attr))) {
-    if (auto floatAttr = dyn_cast<FloatAttr>(attr))
-      return floatAttr.getValueAsDouble();
-    auto dense = dyn_cast<DenseFPElementsAttr>(attr);
-    if (!dense || !dense.isSplat())
-      return std::nullopt;
-    APFloat splat = dense.getSplatValue<APFloat>();
-    bool losesInfo = false;
-    splat.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                  &losesInfo);
-    return splat.convertToDouble();
-  }
-  auto fill = value.getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill.hasPureTensorSemantics())
-    return std::nullopt;
-  Value scalar = fill.getInputs()[0];
-  if (!isa<FloatType>(scalar.getType()) ||
-      !matchPattern(scalar, m_Constant(&attr)))
-    return std::nullopt;
-  if (auto floatAttr = dyn_cast<FloatAttr>(attr))
-    return floatAttr.getValueAsDouble();
-  return std::nullopt;
-}
-
 /// True if every indexing map of `op` is the identity.
 static bool hasIdentityMaps(linalg::LinalgOp op) {
   return llvm::all_of(op.getIndexingMapsArray(),
@@ -166,7 +138,7 @@ static std::optional<Scaled> matchGenericScale(linalg::GenericOp op) {
   auto getConstant = [&](Value v) -> std::optional<double> {
     if (!isa<FloatType>(v.getType()))
       return std::nullopt;
-    return getFloatSplatConstant(v);
+    return raise::getConstantSplatValue(v);
   };
   std::optional<Scaled> scaled = matchScaleOperands(
       arith.getOperand(0), arith.getOperand(1), isDivision, getConstant);
@@ -197,7 +169,7 @@ static std::optional<Scaled> matchScale(Value value) {
     // from frontends that materialise constants directly.
     if (!v.getDefiningOp<arith::ConstantOp>())
       return std::nullopt;
-    return getFloatSplatConstant(v);
+    return raise::getConstantSplatValue(v);
   };
   return matchScaleOperands(op->getOperand(0), op->getOperand(1),
                             isa<arith::DivFOp>(op), getSplat);
@@ -238,7 +210,7 @@ static Value matchLastDimSoftmax(Value value) {
 /// True if `init` is a tensor of zeros (a fill of 0.0 or a zero splat), so
 /// that a matmul accumulating into it computes the plain product.
 static bool isZeroTensor(Value init) {
-  std::optional<double> value = getFloatSplatConstant(init);
+  std::optional<double> value = raise::getConstantSplatValue(init);
   return value && *value == 0.0;
 }
 

@@ -57,6 +57,10 @@ std::optional<double> mlir::attn::raise::getSplatValue(Value v) {
       break;
     v = broadcast.getInput();
   }
+  return getConstantSplatValue(v);
+}
+
+std::optional<double> mlir::attn::raise::getConstantSplatValue(Value v) {
   Attribute attr;
   if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
     if (!fill.hasPureTensorSemantics())

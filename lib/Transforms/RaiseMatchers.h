@@ -25,9 +25,10 @@ namespace mlir::attn::raise {
 /// add unit dimensions peeled off.
 Value stripUnitReshapes(Value v);
 
-/// The value of a float splat: a scalar or splat arith.constant, a
-/// linalg.fill of a scalar constant, or either of these through
-/// linalg.broadcast and unit reshapes.
+/// The value of a float constant: a scalar or splat arith.constant, or a
+/// linalg.fill of a scalar constant.
+std::optional<double> getConstantSplatValue(Value v);
+/// The same, or either of these through linalg.broadcast and unit reshapes.
 std::optional<double> getSplatValue(Value v);
 
 /// True if `v` is a splat within a relative 1e-5 (absolute 1e-7 near zero)

@@ -85,6 +85,23 @@ public:
     tempPath = std::string(temp);
     return tempPath;
   }
+  /// Creates the file and fills it with `print`.
+  Error write(function_ref<void(raw_ostream &)> print) {
+    Expected<std::string> temp = create();
+    if (!temp)
+      return temp.takeError();
+    std::error_code ec;
+    raw_fd_ostream os(*temp, ec);
+    if (ec)
+      return createStringError(ec,
+                               "cannot write " + *temp + ": " + ec.message());
+    print(os);
+    os.close();
+    if (os.has_error())
+      return createStringError(inconvertibleErrorCode(),
+                               "error writing " + finalPath);
+    return Error::success();
+  }
   Error commit() {
     if (std::error_code ec = sys::fs::rename(tempPath, finalPath))
       return createStringError(ec, "cannot write " + finalPath + ": " +
@@ -128,17 +145,8 @@ static int importHFCheckpoint() {
     return 0;
   }
   PendingFile mlirOut(outputFile);
-  auto temp = mlirOut.create();
-  if (!temp)
-    return fail(toString(temp.takeError()));
-  std::error_code ec;
-  raw_fd_ostream os(*temp, ec);
-  if (ec)
-    return fail("cannot write " + *temp + ": " + ec.message());
-  module->print(os);
-  os.close();
-  if (os.has_error())
-    return fail("error writing " + outputFile);
+  if (Error err = mlirOut.write([&](raw_ostream &os) { module->print(os); }))
+    return fail(toString(std::move(err)));
   if (Error err = mlirOut.commit())
     return fail(toString(std::move(err)));
   return 0;
@@ -202,18 +210,11 @@ int main(int argc, char **argv) {
     outs().flush();
   } else {
     PendingFile mlirOut(outputFile);
-    auto temp = mlirOut.create();
-    if (!temp)
-      return fail(toString(temp.takeError()));
-    std::error_code ec;
-    raw_fd_ostream os(*temp, ec);
-    if (ec)
-      return fail("cannot write " + *temp + ": " + ec.message());
-    imported->module->print(os, flags);
-    os << "\n";
-    os.close();
-    if (os.has_error())
-      return fail("error writing " + outputFile);
+    if (Error err = mlirOut.write([&](raw_ostream &os) {
+          imported->module->print(os, flags);
+          os << "\n";
+        }))
+      return fail(toString(std::move(err)));
     // The weights first: if the model then cannot be renamed into place,
     // the weights are taken back, so an error leaves neither.
     bool weightsExisted = !weightsPath.empty() && sys::fs::exists(weightsPath);

@@ -32,6 +32,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
+#include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -51,7 +52,6 @@ using namespace mlir;
 
 namespace {
 
-using mlir::attn::isStaticIdentityF32;
 using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
 using mlir::attn::NTMatmul;
@@ -261,47 +261,18 @@ struct OuterProductKernelBuilder {
 
   /// One mr x nv-vector tile of C at (m0, n0).
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv) {
-    VectorType vt = vecType();
-    Value zero = arith::ConstantOp::create(nb, loc, vt,
-                                           DenseElementsAttr::get(vt, 0.0f));
-    SmallVector<Value> rows, cols;
-    for (int64_t r = 0; r < mr; ++r)
-      rows.push_back(add(nb, m0, r));
-    for (int64_t v = 0; v < nv; ++v)
-      cols.push_back(add(nb, n0, v * vl));
-    SmallVector<Value> init;
-    for (Value row : rows)
-      for (Value col : cols)
-        init.push_back(zeroInit && firstK
-                           ? zero
-                           : vector::LoadOp::create(nb, loc, vt, mm.c,
-                                                    ValueRange{row, col}));
-    auto kLoop = scf::ForOp::create(
-        nb, loc, idx(nb, kBegin), idx(nb, kEnd), idx(nb, 1), init,
-        [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
-          SmallVector<Value> bs;
-          for (Value col : cols)
-            bs.push_back(
-                vector::LoadOp::create(lb, l, vt, mm.b, ValueRange{k, col}));
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t r = 0; r < mr; ++r) {
-            Value a =
-                memref::LoadOp::create(lb, l, mm.a, ValueRange{rows[r], k});
-            Value splat = vector::BroadcastOp::create(lb, l, vt, a);
-            for (int64_t v = 0; v < nv; ++v)
-              next[r * nv + v] =
-                  vector::FMAOp::create(lb, l, splat, bs[v], next[r * nv + v]);
-          }
-          scf::YieldOp::create(lb, l, next);
-        });
+    attn::OuterProductTile tile = attn::emitOuterProductTile(
+        nb, loc, {mm.a, mm.b, mm.c, Value()}, vl, m0, n0, mr, nv,
+        nb.getIndexAttr(kBegin), nb.getIndexAttr(kEnd),
+        /*zeroInit=*/zeroInit && firstK);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
-        Value acc = kLoop.getResult(r * nv + v);
+        Value acc = tile.acc(r, v);
         if (lastK)
-          store(nb, acc, rows[r], cols[v]);
+          store(nb, acc, tile.rows[r], tile.cols[v]);
         else
           vector::StoreOp::create(nb, loc, acc, mm.c,
-                                  ValueRange{rows[r], cols[v]});
+                                  ValueRange{tile.rows[r], tile.cols[v]});
       }
   }
 
@@ -393,17 +364,22 @@ struct AttnCpuMatmulKernelPass
     if (epilogue && !isVectorizableEpilogue(epilogue))
       epilogue = nullptr;
     linalg::FillOp zeroFill = findZeroFill(mm);
-    OuterProductKernelBuilder kb{
-        loc, mm, epilogue, t.vl, outerRowTile, outerColVectors, bool(zeroFill)};
+    OuterProductKernelBuilder kb{loc,
+                                 mm,
+                                 epilogue,
+                                 t.vl,
+                                 /*mrMax=*/rowTile,
+                                 /*nvMax=*/colVectors,
+                                 /*zeroInit=*/bool(zeroFill)};
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
-    int64_t width = outerColVectors * t.vl;
+    int64_t width = colVectors * t.vl;
     int64_t nb = std::max<int64_t>(1, t.nb / width) * width;
     if (nb >= mm.n)
       nb = mm.n;
     // k blocks: the [kc, nb] block of W^T that every row tile reads stays
     // within about a quarter of L2 (256 KiB), in equal parts.
-    int64_t kc = outerKBlock;
+    int64_t kc = kBlock;
     if (kc <= 0) {
       int64_t bytes = mm.k * nb * 4, budget = 256 * 1024;
       int64_t parts = std::max<int64_t>(1, (bytes + budget - 1) / budget);
@@ -429,9 +405,9 @@ struct AttnCpuMatmulKernelPass
   }
 
   void runOnOperation() override {
-    if (outerRowTile < 1 || outerColVectors < 1) {
-      getOperation().emitError("attn-cpu-matmul-kernel: outer-row-tile and "
-                               "outer-col-vectors must be >= 1");
+    if (rowTile < 1 || colVectors < 1) {
+      getOperation().emitError("attn-cpu-matmul-kernel: row-tile and "
+                               "col-vectors must be >= 1");
       return signalPassFailure();
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor;

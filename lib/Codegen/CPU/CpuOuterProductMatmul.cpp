@@ -21,6 +21,7 @@
 #include "attnc/Codegen/CPU/Passes.h"
 
 #include "Codegen/Common/MatmulMatch.h"
+#include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -84,13 +85,12 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
           ? SmallVector<AffineMap>{dims({0, i, k}), dims({k, n}),
                                    dims({0, i, n})}
           : SmallVector<AffineMap>{dims({i, k}), dims({k, n}), dims({i, n})};
-  if (op.getIndexingMapsArray() != expected)
-    return std::nullopt;
-  auto iters = op.getIteratorTypesArray();
-  for (unsigned d = 0; d + 1 < loops; ++d)
-    if (iters[d] != utils::IteratorType::parallel)
-      return std::nullopt;
-  if (iters.back() != utils::IteratorType::reduction || !attn::isMulAddBody(op))
+  // The batch index g is an m dimension to linalg (B does not use it).
+  FailureOr<linalg::ContractionDimensions> contraction =
+      linalg::inferContractionDims(op);
+  if (op.getIndexingMapsArray() != expected || failed(contraction) ||
+      !contraction->batch.empty() || contraction->k.size() != 1 ||
+      !attn::isMulAddBody(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
@@ -109,14 +109,13 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
 struct OuterProductBuilder {
   OuterProductBuilder(OpBuilder &b, const NNMatmul &mm, int64_t vl,
                       int64_t mrMax, int64_t nvMax)
-      : b(b), loc(mm.op->getLoc()), mm(mm), vl(vl), mrMax(mrMax), nvMax(nvMax),
-        vecType(VectorType::get({vl}, b.getF32Type())) {}
+      : b(b), loc(mm.op->getLoc()), mm(mm), vl(vl), mrMax(mrMax), nvMax(nvMax) {
+  }
 
   OpBuilder &b;
   Location loc;
   const NNMatmul &mm;
   int64_t vl, mrMax, nvMax;
-  VectorType vecType;
   Value g; // Batch index when batched.
 
   Value idx(OpBuilder &nb, int64_t v) {
@@ -124,11 +123,6 @@ struct OuterProductBuilder {
   }
   Value add(OpBuilder &nb, Value x, int64_t c) {
     return attn::IndexArith(nb, loc).add(x, c);
-  }
-  SmallVector<Value> rowIndices(Value row, Value col) {
-    if (mm.batched)
-      return {g, row, col};
-    return {row, col};
   }
 
   /// `x - x mod step`: the end of the part of [0, x) covered by full steps.
@@ -153,45 +147,16 @@ struct OuterProductBuilder {
   /// single vector column (nv = 1) at the right edge.
   void emitTile(OpBuilder &nb, Value i0, Value n0, Value kExtent, int64_t mr,
                 int64_t nv, Value mask) {
-    Value zero = arith::ConstantOp::create(
-        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
-    SmallVector<Value> rows, cols;
-    for (int64_t r = 0; r < mr; ++r)
-      rows.push_back(add(nb, i0, r));
-    for (int64_t v = 0; v < nv; ++v)
-      cols.push_back(add(nb, n0, v * vl));
-    auto load = [&](OpBuilder &lb, Value base, ValueRange indices) -> Value {
-      if (mask)
-        return vector::MaskedLoadOp::create(lb, loc, vecType, base, indices,
-                                            mask, zero);
-      return vector::LoadOp::create(lb, loc, vecType, base, indices);
-    };
-    SmallVector<Value> init;
-    for (Value row : rows)
-      for (Value col : cols)
-        init.push_back(mm.zeroFill ? zero
-                                   : load(nb, mm.c, rowIndices(row, col)));
-    auto kLoop = scf::ForOp::create(
-        nb, loc, idx(nb, 0), kExtent, idx(nb, 1), init,
-        [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
-          SmallVector<Value> bs;
-          for (Value col : cols)
-            bs.push_back(load(lb, mm.b, ValueRange{k, col}));
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t r = 0; r < mr; ++r) {
-            Value a =
-                memref::LoadOp::create(lb, loc, mm.a, rowIndices(rows[r], k));
-            Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);
-            for (int64_t v = 0; v < nv; ++v)
-              next[r * nv + v] = vector::FMAOp::create(lb, loc, splat, bs[v],
-                                                       next[r * nv + v]);
-          }
-          scf::YieldOp::create(lb, loc, next);
-        });
+    attn::OuterProductOperands operands{mm.a, mm.b, mm.c,
+                                        mm.batched ? g : Value()};
+    attn::OuterProductTile tile = attn::emitOuterProductTile(
+        nb, loc, operands, vl, i0, n0, mr, nv, nb.getIndexAttr(0), kExtent,
+        /*zeroInit=*/bool(mm.zeroFill), mask);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
-        Value acc = kLoop.getResult(r * nv + v);
-        SmallVector<Value> indices = rowIndices(rows[r], cols[v]);
+        Value acc = tile.acc(r, v);
+        SmallVector<Value> indices =
+            operands.indices(tile.rows[r], tile.cols[v]);
         if (mask)
           vector::MaskedStoreOp::create(nb, loc, mm.c, indices, mask, acc);
         else

@@ -32,21 +32,9 @@ namespace {
 /// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an attn.weight: the
 /// weight, else null.
 static WeightOp matchProjection(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
-    return {};
-  MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                     AffineMap::get(3, 0, {d1, d2}, ctx),
-                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
-  if (op.getIndexingMapsArray() != expected)
-    return {};
-  auto iters = op.getIteratorTypesArray();
-  if (iters[0] != utils::IteratorType::parallel ||
-      iters[1] != utils::IteratorType::parallel ||
-      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
+  std::optional<ContractionLoops> loops = matchContractionLoops(op);
+  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
+      loops->kMajorB)
     return {};
   auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
   if (!weight)

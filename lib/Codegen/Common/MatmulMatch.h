@@ -33,48 +33,60 @@ inline bool isStaticIdentityF32(Value v) {
          type.getElementType().isF32();
 }
 
-/// The body must be `out + a * b` (in either operand order).
+/// The body must be `out + a * b` (in either operand order) and nothing
+/// else: linalg's contraction body check also admits casts between the ops,
+/// which the kernels do not emit.
 inline bool isMulAddBody(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2);
-  if (add.getLhs() != acc && add.getRhs() != acc)
-    return false;
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value x = body.getArgument(0), y = body.getArgument(1);
-  return (mul.getLhs() == x && mul.getRhs() == y) ||
-         (mul.getLhs() == y && mul.getRhs() == x);
+  return body.getOperations().size() == 3 &&
+         linalg::detail::isContractionBody(body, [](Operation *elemwise,
+                                                    Operation *reduce) {
+           return isa<arith::MulFOp>(elemwise) && isa<arith::AddFOp>(reduce);
+         });
+}
+
+/// How a contraction's operands are laid out.
+struct ContractionLoops {
+  /// B is [k, n] (K-major) rather than [n, k].
+  bool kMajorB;
+};
+
+/// A single-m, single-n, single-k, unbatched contraction (linalg's
+/// inferContractionDims) with loops (m, n, k), as attn-lower-to-linalg emits
+/// them, and operands A [m, k], B [n, k] or [k, n], C [m, n]: the kernels
+/// handle no transposed A or C. The body is checked separately.
+inline std::optional<ContractionLoops>
+matchContractionLoops(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 3)
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+      dims->n.size() != 1 || dims->k.size() != 1 || dims->m[0] != 0 ||
+      dims->n[0] != 1 || dims->k[0] != 2)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr x, AffineExpr y) {
+    return AffineMap::get(3, 0, {x, y}, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map(m, k) || maps[2] != map(m, n) ||
+      (maps[1] != map(n, k) && maps[1] != map(k, n)))
+    return std::nullopt;
+  return ContractionLoops{maps[1] == map(k, n)};
 }
 
 /// C[m, n] += sum_k A[m, k] * B on static f32 memrefs with identity
 /// layouts, B being [N, K] (the checkpoint layout) or, when `kMajorB`,
 /// [K, N].
 inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3)
+  if (!op.hasPureBufferSemantics() || !isMulAddBody(op))
     return std::nullopt;
-  MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineExpr> bExprs = kMajorB ? SmallVector<AffineExpr>{d2, d1}
-                                           : SmallVector<AffineExpr>{d1, d2};
-  SmallVector<AffineMap> expected = {AffineMap::get(3, 0, {d0, d2}, ctx),
-                                     AffineMap::get(3, 0, bExprs, ctx),
-                                     AffineMap::get(3, 0, {d0, d1}, ctx)};
-  if (op.getIndexingMapsArray() != expected)
-    return std::nullopt;
-  auto iters = op.getIteratorTypesArray();
-  if (iters[0] != utils::IteratorType::parallel ||
-      iters[1] != utils::IteratorType::parallel ||
-      iters[2] != utils::IteratorType::reduction || !isMulAddBody(op))
+  std::optional<ContractionLoops> loops = matchContractionLoops(op);
+  if (!loops || loops->kMajorB != kMajorB)
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];

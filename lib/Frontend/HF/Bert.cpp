@@ -54,23 +54,16 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
                c.keyLoc(*crossAttention ? "add_cross_attention" : "is_decoder"))
            << "BertModel as a decoder (is_decoder / add_cross_attention) is "
               "not supported; only the encoder is";
-  if (*d % *heads != 0)
-    return emitError(c.keyLoc("num_attention_heads"))
-           << "hidden_size " << *d << " is not divisible by "
-           << "num_attention_heads " << *heads;
-
-  if (failed(mb.checkInputNames(
-          {"input_ids", "attention_mask", "token_type_ids"})))
+  if (failed(checkHeadsDivide(c, "hidden_size", *d, "num_attention_heads",
+                              *heads)))
     return failure();
-  FailureOr<SmallVector<int64_t>> idsShape =
-      mb.inputShape("input_ids", {"batch", "sequence"});
+
+  FailureOr<std::pair<int64_t, int64_t>> idsShape =
+      mb.tokenIdsShape("max_position_embeddings", *positions,
+                       {"attention_mask", "token_type_ids"});
   if (failed(idsShape))
     return failure();
-  int64_t batch = (*idsShape)[0], seq = (*idsShape)[1];
-  if (seq > *positions)
-    return emitError(c.keyLoc("max_position_embeddings"))
-           << "sequence length " << seq << " (--input-shape input_ids) "
-           << "exceeds max_position_embeddings = " << *positions;
+  int64_t batch = idsShape->first, seq = idsShape->second;
   FailureOr<std::string> prefix =
       mb.detectPrefix({"", "bert."}, "embeddings.word_embeddings.weight");
   if (failed(prefix))
@@ -85,7 +78,7 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
         mb.inputShape(name, {"batch", "sequence"});
     if (failed(shape))
       return failure();
-    if (*shape != *idsShape)
+    if ((*shape)[0] != batch || (*shape)[1] != seq)
       return emitError(c.configLoc())
              << "--input-shape " << name << " must equal input_ids' shape "
              << batch << "x" << seq;

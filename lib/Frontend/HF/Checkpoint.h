@@ -67,7 +67,6 @@ public:
   Type getElementType() const { return elementType; }
 
   MLIRContext *getContext() const { return context; }
-  StringRef getDir() const { return dir; }
 
 private:
   Checkpoint(MLIRContext *context) : context(context) {}

@@ -52,21 +52,14 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
     return emitError(c.keyLoc("add_cross_attention"))
            << "GPT-2 with cross-attention (add_cross_attention) is not "
               "supported";
-  if (*d % *heads != 0)
-    return emitError(c.keyLoc("n_head"))
-           << "n_embd " << *d << " is not divisible by n_head " << *heads;
-
-  if (failed(mb.checkInputNames({"input_ids"})))
+  if (failed(checkHeadsDivide(c, "n_embd", *d, "n_head", *heads)))
     return failure();
-  FailureOr<SmallVector<int64_t>> idsShape =
-      mb.inputShape("input_ids", {"batch", "sequence"});
+
+  FailureOr<std::pair<int64_t, int64_t>> idsShape =
+      mb.tokenIdsShape("n_positions", *positions);
   if (failed(idsShape))
     return failure();
-  int64_t batch = (*idsShape)[0], seq = (*idsShape)[1];
-  if (seq > *positions)
-    return emitError(c.keyLoc("n_positions"))
-           << "sequence length " << seq << " (--input-shape input_ids) "
-           << "exceeds n_positions = " << *positions;
+  int64_t batch = idsShape->first, seq = idsShape->second;
   FailureOr<std::string> prefix =
       mb.detectPrefix({"transformer.", ""}, "wte.weight");
   if (failed(prefix))

@@ -37,10 +37,10 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", *heads);
   if (failed(kvHeads))
     return failure();
-  if (!c.has("head_dim") && *d % *heads != 0)
-    return emitError(c.keyLoc("num_attention_heads"))
-           << "hidden_size " << *d << " is not divisible by "
-           << "num_attention_heads " << *heads;
+  if (!c.has("head_dim") &&
+      failed(checkHeadsDivide(c, "hidden_size", *d, "num_attention_heads",
+                              *heads)))
+    return failure();
   FailureOr<int64_t> dh = c.getPositiveInt("head_dim", *d / *heads);
   FailureOr<double> eps = c.getFloat("rms_norm_eps", 1e-6),
                     theta = c.getFloat("rope_theta", 10000.0);
@@ -73,13 +73,10 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
            << "config.json key \"rope_scaling\" is set; only unscaled rotary "
               "positions (rope_scaling: null) are supported";
 
-  if (failed(mb.checkInputNames({"input_ids"})))
-    return failure();
-  FailureOr<SmallVector<int64_t>> idsShape =
-      mb.inputShape("input_ids", {"batch", "sequence"});
+  FailureOr<std::pair<int64_t, int64_t>> idsShape = mb.tokenIdsShape();
   if (failed(idsShape))
     return failure();
-  int64_t batch = (*idsShape)[0], seq = (*idsShape)[1];
+  int64_t batch = idsShape->first, seq = idsShape->second;
   FailureOr<std::string> prefix =
       mb.detectPrefix({"model.", ""}, "embed_tokens.weight");
   if (failed(prefix))

@@ -2,21 +2,15 @@
 
 #include "ModelBuilder.h"
 
+#include "attnc/Support/ShapeText.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::hf;
-
-static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
+using attnc::shapeText;
 
 static StringRef safetensorsDType(Type t) {
   if (t.isF32())
@@ -91,14 +85,6 @@ FailureOr<Value> ModelBuilder::weight(StringRef name, ArrayRef<int64_t> shape,
   return result;
 }
 
-FailureOr<Value> ModelBuilder::optionalWeight(StringRef name,
-                                              ArrayRef<int64_t> shape,
-                                              StringRef dims) {
-  if (!ckpt.findTensor(name))
-    return Value();
-  return weight(name, shape, dims);
-}
-
 FailureOr<std::string> ModelBuilder::detectPrefix(ArrayRef<StringRef> prefixes,
                                                   StringRef probe) {
   for (StringRef prefix : prefixes)
@@ -123,6 +109,36 @@ LogicalResult ModelBuilder::checkInputNames(ArrayRef<StringRef> inputNames) {
              << "', but the model's inputs are: " << known;
     }
   return success();
+}
+
+FailureOr<std::pair<int64_t, int64_t>>
+ModelBuilder::tokenIdsShape(StringRef positionsKey, int64_t maxPositions,
+                            ArrayRef<StringRef> optionalInputs) {
+  SmallVector<StringRef> names = {"input_ids"};
+  llvm::append_range(names, optionalInputs);
+  if (failed(checkInputNames(names)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      inputShape("input_ids", {"batch", "sequence"});
+  if (failed(shape))
+    return failure();
+  int64_t batch = (*shape)[0], seq = (*shape)[1];
+  if (!positionsKey.empty() && seq > maxPositions)
+    return emitError(ckpt.keyLoc(positionsKey))
+           << "sequence length " << seq << " (--input-shape input_ids) "
+           << "exceeds " << positionsKey << " = " << maxPositions;
+  return std::make_pair(batch, seq);
+}
+
+LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
+                                               StringRef widthKey, int64_t d,
+                                               StringRef headsKey,
+                                               int64_t heads) {
+  if (d % heads == 0)
+    return success();
+  return emitError(ckpt.keyLoc(headsKey))
+         << widthKey << " " << d << " is not divisible by " << headsKey << " "
+         << heads;
 }
 
 FailureOr<SmallVector<int64_t>>

@@ -43,10 +43,6 @@ public:
                           StringRef dims,
                           std::optional<GatherView> gather = std::nullopt,
                           bool transpose = false);
-  /// The same for a tensor that may be absent (e.g. biases a config turns
-  /// off): a null Value when the checkpoint has no tensor `name`.
-  FailureOr<Value> optionalWeight(StringRef name, ArrayRef<int64_t> shape,
-                                  StringRef dims);
 
   /// The first of `prefixes` for which `probe` (a tensor name relative to
   /// the prefix) is in the checkpoint; else an error naming the tensor.
@@ -59,6 +55,13 @@ public:
                                              ArrayRef<StringRef> dimNames);
   /// Errors for --input-shape names the model has no input of.
   LogicalResult checkInputNames(ArrayRef<StringRef> inputNames);
+  /// The (batch, sequence) shape of `input_ids`, the models' main input
+  /// (`optionalInputs` are the other names --input-shape may give); with
+  /// `positionsKey`, the sequence may not exceed that config value
+  /// `maxPositions` (the learned position table).
+  FailureOr<std::pair<int64_t, int64_t>>
+  tokenIdsShape(StringRef positionsKey = {}, int64_t maxPositions = 0,
+                ArrayRef<StringRef> optionalInputs = {});
 
   /// Creates `func.func @main(%input_ids: tensor<BxSxi64>)` (the argument
   /// named "input_ids" by an `attn.name` attribute) with the insertion point
@@ -102,6 +105,11 @@ private:
 LogicalResult buildBert(ModelBuilder &mb);
 LogicalResult buildGpt2(ModelBuilder &mb);
 LogicalResult buildLlama(ModelBuilder &mb);
+
+/// An error at config key `headsKey` unless its value `heads` divides the
+/// model width `d` (config key `widthKey`).
+LogicalResult checkHeadsDivide(Checkpoint &ckpt, StringRef widthKey, int64_t d,
+                               StringRef headsKey, int64_t heads);
 
 /// The attn activation for a config's `hidden_act` / `activation_function`
 /// value; an error naming `key` otherwise.

@@ -21,6 +21,7 @@
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Support/ShapeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,6 +45,7 @@
 
 using namespace mlir;
 using namespace attnc::onnx_frontend;
+using attnc::shapeText;
 using llvm::Error;
 using llvm::Expected;
 
@@ -51,15 +53,6 @@ namespace {
 
 /// Float initializers with more elements than this are run-time weights.
 constexpr int64_t kMaxInlineFloatElements = 16;
-
-std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
 
 std::string typeText(Type t) {
   std::string s;
@@ -99,6 +92,16 @@ private:
     }
     return llvm::createStringError(where + ": error: " + message.str() + what);
   }
+
+  /// Makes `axis`, which must be in [-rank, rank), non-negative.
+  Error normalizeAxis(int64_t &axis, int64_t rank) {
+    if (axis < -rank || axis >= rank)
+      return fail("axis " + Twine(axis) + " is out of range");
+    if (axis < 0)
+      axis += rank;
+    return Error::success();
+  }
+
   std::string nodeName(const onnx::NodeProto &node) {
     if (!node.name().empty())
       return node.name();
@@ -660,12 +663,9 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
     } else if (auto a = getIntsAttr(*current, "axes")) {
       axes = *a;
     }
-    for (int64_t &a : axes) {
-      if (a < -outRank || a >= outRank)
-        return fail("axis " + Twine(a) + " is out of range");
-      if (a < 0)
-        a += outRank;
-    }
+    for (int64_t &a : axes)
+      if (Error err = normalizeAxis(a, outRank))
+        return err;
     std::sort(axes.begin(), axes.end());
     if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
       return fail("axes repeat");
@@ -753,12 +753,9 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
     return axesOrErr.takeError();
   int64_t outRank = rank + static_cast<int64_t>(axesOrErr->size());
   std::vector<int64_t> axes = *axesOrErr;
-  for (int64_t &a : axes) {
-    if (a < -outRank || a >= outRank)
-      return fail("axis " + Twine(a) + " is out of range");
-    if (a < 0)
-      a += outRank;
-  }
+  for (int64_t &a : axes)
+    if (Error err = normalizeAxis(a, outRank))
+      return err;
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
     return fail("axes repeat");
@@ -851,10 +848,8 @@ Error Importer::importSlice() {
   SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = axes[i];
-    if (axis < -rank || axis >= rank)
-      return fail("axis " + Twine(axis) + " is out of range");
-    if (axis < 0)
-      axis += rank;
+    if (Error err = normalizeAxis(axis, rank))
+      return err;
     int64_t dim = (*shape)[axis], step = steps[i];
     if (step <= 0)
       return fail("steps must be positive (negative steps are not supported)");
@@ -888,10 +883,8 @@ Error Importer::importSplit() {
     return shape.takeError();
   int64_t rank = static_cast<int64_t>(shape->size());
   int64_t axis = getIntAttr(*current, "axis", 0);
-  if (axis < -rank || axis >= rank)
-    return fail("axis " + Twine(axis) + " is out of range");
-  if (axis < 0)
-    axis += rank;
+  if (Error err = normalizeAxis(axis, rank))
+    return err;
   int64_t outputs = current->output_size(), dim = (*shape)[axis];
   std::vector<int64_t> parts;
   if (opset >= 13 && hasInput(1)) {
@@ -953,59 +946,42 @@ Error Importer::importGather() {
     return shape.takeError();
   int64_t rank = static_cast<int64_t>(shape->size());
   int64_t axis = getIntAttr(*current, "axis", 0);
-  if (axis < -rank || axis >= rank)
-    return fail("axis " + Twine(axis) + " is out of range");
-  if (axis < 0)
-    axis += rank;
+  if (Error err = normalizeAxis(axis, rank))
+    return err;
   Entry *data = lookup(current->input(0));
   const HostTensor *indices = constantInput(1);
-  // A table lookup: an initializer (or constant) table indexed by ids.
+  // A table lookup: an initializer (or constant) table indexed by ids; with
+  // constant ids, still a lookup of the weight.
   if (data && data->constant && rank == 2 && axis == 0 &&
-      data->constant->isFloat() && !indices) {
+      data->constant->isFloat()) {
     auto table = input(0), ids = input(1);
     if (!table)
       return table.takeError();
     if (!ids)
       return ids.takeError();
     auto idsType = typeOf(*ids);
-    if (!idsType.getElementType().isInteger(64) &&
-        !idsType.getElementType().isInteger(32))
-      return fail("indices must be int32 or int64");
-    SmallVector<int64_t> outShape(idsType.getShape());
+    SmallVector<int64_t> outShape;
+    if (indices) {
+      for (int64_t i : indices->toInts())
+        if (i < 0 || i >= (*shape)[0])
+          return fail("index " + Twine(i) + " is out of range for a table of " +
+                      Twine((*shape)[0]) + " rows");
+      outShape.assign(indices->shape.begin(), indices->shape.end());
+    } else {
+      if (!idsType.getElementType().isInteger(64) &&
+          !idsType.getElementType().isInteger(32))
+        return fail("indices must be int32 or int64");
+      outShape.assign(idsType.getShape().begin(), idsType.getShape().end());
+    }
+    // Scalar ids look up one row.
+    Value ids2 = outShape.empty() ? reshapeTo(*ids, {1}) : *ids;
     outShape.push_back((*shape)[1]);
-    Value ids2 = *ids;
-    if (idsType.getRank() == 0)
-      ids2 = reshapeTo(ids2, {1});
     SmallVector<int64_t> embShape(typeOf(ids2).getShape());
     embShape.push_back((*shape)[1]);
     Value emb = attn::EmbeddingOp::create(
         b, loc,
         RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
         *table);
-    setOutput(0, reshapeTo(emb, outShape));
-    return Error::success();
-  }
-  if (data && data->constant && rank == 2 && axis == 0 &&
-      data->constant->isFloat() && indices) {
-    // Constant ids into a table: still a lookup of the weight.
-    auto table = input(0), ids = input(1);
-    if (!table)
-      return table.takeError();
-    if (!ids)
-      return ids.takeError();
-    for (int64_t i : indices->toInts())
-      if (i < 0 || i >= (*shape)[0])
-        return fail("index " + Twine(i) + " is out of range for a table of " +
-                    Twine((*shape)[0]) + " rows");
-    Value ids2 = indices->shape.empty() ? reshapeTo(*ids, {1}) : *ids;
-    SmallVector<int64_t> embShape(typeOf(ids2).getShape());
-    embShape.push_back((*shape)[1]);
-    Value emb = attn::EmbeddingOp::create(
-        b, loc,
-        RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
-        *table);
-    SmallVector<int64_t> outShape(indices->shape);
-    outShape.push_back((*shape)[1]);
     setOutput(0, reshapeTo(emb, outShape));
     return Error::success();
   }
@@ -1074,10 +1050,8 @@ Error Importer::importConcat() {
     return fail("all inputs are empty");
   int64_t rank = typeOf(parts[0]).getRank();
   int64_t axis = getIntAttr(*current, "axis", 0);
-  if (axis < -rank || axis >= rank)
-    return fail("axis " + Twine(axis) + " is out of range");
-  if (axis < 0)
-    axis += rank;
+  if (Error err = normalizeAxis(axis, rank))
+    return err;
   for (Value p : parts) {
     auto t = typeOf(p);
     if (t.getRank() != rank ||
@@ -1123,10 +1097,8 @@ Error Importer::importSoftmax() {
   auto type = typeOf(*x);
   int64_t rank = type.getRank();
   int64_t axis = getIntAttr(*current, "axis", opset >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank)
-    return fail("axis " + Twine(axis) + " is out of range");
-  if (axis < 0)
-    axis += rank;
+  if (Error err = normalizeAxis(axis, rank))
+    return err;
   // Before opset 13 Softmax flattened [axis, rank) into one row.
   if (opset < 13 && axis != rank - 1)
     return fail("axis " + Twine(axis) +
@@ -1150,10 +1122,8 @@ Error Importer::importLayerNorm() {
   auto type = typeOf(*x);
   int64_t rank = type.getRank();
   int64_t axis = getIntAttr(*current, "axis", -1);
-  if (axis < -rank || axis >= rank)
-    return fail("axis " + Twine(axis) + " is out of range");
-  if (axis < 0)
-    axis += rank;
+  if (Error err = normalizeAxis(axis, rank))
+    return err;
   if (axis != rank - 1)
     return fail("normalization over dimensions " + Twine(axis) + ".." +
                 Twine(rank - 1) + " is not supported (only the last axis)");
@@ -1213,12 +1183,9 @@ Error Importer::importReduceMean() {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
   }
-  for (int64_t &a : axes) {
-    if (a < -rank || a >= rank)
-      return fail("axis " + Twine(a) + " is out of range");
-    if (a < 0)
-      a += rank;
-  }
+  for (int64_t &a : axes)
+    if (Error err = normalizeAxis(a, rank))
+      return err;
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;

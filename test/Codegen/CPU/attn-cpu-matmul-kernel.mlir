@@ -1,5 +1,8 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{outer-k-block=16}))" | FileCheck %s --check-prefix=KBLOCK
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{k-block=16}))" | FileCheck %s --check-prefix=KBLOCK
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{row-tile=2 col-vectors=2}))" | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{col-vectors=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: attn-cpu-matmul-kernel: row-tile and col-vectors must be >= 1
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -118,6 +121,15 @@ func.func @near_misses(%x: memref<8x20xf32>, %w: memref<16x20xf32>, %c: memref<8
 // KBLOCK:           scf.for %{{.*}} = %c16{{[_0-9]*}} to %c32{{[_0-9]*}} step
 // KBLOCK:           math.tanh
 // KBLOCK:           vector.store %{{.*}}, %arg4[
+// row-tile and col-vectors size the outer-product tiles too: 2 rows x 2
+// vectors, so 32-column tiles in the column blocks of 64.
+// SMALL-LABEL: func.func @k_major_epilogue
+// SMALL:         scf.parallel
+// SMALL:           scf.for %{{.*}} = %{{.*}} to %c10{{[_0-9]*}} step %c2{{[_0-9]*}}
+// SMALL:             scf.for %{{.*}} = %{{.*}} to %c64{{[_0-9]*}} step %c32{{[_0-9]*}}
+// SMALL:               scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// SMALL-COUNT-2:         vector.load %arg1[
+// SMALL-COUNT-2:         vector.fma
 func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bias: memref<128xf32>, %scale: memref<10xf32>, %out: memref<10x128xf32>) {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc() : memref<10x128xf32>

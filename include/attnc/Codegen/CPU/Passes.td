@@ -43,18 +43,18 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
            "lanes per accumulator (16 = one AVX-512 register of f32)">,
-    Option<"rowTile", "row-tile", "int64_t", "4", "rows of A per tile (MR)">,
+    Option<"rowTile", "row-tile", "int64_t", "4",
+           "rows of A per tile (MR), in both forms (#attn.tile's row_tile "
+           "sets it for the reduction form only)">,
     Option<"colTile", "col-tile", "int64_t", "4", "rows of B per tile (NR)">,
     Option<"columnBlock", "column-block", "int64_t", "64",
            "rows of B per parallel block (kept in L2)">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
            "fold a following elementwise consumer into the store">,
-    Option<"outerRowTile", "outer-row-tile", "int64_t", "4",
-           "K-major weights: rows of A per outer-product tile (MR)">,
-    Option<"outerColVectors", "outer-col-vectors", "int64_t", "4",
+    Option<"colVectors", "col-vectors", "int64_t", "4",
            "K-major weights: vectors of output columns per outer-product "
            "tile (NV)">,
-    Option<"outerKBlock", "outer-k-block", "int64_t", "0",
+    Option<"kBlock", "k-block", "int64_t", "0",
            "K-major weights: k steps per block, partial sums through C "
            "between blocks (0 = keep the block of W^T within 256 KiB)">
   ];

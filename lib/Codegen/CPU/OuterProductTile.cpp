@@ -1,0 +1,68 @@
+//===- OuterProductTile.cpp - MR x NV outer-product register tiles --------===//
+
+#include "OuterProductTile.h"
+
+#include "Codegen/Common/IndexArith.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+SmallVector<Value> OuterProductOperands::indices(Value row, Value col) const {
+  if (batch)
+    return {batch, row, col};
+  return {row, col};
+}
+
+OuterProductTile mlir::attn::emitOuterProductTile(
+    OpBuilder &b, Location loc, const OuterProductOperands &operands,
+    int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, OpFoldResult kBegin,
+    OpFoldResult kEnd, bool zeroInit, Value mask) {
+  IndexArith ix(b, loc);
+  auto vecType = VectorType::get({vl}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, vecType,
+                                         DenseElementsAttr::get(vecType, 0.0f));
+  OuterProductTile tile;
+  for (int64_t r = 0; r < mr; ++r)
+    tile.rows.push_back(ix.add(m0, r));
+  for (int64_t v = 0; v < nv; ++v)
+    tile.cols.push_back(ix.add(n0, v * vl));
+  auto load = [&](OpBuilder &lb, Value base, ValueRange indices) -> Value {
+    if (mask)
+      return vector::MaskedLoadOp::create(lb, loc, vecType, base, indices, mask,
+                                          zero);
+    return vector::LoadOp::create(lb, loc, vecType, base, indices);
+  };
+  SmallVector<Value> init;
+  for (Value row : tile.rows)
+    for (Value col : tile.cols)
+      init.push_back(
+          zeroInit ? zero : load(b, operands.c, operands.indices(row, col)));
+  Value step = ix.cst(1);
+  Value upper = getValueOrCreateConstantIndexOp(b, loc, kEnd);
+  Value lower = getValueOrCreateConstantIndexOp(b, loc, kBegin);
+  auto kLoop = scf::ForOp::create(
+      b, loc, lower, upper, step, init,
+      [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
+        SmallVector<Value> bs;
+        for (Value col : tile.cols)
+          bs.push_back(load(lb, operands.b, ValueRange{k, col}));
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t r = 0; r < mr; ++r) {
+          Value a = memref::LoadOp::create(lb, loc, operands.a,
+                                           operands.indices(tile.rows[r], k));
+          Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);
+          for (int64_t v = 0; v < nv; ++v)
+            next[r * nv + v] =
+                vector::FMAOp::create(lb, loc, splat, bs[v], next[r * nv + v]);
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  tile.accs.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+  return tile;
+}

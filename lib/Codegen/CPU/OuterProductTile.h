@@ -1,0 +1,55 @@
+//===- OuterProductTile.h - MR x NV outer-product register tiles -*- C++
+//-*-===//
+//
+// The one tile emitter behind both CPU GEMM passes that keep rows of C in
+// vector accumulators: attn-cpu-matmul-kernel's K-major path (projections
+// with transposed weights) and attn-cpu-outer-product-matmul (the flash
+// attention block contractions). The passes differ only in how they walk
+// the tiles and in what they do with the accumulators afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CODEGEN_CPU_OUTERPRODUCTTILE_H
+#define ATTNC_LIB_CODEGEN_CPU_OUTERPRODUCTTILE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir::attn {
+
+/// C[(g,) m, n] += sum_k A[(g,) m, k] * B[k, n] on f32 memrefs, B and C
+/// contiguous along n.
+struct OuterProductOperands {
+  Value a, b, c;
+  /// The leading index of A and C when they are batched, else null.
+  Value batch;
+
+  /// Indices of A or C at (row, col), behind the batch index if any.
+  SmallVector<Value> indices(Value row, Value col) const;
+};
+
+/// One MR x NV tile after its k loop: accumulator (r, v) holds C's row
+/// rows[r] at columns [cols[v], cols[v] + VL).
+struct OuterProductTile {
+  SmallVector<Value> rows, cols;
+  SmallVector<Value> accs;
+
+  Value acc(int64_t r, int64_t v) const { return accs[r * cols.size() + v]; }
+};
+
+/// Emits the tile of `mr` rows from `m0` and `nv` vectors of `vl` lanes from
+/// `n0`: accumulators start at zero when `zeroInit`, else at C; each k step
+/// in [kBegin, kEnd) loads NV vectors of B's row k, broadcasts MR scalars of
+/// A's column k and issues MR * NV FMAs. `mask`, when set, masks the loads
+/// of B and C (the one vector column at a ragged right edge). The caller
+/// stores the accumulators.
+OuterProductTile emitOuterProductTile(OpBuilder &b, Location loc,
+                                      const OuterProductOperands &operands,
+                                      int64_t vl, Value m0, Value n0,
+                                      int64_t mr, int64_t nv,
+                                      OpFoldResult kBegin, OpFoldResult kEnd,
+                                      bool zeroInit, Value mask = {});
+
+} // namespace mlir::attn
+
+#endif // ATTNC_LIB_CODEGEN_CPU_OUTERPRODUCTTILE_H
