@@ -64,10 +64,7 @@ struct RaiseFfn : OpRewritePattern<LinearOp> {
 struct AttnRaiseFfnPass
     : public attn::impl::AttnRaiseFfnBase<AttnRaiseFfnPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseFfn>(&getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(raise::applyRaisingPatterns<RaiseFfn>(getOperation())))
       signalPassFailure();
   }
 };

@@ -154,10 +154,7 @@ struct RaiseGelu : OpRewritePattern<linalg::MulOp> {
 struct AttnRaiseGeluPass
     : public attn::impl::AttnRaiseGeluBase<AttnRaiseGeluPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseGelu>(&getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(raise::applyRaisingPatterns<RaiseGelu>(getOperation())))
       signalPassFailure();
   }
 };

@@ -186,11 +186,8 @@ struct FoldLinearReshapes : OpRewritePattern<tensor::ExpandShapeOp> {
 struct AttnRaiseLinearPass
     : public attn::impl::AttnRaiseLinearBase<AttnRaiseLinearPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseMatmulToLinear, FoldLinearBias, FoldLinearReshapes>(
-        &getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(raise::applyRaisingPatterns<RaiseMatmulToLinear, FoldLinearBias,
+                                           FoldLinearReshapes>(getOperation())))
       signalPassFailure();
   }
 };

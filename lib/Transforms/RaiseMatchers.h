@@ -88,6 +88,15 @@ Value matchLastDimMean(Value v);
 /// constant CSE elsewhere: raising only rewrites the chains it matches.
 LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns);
 
+/// The same for a pass whose patterns are `Patterns...`, each built from the
+/// context alone.
+template <typename... Patterns>
+LogicalResult applyRaisingPatterns(Operation *op) {
+  RewritePatternSet patterns(op->getContext());
+  patterns.add<Patterns...>(op->getContext());
+  return applyRaisingPatterns(op, std::move(patterns));
+}
+
 } // namespace mlir::attn::raise
 
 #endif // ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H

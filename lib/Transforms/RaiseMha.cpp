@@ -173,20 +173,37 @@ static std::pair<int64_t, int64_t> rowColumn(ArrayRef<int64_t> index,
   return {row, index.back()};
 }
 
-/// Whether `rows[b * S + s]` (the row each (b, s) was seen at) follows one
-/// of the two orders.
-static std::optional<RowOrder> classifyRows(ArrayRef<int64_t> rows,
-                                            int64_t batch, int64_t seq) {
-  for (RowOrder order : {RowOrder::BatchMajor, RowOrder::PositionMajor}) {
-    bool all = true;
-    for (int64_t b = 0; b < batch && all; ++b)
-      for (int64_t s = 0; s < seq && all; ++s)
-        all = rows[b * seq + s] == rowOf(order, b, s, batch, seq);
-    if (all)
-      return order;
+/// The row each (b, s) of the attention was seen at.
+class RowMap {
+public:
+  RowMap(int64_t batch, int64_t seq)
+      : batch(batch), seq(seq), rows(batch * seq, -1) {}
+
+  /// Records that (b, s) reads `row`; false if it read another before.
+  bool record(int64_t b, int64_t s, int64_t row) {
+    int64_t &seen = rows[b * seq + s];
+    if (seen == -1)
+      seen = row;
+    return seen == row;
   }
-  return std::nullopt;
-}
+
+  /// The order the rows follow, if one of the two.
+  std::optional<RowOrder> order() const {
+    for (RowOrder order : {RowOrder::BatchMajor, RowOrder::PositionMajor}) {
+      bool all = true;
+      for (int64_t b = 0; b < batch && all; ++b)
+        for (int64_t s = 0; s < seq && all; ++s)
+          all = rows[b * seq + s] == rowOf(order, b, s, batch, seq);
+      if (all)
+        return order;
+    }
+    return std::nullopt;
+  }
+
+private:
+  int64_t batch, seq;
+  SmallVector<int64_t> rows;
+};
 
 /// The projection an attention operand ([B, H, S, dh], static) is a head
 /// split of, if every element checks out.
@@ -208,7 +225,7 @@ static std::optional<HeadSplit> matchHeadSplit(Value operand) {
     return std::nullopt;
   int64_t batch = shape[0] * folded, heads = shape[1] / folded;
 
-  SmallVector<int64_t> rows(batch * seq, -1);
+  RowMap rows(batch, seq);
   std::optional<int64_t> offset;
   SmallVector<int64_t> index;
   for (int64_t e = 0, n = type.getNumElements(); e < n; ++e) {
@@ -219,15 +236,10 @@ static std::optional<HeadSplit> matchHeadSplit(Value operand) {
     auto [row, column] = rowColumn(index, projShape);
     if (!offset)
       offset = column - (h * dh + d);
-    if (column != *offset + h * dh + d)
-      return std::nullopt;
-    int64_t &seen = rows[b * seq + s];
-    if (seen == -1)
-      seen = row;
-    else if (seen != row)
+    if (column != *offset + h * dh + d || !rows.record(b, s, row))
       return std::nullopt;
   }
-  std::optional<RowOrder> order = classifyRows(rows, batch, seq);
+  std::optional<RowOrder> order = rows.order();
   if (!order || *offset < 0 || *offset + heads * dh > projShape.back())
     return std::nullopt;
   return HeadSplit{projection, *offset, *order, folded};
@@ -265,7 +277,7 @@ matchHeadMerge(Value result, int64_t folded) {
       mergedType.getNumElements() != type.getNumElements() ||
       mergedType.getNumElements() > kMaxCheckedElements)
     return std::nullopt;
-  SmallVector<int64_t> rows(batch * seq, -1);
+  RowMap rows(batch, seq);
   SmallVector<int64_t> index;
   for (int64_t e = 0, n = mergedType.getNumElements(); e < n; ++e) {
     delinearize(e, merged, index);
@@ -273,15 +285,10 @@ matchHeadMerge(Value result, int64_t folded) {
     chain.mapToSource(index);
     auto [b, h] = unfold(index[0], index[1], folded, heads);
     int64_t s = index[2], d = index[3];
-    if (column != h * dh + d)
-      return std::nullopt;
-    int64_t &seen = rows[b * seq + s];
-    if (seen == -1)
-      seen = row;
-    else if (seen != row)
+    if (column != h * dh + d || !rows.record(b, s, row))
       return std::nullopt;
   }
-  std::optional<RowOrder> order = classifyRows(rows, batch, seq);
+  std::optional<RowOrder> order = rows.order();
   if (!order)
     return std::nullopt;
   return std::make_pair(projection, *order);
@@ -478,10 +485,7 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
 struct AttnRaiseMhaPass
     : public mlir::attn::impl::AttnRaiseMhaBase<AttnRaiseMhaPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseMha>(&getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(raise::applyRaisingPatterns<RaiseMha>(getOperation())))
       signalPassFailure();
   }
 };

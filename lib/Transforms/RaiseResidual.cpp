@@ -56,10 +56,7 @@ struct RaiseResidualAdd : OpRewritePattern<linalg::AddOp> {
 struct AttnRaiseResidualPass
     : public attn::impl::AttnRaiseResidualBase<AttnRaiseResidualPass> {
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseResidualAdd>(&getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(raise::applyRaisingPatterns<RaiseResidualAdd>(getOperation())))
       signalPassFailure();
   }
 };

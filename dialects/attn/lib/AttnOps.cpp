@@ -266,6 +266,23 @@ double SdpaOp::getEffectiveScale() {
   }
 }
 
+/// An additive score bias: rank 4, each dimension 1 or that of `full`
+/// ([batch, heads, q_seq, k_seq]).
+static LogicalResult verifyScoreBias(Operation *op, Named b,
+                                     ArrayRef<int64_t> full) {
+  if (failed(verifyRank(op, b, 4,
+                        "broadcastable to [batch, heads, q_seq, k_seq]")))
+    return failure();
+  for (int64_t d = 0; d < 4; ++d) {
+    int64_t size = b.type.getDimSize(d);
+    if (size != 1 && !dimsCompatible(size, full[d]))
+      return op->emitOpError()
+             << b.name << " dimension " << d << " is " << dimString(size)
+             << " but must be 1 or " << dimString(full[d]);
+  }
+  return success();
+}
+
 LogicalResult SdpaOp::verify() {
   Operation *op = getOperation();
   Named q = named("query", getQuery()), k = named("key", getKey()),
@@ -313,21 +330,10 @@ LogicalResult SdpaOp::verify() {
                        "value dimension 3, value head size")))
     return failure();
 
-  if (Value bias = getBias()) {
-    Named b = named("bias", bias);
-    if (failed(verifyRank(op, b, 4,
-                          "broadcastable to [batch, heads, q_seq, "
-                          "k_seq]")))
-      return failure();
-    int64_t full[4] = {batch, hq, sq, sk};
-    for (int64_t d = 0; d < 4; ++d) {
-      int64_t size = b.type.getDimSize(d);
-      if (size != 1 && !dimsCompatible(size, full[d]))
-        return emitOpError()
-               << "bias dimension " << d << " is " << dimString(size)
-               << " but must be 1 or " << dimString(full[d]);
-    }
-  }
+  if (Value bias = getBias();
+      bias &&
+      failed(verifyScoreBias(op, named("bias", bias), {batch, hq, sq, sk})))
+    return failure();
   if (Value lengths = getKvLengths()) {
     Named l = named("kv_lengths", lengths);
     if (failed(verifyRank(op, l, 1, "[batch]")) ||
@@ -471,21 +477,11 @@ LogicalResult MhaOp::verify() {
         return failure();
     }
   }
-  if (Value bias = getScoreBias()) {
-    Named b = named("score_bias", bias);
-    if (failed(verifyRank(op, b, 4,
-                          "broadcastable to [batch, heads, q_seq, k_seq]")))
-      return failure();
-    int64_t full[4] = {batch, heads, x.type.getDimSize(1),
-                       kv.type.getDimSize(1)};
-    for (int64_t d = 0; d < 4; ++d) {
-      int64_t size = b.type.getDimSize(d);
-      if (size != 1 && !dimsCompatible(size, full[d]))
-        return emitOpError()
-               << "score_bias dimension " << d << " is " << dimString(size)
-               << " but must be 1 or " << dimString(full[d]);
-    }
-  }
+  if (Value bias = getScoreBias();
+      bias && failed(verifyScoreBias(
+                  op, named("score_bias", bias),
+                  {batch, heads, x.type.getDimSize(1), kv.type.getDimSize(1)})))
+    return failure();
   if (Value lengths = getKvLengths()) {
     Named l = named("kv_lengths", lengths);
     if (failed(verifyRank(op, l, 1, "[batch]")) ||
