@@ -7,7 +7,10 @@
 // rewritten: this pass marks the weight `transpose`, attn-hoist-weights
 // writes that into the manifest record, and the runtime transposes the
 // tensor once when it binds the weights. A weight that is already a
-// `transpose` view of a tensor stored [in, out] loses the flag instead.
+// `transpose` view of a tensor stored [in, out] loses the flag instead. A
+// binding that something else also reads as it is (a tied LM head and its
+// embedding table) stays as it is: a transposed copy would hold the largest
+// tensor of the model twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +21,8 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUTRANSPOSEWEIGHTS
@@ -50,11 +55,24 @@ struct AttnCpuTransposeWeightsPass
           AttnCpuTransposeWeightsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, WeightOp>> matches;
+    llvm::SmallPtrSet<OpOperand *, 8> projectionUses;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (WeightOp weight = matchProjection(op))
+      if (WeightOp weight = matchProjection(op)) {
         matches.push_back({op, weight});
+        projectionUses.insert(&op->getOpOperand(1));
+      }
+    });
+    // Bindings (attributes and type) that a non-projection user reads.
+    llvm::DenseSet<std::pair<Attribute, Type>> keptAsIs;
+    getOperation().walk([&](WeightOp weight) {
+      if (llvm::any_of(weight->getUses(), [&](OpOperand &use) {
+            return !projectionUses.contains(&use);
+          }))
+        keptAsIs.insert({weight->getAttrDictionary(), weight.getType()});
     });
     for (auto [op, weight] : matches) {
+      if (keptAsIs.contains({weight->getAttrDictionary(), weight.getType()}))
+        continue;
       OpBuilder b(weight);
       RankedTensorType type = weight.getResult().getType();
       auto transposedType = RankedTensorType::get(

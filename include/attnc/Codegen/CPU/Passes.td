@@ -17,7 +17,9 @@ def AttnCpuTransposeWeights
     manifest record gets `transpose`; the weights file is not rewritten), so
     attn-cpu-matmul-kernel can use outer-product tiles: per k step one
     contiguous row of `W^T` and broadcasts of A, no horizontal reductions.
-    Other users of the weight keep the untransposed binding.
+    A binding that another op also reads (a tied LM head and its embedding
+    table) is left as it is, so that the tensor is held once; that
+    projection keeps the dot-product kernel.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
