@@ -6,18 +6,6 @@
 
 namespace attnrt {
 
-const char *entryKindName(EntryKind k) {
-  switch (k) {
-  case EntryKind::Weight:
-    return "weight";
-  case EntryKind::Input:
-    return "input";
-  case EntryKind::Output:
-    return "output";
-  }
-  return "?";
-}
-
 std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
   std::vector<int64_t> src = dims;
   if (isGather())
@@ -32,14 +20,6 @@ ManifestEntry ManifestEntry::untransposed() const {
     std::swap(e.dims[0], e.dims[1]);
   }
   return e;
-}
-
-std::string ManifestEntry::gatherRangesText() const {
-  std::string s;
-  for (size_t k = 0; k < gatherRanges.size(); ++k)
-    s += (k ? "," : "") + std::to_string(gatherRanges[k].start) + ":" +
-         std::to_string(gatherRanges[k].length);
-  return s;
 }
 
 static std::vector<std::string> splitWhitespace(const std::string &line) {
@@ -76,7 +56,7 @@ static bool parseUnsigned(const std::string &s, uint64_t limit, uint64_t &out) {
 static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
                       std::string &err) {
   dims.clear();
-  if (s == "scalar")
+  if (s == kScalarDims)
     return true;
   size_t start = 0;
   while (true) {
@@ -123,48 +103,44 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (tok.empty() || tok[0][0] == '#')
       continue;
     if (!sawHeader) {
-      if (tok[0] != "attnc-manifest" || tok.size() != 2)
-        return fail("expected 'attnc-manifest 1' as the first record, got '" +
-                    line + "'");
-      if (tok[1] != "1")
+      const std::string version = std::to_string(kManifestVersion);
+      if (tok[0] != kManifestMagic || tok.size() != 2)
+        return fail(std::string("expected '") + kManifestMagic + " " + version +
+                    "' as the first record, got '" + line + "'");
+      if (tok[1] != version)
         return fail("unsupported manifest version '" + tok[1] +
-                    "' (this runtime supports version 1)");
-      out.version = 1;
+                    "' (this runtime supports version " + version + ")");
+      out.version = kManifestVersion;
       sawHeader = true;
       continue;
     }
     const std::string &kw = tok[0];
-    if (kw == "target") {
+    if (kw == kTargetKeyword) {
       if (sawTarget)
         return fail("duplicate 'target' record");
       if (tok.size() != 2)
         return fail("expected 'target cpu' or 'target cuda'");
-      if (tok[1] == "cpu")
-        out.target = Target::CPU;
-      else if (tok[1] == "cuda")
-        out.target = Target::CUDA;
-      else
+      std::optional<Target> target = lookupTarget(tok[1]);
+      if (!target)
         return fail("unknown target '" + tok[1] +
                     "' (expected 'cpu' or 'cuda')");
+      out.target = *target;
       sawTarget = true;
       continue;
     }
     ManifestEntry e;
-    if (kw == "weight")
-      e.kind = EntryKind::Weight;
-    else if (kw == "input")
-      e.kind = EntryKind::Input;
-    else if (kw == "output")
-      e.kind = EntryKind::Output;
-    else
+    std::optional<EntryKind> kind = lookupEntryKind(kw);
+    if (!kind)
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input or output)");
+    e.kind = *kind;
     bool isWeight = e.kind == EntryKind::Weight;
-    bool isTranspose = isWeight && tok.size() > 4 && tok.back() == "transpose";
+    bool isTranspose =
+        isWeight && tok.size() > 4 && tok.back() == kTransposeKeyword;
     if (isTranspose)
       tok.pop_back();
-    bool isConcat = isWeight && tok.size() == 7 && tok[4] == "concat";
-    bool isGather = isWeight && tok.size() == 8 && tok[4] == "gather";
+    bool isConcat = isWeight && tok.size() == 7 && tok[4] == kConcatKeyword;
+    bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
     if (tok.size() != 4 && !isConcat && !isGather) {
       if (isWeight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -178,9 +154,11 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (ioNames.count(e.name) || (!isWeight && weightNames.count(e.name)))
       return fail("duplicate name '" + e.name + "'");
     (isWeight ? weightNames : ioNames).insert(e.name);
-    if (!parseDType(tok[2], e.dtype))
-      return fail("unknown dtype '" + tok[2] +
-                  "' (expected f32, f16, bf16, i32 or i64)");
+    const DTypeInfo *dtype = lookupDType(tok[2]);
+    if (!dtype)
+      return fail("unknown dtype '" + tok[2] + "' (expected " +
+                  dtypeNameList() + ")");
+    e.dtype = dtype->dtype;
     std::string dimErr;
     if (!parseDims(tok[3], e.dims, dimErr))
       return fail(dimErr);
