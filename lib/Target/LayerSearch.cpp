@@ -16,6 +16,7 @@
 
 #include "attnc/Target/LayerSearch.h"
 
+#include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Pipelines/Pipelines.h"
@@ -183,13 +184,14 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   auto invoke = (*engine)->lookup("attn_model_invoke");
   if (!invoke)
     return invoke.takeError();
-  auto manifestAttr = (*gated)->getAttrOfType<StringAttr>(kManifestAttrName);
-  std::string manifest =
-      "attnc-manifest 1\ntarget cpu\n" + manifestAttr.getValue().str();
+  FailureOr<std::string> manifest =
+      serializeManifest(*gated, attnrt::Target::CPU);
+  if (failed(manifest))
+    return makeError("search: the gated model has no valid manifest");
 
   char err[1024] = {0};
   attnrt_model *model = attnrt_open(
-      manifest.c_str(), reinterpret_cast<void (*)(void **)>(*invoke), err,
+      manifest->c_str(), reinterpret_cast<void (*)(void **)>(*invoke), err,
       sizeof(err));
   if (!model)
     return makeError(Twine("search: ") + err);
