@@ -53,16 +53,26 @@ static bool parseUnsigned(const std::string &s, uint64_t limit, uint64_t &out) {
   return true;
 }
 
+/// The `sep`-separated fields of s, empty ones included ("" gives {""}).
+static std::vector<std::string> splitList(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos
+                                                           : end - start));
+    if (end == std::string::npos)
+      return out;
+    start = end + 1;
+  }
+}
+
 static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
                       std::string &err) {
   dims.clear();
   if (s == kScalarDims)
     return true;
-  size_t start = 0;
-  while (true) {
-    size_t x = s.find('x', start);
-    std::string part =
-        s.substr(start, x == std::string::npos ? std::string::npos : x - start);
+  for (const std::string &part : splitList(s, 'x')) {
     uint64_t v;
     if (!parseUnsigned(part, INT64_MAX, v)) {
       err = "invalid dims '" + s +
@@ -70,10 +80,20 @@ static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
       return false;
     }
     dims.push_back(static_cast<int64_t>(v));
-    if (x == std::string::npos)
-      return true;
-    start = x + 1;
   }
+  return true;
+}
+
+/// A concat or gather axis: a dimension of `dims`.
+static bool parseAxis(const std::string &s, const std::vector<int64_t> &dims,
+                      uint64_t &axis) {
+  return parseUnsigned(s, 1u << 20, axis) && axis < dims.size();
+}
+
+static std::string axisError(const char *keyword, const std::string &axis,
+                             const ManifestEntry &e) {
+  return std::string(keyword) + " axis '" + axis + "' of weight '" + e.name +
+         "' is not a dimension of its shape " + formatShapeList(e.dims);
 }
 
 bool parseManifest(const char *text, Manifest &out, std::string &err) {
@@ -178,34 +198,22 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     }
     if (isConcat) {
       uint64_t axis;
-      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
-        return fail("concat axis '" + tok[5] + "' of weight '" + e.name +
-                    "' is not a dimension of its shape " +
-                    formatShapeList(e.dims));
+      if (!parseAxis(tok[5], e.dims, axis))
+        return fail(axisError(kConcatKeyword, tok[5], e));
       e.concatAxis = static_cast<int>(axis);
       const std::string &list = tok[6];
-      size_t start = 0;
-      while (true) {
-        size_t comma = list.find(',', start);
-        std::string part =
-            list.substr(start, comma == std::string::npos ? std::string::npos
-                                                          : comma - start);
+      for (std::string &part : splitList(list, ',')) {
         if (part.empty())
           return fail("empty tensor name in concat list '" + list +
                       "' of weight '" + e.name + "'");
-        e.concatParts.push_back(part);
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
+        e.concatParts.push_back(std::move(part));
       }
     }
     if (isGather) {
       const std::string what = "weight '" + e.name + "'";
       uint64_t axis;
-      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
-        return fail("gather axis '" + tok[5] + "' of " + what +
-                    " is not a dimension of its shape " +
-                    formatShapeList(e.dims));
+      if (!parseAxis(tok[5], e.dims, axis))
+        return fail(axisError(kGatherKeyword, tok[5], e));
       e.gatherAxis = static_cast<int>(axis);
       uint64_t extent;
       if (!parseUnsigned(tok[6], INT64_MAX, extent) || extent == 0)
@@ -222,12 +230,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
                     what + " is too large");
       const std::string &list = tok[7];
       uint64_t total = 0;
-      size_t start = 0;
-      while (true) {
-        size_t comma = list.find(',', start);
-        std::string part =
-            list.substr(start, comma == std::string::npos ? std::string::npos
-                                                          : comma - start);
+      for (const std::string &part : splitList(list, ',')) {
         size_t colon = part.find(':');
         uint64_t first, length;
         if (colon == std::string::npos ||
@@ -250,9 +253,6 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         total = length > UINT64_MAX - total ? UINT64_MAX : total + length;
         e.gatherRanges.push_back(
             {static_cast<int64_t>(first), static_cast<int64_t>(length)});
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
       }
       if (total != static_cast<uint64_t>(e.dims[axis]))
         return fail("gather ranges '" + list + "' of " + what + " select " +
