@@ -171,7 +171,7 @@ std::string plural(size_t n, const char *word) {
 
 void printDescription(FILE *out, const Manifest &mf) {
   std::fprintf(out, "attnc model (manifest version %d)\n", mf.version);
-  std::fprintf(out, "target: %s\n", mf.target == Target::CUDA ? "cuda" : "cpu");
+  std::fprintf(out, "target: %s\n", targetName(mf.target));
   uint64_t total = 0;
   for (int w : mf.weights)
     total += mf.entries[static_cast<size_t>(w)].bytes;
@@ -357,8 +357,7 @@ int runCli(int argc, char **argv, const char *manifestText,
     printUsage(out, progName(argv));
     std::fprintf(out, "\n");
     if (manifestOk) {
-      std::fprintf(out, "this model: target %s, %s\n",
-                   mf.target == Target::CUDA ? "cuda" : "cpu",
+      std::fprintf(out, "this model: target %s, %s\n", targetName(mf.target),
                    plural(mf.weights.size(), "weight").c_str());
       printIOList(out, mf);
     } else {
@@ -473,7 +472,7 @@ int runCli(int argc, char **argv, const char *manifestText,
     if (outputKinds[i] != OutputKind::File)
       continue;
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    if (!writeNpyTemp(outputTargets[i], dtypeNpyDescr(e.dtype), e.dims,
+    if (!writeNpyTemp(outputTargets[i], dtypeInfo(e.dtype).npyDescr, e.dims,
                       results[i].data(), results[i].size(), temps[i], err)) {
       removeTemps();
       return fail(o.outputs[i] == outputTargets[i]
@@ -485,7 +484,7 @@ int runCli(int argc, char **argv, const char *manifestText,
     if (outputKinds[i] != OutputKind::Device)
       continue;
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    std::string header = npyHeader(dtypeNpyDescr(e.dtype), e.dims);
+    std::string header = npyHeader(dtypeInfo(e.dtype).npyDescr, e.dims);
     if (!writeInPlace(o.outputs[i],
                       {{header.data(), header.size()},
                        {results[i].data(), results[i].size()}},

@@ -18,6 +18,7 @@
 #include "CudaBackend.h"
 
 #include "attnc/Runtime/attnrt.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include <atomic>
 #include <cstdint>

@@ -6,18 +6,6 @@
 
 namespace attnrt {
 
-const char *entryKindName(EntryKind k) {
-  switch (k) {
-  case EntryKind::Weight:
-    return "weight";
-  case EntryKind::Input:
-    return "input";
-  case EntryKind::Output:
-    return "output";
-  }
-  return "?";
-}
-
 std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
   std::vector<int64_t> src = dims;
   if (isGather())
@@ -32,14 +20,6 @@ ManifestEntry ManifestEntry::untransposed() const {
     std::swap(e.dims[0], e.dims[1]);
   }
   return e;
-}
-
-std::string ManifestEntry::gatherRangesText() const {
-  std::string s;
-  for (size_t k = 0; k < gatherRanges.size(); ++k)
-    s += (k ? "," : "") + std::to_string(gatherRanges[k].start) + ":" +
-         std::to_string(gatherRanges[k].length);
-  return s;
 }
 
 static std::vector<std::string> splitWhitespace(const std::string &line) {
@@ -73,16 +53,26 @@ static bool parseUnsigned(const std::string &s, uint64_t limit, uint64_t &out) {
   return true;
 }
 
+/// The `sep`-separated fields of s, empty ones included ("" gives {""}).
+static std::vector<std::string> splitList(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos
+                                                           : end - start));
+    if (end == std::string::npos)
+      return out;
+    start = end + 1;
+  }
+}
+
 static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
                       std::string &err) {
   dims.clear();
-  if (s == "scalar")
+  if (s == kScalarDims)
     return true;
-  size_t start = 0;
-  while (true) {
-    size_t x = s.find('x', start);
-    std::string part =
-        s.substr(start, x == std::string::npos ? std::string::npos : x - start);
+  for (const std::string &part : splitList(s, 'x')) {
     uint64_t v;
     if (!parseUnsigned(part, INT64_MAX, v)) {
       err = "invalid dims '" + s +
@@ -90,10 +80,20 @@ static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
       return false;
     }
     dims.push_back(static_cast<int64_t>(v));
-    if (x == std::string::npos)
-      return true;
-    start = x + 1;
   }
+  return true;
+}
+
+/// A concat or gather axis: a dimension of `dims`.
+static bool parseAxis(const std::string &s, const std::vector<int64_t> &dims,
+                      uint64_t &axis) {
+  return parseUnsigned(s, 1u << 20, axis) && axis < dims.size();
+}
+
+static std::string axisError(const char *keyword, const std::string &axis,
+                             const ManifestEntry &e) {
+  return std::string(keyword) + " axis '" + axis + "' of weight '" + e.name +
+         "' is not a dimension of its shape " + formatShapeList(e.dims);
 }
 
 bool parseManifest(const char *text, Manifest &out, std::string &err) {
@@ -123,48 +123,44 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (tok.empty() || tok[0][0] == '#')
       continue;
     if (!sawHeader) {
-      if (tok[0] != "attnc-manifest" || tok.size() != 2)
-        return fail("expected 'attnc-manifest 1' as the first record, got '" +
-                    line + "'");
-      if (tok[1] != "1")
+      const std::string version = std::to_string(kManifestVersion);
+      if (tok[0] != kManifestMagic || tok.size() != 2)
+        return fail(std::string("expected '") + kManifestMagic + " " + version +
+                    "' as the first record, got '" + line + "'");
+      if (tok[1] != version)
         return fail("unsupported manifest version '" + tok[1] +
-                    "' (this runtime supports version 1)");
-      out.version = 1;
+                    "' (this runtime supports version " + version + ")");
+      out.version = kManifestVersion;
       sawHeader = true;
       continue;
     }
     const std::string &kw = tok[0];
-    if (kw == "target") {
+    if (kw == kTargetKeyword) {
       if (sawTarget)
         return fail("duplicate 'target' record");
       if (tok.size() != 2)
         return fail("expected 'target cpu' or 'target cuda'");
-      if (tok[1] == "cpu")
-        out.target = Target::CPU;
-      else if (tok[1] == "cuda")
-        out.target = Target::CUDA;
-      else
+      std::optional<Target> target = lookupTarget(tok[1]);
+      if (!target)
         return fail("unknown target '" + tok[1] +
                     "' (expected 'cpu' or 'cuda')");
+      out.target = *target;
       sawTarget = true;
       continue;
     }
     ManifestEntry e;
-    if (kw == "weight")
-      e.kind = EntryKind::Weight;
-    else if (kw == "input")
-      e.kind = EntryKind::Input;
-    else if (kw == "output")
-      e.kind = EntryKind::Output;
-    else
+    std::optional<EntryKind> kind = lookupEntryKind(kw);
+    if (!kind)
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input or output)");
+    e.kind = *kind;
     bool isWeight = e.kind == EntryKind::Weight;
-    bool isTranspose = isWeight && tok.size() > 4 && tok.back() == "transpose";
+    bool isTranspose =
+        isWeight && tok.size() > 4 && tok.back() == kTransposeKeyword;
     if (isTranspose)
       tok.pop_back();
-    bool isConcat = isWeight && tok.size() == 7 && tok[4] == "concat";
-    bool isGather = isWeight && tok.size() == 8 && tok[4] == "gather";
+    bool isConcat = isWeight && tok.size() == 7 && tok[4] == kConcatKeyword;
+    bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
     if (tok.size() != 4 && !isConcat && !isGather) {
       if (isWeight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -178,9 +174,11 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (ioNames.count(e.name) || (!isWeight && weightNames.count(e.name)))
       return fail("duplicate name '" + e.name + "'");
     (isWeight ? weightNames : ioNames).insert(e.name);
-    if (!parseDType(tok[2], e.dtype))
-      return fail("unknown dtype '" + tok[2] +
-                  "' (expected f32, f16, bf16, i32 or i64)");
+    const DTypeInfo *dtype = lookupDType(tok[2]);
+    if (!dtype)
+      return fail("unknown dtype '" + tok[2] + "' (expected " +
+                  dtypeNameList() + ")");
+    e.dtype = dtype->dtype;
     std::string dimErr;
     if (!parseDims(tok[3], e.dims, dimErr))
       return fail(dimErr);
@@ -200,34 +198,22 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     }
     if (isConcat) {
       uint64_t axis;
-      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
-        return fail("concat axis '" + tok[5] + "' of weight '" + e.name +
-                    "' is not a dimension of its shape " +
-                    formatShapeList(e.dims));
+      if (!parseAxis(tok[5], e.dims, axis))
+        return fail(axisError(kConcatKeyword, tok[5], e));
       e.concatAxis = static_cast<int>(axis);
       const std::string &list = tok[6];
-      size_t start = 0;
-      while (true) {
-        size_t comma = list.find(',', start);
-        std::string part =
-            list.substr(start, comma == std::string::npos ? std::string::npos
-                                                          : comma - start);
+      for (std::string &part : splitList(list, ',')) {
         if (part.empty())
           return fail("empty tensor name in concat list '" + list +
                       "' of weight '" + e.name + "'");
-        e.concatParts.push_back(part);
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
+        e.concatParts.push_back(std::move(part));
       }
     }
     if (isGather) {
       const std::string what = "weight '" + e.name + "'";
       uint64_t axis;
-      if (!parseUnsigned(tok[5], 1u << 20, axis) || axis >= e.dims.size())
-        return fail("gather axis '" + tok[5] + "' of " + what +
-                    " is not a dimension of its shape " +
-                    formatShapeList(e.dims));
+      if (!parseAxis(tok[5], e.dims, axis))
+        return fail(axisError(kGatherKeyword, tok[5], e));
       e.gatherAxis = static_cast<int>(axis);
       uint64_t extent;
       if (!parseUnsigned(tok[6], INT64_MAX, extent) || extent == 0)
@@ -244,12 +230,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
                     what + " is too large");
       const std::string &list = tok[7];
       uint64_t total = 0;
-      size_t start = 0;
-      while (true) {
-        size_t comma = list.find(',', start);
-        std::string part =
-            list.substr(start, comma == std::string::npos ? std::string::npos
-                                                          : comma - start);
+      for (const std::string &part : splitList(list, ',')) {
         size_t colon = part.find(':');
         uint64_t first, length;
         if (colon == std::string::npos ||
@@ -272,9 +253,6 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         total = length > UINT64_MAX - total ? UINT64_MAX : total + length;
         e.gatherRanges.push_back(
             {static_cast<int64_t>(first), static_cast<int64_t>(length)});
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
       }
       if (total != static_cast<uint64_t>(e.dims[axis]))
         return fail("gather ranges '" + list + "' of " + what + " select " +

@@ -1,6 +1,7 @@
 //===- Manifest.h - compiled-model manifest ---------------------*- C++ -*-===//
 //
-// Parses the `attnc-manifest 1` text a compiled model carries (see attnrt.h).
+// Parses the `attnc-manifest 1` text a compiled model carries. The format,
+// its keywords and its writer are in attnc/Runtime/ManifestSchema.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,48 +15,11 @@
 
 namespace attnrt {
 
-enum class EntryKind { Weight, Input, Output };
-enum class Target { CPU, CUDA };
-
-const char *entryKindName(EntryKind k);
-
-/// One `<start>:<length>` slice of a gather weight's source along its axis.
-struct GatherRange {
-  int64_t start = 0;
-  int64_t length = 0;
-  bool operator==(const GatherRange &o) const {
-    return start == o.start && length == o.length;
-  }
-};
-
-struct ManifestEntry {
-  EntryKind kind = EntryKind::Input;
-  std::string name;
-  DType dtype = DType::F32;
-  std::vector<int64_t> dims;
+/// A parsed record with its derived sizes.
+struct ManifestEntry : ManifestRecord {
   uint64_t numElements = 0;
   uint64_t bytes = 0;
-  /// For `concat <axis> a,b,...` weights: the axis and the parts (otherwise
-  /// concatAxis is -1 and parts is empty).
-  int concatAxis = -1;
-  std::vector<std::string> concatParts;
-  /// For `gather <axis> <source_extent> <start>:<length>,...` weights: the
-  /// safetensors tensor `name` has `dims` except `gatherSourceExtent` along
-  /// `gatherAxis`, and the buffer is the concatenation along that axis of the
-  /// listed slices, in order (otherwise gatherAxis is -1 and gatherRanges is
-  /// empty). Validated at parse time: ranges lie within [0, extent), lengths
-  /// are positive and sum to dims[gatherAxis]; ranges may overlap.
-  int gatherAxis = -1;
-  int64_t gatherSourceExtent = 0;
-  std::vector<GatherRange> gatherRanges;
 
-  /// For `... transpose` weights (2-D): `dims` is the buffer's shape and the
-  /// tensor assembled from the file (plain, concat or gather, all described
-  /// relative to it) has the reversed shape; the buffer is its transpose.
-  bool transpose = false;
-
-  bool isConcat() const { return !concatParts.empty(); }
-  bool isGather() const { return gatherAxis >= 0; }
   /// A weight bound straight from one same-shaped tensor of the file.
   bool isPlainWeight() const {
     return kind == EntryKind::Weight && !isConcat() && !isGather() &&
@@ -67,7 +31,9 @@ struct ManifestEntry {
   /// For gather weights: the shape the source tensor must have.
   std::vector<int64_t> gatherSourceDims() const;
   /// For gather weights: the ranges as written, e.g. "0:256,512:256".
-  std::string gatherRangesText() const;
+  std::string gatherRangesText() const {
+    return formatGatherRanges(gatherRanges);
+  }
 };
 
 struct Manifest {

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Runtime/attnrt.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -369,7 +369,7 @@ bool checkNpyForInput(const std::string &path, const NpyArray &a, int index,
                       const ManifestEntry &in, std::string &err) {
   const std::string who =
       strFormat("the model's input %d '%s'", index, in.name.c_str());
-  const char *want = dtypeNpyDescr(in.dtype);
+  const char *want = dtypeInfo(in.dtype).npyDescr;
   if (a.descr != want) {
     err = path + ": dtype " + describeDescr(a.descr) + " but " + who +
           " expects " + dtypeName(in.dtype) +

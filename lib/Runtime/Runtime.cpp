@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Runtime/attnrt.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include "Cli.h"
 #include "CudaBackend.h"
@@ -168,7 +169,7 @@ extern "C" const char *attnrt_last_error(attnrt_model *m) {
 extern "C" const char *attnrt_target(attnrt_model *m) {
   if (!m)
     return nullptr;
-  return m->isCuda() ? "cuda" : "cpu";
+  return targetName(m->manifest.target);
 }
 
 extern "C" int attnrt_num_weights(attnrt_model *m) {
@@ -201,16 +202,28 @@ static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
   return slot < 0 ? nullptr : &m->manifest.entries[static_cast<size_t>(slot)];
 }
 
+static bool isDType(attnrt_dtype t) {
+  return t >= 0 && static_cast<size_t>(t) < std::size(kDTypes);
+}
+
+extern "C" const char *attnrt_dtype_name(attnrt_dtype t) {
+  return isDType(t) ? dtypeName(static_cast<DType>(t)) : nullptr;
+}
+
+extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
+  return isDType(t) ? dtypeSize(static_cast<DType>(t)) : 0;
+}
+
 #define ATTNRT_IO_GETTERS(kind, isInput)                                       \
   extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
     const ManifestEntry *e =                                                   \
         ioEntry(m, isInput, index, "attnrt_" #kind "_name");                   \
     return e ? e->name.c_str() : nullptr;                                      \
   }                                                                            \
-  extern "C" const char *attnrt_##kind##_dtype(attnrt_model *m, int index) {   \
+  extern "C" attnrt_dtype attnrt_##kind##_dtype(attnrt_model *m, int index) {  \
     const ManifestEntry *e =                                                   \
         ioEntry(m, isInput, index, "attnrt_" #kind "_dtype");                  \
-    return e ? dtypeName(e->dtype) : nullptr;                                  \
+    return e ? static_cast<attnrt_dtype>(e->dtype) : ATTNRT_INVALID_DTYPE;     \
   }                                                                            \
   extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
     const ManifestEntry *e =                                                   \

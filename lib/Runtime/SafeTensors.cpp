@@ -275,7 +275,7 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
     return resolveWeight(file, w.untransposed(), parts, err);
   parts.clear();
   const std::string pfx = file.path() + ": ";
-  const char *want = dtypeSafetensorsName(w.dtype);
+  const char *want = dtypeInfo(w.dtype).safetensorsName;
   if (w.isGather()) {
     const std::vector<int64_t> srcDims = w.gatherSourceDims();
     const std::string role = strFormat(

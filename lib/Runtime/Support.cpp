@@ -2,86 +2,14 @@
 
 #include "Support.h"
 
+#include "attnc/Runtime/TensorIO.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 namespace attnrt {
-
-const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  }
-  return "?";
-}
-
-const char *dtypeSafetensorsName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "F32";
-  case DType::F16:
-    return "F16";
-  case DType::BF16:
-    return "BF16";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  }
-  return "?";
-}
-
-const char *dtypeNpyDescr(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "<f4";
-  case DType::F16:
-    return "<f2";
-  case DType::BF16:
-    return "<u2";
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  }
-  return "?";
-}
-
-size_t dtypeSize(DType t) {
-  switch (t) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::I64:
-    return 8;
-  }
-  return 0;
-}
-
-bool parseDType(const std::string &s, DType &out) {
-  static const DType all[] = {DType::F32, DType::F16, DType::BF16, DType::I32,
-                              DType::I64};
-  for (DType t : all) {
-    if (s == dtypeName(t)) {
-      out = t;
-      return true;
-    }
-  }
-  return false;
-}
 
 bool numElements(const std::vector<int64_t> &dims, uint64_t &out) {
   uint64_t n = 1;

@@ -1,12 +1,15 @@
 //===- Support.h - attnrt internal helpers ----------------------*- C++ -*-===//
 //
-// Small shared pieces of the runtime: dtypes, shape formatting, aligned
-// buffers, half/bfloat16 conversion. Plain C++17, no LLVM.
+// Small shared pieces of the runtime: shape formatting, aligned buffers,
+// half/bfloat16 conversion. Plain C++17, no LLVM. The dtypes are in the
+// manifest schema, which the compiler shares.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_LIB_RUNTIME_SUPPORT_H
 #define ATTNC_LIB_RUNTIME_SUPPORT_H
+
+#include "attnc/Runtime/ManifestSchema.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,17 +17,6 @@
 #include <vector>
 
 namespace attnrt {
-
-enum class DType { F32, F16, BF16, I32, I64 };
-
-/// "f32", "f16", "bf16", "i32", "i64".
-const char *dtypeName(DType t);
-/// The safetensors spelling: "F32", "F16", "BF16", "I32", "I64".
-const char *dtypeSafetensorsName(DType t);
-/// The .npy descr used for the dtype ("<u2" for bf16).
-const char *dtypeNpyDescr(DType t);
-size_t dtypeSize(DType t);
-bool parseDType(const std::string &s, DType &out);
 
 /// Product of dims with overflow checking (false on overflow or a negative
 /// dim). A rank-0 shape has one element.
@@ -41,8 +33,6 @@ std::string strFormat(const char *fmt, ...)
 
 float halfToFloat(uint16_t h);
 float bf16ToFloat(uint16_t h);
-/// Converts element i of a buffer of dtype t to double.
-double elementAsDouble(const void *data, DType t, size_t i);
 
 /// A 64-byte aligned heap buffer (at least 64 bytes are allocated so that a
 /// zero-sized tensor still has a valid, unique pointer).

@@ -16,12 +16,13 @@
 
 #include "attnc/Target/LayerSearch.h"
 
+#include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Pipelines/Pipelines.h"
+#include "attnc/Runtime/TensorIO.h"
 #include "attnc/Runtime/attnrt.h"
-
-#include "Npy.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -107,29 +108,6 @@ static Fidelity compare(const Outputs &candidate, const Outputs &full) {
   return f;
 }
 
-static double toDouble(const unsigned char *data, const std::string &dtype,
-                       size_t i) {
-  if (dtype == "f32") {
-    float v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, data + 2 * i, 2);
-  if (dtype == "bf16") {
-    uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float v;
-    std::memcpy(&v, &wide, 4);
-    return v;
-  }
-  // f16
-  int sign = bits >> 15, exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
-  double v = exp == 0    ? std::ldexp(mant, -24)
-             : exp == 31 ? (mant ? NAN : INFINITY)
-                         : std::ldexp(mant + 1024, exp - 25);
-  return sign ? -v : v;
-}
-
 llvm::Expected<attnc::LayerSearchResult>
 attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
                           llvm::function_ref<void(const Twine &)> progress) {
@@ -206,13 +184,14 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   auto invoke = (*engine)->lookup("attn_model_invoke");
   if (!invoke)
     return invoke.takeError();
-  auto manifestAttr = (*gated)->getAttrOfType<StringAttr>(kManifestAttrName);
-  std::string manifest =
-      "attnc-manifest 1\ntarget cpu\n" + manifestAttr.getValue().str();
+  FailureOr<std::string> manifest =
+      serializeManifest(*gated, attnrt::Target::CPU);
+  if (failed(manifest))
+    return makeError("search: the gated model has no valid manifest");
 
   char err[1024] = {0};
   attnrt_model *model = attnrt_open(
-      manifest.c_str(), reinterpret_cast<void (*)(void **)>(*invoke), err,
+      manifest->c_str(), reinterpret_cast<void (*)(void **)>(*invoke), err,
       sizeof(err));
   if (!model)
     return makeError(Twine("search: ") + err);
@@ -260,11 +239,11 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
         std::vector<unsigned char> raw(bytes);
         if (attnrt_get_output(model, o, raw.data(), bytes))
           return makeError(Twine("search: ") + attnrt_last_error(model));
-        std::string dtype = attnrt_output_dtype(model, o);
-        size_t elems = bytes / (dtype == "f32" ? 4 : 2);
+        auto dtype = static_cast<attnrt::DType>(attnrt_output_dtype(model, o));
+        size_t elems = bytes / attnrt::dtypeSize(dtype);
         std::vector<double> values(elems);
         for (size_t e = 0; e < elems; ++e)
-          values[e] = toDouble(raw.data(), dtype, e);
+          values[e] = attnrt::elementAsDouble(raw.data(), dtype, e);
         all.push_back(std::move(values));
       }
     }

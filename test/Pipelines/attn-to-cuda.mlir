@@ -15,7 +15,7 @@
 // mgpuModuleLoad/mgpuLaunchKernel calls), then synchronizes. No host
 // allocation and no memref op is left, all kernels live in one gpu.binary.
 
-// CHECK:       module attributes {attn.entry = @main, attn.manifest = "{{.*}}", gpu.container_module}
+// CHECK:       module attributes {attn.entry = @main, attn.manifest = [{{.*}}], gpu.container_module}
 // CHECK-LABEL: llvm.func internal @attn_model_forward(
 // CHECK:         %[[STREAM:.*]] = llvm.call @mgpuStreamCreate() : () -> !llvm.ptr
 // CHECK:         %[[TMP:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %{{.*}}) : (i64, !llvm.ptr, i8) -> !llvm.ptr

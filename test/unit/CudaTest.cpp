@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Runtime/attnrt.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include "CudaBackend.h"
 #include "TestUtil.h"

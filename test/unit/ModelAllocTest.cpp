@@ -1,6 +1,6 @@
 //===- ModelAllocTest.cpp - the CPU models' heap --------------------------===//
 
-#include "attnc/Runtime/attnrt.h"
+#include "attnc/Runtime/attnrt_abi.h"
 
 #include <gtest/gtest.h>
 

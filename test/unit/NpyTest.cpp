@@ -56,7 +56,7 @@ void roundTrip(const TempDir &dir, DType t, std::vector<int64_t> shape,
                std::vector<T> values) {
   std::string path = dir.file(std::string("rt_") + dtypeName(t) + ".npy");
   std::string err;
-  ASSERT_TRUE(writeNpy(path, dtypeNpyDescr(t), shape, values.data(),
+  ASSERT_TRUE(writeNpy(path, dtypeInfo(t).npyDescr, shape, values.data(),
                        values.size() * sizeof(T), err))
       << err;
   std::string raw = readFile(path);
@@ -69,7 +69,7 @@ void roundTrip(const TempDir &dir, DType t, std::vector<int64_t> shape,
   EXPECT_EQ(raw[10 + hlen - 1], '\n');
   NpyArray a;
   ASSERT_TRUE(readNpy(path, a, err)) << err;
-  EXPECT_EQ(a.descr, dtypeNpyDescr(t));
+  EXPECT_EQ(a.descr, dtypeInfo(t).npyDescr);
   EXPECT_EQ(a.shape, shape);
   EXPECT_FALSE(a.fortranOrder);
   ASSERT_EQ(a.dataBytes, values.size() * sizeof(T));

@@ -54,7 +54,7 @@ TEST(Runtime, Describe) {
   EXPECT_EQ(attnrt_num_inputs(m.get()), 2);
   EXPECT_EQ(attnrt_num_outputs(m.get()), 2);
   EXPECT_STREQ(attnrt_input_name(m.get(), 1), "b");
-  EXPECT_STREQ(attnrt_input_dtype(m.get(), 0), "f32");
+  EXPECT_EQ(attnrt_input_dtype(m.get(), 0), ATTNRT_F32);
   EXPECT_EQ(attnrt_input_rank(m.get(), 0), 2);
   EXPECT_EQ(attnrt_input_dim(m.get(), 0, 1), 4);
   EXPECT_EQ(attnrt_input_dims(m.get(), 0)[0], 2);
@@ -66,12 +66,31 @@ TEST(Runtime, Describe) {
   EXPECT_STREQ(attnrt_last_error(m.get()),
                "attnrt_input_name: input index 2 out of range (the model has "
                "2)");
+  EXPECT_EQ(attnrt_output_dtype(m.get(), 5), ATTNRT_INVALID_DTYPE);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt_output_dtype: output index 5 out of range (the model "
+               "has 2)");
   EXPECT_EQ(attnrt_output_rank(m.get(), -1), -1);
   EXPECT_EQ(attnrt_output_dim(m.get(), 0, 2), -1);
   EXPECT_STREQ(attnrt_last_error(m.get()),
                "attnrt_output_dim: axis 2 out of range for rank 2");
   EXPECT_EQ(attnrt_last_run_ms(m.get()), 0.0);
   EXPECT_EQ(attnrt_weight_bytes_read(m.get()), 0u);
+}
+
+// The C API's dtype enum, names and sizes come from the one dtype table.
+TEST(Runtime, DTypes) {
+  EXPECT_STREQ(attnrt_dtype_name(ATTNRT_F32), "f32");
+  EXPECT_STREQ(attnrt_dtype_name(ATTNRT_F16), "f16");
+  EXPECT_STREQ(attnrt_dtype_name(ATTNRT_BF16), "bf16");
+  EXPECT_STREQ(attnrt_dtype_name(ATTNRT_I32), "i32");
+  EXPECT_STREQ(attnrt_dtype_name(ATTNRT_I64), "i64");
+  EXPECT_EQ(attnrt_dtype_name(ATTNRT_INVALID_DTYPE), nullptr);
+  EXPECT_EQ(attnrt_dtype_name(static_cast<attnrt_dtype>(5)), nullptr);
+  EXPECT_EQ(attnrt_dtype_size(ATTNRT_F32), 4u);
+  EXPECT_EQ(attnrt_dtype_size(ATTNRT_BF16), 2u);
+  EXPECT_EQ(attnrt_dtype_size(ATTNRT_I64), 8u);
+  EXPECT_EQ(attnrt_dtype_size(ATTNRT_INVALID_DTYPE), 0u);
 }
 
 TEST(Runtime, EndToEndCpu) {

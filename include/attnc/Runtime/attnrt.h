@@ -11,35 +11,10 @@
  * described shape and dtype: host pointers for `target cpu`, CUDA device
  * pointers for `target cuda`.
  *
- * Manifest text, one record per line:
- *
- *   attnc-manifest 1
- *   target cpu | target cuda
- *   weight <name> <dtype> <dims>
- *   weight <name> <dtype> <dims> concat <axis> <name1>,<name2>,...
- *   weight <name> <dtype> <dims> gather <axis> <source_extent>
- *          <start>:<length>,<start>:<length>,...      (all on one line)
- *   weight <name> <dtype> <dims> [concat ... | gather ...] transpose
- *   input <name> <dtype> <dims>
- *   output <name> <dtype> <dims>
- *
- * dtype is one of f32 f16 bf16 i32 i64; dims look like `1x128x768`, or
- * `scalar` for rank 0. Blank lines and lines starting with '#' are ignored.
- *
- * A plain weight is the safetensors tensor <name> with exactly that dtype and
- * shape. A concat weight is the concatenation along <axis> of the tensors
- * <name1>, <name2>, ... (<name> only names the buffer). A gather weight (for
- * structurally pruned heads or neuron groups) takes the tensor <name>, whose
- * shape is <dims> except <source_extent> along <axis>, and concatenates along
- * <axis> the slices [start, start + length) in the listed order; lengths are
- * positive, each slice lies within [0, source_extent), slices may overlap or
- * repeat, and the lengths sum to dims[axis]. Input and output names are
- * unique; a weight name may appear in several weight records (e.g. once plain
- * and once gathered), each bound independently into its own buffer.
- * A trailing `transpose` (2-D weights only) binds the transpose: <dims> is
- * then the buffer's shape [d0, d1] and the tensor as assembled from the file
- * (plain, concat or gather, whose axis and shapes refer to this tensor) has
- * shape [d1, d0].
+ * The manifest text format is defined in attnc/Runtime/ManifestSchema.h.
+ * The entry points compiled code itself calls (MLIR's GPU runtime and
+ * allocation functions, run-time checks) are in attnc/Runtime/attnrt_abi.h;
+ * they are not part of this API.
  *
  * Every function returning int returns 0 on success and non-zero on error;
  * the error text is then available from attnrt_last_error(model). A model
@@ -52,15 +27,29 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#ifndef __cplusplus
-#include <stdbool.h>
-#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct attnrt_model attnrt_model;
+
+/* The element type of a model buffer. */
+typedef enum attnrt_dtype {
+  ATTNRT_INVALID_DTYPE = -1, /* returned for an invalid index */
+  ATTNRT_F32 = 0,
+  ATTNRT_F16 = 1,
+  ATTNRT_BF16 = 2, /* .npy files carry bfloat16 as '<u2' raw bits */
+  ATTNRT_I32 = 3,
+  ATTNRT_I64 = 4
+} attnrt_dtype;
+
+/* "f32", "f16", "bf16", "i32", "i64" (the manifest spelling); NULL for
+ * anything else. */
+const char *attnrt_dtype_name(attnrt_dtype dtype);
+
+/* Size of one element in bytes; 0 for an invalid dtype. */
+size_t attnrt_dtype_size(attnrt_dtype dtype);
 
 /* Opens a model from its manifest text and invoke function. On failure
  * returns NULL and writes a NUL-terminated message into err (if err is not
@@ -89,19 +78,19 @@ int attnrt_num_weights(attnrt_model *m);
 int attnrt_num_inputs(attnrt_model *m);
 int attnrt_num_outputs(attnrt_model *m);
 
-/* Name, dtype ("f32", "f16", "bf16", "i32", "i64"), rank, one dimension, all
- * dimensions (an array of rank values, valid while m is open) and total byte
- * size of input/output `index`. Invalid indices give NULL / -1 / 0 and record
- * an error on m. */
+/* Name, dtype, rank, one dimension, all dimensions (an array of rank values,
+ * valid while m is open) and total byte size of input/output `index`.
+ * Invalid indices give NULL / ATTNRT_INVALID_DTYPE / -1 / 0 and record an
+ * error on m. */
 const char *attnrt_input_name(attnrt_model *m, int index);
-const char *attnrt_input_dtype(attnrt_model *m, int index);
+attnrt_dtype attnrt_input_dtype(attnrt_model *m, int index);
 int attnrt_input_rank(attnrt_model *m, int index);
 int64_t attnrt_input_dim(attnrt_model *m, int index, int axis);
 const int64_t *attnrt_input_dims(attnrt_model *m, int index);
 size_t attnrt_input_bytes(attnrt_model *m, int index);
 
 const char *attnrt_output_name(attnrt_model *m, int index);
-const char *attnrt_output_dtype(attnrt_model *m, int index);
+attnrt_dtype attnrt_output_dtype(attnrt_model *m, int index);
 int attnrt_output_rank(attnrt_model *m, int index);
 int64_t attnrt_output_dim(attnrt_model *m, int index, int axis);
 const int64_t *attnrt_output_dims(attnrt_model *m, int index);
@@ -155,50 +144,6 @@ uint64_t attnrt_weight_file_bytes(attnrt_model *m);
  *   model --describe | --help
  * Returns the process exit code (0 or 1). */
 int attnrt_main(int argc, char **argv);
-
-/* ---- MLIR GPU runtime entry points (target cuda) -----------------------
- * The functions MLIR's gpu-to-llvm lowering calls, with the signatures of
- * upstream mlir/lib/ExecutionEngine/CudaRuntimeWrappers.cpp. They report no
- * status: the first failure is recorded and returned by the next attnrt_run,
- * and until then further calls do nothing (allocations return NULL). */
-void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
-void *mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize);
-void mgpuModuleUnload(void *module);
-void *mgpuModuleGetFunction(void *module, const char *name);
-void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
-                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
-                      intptr_t blockZ, int32_t smem, void *stream,
-                      void **params, void **extra, size_t paramsCount);
-void *mgpuStreamCreate(void);
-void mgpuStreamDestroy(void *stream);
-void mgpuStreamSynchronize(void *stream);
-void mgpuStreamWaitEvent(void *stream, void *event);
-void *mgpuEventCreate(void);
-void mgpuEventDestroy(void *event);
-void mgpuEventSynchronize(void *event);
-void mgpuEventRecord(void *event, void *stream);
-void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
-void mgpuMemFree(void *ptr, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
-void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
-void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
-void mgpuSetDefaultDevice(int32_t device);
-
-/* ---- MLIR generic allocation functions (target cpu) --------------------
- * What finalize-memref-to-llvm{use-generic-functions} calls for the heap
- * buffers of CPU models. Freed blocks are cached by size (up to 1 GiB in
- * all) and reused, so that a model's working set stays mapped across runs.
- * Blocks are 64-byte aligned at least. */
-void *_mlir_memref_to_llvm_alloc(size_t size);
-void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
-void _mlir_memref_to_llvm_free(void *ptr);
-
-/* ---- Run-time checks in compiled code (target cpu) ---------------------
- * attn-cpu-check-token-ids calls this for an embedding id outside [0, rows):
- * the attnrt_run in progress on this thread then fails with a message
- * naming the batch, position and id (the first one reported). */
-void attnrt_report_token_id(int64_t batch, int64_t position, int64_t id,
-                            int64_t rows);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -28,54 +29,38 @@ struct AttnEmitModelEntryPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto manifest = module->getAttrOfType<StringAttr>(kManifestAttrName);
     FlatSymbolRefAttr entryRef =
         AttnDialect::EntryAttrHelper(ctx).getAttr(module);
-    if (!manifest || !entryRef) {
+    if (!module->hasAttr(kManifestAttrName) || !entryRef) {
       module.emitError("attn-emit-model-entry: no model manifest; run "
                        "attn-hoist-weights first");
       return signalPassFailure();
     }
-    if (target != "cpu" && target != "cuda") {
+    std::optional<attnrt::Target> targetKind = attnrt::lookupTarget(target);
+    if (!targetKind) {
       module.emitError("attn-emit-model-entry: unknown target '")
           << target << "' (expected cpu or cuda)";
       return signalPassFailure();
     }
+    FailureOr<std::vector<attnrt::ManifestRecord>> records =
+        getManifestRecords(module);
+    if (failed(records))
+      return signalPassFailure();
     auto forward = module.lookupSymbol<LLVM::LLVMFuncOp>(entryRef.getAttr());
     if (!forward) {
       module.emitError("attn-emit-model-entry: the entry @")
           << entryRef.getValue() << " is not an llvm.func yet";
       return signalPassFailure();
     }
-    StringRef records = manifest.getValue();
-    // Each record's shape, for the expanded memref-descriptor convention.
-    SmallVector<SmallVector<int64_t>> shapes;
-    SmallVector<StringRef> lines;
-    records.split(lines, '\n', -1, /*KeepEmpty=*/false);
-    for (StringRef line : lines) {
-      SmallVector<StringRef> fields;
-      line.split(fields, ' ');
-      SmallVector<int64_t> shape;
-      if (fields.size() >= 4 && fields[3] != "scalar") {
-        SmallVector<StringRef> dims;
-        fields[3].split(dims, 'x');
-        for (StringRef d : dims) {
-          int64_t v = 0;
-          (void)d.getAsInteger(10, v);
-          shape.push_back(v);
-        }
-      }
-      shapes.push_back(std::move(shape));
-    }
-    size_t numRecords = shapes.size();
+    size_t numRecords = records->size();
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i64Type = IntegerType::get(ctx, 64);
     ArrayRef<Type> params = forward.getFunctionType().getParams();
     // Bare pointers: one ptr per record. Descriptors: per record
     // (allocated, aligned, offset, sizes..., strides...).
     size_t descriptorArgs = 0;
-    for (auto &shape : shapes)
-      descriptorArgs += 3 + 2 * shape.size();
+    for (const attnrt::ManifestRecord &record : *records)
+      descriptorArgs += 3 + 2 * record.dims.size();
     bool bare = params.size() == numRecords &&
                 llvm::all_of(params, [&](Type t) { return t == ptrType; });
     bool descriptors = !bare && params.size() == descriptorArgs;
@@ -118,7 +103,7 @@ struct AttnEmitModelEntryPass
         continue;
       }
       // A dense row-major descriptor of the record's static shape.
-      ArrayRef<int64_t> shape = shapes[i];
+      ArrayRef<int64_t> shape = (*records)[i].dims;
       args.append({buffer, buffer, constant(0)});
       for (int64_t size : shape)
         args.push_back(constant(size));
@@ -131,8 +116,8 @@ struct AttnEmitModelEntryPass
     LLVM::CallOp::create(b, loc, forward, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
 
-    std::string text = "attnc-manifest 1\ntarget " + target + "\n";
-    text += records.str();
+    // The runtime reads the manifest as a C string.
+    std::string text = attnrt::writeManifest(*targetKind, *records);
     text.push_back('\0');
     b.setInsertionPointToEnd(module.getBody());
     auto arrayType =

@@ -7,13 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNHOISTWEIGHTS
@@ -22,29 +22,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
-/// The manifest spelling of a tensor's element type, or "" if unsupported.
-static std::string manifestDType(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (type.isInteger(32))
-    return "i32";
-  if (type.isInteger(64))
-    return "i64";
-  return "";
-}
-
-static void printDims(llvm::raw_ostream &os, ArrayRef<int64_t> shape) {
-  if (shape.empty()) {
-    os << "scalar";
-    return;
-  }
-  llvm::interleave(shape, os, "x");
-}
 
 /// Weights are the same argument when name and gather agree.
 static std::string weightKey(WeightOp weight) {
@@ -154,36 +131,18 @@ struct AttnHoistWeightsPass
     for (auto &[key, uses] : byName)
       weightNames.insert(uses.front().getName());
 
-    std::string manifest;
-    llvm::raw_string_ostream os(manifest);
-    auto record = [&](StringRef kind, StringRef name, Type type, Location loc,
-                      WeightOp weight = {}) -> LogicalResult {
-      auto tensor = dyn_cast<RankedTensorType>(type);
-      std::string dtype = tensor ? manifestDType(tensor.getElementType()) : "";
-      if (!tensor || !tensor.hasStaticShape() || dtype.empty())
+    SmallVector<Attribute> manifest;
+    auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
+                      Location loc, WeightOp weight = {}) -> LogicalResult {
+      FailureOr<DictionaryAttr> dict =
+          buildManifestRecord(kind, name, type, weight);
+      if (failed(dict))
         return emitError(loc)
-               << "model " << kind << " '" << name << "' has type " << type
-               << "; the runtime takes statically shaped "
-                  "tensors of f32, f16, bf16, i32 or i64";
-      os << kind << " " << name << " " << dtype << " ";
-      printDims(os, tensor.getShape());
-      if (weight && weight.getConcatNamesAttr()) {
-        os << " concat " << weight.getConcatAxisAttr().getInt() << " ";
-        llvm::interleave(
-            weight.getConcatNamesAttr(), os,
-            [&](Attribute a) { os << cast<StringAttr>(a).getValue(); }, ",");
-      }
-      if (weight && weight.getGatherRanges()) {
-        os << " gather " << weight.getGatherAxisAttr().getInt() << " "
-           << weight.getGatherExtentAttr().getInt() << " ";
-        ArrayRef<int64_t> ranges = *weight.getGatherRanges();
-        for (size_t i = 0; i < ranges.size(); i += 2)
-          os << (i ? "," : "") << ranges[i] << ":" << ranges[i + 1];
-      }
-      // The dims above are the buffer's (the transpose of the file tensor).
-      if (weight && weight.getTranspose())
-        os << " transpose";
-      os << "\n";
+               << "model " << attnrt::entryKindName(kind) << " '" << name
+               << "' has type " << type
+               << "; the runtime takes statically shaped tensors of "
+               << attnrt::dtypeNameList();
+      manifest.push_back(*dict);
       return success();
     };
 
@@ -193,8 +152,8 @@ struct AttnHoistWeightsPass
     for (auto &[key, uses] : byName) {
       Type type = uses.front().getType();
       StringRef name = uses.front().getName();
-      if (failed(record("weight", name, type, uses.front().getLoc(),
-                        uses.front())))
+      if (failed(record(attnrt::EntryKind::Weight, name, type,
+                        uses.front().getLoc(), uses.front())))
         return signalPassFailure();
       if (failed(entry.insertArgument(
               index, type,
@@ -230,18 +189,18 @@ struct AttnHoistWeightsPass
       std::string name;
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ("input" + Twine(i - index)).str(), name)) ||
-          failed(record("input", name, entry.getArgument(i).getType(),
-                        entry.getLoc())))
+          failed(record(attnrt::EntryKind::Input, name,
+                        entry.getArgument(i).getType(), entry.getLoc())))
         return signalPassFailure();
     }
     for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
       std::string name;
       if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
                         ("output" + Twine(i)).str(), name)) ||
-          failed(record("output", name, type, entry.getLoc())))
+          failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc())))
         return signalPassFailure();
     }
-    module->setAttr(kManifestAttrName, builder.getStringAttr(os.str()));
+    module->setAttr(kManifestAttrName, builder.getArrayAttr(manifest));
     AttnDialect::EntryAttrHelper(&getContext())
         .setAttr(module, FlatSymbolRefAttr::get(entry.getNameAttr()));
   }

@@ -20,7 +20,7 @@
 // CHECK:         llvm.mlir.global external constant @attn_model_manifest("attnc-manifest 1\0Atarget cpu\0Aweight w f32 4x8\0Aoutput output0 f32 2x4\0A\00")
 // CHECK-NOT:     @main
 // CUDA:          llvm.mlir.global external constant @attn_model_manifest("attnc-manifest 1\0Atarget cuda\0Aweight w f32 4x8\0Aoutput output0 f32 2x4\0A\00")
-module attributes {attn.entry = @main, attn.manifest = "weight w f32 4x8\0Aoutput output0 f32 2x4\0A"} {
+module attributes {attn.entry = @main, attn.manifest = [{kind = "weight", name = "w", type = tensor<4x8xf32>}, {kind = "output", name = "output0", type = tensor<2x4xf32>}]} {
   llvm.func @main(%a: !llvm.ptr {llvm.noalias}, %b: !llvm.ptr) {
     llvm.return
   }
@@ -62,7 +62,7 @@ module attributes {attn.entry = @main, attn.manifest = "weight w f32 4x8\0Aoutpu
 // CHECK-NEXT:      llvm.return
 // CHECK:         llvm.mlir.global external constant @attn_model_manifest("attnc-manifest 1\0Atarget cpu\0Aweight w f32 4x8\0Ainput input0 i32 scalar\0Aoutput output0 f32 2x3x4\0A\00")
 // CUDA:          @attn_model_manifest("attnc-manifest 1\0Atarget cuda\0A
-module attributes {attn.entry = @main, attn.manifest = "weight w f32 4x8\0Ainput input0 i32 scalar\0Aoutput output0 f32 2x3x4\0A"} {
+module attributes {attn.entry = @main, attn.manifest = [{kind = "weight", name = "w", type = tensor<4x8xf32>}, {kind = "input", name = "input0", type = tensor<i32>}, {kind = "output", name = "output0", type = tensor<2x3x4xf32>}]} {
   llvm.func @main(%a0: !llvm.ptr, %a1: !llvm.ptr, %o: i64, %s0: i64, %s1: i64, %t0: i64, %t1: i64,
                   %b0: !llvm.ptr, %b1: !llvm.ptr, %bo: i64,
                   %c0: !llvm.ptr, %c1: !llvm.ptr, %co: i64, %cs0: i64, %cs1: i64, %cs2: i64, %ct0: i64, %ct1: i64, %ct2: i64) {

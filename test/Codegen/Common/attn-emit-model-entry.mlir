@@ -41,7 +41,7 @@
 
 // After bufferization the tensor result is an out-parameter: @main returns
 // nothing and its last argument is the output buffer, written in place.
-// BUF:          module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 8x4 transpose\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
+// BUF:          module attributes {attn.entry = @main, attn.manifest = [{kind = "weight", name = "proj.weight", transpose, type = tensor<8x4xf32>}, {kind = "weight", name = "proj.bias", type = tensor<4xf32>}, {kind = "input", name = "input0", type = tensor<2x8xf32>}, {kind = "output", name = "output0", type = tensor<2x4xf32>}]}
 // BUF-LABEL:    func.func @main(
 // BUF-SAME:       %[[W:[^:]+]]: memref<8x4xf32> {attn.weight = "proj.weight"},
 // BUF-SAME:       %[[B:[^:]+]]: memref<4xf32> {attn.weight = "proj.bias"},
@@ -57,7 +57,7 @@
 // After the linalg stage no attn op is left (only the attn.* attributes),
 // the weights are entry arguments and the manifest is recorded; the
 // projection's weight is bound transposed (attn-cpu-transpose-weights).
-// LINALG:       module attributes {attn.entry = @main, attn.manifest = "weight proj.weight f32 8x4 transpose\0Aweight proj.bias f32 4\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"}
+// LINALG:       module attributes {attn.entry = @main, attn.manifest = [{kind = "weight", name = "proj.weight", transpose, type = tensor<8x4xf32>}, {kind = "weight", name = "proj.bias", type = tensor<4xf32>}, {kind = "input", name = "input0", type = tensor<2x8xf32>}, {kind = "output", name = "output0", type = tensor<2x4xf32>}]}
 // LINALG-LABEL: func.func @main(
 // LINALG-SAME:    %[[W:[^:]+]]: tensor<8x4xf32> {attn.weight = "proj.weight"},
 // LINALG-SAME:    %[[B:[^:]+]]: tensor<4xf32> {attn.weight = "proj.bias"},

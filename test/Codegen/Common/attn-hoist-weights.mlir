@@ -8,7 +8,7 @@
 
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    attn.entry = @main
-// CHECK-SAME:    attn.manifest = "weight w f32 4x8\0Ainput input0 f32 2x8\0Aoutput output0 f32 2x4\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "w", type = tensor<4x8xf32>}, {kind = "input", name = "input0", type = tensor<2x8xf32>}, {kind = "output", name = "output0", type = tensor<2x4xf32>}]
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[W:[^:]+]]: tensor<4x8xf32> {attn.weight = "w"},
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x8xf32>) -> tensor<2x4xf32>
@@ -27,7 +27,7 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
 // outputs are listed after the weights, with their own numbering.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    attn.entry = @main
-// CHECK-SAME:    attn.manifest = "weight z.second f32 4\0Aweight a.first f32 4x8\0Ainput input0 f32 2x8\0Ainput input1 i64 2\0Aoutput output0 f32 2x4\0Aoutput output1 f32 2x8\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "z.second", type = tensor<4xf32>}, {kind = "weight", name = "a.first", type = tensor<4x8xf32>}, {kind = "input", name = "input0", type = tensor<2x8xf32>}, {kind = "input", name = "input1", type = tensor<2xi64>}, {kind = "output", name = "output0", type = tensor<2x4xf32>}, {kind = "output", name = "output1", type = tensor<2x8xf32>}]
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<4xf32> {attn.weight = "z.second"},
 // CHECK-SAME:    %[[W:[^:]+]]: tensor<4x8xf32> {attn.weight = "a.first"},
@@ -54,7 +54,7 @@ func.func @main(%x: tensor<2x8xf32>, %ids: tensor<2xi64>) -> (tensor<2x4xf32>, t
 // left alone.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    attn.entry = @model
-// CHECK-SAME:    attn.manifest = "weight emb f16 10x4\0Ainput input0 i32 3\0Aoutput output0 f16 3x4\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "emb", type = tensor<10x4xf16>}, {kind = "input", name = "input0", type = tensor<3xi32>}, {kind = "output", name = "output0", type = tensor<3x4xf16>}]
 // CHECK-LABEL: func.func private @helper(
 // CHECK-SAME:    %{{[^:]+}}: tensor<3x4xf16>) -> tensor<3x4xf16>
 // CHECK-LABEL: func.func @model(
@@ -80,7 +80,7 @@ module {
 // @main wins over other public functions, which keep their signatures.
 // CHECK-LABEL: module attributes
 // CHECK-SAME:    attn.entry = @main
-// CHECK-SAME:    attn.manifest = "input input0 bf16 2\0Aoutput output0 bf16 2\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "input", name = "input0", type = tensor<2xbf16>}, {kind = "output", name = "output0", type = tensor<2xbf16>}]
 // CHECK-LABEL: func.func @other(
 // CHECK-SAME:    %{{[^:]+}}: tensor<2xbf16>) -> tensor<2xbf16>
 // CHECK-LABEL: func.func @main(
@@ -99,7 +99,7 @@ module {
 // Rank-0 tensors are spelled `scalar`; an unused weight is still bound (it
 // is part of the model interface).
 // CHECK-LABEL: module attributes
-// CHECK-SAME:    attn.manifest = "weight unused bf16 8\0Ainput input0 f32 scalar\0Ainput input1 i32 3\0Aoutput output0 f32 scalar\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "unused", type = tensor<8xbf16>}, {kind = "input", name = "input0", type = tensor<f32>}, {kind = "input", name = "input1", type = tensor<3xi32>}, {kind = "output", name = "output0", type = tensor<f32>}]
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %{{[^:]+}}: tensor<8xbf16> {attn.weight = "unused"},
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<f32>,
@@ -115,7 +115,7 @@ func.func @main(%x: tensor<f32>, %y: tensor<3xi32>) -> tensor<f32> {
 // Weights after attn-lower-to-linalg: used by linalg ops, in nested regions
 // of the entry too.
 // CHECK-LABEL: module attributes
-// CHECK-SAME:    attn.manifest = "weight outer f32 4\0Aweight inner f32 4\0Ainput input0 f32 4\0Aoutput output0 f32 4\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "outer", type = tensor<4xf32>}, {kind = "weight", name = "inner", type = tensor<4xf32>}, {kind = "input", name = "input0", type = tensor<4xf32>}, {kind = "output", name = "output0", type = tensor<4xf32>}]
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[OUTER:[^:]+]]: tensor<4xf32> {attn.weight = "outer"},
 // CHECK-SAME:    %[[INNER:[^:]+]]: tensor<4xf32> {attn.weight = "inner"},
@@ -144,7 +144,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // recorded with its buffer's shape and a trailing `transpose` (after any
 // gather or concat, which describe the untransposed tensor).
 // CHECK-LABEL: module attributes
-// CHECK-SAME:    attn.manifest = "weight w f32 8x4 transpose\0Aweight w f32 4x8\0Aweight g f32 8x4 gather 0 6 0:2,4:2 transpose\0Ainput input0 f32 2x8\0Aoutput output0 f32 8x4\0Aoutput output1 f32 4x8\0Aoutput output2 f32 8x4\0A"
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "w", transpose, type = tensor<8x4xf32>}, {kind = "weight", name = "w", type = tensor<4x8xf32>}, {gather_axis = 0 : i64, gather_extent = 6 : i64, gather_ranges = array<i64: 0, 2, 4, 2>, kind = "weight", name = "g", transpose, type = tensor<8x4xf32>}, {kind = "input", name = "input0", type = tensor<2x8xf32>}, {kind = "output", name = "output0", type = tensor<8x4xf32>}, {kind = "output", name = "output1", type = tensor<4x8xf32>}, {kind = "output", name = "output2", type = tensor<8x4xf32>}]
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %{{[^:]+}}: tensor<8x4xf32> {attn.weight = "w"},
 // CHECK-SAME:    %{{[^:]+}}: tensor<4x8xf32> {attn.weight = "w"},

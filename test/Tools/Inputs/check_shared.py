@@ -30,9 +30,14 @@ def main():
         getattr(lib, fn).argtypes = [P]
     lib.attnrt_target.restype = ctypes.c_char_p
     lib.attnrt_target.argtypes = [P]
-    for fn in ("attnrt_input_name", "attnrt_output_name", "attnrt_input_dtype"):
+    for fn in ("attnrt_input_name", "attnrt_output_name"):
         getattr(lib, fn).restype = ctypes.c_char_p
         getattr(lib, fn).argtypes = [P, I]
+    # attnrt_dtype is a C enum: an int.
+    lib.attnrt_input_dtype.restype = I
+    lib.attnrt_input_dtype.argtypes = [P, I]
+    lib.attnrt_dtype_name.restype = ctypes.c_char_p
+    lib.attnrt_dtype_name.argtypes = [I]
     lib.attnrt_input_rank.restype = I
     lib.attnrt_input_rank.argtypes = [P, I]
     lib.attnrt_input_dim.restype = ctypes.c_int64
@@ -59,7 +64,7 @@ def main():
           "outputs", lib.attnrt_num_outputs(m))
     shape = tuple(lib.attnrt_input_dim(m, 0, a) for a in range(lib.attnrt_input_rank(m, 0)))
     print("input 0", lib.attnrt_input_name(m, 0).decode(),
-          lib.attnrt_input_dtype(m, 0).decode(), shape)
+          lib.attnrt_dtype_name(lib.attnrt_input_dtype(m, 0)).decode(), shape)
     print("output 0", lib.attnrt_output_name(m, 0).decode())
 
     rng = np.random.default_rng(0)

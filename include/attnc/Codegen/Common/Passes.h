@@ -27,8 +27,6 @@ namespace mlir::attn {
 #define GEN_PASS_DECL
 #include "attnc/Codegen/Common/Passes.h.inc"
 
-/// The module attribute holding the model manifest text.
-constexpr llvm::StringLiteral kManifestAttrName = "attn.manifest";
 /// The argument attribute naming the weight an entry argument binds.
 constexpr llvm::StringLiteral kWeightArgAttrName = "attn.weight";
 

@@ -184,8 +184,11 @@ def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
     Finds the model entry (`@main`, or the only public function), turns each
     distinct `attn.weight` name used in it into a leading function argument
     tagged `{attn.weight = "name"}`, and records the model's interface as the
-    module attribute `attn.manifest` (weights, inputs, outputs with dtype and
-    shape) for the runtime. A name used with two different types is an error.
+    module attribute `attn.manifest`: one dictionary per runtime buffer
+    (weights, inputs, outputs) with its kind, name and tensor type, plus a
+    weight's concat, gather and transpose attributes (see
+    attnc/Codegen/Common/Manifest.h). A name used with two different types is
+    an error.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -197,7 +200,8 @@ def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
     convention, renames the model entry to `attn_model_forward`, adds
     `void attn_model_invoke(void **buffers)` that calls it with one buffer
     per manifest record, and the NUL-terminated `attn_model_manifest`
-    string that libattnrt reads.
+    string that libattnrt reads, written from `attn.manifest` by the writer
+    libattnrt's parser shares (attnc/Runtime/ManifestSchema.h).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let options = [

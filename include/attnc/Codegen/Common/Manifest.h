@@ -1,0 +1,64 @@
+//===- Manifest.h - the model manifest on the compiler side -----*- C++ -*-===//
+//
+// From attn-hoist-weights on, a module carries its model interface as the
+// structured attribute `attn.manifest`: an array with one dictionary per
+// runtime buffer, in buffer order,
+//
+//   {kind = "weight", name = "w", type = tensor<8x4xf32>,
+//    [concat_axis, concat_names,] [gather_axis, gather_extent, gather_ranges,]
+//    [transpose]}
+//
+// where kind is weight, input or output, type is the buffer's tensor type
+// and the optional fields are those of the attn.weight op the record binds.
+// serializeManifest turns it into the text libattnrt parses, through the
+// writer and keywords of attnc/Runtime/ManifestSchema.h, the one place the
+// format is defined.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_CODEGEN_COMMON_MANIFEST_H
+#define ATTNC_CODEGEN_COMMON_MANIFEST_H
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Runtime/ManifestSchema.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <vector>
+
+namespace mlir::attn {
+
+/// The module attribute holding the model manifest.
+constexpr llvm::StringLiteral kManifestAttrName = "attn.manifest";
+
+/// Keys of a manifest record besides the attn.weight op's own attributes.
+constexpr llvm::StringLiteral kManifestKindKey = "kind";
+constexpr llvm::StringLiteral kManifestNameKey = "name";
+constexpr llvm::StringLiteral kManifestTypeKey = "type";
+
+/// The manifest dtype of an element type: f32, f16, bf16 and the signless
+/// i32 and i64 (whose MLIR spellings are the manifest's).
+std::optional<attnrt::DType> getManifestDType(Type elementType);
+
+/// One record for a buffer of `type`; `weight` (for weight records) adds its
+/// concat, gather and transpose attributes. Fails (without a diagnostic) when
+/// the runtime cannot take the type: see getManifestDType.
+FailureOr<DictionaryAttr> buildManifestRecord(attnrt::EntryKind kind,
+                                              StringRef name, Type type,
+                                              WeightOp weight = {});
+
+/// The records of the module's manifest, or an error on `module` when it has
+/// none or a malformed one.
+FailureOr<std::vector<attnrt::ManifestRecord>>
+getManifestRecords(ModuleOp module);
+
+/// The manifest text of `module` for `target`, as attn_model_manifest holds
+/// it (without the terminating NUL).
+FailureOr<std::string> serializeManifest(ModuleOp module,
+                                         attnrt::Target target);
+
+} // namespace mlir::attn
+
+#endif // ATTNC_CODEGEN_COMMON_MANIFEST_H

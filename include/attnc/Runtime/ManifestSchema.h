@@ -1,0 +1,278 @@
+//===- ManifestSchema.h - the compiled-model manifest format ----*- C++ -*-===//
+//
+// The one definition of the manifest a compiled model carries in
+// `attn_model_manifest`: its keywords, the dtype table and the writer. The
+// compiler (attn-emit-model-entry, the layer search) writes manifests with
+// writeManifest and libattnrt parses them (lib/Runtime/Manifest.cpp) with
+// the same keywords, so the two sides cannot drift apart. Plain C++17 with
+// no LLVM: libattnrt must not link LLVM.
+//
+// Manifest text, one record per line:
+//
+//   attnc-manifest 1
+//   target cpu | target cuda
+//   weight <name> <dtype> <dims>
+//   weight <name> <dtype> <dims> concat <axis> <name1>,<name2>,...
+//   weight <name> <dtype> <dims> gather <axis> <source_extent>
+//          <start>:<length>,<start>:<length>,...      (all on one line)
+//   weight <name> <dtype> <dims> [concat ... | gather ...] transpose
+//   input <name> <dtype> <dims>
+//   output <name> <dtype> <dims>
+//
+// dtype is one of f32 f16 bf16 i32 i64 (the spelling of the MLIR element
+// type); dims look like `1x128x768`, or `scalar` for rank 0. Blank lines and
+// lines starting with '#' are ignored. The records are in buffer order:
+// `attn_model_invoke(void **buffers)` takes one buffer per record.
+//
+// A plain weight is the safetensors tensor <name> with exactly that dtype and
+// shape. A concat weight is the concatenation along <axis> of the tensors
+// <name1>, <name2>, ... (<name> only names the buffer). A gather weight (for
+// structurally pruned heads or neuron groups) takes the tensor <name>, whose
+// shape is <dims> except <source_extent> along <axis>, and concatenates along
+// <axis> the slices [start, start + length) in the listed order; lengths are
+// positive, each slice lies within [0, source_extent), slices may overlap or
+// repeat, and the lengths sum to dims[axis]. Input and output names are
+// unique; a weight name may appear in several weight records (e.g. once plain
+// and once gathered), each bound independently into its own buffer.
+// A trailing `transpose` (2-D weights only) binds the transpose: <dims> is
+// then the buffer's shape [d0, d1] and the tensor as assembled from the file
+// (plain, concat or gather, whose axis and shapes refer to this tensor) has
+// shape [d1, d0].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_RUNTIME_MANIFESTSCHEMA_H
+#define ATTNC_RUNTIME_MANIFESTSCHEMA_H
+
+#include "attnc/Runtime/attnrt.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnrt {
+
+//===----------------------------------------------------------------------===//
+// Keywords
+//===----------------------------------------------------------------------===//
+
+inline constexpr const char *kManifestMagic = "attnc-manifest";
+inline constexpr int kManifestVersion = 1;
+inline constexpr const char *kTargetKeyword = "target";
+inline constexpr const char *kConcatKeyword = "concat";
+inline constexpr const char *kGatherKeyword = "gather";
+inline constexpr const char *kTransposeKeyword = "transpose";
+/// The dims of a rank-0 record.
+inline constexpr const char *kScalarDims = "scalar";
+
+enum class Target { CPU, CUDA };
+/// Indexed by Target.
+inline constexpr const char *kTargetNames[] = {"cpu", "cuda"};
+
+/// The record kinds, in the order the compiler writes them.
+enum class EntryKind { Weight, Input, Output };
+/// Indexed by EntryKind.
+inline constexpr const char *kEntryKindNames[] = {"weight", "input", "output"};
+
+constexpr const char *targetName(Target t) {
+  return kTargetNames[static_cast<size_t>(t)];
+}
+constexpr const char *entryKindName(EntryKind k) {
+  return kEntryKindNames[static_cast<size_t>(k)];
+}
+
+/// The target spelled `name`, if any.
+inline std::optional<Target> lookupTarget(std::string_view name) {
+  for (size_t i = 0; i < std::size(kTargetNames); ++i)
+    if (name == kTargetNames[i])
+      return static_cast<Target>(i);
+  return std::nullopt;
+}
+/// The record kind spelled `name`, if any.
+inline std::optional<EntryKind> lookupEntryKind(std::string_view name) {
+  for (size_t i = 0; i < std::size(kEntryKindNames); ++i)
+    if (name == kEntryKindNames[i])
+      return static_cast<EntryKind>(i);
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Dtypes
+//===----------------------------------------------------------------------===//
+
+/// The element types a model's buffers may have; the values are those of the
+/// C API's attnrt_dtype.
+enum class DType {
+  F32 = ATTNRT_F32,
+  F16 = ATTNRT_F16,
+  BF16 = ATTNRT_BF16,
+  I32 = ATTNRT_I32,
+  I64 = ATTNRT_I64,
+};
+
+/// Everything the runtime and the compiler need to know about a dtype, in
+/// one place (manifest, .npy and safetensors spellings, element size).
+struct DTypeInfo {
+  DType dtype;
+  /// The manifest spelling, which is also the MLIR element type's.
+  const char *name;
+  size_t bytes;
+  /// The .npy descr; bfloat16 is not a numpy dtype, so bf16 travels as raw
+  /// '<u2' bits.
+  const char *npyDescr;
+  const char *safetensorsName;
+};
+
+/// Indexed by DType.
+inline constexpr DTypeInfo kDTypes[] = {
+    {DType::F32, "f32", 4, "<f4", "F32"},
+    {DType::F16, "f16", 2, "<f2", "F16"},
+    {DType::BF16, "bf16", 2, "<u2", "BF16"},
+    {DType::I32, "i32", 4, "<i4", "I32"},
+    {DType::I64, "i64", 8, "<i8", "I64"},
+};
+
+constexpr bool dtypeTableIsIndexed() {
+  for (size_t i = 0; i < std::size(kDTypes); ++i)
+    if (static_cast<size_t>(kDTypes[i].dtype) != i)
+      return false;
+  return true;
+}
+static_assert(dtypeTableIsIndexed(), "kDTypes must be indexed by DType");
+
+constexpr const DTypeInfo &dtypeInfo(DType t) {
+  return kDTypes[static_cast<size_t>(t)];
+}
+/// "f32", "f16", "bf16", "i32", "i64".
+constexpr const char *dtypeName(DType t) { return dtypeInfo(t).name; }
+constexpr size_t dtypeSize(DType t) { return dtypeInfo(t).bytes; }
+
+/// The dtype spelled `name` in a manifest (or as an MLIR element type).
+inline const DTypeInfo *lookupDType(std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (std::string_view(info.name) == name)
+      return &info;
+  return nullptr;
+}
+
+/// "f32, f16, bf16, i32 or i64", for error messages.
+inline std::string dtypeNameList() {
+  std::string s;
+  for (size_t i = 0; i < std::size(kDTypes); ++i) {
+    if (i)
+      s += i + 1 == std::size(kDTypes) ? " or " : ", ";
+    s += kDTypes[i].name;
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Records
+//===----------------------------------------------------------------------===//
+
+/// One `<start>:<length>` slice of a gather weight's source along its axis.
+struct GatherRange {
+  int64_t start = 0;
+  int64_t length = 0;
+  bool operator==(const GatherRange &o) const {
+    return start == o.start && length == o.length;
+  }
+};
+
+/// One manifest record, as written and as parsed.
+struct ManifestRecord {
+  EntryKind kind = EntryKind::Input;
+  std::string name;
+  DType dtype = DType::F32;
+  /// The buffer's shape (for transposed weights: the transposed one).
+  std::vector<int64_t> dims;
+  /// For `concat <axis> a,b,...` weights: the axis and the parts (otherwise
+  /// concatAxis is -1 and concatParts is empty).
+  int concatAxis = -1;
+  std::vector<std::string> concatParts;
+  /// For `gather <axis> <source_extent> <start>:<length>,...` weights: the
+  /// safetensors tensor `name` has `dims` except `gatherSourceExtent` along
+  /// `gatherAxis`, and the buffer is the concatenation along that axis of
+  /// the listed slices, in order (otherwise gatherAxis is -1 and
+  /// gatherRanges is empty).
+  int gatherAxis = -1;
+  int64_t gatherSourceExtent = 0;
+  std::vector<GatherRange> gatherRanges;
+  /// For `... transpose` weights (2-D): `dims` is the buffer's shape and the
+  /// tensor assembled from the file (plain, concat or gather, all described
+  /// relative to it) has the reversed shape; the buffer is its transpose.
+  bool transpose = false;
+
+  bool isConcat() const { return !concatParts.empty(); }
+  bool isGather() const { return gatherAxis >= 0; }
+};
+
+/// "1x128x768", or "scalar" for rank 0.
+inline std::string formatManifestDims(const std::vector<int64_t> &dims) {
+  if (dims.empty())
+    return kScalarDims;
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s;
+}
+
+/// "0:256,512:256".
+inline std::string formatGatherRanges(const std::vector<GatherRange> &ranges) {
+  std::string s;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    s += (i ? "," : "") + std::to_string(ranges[i].start) + ":" +
+         std::to_string(ranges[i].length);
+  return s;
+}
+
+/// The record's line, without the newline.
+inline std::string formatManifestRecord(const ManifestRecord &r) {
+  std::string s = entryKindName(r.kind);
+  s += " " + r.name + " ";
+  s += dtypeName(r.dtype);
+  s += " " + formatManifestDims(r.dims);
+  if (r.isConcat()) {
+    s += " ";
+    s += kConcatKeyword;
+    s += " " + std::to_string(r.concatAxis) + " ";
+    for (size_t i = 0; i < r.concatParts.size(); ++i)
+      s += (i ? "," : "") + r.concatParts[i];
+  }
+  if (r.isGather()) {
+    s += " ";
+    s += kGatherKeyword;
+    s += " " + std::to_string(r.gatherAxis) + " " +
+         std::to_string(r.gatherSourceExtent) + " " +
+         formatGatherRanges(r.gatherRanges);
+  }
+  if (r.transpose) {
+    s += " ";
+    s += kTransposeKeyword;
+  }
+  return s;
+}
+
+/// The complete manifest text (without a terminating NUL). Names must be
+/// non-empty and free of whitespace; the writer does not check (the
+/// compiler's attn-hoist-weights does).
+inline std::string writeManifest(Target target,
+                                 const std::vector<ManifestRecord> &records) {
+  std::string s = kManifestMagic;
+  s += " " + std::to_string(kManifestVersion) + "\n";
+  s += kTargetKeyword;
+  s += " ";
+  s += targetName(target);
+  s += "\n";
+  for (const ManifestRecord &r : records)
+    s += formatManifestRecord(r) + "\n";
+  return s;
+}
+
+} // namespace attnrt
+
+#endif // ATTNC_RUNTIME_MANIFESTSCHEMA_H

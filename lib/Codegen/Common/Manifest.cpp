@@ -1,0 +1,135 @@
+//===- Manifest.cpp - the model manifest on the compiler side -------------===//
+
+#include "attnc/Codegen/Common/Manifest.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
+  // The manifest spells dtypes as MLIR prints element types, so the dtype
+  // table itself is the mapping.
+  std::string spelling;
+  llvm::raw_string_ostream os(spelling);
+  elementType.print(os);
+  if (const attnrt::DTypeInfo *info = attnrt::lookupDType(spelling))
+    return info->dtype;
+  return std::nullopt;
+}
+
+FailureOr<DictionaryAttr>
+mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
+                                Type type, WeightOp weight) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      !getManifestDType(tensor.getElementType()))
+    return failure();
+  Builder b(type.getContext());
+  NamedAttrList fields;
+  fields.append(kManifestKindKey, b.getStringAttr(attnrt::entryKindName(kind)));
+  fields.append(kManifestNameKey, b.getStringAttr(name));
+  fields.append(kManifestTypeKey, TypeAttr::get(tensor));
+  if (weight) {
+    // The op's own spelling of concat, gather and transpose.
+    for (StringAttr key :
+         {weight.getConcatAxisAttrName(), weight.getConcatNamesAttrName(),
+          weight.getGatherAxisAttrName(), weight.getGatherExtentAttrName(),
+          weight.getGatherRangesAttrName(), weight.getTransposeAttrName()})
+      if (Attribute value = weight->getAttr(key))
+        fields.append(key, value);
+  }
+  return fields.getDictionary(type.getContext());
+}
+
+/// Reads one record; `fail` reports what is wrong with it.
+static LogicalResult readRecord(DictionaryAttr dict,
+                                attnrt::ManifestRecord &record,
+                                llvm::function_ref<InFlightDiagnostic()> fail) {
+  auto kind = dict.getAs<StringAttr>(kManifestKindKey);
+  auto name = dict.getAs<StringAttr>(kManifestNameKey);
+  auto typeAttr = dict.getAs<TypeAttr>(kManifestTypeKey);
+  if (!kind || !name || !typeAttr)
+    return fail() << "needs string '" << kManifestKindKey << "', string '"
+                  << kManifestNameKey << "' and type '" << kManifestTypeKey
+                  << "'";
+  std::optional<attnrt::EntryKind> entryKind =
+      attnrt::lookupEntryKind(kind.getValue());
+  if (!entryKind)
+    return fail() << "has unknown kind '" << kind.getValue() << "'";
+  record.kind = *entryKind;
+  record.name = name.getValue().str();
+  auto tensor = dyn_cast<RankedTensorType>(typeAttr.getValue());
+  std::optional<attnrt::DType> dtype;
+  if (tensor && tensor.hasStaticShape())
+    dtype = getManifestDType(tensor.getElementType());
+  if (!dtype)
+    return fail() << "has type " << typeAttr.getValue()
+                  << "; the runtime takes statically shaped tensors of "
+                  << attnrt::dtypeNameList();
+  record.dtype = *dtype;
+  record.dims.assign(tensor.getShape().begin(), tensor.getShape().end());
+
+  auto concatAxis = dict.getAs<IntegerAttr>("concat_axis");
+  auto concatNames = dict.getAs<ArrayAttr>("concat_names");
+  if (!concatAxis != !concatNames)
+    return fail() << "needs both or neither of concat_axis and concat_names";
+  if (concatNames) {
+    record.concatAxis = concatAxis.getInt();
+    for (Attribute part : concatNames) {
+      auto str = dyn_cast<StringAttr>(part);
+      if (!str)
+        return fail() << "has a non-string concat name";
+      record.concatParts.push_back(str.getValue().str());
+    }
+  }
+  auto gatherAxis = dict.getAs<IntegerAttr>("gather_axis");
+  auto gatherExtent = dict.getAs<IntegerAttr>("gather_extent");
+  auto gatherRanges = dict.getAs<DenseI64ArrayAttr>("gather_ranges");
+  if (!gatherAxis != !gatherRanges || !gatherAxis != !gatherExtent ||
+      (gatherRanges && gatherRanges.size() % 2))
+    return fail() << "needs all or none of gather_axis, gather_extent and "
+                     "gather_ranges (start, length pairs)";
+  if (gatherRanges) {
+    record.gatherAxis = gatherAxis.getInt();
+    record.gatherSourceExtent = gatherExtent.getInt();
+    ArrayRef<int64_t> ranges = gatherRanges.asArrayRef();
+    for (size_t i = 0; i < ranges.size(); i += 2)
+      record.gatherRanges.push_back({ranges[i], ranges[i + 1]});
+  }
+  record.transpose = static_cast<bool>(dict.get("transpose"));
+  return success();
+}
+
+FailureOr<std::vector<attnrt::ManifestRecord>>
+mlir::attn::getManifestRecords(ModuleOp module) {
+  Attribute attr = module->getAttr(kManifestAttrName);
+  if (!attr)
+    return module.emitError("no model manifest; run attn-hoist-weights first");
+  auto array = dyn_cast<ArrayAttr>(attr);
+  if (!array)
+    return module.emitError(kManifestAttrName)
+           << " must be an array of records, got " << attr;
+  std::vector<attnrt::ManifestRecord> records(array.size());
+  for (auto [i, element] : llvm::enumerate(array)) {
+    auto fail = [&, i = i] {
+      return module.emitError(kManifestAttrName) << " record " << i << " ";
+    };
+    auto dict = dyn_cast<DictionaryAttr>(element);
+    if (!dict)
+      return fail() << "is not a dictionary";
+    if (failed(readRecord(dict, records[i], fail)))
+      return failure();
+  }
+  return records;
+}
+
+FailureOr<std::string> mlir::attn::serializeManifest(ModuleOp module,
+                                                     attnrt::Target target) {
+  FailureOr<std::vector<attnrt::ManifestRecord>> records =
+      getManifestRecords(module);
+  if (failed(records))
+    return failure();
+  return attnrt::writeManifest(target, *records);
+}

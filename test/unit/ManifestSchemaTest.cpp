@@ -1,0 +1,159 @@
+//===- ManifestSchemaTest.cpp - dtype table and manifest round trip -------===//
+//
+// The compiler writes manifests with attnrt::writeManifest and the runtime
+// parses them with parseManifest; both take their keywords and dtypes from
+// attnc/Runtime/ManifestSchema.h. These tests pin the table and check that
+// everything the writer can express parses back to the same records.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/ManifestSchema.h"
+#include "attnc/Runtime/TensorIO.h"
+#include "attnc/Runtime/attnrt.h"
+
+#include "Manifest.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+
+using namespace attnrt;
+
+namespace {
+
+TEST(DTypeTable, Spellings) {
+  struct Expected {
+    DType dtype;
+    attnrt_dtype c;
+    const char *name, *npy, *safetensors;
+    size_t bytes;
+  };
+  const Expected all[] = {
+      {DType::F32, ATTNRT_F32, "f32", "<f4", "F32", 4},
+      {DType::F16, ATTNRT_F16, "f16", "<f2", "F16", 2},
+      {DType::BF16, ATTNRT_BF16, "bf16", "<u2", "BF16", 2},
+      {DType::I32, ATTNRT_I32, "i32", "<i4", "I32", 4},
+      {DType::I64, ATTNRT_I64, "i64", "<i8", "I64", 8},
+  };
+  ASSERT_EQ(std::size(kDTypes), std::size(all));
+  for (const Expected &e : all) {
+    const DTypeInfo &info = dtypeInfo(e.dtype);
+    EXPECT_EQ(static_cast<int>(e.dtype), static_cast<int>(e.c));
+    EXPECT_STREQ(info.name, e.name);
+    EXPECT_STREQ(dtypeName(e.dtype), e.name);
+    EXPECT_STREQ(info.npyDescr, e.npy);
+    EXPECT_STREQ(info.safetensorsName, e.safetensors);
+    EXPECT_EQ(dtypeSize(e.dtype), e.bytes);
+    ASSERT_NE(lookupDType(e.name), nullptr);
+    EXPECT_EQ(lookupDType(e.name)->dtype, e.dtype);
+  }
+  EXPECT_EQ(lookupDType("f64"), nullptr);
+  EXPECT_EQ(lookupDType("F32"), nullptr);
+  EXPECT_EQ(dtypeNameList(), "f32, f16, bf16, i32 or i64");
+}
+
+TEST(DTypeTable, ElementAsDouble) {
+  const uint16_t half = 0x3c00, bf16 = 0x3f80; // both 1.0
+  const float f = -2.5f;
+  const int32_t i = -7;
+  const int64_t l = int64_t(1) << 40;
+  EXPECT_EQ(elementAsDouble(&half, DType::F16, 0), 1.0);
+  EXPECT_EQ(elementAsDouble(&bf16, DType::BF16, 0), 1.0);
+  EXPECT_EQ(elementAsDouble(&f, DType::F32, 0), -2.5);
+  EXPECT_EQ(elementAsDouble(&i, DType::I32, 0), -7.0);
+  EXPECT_EQ(elementAsDouble(&l, DType::I64, 0), 1099511627776.0);
+}
+
+TEST(DTypeTable, Keywords) {
+  EXPECT_STREQ(targetName(Target::CPU), "cpu");
+  EXPECT_STREQ(targetName(Target::CUDA), "cuda");
+  EXPECT_EQ(lookupTarget("cuda"), Target::CUDA);
+  EXPECT_EQ(lookupTarget("rocm"), std::nullopt);
+  EXPECT_EQ(lookupEntryKind("output"), EntryKind::Output);
+  EXPECT_EQ(lookupEntryKind("target"), std::nullopt);
+}
+
+ManifestRecord record(EntryKind kind, const std::string &name, DType dtype,
+                      std::vector<int64_t> dims) {
+  ManifestRecord r;
+  r.kind = kind;
+  r.name = name;
+  r.dtype = dtype;
+  r.dims = std::move(dims);
+  return r;
+}
+
+// Every kind of record the compiler emits survives write -> parse.
+TEST(ManifestSchema, RoundTrip) {
+  std::vector<ManifestRecord> records;
+  records.push_back(record(EntryKind::Weight, "w.0", DType::BF16, {768, 512}));
+  ManifestRecord qkv = record(EntryKind::Weight, "qkv", DType::F16, {3, 2});
+  qkv.concatAxis = 1;
+  qkv.concatParts = {"q", "k.x", "v"};
+  records.push_back(qkv);
+  ManifestRecord g = record(EntryKind::Weight, "g", DType::F32, {8, 4});
+  g.gatherAxis = 0;
+  g.gatherSourceExtent = 6;
+  g.gatherRanges = {{0, 2}, {4, 2}};
+  g.transpose = true; // the gather refers to the untransposed [4, 6] tensor
+  g.dims = {4, 4};
+  records.push_back(g);
+  ManifestRecord t = record(EntryKind::Weight, "w.0", DType::BF16, {512, 768});
+  t.transpose = true;
+  records.push_back(t);
+  records.push_back(record(EntryKind::Input, "ids", DType::I64, {1, 128}));
+  records.push_back(record(EntryKind::Input, "scale", DType::F32, {}));
+  records.push_back(record(EntryKind::Output, "out", DType::I32, {0, 4}));
+
+  for (Target target : {Target::CPU, Target::CUDA}) {
+    std::string text = writeManifest(target, records);
+    Manifest m;
+    std::string err;
+    ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err << "\n" << text;
+    EXPECT_EQ(m.version, kManifestVersion);
+    EXPECT_EQ(m.target, target);
+    ASSERT_EQ(m.entries.size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      const ManifestRecord &want = records[i];
+      const ManifestEntry &got = m.entries[i];
+      EXPECT_EQ(got.kind, want.kind) << i;
+      EXPECT_EQ(got.name, want.name) << i;
+      EXPECT_EQ(got.dtype, want.dtype) << i;
+      EXPECT_EQ(got.dims, want.dims) << i;
+      EXPECT_EQ(got.concatAxis, want.concatAxis) << i;
+      EXPECT_EQ(got.concatParts, want.concatParts) << i;
+      EXPECT_EQ(got.gatherAxis, want.gatherAxis) << i;
+      EXPECT_EQ(got.gatherSourceExtent, want.gatherSourceExtent) << i;
+      EXPECT_EQ(got.gatherRanges, want.gatherRanges) << i;
+      EXPECT_EQ(got.transpose, want.transpose) << i;
+      EXPECT_EQ(formatManifestRecord(got), formatManifestRecord(want)) << i;
+    }
+    EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(m.inputs, (std::vector<int>{4, 5}));
+    EXPECT_EQ(m.outputs, (std::vector<int>{6}));
+  }
+}
+
+// The exact text, as attn-emit-model-entry's lit tests and compiled models
+// have it: the format is an ABI.
+TEST(ManifestSchema, Text) {
+  ManifestRecord g = record(EntryKind::Weight, "g", DType::F32, {8, 4});
+  g.gatherAxis = 0;
+  g.gatherSourceExtent = 6;
+  g.gatherRanges = {{0, 2}, {4, 2}};
+  g.transpose = true;
+  ManifestRecord c = record(EntryKind::Weight, "qkv", DType::F16, {3, 2});
+  c.concatAxis = 1;
+  c.concatParts = {"q", "k", "v"};
+  EXPECT_EQ(writeManifest(Target::CUDA,
+                          {g, c, record(EntryKind::Input, "x", DType::I32, {}),
+                           record(EntryKind::Output, "y", DType::F32, {2})}),
+            "attnc-manifest 1\n"
+            "target cuda\n"
+            "weight g f32 8x4 gather 0 6 0:2,4:2 transpose\n"
+            "weight qkv f16 3x2 concat 1 q,k,v\n"
+            "input x i32 scalar\n"
+            "output y f32 2\n");
+}
+
+} // namespace
