@@ -4,7 +4,7 @@
     /usr/bin/python3 scripts/gen_onnx_models.py [OUTDIR [MODEL ...]]
 
 Needs Debian's python3-torch (1.13) and python3-onnx. For every model and
-opset (13, 14, 17) it writes, into OUTDIR (default test/ONNX/Models):
+opset (13 to 17) it writes, into OUTDIR (default test/ONNX/Models):
 
   <model>-op<opset>.onnx          the exported graph (sequence and batch axes
                                    symbolic, as exporters emit them)
@@ -40,7 +40,7 @@ LAYERS = 2
 SEQ = 8
 VOCAB = 50
 MAX_POS = 16
-OPSETS = (13, 14, 17)
+OPSETS = (13, 14, 15, 16, 17)
 
 
 class EncoderPostLnRelu(nn.Module):
