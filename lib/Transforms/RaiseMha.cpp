@@ -358,17 +358,26 @@ static Value fromBatchMajor(PatternRewriter &rewriter, Location loc, Value y,
       ArrayRef<ReassociationIndices>{leading, {like.getRank() - 1}});
 }
 
+/// Whether rows [offset, offset + count) of `w` can be bound: all of it, or
+/// a slice of a plain attn.weight (a gather of it).
+static bool canBindRows(Value w, int64_t offset, int64_t count) {
+  if (offset == 0 && count == cast<RankedTensorType>(w.getType()).getDimSize(0))
+    return true;
+  auto weight = w.getDefiningOp<WeightOp>();
+  return weight && !weight.getGatherRangesAttr() &&
+         !weight.getConcatNamesAttr();
+}
+
 /// Rows [offset, offset + count) of a projection's weight (or elements of
 /// its bias), bound from the checkpoint: the weight itself when that is all
-/// of it, else a gather of a plain attn.weight along its output axis.
+/// of it, else a gather of a plain attn.weight along its output axis
+/// (canBindRows must hold).
 static Value projectionRows(PatternRewriter &rewriter, Value w, int64_t offset,
                             int64_t count) {
   auto type = cast<RankedTensorType>(w.getType());
   if (offset == 0 && count == type.getDimSize(0))
     return w;
   auto weight = w.getDefiningOp<WeightOp>();
-  if (!weight || weight.getGatherRangesAttr() || weight.getConcatNamesAttr())
-    return Value();
   SmallVector<int64_t> shape(type.getShape());
   shape[0] = count;
   // gather_axis refers to the checkpoint tensor: axis 1 of a weight bound
@@ -442,6 +451,15 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
     if (biased != 0 && biased != 4)
       return rewriter.notifyMatchFailure(sdpa, "biases on some projections");
 
+    // Check every binding before creating any op.
+    for (auto [split, n] :
+         {std::make_pair(*q, heads), std::make_pair(*k, kvHeads),
+          std::make_pair(*v, kvHeads)})
+      for (Value w : {split.projection.getWeight(), split.projection.getBias()})
+        if (w && !canBindRows(w, split.columnOffset, n * dh))
+          return rewriter.notifyMatchFailure(sdpa,
+                                             "packed weight not bindable");
+
     Location loc = sdpa.getLoc();
     rewriter.setInsertionPoint(out);
     auto rows = [&](HeadSplit split, int64_t n, bool bias) {
@@ -456,8 +474,6 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
       biases = {rows(*q, heads, true), rows(*k, kvHeads, true),
                 rows(*v, kvHeads, true), out.getBias()};
     }
-    if (!wq || !wk || !wv || llvm::any_of(biases, [](Value b) { return !b; }))
-      return rewriter.notifyMatchFailure(sdpa, "packed weight not bindable");
 
     Value query = toBatchMajor(rewriter, loc, queryIn, q->order, batch, sq);
     Value keyValue =
