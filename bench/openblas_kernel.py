@@ -159,6 +159,8 @@ def peer_environment(python=None, log=None, keep=False):
         rep = probe(python, dict(base, **overrides))
         note = ("OpenBLAS chose %s (a fallback on a host with %s); peers run with OPENBLAS_CORETYPE=%s: %s"
                 % (_summary(first), host, best, _summary(rep) or "none loaded"))
+    elif any(is_fallback(n, flags) for n in names):
+        note += " (a fallback, kept: ratios against it are refused)"
     names = [lib["corename"] for lib in rep["libs"]]
     bad_err = {k: v for k, v in rep.get("sgemm_rel_err", {}).items() if not v < 1e-5}
     if bad_err:

@@ -247,7 +247,7 @@ def _torch_worker(threads):
     hello = {"version": torch.__version__, "transformers": transformers.__version__,
              "threads": torch.get_num_threads(), "aten_capability": cap, "openblas": libs,
              "fallback": any(ok.is_fallback(lib["corename"]) for lib in libs),
-             "numpy": np.__version__}
+             "numpy": np.__version__, "wait_policy": os.environ.get("OMP_WAIT_POLICY")}
     return hello, load
 
 
@@ -284,6 +284,11 @@ class Worker:
     def __init__(self, kind, threads, env_overrides):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                    MKL_NUM_THREADS=str(threads), **env_overrides)
+        if kind == "torch":
+            # Debian's torch runs ATen on libgomp and its GEMMs on OpenBLAS's
+            # own pthreads; with libgomp's default spin-waiting the two pools
+            # fight over the cores (about 5x slower at 2 threads on 2 cores).
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", kind,
              "--threads", str(threads)],
@@ -676,8 +681,9 @@ def print_report(args, threads, models, peers, missing, blas, env_overrides, hel
             libs = ", ".join("%s (%s)" % (lib["corename"], os.path.basename(lib["path"]))
                              for lib in h["openblas"]) or "none loaded"
             print("- PyTorch %s eager (transformers %s BertModel, torch.no_grad, "
-                  "torch.set_num_threads(N)): OpenBLAS core type %s, ATen CPU capability %s%s"
-                  % (h["version"], h["transformers"], libs, h["aten_capability"],
+                  "torch.set_num_threads(N), OMP_WAIT_POLICY=%s): OpenBLAS core type %s, "
+                  "ATen CPU capability %s%s"
+                  % (h["version"], h["transformers"], h["wait_policy"], libs, h["aten_capability"],
                      "; FALLBACK KERNEL: ratios refused" if h["fallback"] else ""))
     print("- OpenBLAS check: %s%s" % (blas["note"], "" if not env_overrides else
                                       " (peer environment: %s)" % env_overrides))
