@@ -40,7 +40,6 @@ import argparse
 import collections
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -419,7 +418,6 @@ def main():
 
     import numpy as np
     sys.path.insert(0, HERE)
-    import cpu_bench as cb
     import openblas_kernel as ok
 
     if args.check:
