@@ -42,6 +42,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+import openblas_kernel  # noqa: E402
 import tensorio  # noqa: E402
 
 GEMM_KN = ((768, 768), (768, 3072), (3072, 768))
@@ -136,7 +137,7 @@ def worker_blas(workdir, threads):
         return {"ms": ms}
 
     hello = {"blas": path, "blas_threads": nthreads, "blas_config": config, "via": via,
-             "libs": libs}
+             "libs": libs, "openblas": openblas_kernel.loaded_openblas()}
     return hello, handle
 
 
@@ -195,8 +196,10 @@ def worker_torch(workdir, threads):
                 np.save(req["out"], fn(*args).numpy())
         return {"ms": ms}
 
+    a = torch.ones(64, 64)
+    a @ a  # load the BLAS before asking which kernels it chose
     hello = {"torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-             "libs": _loaded_blas()}
+             "libs": _loaded_blas(), "openblas": openblas_kernel.loaded_openblas()}
     return hello, handle
 
 
@@ -217,9 +220,14 @@ def worker_main(kind, workdir, threads):
 
 
 class Worker:
-    def __init__(self, kind, workdir, threads):
+    def __init__(self, kind, workdir, threads, env_overrides=None):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads))
+                   MKL_NUM_THREADS=str(threads), **(env_overrides or {}))
+        if kind == "torch":
+            # Debian's torch runs ATen on libgomp and GEMMs on OpenBLAS's own
+            # pthreads; with libgomp's default spin-waiting the two pools fight
+            # over the cores (5x slower at 2 threads on 2 cores).
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker", kind,
              "--workdir", workdir, "--threads", str(threads)],
@@ -377,9 +385,16 @@ def main():
                 exes[(name, s)] = os.path.join(wd, "op_%s_%d" % (gen.__name__[3:], s))
                 compile_model(args.attn_compile, gen(s), exes[(name, s)])
 
+    # Peers on the host's best OpenBLAS kernels, or their ratios are refused.
+    log("checking OpenBLAS's core type ...")
+    blas_env, blas_report = openblas_kernel.peer_environment(log=log)
+    log(blas_report["note"])
     log("starting peer workers ...")
-    blas = {t: Worker("blas", wd, t) for t in threads}
-    torch_w = {t: Worker("torch", wd, t) for t in threads}
+    blas = {t: Worker("blas", wd, t, blas_env) for t in threads}
+    torch_w = {t: Worker("torch", wd, t, blas_env) for t in threads}
+    fallback = {kind: any(openblas_kernel.is_fallback(lib["corename"])
+                          for w in ws.values() for lib in w.hello["openblas"])
+                for kind, ws in (("blas", blas), ("torch", torch_w))}
     for t in threads:
         h = blas[t].hello
         if not h["blas"] or "openblas" not in h["blas"]:
@@ -509,7 +524,16 @@ def main():
           f"load average at start {load0[0]:.1f}, at end {os.getloadavg()[0]:.1f}")
     print(f"peers: OpenBLAS {h['blas']} ({h['blas_config']}) via {h['via']}; "
           f"PyTorch {th['torch']} eager, torch.no_grad(), BLAS loaded: "
-          f"{', '.join(os.path.basename(x) for x in th['libs']) or 'none'}")
+          f"{', '.join(os.path.basename(x) for x in th['libs']) or 'none'}; "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')} for PyTorch")
+    print("OpenBLAS kernels: %s; numpy runs %s, PyTorch %s" % (
+        blas_report["note"] + (" (peer environment: %s)" % blas_env if blas_env else ""),
+        ", ".join(lib["corename"] for lib in h["openblas"]) or "no OpenBLAS",
+        ", ".join(lib["corename"] for lib in th["openblas"]) or "no OpenBLAS"))
+    for kind, what in (("blas", "GEMM"), ("torch", "layer and op")):
+        if fallback[kind]:
+            print("REFUSED: the %s peer runs a fallback OpenBLAS kernel (narrower vectors than "
+                  "this CPU has); its %s ratios are not printed." % (kind, what))
     if max(load0[0], os.getloadavg()[0]) > 0.5 * os.cpu_count():
         print("WARNING: other processes kept the CPUs busy (load average above); absolute "
               "figures are low and multi-thread runs suffer most (a descheduled thread stalls "
@@ -541,6 +565,10 @@ def main():
             print(f"{case:<{w}} {t:>3} {unit:>8} {'FAILED':>9}")
             continue
         fmt = (lambda v: f"{v:9.1f}") if unit == "GFLOP/s" or v_big(a, p) else (lambda v: f"{v:9.3f}")
+        if fallback["blas" if sec == "gemm" else "torch"]:
+            print(f"{case:<{w}} {t:>3} {unit:>8} {fmt(a)} {fmt(p)} {'refused (fallback kernel)':>20} "
+                  f"{extra}")
+            continue
         print(f"{case:<{w}} {t:>3} {unit:>8} {fmt(a)} {fmt(p)} {ratio:6.2f} "
               f"{rr[0]:6.2f}..{rr[1]:<6.2f} {extra}")
     print("-" * (w + 90))

@@ -31,9 +31,10 @@ if [[ "${1:-}" == "--onnx-models" ]]; then
   PACKAGES+=(python3-torch)
 fi
 
-# Benchmarks compare against PyTorch and OpenBLAS: only with --bench.
+# Benchmarks compare against PyTorch and OpenBLAS: only with --bench, which
+# also creates .venv-bench with the peers from the Python package index.
 if [[ "${1:-}" == "--bench" ]]; then
-  PACKAGES+=(python3-torch libopenblas0-pthread)
+  PACKAGES+=(python3-torch libopenblas0-pthread python3-venv)
 fi
 
 missing=()
@@ -53,6 +54,38 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
   echo "setup: all packages present" >&2
+fi
+
+# The benchmark peers (bench/peers.py) in a virtual environment that sees
+# Debian's numpy and torch 1.13 (--system-site-packages); numpy stays 1.x,
+# which that torch needs. Nothing else (compiler, tests) uses it. Each peer
+# is installed on its own so that one that cannot be fetched or built for
+# this platform is reported and the others still come; bench/peers.py says
+# "not installed (why)" for it.
+if [[ "${1:-}" == "--bench" ]]; then
+  VENV="$ROOT/.venv-bench"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "setup: creating $VENV" >&2
+    /usr/bin/python3 -m venv --system-site-packages "$VENV"
+  fi
+  PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
+  # Versions the benchmark was written and checked with.
+  PEERS=(
+    "transformers==4.40.2"                     # BertModel for the export and PyTorch eager
+    "onnx==1.23.2"                             # iree-import-onnx needs >= 1.16 (Debian's is 1.12)
+    "onnxruntime==1.32.0"
+    "iree-base-compiler==3.13.0 iree-base-runtime==3.13.0"
+  )
+  failed=()
+  for spec in "${PEERS[@]}"; do
+    # shellcheck disable=SC2086 # a spec may name two packages
+    if ! "${PIP[@]}" "numpy<2" $spec; then
+      failed+=("$spec")
+    fi
+  done
+  if ((${#failed[@]})); then
+    echo "setup: WARNING: could not install ${failed[*]}; bench/peers.py reports them as not installed" >&2
+  fi
 fi
 
 echo "setup: configuring and building in $BUILD_DIR" >&2
