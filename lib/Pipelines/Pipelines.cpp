@@ -170,6 +170,9 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     // CPU rows are too small to pay for a thread fork each.
     attn::AttnFuseRowsOptions fuse;
     fuse.parallel = cuda;
+    // A GPU row kernel keeps each row temporary in per-thread local memory:
+    // the conversions of f16/bf16 norms must not add one per step.
+    fuse.fuseElementwise = cuda;
     addNested(pm, attn::createAttnFuseRows(fuse));
   }
   // Before hoisting: the manifest records which weights are bound K-major.

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -20,6 +21,23 @@ namespace mlir::attn {
 } // namespace mlir::attn
 
 using namespace mlir;
+
+/// The elementwise generic that is `norm`'s only use (the truncf of an
+/// f16/bf16 norm's f32 result), if any, else `norm`: tiling it instead puts
+/// the conversion in the row loop too, so no f32 copy of the activations is
+/// written and converted by another loop (kernel).
+static linalg::GenericOp withConversion(linalg::GenericOp norm) {
+  if (!norm->hasOneUse())
+    return norm;
+  auto user = dyn_cast<linalg::GenericOp>(*norm->user_begin());
+  if (!user || !user.hasPureTensorSemantics() ||
+      user.getNumLoops() != norm.getNumLoops() ||
+      user.getNumReductionLoops() != 0 ||
+      !llvm::all_of(user.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return norm;
+  return user;
+}
 
 namespace {
 struct AttnFuseRowsPass
@@ -31,7 +49,7 @@ struct AttnFuseRowsPass
     attn::AttnDialect::FuseRowsAttrHelper fuseRows(&getContext());
     getOperation().walk([&](linalg::GenericOp op) {
       if (fuseRows.isAttrPresent(op) && op.hasPureTensorSemantics())
-        roots.push_back(op);
+        roots.push_back(fuseElementwise ? withConversion(op) : op);
     });
     if (rows < 1) {
       getOperation()->emitError() << "attn-fuse-rows: rows must be >= 1, got "
@@ -39,6 +57,7 @@ struct AttnFuseRowsPass
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 8> rowLoops;
     for (linalg::GenericOp root : roots) {
       unsigned loops = root.getNumLoops();
       if (loops < 2)
@@ -78,7 +97,67 @@ struct AttnFuseRowsPass
         rewriter.replaceAllUsesWith(original, replacement);
       if (root->use_empty())
         rewriter.eraseOp(root);
+      for (LoopLikeOpInterface loop : result->loops)
+        rowLoops.insert(loop.getOperation());
     }
+    if (fuseElementwise && !rowLoops.empty() &&
+        failed(fuseElementwiseInRows(rowLoops)))
+      return signalPassFailure();
+  }
+
+  /// Fuses each elementwise producer in a row loop's body into its
+  /// consumers there. Only inside the row loops: elsewhere the matmul
+  /// kernels' patterns expect the generics the lowering emitted. Upstream's
+  /// pattern set is not used as a whole: its RemoveOutsDependency would
+  /// give the row's result a fresh init instead of the output slice, and
+  /// the row would be written to a temporary and copied.
+  LogicalResult
+  fuseElementwiseInRows(const llvm::SmallPtrSetImpl<Operation *> &rowLoops) {
+    IRRewriter rewriter(&getContext());
+    // A producer with several consumers in the row (the residual sum
+    // feeding mean, variance and normalization) is recomputed in each:
+    // cheaper than a row temporary per thread.
+    auto fusable = [&](OpOperand &operand) {
+      auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+      return producer && rowLoops.contains(producer->getParentOp()) &&
+             producer->getBlock() == operand.getOwner()->getBlock() &&
+             llvm::all_of(producer->getUsers(),
+                          [&](Operation *user) {
+                            return isa<linalg::GenericOp>(user) &&
+                                   user->getBlock() == producer->getBlock();
+                          }) &&
+             linalg::areElementwiseOpsFusable(&operand);
+    };
+    // A row has a handful of generics: fuse one pair at a time until none
+    // is left.
+    for (bool changed = true; changed;) {
+      changed = false;
+      SmallVector<linalg::GenericOp> generics;
+      for (Operation *loop : rowLoops)
+        loop->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+      for (linalg::GenericOp consumer : generics) {
+        auto it = llvm::find_if(consumer->getOpOperands(), fusable);
+        if (it == consumer->getOpOperands().end())
+          continue;
+        Operation *producer = it->get().getDefiningOp();
+        rewriter.setInsertionPoint(consumer);
+        FailureOr<linalg::ElementwiseOpFusionResult> fused =
+            linalg::fuseElementwiseOps(rewriter, &*it);
+        if (failed(fused))
+          return consumer.emitOpError("attn-fuse-rows: elementwise fusion "
+                                      "failed");
+        for (auto [original, replacement] : fused->replacements)
+          rewriter.replaceUsesWithIf(
+              original, replacement,
+              [&](OpOperand &use) { return use.getOwner() != producer; });
+        rewriter.eraseOp(consumer);
+        if (producer->use_empty())
+          rewriter.eraseOp(producer);
+        changed = true;
+        break;
+      }
+    }
+    return success();
   }
 };
 } // namespace

@@ -133,12 +133,24 @@ def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
     residual `attn.add` before the norm, so that residual add + norm is one
     loop nest (one kernel on the GPU) that reads each row once.
     Contractions are never fused (they keep their own matmul kernels).
+
+    With `fuse-elementwise`, the elementwise generics inside each row loop
+    are then fused into their single consumer (upstream's elementwise
+    fusion, without its reshape propagation): the dtype conversions of an
+    f16/bf16 norm (extf of the inputs and of gamma/beta, truncf of the sum)
+    no longer materialize one row temporary each, which on the GPU is
+    per-thread local memory. The elementwise generic that is a norm's only
+    use (the truncf of an f16/bf16 norm) is then tiled in its place, so the
+    conversion joins the row loop instead of a loop (kernel) of its own.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">,
     Option<"parallel", "parallel", "bool", "true",
            "scf.forall (GPU: one kernel over rows) or a sequential scf.for "
-           "(CPU: rows are too small to pay for a thread fork each)">
+           "(CPU: rows are too small to pay for a thread fork each)">,
+    Option<"fuseElementwise", "fuse-elementwise", "bool", "false",
+           "fuse single-use elementwise generics in the row loops into "
+           "their consumers">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -193,7 +205,9 @@ def AttnMarkTokenIdInputs
     since the device lookup can only clamp.
 
     With `warn-computed-ids`, an embedding whose ids are computed inside the
-    model (so cannot be checked on the host) gets a warning at its location.
+    model from its inputs (so cannot be checked on the host) gets a warning
+    at its location; ids computed from constants alone (e.g. learned
+    positions over a static sequence) are in range by construction.
   }];
   let options = [
     Option<"warnComputedIds", "warn-computed-ids", "bool", "false",
