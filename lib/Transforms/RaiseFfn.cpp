@@ -62,11 +62,7 @@ struct RaiseFfn : OpRewritePattern<LinearOp> {
 };
 
 struct AttnRaiseFfnPass
-    : public attn::impl::AttnRaiseFfnBase<AttnRaiseFfnPass> {
-  void runOnOperation() override {
-    if (failed(raise::applyRaisingPatterns<RaiseFfn>(getOperation())))
-      signalPassFailure();
-  }
-};
+    : raise::RaisingPass<AttnRaiseFfnPass, attn::impl::AttnRaiseFfnBase,
+                         RaiseFfn> {};
 
 } // namespace

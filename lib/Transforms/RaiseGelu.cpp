@@ -152,11 +152,7 @@ struct RaiseGelu : OpRewritePattern<linalg::MulOp> {
 };
 
 struct AttnRaiseGeluPass
-    : public attn::impl::AttnRaiseGeluBase<AttnRaiseGeluPass> {
-  void runOnOperation() override {
-    if (failed(raise::applyRaisingPatterns<RaiseGelu>(getOperation())))
-      signalPassFailure();
-  }
-};
+    : raise::RaisingPass<AttnRaiseGeluPass, attn::impl::AttnRaiseGeluBase,
+                         RaiseGelu> {};
 
 } // namespace

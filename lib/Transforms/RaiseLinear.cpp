@@ -184,12 +184,8 @@ struct FoldLinearReshapes : OpRewritePattern<tensor::ExpandShapeOp> {
 };
 
 struct AttnRaiseLinearPass
-    : public attn::impl::AttnRaiseLinearBase<AttnRaiseLinearPass> {
-  void runOnOperation() override {
-    if (failed(raise::applyRaisingPatterns<RaiseMatmulToLinear, FoldLinearBias,
-                                           FoldLinearReshapes>(getOperation())))
-      signalPassFailure();
-  }
-};
+    : raise::RaisingPass<AttnRaiseLinearPass, attn::impl::AttnRaiseLinearBase,
+                         RaiseMatmulToLinear, FoldLinearBias,
+                         FoldLinearReshapes> {};
 
 } // namespace

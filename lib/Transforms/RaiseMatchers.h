@@ -97,6 +97,16 @@ LogicalResult applyRaisingPatterns(Operation *op) {
   return applyRaisingPatterns(op, std::move(patterns));
 }
 
+/// The body of a raising pass that only applies `Patterns...`: derive the
+/// pass from RaisingPass<ThePass, impl::TheBase, Patterns...>.
+template <typename PassT, template <typename> class BaseT, typename... Patterns>
+struct RaisingPass : public BaseT<PassT> {
+  void runOnOperation() override {
+    if (failed(applyRaisingPatterns<Patterns...>(this->getOperation())))
+      this->signalPassFailure();
+  }
+};
+
 } // namespace mlir::attn::raise
 
 #endif // ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H

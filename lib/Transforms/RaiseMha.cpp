@@ -499,11 +499,7 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
 };
 
 struct AttnRaiseMhaPass
-    : public mlir::attn::impl::AttnRaiseMhaBase<AttnRaiseMhaPass> {
-  void runOnOperation() override {
-    if (failed(raise::applyRaisingPatterns<RaiseMha>(getOperation())))
-      signalPassFailure();
-  }
-};
+    : raise::RaisingPass<AttnRaiseMhaPass, attn::impl::AttnRaiseMhaBase,
+                         RaiseMha> {};
 
 } // namespace

@@ -54,11 +54,8 @@ struct RaiseResidualAdd : OpRewritePattern<linalg::AddOp> {
 };
 
 struct AttnRaiseResidualPass
-    : public attn::impl::AttnRaiseResidualBase<AttnRaiseResidualPass> {
-  void runOnOperation() override {
-    if (failed(raise::applyRaisingPatterns<RaiseResidualAdd>(getOperation())))
-      signalPassFailure();
-  }
+    : raise::RaisingPass<AttnRaiseResidualPass,
+                         attn::impl::AttnRaiseResidualBase, RaiseResidualAdd> {
 };
 
 } // namespace
