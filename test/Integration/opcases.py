@@ -82,6 +82,20 @@ def norms():
                           + fn_type(ts, ttype((1, 6, 16), "f32")),
                           (1, 6, 16),
                           lambda e, act=act: ref.ffn(e["x"], e["w1"], e["b1"], e["w2"], e["b2"], act)))
+    # f16/bf16: the hidden activation is rounded to the model's type before
+    # the down projection, as the frameworks store it (and as the CUDA
+    # tensor-core kernels need it).
+    for dtype in ("f16", "bf16"):
+        ts = [T("x", (2, 8, 32), dtype=dtype),
+              T("w1", (64, 32), "weight", dtype, scale=0.3),
+              T("b1", (64,), "weight", dtype), T("w2", (32, 64), "weight", dtype, scale=0.3),
+              T("b2", (32,), "weight", dtype)]
+        cases.append(Case(f"ffn_gelu_{dtype}", ts,
+                          "attn.ffn $x up($w1, $b1) down($w2, $b2) activation = gelu : "
+                          + fn_type(ts, ttype((2, 8, 32), dtype)),
+                          (2, 8, 32),
+                          lambda e: ref.ffn(e["x"], e["w1"], e["b1"], e["w2"], e["b2"], "gelu"),
+                          dtype=dtype))
     ts = [T("x", (1, 6, 16)), T("w1", (32, 16), "weight", scale=0.3),
           T("w2", (16, 32), "weight", scale=0.3)]
     cases.append(Case("ffn_nobias", ts,

@@ -53,6 +53,11 @@ static FailureOr<Value> lowerFfn(FfnOp op, LinalgBuilder &lb,
                        toF32OrNull(lb, op.getUpBias()), activate,
                        TileAttr::lookup(op));
   }
+  // An f16/bf16 FFN keeps its hidden activation in its own type, as the
+  // frameworks do (PyTorch's f16 GELU output is f16): the down projection
+  // then multiplies two f16/bf16 operands, which the tensor-core kernels
+  // take, instead of f32 activations with a per-run f32 copy of the weight.
+  hidden = lb.toF32(lb.fromF32(hidden, op.getType().getElementType()));
   Value y = lb.linear(hidden, lb.toF32(op.getDownWeight()),
                       toF32OrNull(lb, op.getDownBias()), nullptr,
                       TileAttr::lookup(op));
