@@ -48,35 +48,6 @@ std::vector<int64_t> HostTensor::toInts() const {
   return out;
 }
 
-std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {
-  switch (dtype) {
-  case onnx::TensorProto::FLOAT:
-    return "float";
-  case onnx::TensorProto::DOUBLE:
-    return "double";
-  case onnx::TensorProto::FLOAT16:
-    return "float16";
-  case onnx::TensorProto::BFLOAT16:
-    return "bfloat16";
-  case onnx::TensorProto::INT64:
-    return "int64";
-  case onnx::TensorProto::INT32:
-    return "int32";
-  case onnx::TensorProto::INT16:
-    return "int16";
-  case onnx::TensorProto::INT8:
-    return "int8";
-  case onnx::TensorProto::UINT8:
-    return "uint8";
-  case onnx::TensorProto::BOOL:
-    return "bool";
-  case onnx::TensorProto::STRING:
-    return "string";
-  default:
-    return "data type " + std::to_string(dtype);
-  }
-}
-
 static float halfToFloat(uint16_t h) {
   uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   float value;
@@ -96,6 +67,70 @@ static float bf16ToFloat(uint16_t h) {
   return f;
 }
 
+namespace {
+/// An ONNX element type: its name and, for those attnc reads, its size in
+/// raw_data and how one little-endian element decodes (into a float or an
+/// integer HostTensor, see HostTensor::isFloatType).
+struct OnnxDType {
+  int32_t proto;
+  const char *name;
+  size_t bytes; // 0: not read
+  double (*decodeFloat)(const char *);
+  int64_t (*decodeInt)(const char *);
+};
+} // namespace
+
+using namespace llvm::support;
+
+/// A little-endian IEEE float of type T, stored as the unsigned Bits.
+template <typename T, typename Bits> static double decodeIEEE(const char *p) {
+  Bits bits = endian::read<Bits, llvm::endianness::little>(p);
+  T value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+/// A little-endian integer of type T.
+template <typename T> static int64_t decodeInteger(const char *p) {
+  return static_cast<T>(
+      endian::read<std::make_unsigned_t<T>, llvm::endianness::little>(p));
+}
+
+/// The one table of ONNX element types.
+static const OnnxDType kOnnxDTypes[] = {
+    {onnx::TensorProto::FLOAT, "float", 4, decodeIEEE<float, uint32_t>,
+     nullptr},
+    {onnx::TensorProto::DOUBLE, "double", 8, decodeIEEE<double, uint64_t>,
+     nullptr},
+    {onnx::TensorProto::FLOAT16, "float16", 2,
+     [](const char *p) -> double { return halfToFloat(endian::read16le(p)); },
+     nullptr},
+    {onnx::TensorProto::BFLOAT16, "bfloat16", 2,
+     [](const char *p) -> double { return bf16ToFloat(endian::read16le(p)); },
+     nullptr},
+    {onnx::TensorProto::INT64, "int64", 8, nullptr, decodeInteger<int64_t>},
+    {onnx::TensorProto::INT32, "int32", 4, nullptr, decodeInteger<int32_t>},
+    {onnx::TensorProto::INT16, "int16", 2, nullptr, decodeInteger<int16_t>},
+    {onnx::TensorProto::INT8, "int8", 1, nullptr, decodeInteger<int8_t>},
+    {onnx::TensorProto::UINT8, "uint8", 1, nullptr, decodeInteger<uint8_t>},
+    {onnx::TensorProto::BOOL, "bool", 1, nullptr,
+     [](const char *p) -> int64_t { return *p != 0; }},
+    {onnx::TensorProto::STRING, "string", 0, nullptr, nullptr},
+};
+
+static const OnnxDType *lookupOnnxDType(int32_t dtype) {
+  for (const OnnxDType &t : kOnnxDTypes)
+    if (t.proto == dtype)
+      return &t;
+  return nullptr;
+}
+
+std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {
+  if (const OnnxDType *t = lookupOnnxDType(dtype))
+    return t->name;
+  return "data type " + std::to_string(dtype);
+}
+
 bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
                                         HostTensor &out, std::string &error) {
   out = HostTensor();
@@ -109,30 +144,12 @@ bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
     out.shape.push_back(d);
     n *= d;
   }
-  size_t elemBytes;
-  switch (out.dtype) {
-  case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::INT32:
-    elemBytes = 4;
-    break;
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::INT64:
-    elemBytes = 8;
-    break;
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-  case onnx::TensorProto::INT16:
-    elemBytes = 2;
-    break;
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::BOOL:
-    elemBytes = 1;
-    break;
-  default:
+  const OnnxDType *info = lookupOnnxDType(out.dtype);
+  if (!info || !info->bytes) {
     error = "has unsupported data type " + dataTypeName(out.dtype);
     return false;
   }
+  size_t elemBytes = info->bytes;
   if (out.isFloat())
     out.floats.resize(n);
   else
@@ -147,86 +164,45 @@ bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
     if (raw.size() != n * elemBytes)
       return mismatch(raw.size() / elemBytes);
     const char *p = raw.data();
-    using namespace llvm::support;
     for (int64_t i = 0; i < n; ++i, p += elemBytes) {
-      switch (out.dtype) {
-      case onnx::TensorProto::FLOAT: {
-        uint32_t bits = endian::read32le(p);
-        float f;
-        std::memcpy(&f, &bits, 4);
-        out.floats[i] = f;
-        break;
-      }
-      case onnx::TensorProto::DOUBLE: {
-        uint64_t bits = endian::read64le(p);
-        double d;
-        std::memcpy(&d, &bits, 8);
-        out.floats[i] = d;
-        break;
-      }
-      case onnx::TensorProto::FLOAT16:
-        out.floats[i] = halfToFloat(endian::read16le(p));
-        break;
-      case onnx::TensorProto::BFLOAT16:
-        out.floats[i] = bf16ToFloat(endian::read16le(p));
-        break;
-      case onnx::TensorProto::INT64:
-        out.ints[i] = static_cast<int64_t>(endian::read64le(p));
-        break;
-      case onnx::TensorProto::INT32:
-        out.ints[i] = static_cast<int32_t>(endian::read32le(p));
-        break;
-      case onnx::TensorProto::INT16:
-        out.ints[i] = static_cast<int16_t>(endian::read16le(p));
-        break;
-      case onnx::TensorProto::INT8:
-        out.ints[i] = static_cast<int8_t>(*p);
-        break;
-      case onnx::TensorProto::UINT8:
-        out.ints[i] = static_cast<uint8_t>(*p);
-        break;
-      case onnx::TensorProto::BOOL:
-        out.ints[i] = *p != 0;
-        break;
-      }
+      if (info->decodeFloat)
+        out.floats[i] = info->decodeFloat(p);
+      else
+        out.ints[i] = info->decodeInt(p);
     }
     return true;
   }
+  // The typed fields: float_data, double_data, int64_data, and int32_data
+  // for every narrower type (float16/bfloat16 as their bits).
+  auto copy = [&](const auto &field, auto &values, auto convert) {
+    if (field.size() != n)
+      return mismatch(field.size());
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = convert(field.Get(i));
+    return true;
+  };
   switch (out.dtype) {
   case onnx::TensorProto::FLOAT:
-    if (proto.float_data_size() != n)
-      return mismatch(proto.float_data_size());
-    for (int64_t i = 0; i < n; ++i)
-      out.floats[i] = proto.float_data(i);
-    return true;
+    return copy(proto.float_data(), out.floats,
+                [](float v) -> double { return v; });
   case onnx::TensorProto::DOUBLE:
-    if (proto.double_data_size() != n)
-      return mismatch(proto.double_data_size());
-    for (int64_t i = 0; i < n; ++i)
-      out.floats[i] = proto.double_data(i);
-    return true;
+    return copy(proto.double_data(), out.floats, [](double v) { return v; });
   case onnx::TensorProto::INT64:
-    if (proto.int64_data_size() != n)
-      return mismatch(proto.int64_data_size());
-    for (int64_t i = 0; i < n; ++i)
-      out.ints[i] = proto.int64_data(i);
-    return true;
+    return copy(proto.int64_data(), out.ints, [](int64_t v) { return v; });
+  case onnx::TensorProto::FLOAT16:
+    return copy(proto.int32_data(), out.floats, [](int32_t v) -> double {
+      return halfToFloat(static_cast<uint16_t>(v));
+    });
+  case onnx::TensorProto::BFLOAT16:
+    return copy(proto.int32_data(), out.floats, [](int32_t v) -> double {
+      return bf16ToFloat(static_cast<uint16_t>(v));
+    });
+  case onnx::TensorProto::BOOL:
+    return copy(proto.int32_data(), out.ints,
+                [](int32_t v) -> int64_t { return v != 0; });
   default:
-    // int32_data carries every narrower type (float16 as its bits).
-    if (proto.int32_data_size() != n)
-      return mismatch(proto.int32_data_size());
-    for (int64_t i = 0; i < n; ++i) {
-      int32_t v = proto.int32_data(i);
-      if (out.dtype == onnx::TensorProto::FLOAT16)
-        out.floats[i] = halfToFloat(static_cast<uint16_t>(v));
-      else if (out.dtype == onnx::TensorProto::BFLOAT16)
-        out.floats[i] = bf16ToFloat(static_cast<uint16_t>(v));
-      else if (out.dtype == onnx::TensorProto::BOOL)
-        out.ints[i] = v != 0;
-      else
-        out.ints[i] = v;
-    }
-    return true;
+    return copy(proto.int32_data(), out.ints,
+                [](int32_t v) -> int64_t { return v; });
   }
 }
 
