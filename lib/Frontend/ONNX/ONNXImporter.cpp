@@ -1512,40 +1512,33 @@ Error Importer::importNode(const onnx::NodeProto &node) {
       op == "Neg" || op == "Reciprocal" || op == "Relu" || op == "Sigmoid" ||
       op == "Sin" || op == "Cos")
     return importUnary(op);
-  if (op == "MatMul")
-    return importMatMul();
-  if (op == "Gemm")
-    return importGemm();
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
       op == "Unsqueeze")
     return importReshapeLike(op);
-  if (op == "Slice")
-    return importSlice();
-  if (op == "Split")
-    return importSplit();
-  if (op == "Gather")
-    return importGather();
-  if (op == "Concat")
-    return importConcat();
-  if (op == "Transpose")
-    return importTranspose();
-  if (op == "Softmax")
-    return importSoftmax();
-  if (op == "LayerNormalization")
-    return importLayerNorm();
-  if (op == "ReduceMean")
-    return importReduceMean();
-  if (op == "Where")
-    return importWhere();
-  if (op == "Cast")
-    return importCast();
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
       op == "GreaterOrEqual")
     return importCompare(op);
-  if (op == "Expand")
-    return importExpand();
-  if (op == "Trilu")
-    return importTrilu();
+  // The ops with an importer of their own.
+  using NodeImporter = Error (Importer::*)();
+  static const std::pair<StringRef, NodeImporter> kNodeImporters[] = {
+      {"MatMul", &Importer::importMatMul},
+      {"Gemm", &Importer::importGemm},
+      {"Slice", &Importer::importSlice},
+      {"Split", &Importer::importSplit},
+      {"Gather", &Importer::importGather},
+      {"Concat", &Importer::importConcat},
+      {"Transpose", &Importer::importTranspose},
+      {"Softmax", &Importer::importSoftmax},
+      {"LayerNormalization", &Importer::importLayerNorm},
+      {"ReduceMean", &Importer::importReduceMean},
+      {"Where", &Importer::importWhere},
+      {"Cast", &Importer::importCast},
+      {"Expand", &Importer::importExpand},
+      {"Trilu", &Importer::importTrilu},
+  };
+  for (const auto &[type, importer] : kNodeImporters)
+    if (op == type)
+      return (this->*importer)();
   if (op == "Range" || op == "ConstantOfShape")
     return fail("inputs must be constant (computable from the fixed input "
                 "shapes)");
