@@ -323,18 +323,6 @@ struct OuterProductKernelBuilder {
   }
 };
 
-/// A zero fill of C right before the contraction.
-static linalg::FillOp findZeroFill(NTMatmul &mm) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(mm.op->getPrevNode());
-  if (!fill || !fill.hasPureBufferSemantics() || fill.getDpsInits()[0] != mm.c)
-    return {};
-  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
-  if (!value || !value.getValue().isPosZero())
-    return {};
-  return fill;
-}
-
 struct AttnCpuMatmulKernelPass
     : public mlir::attn::impl::AttnCpuMatmulKernelBase<
           AttnCpuMatmulKernelPass> {
@@ -363,14 +351,14 @@ struct AttnCpuMatmulKernelPass
         fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
     if (epilogue && !isVectorizableEpilogue(epilogue))
       epilogue = nullptr;
-    linalg::FillOp zeroFill = findZeroFill(mm);
+    Operation *zeroInit = mlir::attn::findZeroInit(mm);
     OuterProductKernelBuilder kb{loc,
                                  mm,
                                  epilogue,
                                  t.vl,
                                  /*mrMax=*/rowTile,
                                  /*nvMax=*/colVectors,
-                                 /*zeroInit=*/bool(zeroFill)};
+                                 /*zeroInit=*/zeroInit != nullptr};
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
     int64_t width = colVectors * t.vl;
@@ -400,8 +388,8 @@ struct AttnCpuMatmulKernelPass
     if (epilogue)
       epilogue.erase();
     mm.op.erase();
-    if (zeroFill)
-      zeroFill.erase();
+    if (zeroInit)
+      mlir::attn::eraseZeroInit(zeroInit);
   }
 
   void runOnOperation() override {

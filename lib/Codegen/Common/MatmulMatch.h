@@ -108,6 +108,71 @@ inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
   return matchMatmul(op, /*kMajorB=*/false);
 }
 
+/// Whether `fill` writes +0.0.
+inline bool isZeroFill(linalg::FillOp fill) {
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return value && value.getValue().isPosZero();
+}
+
+/// What zeroes C right before the contraction, if anything: a zero fill of
+/// C, or a copy into C of a buffer that nothing but a zero fill writes (one
+/// zero tensor shared by several contractions bufferizes to such copies).
+/// A kernel that starts its accumulators from zero makes it redundant:
+/// eraseZeroInit removes it.
+inline Operation *findZeroInit(const NTMatmul &mm) {
+  Operation *prev = mm.op->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
+    return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == mm.c &&
+                   isZeroFill(fill)
+               ? prev
+               : nullptr;
+  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+  if (!copy || copy.getTarget() != mm.c ||
+      !copy.getSource().getDefiningOp<memref::AllocOp>())
+    return nullptr;
+  // Only what happens to the source before the copy matters: bufferization
+  // may let the last contraction of that shape accumulate into it in place.
+  linalg::FillOp zeroFill;
+  for (Operation *user : copy.getSource().getUsers()) {
+    if (user == copy.getOperation() ||
+        (user->getBlock() == copy->getBlock() && copy->isBeforeInBlock(user)))
+      continue;
+    if (user->getBlock() != copy->getBlock())
+      return nullptr;
+    if (auto fill = dyn_cast<linalg::FillOp>(user)) {
+      if (zeroFill || !isZeroFill(fill) || !fill->isBeforeInBlock(copy))
+        return nullptr;
+      zeroFill = fill;
+    } else if (auto other = dyn_cast<memref::CopyOp>(user)) {
+      if (other.getSource() != copy.getSource())
+        return nullptr; // written by a copy
+    } else if (!isa<memref::DeallocOp>(user)) {
+      return nullptr;
+    }
+  }
+  return zeroFill ? prev : nullptr;
+}
+
+/// Erases what findZeroInit found, and the shared zero buffer once no copy
+/// reads it any more.
+inline void eraseZeroInit(Operation *init) {
+  auto copy = dyn_cast<memref::CopyOp>(init);
+  if (!copy) {
+    init->erase();
+    return;
+  }
+  Value zeros = copy.getSource();
+  copy.erase();
+  if (!llvm::all_of(zeros.getUsers(), [](Operation *user) {
+        return isa<linalg::FillOp, memref::DeallocOp>(user);
+      }))
+    return;
+  for (Operation *user : llvm::make_early_inc_range(zeros.getUsers()))
+    user->erase();
+  zeros.getDefiningOp()->erase();
+}
+
 /// An elementwise generic right after the matmul that reads C at (m, n) and
 /// writes an [M, N] f32 buffer (C itself or its own output); other inputs may
 /// be indexed by (m, n), (n) or (m). Its body becomes the kernel's store

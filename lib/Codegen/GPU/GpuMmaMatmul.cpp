@@ -29,10 +29,13 @@
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
-// C) and are stored back after the k loop. f16 uses nvgpu.mma.sync (lowered
-// by convert-nvgpu-to-nvvm); bf16 uses nvvm.mma.sync directly, with the same
-// fragments packed into i32 registers, because convert-nvgpu-to-nvvm in
-// LLVM 22 cannot deduce PTX types for bf16 nvgpu.mma.sync.
+// C), or from zero when a zero fill of C (or a copy of a zero-filled buffer
+// into C) precedes the contraction, which is then dropped: one kernel and
+// one pass over C fewer. They are stored back after the k loop. f16 uses
+// nvgpu.mma.sync (lowered by convert-nvgpu-to-nvvm); bf16 uses
+// nvvm.mma.sync directly, with the same fragments packed into i32
+// registers, because convert-nvgpu-to-nvvm in LLVM 22 cannot deduce PTX
+// types for bf16 nvgpu.mma.sync.
 //
 //===----------------------------------------------------------------------===//
 
@@ -266,11 +269,12 @@ struct KernelBuilder {
   Value a, bNk, c; // [M, K], [N, K] narrow; [M, N] f32
   GemmTiling t;
   linalg::GenericOp epilogue; // fused into the stores when set
+  bool zeroInit;              // C was zero-filled: start from zero
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
-                GemmTiling t, linalg::GenericOp epilogue)
+                GemmTiling t, linalg::GenericOp epilogue, bool zeroInit)
       : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t),
-        epilogue(epilogue) {}
+        epilogue(epilogue), zeroInit(zeroInit) {}
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
   Value add(Value x, Value y) { return attn::IndexArith(b, loc).add(x, y); }
@@ -335,13 +339,19 @@ struct KernelBuilder {
     Value cCol = add(add(blockCol, mul(warpCol, kTileN * t.nt)), t2);
 
     // Accumulators: C[row + 16i (+8)][col + 8j ..] for mma tile (i, j),
-    // starting from C (the generic accumulates into it).
+    // starting from C (the generic accumulates into it), or from zero when
+    // C was just zero-filled (the fill, a kernel of its own, then goes).
     auto cAlign = alignFor(c, 8);
     SmallVector<Value> init;
+    auto accType = VectorType::get({2, 2}, b.getF32Type());
     for (int64_t i = 0; i < t.mt; ++i)
       for (int64_t j = 0; j < t.nt; ++j) {
         Value r = addc(cRow, kTileM * i), col = addc(cCol, kTileN * j);
-        init.push_back(buildFragment(b, loc,
+        init.push_back(
+            zeroInit ? arith::ConstantOp::create(b, loc, accType,
+                                                 b.getZeroAttr(accType))
+                           .getResult()
+                     : buildFragment(b, loc,
                                      {loadPair(c, r, col, cAlign),
                                       loadPair(c, addc(r, 8), col, cAlign)}));
       }
@@ -498,6 +508,8 @@ struct AttnGpuMmaMatmulPass
       int64_t nt = warpNTiles;
       if (auto tile = mlir::attn::TileAttr::lookup(mm.op))
         nt = tile.getWarpNTiles().value_or(nt);
+      // Before anything is created in front of the contraction.
+      Operation *zeroInit = mlir::attn::findZeroInit(mm.contraction);
       Value a = narrowOperand(b, loc, mm.a);
       Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
                       ? a
@@ -507,10 +519,14 @@ struct AttnGpuMmaMatmulPass
                         : nullptr;
       KernelBuilder(b, loc, mm, a, bNk,
                     mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt),
-                    epilogue)
+                    epilogue, zeroInit != nullptr)
           .emit();
       if (epilogue)
         epilogue.erase();
+      // The kernel writes every element of C (or, with an epilogue writing
+      // elsewhere, nothing reads C): the zeroing is dead.
+      if (zeroInit)
+        mlir::attn::eraseZeroInit(zeroInit);
       mm.op.erase();
       llvm::SetVector<Operation *> views;
       for (const WidenedOperand *w : {&mm.a, &mm.b})

@@ -60,7 +60,7 @@ EPILOGUE = """  linalg.generic {{indexing_maps = [#id2, #row, #id2], iterator_ty
 """
 
 
-def case_ir(et, m, n, k, rank3, epilogue=False):
+def case_ir(et, m, n, k, rank3, epilogue=False, zero_fill=False):
     x_shape = (1, m, k) if rank3 else (m, k)
     xs = "x".join(map(str, x_shape))
     ir = ["#id2 = affine_map<(d0, d1) -> (d0, d1)>",
@@ -82,6 +82,16 @@ def case_ir(et, m, n, k, rank3, epilogue=False):
         a = "xv"
     ir.append(EXT.format(wide="wf", src="w", shape=f"{n}x{k}", et=et,
                          idm="#id2", its='"parallel", "parallel"'))
+    if zero_fill:
+        ir.append("  %c0f = arith.constant 0.0 : f32")
+        if zero_fill == "copy":
+            # A zero tensor shared by several contractions bufferizes to a
+            # zero-filled buffer copied into each C.
+            ir.append(f"  %zeros = memref.alloc() : memref<{m}x{n}xf32>")
+            ir.append(f"  linalg.fill ins(%c0f : f32) outs(%zeros : memref<{m}x{n}xf32>)")
+            ir.append(f"  memref.copy %zeros, %c : memref<{m}x{n}xf32> to memref<{m}x{n}xf32>")
+        else:
+            ir.append(f"  linalg.fill ins(%c0f : f32) outs(%c : memref<{m}x{n}xf32>)")
     ir.append(f"""  linalg.generic {{indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}}
       ins(%{a}, %wf : memref<{m}x{k}xf32>, memref<{n}x{k}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
   ^bb0(%a: f32, %b: f32, %acc: f32):
@@ -106,11 +116,17 @@ CASES = [
     ("bf16", 32, 64, 32, True, False),
     ("bf16", 16, 40, 16, False, False),
     ("f16", 64, 64, 32, False, True),    # relu(C + x W^T + bias) in the stores
+    # C zero-filled first (as attn.linear lowers): the kernel starts from
+    # zero and the fill goes.
+    ("f16", 64, 128, 64, False, False, True),
+    ("bf16", 32, 64, 32, True, True, True),
+    ("f16", 32, 32, 32, False, False, "copy"),
 ]
 
 
-def run_case(attn_opt, et, m, n, k, rank3, epilogue, mutate, rng, workdir):
-    ir, x_shape = case_ir(et, m, n, k, rank3, epilogue)
+def run_case(attn_opt, et, m, n, k, rank3, epilogue, zero_fill, mutate, rng,
+             workdir):
+    ir, x_shape = case_ir(et, m, n, k, rank3, epilogue, zero_fill)
     path = os.path.join(workdir, f"mm_{et}_{m}x{n}x{k}.mlir")
     with open(path, "w") as f:
         f.write(ir)
@@ -122,6 +138,7 @@ def run_case(attn_opt, et, m, n, k, rank3, epilogue, mutate, rng, workdir):
     assert names.count("gpu.launch") == 1, names
     assert "gpu.launch" in names, "the pass did not rewrite the contraction"
     assert "linalg.generic" not in names, names
+    assert "linalg.fill" not in names and "memref.copy" not in names, names
 
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal((n, k)).astype(np.float32)
@@ -140,7 +157,7 @@ def run_case(attn_opt, et, m, n, k, rank3, epilogue, mutate, rng, workdir):
     except AssertionError as e:
         print(f"FAIL {et} M={m} N={n} K={k}: {type(e).__name__}: {e}")
         return False
-    expected = c0.astype(np.float64) + xv.reshape(m, k) @ wv.T
+    expected = (0.0 if zero_fill else c0.astype(np.float64)) + xv.reshape(m, k) @ wv.T
     if epilogue:
         expected = np.maximum(expected + bias, 0.0)
     err = float(np.max(np.abs(c - expected)))
@@ -150,7 +167,10 @@ def run_case(attn_opt, et, m, n, k, rank3, epilogue, mutate, rng, workdir):
     ok = err <= 1e-5 * mag and once and emu.mma_count == mmas
     print(f"{'PASS' if ok else 'FAIL'} {et} M={m} N={n} K={k}"
           f"{' (rank-3 x)' if rank3 else ''}"
-          f"{' + bias + relu' if epilogue else ''}: max abs err {err:.3e}, "
+          f"{' + bias + relu' if epilogue else ''}"
+          f"{' from a zero fill' if zero_fill is True else ''}"
+          f"{' from a copy of zeros' if zero_fill == 'copy' else ''}"
+          f": max abs err {err:.3e}, "
           f"C stored once: {once}, mma.sync executed: {emu.mma_count}/{mmas}")
     return ok
 
@@ -167,6 +187,7 @@ def main():
     failures = 0
     with tempfile.TemporaryDirectory() as workdir:
         for case in CASES:
+            case = tuple(case) + (False,) * (7 - len(case))
             if not run_case(args.attn_opt, *case, args.mutate, rng, workdir):
                 failures += 1
     print(f"{len(CASES) - failures} passed, {failures} failed"
