@@ -769,6 +769,19 @@ def print_report(args, threads, models, peers, missing, blas, env_overrides, hel
             print("| %d | %d | %d | %s | %s | %s | %s |" % (
                 m[0], m[1], t, "%.1f" % statistics.median(a) if a else bad[m].get("attnc", "failed"),
                 " | ".join(cells), " | ".join(ratios), fr))
+    if 1 in threads and len(threads) > 1:
+        print()
+        print("Thread scaling: 1-thread latency / N-thread latency (medians above; the issue's "
+              "goal for attnc is >= 1.8 at 2 threads)")
+        multi = [t for t in threads if t != 1]
+        print("| layers | seq | N | " + " | ".join(TITLE[p] for p in ("attnc",) + PEERS) + " |")
+        print("|---" * (4 + len(PEERS)) + "|")
+        for m in models:
+            for t in multi:
+                r1, rn = results.get((m[0], m[1], 1), {}), results.get((m[0], m[1], t), {})
+                cells = ["%.2f" % (statistics.median(r1[p]) / statistics.median(rn[p]))
+                         if r1.get(p) and rn.get(p) else "-" for p in ("attnc",) + PEERS]
+                print("| %d | %d | %d | %s |" % (m[0], m[1], t, " | ".join(cells)))
     print()
     print("total benchmark time %.0f s" % (time.time() - t_start))
 
