@@ -153,8 +153,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     }
     pm.addPass(attn::createAttnFlashAttention(flash));
   }
-  // Embedding ids outside the table fail the run (the check reads the ids
-  // on the host, so CPU only).
+  // Embedding ids outside the table fail the run: ids that are model inputs
+  // are checked by the runtime on the host (the manifest carries their
+  // bound); on the CPU the generated code also checks computed ids.
+  attn::AttnMarkTokenIdInputsOptions markIds;
+  markIds.warnComputedIds = cuda;
+  pm.addPass(attn::createAttnMarkTokenIdInputs(markIds));
   if (!cuda)
     pm.addPass(attn::createAttnCpuCheckTokenIds());
   pm.addPass(attn::createAttnLowerToLinalg());

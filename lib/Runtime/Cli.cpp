@@ -198,10 +198,13 @@ void printDescription(FILE *out, const Manifest &mf) {
                    src.concatAxis, parts.c_str());
     }
     if (src.isGather())
-      std::fprintf(out, "%sgather(axis %d of %s: %s)",
-                   e.transpose ? "" : " = ", src.gatherAxis,
+      std::fprintf(out, "%sgather(axis %d of %s: %s)", e.transpose ? "" : " = ",
+                   src.gatherAxis,
                    formatShapeTuple(src.gatherSourceDims()).c_str(),
                    src.gatherRangesText().c_str());
+    if (e.idBound >= 0)
+      std::fprintf(out, ", embedding ids in [0, %lld)",
+                   static_cast<long long>(e.idBound));
     std::fprintf(out, "\n");
   }
 }
@@ -418,8 +421,8 @@ int runCli(int argc, char **argv, const char *manifestText,
   for (size_t i = 0; i < o.outputs.size(); ++i) {
     std::vector<std::string> others = readPaths;
     others.insert(others.end(), o.outputs.begin(), o.outputs.begin() + i);
-    if (!checkOutputPath(o.outputs[i], others, outputKinds[i],
-                         outputTargets[i], err))
+    if (!checkOutputPath(o.outputs[i], others, outputKinds[i], outputTargets[i],
+                         err))
       return fail(err);
   }
 

@@ -161,11 +161,15 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       tok.pop_back();
     bool isConcat = isWeight && tok.size() == 7 && tok[4] == kConcatKeyword;
     bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
-    if (tok.size() != 4 && !isConcat && !isGather) {
+    bool isIds =
+        e.kind == EntryKind::Input && tok.size() == 6 && tok[4] == kIdsKeyword;
+    if (tok.size() != 4 && !isConcat && !isGather && !isIds) {
       if (isWeight)
         return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
                     "<name>,<name>,... | gather <axis> <source_extent> "
                     "<start>:<length>,<start>:<length>,...] [transpose]'");
+      if (e.kind == EntryKind::Input)
+        return fail("expected 'input <name> <dtype> <dims> [ids <rows>]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
     }
     e.name = tok[1];
@@ -189,9 +193,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     e.bytes = e.numElements * dtypeSize(e.dtype);
     if (isTranspose) {
       if (e.dims.size() != 2)
-        return fail("weight '" + e.name + "' is marked transpose but has shape " +
-                    formatShapeList(e.dims) +
-                    "; only 2-D weights can be transposed");
+        return fail(
+            "weight '" + e.name + "' is marked transpose but has shape " +
+            formatShapeList(e.dims) + "; only 2-D weights can be transposed");
       // Concat and gather describe the untransposed tensor: validate them
       // against its shape, then restore the buffer's.
       std::swap(e.dims[0], e.dims[1]);
@@ -264,6 +268,16 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (isTranspose) {
       std::swap(e.dims[0], e.dims[1]);
       e.transpose = true;
+    }
+    if (isIds) {
+      if (e.dtype != DType::I32 && e.dtype != DType::I64)
+        return fail("input '" + e.name + "' has ids but dtype " + tok[2] +
+                    " (ids are i32 or i64)");
+      uint64_t rows;
+      if (!parseUnsigned(tok[5], INT64_MAX, rows) || rows == 0)
+        return fail("invalid id bound '" + tok[5] + "' of input '" + e.name +
+                    "' (expected the positive row count of its table)");
+      e.idBound = static_cast<int64_t>(rows);
     }
     int index = static_cast<int>(out.entries.size());
     if (e.kind == EntryKind::Weight)

@@ -65,6 +65,17 @@ static thread_local std::string tlsOpenError;
 /// reports to it (the id checks run on the calling thread).
 static thread_local attnrt_model *tlsRunningModel = nullptr;
 
+/// PyTorch's "index out of range" for embeddings, with the offending place.
+static std::string tokenIdMessage(int64_t batch, int64_t position, int64_t id,
+                                  int64_t rows) {
+  return strFormat(
+      "attnrt_run: token id %lld at batch %lld, position %lld is out of "
+      "range for the embedding table of %lld rows (valid ids are 0..%lld)",
+      static_cast<long long>(id), static_cast<long long>(batch),
+      static_cast<long long>(position), static_cast<long long>(rows),
+      static_cast<long long>(rows - 1));
+}
+
 /// Called by compiled code (attn-cpu-check-token-ids) for an embedding id
 /// outside [0, rows): the run then fails with this message. The first bad id
 /// is kept.
@@ -73,12 +84,36 @@ extern "C" void attnrt_report_token_id(int64_t batch, int64_t position,
   attnrt_model *m = tlsRunningModel;
   if (!m || !m->tokenIdError.empty())
     return;
-  m->tokenIdError = strFormat(
-      "attnrt_run: token id %lld at batch %lld, position %lld is out of "
-      "range for the embedding table of %lld rows (valid ids are 0..%lld)",
-      static_cast<long long>(id), static_cast<long long>(batch),
-      static_cast<long long>(position), static_cast<long long>(rows),
-      static_cast<long long>(rows - 1));
+  m->tokenIdError = tokenIdMessage(batch, position, id, rows);
+}
+
+/// The ids inputs (`input ... ids <rows>`) checked on the host before any
+/// compiled code reads them: on CUDA the device lookup can only clamp, and
+/// the check is the same on both targets. Returns the first bad id's
+/// message in row-major order, or "".
+static std::string checkIdInputs(const attnrt_model &m) {
+  for (int slot : m.manifest.inputs) {
+    const ManifestEntry &e = m.manifest.entries[static_cast<size_t>(slot)];
+    if (e.idBound < 0)
+      continue;
+    const auto *data = static_cast<const unsigned char *>(
+        m.host[static_cast<size_t>(slot)].data());
+    uint64_t last = e.dims.empty() ? 1 : static_cast<uint64_t>(e.dims.back());
+    for (uint64_t i = 0; i < e.numElements; ++i) {
+      int64_t id;
+      if (e.dtype == DType::I32) {
+        int32_t v;
+        std::memcpy(&v, data + i * sizeof v, sizeof v);
+        id = v;
+      } else {
+        std::memcpy(&id, data + i * sizeof id, sizeof id);
+      }
+      if (id < 0 || id >= e.idBound)
+        return tokenIdMessage(static_cast<int64_t>(i / last),
+                              static_cast<int64_t>(i % last), id, e.idBound);
+    }
+  }
+  return {};
 }
 
 static attnrt_model *openFailed(const std::string &msg, char *err,
@@ -412,6 +447,9 @@ extern "C" int attnrt_run(attnrt_model *m) {
       return m->fail(strFormat("attnrt_run: input %zu '%s' has not been set", i,
                                mf.entries[slot].name.c_str()));
   }
+  std::string idError = checkIdInputs(*m);
+  if (!idError.empty())
+    return m->fail(idError);
   std::vector<void *> args = m->buffers;
   using Clock = std::chrono::steady_clock;
   if (!m->isCuda()) {

@@ -17,6 +17,7 @@
 #include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
+#include "attnc/Support/BytecodeNesting.h"
 #include "attnc/Support/SafeFiles.h"
 #include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
@@ -326,6 +327,10 @@ int attnc::compile(const CompileOptions &options) {
                 "nested this deeply\n";
       return 1;
     }
+    if (Error err = checkBytecodeNesting((*file)->getMemBufferRef(), registry,
+                                         /*allowUnregisteredDialects=*/false,
+                                         kMaxNestingDepth))
+      return fail(toString(std::move(err)));
     sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
     if (!module)

@@ -4,6 +4,8 @@ recursive parsers would overflow the stack; the tools refuse nesting beyond
 their bound with a located error, and accept ordinary depths."""
 
 import json
+import resource
+import subprocess
 
 from corpus_lib import read_example, safetensors, float32s
 
@@ -84,6 +86,63 @@ def mlir_cases():
         "exit": "zero",
         "outputs": ["out.mlir"],
     })
+    return out
+
+
+MLIR_OPT = "/usr/lib/llvm-22/bin/mlir-opt"
+BYTECODE_TOO_DEEP = (r"^attn-(opt|compile): error: in\.mlirbc: MLIR bytecode (nests (regions|attributes "
+                     r"or types) deeper than 256 levels|that the reader cannot "
+                     r"parse safely)")
+
+
+def to_bytecode(text):
+    """MLIR bytecode of `text`, written by upstream mlir-opt (mlir-22-tools)
+    on an unlimited stack, so that it can write nesting it could not read
+    back on an ordinary one."""
+    def unlimited_stack():
+        resource.setrlimit(resource.RLIMIT_STACK,
+                           (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    return subprocess.run([MLIR_OPT, "--emit-bytecode", "-", "-o", "-"],
+                          input=text.encode(), stdout=subprocess.PIPE,
+                          check=True, preexec_fn=unlimited_stack).stdout
+
+
+def bytecode_cases():
+    """MLIR bytecode cannot be scanned for brackets: the tools parse it in a
+    child process, measure its nesting without recursion and refuse what
+    nests too deeply (or crashes that parse) before parsing it for real."""
+    out = []
+    for depth in (300, 20000):
+        for label, text in mlir_nests(depth):
+            if label not in ("modules", "array-attr", "tuple-type",
+                             "scf-regions", "callsite-loc"):
+                continue
+            blob = to_bytecode(text)
+            for tool, cmd, output in (
+                    ("attn-opt", ["{attn-opt}", "in.mlirbc", "-o", "out.mlir"],
+                     "out.mlir"),
+                    ("attn-compile", ["{attn-compile}", "-q", "in.mlirbc", "-o",
+                                      "out"], "out")):
+                out.append({
+                    "name": "%s-bytecode-%s-%d" % (tool, label, depth),
+                    "files": {"in.mlirbc": blob},
+                    "cmd": cmd,
+                    "exit": "nonzero",
+                    "stderr": [BYTECODE_TOO_DEEP],
+                    "absent": [output],
+                    "timeout": 60,
+                })
+    # Ordinary depths parse and round-trip through bytecode.
+    for label, text in mlir_nests(40):
+        if label not in ("modules", "array-attr", "tuple-type", "scf-regions"):
+            continue
+        out.append({
+            "name": "attn-opt-bytecode-%s-40-accepted" % label,
+            "files": {"in.mlirbc": to_bytecode(text)},
+            "cmd": ["{attn-opt}", "in.mlirbc", "-o", "out.mlir"],
+            "exit": "zero",
+            "outputs": ["out.mlir"],
+        })
     return out
 
 
@@ -184,4 +243,4 @@ def json_cases():
 
 
 def cases():
-    return mlir_cases() + json_cases()
+    return mlir_cases() + bytecode_cases() + json_cases()

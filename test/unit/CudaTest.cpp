@@ -426,4 +426,63 @@ TEST_F(CudaFake, GatheredWeight) {
   EXPECT_EQ(controls().liveAllocations(), 5);
 }
 
+TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
+  // The device lookup can only clamp: ids outside [0, rows) fail the run on
+  // the host, before anything is uploaded or launched, naming the first bad
+  // one in row-major order. (The ids buffer follows the three that
+  // cudaInvoke uses.)
+  static const char *manifest = "attnc-manifest 1\n"
+                                "target cuda\n"
+                                "weight w f32 4\n"
+                                "input a f32 4\n"
+                                "output out f32 4\n"
+                                "input ids i64 2x3 ids 10\n"
+                                "input tt i32 3 ids 2\n";
+  char err[512];
+  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0)
+      << attnrt_last_error(m.get());
+  std::vector<float> a = {1, 2, 3, 4};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  std::vector<int32_t> tt = {0, 1, 1};
+  ASSERT_EQ(attnrt_set_input(m.get(), 2, tt.data(), 12), 0);
+  struct Case {
+    std::vector<int64_t> ids;
+    const char *message;
+  };
+  const Case bad[] = {
+      {{0, 1, 2, 3, 4, 10},
+       "attnrt_run: token id 10 at batch 1, position 2 is out of range for "
+       "the embedding table of 10 rows (valid ids are 0..9)"},
+      {{0, -1, 2, 30522, 4, 5},
+       "attnrt_run: token id -1 at batch 0, position 1 is out of range for "
+       "the embedding table of 10 rows (valid ids are 0..9)"},
+      {{INT64_MIN, 0, 0, 0, 0, 0},
+       "attnrt_run: token id -9223372036854775808 at batch 0, position 0 is "
+       "out of range for the embedding table of 10 rows (valid ids are "
+       "0..9)"},
+  };
+  for (const Case &c : bad) {
+    ASSERT_EQ(attnrt_set_input(m.get(), 1, c.ids.data(), 48), 0);
+    EXPECT_NE(attnrt_run(m.get()), 0);
+    EXPECT_EQ(std::string(attnrt_last_error(m.get())), c.message);
+    EXPECT_EQ(controls().launches(), 0);
+    std::vector<float> out(4);
+    EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  }
+  // The edges of the table run.
+  std::vector<int64_t> ids = {0, 9, 9, 0, 5, 9};
+  ASSERT_EQ(attnrt_set_input(m.get(), 1, ids.data(), 48), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  EXPECT_EQ(controls().launches(), 2);
+  // An i32 ids input is checked too.
+  tt[2] = 2;
+  ASSERT_EQ(attnrt_set_input(m.get(), 2, tt.data(), 12), 0);
+  EXPECT_NE(attnrt_run(m.get()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "attnrt_run: token id 2 at batch 0, position 2 is out of range for "
+            "the embedding table of 2 rows (valid ids are 0..1)");
+}
+
 } // namespace

@@ -175,10 +175,12 @@ TEST(Manifest, Errors) {
                         "input a f32 4294967296x4294967296\n"),
             "manifest line 3: shape [4294967296, 4294967296] of 'a' is too "
             "large");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
-            "manifest line 3: expected 'input <name> <dtype> <dims>'");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
-            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+  EXPECT_EQ(
+      manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
+  EXPECT_EQ(
+      manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
@@ -270,8 +272,7 @@ TEST(Manifest, Transpose) {
   EXPECT_TRUE(g.transpose);
   EXPECT_TRUE(g.isGather());
   EXPECT_EQ(g.dims, (std::vector<int64_t>{4, 3}));
-  EXPECT_EQ(g.untransposed().gatherSourceDims(),
-            (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(g.untransposed().gatherSourceDims(), (std::vector<int64_t>{6, 4}));
   EXPECT_TRUE(m.entries[3].transpose);
   EXPECT_EQ(m.entries[3].concatParts, (std::vector<std::string>{"q", "k"}));
 }
@@ -294,12 +295,42 @@ TEST(Manifest, TransposeErrors) {
             "along axis 0 but its shape [3, 4] has 3");
   // Only weights take it, and only last.
   EXPECT_EQ(err("input x f32 4x3 transpose"),
-            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+            "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
+            "<rows>]'");
   EXPECT_EQ(
       err("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
       "<start>:<length>,<start>:<length>,...] [transpose]'");
+}
+
+TEST(Manifest, IdBound) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cuda\n"
+                          "input ids i64 2x8 ids 30522\n"
+                          "input tt i32 2x8 ids 2\n"
+                          "input x i64 2x8\n");
+  ASSERT_EQ(m.entries.size(), 3u);
+  EXPECT_EQ(m.entries[0].idBound, 30522);
+  EXPECT_EQ(m.entries[1].idBound, 2);
+  EXPECT_EQ(m.entries[2].idBound, -1);
+  auto err = [](const std::string &record) {
+    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
+    return manifestErr(text.c_str());
+  };
+  EXPECT_EQ(err("input x f32 2x8 ids 10"),
+            "manifest line 3: input 'x' has ids but dtype f32 (ids are i32 or "
+            "i64)");
+  for (const char *bound : {"0", "-1", "x", "99999999999999999999"})
+    EXPECT_EQ(err(std::string("input x i64 2x8 ids ") + bound),
+              std::string("manifest line 3: invalid id bound '") + bound +
+                  "' of input 'x' (expected the positive row count of its "
+                  "table)");
+  // Only inputs take it.
+  EXPECT_EQ(err("output y i64 2x8 ids 10"),
+            "manifest line 3: expected 'output <name> <dtype> <dims>'");
+  EXPECT_EQ(err("input x i64 2x8 rows 10"),
+            "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
+            "<rows>]'");
 }
 
 TEST(Manifest, GatherErrors) {
@@ -379,8 +410,9 @@ TEST(Manifest, GatherErrors) {
                 .find("expected "
                       "'weight "),
             std::string::npos);
-  EXPECT_EQ(err("input w f32 4x3 gather 0 6 0:4"),
-            "manifest line 3: expected 'input <name> <dtype> <dims>'");
+  EXPECT_EQ(
+      err("input w f32 4x3 gather 0 6 0:4"),
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
 }
 
 TEST(Manifest, RepeatedWeightNames) {

@@ -102,6 +102,9 @@ TEST(ManifestSchema, RoundTrip) {
   t.transpose = true;
   records.push_back(t);
   records.push_back(record(EntryKind::Input, "ids", DType::I64, {1, 128}));
+  ManifestRecord bounded = record(EntryKind::Input, "tt", DType::I32, {1, 8});
+  bounded.idBound = 2;
+  records.push_back(bounded);
   records.push_back(record(EntryKind::Input, "scale", DType::F32, {}));
   records.push_back(record(EntryKind::Output, "out", DType::I32, {0, 4}));
 
@@ -126,11 +129,12 @@ TEST(ManifestSchema, RoundTrip) {
       EXPECT_EQ(got.gatherSourceExtent, want.gatherSourceExtent) << i;
       EXPECT_EQ(got.gatherRanges, want.gatherRanges) << i;
       EXPECT_EQ(got.transpose, want.transpose) << i;
+      EXPECT_EQ(got.idBound, want.idBound) << i;
       EXPECT_EQ(formatManifestRecord(got), formatManifestRecord(want)) << i;
     }
     EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3}));
-    EXPECT_EQ(m.inputs, (std::vector<int>{4, 5}));
-    EXPECT_EQ(m.outputs, (std::vector<int>{6}));
+    EXPECT_EQ(m.inputs, (std::vector<int>{4, 5, 6}));
+    EXPECT_EQ(m.outputs, (std::vector<int>{7}));
   }
 }
 
@@ -145,15 +149,19 @@ TEST(ManifestSchema, Text) {
   ManifestRecord c = record(EntryKind::Weight, "qkv", DType::F16, {3, 2});
   c.concatAxis = 1;
   c.concatParts = {"q", "k", "v"};
-  EXPECT_EQ(writeManifest(Target::CUDA,
-                          {g, c, record(EntryKind::Input, "x", DType::I32, {}),
-                           record(EntryKind::Output, "y", DType::F32, {2})}),
-            "attnc-manifest 1\n"
-            "target cuda\n"
-            "weight g f32 8x4 gather 0 6 0:2,4:2 transpose\n"
-            "weight qkv f16 3x2 concat 1 q,k,v\n"
-            "input x i32 scalar\n"
-            "output y f32 2\n");
+  ManifestRecord ids = record(EntryKind::Input, "ids", DType::I64, {1, 16});
+  ids.idBound = 30522;
+  EXPECT_EQ(
+      writeManifest(Target::CUDA,
+                    {g, c, record(EntryKind::Input, "x", DType::I32, {}), ids,
+                     record(EntryKind::Output, "y", DType::F32, {2})}),
+      "attnc-manifest 1\n"
+      "target cuda\n"
+      "weight g f32 8x4 gather 0 6 0:2,4:2 transpose\n"
+      "weight qkv f16 3x2 concat 1 q,k,v\n"
+      "input x i32 scalar\n"
+      "input ids i64 1x16 ids 30522\n"
+      "output y f32 2\n");
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/InitAttnc.h"
+#include "attnc/Support/BytecodeNesting.h"
 #include "attnc/Support/SafeFiles.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -57,7 +58,8 @@ int main(int argc, char **argv) {
       "attnc's own passes are listed under --attn-*; see README.md for the\n"
       "dialect and the pipelines.\n",
       registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   // Listings read no input; upstream's driver prints them.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
@@ -71,7 +73,8 @@ int main(int argc, char **argv) {
   if (!buffer)
     return fail(toString(buffer.takeError()));
   StringRef text = (*buffer)->getBuffer();
-  if (auto at = attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
+  if (auto at =
+          attnc::findExcessiveMlirNesting(text, attnc::kMaxNestingDepth)) {
     // Without the source line: it may be megabytes long.
     errs() << (*buffer)->getBufferIdentifier() << ":"
            << attnc::lineColumn(text, *at) << ": error: nesting deeper than "
@@ -80,6 +83,10 @@ int main(int argc, char **argv) {
               "this deeply\n";
     return 1;
   }
+  if (Error err = attnc::checkBytecodeNesting(
+          (*buffer)->getMemBufferRef(), registry,
+          config.shouldAllowUnregisteredDialects(), attnc::kMaxNestingDepth))
+    return fail(toString(std::move(err)));
 
   // Everything is printed into memory and written out only on success.
   std::string result;

@@ -17,6 +17,7 @@
 //          <start>:<length>,<start>:<length>,...      (all on one line)
 //   weight <name> <dtype> <dims> [concat ... | gather ...] transpose
 //   input <name> <dtype> <dims>
+//   input <name> <dtype> <dims> ids <rows>
 //   output <name> <dtype> <dims>
 //
 // dtype is one of f32 f16 bf16 i32 i64 (the spelling of the MLIR element
@@ -38,6 +39,10 @@
 // then the buffer's shape [d0, d1] and the tensor as assembled from the file
 // (plain, concat or gather, whose axis and shapes refer to this tensor) has
 // shape [d1, d0].
+// An `ids <rows>` input (i32 or i64) holds embedding ids: the runtime fails a
+// run whose input has an element outside [0, rows), naming its batch (the
+// row-major index over the leading dimensions), position (the index in the
+// last one) and value, before any compiled code reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +71,7 @@ inline constexpr const char *kTargetKeyword = "target";
 inline constexpr const char *kConcatKeyword = "concat";
 inline constexpr const char *kGatherKeyword = "gather";
 inline constexpr const char *kTransposeKeyword = "transpose";
+inline constexpr const char *kIdsKeyword = "ids";
 /// The dims of a rank-0 record.
 inline constexpr const char *kScalarDims = "scalar";
 
@@ -206,6 +212,9 @@ struct ManifestRecord {
   /// tensor assembled from the file (plain, concat or gather, all described
   /// relative to it) has the reversed shape; the buffer is its transpose.
   bool transpose = false;
+  /// For `input ... ids <rows>`: every element must lie in [0, rows)
+  /// (otherwise -1).
+  int64_t idBound = -1;
 
   bool isConcat() const { return !concatParts.empty(); }
   bool isGather() const { return gatherAxis >= 0; }
@@ -253,6 +262,11 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.transpose) {
     s += " ";
     s += kTransposeKeyword;
+  }
+  if (r.idBound >= 0) {
+    s += " ";
+    s += kIdsKeyword;
+    s += " " + std::to_string(r.idBound);
   }
   return s;
 }

@@ -133,9 +133,10 @@ struct AttnHoistWeightsPass
 
     SmallVector<Attribute> manifest;
     auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
-                      Location loc, WeightOp weight = {}) -> LogicalResult {
+                      Location loc, WeightOp weight = {},
+                      IntegerAttr idBound = {}) -> LogicalResult {
       FailureOr<DictionaryAttr> dict =
-          buildManifestRecord(kind, name, type, weight);
+          buildManifestRecord(kind, name, type, weight, idBound);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
@@ -190,7 +191,10 @@ struct AttnHoistWeightsPass
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ("input" + Twine(i - index)).str(), name)) ||
           failed(record(attnrt::EntryKind::Input, name,
-                        entry.getArgument(i).getType(), entry.getLoc())))
+                        entry.getArgument(i).getType(), entry.getLoc(),
+                        /*weight=*/{},
+                        entry.getArgAttrOfType<IntegerAttr>(
+                            i, AttnDialect::IdBoundAttrHelper::getNameStr()))))
         return signalPassFailure();
     }
     for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {

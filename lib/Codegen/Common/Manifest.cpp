@@ -21,7 +21,8 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
 
 FailureOr<DictionaryAttr>
 mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
-                                Type type, WeightOp weight) {
+                                Type type, WeightOp weight,
+                                IntegerAttr idBound) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !getManifestDType(tensor.getElementType()))
@@ -40,6 +41,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
       if (Attribute value = weight->getAttr(key))
         fields.append(key, value);
   }
+  if (idBound)
+    fields.append(kManifestIdBoundKey, idBound);
   return fields.getDictionary(type.getContext());
 }
 
@@ -99,6 +102,14 @@ static LogicalResult readRecord(DictionaryAttr dict,
       record.gatherRanges.push_back({ranges[i], ranges[i + 1]});
   }
   record.transpose = static_cast<bool>(dict.get("transpose"));
+  if (auto idBound = dict.getAs<IntegerAttr>(kManifestIdBoundKey)) {
+    if (record.kind != attnrt::EntryKind::Input || idBound.getInt() <= 0 ||
+        (record.dtype != attnrt::DType::I32 &&
+         record.dtype != attnrt::DType::I64))
+      return fail() << "has " << kManifestIdBoundKey
+                    << " but is not an i32/i64 input with a positive bound";
+    record.idBound = idBound.getInt();
+  }
   return success();
 }
 

@@ -155,3 +155,18 @@ func.func @main(%x: tensor<2x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>, tenso
   %g = attn.weight "g" {gather_axis = 0 : i64, gather_extent = 6 : i64, gather_ranges = array<i64: 0, 2, 4, 2>, transpose} : tensor<8x4xf32>
   return %wt, %w, %g : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// An input marked by attn-mark-token-id-inputs carries its bound into the
+// manifest (the runtime checks the ids on the host); the argument keeps it.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "t", type = tensor<16x8xf32>}, {id_bound = 16 : i64, kind = "input", name = "input0", type = tensor<1x4xi64>}, {kind = "output", name = "output0", type = tensor<1x4x8xf32>}]
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    %{{[^:]+}}: tensor<16x8xf32> {attn.weight = "t"},
+// CHECK-SAME:    %{{[^:]+}}: tensor<1x4xi64> {attn.id_bound = 16 : i64})
+func.func @main(%ids: tensor<1x4xi64> {attn.id_bound = 16 : i64}) -> tensor<1x4x8xf32> {
+  %t = attn.weight "t" : tensor<16x8xf32>
+  %e = attn.embedding %ids, %t : (tensor<1x4xi64>, tensor<16x8xf32>) -> tensor<1x4x8xf32>
+  return %e : tensor<1x4x8xf32>
+}

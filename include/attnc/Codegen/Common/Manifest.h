@@ -7,6 +7,8 @@
 //   {kind = "weight", name = "w", type = tensor<8x4xf32>,
 //    [concat_axis, concat_names,] [gather_axis, gather_extent, gather_ranges,]
 //    [transpose]}
+//   {kind = "input", name = "ids", type = tensor<1x128xi64>, [id_bound =
+//   30522]}
 //
 // where kind is weight, input or output, type is the buffer's tensor type
 // and the optional fields are those of the attn.weight op the record binds.
@@ -37,17 +39,21 @@ constexpr llvm::StringLiteral kManifestAttrName = "attn.manifest";
 constexpr llvm::StringLiteral kManifestKindKey = "kind";
 constexpr llvm::StringLiteral kManifestNameKey = "name";
 constexpr llvm::StringLiteral kManifestTypeKey = "type";
+/// Inputs holding embedding ids: the table's row count.
+constexpr llvm::StringLiteral kManifestIdBoundKey = "id_bound";
 
 /// The manifest dtype of an element type: f32, f16, bf16 and the signless
 /// i32 and i64 (whose MLIR spellings are the manifest's).
 std::optional<attnrt::DType> getManifestDType(Type elementType);
 
 /// One record for a buffer of `type`; `weight` (for weight records) adds its
-/// concat, gather and transpose attributes. Fails (without a diagnostic) when
+/// concat, gather and transpose attributes, `idBound` (for inputs of
+/// embedding ids) the table's row count. Fails (without a diagnostic) when
 /// the runtime cannot take the type: see getManifestDType.
 FailureOr<DictionaryAttr> buildManifestRecord(attnrt::EntryKind kind,
                                               StringRef name, Type type,
-                                              WeightOp weight = {});
+                                              WeightOp weight = {},
+                                              IntegerAttr idBound = {});
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

@@ -178,6 +178,29 @@ def AttnPromoteLoopBuffers
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnMarkTokenIdInputs
+    : Pass<"attn-mark-token-id-inputs", "::mlir::ModuleOp"> {
+  let summary = "Record on each function argument of embedding ids its table's row count";
+  let description = [{
+    For every `attn.embedding` whose ids are a function argument (directly,
+    through shape-only ops such as `tensor.reshape`, `tensor.collapse_shape`,
+    `tensor.expand_shape` and `tensor.cast`, or through `attn.layer` block
+    arguments), sets the argument attribute `attn.id_bound` to the table's
+    row count (the smallest one when an argument feeds several tables).
+    attn-hoist-weights copies it into the input's manifest record, and
+    libattnrt then fails a run whose ids fall outside [0, rows) on the host,
+    before any compiled code reads them: the only check a CUDA model gets,
+    since the device lookup can only clamp.
+
+    With `warn-computed-ids`, an embedding whose ids are computed inside the
+    model (so cannot be checked on the host) gets a warning at its location.
+  }];
+  let options = [
+    Option<"warnComputedIds", "warn-computed-ids", "bool", "false",
+           "warn at embeddings whose ids are computed inside the model">,
+  ];
+}
+
 def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Turn attn.weight ops into leading arguments of the model entry";
   let description = [{

@@ -34,10 +34,13 @@ def Attn_Dialect : Dialect {
   //   attn.entry           (module) the model entry, from attn-hoist-weights
   //   attn.fuse_rows       (linalg.generic) a norm step for attn-fuse-rows
   //   attn.original_index  (attn.layer) its checkpoint depth after pruning
+  //   attn.id_bound        (function argument) embedding ids: the table's
+  //                        row count, from attn-mark-token-id-inputs
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$entry,
     "::mlir::UnitAttr":$fuse_rows,
-    "::mlir::IntegerAttr":$original_index
+    "::mlir::IntegerAttr":$original_index,
+    "::mlir::IntegerAttr":$id_bound
   );
 }
 

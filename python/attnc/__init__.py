@@ -1,0 +1,279 @@
+"""attnc from Python: compile a model and run it through libattnrt's C API.
+
+    import attnc
+    lib = attnc.compile("model.onnx", input_shape={"input_ids": (1, 128)})
+    model = attnc.load(lib)                # weights beside it, or weights=...
+    out = model.run(input_ids=ids)         # {"last_hidden_state": array}
+
+`compile` runs attn-compile (the build tree's, $ATTNC_BIN_DIR's or the one on
+PATH) with --shared; `load` opens the library with ctypes (RTLD_LOCAL, so
+several models live side by side) and talks to the C API in
+include/attnc/Runtime/attnrt.h. Inputs and outputs carry the model's names
+(an imported model's graph names, `input0`... for hand-written IR). Every
+failure raises AttncError with the compiler's or the runtime's message.
+"""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+__all__ = ["AttncError", "Model", "TensorInfo", "compile", "load"]
+
+
+class AttncError(RuntimeError):
+    """A compile or run-time failure, with attnc's own message."""
+
+
+# attnrt_dtype values (attnrt.h) and their numpy types. bf16 has no numpy
+# dtype: it travels as its raw uint16 bits, as in .npy files.
+_DTYPES = {
+    0: ("f32", np.dtype(np.float32)),
+    1: ("f16", np.dtype(np.float16)),
+    2: ("bf16", np.dtype(np.uint16)),
+    3: ("i32", np.dtype(np.int32)),
+    4: ("i64", np.dtype(np.int64)),
+}
+
+
+class TensorInfo:
+    """A model input or output: name, dtype ("f32", ...), numpy dtype, shape."""
+
+    def __init__(self, name, dtype, np_dtype, shape):
+        self.name = name
+        self.dtype = dtype
+        self.np_dtype = np_dtype
+        self.shape = shape
+
+    def __repr__(self):
+        return "TensorInfo(%r, %s, %s)" % (self.name, self.dtype, self.shape)
+
+
+def _find_compiler():
+    candidates = []
+    if os.environ.get("ATTNC_BIN_DIR"):
+        candidates.append(os.path.join(os.environ["ATTNC_BIN_DIR"],
+                                       "attn-compile"))
+    # Used from the source tree: python/attnc -> build/bin.
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates.append(os.path.join(here, "..", "..", "build", "bin",
+                                   "attn-compile"))
+    for path in candidates:
+        if os.access(path, os.X_OK):
+            return os.path.abspath(path)
+    found = shutil.which("attn-compile")
+    if found:
+        return found
+    raise AttncError("attn-compile not found: set ATTNC_BIN_DIR to the "
+                     "directory holding it (e.g. build/bin) or put it on PATH")
+
+
+def _option_args(options):
+    """attn-compile flags from keyword options: chip="sm_90a" ->
+    --chip=sm_90a, raise_=False or no_raise=True -> --no-raise,
+    input_shape={"x": (1, 8)} -> --input-shape x=1x8, lists repeat."""
+    args = []
+    for key, value in options.items():
+        flag = "--" + key.rstrip("_").replace("_", "-")
+        if key == "input_shape":
+            for name, dims in dict(value).items():
+                args += ["--input-shape",
+                         "%s=%s" % (name, "x".join(str(int(d)) for d in dims))]
+        elif value is True:
+            args.append(flag)
+        elif value is False:
+            args.append("--" + flag[5:] if flag.startswith("--no-")
+                        else "--no-" + flag[2:])
+        elif value is None:
+            continue
+        elif isinstance(value, (list, tuple)):
+            args += ["%s=%s" % (flag, v) for v in value]
+        else:
+            args.append("%s=%s" % (flag, value))
+    return args
+
+
+def compile(path, output=None, *, target="cpu", **options):
+    """Compiles `path` (.mlir, .onnx or a Hugging Face checkpoint directory)
+    into a shared library and returns its path. `output` defaults to
+    lib<stem>.so in a new temporary directory; an imported model's weights
+    are written beside it (<output>.safetensors), where `load` finds them.
+    Other keyword options become attn-compile flags (see _option_args)."""
+    if output is None:
+        stem = os.path.basename(os.path.normpath(str(path)))
+        stem = stem.split(".")[0] or "model"
+        output = os.path.join(tempfile.mkdtemp(prefix="attnc-"),
+                              "lib%s.so" % stem)
+    cmd = [_find_compiler(), "-q", str(path), "--target=%s" % target,
+           "--shared", "-o", str(output)] + _option_args(options)
+    result = subprocess.run(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise AttncError(result.stderr.strip() or
+                         "attn-compile failed with status %d"
+                         % result.returncode)
+    return str(output)
+
+
+class Model:
+    """A compiled model library opened through the attnrt C API."""
+
+    def __init__(self, library, weights=None):
+        library = str(library)
+        try:
+            self._lib = ctypes.CDLL(os.path.abspath(library),
+                                    mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as e:
+            raise AttncError("cannot load %s: %s" % (library, e)) from None
+        self._declare()
+        err = ctypes.create_string_buffer(1024)
+        self._m = self._lib.attnrt_open_linked(err, len(err))
+        if not self._m:
+            raise AttncError(err.value.decode(errors="replace"))
+        self.target = self._lib.attnrt_target(self._m).decode()
+        self.inputs = [self._info(True, i)
+                       for i in range(self._lib.attnrt_num_inputs(self._m))]
+        self.outputs = [self._info(False, i)
+                        for i in range(self._lib.attnrt_num_outputs(self._m))]
+        num_weights = self._lib.attnrt_num_weights(self._m)
+        if weights is None and num_weights > 0:
+            beside = library + ".safetensors"
+            if not os.path.exists(beside):
+                self.close()
+                raise AttncError("%s has %d weights: pass weights=PATH (there "
+                                 "is no %s)" % (library, num_weights, beside))
+            weights = beside
+        if weights is not None:
+            self._check(self._lib.attnrt_bind_weights(
+                self._m, os.fsencode(str(weights))))
+
+    def _declare(self):
+        lib = self._lib
+        ptr, c_int, size_t = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+        sigs = {
+            "attnrt_open_linked": (ptr, [ctypes.c_char_p, size_t]),
+            "attnrt_close": (None, [ptr]),
+            "attnrt_last_error": (ctypes.c_char_p, [ptr]),
+            "attnrt_target": (ctypes.c_char_p, [ptr]),
+            "attnrt_num_weights": (c_int, [ptr]),
+            "attnrt_num_inputs": (c_int, [ptr]),
+            "attnrt_num_outputs": (c_int, [ptr]),
+            "attnrt_input_name": (ctypes.c_char_p, [ptr, c_int]),
+            "attnrt_input_dtype": (c_int, [ptr, c_int]),
+            "attnrt_input_rank": (c_int, [ptr, c_int]),
+            "attnrt_input_dim": (ctypes.c_int64, [ptr, c_int, c_int]),
+            "attnrt_output_name": (ctypes.c_char_p, [ptr, c_int]),
+            "attnrt_output_dtype": (c_int, [ptr, c_int]),
+            "attnrt_output_rank": (c_int, [ptr, c_int]),
+            "attnrt_output_dim": (ctypes.c_int64, [ptr, c_int, c_int]),
+            "attnrt_bind_weights": (c_int, [ptr, ctypes.c_char_p]),
+            "attnrt_set_input": (c_int, [ptr, c_int, ptr, size_t]),
+            "attnrt_run": (c_int, [ptr]),
+            "attnrt_get_output": (c_int, [ptr, c_int, ptr, size_t]),
+            "attnrt_last_run_ms": (ctypes.c_double, [ptr]),
+        }
+        for name, (restype, argtypes) in sigs.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+
+    def _info(self, is_input, index):
+        kind = "input" if is_input else "output"
+        fn = lambda what: getattr(self._lib, "attnrt_%s_%s" % (kind, what))
+        code = fn("dtype")(self._m, index)
+        dtype, np_dtype = _DTYPES[code]
+        rank = fn("rank")(self._m, index)
+        shape = tuple(fn("dim")(self._m, index, a) for a in range(rank))
+        return TensorInfo(fn("name")(self._m, index).decode(), dtype,
+                          np_dtype, shape)
+
+    def _check(self, status):
+        if status != 0:
+            message = self._lib.attnrt_last_error(self._m)
+            raise AttncError(message.decode(errors="replace") if message
+                             else "attnrt call failed")
+
+    def run(self, *args, **kwargs):
+        """Runs the model on inputs given by position or by name (numpy
+        arrays of the model's shape; values are converted to its dtype when
+        numpy can do so without changing their kind). Returns a dict of the
+        outputs by name."""
+        if self._m is None:
+            raise AttncError("the model is closed")
+        if len(args) > len(self.inputs):
+            raise AttncError("%d inputs given, the model takes %d"
+                             % (len(args), len(self.inputs)))
+        given = dict(zip((i.name for i in self.inputs), args))
+        names = {i.name for i in self.inputs}
+        for name, value in kwargs.items():
+            if name not in names:
+                raise AttncError("unknown input '%s' (the model's inputs: %s)"
+                                 % (name, ", ".join(i.name for i in
+                                                    self.inputs)))
+            if name in given:
+                raise AttncError("input '%s' given twice" % name)
+            given[name] = value
+        keep = []
+        for index, info in enumerate(self.inputs):
+            if info.name not in given:
+                raise AttncError("input '%s' is missing" % info.name)
+            array = np.asarray(given[info.name])
+            if array.shape != info.shape:
+                axis = next((a for a in range(min(array.ndim, len(info.shape)))
+                             if array.shape[a] != info.shape[a]), None)
+                where = ("rank %d, the model's is %d"
+                         % (array.ndim, len(info.shape))
+                         if axis is None else
+                         "dimension %d is %d, the model's is %d"
+                         % (axis, array.shape[axis], info.shape[axis]))
+                raise AttncError("input '%s' has shape %s but the model "
+                                 "takes %s (%s)" % (info.name, array.shape,
+                                                    info.shape, where))
+            if array.dtype != info.np_dtype:
+                if not np.can_cast(array.dtype, info.np_dtype,
+                                   casting="same_kind"):
+                    raise AttncError("input '%s' is %s; the model takes %s"
+                                     % (info.name, array.dtype, info.dtype))
+                array = array.astype(info.np_dtype)
+            array = np.ascontiguousarray(array)
+            keep.append(array)
+            self._check(self._lib.attnrt_set_input(
+                self._m, index, array.ctypes.data, array.nbytes))
+        self._check(self._lib.attnrt_run(self._m))
+        outputs = {}
+        for index, info in enumerate(self.outputs):
+            out = np.empty(info.shape, info.np_dtype)
+            self._check(self._lib.attnrt_get_output(
+                self._m, index, out.ctypes.data, out.nbytes))
+            outputs[info.name] = out
+        return outputs
+
+    __call__ = run
+
+    @property
+    def last_run_ms(self):
+        """The duration of the last successful run, in milliseconds."""
+        return self._lib.attnrt_last_run_ms(self._m)
+
+    def close(self):
+        if getattr(self, "_m", None):
+            self._lib.attnrt_close(self._m)
+        self._m = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def load(library, weights=None):
+    """Opens a library written by `compile` (or attn-compile --shared) and
+    binds its weights: `weights`, else <library>.safetensors beside it."""
+    return Model(library, weights)

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""The attnc Python package (python/attnc) end to end: compile, load, run by
+name, errors as exceptions. Numerics are checked against independent
+references: PyTorch's committed output for the exported BERT-shaped ONNX
+model, and the numpy reference model (test/reference/attn_ref.py via
+scripts/make_weights.py) for the hand-written small encoder.
+
+    api_check.py --src ATTNC_SRC --bin BUILD_BIN --workdir DIR
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+
+def expect_error(fn, *fragments):
+    import attnc
+    try:
+        fn()
+    except attnc.AttncError as e:
+        message = str(e)
+        for fragment in fragments:
+            assert fragment in message, (fragment, message)
+        print("error:", message.splitlines()[0])
+        return
+    raise AssertionError("no AttncError for %s" % (fragments,))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--src", required=True)
+    p.add_argument("--bin", required=True)
+    p.add_argument("--workdir", required=True)
+    args = p.parse_args()
+    sys.path.insert(0, os.path.join(args.src, "python"))
+    os.environ["ATTNC_BIN_DIR"] = args.bin
+    os.makedirs(args.workdir, exist_ok=True)
+    import attnc
+
+    # An exported ONNX model: inputs and outputs by their graph names, the
+    # weights written beside the library and found there.
+    models = os.path.join(args.src, "test", "ONNX", "Models")
+    ids = np.load(os.path.join(models, "bert_like.input_ids.npy"))
+    mask = np.load(os.path.join(models, "bert_like.attention_mask.npy"))
+    ref = np.load(os.path.join(models, "bert_like.ref.npy"))
+    lib = attnc.compile(os.path.join(models, "bert_like-op17.onnx"),
+                        os.path.join(args.workdir, "libbert.so"),
+                        input_shape={"input_ids": ids.shape,
+                                     "attention_mask": mask.shape})
+    assert os.path.exists(lib + ".safetensors")
+    with attnc.load(lib) as bert:
+        print("inputs:", [(i.name, i.dtype, i.shape) for i in bert.inputs])
+        print("outputs:", [(o.name, o.dtype, o.shape) for o in bert.outputs])
+        out = bert.run(input_ids=ids, attention_mask=mask)
+        (name, y), = out.items()
+        err = float(np.max(np.abs(y - ref)) / max(1.0, np.max(np.abs(ref))))
+        assert err <= 1e-4, err
+        print("bert_like by name: %s max rel err %.1e <= 1e-4" % (name, err))
+        # Positional inputs, and values converted to the model's dtype.
+        y2 = bert(ids.astype(np.int32), mask)[name]
+        assert np.array_equal(y, y2)
+        print("bert_like positional: identical")
+        expect_error(lambda: bert.run(input_ids=ids), "'attention_mask' is missing")
+        expect_error(lambda: bert.run(input_ids=ids, attention_mask=mask, x=1),
+                     "unknown input 'x'")
+        expect_error(lambda: bert.run(input_ids=ids[:, :-1], attention_mask=mask),
+                     "input 'input_ids' has shape", "dimension 1 is")
+        expect_error(lambda: bert.run(input_ids=ids.astype(np.float32),
+                                      attention_mask=mask),
+                     "input 'input_ids' is float32")
+        bad = ids.copy()
+        bad[0, 3] = 10**6
+        expect_error(lambda: bert.run(input_ids=bad, attention_mask=mask),
+                     "token id 1000000 at batch 0, position 3 is out of range")
+        # A failed run leaves the model usable.
+        assert np.array_equal(bert.run(input_ids=ids, attention_mask=mask)[name], y)
+        assert bert.last_run_ms > 0
+
+    # Hand-written IR with explicit weights, against the numpy reference;
+    # two models open side by side in one process.
+    enc_lib = attnc.compile(os.path.join(args.src, "examples",
+                                         "small_encoder.mlir"),
+                            os.path.join(args.workdir, "libenc.so"),
+                            no_approximate_math=True)
+    weights = os.path.join(args.workdir, "enc.safetensors")
+    import subprocess
+    subprocess.run([sys.executable, os.path.join(args.src, "scripts",
+                                                 "make_weights.py"),
+                    "small_encoder", weights, "--inputs", args.workdir,
+                    "--reference", os.path.join(args.workdir, "enc.ref.npy")],
+                   check=True, stdout=subprocess.DEVNULL)
+    enc = attnc.load(enc_lib, weights=weights)
+    bert = attnc.load(lib)
+    y = enc.run(np.load(os.path.join(args.workdir, "ids.npy")))["output0"]
+    ref = np.load(os.path.join(args.workdir, "enc.ref.npy"))
+    err = float(np.max(np.abs(y - ref)) / max(1.0, np.max(np.abs(ref))))
+    assert err <= 1e-5, err
+    yb = bert.run(input_ids=ids, attention_mask=mask)
+    assert len(yb) == 1
+    print("small_encoder: max rel err %.1e <= 1e-5, beside bert_like" % err)
+    enc.close()
+    expect_error(lambda: enc.run(), "the model is closed")
+    expect_error(lambda: attnc.load(enc_lib), "has 25 weights: pass weights=")
+    expect_error(lambda: attnc.load(enc_lib, weights=lib),
+                 "libbert.so")
+    # Compile errors carry the compiler's located diagnostic.
+    broken = os.path.join(args.workdir, "broken.mlir")
+    with open(broken, "w") as f:
+        f.write("func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+                "  %y = attn.layer_norm %x {epsilon = -1.0 : f64} : "
+                "tensor<2x3xf32>\n  return %y : tensor<2x3xf32>\n}\n")
+    expect_error(lambda: attnc.compile(broken), "broken.mlir:2:")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
