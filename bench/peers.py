@@ -353,7 +353,10 @@ def optimize_for_ort(p):
 
 def timed_run(cmd, what):
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise RunFailed("%s: cannot run %s: %s" % (what, cmd[0], e))
     if r.returncode != 0:
         raise RunFailed("%s failed (rc %d): %s\n%s" % (what, r.returncode, " ".join(cmd),
                                                       r.stderr[-3000:]))
@@ -424,6 +427,9 @@ def main():
         args.layers, args.seqs, args.rounds, args.no_layer_rows = 1, "16", 1, True
         threads = [1]
     seqs = [int(s) for s in args.seqs.split(",")]
+    if not os.access(args.attn_compile, os.X_OK):
+        raise SystemExit("peers: no attn-compile at %s (build attnc first, or --attn-compile)"
+                         % args.attn_compile)
     os.makedirs(wd, exist_ok=True)
     t_start = time.time()
     load0 = os.getloadavg()
@@ -611,6 +617,14 @@ def main():
                            text=True).stdout
         iree_version = " ".join(ln.split("version", 1)[1].split()[0] for ln in v.splitlines()
                                 if "IREE compiler version" in ln) or "?"
+    # Keep the exports (reused next time); the compiled artifacts copy the
+    # weights again (about 0.45 GB each at 12 layers).
+    for L, s in models:
+        stem = paths(wd, L, s)["stem"]
+        for suffix in (".attnc", ".attnc.safetensors", ".vmfb", ".ort.onnx", ".out.attnc.npy",
+                       ".out.ort.npy", ".out.iree.npy", ".out.torch.npy"):
+            if os.path.exists(stem + suffix):
+                os.remove(stem + suffix)
     print_report(args, threads, models, peers, missing, blas, env_overrides, hellos, infos,
                  compile_s, errors, pair_err, bad, results, load0, t_start, ort_opt, iree_version)
     if failures:
@@ -755,6 +769,19 @@ def print_report(args, threads, models, peers, missing, blas, env_overrides, hel
             print("| %d | %d | %d | %s | %s | %s | %s |" % (
                 m[0], m[1], t, "%.1f" % statistics.median(a) if a else bad[m].get("attnc", "failed"),
                 " | ".join(cells), " | ".join(ratios), fr))
+    if 1 in threads and len(threads) > 1:
+        print()
+        print("Thread scaling: 1-thread latency / N-thread latency (medians above; the issue's "
+              "goal for attnc is >= 1.8 at 2 threads)")
+        multi = [t for t in threads if t != 1]
+        print("| layers | seq | N | " + " | ".join(TITLE[p] for p in ("attnc",) + PEERS) + " |")
+        print("|---" * (4 + len(PEERS)) + "|")
+        for m in models:
+            for t in multi:
+                r1, rn = results.get((m[0], m[1], 1), {}), results.get((m[0], m[1], t), {})
+                cells = ["%.2f" % (statistics.median(r1[p]) / statistics.median(rn[p]))
+                         if r1.get(p) and rn.get(p) else "-" for p in ("attnc",) + PEERS]
+                print("| %d | %d | %d | %s |" % (m[0], m[1], t, " | ".join(cells)))
     print()
     print("total benchmark time %.0f s" % (time.time() - t_start))
 
