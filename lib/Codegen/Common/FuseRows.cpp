@@ -146,10 +146,17 @@ struct AttnFuseRowsPass
         if (failed(fused))
           return consumer.emitOpError("attn-fuse-rows: elementwise fusion "
                                       "failed");
+        // The consumer's results, and the producer's where the fused op
+        // precedes the use (earlier consumers keep the producer, and fuse
+        // it in turn).
+        Operation *fusedOp = fused->fusedOp;
         for (auto [original, replacement] : fused->replacements)
           rewriter.replaceUsesWithIf(
-              original, replacement,
-              [&](OpOperand &use) { return use.getOwner() != producer; });
+              original, replacement, [&](OpOperand &use) {
+                return use.getOwner() != producer &&
+                       (original.getDefiningOp() != producer ||
+                        fusedOp->isBeforeInBlock(use.getOwner()));
+              });
         rewriter.eraseOp(consumer);
         if (producer->use_empty())
           rewriter.eraseOp(producer);
