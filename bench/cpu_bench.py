@@ -26,7 +26,6 @@ check fails.
 
 import argparse
 import ctypes
-import json
 import os
 import platform
 import re
@@ -43,6 +42,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 import openblas_kernel  # noqa: E402
+from workers import RunFailed, WorkerProcess, median_ms, serve  # noqa: E402
 import tensorio  # noqa: E402
 
 GEMM_KN = ((768, 768), (768, 3072), (3072, 768))
@@ -54,24 +54,11 @@ PEER_IDLE_S = 0.25  # let a worker's BLAS / OpenMP threads stop spinning before 
 LAT_RE = re.compile(r"latency: mean ([0-9.eE+-]+) ms, median ([0-9.eE+-]+) ms")
 
 
-class RunFailed(Exception):
-    pass
 
 
 # ---------------------------------------------------------------------------
 # Peer workers (one process per library and thread count; JSON lines on stdio)
 # ---------------------------------------------------------------------------
-
-def _timeit(fn, reps, warmup):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
-
 
 def _loaded_blas():
     libs = []
@@ -131,7 +118,7 @@ def worker_blas(workdir, threads):
             args = (101, 111, 112, m, n, k, ctypes.c_float(1.0), P(x.ctypes.data), k,
                     P(w.ctypes.data), k, ctypes.c_float(0.0), P(y.ctypes.data), n)
             fn = lambda: sgemm(*args)  # noqa: E731
-        ms = _timeit(fn, req["reps"], req["warmup"])
+        ms = median_ms(fn, req["reps"], req["warmup"])
         if req.get("out"):
             np.save(req["out"], y)
         return {"ms": ms}
@@ -191,7 +178,7 @@ def worker_torch(workdir, threads):
         args = [torch.from_numpy(np.load(f)) for f in req["inputs"]]
         fn = fns[req["fn"]]
         with torch.no_grad():
-            ms = _timeit(lambda: fn(*args), req["reps"], req["warmup"])
+            ms = median_ms(lambda: fn(*args), req["reps"], req["warmup"])
             if req.get("out"):
                 np.save(req["out"], fn(*args).numpy())
         return {"ms": ms}
@@ -205,52 +192,30 @@ def worker_torch(workdir, threads):
 
 def worker_main(kind, workdir, threads):
     hello, handle = (worker_blas if kind == "blas" else worker_torch)(workdir, threads)
-    out = sys.stdout
-    out.write(json.dumps(hello) + "\n")
-    out.flush()
-    for line in sys.stdin:
-        req = json.loads(line)
+
+    def handle_and_idle(req):
         try:
-            rep = handle(req)
-        except Exception as e:  # reported to the parent, which fails the run
-            rep = {"error": "%s: %s" % (type(e).__name__, e)}
-        time.sleep(PEER_IDLE_S)
-        out.write(json.dumps(rep) + "\n")
-        out.flush()
+            return handle(req)
+        finally:
+            time.sleep(PEER_IDLE_S)
+
+    serve(hello, handle_and_idle)
 
 
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, kind, workdir, threads, env_overrides=None):
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads), **(env_overrides or {}))
-        if kind == "torch":
-            # Debian's torch runs ATen on libgomp and GEMMs on OpenBLAS's own
-            # pthreads; with libgomp's default spin-waiting the two pools fight
-            # over the cores (5x slower at 2 threads on 2 cores).
-            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", kind,
-             "--workdir", workdir, "--threads", str(threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.hello = self._read()
-
-    def _read(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RunFailed("peer worker exited (rc %s)" % self.proc.poll())
-        return json.loads(line)
+        super().__init__(__file__, ["--worker", kind, "--workdir", workdir,
+                                    "--threads", str(threads)],
+                         threads, torch=(kind == "torch"), env_overrides=env_overrides)
 
     def call(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        rep = self._read()
+        rep = self.request(**req)
         if "error" in rep:
             raise RunFailed("peer: " + rep["error"])
         return rep["ms"]
 
     def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+        super().close(timeout=30)
 
 
 # ---------------------------------------------------------------------------

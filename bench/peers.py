@@ -38,7 +38,6 @@ With --layers > 1 a second row set times a 1-layer export the same way.
 
 import argparse
 import collections
-import json
 import os
 import shutil
 import statistics
@@ -47,6 +46,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from workers import RunFailed, WorkerProcess, median_ms, serve  # noqa: E402
 ROOT = os.path.dirname(HERE)
 VENV = os.path.join(ROOT, ".venv-bench")
 MODEL_TAG = "hfbert-v1"  # bump when the model or its parameters change
@@ -71,8 +72,6 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-class RunFailed(Exception):
-    pass
 
 
 # ---------------------------------------------------------------------------
@@ -140,17 +139,6 @@ def export_main(wd, layers, seq):
 # ---------------------------------------------------------------------------
 # Peer workers: one process per peer and thread count, JSON lines on stdio
 # ---------------------------------------------------------------------------
-
-def _timeit(fn, reps, warmup):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
-
 
 def _ort_worker(threads):
     import onnx
@@ -259,57 +247,30 @@ def worker_main(kind, threads):
     import numpy as np
     hello, load = {"ort": _ort_worker, "iree": _iree_worker, "torch": _torch_worker}[kind](threads)
     runs = {}
-    out = sys.stdout
-    out.write(json.dumps(hello) + "\n")
-    out.flush()
-    for line in sys.stdin:
-        req = json.loads(line)
-        try:
-            if req["op"] == "load":
-                runs[req["key"]], rep = load(req)
-            else:
-                fn = runs[req["key"]]
-                rep = {"ms": _timeit(fn, req["reps"], req["warmup"])}
-                if req.get("out"):
-                    np.save(req["out"], np.asarray(fn()))
-                time.sleep(PEER_IDLE_S)
-        except Exception as e:  # reported to the parent, which marks the peer failed
-            rep = {"error": "%s: %s" % (type(e).__name__, e)}
-        out.write(json.dumps(rep) + "\n")
-        out.flush()
+
+    def handle(req):
+        if req["op"] == "load":
+            runs[req["key"]], rep = load(req)
+            return rep
+        fn = runs[req["key"]]
+        rep = {"ms": median_ms(fn, req["reps"], req["warmup"])}
+        if req.get("out"):
+            np.save(req["out"], np.asarray(fn()))
+        time.sleep(PEER_IDLE_S)
+        return rep
+
+    serve(hello, handle)
 
 
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, kind, threads, env_overrides):
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-                   MKL_NUM_THREADS=str(threads), **env_overrides)
-        if kind == "torch":
-            # Debian's torch runs ATen on libgomp and its GEMMs on OpenBLAS's
-            # own pthreads; with libgomp's default spin-waiting the two pools
-            # fight over the cores (about 5x slower at 2 threads on 2 cores).
-            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--worker", kind,
-             "--threads", str(threads)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        self.hello = self._read()
+        super().__init__(__file__, ["--worker", kind, "--threads", str(threads)],
+                         threads, torch=(kind == "torch"), env_overrides=env_overrides)
         if "error" in self.hello:
             raise RunFailed(self.hello["error"])
 
-    def _read(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RunFailed("worker exited (rc %s)" % self.proc.wait())
-        return json.loads(line)
-
     def call(self, **req):
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        return self._read()
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        return self.request(**req)
 
 
 # ---------------------------------------------------------------------------
