@@ -42,7 +42,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 import openblas_kernel  # noqa: E402
-from workers import RunFailed, WorkerProcess, median_ms, serve  # noqa: E402
+from workers import RunFailed, WorkerProcess, exit_status, median_ms, serve  # noqa: E402
 import tensorio  # noqa: E402
 
 GEMM_KN = ((768, 768), (768, 3072), (3072, 768))
@@ -538,12 +538,7 @@ def main():
               f"{rr[0]:6.2f}..{rr[1]:<6.2f} {extra}")
     print("-" * (w + 90))
     print("total benchmark time %.0f s" % (time.time() - t_start))
-    if failures:
-        print("\nFAILURES:", file=sys.stderr)
-        for f in failures:
-            print("  " + f, file=sys.stderr)
-        return 1
-    return 0
+    return exit_status(failures)
 
 
 def v_big(a, p):

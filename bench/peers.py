@@ -47,7 +47,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from workers import RunFailed, WorkerProcess, median_ms, serve  # noqa: E402
+from workers import RunFailed, WorkerProcess, exit_status, median_ms, serve  # noqa: E402
 ROOT = os.path.dirname(HERE)
 VENV = os.path.join(ROOT, ".venv-bench")
 MODEL_TAG = "hfbert-v1"  # bump when the model or its parameters change
@@ -588,12 +588,7 @@ def main():
                 os.remove(stem + suffix)
     print_report(args, threads, models, peers, missing, blas, env_overrides, hellos, infos,
                  compile_s, errors, pair_err, bad, results, load0, t_start, ort_opt, iree_version)
-    if failures:
-        print("\nFAILURES:", file=sys.stderr)
-        for f in failures:
-            print("  " + f, file=sys.stderr)
-        return 1
-    return 0
+    return exit_status(failures)
 
 
 def print_report(args, threads, models, peers, missing, blas, env_overrides, hellos, infos,

@@ -75,3 +75,13 @@ class WorkerProcess:
     def close(self, timeout=60):
         self.proc.stdin.close()
         self.proc.wait(timeout=timeout)
+
+
+def exit_status(failures):
+    """0, or 1 after listing the failed measurements on stderr."""
+    if not failures:
+        return 0
+    print("\nFAILURES:", file=sys.stderr)
+    for f in failures:
+        print("  " + f, file=sys.stderr)
+    return 1
