@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -60,6 +61,11 @@ static const attnc::PipelineSwitch kSwitches[] = {
     {"fuse-rows", &PipelineOptions::fuseRows,
      "Fuse residual add + norm into one row loop",
      "Do not fuse residual add + norm into one row loop", true, true},
+    {"outline-layers", &PipelineOptions::outlineLayers,
+     "Compile each distinct layer body once, as a function called per layer "
+     "with that layer's weights (attn-outline-layers)",
+     "Inline every layer (code size and compile time grow with depth)", true,
+     true},
     {"matmul-kernels", &PipelineOptions::matmulKernels,
      "Register-tiled (CPU) / tensor-core (CUDA) matmul kernels with fused "
      "epilogues",
@@ -161,7 +167,9 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   pm.addPass(attn::createAttnMarkTokenIdInputs(markIds));
   if (!cuda)
     pm.addPass(attn::createAttnCpuCheckTokenIds());
-  pm.addPass(attn::createAttnLowerToLinalg());
+  attn::AttnLowerToLinalgOptions lower;
+  lower.inlineLayers = false;
+  pm.addPass(attn::createAttnLowerToLinalg(lower));
   // Again on the lowered form, whose temporaries (e.g. unfused attention
   // scores) may be larger than any attn-level tensor.
   pm.addPass(attn::createAttnVerifyModel());
@@ -178,6 +186,14 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   // Before hoisting: the manifest records which weights are bound K-major.
   if (!cuda && options.transposeWeights && options.matmulKernels)
     addNested(pm, attn::createAttnCpuTransposeWeights());
+  // After the rewrites that change which weight a layer binds and how
+  // (attn-cpu-transpose-weights), so that those stay per-layer attn.weight
+  // ops of the caller. Runtime checks name the failing op's location, which
+  // must be the layer's own: there every layer stays inlined.
+  attn::AttnOutlineLayersOptions outline;
+  if (!options.outlineLayers || options.runtimeChecks)
+    outline.minGroupSize = std::numeric_limits<int64_t>::max();
+  pm.addPass(attn::createAttnOutlineLayers(outline));
   pm.addPass(attn::createAttnHoistWeights());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

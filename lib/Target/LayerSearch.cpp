@@ -147,7 +147,14 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   progress("search: compiling the gated model (" + Twine(depth) +
            " layers) for evaluation");
   PassManager pm(gated->getContext());
-  buildAttnToCpuPipeline(pm, PipelineOptions());
+  // Inlined layers: a call's result is a fresh buffer, so after a chain of
+  // gates the deallocation pipeline cannot tell statically which buffer a
+  // gate yields and checks aliases at run time, through a helper on
+  // dynamically shaped memrefs that the bare-pointer calling convention
+  // cannot lower. (Inlined, the gated models bufferize without it.)
+  PipelineOptions pipeline;
+  pipeline.outlineLayers = false;
+  buildAttnToCpuPipeline(pm, pipeline);
   if (failed(pm.run(*gated)))
     return makeError("search: lowering the gated model failed");
 

@@ -9,7 +9,9 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower attn ops to linalg, tensor, arith and math on tensors";
   let description = [{
     Rewrites every attn op except `attn.weight` into upstream ops on tensors:
-    `attn.layer` bodies are inlined, `attn.mha` becomes projections, head
+    `attn.layer` bodies are inlined (or, with `inline-layers=false`, lowered
+    in place, so that attn-outline-layers can compile each distinct body
+    once), `attn.mha` becomes projections, head
     reshapes and `attn.sdpa`, and everything else becomes `linalg.generic`
     ops (contractions, reductions, pointwise maps). Masks are computed from
     loop indices inside the score computation, never materialized as
@@ -18,6 +20,11 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"inlineLayers", "inline-layers", "bool", "true",
+           "Inline attn.layer bodies in place; false keeps the layers (their "
+           "bodies lowered) for attn-outline-layers">
   ];
 }
 

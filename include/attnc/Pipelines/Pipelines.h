@@ -45,6 +45,10 @@ struct PipelineOptions {
   bool flash = true;
   /// attn-fuse-rows: residual add + norm in one row loop.
   bool fuseRows = true;
+  /// attn-outline-layers: identical attn.layer bodies become one function
+  /// called per layer, so that code size and compile time do not grow with
+  /// depth.
+  bool outlineLayers = true;
   /// attn-cpu-matmul-kernel (CPU) / attn-gpu-mma-matmul (CUDA): register-
   /// tiled or tensor-core matmuls with fused epilogues.
   bool matmulKernels = true;

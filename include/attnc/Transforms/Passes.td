@@ -245,4 +245,41 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnOutlineLayers : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "Compile each distinct attn.layer body once: one function "
+                "called per layer with that layer's weights";
+  let description = [{
+    Groups the `attn.layer` ops of the module whose bodies are the same
+    computation on the same types: the same ops with the same attributes,
+    operands and result types, in the same order, where the top-level
+    `attn.weight` ops of the bodies only have to agree on their result types
+    (their names, gathers, concatenations and `transpose` say which tensor
+    is bound, not what the body computes). Each group of `min-group-size` or
+    more layers becomes one private `func.func @attn_layer_body_N` whose
+    arguments are the layer's inputs followed by its weights (in body
+    order); each layer of the group becomes its own `attn.weight` ops,
+    cloned into the parent block, and a `func.call`. Every other layer is
+    inlined in place, so that no `attn.layer` is left. Weights that nothing
+    in a body reads are dropped first, so that a pruned weight is never
+    bound.
+
+    The contents of the bodies are not otherwise interpreted: the pass runs
+    on attn ops (before attn-lower-to-linalg) as well as on layers whose
+    bodies were already lowered (the pipelines run it on linalg, after
+    attn-cpu-transpose-weights, so that weight rewrites happen while
+    weights are still `attn.weight` ops).
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"minGroupSize", "min-group-size", "int64_t", "2",
+           "outline groups of at least this many identical layers (>= 1); "
+           "smaller groups are inlined">
+  ];
+  let statistics = [
+    Statistic<"numFunctions", "num-functions", "Layer body functions created">,
+    Statistic<"numCalls", "num-calls", "Layers replaced by calls">,
+    Statistic<"numInlined", "num-inlined", "Layers inlined in place">
+  ];
+}
+
 #endif // ATTNC_TRANSFORMS_PASSES_TD

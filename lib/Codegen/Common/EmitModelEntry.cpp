@@ -80,6 +80,12 @@ struct AttnEmitModelEntryPass
     // The weight names live in the manifest; LLVM has no use for them.
     forward.removeArgAttrsAttr();
     forward.setLinkage(LLVM::Linkage::Internal);
+    // So are the functions it calls (attn-outline-layers' layer bodies):
+    // only the entry points below are exported, so that several models link
+    // into one program.
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (!func.isExternal())
+        func.setLinkage(LLVM::Linkage::Internal);
 
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = forward.getLoc();

@@ -46,6 +46,8 @@ struct LayerInlining : OpRewritePattern<LayerOp> {
 
 struct AttnLowerToLinalgPass
     : public mlir::attn::impl::AttnLowerToLinalgBase<AttnLowerToLinalgPass> {
+  using AttnLowerToLinalgBase::AttnLowerToLinalgBase;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // The lowering builds static tensor.empty ops; say so instead of
@@ -72,8 +74,12 @@ struct AttnLowerToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<AttnDialect>();
     target.addLegalOp<WeightOp>();
+    if (!inlineLayers)
+      target.addLegalOp<LayerOp, YieldOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
+    if (inlineLayers)
+      patterns.add<LayerInlining>(ctx);
     populateAttnToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
@@ -84,8 +90,6 @@ struct AttnLowerToLinalgPass
 } // namespace
 
 void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
-  MLIRContext *ctx = patterns.getContext();
-  patterns.add<LayerInlining>(ctx);
   populatePointwiseToLinalgPatterns(patterns);
   populateNormsToLinalgPatterns(patterns);
   populateLinearToLinalgPatterns(patterns);

@@ -4,10 +4,11 @@
 // attn-emit-model-entry on hand-written LLVM-dialect modules.
 
 // Bare-pointer convention; other uses of the entry are renamed too, and
-// argument attributes are dropped.
+// argument attributes are dropped. The model's other functions become
+// internal: only the entry points are exported.
 // CHECK-LABEL: module attributes
 // CHECK:         llvm.func internal @attn_model_forward(%{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr) {
-// CHECK-LABEL:   llvm.func @user(
+// CHECK-LABEL:   llvm.func internal @user(
 // CHECK:           llvm.call @attn_model_forward(
 // CHECK-LABEL:   llvm.func @attn_model_invoke(
 // CHECK-SAME:      %[[BUFS:[^:]+]]: !llvm.ptr)

@@ -1,0 +1,165 @@
+// RUN: attn-opt %s --split-input-file --attn-outline-layers | FileCheck %s --implicit-check-not=attn.layer
+// RUN: attn-opt %s --split-input-file --attn-outline-layers=min-group-size=3 | FileCheck %s --check-prefix=MIN3 --implicit-check-not=attn.layer --implicit-check-not=call
+// RUN: attn-opt %s --split-input-file --attn-lower-to-linalg=inline-layers=false --attn-outline-layers | FileCheck %s --check-prefix=LINALG --implicit-check-not=attn.layer
+
+// Two layers that compute the same thing on their own weights: one private
+// function whose arguments are the layer's input, then its weights in body
+// order; each layer becomes its weights (in the caller, so that they are
+// bound per layer) and a call. A weight that nothing reads is not bound.
+// CHECK-LABEL: func.func @two_same(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x3x8xf32>)
+// CHECK-NEXT:    %[[W0:.*]] = attn.weight "layer.0.w" : tensor<8x8xf32>
+// CHECK-NEXT:    %[[B0:.*]] = attn.weight "layer.0.b" : tensor<8xf32>
+// CHECK-NEXT:    %[[L0:.*]] = call @attn_layer_body_0(%[[X]], %[[W0]], %[[B0]])
+// CHECK-NEXT:    %[[W1:.*]] = attn.weight "layer.1.w" : tensor<8x8xf32>
+// CHECK-NEXT:    %[[B1:.*]] = attn.weight "layer.1.b" : tensor<8xf32>
+// CHECK-NEXT:    %[[L1:.*]] = call @attn_layer_body_0(%[[L0]], %[[W1]], %[[B1]])
+// CHECK-NEXT:    return %[[L1]]
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK-SAME:    %[[H:[^:]+]]: tensor<1x3x8xf32>, %[[W:[^:]+]]: tensor<8x8xf32>, %[[B:[^:]+]]: tensor<8xf32>) -> tensor<1x3x8xf32>
+// CHECK-NEXT:    %[[P:.*]] = attn.linear %[[H]], %[[W]], %[[B]]
+// CHECK-NEXT:    %[[A:.*]] = attn.add %[[H]], %[[P]]
+// CHECK-NEXT:    return %[[A]]
+// CHECK-NOT:     attn.weight
+// Below the group size, layers are inlined in place.
+// MIN3-LABEL: func.func @two_same(
+// MIN3-NEXT:    attn.weight "layer.0.w"
+// MIN3-NEXT:    attn.weight "layer.0.b"
+// MIN3-NEXT:    attn.linear
+// MIN3-NEXT:    attn.add
+// MIN3-NEXT:    attn.weight "layer.1.w"
+// MIN3-NEXT:    attn.weight "layer.1.b"
+// MIN3-NEXT:    attn.linear
+// MIN3-NEXT:    attn.add
+// MIN3-NEXT:    return
+// MIN3-NOT:   func.func private
+// The same on lowered bodies (the pipelines outline after attn-lower-to-linalg).
+// LINALG-LABEL: func.func @two_same(
+// LINALG-NEXT:    attn.weight "layer.0.w" : tensor<8x8xf32>
+// LINALG-NEXT:    attn.weight "layer.0.b" : tensor<8xf32>
+// LINALG-NEXT:    call @attn_layer_body_0(
+// LINALG-NEXT:    attn.weight "layer.1.w" : tensor<8x8xf32>
+// LINALG-NEXT:    attn.weight "layer.1.b" : tensor<8xf32>
+// LINALG-NEXT:    call @attn_layer_body_0(
+// LINALG-LABEL: func.func private @attn_layer_body_0(
+// LINALG:         linalg.generic
+// LINALG-NOT:     attn.
+// LINALG:         return
+func.func @two_same(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %0 = attn.layer index = 0 (%x) : (tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  ^bb0(%h: tensor<1x3x8xf32>):
+    %w = attn.weight "layer.0.w" : tensor<8x8xf32>
+    %unused = attn.weight "layer.0.unused" : tensor<8xf32>
+    %b = attn.weight "layer.0.b" : tensor<8xf32>
+    %p = attn.linear %h, %w, %b : (tensor<1x3x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<1x3x8xf32>
+    %a = attn.add %h, %p : tensor<1x3x8xf32>
+    attn.yield %a : tensor<1x3x8xf32>
+  }
+  %1 = attn.layer index = 1 (%0) : (tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  ^bb0(%h: tensor<1x3x8xf32>):
+    %w = attn.weight "layer.1.w" : tensor<8x8xf32>
+    %b = attn.weight "layer.1.b" : tensor<8xf32>
+    %p = attn.linear %h, %w, %b : (tensor<1x3x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<1x3x8xf32>
+    %a = attn.add %h, %p : tensor<1x3x8xf32>
+    attn.yield %a : tensor<1x3x8xf32>
+  }
+  return %1 : tensor<1x3x8xf32>
+}
+
+// -----
+
+// Layers that differ in an attribute (the GELU formula), an op or a weight's
+// type compute different things: three layers, two groups. Layer 2 repeats
+// layer 0 and shares its function; layer 1 is alone and inlined. Weights that
+// are gathered or concatenated keep their attributes in the caller.
+// MIN3-LABEL: func.func @differ(
+// MIN3-COUNT-3: attn.gelu
+// MIN3:         return
+// CHECK-LABEL: func.func @differ(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x4xf32>)
+// CHECK-NEXT:    %[[G0:.*]] = attn.weight "w" {gather_axis = 1 : i64, gather_extent = 8 : i64, gather_ranges = array<i64: 0, 4>} : tensor<2x4xf32>
+// CHECK-NEXT:    %[[L0:.*]] = call @attn_layer_body_0(%[[X]], %[[G0]])
+// CHECK-NEXT:    %[[G1:.*]] = attn.weight "u" : tensor<2x4xf32>
+// CHECK-NEXT:    %[[A1:.*]] = attn.add %[[L0]], %[[G1]]
+// CHECK-NEXT:    %[[T1:.*]] = attn.gelu %[[A1]] approximate = tanh
+// CHECK-NEXT:    %[[G2:.*]] = attn.weight "w" {gather_axis = 1 : i64, gather_extent = 8 : i64, gather_ranges = array<i64: 4, 4>} : tensor<2x4xf32>
+// CHECK-NEXT:    %[[L2:.*]] = call @attn_layer_body_0(%[[T1]], %[[G2]])
+// CHECK-NEXT:    return %[[L2]]
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK-SAME:    %[[H:[^:]+]]: tensor<2x4xf32>, %[[G:[^:]+]]: tensor<2x4xf32>)
+// CHECK-NEXT:    %[[A:.*]] = attn.add %[[H]], %[[G]]
+// CHECK-NEXT:    %[[T:.*]] = attn.gelu %[[A]] :
+// CHECK-NEXT:    return %[[T]]
+func.func @differ(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = attn.layer index = 0 (%x) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%h: tensor<2x4xf32>):
+    %g = attn.weight "w" {gather_axis = 1 : i64, gather_extent = 8 : i64, gather_ranges = array<i64: 0, 4>} : tensor<2x4xf32>
+    %a = attn.add %h, %g : tensor<2x4xf32>
+    %t = attn.gelu %a : tensor<2x4xf32>
+    attn.yield %t : tensor<2x4xf32>
+  }
+  %1 = attn.layer index = 1 (%0) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%h: tensor<2x4xf32>):
+    %g = attn.weight "u" : tensor<2x4xf32>
+    %a = attn.add %h, %g : tensor<2x4xf32>
+    %t = attn.gelu %a approximate = tanh : tensor<2x4xf32>
+    attn.yield %t : tensor<2x4xf32>
+  }
+  %2 = attn.layer index = 2 (%1) : (tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%h: tensor<2x4xf32>):
+    %g = attn.weight "w" {gather_axis = 1 : i64, gather_extent = 8 : i64, gather_ranges = array<i64: 4, 4>} : tensor<2x4xf32>
+    %a = attn.add %h, %g : tensor<2x4xf32>
+    %t = attn.gelu %a : tensor<2x4xf32>
+    attn.yield %t : tensor<2x4xf32>
+  }
+  return %2 : tensor<2x4xf32>
+}
+
+// -----
+
+// Layers gated by a run-time condition (attn-compile's LayerDrop search wraps
+// each in an scf.if) become calls where they are; a layer holding a layer is
+// inlined, and its inner layers are outlined with the others.
+// CHECK-LABEL: func.func @gated_and_nested(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<4xf32>, %[[C:[^:]+]]: i1)
+// CHECK:         %[[IF:.*]] = scf.if %[[C]] -> (tensor<4xf32>) {
+// CHECK-NEXT:      %[[W0:.*]] = attn.weight "l0" : tensor<4xf32>
+// CHECK-NEXT:      %[[L0:.*]] = func.call @attn_layer_body_0(%[[X]], %[[W0]])
+// CHECK-NEXT:      scf.yield %[[L0]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %[[X]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[WO:.*]] = attn.weight "outer" : tensor<4xf32>
+// CHECK-NEXT:    %[[M:.*]] = attn.add %[[WO]], %[[IF]]
+// CHECK-NEXT:    %[[W1:.*]] = attn.weight "l1" : tensor<4xf32>
+// CHECK-NEXT:    %[[L1:.*]] = call @attn_layer_body_0(%[[M]], %[[W1]])
+// CHECK-NEXT:    return %[[L1]]
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK-NEXT:    attn.add
+// CHECK-NEXT:    return
+func.func @gated_and_nested(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
+  %0 = scf.if %c -> (tensor<4xf32>) {
+    %l = attn.layer index = 0 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%h: tensor<4xf32>):
+      %w = attn.weight "l0" : tensor<4xf32>
+      %a = attn.add %h, %w : tensor<4xf32>
+      attn.yield %a : tensor<4xf32>
+    }
+    scf.yield %l : tensor<4xf32>
+  } else {
+    scf.yield %x : tensor<4xf32>
+  }
+  %1 = attn.layer index = 1 (%0) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%h: tensor<4xf32>):
+    %w = attn.weight "outer" : tensor<4xf32>
+    %m = attn.add %w, %h : tensor<4xf32>
+    %inner = attn.layer index = 0 (%m) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%g: tensor<4xf32>):
+      %v = attn.weight "l1" : tensor<4xf32>
+      %a = attn.add %g, %v : tensor<4xf32>
+      attn.yield %a : tensor<4xf32>
+    }
+    attn.yield %inner : tensor<4xf32>
+  }
+  return %1 : tensor<4xf32>
+}
