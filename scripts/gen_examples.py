@@ -63,6 +63,14 @@ BERT_NAMES = {"q": "attention.self.query", "k": "attention.self.key",
               "down": "output.dense", "ln2": "output.LayerNorm"}
 
 
+def post_ln_stack(lines, layers, prefix, names, seq, d, heads, dff, act, eps):
+    """`lines` (the header and the function's first ops), then `layers`
+    post-LN layers on %h0 and the return of the last one's output."""
+    lines += [post_ln_layer(l, prefix, names, seq, d, heads, dff, act, eps) for l in range(layers)]
+    lines.append(f"  return %h{layers} : {tensor(1, seq, d)}\n}}\n")
+    return "".join(lines)
+
+
 def small_encoder():
     seq, d, heads, dff, vocab, layers = 16, 64, 4, 256, 100, 2
     x = tensor(1, seq, d)
@@ -73,10 +81,8 @@ def small_encoder():
          f'  %table = attn.weight "embed.weight" : {tensor(vocab, d)}\n',
          f"  %emb = attn.embedding %ids, %table : ({tensor(1, seq, dtype='i32')}, {tensor(vocab, d)}) -> {x}\n",
          f"  %h0 = attn.sinusoidal_pos %emb : {x}\n"]
-    for l in range(layers):
-        s.append(post_ln_layer(l, "layers.{l}.", SMALL_NAMES, seq, d, heads, dff, "relu", "1.0e-05"))
-    s.append(f"  return %h{layers} : {x}\n}}\n")
-    return "".join(s)
+    return post_ln_stack(s, layers, "layers.{l}.", SMALL_NAMES, seq, d, heads, dff, "relu",
+                         "1.0e-05")
 
 
 def bert_base(seq=128, d=768, heads=12, dff=3072, layers=12):
@@ -87,10 +93,8 @@ def bert_base(seq=128, d=768, heads=12, dff=3072, layers=12):
          f"// d_ff {dff}, erf GELU, LayerNorm epsilon 1e-12, HF BERT weight names. The input\n",
          f"// is the embedded hidden state (batch 1, seq {seq}).\n",
          f"func.func @main(%h0: {x}) -> {x} {{\n"]
-    for l in range(layers):
-        s.append(post_ln_layer(l, "encoder.layer.{l}.", BERT_NAMES, seq, d, heads, dff, "gelu", "9.9999999999999998e-13"))
-    s.append(f"  return %h{layers} : {x}\n}}\n")
-    return "".join(s)
+    return post_ln_stack(s, layers, "encoder.layer.{l}.", BERT_NAMES, seq, d, heads, dff, "gelu",
+                         "9.9999999999999998e-13")
 
 
 def decoder_block(seq=64, d=256, heads=8, dff=1024):

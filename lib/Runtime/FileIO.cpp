@@ -2,6 +2,8 @@
 
 #include "FileIO.h"
 
+#include "attnc/Support/FileKind.h"
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -13,22 +15,7 @@
 
 namespace attnrt {
 
-static const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
-int openRegularFile(const std::string &path, uint64_t &size,
-                    std::string &err) {
+int openRegularFile(const std::string &path, uint64_t &size, std::string &err) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
@@ -42,7 +29,8 @@ int openRegularFile(const std::string &path, uint64_t &size,
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    err = path + ": not a regular file (" + fileKind(st.st_mode) + ")";
+    err = path + ": not a regular file (" +
+          attnc::describeFileKind(st.st_mode) + ")";
     ::close(fd);
     return -1;
   }
@@ -121,7 +109,7 @@ bool checkOutputPath(const std::string &path,
     return false;
   }
   if (!S_ISREG(st.st_mode)) {
-    err = path + ": cannot write: it is " + fileKind(st.st_mode);
+    err = path + ": cannot write: it is " + attnc::describeFileKind(st.st_mode);
     return false;
   }
   char real[PATH_MAX];

@@ -412,21 +412,41 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
   return 0;
 }
 
+/// Checks a caller's buffer for input or output `index`: its size must be the
+/// tensor's and its pointer non-null unless the tensor is empty (an output
+/// also needs a successful run). The slot, or -1 with the model's error set.
+static int checkIoBuffer(attnrt_model *m, bool input, int index, size_t bytes,
+                         const void *data) {
+  const char *fn = input ? "attnrt_set_input" : "attnrt_get_output";
+  int slot = ioSlot(m, input, index, fn);
+  if (slot < 0)
+    return -1;
+  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
+  if (!input && !m->haveOutputs) {
+    m->fail("attnrt_get_output: the model has not run successfully");
+    return -1;
+  }
+  if (bytes != e.bytes) {
+    std::string given = input ? strFormat("%zu were given", bytes)
+                              : strFormat("the destination holds %zu", bytes);
+    m->fail(strFormat("%s: %s %d '%s' (%s %s) is %llu bytes but %s", fn,
+                      input ? "input" : "output", index, e.name.c_str(),
+                      dtypeName(e.dtype), formatShapeTuple(e.dims).c_str(),
+                      static_cast<unsigned long long>(e.bytes), given.c_str()));
+    return -1;
+  }
+  if (bytes && !data) {
+    m->fail(std::string(fn) + (input ? ": data is NULL" : ": dst is NULL"));
+    return -1;
+  }
+  return slot;
+}
+
 extern "C" int attnrt_set_input(attnrt_model *m, int index, const void *data,
                                 size_t bytes) {
-  int slot = ioSlot(m, true, index, "attnrt_set_input");
+  int slot = checkIoBuffer(m, true, index, bytes, data);
   if (slot < 0)
     return 1;
-  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
-  if (bytes != e.bytes)
-    return m->fail(strFormat(
-        "attnrt_set_input: input %d '%s' (%s %s) is %llu bytes but %zu were "
-        "given",
-        index, e.name.c_str(), dtypeName(e.dtype),
-        formatShapeTuple(e.dims).c_str(),
-        static_cast<unsigned long long>(e.bytes), bytes));
-  if (bytes && !data)
-    return m->fail("attnrt_set_input: data is NULL");
   if (bytes)
     std::memcpy(m->host[static_cast<size_t>(slot)].data(), data, bytes);
   m->inputSet[static_cast<size_t>(slot)] = true;
@@ -500,21 +520,9 @@ extern "C" int attnrt_run(attnrt_model *m) {
 
 extern "C" int attnrt_get_output(attnrt_model *m, int index, void *dst,
                                  size_t bytes) {
-  int slot = ioSlot(m, false, index, "attnrt_get_output");
+  int slot = checkIoBuffer(m, false, index, bytes, dst);
   if (slot < 0)
     return 1;
-  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
-  if (!m->haveOutputs)
-    return m->fail("attnrt_get_output: the model has not run successfully");
-  if (bytes != e.bytes)
-    return m->fail(strFormat(
-        "attnrt_get_output: output %d '%s' (%s %s) is %llu bytes but the "
-        "destination holds %zu",
-        index, e.name.c_str(), dtypeName(e.dtype),
-        formatShapeTuple(e.dims).c_str(),
-        static_cast<unsigned long long>(e.bytes), bytes));
-  if (bytes && !dst)
-    return m->fail("attnrt_get_output: dst is NULL");
   if (bytes)
     std::memcpy(dst, m->host[static_cast<size_t>(slot)].data(), bytes);
   return 0;

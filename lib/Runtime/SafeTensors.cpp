@@ -421,17 +421,24 @@ bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
   return true;
 }
 
+/// The products of `dims` before and after `axis`: a tensor is `outer` slabs
+/// of dims[axis] x `inner` elements.
+static void splitAtAxis(const std::vector<int64_t> &dims, size_t axis,
+                        uint64_t &outer, uint64_t &inner) {
+  outer = inner = 1;
+  for (size_t d = 0; d < axis; ++d)
+    outer *= static_cast<uint64_t>(dims[d]);
+  for (size_t d = axis + 1; d < dims.size(); ++d)
+    inner *= static_cast<uint64_t>(dims[d]);
+}
+
 static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                            const std::vector<const StTensor *> &parts,
                            void *dst) {
   unsigned char *out = static_cast<unsigned char *>(dst);
   if (w.isGather()) {
-    size_t axis = static_cast<size_t>(w.gatherAxis);
-    uint64_t outer = 1, inner = 1;
-    for (size_t d = 0; d < axis; ++d)
-      outer *= static_cast<uint64_t>(w.dims[d]);
-    for (size_t d = axis + 1; d < w.dims.size(); ++d)
-      inner *= static_cast<uint64_t>(w.dims[d]);
+    uint64_t outer, inner;
+    splitAtAxis(w.dims, static_cast<size_t>(w.gatherAxis), outer, inner);
     const uint64_t slab = inner * dtypeSize(w.dtype);
     const uint64_t srcStride =
         static_cast<uint64_t>(w.gatherSourceExtent) * slab;
@@ -455,11 +462,8 @@ static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
     return;
   }
   size_t axis = static_cast<size_t>(w.concatAxis);
-  uint64_t outer = 1, inner = 1;
-  for (size_t d = 0; d < axis; ++d)
-    outer *= static_cast<uint64_t>(w.dims[d]);
-  for (size_t d = axis + 1; d < w.dims.size(); ++d)
-    inner *= static_cast<uint64_t>(w.dims[d]);
+  uint64_t outer, inner;
+  splitAtAxis(w.dims, axis, outer, inner);
   const size_t es = dtypeSize(w.dtype);
   for (uint64_t o = 0; o < outer; ++o) {
     for (const StTensor *t : parts) {

@@ -2,6 +2,8 @@
 
 #include "attnc/Support/SafeFiles.h"
 
+#include "attnc/Support/FileKind.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,22 +26,8 @@ static Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-static const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
 static Error notRegular(StringRef what, StringRef path, mode_t mode) {
-  return makeError(what + " '" + path + "' is " + fileKind(mode) +
+  return makeError(what + " '" + path + "' is " + describeFileKind(mode) +
                    ", not a regular file");
 }
 
@@ -59,8 +47,8 @@ Expected<std::unique_ptr<MemoryBuffer>> readRegularFile(StringRef path,
                               "or pipe");
     auto buffer = MemoryBuffer::getSTDIN();
     if (!buffer)
-      return makeError("cannot read " + what + " from stdin: " +
-                       buffer.getError().message());
+      return makeError("cannot read " + what +
+                       " from stdin: " + buffer.getError().message());
     return std::move(*buffer);
   }
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
@@ -148,7 +136,7 @@ Expected<SafeOutputFile> SafeOutputFile::prepare(StringRef path,
         out.special = true;
       } else if (!S_ISREG(st.st_mode)) {
         return makeError("cannot write '" + path + "': it is " +
-                         fileKind(st.st_mode));
+                         describeFileKind(st.st_mode));
       } else {
         // Through a symbolic link: replace the file it names, keep the
         // link.
@@ -235,8 +223,7 @@ Error SafeOutputFile::commit(bool executable) {
       if (e == ENXIO)
         return makeError("cannot write '" + finalPath +
                          "': it is a FIFO with no reader");
-      return makeError("cannot write '" + finalPath +
-                       "': " + std::strerror(e));
+      return makeError("cannot write '" + finalPath + "': " + std::strerror(e));
     }
     int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0)
@@ -254,7 +241,7 @@ Error SafeOutputFile::commit(bool executable) {
   if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     cleanup();
     return makeError("cannot write '" + finalPath + "': it is now " +
-                     fileKind(st.st_mode));
+                     describeFileKind(st.st_mode));
   }
   if (executable)
     sys::fs::setPermissions(temp, sys::fs::all_read | sys::fs::all_exe |
@@ -288,8 +275,7 @@ Error writeFileSafely(StringRef path, StringRef contents,
     os << contents;
     os.close();
     if (os.has_error())
-      return makeError("cannot write '" + path +
-                       "': " + os.error().message());
+      return makeError("cannot write '" + path + "': " + os.error().message());
   }
   return out->commit();
 }
@@ -362,7 +348,8 @@ std::string lineColumn(StringRef text, size_t offset) {
   StringRef before = text.take_front(offset);
   size_t line = before.count('\n') + 1;
   size_t lineStart = before.rfind('\n');
-  size_t column = lineStart == StringRef::npos ? offset + 1 : offset - lineStart;
+  size_t column =
+      lineStart == StringRef::npos ? offset + 1 : offset - lineStart;
   return std::to_string(line) + ":" + std::to_string(column);
 }
 

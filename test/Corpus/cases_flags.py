@@ -79,25 +79,25 @@ def cases():
     for i, (args, message) in enumerate(others):
         out.append(compile_case("attn-compile-option-%d" % i, args, [message]))
     # attn-tile options: negative, above the limit, absurd.
-    for option, limit in TILE_OPTION_LIMITS:
-        for value in (-1, limit + 1 if option not in ("vector-width", "simd-width") else limit * 2,
-                      1 << 40, 9223372036854775807):
-            message = (r"attn-tile: %s must be >= 0 \(0 = choose\), got -1" % option if value < 0
-                       else r"attn-tile: %s must be at most %d, got %d" % (option, limit, value))
-            out.append({"name": "attn-tile-%s-%d" % (option, value), "files": {"in.mlir": LINEAR},
-                        "cmd": ["{attn-opt}", "in.mlir",
-                                "--attn-tile=target=cpu %s=%d" % (option, value), "-o", "out.mlir"],
-                        "exit": "nonzero", "stderr": [r"in\.mlir:1:1: error: " + message],
-                        "absent": ["out.mlir"], "timeout": 30})
-    for option, limit in CUDA_TILE_OPTION_LIMITS:
-        for value in (-1, limit + 1, 1 << 40, 9223372036854775807):
-            message = (r"attn-tile: %s must be >= 0 \(0 = choose\), got -1" % option if value < 0
-                       else r"attn-tile: %s must be at most %d, got %d" % (option, limit, value))
-            out.append({"name": "attn-tile-cuda-%s-%d" % (option, value), "files": {"in.mlir": LINEAR},
-                        "cmd": ["{attn-opt}", "in.mlir",
-                                "--attn-tile=target=cuda %s=%d" % (option, value), "-o", "out.mlir"],
-                        "exit": "nonzero", "stderr": [r"in\.mlir:1:1: error: " + message],
-                        "absent": ["out.mlir"], "timeout": 30})
+    cpu_values = lambda option, limit: (  # noqa: E731
+        -1, limit + 1 if option not in ("vector-width", "simd-width") else limit * 2,
+        1 << 40, 9223372036854775807)
+    cuda_values = lambda option, limit: (-1, limit + 1, 1 << 40, 9223372036854775807)  # noqa: E731
+    for target, prefix, limits, values in (("cpu", "attn-tile-", TILE_OPTION_LIMITS, cpu_values),
+                                           ("cuda", "attn-tile-cuda-", CUDA_TILE_OPTION_LIMITS,
+                                            cuda_values)):
+        for option, limit in limits:
+            for value in values(option, limit):
+                message = (r"attn-tile: %s must be >= 0 \(0 = choose\), got -1" % option
+                           if value < 0 else
+                           r"attn-tile: %s must be at most %d, got %d" % (option, limit, value))
+                out.append({"name": "%s%s-%d" % (prefix, option, value),
+                            "files": {"in.mlir": LINEAR},
+                            "cmd": ["{attn-opt}", "in.mlir",
+                                    "--attn-tile=target=%s %s=%d" % (target, option, value),
+                                    "-o", "out.mlir"],
+                            "exit": "nonzero", "stderr": [r"in\.mlir:1:1: error: " + message],
+                            "absent": ["out.mlir"], "timeout": 30})
     for value in (0, -1, -9223372036854775807):
         out.append({"name": "attn-verify-model-max-bytes%d" % value, "files": {"in.mlir": LINEAR},
                     "cmd": ["{attn-opt}", "in.mlir", "--attn-verify-model=max-tensor-bytes=%d" % value,

@@ -168,40 +168,25 @@ def compile_cases():
     weights = read_example("small_encoder.safetensors")
     ids = read_example("small_encoder.ids.npy")
     encoder = read_example("small_encoder.mlir")
+    search = ["--layer-drop=strategy=search keep=1",
+              "--weights", "w.safetensors", "--calibration", "x.npy"]
+    search_files = {"m.mlir": encoder, "w.safetensors": weights, "x.npy": ids}
+    for what, files, flags, target in (
+        ("search-weights", search_files, search, "w.safetensors"),
+        ("calibration", search_files, search, "x.npy"),
+        ("prune-spec", {"m.mlir": encoder, "spec.json": '{"layers": {}}'},
+         ["--prune=spec.json"], "spec.json"),
+        ("scores-file", {"m.mlir": encoder, "s.json": "[1.0, 2.0]"},
+         ["--layer-drop=strategy=top-k keep=1 scores-file=s.json"], "s.json"),
+    ):
+        cases.append({
+            "name": "attn-compile-output-is-" + what,
+            "files": files,
+            "cmd": cc + ["m.mlir"] + flags + ["-o", target],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        })
     cases += [
-        {
-            "name": "attn-compile-output-is-search-weights",
-            "files": {"m.mlir": encoder, "w.safetensors": weights, "x.npy": ids},
-            "cmd": cc + ["m.mlir", "--layer-drop=strategy=search keep=1",
-                         "--weights", "w.safetensors", "--calibration", "x.npy",
-                         "-o", "w.safetensors"],
-            "exit": "nonzero",
-            "stderr": [SAME_FILE],
-        },
-        {
-            "name": "attn-compile-output-is-calibration",
-            "files": {"m.mlir": encoder, "w.safetensors": weights, "x.npy": ids},
-            "cmd": cc + ["m.mlir", "--layer-drop=strategy=search keep=1",
-                         "--weights", "w.safetensors", "--calibration", "x.npy",
-                         "-o", "x.npy"],
-            "exit": "nonzero",
-            "stderr": [SAME_FILE],
-        },
-        {
-            "name": "attn-compile-output-is-prune-spec",
-            "files": {"m.mlir": encoder, "spec.json": '{"layers": {}}'},
-            "cmd": cc + ["m.mlir", "--prune=spec.json", "-o", "spec.json"],
-            "exit": "nonzero",
-            "stderr": [SAME_FILE],
-        },
-        {
-            "name": "attn-compile-output-is-scores-file",
-            "files": {"m.mlir": encoder, "s.json": "[1.0, 2.0]"},
-            "cmd": cc + ["m.mlir", "--layer-drop=strategy=top-k keep=1 scores-file=s.json",
-                         "-o", "s.json"],
-            "exit": "nonzero",
-            "stderr": [SAME_FILE],
-        },
         {
             "name": "attn-compile-output-directory",
             "files": {"in.mlir": GOOD_MLIR},

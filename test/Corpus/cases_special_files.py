@@ -86,22 +86,16 @@ def cases():
                          "w.safetensors", "--calibration", "special", "-o", "out"],
                         [r"--calibration file 'special' is .*not a regular file"]))
     # stdin from an endless device.
-    out.append({
-        "name": "attn-opt-stdin-dev-zero",
-        "devices": {"zero": "zero"},
-        "cmd": ["/bin/sh", "-c", "exec {attn-opt} - -o out.mlir < zero"],
-        "exit": "nonzero",
-        "stderr": [r"character device"],
-        "timeout": 30,
-    })
-    out.append({
-        "name": "attn-compile-stdin-dev-zero",
-        "devices": {"zero": "zero"},
-        "cmd": ["/bin/sh", "-c", "exec {attn-compile} -q - -o out < zero"],
-        "exit": "nonzero",
-        "stderr": [r"character device"],
-        "timeout": 30,
-    })
+    for tool, command in (("attn-opt", "exec {attn-opt} - -o out.mlir < zero"),
+                          ("attn-compile", "exec {attn-compile} -q - -o out < zero")):
+        out.append({
+            "name": tool + "-stdin-dev-zero",
+            "devices": {"zero": "zero"},
+            "cmd": ["/bin/sh", "-c", command],
+            "exit": "nonzero",
+            "stderr": [r"character device"],
+            "timeout": 30,
+        })
     # An empty but regular input is an ordinary (located) error.
     out.append({
         "name": "model-input-empty-file",

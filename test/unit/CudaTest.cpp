@@ -21,13 +21,6 @@ using namespace attnrt_test;
 
 namespace {
 
-struct ModelPtr {
-  attnrt_model *m;
-  explicit ModelPtr(attnrt_model *m) : m(m) {}
-  ~ModelPtr() { attnrt_close(m); }
-  attnrt_model *get() const { return m; }
-};
-
 bool startsWith(const std::string &s, const std::string &prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }

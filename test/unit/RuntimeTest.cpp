@@ -13,13 +13,6 @@ using namespace attnrt_test;
 
 namespace {
 
-struct ModelPtr {
-  attnrt_model *m;
-  explicit ModelPtr(attnrt_model *m) : m(m) {}
-  ~ModelPtr() { attnrt_close(m); }
-  attnrt_model *get() const { return m; }
-};
-
 std::string openError(const char *manifest, void (*invoke)(void **)) {
   char err[512];
   std::memset(err, 'Z', sizeof(err));

@@ -3,6 +3,8 @@
 #ifndef ATTNC_TEST_UNIT_TESTUTIL_H
 #define ATTNC_TEST_UNIT_TESTUTIL_H
 
+#include "attnc/Runtime/attnrt.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -72,6 +74,16 @@ void bf16Invoke(void **buffers);
 
 /// A CUDA-target manifest: weight w f32 4, input a f32 4, output out f32 4.
 extern const char *const kCudaManifest;
+
+/// Closes the model it holds when it goes out of scope.
+struct ModelPtr {
+  attnrt_model *m;
+  explicit ModelPtr(attnrt_model *m) : m(m) {}
+  ModelPtr(const ModelPtr &) = delete;
+  ModelPtr &operator=(const ModelPtr &) = delete;
+  ~ModelPtr() { attnrt_close(m); }
+  attnrt_model *get() const { return m; }
+};
 
 std::vector<float> testBias();
 std::vector<float> testQ();

@@ -646,6 +646,18 @@ LogicalResult EmbeddingOp::verify() {
                    "table dimension 1");
 }
 
+/// A positional op's first position, `offset`, which must not be negative;
+/// nullopt after an error.
+static std::optional<int64_t> verifyPositionOffset(Operation *op,
+                                                   uint64_t attr) {
+  int64_t offset = static_cast<int64_t>(attr);
+  if (offset < 0) {
+    op->emitOpError() << "offset must be >= 0, got " << offset;
+    return std::nullopt;
+  }
+  return offset;
+}
+
 LogicalResult SinusoidalPosOp::verify() {
   Named x = named("input", getInput());
   if (failed(verifyRank(*this, x, 3, "[batch, seq, d_model]")))
@@ -657,10 +669,7 @@ LogicalResult SinusoidalPosOp::verify() {
     return emitOpError() << "d_model (input dimension 2) must be even for "
                             "sin/cos pairs, got "
                          << d;
-  int64_t offset = static_cast<int64_t>(getOffset());
-  if (offset < 0)
-    return emitOpError() << "offset must be >= 0, got " << offset;
-  return success();
+  return success(verifyPositionOffset(*this, getOffset()).has_value());
 }
 
 LogicalResult LearnedPosOp::verify() {
@@ -672,9 +681,10 @@ LogicalResult LearnedPosOp::verify() {
                        "input dimension 2, d_model")) ||
       failed(verifySameFloatElementType(op)))
     return failure();
-  int64_t offset = static_cast<int64_t>(getOffset());
-  if (offset < 0)
-    return emitOpError() << "offset must be >= 0, got " << offset;
+  std::optional<int64_t> maybeOffset = verifyPositionOffset(op, getOffset());
+  if (!maybeOffset)
+    return failure();
+  int64_t offset = *maybeOffset;
   if (failed(verifyNonEmptyDim(op, table, 0, "max_positions")) ||
       failed(verifyNonEmptyDim(op, table, 1, "d_model")))
     return failure();
@@ -710,10 +720,7 @@ LogicalResult RotaryOp::verify() {
   }
   if (failed(verifyPositiveFinite(*this, "base", getBase().convertToDouble())))
     return failure();
-  int64_t offset = static_cast<int64_t>(getOffset());
-  if (offset < 0)
-    return emitOpError() << "offset must be >= 0, got " << offset;
-  return success();
+  return success(verifyPositionOffset(*this, getOffset()).has_value());
 }
 
 //===----------------------------------------------------------------------===//

@@ -48,9 +48,8 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   // Loop dims of the score space: b n g i j, plus one reduction dim.
   const unsigned B = 0, N = 1, G = 2, I = 3, J = 4, R = 5;
   SmallVector<int64_t> scoreShape = {batch, hkv, group, sq, sk};
-  SmallVector<IteratorType> scoreIters(5, IteratorType::parallel);
-  SmallVector<IteratorType> contractIters(6, IteratorType::parallel);
-  contractIters[R] = IteratorType::reduction;
+  SmallVector<IteratorType> scoreIters = lb.iterators(5);
+  SmallVector<IteratorType> contractIters = lb.iterators(R + 1, true);
   auto contract = [&](Value lhs, Value rhs, BodyFn body) {
     return lb.generic({lhs, rhs}, lb.filled(scoreShape, 0.0),
                       {lb.dims(6, {B, N, G, I, R}), lb.dims(6, {B, N, J, R}),
@@ -90,12 +89,10 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   case ScoreFunction::general: {
     // qW[b,n,g,i,e] = sum_d q[b,n,g,i,d] W[d,e], then a plain dot with k.
     Value w = lb.toF32(op.getScoreWeights()[0]);
-    SmallVector<IteratorType> iters(6, IteratorType::parallel);
-    iters[5] = IteratorType::reduction;
     Value qw = lb.generic({q, w}, lb.filled({batch, hkv, group, sq, dk}, 0.0),
                           {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {5, 4}),
                            lb.dims(6, {0, 1, 2, 3, 4})},
-                          iters, dotBody);
+                          lb.iterators(6, true), dotBody);
     raw = contract(qw, k, dotBody);
     break;
   }
@@ -116,18 +113,14 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
     };
     Value wq = slice(0, dq), wk = slice(dq, dk);
     // pq[b,n,g,i,a] = sum_d q[..,d] wq[a,d]; pk[b,n,j,a] likewise.
-    SmallVector<IteratorType> it6(6, IteratorType::parallel);
-    it6[5] = IteratorType::reduction;
     Value pq = lb.generic({q, wq}, lb.filled({batch, hkv, group, sq, a}, 0.0),
                           {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {4, 5}),
                            lb.dims(6, {0, 1, 2, 3, 4})},
-                          it6, dotBody);
-    SmallVector<IteratorType> it5(5, IteratorType::parallel);
-    it5[4] = IteratorType::reduction;
+                          lb.iterators(6, true), dotBody);
     Value pk = lb.generic({k, wk}, lb.filled({batch, hkv, sk, a}, 0.0),
                           {lb.dims(5, {0, 1, 2, 4}), lb.dims(5, {3, 4}),
                            lb.dims(5, {0, 1, 2, 3})},
-                          it5, dotBody);
+                          lb.iterators(5, true), dotBody);
     raw = lb.generic(
         {pq, pk, va}, lb.filled(scoreShape, 0.0),
         {lb.dims(6, {B, N, G, I, R}), lb.dims(6, {B, N, J, R}), lb.dims(6, {R}),
@@ -259,8 +252,7 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
         return addF(b, l, acc, x);
       });
   // out[b,n,g,i,e] = sum_j p[b,n,g,i,j] v[b,n,j,e]; dims b n g i e j.
-  SmallVector<IteratorType> pvIters(6, IteratorType::parallel);
-  pvIters[5] = IteratorType::reduction;
+  SmallVector<IteratorType> pvIters = lb.iterators(6, true);
   Value unnormalized = lb.generic(
       {probs, v}, lb.filled({batch, hkv, group, sq, dv}, 0.0),
       {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {0, 1, 5, 4}),

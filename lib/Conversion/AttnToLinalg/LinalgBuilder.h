@@ -90,18 +90,28 @@ public:
     return AffineMap::getMultiDimIdentityMap(numDims, b.getContext());
   }
 
+  /// `rank` parallel loops, the innermost one a reduction when `reduceLast`
+  /// (a contraction or row reduction).
+  static SmallVector<IteratorType> iterators(unsigned rank,
+                                             bool reduceLast = false) {
+    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+    if (reduceLast && rank)
+      iters.back() = IteratorType::reduction;
+    return iters;
+  }
+
   /// Converts a float tensor to f32 (no-op for f32).
   Value toF32(Value v) {
     auto type = cast<RankedTensorType>(v.getType());
     if (type.getElementType().isF32())
       return v;
     unsigned rank = type.getRank();
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(
-        v, empty(type.getShape(), f32()), {identity(rank), identity(rank)},
-        iters, [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          return arith::ExtFOp::create(nb, nloc, nb.getF32Type(), args[0]);
-        });
+    return generic(v, empty(type.getShape(), f32()),
+                   {identity(rank), identity(rank)}, iterators(rank),
+                   [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     return arith::ExtFOp::create(nb, nloc, nb.getF32Type(),
+                                                  args[0]);
+                   });
   }
 
   /// Converts an f32 tensor to `elementType` (no-op for f32).
@@ -110,9 +120,8 @@ public:
       return v;
     auto type = cast<RankedTensorType>(v.getType());
     unsigned rank = type.getRank();
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
     return generic(v, empty(type.getShape(), elementType),
-                   {identity(rank), identity(rank)}, iters,
+                   {identity(rank), identity(rank)}, iterators(rank),
                    [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                      return arith::TruncFOp::create(nb, nloc, elementType,
                                                     args[0]);
@@ -124,8 +133,8 @@ public:
     auto type = cast<RankedTensorType>(inputs.front().getType());
     unsigned rank = type.getRank();
     SmallVector<AffineMap> maps(inputs.size() + 1, identity(rank));
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    return generic(inputs, empty(type.getShape(), f32()), maps, iters, body);
+    return generic(inputs, empty(type.getShape(), f32()), maps, iterators(rank),
+                   body);
   }
 
   /// A scalar function applied after the bias (an activation).
@@ -235,8 +244,7 @@ public:
     for (size_t i = 0; i < extraOuter.size(); ++i)
       maps.push_back(dims(rank, outerDims));
     maps.push_back(dims(rank, outerDims));
-    SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-    iters.back() = IteratorType::reduction;
+    SmallVector<IteratorType> iters = iterators(rank, /*reduceLast=*/true);
     SmallVector<Value> inputs = {x};
     inputs.append(extraOuter.begin(), extraOuter.end());
     return generic(

@@ -125,6 +125,23 @@ static const OnnxDType *lookupOnnxDType(int32_t dtype) {
   return nullptr;
 }
 
+void attnc::onnx_frontend::decodeFloat32(const onnx::TensorProto &proto,
+                                         std::vector<float> &out) {
+  if (!proto.has_raw_data()) {
+    out.assign(proto.float_data().begin(), proto.float_data().end());
+    return;
+  }
+  const std::string &raw = proto.raw_data();
+  out.resize(raw.size() / sizeof(float));
+  if constexpr (llvm::endianness::native == llvm::endianness::little) {
+    std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
+  } else {
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<float>(
+          decodeIEEE<float, uint32_t>(raw.data() + i * sizeof(float)));
+  }
+}
+
 std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {
   if (const OnnxDType *t = lookupOnnxDType(dtype))
     return t->name;
@@ -132,7 +149,8 @@ std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {
 }
 
 bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
-                                        HostTensor &out, std::string &error) {
+                                        HostTensor &out, std::string &error,
+                                        bool decodeValues) {
   out = HostTensor();
   out.dtype = proto.data_type();
   int64_t n = 1;
@@ -150,9 +168,9 @@ bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
     return false;
   }
   size_t elemBytes = info->bytes;
-  if (out.isFloat())
+  if (decodeValues && out.isFloat())
     out.floats.resize(n);
-  else
+  else if (decodeValues)
     out.ints.resize(n);
   auto mismatch = [&](size_t have) {
     error = "holds " + std::to_string(have) + " values but its dims need " +
@@ -163,6 +181,8 @@ bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
     const std::string &raw = proto.raw_data();
     if (raw.size() != n * elemBytes)
       return mismatch(raw.size() / elemBytes);
+    if (!decodeValues)
+      return true;
     const char *p = raw.data();
     for (int64_t i = 0; i < n; ++i, p += elemBytes) {
       if (info->decodeFloat)
@@ -177,6 +197,8 @@ bool attnc::onnx_frontend::decodeTensor(const onnx::TensorProto &proto,
   auto copy = [&](const auto &field, auto &values, auto convert) {
     if (field.size() != n)
       return mismatch(field.size());
+    if (!decodeValues)
+      return true;
     for (int64_t i = 0; i < n; ++i)
       values[i] = convert(field.Get(i));
     return true;

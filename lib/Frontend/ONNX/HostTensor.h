@@ -63,9 +63,15 @@ struct HostTensor {
 };
 
 /// Decodes an initializer or Constant value. Returns false with `error` set
-/// for unsupported data types or data that does not match the dims.
+/// for unsupported data types or data that does not match the dims. Without
+/// `decodeValues`, only the type and shape are filled in (the data is still
+/// checked against the dims).
 bool decodeTensor(const onnx::TensorProto &proto, HostTensor &out,
-                  std::string &error);
+                  std::string &error, bool decodeValues = true);
+
+/// The values of a float32 tensor that decodeTensor accepted, as float32
+/// (weights go to the safetensors file as they are, never through doubles).
+void decodeFloat32(const onnx::TensorProto &proto, std::vector<float> &out);
 
 /// The ONNX spelling of a data type, e.g. "float", "int64".
 std::string dataTypeName(int32_t dtype);

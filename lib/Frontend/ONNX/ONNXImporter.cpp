@@ -79,6 +79,10 @@ private:
     /// Large float initializers: bound by name at run time, never folded.
     bool isWeight = false;
     std::string weightName;
+    /// A float32 weight's initializer: its values are read from there when
+    /// the weight is written, never decoded into `constant` (type and shape
+    /// only).
+    const onnx::TensorProto *weightSource = nullptr;
   };
 
   // Errors.
@@ -244,7 +248,10 @@ Expected<Value> Importer::materialize(Entry &entry) {
       WeightTensor w;
       w.name = entry.weightName;
       w.shape = t.shape;
-      w.data.assign(t.floats.begin(), t.floats.end());
+      if (entry.weightSource)
+        decodeFloat32(*entry.weightSource, w.data);
+      else
+        w.data.assign(t.floats.begin(), t.floats.end());
       weights.push_back(std::move(w));
     }
     entry.value = attn::WeightOp::create(
@@ -1561,12 +1568,18 @@ Expected<ImportedModel> Importer::run() {
   for (const onnx::TensorProto &init : graph.initializer()) {
     HostTensor t;
     std::string error;
-    if (!decodeTensor(init, t, error))
+    if (!decodeTensor(init, t, error, /*decodeValues=*/false))
       return fail("initializer '" + init.name() + "' " + error);
     if (init.name().empty())
       return fail("an initializer has no name");
     Entry &e = values[init.name()];
     e.isWeight = t.isFloat() && t.numElements() > kMaxInlineFloatElements;
+    // A weight's values go to the weights file as they are, so only
+    // constants are decoded (into doubles, for folding).
+    if (e.isWeight && t.dtype == onnx::TensorProto::FLOAT)
+      e.weightSource = &init;
+    else if (!decodeTensor(init, t, error))
+      return fail("initializer '" + init.name() + "' " + error);
     if (e.isWeight) {
       for (char c : init.name())
         if (std::isspace(static_cast<unsigned char>(c)) || !std::isprint(c))
