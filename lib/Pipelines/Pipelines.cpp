@@ -132,6 +132,14 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     pm.addPass(attn::createAttnDecomposeMha());
     addNested(pm, attn::createAttnPackQKV());
   }
+  // Before tiling and attention, whose choices depend on the element type
+  // (f16/bf16 attention and matmuls take the tensor cores on CUDA).
+  if (options.precision != "f32" || options.ioPrecision != "f32") {
+    attn::AttnConvertPrecisionOptions convert;
+    convert.precision = options.precision;
+    convert.ioPrecision = options.ioPrecision;
+    pm.addPass(attn::createAttnConvertPrecision(convert));
+  }
   // After the rewrites that create or reshape projections and attention,
   // before the passes that tile them.
   if (options.tile) {
@@ -417,14 +425,21 @@ struct PipelineCLOptions
             {&s, std::make_unique<Option<bool>>(
                      *this, s.name, llvm::cl::desc(s.description),
                      llvm::cl::init(defaults.*s.field))});
-    if (target != Target::Cuda)
-      return;
     auto text = [&](StringRef name, StringRef description,
                     std::string PipelineOptions::*field) {
       strings.push_back({field, std::make_unique<Option<std::string>>(
                                     *this, name, llvm::cl::desc(description),
                                     llvm::cl::init(defaults.*field))});
     };
+    text("precision",
+         "Compute type of the model's f32 tensors: f32, f16 or bf16 "
+         "(attn-convert-precision)",
+         &PipelineOptions::precision);
+    text("io-precision",
+         "Type of the model's float inputs and outputs: f32 or the precision",
+         &PipelineOptions::ioPrecision);
+    if (target != Target::Cuda)
+      return;
     text("chip", "CUDA architecture, e.g. sm_80, sm_90a",
          &PipelineOptions::chip);
     text("features", "PTX features, e.g. +ptx80", &PipelineOptions::features);

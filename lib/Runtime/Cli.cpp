@@ -202,6 +202,8 @@ void printDescription(FILE *out, const Manifest &mf) {
                    src.gatherAxis,
                    formatShapeTuple(src.gatherSourceDims()).c_str(),
                    src.gatherRangesText().c_str());
+    if (e.convert)
+      std::fprintf(out, ", converted from the file's float type");
     if (e.idBound >= 0)
       std::fprintf(out, ", embedding ids in [0, %lld)",
                    static_cast<long long>(e.idBound));

@@ -155,6 +155,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
                   "' (expected target, weight, input or output)");
     e.kind = *kind;
     bool isWeight = e.kind == EntryKind::Weight;
+    bool isConvert =
+        isWeight && tok.size() > 4 && tok.back() == kConvertKeyword;
+    if (isConvert)
+      tok.pop_back();
     bool isTranspose =
         isWeight && tok.size() > 4 && tok.back() == kTransposeKeyword;
     if (isTranspose)
@@ -165,9 +169,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         e.kind == EntryKind::Input && tok.size() == 6 && tok[4] == kIdsKeyword;
     if (tok.size() != 4 && !isConcat && !isGather && !isIds) {
       if (isWeight)
-        return fail("expected 'weight <name> <dtype> <dims> [concat <axis> "
-                    "<name>,<name>,... | gather <axis> <source_extent> "
-                    "<start>:<length>,<start>:<length>,...] [transpose]'");
+        return fail(
+            "expected 'weight <name> <dtype> <dims> [concat <axis> "
+            "<name>,<name>,... | gather <axis> <source_extent> "
+            "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
       if (e.kind == EntryKind::Input)
         return fail("expected 'input <name> <dtype> <dims> [ids <rows>]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
@@ -268,6 +273,12 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (isTranspose) {
       std::swap(e.dims[0], e.dims[1]);
       e.transpose = true;
+    }
+    if (isConvert) {
+      if (!isFloatDType(e.dtype))
+        return fail("weight '" + e.name + "' is marked convert but has dtype " +
+                    tok[2] + "; only float weights (f32, f16, bf16) convert");
+      e.convert = true;
     }
     if (isIds) {
       if (e.dtype != DType::I32 && e.dtype != DType::I64)

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -269,8 +270,30 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   return true;
 }
 
+/// For a `convert` weight whose file holds another float dtype (that of the
+/// first tensor it names): the record as stored, which the parts are checked
+/// and assembled against before the conversion to `w.dtype`.
+static std::optional<ManifestEntry> storedAs(const SafeTensorsFile &file,
+                                             const ManifestEntry &w) {
+  if (!w.convert)
+    return std::nullopt;
+  const StTensor *first =
+      file.find(w.isConcat() ? w.concatParts.front() : w.name);
+  const DTypeInfo *info =
+      first ? lookupSafetensorsDType(first->dtype) : nullptr;
+  if (!info || !isFloatDType(info->dtype) || info->dtype == w.dtype)
+    return std::nullopt;
+  ManifestEntry stored = w;
+  stored.dtype = info->dtype;
+  stored.convert = false;
+  stored.bytes = w.numElements * dtypeSize(info->dtype);
+  return stored;
+}
+
 bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                    std::vector<const StTensor *> &parts, std::string &err) {
+  if (std::optional<ManifestEntry> stored = storedAs(file, w))
+    return resolveWeight(file, *stored, parts, err);
   if (w.transpose)
     return resolveWeight(file, w.untransposed(), parts, err);
   parts.clear();
@@ -399,6 +422,14 @@ static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
 
 bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
+  if (std::optional<ManifestEntry> stored = storedAs(file, w)) {
+    AlignedBuffer staging;
+    if (!staging.allocate(stored->bytes) ||
+        !gatherWeight(file, *stored, parts, staging.data()))
+      return false;
+    convertFloats(staging.data(), stored->dtype, dst, w.dtype, w.numElements);
+    return true;
+  }
   if (!w.transpose) {
     assembleWeight(file, w, parts, dst);
     return true;

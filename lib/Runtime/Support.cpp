@@ -99,6 +99,62 @@ float bf16ToFloat(uint16_t h) {
   return f;
 }
 
+uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  uint32_t exp = (bits >> 23) & 0xffu;
+  uint32_t mant = bits & 0x7fffffu;
+  if (exp == 0xff) // Inf or NaN (kept quiet).
+    return sign | 0x7c00u | (mant ? 0x200u : 0u);
+  int32_t e = static_cast<int32_t>(exp) - 127 + 15;
+  if (e >= 0x1f)
+    return sign | 0x7c00u;
+  if (e <= 0) {
+    // Subnormal half (or zero): shift the full mantissa into place.
+    if (e < -10)
+      return sign;
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - e);
+    uint32_t half = mant >> shift;
+    uint32_t rest = mant & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1u)))
+      ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint32_t half = (static_cast<uint32_t>(e) << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  // A carry out of the mantissa bumps the exponent (up to infinity).
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+    ++half;
+  return sign | static_cast<uint16_t>(half);
+}
+
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it quiet.
+    return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void convertFloats(const void *src, DType from, void *dst, DType to,
+                   uint64_t n) {
+  const unsigned char *in = static_cast<const unsigned char *>(src);
+  unsigned char *out = static_cast<unsigned char *>(dst);
+  for (uint64_t i = 0; i < n; ++i) {
+    float v = static_cast<float>(elementAsDouble(in, from, i));
+    if (to == DType::F32) {
+      std::memcpy(out + 4 * i, &v, 4);
+    } else {
+      uint16_t h = to == DType::F16 ? floatToHalf(v) : floatToBf16(v);
+      std::memcpy(out + 2 * i, &h, 2);
+    }
+  }
+}
+
 double elementAsDouble(const void *data, DType t, size_t i) {
   const unsigned char *p =
       static_cast<const unsigned char *>(data) + i * dtypeSize(t);

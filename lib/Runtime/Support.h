@@ -33,6 +33,12 @@ std::string strFormat(const char *fmt, ...)
 
 float halfToFloat(uint16_t h);
 float bf16ToFloat(uint16_t h);
+/// Round to nearest even; overflow gives infinity, NaN stays NaN.
+uint16_t floatToHalf(float f);
+uint16_t floatToBf16(float f);
+/// Converts `n` elements between float dtypes (f32, f16, bf16).
+void convertFloats(const void *src, DType from, void *dst, DType to,
+                   uint64_t n);
 
 /// A 64-byte aligned heap buffer (at least 64 bytes are allocated so that a
 /// zero-sized tensor still has a valid, unique pointer).

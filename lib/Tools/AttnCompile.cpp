@@ -161,6 +161,14 @@ int attnc::compile(const CompileOptions &options) {
   if (cuda && !llvm::is_contained(chips, chip))
     return fail("unknown CUDA chip '" + chip +
                 "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
+  StringRef precision = options.pipeline.precision;
+  StringRef ioPrecision = options.pipeline.ioPrecision;
+  if (precision != "f32" && precision != "f16" && precision != "bf16")
+    return fail("unknown --precision '" + precision +
+                "' (expected f32, f16 or bf16)");
+  if (ioPrecision != "f32" && ioPrecision != precision)
+    return fail("--io-precision '" + ioPrecision +
+                "' must be f32 or the --precision (" + precision + ")");
   static const char *const stages[] = {"attn", "linalg", "llvm", "llvm-ir",
                                        "ptx",  "obj",    "exe"};
   if (!llvm::is_contained(stages, emit))
@@ -516,6 +524,17 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                                      "sm_80, sm_86, sm_87, sm_89, sm_90, "
                                      "sm_90a"),
                             cl::init("sm_90a"), cl::cat(category));
+  cl::opt<std::string> precision(
+      "precision",
+      cl::desc("Compute the model's f32 tensors in f32, f16 or bf16 (f32 "
+               "accumulation, norms and softmax statistics); the runtime "
+               "converts the checkpoint's tensors once when it binds them"),
+      cl::init("f32"), cl::cat(category));
+  cl::opt<std::string> ioPrecision(
+      "io-precision",
+      cl::desc("Type of the model's float inputs and outputs: f32 (default; "
+               "converted inside the model) or the --precision"),
+      cl::init("f32"), cl::cat(category));
   cl::opt<std::string> hostCpu("cpu",
                                cl::desc("Host CPU to generate code for "
                                         "(default: this machine; help lists "
@@ -633,6 +652,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.noRaise = noRaise;
   options.pipeline.chip = chip;
+  options.pipeline.precision = precision;
+  options.pipeline.ioPrecision = ioPrecision;
   for (const auto &[s, flag] : switches)
     if (*flag)
       options.pipeline.*(s->field) = !(defaults.*(s->field));

@@ -91,6 +91,7 @@ static Value concatWeights(OpBuilder &b, Location loc,
         whole ? nullptr : b.getDenseI64ArrayAttr(ranges),
         /*concat_names=*/nullptr, /*concat_axis=*/nullptr);
     packed.setTranspose(transpose);
+    packed.setConvert(firstPart.getConvert());
     return packed;
   }
 
@@ -105,6 +106,7 @@ static Value concatWeights(OpBuilder &b, Location loc,
       /*gather_extent=*/nullptr, /*gather_ranges=*/nullptr,
       b.getArrayAttr(names), b.getI64IntegerAttr(transpose ? 1 : 0));
   packed.setTranspose(transpose);
+  packed.setConvert(firstPart.getConvert());
   return packed;
 }
 
@@ -133,7 +135,9 @@ struct AttnPackQKVPass
         return;
       RankedTensorType type = weight->op.getType();
       groups[{linear.getInput(), type.getElementType(), type.getDimSize(1),
-              bias ? 1 : 0, weight->op.getTranspose() ? 1 : 0,
+              bias ? 1 : 0,
+              (weight->op.getTranspose() ? 1 : 0) |
+                  (weight->op.getConvert() ? 2 : 0),
               weight->gatherSource, bias ? bias->gatherSource : Attribute()}]
           .push_back(linear);
     });

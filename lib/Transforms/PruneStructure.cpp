@@ -139,6 +139,7 @@ static FailureOr<Value> gatherUnits(OpBuilder &b, Operation *user, Value weight,
       b.getI64IntegerAttr(extent), b.getDenseI64ArrayAttr(ranges),
       /*concat_names=*/nullptr, /*concat_axis=*/nullptr);
   gathered.setTranspose(source.getTranspose());
+  gathered.setConvert(source.getConvert());
   return gathered.getResult();
 }
 

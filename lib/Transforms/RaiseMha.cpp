@@ -391,6 +391,7 @@ static Value projectionRows(PatternRewriter &rewriter, Value w, int64_t offset,
                        rewriter.getDenseI64ArrayAttr({offset, count}),
                        /*concat_names=*/nullptr, /*concat_axis=*/nullptr);
   gathered.setTranspose(weight.getTranspose());
+  gathered.setConvert(weight.getConvert());
   return gathered;
 }
 

@@ -5,6 +5,7 @@ weights and inputs, and compares its output with the numpy reference model
 
     modelcheck.py MODEL.mlir KIND --attn-compile PATH --workdir DIR
                   [--layer-drop OPTS --keep 0,2,4] [--tol T] [--cfg k=v ...]
+                  [--compile-flag FLAG ...]
 
 KIND is small_encoder, bert or decoder_block (scripts/make_weights.py).
 --layer-drop passes LayerDrop options to attn-compile; --keep gives the
@@ -40,6 +41,8 @@ def main():
     p.add_argument("--target", default="cpu", choices=("cpu", "cuda"))
     p.add_argument("--cfg", nargs="*", default=[], help="make_weights config overrides, k=v")
     p.add_argument("--weights", default="", help="use this weights file instead of generating one")
+    p.add_argument("--compile-flag", action="append", default=[],
+                   help="extra attn-compile flag (repeatable), e.g. --precision=f16")
     args = p.parse_args()
 
     os.makedirs(args.workdir, exist_ok=True)
@@ -65,6 +68,7 @@ def main():
     cmd = [args.attn_compile, args.model, "--target=" + args.target, "-q", "-o", exe]
     if args.layer_drop:
         cmd.append("--layer-drop=" + args.layer_drop)
+    cmd += args.compile_flag
     subprocess.run(cmd, check=True)
     run = [exe, "--weights", weights_path]
     for i, (name, x) in enumerate(inputs.items()):

@@ -185,7 +185,7 @@ TEST(Manifest, Errors) {
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
       "<axis> <name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
@@ -249,6 +249,28 @@ TEST(Manifest, Gather) {
   EXPECT_EQ(o.entries[1].gatherRangesText(), "2:1,2:1");
 }
 
+TEST(Manifest, Convert) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight w f16 4x3 transpose convert\n"
+                          "weight b bf16 3 convert\n"
+                          "weight c f32 3\n");
+  ASSERT_EQ(m.entries.size(), 3u);
+  EXPECT_TRUE(m.entries[0].convert);
+  EXPECT_TRUE(m.entries[0].transpose);
+  EXPECT_EQ(m.entries[0].bytes, 4u * 3 * 2);
+  EXPECT_TRUE(m.entries[1].convert);
+  EXPECT_FALSE(m.entries[1].transpose);
+  EXPECT_FALSE(m.entries[2].convert);
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "weight ids i32 3 convert\n"),
+            "manifest line 3: weight 'ids' is marked convert but has dtype "
+            "i32; only float weights (f32, f16, bf16) convert");
+  // convert comes last.
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "weight w f16 4x3 convert transpose\n"),
+            "");
+}
+
 TEST(Manifest, Transpose) {
   // dims are the buffer's; concat and gather describe the untransposed
   // tensor ([3, 4] here).
@@ -301,7 +323,7 @@ TEST(Manifest, TransposeErrors) {
       err("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
 }
 
 TEST(Manifest, IdBound) {

@@ -100,6 +100,7 @@ TEST(ManifestSchema, RoundTrip) {
   records.push_back(g);
   ManifestRecord t = record(EntryKind::Weight, "w.0", DType::BF16, {512, 768});
   t.transpose = true;
+  t.convert = true;
   records.push_back(t);
   records.push_back(record(EntryKind::Input, "ids", DType::I64, {1, 128}));
   ManifestRecord bounded = record(EntryKind::Input, "tt", DType::I32, {1, 8});
@@ -129,6 +130,7 @@ TEST(ManifestSchema, RoundTrip) {
       EXPECT_EQ(got.gatherSourceExtent, want.gatherSourceExtent) << i;
       EXPECT_EQ(got.gatherRanges, want.gatherRanges) << i;
       EXPECT_EQ(got.transpose, want.transpose) << i;
+      EXPECT_EQ(got.convert, want.convert) << i;
       EXPECT_EQ(got.idBound, want.idBound) << i;
       EXPECT_EQ(formatManifestRecord(got), formatManifestRecord(want)) << i;
     }
@@ -149,6 +151,7 @@ TEST(ManifestSchema, Text) {
   ManifestRecord c = record(EntryKind::Weight, "qkv", DType::F16, {3, 2});
   c.concatAxis = 1;
   c.concatParts = {"q", "k", "v"};
+  c.convert = true;
   ManifestRecord ids = record(EntryKind::Input, "ids", DType::I64, {1, 16});
   ids.idBound = 30522;
   EXPECT_EQ(
@@ -158,7 +161,7 @@ TEST(ManifestSchema, Text) {
       "attnc-manifest 1\n"
       "target cuda\n"
       "weight g f32 8x4 gather 0 6 0:2,4:2 transpose\n"
-      "weight qkv f16 3x2 concat 1 q,k,v\n"
+      "weight qkv f16 3x2 concat 1 q,k,v convert\n"
       "input x i32 scalar\n"
       "input ids i64 1x16 ids 30522\n"
       "output y f32 2\n");

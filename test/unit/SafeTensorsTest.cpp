@@ -140,13 +140,12 @@ TEST_F(SafeTensorsTest, BadJson) {
 
 TEST_F(SafeTensorsTest, TensorsTileTheDataSection) {
   // Two F32 [2] tensors 'a' and 'b' at the given offsets.
-  auto two = [&](const std::string &a, const std::string &b,
-                 size_t dataBytes) {
+  auto two = [&](const std::string &a, const std::string &b, size_t dataBytes) {
     const std::string entry =
         "{\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": ";
-    return openErr(rawSafetensors("{\"a\": " + entry + a + "}, \"b\": " +
-                                      entry + b + "}}",
-                                  std::string(dataBytes, 0)));
+    return openErr(
+        rawSafetensors("{\"a\": " + entry + a + "}, \"b\": " + entry + b + "}}",
+                       std::string(dataBytes, 0)));
   };
   EXPECT_EQ(two("[0, 8]", "[8, 16]", 16), "");
   EXPECT_EQ(two("[8, 16]", "[0, 8]", 16), "");
@@ -377,8 +376,8 @@ TEST_F(SafeTensorsTest, TransposedWeights) {
   ASSERT_TRUE(resolveWeight(f, t, parts, err)) << err;
   std::vector<int32_t> out(12, -1);
   ASSERT_TRUE(gatherWeight(f, t, parts, out.data()));
-  EXPECT_EQ(out, (std::vector<int32_t>{0, 10, 20, 30, 1, 11, 21, 31, 2, 12,
-                                       22, 32}));
+  EXPECT_EQ(
+      out, (std::vector<int32_t>{0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32}));
 
   // Gathered rows 3 and 1 of w ([2, 3]), transposed to [3, 2].
   ManifestEntry g = gathered("w", DType::I32, {2, 3}, 0, 4, {{3, 1}, {1, 1}});
@@ -406,6 +405,73 @@ TEST_F(SafeTensorsTest, TransposedWeights) {
   EXPECT_FALSE(resolveWeight(f, bad, parts, err));
   EXPECT_EQ(err, path + ": tensor 'w' has shape [4, 3] but the model expects "
                         "[3, 4]");
+}
+
+TEST_F(SafeTensorsTest, ConvertedWeights) {
+  std::string path = dir.file("w.safetensors");
+  // a [2, 2] f32: 1, 2.5, -0.1, 65520 (f16 overflows to infinity there);
+  // b [1, 2] f32 for a concatenation; h [2] f16: 1.5, -2.
+  std::vector<float> a = {1.0f, 2.5f, -0.1f, 65520.0f};
+  std::vector<float> b = {3.0f, 0.5f};
+  std::vector<uint16_t> h = {0x3e00, 0xc000};
+  writeFile(path, makeSafetensors({{"a", "F32", {2, 2}, bytesOf(a)},
+                                   {"b", "F32", {1, 2}, bytesOf(b)},
+                                   {"h", "F16", {2}, bytesOf(h)}}));
+  SafeTensorsFile f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+  std::vector<const StTensor *> parts;
+
+  // Without `convert` the dtypes must match.
+  ManifestEntry plain = weight("a", DType::F16, {2, 2});
+  EXPECT_FALSE(resolveWeight(f, plain, parts, err));
+  EXPECT_EQ(err, path + ": tensor 'a' has dtype F32 but the model expects F16");
+
+  // f32 -> f16, rounded to nearest even; too large is infinity.
+  ManifestEntry half = plain;
+  half.convert = true;
+  ASSERT_TRUE(resolveWeight(f, half, parts, err)) << err;
+  std::vector<uint16_t> out(4, 0);
+  ASSERT_TRUE(gatherWeight(f, half, parts, out.data()));
+  EXPECT_EQ(out, (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00}));
+
+  // Transposed and converted to bf16: the transpose of a, then rounded.
+  ManifestEntry bf = weight("a", DType::BF16, {2, 2});
+  bf.transpose = true;
+  bf.convert = true;
+  ASSERT_TRUE(resolveWeight(f, bf, parts, err)) << err;
+  ASSERT_TRUE(gatherWeight(f, bf, parts, out.data()));
+  EXPECT_EQ(out, (std::vector<uint16_t>{0x3f80, 0xbdcd, 0x4020, 0x4780}));
+
+  // A concatenation is assembled as stored, then converted.
+  ManifestEntry cat = weight("ab", DType::F16, {3, 2}, 0, {"a", "b"});
+  cat.convert = true;
+  ASSERT_TRUE(resolveWeight(f, cat, parts, err)) << err;
+  std::vector<uint16_t> out6(6, 0);
+  ASSERT_TRUE(gatherWeight(f, cat, parts, out6.data()));
+  EXPECT_EQ(out6, (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00, 0x4200,
+                                         0x3800}));
+
+  // f16 -> f32 is exact; a file already in the model's type is copied.
+  ManifestEntry wide = weight("h", DType::F32, {2});
+  wide.convert = true;
+  ASSERT_TRUE(resolveWeight(f, wide, parts, err)) << err;
+  std::vector<float> outf(2, 0.0f);
+  ASSERT_TRUE(gatherWeight(f, wide, parts, outf.data()));
+  EXPECT_EQ(outf, (std::vector<float>{1.5f, -2.0f}));
+  ManifestEntry same = weight("h", DType::F16, {2});
+  same.convert = true;
+  ASSERT_TRUE(resolveWeight(f, same, parts, err)) << err;
+  std::vector<uint16_t> out2(2, 0);
+  ASSERT_TRUE(gatherWeight(f, same, parts, out2.data()));
+  EXPECT_EQ(out2, h);
+
+  // The shape is still checked against the stored tensor.
+  ManifestEntry shape = weight("a", DType::F16, {4, 1});
+  shape.convert = true;
+  EXPECT_FALSE(resolveWeight(f, shape, parts, err));
+  EXPECT_EQ(err, path + ": tensor 'a' has shape [2, 2] but the model expects "
+                        "[4, 1]");
 }
 
 TEST_F(SafeTensorsTest, GatherSourceErrors) {

@@ -70,6 +70,11 @@ struct PipelineOptions {
   /// access of the generated code, reported with the op's location
   /// (debugging).
   bool runtimeChecks = false;
+  /// attn-convert-precision: the compute type of the model's f32 tensors
+  /// (f32, f16, bf16) and of its float inputs and outputs (f32 or the
+  /// same).
+  std::string precision = "f32";
+  std::string ioPrecision = "f32";
 
   // CUDA code generation.
   std::string chip = "sm_90a";

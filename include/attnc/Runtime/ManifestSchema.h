@@ -15,7 +15,8 @@
 //   weight <name> <dtype> <dims> concat <axis> <name1>,<name2>,...
 //   weight <name> <dtype> <dims> gather <axis> <source_extent>
 //          <start>:<length>,<start>:<length>,...      (all on one line)
-//   weight <name> <dtype> <dims> [concat ... | gather ...] transpose
+//   weight <name> <dtype> <dims> [concat ... | gather ...] [transpose]
+//          [convert]
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   output <name> <dtype> <dims>
@@ -39,6 +40,9 @@
 // then the buffer's shape [d0, d1] and the tensor as assembled from the file
 // (plain, concat or gather, whose axis and shapes refer to this tensor) has
 // shape [d1, d0].
+// A trailing `convert` (float weights only) lets the file hold the tensors in
+// any float dtype (f32, f16, bf16): the runtime assembles them as stored and
+// converts the result to <dtype> once, at bind time (round to nearest even).
 // An `ids <rows>` input (i32 or i64) holds embedding ids: the runtime fails a
 // run whose input has an element outside [0, rows), naming its batch (the
 // row-major index over the leading dimensions), position (the index in the
@@ -71,6 +75,7 @@ inline constexpr const char *kTargetKeyword = "target";
 inline constexpr const char *kConcatKeyword = "concat";
 inline constexpr const char *kGatherKeyword = "gather";
 inline constexpr const char *kTransposeKeyword = "transpose";
+inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 /// The dims of a rank-0 record.
 inline constexpr const char *kScalarDims = "scalar";
@@ -156,11 +161,23 @@ constexpr const DTypeInfo &dtypeInfo(DType t) {
 /// "f32", "f16", "bf16", "i32", "i64".
 constexpr const char *dtypeName(DType t) { return dtypeInfo(t).name; }
 constexpr size_t dtypeSize(DType t) { return dtypeInfo(t).bytes; }
+/// f32, f16 and bf16.
+constexpr bool isFloatDType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
 
 /// The dtype spelled `name` in a manifest (or as an MLIR element type).
 inline const DTypeInfo *lookupDType(std::string_view name) {
   for (const DTypeInfo &info : kDTypes)
     if (std::string_view(info.name) == name)
+      return &info;
+  return nullptr;
+}
+
+/// The dtype a safetensors header spells `name` ("F32", ...), if any.
+inline const DTypeInfo *lookupSafetensorsDType(std::string_view name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (std::string_view(info.safetensorsName) == name)
       return &info;
   return nullptr;
 }
@@ -212,6 +229,9 @@ struct ManifestRecord {
   /// tensor assembled from the file (plain, concat or gather, all described
   /// relative to it) has the reversed shape; the buffer is its transpose.
   bool transpose = false;
+  /// For `... convert` weights: the file's tensors may have any float dtype;
+  /// the runtime converts to `dtype` at bind time.
+  bool convert = false;
   /// For `input ... ids <rows>`: every element must lie in [0, rows)
   /// (otherwise -1).
   int64_t idBound = -1;
@@ -262,6 +282,10 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.transpose) {
     s += " ";
     s += kTransposeKeyword;
+  }
+  if (r.convert) {
+    s += " ";
+    s += kConvertKeyword;
   }
   if (r.idBound >= 0) {
     s += " ";

@@ -232,6 +232,35 @@ def AttnPackQKV : Pass<"attn-pack-qkv", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnConvertPrecision
+    : Pass<"attn-convert-precision", "::mlir::ModuleOp"> {
+  let summary = "Compute an f32 model in f16 or bf16";
+  let description = [{
+    Every f32 tensor that an attn op produces or a layer body receives
+    becomes `precision` (f16 or bf16); the lowering of those ops keeps
+    accumulations, norm and softmax statistics in f32 and rounds their
+    results. Weights whose type changes get `convert`: the runtime converts
+    the checkpoint's tensors (f32, f16 or bf16) once, at bind time. Where a
+    value crosses between attn ops and other ops (constants, tensor and
+    linalg ops an importer left, function arguments and results), an
+    elementwise `linalg.generic` converts it, so that other ops see the
+    types they were written for. With `io-precision` equal to `precision`
+    the model's float inputs and outputs take that type too; by default
+    (`io-precision=f32`) they stay f32 and are converted inside the model.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "Compute type of the model's f32 tensors: f32 (no change), f16 or "
+           "bf16">,
+    Option<"ioPrecision", "io-precision", "std::string", "\"f32\"",
+           "Type of the model's float inputs and outputs: f32, or the same as "
+           "precision">
+  ];
+}
+
 def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
   let summary = "Split attn.mha into projections, head reshapes and attn.sdpa";
   let description = [{

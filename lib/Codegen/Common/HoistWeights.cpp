@@ -39,6 +39,8 @@ static std::string weightKey(WeightOp weight) {
   }
   if (weight.getTranspose())
     key += "|transpose";
+  if (weight.getConvert())
+    key += "|convert";
   return key;
 }
 

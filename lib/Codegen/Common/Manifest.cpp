@@ -37,7 +37,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
     for (StringAttr key :
          {weight.getConcatAxisAttrName(), weight.getConcatNamesAttrName(),
           weight.getGatherAxisAttrName(), weight.getGatherExtentAttrName(),
-          weight.getGatherRangesAttrName(), weight.getTransposeAttrName()})
+          weight.getGatherRangesAttrName(), weight.getTransposeAttrName(),
+          weight.getConvertAttrName()})
       if (Attribute value = weight->getAttr(key))
         fields.append(key, value);
   }
@@ -102,6 +103,7 @@ static LogicalResult readRecord(DictionaryAttr dict,
       record.gatherRanges.push_back({ranges[i], ranges[i + 1]});
   }
   record.transpose = static_cast<bool>(dict.get("transpose"));
+  record.convert = static_cast<bool>(dict.get("convert"));
   if (auto idBound = dict.getAs<IntegerAttr>(kManifestIdBoundKey)) {
     if (record.kind != attnrt::EntryKind::Input || idBound.getInt() <= 0 ||
         (record.dtype != attnrt::DType::I32 &&

@@ -58,6 +58,11 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     // W^T of a [3072, 768] checkpoint tensor.
     %wt = attn.weight "layers.0.ffn.up.weight" {transpose} : tensor<768x3072xf32>
     ```
+
+    With `convert` the checkpoint may hold the tensor in any float type (f32,
+    f16, bf16): the runtime converts it to the result's element type once,
+    at bind time (attn-convert-precision sets it when it changes a weight's
+    type, so that an f32 checkpoint serves an f16 or bf16 model).
   }];
   let arguments = (ins StrAttr:$name,
                    OptionalAttr<I64Attr>:$gather_axis,
@@ -65,7 +70,8 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
                    OptionalAttr<DenseI64ArrayAttr>:$gather_ranges,
                    OptionalAttr<StrArrayAttr>:$concat_names,
                    OptionalAttr<I64Attr>:$concat_axis,
-                   UnitAttr:$transpose);
+                   UnitAttr:$transpose,
+                   UnitAttr:$convert);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -1,0 +1,167 @@
+//===- ConvertPrecision.cpp - compute an f32 model in f16 or bf16 ---------===//
+//
+// The attn ops are polymorphic in their float type and their lowering
+// already computes f16/bf16 ops with f32 accumulation and statistics, so
+// changing the model's precision is a change of types: every f32 tensor an
+// attn op produces becomes the target type. What the attn ops do not own
+// (function arguments and results, ops an importer left) keeps its types and
+// meets the converted values through explicit conversions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCONVERTPRECISION
+#include "attnc/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// `type` with `to` for its element type if it is an f32 tensor; else null.
+static RankedTensorType convertedType(Type type, FloatType to) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getElementType().isF32())
+    return {};
+  return tensor.clone(to);
+}
+
+/// `value` converted elementwise to `elementType` (extf or truncf), right
+/// after its definition so that one conversion serves every use.
+static Value convertTensor(Value value, FloatType elementType) {
+  OpBuilder b(value.getContext());
+  if (Operation *def = value.getDefiningOp())
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  Location loc = value.getLoc();
+  auto type = cast<RankedTensorType>(value.getType());
+  bool extend = elementType.getWidth() > type.getElementTypeBitWidth();
+  Value empty = tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, value), elementType);
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, empty.getType(), value, empty, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value converted =
+            extend ? arith::ExtFOp::create(nb, nloc, elementType, args[0])
+                         .getResult()
+                   : arith::TruncFOp::create(nb, nloc, elementType, args[0])
+                         .getResult();
+        linalg::YieldOp::create(nb, nloc, converted);
+      });
+  return generic.getResult(0);
+}
+
+namespace {
+struct AttnConvertPrecisionPass
+    : public mlir::attn::impl::AttnConvertPrecisionBase<
+          AttnConvertPrecisionPass> {
+  using AttnConvertPrecisionBase::AttnConvertPrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    FloatType target;
+    if (precision == "f16")
+      target = Float16Type::get(ctx);
+    else if (precision == "bf16")
+      target = BFloat16Type::get(ctx);
+    else if (precision != "f32") {
+      module.emitError("attn-convert-precision: precision must be f32, f16 "
+                       "or bf16, got '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    if (ioPrecision != "f32" && ioPrecision != precision) {
+      module.emitError("attn-convert-precision: io-precision must be f32 or "
+                       "the precision (")
+          << precision << "), got '" << ioPrecision << "'";
+      return signalPassFailure();
+    }
+    if (!target)
+      return;
+    bool lowIO = ioPrecision == precision;
+    auto isBoundary = [&](func::FuncOp func) {
+      return lowIO && func.isPublic() && !func.isExternal();
+    };
+
+    // The values whose type this pass changed: other ops get them back as
+    // f32.
+    llvm::DenseSet<Value> changed;
+    auto retype = [&](Value value) {
+      if (RankedTensorType type = convertedType(value.getType(), target)) {
+        value.setType(type);
+        changed.insert(value);
+      }
+    };
+    module.walk([&](Operation *op) {
+      if (auto func = dyn_cast<func::FuncOp>(op)) {
+        if (isBoundary(func))
+          for (BlockArgument arg : func.getArguments())
+            retype(arg);
+        return;
+      }
+      if (!isa<AttnDialect>(op->getDialect()))
+        return;
+      for (Value result : op->getResults())
+        retype(result);
+      if (auto layer = dyn_cast<LayerOp>(op))
+        for (BlockArgument arg : layer.getBody().getArguments())
+          retype(arg);
+      if (auto weight = dyn_cast<WeightOp>(op);
+          weight && changed.contains(weight.getResult()))
+        weight.setConvert(true);
+    });
+
+    // Operands whose producer and user now disagree: attn ops (and the
+    // model's results with io-precision) take the target type, others f32.
+    SmallVector<OpOperand *> narrow, widen;
+    module.walk([&](Operation *op) {
+      bool takesTarget = isa<AttnDialect>(op->getDialect());
+      if (isa<func::ReturnOp>(op))
+        takesTarget = isBoundary(op->getParentOfType<func::FuncOp>());
+      for (OpOperand &use : op->getOpOperands()) {
+        if (takesTarget && convertedType(use.get().getType(), target))
+          narrow.push_back(&use);
+        else if (!takesTarget && changed.contains(use.get()))
+          widen.push_back(&use);
+      }
+    });
+    llvm::DenseMap<Value, Value> narrowed, widened;
+    for (OpOperand *use : narrow) {
+      Value &converted = narrowed[use->get()];
+      if (!converted)
+        converted = convertTensor(use->get(), target);
+      use->set(converted);
+    }
+    for (OpOperand *use : widen) {
+      Value &converted = widened[use->get()];
+      if (!converted)
+        converted = convertTensor(use->get(), Float32Type::get(ctx));
+      use->set(converted);
+    }
+
+    module.walk([&](func::FuncOp func) {
+      if (!isBoundary(func))
+        return;
+      auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+      func.setFunctionType(FunctionType::get(
+          ctx, func.getBody().getArgumentTypes(), ret.getOperandTypes()));
+    });
+  }
+};
+} // namespace
