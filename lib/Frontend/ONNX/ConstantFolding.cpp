@@ -125,21 +125,23 @@ static const OnnxDType *lookupOnnxDType(int32_t dtype) {
   return nullptr;
 }
 
-void attnc::onnx_frontend::decodeFloat32(const onnx::TensorProto &proto,
-                                         std::vector<float> &out) {
-  if (!proto.has_raw_data()) {
-    out.assign(proto.float_data().begin(), proto.float_data().end());
-    return;
+std::string attnc::onnx_frontend::float32Bytes(llvm::ArrayRef<double> values) {
+  std::string out(values.size() * sizeof(float), '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    float f = static_cast<float>(values[i]);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    endian::write32le(&out[i * sizeof(float)], bits);
   }
-  const std::string &raw = proto.raw_data();
-  out.resize(raw.size() / sizeof(float));
-  if constexpr (llvm::endianness::native == llvm::endianness::little) {
-    std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
-  } else {
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = static_cast<float>(
-          decodeIEEE<float, uint32_t>(raw.data() + i * sizeof(float)));
-  }
+  return out;
+}
+
+std::string attnc::onnx_frontend::takeFloat32Bytes(onnx::TensorProto &proto) {
+  if (proto.has_raw_data())
+    return std::move(*proto.mutable_raw_data());
+  std::vector<double> values(proto.float_data().begin(),
+                             proto.float_data().end());
+  return float32Bytes(values);
 }
 
 std::string attnc::onnx_frontend::dataTypeName(int32_t dtype) {

@@ -69,9 +69,12 @@ struct HostTensor {
 bool decodeTensor(const onnx::TensorProto &proto, HostTensor &out,
                   std::string &error, bool decodeValues = true);
 
-/// The values of a float32 tensor that decodeTensor accepted, as float32
-/// (weights go to the safetensors file as they are, never through doubles).
-void decodeFloat32(const onnx::TensorProto &proto, std::vector<float> &out);
+/// The values of a float32 tensor that decodeTensor accepted, as
+/// little-endian f32 bytes: raw_data is moved out of `proto` (weights go to
+/// the safetensors file as they are, never through doubles or copies).
+std::string takeFloat32Bytes(onnx::TensorProto &proto);
+/// `values` as little-endian f32 bytes.
+std::string float32Bytes(llvm::ArrayRef<double> values);
 
 /// The ONNX spelling of a data type, e.g. "float", "int64".
 std::string dataTypeName(int32_t dtype);

@@ -82,7 +82,7 @@ private:
     /// A float32 weight's initializer: its values are read from there when
     /// the weight is written, never decoded into `constant` (type and shape
     /// only).
-    const onnx::TensorProto *weightSource = nullptr;
+    onnx::TensorProto *weightSource = nullptr;
   };
 
   // Errors.
@@ -248,10 +248,8 @@ Expected<Value> Importer::materialize(Entry &entry) {
       WeightTensor w;
       w.name = entry.weightName;
       w.shape = t.shape;
-      if (entry.weightSource)
-        decodeFloat32(*entry.weightSource, w.data);
-      else
-        w.data.assign(t.floats.begin(), t.floats.end());
+      w.bytes = entry.weightSource ? takeFloat32Bytes(*entry.weightSource)
+                                   : float32Bytes(t.floats);
       weights.push_back(std::move(w));
     }
     entry.value = attn::WeightOp::create(
@@ -1565,7 +1563,9 @@ Expected<ImportedModel> Importer::run() {
   // Initializers first: graph inputs that repeat an initializer's name (old
   // exporters) are the initializer.
   llvm::StringSet<> initializerNames;
-  for (const onnx::TensorProto &init : graph.initializer()) {
+  // Mutable: a weight's raw_data is moved into the weights file's buffer.
+  for (onnx::TensorProto &init :
+       *model.mutable_graph()->mutable_initializer()) {
     HostTensor t;
     std::string error;
     if (!decodeTensor(init, t, error, /*decodeValues=*/false))
@@ -1783,7 +1783,7 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
     j.object([&] {
       uint64_t offset = 0;
       for (const WeightTensor &w : weights) {
-        uint64_t bytes = w.data.size() * sizeof(float);
+        uint64_t bytes = w.bytes.size();
         j.attributeObject(w.name, [&] {
           j.attribute("dtype", "F32");
           j.attributeArray("shape", [&] {
@@ -1815,8 +1815,7 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
   os.write(lenBytes, 8);
   os << header;
   for (const WeightTensor &w : weights)
-    os.write(reinterpret_cast<const char *>(w.data.data()),
-             w.data.size() * sizeof(float));
+    os.write(w.bytes.data(), w.bytes.size());
   os.close();
   if (os.has_error())
     return llvm::createStringError("error writing " + path.str());

@@ -43,7 +43,9 @@ namespace attnc::onnx_frontend {
 struct WeightTensor {
   std::string name;
   llvm::SmallVector<int64_t> shape;
-  std::vector<float> data;
+  /// The values as little-endian f32 bytes (safetensors' F32 layout, and
+  /// ONNX raw_data's, from which they are moved without a copy).
+  std::string bytes;
 };
 
 struct ImportOptions {
