@@ -333,7 +333,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
     bool anyInPlace = false;
     for (size_t w = 0; w < mf.weights.size(); ++w) {
       const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.weights[w])];
-      if (e.isPlainWeight()) {
+      if (bindsAsStored(e, parts[w])) {
         const unsigned char *src = file->tensorData(*parts[w][0]);
         if (reinterpret_cast<uintptr_t>(src) % kAlignment == 0) {
           newBuffers[w] = const_cast<unsigned char *>(src);
@@ -373,12 +373,12 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         return m->fail(err + " for weight '" + e.name + "'");
       }
       bool ok;
-      if (e.isPlainWeight()) {
+      if (bindsAsStored(e, parts[w])) {
         ok = cuda::copyToDevice(newBuffers[w], file->tensorData(*parts[w][0]),
                                 e.bytes, err);
       } else {
-        // Concat and gather weights are assembled on the host and uploaded
-        // in one copy.
+        // Concat, gather, transposed and converted weights are assembled on
+        // the host and uploaded in one copy.
         AlignedBuffer staging;
         if (!staging.allocate(e.bytes)) {
           freeNew();

@@ -420,6 +420,12 @@ static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                            const std::vector<const StTensor *> &parts,
                            void *dst);
 
+bool bindsAsStored(const ManifestEntry &w,
+                   const std::vector<const StTensor *> &parts) {
+  return w.isPlainWeight() && parts.size() == 1 &&
+         parts[0]->dtype == dtypeInfo(w.dtype).safetensorsName;
+}
+
 bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
   if (std::optional<ManifestEntry> stored = storedAs(file, w)) {

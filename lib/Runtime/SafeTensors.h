@@ -71,6 +71,12 @@ size_t safetensorsDTypeSize(const std::string &dtype);
 bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
                    std::vector<const StTensor *> &parts, std::string &err);
 
+/// Whether weight `w`, resolved to `parts`, is its file tensor byte for byte
+/// (a plain weight stored in its own dtype), so that it can be bound in
+/// place; otherwise gatherWeight assembles (and converts) it.
+bool bindsAsStored(const ManifestEntry &w,
+                   const std::vector<const StTensor *> &parts);
+
 /// Writes the weight's bytes (the concatenation of `parts` along the
 /// manifest's axis, the gathered slices of the single source tensor, or the
 /// single tensor) into dst, which holds weight.bytes bytes. Only the bytes

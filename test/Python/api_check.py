@@ -100,6 +100,20 @@ def main():
     yb = bert.run(input_ids=ids, attention_mask=mask)
     assert len(yb) == 1
     print("small_encoder: max rel err %.1e <= 1e-5, beside bert_like" % err)
+    # Keyword options are attn-compile flags: the same f32 weights run an
+    # f16 build (converted at bind time) with an f16 output.
+    enc16_lib = attnc.compile(os.path.join(args.src, "examples",
+                                           "small_encoder.mlir"),
+                              os.path.join(args.workdir, "libenc16.so"),
+                              precision="f16", io_precision="f16")
+    enc16 = attnc.load(enc16_lib, weights=weights)
+    y16 = enc16.run(np.load(os.path.join(args.workdir, "ids.npy")))["output0"]
+    err16 = float(np.max(np.abs(y16.astype(np.float64) - ref)) /
+                  max(1.0, np.max(np.abs(ref))))
+    assert y16.dtype == np.float16 and err16 <= 4e-3, (y16.dtype, err16)
+    print("small_encoder precision=f16: %s, max rel err %.1e <= 4e-3"
+          % (y16.dtype, err16))
+    enc16.close()
     enc.close()
     expect_error(lambda: enc.run(), "the model is closed")
     expect_error(lambda: attnc.load(enc_lib), "has 25 weights: pass weights=")

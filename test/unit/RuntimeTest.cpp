@@ -86,6 +86,42 @@ TEST(Runtime, DTypes) {
   EXPECT_EQ(attnrt_dtype_size(ATTNRT_INVALID_DTYPE), 0u);
 }
 
+static void copyWeightToOutput(void **buffers) {
+  std::memcpy(buffers[1], buffers[0], 4 * sizeof(uint16_t));
+}
+
+// A `convert` weight bound through the C API: the f32 checkpoint tensor is
+// converted to the model's f16 even where it could otherwise be bound in
+// place (its data 64-byte aligned in the file), and an f16 tensor is bound
+// as stored.
+TEST(Runtime, ConvertedWeightBinding) {
+  TempDir dir;
+  std::vector<float> w = {1.0f, 2.5f, -0.1f, 65520.0f};
+  std::vector<uint16_t> h = {0x3c00, 0x4100, 0xae66, 0x7c00};
+  for (bool f32 : {true, false}) {
+    std::string header =
+        std::string("{\"w\":{\"dtype\":\"") + (f32 ? "F32" : "F16") +
+        "\",\"shape\":[4],\"data_offsets\":[0," + (f32 ? "16" : "8") + "]}}";
+    // The data starts at 8 + header length: pad to a multiple of 64.
+    while ((8 + header.size()) % 64)
+      header += ' ';
+    std::string path = dir.file(f32 ? "f32.safetensors" : "f16.safetensors");
+    writeFile(path, rawSafetensors(header, f32 ? bytesOf(w) : bytesOf(h)));
+    char err[256];
+    ModelPtr mp(attnrt_open("attnc-manifest 1\ntarget cpu\n"
+                            "weight w f16 4 convert\noutput y f16 4\n",
+                            copyWeightToOutput, err, sizeof(err)));
+    ASSERT_NE(mp.get(), nullptr) << err;
+    ASSERT_EQ(attnrt_bind_weights(mp.get(), path.c_str()), 0)
+        << attnrt_last_error(mp.get());
+    ASSERT_EQ(attnrt_run(mp.get()), 0) << attnrt_last_error(mp.get());
+    std::vector<uint16_t> out(4, 0);
+    ASSERT_EQ(attnrt_get_output(mp.get(), 0, out.data(), 8), 0)
+        << attnrt_last_error(mp.get());
+    EXPECT_EQ(out, h) << (f32 ? "from f32" : "from f16");
+  }
+}
+
 TEST(Runtime, EndToEndCpu) {
   TempDir dir;
   std::string wpath = dir.file("weights.safetensors");
