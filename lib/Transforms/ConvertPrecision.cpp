@@ -115,7 +115,7 @@ struct AttnConvertPrecisionPass
             retype(arg);
         return;
       }
-      if (!isa<AttnDialect>(op->getDialect()))
+      if (!isa_and_nonnull<AttnDialect>(op->getDialect()))
         return;
       for (Value result : op->getResults())
         retype(result);
@@ -131,7 +131,7 @@ struct AttnConvertPrecisionPass
     // model's results with io-precision) take the target type, others f32.
     SmallVector<OpOperand *> narrow, widen;
     module.walk([&](Operation *op) {
-      bool takesTarget = isa<AttnDialect>(op->getDialect());
+      bool takesTarget = isa_and_nonnull<AttnDialect>(op->getDialect());
       if (isa<func::ReturnOp>(op))
         takesTarget = isBoundary(op->getParentOfType<func::FuncOp>());
       for (OpOperand &use : op->getOpOperands()) {

@@ -196,7 +196,7 @@ void AttnTilePass::runOnOperation() {
            llvm::all_of(op->getResultTypes(), isStaticTensor);
   };
   func.walk([&](Operation *op) {
-    if (!isa<AttnDialect>(op->getDialect()) ||
+    if (!isa_and_nonnull<AttnDialect>(op->getDialect()) ||
         isa<WeightOp, LayerOp, YieldOp>(op) || !isStatic(op))
       return;
     for (Type t : op->getResultTypes())

@@ -53,7 +53,8 @@ struct AttnLowerToLinalgPass
     // The lowering builds static tensor.empty ops; say so instead of
     // producing invalid IR for dynamic shapes.
     WalkResult dynamic = getOperation().walk([](Operation *op) {
-      if (!isa<AttnDialect>(op->getDialect()) || isa<LayerOp, YieldOp>(op))
+      if (!isa_and_nonnull<AttnDialect>(op->getDialect()) ||
+          isa<LayerOp, YieldOp>(op))
         return WalkResult::advance();
       auto isDynamic = [](Type t) {
         auto shaped = dyn_cast<ShapedType>(t);
