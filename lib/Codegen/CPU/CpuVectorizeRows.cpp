@@ -103,9 +103,9 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
     return false;
   Block &body = op.getRegion().front();
   for (Operation &inside : body.without_terminator()) {
-    bool elementwise =
-        isa<arith::ArithDialect, math::MathDialect>(inside.getDialect()) ||
-        isa<linalg::IndexOp>(inside);
+    bool elementwise = isa_and_nonnull<arith::ArithDialect, math::MathDialect>(
+                           inside.getDialect()) ||
+                       isa<linalg::IndexOp>(inside);
     if (inside.getNumRegions() != 0 || !elementwise)
       return false;
     for (Type t : inside.getResultTypes())
