@@ -658,17 +658,28 @@ static std::optional<int64_t> verifyPositionOffset(Operation *op,
   return offset;
 }
 
+/// `x` is `shape` (rank `rank`) with a non-empty last dimension `name`,
+/// which must also be even when `pairs` names what its pairs are for;
+/// returns that dimension.
+static FailureOr<int64_t> verifyPairedLastDim(Operation *op, Named x,
+                                              int64_t rank, StringRef shape,
+                                              StringRef name, StringRef pairs) {
+  if (failed(verifyRank(op, x, rank, shape)) ||
+      failed(verifyNonEmptyDim(op, x, rank - 1, name)))
+    return failure();
+  int64_t d = x.type.getDimSize(rank - 1);
+  if (!pairs.empty() && !ShapedType::isDynamic(d) && d % 2 != 0)
+    return op->emitOpError()
+           << name << " (input dimension " << rank - 1 << ") must be even for "
+           << pairs << " pairs, got " << d;
+  return d;
+}
+
 LogicalResult SinusoidalPosOp::verify() {
-  Named x = named("input", getInput());
-  if (failed(verifyRank(*this, x, 3, "[batch, seq, d_model]")))
+  if (failed(verifyPairedLastDim(*this, named("input", getInput()), 3,
+                                 "[batch, seq, d_model]", "d_model",
+                                 "sin/cos")))
     return failure();
-  if (failed(verifyNonEmptyDim(*this, x, 2, "d_model")))
-    return failure();
-  int64_t d = x.type.getDimSize(2);
-  if (!ShapedType::isDynamic(d) && d % 2 != 0)
-    return emitOpError() << "d_model (input dimension 2) must be even for "
-                            "sin/cos pairs, got "
-                         << d;
   return success(verifyPositionOffset(*this, getOffset()).has_value());
 }
 
@@ -702,22 +713,17 @@ LogicalResult LearnedPosOp::verify() {
 }
 
 LogicalResult RotaryOp::verify() {
-  Named x = named("input", getInput());
-  if (failed(verifyRank(*this, x, 4, "[batch, heads, seq, head_dim]")))
+  // With rotary_dim, only the first rotary_dim lanes pair up.
+  std::optional<int64_t> rotary = toSigned(getRotaryDim());
+  FailureOr<int64_t> dh = verifyPairedLastDim(
+      *this, named("input", getInput()), 4, "[batch, heads, seq, head_dim]",
+      "head_dim", rotary ? "" : "rotary");
+  if (failed(dh))
     return failure();
-  if (failed(verifyNonEmptyDim(*this, x, 3, "head_dim")))
-    return failure();
-  int64_t dh = x.type.getDimSize(3);
-  if (std::optional<int64_t> rotary = toSigned(getRotaryDim())) {
-    if (*rotary <= 0 || *rotary % 2 != 0 ||
-        (!ShapedType::isDynamic(dh) && *rotary > dh))
-      return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
-                           << dimString(dh) << "], got " << *rotary;
-  } else if (!ShapedType::isDynamic(dh) && dh % 2 != 0) {
-    return emitOpError() << "head_dim (input dimension 3) must be even for "
-                            "rotary pairs, got "
-                         << dh;
-  }
+  if (rotary && (*rotary <= 0 || *rotary % 2 != 0 ||
+                 (!ShapedType::isDynamic(*dh) && *rotary > *dh)))
+    return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
+                         << dimString(*dh) << "], got " << *rotary;
   if (failed(verifyPositiveFinite(*this, "base", getBase().convertToDouble())))
     return failure();
   return success(verifyPositionOffset(*this, getOffset()).has_value());

@@ -500,12 +500,7 @@ struct FlashSdpaLowering : FlashPatternBase {
     // and stay with the unfused lowering.
     if (failed(matchStaticDotProduct(op, rewriter)))
       return failure();
-    auto qType = op.getQuery().getType();
-    auto kType = op.getKey().getType();
     auto resultType = op.getType();
-    if (qType.getNumElements() == 0 || kType.getNumElements() == 0 ||
-        resultType.getNumElements() == 0)
-      return rewriter.notifyMatchFailure(op, "empty tensors");
 
     FlashProblem p;
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
@@ -534,8 +529,8 @@ struct FlashSdpaLowering : FlashPatternBase {
       // block contractions stream their right operand along the output
       // columns (outer-product form, no horizontal reductions).
       SmallVector<int64_t> shape = {p.batch, p.hkv, p.dk, p.sk};
-      Value empty =
-          tensor::EmptyOp::create(rewriter, loc, shape, kType.getElementType());
+      Value empty = tensor::EmptyOp::create(
+          rewriter, loc, shape, op.getKey().getType().getElementType());
       p.key = linalg::TransposeOp::create(rewriter, loc, p.key, empty,
                                           ArrayRef<int64_t>{0, 1, 3, 2})
                   .getResult()[0];

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <utility>
 
@@ -23,16 +24,20 @@ struct FlashPatternBase : OpRewritePattern<SdpaOp> {
       : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK) {}
 
   /// Fails (with a note) unless `op` scores by a dot product and all its
-  /// operands have static shapes.
+  /// operands and its result have static shapes and elements (an empty
+  /// attention has no blocks; the unfused lowering handles it).
   static LogicalResult matchStaticDotProduct(SdpaOp op,
                                              PatternRewriter &rewriter) {
     ScoreFunction score = op.getScore();
     if (score != ScoreFunction::dot && score != ScoreFunction::scaled_dot)
       return rewriter.notifyMatchFailure(op, "not a dot-product score");
-    if (!op.getQuery().getType().hasStaticShape() ||
-        !op.getKey().getType().hasStaticShape() ||
-        !op.getValue().getType().hasStaticShape())
+    ShapedType types[] = {op.getQuery().getType(), op.getKey().getType(),
+                          op.getValue().getType(), op.getType()};
+    if (!llvm::all_of(types, [](ShapedType t) { return t.hasStaticShape(); }))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    if (llvm::any_of(types,
+                     [](ShapedType t) { return t.getNumElements() == 0; }))
+      return rewriter.notifyMatchFailure(op, "empty tensors");
     return success();
   }
 

@@ -408,8 +408,6 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
 
     GpuFlashProblem p;
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
-    if (p.sq == 0 || p.sk == 0 || p.batch == 0 || p.hq == 0)
-      return rewriter.notifyMatchFailure(op, "empty tensors");
     if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))
       return rewriter.notifyMatchFailure(
           op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "

@@ -23,16 +23,14 @@ using namespace mlir::attn::hf;
 
 LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
   Checkpoint &c = mb.ckpt;
-  FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
-                     d = c.getPositiveInt("hidden_size"),
-                     layers = c.getPositiveInt("num_hidden_layers"),
-                     heads = c.getPositiveInt("num_attention_heads"),
-                     ff = c.getPositiveInt("intermediate_size"),
-                     positions = c.getPositiveInt("max_position_embeddings"),
-                     types = c.getPositiveInt("type_vocab_size", 2);
-  if (failed(vocab) || failed(d) || failed(layers) || failed(heads) ||
-      failed(ff) || failed(positions) || failed(types))
+  auto dims = c.getPositiveInts(
+      {"vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
+       "intermediate_size", "max_position_embeddings"});
+  FailureOr<int64_t> types = c.getPositiveInt("type_vocab_size", 2);
+  if (failed(dims) || failed(types))
     return failure();
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], layers = (*dims)[2],
+                heads = (*dims)[3], ff = (*dims)[4], positions = (*dims)[5];
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-12);
   FailureOr<std::string> act = c.getString("hidden_act", "gelu"),
                          posType =
@@ -54,12 +52,12 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
                c.keyLoc(*crossAttention ? "add_cross_attention" : "is_decoder"))
            << "BertModel as a decoder (is_decoder / add_cross_attention) is "
               "not supported; only the encoder is";
-  if (failed(checkHeadsDivide(c, "hidden_size", *d, "num_attention_heads",
-                              *heads)))
+  if (failed(
+          checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
 
   FailureOr<std::pair<int64_t, int64_t>> idsShape =
-      mb.tokenIdsShape("max_position_embeddings", *positions,
+      mb.tokenIdsShape("max_position_embeddings", positions,
                        {"attention_mask", "token_type_ids"});
   if (failed(idsShape))
     return failure();
@@ -95,21 +93,21 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
   // BertModel.forward's order.
   Value mask = *hasMask ? mb.addInput("attention_mask", idsType) : Value();
   Value typeIds = *hasTypes ? mb.addInput("token_type_ids", idsType) : Value();
-  auto hType = mb.tensorType({batch, seq, *d});
+  auto hType = mb.tensorType({batch, seq, d});
   Location embLoc = mb.loc(p + "embeddings");
   FailureOr<Value> wordTable =
-      mb.weight(p + "embeddings.word_embeddings.weight", {*vocab, *d},
+      mb.weight(p + "embeddings.word_embeddings.weight", {vocab, d},
                 "[vocab_size, hidden_size]");
   FailureOr<Value> posTable =
-      mb.weight(p + "embeddings.position_embeddings.weight", {*positions, *d},
+      mb.weight(p + "embeddings.position_embeddings.weight", {positions, d},
                 "[max_position_embeddings, hidden_size]");
   FailureOr<Value> typeTable =
-      mb.weight(p + "embeddings.token_type_embeddings.weight", {*types, *d},
+      mb.weight(p + "embeddings.token_type_embeddings.weight", {*types, d},
                 "[type_vocab_size, hidden_size]");
   FailureOr<Value> embGamma =
-      mb.weight(p + "embeddings.LayerNorm.weight", {*d}, "[hidden_size]");
+      mb.weight(p + "embeddings.LayerNorm.weight", {d}, "[hidden_size]");
   FailureOr<Value> embBeta =
-      mb.weight(p + "embeddings.LayerNorm.bias", {*d}, "[hidden_size]");
+      mb.weight(p + "embeddings.LayerNorm.bias", {d}, "[hidden_size]");
   if (failed(wordTable) || failed(posTable) || failed(typeTable) ||
       failed(embGamma) || failed(embBeta))
     return failure();
@@ -159,7 +157,7 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
             .getResult(0);
   }
 
-  for (int64_t i = 0; i < *layers; ++i) {
+  for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "encoder.layer." + std::to_string(i) + ".";
     FailureOr<Value> out = mb.layer(
         i, h,
@@ -170,27 +168,25 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
             return mb.weight(lp + name.str(), shape, dims);
           };
           StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
-          FailureOr<Value> wq = w("attention.self.query.weight", {*d, *d}, dd),
-                           bq = w("attention.self.query.bias", {*d}, dv),
-                           wk = w("attention.self.key.weight", {*d, *d}, dd),
-                           bk = w("attention.self.key.bias", {*d}, dv),
-                           wv = w("attention.self.value.weight", {*d, *d}, dd),
-                           bv = w("attention.self.value.bias", {*d}, dv),
-                           wo =
-                               w("attention.output.dense.weight", {*d, *d}, dd),
-                           bo = w("attention.output.dense.bias", {*d}, dv),
-                           g1 =
-                               w("attention.output.LayerNorm.weight", {*d}, dv),
-                           be1 = w("attention.output.LayerNorm.bias", {*d}, dv),
-                           w1 = w("intermediate.dense.weight", {*ff, *d},
+          FailureOr<Value> wq = w("attention.self.query.weight", {d, d}, dd),
+                           bq = w("attention.self.query.bias", {d}, dv),
+                           wk = w("attention.self.key.weight", {d, d}, dd),
+                           bk = w("attention.self.key.bias", {d}, dv),
+                           wv = w("attention.self.value.weight", {d, d}, dd),
+                           bv = w("attention.self.value.bias", {d}, dv),
+                           wo = w("attention.output.dense.weight", {d, d}, dd),
+                           bo = w("attention.output.dense.bias", {d}, dv),
+                           g1 = w("attention.output.LayerNorm.weight", {d}, dv),
+                           be1 = w("attention.output.LayerNorm.bias", {d}, dv),
+                           w1 = w("intermediate.dense.weight", {ff, d},
                                   "[intermediate_size, hidden_size]"),
-                           b1 = w("intermediate.dense.bias", {*ff},
+                           b1 = w("intermediate.dense.bias", {ff},
                                   "[intermediate_size]"),
-                           w2 = w("output.dense.weight", {*d, *ff},
+                           w2 = w("output.dense.weight", {d, ff},
                                   "[hidden_size, intermediate_size]"),
-                           b2 = w("output.dense.bias", {*d}, dv),
-                           g2 = w("output.LayerNorm.weight", {*d}, dv),
-                           be2 = w("output.LayerNorm.bias", {*d}, dv);
+                           b2 = w("output.dense.bias", {d}, dv),
+                           g2 = w("output.LayerNorm.weight", {d}, dv),
+                           be2 = w("output.LayerNorm.bias", {d}, dv);
           for (const FailureOr<Value> &v : {wq, bq, wk, bk, wv, bv, wo, bo, g1,
                                             be1, w1, b1, w2, b2, g2, be2})
             if (failed(v))
@@ -199,9 +195,9 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
               b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
               ValueRange{*bq, *bk, *bv, *bo},
               mb.layerExtras().empty() ? Value() : mb.layerExtras()[0],
-              /*kv_lengths=*/Value(), b.getI64IntegerAttr(*heads),
-              IntegerAttr(), IntegerAttr(), UnitAttr(), UnitAttr(),
-              IntegerAttr(), FloatAttr());
+              /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads), IntegerAttr(),
+              IntegerAttr(), UnitAttr(), UnitAttr(), IntegerAttr(),
+              FloatAttr());
           Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
                                          *g1, *be1, b.getF64FloatAttr(*eps));
           Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,22 @@ public:
   FailureOr<int64_t> getPositiveInt(StringRef key) const;
   /// `fallback` when the key is absent or null.
   FailureOr<int64_t> getPositiveInt(StringRef key, int64_t fallback) const;
+  /// The required positive integers `keys`, in that order (for structured
+  /// bindings); every missing or bad key is reported before failing.
+  template <size_t N>
+  FailureOr<std::array<int64_t, N>>
+  getPositiveInts(const char *const (&keys)[N]) const {
+    std::array<int64_t, N> values{};
+    bool ok = true;
+    for (size_t i = 0; i < N; ++i) {
+      FailureOr<int64_t> v = getPositiveInt(keys[i]);
+      ok &= succeeded(v);
+      values[i] = succeeded(v) ? *v : 0;
+    }
+    if (!ok)
+      return failure();
+    return values;
+  }
   FailureOr<double> getFloat(StringRef key) const;
   FailureOr<double> getFloat(StringRef key, double fallback) const;
   FailureOr<std::string> getString(StringRef key) const;

@@ -25,15 +25,13 @@ using namespace mlir::attn::hf;
 
 LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   Checkpoint &c = mb.ckpt;
-  FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
-                     d = c.getPositiveInt("n_embd"),
-                     layers = c.getPositiveInt("n_layer"),
-                     heads = c.getPositiveInt("n_head"),
-                     positions = c.getPositiveInt("n_positions");
-  if (failed(vocab) || failed(d) || failed(layers) || failed(heads) ||
-      failed(positions))
+  auto dims = c.getPositiveInts(
+      {"vocab_size", "n_embd", "n_layer", "n_head", "n_positions"});
+  if (failed(dims))
     return failure();
-  FailureOr<int64_t> ff = c.getPositiveInt("n_inner", 4 * *d);
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], layers = (*dims)[2],
+                heads = (*dims)[3], positions = (*dims)[4];
+  FailureOr<int64_t> ff = c.getPositiveInt("n_inner", 4 * d);
   FailureOr<double> eps = c.getFloat("layer_norm_epsilon", 1e-5);
   FailureOr<std::string> act = c.getString("activation_function", "gelu_new");
   FailureOr<bool> scaleWeights = c.getBool("scale_attn_weights", true),
@@ -52,11 +50,11 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
     return emitError(c.keyLoc("add_cross_attention"))
            << "GPT-2 with cross-attention (add_cross_attention) is not "
               "supported";
-  if (failed(checkHeadsDivide(c, "n_embd", *d, "n_head", *heads)))
+  if (failed(checkHeadsDivide(c, "n_embd", d, "n_head", heads)))
     return failure();
 
   FailureOr<std::pair<int64_t, int64_t>> idsShape =
-      mb.tokenIdsShape("n_positions", *positions);
+      mb.tokenIdsShape("n_positions", positions);
   if (failed(idsShape))
     return failure();
   int64_t batch = idsShape->first, seq = idsShape->second;
@@ -68,19 +66,19 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
 
   OpBuilder &b = mb.b;
   Value ids = mb.createMain({batch, seq});
-  auto hType = mb.tensorType({batch, seq, *d});
+  auto hType = mb.tensorType({batch, seq, d});
   Location embLoc = mb.loc(p + "wte");
   FailureOr<Value> wte =
-      mb.weight(p + "wte.weight", {*vocab, *d}, "[vocab_size, n_embd]");
+      mb.weight(p + "wte.weight", {vocab, d}, "[vocab_size, n_embd]");
   FailureOr<Value> wpe =
-      mb.weight(p + "wpe.weight", {*positions, *d}, "[n_positions, n_embd]");
+      mb.weight(p + "wpe.weight", {positions, d}, "[n_positions, n_embd]");
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wte);
   h = LearnedPosOp::create(b, embLoc, h, *wpe, /*offset=*/0);
 
-  int64_t dh = *d / *heads;
-  for (int64_t i = 0; i < *layers; ++i) {
+  int64_t dh = d / heads;
+  for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "h." + std::to_string(i) + ".";
     FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
       Location l = mb.loc(lp.substr(0, lp.size() - 1));
@@ -92,28 +90,28 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
       };
       // Column block `part` (0: query, 1: key, 2: value) of c_attn.
       auto qkv = [&](int64_t part) {
-        return w("attn.c_attn.weight", {*d, 3 * *d}, "[n_embd, 3 * n_embd]",
-                 GatherView{1, {part * *d, *d}}, /*transpose=*/true);
+        return w("attn.c_attn.weight", {d, 3 * d}, "[n_embd, 3 * n_embd]",
+                 GatherView{1, {part * d, d}}, /*transpose=*/true);
       };
       auto qkvBias = [&](int64_t part) {
-        return w("attn.c_attn.bias", {3 * *d}, "[3 * n_embd]",
-                 GatherView{0, {part * *d, *d}});
+        return w("attn.c_attn.bias", {3 * d}, "[3 * n_embd]",
+                 GatherView{0, {part * d, d}});
       };
-      FailureOr<Value> g1 = w("ln_1.weight", {*d}, dv),
-                       be1 = w("ln_1.bias", {*d}, dv), wq = qkv(0), wk = qkv(1),
+      FailureOr<Value> g1 = w("ln_1.weight", {d}, dv),
+                       be1 = w("ln_1.bias", {d}, dv), wq = qkv(0), wk = qkv(1),
                        wv = qkv(2), bq = qkvBias(0), bk = qkvBias(1),
                        bv = qkvBias(2),
-                       wo = w("attn.c_proj.weight", {*d, *d},
-                              "[n_embd, n_embd]", std::nullopt, true),
-                       bo = w("attn.c_proj.bias", {*d}, dv),
-                       g2 = w("ln_2.weight", {*d}, dv),
-                       be2 = w("ln_2.bias", {*d}, dv),
-                       w1 = w("mlp.c_fc.weight", {*d, *ff}, "[n_embd, n_inner]",
+                       wo = w("attn.c_proj.weight", {d, d}, "[n_embd, n_embd]",
+                              std::nullopt, true),
+                       bo = w("attn.c_proj.bias", {d}, dv),
+                       g2 = w("ln_2.weight", {d}, dv),
+                       be2 = w("ln_2.bias", {d}, dv),
+                       w1 = w("mlp.c_fc.weight", {d, *ff}, "[n_embd, n_inner]",
                               std::nullopt, true),
                        b1 = w("mlp.c_fc.bias", {*ff}, "[n_inner]"),
-                       w2 = w("mlp.c_proj.weight", {*ff, *d},
+                       w2 = w("mlp.c_proj.weight", {*ff, d},
                               "[n_inner, n_embd]", std::nullopt, true),
-                       b2 = w("mlp.c_proj.bias", {*d}, dv);
+                       b2 = w("mlp.c_proj.bias", {d}, dv);
       for (const FailureOr<Value> &v :
            {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2})
         if (failed(v))
@@ -131,7 +129,7 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
       Value attn = MhaOp::create(
           b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
           ValueRange{*bq, *bk, *bv, *bo}, /*score_bias=*/Value(),
-          /*kv_lengths=*/Value(), b.getI64IntegerAttr(*heads), IntegerAttr(),
+          /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads), IntegerAttr(),
           IntegerAttr(), UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
       Value res1 = AddOp::create(b, l, x, attn);
       Value n2 =
@@ -146,20 +144,20 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
     h = *out;
   }
   Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {*d}, "[n_embd]"),
-                   bf = mb.weight(p + "ln_f.bias", {*d}, "[n_embd]");
+  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {d}, "[n_embd]"),
+                   bf = mb.weight(p + "ln_f.bias", {d}, "[n_embd]");
   if (failed(gf) || failed(bf))
     return failure();
   h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
   // Tied: the same attn.weight as the embedding, so it is bound once.
   FailureOr<Value> head =
       *tied ? wte
-            : mb.weight("lm_head.weight", {*vocab, *d}, "[vocab_size, n_embd]");
+            : mb.weight("lm_head.weight", {vocab, d}, "[vocab_size, n_embd]");
   if (failed(head))
     return failure();
   Value logits =
-      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}), h,
-                       *head, /*bias=*/Value());
+      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, vocab}), h, *head,
+                       /*bias=*/Value());
   mb.finishMain(logits, "logits");
   return success();
 }

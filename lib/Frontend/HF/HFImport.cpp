@@ -73,7 +73,14 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
         << "\"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM";
     return nullptr;
   }
-  if (failed(built) || failed(verify(*module)))
+  if (failed(built))
+    return nullptr;
+  // The *LMHeadModel / *ForCausalLM classes are decoders: their logits can
+  // drive generation (the verifier checks every attention is causal).
+  if (*archName != "BertModel")
+    AttnDialect::CausalLmAttrHelper(context).setAttr(*module,
+                                                     UnitAttr::get(context));
+  if (failed(verify(*module)))
     return nullptr;
   return module;
 }

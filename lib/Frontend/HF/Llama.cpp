@@ -26,22 +26,21 @@ using namespace mlir::attn::hf;
 
 LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   Checkpoint &c = mb.ckpt;
-  FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
-                     d = c.getPositiveInt("hidden_size"),
-                     ff = c.getPositiveInt("intermediate_size"),
-                     layers = c.getPositiveInt("num_hidden_layers"),
-                     heads = c.getPositiveInt("num_attention_heads");
-  if (failed(vocab) || failed(d) || failed(ff) || failed(layers) ||
-      failed(heads))
+  auto dims =
+      c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
+                         "num_hidden_layers", "num_attention_heads"});
+  if (failed(dims))
     return failure();
-  FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", *heads);
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], ff = (*dims)[2],
+                layers = (*dims)[3], heads = (*dims)[4];
+  FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", heads);
   if (failed(kvHeads))
     return failure();
   if (!c.has("head_dim") &&
-      failed(checkHeadsDivide(c, "hidden_size", *d, "num_attention_heads",
-                              *heads)))
+      failed(
+          checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
-  FailureOr<int64_t> dh = c.getPositiveInt("head_dim", *d / *heads);
+  FailureOr<int64_t> dh = c.getPositiveInt("head_dim", d / heads);
   FailureOr<double> eps = c.getFloat("rms_norm_eps", 1e-6),
                     theta = c.getFloat("rope_theta", 10000.0);
   FailureOr<std::string> act = c.getString("hidden_act", "silu");
@@ -54,9 +53,9 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   FailureOr<Activation> activation = parseActivation(c, "hidden_act", *act);
   if (failed(activation))
     return failure();
-  if (*heads % *kvHeads != 0)
+  if (heads % *kvHeads != 0)
     return emitError(c.keyLoc("num_key_value_heads"))
-           << "num_attention_heads " << *heads
+           << "num_attention_heads " << heads
            << " is not a multiple of num_key_value_heads " << *kvHeads;
   if (*dh % 2 != 0)
     return emitError(
@@ -86,15 +85,15 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   OpBuilder &b = mb.b;
   Type elt = mb.elementType;
   Value ids = mb.createMain({batch, seq});
-  auto hType = mb.tensorType({batch, seq, *d});
-  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {*vocab, *d},
+  auto hType = mb.tensorType({batch, seq, d});
+  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, d},
                                      "[vocab_size, hidden_size]");
   if (failed(table))
     return failure();
   Value h =
       EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType, ids, *table);
 
-  for (int64_t i = 0; i < *layers; ++i) {
+  for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "layers." + std::to_string(i) + ".";
     FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
       Location l = mb.loc(lp.substr(0, lp.size() - 1));
@@ -105,15 +104,15 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                        StringRef dims) -> FailureOr<Value> {
         return present ? w(name, shape, dims) : FailureOr<Value>(Value());
       };
-      int64_t qWidth = *heads * *dh, kvWidth = *kvHeads * *dh;
-      FailureOr<Value> g1 = w("input_layernorm.weight", {*d}, "[hidden_size]"),
-                       wq = w("self_attn.q_proj.weight", {qWidth, *d},
+      int64_t qWidth = heads * *dh, kvWidth = *kvHeads * *dh;
+      FailureOr<Value> g1 = w("input_layernorm.weight", {d}, "[hidden_size]"),
+                       wq = w("self_attn.q_proj.weight", {qWidth, d},
                               "[num_attention_heads * head_dim, hidden_size]"),
-                       wk = w("self_attn.k_proj.weight", {kvWidth, *d},
+                       wk = w("self_attn.k_proj.weight", {kvWidth, d},
                               "[num_key_value_heads * head_dim, hidden_size]"),
-                       wv = w("self_attn.v_proj.weight", {kvWidth, *d},
+                       wv = w("self_attn.v_proj.weight", {kvWidth, d},
                               "[num_key_value_heads * head_dim, hidden_size]"),
-                       wo = w("self_attn.o_proj.weight", {*d, qWidth},
+                       wo = w("self_attn.o_proj.weight", {d, qWidth},
                               "[hidden_size, num_attention_heads * head_dim]"),
                        bq = maybe(*attnBias, "self_attn.q_proj.bias", {qWidth},
                                   "[num_attention_heads * head_dim]"),
@@ -121,21 +120,21 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                   "[num_key_value_heads * head_dim]"),
                        bv = maybe(*attnBias, "self_attn.v_proj.bias", {kvWidth},
                                   "[num_key_value_heads * head_dim]"),
-                       bo = maybe(*attnBias, "self_attn.o_proj.bias", {*d},
+                       bo = maybe(*attnBias, "self_attn.o_proj.bias", {d},
                                   "[hidden_size]"),
-                       g2 = w("post_attention_layernorm.weight", {*d},
+                       g2 = w("post_attention_layernorm.weight", {d},
                               "[hidden_size]"),
-                       wg = w("mlp.gate_proj.weight", {*ff, *d},
+                       wg = w("mlp.gate_proj.weight", {ff, d},
                               "[intermediate_size, hidden_size]"),
-                       wu = w("mlp.up_proj.weight", {*ff, *d},
+                       wu = w("mlp.up_proj.weight", {ff, d},
                               "[intermediate_size, hidden_size]"),
-                       wd = w("mlp.down_proj.weight", {*d, *ff},
+                       wd = w("mlp.down_proj.weight", {d, ff},
                               "[hidden_size, intermediate_size]"),
-                       bg = maybe(*mlpBias, "mlp.gate_proj.bias", {*ff},
+                       bg = maybe(*mlpBias, "mlp.gate_proj.bias", {ff},
                                   "[intermediate_size]"),
-                       bu = maybe(*mlpBias, "mlp.up_proj.bias", {*ff},
+                       bu = maybe(*mlpBias, "mlp.up_proj.bias", {ff},
                                   "[intermediate_size]"),
-                       bd = maybe(*mlpBias, "mlp.down_proj.bias", {*d},
+                       bd = maybe(*mlpBias, "mlp.down_proj.bias", {d},
                                   "[hidden_size]");
       for (const FailureOr<Value> &v :
            {g1, wq, wk, wv, wo, bq, bk, bv, bo, g2, wg, wu, wd, bg, bu, bd})
@@ -161,11 +160,11 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                b.getI64IntegerAttr(0), IntegerAttr());
         return t;
       };
-      Value q = heads4(*wq, *bq, *heads, true);
+      Value q = heads4(*wq, *bq, heads, true);
       Value k = heads4(*wk, *bk, *kvHeads, true);
       Value v = heads4(*wv, *bv, *kvHeads, false);
-      Value o = SdpaOp::create(b, l, mb.tensorType({batch, *heads, seq, *dh}),
-                               q, k, v, /*bias=*/Value(),
+      Value o = SdpaOp::create(b, l, mb.tensorType({batch, heads, seq, *dh}), q,
+                               k, v, /*bias=*/Value(),
                                /*kv_lengths=*/Value(), ValueRange{},
                                ScoreFunction::scaled_dot, FloatAttr(),
                                /*causal=*/true, IntegerAttr());
@@ -173,7 +172,7 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
           linalg::TransposeOp::create(
               b, l, o,
               tensor::EmptyOp::create(
-                  b, l, ArrayRef<int64_t>{batch, seq, *heads, *dh}, elt),
+                  b, l, ArrayRef<int64_t>{batch, seq, heads, *dh}, elt),
               ArrayRef<int64_t>{0, 2, 1, 3})
               .getResult()[0];
       merged = tensor::CollapseShapeOp::create(
@@ -191,19 +190,19 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
     h = *out;
   }
   Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "norm.weight", {*d}, "[hidden_size]");
+  FailureOr<Value> gf = mb.weight(p + "norm.weight", {d}, "[hidden_size]");
   if (failed(gf))
     return failure();
   h = RmsNormOp::create(b, headLoc, hType, h, *gf, b.getF64FloatAttr(*eps));
   // Tied: the embedding's attn.weight, bound once.
   FailureOr<Value> head = *tied ? table
-                                : mb.weight("lm_head.weight", {*vocab, *d},
+                                : mb.weight("lm_head.weight", {vocab, d},
                                             "[vocab_size, hidden_size]");
   if (failed(head))
     return failure();
   Value logits =
-      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, *vocab}), h,
-                       *head, /*bias=*/Value());
+      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, vocab}), h, *head,
+                       /*bias=*/Value());
   mb.finishMain(logits, "logits");
   return success();
 }
