@@ -1,7 +1,8 @@
 //===- Cli.cpp - the compiled-model command line --------------------------===//
 //
-//   model --weights W.safetensors --input x.npy [--input ...]
+//   model [run] --weights W.safetensors --input x.npy [--input ...]
 //         [--output y.npy ...] [--bench N] [--warmup N] [-q]
+//   model generate --prompt ids.npy --max-new-tokens N [...]
 //   model --describe | --help
 //
 //===----------------------------------------------------------------------===//
@@ -19,9 +20,12 @@
 #include "Support.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -145,9 +149,12 @@ void printUsage(FILE *out, const std::string &prog) {
       out,
       "usage: %s --weights W.safetensors --input x.npy [--input ...]\n"
       "       %*s [--output y.npy ...] [--bench N] [--warmup N] [-q]\n"
+      "       %s generate --prompt ids.npy --max-new-tokens N ... (see "
+      "generate --help)\n"
       "       %s --describe | --help\n"
       "\n"
-      "Runs a model compiled by attnc on .npy inputs.\n"
+      "Runs a model compiled by attnc on .npy inputs ('run' may be given as\n"
+      "the first argument), or generates text with a causal language model.\n"
       "\n"
       "options:\n"
       "  --weights FILE  safetensors file with the model's weights (default:\n"
@@ -162,7 +169,8 @@ void printUsage(FILE *out, const std::string &prog) {
       "  --describe      print the model's manifest summary\n"
       "  --help          this text\n"
       "bf16 tensors are read and written as '<u2' .npy arrays of raw bits.\n",
-      prog.c_str(), static_cast<int>(prog.size()), "", prog.c_str());
+      prog.c_str(), static_cast<int>(prog.size()), "", prog.c_str(),
+      prog.c_str());
 }
 
 std::string plural(size_t n, const char *word) {
@@ -207,6 +215,8 @@ void printDescription(FILE *out, const Manifest &mf) {
     if (e.idBound >= 0)
       std::fprintf(out, ", embedding ids in [0, %lld)",
                    static_cast<long long>(e.idBound));
+    if (e.causal)
+      std::fprintf(out, ", causal language-model logits (generate)");
     std::fprintf(out, "\n");
   }
 }
@@ -326,6 +336,378 @@ std::string weightsBesideExecutable() {
   return std::string(buf, static_cast<size_t>(n)) + ".safetensors";
 }
 
+/// One .npy array to write.
+struct NpyOut {
+  const char *descr;
+  std::vector<int64_t> dims;
+  const void *data;
+  size_t bytes;
+};
+
+/// Writes `arrays[i]` to `paths[i]` (checked by checkOutputPath into
+/// `kinds` and `targets`): every file to a temporary file first, then the
+/// devices in place, then the renames, so that a failure leaves no
+/// partially written file behind.
+bool writeNpyOutputs(const std::vector<std::string> &paths,
+                     const std::vector<OutputKind> &kinds,
+                     const std::vector<std::string> &targets,
+                     const std::vector<NpyOut> &arrays, std::string &err) {
+  std::vector<std::string> temps(paths.size());
+  auto removeTemps = [&] {
+    for (const std::string &t : temps)
+      if (!t.empty())
+        std::remove(t.c_str());
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (kinds[i] != OutputKind::File)
+      continue;
+    const NpyOut &a = arrays[i];
+    if (!writeNpyTemp(targets[i], a.descr, a.dims, a.data, a.bytes, temps[i],
+                      err)) {
+      removeTemps();
+      if (paths[i] != targets[i])
+        err = paths[i] + " (" + err + ")";
+      return false;
+    }
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (kinds[i] != OutputKind::Device)
+      continue;
+    const NpyOut &a = arrays[i];
+    std::string header = npyHeader(a.descr, a.dims);
+    if (!writeInPlace(paths[i],
+                      {{header.data(), header.size()}, {a.data, a.bytes}},
+                      err)) {
+      removeTemps();
+      return false;
+    }
+  }
+  // Undo the renames of new files if a later one still fails.
+  std::vector<bool> existed(temps.size(), false);
+  for (size_t i = 0; i < temps.size(); ++i) {
+    struct stat st;
+    existed[i] = ::stat(targets[i].c_str(), &st) == 0;
+  }
+  for (size_t i = 0; i < temps.size(); ++i) {
+    if (temps[i].empty())
+      continue;
+    if (!commitFile(temps[i], targets[i], err)) {
+      temps[i].clear();
+      removeTemps();
+      for (size_t k = 0; k < i; ++k)
+        if (!existed[k] && kinds[k] == OutputKind::File)
+          std::remove(targets[k].c_str());
+      return false;
+    }
+    temps[i].clear();
+  }
+  return true;
+}
+
+struct GenerateOptions {
+  bool help = false, quiet = false;
+  std::string weights, prompt, promptLengths, output;
+  long maxNewTokens = -1;
+  attnrt_sampling sampling = {0.0f, 0, 1.0f};
+  uint64_t seed = 0;
+  int64_t eos = -1;
+};
+
+void printGenerateUsage(FILE *out, const std::string &prog) {
+  std::fprintf(
+      out,
+      "usage: %s generate --prompt ids.npy --max-new-tokens N\n"
+      "       [--prompt-lengths lengths.npy] [--temperature T] [--top-k K]\n"
+      "       [--top-p P] [--seed S] [--eos ID] [--output new_ids.npy]\n"
+      "       [--weights W.safetensors] [-q]\n"
+      "\n"
+      "Generates text with a causal language model (a decoder whose logits\n"
+      "the manifest marks causal). Each step re-runs the compiled model over\n"
+      "its whole window (no KV cache yet), so prompt plus new tokens must fit\n"
+      "the compiled sequence length.\n"
+      "\n"
+      "options:\n"
+      "  --prompt FILE          token ids, i32/i64 [batch, width] (or "
+      "[width])\n"
+      "  --prompt-lengths FILE  i32/i64 [batch]: row b is its first "
+      "lengths[b]\n"
+      "                         ids (default: the whole width)\n"
+      "  --max-new-tokens N     tokens to generate per row (>= 1)\n"
+      "  --temperature T        0 (default): greedy; > 0: sample from\n"
+      "                         softmax(logits / T)\n"
+      "  --top-k K              sample among the K most likely (0: all)\n"
+      "  --top-p P              and among the most likely reaching P (1: all)\n"
+      "  --seed S               random seed for sampling (default 0)\n"
+      "  --eos ID               a row stops after ID; the rest of it is ID\n"
+      "  --output FILE          write the new ids, i64 [batch, N]\n"
+      "  --weights FILE         default: this executable's path + "
+      ".safetensors\n"
+      "  -q                     print only the timing\n",
+      prog.c_str());
+}
+
+/// A decimal float (finite), or false.
+bool parseFloat(const std::string &s, double &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(s.c_str(), &end);
+  return errno == 0 && end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+/// A decimal integer in [lo, hi], or false.
+bool parseInt(const std::string &s, long long lo, long long hi,
+              long long &out) {
+  if (s.empty() || s.size() > 19)
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return errno == 0 && end == s.c_str() + s.size() && out >= lo && out <= hi;
+}
+
+bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
+                       std::string &err) {
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i] ? argv[i] : "", value;
+    size_t eq = a.find('=');
+    bool inlineValue = a.compare(0, 2, "--") == 0 && eq != std::string::npos;
+    if (inlineValue) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+    }
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (a == "-q" || a == "--quiet") {
+      o.quiet = true;
+      continue;
+    }
+    static const char *const valued[] = {
+        "--weights",     "--prompt", "--prompt-lengths", "--max-new-tokens",
+        "--temperature", "--top-k",  "--top-p",          "--seed",
+        "--eos",         "--output"};
+    if (std::find(std::begin(valued), std::end(valued), a) ==
+        std::end(valued)) {
+      err = "generate: unknown argument '" + a + "' (see generate --help)";
+      return false;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= argc) {
+        err = "generate: " + a + " needs a value";
+        return false;
+      }
+      value = argv[++i] ? argv[i] : "";
+    }
+    if (value.empty()) {
+      err = "generate: " + a + " needs a non-empty value";
+      return false;
+    }
+    auto bad = [&](const char *what) {
+      err = "generate: " + a + " expects " + what + ", got '" + value + "'";
+      return false;
+    };
+    long long n;
+    double f;
+    if (a == "--weights" || a == "--prompt" || a == "--prompt-lengths" ||
+        a == "--output") {
+      std::string &slot = a == "--weights"  ? o.weights
+                          : a == "--prompt" ? o.prompt
+                          : a == "--output" ? o.output
+                                            : o.promptLengths;
+      if (!slot.empty()) {
+        err = "generate: " + a + " given twice";
+        return false;
+      }
+      slot = value;
+    } else if (a == "--max-new-tokens") {
+      if (!parseInt(value, 1, 1 << 30, n))
+        return bad("a positive integer");
+      o.maxNewTokens = static_cast<long>(n);
+    } else if (a == "--temperature") {
+      if (!parseFloat(value, f) || f < 0)
+        return bad("a finite number >= 0");
+      o.sampling.temperature = static_cast<float>(f);
+    } else if (a == "--top-k") {
+      if (!parseInt(value, 0, INT64_MAX, n))
+        return bad("an integer >= 0");
+      o.sampling.top_k = n;
+    } else if (a == "--top-p") {
+      if (!parseFloat(value, f) || f <= 0 || f > 1)
+        return bad("a number in (0, 1]");
+      o.sampling.top_p = static_cast<float>(f);
+    } else if (a == "--seed") {
+      if (!parseInt(value, 0, INT64_MAX, n))
+        return bad("an integer >= 0");
+      o.seed = static_cast<uint64_t>(n);
+    } else {
+      if (!parseInt(value, 0, INT64_MAX, n))
+        return bad("a token id >= 0");
+      o.eos = n;
+    }
+  }
+  if (o.help)
+    return true;
+  if (o.prompt.empty() || o.maxNewTokens < 0) {
+    err = "generate: needs --prompt FILE.npy and --max-new-tokens N (see "
+          "generate --help)";
+    return false;
+  }
+  return true;
+}
+
+/// An i32/i64 .npy of rank `minRank` to 2 as int64 values.
+bool readIds(const std::string &path, const char *what, size_t maxRank,
+             std::vector<int64_t> &values, std::vector<int64_t> &shape,
+             std::string &err) {
+  NpyArray a;
+  if (!readNpy(path, a, err))
+    return false;
+  if ((a.descr != "<i8" && a.descr != "<i4") || a.shape.empty() ||
+      a.shape.size() > maxRank) {
+    err = strFormat("%s: %s must be int32 or int64 of rank 1%s, got '%s' %s",
+                    path.c_str(), what, maxRank > 1 ? " or 2" : "",
+                    a.descr.c_str(), formatShapeTuple(a.shape).c_str());
+    return false;
+  }
+  shape = a.shape;
+  size_t n = a.dataBytes / a.itemSize;
+  values.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (a.descr == "<i8") {
+      std::memcpy(&values[i], a.data() + i * 8, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, a.data() + i * 4, 4);
+      values[i] = v;
+    }
+  }
+  return true;
+}
+
+struct SessionFreer {
+  attnrt_session *s;
+  ~SessionFreer() { attnrt_session_free(s); }
+};
+
+int runGenerate(int argc, char **argv, const char *manifestText,
+                void (*invoke)(void **), FILE *out, FILE *errOut) {
+  auto fail = [&](const std::string &msg) {
+    std::fflush(out);
+    std::fprintf(errOut, "error: %s\n", msg.c_str());
+    std::fflush(errOut);
+    return 1;
+  };
+  GenerateOptions o;
+  std::string err;
+  if (!parseGenerateArgs(argc, argv, o, err))
+    return fail(err);
+  if (o.help) {
+    printGenerateUsage(out, progName(argv));
+    std::fflush(out);
+    return 0;
+  }
+  std::vector<int64_t> prompt, promptShape, lengths, lengthsShape;
+  if (!readIds(o.prompt, "the prompt", 2, prompt, promptShape, err))
+    return fail(err);
+  int64_t batch = promptShape.size() == 2 ? promptShape[0] : 1;
+  int64_t width = promptShape.back();
+  if (batch < 1 || width < 1)
+    return fail(o.prompt + ": the prompt " + formatShapeTuple(promptShape) +
+                " is empty");
+  if (o.promptLengths.empty()) {
+    lengths.assign(static_cast<size_t>(batch), width);
+  } else {
+    if (!readIds(o.promptLengths, "the prompt lengths", 1, lengths,
+                 lengthsShape, err))
+      return fail(err);
+    if (lengthsShape[0] != batch)
+      return fail(strFormat("%s: %lld lengths for %lld prompt rows",
+                            o.promptLengths.c_str(),
+                            static_cast<long long>(lengthsShape[0]),
+                            static_cast<long long>(batch)));
+  }
+
+  if (!manifestText) {
+    manifestText = linkedModelManifest();
+    invoke = linkedModelInvoke();
+  }
+  char openErr[1024];
+  attnrt_model *m =
+      manifestText && invoke
+          ? attnrt_open(manifestText, invoke, openErr, sizeof(openErr))
+          : attnrt_open_linked(openErr, sizeof(openErr));
+  ModelCloser closer{m};
+  if (!m)
+    return fail(openErr);
+  attnrt_session *session = attnrt_session_create(m, o.seed);
+  SessionFreer freer{session};
+  if (!session)
+    return fail(attnrt_last_error(m));
+
+  std::vector<std::string> reads = {o.prompt};
+  if (!o.promptLengths.empty())
+    reads.push_back(o.promptLengths);
+  if (attnrt_num_weights(m) > 0 && o.weights.empty()) {
+    o.weights = weightsBesideExecutable();
+    struct stat st;
+    if (o.weights.empty() || ::stat(o.weights.c_str(), &st) != 0)
+      return fail("the model has weights: pass --weights FILE.safetensors");
+  }
+  if (!o.weights.empty())
+    reads.push_back(o.weights);
+  std::vector<std::string> outputs, targets(1);
+  std::vector<OutputKind> kinds(1);
+  if (!o.output.empty()) {
+    outputs.push_back(o.output);
+    if (!checkOutputPath(o.output, reads, kinds[0], targets[0], err))
+      return fail(err);
+  }
+  if (!o.weights.empty() && attnrt_bind_weights(m, o.weights.c_str()))
+    return fail(attnrt_last_error(m));
+
+  int64_t n = o.maxNewTokens;
+  std::vector<int64_t> generated(static_cast<size_t>(batch * n));
+  if (attnrt_session_generate(session, prompt.data(), lengths.data(), batch,
+                              width, n, &o.sampling, o.eos, generated.data()))
+    return fail(attnrt_last_error(m));
+  if (!outputs.empty() &&
+      !writeNpyOutputs(outputs, kinds, targets,
+                       {{"<i8",
+                         {batch, n},
+                         generated.data(),
+                         generated.size() * sizeof(int64_t)}},
+                       err))
+    return fail(err);
+
+  if (!o.quiet)
+    for (int64_t b = 0; b < batch; ++b) {
+      std::fprintf(out, "row %lld:", static_cast<long long>(b));
+      for (int64_t t = 0; t < n; ++t)
+        std::fprintf(out, " %lld",
+                     static_cast<long long>(generated[b * n + t]));
+      std::fprintf(out, "\n");
+    }
+  double prefillMs = 0, decodeMs = 0;
+  int64_t steps = 0;
+  attnrt_session_timing(session, &prefillMs, &decodeMs, &steps);
+  std::fprintf(out, "prefill: %.4g ms (%lld rows, %lld-token window)\n",
+               prefillMs, static_cast<long long>(batch),
+               static_cast<long long>(attnrt_session_capacity(session)));
+  if (steps > 0)
+    std::fprintf(out,
+                 "decode: %lld steps, %.4g ms per step, %.4g tokens/s "
+                 "(%lld rows)\n",
+                 static_cast<long long>(steps),
+                 decodeMs / static_cast<double>(steps),
+                 static_cast<double>(steps * batch) * 1000.0 / decodeMs,
+                 static_cast<long long>(batch));
+  std::fflush(out);
+  return 0;
+}
+
 } // namespace
 
 int runCli(int argc, char **argv, const char *manifestText,
@@ -336,6 +718,15 @@ int runCli(int argc, char **argv, const char *manifestText,
     std::fflush(errOut);
     return 1;
   };
+  // `model generate ...`; `model run ...` is the plain form.
+  std::string command = argc > 1 && argv[1] ? argv[1] : "";
+  if (command == "generate")
+    return runGenerate(argc, argv, manifestText, invoke, out, errOut);
+  std::vector<char *> args(argv, argv + argc);
+  if (command == "run")
+    args.erase(args.begin() + 1);
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   Options o;
   std::string err;
   if (!parseArgs(argc, argv, o, err))
@@ -464,59 +855,14 @@ int runCli(int argc, char **argv, const char *manifestText,
                           results[i].size()))
       return fail(attnrt_last_error(m));
   }
-  // Write every file output to a temporary file first, then the device
-  // outputs in place, then rename the files, so that a failure leaves no
-  // partially written file behind.
-  std::vector<std::string> temps(o.outputs.size());
-  auto removeTemps = [&] {
-    for (const std::string &t : temps)
-      if (!t.empty())
-        std::remove(t.c_str());
-  };
+  std::vector<NpyOut> arrays;
   for (size_t i = 0; i < o.outputs.size(); ++i) {
-    if (outputKinds[i] != OutputKind::File)
-      continue;
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    if (!writeNpyTemp(outputTargets[i], dtypeInfo(e.dtype).npyDescr, e.dims,
-                      results[i].data(), results[i].size(), temps[i], err)) {
-      removeTemps();
-      return fail(o.outputs[i] == outputTargets[i]
-                      ? err
-                      : o.outputs[i] + " (" + err + ")");
-    }
+    arrays.push_back({dtypeInfo(e.dtype).npyDescr, e.dims, results[i].data(),
+                      results[i].size()});
   }
-  for (size_t i = 0; i < o.outputs.size(); ++i) {
-    if (outputKinds[i] != OutputKind::Device)
-      continue;
-    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    std::string header = npyHeader(dtypeInfo(e.dtype).npyDescr, e.dims);
-    if (!writeInPlace(o.outputs[i],
-                      {{header.data(), header.size()},
-                       {results[i].data(), results[i].size()}},
-                      err)) {
-      removeTemps();
-      return fail(err);
-    }
-  }
-  // Undo the renames of new files if a later one still fails.
-  std::vector<bool> existed(temps.size(), false);
-  for (size_t i = 0; i < temps.size(); ++i) {
-    struct stat st;
-    existed[i] = ::stat(outputTargets[i].c_str(), &st) == 0;
-  }
-  for (size_t i = 0; i < temps.size(); ++i) {
-    if (temps[i].empty())
-      continue;
-    if (!commitFile(temps[i], outputTargets[i], err)) {
-      temps[i].clear();
-      removeTemps();
-      for (size_t k = 0; k < i; ++k)
-        if (!existed[k] && outputKinds[k] == OutputKind::File)
-          std::remove(outputTargets[k].c_str());
-      return fail(err);
-    }
-    temps[i].clear();
-  }
+  if (!writeNpyOutputs(o.outputs, outputKinds, outputTargets, arrays, err))
+    return fail(err);
 
   if (!o.quiet) {
     if (!o.weights.empty())

@@ -167,7 +167,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
     bool isIds =
         e.kind == EntryKind::Input && tok.size() == 6 && tok[4] == kIdsKeyword;
-    if (tok.size() != 4 && !isConcat && !isGather && !isIds) {
+    bool isCausal = e.kind == EntryKind::Output && tok.size() == 5 &&
+                    tok[4] == kCausalKeyword;
+    if (tok.size() != 4 && !isConcat && !isGather && !isIds && !isCausal) {
       if (isWeight)
         return fail(
             "expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -175,6 +177,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
             "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
       if (e.kind == EntryKind::Input)
         return fail("expected 'input <name> <dtype> <dims> [ids <rows>]'");
+      if (e.kind == EntryKind::Output)
+        return fail("expected 'output <name> <dtype> <dims> [causal]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
     }
     e.name = tok[1];
@@ -289,6 +293,14 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail("invalid id bound '" + tok[5] + "' of input '" + e.name +
                     "' (expected the positive row count of its table)");
       e.idBound = static_cast<int64_t>(rows);
+    }
+    if (isCausal) {
+      if (!isFloatDType(e.dtype) || e.dims.size() != 3 || e.dims[2] == 0)
+        return fail(
+            "output '" + e.name + "' is marked causal but is " + tok[2] + " " +
+            formatShapeList(e.dims) +
+            " (causal logits are float [batch, seq, vocab], vocab > 0)");
+      e.causal = true;
     }
     int index = static_cast<int>(out.entries.size());
     if (e.kind == EntryKind::Weight)

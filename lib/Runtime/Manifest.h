@@ -52,6 +52,11 @@ struct Manifest {
 /// 'f64' (expected f32, f16, bf16, i32 or i64)".
 bool parseManifest(const char *text, Manifest &out, std::string &err);
 
+/// The manifest of an open model, and recording an error on it (returns 1),
+/// for the parts of libattnrt built over the public API (Session.cpp).
+const Manifest &modelManifest(attnrt_model *m);
+int failModel(attnrt_model *m, const std::string &msg);
+
 } // namespace attnrt
 
 #endif // ATTNC_LIB_RUNTIME_MANIFEST_H

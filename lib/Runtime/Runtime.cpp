@@ -59,6 +59,14 @@ struct attnrt_model {
   }
 };
 
+const attnrt::Manifest &attnrt::modelManifest(attnrt_model *m) {
+  return m->manifest;
+}
+
+int attnrt::failModel(attnrt_model *m, const std::string &msg) {
+  return m->fail(msg);
+}
+
 static thread_local std::string tlsOpenError;
 
 /// The model whose attnrt_run is executing on this thread: compiled code

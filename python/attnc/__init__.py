@@ -4,6 +4,7 @@
     lib = attnc.compile("model.onnx", input_shape={"input_ids": (1, 128)})
     model = attnc.load(lib)                # weights beside it, or weights=...
     out = model.run(input_ids=ids)         # {"last_hidden_state": array}
+    new_ids = model.generate(prompt_ids, max_new_tokens=32)  # decoders
 
 `compile` runs attn-compile (the build tree's, $ATTNC_BIN_DIR's or the one on
 PATH) with --shared; `load` opens the library with ctypes (RTLD_LOCAL, so
@@ -118,6 +119,12 @@ def compile(path, output=None, *, target="cpu", **options):
     return str(output)
 
 
+class _Sampling(ctypes.Structure):
+    """attnrt_sampling."""
+    _fields_ = [("temperature", ctypes.c_float), ("top_k", ctypes.c_int64),
+                ("top_p", ctypes.c_float)]
+
+
 class Model:
     """A compiled model library opened through the attnrt C API."""
 
@@ -174,6 +181,16 @@ class Model:
             "attnrt_run": (c_int, [ptr]),
             "attnrt_get_output": (c_int, [ptr, c_int, ptr, size_t]),
             "attnrt_last_run_ms": (ctypes.c_double, [ptr]),
+            "attnrt_session_create": (ptr, [ptr, ctypes.c_uint64]),
+            "attnrt_session_free": (None, [ptr]),
+            "attnrt_session_generate": (
+                c_int, [ptr, ptr, ptr, ctypes.c_int64, ctypes.c_int64,
+                        ctypes.c_int64, ctypes.POINTER(_Sampling),
+                        ctypes.c_int64, ptr]),
+            "attnrt_session_timing": (
+                None, [ptr, ctypes.POINTER(ctypes.c_double),
+                       ctypes.POINTER(ctypes.c_double),
+                       ctypes.POINTER(ctypes.c_int64)]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(lib, name)
@@ -252,6 +269,61 @@ class Model:
         return outputs
 
     __call__ = run
+
+    def generate(self, prompt, max_new_tokens, *, lengths=None,
+                 temperature=0.0, top_k=0, top_p=1.0, seed=0, eos=None):
+        """Generates `max_new_tokens` tokens per prompt row with a causal
+        language model and returns them, int64 [batch, max_new_tokens].
+
+        `prompt` is token ids [batch, width] (or [width]); row b uses its
+        first lengths[b] ids (default: all). temperature 0 is greedy;
+        otherwise tokens are drawn from softmax(logits / temperature)
+        restricted to the top_k most likely (0: all) and then to those
+        reaching probability top_p. With `eos`, a row stops after producing
+        it and the rest of the row is eos. Each step re-runs the model over
+        its compiled window, so prompt plus new tokens must fit it.
+        `last_generate_timing` then holds (prefill ms, decode ms, steps)."""
+        if self._m is None:
+            raise AttncError("the model is closed")
+        ids = np.asarray(prompt)
+        if ids.ndim == 1:
+            ids = ids[None, :]
+        if ids.ndim != 2 or ids.dtype.kind not in "iu" or ids.size == 0:
+            raise AttncError("prompt must be a non-empty integer array "
+                             "[batch, width], got %s %s"
+                             % (ids.dtype, ids.shape))
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        batch, width = ids.shape
+        if lengths is None:
+            lengths = np.full(batch, width, np.int64)
+        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        if lengths.shape != (batch,):
+            raise AttncError("lengths must have shape (%d,), got %s"
+                             % (batch, lengths.shape))
+        max_new_tokens = int(max_new_tokens)
+        if max_new_tokens < 1:
+            raise AttncError("max_new_tokens must be >= 1, got %d"
+                             % max_new_tokens)
+        session = self._lib.attnrt_session_create(self._m, int(seed))
+        if not session:
+            self._check(1)
+        try:
+            out = np.empty((batch, max_new_tokens), np.int64)
+            sampling = _Sampling(float(temperature), int(top_k), float(top_p))
+            self._check(self._lib.attnrt_session_generate(
+                session, ids.ctypes.data, lengths.ctypes.data, batch, width,
+                max_new_tokens, ctypes.byref(sampling),
+                -1 if eos is None else int(eos), out.ctypes.data))
+            prefill, decode = ctypes.c_double(), ctypes.c_double()
+            steps = ctypes.c_int64()
+            self._lib.attnrt_session_timing(session, ctypes.byref(prefill),
+                                            ctypes.byref(decode),
+                                            ctypes.byref(steps))
+            self.last_generate_timing = (prefill.value, decode.value,
+                                         steps.value)
+            return out
+        finally:
+            self._lib.attnrt_session_free(session)
 
     @property
     def last_run_ms(self):

@@ -119,6 +119,35 @@ def main():
     expect_error(lambda: attnc.load(enc_lib), "has 25 weights: pass weights=")
     expect_error(lambda: attnc.load(enc_lib, weights=lib),
                  "libbert.so")
+    # Generation with a decoder checkpoint: greedy tokens equal
+    # transformers' (scripts/gen_hf_generation.py), sampling is
+    # reproducible by seed, an encoder is refused.
+    hf = os.path.join(args.src, "test", "Frontend", "HF", "Inputs", "gpt2")
+    gpt2_lib = attnc.compile(hf, os.path.join(args.workdir, "libgpt2.so"),
+                             input_shape={"input_ids": (2, 40)})
+    with attnc.load(gpt2_lib,
+                    weights=os.path.join(hf, "model.safetensors")) as gpt2:
+        prompt = np.load(os.path.join(hf, "generate_prompt.npy"))
+        lengths = np.load(os.path.join(hf, "generate_lengths.npy"))
+        want = np.load(os.path.join(hf, "generate_expected.npy"))
+        got = gpt2.generate(prompt, 24, lengths=lengths)
+        assert got.dtype == np.int64 and np.array_equal(got, want), got
+        prefill_ms, decode_ms, steps = gpt2.last_generate_timing
+        assert steps == 23, gpt2.last_generate_timing
+        print("gpt2 generate: greedy tokens equal transformers'")
+        sampled = [gpt2.generate(prompt, 8, lengths=lengths, temperature=1.0,
+                                 top_k=10, seed=3) for _ in range(2)]
+        assert np.array_equal(sampled[0], sampled[1])
+        one_row = gpt2.generate(prompt[1], 4)
+        assert np.array_equal(one_row, want[1:, :4]), one_row
+        print("gpt2 sampling: reproducible by seed")
+        expect_error(lambda: gpt2.generate(prompt, 40),
+                     "exceed the model's 40 positions")
+        expect_error(lambda: gpt2.generate(prompt, 2, top_p=0.0),
+                     "top_p must be in (0, 1]")
+    with attnc.load(lib) as bert:
+        expect_error(lambda: bert.generate(ids, 2),
+                     "not a causal language model")
     # Compile errors carry the compiler's located diagnostic.
     broken = os.path.join(args.workdir, "broken.mlir")
     with open(broken, "w") as f:

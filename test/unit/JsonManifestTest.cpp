@@ -271,6 +271,31 @@ TEST(Manifest, Convert) {
             "");
 }
 
+TEST(Manifest, Causal) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "input ids i64 2x8\n"
+                          "output logits bf16 2x8x5 causal\n"
+                          "output h f32 2x8x4\n");
+  ASSERT_EQ(m.entries.size(), 3u);
+  EXPECT_TRUE(m.entries[1].causal);
+  EXPECT_FALSE(m.entries[2].causal);
+  EXPECT_EQ(formatManifestRecord(m.entries[1]),
+            "output logits bf16 2x8x5 causal");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "output logits i32 2x8x5 causal\n"),
+            "manifest line 3: output 'logits' is marked causal but is i32 "
+            "[2, 8, 5] (causal logits are float [batch, seq, vocab], vocab > "
+            "0)");
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "output logits f32 8x5 causal\n"),
+            "");
+  // Only outputs are causal.
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input ids i64 2x8x5 causal\n"),
+            "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
+            "<rows>]'");
+}
+
 TEST(Manifest, Transpose) {
   // dims are the buffer's; concat and gather describe the untransposed
   // tensor ([3, 4] here).
@@ -348,8 +373,9 @@ TEST(Manifest, IdBound) {
                   "' of input 'x' (expected the positive row count of its "
                   "table)");
   // Only inputs take it.
-  EXPECT_EQ(err("output y i64 2x8 ids 10"),
-            "manifest line 3: expected 'output <name> <dtype> <dims>'");
+  EXPECT_EQ(
+      err("output y i64 2x8 ids 10"),
+      "manifest line 3: expected 'output <name> <dtype> <dims> [causal]'");
   EXPECT_EQ(err("input x i64 2x8 rows 10"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows>]'");

@@ -74,5 +74,26 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << TileAttr::kAttrName
                            << "' must be a #attn.tile attribute, got "
                            << attr.getValue();
+  if (attr.getName() == CausalLmAttrHelper::getNameStr()) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a unit attribute on a module";
+    // Generation relies on the claim: an attention that sees later
+    // positions would make every generated token wrong.
+    WalkResult walk = op->walk([&](Operation *inner) {
+      bool causal = true;
+      if (auto sdpa = dyn_cast<SdpaOp>(inner))
+        causal = sdpa.getCausal();
+      else if (auto mha = dyn_cast<MhaOp>(inner))
+        causal = mha.getCausal();
+      if (causal)
+        return WalkResult::advance();
+      inner->emitOpError() << "is not causal, but the module is marked '"
+                           << attr.getName().getValue()
+                           << "' (a causal language model)";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
   return success();
 }

@@ -20,6 +20,7 @@
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   output <name> <dtype> <dims>
+//   output <name> <dtype> <dims> causal
 //
 // dtype is one of f32 f16 bf16 i32 i64 (the spelling of the MLIR element
 // type); dims look like `1x128x768`, or `scalar` for rank 0. Blank lines and
@@ -47,6 +48,10 @@
 // run whose input has an element outside [0, rows), naming its batch (the
 // row-major index over the leading dimensions), position (the index in the
 // last one) and value, before any compiled code reads it.
+// A `causal` output (float, [batch, seq, vocab]) holds a causal language
+// model's logits: position t depends only on input positions <= t, so text
+// can be generated with it (attnrt_session_*, `model generate`). The
+// compiler writes it for modules marked `attn.causal_lm`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +82,7 @@ inline constexpr const char *kGatherKeyword = "gather";
 inline constexpr const char *kTransposeKeyword = "transpose";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
+inline constexpr const char *kCausalKeyword = "causal";
 /// The dims of a rank-0 record.
 inline constexpr const char *kScalarDims = "scalar";
 
@@ -235,6 +241,8 @@ struct ManifestRecord {
   /// For `input ... ids <rows>`: every element must lie in [0, rows)
   /// (otherwise -1).
   int64_t idBound = -1;
+  /// For `output ... causal`: causal language-model logits.
+  bool causal = false;
 
   bool isConcat() const { return !concatParts.empty(); }
   bool isGather() const { return gatherAxis >= 0; }
@@ -291,6 +299,10 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
     s += " ";
     s += kIdsKeyword;
     s += " " + std::to_string(r.idBound);
+  }
+  if (r.causal) {
+    s += " ";
+    s += kCausalKeyword;
   }
   return s;
 }

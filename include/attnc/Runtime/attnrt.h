@@ -101,9 +101,9 @@ size_t attnrt_output_bytes(attnrt_model *m, int index);
 /* Maps a .safetensors file, validates its header, checks every weight of the
  * manifest against it (name, dtype, shape) and binds them: on the CPU target
  * plain weights in place when 64-byte aligned (the mapping is kept alive),
- * otherwise (and concat, gather and transposed weights always) copied into 64-byte
- * aligned buffers; on CUDA assembled on the host and uploaded to the device
- * once. Tensors the manifest does not reference are never read. Binding
+ * otherwise (and concat, gather and transposed weights always) copied into
+ * 64-byte aligned buffers; on CUDA assembled on the host and uploaded to the
+ * device once. Tensors the manifest does not reference are never read. Binding
  * again replaces the weights. */
 int attnrt_bind_weights(attnrt_model *m, const char *safetensors_path);
 
@@ -138,9 +138,83 @@ uint64_t attnrt_weight_bytes_read(attnrt_model *m);
 /* Size in bytes of the weights file of the last successful bind. */
 uint64_t attnrt_weight_file_bytes(attnrt_model *m);
 
+/* ---- Generation (causal language models) ------------------------------- */
+
+/* A generation session over a model whose manifest marks an output `causal`
+ * (float [batch, seq, vocab] logits of a decoder; attn-import marks GPT-2
+ * and LLaMA checkpoints) and whose one input holds the token ids, i32 or i64
+ * [batch, seq]. The compiled seq is the session's capacity (prompt plus new
+ * tokens) and the compiled batch the most rows it holds.
+ *
+ * This implementation keeps each row's tokens and re-runs the compiled
+ * model over the whole window at every step, reading each row's logits at
+ * its last position (exact for a causal model: later, padded positions do
+ * not influence earlier ones); a step costs a full forward pass. */
+typedef struct attnrt_session attnrt_session;
+
+/* How the next token is chosen from a row's logits. temperature 0 (or
+ * top_k 1) is greedy: the lowest index of the largest logit. Otherwise the
+ * token is drawn from softmax(logits / temperature) restricted to the top_k
+ * most likely tokens (0: all) and then to the smallest set of most likely
+ * tokens whose probability reaches top_p (1: all). temperature must be
+ * finite and >= 0, top_k >= 0, top_p in (0, 1]. */
+typedef struct attnrt_sampling {
+  float temperature;
+  int64_t top_k;
+  float top_p;
+} attnrt_sampling;
+
+/* Opens a session on m (weights must be bound before the first prefill);
+ * `seed` starts its random number generator. NULL (error on m) if m is not
+ * a causal language model. The session must be freed before m is closed. */
+attnrt_session *attnrt_session_create(attnrt_model *m, uint64_t seed);
+void attnrt_session_free(attnrt_session *s);
+
+/* The model's capacity in tokens per row, its vocabulary size and the most
+ * rows a session holds. */
+int64_t attnrt_session_capacity(attnrt_session *s);
+int64_t attnrt_session_vocab(attnrt_session *s);
+int64_t attnrt_session_max_batch(attnrt_session *s);
+
+/* Starts `batch` rows: row b is ids[b * stride, b * stride + lengths[b]),
+ * 1 <= lengths[b] <= min(stride, capacity). Runs the model. */
+int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
+                           const int64_t *lengths, int64_t batch,
+                           int64_t stride);
+
+/* Appends next_ids[b] to every row (a full row is an error) and runs. */
+int attnrt_session_decode(attnrt_session *s, const int64_t *next_ids);
+
+/* The logits of each row's last token after the last prefill/decode:
+ * batch x vocab floats, valid until the next call on s. */
+const float *attnrt_session_logits(attnrt_session *s);
+
+/* Chooses one token per row from attnrt_session_logits (NULL options:
+ * greedy) into out_ids[batch]. */
+int attnrt_session_sample(attnrt_session *s, const attnrt_sampling *options,
+                          int64_t *out_ids);
+
+/* Prefill, then up to max_new_tokens sampled tokens per row into
+ * out_ids[batch * max_new_tokens] (row-major). With eos >= 0 a row stops
+ * after producing eos and the rest of its row is filled with eos; the
+ * session stops when every row has. Errors if a prompt plus max_new_tokens
+ * exceeds the capacity. */
+int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
+                            const int64_t *lengths, int64_t batch,
+                            int64_t stride, int64_t max_new_tokens,
+                            const attnrt_sampling *options, int64_t eos,
+                            int64_t *out_ids);
+
+/* Wall time of the last attnrt_session_generate: its prefill (one model
+ * run) and its decode steps (run plus sampling), in milliseconds, and the
+ * number of decode steps. */
+void attnrt_session_timing(attnrt_session *s, double *prefill_ms,
+                           double *decode_ms, int64_t *decode_steps);
+
 /* The command-line driver (see `--help`) for the linked model:
  *   model --weights W.safetensors --input x.npy [--input ...]
  *         [--output y.npy ...] [--bench N] [--warmup N] [-q]
+ *   model generate --prompt ids.npy --max-new-tokens N [...]
  *   model --describe | --help
  * Returns the process exit code (0 or 1). */
 int attnrt_main(int argc, char **argv);

@@ -136,9 +136,10 @@ struct AttnHoistWeightsPass
     SmallVector<Attribute> manifest;
     auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
                       Location loc, WeightOp weight = {},
-                      IntegerAttr idBound = {}) -> LogicalResult {
+                      IntegerAttr idBound = {},
+                      bool causal = false) -> LogicalResult {
       FailureOr<DictionaryAttr> dict =
-          buildManifestRecord(kind, name, type, weight, idBound);
+          buildManifestRecord(kind, name, type, weight, idBound, causal);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
@@ -199,11 +200,19 @@ struct AttnHoistWeightsPass
                             i, AttnDialect::IdBoundAttrHelper::getNameStr()))))
         return signalPassFailure();
     }
+    // A causal language model's [batch, seq, vocab] float outputs are the
+    // logits that generation samples from.
+    bool causalModel =
+        AttnDialect::CausalLmAttrHelper(&getContext()).isAttrPresent(module);
     for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
       std::string name;
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      bool causal = causalModel && tensor && tensor.getRank() == 3 &&
+                    isa<FloatType>(tensor.getElementType());
       if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
                         ("output" + Twine(i)).str(), name)) ||
-          failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc())))
+          failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc(),
+                        /*weight=*/{}, /*idBound=*/{}, causal)))
         return signalPassFailure();
     }
     module->setAttr(kManifestAttrName, builder.getArrayAttr(manifest));

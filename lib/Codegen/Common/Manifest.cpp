@@ -21,8 +21,8 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
 
 FailureOr<DictionaryAttr>
 mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
-                                Type type, WeightOp weight,
-                                IntegerAttr idBound) {
+                                Type type, WeightOp weight, IntegerAttr idBound,
+                                bool causal) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !getManifestDType(tensor.getElementType()))
@@ -44,6 +44,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
   }
   if (idBound)
     fields.append(kManifestIdBoundKey, idBound);
+  if (causal)
+    fields.append(kManifestCausalKey, b.getUnitAttr());
   return fields.getDictionary(type.getContext());
 }
 
@@ -111,6 +113,13 @@ static LogicalResult readRecord(DictionaryAttr dict,
       return fail() << "has " << kManifestIdBoundKey
                     << " but is not an i32/i64 input with a positive bound";
     record.idBound = idBound.getInt();
+  }
+  if (dict.get(kManifestCausalKey)) {
+    if (record.kind != attnrt::EntryKind::Output ||
+        !attnrt::isFloatDType(record.dtype) || record.dims.size() != 3)
+      return fail() << "has " << kManifestCausalKey
+                    << " but is not a float [batch, seq, vocab] output";
+    record.causal = true;
   }
   return success();
 }

@@ -170,3 +170,16 @@ func.func @main(%ids: tensor<1x4xi64> {attn.id_bound = 16 : i64}) -> tensor<1x4x
   %e = attn.embedding %ids, %t : (tensor<1x4xi64>, tensor<16x8xf32>) -> tensor<1x4x8xf32>
   return %e : tensor<1x4x8xf32>
 }
+
+// -----
+
+// A causal language model (attn.causal_lm): its float [batch, seq, vocab]
+// outputs are marked causal; other outputs are not.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = [{kind = "input", name = "input0", type = tensor<1x4xi64>}, {kind = "input", name = "input1", type = tensor<1x4x8xf32>}, {causal, kind = "output", name = "output0", type = tensor<1x4x8xf32>}, {kind = "output", name = "output1", type = tensor<1x4xf32>}]
+module attributes {attn.causal_lm} {
+  func.func @main(%ids: tensor<1x4xi64>, %h: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4xf32>) {
+    %c = arith.constant dense<0.0> : tensor<1x4xf32>
+    return %h, %c : tensor<1x4x8xf32>, tensor<1x4xf32>
+  }
+}

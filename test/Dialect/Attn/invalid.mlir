@@ -1370,3 +1370,23 @@ func.func @mha_score_bias_shape(%x: tensor<2x16x64xf32>, %w: tensor<64x64xf32>, 
   %0 = attn.mha %x weights(%w, %w, %w, %w) score_bias(%m) heads = 4 : (tensor<2x16x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<2x1x1x8xf32>) -> tensor<2x16x64xf32>
   return %0 : tensor<2x16x64xf32>
 }
+
+// -----
+
+// attn.causal_lm claims every output position sees only earlier ones:
+// generation depends on it, so a non-causal attention is an error.
+module attributes {attn.causal_lm} {
+  func.func @causal_lm_attention(%x: tensor<1x4x8xf32>, %w: tensor<8x8xf32>, %q: tensor<1x2x4x4xf32>) -> (tensor<1x4x8xf32>, tensor<1x2x4x4xf32>) {
+    %0 = attn.mha %x weights(%w, %w, %w, %w) heads = 2 causal : (tensor<1x4x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+    // expected-error @+1 {{'attn.sdpa' op is not causal, but the module is marked 'attn.causal_lm' (a causal language model)}}
+    %1 = attn.sdpa %q, %q, %q : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+    return %0, %1 : tensor<1x4x8xf32>, tensor<1x2x4x4xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'attn.causal_lm' must be a unit attribute on a module}}
+func.func @causal_lm_on_func() attributes {attn.causal_lm} {
+  return
+}

@@ -41,6 +41,8 @@ constexpr llvm::StringLiteral kManifestNameKey = "name";
 constexpr llvm::StringLiteral kManifestTypeKey = "type";
 /// Inputs holding embedding ids: the table's row count.
 constexpr llvm::StringLiteral kManifestIdBoundKey = "id_bound";
+/// Outputs holding causal language-model logits (a unit attribute).
+constexpr llvm::StringLiteral kManifestCausalKey = "causal";
 
 /// The manifest dtype of an element type: f32, f16, bf16 and the signless
 /// i32 and i64 (whose MLIR spellings are the manifest's).
@@ -48,12 +50,14 @@ std::optional<attnrt::DType> getManifestDType(Type elementType);
 
 /// One record for a buffer of `type`; `weight` (for weight records) adds its
 /// concat, gather and transpose attributes, `idBound` (for inputs of
-/// embedding ids) the table's row count. Fails (without a diagnostic) when
-/// the runtime cannot take the type: see getManifestDType.
+/// embedding ids) the table's row count, `causal` (for outputs of causal
+/// language models) the causal mark. Fails (without a diagnostic) when the
+/// runtime cannot take the type: see getManifestDType.
 FailureOr<DictionaryAttr> buildManifestRecord(attnrt::EntryKind kind,
                                               StringRef name, Type type,
                                               WeightOp weight = {},
-                                              IntegerAttr idBound = {});
+                                              IntegerAttr idBound = {},
+                                              bool causal = false);
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

@@ -36,11 +36,17 @@ def Attn_Dialect : Dialect {
   //   attn.original_index  (attn.layer) its checkpoint depth after pruning
   //   attn.id_bound        (function argument) embedding ids: the table's
   //                        row count, from attn-mark-token-id-inputs
+  //   attn.causal_lm       (module) a causal language model: every output
+  //                        position depends only on input positions up to
+  //                        it (set by the importers for decoders; every
+  //                        attention in the module must be causal); its
+  //                        logits outputs are marked `causal` in the manifest
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$entry,
     "::mlir::UnitAttr":$fuse_rows,
     "::mlir::IntegerAttr":$original_index,
-    "::mlir::IntegerAttr":$id_bound
+    "::mlir::IntegerAttr":$id_bound,
+    "::mlir::UnitAttr":$causal_lm
   );
 }
 

@@ -1,0 +1,361 @@
+//===- Session.cpp - generation sessions over causal language models ------===//
+//
+// Built on the public model API: a session keeps every row's tokens in the
+// model's [batch, seq] id input and re-runs the model over the whole window
+// per step, reading each row's logits at its last position. That is exact
+// for a model whose manifest marks its logits `causal` (position t depends
+// only on positions <= t, so the padding after a row's end never reaches
+// it), and costs one full forward pass per step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/TensorIO.h"
+#include "attnc/Runtime/attnrt.h"
+
+#include "Manifest.h"
+#include "Support.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace attnrt;
+
+struct attnrt_session {
+  attnrt_model *m = nullptr;
+  int idsInput = 0, logitsOutput = 0;
+  DType idsType = DType::I64, logitsType = DType::F32;
+  int64_t maxBatch = 0, capacity = 0, vocab = 0;
+  /// Rows started by the last prefill, and each row's token count.
+  int64_t batch = 0;
+  std::vector<int64_t> lengths;
+  /// The id input as the model takes it (maxBatch x capacity, zero-padded).
+  std::vector<unsigned char> ids;
+  std::vector<unsigned char> rawLogits;
+  /// batch x vocab, each row's last position.
+  std::vector<float> logits;
+  uint64_t rng = 0;
+  std::vector<std::pair<double, int64_t>> scratch;
+  double prefillMs = 0, decodeMs = 0;
+  int64_t decodeSteps = 0;
+
+  int fail(const std::string &msg) { return failModel(m, msg); }
+  void setId(int64_t row, int64_t pos, int64_t id) {
+    size_t at = static_cast<size_t>(row * capacity + pos);
+    if (idsType == DType::I32) {
+      int32_t v = static_cast<int32_t>(id);
+      std::memcpy(ids.data() + at * 4, &v, 4);
+    } else {
+      std::memcpy(ids.data() + at * 8, &id, 8);
+    }
+  }
+  int run();
+};
+
+/// Runs the model on the current rows and gathers each row's last logits.
+int attnrt_session::run() {
+  if (attnrt_set_input(m, idsInput, ids.data(), ids.size()) || attnrt_run(m) ||
+      attnrt_get_output(m, logitsOutput, rawLogits.data(), rawLogits.size()))
+    return 1;
+  for (int64_t b = 0; b < batch; ++b) {
+    size_t from = static_cast<size_t>(
+        (b * capacity + lengths[static_cast<size_t>(b)] - 1) * vocab);
+    float *row = logits.data() + b * vocab;
+    for (int64_t v = 0; v < vocab; ++v) {
+      row[v] = static_cast<float>(elementAsDouble(
+          rawLogits.data(), logitsType, from + static_cast<size_t>(v)));
+      if (std::isnan(row[v]))
+        return fail(strFormat("the model's logits for row %lld are NaN at "
+                              "token %lld",
+                              static_cast<long long>(b),
+                              static_cast<long long>(v)));
+    }
+  }
+  return 0;
+}
+
+/// splitmix64: small, fast and reproducible across platforms.
+static uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
+                                                 uint64_t seed) {
+  if (!m)
+    return nullptr;
+  const Manifest &mf = modelManifest(m);
+  int logits = -1;
+  for (size_t i = 0; i < mf.outputs.size() && logits < 0; ++i)
+    if (mf.entries[static_cast<size_t>(mf.outputs[i])].causal)
+      logits = static_cast<int>(i);
+  if (logits < 0) {
+    failModel(m, "the model is not a causal language model: no output is "
+                 "marked causal (import a decoder checkpoint, or mark the "
+                 "module attn.causal_lm)");
+    return nullptr;
+  }
+  const ManifestEntry &out =
+      mf.entries[static_cast<size_t>(mf.outputs[static_cast<size_t>(logits)])];
+  if (mf.inputs.size() != 1) {
+    failModel(m, strFormat("generation needs a model with one input (the "
+                           "token ids), this one has %zu",
+                           mf.inputs.size()));
+    return nullptr;
+  }
+  const ManifestEntry &in = mf.entries[static_cast<size_t>(mf.inputs[0])];
+  if ((in.dtype != DType::I32 && in.dtype != DType::I64) ||
+      in.dims.size() != 2 || in.dims[0] != out.dims[0] ||
+      in.dims[1] != out.dims[1] || in.dims[1] == 0) {
+    failModel(m, "generation needs token ids i32/i64 [batch, seq] matching "
+                 "the logits' " +
+                     formatShapeList(out.dims) + "; input '" + in.name +
+                     "' is " + dtypeName(in.dtype) + " " +
+                     formatShapeList(in.dims));
+    return nullptr;
+  }
+  auto *s = new attnrt_session;
+  s->m = m;
+  s->logitsOutput = logits;
+  s->idsType = in.dtype;
+  s->logitsType = out.dtype;
+  s->maxBatch = out.dims[0];
+  s->capacity = out.dims[1];
+  s->vocab = out.dims[2];
+  s->ids.assign(static_cast<size_t>(in.bytes), 0);
+  s->rawLogits.resize(static_cast<size_t>(out.bytes));
+  s->rng = seed;
+  return s;
+}
+
+extern "C" void attnrt_session_free(attnrt_session *s) { delete s; }
+
+extern "C" int64_t attnrt_session_capacity(attnrt_session *s) {
+  return s ? s->capacity : 0;
+}
+extern "C" int64_t attnrt_session_vocab(attnrt_session *s) {
+  return s ? s->vocab : 0;
+}
+extern "C" int64_t attnrt_session_max_batch(attnrt_session *s) {
+  return s ? s->maxBatch : 0;
+}
+
+extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
+                                      const int64_t *lengths, int64_t batch,
+                                      int64_t stride) {
+  if (!s)
+    return 1;
+  s->batch = 0;
+  if (batch < 1 || batch > s->maxBatch)
+    return s->fail(strFormat("prefill: batch %lld, but the model was "
+                             "compiled for 1 to %lld rows",
+                             static_cast<long long>(batch),
+                             static_cast<long long>(s->maxBatch)));
+  if (!ids || !lengths || stride < 1)
+    return s->fail("prefill: needs ids, lengths and a positive stride");
+  for (int64_t b = 0; b < batch; ++b)
+    if (lengths[b] < 1 || lengths[b] > stride || lengths[b] > s->capacity)
+      return s->fail(strFormat(
+          "prefill: row %lld has length %lld; lengths must be in [1, %lld] "
+          "(the prompt width%s)",
+          static_cast<long long>(b), static_cast<long long>(lengths[b]),
+          static_cast<long long>(std::min(stride, s->capacity)),
+          stride > s->capacity ? " capped by the model's capacity" : ""));
+  std::fill(s->ids.begin(), s->ids.end(), 0);
+  s->lengths.assign(lengths, lengths + batch);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < lengths[b]; ++t)
+      s->setId(b, t, ids[b * stride + t]);
+  s->batch = batch;
+  s->logits.assign(static_cast<size_t>(batch * s->vocab), 0.0f);
+  if (s->run()) {
+    s->batch = 0;
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" int attnrt_session_decode(attnrt_session *s,
+                                     const int64_t *next_ids) {
+  if (!s)
+    return 1;
+  if (s->batch == 0)
+    return s->fail("decode: no rows (call attnrt_session_prefill first)");
+  for (int64_t b = 0; b < s->batch; ++b)
+    if (s->lengths[static_cast<size_t>(b)] >= s->capacity)
+      return s->fail(strFormat("decode: row %lld is full: the model was "
+                               "compiled for %lld positions",
+                               static_cast<long long>(b),
+                               static_cast<long long>(s->capacity)));
+  for (int64_t b = 0; b < s->batch; ++b)
+    s->setId(b, s->lengths[static_cast<size_t>(b)]++, next_ids[b]);
+  return s->run();
+}
+
+extern "C" const float *attnrt_session_logits(attnrt_session *s) {
+  return s && s->batch ? s->logits.data() : nullptr;
+}
+
+/// Index of the first largest value.
+static int64_t argmax(const float *row, int64_t n) {
+  return std::max_element(row, row + n) - row;
+}
+
+/// One token from `row` as `o` says; `scratch` is reused between rows.
+static int64_t sampleRow(const float *row, int64_t vocab,
+                         const attnrt_sampling &o, uint64_t &rng,
+                         std::vector<std::pair<double, int64_t>> &scratch) {
+  if (o.temperature == 0.0f || o.top_k == 1)
+    return argmax(row, vocab);
+  scratch.resize(static_cast<size_t>(vocab));
+  for (int64_t v = 0; v < vocab; ++v)
+    scratch[static_cast<size_t>(v)] = {
+        static_cast<double>(row[v]) / o.temperature, v};
+  // Most likely first; equal logits by index, so the draw is reproducible.
+  auto byLikelihood = [](const std::pair<double, int64_t> &a,
+                         const std::pair<double, int64_t> &b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  size_t keep = o.top_k > 0 ? static_cast<size_t>(std::min(o.top_k, vocab))
+                            : scratch.size();
+  std::partial_sort(scratch.begin(), scratch.begin() + keep, scratch.end(),
+                    byLikelihood);
+  double top = scratch[0].first, total = 0;
+  for (size_t i = 0; i < keep; ++i)
+    total += (scratch[i].first = std::exp(scratch[i].first - top));
+  if (o.top_p < 1.0f) {
+    double cumulative = 0;
+    for (size_t i = 0; i < keep; ++i) {
+      cumulative += scratch[i].first / total;
+      if (cumulative >= o.top_p) {
+        keep = i + 1;
+        break;
+      }
+    }
+    total = 0;
+    for (size_t i = 0; i < keep; ++i)
+      total += scratch[i].first;
+  }
+  double u = static_cast<double>(nextRandom(rng) >> 11) * 0x1.0p-53 * total;
+  for (size_t i = 0; i < keep; ++i) {
+    u -= scratch[i].first;
+    if (u < 0)
+      return scratch[i].second;
+  }
+  return scratch[keep - 1].second;
+}
+
+static constexpr attnrt_sampling kGreedy = {0.0f, 0, 1.0f};
+
+/// Records an error on the model unless `o` is valid.
+static int checkSampling(attnrt_session *s, const attnrt_sampling &o) {
+  if (!std::isfinite(o.temperature) || o.temperature < 0)
+    return s->fail(strFormat("sample: temperature must be finite and >= 0, "
+                             "got %g",
+                             static_cast<double>(o.temperature)));
+  if (o.top_k < 0)
+    return s->fail(strFormat("sample: top_k must be >= 0, got %lld",
+                             static_cast<long long>(o.top_k)));
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
+    return s->fail(strFormat("sample: top_p must be in (0, 1], got %g",
+                             static_cast<double>(o.top_p)));
+  return 0;
+}
+
+extern "C" int attnrt_session_sample(attnrt_session *s,
+                                     const attnrt_sampling *options,
+                                     int64_t *out_ids) {
+  if (!s)
+    return 1;
+  if (s->batch == 0)
+    return s->fail("sample: no logits (call attnrt_session_prefill first)");
+  attnrt_sampling o = options ? *options : kGreedy;
+  if (checkSampling(s, o))
+    return 1;
+  for (int64_t b = 0; b < s->batch; ++b)
+    out_ids[b] = sampleRow(s->logits.data() + b * s->vocab, s->vocab, o, s->rng,
+                           s->scratch);
+  return 0;
+}
+
+extern "C" int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
+                                       const int64_t *lengths, int64_t batch,
+                                       int64_t stride, int64_t max_new_tokens,
+                                       const attnrt_sampling *options,
+                                       int64_t eos, int64_t *out_ids) {
+  if (!s)
+    return 1;
+  s->prefillMs = s->decodeMs = 0;
+  s->decodeSteps = 0;
+  if (max_new_tokens < 1)
+    return s->fail(strFormat("max_new_tokens must be >= 1, got %lld",
+                             static_cast<long long>(max_new_tokens)));
+  // Bad options fail before any model run.
+  if (checkSampling(s, options ? *options : kGreedy))
+    return 1;
+  if (lengths && batch >= 1 && batch <= s->maxBatch)
+    for (int64_t b = 0; b < batch; ++b)
+      if (lengths[b] > s->capacity - max_new_tokens)
+        return s->fail(strFormat(
+            "row %lld: %lld prompt tokens plus %lld new tokens exceed the "
+            "model's %lld positions (compile it for a longer sequence)",
+            static_cast<long long>(b), static_cast<long long>(lengths[b]),
+            static_cast<long long>(max_new_tokens),
+            static_cast<long long>(s->capacity)));
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  Clock::time_point start = Clock::now();
+  if (attnrt_session_prefill(s, ids, lengths, batch, stride))
+    return 1;
+  s->prefillMs = ms(start, Clock::now());
+  std::vector<int64_t> next(static_cast<size_t>(batch));
+  std::vector<bool> done(static_cast<size_t>(batch), false);
+  start = Clock::now();
+  for (int64_t t = 0; t < max_new_tokens; ++t) {
+    if (t > 0) {
+      if (attnrt_session_decode(s, next.data()))
+        return 1;
+      ++s->decodeSteps;
+    }
+    if (attnrt_session_sample(s, options, next.data()))
+      return 1;
+    bool allDone = true;
+    for (int64_t b = 0; b < batch; ++b) {
+      size_t r = static_cast<size_t>(b);
+      if (done[r])
+        next[r] = eos;
+      out_ids[b * max_new_tokens + t] = next[r];
+      done[r] = done[r] || (eos >= 0 && next[r] == eos);
+      allDone = allDone && done[r];
+    }
+    if (allDone) {
+      for (int64_t b = 0; b < batch; ++b)
+        std::fill(out_ids + b * max_new_tokens + t + 1,
+                  out_ids + (b + 1) * max_new_tokens, eos);
+      break;
+    }
+  }
+  s->decodeMs = ms(start, Clock::now());
+  return 0;
+}
+
+extern "C" void attnrt_session_timing(attnrt_session *s, double *prefill_ms,
+                                      double *decode_ms,
+                                      int64_t *decode_steps) {
+  if (!s)
+    return;
+  if (prefill_ms)
+    *prefill_ms = s->prefillMs;
+  if (decode_ms)
+    *decode_ms = s->decodeMs;
+  if (decode_steps)
+    *decode_steps = s->decodeSteps;
+}

@@ -1,0 +1,212 @@
+//===- SessionTest.cpp - generation sessions and sampling -----------------===//
+//
+// A synthetic causal "language model" stands in for compiled code: the
+// logits at position t prefer token (ids[t] + 1) % V by a margin, except
+// that they also depend on every earlier token (their sum), so reading the
+// wrong position or a stale window shows. Sampling is checked against the
+// softmax it must follow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnrt.h"
+
+#include "TestUtil.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace attnrt_test;
+
+namespace {
+
+constexpr int64_t kBatch = 2, kSeq = 8, kVocab = 5;
+
+const char *const kCausalManifest = "attnc-manifest 1\n"
+                                    "target cpu\n"
+                                    "input ids i64 2x8\n"
+                                    "output logits f32 2x8x5 causal\n";
+
+/// Row b, position t: logit v = 3 if v == (ids[t] + 1) % V, and
+/// 0.25 * ((prefix sum of ids up to t) % V == v) besides.
+void causalInvoke(void **buffers) {
+  auto *ids = static_cast<const int64_t *>(buffers[0]);
+  auto *logits = static_cast<float *>(buffers[1]);
+  for (int64_t b = 0; b < kBatch; ++b) {
+    int64_t sum = 0;
+    for (int64_t t = 0; t < kSeq; ++t) {
+      int64_t id = ids[b * kSeq + t];
+      sum += id;
+      for (int64_t v = 0; v < kVocab; ++v)
+        logits[(b * kSeq + t) * kVocab + v] =
+            (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
+            (v == sum % kVocab ? 0.25f : 0.0f);
+    }
+  }
+}
+
+/// A model whose logits are given per call: position-independent, so the
+/// sampler sees the same distribution at every step.
+std::vector<float> gFixedLogits;
+void fixedInvoke(void **buffers) {
+  auto *logits = static_cast<float *>(buffers[1]);
+  for (int64_t i = 0; i < kBatch * kSeq; ++i)
+    std::memcpy(logits + i * kVocab, gFixedLogits.data(),
+                kVocab * sizeof(float));
+}
+
+struct SessionDeleter {
+  void operator()(attnrt_session *s) const { attnrt_session_free(s); }
+};
+using SessionPtr = std::unique_ptr<attnrt_session, SessionDeleter>;
+
+TEST(Session, GreedyFollowsTheCausalModel) {
+  char err[256];
+  ModelPtr m(attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  EXPECT_EQ(attnrt_session_capacity(s.get()), kSeq);
+  EXPECT_EQ(attnrt_session_vocab(s.get()), kVocab);
+  EXPECT_EQ(attnrt_session_max_batch(s.get()), kBatch);
+
+  // Rows of different lengths: the next token is last + 1 (mod V).
+  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
+  const int64_t lengths[] = {2, 1};
+  std::vector<int64_t> out(kBatch * 4);
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
+                                    nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
+  double prefill = -1, decode = -1;
+  int64_t steps = -1;
+  attnrt_session_timing(s.get(), &prefill, &decode, &steps);
+  EXPECT_EQ(steps, 3);
+  EXPECT_GE(prefill, 0);
+
+  // The logits are those of each row's last position.
+  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  const float *logits = attnrt_session_logits(s.get());
+  ASSERT_NE(logits, nullptr);
+  EXPECT_FLOAT_EQ(logits[3], 3.25f);         // row 0: ids 1, 2 -> 3; sum 3
+  EXPECT_FLOAT_EQ(logits[kVocab + 3], 3.0f); // row 1: id 2 -> 3
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f);
+
+  // eos stops a row and fills the rest with eos.
+  std::vector<int64_t> eosOut(kBatch * 5);
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 5,
+                                    nullptr, 4, eosOut.data()),
+            0);
+  EXPECT_EQ(eosOut, (std::vector<int64_t>{3, 4, 4, 4, 4, 3, 4, 4, 4, 4}));
+  attnrt_session_timing(s.get(), nullptr, nullptr, &steps);
+  EXPECT_EQ(steps, 1); // both rows ended after the second token
+}
+
+TEST(Session, Errors) {
+  char err[256];
+  ModelPtr plain(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  ASSERT_NE(plain.get(), nullptr) << err;
+  EXPECT_EQ(attnrt_session_create(plain.get(), 0), nullptr);
+  EXPECT_NE(std::string(attnrt_last_error(plain.get()))
+                .find("not a causal language model"),
+            std::string::npos);
+
+  ModelPtr m(attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr);
+  const int64_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int64_t len = 8, out[8];
+  // Capacity: 8 prompt tokens leave no room.
+  EXPECT_NE(
+      attnrt_session_generate(s.get(), prompt, &len, 1, 8, 1, nullptr, -1, out),
+      0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "row 0: 8 prompt tokens plus 1 new tokens exceed the model's 8 "
+            "positions (compile it for a longer sequence)");
+  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, &len, 1, 8), 0);
+  EXPECT_NE(attnrt_session_decode(s.get(), out), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "decode: row 0 is full: the model was compiled for 8 positions");
+  len = 0;
+  EXPECT_NE(attnrt_session_prefill(s.get(), prompt, &len, 1, 8), 0);
+  EXPECT_NE(attnrt_session_prefill(s.get(), prompt, &len, 3, 8), 0);
+  EXPECT_NE(std::string(attnrt_last_error(m.get())).find("1 to 2 rows"),
+            std::string::npos);
+  // After a failed prefill there is nothing to decode or sample.
+  EXPECT_NE(attnrt_session_decode(s.get(), out), 0);
+  EXPECT_EQ(attnrt_session_logits(s.get()), nullptr);
+  len = 1;
+  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, &len, 1, 8), 0);
+  attnrt_sampling bad[] = {{-1.0f, 0, 1.0f},
+                           {NAN, 0, 1.0f},
+                           {1.0f, -2, 1.0f},
+                           {1.0f, 0, 0.0f},
+                           {1.0f, 0, 1.5f}};
+  for (const attnrt_sampling &o : bad)
+    EXPECT_NE(attnrt_session_sample(s.get(), &o, out), 0)
+        << o.temperature << " " << o.top_k << " " << o.top_p;
+}
+
+/// Draws `n` tokens with `o` and returns their frequencies.
+std::vector<double> frequencies(const attnrt_sampling &o, uint64_t seed,
+                                int n) {
+  char err[256];
+  ModelPtr m(attnrt_open(kCausalManifest, fixedInvoke, err, sizeof(err)));
+  SessionPtr s(attnrt_session_create(m.get(), seed));
+  const int64_t prompt[] = {0};
+  const int64_t len = 1;
+  EXPECT_EQ(attnrt_session_prefill(s.get(), prompt, &len, 1, 1), 0);
+  std::vector<double> freq(kVocab, 0.0);
+  for (int i = 0; i < n; ++i) {
+    int64_t id = -1;
+    EXPECT_EQ(attnrt_session_sample(s.get(), &o, &id), 0);
+    EXPECT_TRUE(id >= 0 && id < kVocab);
+    freq[static_cast<size_t>(id)] += 1.0 / n;
+  }
+  return freq;
+}
+
+/// softmax(logits / T) over the tokens in `keep`, zero elsewhere.
+std::vector<double> expected(double temperature, std::vector<int> keep) {
+  std::vector<double> p(kVocab, 0.0);
+  double total = 0;
+  for (int v : keep)
+    total +=
+        (p[static_cast<size_t>(v)] = std::exp(gFixedLogits[v] / temperature));
+  for (double &x : p)
+    x /= total;
+  return p;
+}
+
+TEST(Session, SamplingFollowsTheDistribution) {
+  // Probabilities at T = 1: about 0.47, 0.26, 0.17, 0.064, 0.035.
+  gFixedLogits = {2.0f, 1.4f, 1.0f, 0.0f, -0.6f};
+  const int n = 40000;
+  // With n draws the standard error is below 0.0025; 0.012 is ~5 sigma.
+  auto near = [](const std::vector<double> &got,
+                 const std::vector<double> &want) {
+    for (size_t v = 0; v < want.size(); ++v)
+      EXPECT_NEAR(got[v], want[v], 0.012) << "token " << v;
+  };
+  near(frequencies({1.0f, 0, 1.0f}, 7, n), expected(1.0, {0, 1, 2, 3, 4}));
+  near(frequencies({0.5f, 0, 1.0f}, 7, n), expected(0.5, {0, 1, 2, 3, 4}));
+  near(frequencies({1.0f, 2, 1.0f}, 7, n), expected(1.0, {0, 1}));
+  // top_p 0.8 keeps 0, 1, 2 (0.47 + 0.26 < 0.8 <= 0.47 + 0.26 + 0.17).
+  near(frequencies({1.0f, 0, 0.8f}, 7, n), expected(1.0, {0, 1, 2}));
+  // Greedy and top_k 1 always give the argmax.
+  EXPECT_NEAR(frequencies({0.0f, 0, 1.0f}, 7, 100)[0], 1.0, 1e-9);
+  EXPECT_NEAR(frequencies({2.0f, 1, 1.0f}, 7, 100)[0], 1.0, 1e-9);
+  // The same seed draws the same tokens; another seed others.
+  EXPECT_EQ(frequencies({1.0f, 0, 1.0f}, 3, 500),
+            frequencies({1.0f, 0, 1.0f}, 3, 500));
+  EXPECT_NE(frequencies({1.0f, 0, 1.0f}, 3, 500),
+            frequencies({1.0f, 0, 1.0f}, 4, 500));
+}
+
+} // namespace
