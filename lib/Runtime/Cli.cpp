@@ -587,6 +587,15 @@ bool readIds(const std::string &path, const char *what, size_t maxRank,
   return true;
 }
 
+/// "error: <msg>" on errOut after everything written to out; returns the
+/// exit code 1.
+int printError(FILE *out, FILE *errOut, const std::string &msg) {
+  std::fflush(out);
+  std::fprintf(errOut, "error: %s\n", msg.c_str());
+  std::fflush(errOut);
+  return 1;
+}
+
 struct SessionFreer {
   attnrt_session *s;
   ~SessionFreer() { attnrt_session_free(s); }
@@ -595,10 +604,7 @@ struct SessionFreer {
 int runGenerate(int argc, char **argv, const char *manifestText,
                 void (*invoke)(void **), FILE *out, FILE *errOut) {
   auto fail = [&](const std::string &msg) {
-    std::fflush(out);
-    std::fprintf(errOut, "error: %s\n", msg.c_str());
-    std::fflush(errOut);
-    return 1;
+    return printError(out, errOut, msg);
   };
   GenerateOptions o;
   std::string err;
@@ -713,10 +719,7 @@ int runGenerate(int argc, char **argv, const char *manifestText,
 int runCli(int argc, char **argv, const char *manifestText,
            void (*invoke)(void **), FILE *out, FILE *errOut) {
   auto fail = [&](const std::string &msg) {
-    std::fflush(out);
-    std::fprintf(errOut, "error: %s\n", msg.c_str());
-    std::fflush(errOut);
-    return 1;
+    return printError(out, errOut, msg);
   };
   // `model generate ...`; `model run ...` is the plain form.
   std::string command = argc > 1 && argv[1] ? argv[1] : "";
