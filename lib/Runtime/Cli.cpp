@@ -696,12 +696,14 @@ int runGenerate(int argc, char **argv, const char *manifestText,
                      static_cast<long long>(generated[b * n + t]));
       std::fprintf(out, "\n");
     }
+  int64_t capacity = 0;
+  attnrt_session_shape(session, nullptr, &capacity, nullptr);
   double prefillMs = 0, decodeMs = 0;
   int64_t steps = 0;
   attnrt_session_timing(session, &prefillMs, &decodeMs, &steps);
   std::fprintf(out, "prefill: %.4g ms (%lld rows, %lld-token window)\n",
                prefillMs, static_cast<long long>(batch),
-               static_cast<long long>(attnrt_session_capacity(session)));
+               static_cast<long long>(capacity));
   if (steps > 0)
     std::fprintf(out,
                  "decode: %lld steps, %.4g ms per step, %.4g tokens/s "

@@ -136,14 +136,16 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
 
 extern "C" void attnrt_session_free(attnrt_session *s) { delete s; }
 
-extern "C" int64_t attnrt_session_capacity(attnrt_session *s) {
-  return s ? s->capacity : 0;
-}
-extern "C" int64_t attnrt_session_vocab(attnrt_session *s) {
-  return s ? s->vocab : 0;
-}
-extern "C" int64_t attnrt_session_max_batch(attnrt_session *s) {
-  return s ? s->maxBatch : 0;
+extern "C" void attnrt_session_shape(attnrt_session *s, int64_t *max_batch,
+                                     int64_t *capacity, int64_t *vocab) {
+  if (!s)
+    return;
+  if (max_batch)
+    *max_batch = s->maxBatch;
+  if (capacity)
+    *capacity = s->capacity;
+  if (vocab)
+    *vocab = s->vocab;
 }
 
 extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,

@@ -71,9 +71,11 @@ TEST(Session, GreedyFollowsTheCausalModel) {
   ASSERT_NE(m.get(), nullptr) << err;
   SessionPtr s(attnrt_session_create(m.get(), 0));
   ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
-  EXPECT_EQ(attnrt_session_capacity(s.get()), kSeq);
-  EXPECT_EQ(attnrt_session_vocab(s.get()), kVocab);
-  EXPECT_EQ(attnrt_session_max_batch(s.get()), kBatch);
+  int64_t maxBatch = 0, capacity = 0, vocab = 0;
+  attnrt_session_shape(s.get(), &maxBatch, &capacity, &vocab);
+  EXPECT_EQ(maxBatch, kBatch);
+  EXPECT_EQ(capacity, kSeq);
+  EXPECT_EQ(vocab, kVocab);
 
   // Rows of different lengths: the next token is last + 1 (mod V).
   const int64_t prompt[] = {1, 2, 9, 2, 0, 0};

@@ -170,11 +170,10 @@ typedef struct attnrt_sampling {
 attnrt_session *attnrt_session_create(attnrt_model *m, uint64_t seed);
 void attnrt_session_free(attnrt_session *s);
 
-/* The model's capacity in tokens per row, its vocabulary size and the most
- * rows a session holds. */
-int64_t attnrt_session_capacity(attnrt_session *s);
-int64_t attnrt_session_vocab(attnrt_session *s);
-int64_t attnrt_session_max_batch(attnrt_session *s);
+/* The most rows a session holds, the capacity in tokens per row and the
+ * vocabulary size (any pointer may be NULL). */
+void attnrt_session_shape(attnrt_session *s, int64_t *max_batch,
+                          int64_t *capacity, int64_t *vocab);
 
 /* Starts `batch` rows: row b is ids[b * stride, b * stride + lengths[b]),
  * 1 <= lengths[b] <= min(stride, capacity). Runs the model. */
