@@ -219,6 +219,8 @@ static void addBufferizeStage(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Model state (KV caches) is updated in place, not returned.
+  pm.addPass(attn::createAttnDropStateResults());
   addNested(pm, attn::createAttnPromoteLoopBuffers());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.modifyPublicFunctions = true;

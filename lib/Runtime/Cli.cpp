@@ -186,7 +186,7 @@ void printDescription(FILE *out, const Manifest &mf) {
   std::fprintf(out, "weights: %s, %llu bytes\n",
                plural(mf.weights.size(), "tensor").c_str(),
                static_cast<unsigned long long>(total));
-  int counts[3] = {0, 0, 0};
+  int counts[std::size(kEntryKindNames)] = {};
   for (const ManifestEntry &e : mf.entries) {
     int k = static_cast<int>(e.kind);
     std::fprintf(out, "  %-6s %d '%s' %s %s", entryKindName(e.kind),

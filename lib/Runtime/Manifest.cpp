@@ -152,7 +152,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     std::optional<EntryKind> kind = lookupEntryKind(kw);
     if (!kind)
       return fail("unknown record '" + kw +
-                  "' (expected target, weight, input or output)");
+                  "' (expected target, weight, input, output or state)");
     e.kind = *kind;
     bool isWeight = e.kind == EntryKind::Weight;
     bool isConvert =
@@ -307,6 +307,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       out.weights.push_back(index);
     else if (e.kind == EntryKind::Input)
       out.inputs.push_back(index);
+    else if (e.kind == EntryKind::State)
+      out.states.push_back(index);
     else
       out.outputs.push_back(index);
     out.entries.push_back(std::move(e));

@@ -42,7 +42,7 @@ struct Manifest {
   /// All records in manifest (= buffer) order.
   std::vector<ManifestEntry> entries;
   /// Indices into entries, per kind, in manifest order.
-  std::vector<int> weights, inputs, outputs;
+  std::vector<int> weights, inputs, outputs, states;
 };
 
 /// Parses manifest text. Input and output names are unique among all

@@ -183,7 +183,25 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
       m->buffers[i] = m->host[i].data();
     }
   }
+  if (attnrt_reset_state(m.get()))
+    return openFailed(m->error, err, errlen);
   return m.release();
+}
+
+extern "C" int attnrt_reset_state(attnrt_model *m) {
+  if (!m)
+    return 1;
+  for (int slot : m->manifest.states) {
+    size_t bytes = static_cast<size_t>(
+        m->manifest.entries[static_cast<size_t>(slot)].bytes);
+    void *host = m->host[static_cast<size_t>(slot)].data();
+    std::memset(host, 0, bytes);
+    std::string err;
+    if (m->isCuda() && !cuda::copyToDevice(m->device[static_cast<size_t>(slot)],
+                                           host, bytes, err))
+      return m->fail("attnrt_reset_state: " + err);
+  }
+  return 0;
 }
 
 extern "C" attnrt_model *attnrt_open_linked(char *err, size_t errlen) {
@@ -224,24 +242,34 @@ extern "C" int attnrt_num_inputs(attnrt_model *m) {
 extern "C" int attnrt_num_outputs(attnrt_model *m) {
   return m ? static_cast<int>(m->manifest.outputs.size()) : -1;
 }
+extern "C" int attnrt_num_states(attnrt_model *m) {
+  return m ? static_cast<int>(m->manifest.states.size()) : -1;
+}
 
-/// The manifest entry index of input/output `index`, or -1 (error recorded).
-static int ioSlot(attnrt_model *m, bool input, int index, const char *fn) {
+/// The inputs, outputs or states, in manifest order.
+static const std::vector<int> &entriesOf(const Manifest &mf, EntryKind kind) {
+  return kind == EntryKind::Input    ? mf.inputs
+         : kind == EntryKind::Output ? mf.outputs
+                                     : mf.states;
+}
+
+/// The manifest entry index of input/output/state `index`, or -1 (error
+/// recorded).
+static int ioSlot(attnrt_model *m, EntryKind kind, int index, const char *fn) {
   if (!m)
     return -1;
-  const std::vector<int> &list =
-      input ? m->manifest.inputs : m->manifest.outputs;
+  const std::vector<int> &list = entriesOf(m->manifest, kind);
   if (index < 0 || static_cast<size_t>(index) >= list.size()) {
     m->error = strFormat("%s: %s index %d out of range (the model has %zu)", fn,
-                         input ? "input" : "output", index, list.size());
+                         entryKindName(kind), index, list.size());
     return -1;
   }
   return list[static_cast<size_t>(index)];
 }
 
-static const ManifestEntry *ioEntry(attnrt_model *m, bool input, int index,
+static const ManifestEntry *ioEntry(attnrt_model *m, EntryKind kind, int index,
                                     const char *fn) {
-  int slot = ioSlot(m, input, index, fn);
+  int slot = ioSlot(m, kind, index, fn);
   return slot < 0 ? nullptr : &m->manifest.entries[static_cast<size_t>(slot)];
 }
 
@@ -257,26 +285,26 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
   return isDType(t) ? dtypeSize(static_cast<DType>(t)) : 0;
 }
 
-#define ATTNRT_IO_GETTERS(kind, isInput)                                       \
+#define ATTNRT_IO_GETTERS(kind, entryKind)                                     \
   extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_name");                   \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_name");                 \
     return e ? e->name.c_str() : nullptr;                                      \
   }                                                                            \
   extern "C" attnrt_dtype attnrt_##kind##_dtype(attnrt_model *m, int index) {  \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_dtype");                  \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_dtype");                \
     return e ? static_cast<attnrt_dtype>(e->dtype) : ATTNRT_INVALID_DTYPE;     \
   }                                                                            \
   extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_rank");                   \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_rank");                 \
     return e ? static_cast<int>(e->dims.size()) : -1;                          \
   }                                                                            \
   extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
                                          int axis) {                           \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_dim");                    \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_dim");                  \
     if (!e)                                                                    \
       return -1;                                                               \
     if (axis < 0 || static_cast<size_t>(axis) >= e->dims.size()) {             \
@@ -289,17 +317,18 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
   }                                                                            \
   extern "C" const int64_t *attnrt_##kind##_dims(attnrt_model *m, int index) { \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_dims");                   \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_dims");                 \
     return e ? e->dims.data() : nullptr;                                       \
   }                                                                            \
   extern "C" size_t attnrt_##kind##_bytes(attnrt_model *m, int index) {        \
     const ManifestEntry *e =                                                   \
-        ioEntry(m, isInput, index, "attnrt_" #kind "_bytes");                  \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_bytes");                \
     return e ? static_cast<size_t>(e->bytes) : 0;                              \
   }
 
-ATTNRT_IO_GETTERS(input, true)
-ATTNRT_IO_GETTERS(output, false)
+ATTNRT_IO_GETTERS(input, EntryKind::Input)
+ATTNRT_IO_GETTERS(output, EntryKind::Output)
+ATTNRT_IO_GETTERS(state, EntryKind::State)
 #undef ATTNRT_IO_GETTERS
 
 extern "C" int attnrt_bind_weights(attnrt_model *m,
@@ -426,7 +455,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
 static int checkIoBuffer(attnrt_model *m, bool input, int index, size_t bytes,
                          const void *data) {
   const char *fn = input ? "attnrt_set_input" : "attnrt_get_output";
-  int slot = ioSlot(m, input, index, fn);
+  int slot = ioSlot(m, input ? EntryKind::Input : EntryKind::Output, index, fn);
   if (slot < 0)
     return -1;
   const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];

@@ -141,10 +141,14 @@ class Model:
         if not self._m:
             raise AttncError(err.value.decode(errors="replace"))
         self.target = self._lib.attnrt_target(self._m).decode()
-        self.inputs = [self._info(True, i)
+        self.inputs = [self._info("input", i)
                        for i in range(self._lib.attnrt_num_inputs(self._m))]
-        self.outputs = [self._info(False, i)
+        self.outputs = [self._info("output", i)
                         for i in range(self._lib.attnrt_num_outputs(self._m))]
+        # Model state (a decode step's KV caches): owned by the model and
+        # updated in place by every run.
+        self.states = [self._info("state", i)
+                       for i in range(self._lib.attnrt_num_states(self._m))]
         num_weights = self._lib.attnrt_num_weights(self._m)
         if weights is None and num_weights > 0:
             beside = library + ".safetensors"
@@ -168,6 +172,12 @@ class Model:
             "attnrt_num_weights": (c_int, [ptr]),
             "attnrt_num_inputs": (c_int, [ptr]),
             "attnrt_num_outputs": (c_int, [ptr]),
+            "attnrt_num_states": (c_int, [ptr]),
+            "attnrt_state_name": (ctypes.c_char_p, [ptr, c_int]),
+            "attnrt_state_dtype": (c_int, [ptr, c_int]),
+            "attnrt_state_rank": (c_int, [ptr, c_int]),
+            "attnrt_state_dim": (ctypes.c_int64, [ptr, c_int, c_int]),
+            "attnrt_reset_state": (c_int, [ptr]),
             "attnrt_input_name": (ctypes.c_char_p, [ptr, c_int]),
             "attnrt_input_dtype": (c_int, [ptr, c_int]),
             "attnrt_input_rank": (c_int, [ptr, c_int]),
@@ -197,8 +207,7 @@ class Model:
             fn.restype = restype
             fn.argtypes = argtypes
 
-    def _info(self, is_input, index):
-        kind = "input" if is_input else "output"
+    def _info(self, kind, index):
         fn = lambda what: getattr(self._lib, "attnrt_%s_%s" % (kind, what))
         code = fn("dtype")(self._m, index)
         dtype, np_dtype = _DTYPES[code]
@@ -324,6 +333,12 @@ class Model:
             return out
         finally:
             self._lib.attnrt_session_free(session)
+
+    def reset_state(self):
+        """Zeroes the model's state buffers (its KV caches)."""
+        if self._m is None:
+            raise AttncError("the model is closed")
+        self._check(self._lib.attnrt_reset_state(self._m))
 
     @property
     def last_run_ms(self):

@@ -142,6 +142,24 @@ def positions():
     cases.append(Case("rotary_partial_offset", [T("x", s4)],
                       f"attn.rotary $x base = 500.0 offset = 5 rotary_dim = 4 : {ttype(s4, 'f32')}", s4,
                       lambda e: ref.rotary(e["x"], 500.0, 5, 4)))
+    # Run-time start positions (a decode step's cache lengths).
+    ts = [T("x", (2, 3, 16)), T("table", (20, 16), "weight"),
+          T("pos", (2,), dtype="i64", gen="ints", scale=16)]
+    cases.append(Case("learned_pos_positions", ts,
+                      f"attn.learned_pos $x, $table positions($pos : tensor<2xi64>) offset = 1 : "
+                      f"{ttype((2, 3, 16), 'f32')}, {ttype((20, 16), 'f32')}",
+                      (2, 3, 16), lambda e: ref.learned_pos(e["x"], e["table"], 1, e["pos"])))
+    ts = [T("x", (2, 2, 3, 8)), T("pos", (2,), dtype="i32", gen="ints", scale=100)]
+    cases.append(Case("rotary_positions", ts,
+                      f"attn.rotary $x positions($pos : tensor<2xi32>) offset = 2 rotary_dim = 6 : "
+                      f"{ttype((2, 2, 3, 8), 'f32')}", (2, 2, 3, 8),
+                      lambda e: ref.rotary(e["x"], 10000.0, 2, 6, e["pos"])))
+    ts = [T("cache", (2, 2, 7, 4)), T("new", (2, 2, 3, 4)),
+          T("pos", (2,), dtype="i64", gen="ints", scale=5)]
+    cases.append(Case("cache_write", ts,
+                      f"attn.cache_write $new into $cache at $pos : {ttype((2, 2, 3, 4), 'f32')}, "
+                      f"{ttype((2, 2, 7, 4), 'f32')}, tensor<2xi64>", (2, 2, 7, 4),
+                      lambda e: ref.cache_write(e["cache"], e["new"], e["pos"])))
     return cases
 
 

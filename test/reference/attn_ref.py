@@ -333,9 +333,17 @@ def sinusoidal_pos(x, offset=0):
     return x + sinusoidal_table(S, D, offset)
 
 
-def learned_pos(x, table, offset=0):
+def learned_pos(x, table, offset=0, positions=None):
+    """x [B,S,D] + table rows offset + s, or with run-time start positions
+    [B], rows offset + positions[b] + s."""
     x = _f64(x)
     S = x.shape[-2]
+    if positions is not None:
+        t = _f64(table)
+        rows = offset + np.asarray(positions)[:, None] + np.arange(S)[None, :]
+        if rows.max() >= t.shape[0] or rows.min() < 0:
+            raise ValueError("positions beyond the position table")
+        return x + t[rows]
     t = _f64(table)[offset:offset + S]
     if t.shape[0] != S:
         raise ValueError("position table too short for offset %d + %d rows"
@@ -343,26 +351,41 @@ def learned_pos(x, table, offset=0):
     return x + t
 
 
-def rotary(x, base=10000.0, offset=0, rotary_dim=None):
+def rotary(x, base=10000.0, offset=0, rotary_dim=None, positions=None):
     """Rotary position embedding (rotate-half pairing i <-> i+half).
 
-    x [B,H,S,Dh]; R = rotary_dim or Dh; theta_i = p * base^(-2i/R), p=offset+s.
+    x [B,H,S,Dh]; R = rotary_dim or Dh; theta_i = p * base^(-2i/R),
+    p = offset + s (+ positions[b] with run-time start positions [B]).
     """
     x = _f64(x)
-    S, Dh = x.shape[-2], x.shape[-1]
+    B, S, Dh = x.shape[0], x.shape[-2], x.shape[-1]
     R = Dh if not rotary_dim else int(rotary_dim)
     if R % 2 != 0 or R > Dh:
         raise ValueError("rotary_dim must be even and <= head dim")
     half = R // 2
-    p = (offset + np.arange(S, dtype=np.float64))[:, None]
-    i = np.arange(half, dtype=np.float64)[None, :]
-    theta = p * np.power(float(base), -2.0 * i / R)  # [S, half]
-    c, s = np.cos(theta), np.sin(theta)
+    start = (np.zeros(B) if positions is None
+             else np.asarray(positions, dtype=np.float64))
+    p = (offset + start[:, None] + np.arange(S, dtype=np.float64)[None, :])
+    i = np.arange(half, dtype=np.float64)
+    theta = p[:, None, :, None] * np.power(float(base), -2.0 * i / R)
+    c, s = np.cos(theta), np.sin(theta)  # [B, 1, S, half]
     x1 = x[..., :half]
     x2 = x[..., half:R]
     y = x.copy()
     y[..., :half] = x1 * c - x2 * s
     y[..., half:R] = x2 * c + x1 * s
+    return y
+
+
+def cache_write(cache, new, positions):
+    """cache [B,H,L,D] with rows [positions[b], positions[b] + T) of batch b
+    replaced by new[b] ([B,H,T,D])."""
+    y = _f64(cache).copy()
+    T = new.shape[2]
+    for b, p in enumerate(np.asarray(positions)):
+        if p < 0 or p + T > y.shape[2]:
+            raise ValueError("cache write outside the cache")
+        y[b, :, p:p + T] = _f64(new[b])
     return y
 
 

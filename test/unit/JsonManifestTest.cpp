@@ -191,7 +191,7 @@ TEST(Manifest, Errors) {
             "manifest line 4: duplicate name 'a'");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\nparam a f32 4\n"),
             "manifest line 3: unknown record 'param' (expected target, "
-            "weight, input or output)");
+            "weight, input, output or state)");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "weight w f32 4x4 concat 2 a,b\n"),
             "manifest line 3: concat axis '2' of weight 'w' is not a "
@@ -294,6 +294,22 @@ TEST(Manifest, Causal) {
                         "input ids i64 2x8x5 causal\n"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows>]'");
+}
+
+TEST(Manifest, State) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "input pos i64 2 ids 8\n"
+                          "state k_cache f32 2x2x8x4\n"
+                          "output out f32 2x4\n");
+  ASSERT_EQ(m.states.size(), 1u);
+  EXPECT_EQ(m.entries[static_cast<size_t>(m.states[0])].name, "k_cache");
+  EXPECT_EQ(m.entries[1].kind, EntryKind::State);
+  EXPECT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.outputs.size(), 1u);
+  EXPECT_EQ(formatManifestRecord(m.entries[1]), "state k_cache f32 2x2x8x4");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "state c f32 4 ids 3\n"),
+            "manifest line 3: expected 'state <name> <dtype> <dims>'");
 }
 
 TEST(Manifest, Transpose) {

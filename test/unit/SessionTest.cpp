@@ -155,6 +155,45 @@ TEST(Session, Errors) {
         << o.temperature << " " << o.top_k << " " << o.top_p;
 }
 
+/// A model with state: each run adds its input to the state and outputs
+/// the new state (a running sum), so the state must persist between runs
+/// and start zeroed.
+void accumulateInvoke(void **buffers) {
+  auto *x = static_cast<const float *>(buffers[0]);
+  auto *state = static_cast<float *>(buffers[1]);
+  auto *y = static_cast<float *>(buffers[2]);
+  for (int i = 0; i < 3; ++i)
+    y[i] = state[i] += x[i];
+}
+
+TEST(State, PersistsAndResets) {
+  const char *manifest = "attnc-manifest 1\ntarget cpu\n"
+                         "input x f32 3\nstate acc f32 3\noutput y f32 3\n";
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, accumulateInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  EXPECT_EQ(attnrt_num_inputs(m.get()), 1);
+  EXPECT_EQ(attnrt_num_states(m.get()), 1);
+  EXPECT_STREQ(attnrt_state_name(m.get(), 0), "acc");
+  EXPECT_EQ(attnrt_state_dim(m.get(), 0, 0), 3);
+  EXPECT_EQ(attnrt_state_name(m.get(), 1), nullptr);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "attnrt_state_name: state index 1 out of range (the model has "
+               "1)");
+  const float x[3] = {1, 2, 3};
+  float y[3];
+  for (int run = 1; run <= 3; ++run) {
+    ASSERT_EQ(attnrt_set_input(m.get(), 0, x, sizeof(x)), 0);
+    ASSERT_EQ(attnrt_run(m.get()), 0);
+    ASSERT_EQ(attnrt_get_output(m.get(), 0, y, sizeof(y)), 0);
+    EXPECT_EQ(y[2], 3.0f * run);
+  }
+  ASSERT_EQ(attnrt_reset_state(m.get()), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0);
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, y, sizeof(y)), 0);
+  EXPECT_EQ(y[0], 1.0f);
+}
+
 /// Draws `n` tokens with `o` and returns their frequencies.
 std::vector<double> frequencies(const attnrt_sampling &o, uint64_t seed,
                                 int n) {

@@ -73,6 +73,26 @@ static LogicalResult verifyDim(Operation *op, Named t, int64_t dim,
                            << dimString(expected) << " (" << meaning << ")";
 }
 
+/// An optional per-sequence operand (kv_lengths, positions) is [batch],
+/// `batch` being what `batchMeaning` names.
+static LogicalResult verifyPerBatch(Operation *op, StringRef name, Value value,
+                                    int64_t batch, StringRef batchMeaning) {
+  if (!value)
+    return success();
+  Named v = named(name, value);
+  if (failed(verifyRank(op, v, 1, "[batch]")) ||
+      failed(verifyDim(op, v, 0, batch, batchMeaning)))
+    return failure();
+  return success();
+}
+
+/// Run-time start positions, when given, are [batch].
+static LogicalResult verifyStartPositions(Operation *op, Value positions,
+                                          int64_t batch) {
+  return verifyPerBatch(op, "positions", positions, batch,
+                        "input dimension 0, batch");
+}
+
 /// All float tensors an op touches share one element type.
 static LogicalResult verifySameFloatElementType(Operation *op) {
   Type expected;
@@ -334,12 +354,9 @@ LogicalResult SdpaOp::verify() {
       bias &&
       failed(verifyScoreBias(op, named("bias", bias), {batch, hq, sq, sk})))
     return failure();
-  if (Value lengths = getKvLengths()) {
-    Named l = named("kv_lengths", lengths);
-    if (failed(verifyRank(op, l, 1, "[batch]")) ||
-        failed(verifyDim(op, l, 0, batch, "query dimension 0, batch")))
-      return failure();
-  }
+  if (failed(verifyPerBatch(op, "kv_lengths", getKvLengths(), batch,
+                            "query dimension 0, batch")))
+    return failure();
 
   auto weights = getScoreWeights();
   size_t expectedWeights = score == ScoreFunction::general    ? 1
@@ -482,12 +499,9 @@ LogicalResult MhaOp::verify() {
                   op, named("score_bias", bias),
                   {batch, heads, x.type.getDimSize(1), kv.type.getDimSize(1)})))
     return failure();
-  if (Value lengths = getKvLengths()) {
-    Named l = named("kv_lengths", lengths);
-    if (failed(verifyRank(op, l, 1, "[batch]")) ||
-        failed(verifyDim(op, l, 0, batch, "query dimension 0, batch")))
-      return failure();
-  }
+  if (failed(verifyPerBatch(op, "kv_lengths", getKvLengths(), batch,
+                            "query dimension 0, batch")))
+    return failure();
   return failure(
       failed(verifyPositiveFinite(op, "scale", toDouble(getScale()))) ||
       failed(verifyWindow(op, toSigned(getWindow()))));
@@ -693,7 +707,8 @@ LogicalResult LearnedPosOp::verify() {
       failed(verifySameFloatElementType(op)))
     return failure();
   std::optional<int64_t> maybeOffset = verifyPositionOffset(op, getOffset());
-  if (!maybeOffset)
+  if (!maybeOffset ||
+      failed(verifyStartPositions(op, getPositions(), x.type.getDimSize(0))))
     return failure();
   int64_t offset = *maybeOffset;
   if (failed(verifyNonEmptyDim(op, table, 0, "max_positions")) ||
@@ -724,9 +739,34 @@ LogicalResult RotaryOp::verify() {
                  (!ShapedType::isDynamic(*dh) && *rotary > *dh)))
     return emitOpError() << "rotary_dim must be even and in (0, head_dim = "
                          << dimString(*dh) << "], got " << *rotary;
-  if (failed(verifyPositiveFinite(*this, "base", getBase().convertToDouble())))
+  if (failed(
+          verifyPositiveFinite(*this, "base", getBase().convertToDouble())) ||
+      failed(verifyStartPositions(*this, getPositions(),
+                                  getInput().getType().getDimSize(0))))
     return failure();
   return success(verifyPositionOffset(*this, getOffset()).has_value());
+}
+
+LogicalResult CacheWriteOp::verify() {
+  Operation *op = getOperation();
+  Named cache = named("cache", getCache()), rows = named("new", getNewRows());
+  if (failed(verifyRank(op, cache, 4, "[batch, heads, length, head_dim]")) ||
+      failed(verifyRank(op, rows, 4, "[batch, heads, tokens, head_dim]")) ||
+      failed(verifyDim(op, rows, 0, cache.type.getDimSize(0),
+                       "cache dimension 0, batch")) ||
+      failed(verifyDim(op, rows, 1, cache.type.getDimSize(1),
+                       "cache dimension 1, heads")) ||
+      failed(verifyDim(op, rows, 3, cache.type.getDimSize(3),
+                       "cache dimension 3, head_dim")) ||
+      failed(verifySameFloatElementType(op)) ||
+      failed(
+          verifyStartPositions(op, getPositions(), cache.type.getDimSize(0))))
+    return failure();
+  int64_t t = rows.type.getDimSize(2), l = cache.type.getDimSize(2);
+  if (!ShapedType::isDynamic(t) && !ShapedType::isDynamic(l) && t > l)
+    return emitOpError() << "writes " << t << " rows into a cache of length "
+                         << l;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

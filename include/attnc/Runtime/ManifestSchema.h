@@ -21,6 +21,7 @@
 //   input <name> <dtype> <dims> ids <rows>
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
+//   state <name> <dtype> <dims>
 //
 // dtype is one of f32 f16 bf16 i32 i64 (the spelling of the MLIR element
 // type); dims look like `1x128x768`, or `scalar` for rank 0. Blank lines and
@@ -52,6 +53,10 @@
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
 // compiler writes it for modules marked `attn.causal_lm`.
+// A `state` buffer (a decode step's KV cache) belongs to the model: the
+// runtime allocates it zero-filled when the model opens, the compiled code
+// reads and updates it in place on every run, and it persists between runs
+// (attnrt_reset_state zeroes it again).
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,9 +96,10 @@ enum class Target { CPU, CUDA };
 inline constexpr const char *kTargetNames[] = {"cpu", "cuda"};
 
 /// The record kinds, in the order the compiler writes them.
-enum class EntryKind { Weight, Input, Output };
+enum class EntryKind { Weight, Input, Output, State };
 /// Indexed by EntryKind.
-inline constexpr const char *kEntryKindNames[] = {"weight", "input", "output"};
+inline constexpr const char *kEntryKindNames[] = {"weight", "input", "output",
+                                                  "state"};
 
 constexpr const char *targetName(Target t) {
   return kTargetNames[static_cast<size_t>(t)];

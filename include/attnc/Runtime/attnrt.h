@@ -77,9 +77,12 @@ const char *attnrt_target(attnrt_model *m);
 int attnrt_num_weights(attnrt_model *m);
 int attnrt_num_inputs(attnrt_model *m);
 int attnrt_num_outputs(attnrt_model *m);
+/* State buffers (`state` records: a decode step's KV caches), owned by the
+ * model, updated in place by every run; see attnrt_reset_state. */
+int attnrt_num_states(attnrt_model *m);
 
 /* Name, dtype, rank, one dimension, all dimensions (an array of rank values,
- * valid while m is open) and total byte size of input/output `index`.
+ * valid while m is open) and total byte size of input/output/state `index`.
  * Invalid indices give NULL / ATTNRT_INVALID_DTYPE / -1 / 0 and record an
  * error on m. */
 const char *attnrt_input_name(attnrt_model *m, int index);
@@ -95,6 +98,13 @@ int attnrt_output_rank(attnrt_model *m, int index);
 int64_t attnrt_output_dim(attnrt_model *m, int index, int axis);
 const int64_t *attnrt_output_dims(attnrt_model *m, int index);
 size_t attnrt_output_bytes(attnrt_model *m, int index);
+
+const char *attnrt_state_name(attnrt_model *m, int index);
+attnrt_dtype attnrt_state_dtype(attnrt_model *m, int index);
+int attnrt_state_rank(attnrt_model *m, int index);
+int64_t attnrt_state_dim(attnrt_model *m, int index, int axis);
+const int64_t *attnrt_state_dims(attnrt_model *m, int index);
+size_t attnrt_state_bytes(attnrt_model *m, int index);
 
 /* ---- Running ------------------------------------------------------------ */
 
@@ -114,6 +124,11 @@ int attnrt_set_input(attnrt_model *m, int index, const void *data,
 /* Runs the model (weights bound and all inputs set). On CUDA, inputs are
  * copied to the device before and outputs back after the run. */
 int attnrt_run(attnrt_model *m);
+
+/* Zeroes the model's state buffers (`state` manifest records, e.g. a decode
+ * step's KV cache, which the compiled code updates in place and which
+ * persist between runs); attnrt_open starts with them zeroed. */
+int attnrt_reset_state(attnrt_model *m);
 
 /* Copies output `index` (of the last successful run) into dst; `bytes` must
  * be exactly the output's size. */

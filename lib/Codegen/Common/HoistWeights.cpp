@@ -12,6 +12,8 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -73,6 +75,36 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   return entry;
 }
 
+/// Result index -> argument index of the entry's `attn.state_arg` results,
+/// after checking that each names a distinct argument of the same type.
+static FailureOr<DenseMap<unsigned, unsigned>>
+findStateArgs(func::FuncOp entry) {
+  DenseMap<unsigned, unsigned> states;
+  llvm::DenseSet<unsigned> args;
+  for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i) {
+    Attribute attr = entry.getResultAttr(i, kStateArgAttrName);
+    if (!attr)
+      continue;
+    auto index = dyn_cast<IntegerAttr>(attr);
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= static_cast<int64_t>(entry.getNumArguments()))
+      return entry.emitOpError("result ")
+             << i << ": " << kStateArgAttrName
+             << " must be the index of an argument, got " << attr;
+    unsigned arg = static_cast<unsigned>(index.getInt());
+    if (entry.getArgumentTypes()[arg] != entry.getResultTypes()[i])
+      return entry.emitOpError("result ")
+             << i << " (" << entry.getResultTypes()[i]
+             << ") is the state of argument " << arg << " ("
+             << entry.getArgumentTypes()[arg] << "): the types must match";
+    if (!args.insert(arg).second)
+      return entry.emitOpError("argument ")
+             << arg << " is the state of two results";
+    states[i] = arg;
+  }
+  return states;
+}
+
 namespace {
 struct AttnHoistWeightsPass
     : public mlir::attn::impl::AttnHoistWeightsBase<AttnHoistWeightsPass> {
@@ -82,6 +114,15 @@ struct AttnHoistWeightsPass
     if (failed(maybeEntry))
       return signalPassFailure();
     func::FuncOp entry = *maybeEntry;
+
+    // Model state (a KV cache): a result tagged `attn.state_arg = i` is the
+    // new value of argument i, which the compiled code updates in place.
+    FailureOr<DenseMap<unsigned, unsigned>> stateArgs = findStateArgs(entry);
+    if (failed(stateArgs))
+      return signalPassFailure();
+    llvm::DenseSet<unsigned> isStateArg;
+    for (auto [result, arg] : *stateArgs)
+      isStateArg.insert(arg);
 
     // Layers are isolated from above: their weights cannot become entry
     // arguments until the layers are inlined.
@@ -191,10 +232,13 @@ struct AttnHoistWeightsPass
     };
     for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i) {
       std::string name;
+      bool state = isStateArg.contains(i - index);
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
-                        ("input" + Twine(i - index)).str(), name)) ||
-          failed(record(attnrt::EntryKind::Input, name,
-                        entry.getArgument(i).getType(), entry.getLoc(),
+                        ((state ? "state" : "input") + Twine(i - index)).str(),
+                        name)) ||
+          failed(record(state ? attnrt::EntryKind::State
+                              : attnrt::EntryKind::Input,
+                        name, entry.getArgument(i).getType(), entry.getLoc(),
                         /*weight=*/{},
                         entry.getArgAttrOfType<IntegerAttr>(
                             i, AttnDialect::IdBoundAttrHelper::getNameStr()))))
@@ -204,13 +248,21 @@ struct AttnHoistWeightsPass
     // logits that generation samples from.
     bool causalModel =
         AttnDialect::CausalLmAttrHelper(&getContext()).isAttrPresent(module);
+    unsigned outputs = 0;
     for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
+      if (auto it = stateArgs->find(i); it != stateArgs->end()) {
+        // The state is its argument's buffer; attn-drop-state-results
+        // removes the result once bufferization has updated it in place.
+        entry.setResultAttr(i, kStateArgAttrName,
+                            builder.getI64IntegerAttr(it->second + index));
+        continue;
+      }
       std::string name;
       auto tensor = dyn_cast<RankedTensorType>(type);
       bool causal = causalModel && tensor && tensor.getRank() == 3 &&
                     isa<FloatType>(tensor.getElementType());
       if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
-                        ("output" + Twine(i)).str(), name)) ||
+                        ("output" + Twine(outputs++)).str(), name)) ||
           failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc(),
                         /*weight=*/{}, /*idBound=*/{}, causal)))
         return signalPassFailure();

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -279,7 +280,60 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
 
 } // namespace
 
+namespace {
+/// attn.cache_write -> an scf.for over the batch inserting each sequence's
+/// rows at its run-time position: O(T) work per sequence, and in place
+/// when the cache is writable (a model state argument).
+struct CacheWriteLowering : OpRewritePattern<CacheWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CacheWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto cacheType = op.getCache().getType();
+    auto rowsType = op.getNewRows().getType();
+    if (!cacheType.hasStaticShape() || !rowsType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    int64_t batch = cacheType.getDimSize(0), heads = cacheType.getDimSize(1),
+            length = cacheType.getDimSize(2), dh = cacheType.getDimSize(3),
+            tokens = rowsType.getDimSize(2);
+    Value positions = op.getPositions(), rows = op.getNewRows();
+    auto c = [&](int64_t v) {
+      return LinalgBuilder::constIndex(rewriter, loc, v);
+    };
+    auto loop = scf::ForOp::create(
+        rewriter, loc, c(0), c(batch), c(1), ValueRange{op.getCache()},
+        [&](OpBuilder &b, Location l, Value bIdx, ValueRange iter) {
+          Value pos = tensor::ExtractOp::create(b, l, positions, bIdx);
+          pos = arith::IndexCastOp::create(b, l, b.getIndexType(), pos);
+          pos = arith::MaxSIOp::create(b, l, pos,
+                                       LinalgBuilder::constIndex(b, l, 0));
+          pos = arith::MinSIOp::create(
+              b, l, pos, LinalgBuilder::constIndex(b, l, length - tokens));
+          SmallVector<OpFoldResult> sizes = {
+              b.getIndexAttr(1), b.getIndexAttr(heads), b.getIndexAttr(tokens),
+              b.getIndexAttr(dh)};
+          SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+          SmallVector<OpFoldResult> from = {
+              bIdx, b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)};
+          Value slice = tensor::ExtractSliceOp::create(
+              b, l,
+              RankedTensorType::get({1, heads, tokens, dh},
+                                    rowsType.getElementType()),
+              rows, from, sizes, strides);
+          SmallVector<OpFoldResult> to = {bIdx, b.getIndexAttr(0), pos,
+                                          b.getIndexAttr(0)};
+          Value updated = tensor::InsertSliceOp::create(b, l, slice, iter[0],
+                                                        to, sizes, strides);
+          scf::YieldOp::create(b, l, updated);
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+} // namespace
+
 void mlir::attn::populateAttentionToLinalgPatterns(
     RewritePatternSet &patterns) {
   addF32Lowering(patterns, lowerSdpa);
+  patterns.add<CacheWriteLowering>(patterns.getContext());
 }

@@ -11,6 +11,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -90,11 +91,46 @@ static FailureOr<Value> lowerSinusoidalPos(SinusoidalPosOp op,
   return y;
 }
 
+/// `offset + positions[batch] + seq` as an index (inside a linalg body whose
+/// loops 0 and `seqDim` are batch and sequence), clamped to [0, limit].
+static Value runTimePosition(OpBuilder &b, Location loc, Value positions,
+                             unsigned seqDim, int64_t offset, int64_t limit) {
+  Value batch = linalg::IndexOp::create(b, loc, 0);
+  Value start = tensor::ExtractOp::create(b, loc, positions, batch);
+  start = arith::IndexCastOp::create(b, loc, b.getIndexType(), start);
+  Value pos = arith::AddIOp::create(b, loc, start,
+                                    linalg::IndexOp::create(b, loc, seqDim));
+  pos = arith::AddIOp::create(b, loc, pos,
+                              LinalgBuilder::constIndex(b, loc, offset));
+  pos =
+      arith::MaxSIOp::create(b, loc, pos, LinalgBuilder::constIndex(b, loc, 0));
+  return arith::MinSIOp::create(b, loc, pos,
+                                LinalgBuilder::constIndex(b, loc, limit));
+}
+
 static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
                                         PatternRewriter &rewriter) {
   auto type = op.getType();
   int64_t s = type.getDimSize(1), d = type.getDimSize(2);
   int64_t offset = static_cast<int64_t>(op.getOffset());
+  if (Value positions = op.getPositions()) {
+    // Run-time rows: read the table where the position says.
+    Value table = op.getTable();
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    return lb.generic(
+        lb.toF32(op.getInput()), lb.empty(type.getShape(), lb.f32()),
+        {lb.identity(3), lb.identity(3)},
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value row = runTimePosition(b, loc, positions, 1, offset, rows - 1);
+          Value col = linalg::IndexOp::create(b, loc, 2);
+          Value v =
+              tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
+          if (!v.getType().isF32())
+            v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+          return addF(b, loc, args[0], v);
+        });
+  }
   Value rows = tensor::ExtractSliceOp::create(
       rewriter, op.getLoc(), op.getTable(),
       ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
@@ -123,6 +159,7 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
   int64_t half = rotary / 2;
   int64_t offset = static_cast<int64_t>(op.getOffset());
   double logBase = std::log(op.getBase().convertToDouble());
+  Value positions = op.getPositions();
   Value x = lb.toF32(op.getInput());
   Value y = lb.pointwise(
       x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -145,8 +182,12 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
         partner = arith::SelectOp::create(b, loc, inRotary, partner, c);
         Value other = tensor::ExtractOp::create(
             b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
-        Value pos = arith::AddIOp::create(
-            b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
+        Value pos =
+            positions
+                ? runTimePosition(b, loc, positions, 2, offset,
+                                  std::numeric_limits<int32_t>::max())
+                : arith::AddIOp::create(
+                      b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
         // theta = p * base^(-2i/R)
         Value expo =
             mulF(b, loc, indexToF32(b, loc, i),

@@ -38,9 +38,9 @@ static FailureOr<Value> lowerFfn(FfnOp op, LinalgBuilder &lb,
   // they follow (the up projection, or the gate of a gated FFN).
   Value hidden;
   if (Value gateWeight = op.getGateWeight()) {
-    Value gate = lb.linear(x, lb.toF32(gateWeight),
-                           toF32OrNull(lb, op.getGateBias()), activate,
-                           TileAttr::lookup(op));
+    Value gate =
+        lb.linear(x, lb.toF32(gateWeight), toF32OrNull(lb, op.getGateBias()),
+                  activate, TileAttr::lookup(op));
     Value up = lb.linear(x, lb.toF32(op.getUpWeight()),
                          toF32OrNull(lb, op.getUpBias()), nullptr,
                          TileAttr::lookup(op));

@@ -112,7 +112,8 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
       failed(embGamma) || failed(embBeta))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wordTable);
-  h = LearnedPosOp::create(b, embLoc, h, *posTable, /*offset=*/0);
+  h = LearnedPosOp::create(b, embLoc, h, *posTable, /*positions=*/Value(),
+                           /*offset=*/0);
   // Without token_type_ids, 0 everywhere: row 0 of the token type table.
   if (!typeIds)
     typeIds = arith::ConstantOp::create(

@@ -75,7 +75,8 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wte);
-  h = LearnedPosOp::create(b, embLoc, h, *wpe, /*offset=*/0);
+  h = LearnedPosOp::create(b, embLoc, h, *wpe, /*positions=*/Value(),
+                           /*offset=*/0);
 
   int64_t dh = d / heads;
   for (int64_t i = 0; i < layers; ++i) {

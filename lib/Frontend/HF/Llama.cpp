@@ -156,7 +156,8 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                               ArrayRef<int64_t>{0, 2, 1, 3})
                       .getResult()[0];
         if (rotate)
-          t = RotaryOp::create(b, l, t.getType(), t, b.getF64FloatAttr(*theta),
+          t = RotaryOp::create(b, l, t.getType(), t, /*positions=*/Value(),
+                               b.getF64FloatAttr(*theta),
                                b.getI64IntegerAttr(0), IntegerAttr());
         return t;
       };

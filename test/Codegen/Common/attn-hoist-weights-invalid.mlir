@@ -111,3 +111,24 @@ func.func private @main(tensor<2xf32>) -> tensor<2xf32>
 func.func @other(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0 ('tensor<1x1x8x4xf32>') is the state of argument 0 ('tensor<1xi64>'): the types must match}}
+func.func @main(%pos: tensor<1xi64>, %c: tensor<1x1x8x4xf32>) -> (tensor<1x1x8x4xf32> {attn.state_arg = 0 : i64}) {
+  return %c : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: attn.state_arg must be the index of an argument, got 2 : i64}}
+func.func @main(%pos: tensor<1xi64>, %c: tensor<1x1x8x4xf32>) -> (tensor<1x1x8x4xf32> {attn.state_arg = 2 : i64}) {
+  return %c : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 1 is the state of two results}}
+func.func @main(%pos: tensor<1xi64>, %c: tensor<1x1x8x4xf32>) -> (tensor<1x1x8x4xf32> {attn.state_arg = 1 : i64}, tensor<1x1x8x4xf32> {attn.state_arg = 1 : i64}) {
+  return %c, %c : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
+}

@@ -183,3 +183,18 @@ module attributes {attn.causal_lm} {
     return %h, %c : tensor<1x4x8xf32>, tensor<1x4xf32>
   }
 }
+
+// -----
+
+// Model state: a result tagged attn.state_arg = i is the new value of
+// argument i (a KV cache): the argument is a `state` record, the result no
+// output record, and the tag is renumbered past the hoisted weights.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = [{kind = "weight", name = "w", type = tensor<4xf32>}, {kind = "input", name = "pos", type = tensor<1xi64>}, {kind = "state", name = "cache", type = tensor<1x1x8x4xf32>}, {kind = "input", name = "input2", type = tensor<1x1x1x4xf32>}, {kind = "output", name = "output0", type = tensor<4xf32>}]
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:    -> (tensor<1x1x8x4xf32> {attn.state_arg = 2 : i64}, tensor<4xf32>)
+func.func @main(%pos: tensor<1xi64> {attn.name = "pos"}, %c: tensor<1x1x8x4xf32> {attn.name = "cache"}, %n: tensor<1x1x1x4xf32>) -> (tensor<1x1x8x4xf32> {attn.state_arg = 1 : i64}, tensor<4xf32>) {
+  %w = attn.weight "w" : tensor<4xf32>
+  %0 = attn.cache_write %n into %c at %pos : tensor<1x1x1x4xf32>, tensor<1x1x8x4xf32>, tensor<1xi64>
+  return %0, %w : tensor<1x1x8x4xf32>, tensor<4xf32>
+}

@@ -72,3 +72,18 @@ func.func @constant_positions(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %s = attn.add %x, %e : tensor<1x4x8xf32>
   return %s : tensor<1x4x8xf32>
 }
+
+// -----
+
+// Run-time positions are bounded like ids: a cache of 32 rows written 1 row
+// at a time takes positions in [0, 32); a table of 20 rows read at
+// offset 2 + positions + s for 1 row takes [0, 18); the smaller bound wins.
+// CHECK-LABEL: func.func @decode_positions(
+// CHECK-SAME:    %{{[^:]+}}: tensor<2x1x16xf32>, %{{[^:]+}}: tensor<2xi64> {attn.id_bound = 18 : i64}, %{{[^:]+}}: tensor<2xi64> {attn.id_bound = 32 : i64}, %{{[^:]+}}: tensor<2x4x1x4xf32>, %{{[^:]+}}: tensor<2x4x32x4xf32>)
+func.func @decode_positions(%x: tensor<2x1x16xf32>, %p: tensor<2xi64>, %q: tensor<2xi64>, %n: tensor<2x4x1x4xf32>, %c: tensor<2x4x32x4xf32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>) {
+  %t = attn.weight "wpe" : tensor<20x16xf32>
+  %0 = attn.learned_pos %x, %t positions(%p : tensor<2xi64>) offset = 2 : tensor<2x1x16xf32>, tensor<20x16xf32>
+  %1 = attn.cache_write %n into %c at %p : tensor<2x4x1x4xf32>, tensor<2x4x32x4xf32>, tensor<2xi64>
+  %2 = attn.cache_write %n into %1 at %q : tensor<2x4x1x4xf32>, tensor<2x4x32x4xf32>, tensor<2xi64>
+  return %0, %2 : tensor<2x1x16xf32>, tensor<2x4x32x4xf32>
+}

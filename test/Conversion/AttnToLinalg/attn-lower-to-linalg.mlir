@@ -1,6 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-lower-to-linalg \
 // RUN:   | FileCheck %s --implicit-check-not='xi1>' \
-// RUN:       --implicit-check-not='attn.{{(relu|gelu|silu|add|softmax|layer|rms_norm|linear|ffn|embedding|sinusoidal_pos|learned_pos|rotary|sdpa|mha|yield)}}'
+// RUN:       --implicit-check-not='attn.{{(relu|gelu|silu|add|softmax|layer|rms_norm|linear|ffn|embedding|sinusoidal_pos|learned_pos|rotary|cache_write|sdpa|mha|yield)}}'
 
 // Lowering of every attn op to linalg/tensor/arith/math on tensors. The
 // implicit checks hold for every case: no attn op except attn.weight
@@ -919,4 +919,46 @@ func.func @rms_norm_bf16(%x: tensor<2x4xbf16>, %g: tensor<4xbf16>) -> tensor<2x4
 func.func @add_f32_no_casts(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = attn.add %a, %b : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// attn.cache_write: one insert_slice per sequence at its run-time position,
+// clamped into [0, L - T] (here L - T = 31); no copy of the cache.
+// CHECK-LABEL: func.func @cache_write(
+// CHECK-SAME:    %[[NEW:[^:]+]]: tensor<2x4x1x16xf32>, %[[CACHE:[^:]+]]: tensor<2x4x32x16xf32>, %[[POS:[^:]+]]: tensor<2xi64>
+// CHECK:         %[[LOOP:.*]] = scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[CACHE]])
+// CHECK:           %[[P:.*]] = tensor.extract %[[POS]][%[[B]]] : tensor<2xi64>
+// CHECK:           %[[I:.*]] = arith.index_cast %[[P]] : i64 to index
+// CHECK:           %[[LO:.*]] = arith.maxsi %[[I]], %{{.*}} : index
+// CHECK:           %[[C31:.*]] = arith.constant 31 : index
+// CHECK:           %[[AT:.*]] = arith.minsi %[[LO]], %[[C31]] : index
+// CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[NEW]][%[[B]], 0, 0, 0] [1, 4, 1, 16] [1, 1, 1, 1]
+// CHECK:           %[[UPD:.*]] = tensor.insert_slice %[[ROWS]] into %[[ACC]][%[[B]], 0, %[[AT]], 0] [1, 4, 1, 16] [1, 1, 1, 1]
+// CHECK:           scf.yield %[[UPD]]
+// CHECK:         return %[[LOOP]]
+func.func @cache_write(%n: tensor<2x4x1x16xf32>, %c: tensor<2x4x32x16xf32>, %p: tensor<2xi64>) -> tensor<2x4x32x16xf32> {
+  %0 = attn.cache_write %n into %c at %p : tensor<2x4x1x16xf32>, tensor<2x4x32x16xf32>, tensor<2xi64>
+  return %0 : tensor<2x4x32x16xf32>
+}
+
+// -----
+
+// attn.learned_pos with run-time positions reads the table row
+// offset + positions[b] + s, clamped into the table.
+// CHECK-LABEL: func.func @learned_pos_positions(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x1x64xf32>, %[[T:[^:]+]]: tensor<32x64xf32>, %[[POS:[^:]+]]: tensor<2xi64>
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[X]] : tensor<2x1x64xf32>)
+// CHECK:           %[[B:.*]] = linalg.index 0 : index
+// CHECK:           %[[P:.*]] = tensor.extract %[[POS]][%[[B]]] : tensor<2xi64>
+// CHECK:           %[[S:.*]] = linalg.index 1 : index
+// CHECK:           arith.constant 2 : index
+// CHECK:           %[[ROW:.*]] = arith.minsi
+// CHECK:           %[[D:.*]] = linalg.index 2 : index
+// CHECK:           %[[V:.*]] = tensor.extract %[[T]][%[[ROW]], %[[D]]] : tensor<32x64xf32>
+// CHECK:           arith.addf %{{.*}}, %[[V]] : f32
+func.func @learned_pos_positions(%x: tensor<2x1x64xf32>, %t: tensor<32x64xf32>, %p: tensor<2xi64>) -> tensor<2x1x64xf32> {
+  %0 = attn.learned_pos %x, %t positions(%p : tensor<2xi64>) offset = 2 : tensor<2x1x64xf32>, tensor<32x64xf32>
+  return %0 : tensor<2x1x64xf32>
 }

@@ -1390,3 +1390,43 @@ module attributes {attn.causal_lm} {
 func.func @causal_lm_on_func() attributes {attn.causal_lm} {
   return
 }
+
+// -----
+
+func.func @learned_pos_positions_batch(%x: tensor<2x1x8xf32>, %t: tensor<16x8xf32>, %p: tensor<3xi64>) -> tensor<2x1x8xf32> {
+  // expected-error @+1 {{'attn.learned_pos' op positions dimension 0 is 3 but must be 2 (input dimension 0, batch)}}
+  %0 = attn.learned_pos %x, %t positions(%p : tensor<3xi64>) : tensor<2x1x8xf32>, tensor<16x8xf32>
+  return %0 : tensor<2x1x8xf32>
+}
+
+// -----
+
+func.func @rotary_positions_rank(%x: tensor<2x4x1x8xf32>, %p: tensor<2x1xi32>) -> tensor<2x4x1x8xf32> {
+  // expected-error @+1 {{'attn.rotary' op positions must have rank 1 ([batch]), got 'tensor<2x1xi32>'}}
+  %0 = attn.rotary %x positions(%p : tensor<2x1xi32>) : tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+func.func @cache_write_too_many_rows(%n: tensor<1x2x9x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'attn.cache_write' op writes 9 rows into a cache of length 8}}
+  %0 = attn.cache_write %n into %c at %p : tensor<1x2x9x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @cache_write_heads(%n: tensor<1x3x1x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'attn.cache_write' op new dimension 1 is 3 but must be 2 (cache dimension 1, heads)}}
+  %0 = attn.cache_write %n into %c at %p : tensor<1x3x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @cache_write_types(%n: tensor<1x2x1x4xf16>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'attn.cache_write' op operand #1 has element type 'f16' but expected 'f32' (all float tensors must share one type)}}
+  %0 = attn.cache_write %n into %c at %p : tensor<1x2x1x4xf16>, tensor<1x2x8x4xf32>, tensor<1xi64>
+  return %0 : tensor<1x2x8x4xf32>
+}

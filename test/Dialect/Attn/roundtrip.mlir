@@ -538,6 +538,23 @@ func.func @learned_pos(%x: tensor<2x16x768xf32>, %t: tensor<512x768xf32>) -> ten
 
 // -----
 
+// Run-time start positions (a decode step): learned_pos, rotary and the KV
+// cache write.
+// CHECK-LABEL: func.func @decode_positions(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x1x64xf32>, %[[T:[^:]+]]: tensor<32x64xf32>, %[[P:[^:]+]]: tensor<2xi64>, %[[H:[^:]+]]: tensor<2x4x1x16xf32>, %[[C:[^:]+]]: tensor<2x4x32x16xf32>
+// CHECK:         %[[R0:.*]] = attn.learned_pos %[[X]], %[[T]] positions(%[[P]] : tensor<2xi64>) offset = 2 : tensor<2x1x64xf32>, tensor<32x64xf32>
+// CHECK:         %[[R1:.*]] = attn.rotary %[[H]] positions(%[[P]] : tensor<2xi64>) base = 5.000000e+05 : tensor<2x4x1x16xf32>
+// CHECK:         %[[R2:.*]] = attn.cache_write %[[R1]] into %[[C]] at %[[P]] : tensor<2x4x1x16xf32>, tensor<2x4x32x16xf32>, tensor<2xi64>
+// CHECK:         return %[[R0]], %[[R2]]
+func.func @decode_positions(%x: tensor<2x1x64xf32>, %t: tensor<32x64xf32>, %p: tensor<2xi64>, %h: tensor<2x4x1x16xf32>, %c: tensor<2x4x32x16xf32>) -> (tensor<2x1x64xf32>, tensor<2x4x32x16xf32>) {
+  %0 = attn.learned_pos %x, %t positions(%p : tensor<2xi64>) offset = 2 : tensor<2x1x64xf32>, tensor<32x64xf32>
+  %1 = attn.rotary %h positions(%p : tensor<2xi64>) base = 500000.0 : tensor<2x4x1x16xf32>
+  %2 = attn.cache_write %1 into %c at %p : tensor<2x4x1x16xf32>, tensor<2x4x32x16xf32>, tensor<2xi64>
+  return %0, %2 : tensor<2x1x64xf32>, tensor<2x4x32x16xf32>
+}
+
+// -----
+
 // Defaults (base = 10000, offset = 0, rotary_dim = head_dim) are elided.
 // CHECK-LABEL: func.func @rotary(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<1x32x7x128xf32>

@@ -215,6 +215,24 @@ def AttnMarkTokenIdInputs
   ];
 }
 
+def AttnDropStateResults
+    : Pass<"attn-drop-state-results", "::mlir::ModuleOp"> {
+  let summary = "Update model state (a KV cache) in place: drop its results from the bufferized entry";
+  let description = [{
+    Runs after One-Shot Bufferize. A model entry result tagged
+    `attn.state_arg = i` (see attn-hoist-weights) is the new value of
+    argument `i`, a state buffer the runtime owns; when bufferization wrote
+    it in place, the result is the argument's own buffer (once loops that
+    carry it are folded and outlined layer bodies that return it are
+    rewritten), and this pass removes it, so the
+    compiled code updates the state in place and nothing copies it. A state
+    result that is not the argument's buffer (the old value is still read
+    after the update, so bufferization made a copy) is an error naming it.
+    Modules without state are left unchanged.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Turn attn.weight ops into leading arguments of the model entry";
   let description = [{

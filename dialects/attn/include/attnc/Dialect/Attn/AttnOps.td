@@ -401,19 +401,25 @@ def Attn_LearnedPosOp : Attn_Op<"learned_pos",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds rows [offset, offset + S) of a learned position table";
   let description = [{
-    `x : [B, S, D]`, `table : [P, D]` with `offset + S <= P`.
+    `x : [B, S, D]`, `table : [P, D]` with `offset + S <= P`. With
+    `positions : [B]` (run-time start positions, e.g. a decode step's cache
+    length), row `s` of batch `b` adds table row `offset + positions[b] + s`;
+    a row past the table is clamped to its last row (the runtime checks
+    position inputs against their bound before a run).
   }];
   let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$table,
+                   Optional<Attn_IndexTensor>:$positions,
                    DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $table (`offset` `=` $offset^)? attr-dict
-    `:` type($input) `,` type($table)
+    $input `,` $table (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`offset` `=` $offset^)? attr-dict `:` type($input) `,` type($table)
   }];
   let hasVerifier = 1;
 }
 
-def Attn_RotaryOp : Attn_Op<"rotary", [Pure, SameOperandsAndResultType]> {
+def Attn_RotaryOp : Attn_Op<"rotary",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding (RoPE), rotate-half convention";
   let description = [{
     `x : [B, H, S, Dh]`. With `R = rotary_dim` (default Dh, even),
@@ -421,16 +427,48 @@ def Attn_RotaryOp : Attn_Op<"rotary", [Pure, SameOperandsAndResultType]> {
     `theta_i = p * base^(-2i / R)`,
     `y[i] = x[i] cos(theta_i) - x[i + half] sin(theta_i)`,
     `y[i + half] = x[i + half] cos(theta_i) + x[i] sin(theta_i)`;
-    channels `>= R` pass through (GPT-NeoX / Llama layout).
+    channels `>= R` pass through (GPT-NeoX / Llama layout). With
+    `positions : [B]` (run-time start positions), `p = offset +
+    positions[b] + s`.
   }];
   let arguments = (ins Attn_FloatTensor:$input,
+                   Optional<Attn_IndexTensor>:$positions,
                    DefaultValuedAttr<F64Attr, "10000.0">:$base,
                    DefaultValuedAttr<I64Attr, "0">:$offset,
                    OptionalAttr<I64Attr>:$rotary_dim);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`base` `=` $base^)? (`offset` `=` $offset^)?
+    $input (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`base` `=` $base^)? (`offset` `=` $offset^)?
     (`rotary_dim` `=` $rotary_dim^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// KV cache
+//===----------------------------------------------------------------------===//
+
+def Attn_CacheWriteOp : Attn_Op<"cache_write",
+    [Pure, AllTypesMatch<["cache", "result"]>]> {
+  let summary = "writes new keys or values into a KV cache at run-time positions";
+  let description = [{
+    `cache : [B, H, L, D]`, `new : [B, H, T, D]` (`T <= L`), `positions : [B]`:
+    the result is `cache` with rows `[positions[b], positions[b] + T)` of
+    batch `b` replaced by `new[b]`. A decode step writes its token's keys and
+    values this way and then attends over the cache with `kv_lengths`
+    (`positions + T`). When the cache is the model's state (an entry
+    argument whose result is tied to it with `attn.state_arg`), the write
+    happens in place: a step costs O(T), not a copy of the cache. Positions
+    outside `[0, L - T]` are clamped into it (never a write out of bounds;
+    the runtime checks position inputs against their bound before a run).
+  }];
+  let arguments = (ins Attn_FloatTensor:$cache, Attn_FloatTensor:$new_rows,
+                   Attn_IndexTensor:$positions);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $new_rows `into` $cache `at` $positions attr-dict `:` type($new_rows)
+    `,` type($cache) `,` type($positions)
   }];
   let hasVerifier = 1;
 }
