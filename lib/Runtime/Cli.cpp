@@ -422,9 +422,10 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "       [--weights W.safetensors] [-q]\n"
       "\n"
       "Generates text with a causal language model (a decoder whose logits\n"
-      "the manifest marks causal). Each step re-runs the compiled model over\n"
-      "its whole window (no KV cache yet), so prompt plus new tokens must fit\n"
-      "the compiled sequence length.\n"
+      "the manifest marks causal). A decode step compiled with --kv-cache N\n"
+      "runs one token per sequence over its KV cache (prompt plus new tokens\n"
+      "up to N); a full-sequence model is re-run over its whole window per\n"
+      "step (prompt plus new tokens up to its sequence length).\n"
       "\n"
       "options:\n"
       "  --prompt FILE          token ids, i32/i64 [batch, width] (or "
@@ -701,7 +702,7 @@ int runGenerate(int argc, char **argv, const char *manifestText,
   double prefillMs = 0, decodeMs = 0;
   int64_t steps = 0;
   attnrt_session_timing(session, &prefillMs, &decodeMs, &steps);
-  std::fprintf(out, "prefill: %.4g ms (%lld rows, %lld-token window)\n",
+  std::fprintf(out, "prefill: %.4g ms (%lld rows, capacity %lld tokens)\n",
                prefillMs, static_cast<long long>(batch),
                static_cast<long long>(capacity));
   if (steps > 0)

@@ -1,11 +1,16 @@
 //===- Session.cpp - generation sessions over causal language models ------===//
 //
-// Built on the public model API: a session keeps every row's tokens in the
-// model's [batch, seq] id input and re-runs the model over the whole window
-// per step, reading each row's logits at its last position. That is exact
-// for a model whose manifest marks its logits `causal` (position t depends
-// only on positions <= t, so the padding after a row's end never reaches
-// it), and costs one full forward pass per step.
+// Built on the public model API, for two kinds of causal language model:
+//  - a decode step (attn-import --kv-cache): the model takes one token per
+//    sequence and its position, and keeps the keys and values in its state
+//    (KV caches, updated in place); prefill feeds the prompt token by token,
+//    decode one token per sequence;
+//  - a full-sequence model: the session keeps every sequence's tokens in the
+//    [batch, seq] id input and re-runs the whole window per step, reading
+//    each sequence's logits at its last position. That is exact because the
+//    manifest marks the logits `causal` (position t depends only on
+//    positions <= t, so the padding after a sequence never reaches it), and
+//    costs a full forward pass per step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +35,19 @@ struct attnrt_session {
   int idsInput = 0, logitsOutput = 0;
   DType idsType = DType::I64, logitsType = DType::F32;
   int64_t maxBatch = 0, capacity = 0, vocab = 0;
+  /// A decode step over a KV cache (model state): one token per sequence
+  /// at `positions`; otherwise the whole window is re-run per step.
+  bool step = false;
+  int positionsInput = -1;
+  DType positionsType = DType::I64;
+  /// Tokens per sequence the model takes: capacity, or 1 for a step.
+  int64_t width = 0;
   /// Rows started by the last prefill, and each row's token count.
   int64_t batch = 0;
   std::vector<int64_t> lengths;
-  /// The id input as the model takes it (maxBatch x capacity, zero-padded).
-  std::vector<unsigned char> ids;
+  /// The id input as the model takes it (maxBatch x width, zero-padded),
+  /// and a step's positions (maxBatch).
+  std::vector<unsigned char> ids, positions;
   std::vector<unsigned char> rawLogits;
   /// batch x vocab, each row's last position.
   std::vector<float> logits;
@@ -44,26 +57,40 @@ struct attnrt_session {
   int64_t decodeSteps = 0;
 
   int fail(const std::string &msg) { return failModel(m, msg); }
-  void setId(int64_t row, int64_t pos, int64_t id) {
-    size_t at = static_cast<size_t>(row * capacity + pos);
-    if (idsType == DType::I32) {
-      int32_t v = static_cast<int32_t>(id);
-      std::memcpy(ids.data() + at * 4, &v, 4);
+  static void store(std::vector<unsigned char> &buffer, DType type, size_t at,
+                    int64_t value) {
+    if (type == DType::I32) {
+      int32_t v = static_cast<int32_t>(value);
+      std::memcpy(buffer.data() + at * 4, &v, 4);
     } else {
-      std::memcpy(ids.data() + at * 8, &id, 8);
+      std::memcpy(buffer.data() + at * 8, &value, 8);
     }
   }
-  int run();
+  void setId(int64_t row, int64_t col, int64_t id) {
+    store(ids, idsType, static_cast<size_t>(row * width + col), id);
+  }
+  /// A step's token for `row`: `id` at position `pos`.
+  void setStep(int64_t row, int64_t id, int64_t pos) {
+    setId(row, 0, id);
+    store(positions, positionsType, static_cast<size_t>(row), pos);
+  }
+  int run(int64_t onlyRow = -1);
 };
 
-/// Runs the model on the current rows and gathers each row's last logits.
-int attnrt_session::run() {
-  if (attnrt_set_input(m, idsInput, ids.data(), ids.size()) || attnrt_run(m) ||
+/// Runs the model on the current rows and gathers the logits of each row's
+/// last token (of row `onlyRow` alone when it is not -1).
+int attnrt_session::run(int64_t onlyRow) {
+  if (attnrt_set_input(m, idsInput, ids.data(), ids.size()) ||
+      (step && attnrt_set_input(m, positionsInput, positions.data(),
+                                positions.size())) ||
+      attnrt_run(m) ||
       attnrt_get_output(m, logitsOutput, rawLogits.data(), rawLogits.size()))
     return 1;
   for (int64_t b = 0; b < batch; ++b) {
-    size_t from = static_cast<size_t>(
-        (b * capacity + lengths[static_cast<size_t>(b)] - 1) * vocab);
+    if (onlyRow >= 0 && b != onlyRow)
+      continue;
+    int64_t col = step ? 0 : lengths[static_cast<size_t>(b)] - 1;
+    size_t from = static_cast<size_t>((b * width + col) * vocab);
     float *row = logits.data() + b * vocab;
     for (int64_t v = 0; v < vocab; ++v) {
       row[v] = static_cast<float>(elementAsDouble(
@@ -103,16 +130,33 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   }
   const ManifestEntry &out =
       mf.entries[static_cast<size_t>(mf.outputs[static_cast<size_t>(logits)])];
-  if (mf.inputs.size() != 1) {
-    failModel(m, strFormat("generation needs a model with one input (the "
-                           "token ids), this one has %zu",
+  // A decode step (attn-import --kv-cache) also takes the positions.
+  bool step = !mf.states.empty();
+  size_t wantInputs = step ? 2 : 1;
+  if (mf.inputs.size() != wantInputs) {
+    failModel(m, strFormat("generation needs a model with %s, this one has "
+                           "%zu inputs",
+                           step ? "two inputs (token ids and positions)"
+                                : "one input (the token ids)",
                            mf.inputs.size()));
     return nullptr;
   }
   const ManifestEntry &in = mf.entries[static_cast<size_t>(mf.inputs[0])];
+  const ManifestEntry *pos =
+      step ? &mf.entries[static_cast<size_t>(mf.inputs[1])] : nullptr;
+  if (pos && ((pos->dtype != DType::I32 && pos->dtype != DType::I64) ||
+              pos->dims.size() != 1 || pos->dims[0] != out.dims[0] ||
+              pos->idBound < 1)) {
+    failModel(m, "a decode step needs positions i32/i64 [batch] with a "
+                 "bound (the cache length); input '" +
+                     pos->name + "' is " + dtypeName(pos->dtype) + " " +
+                     formatShapeList(pos->dims));
+    return nullptr;
+  }
   if ((in.dtype != DType::I32 && in.dtype != DType::I64) ||
       in.dims.size() != 2 || in.dims[0] != out.dims[0] ||
-      in.dims[1] != out.dims[1] || in.dims[1] == 0) {
+      in.dims[1] != out.dims[1] || in.dims[1] == 0 ||
+      (step && in.dims[1] != 1)) {
     failModel(m, "generation needs token ids i32/i64 [batch, seq] matching "
                  "the logits' " +
                      formatShapeList(out.dims) + "; input '" + in.name +
@@ -126,8 +170,15 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   s->idsType = in.dtype;
   s->logitsType = out.dtype;
   s->maxBatch = out.dims[0];
-  s->capacity = out.dims[1];
+  s->width = out.dims[1];
+  s->capacity = step ? pos->idBound : out.dims[1];
   s->vocab = out.dims[2];
+  s->step = step;
+  if (step) {
+    s->positionsInput = 1;
+    s->positionsType = pos->dtype;
+    s->positions.assign(static_cast<size_t>(pos->bytes), 0);
+  }
   s->ids.assign(static_cast<size_t>(in.bytes), 0);
   s->rawLogits.resize(static_cast<size_t>(out.bytes));
   s->rng = seed;
@@ -170,15 +221,39 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
           static_cast<long long>(std::min(stride, s->capacity)),
           stride > s->capacity ? " capped by the model's capacity" : ""));
   std::fill(s->ids.begin(), s->ids.end(), 0);
+  std::fill(s->positions.begin(), s->positions.end(), 0);
   s->lengths.assign(lengths, lengths + batch);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < lengths[b]; ++t)
-      s->setId(b, t, ids[b * stride + t]);
   s->batch = batch;
   s->logits.assign(static_cast<size_t>(batch * s->vocab), 0.0f);
-  if (s->run()) {
+  if (!s->step) {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < lengths[b]; ++t)
+        s->setId(b, t, ids[b * stride + t]);
+    if (s->run()) {
+      s->batch = 0;
+      return 1;
+    }
+    return 0;
+  }
+  // One token per step through the cache. A sequence whose prompt is done
+  // repeats its last token at its last position, which rewrites the same
+  // cache row with the same keys and values, so at the last step every
+  // sequence's logits are those of its last prompt token.
+  if (attnrt_reset_state(s->m)) {
     s->batch = 0;
     return 1;
+  }
+  int64_t longest = *std::max_element(lengths, lengths + batch);
+  for (int64_t t = 0; t < longest; ++t) {
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t at = std::min(t, lengths[b] - 1);
+      s->setStep(b, ids[b * stride + at], at);
+    }
+    // Only the last step's logits are read (row `batch` is none).
+    if (s->run(t + 1 == longest ? -1 : batch)) {
+      s->batch = 0;
+      return 1;
+    }
   }
   return 0;
 }
@@ -195,8 +270,14 @@ extern "C" int attnrt_session_decode(attnrt_session *s,
                                "compiled for %lld positions",
                                static_cast<long long>(b),
                                static_cast<long long>(s->capacity)));
-  for (int64_t b = 0; b < s->batch; ++b)
-    s->setId(b, s->lengths[static_cast<size_t>(b)]++, next_ids[b]);
+  for (int64_t b = 0; b < s->batch; ++b) {
+    int64_t &length = s->lengths[static_cast<size_t>(b)];
+    if (s->step)
+      s->setStep(b, next_ids[b], length);
+    else
+      s->setId(b, length, next_ids[b]);
+    ++length;
+  }
   return s->run();
 }
 

@@ -192,6 +192,8 @@ int attnc::compile(const CompileOptions &options) {
                 "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && options.noRaise)
     return fail("--no-raise is for model.onnx inputs");
+  if (!hfInput && options.kvCache)
+    return fail("--kv-cache is for checkpoint directories of decoders");
   if (!onnxInput && !hfInput && !options.inputShapes.empty())
     return fail("--input-shape is for model.onnx and checkpoint directory "
                 "inputs");
@@ -312,6 +314,7 @@ int attnc::compile(const CompileOptions &options) {
     // --weights DIR/model.safetensors; nothing is written beside it.
     progress.step("importing checkpoint " + options.inputPath);
     mlir::attn::hf::ImportOptions importOptions;
+    importOptions.kvCache = options.kvCache;
     for (const std::string &spec : options.inputShapes) {
       std::string error;
       if (!mlir::attn::hf::parseInputShape(spec, importOptions, error))
@@ -594,6 +597,13 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
                "e.g. --input-shape input_ids=1x128 (repeatable)"),
       cl::value_desc("name=AxB..."), cl::cat(category));
+  cl::opt<int64_t> kvCache(
+      "kv-cache",
+      cl::desc("Checkpoint directory of a decoder: compile a one-token decode "
+               "step over a KV cache of N positions (inputs input_ids [B, 1] "
+               "and positions [B]; the caches are model state, updated in "
+               "place); `model generate` then decodes incrementally"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category));
   cl::opt<bool> noRaise("no-raise",
                         cl::desc("model.onnx: compile the imported graph as "
                                  "it is, without the raising passes (implies "
@@ -650,6 +660,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.runtimeDir = runtimeDir;
   options.quiet = quiet;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+  options.kvCache = kvCache;
   options.noRaise = noRaise;
   options.pipeline.chip = chip;
   options.pipeline.precision = precision;

@@ -47,6 +47,12 @@ static cl::list<std::string> inputShapes(
     cl::desc("Fix a graph input's shape, e.g. --input-shape input_ids=1x128 "
              "(repeat for each input with symbolic dimensions)"),
     cl::value_desc("name=AxB..."), cl::cat(category));
+static cl::opt<int64_t> kvCache(
+    "kv-cache",
+    cl::desc("--hf decoders: build a one-token decode step over a KV cache of "
+             "N positions (inputs input_ids [B, 1] and positions [B]; the "
+             "caches are model state)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> weightsFile(
     "weights-out",
     cl::desc("Where to write the weights (default: the output path with the "
@@ -126,6 +132,7 @@ static int importHFCheckpoint() {
     return fail("--weights-out is for model.onnx: a checkpoint's IR binds the "
                 "checkpoint's own safetensors files");
   mlir::attn::hf::ImportOptions options;
+  options.kvCache = kvCache;
   for (const std::string &spec : inputShapes) {
     std::string error;
     if (!mlir::attn::hf::parseInputShape(spec, options, error))
@@ -168,6 +175,8 @@ int main(int argc, char **argv) {
     return importHFCheckpoint();
   if (inputFile.empty())
     return fail("no input: give model.onnx or --hf DIR");
+  if (kvCache)
+    return fail("--kv-cache is for --hf decoder checkpoints");
 
   ImportOptions options;
   for (const std::string &spec : inputShapes)

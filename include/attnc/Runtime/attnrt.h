@@ -157,14 +157,15 @@ uint64_t attnrt_weight_file_bytes(attnrt_model *m);
 
 /* A generation session over a model whose manifest marks an output `causal`
  * (float [batch, seq, vocab] logits of a decoder; attn-import marks GPT-2
- * and LLaMA checkpoints) and whose one input holds the token ids, i32 or i64
- * [batch, seq]. The compiled seq is the session's capacity (prompt plus new
- * tokens) and the compiled batch the most rows it holds.
+ * and LLaMA checkpoints) and whose first input holds the token ids, i32 or
+ * i64 [batch, seq]. The compiled batch is the most rows a session holds.
  *
- * This implementation keeps each row's tokens and re-runs the compiled
- * model over the whole window at every step, reading each row's logits at
- * its last position (exact for a causal model: later, padded positions do
- * not influence earlier ones); a step costs a full forward pass. */
+ * A decode step compiled with a KV cache (attn-import / attn-compile
+ * --kv-cache N: inputs token ids [batch, 1] and positions [batch], the
+ * caches as model state) runs one token per sequence per step and holds N
+ * tokens per sequence. A full-sequence model is re-run over its whole
+ * window at every step instead (exact for a causal model: later, padded
+ * positions do not influence earlier ones), a full forward pass per step. */
 typedef struct attnrt_session attnrt_session;
 
 /* How the next token is chosen from a row's logits. temperature 0 (or

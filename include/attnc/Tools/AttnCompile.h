@@ -52,6 +52,9 @@ struct CompileOptions {
   /// skip the raising passes.
   std::vector<std::string> inputShapes;
   bool noRaise = false;
+  /// Checkpoint directories of decoders: build a one-token decode step over
+  /// a KV cache of this many positions (0: the full-sequence model).
+  int64_t kvCache = 0;
 };
 
 /// Compiles as `options` say. Returns the process exit code; errors are

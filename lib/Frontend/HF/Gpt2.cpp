@@ -58,6 +58,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(idsShape))
     return failure();
   int64_t batch = idsShape->first, seq = idsShape->second;
+  bool decodeStep = mb.options.kvCache > 0;
+  if (failed(mb.checkDecodeStep(seq, "n_positions", positions)))
+    return failure();
   FailureOr<std::string> prefix =
       mb.detectPrefix({"transformer.", ""}, "wte.weight");
   if (failed(prefix))
@@ -75,13 +78,16 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wte);
-  h = LearnedPosOp::create(b, embLoc, h, *wpe, /*positions=*/Value(),
+  ModelBuilder::DecodeInputs decode;
+  if (decodeStep)
+    decode = mb.addDecodeInputs(batch);
+  h = LearnedPosOp::create(b, embLoc, h, *wpe, decode.positions,
                            /*offset=*/0);
 
   int64_t dh = d / heads;
   for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "h." + std::to_string(i) + ".";
-    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
+    auto body = [&](Value x) -> FailureOr<Value> {
       Location l = mb.loc(lp.substr(0, lp.size() - 1));
       StringRef dv = "[n_embd]";
       auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
@@ -127,11 +133,21 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
             (*scaleByLayer ? double(i + 1) : 1.0));
       Value n1 =
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      Value attn = MhaOp::create(
-          b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-          ValueRange{*bq, *bk, *bv, *bo}, /*score_bias=*/Value(),
-          /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads), IntegerAttr(),
-          IntegerAttr(), UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
+      Value attn;
+      if (decodeStep) {
+        FailureOr<Value> cached =
+            mb.cachedAttention(i, n1, decode, *wq, *bq, *wk, *bk, *wv, *bv, *wo,
+                               *bo, heads, heads, dh, scale, std::nullopt);
+        if (failed(cached))
+          return failure();
+        attn = *cached;
+      } else {
+        attn = MhaOp::create(
+            b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
+            ValueRange{*bq, *bk, *bv, *bo}, /*score_bias=*/Value(),
+            /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads), IntegerAttr(),
+            IntegerAttr(), UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
+      }
       Value res1 = AddOp::create(b, l, x, attn);
       Value n2 =
           LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
@@ -139,7 +155,10 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
           FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
                         /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
       return AddOp::create(b, l, res1, ffn).getResult();
-    });
+    };
+    // A decode step's layers take and return their caches: they stay
+    // inline in @main (attn.layer has one input stream and one result).
+    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
     if (failed(out))
       return failure();
     h = *out;

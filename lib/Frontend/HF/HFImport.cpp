@@ -61,6 +61,13 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       ModuleOp::create(FileLineColLoc::get(context, dir, 0, 0));
   ModelBuilder mb(*ckpt, options, *module);
   LogicalResult built = failure();
+  if (*archName == "BertModel" && options.kvCache > 0) {
+    emitError(ckpt->keyLoc("architectures"))
+        << "--kv-cache builds a decode step for decoders (GPT2LMHeadModel, "
+           "LlamaForCausalLM), not for \""
+        << *archName << "\"";
+    return nullptr;
+  }
   if (*archName == "BertModel")
     built = buildBert(mb);
   else if (*archName == "GPT2LMHeadModel")

@@ -76,6 +76,9 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   if (failed(idsShape))
     return failure();
   int64_t batch = idsShape->first, seq = idsShape->second;
+  bool decodeStep = mb.options.kvCache > 0;
+  if (failed(mb.checkDecodeStep(seq)))
+    return failure();
   FailureOr<std::string> prefix =
       mb.detectPrefix({"model.", ""}, "embed_tokens.weight");
   if (failed(prefix))
@@ -92,10 +95,13 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
     return failure();
   Value h =
       EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType, ids, *table);
+  ModelBuilder::DecodeInputs decode;
+  if (decodeStep)
+    decode = mb.addDecodeInputs(batch);
 
   for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "layers." + std::to_string(i) + ".";
-    FailureOr<Value> out = mb.layer(i, h, [&](Value x) -> FailureOr<Value> {
+    auto body = [&](Value x) -> FailureOr<Value> {
       Location l = mb.loc(lp.substr(0, lp.size() - 1));
       auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
         return mb.weight(lp + name.str(), shape, dims);
@@ -143,6 +149,19 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
 
       Value n1 =
           RmsNormOp::create(b, l, hType, x, *g1, b.getF64FloatAttr(*eps));
+      if (decodeStep) {
+        FailureOr<Value> attn =
+            mb.cachedAttention(i, n1, decode, *wq, *bq, *wk, *bk, *wv, *bv, *wo,
+                               *bo, heads, *kvHeads, *dh, FloatAttr(), *theta);
+        if (failed(attn))
+          return failure();
+        Value res1 = AddOp::create(b, l, hType, x, *attn);
+        Value n2 =
+            RmsNormOp::create(b, l, hType, res1, *g2, b.getF64FloatAttr(*eps));
+        Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
+                                  *activation);
+        return AddOp::create(b, l, hType, res1, ffn).getResult();
+      }
       // [B, S, heads * dh] -> [B, heads, S, dh], rotated when `rotate`.
       auto heads4 = [&](Value w, Value bias, int64_t n, bool rotate) {
         Value flat = LinearOp::create(
@@ -185,7 +204,9 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
       Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
                                 *activation);
       return AddOp::create(b, l, hType, res1, ffn).getResult();
-    });
+    };
+    // A decode step's layers take and return their caches: inline in @main.
+    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
     if (failed(out))
       return failure();
     h = *out;

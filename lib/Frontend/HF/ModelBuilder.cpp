@@ -4,6 +4,10 @@
 
 #include "attnc/Support/ShapeText.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -181,10 +185,106 @@ Value ModelBuilder::addInput(StringRef name, RankedTensorType type) {
 }
 
 void ModelBuilder::finishMain(Value result, StringRef resultName) {
-  func::ReturnOp::create(b, ckpt.configLoc(), result);
+  SmallVector<Value> results = {result};
+  for (auto &[cache, arg] : states)
+    results.push_back(cache);
+  func::ReturnOp::create(b, ckpt.configLoc(), results);
   mainFunc.setFunctionType(b.getFunctionType(
-      mainFunc.getFunctionType().getInputs(), {result.getType()}));
+      mainFunc.getFunctionType().getInputs(), ValueRange(results).getTypes()));
   mainFunc.setResultAttr(0, "attn.name", b.getStringAttr(resultName));
+  for (auto [i, state] : llvm::enumerate(states))
+    mainFunc.setResultAttr(i + 1, "attn.state_arg",
+                           b.getI64IntegerAttr(state.second));
+}
+
+LogicalResult ModelBuilder::checkDecodeStep(int64_t seq, StringRef positionsKey,
+                                            int64_t maxPositions) {
+  if (options.kvCache <= 0)
+    return success();
+  if (seq != 1)
+    return emitError(ckpt.configLoc())
+           << "--kv-cache builds a one-token decode step: give --input-shape "
+              "input_ids=<batch>x1, not a sequence of "
+           << seq;
+  if (!positionsKey.empty() && options.kvCache > maxPositions)
+    return emitError(ckpt.keyLoc(positionsKey))
+           << "--kv-cache " << options.kvCache << " exceeds " << positionsKey
+           << " = " << maxPositions;
+  return success();
+}
+
+ModelBuilder::DecodeInputs ModelBuilder::addDecodeInputs(int64_t batch) {
+  Location l = ckpt.configLoc();
+  auto type = RankedTensorType::get({batch}, b.getI64Type());
+  Value positions = addInput("positions", type);
+  Value one = arith::ConstantOp::create(
+      b, l, DenseElementsAttr::get(type, b.getI64IntegerAttr(1).getValue()));
+  Value init = tensor::EmptyOp::create(b, l, type.getShape(), b.getI64Type());
+  Value lengths =
+      linalg::AddOp::create(b, l, TypeRange{type}, ValueRange{positions, one},
+                            ValueRange{init})
+          .getResult(0);
+  return {positions, lengths};
+}
+
+FailureOr<Value> ModelBuilder::cachedAttention(
+    int64_t layer, Value x, const DecodeInputs &decode, Value wq, Value bq,
+    Value wk, Value bk, Value wv, Value bv, Value wo, Value bo, int64_t heads,
+    int64_t kvHeads, int64_t headDim, FloatAttr scale,
+    std::optional<double> rotaryBase) {
+  Location l = x.getLoc();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1);
+  // [B, 1, n * dh] -> [B, n, 1, dh], rotated at the run-time positions.
+  auto split = [&](Value w, Value bias, int64_t n, bool rotate) {
+    Value flat = LinearOp::create(b, l, tensorType({batch, seq, n * headDim}),
+                                  x, w, bias);
+    Value parts = tensor::ExpandShapeOp::create(
+        b, l, tensorType({batch, seq, n, headDim}), flat,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value init = tensor::EmptyOp::create(
+        b, l, ArrayRef<int64_t>{batch, n, seq, headDim}, elementType);
+    Value t = linalg::TransposeOp::create(b, l, parts, init,
+                                          ArrayRef<int64_t>{0, 2, 1, 3})
+                  .getResult()[0];
+    if (rotate && rotaryBase)
+      t = RotaryOp::create(b, l, t.getType(), t, decode.positions,
+                           b.getF64FloatAttr(*rotaryBase),
+                           b.getI64IntegerAttr(0), IntegerAttr());
+    return t;
+  };
+  Value q = split(wq, bq, heads, true);
+  Value k = split(wk, bk, kvHeads, true);
+  Value v = split(wv, bv, kvHeads, false);
+  auto cacheType = tensorType({batch, kvHeads, options.kvCache, headDim});
+  std::string prefix = "past_key_values." + std::to_string(layer) + ".";
+  Value kCache = addInput(prefix + "key", cacheType);
+  Value vCache = addInput(prefix + "value", cacheType);
+  if (!kCache || !vCache)
+    return failure();
+  Value kNew =
+      CacheWriteOp::create(b, l, cacheType, kCache, k, decode.positions);
+  Value vNew =
+      CacheWriteOp::create(b, l, cacheType, vCache, v, decode.positions);
+  states.push_back({kNew, cast<BlockArgument>(kCache).getArgNumber()});
+  states.push_back({vNew, cast<BlockArgument>(vCache).getArgNumber()});
+  // The one query row sees the rows written so far (kv_lengths); causal
+  // (bottom-right aligned over the whole cache) adds no mask to that but
+  // states what attn.causal_lm checks.
+  Value o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q,
+                           kNew, vNew, /*bias=*/Value(), decode.kvLengths,
+                           ValueRange{}, ScoreFunction::scaled_dot, scale,
+                           /*causal=*/true, IntegerAttr());
+  Value merged =
+      linalg::TransposeOp::create(
+          b, l, o,
+          tensor::EmptyOp::create(
+              b, l, ArrayRef<int64_t>{batch, seq, heads, headDim}, elementType),
+          ArrayRef<int64_t>{0, 2, 1, 3})
+          .getResult()[0];
+  merged = tensor::CollapseShapeOp::create(
+      b, l, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+  return LinearOp::create(b, l, xType, merged, wo, bo).getResult();
 }
 
 FailureOr<Value>

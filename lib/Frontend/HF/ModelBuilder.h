@@ -71,7 +71,34 @@ public:
   Value addInput(StringRef name, RankedTensorType type);
   /// Terminates @main with `result` (named `resultName`, as transformers
   /// names that output) and sets the function's result type.
+  /// (With cachedAttention's states, also returns each updated cache tagged
+  /// `attn.state_arg` with its argument.)
   void finishMain(Value result, StringRef resultName);
+
+  /// `--kv-cache`: the decode step's `positions` input [batch] (each
+  /// sequence's cache length: where its token goes) and the kv lengths the
+  /// attention sees (positions + 1).
+  struct DecodeInputs {
+    Value positions, kvLengths;
+  };
+  DecodeInputs addDecodeInputs(int64_t batch);
+  /// With `--kv-cache N`: an error unless the step takes one token per
+  /// sequence (`seq`) and N fits the position table (`positionsKey` =
+  /// `maxPositions`; no key for rotary models).
+  LogicalResult checkDecodeStep(int64_t seq, StringRef positionsKey = {},
+                                int64_t maxPositions = 0);
+  /// One layer's attention for a one-token decode step: projections of
+  /// `x` [B, 1, D] by `wq`/`wk`/`wv` ([out, D], optional biases), heads
+  /// split, rotated at the run-time positions when `rotaryBase` is set, the
+  /// token's keys and values written into this layer's caches (new state
+  /// inputs `past_key_values.<layer>.key/value`, [B, kvHeads, L, dh]),
+  /// attention over the first positions + 1 rows, heads merged and
+  /// projected by `wo`.
+  FailureOr<Value>
+  cachedAttention(int64_t layer, Value x, const DecodeInputs &decode, Value wq,
+                  Value bq, Value wk, Value bk, Value wv, Value bv, Value wo,
+                  Value bo, int64_t heads, int64_t kvHeads, int64_t headDim,
+                  FloatAttr scale, std::optional<double> rotaryBase);
 
   /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
   /// fills from the block argument (the residual stream) and returns the
@@ -95,6 +122,8 @@ public:
 
 private:
   func::FuncOp mainFunc;
+  /// Updated caches and the @main arguments they update.
+  SmallVector<std::pair<Value, unsigned>> states;
   SmallVector<Value> currentExtras;
   /// attn.weight ops of the current scope by view key.
   llvm::StringMap<Value> weightCache;

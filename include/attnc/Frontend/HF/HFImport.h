@@ -25,6 +25,10 @@ struct ImportOptions {
   /// Fixed shapes of the model's inputs by name, e.g. "input_ids" -> {1, 16}
   /// (`--input-shape input_ids=1x16`).
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Decoders: 0 builds the full-sequence model; N > 0 a one-token decode
+  /// step over a KV cache of N positions per layer (model state), taking
+  /// `input_ids` [B, 1] and `positions` [B] (`--kv-cache N`).
+  int64_t kvCache = 0;
 };
 
 /// Parses `--input-shape` values of the form `name=d0xd1x...` into

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Text generation: attnc's KV-cache decode step against PyTorch eager.
+
+    bench/decode.py [--prompt 64] [--new 32] [--threads 1,2] [--rounds 3]
+                    [--layers 12] [--workdir DIR]
+
+Needs torch and transformers (the .venv-bench of `scripts/setup.sh --bench`,
+or any Python with both); the compiler and its tests use neither.
+
+The model is Hugging Face's GPT2LMHeadModel at GPT-2-small size (12 layers,
+hidden 768, 12 heads, vocab 50257, f32) with seeded random parameters, saved
+with save_pretrained; both sides run that checkpoint, batch 1, greedy:
+
+  attnc    attn-compile DIR --input-shape input_ids=1x1 --kv-cache P+N
+           (a one-token decode step, KV caches as model state updated in
+           place); `model generate` (prefill feeds the prompt one token per
+           step), OMP_NUM_THREADS=T
+  PyTorch  the same model object, eager, no_grad, torch.set_num_threads(T):
+           one forward pass over the prompt (use_cache=True), then one per
+           new token with past_key_values (its own KV cache)
+
+Both generate the same tokens first (checked; a mismatch is reported and no
+ratio printed). Prefill latency (ms) and decode throughput (tokens/s, the
+new tokens after the first) are the medians over --rounds runs, alternating
+attnc and PyTorch; ratios are attnc / PyTorch for latency (lower is better)
+and attnc / PyTorch for tokens/s (higher is better). PyTorch's OpenBLAS core
+type is reported (bench/openblas_kernel.py) and a fallback is corrected with
+OPENBLAS_CORETYPE for it, or the ratio refused.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def make_checkpoint(directory, layers):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=layers, resid_pdrop=0.0, embd_pdrop=0.0,
+                     attn_pdrop=0.0)
+    GPT2LMHeadModel(cfg).eval().save_pretrained(directory,
+                                                safe_serialization=True)
+
+
+def torch_worker(directory, prompt_path, new, threads):
+    """Prints one JSON line: tokens, prefill ms, decode tokens/s, versions."""
+    import time
+
+    import numpy as np
+    import torch
+    import transformers
+    from transformers import GPT2LMHeadModel
+    sys.path.insert(0, HERE)
+    import openblas_kernel as ok
+
+    torch.set_num_threads(threads)
+    model = GPT2LMHeadModel.from_pretrained(directory).eval()
+    ids = torch.from_numpy(np.load(prompt_path))
+    with torch.no_grad():
+        start = time.perf_counter()
+        out = model(input_ids=ids, use_cache=True)
+        prefill_ms = (time.perf_counter() - start) * 1e3
+        past = out.past_key_values
+        token = out.logits[:, -1].argmax(-1, keepdim=True)
+        tokens = [int(token)]
+        start = time.perf_counter()
+        for _ in range(new - 1):
+            out = model(input_ids=token, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            token = out.logits[:, -1].argmax(-1, keepdim=True)
+            tokens.append(int(token))
+        decode_s = time.perf_counter() - start
+    print(json.dumps({
+        "tokens": tokens, "prefill_ms": prefill_ms,
+        "tokens_per_s": (new - 1) / decode_s,
+        "version": "torch %s, transformers %s" % (torch.__version__,
+                                                  transformers.__version__),
+        "openblas": [lib["corename"] for lib in ok.loaded_openblas()]}))
+
+
+def run_attnc(model, directory, prompt_path, new, threads):
+    out_path = prompt_path + ".attnc.npy"
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r = subprocess.run([model, "generate", "--weights",
+                        os.path.join(directory, "model.safetensors"),
+                        "--prompt", prompt_path, "--max-new-tokens", str(new),
+                        "--output", out_path, "-q"],
+                       capture_output=True, text=True, env=env, check=True)
+    import numpy as np
+    prefill = float(re.search(r"prefill: ([0-9.e+]+) ms", r.stdout).group(1))
+    rate = float(re.search(r"([0-9.e+]+) tokens/s", r.stdout).group(1))
+    return {"tokens": np.load(out_path)[0].tolist(), "prefill_ms": prefill,
+            "tokens_per_s": rate}
+
+
+def run_torch(directory, prompt_path, new, threads, env):
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker",
+                        directory, prompt_path, str(new), str(threads)],
+                       capture_output=True, text=True, env=env, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompt", type=int, default=64)
+    ap.add_argument("--new", type=int, default=32)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--workdir")
+    ap.add_argument("--attn-compile",
+                    default=os.path.join(ROOT, "build", "bin", "attn-compile"))
+    ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        d, p, n, t = args.worker
+        torch_worker(d, p, int(n), int(t))
+        return 0
+
+    import numpy as np
+    sys.path.insert(0, HERE)
+    import openblas_kernel as ok
+
+    work = args.workdir or tempfile.mkdtemp(prefix="attnc-decode-")
+    directory = os.path.join(work, "gpt2")
+    if not os.path.exists(os.path.join(directory, "model.safetensors")):
+        make_checkpoint(directory, args.layers)
+    prompt_path = os.path.join(work, "prompt.npy")
+    np.save(prompt_path, np.random.default_rng(1).integers(
+        0, 50257, size=(1, args.prompt), dtype=np.int64))
+    model = os.path.join(work, "gpt2-step")
+    capacity = args.prompt + args.new
+    import time
+    start = time.perf_counter()
+    subprocess.run([args.attn_compile, "-q", directory, "--input-shape",
+                    "input_ids=1x1", "--kv-cache", str(capacity), "-o", model],
+                   check=True)
+    compile_s = time.perf_counter() - start
+
+    overrides, report = ok.peer_environment(log=lambda *a: print(*a, file=sys.stderr))
+    env = dict(os.environ, **overrides)
+    print(f"GPT-2-small shape, {args.layers} layers, f32, batch 1, prompt "
+          f"{args.prompt}, {args.new} new tokens, greedy; attnc step compiled "
+          f"with --kv-cache {capacity} in {compile_s:.1f} s")
+    print(f"PyTorch BLAS: {report['note']}")
+    rows = []
+    for threads in [int(t) for t in args.threads.split(",")]:
+        samples = {"attnc": [], "torch": []}
+        for r in range(args.rounds):
+            order = ["attnc", "torch"] if r % 2 == 0 else ["torch", "attnc"]
+            for who in order:
+                samples[who].append(
+                    run_attnc(model, directory, prompt_path, args.new, threads)
+                    if who == "attnc" else
+                    run_torch(directory, prompt_path, args.new, threads, env))
+        a, t = samples["attnc"], samples["torch"]
+        same = a[0]["tokens"] == t[0]["tokens"]
+        med = lambda xs, k: statistics.median(x[k] for x in xs)
+        rows.append((threads, med(a, "prefill_ms"), med(t, "prefill_ms"),
+                     med(a, "tokens_per_s"), med(t, "tokens_per_s"), same,
+                     t[0]["version"]))
+    print()
+    print("threads | prefill ms attnc | PyTorch | attnc/PyTorch | decode tok/s attnc "
+          "| PyTorch | attnc/PyTorch | tokens equal")
+    for (threads, pa, pt, da, dt, same, version) in rows:
+        ok_ratio = same and not report["fallback"]
+        ratio = lambda x, y: f"{x / y:.2f}" if ok_ratio else "refused"
+        print(f"{threads} | {pa:.1f} | {pt:.1f} | {ratio(pa, pt)} | {da:.1f} | "
+              f"{dt:.1f} | {ratio(da, dt)} | {'yes' if same else 'NO'}")
+    print(f"PyTorch: {rows[0][6]}")
+    return 0 if all(r[5] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
