@@ -17,7 +17,8 @@ with save_pretrained; both sides run that checkpoint, batch 1, greedy:
            step), OMP_NUM_THREADS=T
   PyTorch  the same model object, eager, no_grad, torch.set_num_threads(T):
            one forward pass over the prompt (use_cache=True), then one per
-           new token with past_key_values (its own KV cache)
+           new token with past_key_values (its own KV cache);
+           OPENBLAS_NUM_THREADS=T, OMP_WAIT_POLICY=PASSIVE
 
 Both generate the same tokens first (checked; a mismatch is reported and no
 ratio printed). Prefill latency (ms) and decode throughput (tokens/s, the
@@ -103,6 +104,12 @@ def run_attnc(model, directory, prompt_path, new, threads):
 
 
 def run_torch(directory, prompt_path, new, threads, env):
+    # Debian's torch runs ATen on libgomp and its GEMMs on OpenBLAS's own
+    # pthreads: both get N threads, and libgomp must not spin-wait, or the
+    # two pools fight over the cores (bench/workers.py).
+    env = dict(env, OMP_NUM_THREADS=str(threads),
+               OPENBLAS_NUM_THREADS=str(threads))
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker",
                         directory, prompt_path, str(new), str(threads)],
                        capture_output=True, text=True, env=env, check=True)
@@ -171,8 +178,14 @@ def main():
     print()
     print("threads | prefill ms attnc | PyTorch | attnc/PyTorch | decode tok/s attnc "
           "| PyTorch | attnc/PyTorch | tokens equal")
+    # Without OpenBLAS (Debian's torch then runs the reference BLAS) or on a
+    # fallback kernel, PyTorch is crippled: no ratio.
+    blas_ok = bool(report["corenames"]) and not report["fallback"]
+    if not blas_ok:
+        print("PyTorch runs no optimized OpenBLAS (install libopenblas0-pthread: "
+              "scripts/setup.sh --bench): ratios refused")
     for (threads, pa, pt, da, dt, same, version) in rows:
-        ok_ratio = same and not report["fallback"]
+        ok_ratio = same and blas_ok
         ratio = lambda x, y: f"{x / y:.2f}" if ok_ratio else "refused"
         print(f"{threads} | {pa:.1f} | {pt:.1f} | {ratio(pa, pt)} | {da:.1f} | "
               f"{dt:.1f} | {ratio(da, dt)} | {'yes' if same else 'NO'}")

@@ -79,13 +79,9 @@ struct AttnMarkTokenIdInputsPass
   void runOnOperation() override {
     AttnDialect::IdBoundAttrHelper idBound(&getContext());
     Builder b(&getContext());
-    // Run-time positions (a decode step's cache length) are bounded like
-    // ids: the cache rows written and the position-table rows read must
-    // exist; the lowering only clamps.
-    auto bound = [&](Value positions, int64_t limit) {
-      BlockArgument arg = positions ? findIdsArgument(positions) : nullptr;
-      if (!arg || limit < 1)
-        return;
+    // Records `limit` on the function argument `arg` (the smallest limit
+    // when several uses bound it).
+    auto bound = [&](BlockArgument arg, int64_t limit) {
       auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
       unsigned index = arg.getArgNumber();
       if (auto known =
@@ -93,19 +89,28 @@ struct AttnMarkTokenIdInputsPass
         limit = std::min(limit, known.getInt());
       func.setArgAttr(index, idBound.getName(), b.getI64IntegerAttr(limit));
     };
+    // Run-time positions (a decode step's cache lengths) are bounded like
+    // ids: the cache rows written and the position-table rows read must
+    // exist; the lowering only clamps.
+    auto boundPositions = [&](Value positions, int64_t limit) {
+      if (BlockArgument arg = positions ? findIdsArgument(positions) : nullptr;
+          arg && limit >= 1)
+        bound(arg, limit);
+    };
     getOperation().walk([&](Operation *op) {
       if (auto write = dyn_cast<CacheWriteOp>(op)) {
         auto cache = write.getCache().getType();
         auto rows = write.getNewRows().getType();
         if (cache.hasStaticShape() && rows.hasStaticShape())
-          bound(write.getPositions(),
-                cache.getDimSize(2) - rows.getDimSize(2) + 1);
+          boundPositions(write.getPositions(),
+                         cache.getDimSize(2) - rows.getDimSize(2) + 1);
       } else if (auto pos = dyn_cast<LearnedPosOp>(op)) {
         int64_t rows = pos.getTable().getType().getDimSize(0);
         int64_t seq = pos.getInput().getType().getDimSize(1);
         if (!ShapedType::isDynamic(rows) && !ShapedType::isDynamic(seq))
-          bound(pos.getPositions(),
-                rows - static_cast<int64_t>(pos.getOffset()) - seq + 1);
+          boundPositions(pos.getPositions(),
+                         rows - static_cast<int64_t>(pos.getOffset()) - seq +
+                             1);
       }
     });
     getOperation().walk([&](EmbeddingOp op) {
@@ -118,12 +123,7 @@ struct AttnMarkTokenIdInputsPass
                          "first or last row");
         return;
       }
-      auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      unsigned index = arg.getArgNumber();
-      if (auto known =
-              func.getArgAttrOfType<IntegerAttr>(index, idBound.getName()))
-        rows = std::min(rows, known.getInt());
-      func.setArgAttr(index, idBound.getName(), b.getI64IntegerAttr(rows));
+      bound(arg, rows);
     });
   }
 };
