@@ -14,6 +14,7 @@
 
 #include "attnc/Tools/AttnCompile.h"
 
+#include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
 #include "attnc/InitAttnc.h"
@@ -407,6 +408,18 @@ int attnc::compile(const CompileOptions &options) {
   if (search) {
     layerDrop = searchLayers(*module, options, progress);
     if (layerDrop.empty())
+      return 1;
+  }
+
+  // The KV-cache write lowers to a host loop, which has no device
+  // counterpart yet: say so instead of failing deep in the GPU lowering.
+  if (cuda) {
+    mlir::WalkResult cacheWrite = module->walk([](mlir::attn::CacheWriteOp op) {
+      op.emitError("a decode step with a KV cache (attn.cache_write) cannot "
+                   "be compiled for --target=cuda yet; compile it for the CPU");
+      return mlir::WalkResult::interrupt();
+    });
+    if (cacheWrite.wasInterrupted())
       return 1;
   }
 
