@@ -213,7 +213,8 @@ void printDescription(FILE *out, const Manifest &mf) {
     if (e.convert)
       std::fprintf(out, ", converted from the file's float type");
     if (e.idBound >= 0)
-      std::fprintf(out, ", embedding ids in [0, %lld)",
+      std::fprintf(out, ", %s in [0, %lld)",
+                   e.positions ? "run-time positions" : "embedding ids",
                    static_cast<long long>(e.idBound));
     if (e.causal)
       std::fprintf(out, ", causal language-model logits (generate)");

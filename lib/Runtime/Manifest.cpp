@@ -165,8 +165,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       tok.pop_back();
     bool isConcat = isWeight && tok.size() == 7 && tok[4] == kConcatKeyword;
     bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
-    bool isIds =
-        e.kind == EntryKind::Input && tok.size() == 6 && tok[4] == kIdsKeyword;
+    bool isIds = e.kind == EntryKind::Input && tok.size() == 6 &&
+                 (tok[4] == kIdsKeyword || tok[4] == kPositionsKeyword);
     bool isCausal = e.kind == EntryKind::Output && tok.size() == 5 &&
                     tok[4] == kCausalKeyword;
     if (tok.size() != 4 && !isConcat && !isGather && !isIds && !isCausal) {
@@ -176,7 +176,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
             "<name>,<name>,... | gather <axis> <source_extent> "
             "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
       if (e.kind == EntryKind::Input)
-        return fail("expected 'input <name> <dtype> <dims> [ids <rows>]'");
+        return fail("expected 'input <name> <dtype> <dims> [ids <rows> | "
+                    "positions <bound>]'");
       if (e.kind == EntryKind::Output)
         return fail("expected 'output <name> <dtype> <dims> [causal]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
@@ -285,13 +286,18 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       e.convert = true;
     }
     if (isIds) {
+      e.positions = tok[4] == kPositionsKeyword;
       if (e.dtype != DType::I32 && e.dtype != DType::I64)
-        return fail("input '" + e.name + "' has ids but dtype " + tok[2] +
-                    " (ids are i32 or i64)");
+        return fail("input '" + e.name + "' has " + tok[4] + " but dtype " +
+                    tok[2] + " (" + tok[4] + " are i32 or i64)");
       uint64_t rows;
       if (!parseUnsigned(tok[5], INT64_MAX, rows) || rows == 0)
-        return fail("invalid id bound '" + tok[5] + "' of input '" + e.name +
-                    "' (expected the positive row count of its table)");
+        return fail("invalid " + std::string(e.positions ? "position" : "id") +
+                    " bound '" + tok[5] + "' of input '" + e.name +
+                    (e.positions ? "' (expected the positive number of "
+                                   "positions)"
+                                 : "' (expected the positive row count of its "
+                                   "table)"));
       e.idBound = static_cast<int64_t>(rows);
     }
     if (isCausal) {

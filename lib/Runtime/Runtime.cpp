@@ -116,6 +116,13 @@ static std::string checkIdInputs(const attnrt_model &m) {
       } else {
         std::memcpy(&id, data + i * sizeof id, sizeof id);
       }
+      if ((id < 0 || id >= e.idBound) && e.positions)
+        return strFormat("attnrt_run: input '%s' gives sequence %llu position "
+                         "%lld, outside [0, %lld) (the KV cache or position "
+                         "table length)",
+                         e.name.c_str(), static_cast<unsigned long long>(i),
+                         static_cast<long long>(id),
+                         static_cast<long long>(e.idBound));
       if (id < 0 || id >= e.idBound)
         return tokenIdMessage(static_cast<int64_t>(i / last),
                               static_cast<int64_t>(i % last), id, e.idBound);

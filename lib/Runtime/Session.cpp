@@ -146,7 +146,7 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
       step ? &mf.entries[static_cast<size_t>(mf.inputs[1])] : nullptr;
   if (pos && ((pos->dtype != DType::I32 && pos->dtype != DType::I64) ||
               pos->dims.size() != 1 || pos->dims[0] != out.dims[0] ||
-              pos->idBound < 1)) {
+              !pos->positions || pos->idBound < 1)) {
     failModel(m, "a decode step needs positions i32/i64 [batch] with a "
                  "bound (the cache length); input '" +
                      pos->name + "' is " + dtypeName(pos->dtype) + " " +

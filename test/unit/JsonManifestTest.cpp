@@ -177,10 +177,12 @@ TEST(Manifest, Errors) {
             "large");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
+      "positions <bound>]'");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
+      "positions <bound>]'");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
@@ -293,14 +295,25 @@ TEST(Manifest, Causal) {
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input ids i64 2x8x5 causal\n"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows>]'");
+            "<rows> | positions <bound>]'");
 }
 
 TEST(Manifest, State) {
   Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "input pos i64 2 ids 8\n"
+                          "input pos i64 2 positions 8\n"
                           "state k_cache f32 2x2x8x4\n"
                           "output out f32 2x4\n");
+  EXPECT_TRUE(m.entries[0].positions);
+  EXPECT_EQ(m.entries[0].idBound, 8);
+  EXPECT_EQ(formatManifestRecord(m.entries[0]), "input pos i64 2 positions 8");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input pos f32 2 positions 8\n"),
+            "manifest line 3: input 'pos' has positions but dtype f32 "
+            "(positions are i32 or i64)");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input pos i32 2 positions 0\n"),
+            "manifest line 3: invalid position bound '0' of input 'pos' "
+            "(expected the positive number of positions)");
   ASSERT_EQ(m.states.size(), 1u);
   EXPECT_EQ(m.entries[static_cast<size_t>(m.states[0])].name, "k_cache");
   EXPECT_EQ(m.entries[1].kind, EntryKind::State);
@@ -359,7 +372,7 @@ TEST(Manifest, TransposeErrors) {
   // Only weights take it, and only last.
   EXPECT_EQ(err("input x f32 4x3 transpose"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows>]'");
+            "<rows> | positions <bound>]'");
   EXPECT_EQ(
       err("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -394,7 +407,7 @@ TEST(Manifest, IdBound) {
       "manifest line 3: expected 'output <name> <dtype> <dims> [causal]'");
   EXPECT_EQ(err("input x i64 2x8 rows 10"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows>]'");
+            "<rows> | positions <bound>]'");
 }
 
 TEST(Manifest, GatherErrors) {
@@ -476,7 +489,8 @@ TEST(Manifest, GatherErrors) {
             std::string::npos);
   EXPECT_EQ(
       err("input w f32 4x3 gather 0 6 0:4"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
+      "positions <bound>]'");
 }
 
 TEST(Manifest, RepeatedWeightNames) {

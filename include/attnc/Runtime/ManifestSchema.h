@@ -19,6 +19,7 @@
 //          [convert]
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
+//   input <name> <dtype> <dims> positions <bound>
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
 //   state <name> <dtype> <dims>
@@ -48,7 +49,9 @@
 // An `ids <rows>` input (i32 or i64) holds embedding ids: the runtime fails a
 // run whose input has an element outside [0, rows), naming its batch (the
 // row-major index over the leading dimensions), position (the index in the
-// last one) and value, before any compiled code reads it.
+// last one) and value, before any compiled code reads it. A `positions
+// <bound>` input (i32 or i64, [batch]) holds run-time positions (a decode
+// step's cache lengths), checked the same way against [0, bound).
 // A `causal` output (float, [batch, seq, vocab]) holds a causal language
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
@@ -88,6 +91,7 @@ inline constexpr const char *kTransposeKeyword = "transpose";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
+inline constexpr const char *kPositionsKeyword = "positions";
 /// The dims of a rank-0 record.
 inline constexpr const char *kScalarDims = "scalar";
 
@@ -249,6 +253,9 @@ struct ManifestRecord {
   int64_t idBound = -1;
   /// For `output ... causal`: causal language-model logits.
   bool causal = false;
+  /// For `input ... positions <bound>`: idBound bounds run-time positions
+  /// (a decode step's cache length) rather than embedding ids.
+  bool positions = false;
 
   bool isConcat() const { return !concatParts.empty(); }
   bool isGather() const { return gatherAxis >= 0; }
@@ -303,7 +310,7 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   }
   if (r.idBound >= 0) {
     s += " ";
-    s += kIdsKeyword;
+    s += r.positions ? kPositionsKeyword : kIdsKeyword;
     s += " " + std::to_string(r.idBound);
   }
   if (r.causal) {

@@ -177,10 +177,10 @@ struct AttnHoistWeightsPass
     SmallVector<Attribute> manifest;
     auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
                       Location loc, WeightOp weight = {},
-                      IntegerAttr idBound = {},
-                      bool causal = false) -> LogicalResult {
-      FailureOr<DictionaryAttr> dict =
-          buildManifestRecord(kind, name, type, weight, idBound, causal);
+                      IntegerAttr idBound = {}, bool causal = false,
+                      IntegerAttr positionBound = {}) -> LogicalResult {
+      FailureOr<DictionaryAttr> dict = buildManifestRecord(
+          kind, name, type, weight, idBound, causal, positionBound);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
@@ -233,15 +233,23 @@ struct AttnHoistWeightsPass
     for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i) {
       std::string name;
       bool state = isStateArg.contains(i - index);
+      auto idBound = entry.getArgAttrOfType<IntegerAttr>(
+          i, AttnDialect::IdBoundAttrHelper::getNameStr());
+      auto positionBound = entry.getArgAttrOfType<IntegerAttr>(
+          i, AttnDialect::PositionBoundAttrHelper::getNameStr());
+      // Ids that are also positions: one bound, the smaller.
+      if (idBound && positionBound) {
+        if (positionBound.getInt() < idBound.getInt())
+          idBound = positionBound;
+        positionBound = {};
+      }
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ((state ? "state" : "input") + Twine(i - index)).str(),
                         name)) ||
-          failed(record(state ? attnrt::EntryKind::State
-                              : attnrt::EntryKind::Input,
-                        name, entry.getArgument(i).getType(), entry.getLoc(),
-                        /*weight=*/{},
-                        entry.getArgAttrOfType<IntegerAttr>(
-                            i, AttnDialect::IdBoundAttrHelper::getNameStr()))))
+          failed(record(
+              state ? attnrt::EntryKind::State : attnrt::EntryKind::Input, name,
+              entry.getArgument(i).getType(), entry.getLoc(),
+              /*weight=*/{}, idBound, /*causal=*/false, positionBound)))
         return signalPassFailure();
     }
     // A causal language model's [batch, seq, vocab] float outputs are the

@@ -22,7 +22,7 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
 FailureOr<DictionaryAttr>
 mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
                                 Type type, WeightOp weight, IntegerAttr idBound,
-                                bool causal) {
+                                bool causal, IntegerAttr positionBound) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() ||
       !getManifestDType(tensor.getElementType()))
@@ -46,6 +46,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
     fields.append(kManifestIdBoundKey, idBound);
   if (causal)
     fields.append(kManifestCausalKey, b.getUnitAttr());
+  if (positionBound)
+    fields.append(kManifestPositionBoundKey, positionBound);
   return fields.getDictionary(type.getContext());
 }
 
@@ -113,6 +115,17 @@ static LogicalResult readRecord(DictionaryAttr dict,
       return fail() << "has " << kManifestIdBoundKey
                     << " but is not an i32/i64 input with a positive bound";
     record.idBound = idBound.getInt();
+  }
+  if (auto bound = dict.getAs<IntegerAttr>(kManifestPositionBoundKey)) {
+    if (record.kind != attnrt::EntryKind::Input || bound.getInt() <= 0 ||
+        record.idBound >= 0 ||
+        (record.dtype != attnrt::DType::I32 &&
+         record.dtype != attnrt::DType::I64))
+      return fail() << "has " << kManifestPositionBoundKey
+                    << " but is not an i32/i64 input with a positive bound "
+                       "(and no id_bound)";
+    record.idBound = bound.getInt();
+    record.positions = true;
   }
   if (dict.get(kManifestCausalKey)) {
     if (record.kind != attnrt::EntryKind::Output ||

@@ -77,17 +77,19 @@ struct AttnMarkTokenIdInputsPass
   using AttnMarkTokenIdInputsBase::AttnMarkTokenIdInputsBase;
 
   void runOnOperation() override {
-    AttnDialect::IdBoundAttrHelper idBound(&getContext());
+    StringAttr idBound =
+        AttnDialect::IdBoundAttrHelper(&getContext()).getName();
+    StringAttr positionBound =
+        AttnDialect::PositionBoundAttrHelper(&getContext()).getName();
     Builder b(&getContext());
-    // Records `limit` on the function argument `arg` (the smallest limit
-    // when several uses bound it).
-    auto bound = [&](BlockArgument arg, int64_t limit) {
+    // Records `limit` as argument attribute `name` on the function argument
+    // `arg` (the smallest limit when several uses bound it).
+    auto bound = [&](BlockArgument arg, int64_t limit, StringAttr name) {
       auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
       unsigned index = arg.getArgNumber();
-      if (auto known =
-              func.getArgAttrOfType<IntegerAttr>(index, idBound.getName()))
+      if (auto known = func.getArgAttrOfType<IntegerAttr>(index, name))
         limit = std::min(limit, known.getInt());
-      func.setArgAttr(index, idBound.getName(), b.getI64IntegerAttr(limit));
+      func.setArgAttr(index, name, b.getI64IntegerAttr(limit));
     };
     // Run-time positions (a decode step's cache lengths) are bounded like
     // ids: the cache rows written and the position-table rows read must
@@ -95,7 +97,7 @@ struct AttnMarkTokenIdInputsPass
     auto boundPositions = [&](Value positions, int64_t limit) {
       if (BlockArgument arg = positions ? findIdsArgument(positions) : nullptr;
           arg && limit >= 1)
-        bound(arg, limit);
+        bound(arg, limit, positionBound);
     };
     getOperation().walk([&](Operation *op) {
       if (auto write = dyn_cast<CacheWriteOp>(op)) {
@@ -123,7 +125,7 @@ struct AttnMarkTokenIdInputsPass
                          "first or last row");
         return;
       }
-      bound(arg, rows);
+      bound(arg, rows, idBound);
     });
   }
 };

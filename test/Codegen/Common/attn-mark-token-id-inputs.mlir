@@ -79,7 +79,7 @@ func.func @constant_positions(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
 // at a time takes positions in [0, 32); a table of 20 rows read at
 // offset 2 + positions + s for 1 row takes [0, 18); the smaller bound wins.
 // CHECK-LABEL: func.func @decode_positions(
-// CHECK-SAME:    %{{[^:]+}}: tensor<2x1x16xf32>, %{{[^:]+}}: tensor<2xi64> {attn.id_bound = 18 : i64}, %{{[^:]+}}: tensor<2xi64> {attn.id_bound = 32 : i64}, %{{[^:]+}}: tensor<2x4x1x4xf32>, %{{[^:]+}}: tensor<2x4x32x4xf32>)
+// CHECK-SAME:    %{{[^:]+}}: tensor<2x1x16xf32>, %{{[^:]+}}: tensor<2xi64> {attn.position_bound = 18 : i64}, %{{[^:]+}}: tensor<2xi64> {attn.position_bound = 32 : i64}, %{{[^:]+}}: tensor<2x4x1x4xf32>, %{{[^:]+}}: tensor<2x4x32x4xf32>)
 func.func @decode_positions(%x: tensor<2x1x16xf32>, %p: tensor<2xi64>, %q: tensor<2xi64>, %n: tensor<2x4x1x4xf32>, %c: tensor<2x4x32x4xf32>) -> (tensor<2x1x16xf32>, tensor<2x4x32x4xf32>) {
   %t = attn.weight "wpe" : tensor<20x16xf32>
   %0 = attn.learned_pos %x, %t positions(%p : tensor<2xi64>) offset = 2 : tensor<2x1x16xf32>, tensor<20x16xf32>

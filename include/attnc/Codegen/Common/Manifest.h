@@ -45,6 +45,8 @@ constexpr llvm::StringLiteral kManifestNameKey = "name";
 constexpr llvm::StringLiteral kManifestTypeKey = "type";
 /// Inputs holding embedding ids: the table's row count.
 constexpr llvm::StringLiteral kManifestIdBoundKey = "id_bound";
+/// Inputs holding run-time positions: one past the largest valid one.
+constexpr llvm::StringLiteral kManifestPositionBoundKey = "position_bound";
 /// Outputs holding causal language-model logits (a unit attribute).
 constexpr llvm::StringLiteral kManifestCausalKey = "causal";
 
@@ -55,13 +57,13 @@ std::optional<attnrt::DType> getManifestDType(Type elementType);
 /// One record for a buffer of `type`; `weight` (for weight records) adds its
 /// concat, gather and transpose attributes, `idBound` (for inputs of
 /// embedding ids) the table's row count, `causal` (for outputs of causal
-/// language models) the causal mark. Fails (without a diagnostic) when the
+/// language models) the causal mark, `positionBound` (for inputs of
+/// run-time positions) their bound. Fails (without a diagnostic) when the
 /// runtime cannot take the type: see getManifestDType.
-FailureOr<DictionaryAttr> buildManifestRecord(attnrt::EntryKind kind,
-                                              StringRef name, Type type,
-                                              WeightOp weight = {},
-                                              IntegerAttr idBound = {},
-                                              bool causal = false);
+FailureOr<DictionaryAttr>
+buildManifestRecord(attnrt::EntryKind kind, StringRef name, Type type,
+                    WeightOp weight = {}, IntegerAttr idBound = {},
+                    bool causal = false, IntegerAttr positionBound = {});
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

@@ -36,6 +36,9 @@ def Attn_Dialect : Dialect {
   //   attn.original_index  (attn.layer) its checkpoint depth after pruning
   //   attn.id_bound        (function argument) embedding ids: the table's
   //                        row count, from attn-mark-token-id-inputs
+  //   attn.position_bound  (function argument) run-time positions: one
+  //                        past the largest valid (cache or position table
+  //                        length), from attn-mark-token-id-inputs
   //   attn.causal_lm       (module) a causal language model: every output
   //                        position depends only on input positions up to
   //                        it (set by the importers for decoders; every
@@ -46,6 +49,7 @@ def Attn_Dialect : Dialect {
     "::mlir::UnitAttr":$fuse_rows,
     "::mlir::IntegerAttr":$original_index,
     "::mlir::IntegerAttr":$id_bound,
+    "::mlir::IntegerAttr":$position_bound,
     "::mlir::UnitAttr":$causal_lm
   );
 }
