@@ -106,6 +106,44 @@ private:
     return Error::success();
   }
 
+  /// The integer attribute `name` (default `dflt`) as an axis of a rank-
+  /// `rank` tensor, made non-negative.
+  Expected<int64_t> axisAttr(StringRef name, int64_t dflt, int64_t rank) {
+    int64_t axis = getIntAttr(*current, name, dflt);
+    if (Error err = normalizeAxis(axis, rank))
+      return std::move(err);
+    return axis;
+  }
+
+  /// The `axes` of Squeeze/Unsqueeze/Reduce*: from input 1 when
+  /// `fromInput` (where the opset moved them; optional unless `required`),
+  /// else from the attribute. As written: not yet normalized.
+  Expected<std::vector<int64_t>> axesArgument(bool fromInput, bool required) {
+    if (fromInput) {
+      if (!required && !hasInput(1))
+        return std::vector<int64_t>();
+      return constantInts(1, "axes");
+    }
+    if (auto a = getIntsAttr(*current, "axes"))
+      return *a;
+    return std::vector<int64_t>();
+  }
+
+  /// Normalizes `axes` of a rank-`rank` tensor and sorts them; a repeated
+  /// axis is an error unless `mergeRepeats`.
+  Error normalizeAxes(std::vector<int64_t> &axes, int64_t rank,
+                      bool mergeRepeats = false) {
+    for (int64_t &a : axes)
+      if (Error err = normalizeAxis(a, rank))
+        return err;
+    llvm::sort(axes);
+    auto repeat = std::adjacent_find(axes.begin(), axes.end());
+    if (repeat != axes.end() && !mergeRepeats)
+      return fail("axes repeat");
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    return Error::success();
+  }
+
   std::string nodeName(const onnx::NodeProto &node) {
     if (!node.name().empty())
       return node.name();
@@ -165,31 +203,37 @@ private:
   Value broadcastTo(Value v, ArrayRef<int64_t> shape);
   Value reshapeTo(Value v, ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int64_t> perm);
+  Value staticSlice(Value v, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+                    ArrayRef<int64_t> strides);
+  /// Output `i` as a slice of input 0: folded when the input is a host
+  /// constant, else a tensor.extract_slice.
+  Error setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
+                       ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides);
   Value matmul2d(Value a, Value bm);
   Value generic(ValueRange ins, ArrayRef<int64_t> shape, Type outElem,
                 function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
   // Nodes.
   Error importNode(const onnx::NodeProto &node);
-  Error importElementwiseBinary(StringRef op);
-  Error importUnary(StringRef op);
-  Error importMatMul();
-  Error importGemm();
-  Error importReshapeLike(StringRef op);
-  Error importSlice();
-  Error importSplit();
-  Error importGather();
+  Expected<Value> importElementwiseBinary(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importUnary(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importMatMul(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importGemm(StringRef op, ArrayRef<Value> in);
+  Error importReshapeLike(StringRef op, ArrayRef<int64_t> shape);
+  Error importSlice(StringRef op, ArrayRef<int64_t> shape);
+  Error importSplit(StringRef op, ArrayRef<int64_t> shape);
+  Error importGather(StringRef op, ArrayRef<int64_t> shape);
   Error importConcat();
-  Error importTranspose();
-  Error importSoftmax();
-  Error importLayerNorm();
-  Error importReduceMean();
-  Error importWhere();
-  Error importCast();
-  Error importCompare(StringRef op);
-  Error importExpand();
-  Error importTrilu();
-  Error importShapeOf();
+  Expected<Value> importTranspose(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importSoftmax(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importLayerNorm(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importReduceMean(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importWhere(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importCast(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importCompare(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importExpand(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importTrilu(StringRef op, ArrayRef<Value> in);
+  Error importShapeOf(StringRef op, ArrayRef<int64_t> shape);
   Error importConstant();
   /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
   Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
@@ -443,13 +487,10 @@ Value Importer::generic(
 // Nodes
 //===----------------------------------------------------------------------===//
 
-Error Importer::importElementwiseBinary(StringRef op) {
-  auto a = input(0), c = input(1);
-  if (!a)
-    return a.takeError();
-  if (!c)
-    return c.takeError();
-  auto ta = typeOf(*a), tc = typeOf(*c);
+Expected<Value> Importer::importElementwiseBinary(StringRef op,
+                                                  ArrayRef<Value> in) {
+  Value a = in[0], c = in[1];
+  auto ta = typeOf(a), tc = typeOf(c);
   if (ta.getElementType() != tc.getElementType())
     return fail("operands have different element types (" + typeText(ta) +
                 " and " + typeText(tc) + ")");
@@ -461,7 +502,7 @@ Error Importer::importElementwiseBinary(StringRef op) {
   bool isFloat = isa<FloatType>(elem);
   if (!isFloat && (op == "Pow"))
     return fail("integer Pow is not supported");
-  Value lhs = broadcastTo(*a, *shape), rhs = broadcastTo(*c, *shape);
+  Value lhs = broadcastTo(a, *shape), rhs = broadcastTo(c, *shape);
   Value init = empty(*shape, elem);
   SmallVector<Value> ins{lhs, rhs}, outs{init};
   Operation *result;
@@ -479,19 +520,16 @@ Error Importer::importElementwiseBinary(StringRef op) {
     result = linalg::MaxOp::create(b, loc, ins, outs);
   else
     result = linalg::MinOp::create(b, loc, ins, outs);
-  setOutput(0, result->getResult(0));
-  return Error::success();
+  return result->getResult(0);
 }
 
-Error Importer::importUnary(StringRef op) {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  auto type = typeOf(*x);
+Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto type = typeOf(x);
   if (!isa<FloatType>(type.getElementType()))
     return fail("expects a float tensor, got " + typeText(type));
   Value init = empty(type.getShape(), type.getElementType());
-  SmallVector<Value> ins{*x}, outs{init};
+  SmallVector<Value> ins{x}, outs{init};
   Value r;
   if (op == "Sqrt")
     r = linalg::SqrtOp::create(b, loc, ins, outs).getResult(0);
@@ -506,7 +544,7 @@ Error Importer::importUnary(StringRef op) {
   else if (op == "Reciprocal")
     r = linalg::ReciprocalOp::create(b, loc, ins, outs).getResult(0);
   else if (op == "Relu")
-    r = attn::ReluOp::create(b, loc, *x);
+    r = attn::ReluOp::create(b, loc, x);
   else if (op == "Sigmoid")
     r = generic(ins, type.getShape(), type.getElementType(),
                 [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -527,21 +565,16 @@ Error Importer::importUnary(StringRef op) {
                   return math::CosOp::create(nb, nl, a[0]);
                 });
   }
-  setOutput(0, r);
-  return Error::success();
+  return r;
 }
 
-Error Importer::importMatMul() {
-  auto a = input(0), c = input(1);
-  if (!a)
-    return a.takeError();
-  if (!c)
-    return c.takeError();
-  auto ta = typeOf(*a), tc = typeOf(*c);
+Expected<Value> Importer::importMatMul(StringRef op, ArrayRef<Value> in) {
+  Value a = in[0], c = in[1];
+  auto ta = typeOf(a), tc = typeOf(c);
   if (!isa<FloatType>(ta.getElementType()) ||
       ta.getElementType() != tc.getElementType())
     return fail("expects float operands of one element type");
-  Value lhs = *a, rhs = *c;
+  Value lhs = a, rhs = c;
   // 1-D operands: promoted to matrices and the unit dim removed afterwards.
   bool vecL = ta.getRank() == 1, vecR = tc.getRank() == 1;
   if (ta.getRank() == 0 || tc.getRank() == 0)
@@ -601,19 +634,14 @@ Error Importer::importMatMul() {
       squeezed.push_back(n);
     result = reshapeTo(result, squeezed);
   }
-  setOutput(0, result);
-  return Error::success();
+  return result;
 }
 
-Error Importer::importGemm() {
-  auto a = input(0), c = input(1);
-  if (!a)
-    return a.takeError();
-  if (!c)
-    return c.takeError();
-  if (typeOf(*a).getRank() != 2 || typeOf(*c).getRank() != 2)
+Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
+  Value a = in[0], c = in[1];
+  if (typeOf(a).getRank() != 2 || typeOf(c).getRank() != 2)
     return fail("A and B must be matrices");
-  Value lhs = *a, rhs = *c;
+  Value lhs = a, rhs = c;
   if (getIntAttr(*current, "transA", 0))
     lhs = transpose(lhs, {1, 0});
   if (getIntAttr(*current, "transB", 0))
@@ -646,8 +674,7 @@ Error Importer::importGemm() {
                               ValueRange{empty(shape, elem)})
             .getResult(0);
   }
-  setOutput(0, y);
-  return Error::success();
+  return y;
 }
 
 Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
@@ -656,26 +683,6 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
   int64_t total = 1;
   for (int64_t d : in)
     total *= d;
-  auto axesOf = [&](int64_t outRank) -> Expected<std::vector<int64_t>> {
-    std::vector<int64_t> axes;
-    if (opset >= 13) {
-      if (hasInput(1)) {
-        auto ints = constantInts(1, "axes");
-        if (!ints)
-          return ints.takeError();
-        axes = *ints;
-      }
-    } else if (auto a = getIntsAttr(*current, "axes")) {
-      axes = *a;
-    }
-    for (int64_t &a : axes)
-      if (Error err = normalizeAxis(a, outRank))
-        return err;
-    std::sort(axes.begin(), axes.end());
-    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-      return fail("axes repeat");
-    return axes;
-  };
   SmallVector<int64_t> out;
   if (op == "Reshape") {
     auto target = constantInts(1, "the shape");
@@ -726,10 +733,14 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
       outer *= in[d];
     return SmallVector<int64_t>{outer, outer ? total / outer : 0};
   }
+  // Squeeze and Unsqueeze take their axes from input 1 since opset 13 (an
+  // optional one for Squeeze).
+  auto axes = axesArgument(opset >= 13, /*required=*/op == "Unsqueeze");
+  if (!axes)
+    return axes.takeError();
   if (op == "Squeeze") {
-    auto axes = axesOf(rank);
-    if (!axes)
-      return axes.takeError();
+    if (Error err = normalizeAxes(*axes, rank))
+      return err;
     for (int64_t d = 0; d < rank; ++d) {
       bool listed = llvm::is_contained(*axes, d);
       if (listed && in[d] != 1)
@@ -741,40 +752,18 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
     }
     return out;
   }
-  // Unsqueeze
-  auto axesOrErr = [&]() -> Expected<std::vector<int64_t>> {
-    std::vector<int64_t> raw;
-    if (opset >= 13) {
-      auto ints = constantInts(1, "axes");
-      if (!ints)
-        return ints.takeError();
-      raw = *ints;
-    } else if (auto a = getIntsAttr(*current, "axes")) {
-      raw = *a;
-    }
-    return raw;
-  }();
-  if (!axesOrErr)
-    return axesOrErr.takeError();
-  int64_t outRank = rank + static_cast<int64_t>(axesOrErr->size());
-  std::vector<int64_t> axes = *axesOrErr;
-  for (int64_t &a : axes)
-    if (Error err = normalizeAxis(a, outRank))
-      return err;
-  std::sort(axes.begin(), axes.end());
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    return fail("axes repeat");
+  // Unsqueeze: the axes index the output.
+  int64_t outRank = rank + static_cast<int64_t>(axes->size());
+  if (Error err = normalizeAxes(*axes, outRank))
+    return err;
   size_t src = 0;
   for (int64_t d = 0; d < outRank; ++d)
-    out.push_back(llvm::is_contained(axes, d) ? 1 : in[src++]);
+    out.push_back(llvm::is_contained(*axes, d) ? 1 : in[src++]);
   return out;
 }
 
-Error Importer::importReshapeLike(StringRef op) {
-  auto shape = shapeOf(0);
-  if (!shape)
-    return shape.takeError();
-  auto target = reshapeTarget(op, *shape);
+Error Importer::importReshapeLike(StringRef op, ArrayRef<int64_t> shape) {
+  auto target = reshapeTarget(op, shape);
   if (!target)
     return target.takeError();
   if (const HostTensor *c = constantInput(0)) {
@@ -814,11 +803,31 @@ static HostTensor sliceHost(const HostTensor &in, ArrayRef<int64_t> offsets,
   return out;
 }
 
-Error Importer::importSlice() {
-  auto shape = shapeOf(0);
-  if (!shape)
-    return shape.takeError();
-  int64_t rank = static_cast<int64_t>(shape->size());
+Value Importer::staticSlice(Value v, ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> sizes,
+                            ArrayRef<int64_t> strides) {
+  auto type = RankedTensorType::get(sizes, typeOf(v).getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, type, v, ValueRange{},
+                                        ValueRange{}, ValueRange{}, offsets,
+                                        sizes, strides);
+}
+
+Error Importer::setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
+                               ArrayRef<int64_t> sizes,
+                               ArrayRef<int64_t> strides) {
+  if (const HostTensor *c = constantInput(0)) {
+    setConstantOutput(i, sliceHost(*c, offsets, sizes, strides));
+    return Error::success();
+  }
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  setOutput(i, staticSlice(*x, offsets, sizes, strides));
+  return Error::success();
+}
+
+Error Importer::importSlice(StringRef op, ArrayRef<int64_t> shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<int64_t> starts, ends, axes, steps;
   if (opset >= 10) {
     auto s = constantInts(1, "starts"), e = constantInts(2, "ends");
@@ -850,12 +859,12 @@ Error Importer::importSlice() {
     steps.assign(starts.size(), 1);
   if (axes.size() != starts.size() || steps.size() != starts.size())
     return fail("axes and steps must match starts in length");
-  SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
+  SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = axes[i];
     if (Error err = normalizeAxis(axis, rank))
       return err;
-    int64_t dim = (*shape)[axis], step = steps[i];
+    int64_t dim = shape[axis], step = steps[i];
     if (step <= 0)
       return fail("steps must be positive (negative steps are not supported)");
     auto clampIndex = [&](int64_t v) {
@@ -868,29 +877,15 @@ Error Importer::importSlice() {
     sizes[axis] = end > start ? (end - start + step - 1) / step : 0;
     strides[axis] = step;
   }
-  if (const HostTensor *c = constantInput(0)) {
-    setConstantOutput(0, sliceHost(*c, offsets, sizes, strides));
-    return Error::success();
-  }
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  auto resultType = RankedTensorType::get(sizes, typeOf(*x).getElementType());
-  setOutput(0, tensor::ExtractSliceOp::create(
-                   b, loc, resultType, *x, ValueRange{}, ValueRange{},
-                   ValueRange{}, offsets, sizes, strides));
-  return Error::success();
+  return setSliceOutput(0, offsets, sizes, strides);
 }
 
-Error Importer::importSplit() {
-  auto shape = shapeOf(0);
-  if (!shape)
-    return shape.takeError();
-  int64_t rank = static_cast<int64_t>(shape->size());
-  int64_t axis = getIntAttr(*current, "axis", 0);
-  if (Error err = normalizeAxis(axis, rank))
-    return err;
-  int64_t outputs = current->output_size(), dim = (*shape)[axis];
+Error Importer::importSplit(StringRef op, ArrayRef<int64_t> shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  auto axis = axisAttr("axis", 0, rank);
+  if (!axis)
+    return axis.takeError();
+  int64_t outputs = current->output_size(), dim = shape[*axis];
   std::vector<int64_t> parts;
   if (opset >= 13 && hasInput(1)) {
     auto s = constantInts(1, "split");
@@ -919,45 +914,28 @@ Error Importer::importSplit() {
   if (sum != dim)
     return fail("split sizes add up to " + Twine(sum) +
                 ", not the axis extent " + Twine(dim));
-  const HostTensor *c = constantInput(0);
-  Value x;
-  if (!c) {
-    auto v = input(0);
-    if (!v)
-      return v.takeError();
-    x = *v;
-  }
   int64_t offset = 0;
   for (int64_t i = 0; i < outputs; ++i) {
-    SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
-    offsets[axis] = offset;
-    sizes[axis] = parts[i];
+    SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
+    offsets[*axis] = offset;
+    sizes[*axis] = parts[i];
     offset += parts[i];
-    if (c) {
-      setConstantOutput(i, sliceHost(*c, offsets, sizes, strides));
-      continue;
-    }
-    auto type = RankedTensorType::get(sizes, typeOf(x).getElementType());
-    setOutput(i, tensor::ExtractSliceOp::create(b, loc, type, x, ValueRange{},
-                                                ValueRange{}, ValueRange{},
-                                                offsets, sizes, strides));
+    if (Error err = setSliceOutput(i, offsets, sizes, strides))
+      return err;
   }
   return Error::success();
 }
 
-Error Importer::importGather() {
-  auto shape = shapeOf(0);
-  if (!shape)
-    return shape.takeError();
-  int64_t rank = static_cast<int64_t>(shape->size());
-  int64_t axis = getIntAttr(*current, "axis", 0);
-  if (Error err = normalizeAxis(axis, rank))
-    return err;
+Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  auto axis = axisAttr("axis", 0, rank);
+  if (!axis)
+    return axis.takeError();
   Entry *data = lookup(current->input(0));
   const HostTensor *indices = constantInput(1);
   // A table lookup: an initializer (or constant) table indexed by ids; with
   // constant ids, still a lookup of the weight.
-  if (data && data->constant && rank == 2 && axis == 0 &&
+  if (data && data->constant && rank == 2 && *axis == 0 &&
       data->constant->isFloat()) {
     auto table = input(0), ids = input(1);
     if (!table)
@@ -968,9 +946,9 @@ Error Importer::importGather() {
     SmallVector<int64_t> outShape;
     if (indices) {
       for (int64_t i : indices->toInts())
-        if (i < 0 || i >= (*shape)[0])
+        if (i < 0 || i >= shape[0])
           return fail("index " + Twine(i) + " is out of range for a table of " +
-                      Twine((*shape)[0]) + " rows");
+                      Twine(shape[0]) + " rows");
       outShape.assign(indices->shape.begin(), indices->shape.end());
     } else {
       if (!idsType.getElementType().isInteger(64) &&
@@ -980,9 +958,9 @@ Error Importer::importGather() {
     }
     // Scalar ids look up one row.
     Value ids2 = outShape.empty() ? reshapeTo(*ids, {1}) : *ids;
-    outShape.push_back((*shape)[1]);
+    outShape.push_back(shape[1]);
     SmallVector<int64_t> embShape(typeOf(ids2).getShape());
-    embShape.push_back((*shape)[1]);
+    embShape.push_back(shape[1]);
     Value emb = attn::EmbeddingOp::create(
         b, loc,
         RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
@@ -998,22 +976,19 @@ Error Importer::importGather() {
     return x.takeError();
   std::vector<int64_t> idx = indices->toInts();
   for (int64_t &i : idx) {
-    if (i < -(*shape)[axis] || i >= (*shape)[axis])
+    if (i < -shape[*axis] || i >= shape[*axis])
       return fail("index " + Twine(i) + " is out of range for extent " +
-                  Twine((*shape)[axis]));
+                  Twine(shape[*axis]));
     if (i < 0)
-      i += (*shape)[axis];
+      i += shape[*axis];
   }
-  Type elem = typeOf(*x).getElementType();
   // One slice per index along the axis, concatenated (a single slice for a
   // scalar index or a run of consecutive ones).
   auto sliceAt = [&](int64_t start, int64_t len) -> Value {
-    SmallVector<int64_t> offsets(rank, 0), sizes(*shape), strides(rank, 1);
-    offsets[axis] = start;
-    sizes[axis] = len;
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(sizes, elem), *x, ValueRange{},
-        ValueRange{}, ValueRange{}, offsets, sizes, strides);
+    SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
+    offsets[*axis] = start;
+    sizes[*axis] = len;
+    return staticSlice(*x, offsets, sizes, strides);
   };
   bool consecutive = true;
   for (size_t i = 1; i < idx.size(); ++i)
@@ -1027,11 +1002,11 @@ Error Importer::importGather() {
     SmallVector<Value> parts;
     for (int64_t i : idx)
       parts.push_back(sliceAt(i, 1));
-    gathered = tensor::ConcatOp::create(b, loc, axis, parts);
+    gathered = tensor::ConcatOp::create(b, loc, *axis, parts);
   }
-  SmallVector<int64_t> outShape(shape->begin(), shape->begin() + axis);
+  SmallVector<int64_t> outShape(shape.begin(), shape.begin() + *axis);
   outShape.append(indices->shape.begin(), indices->shape.end());
-  outShape.append(shape->begin() + axis + 1, shape->end());
+  outShape.append(shape.begin() + *axis + 1, shape.end());
   setOutput(0, reshapeTo(gathered, outShape));
   return Error::success();
 }
@@ -1054,29 +1029,28 @@ Error Importer::importConcat() {
   if (parts.empty())
     return fail("all inputs are empty");
   int64_t rank = typeOf(parts[0]).getRank();
-  int64_t axis = getIntAttr(*current, "axis", 0);
-  if (Error err = normalizeAxis(axis, rank))
-    return err;
+  auto axis = axisAttr("axis", 0, rank);
+  if (!axis)
+    return axis.takeError();
   for (Value p : parts) {
     auto t = typeOf(p);
     if (t.getRank() != rank ||
         t.getElementType() != typeOf(parts[0]).getElementType())
       return fail("inputs differ in rank or element type");
     for (int64_t d = 0; d < rank; ++d)
-      if (d != axis && t.getDimSize(d) != typeOf(parts[0]).getDimSize(d))
+      if (d != *axis && t.getDimSize(d) != typeOf(parts[0]).getDimSize(d))
         return fail("inputs differ outside the concatenation axis");
   }
-  setOutput(0, parts.size() == 1
-                   ? parts[0]
-                   : tensor::ConcatOp::create(b, loc, axis, parts).getResult());
+  setOutput(0,
+            parts.size() == 1
+                ? parts[0]
+                : tensor::ConcatOp::create(b, loc, *axis, parts).getResult());
   return Error::success();
 }
 
-Error Importer::importTranspose() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  int64_t rank = typeOf(*x).getRank();
+Expected<Value> Importer::importTranspose(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  int64_t rank = typeOf(x).getRank();
   SmallVector<int64_t> perm;
   if (auto p = getIntsAttr(*current, "perm"))
     perm.assign(p->begin(), p->end());
@@ -1091,52 +1065,44 @@ Error Importer::importTranspose() {
         std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())))
     return fail("perm is not a permutation of the input's " + Twine(rank) +
                 " dimensions");
-  setOutput(0, transpose(*x, perm));
-  return Error::success();
+  return transpose(x, perm);
 }
 
-Error Importer::importSoftmax() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  auto type = typeOf(*x);
+Expected<Value> Importer::importSoftmax(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto type = typeOf(x);
   int64_t rank = type.getRank();
-  int64_t axis = getIntAttr(*current, "axis", opset >= 13 ? -1 : 1);
-  if (Error err = normalizeAxis(axis, rank))
-    return err;
+  auto axis = axisAttr("axis", opset >= 13 ? -1 : 1, rank);
+  if (!axis)
+    return axis.takeError();
   // Before opset 13 Softmax flattened [axis, rank) into one row.
-  if (opset < 13 && axis != rank - 1)
-    return fail("axis " + Twine(axis) +
+  if (opset < 13 && *axis != rank - 1)
+    return fail("axis " + Twine(*axis) +
                 " before opset 13 normalizes over the flattened trailing "
                 "dimensions, which is not supported (only the last axis)");
   if (!isa<FloatType>(type.getElementType()))
     return fail("expects a float tensor");
-  setOutput(0, attn::SoftmaxOp::create(b, loc, *x, axis));
-  return Error::success();
+  return attn::SoftmaxOp::create(b, loc, x, *axis);
 }
 
-Error Importer::importLayerNorm() {
+Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
   for (int i = 1; i < current->output_size(); ++i)
     if (!current->output(i).empty())
       return fail("the Mean and InvStdDev outputs are not supported");
-  auto x = input(0), scale = input(1);
-  if (!x)
-    return x.takeError();
-  if (!scale)
-    return scale.takeError();
-  auto type = typeOf(*x);
+  Value x = in[0], scale = in[1];
+  auto type = typeOf(x);
   int64_t rank = type.getRank();
-  int64_t axis = getIntAttr(*current, "axis", -1);
-  if (Error err = normalizeAxis(axis, rank))
-    return err;
-  if (axis != rank - 1)
-    return fail("normalization over dimensions " + Twine(axis) + ".." +
+  auto axis = axisAttr("axis", -1, rank);
+  if (!axis)
+    return axis.takeError();
+  if (*axis != rank - 1)
+    return fail("normalization over dimensions " + Twine(*axis) + ".." +
                 Twine(rank - 1) + " is not supported (only the last axis)");
   int64_t d = type.getDimSize(rank - 1);
   Type elem = type.getElementType();
-  if (typeOf(*scale).getNumElements() != d)
+  if (typeOf(scale).getNumElements() != d)
     return fail("scale must have " + Twine(d) + " elements");
-  Value gamma = reshapeTo(*scale, {d});
+  Value gamma = reshapeTo(scale, {d});
   Value beta;
   if (hasInput(2)) {
     auto bias = input(2);
@@ -1154,45 +1120,32 @@ Error Importer::importLayerNorm() {
   std::to_chars(epsText, epsText + sizeof(epsText) - 1,
                 getFloatAttr(*current, "epsilon", 1e-5f));
   double eps = std::strtod(epsText, nullptr);
-  setOutput(0, attn::LayerNormOp::create(b, loc, type, *x, gamma, beta,
-                                         b.getF64FloatAttr(eps)));
-  return Error::success();
+  return attn::LayerNormOp::create(b, loc, type, x, gamma, beta,
+                                   b.getF64FloatAttr(eps));
 }
 
-Error Importer::importReduceMean() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  auto type = typeOf(*x);
+Expected<Value> Importer::importReduceMean(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto type = typeOf(x);
   int64_t rank = type.getRank();
   Type elem = type.getElementType();
   if (!isa<FloatType>(elem))
     return fail("expects a float tensor");
-  std::vector<int64_t> axes;
+  // ReduceMean takes its axes from an optional input since opset 18.
   bool fromInput = opset >= 18;
-  if (fromInput) {
-    if (hasInput(1)) {
-      auto a = constantInts(1, "axes");
-      if (!a)
-        return a.takeError();
-      axes = *a;
-    }
-  } else if (auto a = getIntsAttr(*current, "axes")) {
-    axes = *a;
-  }
+  auto axesOr = axesArgument(fromInput, /*required=*/false);
+  if (!axesOr)
+    return axesOr.takeError();
+  std::vector<int64_t> axes = std::move(*axesOr);
   if (axes.empty()) {
     if (fromInput && getIntAttr(*current, "noop_with_empty_axes", 0)) {
-      setOutput(0, *x);
-      return Error::success();
+      return x;
     }
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
   }
-  for (int64_t &a : axes)
-    if (Error err = normalizeAxis(a, rank))
-      return err;
-  llvm::sort(axes);
-  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (Error err = normalizeAxes(axes, rank, /*mergeRepeats=*/true))
+    return err;
   bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;
   SmallVector<int64_t> reduced, kept;
   int64_t count = 1;
@@ -1207,7 +1160,7 @@ Error Importer::importReduceMean() {
   }
   Value init = zeros(reduced, elem);
   Value sum = linalg::ReduceOp::create(
-                  b, loc, ValueRange{*x}, ValueRange{init}, axes,
+                  b, loc, ValueRange{x}, ValueRange{init}, axes,
                   [](OpBuilder &nb, Location nl, ValueRange args) {
                     Value s = arith::AddFOp::create(nb, nl, args[0], args[1]);
                     linalg::YieldOp::create(nb, nl, s);
@@ -1217,105 +1170,82 @@ Error Importer::importReduceMean() {
                    b, loc, ValueRange{sum, splat(reduced, elem, double(count))},
                    ValueRange{empty(reduced, elem)})
                    .getResult(0);
-  setOutput(0, keepDims ? reshapeTo(mean, kept) : mean);
-  return Error::success();
+  return keepDims ? reshapeTo(mean, kept) : mean;
 }
 
-Error Importer::importWhere() {
-  auto c = input(0), x = input(1), y = input(2);
-  if (!c)
-    return c.takeError();
-  if (!x)
-    return x.takeError();
-  if (!y)
-    return y.takeError();
-  if (!typeOf(*c).getElementType().isInteger(1))
+Expected<Value> Importer::importWhere(StringRef op, ArrayRef<Value> in) {
+  Value c = in[0], x = in[1], y = in[2];
+  if (!typeOf(c).getElementType().isInteger(1))
     return fail("condition must be bool");
-  if (typeOf(*x).getElementType() != typeOf(*y).getElementType())
+  if (typeOf(x).getElementType() != typeOf(y).getElementType())
     return fail("X and Y have different element types");
-  auto s = broadcastShapes(typeOf(*c).getShape(), typeOf(*x).getShape());
+  auto s = broadcastShapes(typeOf(c).getShape(), typeOf(x).getShape());
   if (s)
-    s = broadcastShapes(*s, typeOf(*y).getShape());
+    s = broadcastShapes(*s, typeOf(y).getShape());
   if (!s)
     return fail("operand shapes do not broadcast");
-  SmallVector<Value> ins{broadcastTo(*c, *s), broadcastTo(*x, *s),
-                         broadcastTo(*y, *s)};
-  setOutput(0, generic(ins, *s, typeOf(*x).getElementType(),
-                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                         return arith::SelectOp::create(nb, nl, a[0], a[1],
-                                                        a[2]);
-                       }));
-  return Error::success();
+  SmallVector<Value> ins{broadcastTo(c, *s), broadcastTo(x, *s),
+                         broadcastTo(y, *s)};
+  return generic(ins, *s, typeOf(x).getElementType(),
+                 [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                   return arith::SelectOp::create(nb, nl, a[0], a[1], a[2]);
+                 });
 }
 
-Error Importer::importCast() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
+Expected<Value> Importer::importCast(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
   auto to = elementType(static_cast<int32_t>(getIntAttr(*current, "to", 0)));
   if (!to)
     return to.takeError();
-  Type from = typeOf(*x).getElementType();
+  Type from = typeOf(x).getElementType();
   if (from == *to) {
-    setOutput(0, *x);
-    return Error::success();
+    return x;
   }
   Type target = *to;
-  setOutput(
-      0,
-      generic(
-          ValueRange{*x}, typeOf(*x).getShape(), target,
-          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-            Value v = a[0];
-            auto fIn = dyn_cast<FloatType>(from);
-            auto fOut = dyn_cast<FloatType>(target);
-            if (fIn && fOut)
-              return fIn.getWidth() < fOut.getWidth()
-                         ? arith::ExtFOp::create(nb, nl, target, v).getResult()
-                         : arith::TruncFOp::create(nb, nl, target, v)
-                               .getResult();
-            if (fOut)
-              return from.isInteger(1)
-                         ? arith::UIToFPOp::create(nb, nl, target, v)
-                               .getResult()
-                         : arith::SIToFPOp::create(nb, nl, target, v)
-                               .getResult();
-            if (target.isInteger(1)) {
-              if (fIn) {
-                Value zero = arith::ConstantOp::create(
-                    nb, nl, nb.getFloatAttr(from, 0.0));
-                return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNE,
-                                             v, zero);
-              }
-              Value zero =
-                  arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(from, 0));
-              return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, v,
-                                           zero);
-            }
-            if (fIn)
-              return arith::FPToSIOp::create(nb, nl, target, v);
-            unsigned wIn = from.getIntOrFloatBitWidth(),
-                     wOut = target.getIntOrFloatBitWidth();
-            if (wIn < wOut)
-              return from.isInteger(1)
-                         ? arith::ExtUIOp::create(nb, nl, target, v).getResult()
-                         : arith::ExtSIOp::create(nb, nl, target, v)
-                               .getResult();
-            return arith::TruncIOp::create(nb, nl, target, v);
-          }));
-  return Error::success();
+  return generic(
+      ValueRange{x}, typeOf(x).getShape(), target,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = a[0];
+        auto fIn = dyn_cast<FloatType>(from);
+        auto fOut = dyn_cast<FloatType>(target);
+        if (fIn && fOut)
+          return fIn.getWidth() < fOut.getWidth()
+                     ? arith::ExtFOp::create(nb, nl, target, v).getResult()
+                     : arith::TruncFOp::create(nb, nl, target, v).getResult();
+        if (fOut)
+          return from.isInteger(1)
+                     ? arith::UIToFPOp::create(nb, nl, target, v).getResult()
+                     : arith::SIToFPOp::create(nb, nl, target, v).getResult();
+        if (target.isInteger(1)) {
+          if (fIn) {
+            Value zero =
+                arith::ConstantOp::create(nb, nl, nb.getFloatAttr(from, 0.0));
+            return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNE, v,
+                                         zero);
+          }
+          Value zero =
+              arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(from, 0));
+          return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, v,
+                                       zero);
+        }
+        if (fIn)
+          return arith::FPToSIOp::create(nb, nl, target, v);
+        unsigned wIn = from.getIntOrFloatBitWidth(),
+                 wOut = target.getIntOrFloatBitWidth();
+        if (wIn < wOut)
+          return from.isInteger(1)
+                     ? arith::ExtUIOp::create(nb, nl, target, v).getResult()
+                     : arith::ExtSIOp::create(nb, nl, target, v).getResult();
+        return arith::TruncIOp::create(nb, nl, target, v);
+      });
 }
 
-Error Importer::importCompare(StringRef op) {
-  auto a = input(0), c = input(1);
-  if (!a)
-    return a.takeError();
-  if (!c)
-    return c.takeError();
-  Type elem = typeOf(*a).getElementType();
-  if (elem != typeOf(*c).getElementType())
+Expected<Value> Importer::importCompare(StringRef op, ArrayRef<Value> in) {
+  Value a = in[0], c = in[1];
+  Type elem = typeOf(a).getElementType();
+  if (elem != typeOf(c).getElementType())
     return fail("operands have different element types");
-  auto s = broadcastShapes(typeOf(*a).getShape(), typeOf(*c).getShape());
+  auto s = broadcastShapes(typeOf(a).getShape(), typeOf(c).getShape());
   if (!s)
     return fail("operand shapes do not broadcast");
   bool isFloat = isa<FloatType>(elem);
@@ -1331,37 +1261,30 @@ Error Importer::importCompare(StringRef op) {
                    .Case("Greater", arith::CmpIPredicate::sgt)
                    .Case("LessOrEqual", arith::CmpIPredicate::sle)
                    .Default(arith::CmpIPredicate::sge);
-  setOutput(0,
-            generic(ValueRange{broadcastTo(*a, *s), broadcastTo(*c, *s)}, *s,
-                    b.getI1Type(),
-                    [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
-                      if (isFloat)
-                        return arith::CmpFOp::create(nb, nl, fpred, v[0], v[1]);
-                      return arith::CmpIOp::create(nb, nl, ipred, v[0], v[1]);
-                    }));
-  return Error::success();
+  return generic(ValueRange{broadcastTo(a, *s), broadcastTo(c, *s)}, *s,
+                 b.getI1Type(),
+                 [&](OpBuilder &nb, Location nl, ValueRange v) -> Value {
+                   if (isFloat)
+                     return arith::CmpFOp::create(nb, nl, fpred, v[0], v[1]);
+                   return arith::CmpIOp::create(nb, nl, ipred, v[0], v[1]);
+                 });
 }
 
-Error Importer::importExpand() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
+Expected<Value> Importer::importExpand(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
   auto target = constantInts(1, "the shape");
   if (!target)
     return target.takeError();
-  auto s = broadcastShapes(typeOf(*x).getShape(), *target);
+  auto s = broadcastShapes(typeOf(x).getShape(), *target);
   if (!s)
     return fail("shape " + shapeText(*target) + " does not broadcast with " +
-                shapeText(typeOf(*x).getShape()));
-  setOutput(0, broadcastTo(*x, *s));
-  return Error::success();
+                shapeText(typeOf(x).getShape()));
+  return broadcastTo(x, *s);
 }
 
-Error Importer::importTrilu() {
-  auto x = input(0);
-  if (!x)
-    return x.takeError();
-  auto type = typeOf(*x);
+Expected<Value> Importer::importTrilu(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto type = typeOf(x);
   if (type.getRank() < 2)
     return fail("input must have rank >= 2");
   int64_t k = 0;
@@ -1374,8 +1297,7 @@ Error Importer::importTrilu() {
   bool upper = getIntAttr(*current, "upper", 1) != 0;
   int64_t rank = type.getRank();
   Type elem = type.getElementType();
-  setOutput(
-      0, generic(ValueRange{*x}, type.getShape(), elem,
+  return generic(ValueRange{x}, type.getShape(), elem,
                  [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                    Value r = linalg::IndexOp::create(nb, nl, rank - 2);
                    Value c = linalg::IndexOp::create(nb, nl, rank - 1);
@@ -1389,15 +1311,20 @@ Error Importer::importTrilu() {
                    Value zero =
                        arith::ConstantOp::create(nb, nl, nb.getZeroAttr(elem));
                    return arith::SelectOp::create(nb, nl, keep, a[0], zero);
-                 }));
-  return Error::success();
+                 });
 }
 
-Error Importer::importShapeOf() {
-  auto shape = shapeOf(0);
-  if (!shape)
-    return shape.takeError();
-  int64_t rank = static_cast<int64_t>(shape->size());
+Error Importer::importShapeOf(StringRef op, ArrayRef<int64_t> shape) {
+  if (op == "Size") {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    HostTensor t = HostTensor::fromInts({n});
+    t.shape.clear();
+    setConstantOutput(0, std::move(t));
+    return Error::success();
+  }
+  int64_t rank = static_cast<int64_t>(shape.size());
   int64_t start = getIntAttr(*current, "start", 0),
           end = getIntAttr(*current, "end", rank);
   auto clampDim = [&](int64_t v) {
@@ -1409,7 +1336,7 @@ Error Importer::importShapeOf() {
   end = clampDim(end);
   SmallVector<int64_t> dims;
   for (int64_t d = start; d < end; ++d)
-    dims.push_back((*shape)[d]);
+    dims.push_back(shape[d]);
   setConstantOutput(0, HostTensor::fromInts(dims));
   return Error::success();
 }
@@ -1452,22 +1379,19 @@ Error Importer::importNode(const onnx::NodeProto &node) {
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return fail("op domain '" + node.domain() + "' is not supported");
 
-  if (op == "Constant")
-    return importConstant();
-  if (op == "Shape")
-    return importShapeOf();
-  if (op == "Size") {
+  // Ops that read input 0's shape (views, shape queries) get it first.
+  using ShapeImporter =
+      Error (Importer::*)(StringRef op, ArrayRef<int64_t> shape);
+  auto importWithShape = [&](ShapeImporter import) -> Error {
     auto shape = shapeOf(0);
     if (!shape)
       return shape.takeError();
-    int64_t n = 1;
-    for (int64_t d : *shape)
-      n *= d;
-    HostTensor t = HostTensor::fromInts({n});
-    t.shape.clear();
-    setConstantOutput(0, std::move(t));
-    return Error::success();
-  }
+    return (this->*import)(op, *shape);
+  };
+  if (op == "Constant")
+    return importConstant();
+  if (op == "Shape" || op == "Size")
+    return importWithShape(&Importer::importShapeOf);
 
   // Nodes whose inputs are all constants (and no weights) are evaluated.
   bool allConstant = node.input_size() > 0;
@@ -1507,43 +1431,80 @@ Error Importer::importNode(const onnx::NodeProto &node) {
     values[node.output(0)] = *e;
     return Error::success();
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
-      op == "Max" || op == "Min") {
-    if (node.input_size() != 2)
-      return fail("expects two inputs");
-    return importElementwiseBinary(op);
-  }
-  if (op == "Sqrt" || op == "Erf" || op == "Tanh" || op == "Exp" ||
-      op == "Neg" || op == "Reciprocal" || op == "Relu" || op == "Sigmoid" ||
-      op == "Sin" || op == "Cos")
-    return importUnary(op);
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
       op == "Unsqueeze")
-    return importReshapeLike(op);
-  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
-      op == "GreaterOrEqual")
-    return importCompare(op);
-  // The ops with an importer of their own.
-  using NodeImporter = Error (Importer::*)();
-  static const std::pair<StringRef, NodeImporter> kNodeImporters[] = {
-      {"MatMul", &Importer::importMatMul},
-      {"Gemm", &Importer::importGemm},
-      {"Slice", &Importer::importSlice},
-      {"Split", &Importer::importSplit},
-      {"Gather", &Importer::importGather},
-      {"Concat", &Importer::importConcat},
-      {"Transpose", &Importer::importTranspose},
-      {"Softmax", &Importer::importSoftmax},
-      {"LayerNormalization", &Importer::importLayerNorm},
-      {"ReduceMean", &Importer::importReduceMean},
-      {"Where", &Importer::importWhere},
-      {"Cast", &Importer::importCast},
-      {"Expand", &Importer::importExpand},
-      {"Trilu", &Importer::importTrilu},
+    return importWithShape(&Importer::importReshapeLike);
+  // Ops of one result computed from their leading `inputs` inputs (all
+  // required values): the importer gets them materialized.
+  struct ValueImporter {
+    StringRef type;
+    unsigned inputs;
+    Expected<Value> (Importer::*import)(StringRef op, ArrayRef<Value> in);
   };
-  for (const auto &[type, importer] : kNodeImporters)
-    if (op == type)
-      return (this->*importer)();
+  static const ValueImporter kValueImporters[] = {
+      {"Add", 2, &Importer::importElementwiseBinary},
+      {"Sub", 2, &Importer::importElementwiseBinary},
+      {"Mul", 2, &Importer::importElementwiseBinary},
+      {"Div", 2, &Importer::importElementwiseBinary},
+      {"Pow", 2, &Importer::importElementwiseBinary},
+      {"Max", 2, &Importer::importElementwiseBinary},
+      {"Min", 2, &Importer::importElementwiseBinary},
+      {"Sqrt", 1, &Importer::importUnary},
+      {"Erf", 1, &Importer::importUnary},
+      {"Tanh", 1, &Importer::importUnary},
+      {"Exp", 1, &Importer::importUnary},
+      {"Neg", 1, &Importer::importUnary},
+      {"Reciprocal", 1, &Importer::importUnary},
+      {"Relu", 1, &Importer::importUnary},
+      {"Sigmoid", 1, &Importer::importUnary},
+      {"Sin", 1, &Importer::importUnary},
+      {"Cos", 1, &Importer::importUnary},
+      {"Equal", 2, &Importer::importCompare},
+      {"Less", 2, &Importer::importCompare},
+      {"Greater", 2, &Importer::importCompare},
+      {"LessOrEqual", 2, &Importer::importCompare},
+      {"GreaterOrEqual", 2, &Importer::importCompare},
+      {"MatMul", 2, &Importer::importMatMul},
+      {"Gemm", 2, &Importer::importGemm},
+      {"Transpose", 1, &Importer::importTranspose},
+      {"Softmax", 1, &Importer::importSoftmax},
+      {"LayerNormalization", 2, &Importer::importLayerNorm},
+      {"ReduceMean", 1, &Importer::importReduceMean},
+      {"Where", 3, &Importer::importWhere},
+      {"Cast", 1, &Importer::importCast},
+      {"Expand", 1, &Importer::importExpand},
+      {"Trilu", 1, &Importer::importTrilu},
+  };
+  for (const ValueImporter &row : kValueImporters) {
+    if (op != row.type)
+      continue;
+    // The elementwise ops take exactly their inputs (no optional ones).
+    if (row.import == &Importer::importElementwiseBinary &&
+        node.input_size() != 2)
+      return fail("expects two inputs");
+    SmallVector<Value, 3> in;
+    for (unsigned i = 0; i < row.inputs; ++i) {
+      auto v = input(i);
+      if (!v)
+        return v.takeError();
+      in.push_back(*v);
+    }
+    auto result = (this->*row.import)(op, in);
+    if (!result)
+      return result.takeError();
+    setOutput(0, *result);
+    return Error::success();
+  }
+  // Slices of input 0 (several outputs, folded on constants, inputs that
+  // need not be materialized).
+  if (op == "Slice")
+    return importWithShape(&Importer::importSlice);
+  if (op == "Split")
+    return importWithShape(&Importer::importSplit);
+  if (op == "Gather")
+    return importWithShape(&Importer::importGather);
+  if (op == "Concat")
+    return importConcat();
   if (op == "Range" || op == "ConstantOfShape")
     return fail("inputs must be constant (computable from the fixed input "
                 "shapes)");
