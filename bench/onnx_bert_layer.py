@@ -9,8 +9,9 @@ batch 1, f32) at the same shapes and weights,
   hand  bench/bench_models.py's bert_layer (the text examples/bert_base.mlir
         is made of), compiled with attn-compile model.mlir;
   onnx  the same layer as a PyTorch module with Hugging Face's structure
-        (separate query/key/value Linear, view/transpose head split, matmul /
-        sqrt(d) / softmax / matmul, F.gelu, nn.LayerNorm), exported by
+        (scripts/gen_onnx_models.py's BertSelfAttention: separate
+        query/key/value Linear, view/permute head split, matmul / sqrt(d) /
+        softmax / matmul; F.gelu, nn.LayerNorm), exported by
         torch.onnx.export at --opset, compiled with attn-compile model.onnx
         (import + raising), run on the weights attn-compile wrote beside it.
 Both outputs must match PyTorch's to 1e-4 relative. Timing: each round runs
@@ -48,23 +49,7 @@ def bert_layer_module(weights):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
-
-    class SelfAttention(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.query = nn.Linear(D, D)
-            self.key = nn.Linear(D, D)
-            self.value = nn.Linear(D, D)
-
-        def forward(self, x):
-            B, S, _ = x.shape
-
-            def heads(t):
-                return t.view(B, S, HEADS, D // HEADS).transpose(1, 2)
-            q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
-            scores = torch.matmul(q, k.transpose(-1, -2)) / (D // HEADS) ** 0.5
-            o = torch.matmul(torch.softmax(scores, dim=-1), v)
-            return o.transpose(1, 2).reshape(B, S, D)
+    from gen_onnx_models import BertSelfAttention
 
     class Output(nn.Module):
         def __init__(self, din):
@@ -75,7 +60,7 @@ def bert_layer_module(weights):
     class Attention(nn.Module):
         def __init__(self):
             super().__init__()
-            setattr(self, "self", SelfAttention())
+            setattr(self, "self", BertSelfAttention(D, HEADS))
             self.output = Output(D)
 
     class Intermediate(nn.Module):

@@ -26,6 +26,15 @@ def post_ln_layer(index, prefix, names, seq, d, heads, dff, act, eps):
     x = LN(x + FFN(x))."""
     x = tensor(1, seq, d)
     n = lambda key: prefix.format(l=index) + names[key]
+
+    def add_norm(i, a, b, ln):
+        """%res{i} = a + b, then %n{i} = LayerNorm(%res{i}) with the `ln` weights."""
+        return [f"    %res{i} = attn.add %{a}, %{b} : {x}\n",
+                weight(f"g{i}", n(ln) + ".weight", d),
+                weight(f"be{i}", n(ln) + ".bias", d),
+                f"    %n{i} = attn.layer_norm %res{i}, %g{i}, %be{i} epsilon = {eps} : "
+                f"{x}, {tensor(d)}, {tensor(d)}\n"]
+
     out = [f"  %h{index + 1} = attn.layer index = {index} (%h{index}) : ({x}) -> {x} {{\n",
            f"  ^bb0(%x: {x}):\n"]
     for short, key in (("wq", "q"), ("wk", "k"), ("wv", "v"), ("wo", "o")):
@@ -35,22 +44,14 @@ def post_ln_layer(index, prefix, names, seq, d, heads, dff, act, eps):
                f"biases(%bq, %bk, %bv, %bo) heads = {heads} : "
                f"({x}, {tensor(d, d)}, {tensor(d, d)}, {tensor(d, d)}, {tensor(d, d)}, "
                f"{tensor(d)}, {tensor(d)}, {tensor(d)}, {tensor(d)}) -> {x}\n")
-    out.append(f"    %res1 = attn.add %x, %attn : {x}\n")
-    out.append(weight("g1", n("ln1") + ".weight", d))
-    out.append(weight("be1", n("ln1") + ".bias", d))
-    out.append(f"    %n1 = attn.layer_norm %res1, %g1, %be1 epsilon = {eps} : "
-               f"{x}, {tensor(d)}, {tensor(d)}\n")
+    out += add_norm(1, "x", "attn", "ln1")
     out.append(weight("w1", n("up") + ".weight", dff, d))
     out.append(weight("b1", n("up") + ".bias", dff))
     out.append(weight("w2", n("down") + ".weight", d, dff))
     out.append(weight("b2", n("down") + ".bias", d))
     out.append(f"    %ff = attn.ffn %n1 up(%w1, %b1) down(%w2, %b2) activation = {act} : "
                f"({x}, {tensor(dff, d)}, {tensor(dff)}, {tensor(d, dff)}, {tensor(d)}) -> {x}\n")
-    out.append(f"    %res2 = attn.add %n1, %ff : {x}\n")
-    out.append(weight("g2", n("ln2") + ".weight", d))
-    out.append(weight("be2", n("ln2") + ".bias", d))
-    out.append(f"    %n2 = attn.layer_norm %res2, %g2, %be2 epsilon = {eps} : "
-               f"{x}, {tensor(d)}, {tensor(d)}\n")
+    out += add_norm(2, "n1", "ff", "ln2")
     out.append(f"    attn.yield %n2 : {x}\n  }}\n")
     return "".join(out)
 

@@ -43,36 +43,40 @@ MAX_POS = 16
 OPSETS = (13, 14, 15, 16, 17)
 
 
-class EncoderPostLnRelu(nn.Module):
+def encoder_stack(activation, norm_first, final_norm=False):
+    """nn.TransformerEncoder of LAYERS layers (batch first, no dropout),
+    with a final LayerNorm if `final_norm`."""
+    layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
+                                       activation=activation,
+                                       batch_first=True, norm_first=norm_first)
+    return nn.TransformerEncoder(layer, LAYERS,
+                                 norm=nn.LayerNorm(D_MODEL) if final_norm else None,
+                                 enable_nested_tensor=False)
+
+
+class Encoder(nn.Module):
+    """An encoder_stack on one input x."""
+
+    def __init__(self, activation, norm_first, final_norm=False):
+        super().__init__()
+        self.encoder = encoder_stack(activation, norm_first, final_norm)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+class EncoderPostLnRelu(Encoder):
     """nn.TransformerEncoder, post-LN, ReLU (the original Transformer)."""
 
     def __init__(self):
-        super().__init__()
-        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
-                                           activation="relu",
-                                           batch_first=True,
-                                           norm_first=False)
-        self.encoder = nn.TransformerEncoder(layer, LAYERS,
-                                             enable_nested_tensor=False)
-
-    def forward(self, x):
-        return self.encoder(x)
+        super().__init__("relu", norm_first=False)
 
 
-class EncoderPreLnGelu(nn.Module):
+class EncoderPreLnGelu(Encoder):
     """nn.TransformerEncoder, pre-LN, GELU, final LayerNorm."""
 
     def __init__(self):
-        super().__init__()
-        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
-                                           activation="gelu",
-                                           batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, LAYERS,
-                                             norm=nn.LayerNorm(D_MODEL),
-                                             enable_nested_tensor=False)
-
-    def forward(self, x):
-        return self.encoder(x)
+        super().__init__("gelu", norm_first=True, final_norm=True)
 
 
 class CausalDecoder(nn.Module):
@@ -80,39 +84,42 @@ class CausalDecoder(nn.Module):
 
     def __init__(self):
         super().__init__()
-        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0,
-                                           activation="gelu",
-                                           batch_first=True, norm_first=True)
-        self.decoder = nn.TransformerEncoder(layer, LAYERS,
-                                             enable_nested_tensor=False)
+        self.decoder = encoder_stack("gelu", norm_first=True)
 
     def forward(self, x, mask):
         return self.decoder(x, mask=mask)
 
 
 class BertSelfAttention(nn.Module):
-    def __init__(self):
+    """Hugging Face's BERT self-attention: query/key/value Linear, view/permute
+    head split, softmax(q k^T / sqrt(head width) + bias) v. Also the
+    attention of bench/onnx_bert_layer.py's BERT-base layer (no bias)."""
+
+    def __init__(self, d=D_MODEL, heads=HEADS):
         super().__init__()
-        self.query = nn.Linear(D_MODEL, D_MODEL)
-        self.key = nn.Linear(D_MODEL, D_MODEL)
-        self.value = nn.Linear(D_MODEL, D_MODEL)
-        self.head_dim = D_MODEL // HEADS
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+        self.value = nn.Linear(d, d)
+        self.d = d
+        self.heads = heads
+        self.head_dim = d // heads
 
     def split(self, x):
         b, s, _ = x.size()
-        return x.view(b, s, HEADS, self.head_dim).permute(0, 2, 1, 3)
+        return x.view(b, s, self.heads, self.head_dim).permute(0, 2, 1, 3)
 
-    def forward(self, x, bias):
+    def forward(self, x, bias=None):
         q = self.split(self.query(x))
         k = self.split(self.key(x))
         v = self.split(self.value(x))
         scores = torch.matmul(q, k.transpose(-1, -2))
         scores = scores / math.sqrt(self.head_dim)
-        scores = scores + bias
+        if bias is not None:
+            scores = scores + bias
         probs = F.softmax(scores, dim=-1)
         ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
         b, s = ctx.size(0), ctx.size(1)
-        return ctx.view(b, s, D_MODEL)
+        return ctx.view(b, s, self.d)
 
 
 class BertLayer(nn.Module):

@@ -134,114 +134,90 @@ CFG = r"ckpt/config\.json:\d+:\d+: error: "
 ST = r"ckpt/model\.safetensors:0:0: error: "
 
 
+FAMILIES = {"gpt2": (gpt2_config, gpt2_tensors), "bert": (bert_config, bert_tensors),
+            "llama": (llama_config, llama_tensors)}
+
+
 def cases():
     c = []
-    # Architecture selection.
-    c.append(case("unknown-architecture",
-                  ckpt(gpt2_config(architectures=["T5ForConditionalGeneration"]), gpt2_tensors()),
-                  [CFG + r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM']))
-    c.append(case("base-model-class-not-supported",
-                  ckpt(gpt2_config(architectures=["GPT2Model"]), gpt2_tensors()),
-                  [CFG + r'unsupported architecture "GPT2Model"']))
-    c.append(case("no-architectures",
-                  ckpt(gpt2_config(architectures="<drop>"), gpt2_tensors()),
-                  [CFG + r'config\.json has no key "architectures"']))
-    c.append(case("architectures-not-a-list",
-                  ckpt(gpt2_config(architectures="GPT2LMHeadModel"), gpt2_tensors()),
-                  [CFG + r'config\.json key "architectures" must be a list of one class name']))
-    c.append(case("architectures-two-classes",
-                  ckpt(gpt2_config(architectures=["GPT2LMHeadModel", "BertModel"]), gpt2_tensors()),
-                  [CFG + r'config\.json key "architectures" must be a list of one class name']))
-    # Config keys.
-    c.append(case("gpt2-missing-n_embd",
-                  ckpt(gpt2_config(n_embd="<drop>"), gpt2_tensors()),
-                  [CFG + r'config\.json has no key "n_embd", which this architecture needs']))
-    c.append(case("gpt2-n_head-string",
-                  ckpt(gpt2_config(n_head="two"), gpt2_tensors()),
-                  [CFG + r'config\.json key "n_head" must be an integer']))
-    c.append(case("gpt2-n_layer-zero",
-                  ckpt(gpt2_config(n_layer=0), gpt2_tensors()),
-                  [CFG + r'config\.json key "n_layer" must be in \[1, 16777216\], got 0']))
-    c.append(case("gpt2-n_embd-huge",
-                  ckpt(gpt2_config(n_embd=1 << 40), gpt2_tensors()),
-                  [CFG + r'config\.json key "n_embd" must be in \[1, 16777216\]']))
-    c.append(case("gpt2-heads-do-not-divide",
-                  ckpt(gpt2_config(n_head=3), gpt2_tensors()),
-                  [CFG + r'n_embd 8 is not divisible by n_head 3']))
-    c.append(case("gpt2-epsilon-not-a-number",
-                  ckpt(gpt2_config(layer_norm_epsilon="small"), gpt2_tensors()),
-                  [CFG + r'config\.json key "layer_norm_epsilon" must be a finite number']))
-    c.append(case("gpt2-unknown-activation",
-                  ckpt(gpt2_config(activation_function="quick_gelu"), gpt2_tensors()),
-                  [CFG + r'config\.json key "activation_function" is "quick_gelu"; supported activations']))
-    c.append(case("gpt2-cross-attention",
-                  ckpt(gpt2_config(add_cross_attention=True), gpt2_tensors()),
-                  [CFG + r'GPT-2 with cross-attention \(add_cross_attention\) is not supported']))
-    c.append(case("gpt2-tie-flag-not-bool",
-                  ckpt(gpt2_config(tie_word_embeddings="yes"), gpt2_tensors()),
-                  [CFG + r'config\.json key "tie_word_embeddings" must be true or false']))
-    c.append(case("bert-missing-intermediate_size",
-                  ckpt(bert_config(intermediate_size="<drop>"), bert_tensors()),
-                  [CFG + r'config\.json has no key "intermediate_size", which this architecture needs']))
-    c.append(case("bert-relative-positions",
-                  ckpt(bert_config(position_embedding_type="relative_key"), bert_tensors()),
-                  [CFG + r'config\.json key "position_embedding_type" is "relative_key"; only "absolute"']))
-    c.append(case("bert-unknown-activation",
-                  ckpt(bert_config(hidden_act="gelu_10"), bert_tensors()),
-                  [CFG + r'config\.json key "hidden_act" is "gelu_10"']))
-    c.append(case("bert-decoder",
-                  ckpt(bert_config(is_decoder=True), bert_tensors()),
-                  [CFG + r'BertModel as a decoder']))
-    c.append(case("llama-rope-scaling",
-                  ckpt(llama_config(rope_scaling={"type": "linear", "factor": 2.0}), llama_tensors()),
-                  [CFG + r'config\.json key "rope_scaling" is set; only unscaled rotary']))
-    c.append(case("llama-kv-heads-do-not-divide",
-                  ckpt(llama_config(num_key_value_heads=3), llama_tensors()),
-                  [CFG + r'num_attention_heads 2 is not a multiple of num_key_value_heads 3']))
-    c.append(case("llama-odd-head-dim",
-                  ckpt(llama_config(head_dim=3), llama_tensors()),
-                  [CFG + r'the head width 3 is odd']))
-    c.append(case("llama-negative-rope-theta",
-                  ckpt(llama_config(rope_theta=-1.0), llama_tensors()),
-                  [CFG + r'config\.json key "rope_theta" must be positive']))
+    # Architecture selection and config keys: (name, family, config.json
+    # changes, the error located in config.json).
+    for name, family, over, message in (
+        ("unknown-architecture", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
+         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM'),
+        ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
+         r'unsupported architecture "GPT2Model"'),
+        ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),
+        ("architectures-not-a-list", "gpt2", {"architectures": "GPT2LMHeadModel"},
+         r'config\.json key "architectures" must be a list of one class name'),
+        ("architectures-two-classes", "gpt2", {"architectures": ["GPT2LMHeadModel", "BertModel"]},
+         r'config\.json key "architectures" must be a list of one class name'),
+        ("gpt2-missing-n_embd", "gpt2", {"n_embd": "<drop>"},
+         r'config\.json has no key "n_embd", which this architecture needs'),
+        ("gpt2-n_head-string", "gpt2", {"n_head": "two"}, r'config\.json key "n_head" must be an integer'),
+        ("gpt2-n_layer-zero", "gpt2", {"n_layer": 0},
+         r'config\.json key "n_layer" must be in \[1, 16777216\], got 0'),
+        ("gpt2-n_embd-huge", "gpt2", {"n_embd": 1 << 40},
+         r'config\.json key "n_embd" must be in \[1, 16777216\]'),
+        ("gpt2-heads-do-not-divide", "gpt2", {"n_head": 3}, r'n_embd 8 is not divisible by n_head 3'),
+        ("gpt2-epsilon-not-a-number", "gpt2", {"layer_norm_epsilon": "small"},
+         r'config\.json key "layer_norm_epsilon" must be a finite number'),
+        ("gpt2-unknown-activation", "gpt2", {"activation_function": "quick_gelu"},
+         r'config\.json key "activation_function" is "quick_gelu"; supported activations'),
+        ("gpt2-cross-attention", "gpt2", {"add_cross_attention": True},
+         r'GPT-2 with cross-attention \(add_cross_attention\) is not supported'),
+        ("gpt2-tie-flag-not-bool", "gpt2", {"tie_word_embeddings": "yes"},
+         r'config\.json key "tie_word_embeddings" must be true or false'),
+        ("bert-missing-intermediate_size", "bert", {"intermediate_size": "<drop>"},
+         r'config\.json has no key "intermediate_size", which this architecture needs'),
+        ("bert-relative-positions", "bert", {"position_embedding_type": "relative_key"},
+         r'config\.json key "position_embedding_type" is "relative_key"; only "absolute"'),
+        ("bert-unknown-activation", "bert", {"hidden_act": "gelu_10"},
+         r'config\.json key "hidden_act" is "gelu_10"'),
+        ("bert-decoder", "bert", {"is_decoder": True}, r'BertModel as a decoder'),
+        ("llama-rope-scaling", "llama", {"rope_scaling": {"type": "linear", "factor": 2.0}},
+         r'config\.json key "rope_scaling" is set; only unscaled rotary'),
+        ("llama-kv-heads-do-not-divide", "llama", {"num_key_value_heads": 3},
+         r'num_attention_heads 2 is not a multiple of num_key_value_heads 3'),
+        ("llama-odd-head-dim", "llama", {"head_dim": 3}, r'the head width 3 is odd'),
+        ("llama-negative-rope-theta", "llama", {"rope_theta": -1.0},
+         r'config\.json key "rope_theta" must be positive'),
+    ):
+        config, tensors = FAMILIES[family]
+        c.append(case(name, ckpt(config(**over), tensors()), [CFG + message]))
     # The error points at the key's own line.
     c.append(case("key-location-is-the-key-line",
                   ckpt(gpt2_config(n_head="two"), gpt2_tensors()),
                   [r'ckpt/config\.json:9:3: error: config\.json key "n_head" must be an integer']))
-    # Tensors.
-    c.append(case("gpt2-missing-tensor",
-                  ckpt(gpt2_config(), without(gpt2_tensors(), "transformer.h.0.ln_1.weight")),
-                  [ST + r"the checkpoint has no tensor 'transformer\.h\.0\.ln_1\.weight' \(\[n_embd\] = \[8\]\)"]))
-    c.append(case("gpt2-c_attn-shape",
-                  ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.attn.c_attn.weight": (D, 2 * D)})),
-                  [ST + r"tensor 'transformer\.h\.0\.attn\.c_attn\.weight' has shape \[8, 16\], but config\.json implies \[n_embd, 3 \* n_embd\] = \[8, 24\]"]))
-    c.append(case("gpt2-conv1d-transposed-in-checkpoint",
-                  ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.mlp.c_fc.weight": (4 * D, D)})),
-                  [ST + r"tensor 'transformer\.h\.0\.mlp\.c_fc\.weight' has shape \[32, 8\], but config\.json implies \[n_embd, n_inner\] = \[8, 32\]"]))
-    c.append(case("gpt2-untied-head-missing",
-                  ckpt(gpt2_config(tie_word_embeddings=False), gpt2_tensors()),
-                  [ST + r"the checkpoint has no tensor 'lm_head\.weight'"]))
-    c.append(case("gpt2-dtype-mixed",
-                  ckpt(gpt2_config(), gpt2_tensors(), {"transformer.h.0.ln_2.bias": "F16"}),
-                  [ST + r"tensor 'transformer\.h\.0\.ln_2\.bias' has dtype F16, but the checkpoint's weights are F32"]))
-    c.append(case("gpt2-wrong-family-weights",
-                  ckpt(gpt2_config(), bert_tensors()),
-                  [ST + r"the checkpoint has none of the tensors 'transformer\.wte\.weight', 'wte\.weight'"]))
-    c.append(case("bert-wrong-vocab",
-                  ckpt(bert_config(vocab_size=12), bert_tensors()),
-                  [ST + r"tensor 'embeddings\.word_embeddings\.weight' has shape \[11, 8\], but config\.json implies \[vocab_size, hidden_size\] = \[12, 8\]"]))
-    c.append(case("bert-missing-layer",
-                  ckpt(bert_config(num_hidden_layers=2), bert_tensors()),
-                  [ST + r"the checkpoint has no tensor 'encoder\.layer\.1\.attention\.self\.query\.weight'"]))
-    c.append(case("llama-kv-proj-shape",
-                  ckpt(llama_config(num_key_value_heads=2), llama_tensors()),
-                  [ST + r"tensor 'model\.layers\.0\.self_attn\.k_proj\.weight' has shape \[4, 8\], but config\.json implies \[num_key_value_heads \* head_dim, hidden_size\] = \[8, 8\]"]))
-    c.append(case("llama-missing-gate",
-                  ckpt(llama_config(), without(llama_tensors(), "model.layers.0.mlp.gate_proj.weight")),
-                  [ST + r"the checkpoint has no tensor 'model\.layers\.0\.mlp\.gate_proj\.weight'"]))
-    c.append(case("no-float-tensors",
-                  ckpt(gpt2_config(), {"x": (2,)}, {"x": "I32"}),
-                  [ST + r"the checkpoint has no F32, F16 or BF16 tensor"]))
+    # Tensors: (name, checkpoint files, the error located in the weights).
+    for name, files, message in (
+        ("gpt2-missing-tensor", ckpt(gpt2_config(), without(gpt2_tensors(), "transformer.h.0.ln_1.weight")),
+         r"the checkpoint has no tensor 'transformer\.h\.0\.ln_1\.weight' \(\[n_embd\] = \[8\]\)"),
+        ("gpt2-c_attn-shape",
+         ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.attn.c_attn.weight": (D, 2 * D)})),
+         r"tensor 'transformer\.h\.0\.attn\.c_attn\.weight' has shape \[8, 16\], but config\.json implies \[n_embd, 3 \* n_embd\] = \[8, 24\]"),
+        ("gpt2-conv1d-transposed-in-checkpoint",
+         ckpt(gpt2_config(), dict(gpt2_tensors(), **{"transformer.h.0.mlp.c_fc.weight": (4 * D, D)})),
+         r"tensor 'transformer\.h\.0\.mlp\.c_fc\.weight' has shape \[32, 8\], but config\.json implies \[n_embd, n_inner\] = \[8, 32\]"),
+        ("gpt2-untied-head-missing", ckpt(gpt2_config(tie_word_embeddings=False), gpt2_tensors()),
+         r"the checkpoint has no tensor 'lm_head\.weight'"),
+        ("gpt2-dtype-mixed", ckpt(gpt2_config(), gpt2_tensors(), {"transformer.h.0.ln_2.bias": "F16"}),
+         r"tensor 'transformer\.h\.0\.ln_2\.bias' has dtype F16, but the checkpoint's weights are F32"),
+        ("gpt2-wrong-family-weights", ckpt(gpt2_config(), bert_tensors()),
+         r"the checkpoint has none of the tensors 'transformer\.wte\.weight', 'wte\.weight'"),
+        ("bert-wrong-vocab", ckpt(bert_config(vocab_size=12), bert_tensors()),
+         r"tensor 'embeddings\.word_embeddings\.weight' has shape \[11, 8\], but config\.json implies \[vocab_size, hidden_size\] = \[12, 8\]"),
+        ("bert-missing-layer", ckpt(bert_config(num_hidden_layers=2), bert_tensors()),
+         r"the checkpoint has no tensor 'encoder\.layer\.1\.attention\.self\.query\.weight'"),
+        ("llama-kv-proj-shape", ckpt(llama_config(num_key_value_heads=2), llama_tensors()),
+         r"tensor 'model\.layers\.0\.self_attn\.k_proj\.weight' has shape \[4, 8\], but config\.json implies \[num_key_value_heads \* head_dim, hidden_size\] = \[8, 8\]"),
+        ("llama-missing-gate",
+         ckpt(llama_config(), without(llama_tensors(), "model.layers.0.mlp.gate_proj.weight")),
+         r"the checkpoint has no tensor 'model\.layers\.0\.mlp\.gate_proj\.weight'"),
+        ("no-float-tensors", ckpt(gpt2_config(), {"x": (2,)}, {"x": "I32"}),
+         r"the checkpoint has no F32, F16 or BF16 tensor"),
+    ):
+        c.append(case(name, files, [ST + message]))
     # Files.
     good = ckpt(gpt2_config(), gpt2_tensors())
     c.append(case("no-config",
@@ -295,51 +271,38 @@ def cases():
                    "ckpt/b.safetensors": safetensors(shard_b)}
     weight_map = dict({n: "a.safetensors" for n in shard_a}, **{n: "b.safetensors" for n in shard_b})
     IDX = r"ckpt/model\.safetensors\.index\.json:1:1: error: "
-    c.append(case("index-without-weight-map",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps({"metadata": {}})}),
-                  [IDX + r'the shard index has no "weight_map" object']))
-    c.append(case("index-shard-path-escapes",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
-                      {"weight_map": dict(weight_map, **{names[0]: "../a.safetensors"})})}),
-                  [IDX + r"weight_map entry '[^']+' names shard '\.\./a\.safetensors', which is not a file name in the checkpoint directory"]))
-    c.append(case("index-shard-missing",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
-                      {"weight_map": dict(weight_map, **{names[0]: "c.safetensors"})})}),
-                  [IDX + r"ckpt/c\.safetensors: cannot open"]))
-    c.append(case("index-tensor-not-in-shard",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
-                      {"weight_map": dict(weight_map, **{names[0]: "b.safetensors"})})}),
-                  [IDX + r"the shard index maps tensor '" + names[0].replace(".", r"\.") + r"' to b\.safetensors, which has no such tensor"]))
-    c.append(case("index-missing-tensor",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(
-                      {"weight_map": without(weight_map, "transformer.ln_f.bias")})}),
-                  [IDX + r"the checkpoint has no tensor 'transformer\.ln_f\.bias'"]))
-    c.append(case("index-empty",
-                  dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps({"weight_map": {}})}),
-                  [IDX + r"the shard index's weight_map is empty"]))
-    # --input-shape.
-    c.append(case("input-shape-missing", good,
-                  [r"ckpt/config\.json:1:1: error: input 'input_ids' has symbolic dimensions \[batch, sequence\]; fix them with --input-shape input_ids=<batch>x<sequence>"],
-                  cmd=["{attn-import}", "--hf", "ckpt", "-o", "out.mlir"]))
-    c.append(case("input-shape-unknown-input", good,
-                  [r"--input-shape names input 'attention_mask', but the model's inputs are: input_ids"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x8", "--input-shape", "attention_mask=1x8", "-o", "out.mlir"]))
-    c.append(case("input-shape-rank", good,
-                  [r"--input-shape input_ids has 1 dimensions, but input 'input_ids' has 2"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=8", "-o", "out.mlir"]))
-    c.append(case("input-shape-not-a-number", good,
-                  [r"--input-shape 'input_ids=1xfoo': dimension 'foo' must be an integer"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=1xfoo", "-o", "out.mlir"]))
-    c.append(case("input-shape-zero", good,
-                  [r"dimension '0' must be an integer in \[1, 16777216\]"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=0x8", "-o", "out.mlir"]))
-    c.append(case("input-shape-no-equals", good,
-                  [r"--input-shape 'input_ids' must have the form NAME=D0xD1"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids", "-o", "out.mlir"]))
-    c.append(case("input-shape-twice", good,
-                  [r"--input-shape gives input 'input_ids' twice"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x8", "--input-shape", "input_ids=1x4", "-o", "out.mlir"]))
-    c.append(case("sequence-longer-than-positions", good,
-                  [CFG + r"sequence length 32 \(--input-shape input_ids\) exceeds n_positions = 16"],
-                  cmd=CMD[:3] + ["--input-shape", "input_ids=1x32", "-o", "out.mlir"]))
+    # (name, the index's JSON object, the error located in the index).
+    for name, index, message in (
+        ("index-without-weight-map", {"metadata": {}}, r'the shard index has no "weight_map" object'),
+        ("index-shard-path-escapes", {"weight_map": dict(weight_map, **{names[0]: "../a.safetensors"})},
+         r"weight_map entry '[^']+' names shard '\.\./a\.safetensors', which is not a file name in the checkpoint directory"),
+        ("index-shard-missing", {"weight_map": dict(weight_map, **{names[0]: "c.safetensors"})},
+         r"ckpt/c\.safetensors: cannot open"),
+        ("index-tensor-not-in-shard", {"weight_map": dict(weight_map, **{names[0]: "b.safetensors"})},
+         r"the shard index maps tensor '" + names[0].replace(".", r"\.") + r"' to b\.safetensors, which has no such tensor"),
+        ("index-missing-tensor", {"weight_map": without(weight_map, "transformer.ln_f.bias")},
+         r"the checkpoint has no tensor 'transformer\.ln_f\.bias'"),
+        ("index-empty", {"weight_map": {}}, r"the shard index's weight_map is empty"),
+    ):
+        c.append(case(name, dict(shard_files, **{"ckpt/model.safetensors.index.json": json.dumps(index)}),
+                      [IDX + message]))
+    # --input-shape: (name, its values, the error).
+    for name, shapes, message in (
+        ("input-shape-missing", [],
+         r"ckpt/config\.json:1:1: error: input 'input_ids' has symbolic dimensions \[batch, sequence\]; fix them with --input-shape input_ids=<batch>x<sequence>"),
+        ("input-shape-unknown-input", ["input_ids=1x8", "attention_mask=1x8"],
+         r"--input-shape names input 'attention_mask', but the model's inputs are: input_ids"),
+        ("input-shape-rank", ["input_ids=8"],
+         r"--input-shape input_ids has 1 dimensions, but input 'input_ids' has 2"),
+        ("input-shape-not-a-number", ["input_ids=1xfoo"],
+         r"--input-shape 'input_ids=1xfoo': dimension 'foo' must be an integer"),
+        ("input-shape-zero", ["input_ids=0x8"], r"dimension '0' must be an integer in \[1, 16777216\]"),
+        ("input-shape-no-equals", ["input_ids"], r"--input-shape 'input_ids' must have the form NAME=D0xD1"),
+        ("input-shape-twice", ["input_ids=1x8", "input_ids=1x4"],
+         r"--input-shape gives input 'input_ids' twice"),
+        ("sequence-longer-than-positions", ["input_ids=1x32"],
+         CFG + r"sequence length 32 \(--input-shape input_ids\) exceeds n_positions = 16"),
+    ):
+        flags = [arg for shape in shapes for arg in ("--input-shape", shape)]
+        c.append(case(name, good, [message], cmd=CMD[:3] + flags + ["-o", "out.mlir"]))
     return c

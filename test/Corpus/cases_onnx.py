@@ -381,37 +381,26 @@ def cases():
             [value_info("x", FLOAT, [2, 8]), value_info("s", INT64, [2])],
             [value_info("y", FLOAT, [4, 4])])}, [],
         [r"^model\.onnx:/rs: error: the shape must be a constant"]))
-    out.append(error_case(
-        "reshape-wrong-count",
-        {"model.onnx": model(
-            [node("Reshape", ["x", "s"], ["y"], name="/rs")],
-            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [3, 5])],
-            [tensor("s", [2], [3, 5], INT64)])}, [],
-        [r"^model\.onnx:/rs: error: cannot reshape \[2, 8\] \(16 elements\) "
-         r"to \[3, 5\]"]))
-    out.append(error_case(
-        "reshape-two-minus-ones",
-        {"model.onnx": model(
-            [node("Reshape", ["x", "s"], ["y"], name="/rs")],
-            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [4, 4])],
-            [tensor("s", [2], [-1, -1], INT64)])}, [],
-        [r"shape has more than one -1"]))
-    out.append(error_case(
-        "matmul-inner-mismatch",
-        {"model.onnx": model(
-            [node("MatMul", ["x", "w"], ["y"], name="/mm")],
-            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [2, 4])],
-            [tensor("w", [9, 4], floats(36))])}, [],
-        [r"^model\.onnx:/mm: error: inner dimensions differ: \[2, 8\] x "
-         r"\[9, 4\] \(MatMul, opset 17\)"]))
-    out.append(error_case(
-        "add-not-broadcastable",
-        {"model.onnx": model(
-            [node("Add", ["x", "w"], ["y"], name="/add")],
-            [value_info("x", FLOAT, [2, 8])], [value_info("y", FLOAT, [2, 8])],
-            [tensor("w", [3, 8], floats(24))])}, [],
-        [r"^model\.onnx:/add: error: operand shapes \[2, 8\] and \[3, 8\] do "
-         r"not broadcast"]))
+    # y = op(x, c) on x [2, 8] with c an initializer: (name, op, node name,
+    # c as tensor()'s arguments, y's shape, the error).
+    for name, op, node_name, c, y_shape, message in (
+            ("reshape-wrong-count", "Reshape", "/rs", ("s", [2], [3, 5], INT64),
+             [3, 5], r"^model\.onnx:/rs: error: cannot reshape \[2, 8\] \(16 "
+             r"elements\) to \[3, 5\]"),
+            ("reshape-two-minus-ones", "Reshape", "/rs",
+             ("s", [2], [-1, -1], INT64), [4, 4], r"shape has more than one -1"),
+            ("matmul-inner-mismatch", "MatMul", "/mm", ("w", [9, 4], floats(36)),
+             [2, 4], r"^model\.onnx:/mm: error: inner dimensions differ: "
+             r"\[2, 8\] x \[9, 4\] \(MatMul, opset 17\)"),
+            ("add-not-broadcastable", "Add", "/add", ("w", [3, 8], floats(24)),
+             [2, 8], r"^model\.onnx:/add: error: operand shapes \[2, 8\] and "
+             r"\[3, 8\] do not broadcast")):
+        out.append(error_case(
+            name, {"model.onnx": model(
+                [node(op, ["x", c[0]], ["y"], name=node_name)],
+                [value_info("x", FLOAT, [2, 8])],
+                [value_info("y", FLOAT, y_shape)], [tensor(*c)])},
+            [], [message]))
     out.append(error_case(
         "gather-runtime-indices",
         {"model.onnx": model(
@@ -444,24 +433,22 @@ def cases():
                   attrs=[attr_int("to", FLOAT)])],
             [value_info("x", BOOL, [4])], [value_info("y", FLOAT, [4])])}, [],
         [r"graph input 'x' has element type bool"]))
-    out.append(error_case(
-        "double-graph-input",
-        {"model.onnx": model(
-            [node("Relu", ["x"], ["y"], name="/r")],
-            [value_info("x", DOUBLE, [4])], [value_info("y", DOUBLE, [4])])},
-        [], [r"graph input 'x' has element type double"]))
-    out.append(error_case(
-        "undefined-node-input",
-        {"model.onnx": model(
-            [node("Relu", ["nowhere"], ["y"], name="/r")],
-            [value_info("x", FLOAT, [4])], [value_info("y", FLOAT, [4])])},
-        [], [r"model\.onnx(:/r)?: error: .*nowhere"]))
-    out.append(error_case(
-        "output-never-computed",
-        {"model.onnx": model(
-            [node("Relu", ["x"], ["y"], name="/r")],
-            [value_info("x", FLOAT, [4])], [value_info("z", FLOAT, [4])])},
-        [], [r"model\.onnx: error: .*'z'"]))
+    # One Relu y = /r(input) with graph input x and a graph output, [4] each:
+    # (name, the Relu's input, the graph output, element type, the error).
+    for name, relu_input, graph_output, elem_type, message in (
+            ("double-graph-input", "x", "y", DOUBLE,
+             r"graph input 'x' has element type double"),
+            ("undefined-node-input", "nowhere", "y", FLOAT,
+             r"model\.onnx(:/r)?: error: .*nowhere"),
+            ("output-never-computed", "x", "z", FLOAT,
+             r"model\.onnx: error: .*'z'")):
+        out.append(error_case(
+            name,
+            {"model.onnx": model(
+                [node("Relu", [relu_input], ["y"], name="/r")],
+                [value_info("x", elem_type, [4])],
+                [value_info(graph_output, elem_type, [4])])},
+            [], [message]))
 
     # Opset 18 forms (axes and split counts as inputs / attributes), which
     # libonnx 1.12's checker does not know: the importer's own checks.

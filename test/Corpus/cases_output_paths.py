@@ -15,6 +15,20 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x5xf32> {
 SAME_FILE = r"same file as the input"
 
 
+def output_directory_case(prefix, files, cmd):
+    """`cmd` + an output path that is a directory."""
+    return {"name": prefix + "-output-directory", "files": files, "dirs": ["outdir"],
+            "cmd": cmd + ["outdir"], "exit": "nonzero",
+            "stderr": [r"outdir.*[Ii]s a directory"]}
+
+
+def output_fifo_case(prefix, files, cmd):
+    """`cmd` + an output path that is a FIFO no one reads: an error, not a hang."""
+    return {"name": prefix + "-output-fifo-without-reader", "files": files,
+            "fifos": ["pipe"], "cmd": cmd + ["pipe"], "exit": "nonzero",
+            "stderr": [r"pipe.*FIFO"], "timeout": 30}
+
+
 def opt_cases():
     cases = []
     opt = ["{attn-opt}"]
@@ -74,14 +88,7 @@ def opt_cases():
             "exit": "zero",
             "outputs": ["out.mlir"],
         },
-        {
-            "name": "attn-opt-output-directory",
-            "files": {"in.mlir": GOOD_MLIR},
-            "dirs": ["outdir"],
-            "cmd": opt + ["in.mlir", "-o", "outdir"],
-            "exit": "nonzero",
-            "stderr": [r"outdir.*[Ii]s a directory"],
-        },
+        output_directory_case("attn-opt", {"in.mlir": GOOD_MLIR}, opt + ["in.mlir", "-o"]),
         {
             "name": "attn-opt-output-missing-directory",
             "files": {"in.mlir": GOOD_MLIR},
@@ -89,15 +96,7 @@ def opt_cases():
             "exit": "nonzero",
             "stderr": [r"nodir/out\.mlir.*No such file or directory"],
         },
-        {
-            "name": "attn-opt-output-fifo-without-reader",
-            "files": {"in.mlir": GOOD_MLIR},
-            "fifos": ["pipe"],
-            "cmd": opt + ["in.mlir", "-o", "pipe"],
-            "exit": "nonzero",
-            "stderr": [r"pipe.*FIFO"],
-            "timeout": 30,
-        },
+        output_fifo_case("attn-opt", {"in.mlir": GOOD_MLIR}, opt + ["in.mlir", "-o"]),
         {
             "name": "attn-opt-stdin-to-input-name",
             "files": {"in.mlir": GOOD_MLIR},
@@ -186,35 +185,21 @@ def compile_cases():
             "exit": "nonzero",
             "stderr": [SAME_FILE],
         })
+    to_linalg = cc + ["in.mlir", "--emit=linalg", "-o"]
     cases += [
-        {
-            "name": "attn-compile-output-directory",
-            "files": {"in.mlir": GOOD_MLIR},
-            "dirs": ["outdir"],
-            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "outdir"],
-            "exit": "nonzero",
-            "stderr": [r"outdir.*[Ii]s a directory"],
-        },
+        output_directory_case("attn-compile", {"in.mlir": GOOD_MLIR}, to_linalg),
         {
             "name": "attn-compile-output-missing-directory",
             "files": {"in.mlir": GOOD_MLIR},
-            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "nodir/out"],
+            "cmd": to_linalg + ["nodir/out"],
             "exit": "nonzero",
             "stderr": [r"nodir.*No such file or directory"],
         },
-        {
-            "name": "attn-compile-output-fifo-without-reader",
-            "files": {"in.mlir": GOOD_MLIR},
-            "fifos": ["pipe"],
-            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "pipe"],
-            "exit": "nonzero",
-            "stderr": [r"pipe.*FIFO"],
-            "timeout": 30,
-        },
+        output_fifo_case("attn-compile", {"in.mlir": GOOD_MLIR}, to_linalg),
         {
             "name": "attn-compile-new-output",
             "files": {"in.mlir": GOOD_MLIR},
-            "cmd": cc + ["in.mlir", "--emit=linalg", "-o", "out.mlir"],
+            "cmd": to_linalg + ["out.mlir"],
             "exit": "zero",
             "outputs": ["out.mlir"],
         },
@@ -226,6 +211,7 @@ def model_cases():
     weights = read_example("small_encoder.safetensors")
     ids = read_example("small_encoder.ids.npy")
     run = ["{model}", "-q"]
+    to_output = run + ["--weights", "w.safetensors", "--input", "x.npy", "--output"]
     files = {"w.safetensors": weights, "x.npy": ids}
     cases = []
     for label, out in (("input", "x.npy"), ("input-dot-slash", "./x.npy"),
@@ -235,8 +221,7 @@ def model_cases():
             "name": "model-output-is-%s" % label,
             "files": dict(files),
             "symlinks": {"alias.npy": "x.npy"},
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", out],
+            "cmd": to_output + [out],
             "exit": "nonzero",
             "stderr": [r"same file as"],
         })
@@ -245,38 +230,19 @@ def model_cases():
             "name": "model-output-null-device",
             "files": dict(files),
             "devices": {"null": "null"},
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", "null"],
+            "cmd": to_output + ["null"],
             "exit": "zero",
         },
         {
             "name": "model-output-full-device",
             "files": dict(files),
             "devices": {"full": "full"},
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", "full"],
+            "cmd": to_output + ["full"],
             "exit": "nonzero",
             "stderr": [r"full.*No space left on device"],
         },
-        {
-            "name": "model-output-directory",
-            "files": dict(files),
-            "dirs": ["outdir"],
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", "outdir"],
-            "exit": "nonzero",
-            "stderr": [r"outdir.*[Ii]s a directory"],
-        },
-        {
-            "name": "model-output-fifo-without-reader",
-            "files": dict(files),
-            "fifos": ["pipe"],
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", "pipe"],
-            "exit": "nonzero",
-            "stderr": [r"pipe.*FIFO"],
-            "timeout": 30,
-        },
+        output_directory_case("model", dict(files), to_output),
+        output_fifo_case("model", dict(files), to_output),
         {
             "name": "model-output-over-existing-on-failure",
             "files": dict(files, **{"out.npy": b"previous"}),
@@ -287,8 +253,7 @@ def model_cases():
         {
             "name": "model-output-new",
             "files": dict(files),
-            "cmd": run + ["--weights", "w.safetensors", "--input", "x.npy",
-                          "--output", "y.npy"],
+            "cmd": to_output + ["y.npy"],
             "exit": "zero",
             "outputs": ["y.npy"],
         },

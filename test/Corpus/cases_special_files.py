@@ -73,18 +73,18 @@ def cases():
                          "--attn-layer-drop=strategy=top-k keep=1 scores-file=special",
                          "-o", "out.mlir"],
                         [r"scores-file 'special': .*not a regular file"]))
-        out.append(case("attn-compile-search-weights-" + label, fields,
-                        {"m.mlir": encoder, "x.npy": ids},
-                        ["{attn-compile}", "-q", "m.mlir",
-                         "--layer-drop=strategy=search keep=1", "--weights",
-                         "special", "--calibration", "x.npy", "-o", "out"],
-                        [r"--weights 'special' is .*not a regular file"]))
-        out.append(case("attn-compile-calibration-" + label, fields,
-                        {"m.mlir": encoder, "w.safetensors": weights},
-                        ["{attn-compile}", "-q", "m.mlir",
-                         "--layer-drop=strategy=search keep=1", "--weights",
-                         "w.safetensors", "--calibration", "special", "-o", "out"],
-                        [r"--calibration file 'special' is .*not a regular file"]))
+        # The LayerDrop search's --weights and --calibration, one special.
+        for what, files, weights_path, calibration, message in (
+                ("search-weights", {"x.npy": ids}, "special", "x.npy",
+                 r"--weights 'special' is .*not a regular file"),
+                ("calibration", {"w.safetensors": weights}, "w.safetensors",
+                 "special", r"--calibration file 'special' is .*not a regular file")):
+            out.append(case("attn-compile-%s-%s" % (what, label), fields,
+                            dict({"m.mlir": encoder}, **files),
+                            ["{attn-compile}", "-q", "m.mlir",
+                             "--layer-drop=strategy=search keep=1", "--weights",
+                             weights_path, "--calibration", calibration, "-o", "out"],
+                            [message]))
     # stdin from an endless device.
     for tool, command in (("attn-opt", "exec {attn-opt} - -o out.mlir < zero"),
                           ("attn-compile", "exec {attn-compile} -q - -o out < zero")):

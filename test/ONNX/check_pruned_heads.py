@@ -13,25 +13,20 @@ the unpruned model (checked against PyTorch by <model>.test) run on weights
 with the dropped heads' rows zeroed. Inputs are Models/<name>.<input>.npy.
 """
 
-import argparse
-import glob
 import json
 import os
-import re
 import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import checkutil  # noqa: E402
 import tensorio  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("model")
-    p.add_argument("--attn-compile", required=True)
-    p.add_argument("--workdir", required=True)
+    p = checkutil.onnx_model_parser()
     p.add_argument("--layer", type=int, required=True)
     p.add_argument("--heads", required=True, help="kept heads, e.g. 1,3")
     p.add_argument("--num-heads", type=int, required=True)
@@ -40,17 +35,11 @@ def main():
     p.add_argument("--axis", type=int, default=0)
     args = p.parse_args()
 
-    base = re.sub(r"(-op\d+)?\.onnx$", "", args.model)
+    base, inputs = checkutil.model_inputs(args.model)
     name = os.path.basename(base)
-    inputs = {}
-    for f in sorted(glob.glob(base + ".*.npy")):
-        key = f[len(base) + 1:-len(".npy")]
-        if key != "ref":
-            inputs[key] = f
-    shapes = []
+    shapes = checkutil.input_shape_flags(inputs)
     run_inputs = []
     for key, f in inputs.items():
-        shapes += ["--input-shape", "%s=%s" % (key, "x".join(map(str, np.load(f).shape)))]
         run_inputs += ["--input", "%s=%s" % (key, f)]
 
     kept = [int(h) for h in args.heads.split(",")]
@@ -88,11 +77,10 @@ def main():
     full_out = os.path.join(args.workdir, name + "-full.npy")
     subprocess.run([full, "--output", full_out, "-q"] + run_inputs, check=True)
     changed = float(np.max(np.abs(np.load(full_out).astype(np.float64) - ref)))
-    verdict = "PASS" if err <= 1e-5 * scale and changed > 1e-3 else "FAIL"
-    print("%s %s pruned to heads %s of layer %d: max abs err %.2e against zeroed heads "
-          "(pruning changes the output by %.2e)" % (verdict, name, args.heads, args.layer, err,
-                                                    changed))
-    return 0 if verdict == "PASS" else 1
+    return checkutil.verdict(
+        err <= 1e-5 * scale and changed > 1e-3,
+        "%s pruned to heads %s of layer %d: max abs err %.2e against zeroed heads "
+        "(pruning changes the output by %.2e)" % (name, args.heads, args.layer, err, changed))
 
 
 if __name__ == "__main__":

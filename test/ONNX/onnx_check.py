@@ -15,43 +15,32 @@ its weights beside it (no --weights). Passes when
 and prints one PASS/FAIL line with the figures.
 """
 
-import argparse
-import glob
 import os
-import re
 import subprocess
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import checkutil  # noqa: E402
+
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("model")
-    p.add_argument("--attn-compile", required=True)
-    p.add_argument("--workdir", required=True)
+    p = checkutil.onnx_model_parser()
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--tag", default="")
     p.add_argument("--compile-arg", action="append", default=[],
                    help="an extra attn-compile argument (repeatable)")
     args = p.parse_args()
 
-    base = re.sub(r"(-op\d+)?\.onnx$", "", args.model)
+    base, inputs = checkutil.model_inputs(args.model)
     name = os.path.basename(base)
     ref = np.load(base + ".ref.npy")
-    inputs = {}
-    for path in sorted(glob.glob(glob.escape(base) + ".*.npy")):
-        key = path[len(base) + 1:-len(".npy")]
-        if key != "ref":
-            inputs[key] = path
     os.makedirs(args.workdir, exist_ok=True)
     stem = os.path.basename(args.model)[:-len(".onnx")] + args.tag
     exe = os.path.join(args.workdir, stem)
     cmd = [args.attn_compile, "-q", args.model, "--target=cpu", "-o", exe]
-    for key, path in inputs.items():
-        shape = np.load(path).shape
-        cmd += ["--input-shape", key + "=" + "x".join(map(str, shape))]
-    cmd += args.compile_arg
+    cmd += checkutil.input_shape_flags(inputs) + args.compile_arg
     subprocess.run(cmd, check=True)
     if not os.path.exists(exe + ".safetensors"):
         sys.exit(f"FAIL {name}: attn-compile wrote no {exe}.safetensors")
@@ -68,10 +57,8 @@ def main():
     err = float(np.max(np.abs(y.astype(np.float64) - ref)))
     mag = max(1.0, float(np.max(np.abs(ref))))
     ok = bool(np.all(np.isfinite(y))) and err <= args.tol * mag
-    print(f"{'PASS' if ok else 'FAIL'} {os.path.basename(args.model)}"
-          f"{args.tag}: max abs error {err:.2e}, tolerance "
-          f"{args.tol * mag:.1e}")
-    return 0 if ok else 1
+    return checkutil.verdict(ok, f"{os.path.basename(args.model)}{args.tag}: max abs "
+                                 f"error {err:.2e}, tolerance {args.tol * mag:.1e}")
 
 
 if __name__ == "__main__":

@@ -8,11 +8,13 @@ scripts/make_weights.py) for the hand-written small encoder.
     api_check.py --src ATTNC_SRC --bin BUILD_BIN --workdir DIR
 """
 
-import argparse
 import os
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
+import checkutil  # noqa: E402
 
 
 def expect_error(fn, *fragments):
@@ -29,15 +31,9 @@ def expect_error(fn, *fragments):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--src", required=True)
-    p.add_argument("--bin", required=True)
-    p.add_argument("--workdir", required=True)
-    args = p.parse_args()
-    sys.path.insert(0, os.path.join(args.src, "python"))
-    os.environ["ATTNC_BIN_DIR"] = args.bin
+    args = checkutil.attnc_parser().parse_args()
+    attnc = checkutil.import_attnc(args.src, args.bin)
     os.makedirs(args.workdir, exist_ok=True)
-    import attnc
 
     # An exported ONNX model: inputs and outputs by their graph names, the
     # weights written beside the library and found there.
@@ -55,7 +51,7 @@ def main():
         print("outputs:", [(o.name, o.dtype, o.shape) for o in bert.outputs])
         out = bert.run(input_ids=ids, attention_mask=mask)
         (name, y), = out.items()
-        err = float(np.max(np.abs(y - ref)) / max(1.0, np.max(np.abs(ref))))
+        err = checkutil.rel_err(y, ref)
         assert err <= 1e-4, err
         print("bert_like by name: %s max rel err %.1e <= 1e-4" % (name, err))
         # Positional inputs, and values converted to the model's dtype.
@@ -95,7 +91,7 @@ def main():
     bert = attnc.load(lib)
     y = enc.run(np.load(os.path.join(args.workdir, "ids.npy")))["output0"]
     ref = np.load(os.path.join(args.workdir, "enc.ref.npy"))
-    err = float(np.max(np.abs(y - ref)) / max(1.0, np.max(np.abs(ref))))
+    err = checkutil.rel_err(y, ref)
     assert err <= 1e-5, err
     yb = bert.run(input_ids=ids, attention_mask=mask)
     assert len(yb) == 1
@@ -108,8 +104,7 @@ def main():
                               precision="f16", io_precision="f16")
     enc16 = attnc.load(enc16_lib, weights=weights)
     y16 = enc16.run(np.load(os.path.join(args.workdir, "ids.npy")))["output0"]
-    err16 = float(np.max(np.abs(y16.astype(np.float64) - ref)) /
-                  max(1.0, np.max(np.abs(ref))))
+    err16 = checkutil.rel_err(y16.astype(np.float64), ref)
     assert y16.dtype == np.float16 and err16 <= 4e-3, (y16.dtype, err16)
     print("small_encoder precision=f16: %s, max rel err %.1e <= 4e-3"
           % (y16.dtype, err16))

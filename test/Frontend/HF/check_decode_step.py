@@ -5,23 +5,20 @@ logits at every position with the full-sequence model compiled from the
 same checkpoint (1e-5 relative) and with transformers' logits
 (expected.npy, 1e-4 relative, as the full model's own test)."""
 
-import argparse
 import os
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "reference"))
+import checkutil  # noqa: E402
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--bin", required=True)
+    ap = checkutil.attnc_parser()
     ap.add_argument("--checkpoint", required=True)
-    ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
-    sys.path.insert(0, os.path.join(args.src, "python"))
-    os.environ["ATTNC_BIN_DIR"] = args.bin
-    import attnc
+    attnc = checkutil.import_attnc(args.src, args.bin)
 
     ids = np.load(os.path.join(args.checkpoint, "input_ids.npy"))
     expected = np.load(os.path.join(args.checkpoint, "expected.npy"))
@@ -39,16 +36,12 @@ def main():
         [step.run(input_ids=ids[:, t:t + 1],
                   positions=np.array([t], np.int64))["logits"]
          for t in range(seq)], axis=1).astype(np.float64)
-
-    def rel(a, b):
-        return float(np.max(np.abs(a - b)) / max(1.0, np.max(np.abs(b))))
-
-    vs_full, vs_hf = rel(steps, reference), rel(steps, expected)
-    ok = vs_full <= 1e-5 and vs_hf <= 1e-4
-    print(f"{'PASS' if ok else 'FAIL'} {seq} positions: decode step vs full "
-          f"sequence {vs_full:.2e} (tol 1e-5), vs transformers {vs_hf:.2e} "
-          f"(tol 1e-4)")
-    return 0 if ok else 1
+    vs_full = checkutil.rel_err(steps, reference)
+    vs_hf = checkutil.rel_err(steps, expected)
+    return checkutil.verdict(
+        vs_full <= 1e-5 and vs_hf <= 1e-4,
+        f"{seq} positions: decode step vs full sequence {vs_full:.2e} (tol 1e-5), "
+        f"vs transformers {vs_hf:.2e} (tol 1e-4)")
 
 
 if __name__ == "__main__":
