@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
+#include "CudaDriverApi.h"
 
 #include "attnc/Runtime/attnrt.h"
 #include "attnc/Runtime/attnrt_abi.h"
@@ -27,85 +28,12 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__has_include) && !defined(ATTNRT_NO_CUDA_H)
-#if __has_include(<cuda.h>)
-#include <cuda.h>
-#define ATTNRT_HAVE_CUDA_H 1
-#endif
-#endif
-
-#ifndef ATTNRT_HAVE_CUDA_H
-// The few driver API types and values used below (ABI-identical to cuda.h).
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUstream_st *CUstream;
-typedef struct CUevent_st *CUevent;
-typedef unsigned long long CUdeviceptr;
-typedef int CUjit_option;
-typedef int CUfunction_attribute;
-enum {
-  CUDA_SUCCESS = 0,
-  CUDA_ERROR_OUT_OF_MEMORY = 2,
-  CUDA_ERROR_NO_DEVICE = 100,
-  CU_STREAM_NON_BLOCKING = 1,
-  CU_EVENT_DISABLE_TIMING = 2,
-  CU_MEM_ATTACH_GLOBAL = 1,
-  CU_JIT_ERROR_LOG_BUFFER = 5,
-  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_JIT_OPTIMIZATION_LEVEL = 7,
-  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-};
-#endif
-
 static_assert(sizeof(CUdeviceptr) == sizeof(void *),
               "device pointers travel as void*");
 
 namespace attnrt {
 namespace cuda {
 namespace {
-
-// field, symbol, parameter list. Every entry returns CUresult.
-#define ATTNRT_CUDA_FUNCTIONS(X)                                               \
-  X(Init, "cuInit", (unsigned))                                                \
-  X(GetErrorName, "cuGetErrorName", (CUresult, const char **))                 \
-  X(DeviceGetCount, "cuDeviceGetCount", (int *))                               \
-  X(DeviceGet, "cuDeviceGet", (CUdevice *, int))                               \
-  X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))     \
-  X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                             \
-  X(CtxSynchronize, "cuCtxSynchronize", (void))                                \
-  X(ModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))            \
-  X(ModuleLoadDataEx, "cuModuleLoadDataEx",                                    \
-    (CUmodule *, const void *, unsigned, CUjit_option *, void **))             \
-  X(ModuleUnload, "cuModuleUnload", (CUmodule))                                \
-  X(ModuleGetFunction, "cuModuleGetFunction",                                  \
-    (CUfunction *, CUmodule, const char *))                                    \
-  X(LaunchKernel, "cuLaunchKernel",                                            \
-    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
-     unsigned, CUstream, void **, void **))                                    \
-  X(FuncSetAttribute, "cuFuncSetAttribute",                                    \
-    (CUfunction, CUfunction_attribute, int))                                   \
-  X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned))                    \
-  X(StreamSynchronize, "cuStreamSynchronize", (CUstream))                      \
-  X(StreamDestroy, "cuStreamDestroy_v2", (CUstream))                           \
-  X(StreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned))       \
-  X(EventCreate, "cuEventCreate", (CUevent *, unsigned))                       \
-  X(EventDestroy, "cuEventDestroy_v2", (CUevent))                              \
-  X(EventSynchronize, "cuEventSynchronize", (CUevent))                         \
-  X(EventRecord, "cuEventRecord", (CUevent, CUstream))                         \
-  X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                        \
-  X(MemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned))   \
-  X(MemFree, "cuMemFree_v2", (CUdeviceptr))                                    \
-  X(MemcpyAsync, "cuMemcpyAsync",                                              \
-    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
-  X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))        \
-  X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))              \
-  X(MemsetD32Async, "cuMemsetD32Async",                                        \
-    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
-  X(MemsetD16Async, "cuMemsetD16Async",                                        \
-    (CUdeviceptr, unsigned short, size_t, CUstream))
 
 struct Api {
 #define ATTNRT_DECLARE(field, symbol, params) CUresult(*field) params = nullptr;
@@ -204,10 +132,10 @@ bool initLocked(State &s, std::string &reason) {
   }
   Api api;
 #define ATTNRT_LOAD(field, symbol, params)                                     \
-  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, symbol));     \
+  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, #symbol));    \
   if (!api.field)                                                              \
     return fail("the CUDA driver " + s.driverPath +                            \
-                " lacks " symbol " (driver too old?)");
+                " lacks " #symbol " (driver too old?)");
   ATTNRT_CUDA_FUNCTIONS(ATTNRT_LOAD)
 #undef ATTNRT_LOAD
   s.api = api;

@@ -292,22 +292,26 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
   return isDType(t) ? dtypeSize(static_cast<DType>(t)) : 0;
 }
 
+// attnrt_<kind>_<what>(m, index): `value` (an expression of the entry e) or
+// `invalid` when index does not name such an entry.
+#define ATTNRT_IO_GETTER(kind, entryKind, type, what, value, invalid)          \
+  extern "C" type attnrt_##kind##_##what(attnrt_model *m, int index) {         \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_" #what);               \
+    return e ? (value) : (invalid);                                            \
+  }
+
 #define ATTNRT_IO_GETTERS(kind, entryKind)                                     \
-  extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_name");                 \
-    return e ? e->name.c_str() : nullptr;                                      \
-  }                                                                            \
-  extern "C" attnrt_dtype attnrt_##kind##_dtype(attnrt_model *m, int index) {  \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_dtype");                \
-    return e ? static_cast<attnrt_dtype>(e->dtype) : ATTNRT_INVALID_DTYPE;     \
-  }                                                                            \
-  extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_rank");                 \
-    return e ? static_cast<int>(e->dims.size()) : -1;                          \
-  }                                                                            \
+  ATTNRT_IO_GETTER(kind, entryKind, const char *, name, e->name.c_str(),       \
+                   nullptr)                                                    \
+  ATTNRT_IO_GETTER(kind, entryKind, attnrt_dtype, dtype,                       \
+                   static_cast<attnrt_dtype>(e->dtype), ATTNRT_INVALID_DTYPE)  \
+  ATTNRT_IO_GETTER(kind, entryKind, int, rank,                                 \
+                   static_cast<int>(e->dims.size()), -1)                       \
+  ATTNRT_IO_GETTER(kind, entryKind, const int64_t *, dims, e->dims.data(),     \
+                   nullptr)                                                    \
+  ATTNRT_IO_GETTER(kind, entryKind, size_t, bytes,                             \
+                   static_cast<size_t>(e->bytes), 0)                           \
   extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
                                          int axis) {                           \
     const ManifestEntry *e =                                                   \
@@ -321,22 +325,13 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
       return -1;                                                               \
     }                                                                          \
     return e->dims[static_cast<size_t>(axis)];                                 \
-  }                                                                            \
-  extern "C" const int64_t *attnrt_##kind##_dims(attnrt_model *m, int index) { \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_dims");                 \
-    return e ? e->dims.data() : nullptr;                                       \
-  }                                                                            \
-  extern "C" size_t attnrt_##kind##_bytes(attnrt_model *m, int index) {        \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_bytes");                \
-    return e ? static_cast<size_t>(e->bytes) : 0;                              \
   }
 
 ATTNRT_IO_GETTERS(input, EntryKind::Input)
 ATTNRT_IO_GETTERS(output, EntryKind::Output)
 ATTNRT_IO_GETTERS(state, EntryKind::State)
 #undef ATTNRT_IO_GETTERS
+#undef ATTNRT_IO_GETTER
 
 extern "C" int attnrt_bind_weights(attnrt_model *m,
                                    const char *safetensors_path) {

@@ -188,6 +188,13 @@ protected:
     EXPECT_EQ(attnrt_set_input(m, 0, a.data(), 16), 0);
     return m;
   }
+
+  /// The error of a run of m, which must fail.
+  static std::string runError(attnrt_model *m) {
+    EXPECT_NE(attnrt_run(m), 0);
+    const char *e = attnrt_last_error(m);
+    return e ? e : "";
+  }
 };
 
 TEST_F(CudaFake, InitFailures) {
@@ -245,9 +252,8 @@ TEST_F(CudaFake, InvalidImage) {
   gImage = "NOT A CUBIN";
   ModelPtr m(openReady());
   ASSERT_NE(m.get(), nullptr);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE");
   EXPECT_EQ(controls().launches(), 0);
   // The error does not stick to later runs once the cause is gone.
   gImage = "FAKECUBIN";
@@ -277,9 +283,8 @@ TEST_F(CudaFake, StartupModuleLoadFailure) {
   std::vector<float> a = {1, 2, 3, 4};
   ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
   for (int run = 0; run < 2; ++run) {
-    EXPECT_NE(attnrt_run(m.get()), 0);
-    EXPECT_STREQ(attnrt_last_error(m.get()),
-                 "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
+    EXPECT_EQ(runError(m.get()),
+              "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
         << "run " << run;
   }
   EXPECT_EQ(controls().launches(), 0);
@@ -289,24 +294,21 @@ TEST_F(CudaFake, MissingKernelAndLaunchFailure) {
   gKernel = "softmax_kernel";
   ModelPtr m(openReady());
   ASSERT_NE(m.get(), nullptr);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuModuleGetFunction('softmax_kernel') failed: "
-               "CUDA_ERROR_NOT_FOUND");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuModuleGetFunction('softmax_kernel') failed: "
+            "CUDA_ERROR_NOT_FOUND");
   std::vector<float> out(4);
   EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
   gKernel = "add_f32";
   controls().failNextLaunch(719);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED");
   // After the failure the remaining calls of that run were no-ops; the
   // temporaries were still released to the pool.
   EXPECT_EQ(cuda::poolStats().liveBlocks, 0u);
   controls().failNextLaunch(12345);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuLaunchKernel failed: CUDA error 12345");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuLaunchKernel failed: CUDA error 12345");
   ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
   ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
   EXPECT_EQ(out[3], 88);
@@ -458,8 +460,7 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   };
   for (const Case &c : bad) {
     ASSERT_EQ(attnrt_set_input(m.get(), 1, c.ids.data(), 48), 0);
-    EXPECT_NE(attnrt_run(m.get()), 0);
-    EXPECT_EQ(std::string(attnrt_last_error(m.get())), c.message);
+    EXPECT_EQ(runError(m.get()), c.message);
     EXPECT_EQ(controls().launches(), 0);
     std::vector<float> out(4);
     EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
@@ -472,8 +473,7 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   // An i32 ids input is checked too.
   tt[2] = 2;
   ASSERT_EQ(attnrt_set_input(m.get(), 2, tt.data(), 12), 0);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+  EXPECT_EQ(runError(m.get()),
             "attnrt_run: token id 2 at batch 0, position 2 is out of range for "
             "the embedding table of 2 rows (valid ids are 0..1)");
 }

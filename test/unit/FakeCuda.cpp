@@ -10,6 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#define ATTNRT_NO_CUDA_H 1 // the fake defines what it is, not what cuda.h says
+#include "CudaDriverApi.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -17,18 +20,19 @@
 
 extern "C" {
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
+// Every function the runtime looks up, declared from the shared list: a
+// definition below with other parameters does not compile.
+#define FAKE_DECLARE(field, symbol, params) CUresult symbol params;
+ATTNRT_CUDA_FUNCTIONS(FAKE_DECLARE)
+#undef FAKE_DECLARE
 
 enum {
-  kSuccess = 0,
-  kInvalidValue = 1,
-  kOutOfMemory = 2,
-  kNotInitialized = 3,
-  kNoDevice = 100,
-  kInvalidImage = 200,
-  kNotFound = 500,
-  kLaunchFailed = 719,
+  kSuccess = CUDA_SUCCESS,
+  kInvalidValue = CUDA_ERROR_INVALID_VALUE,
+  kOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY,
+  kNotInitialized = CUDA_ERROR_NOT_INITIALIZED,
+  kInvalidImage = CUDA_ERROR_INVALID_IMAGE,
+  kNotFound = CUDA_ERROR_NOT_FOUND,
 };
 
 struct FakeState {
@@ -65,35 +69,30 @@ void fake_cuda_fail_next_launch(int result) { fake().failNextLaunch = result; }
 // ---- Driver API -----------------------------------------------------------
 
 CUresult cuGetErrorName(CUresult r, const char **name) {
-  switch (r) {
-  case kSuccess:
-    *name = "CUDA_SUCCESS";
-    return kSuccess;
-  case kInvalidValue:
-    *name = "CUDA_ERROR_INVALID_VALUE";
-    return kSuccess;
-  case kOutOfMemory:
-    *name = "CUDA_ERROR_OUT_OF_MEMORY";
-    return kSuccess;
-  case kNotInitialized:
-    *name = "CUDA_ERROR_NOT_INITIALIZED";
-    return kSuccess;
-  case kNoDevice:
-    *name = "CUDA_ERROR_NO_DEVICE";
-    return kSuccess;
-  case kInvalidImage:
-    *name = "CUDA_ERROR_INVALID_IMAGE";
-    return kSuccess;
-  case kNotFound:
-    *name = "CUDA_ERROR_NOT_FOUND";
-    return kSuccess;
-  case kLaunchFailed:
-    *name = "CUDA_ERROR_LAUNCH_FAILED";
-    return kSuccess;
-  default:
-    *name = nullptr;
-    return kInvalidValue;
+#define FAKE_NAME(e)                                                           \
+  { e, #e }
+  static const struct {
+    CUresult code;
+    const char *name;
+  } names[] = {
+      FAKE_NAME(CUDA_SUCCESS),
+      FAKE_NAME(CUDA_ERROR_INVALID_VALUE),
+      FAKE_NAME(CUDA_ERROR_OUT_OF_MEMORY),
+      FAKE_NAME(CUDA_ERROR_NOT_INITIALIZED),
+      FAKE_NAME(CUDA_ERROR_NO_DEVICE),
+      FAKE_NAME(CUDA_ERROR_INVALID_IMAGE),
+      FAKE_NAME(CUDA_ERROR_NOT_FOUND),
+      FAKE_NAME(CUDA_ERROR_LAUNCH_FAILED),
+  };
+#undef FAKE_NAME
+  for (const auto &n : names) {
+    if (n.code == r) {
+      *name = n.name;
+      return kSuccess;
+    }
   }
+  *name = nullptr;
+  return kInvalidValue;
 }
 
 CUresult cuInit(unsigned) {
@@ -113,7 +112,7 @@ CUresult cuDeviceGetCount(int *count) {
   return kSuccess;
 }
 
-CUresult cuDeviceGet(int *device, int ordinal) {
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   REQUIRE_INIT
   if (ordinal < 0 || ordinal >= fake().deviceCount)
     return kInvalidValue;
@@ -122,50 +121,53 @@ CUresult cuDeviceGet(int *device, int ordinal) {
 }
 
 static int contextToken;
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
   REQUIRE_INIT
-  *ctx = &contextToken;
+  *ctx = reinterpret_cast<CUcontext>(&contextToken);
   return kSuccess;
 }
-CUresult cuCtxSetCurrent(void *ctx) {
+CUresult cuCtxSetCurrent(CUcontext ctx) {
   REQUIRE_INIT
-  return ctx == &contextToken ? kSuccess : kInvalidValue;
+  return ctx == reinterpret_cast<CUcontext>(&contextToken) ? kSuccess
+                                                           : kInvalidValue;
 }
 CUresult cuCtxSynchronize(void) { return kSuccess; }
 
 static int moduleToken;
+static CUmodule theModule() { return reinterpret_cast<CUmodule>(&moduleToken); }
 static bool validImage(const void *image) {
   return image &&
          std::strncmp(static_cast<const char *>(image), "FAKECUBIN", 9) == 0;
 }
-CUresult cuModuleLoadData(void **module, const void *image) {
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   REQUIRE_INIT
   if (!validImage(image))
     return kInvalidImage;
-  *module = &moduleToken;
+  *module = theModule();
   return kSuccess;
 }
-CUresult cuModuleLoadDataEx(void **module, const void *image,
-                            unsigned numOptions, int *options, void **values) {
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned numOptions, CUjit_option *options,
+                            void **values) {
   REQUIRE_INIT
   if (validImage(image)) {
-    *module = &moduleToken;
+    *module = theModule();
     return kSuccess;
   }
   char *log = nullptr;
   size_t logSize = 0;
   for (unsigned i = 0; i < numOptions; ++i) {
-    if (options[i] == 5) // CU_JIT_ERROR_LOG_BUFFER
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
       log = static_cast<char *>(values[i]);
-    if (options[i] == 6) // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
       logSize = reinterpret_cast<uintptr_t>(values[i]);
   }
   if (log && logSize > 40)
     std::strcpy(log, "ptxas fatal: fake syntax error\n");
   return kInvalidImage;
 }
-CUresult cuModuleUnload(void *module) {
-  return module == &moduleToken ? kSuccess : kInvalidValue;
+CUresult cuModuleUnload(CUmodule module) {
+  return module == theModule() ? kSuccess : kInvalidValue;
 }
 
 typedef void (*KernelFn)(void **params);
@@ -182,19 +184,22 @@ struct Kernel {
 };
 static Kernel addKernel = {addF32};
 
-CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
-  if (module != &moduleToken)
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
+                             const char *name) {
+  if (module != theModule())
     return kInvalidValue;
   if (std::strcmp(name, "add_f32") != 0)
     return kNotFound;
-  *fn = &addKernel;
+  *fn = reinterpret_cast<CUfunction>(&addKernel);
   return kSuccess;
 }
 
-CUresult cuFuncSetAttribute(void *, int, int) { return kSuccess; }
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
+  return kSuccess;
+}
 
-CUresult cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, void *, void **params,
+CUresult cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, CUstream, void **params,
                         void **) {
   if (fake().failNextLaunch) {
     int r = fake().failNextLaunch;
@@ -203,31 +208,31 @@ CUresult cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned,
   }
   if (!f || !params)
     return kInvalidValue;
-  static_cast<Kernel *>(f)->fn(params);
+  reinterpret_cast<Kernel *>(f)->fn(params);
   ++fake().launches;
   return kSuccess;
 }
 
-CUresult cuStreamCreate(void **stream, unsigned) {
-  *stream = new int(0);
+CUresult cuStreamCreate(CUstream *stream, unsigned) {
+  *stream = reinterpret_cast<CUstream>(new int(0));
   return kSuccess;
 }
-CUresult cuStreamSynchronize(void *) { return kSuccess; }
-CUresult cuStreamDestroy_v2(void *stream) {
-  delete static_cast<int *>(stream);
+CUresult cuStreamSynchronize(CUstream) { return kSuccess; }
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  delete reinterpret_cast<int *>(stream);
   return kSuccess;
 }
-CUresult cuStreamWaitEvent(void *, void *, unsigned) { return kSuccess; }
-CUresult cuEventCreate(void **event, unsigned) {
-  *event = new int(0);
+CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { return kSuccess; }
+CUresult cuEventCreate(CUevent *event, unsigned) {
+  *event = reinterpret_cast<CUevent>(new int(0));
   return kSuccess;
 }
-CUresult cuEventDestroy_v2(void *event) {
-  delete static_cast<int *>(event);
+CUresult cuEventDestroy_v2(CUevent event) {
+  delete reinterpret_cast<int *>(event);
   return kSuccess;
 }
-CUresult cuEventSynchronize(void *) { return kSuccess; }
-CUresult cuEventRecord(void *, void *) { return kSuccess; }
+CUresult cuEventSynchronize(CUevent) { return kSuccess; }
+CUresult cuEventRecord(CUevent, CUstream) { return kSuccess; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   REQUIRE_INIT
@@ -253,7 +258,7 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 static void *ptr(CUdeviceptr p) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
 }
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *) {
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream) {
   std::memmove(ptr(dst), ptr(src), n);
   return kSuccess;
 }
@@ -265,13 +270,14 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   std::memcpy(dst, ptr(src), n);
   return kSuccess;
 }
-CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, void *) {
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, CUstream) {
   unsigned *d = static_cast<unsigned *>(ptr(dst));
   for (size_t i = 0; i < n; ++i)
     d[i] = v;
   return kSuccess;
 }
-CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void *) {
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n,
+                          CUstream) {
   unsigned short *d = static_cast<unsigned short *>(ptr(dst));
   for (size_t i = 0; i < n; ++i)
     d[i] = v;
