@@ -34,6 +34,9 @@ typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 typedef int CUjit_option;
 typedef int CUfunction_attribute;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef int CUstreamCaptureMode;
 enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,
@@ -43,6 +46,10 @@ enum {
   CUDA_ERROR_INVALID_IMAGE = 200,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_LAUNCH_FAILED = 719,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+  CU_STREAM_CAPTURE_MODE_RELAXED = 2,
   CU_STREAM_NON_BLOCKING = 1,
   CU_EVENT_DISABLE_TIMING = 2,
   CU_MEM_ATTACH_GLOBAL = 1,
@@ -93,5 +100,17 @@ enum {
     (CUdeviceptr, unsigned, size_t, CUstream))                                 \
   X(MemsetD16Async, cuMemsetD16Async,                                          \
     (CUdeviceptr, unsigned short, size_t, CUstream))
+
+// The CUDA graph functions (stream capture and replay). Optional: a driver
+// without them still runs models, with plain launches.
+#define ATTNRT_CUDA_GRAPH_FUNCTIONS(X)                                         \
+  X(StreamBeginCapture, cuStreamBeginCapture_v2,                               \
+    (CUstream, CUstreamCaptureMode))                                           \
+  X(StreamEndCapture, cuStreamEndCapture, (CUstream, CUgraph *))               \
+  X(GraphInstantiate, cuGraphInstantiateWithFlags,                             \
+    (CUgraphExec *, CUgraph, unsigned long long))                              \
+  X(GraphLaunch, cuGraphLaunch, (CUgraphExec, CUstream))                       \
+  X(GraphExecDestroy, cuGraphExecDestroy, (CUgraphExec))                       \
+  X(GraphDestroy, cuGraphDestroy, (CUgraph))
 
 #endif // ATTNC_LIB_RUNTIME_CUDADRIVERAPI_H

@@ -14,6 +14,7 @@
 #include "Support.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -47,12 +48,29 @@ struct attnrt_model {
   /// The first bad token id the model reported during the current run.
   std::string tokenIdError;
 
+  /// CUDA: the first run records the invocation into a graph (stream
+  /// capture) and every run replays it. The buffers it names are the
+  /// model's own device buffers (inputs are copied into them), so their
+  /// addresses are fixed; rebinding weights replaces them and drops the
+  /// graph. Off with ATTNRT_CUDA_GRAPHS=0, or once a capture failed where
+  /// the plain run then succeeded.
+  enum class GraphMode { Untried, Ready, Off };
+  GraphMode graphMode = GraphMode::Untried;
+  cuda::Graph *graph = nullptr;
+  void dropGraph() {
+    cuda::destroyGraph(graph);
+    graph = nullptr;
+    if (graphMode == GraphMode::Ready)
+      graphMode = GraphMode::Untried;
+  }
+
   bool isCuda() const { return manifest.target == Target::CUDA; }
   int fail(const std::string &msg) {
     error = msg;
     return 1;
   }
   ~attnrt_model() {
+    dropGraph();
     for (void *p : device)
       if (p)
         cuda::freeDevice(p);
@@ -163,6 +181,9 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
   m->device.assign(n, nullptr);
   m->inputSet.assign(n, false);
   if (m->isCuda()) {
+    const char *graphs = std::getenv("ATTNRT_CUDA_GRAPHS");
+    if (graphs && std::strcmp(graphs, "0") == 0)
+      m->graphMode = attnrt_model::GraphMode::Off;
     std::string reason;
     if (!cuda::ensureInitialized(reason))
       return openFailed("attnrt: this model was compiled for CUDA but " +
@@ -436,6 +457,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         return m->fail(err + " uploading weight '" + e.name + "'");
       }
     }
+    m->dropGraph(); // it names the old weight buffers
     for (size_t w = 0; w < mf.weights.size(); ++w) {
       size_t slot = static_cast<size_t>(mf.weights[w]);
       if (m->device[slot])
@@ -538,7 +560,35 @@ extern "C" int attnrt_run(attnrt_model *m) {
       return m->fail(err + " copying input '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
   Clock::time_point t0 = Clock::now();
-  m->invoke(args.data());
+  using GraphMode = attnrt_model::GraphMode;
+  bool captureFailed = false;
+  if (m->graphMode != GraphMode::Off && !m->graph) {
+    // Record the invocation (nothing runs yet); on any failure the capture
+    // is discarded and this run is a plain one.
+    std::string why;
+    if (cuda::beginCapture(why)) {
+      m->invoke(args.data());
+      std::string invokeErr;
+      bool invokeFailed = cuda::takePendingError(invokeErr);
+      cuda::Graph *g = cuda::endCapture(why);
+      if (g && !invokeFailed) {
+        m->graph = g;
+        m->graphMode = GraphMode::Ready;
+      } else {
+        cuda::destroyGraph(g);
+        captureFailed = true;
+      }
+    } else {
+      captureFailed = true;
+    }
+  }
+  if (m->graph) {
+    std::string launchErr;
+    if (!cuda::launchGraph(m->graph, launchErr))
+      return m->fail(launchErr);
+  } else {
+    m->invoke(args.data());
+  }
   std::string syncErr;
   bool synced = cuda::synchronize(syncErr);
   Clock::time_point t1 = Clock::now();
@@ -552,6 +602,10 @@ extern "C" int attnrt_run(attnrt_model *m) {
                               mf.entries[static_cast<size_t>(slot)].bytes, err))
       return m->fail(err + " copying output '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
+  // The plain run worked where the capture did not: this model (or driver)
+  // does not capture; stop trying.
+  if (captureFailed)
+    m->graphMode = GraphMode::Off;
   m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
   m->haveOutputs = true;
   return 0;
