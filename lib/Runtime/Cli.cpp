@@ -126,22 +126,18 @@ std::string progName(char **argv) {
 }
 
 void printIOList(FILE *out, const Manifest &mf) {
-  std::fprintf(out, "inputs (pass --input in this order):\n");
-  for (size_t i = 0; i < mf.inputs.size(); ++i) {
-    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.inputs[i])];
-    std::fprintf(out, "  %zu '%s' %s %s\n", i, e.name.c_str(),
-                 dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
-  }
-  if (mf.inputs.empty())
-    std::fprintf(out, "  (none)\n");
-  std::fprintf(out, "outputs (pass --output in this order):\n");
-  for (size_t i = 0; i < mf.outputs.size(); ++i) {
-    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    std::fprintf(out, "  %zu '%s' %s %s\n", i, e.name.c_str(),
-                 dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
-  }
-  if (mf.outputs.empty())
-    std::fprintf(out, "  (none)\n");
+  auto list = [&](const char *kind, const std::vector<int> &indices) {
+    std::fprintf(out, "%ss (pass --%s in this order):\n", kind, kind);
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const ManifestEntry &e = mf.entries[static_cast<size_t>(indices[i])];
+      std::fprintf(out, "  %zu '%s' %s %s\n", i, e.name.c_str(),
+                   dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
+    }
+    if (indices.empty())
+      std::fprintf(out, "  (none)\n");
+  };
+  list("input", mf.inputs);
+  list("output", mf.outputs);
 }
 
 void printUsage(FILE *out, const std::string &prog) {
@@ -782,22 +778,19 @@ int runCli(int argc, char **argv, const char *manifestText,
   if (!resolveNamedInputs(mf, o.inputs, err))
     return fail(err);
   // Check the command line against the model before doing any work.
+  // "the model takes 2 inputs (a, b) but 1 --input was given".
+  auto countMismatch = [&](const char *verb, const std::string &kind,
+                           const std::vector<int> &entries, size_t given) {
+    std::string flags =
+        std::to_string(given) + " --" + kind + (given == 1 ? " was" : " were");
+    return fail(strFormat("the model %s %s (%s) but %s given", verb,
+                          plural(entries.size(), kind.c_str()).c_str(),
+                          nameList(mf, entries).c_str(), flags.c_str()));
+  };
   if (o.inputs.size() != mf.inputs.size())
-    return fail(strFormat(
-        "the model takes %s (%s) but %s given",
-        plural(mf.inputs.size(), "input").c_str(),
-        nameList(mf, mf.inputs).c_str(),
-        o.inputs.size() == 1
-            ? "1 --input was"
-            : (std::to_string(o.inputs.size()) + " --input were").c_str()));
+    return countMismatch("takes", "input", mf.inputs, o.inputs.size());
   if (!o.outputs.empty() && o.outputs.size() != mf.outputs.size())
-    return fail(strFormat(
-        "the model has %s (%s) but %s given",
-        plural(mf.outputs.size(), "output").c_str(),
-        nameList(mf, mf.outputs).c_str(),
-        o.outputs.size() == 1
-            ? "1 --output was"
-            : (std::to_string(o.outputs.size()) + " --output were").c_str()));
+    return countMismatch("has", "output", mf.outputs, o.outputs.size());
   // Without --weights, the weights attn-compile wrote beside the
   // executable (model -> model.safetensors).
   std::string besideWeights;

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
+#include "CudaDriverApi.h"
 
 #include "attnc/Runtime/attnrt.h"
 #include "attnc/Runtime/attnrt_abi.h"
@@ -27,39 +28,6 @@
 #include <mutex>
 #include <vector>
 
-#if defined(__has_include) && !defined(ATTNRT_NO_CUDA_H)
-#if __has_include(<cuda.h>)
-#include <cuda.h>
-#define ATTNRT_HAVE_CUDA_H 1
-#endif
-#endif
-
-#ifndef ATTNRT_HAVE_CUDA_H
-// The few driver API types and values used below (ABI-identical to cuda.h).
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUstream_st *CUstream;
-typedef struct CUevent_st *CUevent;
-typedef unsigned long long CUdeviceptr;
-typedef int CUjit_option;
-typedef int CUfunction_attribute;
-enum {
-  CUDA_SUCCESS = 0,
-  CUDA_ERROR_OUT_OF_MEMORY = 2,
-  CUDA_ERROR_NO_DEVICE = 100,
-  CU_STREAM_NON_BLOCKING = 1,
-  CU_EVENT_DISABLE_TIMING = 2,
-  CU_MEM_ATTACH_GLOBAL = 1,
-  CU_JIT_ERROR_LOG_BUFFER = 5,
-  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_JIT_OPTIMIZATION_LEVEL = 7,
-  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-};
-#endif
-
 static_assert(sizeof(CUdeviceptr) == sizeof(void *),
               "device pointers travel as void*");
 
@@ -67,50 +35,15 @@ namespace attnrt {
 namespace cuda {
 namespace {
 
-// field, symbol, parameter list. Every entry returns CUresult.
-#define ATTNRT_CUDA_FUNCTIONS(X)                                               \
-  X(Init, "cuInit", (unsigned))                                                \
-  X(GetErrorName, "cuGetErrorName", (CUresult, const char **))                 \
-  X(DeviceGetCount, "cuDeviceGetCount", (int *))                               \
-  X(DeviceGet, "cuDeviceGet", (CUdevice *, int))                               \
-  X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))     \
-  X(CtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                             \
-  X(CtxSynchronize, "cuCtxSynchronize", (void))                                \
-  X(ModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))            \
-  X(ModuleLoadDataEx, "cuModuleLoadDataEx",                                    \
-    (CUmodule *, const void *, unsigned, CUjit_option *, void **))             \
-  X(ModuleUnload, "cuModuleUnload", (CUmodule))                                \
-  X(ModuleGetFunction, "cuModuleGetFunction",                                  \
-    (CUfunction *, CUmodule, const char *))                                    \
-  X(LaunchKernel, "cuLaunchKernel",                                            \
-    (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,   \
-     unsigned, CUstream, void **, void **))                                    \
-  X(FuncSetAttribute, "cuFuncSetAttribute",                                    \
-    (CUfunction, CUfunction_attribute, int))                                   \
-  X(StreamCreate, "cuStreamCreate", (CUstream *, unsigned))                    \
-  X(StreamSynchronize, "cuStreamSynchronize", (CUstream))                      \
-  X(StreamDestroy, "cuStreamDestroy_v2", (CUstream))                           \
-  X(StreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned))       \
-  X(EventCreate, "cuEventCreate", (CUevent *, unsigned))                       \
-  X(EventDestroy, "cuEventDestroy_v2", (CUevent))                              \
-  X(EventSynchronize, "cuEventSynchronize", (CUevent))                         \
-  X(EventRecord, "cuEventRecord", (CUevent, CUstream))                         \
-  X(MemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                        \
-  X(MemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned))   \
-  X(MemFree, "cuMemFree_v2", (CUdeviceptr))                                    \
-  X(MemcpyAsync, "cuMemcpyAsync",                                              \
-    (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
-  X(MemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))        \
-  X(MemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))              \
-  X(MemsetD32Async, "cuMemsetD32Async",                                        \
-    (CUdeviceptr, unsigned, size_t, CUstream))                                 \
-  X(MemsetD16Async, "cuMemsetD16Async",                                        \
-    (CUdeviceptr, unsigned short, size_t, CUstream))
-
 struct Api {
 #define ATTNRT_DECLARE(field, symbol, params) CUresult(*field) params = nullptr;
   ATTNRT_CUDA_FUNCTIONS(ATTNRT_DECLARE)
+  ATTNRT_CUDA_GRAPH_FUNCTIONS(ATTNRT_DECLARE)
 #undef ATTNRT_DECLARE
+  bool hasGraphs() const {
+    return StreamBeginCapture && StreamEndCapture && GraphInstantiate &&
+           GraphLaunch && GraphExecDestroy && GraphDestroy;
+  }
 };
 
 /// Pool granularity: allocations are rounded up to this and bucketed by size.
@@ -204,12 +137,17 @@ bool initLocked(State &s, std::string &reason) {
   }
   Api api;
 #define ATTNRT_LOAD(field, symbol, params)                                     \
-  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, symbol));     \
+  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, #symbol));    \
   if (!api.field)                                                              \
     return fail("the CUDA driver " + s.driverPath +                            \
-                " lacks " symbol " (driver too old?)");
+                " lacks " #symbol " (driver too old?)");
   ATTNRT_CUDA_FUNCTIONS(ATTNRT_LOAD)
 #undef ATTNRT_LOAD
+  // Optional: without them models run with plain launches.
+#define ATTNRT_LOAD_OPTIONAL(field, symbol, params)                            \
+  api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, #symbol));
+  ATTNRT_CUDA_GRAPH_FUNCTIONS(ATTNRT_LOAD_OPTIONAL)
+#undef ATTNRT_LOAD_OPTIONAL
   s.api = api;
   CUresult r = s.api.Init(0);
   if (r == CUDA_ERROR_NO_DEVICE)
@@ -294,7 +232,19 @@ void markStreamIdle(CUstream stream, bool all) {
         b.stream = nullptr;
 }
 
-CUstream asStream(void *p) { return static_cast<CUstream>(p); }
+/// The stream capture in progress on this thread (see beginCapture): every
+/// stream the compiled code names, the null stream included, is the capture
+/// stream; pooled blocks it frees and modules it unloads stay with the graph.
+struct Capture {
+  CUstream stream = nullptr;
+  std::vector<void *> allocs;
+  std::vector<CUmodule> modules;
+};
+thread_local Capture *tlsCapture = nullptr;
+
+CUstream asStream(void *p) {
+  return tlsCapture ? tlsCapture->stream : static_cast<CUstream>(p);
+}
 CUdeviceptr asDevPtr(const void *p) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
 }
@@ -488,6 +438,11 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel,
 }
 
 extern "C" void mgpuModuleUnload(void *module) {
+  if (module && tlsCapture) {
+    // The graph's kernels live in it: unloaded with the graph.
+    tlsCapture->modules.push_back(static_cast<CUmodule>(module));
+    return;
+  }
   if (module && enterRelease())
     check(state().api.ModuleUnload(static_cast<CUmodule>(module)),
           "cuModuleUnload");
@@ -542,6 +497,8 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 extern "C" void *mgpuStreamCreate(void) {
   if (!enter())
     return nullptr;
+  if (tlsCapture)
+    return tlsCapture->stream;
   CUstream stream = nullptr;
   if (!check(state().api.StreamCreate(&stream, CU_STREAM_NON_BLOCKING),
              "cuStreamCreate"))
@@ -550,7 +507,7 @@ extern "C" void *mgpuStreamCreate(void) {
 }
 
 extern "C" void mgpuStreamDestroy(void *stream) {
-  if (!stream || !enterRelease())
+  if (!stream || tlsCapture || !enterRelease())
     return;
   // Blocks freed on this stream become reusable anywhere once its work is
   // done; the handle may be reused by a later cuStreamCreate.
@@ -561,7 +518,8 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 }
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
-  if (!enter())
+  // Under capture nothing runs yet, and one stream orders all work.
+  if (tlsCapture || !enter())
     return;
   if (check(state().api.StreamSynchronize(asStream(stream)),
             "cuStreamSynchronize"))
@@ -593,7 +551,7 @@ extern "C" void mgpuEventDestroy(void *event) {
 }
 
 extern "C" void mgpuEventSynchronize(void *event) {
-  if (!enter())
+  if (tlsCapture || !enter())
     return;
   check(state().api.EventSynchronize(static_cast<CUevent>(event)),
         "cuEventSynchronize");
@@ -606,10 +564,21 @@ extern "C" void mgpuEventRecord(void *event, void *stream) {
         "cuEventRecord");
 }
 
+static void *allocPooled(uint64_t sizeBytes, void *stream, bool isHostShared);
+
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                               bool isHostShared) {
   if (sizeBytes == 0 || !enter())
     return nullptr;
+  void *p = allocPooled(sizeBytes, stream, isHostShared);
+  // A graph replays fixed addresses: what its capture allocates is its own
+  // until it is destroyed (mgpuMemFree under capture keeps it).
+  if (p && tlsCapture)
+    tlsCapture->allocs.push_back(p);
+  return p;
+}
+
+static void *allocPooled(uint64_t sizeBytes, void *stream, bool isHostShared) {
   State &s = state();
   if (isHostShared) {
     CUdeviceptr p = 0;
@@ -668,6 +637,14 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
 extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr || !enterRelease())
     return;
+  if (tlsCapture) {
+    bool own = false;
+    for (void *a : tlsCapture->allocs)
+      own = own || a == ptr;
+    if (!own)
+      tlsCapture->allocs.push_back(ptr);
+    return;
+  }
   State &s = state();
   CUdeviceptr p = asDevPtr(ptr);
   bool pooled = false;
@@ -737,3 +714,113 @@ extern "C" void mgpuSetDefaultDevice(int32_t device) {
   }
   s.defaultDevice = device;
 }
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs.
+//===----------------------------------------------------------------------===//
+
+namespace attnrt {
+namespace cuda {
+
+struct Graph {
+  CUstream stream = nullptr;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  std::vector<void *> allocs;
+  std::vector<CUmodule> modules;
+};
+
+bool beginCapture(std::string &why) {
+  if (tlsCapture) {
+    why = "a capture is already in progress on this thread";
+    return false;
+  }
+  if (!makeCurrent(why))
+    return false;
+  State &s = state();
+  if (!s.api.hasGraphs()) {
+    why = "the CUDA driver " + s.driverPath +
+          " lacks the graph API (cuStreamBeginCapture_v2, cuGraphLaunch, ...)";
+    return false;
+  }
+  CUstream stream = nullptr;
+  CUresult r = s.api.StreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    why = callFailed("cuStreamCreate", r);
+    return false;
+  }
+  // Relaxed: the compiled code may allocate (cuMemAlloc) while capturing.
+  r = s.api.StreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  if (r != CUDA_SUCCESS) {
+    s.api.StreamDestroy(stream);
+    why = callFailed("cuStreamBeginCapture", r);
+    return false;
+  }
+  tlsCapture = new Capture;
+  tlsCapture->stream = stream;
+  return true;
+}
+
+Graph *endCapture(std::string &why) {
+  Capture *c = tlsCapture;
+  if (!c) {
+    why = "no capture is in progress on this thread";
+    return nullptr;
+  }
+  tlsCapture = nullptr;
+  Graph *g = new Graph;
+  g->stream = c->stream;
+  g->allocs = std::move(c->allocs);
+  g->modules = std::move(c->modules);
+  delete c;
+  State &s = state();
+  CUresult r = s.api.StreamEndCapture(g->stream, &g->graph);
+  if (r == CUDA_SUCCESS && !g->graph)
+    r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if (r != CUDA_SUCCESS) {
+    why = callFailed("cuStreamEndCapture", r);
+    destroyGraph(g);
+    return nullptr;
+  }
+  r = s.api.GraphInstantiate(&g->exec, g->graph, 0);
+  if (r != CUDA_SUCCESS) {
+    why = callFailed("cuGraphInstantiate", r);
+    destroyGraph(g);
+    return nullptr;
+  }
+  return g;
+}
+
+bool launchGraph(Graph *g, std::string &err) {
+  if (!makeCurrent(err))
+    return false;
+  CUresult r = state().api.GraphLaunch(g->exec, g->stream);
+  if (r != CUDA_SUCCESS) {
+    err = callFailed("cuGraphLaunch", r);
+    return false;
+  }
+  return true;
+}
+
+void destroyGraph(Graph *g) {
+  if (!g)
+    return;
+  std::string err;
+  if (state().initOk.load() && makeCurrent(err)) {
+    State &s = state();
+    s.api.StreamSynchronize(g->stream); // no replay is still running
+    if (g->exec)
+      s.api.GraphExecDestroy(g->exec);
+    if (g->graph)
+      s.api.GraphDestroy(g->graph);
+    for (void *p : g->allocs)
+      mgpuMemFree(p, nullptr); // back to the pool (or the driver)
+    for (CUmodule mod : g->modules)
+      s.api.ModuleUnload(mod);
+    s.api.StreamDestroy(g->stream);
+  }
+  delete g;
+}
+
+} // namespace cuda
+} // namespace attnrt

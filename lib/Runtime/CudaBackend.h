@@ -42,6 +42,22 @@ struct PoolStats {
 };
 PoolStats poolStats();
 
+/// CUDA graphs. A model invocation run between beginCapture and endCapture
+/// on one thread is recorded, not executed: every stream the mgpu* functions
+/// are given (the null stream included) is one capture stream, stream and
+/// event synchronization are skipped (one stream orders everything), and
+/// pooled blocks freed and modules unloaded stay with the graph, whose fixed
+/// addresses they are. beginCapture fails (with why) if the driver lacks the
+/// graph API or refuses to capture. endCapture always ends the capture; it
+/// returns the instantiated graph, or null (with why) if capture failed.
+/// launchGraph enqueues one replay (synchronize() waits for it);
+/// destroyGraph waits for it, then releases it and what it kept.
+struct Graph;
+bool beginCapture(std::string &why);
+Graph *endCapture(std::string &why);
+bool launchGraph(Graph *g, std::string &err);
+void destroyGraph(Graph *g);
+
 /// Tests only: forget the loaded driver, the pool and any pending error, and
 /// load `driverPath` (default "libcuda.so.1" when null) on next use. The old
 /// library stays loaded and pooled memory is not freed.

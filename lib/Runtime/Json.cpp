@@ -1,6 +1,7 @@
 //===- Json.cpp - minimal JSON parser -------------------------------------===//
 
 #include "Json.h"
+#include "Support.h"
 
 #include <cstdlib>
 #include <set>
@@ -17,19 +18,7 @@ const JsonValue *JsonValue::get(const std::string &key) const {
 }
 
 bool JsonValue::asU64(uint64_t &out) const {
-  if (kind != Number || text.empty())
-    return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return false;
-    v = v * 10 + d;
-  }
-  out = v;
-  return true;
+  return kind == Number && parseDecimal(text, UINT64_MAX, out);
 }
 
 double JsonValue::asDouble() const {
@@ -292,45 +281,49 @@ private:
     }
   }
 
-  bool parseArray(JsonValue &out, int depth) {
-    ++i; // '['
-    out.kind = JsonValue::Array;
+  /// The elements of an array or the members of an object after its opening
+  /// bracket: parseElement (at the start of each, whitespace skipped) until
+  /// `close`, with ',' in between.
+  template <typename ParseElement>
+  bool parseSequence(char close, ParseElement parseElement) {
+    ++i; // '[' or '{'
     skipWs();
-    if (i < n && p[i] == ']') {
+    if (i < n && p[i] == close) {
       ++i;
       return true;
     }
+    const std::string expected = std::string("',' or '") + close + "'";
     while (true) {
       skipWs();
-      out.items.emplace_back();
-      if (!parseValue(out.items.back(), depth + 1))
+      if (!parseElement())
         return false;
       skipWs();
       if (i >= n)
-        return fail("unexpected end of input (expected ',' or ']')");
+        return fail("unexpected end of input (expected " + expected + ")");
       if (p[i] == ',') {
         ++i;
         continue;
       }
-      if (p[i] == ']') {
+      if (p[i] == close) {
         ++i;
         return true;
       }
-      return fail("expected ',' or ']'");
+      return fail("expected " + expected);
     }
   }
 
+  bool parseArray(JsonValue &out, int depth) {
+    out.kind = JsonValue::Array;
+    return parseSequence(']', [&] {
+      out.items.emplace_back();
+      return parseValue(out.items.back(), depth + 1);
+    });
+  }
+
   bool parseObject(JsonValue &out, int depth) {
-    ++i; // '{'
     out.kind = JsonValue::Object;
     std::set<std::string> seen;
-    skipWs();
-    if (i < n && p[i] == '}') {
-      ++i;
-      return true;
-    }
-    while (true) {
-      skipWs();
+    return parseSequence('}', [&] {
       if (i >= n || p[i] != '"')
         return fail(i >= n ? "unexpected end of input (expected a key)"
                            : "expected a string key");
@@ -349,21 +342,8 @@ private:
       skipWs();
       out.keys.push_back(std::move(key));
       out.items.emplace_back();
-      if (!parseValue(out.items.back(), depth + 1))
-        return false;
-      skipWs();
-      if (i >= n)
-        return fail("unexpected end of input (expected ',' or '}')");
-      if (p[i] == ',') {
-        ++i;
-        continue;
-      }
-      if (p[i] == '}') {
-        ++i;
-        return true;
-      }
-      return fail("expected ',' or '}'");
-    }
+      return parseValue(out.items.back(), depth + 1);
+    });
   }
 };
 

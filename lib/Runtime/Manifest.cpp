@@ -37,22 +37,6 @@ static std::vector<std::string> splitWhitespace(const std::string &line) {
   return out;
 }
 
-static bool parseUnsigned(const std::string &s, uint64_t limit, uint64_t &out) {
-  if (s.empty())
-    return false;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9')
-      return false;
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (limit - d) / 10)
-      return false;
-    v = v * 10 + d;
-  }
-  out = v;
-  return true;
-}
-
 /// The `sep`-separated fields of s, empty ones included ("" gives {""}).
 static std::vector<std::string> splitList(const std::string &s, char sep) {
   std::vector<std::string> out;
@@ -74,7 +58,7 @@ static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
     return true;
   for (const std::string &part : splitList(s, 'x')) {
     uint64_t v;
-    if (!parseUnsigned(part, INT64_MAX, v)) {
+    if (!parseDecimal(part, INT64_MAX, v)) {
       err = "invalid dims '" + s +
             "' (expected sizes joined by 'x' like 1x128x768, or 'scalar')";
       return false;
@@ -87,7 +71,7 @@ static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
 /// A concat or gather axis: a dimension of `dims`.
 static bool parseAxis(const std::string &s, const std::vector<int64_t> &dims,
                       uint64_t &axis) {
-  return parseUnsigned(s, 1u << 20, axis) && axis < dims.size();
+  return parseDecimal(s, 1u << 20, axis) && axis < dims.size();
 }
 
 static std::string axisError(const char *keyword, const std::string &axis,
@@ -230,7 +214,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(axisError(kGatherKeyword, tok[5], e));
       e.gatherAxis = static_cast<int>(axis);
       uint64_t extent;
-      if (!parseUnsigned(tok[6], INT64_MAX, extent) || extent == 0)
+      if (!parseDecimal(tok[6], INT64_MAX, extent) || extent == 0)
         return fail("invalid gather source extent '" + tok[6] + "' of " + what +
                     " (expected the positive size of the source tensor "
                     "along axis " +
@@ -248,8 +232,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         size_t colon = part.find(':');
         uint64_t first, length;
         if (colon == std::string::npos ||
-            !parseUnsigned(part.substr(0, colon), INT64_MAX, first) ||
-            !parseUnsigned(part.substr(colon + 1), INT64_MAX, length))
+            !parseDecimal(part.substr(0, colon), INT64_MAX, first) ||
+            !parseDecimal(part.substr(colon + 1), INT64_MAX, length))
           return fail("invalid gather range '" + part + "' in '" + list +
                       "' of " + what +
                       " (expected <start>:<length> with non-negative "
@@ -291,7 +275,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail("input '" + e.name + "' has " + tok[4] + " but dtype " +
                     tok[2] + " (" + tok[4] + " are i32 or i64)");
       uint64_t rows;
-      if (!parseUnsigned(tok[5], INT64_MAX, rows) || rows == 0)
+      if (!parseDecimal(tok[5], INT64_MAX, rows) || rows == 0)
         return fail("invalid " + std::string(e.positions ? "position" : "id") +
                     " bound '" + tok[5] + "' of input '" + e.name +
                     (e.positions ? "' (expected the positive number of "

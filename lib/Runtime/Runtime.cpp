@@ -14,6 +14,7 @@
 #include "Support.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -47,12 +48,29 @@ struct attnrt_model {
   /// The first bad token id the model reported during the current run.
   std::string tokenIdError;
 
+  /// CUDA: the first run records the invocation into a graph (stream
+  /// capture) and every run replays it. The buffers it names are the
+  /// model's own device buffers (inputs are copied into them), so their
+  /// addresses are fixed; rebinding weights replaces them and drops the
+  /// graph. Off with ATTNRT_CUDA_GRAPHS=0, or once a capture failed where
+  /// the plain run then succeeded.
+  enum class GraphMode { Untried, Ready, Off };
+  GraphMode graphMode = GraphMode::Untried;
+  cuda::Graph *graph = nullptr;
+  void dropGraph() {
+    cuda::destroyGraph(graph);
+    graph = nullptr;
+    if (graphMode == GraphMode::Ready)
+      graphMode = GraphMode::Untried;
+  }
+
   bool isCuda() const { return manifest.target == Target::CUDA; }
   int fail(const std::string &msg) {
     error = msg;
     return 1;
   }
   ~attnrt_model() {
+    dropGraph();
     for (void *p : device)
       if (p)
         cuda::freeDevice(p);
@@ -163,6 +181,9 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
   m->device.assign(n, nullptr);
   m->inputSet.assign(n, false);
   if (m->isCuda()) {
+    const char *graphs = std::getenv("ATTNRT_CUDA_GRAPHS");
+    if (graphs && std::strcmp(graphs, "0") == 0)
+      m->graphMode = attnrt_model::GraphMode::Off;
     std::string reason;
     if (!cuda::ensureInitialized(reason))
       return openFailed("attnrt: this model was compiled for CUDA but " +
@@ -292,22 +313,26 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
   return isDType(t) ? dtypeSize(static_cast<DType>(t)) : 0;
 }
 
+// attnrt_<kind>_<what>(m, index): `value` (an expression of the entry e) or
+// `invalid` when index does not name such an entry.
+#define ATTNRT_IO_GETTER(kind, entryKind, type, what, value, invalid)          \
+  extern "C" type attnrt_##kind##_##what(attnrt_model *m, int index) {         \
+    const ManifestEntry *e =                                                   \
+        ioEntry(m, entryKind, index, "attnrt_" #kind "_" #what);               \
+    return e ? (value) : (invalid);                                            \
+  }
+
 #define ATTNRT_IO_GETTERS(kind, entryKind)                                     \
-  extern "C" const char *attnrt_##kind##_name(attnrt_model *m, int index) {    \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_name");                 \
-    return e ? e->name.c_str() : nullptr;                                      \
-  }                                                                            \
-  extern "C" attnrt_dtype attnrt_##kind##_dtype(attnrt_model *m, int index) {  \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_dtype");                \
-    return e ? static_cast<attnrt_dtype>(e->dtype) : ATTNRT_INVALID_DTYPE;     \
-  }                                                                            \
-  extern "C" int attnrt_##kind##_rank(attnrt_model *m, int index) {            \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_rank");                 \
-    return e ? static_cast<int>(e->dims.size()) : -1;                          \
-  }                                                                            \
+  ATTNRT_IO_GETTER(kind, entryKind, const char *, name, e->name.c_str(),       \
+                   nullptr)                                                    \
+  ATTNRT_IO_GETTER(kind, entryKind, attnrt_dtype, dtype,                       \
+                   static_cast<attnrt_dtype>(e->dtype), ATTNRT_INVALID_DTYPE)  \
+  ATTNRT_IO_GETTER(kind, entryKind, int, rank,                                 \
+                   static_cast<int>(e->dims.size()), -1)                       \
+  ATTNRT_IO_GETTER(kind, entryKind, const int64_t *, dims, e->dims.data(),     \
+                   nullptr)                                                    \
+  ATTNRT_IO_GETTER(kind, entryKind, size_t, bytes,                             \
+                   static_cast<size_t>(e->bytes), 0)                           \
   extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
                                          int axis) {                           \
     const ManifestEntry *e =                                                   \
@@ -321,22 +346,13 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
       return -1;                                                               \
     }                                                                          \
     return e->dims[static_cast<size_t>(axis)];                                 \
-  }                                                                            \
-  extern "C" const int64_t *attnrt_##kind##_dims(attnrt_model *m, int index) { \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_dims");                 \
-    return e ? e->dims.data() : nullptr;                                       \
-  }                                                                            \
-  extern "C" size_t attnrt_##kind##_bytes(attnrt_model *m, int index) {        \
-    const ManifestEntry *e =                                                   \
-        ioEntry(m, entryKind, index, "attnrt_" #kind "_bytes");                \
-    return e ? static_cast<size_t>(e->bytes) : 0;                              \
   }
 
 ATTNRT_IO_GETTERS(input, EntryKind::Input)
 ATTNRT_IO_GETTERS(output, EntryKind::Output)
 ATTNRT_IO_GETTERS(state, EntryKind::State)
 #undef ATTNRT_IO_GETTERS
+#undef ATTNRT_IO_GETTER
 
 extern "C" int attnrt_bind_weights(attnrt_model *m,
                                    const char *safetensors_path) {
@@ -441,6 +457,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         return m->fail(err + " uploading weight '" + e.name + "'");
       }
     }
+    m->dropGraph(); // it names the old weight buffers
     for (size_t w = 0; w < mf.weights.size(); ++w) {
       size_t slot = static_cast<size_t>(mf.weights[w]);
       if (m->device[slot])
@@ -543,7 +560,35 @@ extern "C" int attnrt_run(attnrt_model *m) {
       return m->fail(err + " copying input '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
   Clock::time_point t0 = Clock::now();
-  m->invoke(args.data());
+  using GraphMode = attnrt_model::GraphMode;
+  bool captureFailed = false;
+  if (m->graphMode != GraphMode::Off && !m->graph) {
+    // Record the invocation (nothing runs yet); on any failure the capture
+    // is discarded and this run is a plain one.
+    std::string why;
+    if (cuda::beginCapture(why)) {
+      m->invoke(args.data());
+      std::string invokeErr;
+      bool invokeFailed = cuda::takePendingError(invokeErr);
+      cuda::Graph *g = cuda::endCapture(why);
+      if (g && !invokeFailed) {
+        m->graph = g;
+        m->graphMode = GraphMode::Ready;
+      } else {
+        cuda::destroyGraph(g);
+        captureFailed = true;
+      }
+    } else {
+      captureFailed = true;
+    }
+  }
+  if (m->graph) {
+    std::string launchErr;
+    if (!cuda::launchGraph(m->graph, launchErr))
+      return m->fail(launchErr);
+  } else {
+    m->invoke(args.data());
+  }
   std::string syncErr;
   bool synced = cuda::synchronize(syncErr);
   Clock::time_point t1 = Clock::now();
@@ -557,6 +602,10 @@ extern "C" int attnrt_run(attnrt_model *m) {
                               mf.entries[static_cast<size_t>(slot)].bytes, err))
       return m->fail(err + " copying output '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
+  // The plain run worked where the capture did not: this model (or driver)
+  // does not capture; stop trying.
+  if (captureFailed)
+    m->graphMode = GraphMode::Off;
   m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
   m->haveOutputs = true;
   return 0;

@@ -25,26 +25,39 @@ bool numElements(const std::vector<int64_t> &dims, uint64_t &out) {
   return true;
 }
 
-std::string formatShapeList(const std::vector<int64_t> &dims) {
-  std::string s = "[";
+/// "768, 512".
+static std::string joinDims(const std::vector<int64_t> &dims) {
+  std::string s;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i)
       s += ", ";
     s += std::to_string(dims[i]);
   }
-  return s + "]";
+  return s;
+}
+
+std::string formatShapeList(const std::vector<int64_t> &dims) {
+  return "[" + joinDims(dims) + "]";
 }
 
 std::string formatShapeTuple(const std::vector<int64_t> &dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i)
-      s += ", ";
-    s += std::to_string(dims[i]);
+  return "(" + joinDims(dims) + (dims.size() == 1 ? ",)" : ")");
+}
+
+bool parseDecimal(const std::string &s, uint64_t limit, uint64_t &out) {
+  if (s.empty())
+    return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (limit - d) / 10)
+      return false;
+    v = v * 10 + d;
   }
-  if (dims.size() == 1)
-    s += ",";
-  return s + ")";
+  out = v;
+  return true;
 }
 
 std::string strFormat(const char *fmt, ...) {

@@ -27,6 +27,10 @@ std::string formatShapeList(const std::vector<int64_t> &dims);
 /// "(1, 32)", "(5,)", "()" (the numpy style).
 std::string formatShapeTuple(const std::vector<int64_t> &dims);
 
+/// Parses a non-empty string of decimal digits (no sign, no spaces) whose
+/// value is at most `limit`.
+bool parseDecimal(const std::string &s, uint64_t limit, uint64_t &out);
+
 /// printf into a std::string.
 std::string strFormat(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

@@ -98,6 +98,11 @@ struct FakeControls {
   long (*liveAllocations)();
   long (*launches)();
   void (*failNextLaunch)(int);
+  long (*launchCalls)();
+  long (*capturedLaunches)();
+  long (*graphLaunches)();
+  long (*liveGraphs)();
+  void (*setGraphSupport)(int);
 };
 
 FakeControls &controls() {
@@ -114,6 +119,15 @@ FakeControls &controls() {
     f.launches = reinterpret_cast<long (*)()>(dlsym(h, "fake_cuda_launches"));
     f.failNextLaunch =
         reinterpret_cast<void (*)(int)>(dlsym(h, "fake_cuda_fail_next_launch"));
+    auto counter = [&](const char *name) {
+      return reinterpret_cast<long (*)()>(dlsym(h, name));
+    };
+    f.launchCalls = counter("fake_cuda_launch_calls");
+    f.capturedLaunches = counter("fake_cuda_captured_launches");
+    f.graphLaunches = counter("fake_cuda_graph_launches");
+    f.liveGraphs = counter("fake_cuda_live_graphs");
+    f.setGraphSupport = reinterpret_cast<void (*)(int)>(
+        dlsym(h, "fake_cuda_set_graph_support"));
     return f;
   }();
   return c;
@@ -164,6 +178,8 @@ protected:
         << "cannot load " ATTNRT_FAKE_CUDA_PATH ": " << dlerror();
     controls().reset(0, 1);
     cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+    // The tests of the plain launch path; the graph tests turn graphs on.
+    setenv("ATTNRT_CUDA_GRAPHS", "0", 1);
     gImage = "FAKECUBIN";
     gKernel = "add_f32";
     gStartupModule = nullptr;
@@ -173,7 +189,10 @@ protected:
               makeSafetensors({{"w", "F32", {4}, bytesOf(w)},
                                {"big", "F32", {256}, std::string(1024, 0)}}));
   }
-  void TearDown() override { cuda::resetForTesting(nullptr); }
+  void TearDown() override {
+    unsetenv("ATTNRT_CUDA_GRAPHS");
+    cuda::resetForTesting(nullptr);
+  }
 
   /// Opens the CUDA test model with weights bound and input a = {1,2,3,4}.
   attnrt_model *openReady() {
@@ -187,6 +206,13 @@ protected:
     std::vector<float> a = {1, 2, 3, 4};
     EXPECT_EQ(attnrt_set_input(m, 0, a.data(), 16), 0);
     return m;
+  }
+
+  /// The error of a run of m, which must fail.
+  static std::string runError(attnrt_model *m) {
+    EXPECT_NE(attnrt_run(m), 0);
+    const char *e = attnrt_last_error(m);
+    return e ? e : "";
   }
 };
 
@@ -245,9 +271,8 @@ TEST_F(CudaFake, InvalidImage) {
   gImage = "NOT A CUBIN";
   ModelPtr m(openReady());
   ASSERT_NE(m.get(), nullptr);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE");
   EXPECT_EQ(controls().launches(), 0);
   // The error does not stick to later runs once the cause is gone.
   gImage = "FAKECUBIN";
@@ -277,9 +302,8 @@ TEST_F(CudaFake, StartupModuleLoadFailure) {
   std::vector<float> a = {1, 2, 3, 4};
   ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
   for (int run = 0; run < 2; ++run) {
-    EXPECT_NE(attnrt_run(m.get()), 0);
-    EXPECT_STREQ(attnrt_last_error(m.get()),
-                 "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
+    EXPECT_EQ(runError(m.get()),
+              "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
         << "run " << run;
   }
   EXPECT_EQ(controls().launches(), 0);
@@ -289,24 +313,21 @@ TEST_F(CudaFake, MissingKernelAndLaunchFailure) {
   gKernel = "softmax_kernel";
   ModelPtr m(openReady());
   ASSERT_NE(m.get(), nullptr);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuModuleGetFunction('softmax_kernel') failed: "
-               "CUDA_ERROR_NOT_FOUND");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuModuleGetFunction('softmax_kernel') failed: "
+            "CUDA_ERROR_NOT_FOUND");
   std::vector<float> out(4);
   EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
   gKernel = "add_f32";
   controls().failNextLaunch(719);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED");
   // After the failure the remaining calls of that run were no-ops; the
   // temporaries were still released to the pool.
   EXPECT_EQ(cuda::poolStats().liveBlocks, 0u);
   controls().failNextLaunch(12345);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_STREQ(attnrt_last_error(m.get()),
-               "attnrt: cuLaunchKernel failed: CUDA error 12345");
+  EXPECT_EQ(runError(m.get()),
+            "attnrt: cuLaunchKernel failed: CUDA error 12345");
   ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
   ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
   EXPECT_EQ(out[3], 88);
@@ -458,8 +479,7 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   };
   for (const Case &c : bad) {
     ASSERT_EQ(attnrt_set_input(m.get(), 1, c.ids.data(), 48), 0);
-    EXPECT_NE(attnrt_run(m.get()), 0);
-    EXPECT_EQ(std::string(attnrt_last_error(m.get())), c.message);
+    EXPECT_EQ(runError(m.get()), c.message);
     EXPECT_EQ(controls().launches(), 0);
     std::vector<float> out(4);
     EXPECT_NE(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
@@ -472,10 +492,92 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   // An i32 ids input is checked too.
   tt[2] = 2;
   ASSERT_EQ(attnrt_set_input(m.get(), 2, tt.data(), 12), 0);
-  EXPECT_NE(attnrt_run(m.get()), 0);
-  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+  EXPECT_EQ(runError(m.get()),
             "attnrt_run: token id 2 at batch 0, position 2 is out of range for "
             "the embedding table of 2 rows (valid ids are 0..1)");
+}
+
+// ---- CUDA graphs ------------------------------------------------------------
+
+/// Runs m and returns its output 0 (4 floats).
+std::vector<float> runOutput(attnrt_model *m) {
+  std::vector<float> out(4, -1);
+  EXPECT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  EXPECT_EQ(attnrt_get_output(m, 0, out.data(), 16), 0);
+  return out;
+}
+
+TEST_F(CudaFake, GraphCapturedOnceThenReplayed) {
+  // The plain path's results, for comparison.
+  ModelPtr plain(openReady());
+  ASSERT_NE(plain.get(), nullptr);
+  std::vector<float> want = runOutput(plain.get());
+  EXPECT_EQ(want, (std::vector<float>{22, 44, 66, 88}));
+  EXPECT_EQ(controls().graphLaunches(), 0);
+  long calls = controls().launchCalls();
+
+  unsetenv("ATTNRT_CUDA_GRAPHS");
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  // First run: the two launches are captured (not run), then one replay.
+  EXPECT_EQ(runOutput(m.get()), want);
+  EXPECT_EQ(controls().capturedLaunches(), 2);
+  EXPECT_EQ(controls().launchCalls(), calls + 2);
+  EXPECT_EQ(controls().graphLaunches(), 1);
+  EXPECT_EQ(controls().liveGraphs(), 2); // the graph and its instantiation
+  long executed = controls().launches();
+  // Later runs: one graph launch each, no kernel launch calls, the same
+  // kernels executed.
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_EQ(runOutput(m.get()), want) << "run " << run;
+    EXPECT_EQ(controls().launchCalls(), calls + 2);
+    EXPECT_EQ(controls().capturedLaunches(), 2);
+    EXPECT_EQ(controls().graphLaunches(), 2 + run);
+    EXPECT_EQ(controls().launches(), executed + 2 * (run + 1));
+  }
+  // A new input reaches the replay (it is copied into the same buffer).
+  std::vector<float> a = {0, 0, 0, 1};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{20, 40, 60, 82}));
+  ASSERT_EQ(attnrt_set_input(plain.get(), 0, a.data(), 16), 0);
+  EXPECT_EQ(runOutput(plain.get()), (std::vector<float>{20, 40, 60, 82}));
+  EXPECT_EQ(controls().graphLaunches(), 4);
+  // Closing the model releases the graph and what it kept.
+  attnrt_close(m.m);
+  m.m = nullptr;
+  EXPECT_EQ(controls().liveGraphs(), 0);
+  EXPECT_EQ(cuda::poolStats().liveBlocks, 0u);
+}
+
+TEST_F(CudaFake, GraphDroppedWhenWeightsAreRebound) {
+  unsetenv("ATTNRT_CUDA_GRAPHS");
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{22, 44, 66, 88}));
+  std::vector<float> w = {1, 1, 1, 1};
+  writeFile(weights,
+            makeSafetensors({{"w", "F32", {4}, bytesOf(w)},
+                             {"big", "F32", {256}, std::string(1024, 0)}}));
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(controls().liveGraphs(), 0);
+  // Captured again, against the new weight buffer.
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{4, 6, 8, 10}));
+  EXPECT_EQ(controls().capturedLaunches(), 4);
+  EXPECT_EQ(controls().graphLaunches(), 2);
+}
+
+TEST_F(CudaFake, GraphFallbackWhenCaptureIsUnavailable) {
+  unsetenv("ATTNRT_CUDA_GRAPHS");
+  controls().setGraphSupport(0); // cuStreamBeginCapture fails
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  for (int run = 0; run < 2; ++run)
+    EXPECT_EQ(runOutput(m.get()), (std::vector<float>{22, 44, 66, 88}));
+  EXPECT_EQ(controls().graphLaunches(), 0);
+  EXPECT_EQ(controls().launchCalls(), 4);
+  EXPECT_EQ(controls().launches(), 4);
+  EXPECT_EQ(controls().liveGraphs(), 0);
 }
 
 } // namespace

@@ -10,28 +10,57 @@
 //
 //===----------------------------------------------------------------------===//
 
+#define ATTNRT_NO_CUDA_H 1 // the fake defines what it is, not what cuda.h says
+#include "CudaDriverApi.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <vector>
 
 extern "C" {
 
-typedef int CUresult;
-typedef unsigned long long CUdeviceptr;
+// Every function the runtime looks up, declared from the shared list: a
+// definition below with other parameters does not compile.
+#define FAKE_DECLARE(field, symbol, params) CUresult symbol params;
+ATTNRT_CUDA_FUNCTIONS(FAKE_DECLARE)
+ATTNRT_CUDA_GRAPH_FUNCTIONS(FAKE_DECLARE)
+#undef FAKE_DECLARE
 
 enum {
-  kSuccess = 0,
-  kInvalidValue = 1,
-  kOutOfMemory = 2,
-  kNotInitialized = 3,
-  kNoDevice = 100,
-  kInvalidImage = 200,
-  kNotFound = 500,
-  kLaunchFailed = 719,
+  kSuccess = CUDA_SUCCESS,
+  kInvalidValue = CUDA_ERROR_INVALID_VALUE,
+  kOutOfMemory = CUDA_ERROR_OUT_OF_MEMORY,
+  kNotInitialized = CUDA_ERROR_NOT_INITIALIZED,
+  kInvalidImage = CUDA_ERROR_INVALID_IMAGE,
+  kNotFound = CUDA_ERROR_NOT_FOUND,
+};
+
+struct Kernel;
+/// A captured operation: a launch (with its parameter values copied, as the
+/// driver does), a copy or a memset.
+struct Op {
+  enum Kind { Launch, Copy, Set32, Set16 } kind;
+  Kernel *kernel = nullptr;
+  std::vector<uint64_t> params;
+  CUdeviceptr dst = 0, src = 0;
+  size_t n = 0;
+  unsigned value = 0;
+};
+/// A graph and an executable graph alike: the captured operations.
+struct FakeGraph {
+  std::vector<Op> ops;
 };
 
 struct FakeState {
+  bool graphSupport = true;
+  CUstream capturing = nullptr;
+  std::vector<Op> captured;
+  std::set<FakeGraph *> graphs; // CUgraph and CUgraphExec objects alive
+  long launchCalls = 0;
+  long capturedLaunches = 0;
+  long graphLaunches = 0;
   int initResult = 0;
   int deviceCount = 1;
   bool initialized = false;
@@ -51,6 +80,8 @@ static FakeState &fake() {
 void fake_cuda_reset(int initResult, int deviceCount) {
   for (void *p : fake().allocations)
     std::free(p);
+  for (FakeGraph *g : fake().graphs)
+    delete g;
   fake() = FakeState();
   fake().initResult = initResult;
   fake().deviceCount = deviceCount;
@@ -60,40 +91,45 @@ long fake_cuda_live_allocations(void) {
   return static_cast<long>(fake().allocations.size());
 }
 long fake_cuda_launches(void) { return fake().launches; }
+long fake_cuda_launch_calls(void) { return fake().launchCalls; }
+long fake_cuda_captured_launches(void) { return fake().capturedLaunches; }
+long fake_cuda_graph_launches(void) { return fake().graphLaunches; }
+long fake_cuda_live_graphs(void) {
+  return static_cast<long>(fake().graphs.size());
+}
+void fake_cuda_set_graph_support(int on) { fake().graphSupport = on != 0; }
 void fake_cuda_fail_next_launch(int result) { fake().failNextLaunch = result; }
 
 // ---- Driver API -----------------------------------------------------------
 
 CUresult cuGetErrorName(CUresult r, const char **name) {
-  switch (r) {
-  case kSuccess:
-    *name = "CUDA_SUCCESS";
-    return kSuccess;
-  case kInvalidValue:
-    *name = "CUDA_ERROR_INVALID_VALUE";
-    return kSuccess;
-  case kOutOfMemory:
-    *name = "CUDA_ERROR_OUT_OF_MEMORY";
-    return kSuccess;
-  case kNotInitialized:
-    *name = "CUDA_ERROR_NOT_INITIALIZED";
-    return kSuccess;
-  case kNoDevice:
-    *name = "CUDA_ERROR_NO_DEVICE";
-    return kSuccess;
-  case kInvalidImage:
-    *name = "CUDA_ERROR_INVALID_IMAGE";
-    return kSuccess;
-  case kNotFound:
-    *name = "CUDA_ERROR_NOT_FOUND";
-    return kSuccess;
-  case kLaunchFailed:
-    *name = "CUDA_ERROR_LAUNCH_FAILED";
-    return kSuccess;
-  default:
-    *name = nullptr;
-    return kInvalidValue;
+#define FAKE_NAME(e)                                                           \
+  { e, #e }
+  static const struct {
+    CUresult code;
+    const char *name;
+  } names[] = {
+      FAKE_NAME(CUDA_SUCCESS),
+      FAKE_NAME(CUDA_ERROR_INVALID_VALUE),
+      FAKE_NAME(CUDA_ERROR_OUT_OF_MEMORY),
+      FAKE_NAME(CUDA_ERROR_NOT_INITIALIZED),
+      FAKE_NAME(CUDA_ERROR_NO_DEVICE),
+      FAKE_NAME(CUDA_ERROR_INVALID_IMAGE),
+      FAKE_NAME(CUDA_ERROR_NOT_FOUND),
+      FAKE_NAME(CUDA_ERROR_LAUNCH_FAILED),
+      FAKE_NAME(CUDA_ERROR_NOT_SUPPORTED),
+      FAKE_NAME(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+      FAKE_NAME(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+  };
+#undef FAKE_NAME
+  for (const auto &n : names) {
+    if (n.code == r) {
+      *name = n.name;
+      return kSuccess;
+    }
   }
+  *name = nullptr;
+  return kInvalidValue;
 }
 
 CUresult cuInit(unsigned) {
@@ -113,7 +149,7 @@ CUresult cuDeviceGetCount(int *count) {
   return kSuccess;
 }
 
-CUresult cuDeviceGet(int *device, int ordinal) {
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   REQUIRE_INIT
   if (ordinal < 0 || ordinal >= fake().deviceCount)
     return kInvalidValue;
@@ -122,50 +158,55 @@ CUresult cuDeviceGet(int *device, int ordinal) {
 }
 
 static int contextToken;
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice) {
   REQUIRE_INIT
-  *ctx = &contextToken;
+  *ctx = reinterpret_cast<CUcontext>(&contextToken);
   return kSuccess;
 }
-CUresult cuCtxSetCurrent(void *ctx) {
+CUresult cuCtxSetCurrent(CUcontext ctx) {
   REQUIRE_INIT
-  return ctx == &contextToken ? kSuccess : kInvalidValue;
+  return ctx == reinterpret_cast<CUcontext>(&contextToken) ? kSuccess
+                                                           : kInvalidValue;
 }
-CUresult cuCtxSynchronize(void) { return kSuccess; }
+CUresult cuCtxSynchronize(void) {
+  return fake().capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : kSuccess;
+}
 
 static int moduleToken;
+static CUmodule theModule() { return reinterpret_cast<CUmodule>(&moduleToken); }
 static bool validImage(const void *image) {
   return image &&
          std::strncmp(static_cast<const char *>(image), "FAKECUBIN", 9) == 0;
 }
-CUresult cuModuleLoadData(void **module, const void *image) {
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   REQUIRE_INIT
   if (!validImage(image))
     return kInvalidImage;
-  *module = &moduleToken;
+  *module = theModule();
   return kSuccess;
 }
-CUresult cuModuleLoadDataEx(void **module, const void *image,
-                            unsigned numOptions, int *options, void **values) {
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned numOptions, CUjit_option *options,
+                            void **values) {
   REQUIRE_INIT
   if (validImage(image)) {
-    *module = &moduleToken;
+    *module = theModule();
     return kSuccess;
   }
   char *log = nullptr;
   size_t logSize = 0;
   for (unsigned i = 0; i < numOptions; ++i) {
-    if (options[i] == 5) // CU_JIT_ERROR_LOG_BUFFER
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
       log = static_cast<char *>(values[i]);
-    if (options[i] == 6) // CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
       logSize = reinterpret_cast<uintptr_t>(values[i]);
   }
   if (log && logSize > 40)
     std::strcpy(log, "ptxas fatal: fake syntax error\n");
   return kInvalidImage;
 }
-CUresult cuModuleUnload(void *module) {
-  return module == &moduleToken ? kSuccess : kInvalidValue;
+CUresult cuModuleUnload(CUmodule module) {
+  return module == theModule() ? kSuccess : kInvalidValue;
 }
 
 typedef void (*KernelFn)(void **params);
@@ -179,55 +220,73 @@ static void addF32(void **params) {
 }
 struct Kernel {
   KernelFn fn;
+  int numParams; // each 8 bytes (pointers, int64)
 };
-static Kernel addKernel = {addF32};
+static Kernel addKernel = {addF32, 4};
 
-CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
-  if (module != &moduleToken)
+/// Runs `op` now: "kernel execution" (counted in fake_cuda_launches), where
+/// fake_cuda_fail_next_launch strikes.
+static CUresult execute(const Op &op);
+
+CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
+                             const char *name) {
+  if (module != theModule())
     return kInvalidValue;
   if (std::strcmp(name, "add_f32") != 0)
     return kNotFound;
-  *fn = &addKernel;
+  *fn = reinterpret_cast<CUfunction>(&addKernel);
   return kSuccess;
 }
 
-CUresult cuFuncSetAttribute(void *, int, int) { return kSuccess; }
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
+  return kSuccess;
+}
 
-CUresult cuLaunchKernel(void *f, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, void *, void **params,
-                        void **) {
-  if (fake().failNextLaunch) {
-    int r = fake().failNextLaunch;
-    fake().failNextLaunch = 0;
-    return r;
-  }
+CUresult cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, CUstream stream,
+                        void **params, void **) {
+  ++fake().launchCalls;
   if (!f || !params)
     return kInvalidValue;
-  static_cast<Kernel *>(f)->fn(params);
-  ++fake().launches;
-  return kSuccess;
+  Op op{Op::Launch};
+  op.kernel = reinterpret_cast<Kernel *>(f);
+  for (int i = 0; i < op.kernel->numParams; ++i) {
+    uint64_t v;
+    std::memcpy(&v, params[i], sizeof(v));
+    op.params.push_back(v);
+  }
+  if (stream && stream == fake().capturing) {
+    fake().captured.push_back(op);
+    ++fake().capturedLaunches;
+    return kSuccess;
+  }
+  return execute(op);
 }
 
-CUresult cuStreamCreate(void **stream, unsigned) {
-  *stream = new int(0);
+CUresult cuStreamCreate(CUstream *stream, unsigned) {
+  *stream = reinterpret_cast<CUstream>(new int(0));
   return kSuccess;
 }
-CUresult cuStreamSynchronize(void *) { return kSuccess; }
-CUresult cuStreamDestroy_v2(void *stream) {
-  delete static_cast<int *>(stream);
+CUresult cuStreamSynchronize(CUstream stream) {
+  return stream && stream == fake().capturing
+             ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+             : kSuccess;
+}
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  delete reinterpret_cast<int *>(stream);
   return kSuccess;
 }
-CUresult cuStreamWaitEvent(void *, void *, unsigned) { return kSuccess; }
-CUresult cuEventCreate(void **event, unsigned) {
-  *event = new int(0);
+CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { return kSuccess; }
+CUresult cuEventCreate(CUevent *event, unsigned) {
+  *event = reinterpret_cast<CUevent>(new int(0));
   return kSuccess;
 }
-CUresult cuEventDestroy_v2(void *event) {
-  delete static_cast<int *>(event);
+CUresult cuEventDestroy_v2(CUevent event) {
+  delete reinterpret_cast<int *>(event);
   return kSuccess;
 }
-CUresult cuEventSynchronize(void *) { return kSuccess; }
-CUresult cuEventRecord(void *, void *) { return kSuccess; }
+CUresult cuEventSynchronize(CUevent) { return kSuccess; }
+CUresult cuEventRecord(CUevent, CUstream) { return kSuccess; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   REQUIRE_INIT
@@ -253,9 +312,21 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 static void *ptr(CUdeviceptr p) {
   return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
 }
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, void *) {
-  std::memmove(ptr(dst), ptr(src), n);
-  return kSuccess;
+/// Records `op` if `stream` is capturing, else runs it.
+static CUresult enqueue(const Op &op, CUstream stream) {
+  if (stream && stream == fake().capturing) {
+    fake().captured.push_back(op);
+    return kSuccess;
+  }
+  return execute(op);
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                       CUstream stream) {
+  Op op{Op::Copy};
+  op.dst = dst;
+  op.src = src;
+  op.n = n;
+  return enqueue(op, stream);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
   std::memcpy(ptr(dst), src, n);
@@ -265,17 +336,107 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
   std::memcpy(dst, ptr(src), n);
   return kSuccess;
 }
-CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, void *) {
-  unsigned *d = static_cast<unsigned *>(ptr(dst));
-  for (size_t i = 0; i < n; ++i)
-    d[i] = v;
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n,
+                          CUstream stream) {
+  Op op{Op::Set32};
+  op.dst = dst;
+  op.value = v;
+  op.n = n;
+  return enqueue(op, stream);
+}
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n,
+                          CUstream stream) {
+  Op op{Op::Set16};
+  op.dst = dst;
+  op.value = v;
+  op.n = n;
+  return enqueue(op, stream);
+}
+
+static CUresult execute(const Op &op) {
+  switch (op.kind) {
+  case Op::Launch: {
+    if (fake().failNextLaunch) {
+      int r = fake().failNextLaunch;
+      fake().failNextLaunch = 0;
+      return r;
+    }
+    std::vector<uint64_t> values = op.params;
+    std::vector<void *> params;
+    for (uint64_t &v : values)
+      params.push_back(&v);
+    op.kernel->fn(params.data());
+    ++fake().launches;
+    return kSuccess;
+  }
+  case Op::Copy:
+    std::memmove(ptr(op.dst), ptr(op.src), op.n);
+    return kSuccess;
+  case Op::Set32: {
+    unsigned *d = static_cast<unsigned *>(ptr(op.dst));
+    for (size_t i = 0; i < op.n; ++i)
+      d[i] = op.value;
+    return kSuccess;
+  }
+  case Op::Set16: {
+    unsigned short *d = static_cast<unsigned short *>(ptr(op.dst));
+    for (size_t i = 0; i < op.n; ++i)
+      d[i] = static_cast<unsigned short>(op.value);
+    return kSuccess;
+  }
+  }
+  return kInvalidValue;
+}
+
+// ---- Graphs: capture records, a graph launch re-runs the records ----------
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode) {
+  if (!fake().graphSupport)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (!stream || fake().capturing)
+    return kInvalidValue;
+  fake().capturing = stream;
+  fake().captured.clear();
   return kSuccess;
 }
-CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, void *) {
-  unsigned short *d = static_cast<unsigned short *>(ptr(dst));
-  for (size_t i = 0; i < n; ++i)
-    d[i] = v;
+CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
+  if (!stream || stream != fake().capturing)
+    return kInvalidValue;
+  FakeGraph *g = new FakeGraph{fake().captured};
+  fake().graphs.insert(g);
+  fake().capturing = nullptr;
+  fake().captured.clear();
+  *graph = reinterpret_cast<CUgraph>(g);
   return kSuccess;
 }
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
+                                     unsigned long long) {
+  FakeGraph *g = reinterpret_cast<FakeGraph *>(graph);
+  if (!fake().graphs.count(g))
+    return kInvalidValue;
+  FakeGraph *e = new FakeGraph{g->ops};
+  fake().graphs.insert(e);
+  *exec = reinterpret_cast<CUgraphExec>(e);
+  return kSuccess;
+}
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream) {
+  FakeGraph *e = reinterpret_cast<FakeGraph *>(exec);
+  if (!fake().graphs.count(e))
+    return kInvalidValue;
+  ++fake().graphLaunches;
+  for (const Op &op : e->ops)
+    if (CUresult r = execute(op))
+      return r;
+  return kSuccess;
+}
+static CUresult destroyGraph(void *p) {
+  FakeGraph *g = static_cast<FakeGraph *>(p);
+  if (!fake().graphs.erase(g))
+    return kInvalidValue;
+  delete g;
+  return kSuccess;
+}
+CUresult cuGraphExecDestroy(CUgraphExec exec) { return destroyGraph(exec); }
+CUresult cuGraphDestroy(CUgraph graph) { return destroyGraph(graph); }
 
 } // extern "C"

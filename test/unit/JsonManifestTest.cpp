@@ -106,6 +106,12 @@ std::string manifestErr(const char *text) {
   return err;
 }
 
+/// The error for a manifest whose only record (line 3) is `record`.
+std::string recordErr(const std::string &record) {
+  std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
+  return manifestErr(text.c_str());
+}
+
 TEST(Manifest, Parses) {
   Manifest m = manifestOk("attnc-manifest 1\r\n"
                           "# a comment\n"
@@ -354,27 +360,23 @@ TEST(Manifest, Transpose) {
 }
 
 TEST(Manifest, TransposeErrors) {
-  auto err = [](const std::string &record) {
-    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
-    return manifestErr(text.c_str());
-  };
-  EXPECT_EQ(err("weight w f32 4 transpose"),
+  EXPECT_EQ(recordErr("weight w f32 4 transpose"),
             "manifest line 3: weight 'w' is marked transpose but has shape "
             "[4]; only 2-D weights can be transposed");
-  EXPECT_EQ(err("weight w f32 2x3x4 transpose"),
+  EXPECT_EQ(recordErr("weight w f32 2x3x4 transpose"),
             "manifest line 3: weight 'w' is marked transpose but has shape "
             "[2, 3, 4]; only 2-D weights can be transposed");
   // Gather ranges are checked against the untransposed shape [3, 4]: 4
   // rows selected where it has 3.
-  EXPECT_EQ(err("weight g f32 4x3 gather 0 6 0:4 transpose"),
+  EXPECT_EQ(recordErr("weight g f32 4x3 gather 0 6 0:4 transpose"),
             "manifest line 3: gather ranges '0:4' of weight 'g' select 4 "
             "along axis 0 but its shape [3, 4] has 3");
   // Only weights take it, and only last.
-  EXPECT_EQ(err("input x f32 4x3 transpose"),
+  EXPECT_EQ(recordErr("input x f32 4x3 transpose"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows> | positions <bound>]'");
   EXPECT_EQ(
-      err("weight w f32 4x3 transpose gather 0 6 0:4"),
+      recordErr("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
       "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
@@ -389,106 +391,99 @@ TEST(Manifest, IdBound) {
   EXPECT_EQ(m.entries[0].idBound, 30522);
   EXPECT_EQ(m.entries[1].idBound, 2);
   EXPECT_EQ(m.entries[2].idBound, -1);
-  auto err = [](const std::string &record) {
-    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
-    return manifestErr(text.c_str());
-  };
-  EXPECT_EQ(err("input x f32 2x8 ids 10"),
+  EXPECT_EQ(recordErr("input x f32 2x8 ids 10"),
             "manifest line 3: input 'x' has ids but dtype f32 (ids are i32 or "
             "i64)");
   for (const char *bound : {"0", "-1", "x", "99999999999999999999"})
-    EXPECT_EQ(err(std::string("input x i64 2x8 ids ") + bound),
+    EXPECT_EQ(recordErr(std::string("input x i64 2x8 ids ") + bound),
               std::string("manifest line 3: invalid id bound '") + bound +
                   "' of input 'x' (expected the positive row count of its "
                   "table)");
   // Only inputs take it.
   EXPECT_EQ(
-      err("output y i64 2x8 ids 10"),
+      recordErr("output y i64 2x8 ids 10"),
       "manifest line 3: expected 'output <name> <dtype> <dims> [causal]'");
-  EXPECT_EQ(err("input x i64 2x8 rows 10"),
+  EXPECT_EQ(recordErr("input x i64 2x8 rows 10"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows> | positions <bound>]'");
 }
 
 TEST(Manifest, GatherErrors) {
-  auto err = [](const std::string &record) {
-    std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
-    return manifestErr(text.c_str());
-  };
   // Axis.
-  EXPECT_EQ(err("weight w f32 4x3 gather 2 6 0:4"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 2 6 0:4"),
             "manifest line 3: gather axis '2' of weight 'w' is not a "
             "dimension of its shape [4, 3]");
-  EXPECT_EQ(err("weight w f32 4x3 gather -1 6 0:4"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather -1 6 0:4"),
             "manifest line 3: gather axis '-1' of weight 'w' is not a "
             "dimension of its shape [4, 3]");
-  EXPECT_EQ(err("weight w f32 scalar gather 0 6 0:1"),
+  EXPECT_EQ(recordErr("weight w f32 scalar gather 0 6 0:1"),
             "manifest line 3: gather axis '0' of weight 'w' is not a "
             "dimension of its shape []");
   // Source extent.
-  EXPECT_EQ(err("weight w f32 4x3 gather 0 six 0:4"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 six 0:4"),
             "manifest line 3: invalid gather source extent 'six' of weight "
             "'w' (expected the positive size of the source tensor along axis "
             "0)");
-  EXPECT_EQ(err("weight w f32 4x3 gather 1 0 0:3"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 1 0 0:3"),
             "manifest line 3: invalid gather source extent '0' of weight 'w' "
             "(expected the positive size of the source tensor along axis 1)");
-  EXPECT_NE(err("weight w f32 4x3 gather 0 -6 0:4")
+  EXPECT_NE(recordErr("weight w f32 4x3 gather 0 -6 0:4")
                 .find("invalid gather source extent '-6'"),
             std::string::npos);
-  EXPECT_EQ(err("weight w f32 1x4294967296 gather 0 4294967296 0:1"),
+  EXPECT_EQ(recordErr("weight w f32 1x4294967296 gather 0 4294967296 0:1"),
             "manifest line 3: gather source shape [4294967296, 4294967296] "
             "of weight 'w' is too large");
   // Ranges out of bounds.
-  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:1,3:4"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 6 0:1,3:4"),
             "manifest line 3: gather range '3:4' of weight 'w' selects [3, 7) "
             "along axis 0, outside the source extent [0, 6)");
-  EXPECT_EQ(err("weight w f32 1x3 gather 0 6 6:1"),
+  EXPECT_EQ(recordErr("weight w f32 1x3 gather 0 6 6:1"),
             "manifest line 3: gather range '6:1' of weight 'w' selects [6, 7) "
             "along axis 0, outside the source extent [0, 6)");
-  EXPECT_EQ(err("weight w f32 1x3 gather 0 6 1:9223372036854775807"),
+  EXPECT_EQ(recordErr("weight w f32 1x3 gather 0 6 1:9223372036854775807"),
             "manifest line 3: gather range '1:9223372036854775807' of weight "
             "'w' selects [1, 9223372036854775808) along axis 0, outside the "
             "source extent [0, 6)");
   // Lengths must sum to dims[axis].
-  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:2,3:1"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 6 0:2,3:1"),
             "manifest line 3: gather ranges '0:2,3:1' of weight 'w' select 3 "
             "along axis 0 but its shape [4, 3] has 4");
-  EXPECT_EQ(err("weight w f32 4x3 gather 1 6 0:6"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 1 6 0:6"),
             "manifest line 3: gather ranges '0:6' of weight 'w' select 6 "
             "along axis 1 but its shape [4, 3] has 3");
   // Zero length.
-  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:0,0:4"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 6 0:0,0:4"),
             "manifest line 3: gather range '0:0' of weight 'w' has zero "
             "length");
   // Malformed ranges.
   for (const char *bad :
        {"a:b", "1", "1:2:3", ":2", "1:", "-1:2", "1:+2", "0x1:2"}) {
     std::string list = std::string(bad) + ",0:1";
-    EXPECT_EQ(err("weight w f32 4x3 gather 0 6 " + list),
+    EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 6 " + list),
               "manifest line 3: invalid gather range '" + std::string(bad) +
                   "' in '" + list +
                   "' of weight 'w' (expected <start>:<length> with "
                   "non-negative integers, ranges separated by ',')")
         << bad;
   }
-  EXPECT_EQ(err("weight w f32 4x3 gather 0 6 0:2,,2:2"),
+  EXPECT_EQ(recordErr("weight w f32 4x3 gather 0 6 0:2,,2:2"),
             "manifest line 3: invalid gather range '' in '0:2,,2:2' of weight "
             "'w' (expected <start>:<length> with non-negative integers, "
             "ranges separated by ',')");
-  EXPECT_NE(err("weight w f32 4x3 gather 0 6 0:4,")
+  EXPECT_NE(recordErr("weight w f32 4x3 gather 0 6 0:4,")
                 .find("invalid gather "
                       "range ''"),
             std::string::npos);
   // Wrong arity, and gather on a non-weight.
-  EXPECT_NE(err("weight w f32 4x3 gather 0 0:4").find("expected 'weight "),
-            std::string::npos);
-  EXPECT_NE(err("weight w f32 4x3 gather 0 6 0:2 2:2")
+  EXPECT_NE(
+      recordErr("weight w f32 4x3 gather 0 0:4").find("expected 'weight "),
+      std::string::npos);
+  EXPECT_NE(recordErr("weight w f32 4x3 gather 0 6 0:2 2:2")
                 .find("expected "
                       "'weight "),
             std::string::npos);
   EXPECT_EQ(
-      err("input w f32 4x3 gather 0 6 0:4"),
+      recordErr("input w f32 4x3 gather 0 6 0:4"),
       "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
       "positions <bound>]'");
 }

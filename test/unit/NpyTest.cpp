@@ -5,6 +5,8 @@
 
 #include "gtest/gtest.h"
 
+#include <utility>
+
 #include <sys/stat.h>
 
 using namespace attnrt;
@@ -143,37 +145,36 @@ TEST(Npy, Errors) {
   EXPECT_EQ(parseErr(npyImage(ok, std::string(8, 0)).substr(0, 40)),
             "x.npy: truncated .npy header (header length 58, file is 40 "
             "bytes)");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '<f4', 'fortran_order': True, "
-                              "'shape': (2,), }",
-                              std::string(8, 0))),
-            "x.npy: Fortran-order arrays are not supported (save a C-order "
-            "array, e.g. with np.ascontiguousarray)");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '>f4', 'fortran_order': False, "
-                              "'shape': (2,), }",
-                              std::string(8, 0))),
-            "x.npy: big-endian data ('>f4') is not supported");
-  EXPECT_EQ(parseErr(npyImage("{'descr': [('a', '<f4')], 'fortran_order': "
-                              "False, 'shape': (2,), }",
-                              std::string(8, 0))),
-            "x.npy: invalid .npy header: 'descr' is not a string (structured "
-            "dtypes are not supported)");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '<U5', 'fortran_order': False, "
-                              "'shape': (2,), }",
-                              std::string(8, 0))),
-            "x.npy: unsupported dtype '<U5'");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '<f4', 'shape': (2,), }",
-                              std::string(8, 0))),
-            "x.npy: invalid .npy header: header lacks 'fortran_order'");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '<f4', 'fortran_order': False, "
-                              "'shape': (2,), 'extra': 1}",
-                              std::string(8, 0))),
-            "x.npy: invalid .npy header: unexpected key 'extra' in the "
-            "header");
-  EXPECT_EQ(parseErr(npyImage("{'descr': '<f4', 'fortran_order': False, "
-                              "'shape': (-2,), }",
-                              std::string(8, 0))),
-            "x.npy: invalid .npy header: 'shape' is not a tuple of "
-            "non-negative integers");
+  // Headers rejected in front of a valid payload for shape (2,) of <f4.
+  const std::pair<const char *, const char *> badHeaders[] = {
+      {"{'descr': '<f4', 'fortran_order': True, "
+       "'shape': (2,), }",
+       "x.npy: Fortran-order arrays are not supported (save a C-order "
+       "array, e.g. with np.ascontiguousarray)"},
+      {"{'descr': '>f4', 'fortran_order': False, "
+       "'shape': (2,), }",
+       "x.npy: big-endian data ('>f4') is not supported"},
+      {"{'descr': [('a', '<f4')], 'fortran_order': "
+       "False, 'shape': (2,), }",
+       "x.npy: invalid .npy header: 'descr' is not a string (structured "
+       "dtypes are not supported)"},
+      {"{'descr': '<U5', 'fortran_order': False, "
+       "'shape': (2,), }",
+       "x.npy: unsupported dtype '<U5'"},
+      {"{'descr': '<f4', 'shape': (2,), }",
+       "x.npy: invalid .npy header: header lacks 'fortran_order'"},
+      {"{'descr': '<f4', 'fortran_order': False, "
+       "'shape': (2,), 'extra': 1}",
+       "x.npy: invalid .npy header: unexpected key 'extra' in the "
+       "header"},
+      {"{'descr': '<f4', 'fortran_order': False, "
+       "'shape': (-2,), }",
+       "x.npy: invalid .npy header: 'shape' is not a tuple of "
+       "non-negative integers"},
+  };
+  for (const auto &c : badHeaders)
+    EXPECT_EQ(parseErr(npyImage(c.first, std::string(8, 0))), c.second)
+        << c.first;
   EXPECT_EQ(parseErr(npyImage("'descr'", "")),
             "x.npy: invalid .npy header: header is not a dict");
 }

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -57,6 +58,36 @@ protected:
     e.gatherSourceExtent = extent;
     e.gatherRanges = ranges;
     return e;
+  }
+
+  /// Resolves `e` against `f` and gathers it: its numElements elements as T
+  /// (empty, with a failure recorded, if either step fails). The buffer is
+  /// prefilled with 0xa5 bytes so that elements left unwritten show.
+  template <typename T>
+  static std::vector<T> gatherAs(const SafeTensorsFile &f,
+                                 const ManifestEntry &e) {
+    std::vector<const StTensor *> parts;
+    std::string err;
+    if (!resolveWeight(f, e, parts, err)) {
+      ADD_FAILURE() << err;
+      return {};
+    }
+    std::vector<T> out(static_cast<size_t>(e.numElements));
+    std::memset(out.data(), 0xa5, out.size() * sizeof(T));
+    if (!gatherWeight(f, e, parts, out.data())) {
+      ADD_FAILURE() << "gatherWeight failed for '" << e.name << "'";
+      return {};
+    }
+    return out;
+  }
+
+  /// The error of resolving `e` against `f`, which must fail.
+  static std::string resolveErr(const SafeTensorsFile &f,
+                                const ManifestEntry &e) {
+    std::vector<const StTensor *> parts;
+    std::string err;
+    EXPECT_FALSE(resolveWeight(f, e, parts, err)) << e.name;
+    return err;
   }
 };
 
@@ -368,43 +399,36 @@ TEST_F(SafeTensorsTest, TransposedWeights) {
   SafeTensorsFile f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
-  std::vector<const StTensor *> parts;
 
   // Plain: the buffer [3, 4] is w^T.
   ManifestEntry t = weight("w", DType::I32, {3, 4});
   t.transpose = true;
-  ASSERT_TRUE(resolveWeight(f, t, parts, err)) << err;
-  std::vector<int32_t> out(12, -1);
-  ASSERT_TRUE(gatherWeight(f, t, parts, out.data()));
   EXPECT_EQ(
-      out, (std::vector<int32_t>{0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32}));
+      gatherAs<int32_t>(f, t),
+      (std::vector<int32_t>{0, 10, 20, 30, 1, 11, 21, 31, 2, 12, 22, 32}));
 
   // Gathered rows 3 and 1 of w ([2, 3]), transposed to [3, 2].
   ManifestEntry g = gathered("w", DType::I32, {2, 3}, 0, 4, {{3, 1}, {1, 1}});
   g.dims = {3, 2};
   g.transpose = true;
-  ASSERT_TRUE(resolveWeight(f, g, parts, err)) << err;
-  std::vector<int32_t> outg(6, -1);
-  ASSERT_TRUE(gatherWeight(f, g, parts, outg.data()));
-  EXPECT_EQ(outg, (std::vector<int32_t>{30, 10, 31, 11, 32, 12}));
+  EXPECT_EQ(gatherAs<int32_t>(f, g),
+            (std::vector<int32_t>{30, 10, 31, 11, 32, 12}));
 
   // w and k concatenated along axis 0 ([5, 3]), transposed to [3, 5].
   ManifestEntry c = weight("wk", DType::I32, {3, 5});
   c.concatAxis = 0;
   c.concatParts = {"w", "k"};
   c.transpose = true;
-  ASSERT_TRUE(resolveWeight(f, c, parts, err)) << err;
-  std::vector<int32_t> outc(15, -1);
-  ASSERT_TRUE(gatherWeight(f, c, parts, outc.data()));
-  EXPECT_EQ(outc, (std::vector<int32_t>{0, 10, 20, 30, 100, 1, 11, 21, 31, 101,
-                                        2, 12, 22, 32, 102}));
+  EXPECT_EQ(gatherAs<int32_t>(f, c),
+            (std::vector<int32_t>{0, 10, 20, 30, 100, 1, 11, 21, 31, 101, 2, 12,
+                                  22, 32, 102}));
 
   // Shape errors name the untransposed shape the file must hold.
   ManifestEntry bad = weight("w", DType::I32, {4, 3});
   bad.transpose = true;
-  EXPECT_FALSE(resolveWeight(f, bad, parts, err));
-  EXPECT_EQ(err, path + ": tensor 'w' has shape [4, 3] but the model expects "
-                        "[3, 4]");
+  EXPECT_EQ(resolveErr(f, bad),
+            path + ": tensor 'w' has shape [4, 3] but the model expects "
+                   "[3, 4]");
 }
 
 TEST_F(SafeTensorsTest, ConvertedWeights) {
@@ -420,58 +444,46 @@ TEST_F(SafeTensorsTest, ConvertedWeights) {
   SafeTensorsFile f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
-  std::vector<const StTensor *> parts;
 
   // Without `convert` the dtypes must match.
   ManifestEntry plain = weight("a", DType::F16, {2, 2});
-  EXPECT_FALSE(resolveWeight(f, plain, parts, err));
-  EXPECT_EQ(err, path + ": tensor 'a' has dtype F32 but the model expects F16");
+  EXPECT_EQ(resolveErr(f, plain),
+            path + ": tensor 'a' has dtype F32 but the model expects F16");
 
   // f32 -> f16, rounded to nearest even; too large is infinity.
   ManifestEntry half = plain;
   half.convert = true;
-  ASSERT_TRUE(resolveWeight(f, half, parts, err)) << err;
-  std::vector<uint16_t> out(4, 0);
-  ASSERT_TRUE(gatherWeight(f, half, parts, out.data()));
-  EXPECT_EQ(out, (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00}));
+  EXPECT_EQ(gatherAs<uint16_t>(f, half),
+            (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00}));
 
   // Transposed and converted to bf16: the transpose of a, then rounded.
   ManifestEntry bf = weight("a", DType::BF16, {2, 2});
   bf.transpose = true;
   bf.convert = true;
-  ASSERT_TRUE(resolveWeight(f, bf, parts, err)) << err;
-  ASSERT_TRUE(gatherWeight(f, bf, parts, out.data()));
-  EXPECT_EQ(out, (std::vector<uint16_t>{0x3f80, 0xbdcd, 0x4020, 0x4780}));
+  EXPECT_EQ(gatherAs<uint16_t>(f, bf),
+            (std::vector<uint16_t>{0x3f80, 0xbdcd, 0x4020, 0x4780}));
 
   // A concatenation is assembled as stored, then converted.
   ManifestEntry cat = weight("ab", DType::F16, {3, 2}, 0, {"a", "b"});
   cat.convert = true;
-  ASSERT_TRUE(resolveWeight(f, cat, parts, err)) << err;
-  std::vector<uint16_t> out6(6, 0);
-  ASSERT_TRUE(gatherWeight(f, cat, parts, out6.data()));
-  EXPECT_EQ(out6, (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00, 0x4200,
-                                         0x3800}));
+  EXPECT_EQ(
+      gatherAs<uint16_t>(f, cat),
+      (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00, 0x4200, 0x3800}));
 
   // f16 -> f32 is exact; a file already in the model's type is copied.
   ManifestEntry wide = weight("h", DType::F32, {2});
   wide.convert = true;
-  ASSERT_TRUE(resolveWeight(f, wide, parts, err)) << err;
-  std::vector<float> outf(2, 0.0f);
-  ASSERT_TRUE(gatherWeight(f, wide, parts, outf.data()));
-  EXPECT_EQ(outf, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(gatherAs<float>(f, wide), (std::vector<float>{1.5f, -2.0f}));
   ManifestEntry same = weight("h", DType::F16, {2});
   same.convert = true;
-  ASSERT_TRUE(resolveWeight(f, same, parts, err)) << err;
-  std::vector<uint16_t> out2(2, 0);
-  ASSERT_TRUE(gatherWeight(f, same, parts, out2.data()));
-  EXPECT_EQ(out2, h);
+  EXPECT_EQ(gatherAs<uint16_t>(f, same), h);
 
   // The shape is still checked against the stored tensor.
   ManifestEntry shape = weight("a", DType::F16, {4, 1});
   shape.convert = true;
-  EXPECT_FALSE(resolveWeight(f, shape, parts, err));
-  EXPECT_EQ(err, path + ": tensor 'a' has shape [2, 2] but the model expects "
-                        "[4, 1]");
+  EXPECT_EQ(resolveErr(f, shape),
+            path + ": tensor 'a' has shape [2, 2] but the model expects "
+                   "[4, 1]");
 }
 
 TEST_F(SafeTensorsTest, GatherSourceErrors) {
