@@ -261,11 +261,19 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
   auto full = run(fullMask);
   if (!full)
     return full.takeError();
-  auto evaluate = [&](ArrayRef<bool> mask) -> llvm::Expected<Fidelity> {
+  // Runs the model with the layers of `mask`; when it beats `incumbent`,
+  // its fidelity and mask become the incumbent and `winner`.
+  auto consider = [&](ArrayRef<bool> mask, Fidelity &incumbent,
+                      SmallVector<bool> &winner) -> llvm::Error {
     auto outputs = run(mask);
     if (!outputs)
       return outputs.takeError();
-    return compare(*outputs, *full);
+    Fidelity fidelity = compare(*outputs, *full);
+    if (fidelity.relError < incumbent.relError) {
+      incumbent = fidelity;
+      winner.assign(mask.begin(), mask.end());
+    }
+    return llvm::Error::success();
   };
 
   LayerSearchResult result;
@@ -287,13 +295,8 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
       SmallVector<bool> mask(depth, false);
       for (int64_t i : pick)
         mask[i] = true;
-      auto fidelity = evaluate(mask);
-      if (!fidelity)
-        return fidelity.takeError();
-      if (fidelity->relError < bestFidelity.relError) {
-        bestFidelity = *fidelity;
-        best = mask;
-      }
+      if (llvm::Error err = consider(mask, bestFidelity, best))
+        return std::move(err);
       int64_t i = options.keep - 1;
       while (i >= 0 && pick[i] == depth - options.keep + i)
         --i;
@@ -312,22 +315,25 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
     progress("search: " + Twine(result.method));
     SmallVector<bool> current(depth, true);
     for (int64_t kept = depth; kept > options.keep; --kept) {
-      int64_t bestDrop = -1;
       Fidelity stepBest{INFINITY, 0};
+      SmallVector<bool> stepMask;
       for (int64_t d = 0; d < depth; ++d) {
         if (!current[d])
           continue;
         SmallVector<bool> mask = current;
         mask[d] = false;
-        auto fidelity = evaluate(mask);
-        if (!fidelity)
-          return fidelity.takeError();
-        if (fidelity->relError < stepBest.relError) {
-          stepBest = *fidelity;
-          bestDrop = d;
-        }
+        if (llvm::Error err = consider(mask, stepBest, stepMask))
+          return std::move(err);
       }
-      current[bestDrop] = false;
+      // Every candidate's error was infinite or NaN: nothing to choose by.
+      if (stepMask.empty())
+        return llvm::createStringError(
+            "search: no layer can be dropped with a finite error on the "
+            "calibration data");
+      int64_t bestDrop = 0;
+      while (stepMask[bestDrop] == current[bestDrop])
+        ++bestDrop;
+      current = stepMask;
       bestFidelity = stepBest;
       progress("search: dropped layer " + Twine(bestDrop) +
                llvm::formatv(", relative error {0:e3}", stepBest.relError));

@@ -35,6 +35,7 @@ enum {
   kNotInitialized = CUDA_ERROR_NOT_INITIALIZED,
   kInvalidImage = CUDA_ERROR_INVALID_IMAGE,
   kNotFound = CUDA_ERROR_NOT_FOUND,
+  kCaptureUnsupported = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
 };
 
 struct Kernel;
@@ -169,7 +170,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
                                                            : kInvalidValue;
 }
 CUresult cuCtxSynchronize(void) {
-  return fake().capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : kSuccess;
+  return fake().capturing ? kCaptureUnsupported : kSuccess;
 }
 
 static int moduleToken;
@@ -268,9 +269,7 @@ CUresult cuStreamCreate(CUstream *stream, unsigned) {
   return kSuccess;
 }
 CUresult cuStreamSynchronize(CUstream stream) {
-  return stream && stream == fake().capturing
-             ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-             : kSuccess;
+  return stream && stream == fake().capturing ? kCaptureUnsupported : kSuccess;
 }
 CUresult cuStreamDestroy_v2(CUstream stream) {
   delete reinterpret_cast<int *>(stream);
@@ -320,13 +319,19 @@ static CUresult enqueue(const Op &op, CUstream stream) {
   }
   return execute(op);
 }
-CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
-                       CUstream stream) {
-  Op op{Op::Copy};
+/// A copy or memset of `n` elements at `dst`, run now or captured.
+static CUresult enqueueMemOp(Op::Kind kind, CUdeviceptr dst, CUdeviceptr src,
+                             unsigned value, size_t n, CUstream stream) {
+  Op op{kind};
   op.dst = dst;
   op.src = src;
+  op.value = value;
   op.n = n;
   return enqueue(op, stream);
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n,
+                       CUstream stream) {
+  return enqueueMemOp(Op::Copy, dst, src, 0, n, stream);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
   std::memcpy(ptr(dst), src, n);
@@ -338,19 +343,11 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
 }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n,
                           CUstream stream) {
-  Op op{Op::Set32};
-  op.dst = dst;
-  op.value = v;
-  op.n = n;
-  return enqueue(op, stream);
+  return enqueueMemOp(Op::Set32, dst, 0, v, n, stream);
 }
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n,
                           CUstream stream) {
-  Op op{Op::Set16};
-  op.dst = dst;
-  op.value = v;
-  op.n = n;
-  return enqueue(op, stream);
+  return enqueueMemOp(Op::Set16, dst, 0, v, n, stream);
 }
 
 static CUresult execute(const Op &op) {

@@ -494,12 +494,8 @@ struct FlashSdpaLowering : FlashPatternBase {
                     bool transposeKeys)
       : FlashPatternBase(ctx, blockQ, blockK), transposeKeys(transposeKeys) {}
 
-  LogicalResult matchAndRewrite(SdpaOp op,
-                                PatternRewriter &rewriter) const override {
-    // The other score functions need per-key state (norms, projections)
-    // and stay with the unfused lowering.
-    if (failed(matchStaticDotProduct(op, rewriter)))
-      return failure();
+  LogicalResult rewriteFlash(SdpaOp op,
+                             PatternRewriter &rewriter) const override {
     auto resultType = op.getType();
 
     FlashProblem p;

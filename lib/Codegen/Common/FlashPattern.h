@@ -23,11 +23,12 @@ struct FlashPatternBase : OpRewritePattern<SdpaOp> {
   FlashPatternBase(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
       : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK) {}
 
-  /// Fails (with a note) unless `op` scores by a dot product and all its
-  /// operands and its result have static shapes and elements (an empty
-  /// attention has no blocks; the unfused lowering handles it).
-  static LogicalResult matchStaticDotProduct(SdpaOp op,
-                                             PatternRewriter &rewriter) {
+  /// Only `op`s that score by a dot product (the other score functions need
+  /// per-key state, norms or projections, and stay with the unfused
+  /// lowering) and whose operands and result have static shapes and
+  /// elements (an empty attention has no blocks) reach rewriteFlash.
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const final {
     ScoreFunction score = op.getScore();
     if (score != ScoreFunction::dot && score != ScoreFunction::scaled_dot)
       return rewriter.notifyMatchFailure(op, "not a dot-product score");
@@ -38,8 +39,12 @@ struct FlashPatternBase : OpRewritePattern<SdpaOp> {
     if (llvm::any_of(types,
                      [](ShapedType t) { return t.getNumElements() == 0; }))
       return rewriter.notifyMatchFailure(op, "empty tensors");
-    return success();
+    return rewriteFlash(op, rewriter);
   }
+
+  /// The flash lowering of a static dot-product `op`.
+  virtual LogicalResult rewriteFlash(SdpaOp op,
+                                     PatternRewriter &rewriter) const = 0;
 
   /// The query and key blocks asked for: attn-tile's choice on the op where
   /// it made one, the pass options otherwise.

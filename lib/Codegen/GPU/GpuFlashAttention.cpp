@@ -389,10 +389,8 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
                        int64_t maxHeadDim)
       : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim) {}
 
-  LogicalResult matchAndRewrite(SdpaOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(matchStaticDotProduct(op, rewriter)))
-      return failure();
+  LogicalResult rewriteFlash(SdpaOp op,
+                             PatternRewriter &rewriter) const override {
     if (op.getBias())
       return rewriter.notifyMatchFailure(op, "has a bias");
     if (op.getWindow() && *op.getWindow() != 0)

@@ -56,17 +56,16 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
 
-  FailureOr<std::pair<int64_t, int64_t>> idsShape =
-      mb.tokenIdsShape("max_position_embeddings", positions,
-                       {"attention_mask", "token_type_ids"});
-  if (failed(idsShape))
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"", "bert."}, "embeddings.word_embeddings.weight",
+               "max_position_embeddings", positions,
+               {"attention_mask", "token_type_ids"});
+  if (failed(start))
     return failure();
-  int64_t batch = idsShape->first, seq = idsShape->second;
-  FailureOr<std::string> prefix =
-      mb.detectPrefix({"", "bert."}, "embeddings.word_embeddings.weight");
-  if (failed(prefix))
-    return failure();
-  std::string p = *prefix;
+  // Plain copies: the layer lambdas capture them.
+  int64_t batch = start->batch, seq = start->seq;
+  std::string p = start->prefix;
+  Value ids = start->ids;
 
   // The optional inputs have input_ids' shape.
   auto optionalInput = [&](StringRef name) -> FailureOr<bool> {
@@ -88,7 +87,6 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
     return failure();
 
   OpBuilder &b = mb.b;
-  Value ids = mb.createMain({batch, seq});
   auto idsType = RankedTensorType::get({batch, seq}, b.getI64Type());
   // BertModel.forward's order.
   Value mask = *hasMask ? mb.addInput("attention_mask", idsType) : Value();

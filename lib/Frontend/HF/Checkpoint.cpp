@@ -252,15 +252,33 @@ InFlightDiagnostic Checkpoint::keyError(StringRef key) const {
   return emitError(keyLoc(key)) << "config.json key \"" << key << "\" ";
 }
 
-FailureOr<int64_t> Checkpoint::getInt(StringRef key) const {
+FailureOr<const llvm::json::Value *>
+Checkpoint::getRequired(StringRef key) const {
   const llvm::json::Value *v = config.get(key);
   if (!v || v->kind() == llvm::json::Value::Null)
     return emitError(configLoc()) << "config.json has no key \"" << key
                                   << "\", which this architecture needs";
-  std::optional<int64_t> i = v->getAsInteger();
-  if (!i)
-    return keyError(key) << "must be an integer";
-  return *i;
+  return v;
+}
+
+template <typename T>
+FailureOr<T> Checkpoint::getConverted(
+    StringRef key,
+    function_ref<std::optional<T>(const llvm::json::Value &)> convert,
+    StringRef what) const {
+  FailureOr<const llvm::json::Value *> v = getRequired(key);
+  if (failed(v))
+    return failure();
+  std::optional<T> converted = convert(**v);
+  if (!converted)
+    return keyError(key) << "must be " << what;
+  return *converted;
+}
+
+FailureOr<int64_t> Checkpoint::getInt(StringRef key) const {
+  return getConverted<int64_t>(
+      key, [](const llvm::json::Value &v) { return v.getAsInteger(); },
+      "an integer");
 }
 
 FailureOr<int64_t> Checkpoint::getPositiveInt(StringRef key) const {
@@ -280,14 +298,13 @@ FailureOr<int64_t> Checkpoint::getPositiveInt(StringRef key,
 }
 
 FailureOr<double> Checkpoint::getFloat(StringRef key) const {
-  const llvm::json::Value *v = config.get(key);
-  if (!v || v->kind() == llvm::json::Value::Null)
-    return emitError(configLoc()) << "config.json has no key \"" << key
-                                  << "\", which this architecture needs";
-  std::optional<double> d = v->getAsNumber();
-  if (!d || !std::isfinite(*d))
-    return keyError(key) << "must be a finite number";
-  return *d;
+  return getConverted<double>(
+      key,
+      [](const llvm::json::Value &v) -> std::optional<double> {
+        std::optional<double> d = v.getAsNumber();
+        return d && std::isfinite(*d) ? d : std::nullopt;
+      },
+      "a finite number");
 }
 
 FailureOr<double> Checkpoint::getFloat(StringRef key, double fallback) const {
@@ -295,14 +312,14 @@ FailureOr<double> Checkpoint::getFloat(StringRef key, double fallback) const {
 }
 
 FailureOr<std::string> Checkpoint::getString(StringRef key) const {
-  const llvm::json::Value *v = config.get(key);
-  if (!v || v->kind() == llvm::json::Value::Null)
-    return emitError(configLoc()) << "config.json has no key \"" << key
-                                  << "\", which this architecture needs";
-  std::optional<StringRef> s = v->getAsString();
-  if (!s)
-    return keyError(key) << "must be a string";
-  return s->str();
+  return getConverted<std::string>(
+      key,
+      [](const llvm::json::Value &v) -> std::optional<std::string> {
+        if (std::optional<StringRef> s = v.getAsString())
+          return s->str();
+        return std::nullopt;
+      },
+      "a string");
 }
 
 FailureOr<std::string> Checkpoint::getString(StringRef key,
@@ -313,10 +330,9 @@ FailureOr<std::string> Checkpoint::getString(StringRef key,
 FailureOr<bool> Checkpoint::getBool(StringRef key, bool fallback) const {
   if (!has(key))
     return fallback;
-  std::optional<bool> b = config.get(key)->getAsBoolean();
-  if (!b)
-    return keyError(key) << "must be true or false";
-  return *b;
+  return getConverted<bool>(
+      key, [](const llvm::json::Value &v) { return v.getAsBoolean(); },
+      "true or false");
 }
 
 FailureOr<std::string> Checkpoint::getArchitecture() const {

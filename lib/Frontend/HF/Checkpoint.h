@@ -91,6 +91,15 @@ private:
   LogicalResult readWeights();
   LogicalResult openShard(const std::string &fileName, Location loc);
   InFlightDiagnostic keyError(StringRef key) const;
+  /// The value of `key`; an error when it is missing or null.
+  FailureOr<const llvm::json::Value *> getRequired(StringRef key) const;
+  /// The value of `key` through `convert`; an error that it "must be
+  /// `what`" when that gives nothing.
+  template <typename T>
+  FailureOr<T> getConverted(
+      StringRef key,
+      llvm::function_ref<std::optional<T>(const llvm::json::Value &)> convert,
+      StringRef what) const;
 
   MLIRContext *context;
   std::string dir, configPath, configText;

@@ -53,23 +53,15 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(checkHeadsDivide(c, "n_embd", d, "n_head", heads)))
     return failure();
 
-  FailureOr<std::pair<int64_t, int64_t>> idsShape =
-      mb.tokenIdsShape("n_positions", positions);
-  if (failed(idsShape))
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"transformer.", ""}, "wte.weight", "n_positions", positions);
+  if (failed(start))
     return failure();
-  int64_t batch = idsShape->first, seq = idsShape->second;
+  const std::string &p = start->prefix;
   bool decodeStep = mb.options.kvCache > 0;
-  if (failed(mb.checkDecodeStep(seq, "n_positions", positions)))
-    return failure();
-  FailureOr<std::string> prefix =
-      mb.detectPrefix({"transformer.", ""}, "wte.weight");
-  if (failed(prefix))
-    return failure();
-  std::string p = *prefix;
 
   OpBuilder &b = mb.b;
-  Value ids = mb.createMain({batch, seq});
-  auto hType = mb.tensorType({batch, seq, d});
+  auto hType = mb.tensorType({start->batch, start->seq, d});
   Location embLoc = mb.loc(p + "wte");
   FailureOr<Value> wte =
       mb.weight(p + "wte.weight", {vocab, d}, "[vocab_size, n_embd]");
@@ -77,10 +69,10 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
       mb.weight(p + "wpe.weight", {positions, d}, "[n_positions, n_embd]");
   if (failed(wte) || failed(wpe))
     return failure();
-  Value h = EmbeddingOp::create(b, embLoc, hType, ids, *wte);
+  Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *wte);
   ModelBuilder::DecodeInputs decode;
   if (decodeStep)
-    decode = mb.addDecodeInputs(batch);
+    decode = mb.addDecodeInputs(start->batch);
   h = LearnedPosOp::create(b, embLoc, h, *wpe, decode.positions,
                            /*offset=*/0);
 
@@ -169,15 +161,5 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(gf) || failed(bf))
     return failure();
   h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
-  // Tied: the same attn.weight as the embedding, so it is bound once.
-  FailureOr<Value> head =
-      *tied ? wte
-            : mb.weight("lm_head.weight", {vocab, d}, "[vocab_size, n_embd]");
-  if (failed(head))
-    return failure();
-  Value logits =
-      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, vocab}), h, *head,
-                       /*bias=*/Value());
-  mb.finishMain(logits, "logits");
-  return success();
+  return mb.finishLmHead(headLoc, h, *wte, *tied, "[vocab_size, n_embd]");
 }

@@ -72,29 +72,24 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
            << "config.json key \"rope_scaling\" is set; only unscaled rotary "
               "positions (rope_scaling: null) are supported";
 
-  FailureOr<std::pair<int64_t, int64_t>> idsShape = mb.tokenIdsShape();
-  if (failed(idsShape))
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"model.", ""}, "embed_tokens.weight");
+  if (failed(start))
     return failure();
-  int64_t batch = idsShape->first, seq = idsShape->second;
+  // Plain copies: the layer lambdas capture them.
+  int64_t batch = start->batch, seq = start->seq;
+  std::string p = start->prefix;
   bool decodeStep = mb.options.kvCache > 0;
-  if (failed(mb.checkDecodeStep(seq)))
-    return failure();
-  FailureOr<std::string> prefix =
-      mb.detectPrefix({"model.", ""}, "embed_tokens.weight");
-  if (failed(prefix))
-    return failure();
-  std::string p = *prefix;
 
   OpBuilder &b = mb.b;
   Type elt = mb.elementType;
-  Value ids = mb.createMain({batch, seq});
   auto hType = mb.tensorType({batch, seq, d});
   FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, d},
                                      "[vocab_size, hidden_size]");
   if (failed(table))
     return failure();
-  Value h =
-      EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType, ids, *table);
+  Value h = EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType,
+                                start->ids, *table);
   ModelBuilder::DecodeInputs decode;
   if (decodeStep)
     decode = mb.addDecodeInputs(batch);
@@ -216,15 +211,6 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
   if (failed(gf))
     return failure();
   h = RmsNormOp::create(b, headLoc, hType, h, *gf, b.getF64FloatAttr(*eps));
-  // Tied: the embedding's attn.weight, bound once.
-  FailureOr<Value> head = *tied ? table
-                                : mb.weight("lm_head.weight", {vocab, d},
-                                            "[vocab_size, hidden_size]");
-  if (failed(head))
-    return failure();
-  Value logits =
-      LinearOp::create(b, headLoc, mb.tensorType({batch, seq, vocab}), h, *head,
-                       /*bias=*/Value());
-  mb.finishMain(logits, "logits");
-  return success();
+  return mb.finishLmHead(headLoc, h, *table, *tied,
+                         "[vocab_size, hidden_size]");
 }

@@ -134,6 +134,22 @@ ModelBuilder::tokenIdsShape(StringRef positionsKey, int64_t maxPositions,
   return std::make_pair(batch, seq);
 }
 
+FailureOr<ModelBuilder::ModelStart>
+ModelBuilder::start(ArrayRef<StringRef> prefixes, StringRef probe,
+                    StringRef positionsKey, int64_t maxPositions,
+                    ArrayRef<StringRef> optionalInputs) {
+  FailureOr<std::pair<int64_t, int64_t>> shape =
+      tokenIdsShape(positionsKey, maxPositions, optionalInputs);
+  if (failed(shape) ||
+      failed(checkDecodeStep(shape->second, positionsKey, maxPositions)))
+    return failure();
+  FailureOr<std::string> prefix = detectPrefix(prefixes, probe);
+  if (failed(prefix))
+    return failure();
+  Value ids = createMain({shape->first, shape->second});
+  return ModelStart{shape->first, shape->second, std::move(*prefix), ids};
+}
+
 LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
                                                StringRef widthKey, int64_t d,
                                                StringRef headsKey,
@@ -195,6 +211,22 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
   for (auto [i, state] : llvm::enumerate(states))
     mainFunc.setResultAttr(i + 1, "attn.state_arg",
                            b.getI64IntegerAttr(state.second));
+}
+
+LogicalResult ModelBuilder::finishLmHead(Location loc, Value h, Value table,
+                                         bool tied, StringRef dims) {
+  ArrayRef<int64_t> tableShape =
+      cast<RankedTensorType>(table.getType()).getShape();
+  FailureOr<Value> head = tied ? FailureOr<Value>(table)
+                               : weight("lm_head.weight", tableShape, dims);
+  if (failed(head))
+    return failure();
+  ArrayRef<int64_t> hShape = cast<RankedTensorType>(h.getType()).getShape();
+  Value logits = LinearOp::create(
+      b, loc, tensorType({hShape[0], hShape[1], tableShape[0]}), h, *head,
+      /*bias=*/Value());
+  finishMain(logits, "logits");
+  return success();
 }
 
 LogicalResult ModelBuilder::checkDecodeStep(int64_t seq, StringRef positionsKey,

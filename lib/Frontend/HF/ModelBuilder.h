@@ -63,6 +63,21 @@ public:
   tokenIdsShape(StringRef positionsKey = {}, int64_t maxPositions = 0,
                 ArrayRef<StringRef> optionalInputs = {});
 
+  /// What every builder reads first: the (batch, sequence) shape of
+  /// `input_ids` (tokenIdsShape), checked for a --kv-cache decode step
+  /// (checkDecodeStep), and the checkpoint's tensor-name prefix
+  /// (detectPrefix with `prefixes` and `probe`); then creates @main
+  /// (createMain) and returns its ids argument.
+  struct ModelStart {
+    int64_t batch, seq;
+    std::string prefix;
+    Value ids;
+  };
+  FailureOr<ModelStart> start(ArrayRef<StringRef> prefixes, StringRef probe,
+                              StringRef positionsKey = {},
+                              int64_t maxPositions = 0,
+                              ArrayRef<StringRef> optionalInputs = {});
+
   /// Creates `func.func @main(%input_ids: tensor<BxSxi64>)` (the argument
   /// named "input_ids" by an `attn.name` attribute) with the insertion point
   /// in its body; returns the ids argument.
@@ -74,6 +89,12 @@ public:
   /// (With cachedAttention's states, also returns each updated cache tagged
   /// `attn.state_arg` with its argument.)
   void finishMain(Value result, StringRef resultName);
+  /// A causal LM's head on the final hidden states `h` [B, S, D]: logits
+  /// against the embedding `table` [V, D] when `tied` (the same
+  /// attn.weight, bound once), else against `lm_head.weight` (`dims` names
+  /// its dimensions in errors); finishes @main with them as "logits".
+  LogicalResult finishLmHead(Location loc, Value h, Value table, bool tied,
+                             StringRef dims);
 
   /// `--kv-cache`: the decode step's `positions` input [batch] (each
   /// sequence's cache length: where its token goes) and the kv lengths the
