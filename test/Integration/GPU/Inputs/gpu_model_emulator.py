@@ -78,7 +78,8 @@ def round_to(x, elem):
     if elem == "f32":
         return np.asarray(x, np.float32)
     if elem == "f16":
-        return np.asarray(x).astype(np.float16)
+        with np.errstate(over="ignore"):  # to +-inf, as the hardware does
+            return np.asarray(x).astype(np.float16)
     if elem == "bf16":
         return bf16_round(np.asarray(x, np.float32))
     raise NotImplementedError(elem)

@@ -62,11 +62,14 @@ for _p in ("f32", "f16", "bf16"):
         (f"bert {_p} (2 layers, seq 32, d 64, 2 heads, d_ff 128)", "bert",
          "tiny", TINY_BERT, _p, TOL[_p]),
     ]
-# Exported ONNX models with PyTorch's committed output (onnx_check.py's
+# Exported ONNX models with PyTorch's committed output (f32: onnx_check.py's
 # tolerance).
-ONNX_CASES = [(f"onnx {m}", "onnx", m, {}, "f32", 1e-4) for m in (
-    "encoder_postln_relu-op17", "encoder_preln_gelu-op14", "bert_like-op17",
-    "causal_decoder-op17", "gpt2_like-op14", "misc_ops-op17")]
+ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
+               1e-4 if p == "f32" else TOL[p])
+              for p in ("f32", "f16", "bf16") for m in (
+                  "encoder_postln_relu-op17", "encoder_preln_gelu-op14",
+                  "bert_like-op17", "causal_decoder-op17", "gpt2_like-op14",
+                  "misc_ops-op17")]
 
 
 def model_text(kind, source, cfg):
