@@ -149,7 +149,8 @@ def run_case(tools, case, mutate, workdir, host_visible=False):
     # larger projections make the comparison sensitive to each kernel.
     for n in W:
         if W[n].ndim == 2 and not n.startswith("embed"):
-            scale = SHARPEN if n.endswith((".q.weight", ".k.weight")) \
+            scale = SHARPEN if n.endswith((".q.weight", ".k.weight",
+                                           ".query.weight", ".key.weight")) \
                 else SCALE
             W[n] = (W[n] * scale).astype(np.float32)
     cfg.update(resolved)
