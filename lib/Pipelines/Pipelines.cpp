@@ -379,6 +379,8 @@ void attnc::buildAttnToCudaPipeline(OpPassManager &pm,
   if (!addTargetIndependentStages(pm, options, Target::Cuda))
     return;
   addCudaMapStage(pm);
+  if (options.stopAfter == Stage::GpuMapped)
+    return;
   addCudaToNVVMStage(pm, options);
   pm.addPass(createCanonicalizerPass());
   attn::AttnEmitModelEntryOptions entry;
@@ -416,6 +418,9 @@ struct PipelineCLOptions
                      "attn lowered to linalg on tensors, weights hoisted"),
           clEnumValN(Stage::Bufferized, "bufferized",
                      "bufferized, results as out-params"),
+          clEnumValN(Stage::GpuMapped, "gpu-mapped",
+                     "attn-to-cuda only: kernels outlined, device buffers, "
+                     "before the NVVM lowering"),
           clEnumValN(Stage::LLVM, "llvm",
                      "LLVM dialect with the runtime entry points"))};
 

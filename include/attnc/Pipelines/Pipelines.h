@@ -23,6 +23,11 @@ namespace attnc {
 enum class Stage {
   Linalg,     ///< attn lowered to linalg on tensors, weights hoisted.
   Bufferized, ///< one-shot bufferized, results as out-params.
+  /// CUDA only: after the map stage (kernels outlined, device buffers,
+  /// async copies), before the NVVM lowering; what the GPU-kernel emulator
+  /// runs (test/Integration/GPU/model-emulation.test). The CPU pipeline runs
+  /// to LLVM.
+  GpuMapped,
   LLVM,       ///< LLVM dialect with the runtime entry points.
 };
 

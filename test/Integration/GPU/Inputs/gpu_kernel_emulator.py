@@ -2,7 +2,8 @@
 """An interpreter for the GPU kernels attnc's tensor-core passes emit.
 
 Shared by mma_fragment_emulator.py (attn-gpu-mma-matmul) and
-flash_mma_emulator.py (attn-gpu-flash-attention). It parses MLIR's generic
+flash_mma_emulator.py (attn-gpu-flash-attention); gpu_model_emulator.py
+reuses its parser and fragment layout to run whole compiled models. It parses MLIR's generic
 op form and runs a function: its host ops, then each gpu.launch for every
 thread block, all threads of a block in lockstep (each SSA value holds one
 value per thread). So every index computation, load, store, fragment

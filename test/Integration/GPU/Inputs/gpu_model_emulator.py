@@ -1,0 +1,1215 @@
+#!/usr/bin/env python3
+"""Runs a whole compiled CUDA model on the host: every kernel, in launch order.
+
+Input: a module at the end of attn-to-cuda's map stage
+(`attn-opt --attn-to-cuda="stop-after=gpu-mapped ..." --mlir-print-op-generic`):
+the model entry and its outlined layer functions on the host (gpu.alloc,
+gpu.memcpy, gpu.dealloc, gpu.wait with async tokens, gpu.launch_func,
+func.call, memref views) and the kernels in a gpu.module (gpu.func with
+workgroup attributions). Nothing after that stage (NVVM lowering, PTX, ptxas)
+is covered.
+
+The host ops run in program order. On the device only async tokens order
+gpu ops, so the emulator checks that program order is the only order that
+matters: two async ops touching one device buffer (one writing it; a
+gpu.dealloc counts as a write) must be ordered by their token dependencies
+or by a blocking gpu.wait between them, and the entry must not return
+before a blocking gpu.wait has seen every async op complete.
+Each gpu.launch_func runs the kernel for every thread of every block: the
+threads of many blocks at once, in lockstep, every SSA value holding one
+value per thread (numpy vectors), under an activity mask for divergent
+scf.if / scf.for. Blocks are independent, so running them side by side does
+not change what a kernel computes; shared memory (workgroup attributions)
+is private to each block, and barriers and the race check are per block
+(gpu_kernel_emulator.py's rules: a thread reading an element another thread
+of its block wrote since the block's last barrier, or writing one another
+read or wrote since then, fails). Every memory access is bounds-checked
+against its memref view (and the view against its allocation); device
+buffers (gpu.alloc) and thread-private allocas start as NaN, so a read of
+an element nobody wrote shows up in the output.
+
+Values: f32 as float32, f16 as float16, bf16 as float32 holding
+bf16-rounded values (memory holds bf16 as uint16 bits, rounded to nearest
+even on store); every float op rounds its result to its MLIR result type.
+Math functions (exp, tanh, rsqrt, ...) are evaluated in float64 and rounded,
+not with libdevice's algorithms. mma.sync m16n8k16 is modelled from the PTX
+ISA fragment layout (gpu_kernel_emulator.py's model, vectorized over warps).
+
+Mutations (to show the comparison bites): skip-launch:K does not run the
+K-th kernel launch (0-based, in launch order); drop-block:K does not run the
+last thread block of the K-th launch; drop-barriers ignores every
+gpu.barrier (the race check must then fail); swap-b-rows, swap-a-rows,
+swap-c-rows corrupt the mma fragment layout (gpu_kernel_emulator.py).
+
+THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
+"""
+
+import json
+import math
+import re
+import struct
+
+import numpy as np
+
+from gpu_kernel_emulator import (
+    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, parse_ops, split_top)
+
+DYNAMIC = -9223372036854775808
+MAX_LANES = 1 << 16
+
+NP_OF = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
+         "i32": np.int32, "i64": np.int64, "i8": np.int8, "i1": np.bool_,
+         "index": np.int64}
+
+
+def bf16_round(x):
+    """float32 values rounded to bf16 (round to nearest even), as float32."""
+    bits = f32_to_bf16_bits(np.asarray(x, np.float32))
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def bits_to_bf16_f32(bits):
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def round_to(x, elem):
+    """Rounds float values to `elem` (f32/f16/bf16) in the interpreter's
+    value representation."""
+    if elem == "f32":
+        return np.asarray(x, np.float32)
+    if elem == "f16":
+        with np.errstate(over="ignore"):  # to +-inf, as the hardware does
+            return np.asarray(x).astype(np.float16)
+    if elem == "bf16":
+        return bf16_round(np.asarray(x, np.float32))
+    raise NotImplementedError(elem)
+
+
+# ---------------------------------------------------------------------------
+# Types.
+
+MEMREF_RE = re.compile(
+    r"memref<((?:\d+x)*)(\w+)(?:, strided<\[([-\d?, ]*)\](?:, offset: "
+    r"([-\d?]+))?>)?(?:, #gpu\.address_space<(\w+)>)?>")
+
+
+def parse_memref(ty):
+    """-> (shape, elem, strides or None, static offset or None, space)."""
+    m = MEMREF_RE.fullmatch(ty.strip())
+    if not m:
+        raise NotImplementedError(f"memref type {ty}")
+    shape = [int(d) for d in m.group(1).split("x") if d]
+    strides = None
+    if m.group(3) is not None:
+        strides = [None if s.strip() == "?" else int(s)
+                   for s in m.group(3).split(",")] if m.group(3).strip() \
+            else []
+    offset = None
+    if m.group(4) is not None and m.group(4) != "?":
+        offset = int(m.group(4))
+    return shape, m.group(2), strides, offset, m.group(5)
+
+
+def row_major(shape):
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return list(reversed(strides))
+
+
+def result_types(op):
+    """The result types of a generic op (after the last '->' of its
+    signature)."""
+    sig = op.text
+    # Region ops carry their closing line; the signature is at the end.
+    tail = sig.rsplit(") -> ", 1)
+    if len(tail) == 2:
+        t = tail[1].strip()
+    else:
+        t = sig.rsplit("->", 1)[1].strip()
+    if t.startswith("(") and t.endswith(")"):
+        return split_top(t[1:-1])
+    return [t]
+
+
+def operand_types(op):
+    sig = op.text.rsplit(" : (", 1)[1]
+    return split_top(sig.rsplit(") -> ", 1)[0])
+
+
+def scalar_elem(ty):
+    m = re.fullmatch(r"vector<(?:\d+x)*(\w+)>", ty)
+    return m.group(1) if m else ty
+
+
+def vector_dims(ty):
+    m = re.fullmatch(r"vector<((?:\d+x)*)(\w+)>", ty)
+    return [int(d) for d in m.group(1).split("x") if d], m.group(2)
+
+
+def props(op, key):
+    m = re.search(key + r" = array<i\d+(?:: ([-\d, ]*))?>", op.text)
+    if not m:
+        raise ValueError(f"{op.name}: no {key}")
+    return [int(v) for v in m.group(1).split(",")] if m.group(1) else []
+
+
+# ---------------------------------------------------------------------------
+# Memory.
+
+class Buffer:
+    """One allocation: a flat array plus, for shared memory, race state."""
+
+    def __init__(self, flat, elem, kind, name=""):
+        self.flat = flat
+        self.elem = elem
+        self.kind = kind  # global, shared, private
+        self.name = name
+        if kind == "shared":
+            n = flat.size
+            self.w_epoch = np.full(n, -1)
+            self.w_thread = np.full(n, -1)
+            self.r_epoch = np.full(n, -1)
+            self.r_thread = np.full(n, -1)  # -2: several readers
+
+
+class View:
+    """A memref: buffer, offset (int, or one per lane), shape, strides."""
+
+    def __init__(self, buf, offset, shape, strides):
+        self.buf = buf
+        self.offset = offset
+        self.shape = list(shape)
+        self.strides = list(strides)
+
+    def array(self):
+        """The view as a numpy array (host side, uniform offset)."""
+        assert np.ndim(self.offset) == 0
+        return np.lib.stride_tricks.as_strided(
+            self.buf.flat[int(self.offset):], self.shape,
+            [s * self.buf.flat.itemsize for s in self.strides])
+
+
+def fill_value(elem):
+    if elem == "bf16":
+        return 0x7FC1  # a NaN
+    if elem in ("f32", "f16"):
+        return np.nan
+    if elem == "i1":
+        return False
+    return np.iinfo(NP_OF[elem]).max  # an index no access survives
+
+
+def new_buffer(shape, elem, kind, copies=1, name=""):
+    size = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    flat = np.full(size * copies, fill_value(elem), NP_OF[elem])
+    return Buffer(flat, elem, kind, name), size
+
+
+class EmulationError(AssertionError):
+    pass
+
+
+class RaceError(EmulationError):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# The module.
+
+class Module:
+    def __init__(self, text):
+        lines = text.splitlines()
+        start = next(i for i, l in enumerate(lines)
+                     if l.strip().startswith('"builtin.module"'))
+        ops, _ = parse_ops(lines, start)
+        self.top = ops[0]
+        self.funcs = {}
+        self.kernels = {}
+        for op in self.top.regions[0][1]:
+            if op.name == "func.func":
+                self.funcs[sym_name(op)] = op
+            elif op.name == "gpu.module":
+                mod = sym_name(op)
+                for k in op.regions[0][1]:
+                    if k.name == "gpu.func":
+                        self.kernels[f"{mod}::{sym_name(k)}"] = k
+        # The kernels' block headers (parse_ops keeps argument names only):
+        # workgroup attributions are typed there.
+        headers = [lines[i + 1].strip() for i, l in enumerate(lines)
+                   if l.strip().startswith('"gpu.func"')]
+        for k, h in zip([k for k in self.kernels.values()], headers):
+            k.block_header = h
+        self.globals = {sym_name(op): op for op in self.top.regions[0][1]
+                        if op.name == "memref.global"}
+        self.manifest = parse_manifest(self.top.text)
+        m = re.search(r"attn\.entry = @(\w+)", self.top.text)
+        self.entry = m.group(1)
+
+
+def sym_name(op):
+    return re.search(r'sym_name = "([\w.$-]+)"', op.text).group(1)
+
+
+def split_attr(s):
+    """Splits on commas outside brackets and strings."""
+    out, depth, cur, quoted = [], 0, "", False
+    for ch in s:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "<([{":
+            depth += 1
+        elif not quoted and ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0 and not quoted:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_manifest(text):
+    m = re.search(r"attn\.manifest = \[", text)
+    assert m, "no attn.manifest on the module"
+    i, depth = m.end(), 1
+    j = i
+    while depth:
+        c = text[j]
+        depth += c == "["
+        depth -= c == "]"
+        j += 1
+    records = []
+    for rec in split_attr(text[i:j - 1]):
+        rec = rec.strip()
+        assert rec[0] == "{" and rec[-1] == "}", rec
+        fields = {}
+        for kv in split_attr(rec[1:-1]):
+            if " = " in kv:
+                k, v = kv.split(" = ", 1)
+            else:
+                k, v = kv, "unit"
+            fields[k.strip()] = v.strip()
+        r = {"kind": json.loads(fields["kind"]),
+             "name": json.loads(fields["name"])}
+        tm = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", fields["type"])
+        r["shape"] = [int(d) for d in tm.group(1).split("x") if d]
+        r["dtype"] = tm.group(2)
+        if "concat_axis" in fields:
+            r["concat_axis"] = int(fields["concat_axis"].split(":")[0])
+            r["concat_names"] = [json.loads(s) for s in
+                                 split_attr(fields["concat_names"][1:-1])]
+        if "gather_axis" in fields:
+            r["gather_axis"] = int(fields["gather_axis"].split(":")[0])
+            r["gather_extent"] = int(fields["gather_extent"].split(":")[0])
+            rg = re.search(r"array<i64: ([-\d, ]*)>", fields["gather_ranges"])
+            v = [int(x) for x in rg.group(1).split(",")]
+            r["gather_ranges"] = list(zip(v[0::2], v[1::2]))
+        r["transpose"] = "transpose" in fields
+        r["convert"] = "convert" in fields
+        records.append(r)
+    return records
+
+
+# ---------------------------------------------------------------------------
+# Weights: the runtime's binding rules (include/attnc/Runtime/
+# ManifestSchema.h), from the .safetensors file.
+
+ST_DTYPES = {"F32": ("f32", np.dtype("<f4")), "F16": ("f16", np.dtype("<f2")),
+             "BF16": ("bf16", np.dtype("<u2")), "I32": ("i32", np.dtype("<i4")),
+             "I64": ("i64", np.dtype("<i8"))}
+
+
+def read_safetensors_raw(path):
+    """name -> (elem, array as stored: bf16 as uint16 bits)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        elem, dt = ST_DTYPES[info["dtype"]]
+        b, e = info["data_offsets"]
+        out[name] = (elem, np.frombuffer(data[base + b:base + e], dt)
+                     .reshape(info["shape"]).copy())
+    return out
+
+
+def to_f64(arr, elem):
+    return bits_to_bf16_f32(arr).astype(np.float64) if elem == "bf16" \
+        else arr.astype(np.float64)
+
+
+def from_f64(x, elem):
+    """Rounds to nearest even into `elem`'s storage (bf16: uint16 bits)."""
+    if elem == "bf16":
+        return f32_to_bf16_bits(np.asarray(x, np.float32))
+    return np.asarray(x).astype(NP_OF[elem])
+
+
+def bind_weight(tensors, r):
+    """The buffer the runtime binds for weight record `r`."""
+    dims = list(r["shape"])
+    if r["transpose"]:
+        dims = dims[::-1]
+
+    def get(name):
+        elem, arr = tensors[name]
+        if not r["convert"]:
+            assert elem == r["dtype"], \
+                f"weight {name}: file holds {elem}, the record wants {r['dtype']}"
+        return elem, arr
+
+    if "concat_names" in r:
+        parts = [get(n) for n in r["concat_names"]]
+        elems = {e for e, _ in parts}
+        assert len(elems) == 1, "concat of mixed dtypes"
+        elem = elems.pop()
+        a = np.concatenate([p for _, p in parts], axis=r["concat_axis"])
+    else:
+        elem, a = get(r["name"])
+    if "gather_axis" in r:
+        ax = r["gather_axis"]
+        assert a.shape[ax] == r["gather_extent"]
+        a = np.concatenate([np.take(a, range(s, s + n), axis=ax)
+                            for s, n in r["gather_ranges"]], axis=ax)
+    assert list(a.shape) == dims, (r["name"], a.shape, dims)
+    if r["transpose"]:
+        a = np.ascontiguousarray(a.T)
+    if r["convert"] and elem != r["dtype"]:
+        a = from_f64(to_f64(a, elem), r["dtype"])
+    return np.ascontiguousarray(a)
+
+
+# ---------------------------------------------------------------------------
+# The interpreter.
+
+class Emulator:
+    def __init__(self, module, mutate=None, host_memory_visible=False):
+        self.m = module
+        self.mutate = mutate
+        # A kernel that touches host memory (a memref.get_global of the host
+        # module) fails unless this is set (as if the device could read
+        # host memory: HMM / ATS systems).
+        self.host_memory_visible = host_memory_visible
+        self.on_device = False
+        self.launches = 0
+        self.kernel_names = []
+        self.async_ops = []  # every async op issued: deps, buffers touched
+        self.done = set()  # async ops a blocking gpu.wait has seen complete
+        self.current = None  # the async op being executed
+        self.mma_count = 0
+
+    # -- entry --------------------------------------------------------------
+    def run_model(self, weights_path, inputs):
+        """Binds the manifest's buffers (weights from the file, `inputs` in
+        order, or by name when a dict, outputs NaN-filled) and runs the
+        entry. Returns the outputs (float64 for floats)."""
+        tensors = read_safetensors_raw(weights_path)
+        args, outputs = [], []
+        named = isinstance(inputs, dict)
+        ins = dict(inputs) if named else list(inputs)
+        for r in self.m.manifest:
+            if r["kind"] == "weight":
+                a = bind_weight(tensors, r)
+            elif r["kind"] == "input":
+                x = np.asarray(ins.pop(r["name"]) if named else ins.pop(0))
+                assert list(x.shape) == r["shape"], (x.shape, r["shape"])
+                a = from_f64(x, r["dtype"]) if r["dtype"] in (
+                    "f32", "f16", "bf16") else x.astype(NP_OF[r["dtype"]])
+            elif r["kind"] == "output":
+                a = np.full(r["shape"], fill_value(r["dtype"]),
+                            NP_OF[r["dtype"]])
+            else:
+                raise NotImplementedError("model state (KV caches)")
+            buf = Buffer(a.reshape(-1).copy(), r["dtype"], "global", r["name"])
+            view = View(buf, 0, r["shape"], row_major(r["shape"]))
+            args.append(view)
+            if r["kind"] == "output":
+                outputs.append((view, r["dtype"]))
+        assert not ins, "more inputs than the manifest has"
+        self.call(self.m.funcs[self.m.entry], args)
+        pending = [i for i in range(len(self.async_ops)) if i not in self.done]
+        if pending:
+            raise EmulationError(f"the entry returns with {len(pending)} "
+                                 f"async ops not waited for")
+        res = []
+        for view, elem in outputs:
+            a = view.array()
+            res.append(to_f64(a, elem) if elem in ("f32", "f16", "bf16")
+                       else a.copy())
+        return res
+
+    # -- host ---------------------------------------------------------------
+    def call(self, func, args):
+        argnames, body = func.regions[0]
+        assert len(argnames) == len(args), (sym_name(func), len(args))
+        env = dict(zip(argnames, args))
+        self.N = 1
+        for op in body:
+            n = op.name
+            o = op.operands
+            if n == "gpu.wait":
+                deps = [self.token(env, t) for t in o]
+                if op.results:  # a new token after `deps`
+                    env[op.results[0]] = self.issue(n, deps)
+                else:  # the host blocks until `deps` are done
+                    for d in deps:
+                        self.done |= {d} | self.async_ops[d]["anc"]
+                continue
+            rec = None
+            if n in ("gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset",
+                     "gpu.launch_func"):
+                ndeps = self.async_deps(op)
+                deps = [self.token(env, t) for t in o[:ndeps]]
+                if n == "gpu.launch_func" and \
+                        self.mutate == f"drop-deps:{self.launches}":
+                    deps = []
+                o = o[ndeps:]
+                rec = self.issue(n, deps)
+                token = op.results[-1] if op.results and \
+                    result_types(op)[-1] == "!gpu.async.token" else None
+                if token:
+                    env[token] = rec
+                else:  # synchronous: the host waits for it (and its deps)
+                    for d in deps:
+                        self.done |= {d} | self.async_ops[d]["anc"]
+                self.current = self.async_ops[rec]
+            if n == "gpu.alloc":
+                shape, elem, strides, _, _ = parse_memref(result_types(op)[0])
+                buf, _ = new_buffer(shape, elem, "global", name=op.results[0])
+                env[op.results[0]] = View(buf, 0, shape, row_major(shape))
+            elif n in ("gpu.dealloc",):
+                self.current["writes"].add(id(env[o[0]].buf))
+            elif n == "gpu.memcpy":
+                dst, src = env[o[0]], env[o[1]]
+                assert dst.shape == src.shape
+                d = dst.array()
+                d[...] = src.array()
+                self.current["writes"].add(id(dst.buf))
+                self.current["reads"].add(id(src.buf))
+            elif n == "gpu.launch_func":
+                self.launch(op, [env[x] for x in o], env)
+            elif n == "func.call":
+                callee = re.search(r"callee = @(\w+)", op.text).group(1)
+                self.call(self.m.funcs[callee], [env[x] for x in o])
+                self.N = 1
+            elif n == "func.return":
+                return
+            elif n == "memref.copy":
+                dst, src = env[o[1]], env[o[0]]
+                dst.array()[...] = src.array()
+            elif n == "memref.get_global":
+                env[op.results[0]] = self.get_global(op)
+            else:
+                self.N = 1
+                r = self.eval(op, env, np.ones(1, bool))
+                self.bind(op, env, r)
+            if rec is not None:
+                self.check_ordering(rec)
+                self.current = None
+                if not (op.results and
+                        result_types(op)[-1] == "!gpu.async.token"):
+                    self.done.add(rec)
+        raise EmulationError("function without func.return")
+
+    # -- stream ordering ----------------------------------------------------
+    # Async ops run in program order here; on the device only their token
+    # dependencies order them. Two ops that touch one device buffer (one of
+    # them writing it, a gpu.dealloc counting as a write) must be ordered:
+    # one among the other's transitive dependencies, or completed (a
+    # blocking gpu.wait) before the other was issued.
+    def token(self, env, name):
+        t = env[name]
+        assert isinstance(t, int), f"{name} is not an async token"
+        return t
+
+    def issue(self, name, deps):
+        anc = set()
+        for d in deps:
+            anc |= {d} | self.async_ops[d]["anc"]
+        self.async_ops.append({"name": name, "anc": anc, "reads": set(),
+                               "writes": set(), "kernel": None})
+        return len(self.async_ops) - 1
+
+    def check_ordering(self, x):
+        X = self.async_ops[x]
+        for y in range(x):
+            if y in self.done or y in X["anc"]:
+                continue
+            Y = self.async_ops[y]
+            if X["writes"] & (Y["reads"] | Y["writes"]) or \
+                    X["reads"] & Y["writes"]:
+                raise EmulationError(
+                    f"{X['name']} {X['kernel'] or ''} and an earlier "
+                    f"{Y['name']} {Y['kernel'] or ''} touch one buffer with "
+                    f"no async dependency between them")
+
+    def get_global(self, op):
+        name = re.search(r"name = @([\w$.]+)", op.text).group(1)
+        g = self.m.globals[name]
+        assert " constant," in g.text, f"mutable global {name}"
+        shape, elem, _, _, _ = parse_memref(
+            re.search(r"type = (memref<[^>]*>)", g.text).group(1))
+        m = re.search(r"initial_value = dense<(.*?)> : tensor<", g.text)
+        lit = m.group(1)
+        if lit.startswith("["):
+            vals = [self.scalar_literal(v.strip(), elem) for v in
+                    lit.replace("[", "").replace("]", "").split(",")]
+        else:
+            vals = [self.scalar_literal(lit.strip('"'), elem)] * \
+                int(np.prod(shape, dtype=np.int64))
+        if elem == "bf16":
+            flat = f32_to_bf16_bits(np.array(vals, np.float32))
+        else:
+            flat = np.array(vals).astype(NP_OF[elem]).reshape(-1)
+        buf = Buffer(flat, elem, "host", "@" + name)
+        return View(buf, 0, shape, row_major(shape))
+
+    def async_deps(self, op):
+        if op.name in ("gpu.alloc", "gpu.launch_func"):
+            return props(op, "operandSegmentSizes")[0]
+        # gpu.dealloc / gpu.memcpy / gpu.memset: leading token operands
+        types = operand_types(op)
+        k = 0
+        while k < len(types) and types[k] == "!gpu.async.token":
+            k += 1
+        return k
+
+    # -- kernels ------------------------------------------------------------
+    def launch(self, op, operands, env):
+        seg = props(op, "operandSegmentSizes")
+        vals = [int(v) for v in operands[:6]]
+        grid, block = vals[:3], vals[3:6]
+        assert seg[7] == seg[8] == seg[9] == 0, "clusters"
+        assert seg[10] == 0, "dynamic shared memory"
+        kargs = operands[6:6 + seg[11]]
+        name = re.search(r"kernel = @([\w]+)::@([\w]+)", op.text)
+        kname = f"{name.group(1)}::{name.group(2)}"
+        kernel = self.m.kernels[kname]
+        index = self.launches
+        self.launches += 1
+        self.kernel_names.append(kname)
+        self.current["kernel"] = \
+            "@" + kname.replace("::", "::@") + f" (launch {index})"
+        if self.mutate == f"skip-launch:{index}":
+            return
+        T = block[0] * block[1] * block[2]
+        nb = grid[0] * grid[1] * grid[2]
+        if self.mutate == f"drop-block:{index}":
+            nb -= 1
+        chunk = max(1, min(nb, MAX_LANES // T))
+        for b0 in range(0, nb, chunk):
+            self.run_blocks(kernel, grid, block, b0, min(nb, b0 + chunk),
+                            kargs)
+
+    def run_blocks(self, kernel, grid, block, b0, b1, kargs):
+        T = block[0] * block[1] * block[2]
+        nblk = b1 - b0
+        N = nblk * T
+        self.N = N
+        self.T = T
+        lane = np.arange(N, dtype=np.int64)
+        b = b0 + lane // T
+        t = lane % T
+        self.block_of = lane // T
+        self.block_epoch = np.zeros(nblk, np.int64)
+        argnames, body = kernel.regions[0]
+        nwg = int(re.search(r"workgroup_attributions = (\d+)",
+                            kernel.text).group(1)) \
+            if "workgroup_attributions" in kernel.text else 0
+        nargs = len(argnames) - nwg
+        assert len(kargs) == nargs, (sym_name(kernel), len(kargs), nargs)
+        env = dict(zip(argnames[:nargs], kargs))
+        # Workgroup attributions: one copy per block.
+        wg_types = self.block_arg_types(kernel)[nargs:] if nwg else []
+        for name, ty in zip(argnames[nargs:], wg_types):
+            shape, elem, _, _, space = parse_memref(ty)
+            assert space == "workgroup"
+            buf, size = new_buffer(shape, elem, "shared", copies=nblk)
+            env[name] = View(buf, (lane // T) * size, shape, row_major(shape))
+        self.ids = {
+            "thread_id": [t % block[0], (t // block[0]) % block[1],
+                          t // (block[0] * block[1])],
+            "block_id": [b % grid[0], (b // grid[0]) % grid[1],
+                         b // (grid[0] * grid[1])],
+            "block_dim": [np.int64(v) for v in block],
+            "grid_dim": [np.int64(v) for v in grid],
+        }
+        self.on_device = True
+        try:
+            self.run_ops(body, env, np.ones(N, bool))
+        finally:
+            self.on_device = False
+
+    def block_arg_types(self, kernel):
+        line = kernel.block_header
+        m = re.match(r"\^bb\d+\((.*)\):$", line)
+        return [a.split(":", 1)[1].strip() for a in split_top(m.group(1))]
+
+    # -- device -------------------------------------------------------------
+    def lanes(self, v):
+        v = np.asarray(v)
+        if v.ndim >= 1 and v.shape[0] == self.N:
+            return v
+        return np.broadcast_to(v, (self.N,) + v.shape)
+
+    def bind(self, op, env, r):
+        if r is None:
+            return
+        if len(op.results) > 1:
+            for name, v in zip(op.results, r):
+                env[name] = v
+        elif op.results:
+            env[op.results[0]] = r
+
+    def run_ops(self, ops, env, mask):
+        for op in ops:
+            n = op.name
+            if n == "scf.for":
+                self.bind(op, env, self.scf_for(op, env, mask))
+                continue
+            if n == "scf.if":
+                self.bind(op, env, self.scf_if(op, env, mask))
+                continue
+            if n == "scf.yield":
+                return [env[x] for x in op.operands]
+            if n in ("gpu.return", "gpu.terminator"):
+                return None
+            if n == "gpu.barrier":
+                if self.mutate == "drop-barriers":
+                    continue
+                blk = np.unique(self.block_of[mask])
+                part = np.zeros(len(self.block_epoch), bool)
+                part[blk] = True
+                if not (mask == part[self.block_of]).all():
+                    raise EmulationError("barrier under divergent control "
+                                         "flow within a block")
+                self.block_epoch[blk] += 1
+                continue
+            self.bind(op, env, self.eval(op, env, mask))
+        return None
+
+    def scf_if(self, op, env, mask):
+        cond = env[op.operands[0]]
+        then_ops = op.regions[0][1]
+        else_ops = op.regions[1][1] if len(op.regions) > 1 else []
+        if np.ndim(cond) == 0:
+            r = self.run_ops(then_ops if cond else else_ops, dict(env), mask)
+            return r if op.results else None
+        c = np.asarray(cond, bool)
+        rt = self.run_ops(then_ops, dict(env), mask & c) if (mask & c).any() \
+            else None
+        re_ = self.run_ops(else_ops, dict(env), mask & ~c) \
+            if else_ops and (mask & ~c).any() else None
+        if not op.results:
+            return None
+        out = []
+        for i in range(len(op.results)):
+            a = rt[i] if rt is not None else re_[i]
+            b = re_[i] if re_ is not None else a
+            a, b = self.lanes(a), self.lanes(b)
+            cc = c.reshape(c.shape + (1,) * (a.ndim - 1))
+            out.append(np.where(cc, a, b))
+        return out if len(out) > 1 else out[0]
+
+    def scf_for(self, op, env, mask):
+        lb, ub, step = (env[x] for x in op.operands[:3])
+        carried = [env[x] for x in op.operands[3:]]
+        args, body = op.regions[0]
+        if np.ndim(lb) == np.ndim(ub) == np.ndim(step) == 0:
+            for iv in range(int(lb), int(ub), int(step)):
+                lenv = dict(env)
+                lenv[args[0]] = np.int64(iv)
+                lenv.update(zip(args[1:], carried))
+                carried = self.run_ops(body, lenv, mask)
+        else:
+            iv = self.lanes(lb).astype(np.int64).copy()
+            ub, step = self.lanes(ub), self.lanes(step)
+            active = mask & (iv < ub)
+            while active.any():
+                lenv = dict(env)
+                lenv[args[0]] = iv
+                lenv.update(zip(args[1:], carried))
+                new = self.run_ops(body, lenv, active)
+                merged = []
+                for old, nv in zip(carried, new):
+                    nv = self.lanes(nv)
+                    old = self.lanes(old)
+                    a = active.reshape(active.shape + (1,) * (nv.ndim - 1))
+                    merged.append(np.where(a, nv, old))
+                carried = merged
+                iv = iv + np.where(active, step, 0)
+                active = active & (iv < ub)
+        if not op.results:
+            return None
+        return carried if len(carried) > 1 else carried[0]
+
+    def constant(self, op):
+        t = op.text
+        m = re.search(r"value = (.*) : ([\w<>x]+)\}>", t)
+        if not m:
+            m = re.search(r"value = (true|false)\}>", t)
+            return np.bool_(m.group(1) == "true")
+        lit, ty = m.group(1), m.group(2)
+        if ty.startswith("vector<"):
+            dims, elem = vector_dims(ty)
+            d = re.fullmatch(r"dense<(.*)>", lit).group(1)
+            if d.startswith("["):
+                vals = [self.scalar_literal(x.strip(), elem)
+                        for x in d.strip("[]").replace("[", "").replace(
+                            "]", "").split(",")]
+                a = np.array(vals).reshape(dims)
+            else:
+                a = np.full(dims, self.scalar_literal(d.strip('"'), elem))
+            a = a.astype(self.value_dtype(elem))
+            return np.broadcast_to(a, (self.N,) + a.shape).copy()
+        return self.scalar_literal(lit, ty)
+
+    def value_dtype(self, elem):
+        return {"f32": np.float32, "bf16": np.float32, "f16": np.float16,
+                "i1": np.bool_}.get(elem, np.int64)
+
+    def scalar_literal(self, lit, elem):
+        if lit in ("true", "false"):
+            return np.bool_(lit == "true")
+        if elem in ("f32", "f16", "bf16"):
+            if lit.startswith("0x"):
+                bits = int(lit, 16)
+                if elem == "f32":
+                    v = np.array([bits], np.uint32).view(np.float32)[0]
+                elif elem == "f16":
+                    v = np.array([bits], np.uint16).view(np.float16)[0]
+                else:
+                    v = bits_to_bf16_f32(np.array([bits], np.uint16))[0]
+            else:
+                v = float(lit)
+            return round_to(np.float64(v), elem)[()]
+        return np.int64(int(lit))
+
+    def eval(self, op, env, mask):
+        n = op.name
+        if n == "arith.constant":
+            return self.constant(op)
+        if n in ("gpu.thread_id", "gpu.block_id", "gpu.block_dim",
+                 "gpu.grid_dim"):
+            dim = "xyz".index(re.search(r"#gpu<dim (\w)>", op.text).group(1))
+            return self.ids[n[4:]][dim]
+        if n == "gpu.lane_id":
+            return np.arange(self.N, dtype=np.int64) % LANES
+        if n == "memref.alloca":
+            shape, elem, _, _, space = parse_memref(result_types(op)[0])
+            if space == "workgroup":
+                raise NotImplementedError("workgroup alloca")
+            buf, size = new_buffer(shape, elem, "private", copies=self.N)
+            return View(buf, np.arange(self.N, dtype=np.int64) * size, shape,
+                        row_major(shape))
+        if n in ("memref.subview", "memref.expand_shape",
+                 "memref.collapse_shape", "memref.cast",
+                 "memref.reinterpret_cast"):
+            return self.view_op(op, env)
+        o = [env[x] for x in op.operands]
+        if n == "memref.load":
+            return self.load(op, o[0], o[1:], mask, None)
+        if n == "memref.store":
+            self.store(op, o[0], o[1], o[2:], mask, None)
+            return None
+        if n == "vector.load":
+            dims, _ = vector_dims(result_types(op)[0])
+            assert len(dims) == 1, op.text
+            return self.load(op, o[0], o[1:], mask, dims[0])
+        if n == "vector.store":
+            dims, _ = vector_dims(operand_types(op)[0])
+            self.store(op, o[0], o[1], o[2:], mask, dims[0])
+            return None
+        if n == "memref.copy":
+            self.copy(o[0], o[1], mask)
+            return None
+        if n.startswith("arith.") or n.startswith("math."):
+            return self.arith(op, n, o)
+        if n == "vector.to_elements":
+            v = self.lanes(o[0]).reshape(self.N, -1)
+            return [v[:, i] for i in range(v.shape[1])]
+        if n == "vector.from_elements":
+            dims, _ = vector_dims(result_types(op)[0])
+            return np.stack([self.lanes(x) for x in o], axis=1).reshape(
+                [self.N] + dims)
+        if n == "vector.extract":
+            assert len(o) == 1, "dynamic vector.extract position"
+            pos = tuple(props(op, "static_position"))
+            return self.lanes(o[0])[(slice(None),) + pos]
+        if n == "vector.insert":
+            assert len(o) == 2, "dynamic vector.insert position"
+            pos = tuple(props(op, "static_position"))
+            r = self.lanes(o[1]).copy()
+            r[(slice(None),) + pos] = self.lanes(o[0])
+            return r
+        if n == "vector.broadcast":
+            dims, _ = vector_dims(result_types(op)[0])
+            src = self.lanes(o[0])
+            src = src.reshape((self.N,) + (1,) * (len(dims) - src.ndim + 1)
+                              + src.shape[1:])
+            return np.broadcast_to(src, (self.N,) + tuple(dims)).copy()
+        if n == "vector.shape_cast":
+            dims, _ = vector_dims(result_types(op)[0])
+            return self.lanes(o[0]).reshape([self.N] + dims)
+        if n == "vector.bitcast":
+            # vector<2xbf16|2xf16> -> vector<1xi32>: element 0 in the low
+            # half (little endian), as LLVM's bitcast.
+            src_elem = vector_dims(operand_types(op)[0])[1]
+            dims, elem = vector_dims(result_types(op)[0])
+            v = self.lanes(o[0])
+            assert v.shape[1:] == (2,) and dims == [1] and elem == "i32", \
+                op.text[:200]
+            if src_elem == "bf16":
+                bits = f32_to_bf16_bits(v.astype(np.float32))
+            else:
+                assert src_elem == "f16"
+                bits = v.astype(np.float16).view(np.uint16)
+            bits = bits.astype(np.int64)
+            return (bits[:, 0] | (bits[:, 1] << 16)).reshape(self.N, 1)
+        if n == "nvvm.mma.sync":
+            assert "shape = #nvvm.shape<m = 16, n = 8, k = 16>" in op.text
+            assert "layoutA = #nvvm.mma_layout<row>" in op.text and \
+                "layoutB = #nvvm.mma_layout<col>" in op.text
+            assert props(op, "operandSegmentSizes") == [4, 2, 4]
+            assert self.T % LANES == 0, "mma.sync in a block of partial warps"
+            self.check_warp_uniform(mask, "mma.sync")
+            ty = re.search(r"multiplicandAPtxType = #nvvm.mma_type<(\w+)>",
+                           op.text).group(1)
+            assert ty in ("bf16", "f16"), ty
+
+            def unpack(reg):  # .bf16x2 / .f16x2: element 0 in the low half
+                reg = self.lanes(reg).astype(np.int64)
+                lo, hi = reg & 0xFFFF, (reg >> 16) & 0xFFFF
+                if ty == "bf16":
+                    f = bits_to_bf16_f32
+                else:
+                    def f(x):
+                        return x.astype(np.uint16).view(np.float16)
+                return np.stack([f(lo), f(hi)], axis=1).astype(np.float32)
+
+            a = np.stack([unpack(r) for r in o[0:4]], axis=1)  # [N, 4, 2]
+            b = np.stack([unpack(r) for r in o[4:6]], axis=1)  # [N, 2, 2]
+            c = np.stack([self.lanes(x) for x in o[6:10]],
+                         axis=1).astype(np.float32).reshape(self.N, 2, 2)
+            d = self.mma(a, b, c).reshape(self.N, 4)
+            return [d[:, i] for i in range(4)]
+        if n == "llvm.extractvalue":
+            return o[0][props(op, "position")[0]]
+        if n == "gpu.shuffle":
+            assert "shuffle_mode xor" in op.text, op.text
+            assert np.ndim(o[1]) == 0 and int(o[2]) == LANES, \
+                "shuffle: uniform xor offset, warp width"
+            assert self.T % LANES == 0, "shuffle in a block of partial warps"
+            self.check_warp_uniform(mask, "gpu.shuffle")
+            lane = np.arange(self.N)
+            src = (lane // LANES) * LANES + ((lane % LANES) ^ int(o[1]))
+            return [self.lanes(o[0])[src], np.ones(self.N, bool)]
+        if n == "nvgpu.mma.sync":
+            assert "mmaShape = [16, 8, 16]" in op.text, op.text
+            assert self.T % LANES == 0, "mma.sync in a block of partial warps"
+            self.check_warp_uniform(mask, "mma.sync")
+            return self.nvgpu_mma(op, o)
+        raise NotImplementedError(f"op {n}")
+
+    def check_warp_uniform(self, mask, what):
+        w = mask.reshape(-1, LANES)
+        if not (w.all(axis=1) | ~w.any(axis=1)).all():
+            raise EmulationError(f"{what} with part of a warp inactive")
+
+    # -- arithmetic ---------------------------------------------------------
+    def arith(self, op, n, o):
+        rt = result_types(op)
+        relem = scalar_elem(rt[0]) if rt else None
+        ints = {
+            "arith.addi": lambda a, b: a + b,
+            "arith.subi": lambda a, b: a - b,
+            "arith.muli": lambda a, b: a * b,
+            "arith.andi": lambda a, b: a & b,
+            "arith.ori": lambda a, b: a | b,
+            "arith.xori": lambda a, b: a ^ b,
+            "arith.shli": lambda a, b: a << b,
+            "arith.shrui": lambda a, b: a >> b,
+            "arith.shrsi": lambda a, b: a >> b,
+            "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
+            "arith.maxui": np.maximum, "arith.minui": np.minimum,
+        }
+        if n in ints:
+            a, b = o
+            if relem == "i1":
+                return {"arith.andi": np.logical_and,
+                        "arith.ori": np.logical_or,
+                        "arith.xori": np.logical_xor}[n](a, b)
+            return ints[n](np.int64(a) if np.ndim(a) == 0 else a,
+                           np.int64(b) if np.ndim(b) == 0 else b)
+        if n in ("arith.divui", "arith.remui", "arith.divsi", "arith.remsi",
+                 "arith.floordivsi", "arith.ceildivsi"):
+            a, b = np.asarray(o[0], np.int64), np.asarray(o[1], np.int64)
+            bs = np.where(b == 0, 1, b)
+            if n == "arith.floordivsi":
+                return a // bs
+            if n == "arith.ceildivsi":
+                return -((-a) // bs)
+            q = np.trunc(a / bs).astype(np.int64) if n.endswith("si") \
+                else a // bs
+            if "div" in n:
+                return q
+            return a - q * bs
+        if n in ("arith.index_cast", "arith.index_castui", "arith.extsi",
+                 "arith.extui", "arith.trunci"):
+            return np.asarray(o[0]).astype(np.int64)
+        if n == "arith.cmpi":
+            pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
+            f = [np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                 np.greater_equal, np.less, np.less_equal, np.greater,
+                 np.greater_equal][pred]
+            return f(o[0], o[1])
+        if n == "arith.cmpf":
+            pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
+            a = np.asarray(o[0], np.float64)
+            b = np.asarray(o[1], np.float64)
+            unord = np.isnan(a) | np.isnan(b)
+            base = [None, np.equal, np.greater, np.greater_equal, np.less,
+                    np.less_equal, np.not_equal, None][pred % 8]
+            with np.errstate(invalid="ignore"):
+                if pred == 0:
+                    return np.zeros(np.broadcast(a, b).shape, bool)
+                if pred == 15:
+                    return np.ones(np.broadcast(a, b).shape, bool)
+                if pred == 7:
+                    return ~unord
+                if pred == 14:
+                    return unord
+                r = base(a, b)
+            return (r & ~unord) if pred < 8 else (r | unord)
+        if n == "arith.select":
+            c = o[0]
+            if np.ndim(c) == 0:
+                return o[1] if c else o[2]
+            a, b = self.lanes(o[1]), self.lanes(o[2])
+            c = np.asarray(c).reshape(np.shape(c) + (1,) * (a.ndim - np.ndim(c)))
+            return np.where(c, a, b)
+        floats = {"arith.addf": np.add, "arith.subf": np.subtract,
+                  "arith.mulf": np.multiply, "arith.divf": np.divide,
+                  "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+                  "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin,
+                  "math.powf": np.power}
+        with np.errstate(all="ignore"):
+            if n in floats:
+                # f32 ops in float32 (IEEE, correctly rounded); f16/bf16 via
+                # f32, which rounds these ops correctly too.
+                a = np.asarray(o[0], np.float32)
+                b = np.asarray(o[1], np.float32)
+                return round_to(floats[n](a, b), relem)
+            if n == "arith.negf":
+                return -np.asarray(o[0])
+            if n == "math.fma":
+                r = (np.asarray(o[0], np.float64) * np.asarray(o[1], np.float64)
+                     + np.asarray(o[2], np.float64))
+                return round_to(r.astype(np.float32), relem)
+            unary = {"math.exp": np.exp, "math.tanh": np.tanh,
+                     "math.sin": np.sin, "math.cos": np.cos,
+                     "math.sqrt": np.sqrt, "math.log": np.log,
+                     "math.rsqrt": lambda x: 1.0 / np.sqrt(x),
+                     "math.absf": np.abs,
+                     "math.erf": np.vectorize(math.erf, otypes=[np.float64]),
+                     "math.exp2": np.exp2}
+            if n in unary:
+                r = unary[n](np.asarray(o[0], np.float64))
+                return round_to(r.astype(np.float32), relem)
+        if n in ("arith.truncf", "arith.extf"):
+            return round_to(np.asarray(o[0], np.float32), relem)
+        if n in ("arith.sitofp", "arith.uitofp"):
+            return round_to(np.asarray(o[0], np.float64).astype(np.float32),
+                            relem)
+        if n in ("arith.fptosi", "arith.fptoui"):
+            return np.trunc(np.asarray(o[0], np.float64)).astype(np.int64)
+        if n == "arith.bitcast":
+            raise NotImplementedError(op.text[:200])
+        raise NotImplementedError(f"op {n}")
+
+    # -- memory -------------------------------------------------------------
+    def view_op(self, op, env):
+        src = env[op.operands[0]]
+        shape, elem, strides, static_off, _ = parse_memref(result_types(op)[0])
+        assert elem == src.buf.elem
+        offset = src.offset
+        if op.name == "memref.subview":
+            seg = props(op, "operandSegmentSizes")
+            dyn = [env[x] for x in op.operands[1:]]
+            offs = props(op, "static_offsets")
+            sizes = props(op, "static_sizes")
+            steps = props(op, "static_strides")
+            assert seg[2] == seg[3] == 0, "dynamic subview sizes/strides"
+            it = iter(dyn[:seg[1]])
+            offs = [next(it) if v == DYNAMIC else np.int64(v) for v in offs]
+            for d, (off, size, step) in enumerate(zip(offs, sizes, steps)):
+                lo = np.asarray(off)
+                if ((lo < 0) | (lo + (size - 1) * step >= src.shape[d])).any():
+                    raise EmulationError(f"subview out of bounds: "
+                                         f"{op.text[:200]}")
+                offset = offset + off * src.strides[d]
+            if strides is None:
+                strides = row_major(shape)
+            full = [s * st for s, st in zip(src.strides, steps)]
+            # Rank reduction drops unit dims; the kept strides must match.
+            kept = [fs for fs, sz in zip(full, sizes) if sz != 1]
+            ks = [s for s, d in zip(strides, shape) if d != 1]
+            assert kept == ks, (op.text[:200], kept, ks)
+        elif op.name == "memref.expand_shape" or op.name == \
+                "memref.collapse_shape":
+            if strides is None:
+                strides = row_major(shape)
+                assert src.strides == row_major(src.shape) or \
+                    all(d == 1 for d in src.shape), \
+                    "identity reshape of a strided view"
+        else:
+            raise NotImplementedError(op.name)
+        assert None not in strides, "dynamic strides"
+        if static_off is not None and np.ndim(offset) == 0:
+            assert int(offset) == static_off, (op.text[:200], offset,
+                                               static_off)
+        return View(src.buf, offset, shape, strides)
+
+    def flat_index(self, op, view, idx, mask, width):
+        """Flat buffer indices [active lanes, width] of an access."""
+        rank = len(view.shape)
+        assert len(idx) == rank, op.text[:200]
+        if view.buf.kind == "host" and self.on_device and \
+                not self.host_memory_visible:
+            raise EmulationError(
+                f"a kernel accesses host memory ({view.buf.name}, a "
+                f"memref.global of the host module): {op.text[:120]}")
+        sel = mask
+        flat = np.asarray(view.offset)
+        flat = flat[sel] if flat.ndim else flat
+        for d in range(rank):
+            i = np.asarray(idx[d])
+            i = i[sel] if i.ndim else i
+            hi = view.shape[d] - (width if d == rank - 1 else 1)
+            if ((i < 0) | (i > hi)).any():
+                raise EmulationError(
+                    f"out-of-bounds access (dim {d}, extent "
+                    f"{view.shape[d]}): {op.text[:160]}")
+            flat = flat + i * view.strides[d]
+        flat = np.broadcast_to(flat, (int(sel.sum()),))
+        last = view.strides[-1] if rank else 1
+        flat = flat[:, None] + np.arange(width)[None, :] * last
+        if flat.size and (flat.min() < 0 or flat.max() >= view.buf.flat.size):
+            raise EmulationError(f"access outside its allocation: "
+                                 f"{op.text[:160]}")
+        m = re.search(r"alignment = (\d+) : i64", op.text)
+        if m and op.name.startswith("vector.") and \
+                ((flat[:, 0] * view.buf.flat.itemsize) % int(m.group(1))).any():
+            raise EmulationError(f"misaligned access: {op.text[:160]}")
+        return flat, sel
+
+    def load(self, op, view, idx, mask, width):
+        w = width or 1
+        flat, sel = self.flat_index(op, view, idx, mask, w)
+        buf = view.buf
+        if self.current is not None and buf.kind in ("global", "host"):
+            self.current["reads"].add(id(buf))
+        raw = buf.flat[flat]
+        if buf.kind == "shared":
+            self.track(buf, flat, sel, write=False)
+        vals = bits_to_bf16_f32(raw) if buf.elem == "bf16" else raw
+        out = np.zeros((self.N, w), vals.dtype)
+        out[sel] = vals
+        return out[:, 0] if width is None else out
+
+    def store(self, op, val, view, idx, mask, width):
+        w = width or 1
+        flat, sel = self.flat_index(op, view, idx, mask, w)
+        buf = view.buf
+        if self.current is not None and buf.kind in ("global", "host"):
+            self.current["writes"].add(id(buf))
+        v = self.lanes(val).reshape(self.N, w)[sel]
+        if buf.elem == "bf16":
+            v = f32_to_bf16_bits(v)
+        if buf.kind == "shared":
+            self.track(buf, flat, sel, write=True)
+        buf.flat[flat] = v
+
+    def copy(self, src, dst, mask):
+        assert src.shape == dst.shape
+        for idx in np.ndindex(*src.shape):
+            fake = type("op", (), {"text": "memref.copy", "name":
+                                   "memref.copy"})
+            v = self.load(fake, src, [np.int64(i) for i in idx], mask, None)
+            self.store(fake, v, dst, [np.int64(i) for i in idx], mask, None)
+
+    def track(self, buf, flat, sel, write):
+        threads = np.nonzero(sel)[0]
+        e = self.block_epoch[self.block_of[threads]][:, None]
+        t = threads[:, None]
+        t = np.broadcast_to(t, flat.shape)
+        e = np.broadcast_to(e, flat.shape)
+        if write:
+            if len(np.unique(flat)) != flat.size:
+                raise RaceError("shared-memory race: two threads write one "
+                                "element in the same access")
+            bad = ((buf.r_epoch[flat] == e) & (buf.r_thread[flat] != t)) | \
+                ((buf.w_epoch[flat] == e) & (buf.w_thread[flat] != t))
+            if bad.any():
+                raise RaceError("shared-memory race: write after another "
+                                "thread's access with no barrier between")
+            buf.w_epoch[flat] = e
+            buf.w_thread[flat] = t
+        else:
+            bad = (buf.w_epoch[flat] == e) & (buf.w_thread[flat] != t)
+            if bad.any():
+                raise RaceError("shared-memory race: read of another "
+                                "thread's write with no barrier between")
+            same = (buf.r_epoch[flat] == e) & (buf.r_thread[flat] != t)
+            # Several lanes may read one element in this access: any two
+            # distinct readers make it 'several'.
+            f1, t1 = flat.ravel(), t.ravel()
+            order = np.argsort(f1, kind="stable")
+            fs, ts = f1[order], t1[order]
+            multi = np.zeros(buf.flat.size, bool)
+            dup = (fs[1:] == fs[:-1]) & (ts[1:] != ts[:-1])
+            multi[fs[1:][dup]] = True
+            buf.r_thread[flat] = np.where(same | multi[flat], -2, t)
+            buf.r_epoch[flat] = e
+
+    # -- mma.sync -----------------------------------------------------------
+    def nvgpu_mma(self, op, o):
+        N = self.N
+        a, b, c = (self.lanes(x) for x in o)
+        assert a.shape == (N, 4, 2) and b.shape == (N, 2, 2) and \
+            c.shape == (N, 2, 2), (a.shape, b.shape, c.shape)
+        ty = op.text.rsplit(" : (", 1)[1]
+        assert re.match(r"vector<4x2x(f16|bf16)>", ty), ty
+        return self.mma(a, b, c)
+
+    def mma(self, a, b, c):
+        """a [N, 4, 2], b [N, 2, 2] (f16/bf16 values), c [N, 2, 2] f32 in
+        register order -> d [N, 2, 2]: one m16n8k16 per warp."""
+        N = self.N
+        a = a.reshape(N, 8).astype(np.float64)
+        b = b.reshape(N, 4).astype(np.float64)
+        c = c.reshape(N, 4).astype(np.float64)
+        if self.mutate == "swap-b-rows":
+            b = b[:, [2, 3, 0, 1]]
+        elif self.mutate == "swap-a-rows":
+            a = a[:, [0, 1, 4, 5, 2, 3, 6, 7]]
+        elif self.mutate == "swap-c-rows":
+            c = c[:, [2, 3, 0, 1]]
+        W = N // LANES
+        A = np.zeros((W, 16, 16))
+        A[:, A_RC[0], A_RC[1]] = a.reshape(W, LANES, 8)
+        B = np.zeros((W, 16, 8))
+        B[:, B_RC[0], B_RC[1]] = b.reshape(W, LANES, 4)
+        C = np.zeros((W, 16, 8))
+        C[:, C_RC[0], C_RC[1]] = c.reshape(W, LANES, 4)
+        D = (A @ B + C).astype(np.float32)
+        self.mma_count += W
+        return D[:, C_RC[0], C_RC[1]].reshape(N, 2, 2)

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Emulates whole compiled CUDA models and compares them with the numpy
+reference.
+
+For each case: the model (an example, or a tiny variant written by
+scripts/gen_examples.py's templates) is compiled with
+`attn-opt --attn-to-cuda="stop-after=gpu-mapped precision=P"
+--mlir-print-op-generic`; seeded random weights (scripts/make_weights.py)
+are written to a .safetensors file, which gpu_model_emulator.py binds by the
+module's manifest as the runtime does; the model's entry runs on the host
+with every kernel emulated in launch order (gpu_model_emulator.py); its
+output is compared with the float64 numpy reference (test/reference/
+attn_ref.py via make_weights.run_reference) on the same weights and inputs:
+
+    max|y - ref| <= tol * max(1, max|ref|)
+
+(the check of test/Integration/modelcheck.py; the tolerances are those of
+Integration/GPU/models.test and Integration/CPU/precision.test). Projection
+weights are scaled up (SHARPEN, SCALE) so that attention scores and every
+branch are of order one (see run_case).
+
+--mutate skip-launch:K / drop-block:K / swap-b-rows ... (see
+gpu_model_emulator.py) must make cases fail.
+
+THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py):
+the NVVM lowering, PTX and ptxas are not covered.
+"""
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..", "..", "..")
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+import gen_examples  # noqa: E402
+import make_weights as mw  # noqa: E402
+import tensorio  # noqa: E402
+from gpu_model_emulator import (  # noqa: E402
+    EmulationError, Emulator, Module)
+
+SHARPEN = 8.0  # query and key projections
+SCALE = 4.0  # the other projections
+TINY_BERT = dict(seq=32, d=64, heads=2, dff=128, layers=2)
+TOL = {"f32": 1e-5, "f16": 4e-3, "bf16": 3e-2}
+
+# name, kind, model source, make_weights config, precision, tolerance
+CASES = []
+for _p in ("f32", "f16", "bf16"):
+    CASES += [
+        (f"small_encoder {_p}", "small_encoder", "example", {}, _p, TOL[_p]),
+        (f"decoder_block {_p}", "decoder_block", "example", {}, _p, TOL[_p]),
+        (f"bert {_p} (2 layers, seq 32, d 64, 2 heads, d_ff 128)", "bert",
+         "tiny", TINY_BERT, _p, TOL[_p]),
+    ]
+# Exported ONNX models with PyTorch's committed output (f32: onnx_check.py's
+# tolerance).
+ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
+               1e-4 if p == "f32" else TOL[p])
+              for p in ("f32", "f16", "bf16") for m in (
+                  "encoder_postln_relu-op17", "encoder_preln_gelu-op14",
+                  "bert_like-op17", "causal_decoder-op17", "gpt2_like-op14",
+                  "misc_ops-op17")]
+
+
+def model_text(kind, source, cfg):
+    if source == "example":
+        with open(os.path.join(ROOT, "examples", kind + ".mlir")) as f:
+            return f.read()
+    if kind == "bert":
+        return gen_examples.bert_base(**cfg)
+    assert kind == "decoder_block"
+    return gen_examples.decoder_block(**cfg)
+
+
+def map_stage(attn_opt, path, precision):
+    """The module at the end of attn-to-cuda's map stage, generic form."""
+    return Module(subprocess.run(
+        [attn_opt, path, "--attn-to-cuda=stop-after=gpu-mapped precision="
+         + precision, "--mlir-print-op-generic"],
+        check=True, capture_output=True, text=True).stdout)
+
+
+def run_onnx_case(tools, case, mutate, workdir, host_visible):
+    """An exported ONNX model (test/ONNX/Models, scripts/gen_onnx_models.py):
+    imported and raised by `attn-compile --emit=attn` (the model as attn
+    text plus its weights as .safetensors), compiled by the same map stage,
+    run on the committed inputs and compared with PyTorch's committed
+    output."""
+    name, kind, model, _, precision, tol = case
+    base = os.path.join(ROOT, "test", "ONNX", "Models", model)
+    stem = re.sub(r"-op\d+$", "", base)
+    ref = np.load(stem + ".ref.npy").astype(np.float64)
+    inputs = {}
+    for path in sorted(glob.glob(glob.escape(stem) + ".*.npy")):
+        key = path[len(stem) + 1:-len(".npy")]
+        if key != "ref":
+            inputs[key] = np.load(path)
+    out = os.path.join(workdir, os.path.basename(model) + ".mlir")
+    cmd = [tools["attn-compile"], "-q", base + ".onnx", "--emit=attn", "-o",
+           out]
+    for key, x in inputs.items():
+        cmd += ["--input-shape", key + "=" + "x".join(map(str, x.shape))]
+    subprocess.run(cmd, check=True)
+    module = map_stage(tools["attn-opt"], out, precision)
+    emu = Emulator(module, mutate, host_memory_visible=host_visible)
+    (y,) = emu.run_model(out[:-len(".mlir")] + ".safetensors", inputs)
+    return compare(y, ref, tol, emu)
+
+
+def compare(y, expected, tol, emu):
+    assert y.shape == expected.shape, (y.shape, expected.shape)
+    err = float(np.max(np.abs(y - expected))) if np.isfinite(y).all() \
+        else float("inf")
+    mag = max(1.0, float(np.max(np.abs(expected))))
+    ok = err <= tol * mag
+    what = "max abs err " + (f"{err:.2e}" if np.isfinite(err) else
+                             "inf (non-finite output)")
+    return ok, (f"{what}, tolerance {tol * mag:.1e}; "
+                f"{emu.launches} launches of {len(set(emu.kernel_names))} "
+                f"kernels, {emu.mma_count} warp mma.sync")
+
+
+def run_case(tools, case, mutate, workdir, host_visible=False):
+    name, kind, source, overrides, precision, tol = case
+    if kind == "onnx":
+        return run_onnx_case(tools, case, mutate, workdir, host_visible)
+    path = os.path.join(workdir, kind + ".mlir")
+    with open(path, "w") as f:
+        f.write(model_text(kind, source, overrides))
+    module = map_stage(tools["attn-opt"], path, precision)
+
+    cfg = dict(mw.DEFAULTS[kind])
+    cfg.update(overrides)
+    W, resolved = mw.make_weights(
+        kind, 0, **{k: v for k, v in cfg.items() if k != "seq"})
+    # make_weights' 0.02-scaled projections leave attention scores near 0
+    # (attention almost uniform whatever the keys) and every branch small
+    # next to the residual stream, which f16/bf16 tolerances would hide:
+    # larger projections make the comparison sensitive to each kernel.
+    for n in W:
+        if W[n].ndim == 2 and not n.startswith("embed"):
+            scale = SHARPEN if n.endswith((".q.weight", ".k.weight",
+                                           ".query.weight", ".key.weight")) \
+                else SCALE
+            W[n] = (W[n] * scale).astype(np.float32)
+    cfg.update(resolved)
+    cfg.update(overrides)
+    weights = os.path.join(workdir, kind + ".safetensors")
+    tensorio.write_safetensors(weights, W)
+    inputs = mw.make_inputs(kind, cfg, 0)
+    expected = np.asarray(mw.run_reference(kind, W, inputs, cfg), np.float64)
+
+    emu = Emulator(module, mutate, host_memory_visible=host_visible)
+    (y,) = emu.run_model(weights, list(inputs.values()))
+    return compare(y, expected, tol, emu)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--attn-opt", required=True)
+    ap.add_argument("--attn-compile", required=True)
+    ap.add_argument("--mutate", default=None)
+    ap.add_argument("--only", default=None,
+                    help="run the cases whose name contains this")
+    ap.add_argument("--onnx", action="store_true",
+                    help="the exported ONNX models instead of the examples")
+    ap.add_argument("--host-memory-visible", action="store_true",
+                    help="let kernels read host memory (host memref.globals)"
+                    " as if the device could (HMM / ATS)")
+    args = ap.parse_args()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as workdir:
+        for case in ONNX_CASES if args.onnx else CASES:
+            if args.only and args.only not in case[0]:
+                continue
+            t0 = time.time()
+            try:
+                ok, msg = run_case({"attn-opt": args.attn_opt,
+                                    "attn-compile": args.attn_compile},
+                                   case, args.mutate, workdir,
+                                   args.host_memory_visible)
+            except EmulationError as e:
+                ok, msg = False, f"{type(e).__name__}: {e}"
+            print(f"{'PASS' if ok else 'FAIL'} {case[0]}: {msg} "
+                  f"({time.time() - t0:.1f} s)", flush=True)
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed (mutation: "
+          f"{args.mutate or 'none'})")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
