@@ -21,7 +21,8 @@ struct AttnGpuDeviceBuffersPass
     IRRewriter rewriter(&getContext());
     SmallVector<Operation *> hostOps;
     getOperation().walk([&](Operation *op) {
-      if (!isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op))
+      if (!isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+               memref::GetGlobalOp>(op))
         return;
       if (op->getParentOfType<gpu::LaunchOp>() ||
           op->getParentOfType<gpu::GPUModuleOp>())
@@ -46,7 +47,30 @@ struct AttnGpuDeviceBuffersPass
     for (Operation *op : hostOps) {
       rewriter.setInsertionPoint(op);
       Location loc = op->getLoc();
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+        // A constant of the host module (what bufferization made of a dense
+        // tensor constant): kernels cannot read host memory, so they get a
+        // device copy, made where the host takes the constant and freed at
+        // the end of that block.
+        auto type = global.getType();
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
+          global.emitOpError("host constant of type ")
+              << type << " has no device copy (static identity layout only)";
+          return signalPassFailure();
+        }
+        rewriter.setInsertionPointAfter(global);
+        auto device = gpu::AllocOp::create(
+            rewriter, loc, type, /*asyncToken=*/Type(),
+            /*asyncDependencies=*/ValueRange{}, /*dynamicSizes=*/ValueRange{},
+            /*symbolOperands=*/ValueRange{}, /*hostShared=*/false);
+        auto upload = gpu::MemcpyOp::create(
+            rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
+            device.getMemref(), global.getResult());
+        global.getResult().replaceAllUsesExcept(device.getMemref(), upload);
+        rewriter.setInsertionPoint(global->getBlock()->getTerminator());
+        gpu::DeallocOp::create(rewriter, loc, /*asyncToken=*/Type(),
+                               ValueRange{}, device.getMemref());
+      } else if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         auto device = gpu::AllocOp::create(
             rewriter, loc, alloc.getType(), /*asyncToken=*/Type(),
             /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),

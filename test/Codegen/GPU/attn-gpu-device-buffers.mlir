@@ -87,3 +87,28 @@ func.func @untouched(%v: f32, %i: index) -> f32 {
   %1 = memref.load %0[%i] : memref<4xf32>
   return %1 : f32
 }
+
+// -----
+
+// A constant of the host module reaches kernels as a device copy: allocated
+// and uploaded where the host takes it, freed at the end of that block; the
+// global itself is only read by the upload.
+// CHECK-LABEL: func.func @host_constant(
+// CHECK:         %[[G:.*]] = memref.get_global @table : memref<4xf32>
+// CHECK-NEXT:    %[[D:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT:    gpu.memcpy %[[D]], %[[G]] : memref<4xf32>, memref<4xf32>
+// CHECK:         gpu.launch blocks
+// CHECK-NEXT:      memref.load %[[D]]
+// CHECK:         gpu.dealloc %[[D]] : memref<4xf32>
+// CHECK-NEXT:    return
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @host_constant(%out: memref<4xf32>) {
+  %g = memref.get_global @table : memref<4xf32>
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1) threads(%tx, %ty, %tz) in (%a = %c1, %b = %c1, %c = %c1) {
+    %v = memref.load %g[%tx] : memref<4xf32>
+    memref.store %v, %out[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -113,7 +113,10 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
     every buffer lives in device memory (the runtime passes device pointers
     for weights, inputs and outputs), so `memref.alloc`, `memref.dealloc`
     and `memref.copy` outside GPU code become `gpu.alloc`, `gpu.dealloc` and
-    `gpu.memcpy`.
+    `gpu.memcpy`. Constants of the host module (`memref.get_global`, which
+    bufferization makes of dense tensor constants) are copied into a device
+    buffer where the host takes them, freed at the end of that block: a
+    kernel never reads host memory.
 
     Inside a `gpu.launch`, a `memref.alloca` of workgroup memory
     (`#gpu.address_space<workgroup>`, static shape) directly in the body is
