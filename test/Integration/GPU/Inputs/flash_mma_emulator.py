@@ -30,7 +30,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "reference"))
 import attn_ref  # noqa: E402
 from gpu_kernel_emulator import (  # noqa: E402
-    Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module)
+    Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module, run_cases)
 
 # ---------------------------------------------------------------------------
 # Cases.
@@ -122,21 +122,12 @@ def main():
                     choices=["drop-barriers", "drop-leading-barrier"])
     args = ap.parse_args()
     rng = np.random.default_rng(7)
-    passed = failed = 0
     with tempfile.TemporaryDirectory() as workdir:
-        for case in CASES:
-            try:
-                ok, err, mmas = run_case(args.attn_opt, case, args.mutate,
-                                         rng, workdir)
-                msg = f"max rel err {err:.2e}, {mmas} mma.sync"
-            except AssertionError as e:
-                ok, msg = False, f"{type(e).__name__}: {e}"
-            print(f"{'PASS' if ok else 'FAIL'} {case[0]}: {msg}")
-            passed += ok
-            failed += not ok
-    print(f"{passed} passed, {failed} failed (mutation: "
-          f"{args.mutate or 'none'})")
-    return 0 if failed == 0 else 1
+        def run_one(case):
+            ok, err, mmas = run_case(args.attn_opt, case, args.mutate, rng,
+                                     workdir)
+            return ok, f"max rel err {err:.2e}, {mmas} mma.sync"
+        return run_cases(CASES, run_one, AssertionError, args.mutate)
 
 
 if __name__ == "__main__":

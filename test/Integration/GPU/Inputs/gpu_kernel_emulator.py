@@ -113,15 +113,19 @@ class Op:
         return self.text.rsplit("->", 1)[1].strip()
 
 
-def split_top(s):
-    """Splits on commas outside <> () []."""
-    out, depth, cur = [], 0, ""
+def split_top(s, braces=False):
+    """Splits on commas outside <> () [] (and {} with `braces`) and outside
+    strings."""
+    opening, closing = ("<([{", ">)]}") if braces else ("<([", ">)]")
+    out, depth, cur, quoted = [], 0, "", False
     for ch in s:
-        if ch in "<([":
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in opening:
             depth += 1
-        elif ch in ">)]":
+        elif not quoted and ch in closing:
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             out.append(cur.strip())
             cur = ""
         else:
@@ -265,6 +269,73 @@ class Memory:
                       writes=self.writes.reshape(shape))
         assert np.shares_memory(view.a, self.a)
         return view
+
+
+def mutate_fragments(mutate, a, b, c):
+    """The mma fragments a [T, 8], b [T, 4], c [T, 4] (register order) as a
+    fragment-layout mutation corrupts them (or unchanged)."""
+    if mutate == "swap-b-rows":
+        b = b[:, [2, 3, 0, 1]]
+    elif mutate == "swap-a-rows":
+        a = a[:, [0, 1, 4, 5, 2, 3, 6, 7]]
+    elif mutate == "swap-b-pair":
+        b = b[:, [1, 0, 3, 2]]
+    elif mutate == "swap-c-rows":
+        c = c[:, [2, 3, 0, 1]]
+    return a, b, c
+
+
+def record_shared_access(mem, flat, t, e, write, race_error):
+    """Race bookkeeping of one shared-memory access: element `flat[i]` is
+    accessed by thread `t[i]` in barrier epoch `e[i]` (arrays of one shape).
+    Raises `race_error` when another thread wrote the element since the last
+    barrier, or, for a write, read or wrote it; a reader is remembered as
+    -2 ('several') once two distinct threads read an element in an epoch."""
+    if write:
+        if len(np.unique(flat)) != flat.size:
+            raise race_error("shared-memory race: two threads write one "
+                             "element in the same access")
+        bad = ((mem.r_epoch[flat] == e) & (mem.r_thread[flat] != t)) | \
+            ((mem.w_epoch[flat] == e) & (mem.w_thread[flat] != t))
+        if bad.any():
+            raise race_error("shared-memory race: write after another "
+                             "thread's access with no barrier between")
+        mem.w_epoch[flat] = e
+        mem.w_thread[flat] = t
+        return
+    bad = (mem.w_epoch[flat] == e) & (mem.w_thread[flat] != t)
+    if bad.any():
+        raise race_error("shared-memory race: read of another "
+                         "thread's write with no barrier between")
+    same = (mem.r_epoch[flat] == e) & (mem.r_thread[flat] != t)
+    # Several lanes may read one element in this access: any two distinct
+    # readers make it 'several'.
+    f1, t1 = flat.ravel(), t.ravel()
+    order = np.argsort(f1, kind="stable")
+    fs, ts = f1[order], t1[order]
+    multi = np.zeros(mem.r_thread.size, bool)
+    dup = (fs[1:] == fs[:-1]) & (ts[1:] != ts[:-1])
+    multi[fs[1:][dup]] = True
+    mem.r_thread[flat] = np.where(same | multi[flat], -2, t)
+    mem.r_epoch[flat] = e
+
+
+def run_cases(cases, run_one, errors, mutate):
+    """Runs `run_one(case) -> (ok, message)` for every case, printing PASS or
+    FAIL with the case's name (case[0]) and message (an exception of
+    `errors` fails the case with its text), then the summary line that the
+    lit tests check; returns the exit status."""
+    passed = failed = 0
+    for case in cases:
+        try:
+            ok, msg = run_one(case)
+        except errors as e:
+            ok, msg = False, f"{type(e).__name__}: {e}"
+        print(f"{'PASS' if ok else 'FAIL'} {case[0]}: {msg}", flush=True)
+        passed += ok
+        failed += not ok
+    print(f"{passed} passed, {failed} failed (mutation: {mutate or 'none'})")
+    return 0 if failed == 0 else 1
 
 
 class RaceError(AssertionError):
@@ -550,28 +621,11 @@ class Emulator:
         return flat
 
     def track(self, mem, flat, threads, write):
-        e = self.epoch
         for w in range(flat.shape[1]):
-            f, t = flat[:, w], threads
-            if write:
-                if len(np.unique(f)) != len(f):
-                    raise RaceError("shared-memory race: two threads write "
-                                    "one element in the same access")
-                bad = ((mem.r_epoch[f] == e) & (mem.r_thread[f] != t)) | \
-                    ((mem.w_epoch[f] == e) & (mem.w_thread[f] != t))
-                if bad.any():
-                    raise RaceError("shared-memory race: write after another "
-                                    "thread's access with no barrier between")
-                mem.w_epoch[f] = e
-                mem.w_thread[f] = t
-            else:
-                bad = (mem.w_epoch[f] == e) & (mem.w_thread[f] != t)
-                if bad.any():
-                    raise RaceError("shared-memory race: read of another "
-                                    "thread's write with no barrier between")
-                same = (mem.r_epoch[f] == e) & (mem.r_thread[f] != t)
-                mem.r_thread[f] = np.where(same, -2, t)
-                mem.r_epoch[f] = e
+            f = flat[:, w]
+            record_shared_access(mem, f, threads,
+                                 np.full(f.shape, self.epoch), write,
+                                 RaceError)
 
     def load(self, op, mem, idx, mask, scalar=False):
         width = 1 if scalar else vector_shape(op.text.rsplit("->", 1)[1].strip())[0][0]
@@ -597,14 +651,7 @@ class Emulator:
     def per_warp(self, a, b, c):
         """a [T, 8], b [T, 4] float64 and c [T, 4] f32 fragments in register
         order -> d [T, 4]: one m16n8k16 per warp."""
-        if self.mutate == "swap-b-rows":
-            b = b[:, [2, 3, 0, 1]]
-        elif self.mutate == "swap-a-rows":
-            a = a[:, [0, 1, 4, 5, 2, 3, 6, 7]]
-        elif self.mutate == "swap-b-pair":
-            b = b[:, [1, 0, 3, 2]]
-        elif self.mutate == "swap-c-rows":
-            c = c[:, [2, 3, 0, 1]]
+        a, b, c = mutate_fragments(self.mutate, a, b, c)
         d = np.zeros((self.threads, 4), np.float32)
         for w in range(self.threads // LANES):
             s = slice(w * LANES, (w + 1) * LANES)

@@ -52,7 +52,8 @@ import struct
 import numpy as np
 
 from gpu_kernel_emulator import (
-    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, parse_ops, split_top)
+    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, mutate_fragments, parse_ops,
+    record_shared_access, split_top)
 
 DYNAMIC = -9223372036854775808
 MAX_LANES = 1 << 16
@@ -253,23 +254,8 @@ def sym_name(op):
 
 
 def split_attr(s):
-    """Splits on commas outside brackets and strings."""
-    out, depth, cur, quoted = [], 0, "", False
-    for ch in s:
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch in "<([{":
-            depth += 1
-        elif not quoted and ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0 and not quoted:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    """Splits an attribute list on commas outside brackets and strings."""
+    return split_top(s, braces=True)
 
 
 def parse_manifest(text):
@@ -1149,36 +1135,9 @@ class Emulator:
     def track(self, buf, flat, sel, write):
         threads = np.nonzero(sel)[0]
         e = self.block_epoch[self.block_of[threads]][:, None]
-        t = threads[:, None]
-        t = np.broadcast_to(t, flat.shape)
-        e = np.broadcast_to(e, flat.shape)
-        if write:
-            if len(np.unique(flat)) != flat.size:
-                raise RaceError("shared-memory race: two threads write one "
-                                "element in the same access")
-            bad = ((buf.r_epoch[flat] == e) & (buf.r_thread[flat] != t)) | \
-                ((buf.w_epoch[flat] == e) & (buf.w_thread[flat] != t))
-            if bad.any():
-                raise RaceError("shared-memory race: write after another "
-                                "thread's access with no barrier between")
-            buf.w_epoch[flat] = e
-            buf.w_thread[flat] = t
-        else:
-            bad = (buf.w_epoch[flat] == e) & (buf.w_thread[flat] != t)
-            if bad.any():
-                raise RaceError("shared-memory race: read of another "
-                                "thread's write with no barrier between")
-            same = (buf.r_epoch[flat] == e) & (buf.r_thread[flat] != t)
-            # Several lanes may read one element in this access: any two
-            # distinct readers make it 'several'.
-            f1, t1 = flat.ravel(), t.ravel()
-            order = np.argsort(f1, kind="stable")
-            fs, ts = f1[order], t1[order]
-            multi = np.zeros(buf.flat.size, bool)
-            dup = (fs[1:] == fs[:-1]) & (ts[1:] != ts[:-1])
-            multi[fs[1:][dup]] = True
-            buf.r_thread[flat] = np.where(same | multi[flat], -2, t)
-            buf.r_epoch[flat] = e
+        t = np.broadcast_to(threads[:, None], flat.shape)
+        record_shared_access(buf, flat, t, np.broadcast_to(e, flat.shape),
+                             write, RaceError)
 
     # -- mma.sync -----------------------------------------------------------
     def nvgpu_mma(self, op, o):
@@ -1197,12 +1156,7 @@ class Emulator:
         a = a.reshape(N, 8).astype(np.float64)
         b = b.reshape(N, 4).astype(np.float64)
         c = c.reshape(N, 4).astype(np.float64)
-        if self.mutate == "swap-b-rows":
-            b = b[:, [2, 3, 0, 1]]
-        elif self.mutate == "swap-a-rows":
-            a = a[:, [0, 1, 4, 5, 2, 3, 6, 7]]
-        elif self.mutate == "swap-c-rows":
-            c = c[:, [2, 3, 0, 1]]
+        a, b, c = mutate_fragments(self.mutate, a, b, c)
         W = N // LANES
         A = np.zeros((W, 16, 16))
         A[:, A_RC[0], A_RC[1]] = a.reshape(W, LANES, 8)

@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 import gen_examples  # noqa: E402
 import make_weights as mw  # noqa: E402
 import tensorio  # noqa: E402
+from gpu_kernel_emulator import run_cases  # noqa: E402
 from gpu_model_emulator import (  # noqa: E402
     EmulationError, Emulator, Module)
 
@@ -178,26 +179,16 @@ def main():
                     help="let kernels read host memory (host memref.globals)"
                     " as if the device could (HMM / ATS)")
     args = ap.parse_args()
-    passed = failed = 0
+    tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
+    cases = [c for c in (ONNX_CASES if args.onnx else CASES)
+             if not args.only or args.only in c[0]]
     with tempfile.TemporaryDirectory() as workdir:
-        for case in ONNX_CASES if args.onnx else CASES:
-            if args.only and args.only not in case[0]:
-                continue
+        def run_one(case):
             t0 = time.time()
-            try:
-                ok, msg = run_case({"attn-opt": args.attn_opt,
-                                    "attn-compile": args.attn_compile},
-                                   case, args.mutate, workdir,
-                                   args.host_memory_visible)
-            except EmulationError as e:
-                ok, msg = False, f"{type(e).__name__}: {e}"
-            print(f"{'PASS' if ok else 'FAIL'} {case[0]}: {msg} "
-                  f"({time.time() - t0:.1f} s)", flush=True)
-            passed += ok
-            failed += not ok
-    print(f"{passed} passed, {failed} failed (mutation: "
-          f"{args.mutate or 'none'})")
-    return 0 if failed == 0 else 1
+            ok, msg = run_case(tools, case, args.mutate, workdir,
+                               args.host_memory_visible)
+            return ok, f"{msg} ({time.time() - t0:.1f} s)"
+        return run_cases(cases, run_one, EmulationError, args.mutate)
 
 
 if __name__ == "__main__":
