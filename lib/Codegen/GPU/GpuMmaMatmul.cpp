@@ -26,6 +26,15 @@
 //                         (the "col" operand is B^T row-major, i.e. [N, K])
 //   C/D (vector<2x2xf32>): C[g][n0+2t..+1], C[g+8][n0+2t..+1]
 //
+// Ragged shapes (M % 16, N % 8 or K % 16 nonzero, e.g. an LM head over a
+// vocabulary of 50257) run on the same kernel: the grid covers M and N
+// rounded up to the block, the k loop K rounded up to BK, and wherever a
+// block does not divide its dimension the staging copies load through
+// indices clamped into A and B and select zeros for the rows past M or N and
+// the columns past K (element by element when K % 8 != 0), and C's loads
+// and stores are masked the same way (element by element when N is odd).
+// Shapes the blocks divide get none of these checks.
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
@@ -61,6 +70,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUMMAMATMUL
@@ -223,10 +233,10 @@ static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
   mm.m = aType.getDimSize(0);
   mm.n = bType.getDimSize(0);
   mm.k = aType.getDimSize(1);
-  if (mm.m % kTileM || mm.n % kTileN || mm.k % kTileK)
+  if (mm.m <= 0 || mm.n <= 0 || mm.k <= 0)
     return std::nullopt;
-  // Grid y counts row tiles.
-  if (mm.m / kTileM > 65535)
+  // Grid y counts row tiles (rounded up: ragged M has a partial last one).
+  if ((mm.m + kTileM - 1) / kTileM > 65535)
     return std::nullopt;
   auto wa = traceWidened(a, op), wb = traceWidened(b, op);
   if (!wa || !wb)
@@ -299,6 +309,69 @@ struct KernelBuilder {
                                   /*nontemporal=*/false, align);
   }
 
+  Value less(Value x, int64_t limit) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 idx(limit));
+  }
+  Value both(Value x, Value y) {
+    if (!x || !y)
+      return x ? x : y;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  Value clamp(Value x, int64_t max) {
+    return arith::MinSIOp::create(b, loc, x, idx(max));
+  }
+
+  /// Whether C's rows (columns) past M (N) must be masked: the blocks do
+  /// not divide them.
+  bool maskRows() const { return t.raggedM(mm.m); }
+  bool maskCols() const { return t.raggedN(mm.n); }
+  /// Whether C's pairs must be accessed element by element: with N odd a
+  /// pair may straddle the end of a row, and rows start at odd offsets.
+  bool elementwiseC() const { return mm.n % 2 != 0; }
+
+  /// Whether C[row][col] lies inside C (null: everywhere).
+  Value inC(Value row, Value col) {
+    return both(maskRows() ? less(row, mm.m) : Value(),
+                maskCols() ? less(col, mm.n) : Value());
+  }
+
+  /// C[row][col .. col+1] where inside C, zeros elsewhere: loads at indices
+  /// clamped into C.
+  Value loadCPair(Value row, Value col, llvm::MaybeAlign align) {
+    if (!maskRows() && !maskCols())
+      return loadPair(c, row, col, align);
+    Value r = maskRows() ? clamp(row, mm.m - 1) : row;
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    if (!elementwiseC()) {
+      // N even, col even: the pair lies inside or outside as a whole.
+      Value pair =
+          loadPair(c, r, maskCols() ? clamp(col, mm.n - 2) : col, align);
+      return arith::SelectOp::create(
+          b, loc, inC(row, col), pair,
+          arith::ConstantOp::create(b, loc, pairType, b.getZeroAttr(pairType)));
+    }
+    SmallVector<Value> elems;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    for (int64_t e = 0; e < 2; ++e) {
+      Value ce = addc(col, e);
+      Value v = memref::LoadOp::create(
+          b, loc, c, ValueRange{r, maskCols() ? clamp(ce, mm.n - 1) : ce});
+      elems.push_back(arith::SelectOp::create(b, loc, inC(row, ce), v, zero));
+    }
+    return vector::FromElementsOp::create(b, loc, pairType, elems);
+  }
+
+  /// Runs `body` under `cond` (unconditionally when null).
+  void guarded(Value cond, function_ref<void()> body) {
+    if (!cond)
+      return body();
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  }
+
   void emit() {
     using mlir::attn::buildFragment;
     using mlir::attn::buildMmaSync;
@@ -312,9 +385,10 @@ struct KernelBuilder {
         MemRefType::get({t.blockN(), t.bk + kSmemPad}, mm.elementType,
                         MemRefLayoutAttrInterface(), space);
     Value one = idx(1);
-    auto launch = gpu::LaunchOp::create(b, loc, idx(mm.n / t.blockN()),
-                                        idx(mm.m / t.blockM()), one,
-                                        idx(t.threads()), one, one);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, idx(llvm::divideCeil(mm.n, t.blockN())),
+                              idx(llvm::divideCeil(mm.m, t.blockM())), one,
+                              idx(t.threads()), one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     // Shared memory as workgroup allocas, like attn-gpu-flash-attention;
@@ -352,11 +426,13 @@ struct KernelBuilder {
                                                  b.getZeroAttr(accType))
                            .getResult()
                      : buildFragment(b, loc,
-                                     {loadPair(c, r, col, cAlign),
-                                      loadPair(c, addc(r, 8), col, cAlign)}));
+                                     {loadCPair(r, col, cAlign),
+                                      loadCPair(addc(r, 8), col, cAlign)}));
       }
 
-    auto loop = scf::ForOp::create(b, loc, idx(0), idx(mm.k), idx(t.bk), init);
+    // Ragged K: the last step's columns past K are staged as zeros.
+    auto loop = scf::ForOp::create(
+        b, loc, idx(0), idx(llvm::alignTo(mm.k, t.bk)), idx(t.bk), init);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -364,12 +440,18 @@ struct KernelBuilder {
       // The previous step's fragment loads are done before the tiles are
       // overwritten, and the new tiles are complete before they are read.
       gpu::BarrierOp::create(b, loc);
-      mlir::attn::buildSharedTileCopy(b, loc, a, {}, blockRow, k0, t.blockM(),
-                                      t.bk, aSmem, /*transpose=*/false, tid,
-                                      t.threads(), alignFor(a, 16));
+      // Edge tiles: A rows past M, B rows past N and columns past K are
+      // staged as zeros (the K padding must be zero in both operands, the
+      // others only keep the discarded results finite).
+      int64_t kLimit = t.raggedK(mm.k) ? mm.k : 0;
+      mlir::attn::buildSharedTileCopy(
+          b, loc, a, {}, blockRow, k0, t.blockM(), t.bk, aSmem,
+          /*transpose=*/false, tid, t.threads(), alignFor(a, 16),
+          t.raggedM(mm.m) ? mm.m : 0, kLimit);
       mlir::attn::buildSharedTileCopy(
           b, loc, bNk, {}, blockCol, k0, t.blockN(), t.bk, bSmem,
-          /*transpose=*/false, tid, t.threads(), alignFor(bNk, 16));
+          /*transpose=*/false, tid, t.threads(), alignFor(bNk, 16),
+          t.raggedN(mm.n) ? mm.n : 0, kLimit);
       gpu::BarrierOp::create(b, loc);
       SmallVector<Value> accs(loop.getRegionIterArgs());
       llvm::MaybeAlign smemAlign(4);
@@ -409,18 +491,36 @@ struct KernelBuilder {
           Value row = h ? addc(r, 8) : r;
           Value pair =
               vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h});
-          if (epilogue) {
-            SmallVector<Value> elems;
-            for (int64_t e = 0; e < 2; ++e)
-              elems.push_back(mlir::attn::buildEpilogueValue(
-                  b, loc, epilogue, c,
-                  vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}),
-                  row, addc(col, e)));
-            pair = vector::FromElementsOp::create(
-                b, loc, VectorType::get({2}, b.getF32Type()), elems);
+          auto element = [&](int64_t e) -> Value {
+            Value v =
+                vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e});
+            if (!epilogue)
+              return v;
+            return mlir::attn::buildEpilogueValue(b, loc, epilogue, c, v, row,
+                                                  addc(col, e));
+          };
+          if (elementwiseC() && (maskRows() || maskCols())) {
+            // N odd: each element on its own, where it lies inside C.
+            for (int64_t e = 0; e < 2; ++e) {
+              Value ce = addc(col, e);
+              guarded(inC(row, ce), [&] {
+                memref::StoreOp::create(b, loc, element(e), out,
+                                        ValueRange{row, ce});
+              });
+            }
+            continue;
           }
-          vector::StoreOp::create(b, loc, pair, out, ValueRange{row, col},
-                                  /*nontemporal=*/false, outAlign);
+          // Edge blocks store the pairs inside C (a pair at an even column
+          // of an even N lies inside or outside as a whole).
+          guarded(inC(row, col), [&] {
+            Value v = pair;
+            if (epilogue)
+              v = vector::FromElementsOp::create(
+                  b, loc, VectorType::get({2}, b.getF32Type()),
+                  ValueRange{element(0), element(1)});
+            vector::StoreOp::create(b, loc, v, out, ValueRange{row, col},
+                                    /*nontemporal=*/false, outAlign);
+          });
         }
       }
     gpu::TerminatorOp::create(b, loc);
@@ -435,9 +535,27 @@ static Value narrowOperand(OpBuilder &b, Location loc, WidenedOperand w) {
                                          w.view.getReassociationIndices());
 }
 
+/// Whether `op` writes every element of `buffer` (its only init, an
+/// identity map over parallel loops) without reading it: its body ignores
+/// the init's value and no input is a view of the same buffer. Bufferization
+/// reuses a dead widened weight's buffer this way (e.g. for a bias add).
+static bool overwritesAll(linalg::GenericOp op, Value buffer) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getDpsInits()[0] != buffer || op.getNumReductionLoops() != 0 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return false;
+  if (!op.getMatchingBlockArgument(op.getDpsInitOperand(0)).use_empty())
+    return false;
+  for (Value in : op.getDpsInputs())
+    if (rootOf(in) == rootOf(buffer))
+      return false;
+  return true;
+}
+
 /// Whether nothing reads what the extf generic `ext` wrote: after it, the
 /// first op of its block that uses the buffer (or a view of it) frees it or
-/// is another extf generic overwriting all of it, or no op uses it at all.
+/// is a generic overwriting all of it without reading it (another extf
+/// generic, say), or no op uses it at all.
 static bool isDeadStore(linalg::GenericOp ext) {
   Value wide = ext.getDpsInits()[0];
   if (!wide.getDefiningOp<memref::AllocOp>())
@@ -455,7 +573,7 @@ static bool isDeadStore(linalg::GenericOp ext) {
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
       return dealloc.getMemref() == wide;
     auto next = dyn_cast<linalg::GenericOp>(op);
-    return next && isExtFGeneric(next) && next.getDpsInits()[0] == wide;
+    return next && overwritesAll(next, wide);
   }
   return true;
 }

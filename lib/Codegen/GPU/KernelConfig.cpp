@@ -67,7 +67,7 @@ void mlir::attn::chooseCudaFlash(const AttentionShape &a, int64_t fixedQ,
 //===----------------------------------------------------------------------===//
 
 int64_t mlir::attn::chooseWarpNTiles(const MatmulShape &s, int64_t fixed) {
-  if (s.m % 16 != 0 || s.n % 8 != 0 || s.k % 16 != 0)
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0)
     return 0;
   if (fixed)
     return fixed;

@@ -70,7 +70,8 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                                      ValueRange prefix, Value row0, Value col0,
                                      int64_t rows, int64_t width, Value dst,
                                      bool transpose, Value tid, int64_t threads,
-                                     llvm::MaybeAlign srcAlign) {
+                                     llvm::MaybeAlign srcAlign,
+                                     int64_t rowLimit, int64_t colLimit) {
   constexpr int64_t kChunk = 8;
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
@@ -78,12 +79,52 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   attn::IndexArith ix(b, loc);
   auto idx = [&](int64_t c) { return ix.cst(c); };
   auto add = [&](Value x, Value y) { return ix.add(x, y); };
+  auto less = [&](Value x, int64_t limit) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 idx(limit));
+  };
+  auto both = [&](Value x, Value y) -> Value {
+    if (!x || !y)
+      return x ? x : y;
+    return arith::AndIOp::create(b, loc, x, y);
+  };
+  auto clamp = [&](Value x, int64_t max) -> Value {
+    return arith::MinSIOp::create(b, loc, x, idx(max));
+  };
   auto loadChunk = [&](Value row, Value col) -> Value {
     SmallVector<Value> indices(prefix.begin(), prefix.end());
-    indices.push_back(add(row0, row));
-    indices.push_back(add(col0, col));
-    return vector::LoadOp::create(b, loc, chunkType, src, indices,
-                                  /*nontemporal=*/false, srcAlign);
+    Value r = add(row0, row), c = add(col0, col);
+    if (!rowLimit && !colLimit) {
+      indices.push_back(r);
+      indices.push_back(c);
+      return vector::LoadOp::create(b, loc, chunkType, src, indices,
+                                    /*nontemporal=*/false, srcAlign);
+    }
+    // Bounds-checked: loads at indices clamped into the source, zeros
+    // selected where the element lies past its extent.
+    Value rowIn = rowLimit ? less(r, rowLimit) : Value();
+    indices.push_back(rowLimit ? clamp(r, rowLimit - 1) : r);
+    if (colLimit % kChunk == 0) {
+      // Whole chunks lie inside or outside: one load, one select.
+      Value in = both(rowIn, colLimit ? less(c, colLimit) : Value());
+      indices.push_back(colLimit ? clamp(c, colLimit - kChunk) : c);
+      Value chunk = vector::LoadOp::create(b, loc, chunkType, src, indices,
+                                           /*nontemporal=*/false, srcAlign);
+      Value zeros = arith::ConstantOp::create(b, loc, chunkType,
+                                              b.getZeroAttr(chunkType));
+      return arith::SelectOp::create(b, loc, in, chunk, zeros);
+    }
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+    SmallVector<Value> elems;
+    for (int64_t e = 0; e < kChunk; ++e) {
+      Value ce = e ? add(c, idx(e)) : c;
+      Value in = both(rowIn, less(ce, colLimit));
+      indices.push_back(clamp(ce, colLimit - 1));
+      Value v = memref::LoadOp::create(b, loc, src, indices);
+      indices.pop_back();
+      elems.push_back(arith::SelectOp::create(b, loc, in, v, zero));
+    }
+    return vector::FromElementsOp::create(b, loc, chunkType, elems);
   };
   // A unit of work is one 16-byte chunk, or for the transposed copy the
   // chunks of two consecutive rows, stored as 4-byte pairs dst[c][r..r+1].

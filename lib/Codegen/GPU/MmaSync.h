@@ -36,11 +36,17 @@ constexpr int64_t kSmemPad = 8;
 /// dst[c][r] (rows even), in 16-byte chunks (width % 8 == 0) that the
 /// `threads` threads of the block (this one is `tid`) take in turn; a last
 /// partial round is guarded. `srcAlign` is what the chunk loads may assume
-/// of their address.
+/// of their address. A nonzero `rowLimit` (`colLimit`) is the extent of
+/// `src` along the row (column) index: elements at or past it are staged as
+/// zeros and never loaded (the loads read clamped indices and the values
+/// are selected away), so a partial edge tile fills the rest of `dst` with
+/// zeros; with a `colLimit` that is not a multiple of 8 the chunks are
+/// loaded element by element.
 void buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                          ValueRange prefix, Value row0, Value col0,
                          int64_t rows, int64_t width, Value dst, bool transpose,
-                         Value tid, int64_t threads, llvm::MaybeAlign srcAlign);
+                         Value tid, int64_t threads, llvm::MaybeAlign srcAlign,
+                         int64_t rowLimit = 0, int64_t colLimit = 0);
 
 } // namespace mlir::attn
 

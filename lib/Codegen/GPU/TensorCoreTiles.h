@@ -79,34 +79,57 @@ inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
 /// How attn-gpu-mma-matmul splits C[M, N] += A[M, K] B[N, K]^T: a thread
 /// block of wm x wn warps computes a (16 mt wm) x (8 nt wn) tile of C, each
 /// warp mt x nt mma tiles of 16 x 8, staging bk columns of its A and B rows
-/// in shared memory per step.
+/// in shared memory per step. Where a block does not divide M (N, K) the
+/// grid (the k loop) covers it rounded up and the kernel masks the edge.
 struct MmaGemmTiling {
   int64_t wm, wn, mt, nt, bk;
   int64_t blockM() const { return 16 * mt * wm; }
   int64_t blockN() const { return 8 * nt * wn; }
   int64_t threads() const { return 32 * wm * wn; }
   int64_t blocks(int64_t m, int64_t n) const {
-    return (m / blockM()) * (n / blockN());
+    return (m + blockM() - 1) / blockM() * ((n + blockN() - 1) / blockN());
   }
+  /// Whether the kernel needs bounds checks along M (N, K).
+  bool raggedM(int64_t m) const { return m % blockM() != 0; }
+  bool raggedN(int64_t n) const { return n % blockN() != 0; }
+  bool raggedK(int64_t k) const { return k % bk != 0; }
 };
 
 /// 2 x 2 warps of 2 x `warpNTiles` (<= 8) mma tiles (64 x 64 with NT = 4),
-/// halved along a dimension the block would not divide; k steps of 32 (16 when
-/// K is not a multiple of 32). Needs M % 16 == N % 8 == K % 16 == 0.
+/// halved along a dimension the block would not divide; k steps of 32 (16
+/// when K is not a multiple of 32). A dimension that is not a multiple of
+/// its mma tile (M % 16, N % 8, K % 16) is ragged: its block is the largest
+/// of these at most the dimension rounded up to the tile, and the edge
+/// blocks (k steps) are partial.
 inline MmaGemmTiling chooseMmaGemmTiling(int64_t m, int64_t n, int64_t k,
                                          int64_t warpNTiles) {
   MmaGemmTiling t;
-  t.wm = m % 32 == 0 ? 2 : 1;
-  t.mt = m % (32 * t.wm) == 0 ? 2 : 1;
-  t.wn = n % 16 == 0 ? 2 : 1;
+  int64_t maxNt = warpNTiles > 8 ? 8 : warpNTiles > 1 ? warpNTiles : 1;
+  if (m % 16 == 0) {
+    t.wm = m % 32 == 0 ? 2 : 1;
+    t.mt = m % (32 * t.wm) == 0 ? 2 : 1;
+  } else {
+    t.wm = m > 16 ? 2 : 1;
+    t.mt = m > 32 * t.wm ? 2 : 1;
+  }
   // At most 8 n8 tiles per warp: 2 x 8 accumulators (64 registers) and
   // [64 + 128][bk + 8] staged elements (15 KiB).
-  t.nt = warpNTiles > 8 ? 8 : warpNTiles > 1 ? warpNTiles : 1;
-  while (t.nt > 1 && n % (8 * t.nt * t.wn) != 0)
-    t.nt /= 2;
-  if (n % (8 * t.nt * t.wn) != 0)
-    t.nt = 1;
-  t.bk = k % 32 == 0 ? 32 : 16;
+  t.nt = maxNt;
+  if (n % 8 == 0) {
+    t.wn = n % 16 == 0 ? 2 : 1;
+    while (t.nt > 1 && n % (8 * t.nt * t.wn) != 0)
+      t.nt /= 2;
+    if (n % (8 * t.nt * t.wn) != 0)
+      t.nt = 1;
+  } else {
+    t.wn = n > 8 ? 2 : 1;
+    while (t.nt > 1 && 8 * t.nt * t.wn > (n + 7) / 8 * 8)
+      t.nt /= 2;
+  }
+  if (k % 16 == 0)
+    t.bk = k % 32 == 0 ? 32 : 16;
+  else
+    t.bk = k > 16 ? 32 : 16;
   return t;
 }
 

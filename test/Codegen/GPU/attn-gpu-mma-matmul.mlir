@@ -5,7 +5,8 @@
 // f32 contractions C[m, n] += A[m, k] * B[n, k] whose operands were widened
 // from f16/bf16 by extf generics become one gpu.launch of 2 x 2 warps (fewer
 // for small M, N) multiplying the narrow buffers with mma.sync m16n8k16, A and
-// B rows staged in shared memory per k step. Near misses stay. Numerics:
+// B rows staged in shared memory per k step (ragged shapes: edge blocks,
+// attn-gpu-mma-matmul-ragged.mlir). Near misses stay. Numerics:
 // test/Integration/GPU/mma-fragment-layout.test (IR-level emulation).
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -199,10 +200,13 @@ func.func @same_operand(%x: memref<1x16x16xf16>, %c: memref<16x16xf32>) {
   return
 }
 
-// Near miss: K = 40 is not a multiple of 16.
+// K = 40 is not a multiple of 16: a ragged kernel (bounds-checked k steps,
+// see attn-gpu-mma-matmul-ragged.mlir).
 // CHECK-LABEL: func.func @k_not_multiple_of_16(
-// CHECK-NOT:     gpu.launch
-// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     linalg.generic
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.mma.sync
+// CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @k_not_multiple_of_16(%x: memref<16x40xf16>, %w: memref<8x40xf16>, %c: memref<16x8xf32>) {
   %xf = memref.alloc() : memref<16x40xf32>
@@ -229,10 +233,13 @@ func.func @k_not_multiple_of_16(%x: memref<16x40xf16>, %w: memref<8x40xf16>, %c:
   return
 }
 
-// Near miss: M = 8 is not a multiple of 16.
+// M = 8 is not a multiple of 16: a ragged kernel (masked rows, see
+// attn-gpu-mma-matmul-ragged.mlir).
 // CHECK-LABEL: func.func @m_not_multiple_of_16(
-// CHECK-NOT:     gpu.launch
-// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     linalg.generic
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.mma.sync
+// CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @m_not_multiple_of_16(%x: memref<8x16xf16>, %w: memref<8x16xf16>, %c: memref<8x8xf32>) {
   %xf = memref.alloc() : memref<8x16xf32>

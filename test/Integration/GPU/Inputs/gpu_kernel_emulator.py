@@ -31,7 +31,11 @@ claims; and it counts the writes of every buffer element.
 Mutations (for tests that show the checks bite): swap-b-rows, swap-a-rows,
 swap-b-pair, swap-c-rows corrupt the fragment layout in the mma model;
 drop-barriers ignores every gpu.barrier; drop-leading-barrier the one that
-starts a loop body.
+starts a loop body; drop-load-masks makes every arith.minsi return its first
+operand and every arith.select its true operand (the clamped, zero-selecting
+loads of ragged edge tiles read past their buffers); drop-store-masks runs
+every scf.if that guards a store to global memory unconditionally (the
+masked stores of ragged edge tiles).
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU: it checks the kernels'
 indexing, synchronization and numerics against the documented fragment
@@ -377,6 +381,10 @@ class Emulator:
         m = re.search(r"value = (-?[\d.]+(?:e[+-]?\d+)?) : f32", t)
         if m:
             return np.float32(float(m.group(1)))
+        m = re.search(r"value = (-?[\d.]+(?:e[+-]?\d+)?) : (b?f16)", t)
+        if m:
+            assert float(m.group(1)) == 0.0, t
+            return dtype_of(m.group(2))(0)
         m = re.search(r"value = dense<([-\d.e+]+)> : (vector<[^>]+>)", t)
         if m:
             dims, elem = vector_shape(m.group(2))
@@ -459,6 +467,9 @@ class Emulator:
             if n == "scf.if":
                 cond = self.get(env, op.operands[0])
                 assert not op.results, "scf.if with results"
+                if self.mutate == "drop-store-masks" and \
+                        self.stores_global(op.regions[0][1], env):
+                    cond = np.ones(self.threads, bool)
                 self.run_ops(op.regions[0][1], dict(env), mask & cond)
                 continue
             if n == "scf.yield":
@@ -481,6 +492,15 @@ class Emulator:
             else:
                 env[op.results[0]] = r
         return None
+
+    def stores_global(self, ops, env):
+        """Whether `ops` store to a buffer outside shared memory."""
+        for op in ops:
+            if op.name in ("vector.store", "memref.store"):
+                mem = env.get(op.operands[1])
+                if isinstance(mem, Memory) and not mem.shared:
+                    return True
+        return False
 
     def eval(self, op, env, mask):
         n = op.name
@@ -508,6 +528,8 @@ class Emulator:
         if n == "arith.maxsi":
             return np.maximum(o[0], o[1])
         if n == "arith.minsi":
+            if self.mutate == "drop-load-masks":
+                return o[0]
             return np.minimum(o[0], o[1])
         if n == "arith.index_cast":
             return o[0].astype(np.int64)
@@ -526,6 +548,8 @@ class Emulator:
                  4: np.less, 5: np.less_equal}[pred]  # ordered predicates
             return f(o[0], o[1]) & ~np.isnan(o[0]) & ~np.isnan(o[1])
         if n == "arith.select":
+            if self.mutate == "drop-load-masks":
+                return o[1]
             c = o[0].reshape(o[0].shape + (1,) * (o[1].ndim - o[0].ndim))
             return np.where(c, o[1], o[2])
         if n in ("arith.addf", "arith.subf", "arith.mulf", "arith.divf",

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """f16/bf16 attn.linear cases that attn-gpu-mma-matmul turns into tensor-core
-(mma.sync m16n8k16) kernels, plus near misses that keep the generic kernels,
+(mma.sync m16n8k16) kernels, ragged shapes (M, N or K not a multiple of the
+mma tile) included,
 compiled as one model, run on seeded random data and compared with the numpy
 reference (test/reference/attn_ref.py) through opcheck.run_group.
 
@@ -47,9 +48,14 @@ def cases():
         linear("linear_f16_n24", (16, 32), 24, "f16"),
         linear("linear_bf16_64x128x256", (1, 64, 128), 256, "bf16"),
         linear("linear_bf16_bias", (32, 48), 40, "bf16", bias=True),
-        # Near misses (K = 40, M = 8): the generic kernels.
+        # Ragged shapes (edge blocks with bounds-checked staging and masked
+        # stores): K = 40, M = 8, an LM head of an odd vocabulary (N = 99),
+        # N = 50 with bias, K = 20 (element-wise staging) in bf16.
         linear("linear_f16_k40", (16, 40), 16, "f16"),
         linear("linear_f16_m8", (8, 32), 16, "f16"),
+        linear("linear_f16_n99", (1, 16, 32), 99, "f16"),
+        linear("linear_f16_n50_bias", (8, 32), 50, "f16", bias=True),
+        linear("linear_bf16_m24_n35_k20", (24, 20), 35, "bf16"),
     ]
 
 

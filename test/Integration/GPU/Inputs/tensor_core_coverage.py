@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Checks that every matmul of an f16/bf16 model runs on the tensor cores.
+
+    tensor_core_coverage.py --attn-opt PATH [--pipeline-options OPTS] \\
+        NAME=MODEL.mlir ...
+
+For each model (attn IR) this runs attn-to-cuda up to bufferization with the
+given options (e.g. "chip=sm_90a precision=f16"), then attn-gpu-mma-matmul,
+and counts in the IR before and after that pass:
+
+  - the matmul contractions: linalg.generics over 2-D buffers with two
+    parallel and one reduction loop whose body multiplies and adds;
+  - the tensor-core kernels after it (gpu.launch with nvgpu.mma.sync or
+    nvvm.mma.sync: attn-gpu-flash-attention's included);
+  - f32 copies of weights: extf-only generics that widen a rank-2 function
+    argument (a weight matrix: activations are [B, S, D]) into f32.
+
+Prints `NAME: M matmuls, T on tensor cores (K tensor-core kernels), W f32
+weight copies` per model,
+followed by one `  missed: A x B -> C` line per contraction left; fails
+(status 1) unless every matmul of every model was taken and no weight is
+widened.
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+GENERIC = re.compile(
+    r"linalg\.generic \{[^\n]*?iterator_types = \[([^\]]*)\][^\n]*?"
+    r"ins\(([^)]*)\)\s*outs\(([^)]*)\)[^\n]*\{\n(.*?)\n\s*linalg\.yield",
+    re.S)
+
+
+def memref_shapes(operands):
+    return [t.split(",")[0] for t in re.findall(r"memref<([^>]*)>", operands)]
+
+
+def matmuls(ir):
+    found = []
+    for m in GENERIC.finditer(ir):
+        its = m.group(1)
+        if its.count('"parallel"') != 2 or its.count('"reduction"') != 1:
+            continue
+        shapes = memref_shapes(m.group(2)) + memref_shapes(m.group(3))
+        if len(shapes) != 3 or any(s.count("x") != 2 for s in shapes):
+            continue
+        if "arith.mulf" in m.group(4) and "arith.addf" in m.group(4):
+            found.append(shapes)
+    return found
+
+
+def weight_copies(ir):
+    copies = []
+    for m in GENERIC.finditer(ir):
+        body = m.group(4).strip().splitlines()
+        if len(body) != 2 or "arith.extf" not in body[1]:
+            continue
+        src = re.match(r"\s*(%arg\d+) : memref<([^>]*)>", m.group(2))
+        if src and src.group(2).split(",")[0].count("x") == 2:
+            copies.append(src.group(2))
+    return copies
+
+
+def kernels(ir):
+    count = 0
+    for launch in ir.split("gpu.launch ")[1:]:
+        body = launch.split("gpu.terminator", 1)[0]
+        if "nvgpu.mma.sync" in body or "nvvm.mma.sync" in body:
+            count += 1
+    return count
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--attn-opt", required=True)
+    parser.add_argument("--pipeline-options", default="chip=sm_90a")
+    parser.add_argument("models", nargs="+", metavar="NAME=MODEL")
+    args = parser.parse_args()
+    failed = False
+    for spec in args.models:
+        name, path = spec.split("=", 1)
+        before = run([args.attn_opt, path, "--attn-to-cuda="
+                      + args.pipeline_options + " stop-after=bufferized"])
+        after = subprocess.run(
+            [args.attn_opt, "-", "--attn-gpu-mma-matmul"], input=before,
+            check=True, capture_output=True, text=True).stdout
+        total, left = matmuls(before), matmuls(after)
+        copies = weight_copies(after)
+        taken = len(total) - len(left)
+        print(f"{name}: {len(total)} matmuls, {taken} on tensor cores "
+              f"({kernels(after)} tensor-core kernels), {len(copies)} f32 "
+              f"weight copies")
+        for a, b, c in left:
+            print(f"  missed: {a} x {b} -> {c}")
+        for w in copies:
+            print(f"  widened weight: {w}")
+        if left or copies or not total:
+            failed = True
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
