@@ -65,12 +65,15 @@ NP_OF = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
 
 def bf16_round(x):
     """float32 values rounded to bf16 (round to nearest even), as float32."""
-    bits = f32_to_bf16_bits(np.asarray(x, np.float32))
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+    x = np.asarray(x, np.float32)
+    return bits_to_bf16_f32(f32_to_bf16_bits(x.reshape(-1))).reshape(x.shape)
 
 
 def bits_to_bf16_f32(bits):
-    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+    # Flat: numpy cannot reinterpret a 0-d array (a scalar constant).
+    bits = np.asarray(bits)
+    flat = bits.reshape(-1).astype(np.uint32) << 16
+    return flat.view(np.float32).reshape(bits.shape)
 
 
 def round_to(x, elem):
