@@ -356,7 +356,7 @@ class Emulator:
     def launch(self, op, env):
         sizes = [int(env[v]) for v in op.operands[:6]]
         grid, block = sizes[:3], sizes[3:]
-        assert block[1] == block[2] == 1 and block[0] % LANES == 0, block
+        assert block[1] == block[2] == 1, block
         self.threads = block[0]
         args, body = op.regions[0]
         for bz in range(grid[2]):
@@ -506,6 +506,7 @@ class Emulator:
         if n == "gpu.shuffle":
             assert "shuffle_mode xor" in op.text, op.text
             assert (o[2] == LANES).all(), "shuffle width must be the warp"
+            assert self.threads % LANES == 0, "shuffle in a partial warp"
             lane = np.arange(self.threads)
             src = (lane // LANES) * LANES + ((lane % LANES) ^ o[1])
             return (o[0][src], np.ones(self.threads, bool))
@@ -604,6 +605,7 @@ class Emulator:
             b = b[:, [1, 0, 3, 2]]
         elif self.mutate == "swap-c-rows":
             c = c[:, [2, 3, 0, 1]]
+        assert self.threads % LANES == 0, "mma.sync in a partial warp"
         d = np.zeros((self.threads, 4), np.float32)
         for w in range(self.threads // LANES):
             s = slice(w * LANES, (w + 1) * LANES)
