@@ -175,6 +175,11 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   pm.addPass(attn::createAttnMarkTokenIdInputs(markIds));
   if (!cuda)
     pm.addPass(attn::createAttnCpuCheckTokenIds());
+  // KV-cache writes become device kernels that update the cache in place
+  // (the CPU lowering's host loop reads `positions` on the host). After
+  // attn-mark-token-id-inputs, which bounds positions through them.
+  if (cuda)
+    addNested(pm, attn::createAttnGpuCacheWrite());
   attn::AttnLowerToLinalgOptions lower;
   lower.inlineLayers = false;
   pm.addPass(attn::createAttnLowerToLinalg(lower));

@@ -411,18 +411,6 @@ int attnc::compile(const CompileOptions &options) {
       return 1;
   }
 
-  // The KV-cache write lowers to a host loop, which has no device
-  // counterpart yet: say so instead of failing deep in the GPU lowering.
-  if (cuda) {
-    mlir::WalkResult cacheWrite = module->walk([](mlir::attn::CacheWriteOp op) {
-      op.emitError("a decode step with a KV cache (attn.cache_write) cannot "
-                   "be compiled for --target=cuda yet; compile it for the CPU");
-      return mlir::WalkResult::interrupt();
-    });
-    if (cacheWrite.wasInterrupted())
-      return 1;
-  }
-
   mlir::PassManager pm(&context);
   if (!layerDrop.empty() &&
       failed(mlir::parsePassPipeline(

@@ -5,7 +5,13 @@
 // changing the model's precision is a change of types: every f32 tensor an
 // attn op produces becomes the target type. What the attn ops do not own
 // (function arguments and results, ops an importer left) keeps its types and
-// meets the converted values through explicit conversions.
+// meets the converted values through explicit conversions. Model state
+// (a decode step's KV caches: entry arguments tied to results by
+// `attn.state_arg`) is the exception: it belongs to the model, so it takes
+// the target type whatever `io-precision` says. A conversion of the cache
+// would be a new tensor, which bufferization cannot update in place
+// (attn-drop-state-results rejects that), and the caches take half the
+// memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +33,11 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+
+/// The result attribute tying a model-state result to its argument
+/// (kStateArgAttrName in Codegen/Common/Manifest.h, which Transforms does not
+/// depend on).
+static constexpr llvm::StringLiteral kStateArg = "attn.state_arg";
 
 /// `type` with `to` for its element type if it is an f32 tensor; else null.
 static RankedTensorType convertedType(Type type, FloatType to) {
@@ -98,6 +109,27 @@ struct AttnConvertPrecisionPass
     auto isBoundary = [&](func::FuncOp func) {
       return lowIO && func.isPublic() && !func.isExternal();
     };
+    // The state results of each function and the arguments they update.
+    llvm::DenseMap<func::FuncOp, SmallVector<std::pair<unsigned, unsigned>>>
+        stateResults;
+    module.walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        if (auto arg = func.getResultAttrOfType<IntegerAttr>(i, kStateArg);
+            arg && arg.getInt() >= 0 &&
+            arg.getInt() < static_cast<int64_t>(func.getNumArguments()))
+          stateResults[func].push_back(
+              {i, static_cast<unsigned>(arg.getInt())});
+    });
+    auto takesTargetAtReturn = [&](func::FuncOp func, unsigned result) {
+      if (isBoundary(func))
+        return true;
+      auto it = stateResults.find(func);
+      return it != stateResults.end() &&
+             llvm::any_of(it->second,
+                          [&](auto pair) { return pair.first == result; });
+    };
 
     // The values whose type this pass changed: other ops get them back as
     // f32.
@@ -113,6 +145,9 @@ struct AttnConvertPrecisionPass
         if (isBoundary(func))
           for (BlockArgument arg : func.getArguments())
             retype(arg);
+        else if (auto it = stateResults.find(func); it != stateResults.end())
+          for (auto [result, arg] : it->second)
+            retype(func.getArgument(arg));
         return;
       }
       if (!isa_and_nonnull<AttnDialect>(op->getDialect()))
@@ -132,9 +167,11 @@ struct AttnConvertPrecisionPass
     SmallVector<OpOperand *> narrow, widen;
     module.walk([&](Operation *op) {
       bool takesTarget = isa_and_nonnull<AttnDialect>(op->getDialect());
-      if (isa<func::ReturnOp>(op))
-        takesTarget = isBoundary(op->getParentOfType<func::FuncOp>());
+      auto ret = dyn_cast<func::ReturnOp>(op);
       for (OpOperand &use : op->getOpOperands()) {
+        if (ret)
+          takesTarget = takesTargetAtReturn(
+              ret->getParentOfType<func::FuncOp>(), use.getOperandNumber());
         if (takesTarget && convertedType(use.get().getType(), target))
           narrow.push_back(&use);
         else if (!takesTarget && changed.contains(use.get()))
@@ -156,7 +193,7 @@ struct AttnConvertPrecisionPass
     }
 
     module.walk([&](func::FuncOp func) {
-      if (!isBoundary(func))
+      if (!isBoundary(func) && !stateResults.count(func))
         return;
       auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
       func.setFunctionType(FunctionType::get(

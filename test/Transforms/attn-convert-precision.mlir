@@ -88,3 +88,26 @@ func.func @already_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
   %y = attn.linear %x, %w : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
   return %y : tensor<2x8xf16>
 }
+
+// -----
+
+// Model state (the cache, tied to result 1 by attn.state_arg) takes the
+// compute type even with f32 io-precision, so that the cache write updates
+// the argument itself (no converted copy); the other argument and result keep
+// f32.
+// CHECK-LABEL: func.func @state(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x1x4xf32>, %[[P:[^:]+]]: tensor<1xi64>, %[[C:[^:]+]]: tensor<1x2x8x4xf16>)
+// CHECK-SAME:    -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf16> {attn.state_arg = 2 : i64})
+// CHECK:         %[[XH:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x2x1x4xf32>)
+// CHECK:         %[[W:.*]] = attn.cache_write %[[XH]] into %[[C]] at %[[P]] : tensor<1x2x1x4xf16>, tensor<1x2x8x4xf16>, tensor<1xi64>
+// CHECK:         return %[[X]], %[[W]] : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf16>
+// IO-LABEL: func.func @state(
+// IO-SAME:    tensor<1x2x1x4xbf16>, %{{[^:]+}}: tensor<1xi64>, %{{[^:]+}}: tensor<1x2x8x4xbf16>)
+// NOOP-LABEL: func.func @state(
+// NOOP-SAME:    tensor<1x2x8x4xf32>)
+func.func @state(%x: tensor<1x2x1x4xf32>, %pos: tensor<1xi64>,
+                 %cache: tensor<1x2x8x4xf32>)
+    -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32> {attn.state_arg = 2 : i64}) {
+  %0 = attn.cache_write %x into %cache at %pos : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+  return %x, %0 : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
+}

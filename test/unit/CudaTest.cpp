@@ -507,6 +507,72 @@ std::vector<float> runOutput(attnrt_model *m) {
   return out;
 }
 
+// ---- Model state
+// --------------------------------------------------------------
+
+const char *const kStateManifest = "attnc-manifest 1\n"
+                                   "target cuda\n"
+                                   "weight w f32 4\n"
+                                   "input a f32 4\n"
+                                   "output out f32 4\n"
+                                   "state acc f32 4\n";
+
+/// A decode step's shape of work on state: acc += a in place (the kernel
+/// reads and writes the state buffer, as attn-gpu-cache-write's does), then
+/// out = acc + w.
+void stateInvoke(void **bufs) {
+  void *module = mgpuModuleLoad(const_cast<char *>(gImage), 10);
+  void *fn = mgpuModuleGetFunction(module, gKernel);
+  void *stream = mgpuStreamCreate();
+  int64_t n = 4;
+  void *w = bufs[0], *a = bufs[1], *out = bufs[2], *acc = bufs[3];
+  void *p1[] = {&acc, &a, &acc, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, 4, 1, 1, 0, stream, p1, nullptr, 4);
+  void *p2[] = {&acc, &w, &out, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, 4, 1, 1, 0, stream, p2, nullptr, 4);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+}
+
+/// State buffers of a CUDA model live on the device, start zeroed, are
+/// updated in place by every run (with and without CUDA graphs: the replay
+/// sees the same buffer) and are zeroed again by attnrt_reset_state.
+void checkStateRuns(const std::string &weights, bool graphs) {
+  if (graphs)
+    unsetenv("ATTNRT_CUDA_GRAPHS");
+  char err[512];
+  ModelPtr m(attnrt_open(kStateManifest, stateInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_num_states(m.get()), 1);
+  EXPECT_STREQ(attnrt_state_name(m.get(), 0), "acc");
+  // Input, output and state buffers are device allocations, then the
+  // weight's when it is bound.
+  EXPECT_EQ(controls().liveAllocations(), 3);
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(controls().liveAllocations(), 4);
+  std::vector<float> a = {1, 2, 3, 4};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{12, 24, 36, 48}));
+  a = {0, 0, 0, 10};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{12, 24, 36, 58}));
+  ASSERT_EQ(attnrt_reset_state(m.get()), 0) << attnrt_last_error(m.get());
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{10, 20, 30, 50}));
+  EXPECT_EQ(controls().graphLaunches(), graphs ? 4 : 0);
+  EXPECT_EQ(controls().launches(), 8);
+}
+
+TEST_F(CudaFake, StateUpdatedInPlaceOnTheDevice) {
+  checkStateRuns(weights, /*graphs=*/false);
+}
+
+TEST_F(CudaFake, StateUpdatedInPlaceUnderGraphReplay) {
+  checkStateRuns(weights, /*graphs=*/true);
+}
+
 TEST_F(CudaFake, GraphCapturedOnceThenReplayed) {
   // The plain path's results, for comparison.
   ModelPtr plain(openReady());

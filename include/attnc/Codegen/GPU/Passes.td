@@ -50,6 +50,40 @@ def AttnGpuFlashAttention
   ];
 }
 
+def AttnGpuCacheWrite : Pass<"attn-gpu-cache-write", "::mlir::func::FuncOp"> {
+  let summary = "KV-cache writes as device kernels that update the cache in place (CUDA)";
+  let description = [{
+    Replaces each `attn.cache_write` (static shapes) by a `gpu.launch` with
+    one thread per element of the new rows `[B, H, T, D]`: grid
+    (ceil(T * D / threads), H, B), `threads` = min(T * D, `block-threads`).
+    Each thread reads `positions[b]` from device memory, clamps it into
+    `[0, L - T]` exactly as the CPU lowering does, and stores
+    `new[b, h, t, d]` into `cache[b, h, pos + t, d]`; consecutive threads
+    write consecutive elements of a row.
+
+    The launch works on buffers bridged like attn-gpu-flash-attention's:
+    `new` and `positions` with `bufferization.to_buffer read_only`, the
+    cache with a writable `bufferization.to_buffer` (which One-Shot
+    Bufferize counts as a write of the cache tensor, in place unless the old
+    value is read later, in which case it copies first), and the result is
+    `bufferization.to_tensor restrict writable` of that same buffer. A cache
+    that is model state therefore stays the entry argument's buffer
+    (attn-drop-state-results checks it). Run before attn-lower-to-linalg,
+    whose host loop (which reads `positions` on the host) then has nothing
+    left to lower. Dynamic shapes and grids over 65535 blocks in y or z are
+    errors.
+  }];
+  let options = [
+    Option<"blockThreads", "block-threads", "int64_t", "128",
+           "most threads per block">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
   let summary = "Tensor-core (mma.sync m16n8k16) kernels for widened f16/bf16 x * W^T";
   let description = [{

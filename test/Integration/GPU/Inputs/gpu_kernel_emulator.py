@@ -436,7 +436,7 @@ class Emulator:
     def launch(self, op, env):
         sizes = [int(env[v]) for v in op.operands[:6]]
         grid, block = sizes[:3], sizes[3:]
-        assert block[1] == block[2] == 1 and block[0] % LANES == 0, block
+        assert block[1] == block[2] == 1, block
         self.threads = block[0]
         args, body = op.regions[0]
         for bz in range(grid[2]):
@@ -602,6 +602,7 @@ class Emulator:
         if n == "gpu.shuffle":
             assert "shuffle_mode xor" in op.text, op.text
             assert (o[2] == LANES).all(), "shuffle width must be the warp"
+            assert self.threads % LANES == 0, "shuffle in a partial warp"
             lane = np.arange(self.threads)
             src = (lane // LANES) * LANES + ((lane % LANES) ^ o[1])
             return (o[0][src], np.ones(self.threads, bool))
@@ -676,6 +677,7 @@ class Emulator:
         """a [T, 8], b [T, 4] float64 and c [T, 4] f32 fragments in register
         order -> d [T, 4]: one m16n8k16 per warp."""
         a, b, c = mutate_fragments(self.mutate, a, b, c)
+        assert self.threads % LANES == 0, "mma.sync in a partial warp"
         d = np.zeros((self.threads, 4), np.float32)
         for w in range(self.threads // LANES):
             s = slice(w * LANES, (w + 1) * LANES)
