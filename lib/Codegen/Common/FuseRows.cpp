@@ -9,11 +9,13 @@
 
 #include "attnc/Codegen/Common/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFUSEROWS
@@ -128,6 +130,15 @@ struct AttnFuseRowsPass
                           }) &&
              linalg::areElementwiseOpsFusable(&operand);
     };
+    // Fusing a producer whose body reads linalg.index remaps the indices
+    // through affine.apply of its indexing map, one layer per fusion; the
+    // layers are projections that fold away. Left in place, they grow with
+    // every fusion into chains whose verification (affine symbol checks,
+    // which revisit shared operands) took minutes on a decode step.
+    RewritePatternSet applyPatterns(&getContext());
+    affine::AffineApplyOp::getCanonicalizationPatterns(applyPatterns,
+                                                       &getContext());
+    FrozenRewritePatternSet foldApplies(std::move(applyPatterns));
     // A row has a handful of generics: fuse one pair at a time until none
     // is left.
     for (bool changed = true; changed;) {
@@ -160,6 +171,7 @@ struct AttnFuseRowsPass
         rewriter.eraseOp(consumer);
         if (producer->use_empty())
           rewriter.eraseOp(producer);
+        (void)applyPatternsGreedily(fusedOp->getRegion(0), foldApplies);
         changed = true;
         break;
       }
