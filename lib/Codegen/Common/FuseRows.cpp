@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNFUSEROWS
@@ -113,6 +112,33 @@ struct AttnFuseRowsPass
   /// pattern set is not used as a whole: its RemoveOutsDependency would
   /// give the row's result a fresh init instead of the output slice, and
   /// the row would be written to a temporary and copied.
+  /// Fusing a producer whose body reads linalg.index remaps the indices
+  /// through affine.apply of its indexing map, one layer per fusion. The
+  /// layers are mostly projections (one dimension of the operands); left in
+  /// place they grow with every fusion into chains whose verification
+  /// (affine symbol checks, which revisit shared operands) took minutes on
+  /// a decode step. Each projection is replaced by the operand it selects;
+  /// nothing else in the body changes (a general folder would also move
+  /// constants, and layers that compute the same thing must stay equal
+  /// for attn-outline-layers).
+  static void forwardProjections(RewriterBase &rewriter, Operation *op) {
+    op->walk([&](affine::AffineApplyOp apply) {
+      AffineMap map = apply.getAffineMap();
+      if (map.getNumResults() != 1)
+        return;
+      unsigned position;
+      if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(0)))
+        position = dim.getPosition();
+      else if (auto symbol = dyn_cast<AffineSymbolExpr>(map.getResult(0)))
+        position = map.getNumDims() + symbol.getPosition();
+      else
+        return;
+      rewriter.replaceAllUsesWith(apply.getResult(),
+                                  apply.getMapOperands()[position]);
+      rewriter.eraseOp(apply);
+    });
+  }
+
   LogicalResult
   fuseElementwiseInRows(const llvm::SmallPtrSetImpl<Operation *> &rowLoops) {
     IRRewriter rewriter(&getContext());
@@ -130,15 +156,6 @@ struct AttnFuseRowsPass
                           }) &&
              linalg::areElementwiseOpsFusable(&operand);
     };
-    // Fusing a producer whose body reads linalg.index remaps the indices
-    // through affine.apply of its indexing map, one layer per fusion; the
-    // layers are projections that fold away. Left in place, they grow with
-    // every fusion into chains whose verification (affine symbol checks,
-    // which revisit shared operands) took minutes on a decode step.
-    RewritePatternSet applyPatterns(&getContext());
-    affine::AffineApplyOp::getCanonicalizationPatterns(applyPatterns,
-                                                       &getContext());
-    FrozenRewritePatternSet foldApplies(std::move(applyPatterns));
     // A row has a handful of generics: fuse one pair at a time until none
     // is left.
     for (bool changed = true; changed;) {
@@ -171,7 +188,7 @@ struct AttnFuseRowsPass
         rewriter.eraseOp(consumer);
         if (producer->use_empty())
           rewriter.eraseOp(producer);
-        (void)applyPatternsGreedily(fusedOp->getRegion(0), foldApplies);
+        forwardProjections(rewriter, fusedOp);
         changed = true;
         break;
       }
