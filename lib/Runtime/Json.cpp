@@ -26,21 +26,13 @@ double JsonValue::asDouble() const {
 }
 
 const char *jsonKindName(JsonValue::Kind k) {
-  switch (k) {
-  case JsonValue::Null:
-    return "null";
-  case JsonValue::Bool:
-    return "a boolean";
-  case JsonValue::Number:
-    return "a number";
-  case JsonValue::String:
-    return "a string";
-  case JsonValue::Array:
-    return "an array";
-  case JsonValue::Object:
-    return "an object";
-  }
-  return "?";
+  // In the order of JsonValue::Kind.
+  static const char *const kNames[] = {"null",     "a boolean", "a number",
+                                       "a string", "an array",  "an object"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == JsonValue::Object + 1,
+                "one name per JsonValue::Kind");
+  unsigned i = static_cast<unsigned>(k);
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "?";
 }
 
 namespace {

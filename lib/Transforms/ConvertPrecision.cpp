@@ -34,11 +34,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The result attribute tying a model-state result to its argument
-/// (kStateArgAttrName in Codegen/Common/Manifest.h, which Transforms does not
-/// depend on).
-static constexpr llvm::StringLiteral kStateArg = "attn.state_arg";
-
 /// `type` with `to` for its element type if it is an f32 tensor; else null.
 static RankedTensorType convertedType(Type type, FloatType to) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -116,7 +111,8 @@ struct AttnConvertPrecisionPass
       if (func.isExternal())
         return;
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-        if (auto arg = func.getResultAttrOfType<IntegerAttr>(i, kStateArg);
+        if (auto arg = func.getResultAttrOfType<IntegerAttr>(
+                i, AttnDialect::StateArgAttrHelper::getNameStr());
             arg && arg.getInt() >= 0 &&
             arg.getInt() < static_cast<int64_t>(func.getNumArguments()))
           stateResults[func].push_back(

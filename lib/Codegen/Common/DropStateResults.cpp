@@ -50,7 +50,8 @@ struct AttnDropStateResultsPass
       return;
     auto hasState = [&] {
       for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i)
-        if (entry.getResultAttr(i, kStateArgAttrName))
+        if (entry.getResultAttr(i,
+                                AttnDialect::StateArgAttrHelper::getNameStr()))
           return true;
       return false;
     };
@@ -79,7 +80,8 @@ struct AttnDropStateResultsPass
     auto ret = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
     llvm::BitVector drop(entry.getNumResults());
     for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i) {
-      auto arg = entry.getResultAttrOfType<IntegerAttr>(i, kStateArgAttrName);
+      auto arg = entry.getResultAttrOfType<IntegerAttr>(
+          i, AttnDialect::StateArgAttrHelper::getNameStr());
       if (!arg)
         continue;
       Value returned = ret.getOperand(i);

@@ -82,14 +82,15 @@ findStateArgs(func::FuncOp entry) {
   DenseMap<unsigned, unsigned> states;
   llvm::DenseSet<unsigned> args;
   for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i) {
-    Attribute attr = entry.getResultAttr(i, kStateArgAttrName);
+    Attribute attr =
+        entry.getResultAttr(i, AttnDialect::StateArgAttrHelper::getNameStr());
     if (!attr)
       continue;
     auto index = dyn_cast<IntegerAttr>(attr);
     if (!index || index.getInt() < 0 ||
         index.getInt() >= static_cast<int64_t>(entry.getNumArguments()))
       return entry.emitOpError("result ")
-             << i << ": " << kStateArgAttrName
+             << i << ": " << AttnDialect::StateArgAttrHelper::getNameStr()
              << " must be the index of an argument, got " << attr;
     unsigned arg = static_cast<unsigned>(index.getInt());
     if (entry.getArgumentTypes()[arg] != entry.getResultTypes()[i])
@@ -261,7 +262,7 @@ struct AttnHoistWeightsPass
       if (auto it = stateArgs->find(i); it != stateArgs->end()) {
         // The state is its argument's buffer; attn-drop-state-results
         // removes the result once bufferization has updated it in place.
-        entry.setResultAttr(i, kStateArgAttrName,
+        entry.setResultAttr(i, AttnDialect::StateArgAttrHelper::getNameStr(),
                             builder.getI64IntegerAttr(it->second + index));
         continue;
       }

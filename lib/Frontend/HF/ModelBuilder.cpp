@@ -209,7 +209,7 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
       mainFunc.getFunctionType().getInputs(), ValueRange(results).getTypes()));
   mainFunc.setResultAttr(0, "attn.name", b.getStringAttr(resultName));
   for (auto [i, state] : llvm::enumerate(states))
-    mainFunc.setResultAttr(i + 1, "attn.state_arg",
+    mainFunc.setResultAttr(i + 1, AttnDialect::StateArgAttrHelper::getNameStr(),
                            b.getI64IntegerAttr(state.second));
 }
 

@@ -35,10 +35,6 @@ namespace mlir::attn {
 /// The module attribute holding the model manifest.
 constexpr llvm::StringLiteral kManifestAttrName = "attn.manifest";
 
-/// On a model entry's result: the index of the argument whose new value it
-/// is (model state such as a KV cache, updated in place).
-constexpr llvm::StringLiteral kStateArgAttrName = "attn.state_arg";
-
 /// Keys of a manifest record besides the attn.weight op's own attributes.
 constexpr llvm::StringLiteral kManifestKindKey = "kind";
 constexpr llvm::StringLiteral kManifestNameKey = "name";

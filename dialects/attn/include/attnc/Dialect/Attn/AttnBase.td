@@ -39,6 +39,8 @@ def Attn_Dialect : Dialect {
   //   attn.position_bound  (function argument) run-time positions: one
   //                        past the largest valid (cache or position table
   //                        length), from attn-mark-token-id-inputs
+  //   attn.state_arg       (entry function result) model state: the new
+  //                        value of the argument of this index (KV caches)
   //   attn.causal_lm       (module) a causal language model: every output
   //                        position depends only on input positions up to
   //                        it (set by the importers for decoders; every
@@ -50,6 +52,7 @@ def Attn_Dialect : Dialect {
     "::mlir::IntegerAttr":$original_index,
     "::mlir::IntegerAttr":$id_bound,
     "::mlir::IntegerAttr":$position_bound,
+    "::mlir::IntegerAttr":$state_arg,
     "::mlir::UnitAttr":$causal_lm
   );
 }
