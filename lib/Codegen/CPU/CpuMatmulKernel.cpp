@@ -259,11 +259,36 @@ struct OuterProductKernelBuilder {
   int64_t kBegin = 0, kEnd = 0;
   bool firstK = true, lastK = true;
 
-  /// One mr x nv-vector tile of C at (m0, n0).
-  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv) {
+  /// Whether each column block copies its [kc, width] slices of W^T into
+  /// contiguous panels before the row tiles read them (see emitRegion).
+  bool packPanels = false;
+  /// The current column block's panels, [nMain / width, K, width], or null.
+  Value panels;
+
+  /// One mr x nv-vector tile of C at (m0, n0). With panels, `panel` is the
+  /// tile's panel index and B's columns are read from it.
+  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv,
+                Value panel = {}) {
+    attn::OuterProductOperands operands{mm.a, mm.b, mm.c, Value()};
+    if (panel) {
+      // The panel as a [K, width] matrix whose column 0 is C's column n0.
+      auto type = cast<MemRefType>(panels.getType());
+      int64_t k = type.getDimSize(1), width = type.getDimSize(2);
+      SmallVector<OpFoldResult> offsets = {panel, nb.getIndexAttr(0),
+                                           nb.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1),
+                                         nb.getIndexAttr(k),
+                                         nb.getIndexAttr(width)};
+      SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
+      auto viewType = memref::SubViewOp::inferRankReducedResultType(
+          {k, width}, type, offsets, sizes, strides);
+      operands.b = memref::SubViewOp::create(nb, loc, cast<MemRefType>(viewType),
+                                             panels, offsets, sizes, strides);
+      operands.bColumn = idx(nb, 0);
+    }
     attn::OuterProductTile tile = attn::emitOuterProductTile(
-        nb, loc, {mm.a, mm.b, mm.c, Value()}, vl, m0, n0, mr, nv,
-        nb.getIndexAttr(kBegin), nb.getIndexAttr(kEnd),
+        nb, loc, operands, vl, m0, n0, mr, nv, nb.getIndexAttr(kBegin),
+        nb.getIndexAttr(kEnd),
         /*zeroInit=*/zeroInit && firstK);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
@@ -291,15 +316,51 @@ struct OuterProductKernelBuilder {
   /// Columns [nStart, nStart + nExtent) of all rows, k in blocks of kBlock
   /// (so that the block of W^T the row tiles share stays in L2; partial
   /// sums go through C between blocks).
+  ///
+  /// With packPanels, the whole tiles' columns of each k block are first
+  /// copied into panels, one contiguous [kc, width] run per tile column: read
+  /// in place, W^T's rows are N floats apart, and at N = 3072 (12 KiB) every
+  /// row of a tile column falls into the same few cache sets, so the block
+  /// the row tiles share does not stay in L1/L2. The copy is one read of the
+  /// block, which the first row tile would do anyway.
   void emitRegion(OpBuilder &nb, Value nStart, int64_t nExtent,
                   int64_t kBlock) {
+    int64_t width = nvMax * vl;
+    int64_t nPanels = nExtent / width;
+    panels = {};
+    if (packPanels && nPanels > 0) {
+      auto type = MemRefType::get({nPanels, mm.k, width}, nb.getF32Type());
+      panels = memref::AllocOp::create(nb, loc, type, nb.getI64IntegerAttr(64));
+    }
     for (int64_t k0 = 0; k0 < mm.k; k0 += kBlock) {
       kBegin = k0;
       kEnd = std::min(mm.k, k0 + kBlock);
       firstK = k0 == 0;
       lastK = kEnd == mm.k;
+      if (panels)
+        emitPack(nb, nStart, nPanels);
       emitKBlock(nb, nStart, nExtent);
     }
+    if (panels)
+      memref::DeallocOp::create(nb, loc, panels);
+  }
+
+  /// panels[p, k, :] = B[k, nStart + p * width + (0 .. width)] for the
+  /// current k block.
+  void emitPack(OpBuilder &nb, Value nStart, int64_t nPanels) {
+    int64_t width = nvMax * vl;
+    loop(nb, 0, nPanels, 1, [&](OpBuilder &pb, Value p) {
+      Value col0 = arith::AddIOp::create(
+          pb, loc, nStart, arith::MulIOp::create(pb, loc, p, idx(pb, width)));
+      loop(pb, kBegin, kEnd, 1, [&](OpBuilder &kb, Value k) {
+        for (int64_t v = 0; v < nvMax; ++v) {
+          Value x = vector::LoadOp::create(kb, loc, vecType(), mm.b,
+                                           ValueRange{k, add(kb, col0, v * vl)});
+          vector::StoreOp::create(kb, loc, x, panels,
+                                  ValueRange{p, k, idx(kb, v * vl)});
+        }
+      });
+    });
   }
 
   /// Columns [nStart, nStart + nExtent) of all rows (nExtent a multiple of
@@ -310,7 +371,11 @@ struct OuterProductKernelBuilder {
     int64_t nMain = nExtent / width * width;
     auto rowTiles = [&](OpBuilder &rb, Value m0, int64_t mr) {
       loop(rb, 0, nMain, width, [&](OpBuilder &tb, Value n) {
-        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax);
+        Value panel;
+        if (panels)
+          panel = arith::DivUIOp::create(tb, loc, n, idx(tb, width));
+        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax,
+                 panel);
       });
       if (int64_t rest = nExtent - nMain)
         emitTile(rb, m0, add(rb, nStart, nMain), mr, rest / vl);
@@ -359,6 +424,7 @@ struct AttnCpuMatmulKernelPass
                                  /*mrMax=*/rowTile,
                                  /*nvMax=*/colVectors,
                                  /*zeroInit=*/zeroInit != nullptr};
+    kb.packPanels = packMinRows > 0 && mm.m >= packMinRows;
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
     int64_t width = colVectors * t.vl;

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{k-block=16}))" | FileCheck %s --check-prefix=KBLOCK
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{row-tile=2 col-vectors=2}))" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{pack-min-rows=8 k-block=16}))" | FileCheck %s --check-prefix=PACK
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{col-vectors=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: attn-cpu-matmul-kernel: row-tile and col-vectors must be >= 1
 
@@ -130,6 +131,28 @@ func.func @near_misses(%x: memref<8x20xf32>, %w: memref<16x20xf32>, %c: memref<8
 // SMALL:               scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // SMALL-COUNT-2:         vector.load %arg1[
 // SMALL-COUNT-2:         vector.fma
+// With pack-min-rows <= 10, each column block copies its k block of W^T
+// into one 64-wide panel per tile column before the row tiles, which read
+// the panel (row stride 64) instead of W^T (row stride 128).
+// PACK-LABEL: func.func @k_major_epilogue
+// PACK:         scf.parallel (%[[BLK:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// PACK:           %[[N0:.*]] = arith.muli %[[BLK]], %c64{{[_0-9]*}}
+// PACK:           %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x64xf32>
+// PACK:           scf.for %[[PI:.*]] = %{{.*}} to %c1{{[_0-9]*}} step
+// PACK:             scf.for %[[PK:.*]] = %{{.*}} to %c16{{[_0-9]*}} step
+// PACK-COUNT-4:       vector.store %{{.*}}, %[[P]][%[[PI]], %[[PK]], %{{.*}}] : memref<1x32x64xf32>, vector<16xf32>
+// PACK:           scf.for %[[M:.*]] = %{{.*}} to %c8{{[_0-9]*}} step %c4{{[_0-9]*}}
+// PACK:             %[[PANEL:.*]] = memref.subview %[[P]][%{{.*}}, 0, 0] [1, 32, 64] [1, 1, 1] : memref<1x32x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+// PACK:             scf.for %[[K:.*]] = %{{.*}} to %c16{{[_0-9]*}} step
+// PACK-COUNT-4:       vector.load %[[PANEL]][%[[K]], %{{.*}}] : memref<32x64xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
+// PACK-NOT:         vector.load %arg1
+// The second k block packs rows 16..32.
+// PACK:           scf.for %{{.*}} = %{{.*}} to %c1{{[_0-9]*}} step
+// PACK:             scf.for %{{.*}} = %c16{{[_0-9]*}} to %c32{{[_0-9]*}} step
+// PACK:               vector.load %arg1[
+// PACK:           math.tanh
+// PACK:           memref.dealloc %[[P]] : memref<1x32x64xf32>
+// PACK:         scf.reduce
 func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bias: memref<128xf32>, %scale: memref<10xf32>, %out: memref<10x128xf32>) {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc() : memref<10x128xf32>
@@ -169,6 +192,12 @@ func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bia
 // CHECK:         scf.reduce
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %c16{{[_0-9]*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NOT:     linalg.generic
+// Four rows (< pack-min-rows) do not repay a copy: no panels.
+// PACK-LABEL: func.func @k_major_accumulate
+// PACK-NOT:     memref.alloc
+// PACK:         vector.load %arg1[
+// PACK-NOT:     memref.alloc
+// PACK:         return
 func.func @k_major_accumulate(%x: memref<4x16xf32>, %wt: memref<16x80xf32>, %c: memref<4x80xf32>) {
   linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<4x16xf32>, memref<16x80xf32>) outs(%c : memref<4x80xf32>) {
   ^bb0(%in: f32, %in_0: f32, %acc: f32):

@@ -40,7 +40,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     VL), get outer-product tiles instead: MR rows x NV vectors of C in
     vector accumulators, per k step NV loads of B's row k and MR broadcasts
     of A, no reductions; the same column blocks in parallel, and the
-    epilogue applied to whole vectors before the store.
+    epilogue applied to whole vectors before the store. With at least
+    `pack-min-rows` rows, each column block first copies its k block of
+    W^T into contiguous [kc, NV * VL] panels (W^T's rows are N floats
+    apart, which maps a tile column's rows onto few cache sets).
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -58,7 +61,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "tile (NV)">,
     Option<"kBlock", "k-block", "int64_t", "0",
            "K-major weights: k steps per block, partial sums through C "
-           "between blocks (0 = keep the block of W^T within 256 KiB)">
+           "between blocks (0 = keep the block of W^T within 256 KiB)">,
+    Option<"packMinRows", "pack-min-rows", "int64_t", "32",
+           "K-major weights: copy each k block of a column block of W^T "
+           "into contiguous per-tile panels first when C has at least this "
+           "many rows (0 = never; few rows do not repay the copy)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
