@@ -189,36 +189,19 @@ Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
 }
 
 /// The C API of attnrt.h that a model library exports.
-static const char *const kExportedApi[] = {"attnrt_open",
-                                           "attnrt_open_linked",
-                                           "attnrt_close",
-                                           "attnrt_last_error",
-                                           "attnrt_target",
-                                           "attnrt_num_weights",
-                                           "attnrt_num_inputs",
-                                           "attnrt_num_outputs",
-                                           "attnrt_input_name",
-                                           "attnrt_input_dtype",
-                                           "attnrt_input_rank",
-                                           "attnrt_input_dim",
-                                           "attnrt_input_dims",
-                                           "attnrt_input_bytes",
-                                           "attnrt_output_name",
-                                           "attnrt_output_dtype",
-                                           "attnrt_output_rank",
-                                           "attnrt_output_dim",
-                                           "attnrt_output_dims",
-                                           "attnrt_output_bytes",
-                                           "attnrt_bind_weights",
-                                           "attnrt_set_input",
-                                           "attnrt_run",
-                                           "attnrt_get_output",
-                                           "attnrt_last_run_ms",
-                                           "attnrt_weight_bytes_read",
-                                           "attnrt_weight_file_bytes",
-                                           "attnrt_main",
-                                           "attnrt_dtype_name",
-                                           "attnrt_dtype_size"};
+// clang-format off
+static const char *const kExportedApi[] = {
+    "attnrt_open",          "attnrt_open_linked",       "attnrt_close",
+    "attnrt_last_error",    "attnrt_target",            "attnrt_num_weights",
+    "attnrt_num_inputs",    "attnrt_num_outputs",       "attnrt_input_name",
+    "attnrt_input_dtype",   "attnrt_input_rank",        "attnrt_input_dim",
+    "attnrt_input_dims",    "attnrt_input_bytes",       "attnrt_output_name",
+    "attnrt_output_dtype",  "attnrt_output_rank",       "attnrt_output_dim",
+    "attnrt_output_dims",   "attnrt_output_bytes",      "attnrt_bind_weights",
+    "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
+    "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
+    "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size"};
+// clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {
   StringRef stem = sys::path::filename(outputPath);
