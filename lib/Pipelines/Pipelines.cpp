@@ -361,8 +361,10 @@ static bool addTargetIndependentStages(OpPassManager &pm,
   if (options.stopAfter == Stage::Bufferized)
     return false;
   if (options.matmulKernels) {
-    if (target == Target::Cuda)
+    if (target == Target::Cuda) {
       addNested(pm, attn::createAttnGpuMmaMatmul());
+      addNested(pm, attn::createAttnGpuSimtMatmul());
+    }
     else
       addNested(
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
