@@ -25,6 +25,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCONVERTPRECISION
@@ -158,11 +159,71 @@ struct AttnConvertPrecisionPass
         weight.setConvert(true);
     });
 
+    // Shape-only ops between attn ops (the head splits and merges of
+    // attn-decompose-mha and attn-pack-qkv) move values of any type: a chain
+    // of them from an attn op's result to attn ops takes the target type
+    // too, so that a value is not widened to f32 for a transpose and
+    // narrowed again after it (two kernels and two passes over the
+    // activations each, on CUDA). A chain that ends elsewhere (a returned
+    // f32 slice) keeps reading the one widened value.
+    SmallVector<Operation *> movers;
+    llvm::SmallPtrSet<Operation *, 16> moved;
+    module.walk([&](Operation *op) {
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+              tensor::ExtractSliceOp, linalg::TransposeOp>(op) &&
+          (changed.contains(op->getOperand(0)) ||
+           moved.contains(op->getOperand(0).getDefiningOp()))) {
+        movers.push_back(op);
+        moved.insert(op);
+      }
+    });
+    // Users come after their producers: prune backwards.
+    for (Operation *op : llvm::reverse(movers))
+      if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *user) {
+            return !isa_and_nonnull<AttnDialect>(user->getDialect()) &&
+                   !moved.contains(user);
+          }))
+        moved.erase(op);
+    for (Operation *op : movers) {
+      if (!moved.contains(op))
+        continue;
+      // Its source stayed f32 after all (a transpose that could not be
+      // rebuilt): it stays too, and takes a widened value below.
+      if (!changed.contains(op->getOperand(0))) {
+        moved.erase(op);
+        continue;
+      }
+      auto transpose = dyn_cast<linalg::TransposeOp>(op);
+      if (!transpose) {
+        retype(op->getResult(0));
+        continue;
+      }
+      // A transpose's region and init carry the element type: rebuilt.
+      auto empty = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
+      if (!empty || !empty->hasOneUse()) {
+        moved.erase(op);
+        continue;
+      }
+      OpBuilder b(transpose);
+      Value init = tensor::EmptyOp::create(b, empty.getLoc(),
+                                           empty.getMixedSizes(), target);
+      auto narrowed = linalg::TransposeOp::create(b, transpose.getLoc(),
+                                                  transpose.getInput(), init,
+                                                  transpose.getPermutation());
+      transpose.getResult()[0].replaceAllUsesWith(narrowed.getResult()[0]);
+      changed.insert(narrowed.getResult()[0]);
+      moved.erase(op);
+      moved.insert(narrowed);
+      transpose.erase();
+      empty.erase();
+    }
+
     // Operands whose producer and user now disagree: attn ops (and the
     // model's results with io-precision) take the target type, others f32.
     SmallVector<OpOperand *> narrow, widen;
     module.walk([&](Operation *op) {
-      bool takesTarget = isa_and_nonnull<AttnDialect>(op->getDialect());
+      bool takesTarget =
+          isa_and_nonnull<AttnDialect>(op->getDialect()) || moved.contains(op);
       auto ret = dyn_cast<func::ReturnOp>(op);
       for (OpOperand &use : op->getOpOperands()) {
         if (ret)

@@ -111,3 +111,33 @@ func.func @state(%x: tensor<1x2x1x4xf32>, %pos: tensor<1xi64>,
   %0 = attn.cache_write %x into %cache at %pos : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
   return %x, %0 : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// Head split and merge between attn ops (as attn-decompose-mha leaves
+// them): the reshapes, the slice and the transpose move f16 values, with no
+// widening to f32 around them.
+// CHECK-LABEL: func.func @head_split
+// CHECK:         %[[QKV:.*]] = attn.linear {{.*}} -> tensor<1x4x24xf16>
+// CHECK-NOT:     arith.extf
+// CHECK-NOT:     arith.truncf
+// CHECK:         %[[Q:.*]] = tensor.extract_slice %[[QKV]][0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<1x4x24xf16> to tensor<1x4x8xf16>
+// CHECK:         %[[E:.*]] = tensor.expand_shape %[[Q]] {{.*}} : tensor<1x4x8xf16> into tensor<1x4x2x4xf16>
+// CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<1x2x4x4xf16>
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<1x4x2x4xf16>) outs(%[[INIT]] : tensor<1x2x4x4xf16>) permutation = [0, 2, 1, 3]
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[T]] {{.*}} : tensor<1x2x4x4xf16> into tensor<1x8x4xf16>
+// CHECK-NOT:     arith.extf
+// CHECK-NOT:     arith.truncf
+// CHECK:         attn.linear %[[C]]
+func.func @head_split(%x: tensor<1x4x16xf32>) -> tensor<1x8x4xf32> {
+  %w = attn.weight "w" : tensor<24x16xf32>
+  %qkv = attn.linear %x, %w : (tensor<1x4x16xf32>, tensor<24x16xf32>) -> tensor<1x4x24xf32>
+  %q = tensor.extract_slice %qkv[0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<1x4x24xf32> to tensor<1x4x8xf32>
+  %e = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, 4, 2, 4] : tensor<1x4x8xf32> into tensor<1x4x2x4xf32>
+  %init = tensor.empty() : tensor<1x2x4x4xf32>
+  %t = linalg.transpose ins(%e : tensor<1x4x2x4xf32>) outs(%init : tensor<1x2x4x4xf32>) permutation = [0, 2, 1, 3]
+  %c = tensor.collapse_shape %t [[0], [1, 2], [3]] : tensor<1x2x4x4xf32> into tensor<1x8x4xf32>
+  %w2 = attn.weight "w2" : tensor<4x4xf32>
+  %y = attn.linear %c, %w2 : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+  return %y : tensor<1x8x4xf32>
+}
