@@ -44,6 +44,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     `pack-min-rows` rows, each column block first copies its k block of
     W^T into contiguous [kc, NV * VL] panels (W^T's rows are N floats
     apart, which maps a tile column's rows onto few cache sets).
+
+    The rows M (batch times sequence) may be dynamic (a model compiled for
+    run-time lengths): the row loops then run to the run-time M, MR rows at
+    a time up to its last multiple of MR and one row at a time after it;
+    N and K (the weight's) stay static. Static M keeps its static loops.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -185,6 +190,20 @@ def AttnCpuLowerRuntimeChecks
                            "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def AttnCpuFuncToLLVM : Pass<"attn-cpu-func-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "convert-func-to-llvm with bare pointers where shapes are static";
+  let description = [{
+    Runs upstream's convert-func-to-llvm. A module whose functions take or
+    return only statically shaped memrefs uses the bare-pointer calling
+    convention (one pointer per buffer, as attn-emit-model-entry and
+    libattnrt call a static model). A memref with a dynamic size (a batch or
+    sequence chosen at run time) cannot travel as a bare pointer: then the
+    whole module uses memref descriptors (pointers, offset, sizes, strides),
+    which attn-emit-model-entry fills from the run-time sizes.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // ATTNC_CODEGEN_CPU_PASSES_TD
