@@ -259,6 +259,9 @@ static void addCpuToLLVMStage(OpPassManager &pm,
     pm.addPass(attn::createAttnCpuLowerRuntimeChecks());
   }
   pm.addPass(createConvertSCFToOpenMPPass());
+  // [B * S, N] -> [B, S, N] with dynamic B and S, which
+  // expand-strided-metadata cannot take (no-op for static shapes).
+  addNested(pm, attn::createAttnCpuExpandDynamicReshapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Math before vectors: what has no LLVM intrinsic (erf without

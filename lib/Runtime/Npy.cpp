@@ -385,7 +385,9 @@ bool checkNpyForInput(const std::string &path, const NpyArray &a, int index,
   if (!matches) {
     err = path + ": shape " + formatShapeTuple(a.shape) + " but " + who +
           " expects " + formatShapeTuple(in.dims);
-    if (a.shape.size() == in.dims.size())
+    // Where the model takes any size in some dimension, say which fixed
+    // one is wrong.
+    if (in.isDynamic() && a.shape.size() == in.dims.size())
       for (size_t d = 0; d < a.shape.size(); ++d)
         if (in.dims[d] != kDynamicDim && a.shape[d] != in.dims[d]) {
           err += strFormat(" (dimension %zu is %lld, the model's is %lld)", d,

@@ -12,6 +12,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
@@ -161,7 +162,8 @@ struct AttnVerifyModelPass
   /// model entry): report the first dynamic argument or result there.
   LogicalResult checkStaticSignatures() {
     for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      if (func.isPrivate())
+      if (SymbolTable::getSymbolVisibility(func) ==
+          SymbolTable::Visibility::Private)
         continue;
       auto report = [&](StringRef what, unsigned i, Type type) {
         return func.emitOpError()

@@ -238,8 +238,9 @@ struct AttnHoistWeightsPass
     // Dynamic sizes: which input gives each, so that the runtime can check
     // inputs against each other and size the outputs.
     SmallVector<int> inputIndex;
-    for (unsigned i = index, e = entry.getNumArguments(), n = 0; i < e; ++i)
-      inputIndex.push_back(isStateArg.contains(i - index) ? -1 : n++);
+    int numInputs = 0;
+    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i)
+      inputIndex.push_back(isStateArg.contains(i - index) ? -1 : numInputs++);
     FailureOr<ModelDynamicDims> dynamicDims =
         analyzeDynamicDims(module, entry, index, inputIndex);
     if (failed(dynamicDims))

@@ -4,7 +4,7 @@
 // a dynamic feature dimension sizes nothing the lowering could build: it is
 // diagnosed, not lowered to invalid tensor.empty ops.
 func.func @dynamic_feature_relu(%x: tensor<2x?xf32>) -> tensor<2x?xf32> {
-  // expected-error @+1 {{'attn.relu' op has a dynamic feature (last) dimension in 'tensor<2x?xf32>' (only batch and sequence dimensions may be dynamic), which attn-lower-to-linalg does not support}}
+  // expected-error @+1 {{'attn.relu' op has a dynamic feature (last) dimension in tensor<2x?xf32> (only batch and sequence dimensions may be dynamic), which attn-lower-to-linalg does not support}}
   %0 = attn.relu %x : tensor<2x?xf32>
   return %0 : tensor<2x?xf32>
 }
