@@ -5,13 +5,16 @@ the attnc Python package, against the numpy reference (test/reference) and
 against a static twin compiled for each size.
 
     dynamic_shapes_check.py --src SRC --attn-compile BIN --workdir DIR
-        --model DYN.mlir --static-template STATIC.mlir --pattern 1x16x
+        [--kind small_encoder|decoder_block] --model DYN.mlir
+        --static-template STATIC.mlir --pattern 1x16x
         --shape 1x5 --shape 1x16 --shape 1x37 [--flag F ...]
 
-DYN.mlir is small_encoder.mlir with `?` where the batch and/or sequence
-are (e.g. tensor<1x?x64xf32>); the static twin for ids of shape BxS is
-STATIC.mlir with every PATTERN (`1x16x`) replaced by `BxSx`. Weights and
-ids are seeded (scripts/make_weights.py). Each check prints one line:
+DYN.mlir is the example model of KIND (examples/KIND.mlir) with `?` where
+the batch and/or sequence are (e.g. tensor<1x?x64xf32>); the static twin
+for inputs of batch B and sequence S is STATIC.mlir with every PATTERN
+(`1x16x`) replaced by `BxSx`. Weights and inputs (ids, or activations for
+decoder_block) are seeded (scripts/make_weights.py). Each check prints one
+line:
 
     PASS 1x5 cli vs reference max err 1.2e-07 (tol 1e-05)
 
@@ -31,6 +34,8 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("--attn-compile", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--kind", default="small_encoder",
+                    choices=("small_encoder", "decoder_block"))
     ap.add_argument("--model", required=True)
     ap.add_argument("--static-template", required=True)
     ap.add_argument("--pattern", default="1x16x")
@@ -48,9 +53,9 @@ def main():
 
     os.makedirs(args.workdir, exist_ok=True)
     work = lambda name: os.path.join(args.workdir, name)
-    cfg = dict(mw.DEFAULTS["small_encoder"])
+    cfg = dict(mw.DEFAULTS[args.kind])
     W, resolved = mw.make_weights(
-        "small_encoder", 0, **{k: v for k, v in cfg.items() if k != "seq"})
+        args.kind, 0, **{k: v for k, v in cfg.items() if k != "seq"})
     cfg.update(resolved)
     weights = work("w.safetensors")
     tensorio.write_safetensors(weights, W)
@@ -81,10 +86,16 @@ def main():
     rng = np.random.default_rng(1)
     for text in args.shape:
         b, s = (int(v) for v in text.split("x"))
-        ids = rng.integers(0, cfg["vocab"], size=(b, s)).astype(np.int32)
-        ids_path = work("ids_%s.npy" % text)
+        if args.kind == "small_encoder":
+            name = "ids"
+            ids = rng.integers(0, cfg["vocab"], size=(b, s)).astype(np.int32)
+        else:
+            name = "x"
+            ids = rng.standard_normal((b, s, cfg["d"])).astype(np.float32)
+        ids_path = work("%s_%s.npy" % (name, text))
         np.save(ids_path, ids)
-        ref = np.asarray(attn_ref_small_encoder(ids, W, cfg), np.float64)
+        ref = np.asarray(mw.run_reference(args.kind, W, {name: ids}, cfg),
+                         np.float64)
 
         out = work("dyn_%s.npy" % text)
         subprocess.run([exe, "-q", "--weights", weights, "--input", ids_path,
@@ -109,11 +120,6 @@ def main():
     print("FAIL" if failed else "ALL PASS")
     return 1 if failed else 0
 
-
-def attn_ref_small_encoder(ids, W, cfg):
-    import attn_ref
-    return attn_ref.small_encoder(ids, W, num_layers=cfg["layers"],
-                                  heads=cfg["heads"])
 
 
 if __name__ == "__main__":
