@@ -41,6 +41,24 @@ if config.attnc_have_cuda_toolkit:
     config.substitutions.append(("%ptxas", config.attnc_ptxas))
 
 
+def _host_cpu_flags():
+    """The x86 feature flags of this machine (/proc/cpuinfo), or none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# Tests that run code using AVX-512 BF16 instructions need the host to have
+# them (elsewhere lit reports them UNSUPPORTED).
+if "avx512_bf16" in _host_cpu_flags():
+    config.available_features.add("host-avx512bf16")
+
+
 def _cuda_device_count():
     """Devices the CUDA driver reports, 0 without a driver or GPU."""
     import ctypes

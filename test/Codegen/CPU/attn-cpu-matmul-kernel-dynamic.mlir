@@ -14,7 +14,7 @@
 // tiles up to (M / 4) * 4, then one row at a time up to M.
 // CHECK-LABEL: func.func @nt_matmul_dynamic_rows(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<?x64xf32>, %[[W:[^:]+]]: memref<128x64xf32>, %[[BIAS:[^:]+]]: memref<128xf32>, %[[OUT:[^:]+]]: memref<?x128xf32>)
-// CHECK:         %[[M:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x64xf32>
+// CHECK:         %[[M:.*]] = memref.dim %[[OUT]], %{{.*}} : memref<?x128xf32>
 // CHECK:         scf.parallel
 // CHECK:           %[[Q:.*]] = arith.divui %[[M]], %[[C4:.*]] : index
 // CHECK:           %[[MAIN:.*]] = arith.muli %[[Q]], %[[C4]] : index
@@ -53,7 +53,7 @@ func.func @nt_matmul_dynamic_rows(%x: memref<?x64xf32>, %w: memref<128x64xf32>, 
 // The K-major (outer-product) form.
 // CHECK-LABEL: func.func @kmajor_dynamic_rows(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<?x64xf32>, %[[WT:[^:]+]]: memref<64x128xf32>, %[[OUT:[^:]+]]: memref<?x128xf32>)
-// CHECK:         %[[M:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x64xf32>
+// CHECK:         %[[M:.*]] = memref.dim %[[OUT]], %{{.*}} : memref<?x128xf32>
 // CHECK:         scf.parallel
 // CHECK:           %[[Q:.*]] = arith.divui %[[M]], %[[C4:.*]] : index
 // CHECK:           %[[MAIN:.*]] = arith.muli %[[Q]], %[[C4]] : index

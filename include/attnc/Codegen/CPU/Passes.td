@@ -36,6 +36,14 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     at (m, n) (bias, activation, residual) is fused into the store.
 
     Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
+    An operand that attn-convert-precision widened from f16/bf16 (an
+    `arith.extf` generic writing it) is read from the narrow buffer and
+    widened in registers, or, with `bf16-dot` and both operands bf16,
+    multiplied pairwise by AVX-512 BF16 dot products (vdpbf16ps, f32
+    accumulation); the widened copies are removed when nothing else reads
+    them, so no weight is copied to f32 per run.
+
+    Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
     (attn-cpu-transpose-weights; static, identity layouts, N a multiple of
     VL), get outer-product tiles instead: MR rows x NV vectors of C in
     vector accumulators, per k step NV loads of B's row k and MR broadcasts
@@ -67,6 +75,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     Option<"kBlock", "k-block", "int64_t", "0",
            "K-major weights: k steps per block, partial sums through C "
            "between blocks (0 = keep the block of W^T within 256 KiB)">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "multiply bf16 operands with AVX-512 BF16 dot products "
+           "(vdpbf16ps; the host must have avx512bf16); otherwise narrow "
+           "operands are widened in registers">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "32",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
@@ -74,7 +86,8 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def AttnCpuOuterProductMatmul
