@@ -881,8 +881,8 @@ int runCli(int argc, char **argv, const char *manifestText,
   std::vector<NpyOut> arrays;
   for (size_t i = 0; i < o.outputs.size(); ++i) {
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    arrays.push_back({dtypeInfo(e.dtype).npyDescr, shapes[i],
-                      results[i].data(), results[i].size()});
+    arrays.push_back({dtypeInfo(e.dtype).npyDescr, shapes[i], results[i].data(),
+                      results[i].size()});
   }
   if (!writeNpyOutputs(o.outputs, outputKinds, outputTargets, arrays, err))
     return fail(err);

@@ -210,9 +210,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         if (colon == std::string::npos ||
             !parseDecimal(part.substr(0, colon), 1u << 20, input) ||
             !parseDecimal(part.substr(colon + 1), 1u << 20, axis))
-          return fail("invalid " + std::string(kDimsFromKeyword) + " '" +
-                      part + "' of '" + e.name +
-                      "' (expected '-' or <input>:<axis>)");
+          return fail("invalid " + std::string(kDimsFromKeyword) + " '" + part +
+                      "' of '" + e.name + "' (expected '-' or <input>:<axis>)");
         e.dimsFrom.push_back({static_cast<int>(input), static_cast<int>(axis)});
       }
       size_t numDynamic = 0;
@@ -225,7 +224,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
                     " has " + std::to_string(numDynamic) + " '?'");
       // Sizes are known per run; the entry's own ones stay 0.
     } else if (!numElements(e.dims, e.numElements) ||
-        e.numElements > UINT64_MAX / dtypeSize(e.dtype))
+               e.numElements > UINT64_MAX / dtypeSize(e.dtype))
       return fail("shape " + formatShapeList(e.dims) + " of '" + e.name +
                   "' is too large");
     e.bytes = e.numElements * dtypeSize(e.dtype);

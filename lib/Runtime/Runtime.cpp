@@ -554,8 +554,8 @@ extern "C" int attnrt_set_input(attnrt_model *m, int index, const void *data,
 }
 
 extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
-                                       const void *data, size_t bytes,
-                                       int rank, const int64_t *dims) {
+                                       const void *data, size_t bytes, int rank,
+                                       const int64_t *dims) {
   const char *fn = "attnrt_set_input_shaped";
   int slot = ioSlot(m, EntryKind::Input, index, fn);
   if (slot < 0)
@@ -575,8 +575,8 @@ extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
           "%s: input %d '%s' has shape %s but the model takes %s: dimension "
           "%zu is %lld, the model's is %lld",
           fn, index, e.name.c_str(), formatShapeTuple(shape).c_str(),
-          formatShapeTuple(e.dims).c_str(), d,
-          static_cast<long long>(shape[d]), static_cast<long long>(e.dims[d])));
+          formatShapeTuple(e.dims).c_str(), d, static_cast<long long>(shape[d]),
+          static_cast<long long>(e.dims[d])));
     if (shape[d] < 0)
       return m->fail(strFormat("%s: input %d '%s': dimension %zu is %lld", fn,
                                index, e.name.c_str(), d,

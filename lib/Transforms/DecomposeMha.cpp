@@ -46,7 +46,9 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
 
   // Run-time batch and sequence sizes (attributes where static, so that
   // static shapes build exactly the ops they always did).
-  auto sizesOf = [&](Value v) { return tensor::getMixedSizes(rewriter, loc, v); };
+  auto sizesOf = [&](Value v) {
+    return tensor::getMixedSizes(rewriter, loc, v);
+  };
   auto index = [&](int64_t v) -> OpFoldResult {
     return rewriter.getIndexAttr(v);
   };

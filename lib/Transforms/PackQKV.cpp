@@ -195,12 +195,12 @@ struct AttnPackQKVPass
         // Batch and sequence may be dynamic: their sizes are the packed
         // result's (which is sized like the shared input).
         for (auto [i, d] : llvm::enumerate(type.getShape()))
-          sizes.push_back(ShapedType::isDynamic(d)
-                              ? OpFoldResult(tensor::DimOp::create(
-                                                 b, linear.getLoc(),
-                                                 packed.getResult(), i)
-                                                 .getResult())
-                              : OpFoldResult(b.getIndexAttr(d)));
+          sizes.push_back(
+              ShapedType::isDynamic(d)
+                  ? OpFoldResult(tensor::DimOp::create(b, linear.getLoc(),
+                                                       packed.getResult(), i)
+                                     .getResult())
+                  : OpFoldResult(b.getIndexAttr(d)));
         offsets.back() = b.getIndexAttr(offset);
         offset += type.getShape().back();
         Value slice = tensor::ExtractSliceOp::create(b, linear.getLoc(), type,

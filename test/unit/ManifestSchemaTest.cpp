@@ -174,8 +174,8 @@ TEST(ManifestSchema, DynamicDims) {
   ManifestRecord mask =
       record(EntryKind::Input, "mask", DType::F32, {kDynamicDim, kDynamicDim});
   mask.dimsFrom = {{0, 0}, {0, 1}};
-  ManifestRecord y =
-      record(EntryKind::Output, "y", DType::F32, {kDynamicDim, kDynamicDim, 64});
+  ManifestRecord y = record(EntryKind::Output, "y", DType::F32,
+                            {kDynamicDim, kDynamicDim, 64});
   y.dimsFrom = {{0, 0}, {0, 1}};
   y.causal = true;
   std::vector<ManifestRecord> records = {ids, mask, y};

@@ -538,10 +538,10 @@ TEST(Runtime, DynamicShapes) {
 }
 
 TEST(Runtime, DynamicManifestErrors) {
-  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\ninput a f32 1x?\n",
-                      cpuInvoke),
-            "attnrt: invalid model manifest: manifest line 3: input 'a' has "
-            "dynamic dims 1x? but no dims_from");
+  EXPECT_EQ(
+      openError("attnc-manifest 1\ntarget cpu\ninput a f32 1x?\n", cpuInvoke),
+      "attnrt: invalid model manifest: manifest line 3: input 'a' has "
+      "dynamic dims 1x? but no dims_from");
   EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\n"
                       "input a f32 ?x? dims_from -\n",
                       cpuInvoke),

@@ -28,9 +28,8 @@ namespace {
 static bool hasMultiDynamicGroup(memref::ExpandShapeOp op) {
   MemRefType type = op.getResultType();
   for (const ReassociationIndices &group : op.getReassociationIndices())
-    if (llvm::count_if(group, [&](int64_t d) {
-          return type.isDynamicDim(d);
-        }) > 1)
+    if (llvm::count_if(group, [&](int64_t d) { return type.isDynamicDim(d); }) >
+        1)
       return true;
   return false;
 }
@@ -43,7 +42,8 @@ struct AttnCpuExpandDynamicReshapesPass
     getOperation().walk([&](memref::ExpandShapeOp op) {
       // Identity layouts only: the source is then contiguous with offset 0,
       // and so is the result.
-      if (hasMultiDynamicGroup(op) && op.getSrcType().getLayout().isIdentity() &&
+      if (hasMultiDynamicGroup(op) &&
+          op.getSrcType().getLayout().isIdentity() &&
           op.getResultType().getLayout().isIdentity())
         ops.push_back(op);
     });
@@ -59,19 +59,21 @@ struct AttnCpuExpandDynamicReshapesPass
       int64_t staticStride = 1;
       Value dynamicStride;
       for (int64_t d = rank - 1; d >= 0; --d) {
-        strides[d] = dynamicStride ? OpFoldResult(dynamicStride)
-                                   : OpFoldResult(rewriter.getIndexAttr(
-                                         staticStride));
+        strides[d] = dynamicStride
+                         ? OpFoldResult(dynamicStride)
+                         : OpFoldResult(rewriter.getIndexAttr(staticStride));
         if (std::optional<int64_t> size = getConstantIntValue(sizes[d]);
             size && !dynamicStride) {
           staticStride *= *size;
           continue;
         }
-        Value sizeValue = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[d]);
-        Value before = dynamicStride ? dynamicStride
-                                     : arith::ConstantIndexOp::create(
-                                           rewriter, loc, staticStride)
-                                           .getResult();
+        Value sizeValue =
+            getValueOrCreateConstantIndexOp(rewriter, loc, sizes[d]);
+        Value before =
+            dynamicStride
+                ? dynamicStride
+                : arith::ConstantIndexOp::create(rewriter, loc, staticStride)
+                      .getResult();
         dynamicStride = arith::MulIOp::create(rewriter, loc, before, sizeValue);
       }
       rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(

@@ -1,4 +1,4 @@
-//===- CpuFuncToLLVM.cpp - func-to-llvm with the model's calling convention ===//
+//===- CpuFuncToLLVM.cpp - func-to-llvm, bare pointers where static -------===//
 //
 // Static models keep the bare-pointer calling convention (the code they
 // always had); a model with dynamic sizes needs memref descriptors, which

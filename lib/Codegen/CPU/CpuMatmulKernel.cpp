@@ -517,8 +517,8 @@ struct AttnCpuMatmulKernelPass
                                  /*zeroInit=*/zeroInit != nullptr};
     // Dynamic M: the row count is read once, before the column blocks; the
     // panels pay off for many rows, which a dynamic M may not have.
-    kb.packPanels = packMinRows > 0 && !ShapedType::isDynamic(mm.m) &&
-                    mm.m >= packMinRows;
+    kb.packPanels =
+        packMinRows > 0 && !ShapedType::isDynamic(mm.m) && mm.m >= packMinRows;
     if (ShapedType::isDynamic(mm.m))
       kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     // Column blocks: whole tiles, about as many weight columns as the

@@ -129,8 +129,7 @@ static void visit(Operation *op, DimClasses &dims, ModuleOp module) {
   };
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     joinMixed(expand.getResult(), expand.getMixedOutputShape());
-    for (auto [src, group] :
-         llvm::enumerate(expand.getReassociationIndices()))
+    for (auto [src, group] : llvm::enumerate(expand.getReassociationIndices()))
       if (int64_t d = onlySized(expand.getResultType(), group); d >= 0)
         dims.join(DimClasses::dim(expand.getSrc(), src),
                   DimClasses::dim(expand.getResult(), d));
@@ -232,8 +231,8 @@ mlir::attn::analyzeDynamicDims(ModuleOp module, func::FuncOp entry,
       DimKey leader = dims.leader(DimClasses::dim(arg, d));
       auto [it, inserted] =
           chosen.try_emplace(leader, input, static_cast<int>(d));
-      result.inputs[i - firstInput].push_back(
-          inserted ? std::make_pair(-1, -1) : it->second);
+      result.inputs[i - firstInput].push_back(inserted ? std::make_pair(-1, -1)
+                                                       : it->second);
     }
   }
   // Outputs are the operands of the entry's return.

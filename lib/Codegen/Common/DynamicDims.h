@@ -1,4 +1,4 @@
-//===- DynamicDims.h - which run-time sizes of a model are equal -*- C++ -*-===//
+//===- DynamicDims.h - run-time sizes that must be equal --------*- C++ -*-===//
 //
 // Private to lib/Codegen/Common (attn-hoist-weights, which writes them into
 // the manifest); see DynamicDims.cpp.

@@ -165,7 +165,8 @@ struct AttnEmitModelEntryPass
           staticStrides[d] = staticStrides[d + 1] * shape[d + 1];
           strides[d] = constant(staticStrides[d]);
         } else {
-          strides[d] = LLVM::MulOp::create(b, loc, strides[d + 1], sizes[d + 1]);
+          strides[d] =
+              LLVM::MulOp::create(b, loc, strides[d + 1], sizes[d + 1]);
         }
       }
       args.append(strides);

@@ -544,8 +544,8 @@ struct FlashSdpaLowering : FlashPatternBase {
     p.lengths = op.getKvLengths();
 
     Location loc = op.getLoc();
-    bool dynamic = !resultType.hasStaticShape() ||
-                   !op.getKey().getType().hasStaticShape();
+    bool dynamic =
+        !resultType.hasStaticShape() || !op.getKey().getType().hasStaticShape();
     SmallVector<OpFoldResult> qSizes, kSizes;
     if (dynamic) {
       qSizes = tensor::getMixedSizes(rewriter, loc, p.query);
@@ -568,15 +568,14 @@ struct FlashSdpaLowering : FlashPatternBase {
       // columns (outer-product form, no horizontal reductions).
       SmallVector<int64_t> shape = {p.batch, p.hkv, p.dk, p.sk};
       Type keyElt = op.getKey().getType().getElementType();
-      Value empty =
-          dynamic ? tensor::EmptyOp::create(
-                        rewriter, loc,
-                        ArrayRef<OpFoldResult>{kSizes[0],
-                                               rewriter.getIndexAttr(p.hkv),
-                                               rewriter.getIndexAttr(p.dk),
-                                               p.skSize},
-                        keyElt)
-                  : tensor::EmptyOp::create(rewriter, loc, shape, keyElt);
+      Value empty = dynamic
+                        ? tensor::EmptyOp::create(
+                              rewriter, loc,
+                              ArrayRef<OpFoldResult>{
+                                  kSizes[0], rewriter.getIndexAttr(p.hkv),
+                                  rewriter.getIndexAttr(p.dk), p.skSize},
+                              keyElt)
+                        : tensor::EmptyOp::create(rewriter, loc, shape, keyElt);
       p.key = linalg::TransposeOp::create(rewriter, loc, p.key, empty,
                                           ArrayRef<int64_t>{0, 1, 3, 2})
                   .getResult()[0];

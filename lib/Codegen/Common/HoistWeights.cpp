@@ -177,12 +177,11 @@ struct AttnHoistWeightsPass
       weightNames.insert(uses.front().getName());
 
     SmallVector<Attribute> manifest;
-    auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
-                      Location loc, WeightOp weight = {},
-                      IntegerAttr idBound = {}, bool causal = false,
-                      IntegerAttr positionBound = {},
-                      ArrayRef<std::pair<int, int>> dimsFrom =
-                          {}) -> LogicalResult {
+    auto record =
+        [&](attnrt::EntryKind kind, StringRef name, Type type, Location loc,
+            WeightOp weight = {}, IntegerAttr idBound = {}, bool causal = false,
+            IntegerAttr positionBound = {},
+            ArrayRef<std::pair<int, int>> dimsFrom = {}) -> LogicalResult {
       FailureOr<DictionaryAttr> dict = buildManifestRecord(
           kind, name, type, weight, idBound, causal, positionBound, dimsFrom);
       if (failed(dict))
@@ -261,11 +260,11 @@ struct AttnHoistWeightsPass
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ((state ? "state" : "input") + Twine(i - index)).str(),
                         name)) ||
-          failed(record(
-              state ? attnrt::EntryKind::State : attnrt::EntryKind::Input, name,
-              entry.getArgument(i).getType(), entry.getLoc(),
-              /*weight=*/{}, idBound, /*causal=*/false, positionBound,
-              dynamicDims->inputs[i - index])))
+          failed(record(state ? attnrt::EntryKind::State
+                              : attnrt::EntryKind::Input,
+                        name, entry.getArgument(i).getType(), entry.getLoc(),
+                        /*weight=*/{}, idBound, /*causal=*/false, positionBound,
+                        dynamicDims->inputs[i - index])))
         return signalPassFailure();
     }
     // A causal language model's [batch, seq, vocab] float outputs are the

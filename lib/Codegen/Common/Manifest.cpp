@@ -28,11 +28,11 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
   if (!tensor || !getManifestDType(tensor.getElementType()))
     return failure();
   // Inputs and outputs may have dynamic sizes, one dimsFrom each.
-  bool io = kind == attnrt::EntryKind::Input ||
-            kind == attnrt::EntryKind::Output;
+  bool io =
+      kind == attnrt::EntryKind::Input || kind == attnrt::EntryKind::Output;
   if (!tensor.hasStaticShape() &&
-      (!io || static_cast<int64_t>(dimsFrom.size()) !=
-                  tensor.getNumDynamicDims()))
+      (!io ||
+       static_cast<int64_t>(dimsFrom.size()) != tensor.getNumDynamicDims()))
     return failure();
   Builder b(type.getContext());
   NamedAttrList fields;
@@ -104,8 +104,8 @@ static LogicalResult readRecord(DictionaryAttr dict,
                   << "dimension";
   if (!tensor.hasStaticShape())
     for (size_t i = 0; i < dimsFrom.size(); i += 2)
-      record.dimsFrom.push_back({static_cast<int>(dimsFrom[i]),
-                                 static_cast<int>(dimsFrom[i + 1])});
+      record.dimsFrom.push_back(
+          {static_cast<int>(dimsFrom[i]), static_cast<int>(dimsFrom[i + 1])});
 
   auto concatAxis = dict.getAs<IntegerAttr>("concat_axis");
   auto concatNames = dict.getAs<ArrayAttr>("concat_names");

@@ -40,9 +40,8 @@ inline bool isIdentityF32(Value v, bool dynamicRows) {
   if (isStaticIdentityF32(v))
     return true;
   auto type = dyn_cast<MemRefType>(v.getType());
-  return dynamicRows && type && type.getRank() == 2 &&
-         !type.isDynamicDim(1) && type.getLayout().isIdentity() &&
-         type.getElementType().isF32();
+  return dynamicRows && type && type.getRank() == 2 && !type.isDynamicDim(1) &&
+         type.getLayout().isIdentity() && type.getElementType().isF32();
 }
 
 /// The body must be `out + a * b` (in either operand order) and nothing

@@ -43,8 +43,7 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
     }
     // Ids outside [0, vocab) are clamped rather than read out of bounds.
     Value y = lb.generic(
-        op.getIds(), init,
-        {lb.dims(rank, outer), lb.identity(rank)}, iters,
+        op.getIds(), init, {lb.dims(rank, outer), lb.identity(rank)}, iters,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
           Value id =
               arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
@@ -129,8 +128,7 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
     int64_t rows = op.getTable().getType().getDimSize(0);
     Value x = lb.toF32(op.getInput());
     return lb.generic(
-        x, lb.emptyLike(x, lb.f32()),
-        {lb.identity(3), lb.identity(3)},
+        x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
         SmallVector<IteratorType>(3, IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
           Value row = runTimePosition(b, loc, positions, 1, offset, rows - 1);
@@ -154,9 +152,9 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
         x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
         SmallVector<IteratorType>(3, IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value row = arith::AddIOp::create(
-              b, loc, linalg::IndexOp::create(b, loc, 1),
-              LinalgBuilder::constIndex(b, loc, offset));
+          Value row =
+              arith::AddIOp::create(b, loc, linalg::IndexOp::create(b, loc, 1),
+                                    LinalgBuilder::constIndex(b, loc, offset));
           row = arith::MinSIOp::create(
               b, loc, row, LinalgBuilder::constIndex(b, loc, tableRows - 1));
           Value col = linalg::IndexOp::create(b, loc, 2);

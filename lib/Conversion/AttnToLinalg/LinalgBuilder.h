@@ -167,9 +167,8 @@ public:
     int64_t n = wType.getDimSize(0);
     // Rows may be dynamic (batch x sequence given at run time).
     SmallVector<OpFoldResult> resultSizes = {sizes(x)[0], b.getIndexAttr(n)};
-    Value init = xType.isDynamicDim(0)
-                     ? filled(resultSizes, 0.0)
-                     : filled({xType.getDimSize(0), n}, 0.0);
+    Value init = xType.isDynamicDim(0) ? filled(resultSizes, 0.0)
+                                       : filled({xType.getDimSize(0), n}, 0.0);
     Value product = generic(
         {x, w}, init, {dims(3, {0, 2}), dims(3, {1, 2}), dims(3, {0, 1})},
         {IteratorType::parallel, IteratorType::parallel,
@@ -223,8 +222,8 @@ public:
     auto type = RankedTensorType::get(
         shape, cast<RankedTensorType>(result.getType()).getElementType());
     return tensor::ExpandShapeOp::create(
-        b, loc, type, result,
-        ArrayRef<ReassociationIndices>{outer, {rank - 1}}, outSizes);
+        b, loc, type, result, ArrayRef<ReassociationIndices>{outer, {rank - 1}},
+        outSizes);
   }
 
   /// `[d0, ..., dn-1]` -> `[d0 * ... * dn-2, dn-1]`.
@@ -281,15 +280,16 @@ public:
     SmallVector<IteratorType> iters = iterators(rank, /*reduceLast=*/true);
     SmallVector<Value> inputs = {x};
     inputs.append(extraOuter.begin(), extraOuter.end());
-    Value acc = type.hasStaticShape()
-                    ? filled(type.getShape().drop_back(), init)
-                    : filled(ArrayRef<OpFoldResult>(sizes(x)).drop_back(), init);
-    return generic(
-        inputs, acc, maps, iters,
-        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value v = pre(nb, nloc, args[0], args.drop_front().drop_back());
-          return combine(nb, nloc, args.back(), v);
-        });
+    Value acc =
+        type.hasStaticShape()
+            ? filled(type.getShape().drop_back(), init)
+            : filled(ArrayRef<OpFoldResult>(sizes(x)).drop_back(), init);
+    return generic(inputs, acc, maps, iters,
+                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     Value v =
+                         pre(nb, nloc, args[0], args.drop_front().drop_back());
+                     return combine(nb, nloc, args.back(), v);
+                   });
   }
 
   /// The maximum over the last dimension of an f32 tensor (-inf for rows
