@@ -9,7 +9,9 @@
  * `buffers` holds one pointer per manifest entry, in manifest order (weights,
  * then inputs, then outputs), each to a dense row-major buffer of exactly the
  * described shape and dtype: host pointers for `target cpu`, CUDA device
- * pointers for `target cuda`.
+ * pointers for `target cuda`. A model with dynamic (`?`) sizes (CPU only)
+ * reads one more pointer after them: the run's sizes, one int64_t per `?`
+ * in manifest order.
  *
  * The manifest text format is defined in attnc/Runtime/ManifestSchema.h.
  * The entry points compiled code itself calls (MLIR's GPU runtime and
