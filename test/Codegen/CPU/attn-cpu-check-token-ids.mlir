@@ -52,19 +52,9 @@ func.func @rank3_i64(%ids: tensor<3x4x6xi64>, %table: tensor<50x8xf32>) -> (tens
 
 // -----
 
-// Without embeddings, nothing is added.
-// CHECK-LABEL: func.func @no_lookup
-// CHECK-NOT: scf.for
-// CHECK-NOT: attnrt_report_token_id
-func.func @no_lookup(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %0 = attn.relu %x : tensor<2x4xf32>
-  return %0 : tensor<2x4xf32>
-}
-
-// -----
-
 // Ids of a run-time batch and sequence: the loops run to their run-time
 // extents (tensor.dim).
+// CHECK:       func.func private @attnrt_report_token_id
 // CHECK-LABEL: func.func @lookup_dynamic
 // CHECK-SAME:    (%[[IDS:[^:]*]]: tensor<?x?xi32>
 // CHECK:         %[[DB:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi32>
@@ -77,3 +67,15 @@ func.func @lookup_dynamic(%ids: tensor<?x?xi32>, %table: tensor<100x8xf32>) -> t
   %0 = attn.embedding %ids, %table : (tensor<?x?xi32>, tensor<100x8xf32>) -> tensor<?x?x8xf32>
   return %0 : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Without embeddings, nothing is added.
+// CHECK-LABEL: func.func @no_lookup
+// CHECK-NOT: scf.for
+// CHECK-NOT: attnrt_report_token_id
+func.func @no_lookup(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = attn.relu %x : tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
