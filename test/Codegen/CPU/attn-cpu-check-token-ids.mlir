@@ -78,4 +78,3 @@ func.func @no_lookup(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %0 = attn.relu %x : tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
-
