@@ -125,8 +125,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
                            Target target) {
   bool cuda = target == Target::Cuda;
   // Oversized tensors and inconsistent weight bindings are reported at their
-  // ops before anything is lowered.
-  pm.addPass(attn::createAttnVerifyModel());
+  // ops before anything is lowered; so are dynamic shapes on CUDA, whose
+  // kernels, launches and runtime are static-only for now.
+  attn::AttnVerifyModelOptions verify;
+  if (cuda)
+    verify.staticShapesTarget = "cuda";
+  pm.addPass(attn::createAttnVerifyModel(verify));
   if (options.raiseAttention)
     addNested(pm, attn::createAttnRaiseAttention());
   if (options.packQKV) {
@@ -256,6 +260,9 @@ static void addCpuToLLVMStage(OpPassManager &pm,
     pm.addPass(attn::createAttnCpuLowerRuntimeChecks());
   }
   pm.addPass(createConvertSCFToOpenMPPass());
+  // [B * S, N] -> [B, S, N] with dynamic B and S, which
+  // expand-strided-metadata cannot take (no-op for static shapes).
+  addNested(pm, attn::createAttnCpuExpandDynamicReshapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Math before vectors: what has no LLVM intrinsic (erf without
@@ -281,9 +288,9 @@ static void addCpuToLLVMStage(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcToLLVM;
-  funcToLLVM.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  // Bare pointers for static models; memref descriptors for models with
+  // dynamic sizes.
+  pm.addPass(attn::createAttnCpuFuncToLLVM());
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -214,6 +214,17 @@ void printDescription(FILE *out, const Manifest &mf) {
                    static_cast<long long>(e.idBound));
     if (e.causal)
       std::fprintf(out, ", causal language-model logits (generate)");
+    if (!e.dimsFrom.empty()) {
+      // Where each `?` comes from: the caller, or an earlier input.
+      std::string from;
+      for (size_t d = 0; d < e.dimsFrom.size(); ++d) {
+        auto [input, axis] = e.dimsFrom[d];
+        from += d ? ", " : "";
+        from += input < 0 ? std::string("chosen per run")
+                          : strFormat("input %d dimension %d", input, axis);
+      }
+      std::fprintf(out, ", dynamic sizes: %s", from.c_str());
+    }
     std::fprintf(out, "\n");
   }
 }
@@ -225,10 +236,11 @@ std::string formatValue(double v, DType t) {
 }
 
 void printSummary(FILE *out, int index, const ManifestEntry &e,
+                  const std::vector<int64_t> &dims,
                   const std::vector<unsigned char> &data) {
-  uint64_t n = e.numElements;
+  uint64_t n = data.size() / dtypeSize(e.dtype);
   std::fprintf(out, "output %d '%s': %s %s", index, e.name.c_str(),
-               dtypeName(e.dtype), formatShapeTuple(e.dims).c_str());
+               dtypeName(e.dtype), formatShapeTuple(dims).c_str());
   if (n == 0) {
     std::fprintf(out, " (empty)\n");
     return;
@@ -833,7 +845,10 @@ int runCli(int argc, char **argv, const char *manifestText,
     if (!readNpy(o.inputs[i], a, err) ||
         !checkNpyForInput(o.inputs[i], a, static_cast<int>(i), e, err))
       return fail(err);
-    if (attnrt_set_input(m, static_cast<int>(i), a.data(), a.dataBytes))
+    // The .npy file's shape, which dynamic inputs take from it.
+    if (attnrt_set_input_shaped(m, static_cast<int>(i), a.data(), a.dataBytes,
+                                static_cast<int>(a.shape.size()),
+                                a.shape.data()))
       return fail(attnrt_last_error(m));
   }
 
@@ -848,9 +863,17 @@ int runCli(int argc, char **argv, const char *manifestText,
   }
 
   std::vector<std::vector<unsigned char>> results(mf.outputs.size());
+  // This run's output shapes (dynamic ones follow the inputs).
+  std::vector<std::vector<int64_t>> shapes(mf.outputs.size());
   for (size_t i = 0; i < mf.outputs.size(); ++i) {
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    results[i].resize(static_cast<size_t>(e.bytes));
+    const int64_t *dims = attnrt_output_shape(m, static_cast<int>(i));
+    if (!dims)
+      return fail(attnrt_last_error(m));
+    shapes[i].assign(dims, dims + e.dims.size());
+    uint64_t elements = 0;
+    numElements(shapes[i], elements);
+    results[i].resize(static_cast<size_t>(elements * dtypeSize(e.dtype)));
     if (attnrt_get_output(m, static_cast<int>(i), results[i].data(),
                           results[i].size()))
       return fail(attnrt_last_error(m));
@@ -858,7 +881,7 @@ int runCli(int argc, char **argv, const char *manifestText,
   std::vector<NpyOut> arrays;
   for (size_t i = 0; i < o.outputs.size(); ++i) {
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.outputs[i])];
-    arrays.push_back({dtypeInfo(e.dtype).npyDescr, e.dims, results[i].data(),
+    arrays.push_back({dtypeInfo(e.dtype).npyDescr, shapes[i], results[i].data(),
                       results[i].size()});
   }
   if (!writeNpyOutputs(o.outputs, outputKinds, outputTargets, arrays, err))
@@ -872,7 +895,8 @@ int runCli(int argc, char **argv, const char *manifestText,
           static_cast<unsigned long long>(attnrt_weight_file_bytes(m)));
     for (size_t i = 0; i < mf.outputs.size(); ++i)
       printSummary(out, static_cast<int>(i),
-                   mf.entries[static_cast<size_t>(mf.outputs[i])], results[i]);
+                   mf.entries[static_cast<size_t>(mf.outputs[i])], shapes[i],
+                   results[i]);
     if (!o.bench)
       std::fprintf(out, "time: %.4g ms\n", times.back());
   }

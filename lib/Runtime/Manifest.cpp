@@ -57,6 +57,10 @@ static bool parseDims(const std::string &s, std::vector<int64_t> &dims,
   if (s == kScalarDims)
     return true;
   for (const std::string &part : splitList(s, 'x')) {
+    if (part == "?") {
+      dims.push_back(kDynamicDim);
+      continue;
+    }
     uint64_t v;
     if (!parseDecimal(part, INT64_MAX, v)) {
       err = "invalid dims '" + s +
@@ -138,6 +142,13 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       return fail("unknown record '" + kw +
                   "' (expected target, weight, input, output or state)");
     e.kind = *kind;
+    // `dims_from <from>,...` follows the dims of a dynamic record; the
+    // other trailing keywords are parsed as for static records.
+    std::string dimsFromText;
+    if (tok.size() >= 6 && tok[4] == kDimsFromKeyword) {
+      dimsFromText = tok[5];
+      tok.erase(tok.begin() + 4, tok.begin() + 6);
+    }
     bool isWeight = e.kind == EntryKind::Weight;
     bool isConvert =
         isWeight && tok.size() > 4 && tok.back() == kConvertKeyword;
@@ -180,8 +191,40 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     std::string dimErr;
     if (!parseDims(tok[3], e.dims, dimErr))
       return fail(dimErr);
-    if (!numElements(e.dims, e.numElements) ||
-        e.numElements > UINT64_MAX / dtypeSize(e.dtype))
+    if (e.isDynamic() || !dimsFromText.empty()) {
+      if (e.kind != EntryKind::Input && e.kind != EntryKind::Output)
+        return fail(std::string(entryKindName(e.kind)) + " '" + e.name +
+                    "' has dynamic dims " + tok[3] +
+                    "; only inputs and outputs may");
+      if (dimsFromText.empty())
+        return fail(std::string(entryKindName(e.kind)) + " '" + e.name +
+                    "' has dynamic dims " + tok[3] + " but no " +
+                    kDimsFromKeyword);
+      for (const std::string &part : splitList(dimsFromText, ',')) {
+        if (part == "-") {
+          e.dimsFrom.push_back({-1, -1});
+          continue;
+        }
+        size_t colon = part.find(':');
+        uint64_t input, axis;
+        if (colon == std::string::npos ||
+            !parseDecimal(part.substr(0, colon), 1u << 20, input) ||
+            !parseDecimal(part.substr(colon + 1), 1u << 20, axis))
+          return fail("invalid " + std::string(kDimsFromKeyword) + " '" + part +
+                      "' of '" + e.name + "' (expected '-' or <input>:<axis>)");
+        e.dimsFrom.push_back({static_cast<int>(input), static_cast<int>(axis)});
+      }
+      size_t numDynamic = 0;
+      for (int64_t d : e.dims)
+        numDynamic += d == kDynamicDim;
+      if (e.dimsFrom.size() != numDynamic)
+        return fail(std::string(kDimsFromKeyword) + " '" + dimsFromText +
+                    "' of '" + e.name + "' names " +
+                    std::to_string(e.dimsFrom.size()) + " sizes but " + tok[3] +
+                    " has " + std::to_string(numDynamic) + " '?'");
+      // Sizes are known per run; the entry's own ones stay 0.
+    } else if (!numElements(e.dims, e.numElements) ||
+               e.numElements > UINT64_MAX / dtypeSize(e.dtype))
       return fail("shape " + formatShapeList(e.dims) + " of '" + e.name +
                   "' is too large");
     e.bytes = e.numElements * dtypeSize(e.dtype);
@@ -302,6 +345,48 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     else
       out.outputs.push_back(index);
     out.entries.push_back(std::move(e));
+  }
+  // Every dims_from names a chosen (`-`) size of an input, one that comes
+  // before it for inputs.
+  for (size_t k = 0; k < out.entries.size(); ++k) {
+    const ManifestEntry &e = out.entries[k];
+    int ordinal = -1;
+    if (e.kind == EntryKind::Input)
+      for (size_t i = 0; i < out.inputs.size(); ++i)
+        if (out.inputs[i] == static_cast<int>(k))
+          ordinal = static_cast<int>(i);
+    for (const auto &[input, axis] : e.dimsFrom) {
+      if (input < 0) {
+        if (e.kind != EntryKind::Input) {
+          err = "manifest: output '" + e.name +
+                "' has a dynamic size that no input gives ('-' in " +
+                kDimsFromKeyword + ")";
+          return false;
+        }
+        continue;
+      }
+      bool ok = static_cast<size_t>(input) < out.inputs.size() &&
+                (e.kind != EntryKind::Input || input < ordinal);
+      if (ok) {
+        const ManifestEntry &src =
+            out.entries[static_cast<size_t>(out.inputs[input])];
+        ok = static_cast<size_t>(axis) < src.dims.size() &&
+             src.dims[axis] == kDynamicDim;
+        if (ok) {
+          size_t which = 0;
+          for (int a = 0; a < axis; ++a)
+            which += src.dims[a] == kDynamicDim;
+          ok = src.dimsFrom[which].first < 0;
+        }
+      }
+      if (!ok) {
+        err = "manifest: " + std::string(entryKindName(e.kind)) + " '" +
+              e.name + "' takes a size from input " + std::to_string(input) +
+              " axis " + std::to_string(axis) +
+              ", which is not a dynamic size chosen by an earlier input";
+        return false;
+      }
+    }
   }
   if (!sawHeader) {
     err = "manifest: empty (expected 'attnc-manifest 1')";

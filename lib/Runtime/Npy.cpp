@@ -377,9 +377,24 @@ bool checkNpyForInput(const std::string &path, const NpyArray &a, int index,
                                    : std::string(" ('") + want + "')");
     return false;
   }
-  if (a.shape != in.dims) {
+  // `?` (dynamic) sizes take any extent; the runtime checks the sizes
+  // that must agree between inputs (attnrt_set_input_shaped, attnrt_run).
+  bool matches = a.shape.size() == in.dims.size();
+  for (size_t d = 0; matches && d < a.shape.size(); ++d)
+    matches = in.dims[d] == kDynamicDim || a.shape[d] == in.dims[d];
+  if (!matches) {
     err = path + ": shape " + formatShapeTuple(a.shape) + " but " + who +
           " expects " + formatShapeTuple(in.dims);
+    // Where the model takes any size in some dimension, say which fixed
+    // one is wrong.
+    if (in.isDynamic() && a.shape.size() == in.dims.size())
+      for (size_t d = 0; d < a.shape.size(); ++d)
+        if (in.dims[d] != kDynamicDim && a.shape[d] != in.dims[d]) {
+          err += strFormat(" (dimension %zu is %lld, the model's is %lld)", d,
+                           static_cast<long long>(a.shape[d]),
+                           static_cast<long long>(in.dims[d]));
+          break;
+        }
     return false;
   }
   return true;

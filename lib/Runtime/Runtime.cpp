@@ -39,6 +39,15 @@ struct attnrt_model {
   /// Per entry (CUDA): device allocations owned by the model.
   std::vector<void *> device;
   std::vector<bool> inputSet;
+  /// Per entry: the shape and byte size of the current run (the manifest's
+  /// for static entries; set by attnrt_set_input_shaped for dynamic inputs
+  /// and by attnrt_run for dynamic outputs, empty until then).
+  std::vector<std::vector<int64_t>> runDims;
+  std::vector<uint64_t> runBytes;
+  /// Whether any entry has a dynamic size: invoke then also receives the
+  /// run-time sizes (see ManifestSchema.h).
+  bool dynamic = false;
+  std::vector<int64_t> dynamicSizes;
   bool weightsBound = false;
   bool haveOutputs = false;
   /// Kept alive while CPU weights point into it.
@@ -124,8 +133,11 @@ static std::string checkIdInputs(const attnrt_model &m) {
       continue;
     const auto *data = static_cast<const unsigned char *>(
         m.host[static_cast<size_t>(slot)].data());
-    uint64_t last = e.dims.empty() ? 1 : static_cast<uint64_t>(e.dims.back());
-    for (uint64_t i = 0; i < e.numElements; ++i) {
+    const std::vector<int64_t> &dims = m.runDims[static_cast<size_t>(slot)];
+    uint64_t numElements =
+        m.runBytes[static_cast<size_t>(slot)] / dtypeSize(e.dtype);
+    uint64_t last = dims.empty() ? 1 : static_cast<uint64_t>(dims.back());
+    for (uint64_t i = 0; i < numElements; ++i) {
       int64_t id;
       if (e.dtype == DType::I32) {
         int32_t v;
@@ -180,6 +192,22 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
   m->host.resize(n);
   m->device.assign(n, nullptr);
   m->inputSet.assign(n, false);
+  m->runDims.resize(n);
+  m->runBytes.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const ManifestEntry &e = m->manifest.entries[i];
+    if (e.isDynamic()) {
+      m->dynamic = true;
+      continue;
+    }
+    m->runDims[i] = e.dims;
+    m->runBytes[i] = e.bytes;
+  }
+  if (m->dynamic && m->isCuda())
+    return openFailed("attnrt: this CUDA model has dynamic shapes, which the "
+                      "CUDA runtime does not support yet (compile it for the "
+                      "CPU, or with static shapes)",
+                      err, errlen);
   if (m->isCuda()) {
     const char *graphs = std::getenv("ATTNRT_CUDA_GRAPHS");
     if (graphs && std::strcmp(graphs, "0") == 0)
@@ -192,7 +220,8 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
   }
   for (size_t i = 0; i < n; ++i) {
     const ManifestEntry &e = m->manifest.entries[i];
-    if (e.kind == EntryKind::Weight)
+    // Dynamic inputs and outputs get their storage once their size is known.
+    if (e.kind == EntryKind::Weight || e.isDynamic())
       continue;
     if (!m->host[i].allocate(e.bytes))
       return openFailed(strFormat("attnrt: out of memory allocating %llu "
@@ -332,7 +361,7 @@ extern "C" size_t attnrt_dtype_size(attnrt_dtype t) {
   ATTNRT_IO_GETTER(kind, entryKind, const int64_t *, dims, e->dims.data(),     \
                    nullptr)                                                    \
   ATTNRT_IO_GETTER(kind, entryKind, size_t, bytes,                             \
-                   static_cast<size_t>(e->bytes), 0)                           \
+                   e->isDynamic() ? 0 : static_cast<size_t>(e->bytes), 0)      \
   extern "C" int64_t attnrt_##kind##_dim(attnrt_model *m, int index,           \
                                          int axis) {                           \
     const ManifestEntry *e =                                                   \
@@ -487,13 +516,23 @@ static int checkIoBuffer(attnrt_model *m, bool input, int index, size_t bytes,
     m->fail("attnrt_get_output: the model has not run successfully");
     return -1;
   }
-  if (bytes != e.bytes) {
+  if (input && e.isDynamic()) {
+    m->fail(strFormat("%s: input %d '%s' has dynamic dims %s: give its shape "
+                      "with attnrt_set_input_shaped",
+                      fn, index, e.name.c_str(),
+                      formatShapeTuple(e.dims).c_str()));
+    return -1;
+  }
+  // Outputs: the last run's size (dynamic ones vary from run to run).
+  uint64_t want = m->runBytes[static_cast<size_t>(slot)];
+  const std::vector<int64_t> &dims = m->runDims[static_cast<size_t>(slot)];
+  if (bytes != want) {
     std::string given = input ? strFormat("%zu were given", bytes)
                               : strFormat("the destination holds %zu", bytes);
     m->fail(strFormat("%s: %s %d '%s' (%s %s) is %llu bytes but %s", fn,
                       input ? "input" : "output", index, e.name.c_str(),
-                      dtypeName(e.dtype), formatShapeTuple(e.dims).c_str(),
-                      static_cast<unsigned long long>(e.bytes), given.c_str()));
+                      dtypeName(e.dtype), formatShapeTuple(dims).c_str(),
+                      static_cast<unsigned long long>(want), given.c_str()));
     return -1;
   }
   if (bytes && !data) {
@@ -514,6 +553,154 @@ extern "C" int attnrt_set_input(attnrt_model *m, int index, const void *data,
   return 0;
 }
 
+extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
+                                       const void *data, size_t bytes, int rank,
+                                       const int64_t *dims) {
+  const char *fn = "attnrt_set_input_shaped";
+  int slot = ioSlot(m, EntryKind::Input, index, fn);
+  if (slot < 0)
+    return 1;
+  const ManifestEntry &e = m->manifest.entries[static_cast<size_t>(slot)];
+  if (rank < 0 || (rank > 0 && !dims))
+    return m->fail(strFormat("%s: invalid rank %d or NULL dims", fn, rank));
+  std::vector<int64_t> shape(dims, dims + rank);
+  if (shape.size() != e.dims.size())
+    return m->fail(strFormat("%s: input %d '%s' has rank %d but the model "
+                             "takes rank %zu %s",
+                             fn, index, e.name.c_str(), rank, e.dims.size(),
+                             formatShapeTuple(e.dims).c_str()));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (e.dims[d] != kDynamicDim && shape[d] != e.dims[d])
+      return m->fail(strFormat(
+          "%s: input %d '%s' has shape %s but the model takes %s: dimension "
+          "%zu is %lld, the model's is %lld",
+          fn, index, e.name.c_str(), formatShapeTuple(shape).c_str(),
+          formatShapeTuple(e.dims).c_str(), d, static_cast<long long>(shape[d]),
+          static_cast<long long>(e.dims[d])));
+    if (shape[d] < 0)
+      return m->fail(strFormat("%s: input %d '%s': dimension %zu is %lld", fn,
+                               index, e.name.c_str(), d,
+                               static_cast<long long>(shape[d])));
+  }
+  uint64_t elements;
+  if (!numElements(shape, elements) ||
+      elements > UINT64_MAX / dtypeSize(e.dtype))
+    return m->fail(strFormat("%s: input %d '%s': shape %s is too large", fn,
+                             index, e.name.c_str(),
+                             formatShapeTuple(shape).c_str()));
+  uint64_t want = elements * dtypeSize(e.dtype);
+  if (bytes != want)
+    return m->fail(strFormat("%s: input %d '%s' (%s %s) is %llu bytes but %zu "
+                             "were given",
+                             fn, index, e.name.c_str(), dtypeName(e.dtype),
+                             formatShapeTuple(shape).c_str(),
+                             static_cast<unsigned long long>(want), bytes));
+  if (bytes && !data)
+    return m->fail(std::string(fn) + ": data is NULL");
+  AlignedBuffer &host = m->host[static_cast<size_t>(slot)];
+  // Dynamic inputs grow their storage to the largest size seen.
+  if (host.size() < bytes || !host.data()) {
+    AlignedBuffer bigger;
+    if (!bigger.allocate(bytes ? bytes : 1))
+      return m->fail(strFormat("attnrt: out of memory allocating %llu bytes "
+                               "for input '%s'",
+                               static_cast<unsigned long long>(bytes),
+                               e.name.c_str()));
+    host = std::move(bigger);
+    m->buffers[static_cast<size_t>(slot)] = host.data();
+  }
+  if (bytes)
+    std::memcpy(host.data(), data, bytes);
+  m->runDims[static_cast<size_t>(slot)] = shape;
+  m->runBytes[static_cast<size_t>(slot)] = want;
+  m->inputSet[static_cast<size_t>(slot)] = true;
+  return 0;
+}
+
+extern "C" const int64_t *attnrt_output_shape(attnrt_model *m, int index) {
+  int slot = ioSlot(m, EntryKind::Output, index, "attnrt_output_shape");
+  if (slot < 0)
+    return nullptr;
+  const std::vector<int64_t> &dims = m->runDims[static_cast<size_t>(slot)];
+  if (m->manifest.entries[static_cast<size_t>(slot)].isDynamic() &&
+      !m->haveOutputs) {
+    m->fail("attnrt_output_shape: the model has dynamic shapes and has not "
+            "run successfully");
+    return nullptr;
+  }
+  return dims.data();
+}
+
+/// Before a run of a model with dynamic sizes: checks the sizes the model
+/// needs equal between inputs, sizes the outputs (allocating their storage)
+/// and collects every dynamic size, in record order, for invoke. Returns ""
+/// or the error.
+static std::string prepareDynamicRun(attnrt_model *m) {
+  const Manifest &mf = m->manifest;
+  auto sizeOf = [&](int input, int axis) {
+    return m->runDims[static_cast<size_t>(mf.inputs[input])]
+                     [static_cast<size_t>(axis)];
+  };
+  for (size_t i = 0; i < mf.inputs.size(); ++i) {
+    size_t slot = static_cast<size_t>(mf.inputs[i]);
+    const ManifestEntry &e = mf.entries[slot];
+    size_t k = 0;
+    for (size_t d = 0; d < e.dims.size(); ++d) {
+      if (e.dims[d] != kDynamicDim)
+        continue;
+      auto [input, axis] = e.dimsFrom[k++];
+      if (input < 0 || sizeOf(input, axis) == m->runDims[slot][d])
+        continue;
+      const ManifestEntry &src =
+          mf.entries[static_cast<size_t>(mf.inputs[input])];
+      return strFormat(
+          "attnrt_run: input %zu '%s' dimension %zu is %lld but input %d "
+          "'%s' dimension %d is %lld; the model needs them equal",
+          i, e.name.c_str(), d, static_cast<long long>(m->runDims[slot][d]),
+          input, src.name.c_str(), axis,
+          static_cast<long long>(sizeOf(input, axis)));
+    }
+  }
+  for (size_t i = 0; i < mf.outputs.size(); ++i) {
+    size_t slot = static_cast<size_t>(mf.outputs[i]);
+    const ManifestEntry &e = mf.entries[slot];
+    if (!e.isDynamic())
+      continue;
+    std::vector<int64_t> shape = e.dims;
+    size_t k = 0;
+    for (int64_t &d : shape)
+      if (d == kDynamicDim) {
+        auto [input, axis] = e.dimsFrom[k++];
+        d = sizeOf(input, axis);
+      }
+    uint64_t elements;
+    if (!numElements(shape, elements) ||
+        elements > UINT64_MAX / dtypeSize(e.dtype))
+      return strFormat("attnrt_run: output '%s' of shape %s is too large",
+                       e.name.c_str(), formatShapeTuple(shape).c_str());
+    uint64_t bytes = elements * dtypeSize(e.dtype);
+    AlignedBuffer &host = m->host[slot];
+    if (host.size() < bytes || !host.data()) {
+      AlignedBuffer bigger;
+      if (!bigger.allocate(bytes ? bytes : 1))
+        return strFormat("attnrt: out of memory allocating %llu bytes for "
+                         "output '%s'",
+                         static_cast<unsigned long long>(bytes),
+                         e.name.c_str());
+      host = std::move(bigger);
+      m->buffers[slot] = host.data();
+    }
+    m->runDims[slot] = shape;
+    m->runBytes[slot] = bytes;
+  }
+  m->dynamicSizes.clear();
+  for (size_t slot = 0; slot < mf.entries.size(); ++slot)
+    for (size_t d = 0; d < mf.entries[slot].dims.size(); ++d)
+      if (mf.entries[slot].dims[d] == kDynamicDim)
+        m->dynamicSizes.push_back(m->runDims[slot][d]);
+  return {};
+}
+
 extern "C" int attnrt_run(attnrt_model *m) {
   if (!m)
     return 1;
@@ -528,10 +715,19 @@ extern "C" int attnrt_run(attnrt_model *m) {
       return m->fail(strFormat("attnrt_run: input %zu '%s' has not been set", i,
                                mf.entries[slot].name.c_str()));
   }
+  if (m->dynamic) {
+    std::string dynError = prepareDynamicRun(m);
+    if (!dynError.empty())
+      return m->fail(dynError);
+  }
   std::string idError = checkIdInputs(*m);
   if (!idError.empty())
     return m->fail(idError);
   std::vector<void *> args = m->buffers;
+  // Models with dynamic sizes read them after the buffers (the ABI of
+  // attn-emit-model-entry).
+  if (m->dynamic)
+    args.push_back(m->dynamicSizes.data());
   using Clock = std::chrono::steady_clock;
   if (!m->isCuda()) {
     m->tokenIdError.clear();

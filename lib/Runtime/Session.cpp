@@ -142,6 +142,13 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     return nullptr;
   }
   const ManifestEntry &in = mf.entries[static_cast<size_t>(mf.inputs[0])];
+  if (in.isDynamic() || out.isDynamic()) {
+    failModel(m, "generation needs a model compiled with static shapes; "
+                 "input '" +
+                     in.name + "' is " + formatShapeList(in.dims) +
+                     " and the logits " + formatShapeList(out.dims));
+    return nullptr;
+  }
   const ManifestEntry *pos =
       step ? &mf.entries[static_cast<size_t>(mf.inputs[1])] : nullptr;
   if (pos && ((pos->dtype != DType::I32 && pos->dtype != DType::I64) ||

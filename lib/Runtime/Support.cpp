@@ -31,7 +31,7 @@ static std::string joinDims(const std::vector<int64_t> &dims) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i)
       s += ", ";
-    s += std::to_string(dims[i]);
+    s += dims[i] == kDynamicDim ? std::string("?") : std::to_string(dims[i]);
   }
   return s;
 }

@@ -200,7 +200,8 @@ static const char *const kExportedApi[] = {
     "attnrt_output_dims",   "attnrt_output_bytes",      "attnrt_bind_weights",
     "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
     "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
-    "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size"};
+    "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size",
+    "attnrt_set_input_shaped", "attnrt_output_shape"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

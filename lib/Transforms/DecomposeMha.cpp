@@ -24,8 +24,10 @@ using namespace mlir::attn;
 
 static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
   auto xType = op.getQuery().getType();
-  if (!xType.hasStaticShape())
-    return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
+  // Batch and sequence may be dynamic; the model width may not (the head
+  // split needs it).
+  if (xType.isDynamicDim(xType.getRank() - 1))
+    return rewriter.notifyMatchFailure(op, "dynamic model width");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -42,16 +44,39 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
   // attn-tile chose one configuration for all the parts (see attn-tile).
   TileAttr tile = TileAttr::lookup(op);
 
+  // Run-time batch and sequence sizes (attributes where static, so that
+  // static shapes build exactly the ops they always did).
+  auto sizesOf = [&](Value v) {
+    return tensor::getMixedSizes(rewriter, loc, v);
+  };
+  auto index = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
   auto project = [&](Value in, int64_t seq, Value w, Value b, int64_t nHeads) {
     auto flatType = RankedTensorType::get({batch, seq, nHeads * dh}, elt);
     auto flat = LinearOp::create(rewriter, loc, flatType, in, w, b);
     if (tile)
       flat->setAttr(TileAttr::kAttrName, tile);
-    Value split = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({batch, seq, nHeads, dh}, elt),
-        flat, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value init = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
+    auto splitType = RankedTensorType::get({batch, seq, nHeads, dh}, elt);
+    SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
+    Value split, init;
+    if (splitType.hasStaticShape()) {
+      split =
+          tensor::ExpandShapeOp::create(rewriter, loc, splitType, flat, groups);
+      init = tensor::EmptyOp::create(
+          rewriter, loc, ArrayRef<int64_t>{batch, nHeads, seq, dh}, elt);
+    } else {
+      SmallVector<OpFoldResult> inSizes = sizesOf(in);
+      split = tensor::ExpandShapeOp::create(
+          rewriter, loc, splitType, flat, groups,
+          ArrayRef<OpFoldResult>{inSizes[0], inSizes[1], index(nHeads),
+                                 index(dh)});
+      init = tensor::EmptyOp::create(
+          rewriter, loc,
+          ArrayRef<OpFoldResult>{inSizes[0], index(nHeads), inSizes[1],
+                                 index(dh)},
+          elt);
+    }
     return linalg::TransposeOp::create(rewriter, loc, split, init,
                                        ArrayRef<int64_t>{0, 2, 1, 3})
         .getResult()[0];
@@ -66,13 +91,20 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
                      op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
   if (tile)
     attn->setAttr(TileAttr::kAttrName, tile);
-  Value merged =
-      linalg::TransposeOp::create(
-          rewriter, loc, attn,
-          tensor::EmptyOp::create(rewriter, loc,
-                                  ArrayRef<int64_t>{batch, sq, heads, dh}, elt),
-          ArrayRef<int64_t>{0, 2, 1, 3})
-          .getResult()[0];
+  Value mergedInit;
+  if (xType.hasStaticShape()) {
+    mergedInit = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{batch, sq, heads, dh}, elt);
+  } else {
+    SmallVector<OpFoldResult> xSizes = sizesOf(x);
+    mergedInit = tensor::EmptyOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{xSizes[0], xSizes[1], index(heads), index(dh)},
+        elt);
+  }
+  Value merged = linalg::TransposeOp::create(rewriter, loc, attn, mergedInit,
+                                             ArrayRef<int64_t>{0, 2, 1, 3})
+                     .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       rewriter, loc, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   auto out =

@@ -37,6 +37,16 @@ static SmallVector<WeightOp> bodyWeights(LayerOp layer) {
 /// become arguments) and it holds no layers of its own (those are outlined
 /// on their own once this one is inlined).
 static bool isOutlinable(LayerOp layer) {
+  // A call returning a dynamically shaped tensor (run-time batch or
+  // sequence) cannot get an out-parameter after bufferization
+  // (buffer-results-to-out-params cannot allocate it at the call site):
+  // such layers stay inline.
+  auto isDynamic = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && !shaped.hasStaticShape();
+  };
+  if (llvm::any_of(layer.getResultTypes(), isDynamic))
+    return false;
   Block &body = layer.getBody().front();
   WalkResult result = body.walk([&](Operation *op) {
     if (isa<LayerOp>(op) || (isa<WeightOp>(op) && op->getBlock() != &body))

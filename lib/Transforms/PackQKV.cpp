@@ -192,8 +192,15 @@ struct AttnPackQKVPass
         RankedTensorType type = linear.getType();
         SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
         SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
-        for (int64_t d : type.getShape())
-          sizes.push_back(b.getIndexAttr(d));
+        // Batch and sequence may be dynamic: their sizes are the packed
+        // result's (which is sized like the shared input).
+        for (auto [i, d] : llvm::enumerate(type.getShape()))
+          sizes.push_back(
+              ShapedType::isDynamic(d)
+                  ? OpFoldResult(tensor::DimOp::create(b, linear.getLoc(),
+                                                       packed.getResult(), i)
+                                     .getResult())
+                  : OpFoldResult(b.getIndexAttr(d)));
         offsets.back() = b.getIndexAttr(offset);
         offset += type.getShape().back();
         Value slice = tensor::ExtractSliceOp::create(b, linear.getLoc(), type,

@@ -41,7 +41,9 @@ _DTYPES = {
 
 
 class TensorInfo:
-    """A model input or output: name, dtype ("f32", ...), numpy dtype, shape."""
+    """A model input or output: name, dtype ("f32", ...), numpy dtype, shape
+    (a tuple; None for a dynamic dimension, e.g. a sequence length chosen
+    per run)."""
 
     def __init__(self, name, dtype, np_dtype, shape):
         self.name = name
@@ -188,6 +190,11 @@ class Model:
             "attnrt_output_dim": (ctypes.c_int64, [ptr, c_int, c_int]),
             "attnrt_bind_weights": (c_int, [ptr, ctypes.c_char_p]),
             "attnrt_set_input": (c_int, [ptr, c_int, ptr, size_t]),
+            "attnrt_set_input_shaped": (
+                c_int, [ptr, c_int, ptr, size_t, c_int,
+                        ctypes.POINTER(ctypes.c_int64)]),
+            "attnrt_output_shape": (ctypes.POINTER(ctypes.c_int64),
+                                    [ptr, c_int]),
             "attnrt_run": (c_int, [ptr]),
             "attnrt_get_output": (c_int, [ptr, c_int, ptr, size_t]),
             "attnrt_last_run_ms": (ctypes.c_double, [ptr]),
@@ -212,7 +219,9 @@ class Model:
         code = fn("dtype")(self._m, index)
         dtype, np_dtype = _DTYPES[code]
         rank = fn("rank")(self._m, index)
-        shape = tuple(fn("dim")(self._m, index, a) for a in range(rank))
+        # -1 is a dynamic dimension.
+        shape = tuple(None if d < 0 else d for d in
+                      (fn("dim")(self._m, index, a) for a in range(rank)))
         return TensorInfo(fn("name")(self._m, index).decode(), dtype,
                           np_dtype, shape)
 
@@ -247,9 +256,15 @@ class Model:
             if info.name not in given:
                 raise AttncError("input '%s' is missing" % info.name)
             array = np.asarray(given[info.name])
-            if array.shape != info.shape:
+            # Dynamic dimensions (None) take any size; the runtime checks
+            # those that must agree between inputs.
+            fits = array.ndim == len(info.shape) and all(
+                want is None or have == want
+                for have, want in zip(array.shape, info.shape))
+            if not fits:
                 axis = next((a for a in range(min(array.ndim, len(info.shape)))
-                             if array.shape[a] != info.shape[a]), None)
+                             if info.shape[a] is not None and
+                             array.shape[a] != info.shape[a]), None)
                 where = ("rank %d, the model's is %d"
                          % (array.ndim, len(info.shape))
                          if axis is None else
@@ -266,12 +281,20 @@ class Model:
                 array = array.astype(info.np_dtype)
             array = np.ascontiguousarray(array)
             keep.append(array)
-            self._check(self._lib.attnrt_set_input(
-                self._m, index, array.ctypes.data, array.nbytes))
+            dims = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+            self._check(self._lib.attnrt_set_input_shaped(
+                self._m, index, array.ctypes.data, array.nbytes, array.ndim,
+                dims))
         self._check(self._lib.attnrt_run(self._m))
         outputs = {}
         for index, info in enumerate(self.outputs):
-            out = np.empty(info.shape, info.np_dtype)
+            shape = info.shape
+            if None in shape:
+                dims = self._lib.attnrt_output_shape(self._m, index)
+                if not dims:
+                    self._check(1)
+                shape = tuple(dims[a] for a in range(len(info.shape)))
+            out = np.empty(shape, info.np_dtype)
             self._check(self._lib.attnrt_get_output(
                 self._m, index, out.ctypes.data, out.nbytes))
             outputs[info.name] = out

@@ -163,3 +163,34 @@ func.func @gated_and_nested(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
   }
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// Layers with a dynamic (run-time) sequence stay inline: after bufferization
+// a call could not get an out-parameter for a dynamically shaped result.
+// CHECK-LABEL: func.func @dynamic_seq(
+// CHECK-NEXT:    attn.weight "layer.0.w"
+// CHECK-NEXT:    attn.linear
+// CHECK-NEXT:    attn.weight "layer.1.w"
+// CHECK-NEXT:    attn.linear
+// CHECK-NEXT:    return
+// CHECK-NOT:   func.func private
+// MIN3-LABEL: func.func @dynamic_seq(
+// LINALG-LABEL: func.func @dynamic_seq(
+// LINALG-NOT:     call
+// LINALG:         return
+func.func @dynamic_seq(%x: tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
+  %0 = attn.layer index = 0 (%x) : (tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
+  ^bb0(%h: tensor<1x?x8xf32>):
+    %w = attn.weight "layer.0.w" : tensor<8x8xf32>
+    %p = attn.linear %h, %w : (tensor<1x?x8xf32>, tensor<8x8xf32>) -> tensor<1x?x8xf32>
+    attn.yield %p : tensor<1x?x8xf32>
+  }
+  %1 = attn.layer index = 1 (%0) : (tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
+  ^bb0(%h: tensor<1x?x8xf32>):
+    %w = attn.weight "layer.1.w" : tensor<8x8xf32>
+    %p = attn.linear %h, %w : (tensor<1x?x8xf32>, tensor<8x8xf32>) -> tensor<1x?x8xf32>
+    attn.yield %p : tensor<1x?x8xf32>
+  }
+  return %1 : tensor<1x?x8xf32>
+}

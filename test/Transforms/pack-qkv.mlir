@@ -111,3 +111,24 @@ func.func @partial_gathers(%x: tensor<2x16xf32>) -> (tensor<2x8xf32>, tensor<2x8
   %c = attn.linear %x, %wc : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
   return %q, %k, %v, %o, %c : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// A dynamic batch and sequence: the slices take their sizes from the packed
+// result (tensor.dim), the feature offsets stay static.
+// CHECK-LABEL: func.func @qkv_dynamic
+// CHECK: %[[P:.*]] = attn.linear %arg0, %{{.*}} : (tensor<?x?x16xf32>, tensor<32x16xf32>) -> tensor<?x?x32xf32>
+// CHECK: %[[B:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x?x32xf32>
+// CHECK: %[[S:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x?x32xf32>
+// CHECK: %[[Q:.*]] = tensor.extract_slice %[[P]][0, 0, 0] [%[[B]], %[[S]], 16] [1, 1, 1] : tensor<?x?x32xf32> to tensor<?x?x16xf32>
+// CHECK: %[[B2:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x?x32xf32>
+// CHECK: %[[S2:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x?x32xf32>
+// CHECK: %[[K:.*]] = tensor.extract_slice %[[P]][0, 0, 16] [%[[B2]], %[[S2]], 16] [1, 1, 1] : tensor<?x?x32xf32> to tensor<?x?x16xf32>
+// CHECK: return %[[Q]], %[[K]]
+func.func @qkv_dynamic(%x: tensor<?x?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  %wq = attn.weight "wq" : tensor<16x16xf32>
+  %wk = attn.weight "wk" : tensor<16x16xf32>
+  %q = attn.linear %x, %wq : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
+  %k = attn.linear %x, %wk : (tensor<?x?x16xf32>, tensor<16x16xf32>) -> tensor<?x?x16xf32>
+  return %q, %k : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+}

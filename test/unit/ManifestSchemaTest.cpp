@@ -26,7 +26,7 @@ namespace {
 auto fieldsOf(const ManifestRecord &r) {
   return std::tie(r.kind, r.name, r.dtype, r.dims, r.concatAxis, r.concatParts,
                   r.gatherAxis, r.gatherSourceExtent, r.gatherRanges,
-                  r.transpose, r.convert, r.idBound);
+                  r.transpose, r.convert, r.idBound, r.dimsFrom);
 }
 
 TEST(DTypeTable, Spellings) {
@@ -162,6 +162,38 @@ TEST(ManifestSchema, Text) {
       "input x i32 scalar\n"
       "input ids i64 1x16 ids 30522\n"
       "output y f32 2\n");
+}
+
+// Dynamic sizes: `?` in the dims and one dims_from per `?`, before the
+// other trailing keywords; the writer's text parses back to the records.
+TEST(ManifestSchema, DynamicDims) {
+  ManifestRecord ids =
+      record(EntryKind::Input, "ids", DType::I64, {kDynamicDim, kDynamicDim});
+  ids.dimsFrom = {{-1, -1}, {-1, -1}};
+  ids.idBound = 100;
+  ManifestRecord mask =
+      record(EntryKind::Input, "mask", DType::F32, {kDynamicDim, kDynamicDim});
+  mask.dimsFrom = {{0, 0}, {0, 1}};
+  ManifestRecord y = record(EntryKind::Output, "y", DType::F32,
+                            {kDynamicDim, kDynamicDim, 64});
+  y.dimsFrom = {{0, 0}, {0, 1}};
+  y.causal = true;
+  std::vector<ManifestRecord> records = {ids, mask, y};
+  std::string text = writeManifest(Target::CPU, records);
+  EXPECT_EQ(text, "attnc-manifest 1\n"
+                  "target cpu\n"
+                  "input ids i64 ?x? dims_from -,- ids 100\n"
+                  "input mask f32 ?x? dims_from 0:0,0:1\n"
+                  "output y f32 ?x?x64 dims_from 0:0,0:1 causal\n");
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
+  ASSERT_EQ(m.entries.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(fieldsOf(m.entries[i]), fieldsOf(records[i])) << i;
+    EXPECT_TRUE(m.entries[i].isDynamic());
+  }
+  EXPECT_TRUE(m.entries[2].causal);
 }
 
 } // namespace

@@ -210,6 +210,21 @@ TEST(Npy, CheckAgainstModelInput) {
       checkNpyForInput("x.npy", a, 0, input("h", DType::F16, {4}), err));
   EXPECT_EQ(err, "x.npy: dtype '<u2' (uint16) but the model's input 0 'h' "
                  "expects f16 ('<f2')");
+  // Dynamic (`?`) dimensions take any size; a wrong static one is named.
+  std::vector<float> w(6, 1.0f);
+  ASSERT_TRUE(writeNpy(path, "<f4", {2, 3}, w.data(), 24, err)) << err;
+  ASSERT_TRUE(readNpy(path, a, err)) << err;
+  EXPECT_TRUE(checkNpyForInput("x.npy", a, 0,
+                               input("x", DType::F32, {kDynamicDim, 3}), err))
+      << err;
+  EXPECT_FALSE(checkNpyForInput("x.npy", a, 0,
+                                input("x", DType::F32, {1, kDynamicDim}), err));
+  EXPECT_EQ(err, "x.npy: shape (2, 3) but the model's input 0 'x' expects "
+                 "(1, ?) (dimension 0 is 2, the model's is 1)");
+  EXPECT_FALSE(checkNpyForInput(
+      "x.npy", a, 0, input("x", DType::F32, {1, kDynamicDim, 3}), err));
+  EXPECT_EQ(err, "x.npy: shape (2, 3) but the model's input 0 'x' expects "
+                 "(1, ?, 3)");
 }
 
 TEST(Npy, FileErrors) {

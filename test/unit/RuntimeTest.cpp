@@ -452,4 +452,126 @@ TEST(Runtime, ZeroSizedAndScalar) {
   EXPECT_EQ(o, 42);
 }
 
+// A model with a run-time sequence length: ids [1, ?] choose it, the mask
+// must agree, the output [1, ?, 2] follows; invoke receives the sizes after
+// the buffers, in record order.
+TEST(Runtime, DynamicShapes) {
+  static const char *manifest = "attnc-manifest 1\ntarget cpu\n"
+                                "input ids i32 1x? dims_from -\n"
+                                "input mask f32 1x? dims_from 0:1\n"
+                                "output y f32 1x?x2 dims_from 0:1\n";
+  struct Fn {
+    static void invoke(void **bufs) {
+      const auto *sizes = static_cast<const int64_t *>(bufs[3]);
+      const auto *ids = static_cast<const int32_t *>(bufs[0]);
+      const auto *mask = static_cast<const float *>(bufs[1]);
+      auto *y = static_cast<float *>(bufs[2]);
+      for (int64_t s = 0; s < sizes[2]; ++s) {
+        y[2 * s] = static_cast<float>(ids[s]) + mask[s];
+        y[2 * s + 1] = static_cast<float>(sizes[0] + sizes[1]);
+      }
+    }
+  };
+  char err[256];
+  ModelPtr mp(attnrt_open(manifest, Fn::invoke, err, sizeof(err)));
+  attnrt_model *m = mp.get();
+  ASSERT_NE(m, nullptr) << err;
+  EXPECT_EQ(attnrt_input_dim(m, 0, 0), 1);
+  EXPECT_EQ(attnrt_input_dim(m, 0, 1), -1);
+  EXPECT_EQ(attnrt_input_bytes(m, 0), 0u);
+  EXPECT_EQ(attnrt_output_dim(m, 0, 1), -1);
+  EXPECT_EQ(attnrt_output_shape(m, 0), nullptr);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_output_shape: the model has dynamic shapes and has not "
+               "run successfully");
+
+  std::vector<int32_t> ids = {1, 2, 3, 4, 5};
+  std::vector<float> mask = {0.5f, 0.25f, 0, 0, 0};
+  EXPECT_NE(attnrt_set_input(m, 0, ids.data(), 12), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input: input 0 'ids' has dynamic dims (1, ?): give "
+               "its shape with attnrt_set_input_shaped");
+  int64_t wrongBatch[] = {2, 2};
+  EXPECT_NE(attnrt_set_input_shaped(m, 0, ids.data(), 16, 2, wrongBatch), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input_shaped: input 0 'ids' has shape (2, 2) but "
+               "the model takes (1, ?): dimension 0 is 2, the model's is 1");
+  int64_t rank1[] = {3};
+  EXPECT_NE(attnrt_set_input_shaped(m, 0, ids.data(), 12, 1, rank1), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input_shaped: input 0 'ids' has rank 1 but the "
+               "model takes rank 2 (1, ?)");
+  int64_t three[] = {1, 3}, two[] = {1, 2}, five[] = {1, 5};
+  EXPECT_NE(attnrt_set_input_shaped(m, 0, ids.data(), 8, 2, three), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_set_input_shaped: input 0 'ids' (i32 (1, 3)) is 12 "
+               "bytes but 8 were given");
+  ASSERT_EQ(attnrt_set_input_shaped(m, 0, ids.data(), 12, 2, three), 0)
+      << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_set_input_shaped(m, 1, mask.data(), 8, 2, two), 0);
+  EXPECT_NE(attnrt_run(m), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_run: input 1 'mask' dimension 1 is 2 but input 0 'ids' "
+               "dimension 1 is 3; the model needs them equal");
+  ASSERT_EQ(attnrt_set_input_shaped(m, 1, mask.data(), 12, 2, three), 0);
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  const int64_t *shape = attnrt_output_shape(m, 0);
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(std::vector<int64_t>(shape, shape + 3),
+            (std::vector<int64_t>{1, 3, 2}));
+  std::vector<float> y(6);
+  EXPECT_NE(attnrt_get_output(m, 0, y.data(), 40), 0);
+  EXPECT_STREQ(attnrt_last_error(m),
+               "attnrt_get_output: output 0 'y' (f32 (1, 3, 2)) is 24 bytes "
+               "but the destination holds 40");
+  ASSERT_EQ(attnrt_get_output(m, 0, y.data(), 24), 0);
+  EXPECT_EQ(y, (std::vector<float>{1.5f, 6, 2.25f, 6, 3, 6}));
+
+  // A longer sequence grows the buffers; the sizes follow.
+  ASSERT_EQ(attnrt_set_input_shaped(m, 0, ids.data(), 20, 2, five), 0);
+  ASSERT_EQ(attnrt_set_input_shaped(m, 1, mask.data(), 20, 2, five), 0);
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  y.assign(10, 0);
+  ASSERT_EQ(attnrt_get_output(m, 0, y.data(), 40), 0);
+  EXPECT_EQ(y[8], 5.0f);
+  EXPECT_EQ(y[9], 10.0f);
+}
+
+TEST(Runtime, DynamicManifestErrors) {
+  EXPECT_EQ(
+      openError("attnc-manifest 1\ntarget cpu\ninput a f32 1x?\n", cpuInvoke),
+      "attnrt: invalid model manifest: manifest line 3: input 'a' has "
+      "dynamic dims 1x? but no dims_from");
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\n"
+                      "input a f32 ?x? dims_from -\n",
+                      cpuInvoke),
+            "attnrt: invalid model manifest: manifest line 3: dims_from '-' "
+            "of 'a' names 1 sizes but ?x? has 2 '?'");
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\n"
+                      "weight w f32 ?x4 dims_from -\n",
+                      cpuInvoke),
+            "attnrt: invalid model manifest: manifest line 3: weight 'w' has "
+            "dynamic dims ?x4; only inputs and outputs may");
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\n"
+                      "input a f32 1x? dims_from -\n"
+                      "output y f32 ? dims_from -\n",
+                      cpuInvoke),
+            "attnrt: invalid model manifest: manifest: output 'y' has a "
+            "dynamic size that no input gives ('-' in dims_from)");
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cpu\n"
+                      "input a f32 1x? dims_from -\n"
+                      "output y f32 ? dims_from 0:0\n",
+                      cpuInvoke),
+            "attnrt: invalid model manifest: manifest: output 'y' takes a "
+            "size from input 0 axis 0, which is not a dynamic size chosen by "
+            "an earlier input");
+  EXPECT_EQ(openError("attnc-manifest 1\ntarget cuda\n"
+                      "input a f32 1x? dims_from -\n"
+                      "output y f32 1x? dims_from 0:1\n",
+                      cpuInvoke),
+            "attnrt: this CUDA model has dynamic shapes, which the CUDA "
+            "runtime does not support yet (compile it for the CPU, or with "
+            "static shapes)");
+}
+
 } // namespace

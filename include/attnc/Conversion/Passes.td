@@ -16,6 +16,11 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg", "::mlir::ModuleOp"> {
     ops (contractions, reductions, pointwise maps). Masks are computed from
     loop indices inside the score computation, never materialized as
     `Sq x Sk` tensors. f16/bf16 ops compute in f32 and round the result.
+    Batch and sequence dimensions may be dynamic (`?`): results are sized
+    from the operands (tensor.dim), masks take Sk - Sq at run time, and a
+    run-time sequence reads learned positions row by row (clamped to the
+    table). A dynamic feature, head or head dimension, and a dynamic
+    `attn.cache_write`, are errors at the op.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -23,9 +23,11 @@
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
 //   state <name> <dtype> <dims>
+//   input|output <name> <dtype> <dims> dims_from <from>,<from>,... [...]
 //
 // dtype is one of f32 f16 bf16 i32 i64 (the spelling of the MLIR element
-// type); dims look like `1x128x768`, or `scalar` for rank 0. Blank lines and
+// type); dims look like `1x128x768`, or `scalar` for rank 0; a `?` is a
+// dynamic (run-time) size of an input or output (`1x?x768`). Blank lines and
 // lines starting with '#' are ignored. The records are in buffer order:
 // `attn_model_invoke(void **buffers)` takes one buffer per record.
 //
@@ -56,6 +58,15 @@
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
 // compiler writes it for modules marked `attn.causal_lm`.
+// Dynamic sizes: an input or output whose dims hold a `?` carries
+// `dims_from` (before any other trailing keyword) with one <from> per `?`,
+// in order: `-` for a size the caller chooses (inputs only), or
+// `<input>:<axis>` (the index among the inputs and a dimension of that
+// input) for a size that equals a chosen one, which must be `-` there. The
+// runtime takes an input of any size where it is `-`, checks the others and
+// sizes the outputs from them; `attn_model_invoke` then receives, after the
+// one buffer per record, a pointer to the run-time sizes of every `?` in
+// record order (int64_t each). Weights and states are static.
 // A `state` buffer (a decode step's KV cache) belongs to the model: the
 // runtime allocates it zero-filled when the model opens, the compiled code
 // reads and updates it in place on every run, and it persists between runs
@@ -92,6 +103,9 @@ inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
 inline constexpr const char *kPositionsKeyword = "positions";
+inline constexpr const char *kDimsFromKeyword = "dims_from";
+/// A dynamic size in a record's dims (`?` in the text).
+inline constexpr int64_t kDynamicDim = -1;
 /// The dims of a rank-0 record.
 inline constexpr const char *kScalarDims = "scalar";
 
@@ -256,6 +270,17 @@ struct ManifestRecord {
   /// For `input ... positions <bound>`: idBound bounds run-time positions
   /// (a decode step's cache length) rather than embedding ids.
   bool positions = false;
+  /// For records with kDynamicDim sizes: per dynamic size, in order, the
+  /// input (index among the inputs) and axis whose size it equals, or
+  /// {-1, -1} for a size the caller chooses (inputs only).
+  std::vector<std::pair<int, int>> dimsFrom;
+
+  bool isDynamic() const {
+    for (int64_t d : dims)
+      if (d == kDynamicDim)
+        return true;
+    return false;
+  }
 
   bool isConcat() const { return !concatParts.empty(); }
   bool isGather() const { return gatherAxis >= 0; }
@@ -267,7 +292,21 @@ inline std::string formatManifestDims(const std::vector<int64_t> &dims) {
     return kScalarDims;
   std::string s;
   for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(dims[i]);
+    s += (i ? "x" : "") +
+         (dims[i] == kDynamicDim ? std::string("?") : std::to_string(dims[i]));
+  return s;
+}
+
+/// "-,0:1".
+inline std::string
+formatDimsFrom(const std::vector<std::pair<int, int>> &dimsFrom) {
+  std::string s;
+  for (size_t i = 0; i < dimsFrom.size(); ++i) {
+    s += i ? "," : "";
+    s += dimsFrom[i].first < 0 ? std::string("-")
+                               : std::to_string(dimsFrom[i].first) + ":" +
+                                     std::to_string(dimsFrom[i].second);
+  }
   return s;
 }
 
@@ -286,6 +325,11 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   s += " " + r.name + " ";
   s += dtypeName(r.dtype);
   s += " " + formatManifestDims(r.dims);
+  if (!r.dimsFrom.empty()) {
+    s += " ";
+    s += kDimsFromKeyword;
+    s += " " + formatDimsFrom(r.dimsFrom);
+  }
   if (r.isConcat()) {
     s += " ";
     s += kConcatKeyword;

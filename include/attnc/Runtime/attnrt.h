@@ -9,7 +9,9 @@
  * `buffers` holds one pointer per manifest entry, in manifest order (weights,
  * then inputs, then outputs), each to a dense row-major buffer of exactly the
  * described shape and dtype: host pointers for `target cpu`, CUDA device
- * pointers for `target cuda`.
+ * pointers for `target cuda`. A model with dynamic (`?`) sizes (CPU only)
+ * reads one more pointer after them: the run's sizes, one int64_t per `?`
+ * in manifest order.
  *
  * The manifest text format is defined in attnc/Runtime/ManifestSchema.h.
  * The entry points compiled code itself calls (MLIR's GPU runtime and
@@ -84,7 +86,8 @@ int attnrt_num_states(attnrt_model *m);
 /* Name, dtype, rank, one dimension, all dimensions (an array of rank values,
  * valid while m is open) and total byte size of input/output/state `index`.
  * Invalid indices give NULL / ATTNRT_INVALID_DTYPE / -1 / 0 and record an
- * error on m. */
+ * error on m. A dynamic dimension (batch or sequence chosen at run time) is
+ * -1, and the byte size of a tensor with one is 0. */
 const char *attnrt_input_name(attnrt_model *m, int index);
 attnrt_dtype attnrt_input_dtype(attnrt_model *m, int index);
 int attnrt_input_rank(attnrt_model *m, int index);
@@ -117,9 +120,24 @@ size_t attnrt_state_bytes(attnrt_model *m, int index);
  * again replaces the weights. */
 int attnrt_bind_weights(attnrt_model *m, const char *safetensors_path);
 
-/* Copies `bytes` bytes (exactly the input's size) into input `index`. */
+/* Copies `bytes` bytes (exactly the input's size) into input `index`. An
+ * input with dynamic dims (attnrt_input_dim gives -1 for them) needs its
+ * shape: use attnrt_set_input_shaped. */
 int attnrt_set_input(attnrt_model *m, int index, const void *data,
                      size_t bytes);
+
+/* Like attnrt_set_input for an input of shape dims[0..rank): the rank and
+ * every static dim must be the model's (the error names the input and the
+ * dimension); dynamic dims take any size. Sizes that the model needs equal
+ * between inputs (the same sequence length of ids and mask) are checked by
+ * attnrt_run, which then sizes the outputs from them. */
+int attnrt_set_input_shaped(attnrt_model *m, int index, const void *data,
+                            size_t bytes, int rank, const int64_t *dims);
+
+/* The shape of output `index` in the last successful run (rank
+ * attnrt_output_rank); for outputs without dynamic dims, their dims. NULL
+ * (error recorded) for a dynamic output before any run. */
+const int64_t *attnrt_output_shape(attnrt_model *m, int index);
 
 /* Runs the model (weights bound and all inputs set). On CUDA, inputs are
  * copied to the device before and outputs back after the run. */
@@ -131,7 +149,8 @@ int attnrt_run(attnrt_model *m);
 int attnrt_reset_state(attnrt_model *m);
 
 /* Copies output `index` (of the last successful run) into dst; `bytes` must
- * be exactly the output's size. */
+ * be exactly the output's size (for dynamic outputs, that of
+ * attnrt_output_shape). */
 int attnrt_get_output(attnrt_model *m, int index, void *dst, size_t bytes);
 
 /* Wall time of the last successful attnrt_run's model computation in

@@ -82,6 +82,8 @@ struct KernelBuilder {
   /// What the tiles load: mm.a / mm.b, or their narrow sources.
   Value a, bNk;
   Operands mode = Operands::F32;
+  /// The run-time row count when M is dynamic (else null).
+  Value mSize = {};
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
@@ -193,6 +195,41 @@ struct KernelBuilder {
     tiles(mBegin, mMain, mr, nMain, nExtent, 1);
     tiles(mMain, mEnd, 1, 0, nExtent, 1);
   }
+
+  /// emitRegion for all mSize rows (dynamic M): MR-row tiles up to the
+  /// last multiple of MR, then single rows.
+  void emitDynamicRegion(OpBuilder &nb, Value nStart, int64_t nExtent,
+                         int64_t mr, int64_t nr) {
+    if (nExtent <= 0)
+      return;
+    int64_t nMain = nExtent / nr * nr;
+    Value mrValue = arith::ConstantIndexOp::create(nb, loc, mr);
+    Value mMain = arith::MulIOp::create(
+        nb, loc, arith::DivUIOp::create(nb, loc, mSize, mrValue), mrValue);
+    auto tiles = [&](Value m0, Value m1, int64_t tm, int64_t n0, int64_t n1,
+                     int64_t tn) {
+      if (n1 <= n0)
+        return;
+      scf::ForOp::create(
+          nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
+          ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {
+            scf::ForOp::create(
+                mb, l, arith::ConstantIndexOp::create(mb, l, n0),
+                arith::ConstantIndexOp::create(mb, l, n1),
+                arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
+                [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
+                  Value col = arith::AddIOp::create(tb, tl, nStart, n);
+                  emitTile(tb, m, col, tm, tn);
+                  scf::YieldOp::create(tb, tl);
+                });
+            scf::YieldOp::create(mb, l);
+          });
+    };
+    Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
+    tiles(zero, mMain, mr, 0, nMain, nr);
+    tiles(zero, mMain, mr, nMain, nExtent, 1);
+    tiles(mMain, mSize, 1, 0, nExtent, 1);
+  }
 };
 
 /// Whether the epilogue's body can run on vectors: elementwise ops (and
@@ -224,6 +261,8 @@ struct OuterProductKernelBuilder {
   int64_t vl, mrMax, nvMax;
   /// C starts at zero (its zero fill was dropped) instead of being loaded.
   bool zeroInit;
+  /// The run-time row count when M is dynamic (else null).
+  Value mSize = {};
 
   VectorType vecType() const {
     return VectorType::get({vl}, Float32Type::get(mm.op.getContext()));
@@ -415,6 +454,23 @@ struct OuterProductKernelBuilder {
       if (int64_t rest = nExtent - nMain)
         emitTile(rb, m0, add(rb, nStart, nMain), mr, rest / vl);
     };
+    if (mSize) {
+      // Dynamic M: MR-row tiles up to the last multiple of MR, then single
+      // rows.
+      Value mrValue = idx(nb, mrMax);
+      Value mMain = arith::MulIOp::create(
+          nb, loc, arith::DivUIOp::create(nb, loc, mSize, mrValue), mrValue);
+      auto rows = [&](Value lb, Value ub, int64_t step, int64_t mr) {
+        scf::ForOp::create(nb, loc, lb, ub, idx(nb, step), ValueRange{},
+                           [&](OpBuilder &bb, Location, Value m0, ValueRange) {
+                             rowTiles(bb, m0, mr);
+                             scf::YieldOp::create(bb, loc);
+                           });
+      };
+      rows(idx(nb, 0), mMain, mrMax, mrMax);
+      rows(mMain, mSize, 1, 1);
+      return;
+    }
     int64_t mMain = mm.m / mrMax * mrMax;
     loop(nb, 0, mMain, mrMax,
          [&](OpBuilder &tb, Value m0) { rowTiles(tb, m0, mrMax); });
@@ -459,7 +515,12 @@ struct AttnCpuMatmulKernelPass
                                  /*mrMax=*/rowTile,
                                  /*nvMax=*/colVectors,
                                  /*zeroInit=*/zeroInit != nullptr};
-    kb.packPanels = packMinRows > 0 && mm.m >= packMinRows;
+    // Dynamic M: the row count is read once, before the column blocks; the
+    // panels pay off for many rows, which a dynamic M may not have.
+    kb.packPanels =
+        packMinRows > 0 && !ShapedType::isDynamic(mm.m) && mm.m >= packMinRows;
+    if (ShapedType::isDynamic(mm.m))
+      kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
     int64_t width = colVectors * t.vl;
@@ -501,11 +562,12 @@ struct AttnCpuMatmulKernelPass
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (auto mm = matchNTMatmul(op)) {
+      // M (batch x sequence) may be dynamic; N and K are the weight's.
+      if (auto mm = matchNTMatmul(op, /*dynamicM=*/true)) {
         Tiles t = tilesFor(op);
         if (mm->k % t.vl == 0)
           matches.push_back({*mm, t});
-      } else if (auto kmm = matchKMajorMatmul(op)) {
+      } else if (auto kmm = matchKMajorMatmul(op, /*dynamicM=*/true)) {
         // The vector width must divide the columns (else
         // attn-cpu-outer-product-matmul's masked tiles take it).
         Tiles t = tilesFor(op);
@@ -549,6 +611,14 @@ struct AttnCpuMatmulKernelPass
           if (*w)
             *operand = narrowOperand(b, loc, **w);
       }
+      if (ShapedType::isDynamic(mm.m))
+        kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
+      auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
+        if (kb.mSize)
+          kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
+        else
+          kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
+      };
       int64_t nb = std::min<int64_t>(t.nb, mm.n);
       int64_t blocks = mm.n / nb;
       // Full column blocks in parallel; the remainder block after them.
@@ -560,10 +630,10 @@ struct AttnCpuMatmulKernelPass
         Value nStart =
             arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
                                   arith::ConstantIndexOp::create(pb, loc, nb));
-        kb.emitRegion(pb, 0, mm.m, nStart, nb, t.mr, t.nr);
+        region(pb, nStart, nb);
       }
       if (int64_t rest = mm.n - blocks * nb)
-        kb.emitRegion(b, 0, mm.m, kb.idx(blocks * nb), rest, t.mr, t.nr);
+        region(b, kb.idx(blocks * nb), rest);
       if (epilogue)
         epilogue.erase();
       mm.op.erase();

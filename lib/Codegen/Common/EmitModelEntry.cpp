@@ -61,7 +61,18 @@ struct AttnEmitModelEntryPass
     size_t descriptorArgs = 0;
     for (const attnrt::ManifestRecord &record : *records)
       descriptorArgs += 3 + 2 * record.dims.size();
-    bool bare = params.size() == numRecords &&
+    // Dynamic sizes (inputs and outputs only) come at run time, after the
+    // buffers: buffers[numRecords] points to them, in record order.
+    bool dynamic = llvm::any_of(*records, [](const attnrt::ManifestRecord &r) {
+      return r.isDynamic();
+    });
+    if (dynamic && *targetKind != attnrt::Target::CPU) {
+      module.emitError("attn-emit-model-entry: the model has dynamic shapes, "
+                       "which the ")
+          << target << " target does not support yet";
+      return signalPassFailure();
+    }
+    bool bare = !dynamic && params.size() == numRecords &&
                 llvm::all_of(params, [&](Type t) { return t == ptrType; });
     bool descriptors = !bare && params.size() == descriptorArgs;
     if ((!bare && !descriptors) ||
@@ -99,25 +110,66 @@ struct AttnEmitModelEntryPass
     auto constant = [&](int64_t v) -> Value {
       return LLVM::ConstantOp::create(b, loc, i64Type, b.getI64IntegerAttr(v));
     };
-    for (unsigned i = 0; i < numRecords; ++i) {
+    auto loadPointer = [&](int32_t i) -> Value {
       Value slot =
           LLVM::GEPOp::create(b, loc, ptrType, ptrType, block->getArgument(0),
-                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      Value buffer = LLVM::LoadOp::create(b, loc, ptrType, slot);
+                              ArrayRef<LLVM::GEPArg>{i});
+      return LLVM::LoadOp::create(b, loc, ptrType, slot);
+    };
+    Value dynamicSizes =
+        dynamic ? loadPointer(static_cast<int32_t>(numRecords)) : Value();
+    int32_t nextDynamic = 0;
+    for (unsigned i = 0; i < numRecords; ++i) {
+      Value buffer = loadPointer(static_cast<int32_t>(i));
       if (bare) {
         args.push_back(buffer);
         continue;
       }
-      // A dense row-major descriptor of the record's static shape.
+      // A dense row-major descriptor of the record's shape: static sizes are
+      // constants, dynamic ones the next run-time size.
       ArrayRef<int64_t> shape = (*records)[i].dims;
-      args.append({buffer, buffer, constant(0)});
-      for (int64_t size : shape)
-        args.push_back(constant(size));
-      SmallVector<int64_t> strides(shape.size(), 1);
-      for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
-        strides[d] = strides[d + 1] * shape[d + 1];
-      for (int64_t stride : strides)
-        args.push_back(constant(stride));
+      if (!(*records)[i].isDynamic()) {
+        args.append({buffer, buffer, constant(0)});
+        for (int64_t size : shape)
+          args.push_back(constant(size));
+        SmallVector<int64_t> strides(shape.size(), 1);
+        for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+          strides[d] = strides[d + 1] * shape[d + 1];
+        for (int64_t stride : strides)
+          args.push_back(constant(stride));
+        continue;
+      }
+      Value zero = constant(0);
+      SmallVector<Value> sizes;
+      for (int64_t size : shape) {
+        if (size != attnrt::kDynamicDim) {
+          sizes.push_back(constant(size));
+          continue;
+        }
+        Value at = LLVM::GEPOp::create(b, loc, ptrType, i64Type, dynamicSizes,
+                                       ArrayRef<LLVM::GEPArg>{nextDynamic++});
+        sizes.push_back(LLVM::LoadOp::create(b, loc, i64Type, at));
+      }
+      args.append({buffer, buffer, zero});
+      args.append(sizes);
+      SmallVector<Value> strides(shape.size());
+      SmallVector<int64_t> staticStrides(shape.size(), 1);
+      bool staticSoFar = true;
+      for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+        if (d == static_cast<int64_t>(shape.size()) - 1) {
+          strides[d] = constant(1);
+          continue;
+        }
+        staticSoFar = staticSoFar && shape[d + 1] != attnrt::kDynamicDim;
+        if (staticSoFar) {
+          staticStrides[d] = staticStrides[d + 1] * shape[d + 1];
+          strides[d] = constant(staticStrides[d]);
+        } else {
+          strides[d] =
+              LLVM::MulOp::create(b, loc, strides[d + 1], sizes[d + 1]);
+        }
+      }
+      args.append(strides);
     }
     LLVM::CallOp::create(b, loc, forward, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});

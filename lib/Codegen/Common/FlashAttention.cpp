@@ -83,6 +83,11 @@ struct FlashProblem : SdpaShape {
   int64_t blockQ, blockK, numQBlocks;
   /// Query row i sits at key position i + alignOffset.
   int64_t alignOffset;
+  /// Dynamic batch and sequence lengths (run-time values; attributes where
+  /// static): Sq, Sk and, when either is dynamic and a mask needs it, the
+  /// alignment Sk - Sq as a value (alignOffset is then unused).
+  OpFoldResult sqSize, skSize;
+  Value alignValue;
   double scale;
   bool causal;
   std::optional<int64_t> window;
@@ -143,8 +148,11 @@ private:
 
   /// The size of the block starting at `start` of a dimension of `extent`
   /// split into blocks of `block`: static unless there is a partial last
-  /// block.
-  OpFoldResult blockSize(Value start, int64_t block, int64_t extent) {
+  /// block (always possible for a dynamic extent, `size`).
+  OpFoldResult blockSize(Value start, int64_t block, int64_t extent,
+                         OpFoldResult size) {
+    if (ShapedType::isDynamic(extent))
+      return minOf({cst(block), sym(1) - sym(0)}, {start, size});
     if (extent % block == 0)
       return index(block);
     return minOf({cst(block), cst(extent) - sym(0)}, {start});
@@ -195,10 +203,20 @@ Value FlashBlockBuilder::blockBuffer(ArrayRef<int64_t> shape,
 
 std::pair<OpFoldResult, OpFoldResult> FlashBlockBuilder::keyRange() {
   // Rows [q0, q0 + qs) sit at positions q0 + off .. q0 + qs - 1 + off.
-  AffineExpr first = sym(0) + p.alignOffset;
-  AffineExpr last = sym(0) + sym(1) - 1 + p.alignOffset;
   SmallVector<OpFoldResult> operands = {q0, qs};
-  SmallVector<AffineExpr> upper = {cst(p.sk)};
+  // Dynamic lengths: the alignment and Sk are symbols.
+  AffineExpr align = cst(p.alignOffset), skExpr = cst(p.sk);
+  if (p.alignValue) {
+    align = sym(operands.size());
+    operands.push_back(p.alignValue);
+  }
+  if (ShapedType::isDynamic(p.sk)) {
+    skExpr = sym(operands.size());
+    operands.push_back(p.skSize);
+  }
+  AffineExpr first = sym(0) + align;
+  AffineExpr last = sym(0) + sym(1) - 1 + align;
+  SmallVector<AffineExpr> upper = {skExpr};
   OpFoldResult lo = index(0);
   if (p.causal)
     upper.push_back(last + 1); // j <= p
@@ -213,10 +231,10 @@ std::pair<OpFoldResult, OpFoldResult> FlashBlockBuilder::keyRange() {
   }
   if (length) {
     // j < kv_lengths[b]: keys past the batch's length are never visited.
-    upper.push_back(sym(2));
+    upper.push_back(sym(operands.size()));
     operands.push_back(length);
   }
-  OpFoldResult hi = upper.size() == 1 ? index(p.sk) : minOf(upper, operands);
+  OpFoldResult hi = upper.size() == 1 ? p.skSize : minOf(upper, operands);
   return {lo, hi};
 }
 
@@ -267,7 +285,9 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
             arith::AddIOp::create(nb, l, linalg::IndexOp::create(nb, l, 2), k0);
         Value pos = arith::AddIOp::create(
             nb, l, linalg::IndexOp::create(nb, l, 1), rowStart);
-        if (p.alignOffset != 0)
+        if (p.alignValue)
+          pos = arith::AddIOp::create(nb, l, pos, p.alignValue);
+        else if (p.alignOffset != 0)
           pos = arith::AddIOp::create(
               nb, l, pos, LinalgBuilder::constIndex(nb, l, p.alignOffset));
         Value visible;
@@ -298,7 +318,7 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
 
 SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   OpFoldResult zero = index(0), one = index(1), groupSize = index(p.group);
-  OpFoldResult ks = blockSize(k0, p.blockK, p.sk);
+  OpFoldResult ks = blockSize(k0, p.blockK, p.sk, p.skSize);
   SmallVector<OpFoldResult> unitStrides(4, one);
   auto kvTile = [&](Value source, int64_t width) -> Value {
     SmallVector<OpFoldResult> sizes = {ks, index(width)};
@@ -427,7 +447,7 @@ Value FlashBlockBuilder::build(Value outArg,
                                SmallVectorImpl<OpFoldResult> &sizes) {
   OpFoldResult zero = index(0), one = index(1), groupSize = index(p.group);
   q0 = apply(sym(0) * p.blockQ, {qBlockIv});
-  qs = blockSize(value(q0), p.blockQ, p.sq);
+  qs = blockSize(value(q0), p.blockQ, p.sq, p.sqSize);
   head0 = apply(sym(0) * p.group, {headIv});
   SmallVector<OpFoldResult> unitStrides(4, one);
 
@@ -492,7 +512,8 @@ Value FlashBlockBuilder::build(Value outArg,
 struct FlashSdpaLowering : FlashPatternBase {
   FlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                     bool transposeKeys)
-      : FlashPatternBase(ctx, blockQ, blockK), transposeKeys(transposeKeys) {}
+      : FlashPatternBase(ctx, blockQ, blockK, /*allowDynamic=*/true),
+        transposeKeys(transposeKeys) {}
 
   LogicalResult rewriteFlash(SdpaOp op,
                              PatternRewriter &rewriter) const override {
@@ -500,13 +521,17 @@ struct FlashSdpaLowering : FlashPatternBase {
 
     FlashProblem p;
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
-    // A block never exceeds the sequence, so short sequences get one
-    // exact block instead of a partial one.
+    // A block never exceeds a static sequence, so short sequences get one
+    // exact block instead of a partial one. Dynamic lengths (batch and
+    // sequence given at run time) keep the requested blocks, with a partial
+    // last block.
     auto [bq, bk] = requestedBlocks(op);
-    p.blockQ = std::min(bq, p.sq);
-    p.blockK = std::min(bk, p.sk);
-    p.numQBlocks = llvm::divideCeil(p.sq, p.blockQ);
-    p.alignOffset = p.sk - p.sq;
+    bool dynamicQ = ShapedType::isDynamic(p.sq),
+         dynamicK = ShapedType::isDynamic(p.sk);
+    p.blockQ = dynamicQ ? bq : std::min(bq, p.sq);
+    p.blockK = dynamicK ? bk : std::min(bk, p.sk);
+    p.numQBlocks = dynamicQ ? 0 : llvm::divideCeil(p.sq, p.blockQ);
+    p.alignOffset = dynamicQ || dynamicK ? 0 : p.sk - p.sq;
     p.scale = op.getEffectiveScale();
     p.causal = op.getCausal();
     if (op.getWindow() && *op.getWindow() != 0)
@@ -519,26 +544,63 @@ struct FlashSdpaLowering : FlashPatternBase {
     p.lengths = op.getKvLengths();
 
     Location loc = op.getLoc();
+    bool dynamic =
+        !resultType.hasStaticShape() || !op.getKey().getType().hasStaticShape();
+    SmallVector<OpFoldResult> qSizes, kSizes;
+    if (dynamic) {
+      qSizes = tensor::getMixedSizes(rewriter, loc, p.query);
+      kSizes = tensor::getMixedSizes(rewriter, loc, p.key);
+      p.sqSize = qSizes[2];
+      p.skSize = kSizes[2];
+      if ((dynamicQ || dynamicK) && (p.causal || p.window))
+        p.alignValue = arith::SubIOp::create(
+            rewriter, loc,
+            getValueOrCreateConstantIndexOp(rewriter, loc, p.skSize),
+            getValueOrCreateConstantIndexOp(rewriter, loc, p.sqSize));
+    } else {
+      p.sqSize = rewriter.getIndexAttr(p.sq);
+      p.skSize = rewriter.getIndexAttr(p.sk);
+    }
     p.keyTransposed = transposeKeys;
     if (transposeKeys) {
       // One copy of K per call, read by every query block: afterwards both
       // block contractions stream their right operand along the output
       // columns (outer-product form, no horizontal reductions).
       SmallVector<int64_t> shape = {p.batch, p.hkv, p.dk, p.sk};
-      Value empty = tensor::EmptyOp::create(
-          rewriter, loc, shape, op.getKey().getType().getElementType());
+      Type keyElt = op.getKey().getType().getElementType();
+      Value empty = dynamic
+                        ? tensor::EmptyOp::create(
+                              rewriter, loc,
+                              ArrayRef<OpFoldResult>{
+                                  kSizes[0], rewriter.getIndexAttr(p.hkv),
+                                  rewriter.getIndexAttr(p.dk), p.skSize},
+                              keyElt)
+                        : tensor::EmptyOp::create(rewriter, loc, shape, keyElt);
       p.key = linalg::TransposeOp::create(rewriter, loc, p.key, empty,
                                           ArrayRef<int64_t>{0, 1, 3, 2})
                   .getResult()[0];
     }
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         p.elementType);
-    auto forall = scf::ForallOp::create(
-        rewriter, loc,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(p.batch),
-                               rewriter.getIndexAttr(p.hkv),
-                               rewriter.getIndexAttr(p.numQBlocks)},
-        ValueRange{init}, /*mapping=*/std::nullopt);
+    Value init;
+    SmallVector<OpFoldResult> bounds;
+    if (dynamic) {
+      // [B, Hq, Sq, Dv] sized from the query; ceil(Sq / block-q) blocks.
+      init = tensor::EmptyOp::create(
+          rewriter, loc,
+          ArrayRef<OpFoldResult>{qSizes[0], qSizes[1], p.sqSize,
+                                 rewriter.getIndexAttr(p.dv)},
+          p.elementType);
+      AffineExpr sq = rewriter.getAffineSymbolExpr(0);
+      bounds = {qSizes[0], rewriter.getIndexAttr(p.hkv),
+                affine::makeComposedFoldedAffineApply(
+                    rewriter, loc, sq.ceilDiv(p.blockQ), {p.sqSize})};
+    } else {
+      init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                     p.elementType);
+      bounds = {rewriter.getIndexAttr(p.batch), rewriter.getIndexAttr(p.hkv),
+                rewriter.getIndexAttr(p.numQBlocks)};
+    }
+    auto forall = scf::ForallOp::create(rewriter, loc, bounds, ValueRange{init},
+                                        /*mapping=*/std::nullopt);
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(forall.getTerminator());

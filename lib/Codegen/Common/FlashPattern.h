@@ -20,13 +20,16 @@
 namespace mlir::attn {
 
 struct FlashPatternBase : OpRewritePattern<SdpaOp> {
-  FlashPatternBase(MLIRContext *ctx, int64_t blockQ, int64_t blockK)
-      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK) {}
+  FlashPatternBase(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
+                   bool allowDynamic = false)
+      : OpRewritePattern<SdpaOp>(ctx), blockQ(blockQ), blockK(blockK),
+        allowDynamic(allowDynamic) {}
 
   /// Only `op`s that score by a dot product (the other score functions need
   /// per-key state, norms or projections, and stay with the unfused
-  /// lowering) and whose operands and result have static shapes and
-  /// elements (an empty attention has no blocks) reach rewriteFlash.
+  /// lowering) and whose operands and result have static shapes (or, with
+  /// allowDynamic, dynamic batch and sequence lengths only) and elements
+  /// (an empty attention has no blocks) reach rewriteFlash.
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const final {
     ScoreFunction score = op.getScore();
@@ -34,10 +37,17 @@ struct FlashPatternBase : OpRewritePattern<SdpaOp> {
       return rewriter.notifyMatchFailure(op, "not a dot-product score");
     ShapedType types[] = {op.getQuery().getType(), op.getKey().getType(),
                           op.getValue().getType(), op.getType()};
-    if (!llvm::all_of(types, [](ShapedType t) { return t.hasStaticShape(); }))
+    // Dims 1 and 3 are heads and head dims; 0 and 2 batch and sequence.
+    auto supported = [&](ShapedType t) {
+      if (t.hasStaticShape())
+        return true;
+      return allowDynamic && !t.isDynamicDim(1) && !t.isDynamicDim(3);
+    };
+    if (!llvm::all_of(types, supported))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    if (llvm::any_of(types,
-                     [](ShapedType t) { return t.getNumElements() == 0; }))
+    if (llvm::any_of(types, [](ShapedType t) {
+          return t.hasStaticShape() && t.getNumElements() == 0;
+        }))
       return rewriter.notifyMatchFailure(op, "empty tensors");
     return rewriteFlash(op, rewriter);
   }
@@ -58,6 +68,8 @@ struct FlashPatternBase : OpRewritePattern<SdpaOp> {
   }
 
   int64_t blockQ, blockK;
+  /// Whether rewriteFlash takes dynamic batch and sequence lengths.
+  bool allowDynamic;
 };
 
 /// Applies only `patterns` to `root`, without folding or region

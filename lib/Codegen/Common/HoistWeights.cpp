@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Codegen/Common/DynamicDims.h"
 #include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
@@ -176,18 +177,20 @@ struct AttnHoistWeightsPass
       weightNames.insert(uses.front().getName());
 
     SmallVector<Attribute> manifest;
-    auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
-                      Location loc, WeightOp weight = {},
-                      IntegerAttr idBound = {}, bool causal = false,
-                      IntegerAttr positionBound = {}) -> LogicalResult {
+    auto record =
+        [&](attnrt::EntryKind kind, StringRef name, Type type, Location loc,
+            WeightOp weight = {}, IntegerAttr idBound = {}, bool causal = false,
+            IntegerAttr positionBound = {},
+            ArrayRef<std::pair<int, int>> dimsFrom = {}) -> LogicalResult {
       FailureOr<DictionaryAttr> dict = buildManifestRecord(
-          kind, name, type, weight, idBound, causal, positionBound);
+          kind, name, type, weight, idBound, causal, positionBound, dimsFrom);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
-               << "' has type " << type
-               << "; the runtime takes statically shaped tensors of "
-               << attnrt::dtypeNameList();
+               << "' has type " << type << "; the runtime takes tensors of "
+               << attnrt::dtypeNameList()
+               << " (with static shapes, except the batch and sequence "
+                  "dimensions of inputs and outputs)";
       manifest.push_back(*dict);
       return success();
     };
@@ -231,6 +234,16 @@ struct AttnHoistWeightsPass
                << name << "' names two model inputs/outputs or a weight";
       return success();
     };
+    // Dynamic sizes: which input gives each, so that the runtime can check
+    // inputs against each other and size the outputs.
+    SmallVector<int> inputIndex;
+    int numInputs = 0;
+    for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i)
+      inputIndex.push_back(isStateArg.contains(i - index) ? -1 : numInputs++);
+    FailureOr<ModelDynamicDims> dynamicDims =
+        analyzeDynamicDims(module, entry, index, inputIndex);
+    if (failed(dynamicDims))
+      return signalPassFailure();
     for (unsigned i = index, e = entry.getNumArguments(); i < e; ++i) {
       std::string name;
       bool state = isStateArg.contains(i - index);
@@ -247,10 +260,11 @@ struct AttnHoistWeightsPass
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ((state ? "state" : "input") + Twine(i - index)).str(),
                         name)) ||
-          failed(record(
-              state ? attnrt::EntryKind::State : attnrt::EntryKind::Input, name,
-              entry.getArgument(i).getType(), entry.getLoc(),
-              /*weight=*/{}, idBound, /*causal=*/false, positionBound)))
+          failed(record(state ? attnrt::EntryKind::State
+                              : attnrt::EntryKind::Input,
+                        name, entry.getArgument(i).getType(), entry.getLoc(),
+                        /*weight=*/{}, idBound, /*causal=*/false, positionBound,
+                        dynamicDims->inputs[i - index])))
         return signalPassFailure();
     }
     // A causal language model's [batch, seq, vocab] float outputs are the
@@ -273,7 +287,8 @@ struct AttnHoistWeightsPass
       if (failed(ioName(entry.getResultAttrOfType<StringAttr>(i, "attn.name"),
                         ("output" + Twine(outputs++)).str(), name)) ||
           failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc(),
-                        /*weight=*/{}, /*idBound=*/{}, causal)))
+                        /*weight=*/{}, /*idBound=*/{}, causal, {},
+                        dynamicDims->outputs[i])))
         return signalPassFailure();
     }
     module->setAttr(kManifestAttrName, builder.getArrayAttr(manifest));

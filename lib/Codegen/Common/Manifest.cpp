@@ -22,16 +22,29 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
 FailureOr<DictionaryAttr>
 mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
                                 Type type, WeightOp weight, IntegerAttr idBound,
-                                bool causal, IntegerAttr positionBound) {
+                                bool causal, IntegerAttr positionBound,
+                                ArrayRef<std::pair<int, int>> dimsFrom) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape() ||
-      !getManifestDType(tensor.getElementType()))
+  if (!tensor || !getManifestDType(tensor.getElementType()))
+    return failure();
+  // Inputs and outputs may have dynamic sizes, one dimsFrom each.
+  bool io =
+      kind == attnrt::EntryKind::Input || kind == attnrt::EntryKind::Output;
+  if (!tensor.hasStaticShape() &&
+      (!io ||
+       static_cast<int64_t>(dimsFrom.size()) != tensor.getNumDynamicDims()))
     return failure();
   Builder b(type.getContext());
   NamedAttrList fields;
   fields.append(kManifestKindKey, b.getStringAttr(attnrt::entryKindName(kind)));
   fields.append(kManifestNameKey, b.getStringAttr(name));
   fields.append(kManifestTypeKey, TypeAttr::get(tensor));
+  if (!tensor.hasStaticShape()) {
+    SmallVector<int64_t> pairs;
+    for (auto [input, axis] : dimsFrom)
+      pairs.append({input, axis});
+    fields.append(kManifestDimsFromKey, b.getDenseI64ArrayAttr(pairs));
+  }
   if (weight) {
     // The op's own spelling of concat, gather and transpose.
     for (StringAttr key :
@@ -70,14 +83,29 @@ static LogicalResult readRecord(DictionaryAttr dict,
   record.name = name.getValue().str();
   auto tensor = dyn_cast<RankedTensorType>(typeAttr.getValue());
   std::optional<attnrt::DType> dtype;
-  if (tensor && tensor.hasStaticShape())
+  if (tensor)
     dtype = getManifestDType(tensor.getElementType());
   if (!dtype)
     return fail() << "has type " << typeAttr.getValue()
-                  << "; the runtime takes statically shaped tensors of "
+                  << "; the runtime takes ranked tensors of "
                   << attnrt::dtypeNameList();
   record.dtype = *dtype;
-  record.dims.assign(tensor.getShape().begin(), tensor.getShape().end());
+  for (int64_t d : tensor.getShape())
+    record.dims.push_back(ShapedType::isDynamic(d) ? attnrt::kDynamicDim : d);
+  auto dimsFrom = dict.getAs<DenseI64ArrayAttr>(kManifestDimsFromKey);
+  bool io = record.kind == attnrt::EntryKind::Input ||
+            record.kind == attnrt::EntryKind::Output;
+  if (!tensor.hasStaticShape() &&
+      (!io || !dimsFrom ||
+       static_cast<int64_t>(dimsFrom.size()) != 2 * tensor.getNumDynamicDims()))
+    return fail() << "has dynamic type " << tensor
+                  << "; only inputs and outputs may, with one "
+                  << kManifestDimsFromKey << " (input, axis) pair per dynamic "
+                  << "dimension";
+  if (!tensor.hasStaticShape())
+    for (size_t i = 0; i < dimsFrom.size(); i += 2)
+      record.dimsFrom.push_back(
+          {static_cast<int>(dimsFrom[i]), static_cast<int>(dimsFrom[i + 1])});
 
   auto concatAxis = dict.getAs<IntegerAttr>("concat_axis");
   auto concatNames = dict.getAs<ArrayAttr>("concat_names");

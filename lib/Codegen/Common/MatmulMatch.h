@@ -20,7 +20,8 @@
 namespace mlir::attn {
 
 /// A matched C[m, n] += sum_k A[m, k] * B[n, k] on static f32 memrefs with
-/// identity layouts.
+/// identity layouts; where the match allows it, M (the rows: batch times
+/// sequence) may be dynamic, ShapedType::kDynamic in `m`.
 struct NTMatmul {
   linalg::GenericOp op;
   Value a, b, c;
@@ -31,6 +32,16 @@ inline bool isStaticIdentityF32(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
          type.getElementType().isF32();
+}
+
+/// Like isStaticIdentityF32, but with `dynamicRows` a 2-D memref may have
+/// a dynamic first dimension (rows given at run time).
+inline bool isIdentityF32(Value v, bool dynamicRows) {
+  if (isStaticIdentityF32(v))
+    return true;
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return dynamicRows && type && type.getRank() == 2 && !type.isDynamicDim(1) &&
+         type.getLayout().isIdentity() && type.getElementType().isF32();
 }
 
 /// The body must be `out + a * b` (in either operand order) and nothing
@@ -81,8 +92,9 @@ matchContractionLoops(linalg::LinalgOp op) {
 
 /// C[m, n] += sum_k A[m, k] * B on static f32 memrefs with identity
 /// layouts, B being [N, K] (the checkpoint layout) or, when `kMajorB`,
-/// [K, N].
-inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB) {
+/// [K, N]. With `dynamicM`, A and C may have dynamic rows.
+inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB,
+                                           bool dynamicM = false) {
   if (!op.hasPureBufferSemantics() || !isMulAddBody(op))
     return std::nullopt;
   std::optional<ContractionLoops> loops = matchContractionLoops(op);
@@ -90,8 +102,8 @@ inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB) {
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
-  if (!isStaticIdentityF32(a) || !isStaticIdentityF32(b) ||
-      !isStaticIdentityF32(c))
+  if (!isIdentityF32(a, dynamicM) || !isStaticIdentityF32(b) ||
+      !isIdentityF32(c, dynamicM))
     return std::nullopt;
   auto aType = cast<MemRefType>(a.getType());
   auto bType = cast<MemRefType>(b.getType());
@@ -104,8 +116,9 @@ inline std::optional<NTMatmul> matchMatmul(linalg::GenericOp op, bool kMajorB) {
                   aType.getDimSize(1)};
 }
 
-inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op) {
-  return matchMatmul(op, /*kMajorB=*/false);
+inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op,
+                                             bool dynamicM = false) {
+  return matchMatmul(op, /*kMajorB=*/false, dynamicM);
 }
 
 /// Whether `fill` writes +0.0.
@@ -205,7 +218,7 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
   }
   OpOperand *init = next.getDpsInitOperand(0);
   if (!readsC || next.getMatchingIndexingMap(init) != mn ||
-      !isStaticIdentityF32(init->get()) ||
+      !isIdentityF32(init->get(), ShapedType::isDynamic(mm.m)) ||
       !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
     return {};
   if (init->get() == mm.c)
@@ -255,8 +268,9 @@ inline Value buildEpilogueValue(OpBuilder &b, Location loc,
 
 /// A matched C[m, n] += sum_k A[m, k] * B[k, n]: a projection whose weight
 /// is bound K-major (transposed, attn-cpu-transpose-weights).
-inline std::optional<NTMatmul> matchKMajorMatmul(linalg::GenericOp op) {
-  return matchMatmul(op, /*kMajorB=*/true);
+inline std::optional<NTMatmul> matchKMajorMatmul(linalg::GenericOp op,
+                                                 bool dynamicM = false) {
+  return matchMatmul(op, /*kMajorB=*/true, dynamicM);
 }
 
 } // namespace mlir::attn

@@ -5,6 +5,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,14 +25,14 @@ namespace {
 /// indexing map (GQA/MQA come for free; MHA is G = 1).
 static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
                                   PatternRewriter &rewriter) {
-  auto qType = op.getQuery().getType();
-  auto kType = op.getKey().getType();
-  auto vType = op.getValue().getType();
-  if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-      !vType.hasStaticShape())
-    return rewriter.notifyMatchFailure(op, "dynamic shapes are not supported");
   Location loc = op.getLoc();
   SdpaShape shape = op.getSdpaShape();
+  // Batch and sequence lengths may be dynamic (sizes read from the operands
+  // at run time); heads and head dims are static (checked by the pass).
+  if (ShapedType::isDynamic(shape.hkv) || shape.group <= 0 ||
+      ShapedType::isDynamic(shape.dq) || ShapedType::isDynamic(shape.dk) ||
+      ShapedType::isDynamic(shape.dv))
+    return rewriter.notifyMatchFailure(op, "dynamic heads or head dims");
   int64_t batch = shape.batch, hkv = shape.hkv, group = shape.group,
           sq = shape.sq, sk = shape.sk, dq = shape.dq, dk = shape.dk,
           dv = shape.dv;
@@ -41,14 +42,34 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   Value q = lb.toF32(op.getQuery());
   Value k = lb.toF32(op.getKey());
   Value v = lb.toF32(op.getValue());
-  q = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({batch, hkv, group, sq, dq}, lb.f32()), q,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  auto index = [&](int64_t size) -> OpFoldResult {
+    return rewriter.getIndexAttr(size);
+  };
+  SmallVector<OpFoldResult> qSizes = lb.sizes(q), kSizes = lb.sizes(k);
+  OpFoldResult batchSize = qSizes[0], sqSize = qSizes[2], skSize = kSizes[2];
+  auto groupedQType =
+      RankedTensorType::get({batch, hkv, group, sq, dq}, lb.f32());
+  SmallVector<ReassociationIndices> qGroups = {{0}, {1, 2}, {3}, {4}};
+  if (groupedQType.hasStaticShape())
+    q = tensor::ExpandShapeOp::create(rewriter, loc, groupedQType, q, qGroups);
+  else
+    q = tensor::ExpandShapeOp::create(
+        rewriter, loc, groupedQType, q, qGroups,
+        ArrayRef<OpFoldResult>{batchSize, index(hkv), index(group), sqSize,
+                               index(dq)});
 
   // Loop dims of the score space: b n g i j, plus one reduction dim.
   const unsigned B = 0, N = 1, G = 2, I = 3, J = 4, R = 5;
-  SmallVector<int64_t> scoreShape = {batch, hkv, group, sq, sk};
+  SmallVector<OpFoldResult> scoreShape = {batchSize, index(hkv), index(group),
+                                          sqSize, skSize};
+  // A block of query or key rows: [b, n, g, i, width] or [b, n, j, width].
+  auto rowsOf = [&](OpFoldResult seq, int64_t width, bool grouped) {
+    SmallVector<OpFoldResult> sizes = {batchSize, index(hkv)};
+    if (grouped)
+      sizes.push_back(index(group));
+    sizes.append({seq, index(width)});
+    return sizes;
+  };
   SmallVector<IteratorType> scoreIters = lb.iterators(5);
   SmallVector<IteratorType> contractIters = lb.iterators(R + 1, true);
   auto contract = [&](Value lhs, Value rhs, BodyFn body) {
@@ -90,7 +111,7 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   case ScoreFunction::general: {
     // qW[b,n,g,i,e] = sum_d q[b,n,g,i,d] W[d,e], then a plain dot with k.
     Value w = lb.toF32(op.getScoreWeights()[0]);
-    Value qw = lb.generic({q, w}, lb.filled({batch, hkv, group, sq, dk}, 0.0),
+    Value qw = lb.generic({q, w}, lb.filled(rowsOf(sqSize, dk, true), 0.0),
                           {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {5, 4}),
                            lb.dims(6, {0, 1, 2, 3, 4})},
                           lb.iterators(6, true), dotBody);
@@ -114,11 +135,11 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
     };
     Value wq = slice(0, dq), wk = slice(dq, dk);
     // pq[b,n,g,i,a] = sum_d q[..,d] wq[a,d]; pk[b,n,j,a] likewise.
-    Value pq = lb.generic({q, wq}, lb.filled({batch, hkv, group, sq, a}, 0.0),
+    Value pq = lb.generic({q, wq}, lb.filled(rowsOf(sqSize, a, true), 0.0),
                           {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {4, 5}),
                            lb.dims(6, {0, 1, 2, 3, 4})},
                           lb.iterators(6, true), dotBody);
-    Value pk = lb.generic({k, wk}, lb.filled({batch, hkv, sk, a}, 0.0),
+    Value pk = lb.generic({k, wk}, lb.filled(rowsOf(skSize, a, false), 0.0),
                           {lb.dims(5, {0, 1, 2, 4}), lb.dims(5, {3, 4}),
                            lb.dims(5, {0, 1, 2, 3})},
                           lb.iterators(5, true), dotBody);
@@ -172,7 +193,16 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   std::optional<int64_t> window;
   if (op.getWindow() && *op.getWindow() != 0)
     window = static_cast<int64_t>(*op.getWindow());
-  int64_t alignOffset = sk - sq;
+  // Query row i sits at key position i + Sk - Sq (bottom-right alignment),
+  // a run-time value when either length is dynamic.
+  Value alignValue;
+  int64_t alignOffset = 0;
+  if (!ShapedType::isDynamic(sk) && !ShapedType::isDynamic(sq))
+    alignOffset = sk - sq;
+  else if (causal || window)
+    alignValue = arith::SubIOp::create(
+        rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, skSize),
+        getValueOrCreateConstantIndexOp(rewriter, loc, sqSize));
   Value masked = lb.generic(
       inputs, lb.empty(scoreShape, lb.f32()), maps, scoreIters,
       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -198,7 +228,9 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
           Value i = linalg::IndexOp::create(b, l, I);
           Value j = linalg::IndexOp::create(b, l, J);
           Value p = arith::AddIOp::create(
-              b, l, i, LinalgBuilder::constIndex(b, l, alignOffset));
+              b, l, i,
+              alignValue ? alignValue
+                         : LinalgBuilder::constIndex(b, l, alignOffset));
           if (causal)
             andWith(
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, p));
@@ -255,7 +287,7 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
   // out[b,n,g,i,e] = sum_j p[b,n,g,i,j] v[b,n,j,e]; dims b n g i e j.
   SmallVector<IteratorType> pvIters = lb.iterators(6, true);
   Value unnormalized = lb.generic(
-      {probs, v}, lb.filled({batch, hkv, group, sq, dv}, 0.0),
+      {probs, v}, lb.filled(rowsOf(sqSize, dv, true), 0.0),
       {lb.dims(6, {0, 1, 2, 3, 5}), lb.dims(6, {0, 1, 5, 4}),
        lb.dims(6, {0, 1, 2, 3, 4})},
       pvIters, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -263,7 +295,7 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
       });
   SmallVector<IteratorType> outIters(5, IteratorType::parallel);
   Value out = lb.generic(
-      {unnormalized, rowSum}, lb.empty({batch, hkv, group, sq, dv}, lb.f32()),
+      {unnormalized, rowSum}, lb.empty(rowsOf(sqSize, dv, true), lb.f32()),
       {lb.identity(5), lb.dims(5, {0, 1, 2, 3}), lb.identity(5)}, outIters,
       [](OpBuilder &b, Location l, ValueRange args) -> Value {
         Value zero = LinalgBuilder::constF32(b, l, 0.0);

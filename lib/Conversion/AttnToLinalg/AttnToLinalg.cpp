@@ -19,6 +19,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTOLINALG
@@ -29,6 +33,42 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+
+/// Why `op`'s dynamic dimensions cannot be lowered, or nullopt when they can
+/// (or it has none).
+static std::optional<std::string> unsupportedDynamicShape(Operation *op) {
+  auto isDynamic = [](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && !shaped.hasStaticShape();
+  };
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  if (!llvm::any_of(types, isDynamic))
+    return std::nullopt;
+  if (isa<CacheWriteOp>(op))
+    return std::string("dynamic shapes (KV-cache writes need static cache "
+                       "and row shapes)");
+  for (Type t : types) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    // Integer tensors (ids, positions, kv lengths) are indexed by batch
+    // and sequence only.
+    if (!tensor || !isa<FloatType>(tensor.getElementType()) ||
+        tensor.getRank() == 0)
+      continue;
+    if (tensor.isDynamicDim(tensor.getRank() - 1)) {
+      std::string why;
+      llvm::raw_string_ostream os(why);
+      os << "a dynamic feature (last) dimension in " << tensor
+         << " (only batch and sequence dimensions may be dynamic)";
+      return why;
+    }
+    if (tensor.getRank() == 4 && isa<SdpaOp, RotaryOp>(op) &&
+        tensor.isDynamicDim(1))
+      return std::string("a dynamic number of heads (only batch and sequence "
+                         "dimensions may be dynamic)");
+  }
+  return std::nullopt;
+}
 
 /// attn.layer -> its body, inlined in place.
 struct LayerInlining : OpRewritePattern<LayerOp> {
@@ -51,23 +91,21 @@ struct AttnLowerToLinalgPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    // The lowering builds static tensor.empty ops; say so instead of
-    // producing invalid IR for dynamic shapes.
+    // Batch and sequence dimensions may be dynamic: the patterns size their
+    // results from the operands at run time. Feature dimensions (the last
+    // one, and the heads of 4-D attention operands) size weights and head
+    // splits and must be static; KV-cache writes are static only. Say so
+    // instead of leaving an op unconverted.
     WalkResult dynamic = getOperation().walk([](Operation *op) {
       if (!isa_and_nonnull<AttnDialect>(op->getDialect()) ||
           isa<LayerOp, YieldOp>(op))
         return WalkResult::advance();
-      auto isDynamic = [](Type t) {
-        auto shaped = dyn_cast<ShapedType>(t);
-        return shaped && !shaped.hasStaticShape();
-      };
-      if (llvm::any_of(op->getOperandTypes(), isDynamic) ||
-          llvm::any_of(op->getResultTypes(), isDynamic)) {
-        op->emitOpError("has dynamic shapes, which attn-lower-to-linalg does "
-                        "not support yet");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
+      std::optional<std::string> why = unsupportedDynamicShape(op);
+      if (!why)
+        return WalkResult::advance();
+      op->emitOpError("has ")
+          << *why << ", which attn-lower-to-linalg does not support";
+      return WalkResult::interrupt();
     });
     if (dynamic.wasInterrupted())
       return signalPassFailure();

@@ -31,10 +31,19 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
     for (unsigned d = 0; d + 1 < rank; ++d)
       outer.push_back(d);
     SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+    // The result is the ids' shape plus the table's row width; batch and
+    // sequence may be dynamic.
+    Value init;
+    if (type.hasStaticShape()) {
+      init = lb.empty(type.getShape(), type.getElementType());
+    } else {
+      SmallVector<OpFoldResult> sizes = lb.sizes(op.getIds());
+      sizes.push_back(rewriter.getIndexAttr(type.getShape().back()));
+      init = lb.empty(sizes, type.getElementType());
+    }
     // Ids outside [0, vocab) are clamped rather than read out of bounds.
     Value y = lb.generic(
-        op.getIds(), lb.empty(type.getShape(), type.getElementType()),
-        {lb.dims(rank, outer), lb.identity(rank)}, iters,
+        op.getIds(), init, {lb.dims(rank, outer), lb.identity(rank)}, iters,
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
           Value id =
               arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
@@ -117,9 +126,9 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
     // Run-time rows: read the table where the position says.
     Value table = op.getTable();
     int64_t rows = op.getTable().getType().getDimSize(0);
+    Value x = lb.toF32(op.getInput());
     return lb.generic(
-        lb.toF32(op.getInput()), lb.empty(type.getShape(), lb.f32()),
-        {lb.identity(3), lb.identity(3)},
+        x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
         SmallVector<IteratorType>(3, IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
           Value row = runTimePosition(b, loc, positions, 1, offset, rows - 1);
@@ -131,18 +140,43 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
           return addF(b, loc, args[0], v);
         });
   }
+  if (ShapedType::isDynamic(s)) {
+    // A run-time sequence length: read row offset + s of the table per
+    // element, clamped to its last row (the verifier can only check static
+    // lengths against the table; a slice of run-time size could read past
+    // its end).
+    Value table = op.getTable();
+    int64_t tableRows = op.getTable().getType().getDimSize(0);
+    Value x = lb.toF32(op.getInput());
+    return lb.generic(
+        x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value row =
+              arith::AddIOp::create(b, loc, linalg::IndexOp::create(b, loc, 1),
+                                    LinalgBuilder::constIndex(b, loc, offset));
+          row = arith::MinSIOp::create(
+              b, loc, row, LinalgBuilder::constIndex(b, loc, tableRows - 1));
+          Value col = linalg::IndexOp::create(b, loc, 2);
+          Value v =
+              tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
+          if (!v.getType().isF32())
+            v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+          return addF(b, loc, args[0], v);
+        });
+  }
+  OpFoldResult seqLen = rewriter.getIndexAttr(s);
   Value rows = tensor::ExtractSliceOp::create(
       rewriter, op.getLoc(), op.getTable(),
       ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
                              rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(s),
-                             rewriter.getIndexAttr(d)},
+      ArrayRef<OpFoldResult>{seqLen, rewriter.getIndexAttr(d)},
       ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
                              rewriter.getIndexAttr(1)});
   Value x = lb.toF32(op.getInput());
   Value table = lb.toF32(rows);
   SmallVector<IteratorType> iters(3, IteratorType::parallel);
-  Value y = lb.generic({x, table}, lb.empty(type.getShape(), lb.f32()),
+  Value y = lb.generic({x, table}, lb.emptyLike(x, lb.f32()),
                        {lb.identity(3), lb.dims(3, {1, 2}), lb.identity(3)},
                        iters, [](OpBuilder &b, Location loc, ValueRange args) {
                          return addF(b, loc, args[0], args[1]);

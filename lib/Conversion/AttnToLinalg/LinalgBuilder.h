@@ -50,6 +50,21 @@ public:
     return fill(empty(sizes, f32()), value);
   }
 
+  /// The sizes of a ranked tensor: attributes for static dimensions,
+  /// tensor.dim values for dynamic ones (a batch or sequence given at run
+  /// time). Only dynamic dimensions create ops, so static IR is unchanged.
+  SmallVector<OpFoldResult> sizes(Value v) {
+    return tensor::getMixedSizes(b, loc, v);
+  }
+
+  /// An empty tensor shaped like `like` (dynamic sizes from it).
+  Value emptyLike(Value like, Type elementType) {
+    auto type = cast<RankedTensorType>(like.getType());
+    if (type.hasStaticShape())
+      return empty(type.getShape(), elementType);
+    return empty(sizes(like), elementType);
+  }
+
   /// `init` (an f32 tensor) filled with `value`.
   Value fill(Value init, double value) {
     Value cst = constF32(b, loc, value);
@@ -106,8 +121,8 @@ public:
     if (type.getElementType().isF32())
       return v;
     unsigned rank = type.getRank();
-    return generic(v, empty(type.getShape(), f32()),
-                   {identity(rank), identity(rank)}, iterators(rank),
+    return generic(v, emptyLike(v, f32()), {identity(rank), identity(rank)},
+                   iterators(rank),
                    [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                      return arith::ExtFOp::create(nb, nloc, nb.getF32Type(),
                                                   args[0]);
@@ -120,7 +135,7 @@ public:
       return v;
     auto type = cast<RankedTensorType>(v.getType());
     unsigned rank = type.getRank();
-    return generic(v, empty(type.getShape(), elementType),
+    return generic(v, emptyLike(v, elementType),
                    {identity(rank), identity(rank)}, iterators(rank),
                    [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                      return arith::TruncFOp::create(nb, nloc, elementType,
@@ -133,8 +148,8 @@ public:
     auto type = cast<RankedTensorType>(inputs.front().getType());
     unsigned rank = type.getRank();
     SmallVector<AffineMap> maps(inputs.size() + 1, identity(rank));
-    return generic(inputs, empty(type.getShape(), f32()), maps, iterators(rank),
-                   body);
+    return generic(inputs, emptyLike(inputs.front(), f32()), maps,
+                   iterators(rank), body);
   }
 
   /// A scalar function applied after the bias (an activation).
@@ -149,8 +164,11 @@ public:
                           ScalarFn epilogue = nullptr, TileAttr tile = {}) {
     auto xType = cast<RankedTensorType>(x.getType());
     auto wType = cast<RankedTensorType>(w.getType());
-    int64_t m = xType.getDimSize(0), n = wType.getDimSize(0);
-    Value init = filled({m, n}, 0.0);
+    int64_t n = wType.getDimSize(0);
+    // Rows may be dynamic (batch x sequence given at run time).
+    SmallVector<OpFoldResult> resultSizes = {sizes(x)[0], b.getIndexAttr(n)};
+    Value init = xType.isDynamicDim(0) ? filled(resultSizes, 0.0)
+                                       : filled({xType.getDimSize(0), n}, 0.0);
     Value product = generic(
         {x, w}, init, {dims(3, {0, 2}), dims(3, {1, 2}), dims(3, {0, 1})},
         {IteratorType::parallel, IteratorType::parallel,
@@ -170,7 +188,10 @@ public:
       maps.push_back(dims(2, {1}));
     }
     maps.push_back(identity(2));
-    return generic(inputs, empty({m, n}, f32()), maps,
+    Value epilogueInit = xType.isDynamicDim(0)
+                             ? empty(resultSizes, f32())
+                             : empty({xType.getDimSize(0), n}, f32());
+    return generic(inputs, epilogueInit, maps,
                    {IteratorType::parallel, IteratorType::parallel},
                    [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
                      Value v = args[0];
@@ -190,7 +211,19 @@ public:
     Value result = matmulTransposedB(flat, w, bias, epilogue, tile);
     SmallVector<int64_t> shape(xType.getShape());
     shape.back() = n;
-    return expandFromMatrix(result, shape, rank);
+    if (xType.hasStaticShape() || rank <= 2)
+      return expandFromMatrix(result, shape, rank);
+    // Dynamic leading dimensions: the expansion needs their run-time sizes.
+    SmallVector<OpFoldResult> outSizes = sizes(x);
+    outSizes.back() = b.getIndexAttr(n);
+    ReassociationIndices outer;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      outer.push_back(d);
+    auto type = RankedTensorType::get(
+        shape, cast<RankedTensorType>(result.getType()).getElementType());
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, result, ArrayRef<ReassociationIndices>{outer, {rank - 1}},
+        outSizes);
   }
 
   /// `[d0, ..., dn-1]` -> `[d0 * ... * dn-2, dn-1]`.
@@ -247,12 +280,16 @@ public:
     SmallVector<IteratorType> iters = iterators(rank, /*reduceLast=*/true);
     SmallVector<Value> inputs = {x};
     inputs.append(extraOuter.begin(), extraOuter.end());
-    return generic(
-        inputs, filled(type.getShape().drop_back(), init), maps, iters,
-        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
-          Value v = pre(nb, nloc, args[0], args.drop_front().drop_back());
-          return combine(nb, nloc, args.back(), v);
-        });
+    Value acc =
+        type.hasStaticShape()
+            ? filled(type.getShape().drop_back(), init)
+            : filled(ArrayRef<OpFoldResult>(sizes(x)).drop_back(), init);
+    return generic(inputs, acc, maps, iters,
+                   [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+                     Value v =
+                         pre(nb, nloc, args[0], args.drop_front().drop_back());
+                     return combine(nb, nloc, args.back(), v);
+                   });
   }
 
   /// The maximum over the last dimension of an f32 tensor (-inf for rows

@@ -34,7 +34,7 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
     unsigned outerRank = rank - 1;
     SmallVector<IteratorType> iters(outerRank, IteratorType::parallel);
     mean = lb.generic(
-        sum, lb.empty(type.getShape().drop_back(), lb.f32()),
+        sum, lb.emptyLike(sum, lb.f32()),
         {lb.identity(outerRank), lb.identity(outerRank)}, iters,
         [d](OpBuilder &b, Location loc, ValueRange args) -> Value {
           return arith::DivFOp::create(
@@ -71,7 +71,7 @@ static Value normalizeLast(LinalgBuilder &lb, Value x, Value gamma, Value beta,
   SmallVector<IteratorType> iters(rank, IteratorType::parallel);
   bool hasBeta = static_cast<bool>(beta);
   Value normalized = lb.generic(
-      inputs, lb.empty(type.getShape(), lb.f32()), maps, iters,
+      inputs, lb.emptyLike(x, lb.f32()), maps, iters,
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value v = args[0];
         if (subtractMean)

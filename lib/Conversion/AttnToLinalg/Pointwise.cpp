@@ -109,7 +109,7 @@ static Value softmaxLast(LinalgBuilder &lb, Value x) {
     outer.push_back(d);
   SmallVector<IteratorType> iters(rank, IteratorType::parallel);
   return lb.generic(
-      {x, max, sum}, lb.empty(type.getShape(), lb.f32()),
+      {x, max, sum}, lb.emptyLike(x, lb.f32()),
       {lb.identity(rank), lb.dims(rank, outer), lb.dims(rank, outer),
        lb.identity(rank)},
       iters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -133,9 +133,9 @@ static FailureOr<Value> lowerSoftmax(SoftmaxOp op, LinalgBuilder &lb,
   perm.push_back(dim);
   bool needsTranspose = dim != rank - 1;
   if (needsTranspose) {
-    SmallVector<int64_t> shape;
+    SmallVector<OpFoldResult> inSizes = lb.sizes(x), shape;
     for (int64_t d : perm)
-      shape.push_back(type.getDimSize(d));
+      shape.push_back(inSizes[d]);
     x = linalg::TransposeOp::create(rewriter, op.getLoc(), x,
                                     lb.empty(shape, lb.f32()), perm)
             .getResult()[0];
@@ -146,7 +146,7 @@ static FailureOr<Value> lowerSoftmax(SoftmaxOp op, LinalgBuilder &lb,
     for (int64_t i = 0; i < rank; ++i)
       inverse[perm[i]] = i;
     y = linalg::TransposeOp::create(rewriter, op.getLoc(), y,
-                                    lb.empty(type.getShape(), lb.f32()),
+                                    lb.emptyLike(op.getInput(), lb.f32()),
                                     inverse)
             .getResult()[0];
   }

@@ -52,6 +52,24 @@ func.func @rank3_i64(%ids: tensor<3x4x6xi64>, %table: tensor<50x8xf32>) -> (tens
 
 // -----
 
+// Ids of a run-time batch and sequence: the loops run to their run-time
+// extents (tensor.dim).
+// CHECK:       func.func private @attnrt_report_token_id
+// CHECK-LABEL: func.func @lookup_dynamic
+// CHECK-SAME:    (%[[IDS:[^:]*]]: tensor<?x?xi32>
+// CHECK:         %[[DB:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi32>
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %[[DB]] step
+// CHECK:           %[[DS:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi32>
+// CHECK:           scf.for %[[P:.*]] = %{{.*}} to %[[DS]] step
+// CHECK:             tensor.extract %[[IDS]][%[[B]], %[[P]]] : tensor<?x?xi32>
+// CHECK:         attn.embedding %[[IDS]]
+func.func @lookup_dynamic(%ids: tensor<?x?xi32>, %table: tensor<100x8xf32>) -> tensor<?x?x8xf32> {
+  %0 = attn.embedding %ids, %table : (tensor<?x?xi32>, tensor<100x8xf32>) -> tensor<?x?x8xf32>
+  return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
 // Without embeddings, nothing is added.
 // CHECK-LABEL: func.func @no_lookup
 // CHECK-NOT: scf.for

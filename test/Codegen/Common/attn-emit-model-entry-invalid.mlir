@@ -62,7 +62,7 @@ module attributes {attn.entry = @main, attn.manifest = [{kind = "scratch", name 
 
 // -----
 
-// expected-error @+1 {{attn.manifest record 1 has type 'tensor<2xf64>'; the runtime takes statically shaped tensors of f32, f16, bf16, i32 or i64}}
+// expected-error @+1 {{attn.manifest record 1 has type 'tensor<2xf64>'; the runtime takes ranked tensors of f32, f16, bf16, i32 or i64}}
 module attributes {attn.entry = @main, attn.manifest = [{kind = "input", name = "x", type = tensor<2xf32>}, {kind = "output", name = "y", type = tensor<2xf64>}]} {
   llvm.func @main(%a: !llvm.ptr, %b: !llvm.ptr) {
     llvm.return

@@ -52,6 +52,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     `pack-min-rows` rows, each column block first copies its k block of
     W^T into contiguous [kc, NV * VL] panels (W^T's rows are N floats
     apart, which maps a tile column's rows onto few cache sets).
+
+    The rows M (batch times sequence) may be dynamic (a model compiled for
+    run-time lengths): the row loops then run to the run-time M, MR rows at
+    a time up to its last multiple of MR and one row at a time after it;
+    N and K (the weight's) stay static. Static M keeps its static loops.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -198,6 +203,38 @@ def AttnCpuLowerRuntimeChecks
                            "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def AttnCpuExpandDynamicReshapes
+    : Pass<"attn-cpu-expand-dynamic-reshapes", "::mlir::func::FuncOp"> {
+  let summary = "memref.expand_shape splitting one size into several dynamic "
+                "ones becomes memref.reinterpret_cast";
+  let description = [{
+    With dynamic batch and sequence, the rows of a projection ([B * S, N])
+    are split back into [B, S, N] by a memref.expand_shape whose group holds
+    two dynamic sizes. Upstream's expand-strided-metadata (LLVM 22) crashes
+    on such a group; on a contiguous (identity layout) source the expansion
+    is a plain memref.reinterpret_cast with the output sizes and their
+    row-major strides, which this pass writes instead. Run it before
+    expand-strided-metadata; every other expand_shape (all of those of
+    static models) is left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnCpuFuncToLLVM : Pass<"attn-cpu-func-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "convert-func-to-llvm with bare pointers where shapes are static";
+  let description = [{
+    Runs upstream's convert-func-to-llvm. A module whose functions take or
+    return only statically shaped memrefs uses the bare-pointer calling
+    convention (one pointer per buffer, as attn-emit-model-entry and
+    libattnrt call a static model). A memref with a dynamic size (a batch or
+    sequence chosen at run time) cannot travel as a bare pointer: then the
+    whole module uses memref descriptors (pointers, offset, sizes, strides),
+    which attn-emit-model-entry fills from the run-time sizes.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // ATTNC_CODEGEN_CPU_PASSES_TD

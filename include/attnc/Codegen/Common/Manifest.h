@@ -9,6 +9,8 @@
 //    [transpose]}
 //   {kind = "input", name = "ids", type = tensor<1x128xi64>, [id_bound =
 //   30522]}
+//   {kind = "output", name = "y", type = tensor<1x?x64xf32>,
+//    dims_from = array<i64: 0, 1>}
 //
 // where kind is weight, input or output, type is the buffer's tensor type
 // and the optional fields are those of the attn.weight op the record binds.
@@ -43,6 +45,10 @@ constexpr llvm::StringLiteral kManifestTypeKey = "type";
 constexpr llvm::StringLiteral kManifestIdBoundKey = "id_bound";
 /// Inputs holding run-time positions: one past the largest valid one.
 constexpr llvm::StringLiteral kManifestPositionBoundKey = "position_bound";
+/// Inputs and outputs with dynamic sizes: per dynamic dimension, the
+/// (input index, axis) whose size it has, or (-1, -1) for an input size the
+/// caller chooses (array<i64>, two values per dimension).
+constexpr llvm::StringLiteral kManifestDimsFromKey = "dims_from";
 /// Outputs holding causal language-model logits (a unit attribute).
 constexpr llvm::StringLiteral kManifestCausalKey = "causal";
 
@@ -54,12 +60,15 @@ std::optional<attnrt::DType> getManifestDType(Type elementType);
 /// concat, gather and transpose attributes, `idBound` (for inputs of
 /// embedding ids) the table's row count, `causal` (for outputs of causal
 /// language models) the causal mark, `positionBound` (for inputs of
-/// run-time positions) their bound. Fails (without a diagnostic) when the
-/// runtime cannot take the type: see getManifestDType.
+/// run-time positions) their bound, `dimsFrom` (for inputs and outputs with
+/// dynamic sizes, one per dynamic dimension) where their sizes come from.
+/// Fails (without a diagnostic) when the runtime cannot take the type: see
+/// getManifestDType; only inputs and outputs may be dynamic.
 FailureOr<DictionaryAttr>
 buildManifestRecord(attnrt::EntryKind kind, StringRef name, Type type,
                     WeightOp weight = {}, IntegerAttr idBound = {},
-                    bool causal = false, IntegerAttr positionBound = {});
+                    bool causal = false, IntegerAttr positionBound = {},
+                    ArrayRef<std::pair<int, int>> dimsFrom = {});
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

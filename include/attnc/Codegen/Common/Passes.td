@@ -105,7 +105,10 @@ def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
     output accumulator (online softmax), so the Sq x Sk score matrix is never
     materialized: memory is O(block_q x block_k) per query block. Key blocks
     that the causal or sliding-window mask hides entirely from a query block
-    are not visited at all (the loop bounds skip them).
+    are not visited at all (the loop bounds skip them). Batch and sequence
+    lengths may be dynamic (CPU): the loops then run over the run-time batch
+    and ceil(S / block) blocks, every block may be partial, and the causal
+    alignment Sk - Sq is a run-time value.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", "64", "query rows per block">,
@@ -243,7 +246,13 @@ def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
     (weights, inputs, outputs) with its kind, name and tensor type, plus a
     weight's concat, gather and transpose attributes (see
     attnc/Codegen/Common/Manifest.h). A name used with two different types is
-    an error.
+    an error. Inputs and outputs may have dynamic (batch, sequence) sizes:
+    their records get `dims_from`, per dynamic dimension the input and axis
+    whose size it equals or (-1, -1) for one the caller chooses, derived
+    from the size equalities the IR on tensors states (linalg loops shared
+    by operands, tensor.empty sized by tensor.dim, destinations, calls); an
+    output size that follows from no input is an error, as is dynamic
+    model state.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -256,7 +265,10 @@ def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
     `void attn_model_invoke(void **buffers)` that calls it with one buffer
     per manifest record, and the NUL-terminated `attn_model_manifest`
     string that libattnrt reads, written from `attn.manifest` by the writer
-    libattnrt's parser shares (attnc/Runtime/ManifestSchema.h).
+    libattnrt's parser shares (attnc/Runtime/ManifestSchema.h). A model with
+    dynamic sizes (CPU only) uses memref descriptors: `buffers[records]`
+    points to the run-time sizes, one int64_t per `?` in record order, from
+    which the descriptors' sizes and row-major strides are built.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let options = [
