@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <limits>
 #include <memory>
@@ -341,6 +342,17 @@ static void addCudaToNVVMStage(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+/// Whether `chip` (sm_XY[a]) has cp.async (sm_80 and later). The tensor-core
+/// kernels' mma.sync m16n8k16 needs sm_80 too; on an older or unknown chip
+/// they keep plain staging, which needs nothing newer than the mma itself.
+static bool hasAsyncCopy(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return false;
+  return sm >= 80;
+}
+
 /// The stages both targets share: linalg, bufferization, then the target's
 /// matmul kernels. Returns false when `stopAfter` ends the pipeline here.
 static bool addTargetIndependentStages(OpPassManager &pm,
@@ -353,8 +365,11 @@ static bool addTargetIndependentStages(OpPassManager &pm,
   if (options.stopAfter == Stage::Bufferized)
     return false;
   if (options.matmulKernels) {
-    if (target == Target::Cuda)
-      addNested(pm, attn::createAttnGpuMmaMatmul());
+    if (target == Target::Cuda) {
+      attn::AttnGpuMmaMatmulOptions mma;
+      mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
+      addNested(pm, attn::createAttnGpuMmaMatmul(mma));
+    }
     else
       addNested(pm, attn::createAttnCpuMatmulKernel());
   }
