@@ -120,6 +120,17 @@ static void addNested(OpPassManager &pm, std::unique_ptr<Pass> pass) {
   pm.addNestedPass<OpT>(std::move(pass));
 }
 
+/// Whether `chip` (sm_XY[a]) has cp.async (sm_80 and later). The tensor-core
+/// kernels' mma.sync m16n8k16 needs sm_80 too; on an older or unknown chip
+/// they keep plain staging, which needs nothing newer than the mma itself.
+static bool hasAsyncCopy(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return false;
+  return sm >= 80;
+}
+
 /// attn -> linalg on tensors, weights as entry arguments.
 static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
                            Target target) {
@@ -158,7 +169,9 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
       // of a kv head): B * Hkv * Sq threads with a few hundred bytes of
       // local memory each.
       pm.addPass(attn::createAttnDecomposeMha());
-      addNested(pm, attn::createAttnGpuFlashAttention());
+      attn::AttnGpuFlashAttentionOptions gpuFlash;
+      gpuFlash.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
+      addNested(pm, attn::createAttnGpuFlashAttention(gpuFlash));
       flash.blockQ = 1;
     } else {
       // With the CPU attention kernels, K is transposed once per call so
@@ -340,17 +353,6 @@ static void addCudaToNVVMStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-}
-
-/// Whether `chip` (sm_XY[a]) has cp.async (sm_80 and later). The tensor-core
-/// kernels' mma.sync m16n8k16 needs sm_80 too; on an older or unknown chip
-/// they keep plain staging, which needs nothing newer than the mma itself.
-static bool hasAsyncCopy(StringRef chip) {
-  unsigned sm = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
-    return false;
-  return sm >= 80;
 }
 
 /// The stages both targets share: linalg, bufferization, then the target's

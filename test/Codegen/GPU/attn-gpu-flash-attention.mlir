@@ -1,11 +1,11 @@
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0}))" \
 // RUN:   | FileCheck %s
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=32 block-k=32}))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0 block-q=32 block-k=32}))" \
 // RUN:   | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=4096 block-k=512}))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0 block-q=4096 block-k=512}))" \
 // RUN:   | FileCheck %s --check-prefix=CLAMP
 // RUN: not attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-k=8}))" 2>&1 \

@@ -39,7 +39,7 @@ def AttnGpuFlashAttention
            "keys per shared-memory stage; reduced to divide Sk">,
     Option<"maxHeadDim", "max-head-dim", "int64_t", "128",
            "largest Dk / Dv kept in registers">,
-    Option<"staging", "staging", "std::string", "\"plain\"",
+    Option<"staging", "staging", "std::string", "\"cp-async\"",
            "K/V staging: cp-async (sm_80+: a two-stage pipeline of "
            "nvgpu.device_async_copy groups, V kept [key][d] and read with "
            "ldmatrix.trans; needs ldmatrix) or plain (loads and stores, V "

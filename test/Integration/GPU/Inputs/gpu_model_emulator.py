@@ -400,6 +400,8 @@ class Emulator:
         self.done = set()  # async ops a blocking gpu.wait has seen complete
         self.current = None  # the async op being executed
         self.mma_count = 0
+        self.ldmatrix_count = 0  # warps that executed an ldmatrix
+        self.async_copy_count = 0  # cp.async issued by threads
 
     # -- entry --------------------------------------------------------------
     def run_model(self, weights_path, inputs):
@@ -981,6 +983,7 @@ class Emulator:
                                dest.shape)
         out[dest, tile, np.broadcast_to(relem[None], dest.shape)] = vals
         self.record(buf, elems, dest, write=False)
+        self.ldmatrix_count += len(warps)
         return out
 
     def async_copy(self, op, o, mask):
@@ -1038,6 +1041,7 @@ class Emulator:
         self.pending.append({"buf": dst.buf, "flat": dflat, "vals": vals,
                              "lanes": lanes,
                              "group": np.full(lanes.size, -1)})
+        self.async_copy_count += lanes.size
         return np.zeros(self.N, np.int64)
 
     def wait_group(self, allowed, mask):
