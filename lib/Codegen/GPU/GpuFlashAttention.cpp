@@ -31,6 +31,15 @@
 // threads, 48 KiB of static shared memory, a register budget for the S
 // accumulators; TensorCoreTiles.h).
 //
+// On sm_80+ (staging=cp-async, with ldmatrix) K and V move by cp.async
+// instead, in two stages: while the warps compute on key block i, the
+// copies of block i + 1 are in flight into the other buffer (one commit
+// group per block, wait_group 0 and one barrier at the start of each
+// block). cp.async cannot transpose, so V stays [key][d] ([bk][Dv + 8]) and
+// its B fragments come from ldmatrix.trans; K's come from ldmatrix (K
+// [key][d] is the "col" operand as it is). Plain staging keeps V^T, read by
+// ldmatrix without .trans or pairwise loads.
+//
 // The masks are applied per element on the S fragments (bottom-right
 // causal: key j visible to query row i iff j <= i + Sk - Sq; kv_lengths:
 // j < len[b]); the key loop stops after the last block any row of the thread

@@ -35,6 +35,19 @@
 // and stores are masked the same way (element by element when N is odd).
 // Shapes the blocks divide get none of these checks.
 //
+// On sm_80+ (staging=cp-async, the default) the staging is asynchronous:
+// nvgpu.device_async_copy (cp.async.cg of 16 bytes; 8 or 4 bytes, .ca,
+// where K only keeps those aligned) into `stages` (2-3) buffers, the copies
+// of k step i + stages - 1 in flight while step i computes. Ragged edges
+// keep the same clamped source indices and get their zeros from cp.async's
+// zero fill (source size 0). Fragments then come from shared memory by
+// ldmatrix (x4 for A; x4 for two n8 tiles of B, x2 for a last odd one):
+// lane l gives the row address of row l % 8 of 8x8 matrix l / 8 and
+// receives, for matrix i, register i of the layout above, so neither
+// operand needs .trans (both are K-contiguous). K odd (rows 2 bytes apart,
+// too little for cp.async) keeps plain staging; `staging=plain` and
+// `ldmatrix=false` keep the code above for older chips.
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into

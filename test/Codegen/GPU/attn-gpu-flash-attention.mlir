@@ -10,11 +10,50 @@
 // RUN: not attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-k=8}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention))" \
+// RUN:   | FileCheck %s --check-prefix=ASYNC
+// RUN: not attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=tma}))" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADSTAGING
 
 // f16/bf16 attn.sdpa becomes one gpu.launch on buffers: grid (Sq / 64, Hq,
 // B), 4 warps per block, K and V^T staged in padded shared memory between two
-// barriers per key block, both contractions on mma.sync m16n8k16. Numerics:
-// test/Integration/GPU/flash-mma-emulation.test (IR-level emulation).
+// barriers per key block (staging=plain; CHECK), both contractions on
+// mma.sync m16n8k16. By default (ASYNC) K and V are staged by cp.async in
+// two stages, V untransposed, fragments from ldmatrix (.trans for V).
+// Numerics: test/Integration/GPU/flash-mma-emulation.test (IR-level
+// emulation).
+
+// The default kernel on @gqa_causal: buffers [2][64][Dk + 8] and
+// [2][64][Dv + 8]; the first key block's group is committed before the
+// loop (if the causal bound leaves one), then each block waits for its
+// group (none newer pending), one barrier, prefetches the next block into
+// the other buffer (an empty group past the last), and loads K fragments
+// with ldmatrix x4 and V fragments with ldmatrix x4 .trans.
+// ASYNC-LABEL: func.func @gqa_causal(
+// ASYNC:         gpu.launch
+// ASYNC:           %[[KS:.*]] = memref.alloca() : memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC:           %[[VS:.*]] = memref.alloca() : memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// ASYNC:           %[[FIRST:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// ASYNC-COUNT-4:     nvgpu.device_async_copy {{.*}}, %[[KS]][%c0{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<2x2x256x64xf16> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC-COUNT-2:     nvgpu.device_async_copy {{.*}}, %[[VS]][%c0{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<2x2x256x32xf16> to memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// ASYNC:             nvgpu.device_async_create_group
+// ASYNC:           } else {
+// ASYNC-NEXT:        nvgpu.device_async_create_group{{ *$}}
+// ASYNC:           scf.for {{.*}} iter_args({{.*}}, %[[PENDING:.*]] = %[[FIRST]]) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
+// ASYNC-NEXT:        nvgpu.device_async_wait %[[PENDING]] {numGroups = 0 : i32}
+// ASYNC-NEXT:        gpu.barrier
+// ASYNC:             %[[NEXT:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// ASYNC-COUNT-6:       nvgpu.device_async_copy
+// ASYNC:             %[[STAGE:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
+// ASYNC:             nvgpu.ldmatrix %[[KS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<2x64x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// ASYNC:             gpu.shuffle  xor
+// ASYNC:             nvgpu.ldmatrix %[[VS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<2x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// ASYNC-NOT:         gpu.barrier
+// ASYNC:             scf.yield {{.*}}, %[[NEXT]] :
+// ASYNC:           gpu.terminator
+// BADSTAGING: error: attn-gpu-flash-attention: staging must be cp-async or plain, not 'tma'
 
 // GQA (8 query heads over 2 kv heads), causal, Dk = 64, Dv = 32, Sk = 256:
 // per key block of 64, 8 n8 key tiles x 4 k16 steps of Dk = 32 mma for S,
