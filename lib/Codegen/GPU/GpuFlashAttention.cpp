@@ -154,7 +154,10 @@ private:
   /// One key block: returns the new (m_A, m_B, l_A, l_B, O tiles...).
   /// `stage` is the pipeline buffer holding it (null: plain staging, which
   /// this step does itself).
-  SmallVector<Value> keyStep(Value k0, ValueRange state, Value stage);
+  /// `afterScores` runs once S = Q K^T is computed (the pipeline issues
+  /// its prefetch there).
+  SmallVector<Value> keyStep(Value k0, ValueRange state, Value stage,
+                             function_ref<void()> afterScores = {});
 
   /// Indices into a staged tile: the stage first, if any.
   SmallVector<Value> smemAt(Value stage, Value row, Value col) {
@@ -210,7 +213,8 @@ SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
 }
 
 SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
-                                          Value stage) {
+                                          Value stage,
+                                          function_ref<void()> afterScores) {
   if (!stage) {
     // The previous step's reads of the tiles are done before they are
     // overwritten, and the new tiles are complete before they are read.
@@ -288,6 +292,9 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
         s[j][r][e] = x;
       }
   }
+
+  if (afterScores)
+    afterScores();
 
   // Online softmax per row r: m_new = max(m, rowmax(S)), alpha = exp(m -
   // m_new) (1 while the row has seen only hidden keys: both are -inf),
@@ -510,10 +517,16 @@ void KernelBuilder::emit() {
                                        b.getI32IntegerAttr(p.stages - 2));
       gpu::BarrierOp::create(b, loc);
       Value step = divc(k0, p.blockK);
-      Value next = prefetch(addc(k0, (p.stages - 1) * p.blockK),
+      // The prefetch goes after the K fragment loads: its address
+      // arithmetic is then not live across S = Q K^T (bf16 at head dim 64
+      // spilled with it at the top of the step), and its copies still
+      // overlap the softmax and P V.
+      Value next;
+      SmallVector<Value> results = keyStep(
+          k0, iterArgs.take_front(nState), remc(step, p.stages), [&] {
+            next = prefetch(addc(k0, (p.stages - 1) * p.blockK),
                             remc(addc(step, p.stages - 1), p.stages));
-      SmallVector<Value> results =
-          keyStep(k0, iterArgs.take_front(nState), remc(step, p.stages));
+          });
       llvm::append_range(results, llvm::drop_begin(groups));
       results.push_back(next);
       scf::YieldOp::create(b, loc, results);

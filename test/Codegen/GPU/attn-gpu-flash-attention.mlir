@@ -28,9 +28,9 @@
 // The default kernel on @gqa_causal: buffers [2][64][Dk + 8] and
 // [2][64][Dv + 8]; the first key block's group is committed before the
 // loop (if the causal bound leaves one), then each block waits for its
-// group (none newer pending), one barrier, prefetches the next block into
-// the other buffer (an empty group past the last), and loads K fragments
-// with ldmatrix x4 and V fragments with ldmatrix x4 .trans.
+// group (none newer pending), one barrier, loads K fragments with
+// ldmatrix x4, prefetches the next block into the other buffer (an empty
+// group past the last) and loads V fragments with ldmatrix x4 .trans.
 // ASYNC-LABEL: func.func @gqa_causal(
 // ASYNC:         gpu.launch
 // ASYNC:           %[[KS:.*]] = memref.alloca() : memref<2x64x72xf16, #gpu.address_space<workgroup>>
@@ -44,10 +44,10 @@
 // ASYNC:           scf.for {{.*}} iter_args({{.*}}, %[[PENDING:.*]] = %[[FIRST]]) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
 // ASYNC-NEXT:        nvgpu.device_async_wait %[[PENDING]] {numGroups = 0 : i32}
 // ASYNC-NEXT:        gpu.barrier
-// ASYNC:             %[[NEXT:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
-// ASYNC-COUNT-6:       nvgpu.device_async_copy
 // ASYNC:             %[[STAGE:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
 // ASYNC:             nvgpu.ldmatrix %[[KS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<2x64x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// ASYNC:             %[[NEXT:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// ASYNC-COUNT-6:       nvgpu.device_async_copy
 // ASYNC:             gpu.shuffle  xor
 // ASYNC:             nvgpu.ldmatrix %[[VS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<2x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // ASYNC-NOT:         gpu.barrier
