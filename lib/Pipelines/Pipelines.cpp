@@ -371,9 +371,9 @@ static bool addTargetIndependentStages(OpPassManager &pm,
       attn::AttnGpuMmaMatmulOptions mma;
       mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
-    }
-    else
+    } else {
       addNested(pm, attn::createAttnCpuMatmulKernel());
+    }
   }
   return true;
 }

@@ -197,10 +197,10 @@ SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
   SmallVector<Value> tokens;
   auto one = [&](Value src, int64_t width, Value dst, int64_t chunk) {
     if (chunk) {
-      llvm::append_range(tokens,
-                         buildSharedTileAsyncCopy(
-                             b, loc, src, {batchIv, kvHeadIv}, k0, zero,
-                             p.blockK, width, dst, stage, tid, threads, chunk));
+      llvm::append_range(
+          tokens, buildSharedTileAsyncCopy(b, loc, src, {batchIv, kvHeadIv}, k0,
+                                           zero, p.blockK, width, dst, stage,
+                                           tid, threads, chunk));
       return;
     }
     buildSharedTileCopy(b, loc, src, {batchIv, kvHeadIv}, k0, zero, p.blockK,
@@ -251,17 +251,16 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
             4, /*transpose=*/false);
         sAcc[j] = buildMmaSync(b, loc, qFrags[kk],
                                fragmentRows(b, loc, both, 0, 2), sAcc[j]);
-        sAcc[j + 1] =
-            buildMmaSync(b, loc, qFrags[kk], fragmentRows(b, loc, both, 2, 2),
-                         sAcc[j + 1]);
+        sAcc[j + 1] = buildMmaSync(
+            b, loc, qFrags[kk], fragmentRows(b, loc, both, 2, 2), sAcc[j + 1]);
         continue;
       }
       Value keyRow = addc(g, kMmaN * j);
       Value col = addc(t2, kMmaK * kk);
-      bFrag = buildFragment(
-          b, loc,
-          {loadPair(kSmem, smemAt(stage, keyRow, col)),
-           loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
+      bFrag =
+          buildFragment(b, loc,
+                        {loadPair(kSmem, smemAt(stage, keyRow, col)),
+                         loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
       sAcc[j] = buildMmaSync(b, loc, qFrags[kk], bFrag, sAcc[j]);
     }
   }
@@ -360,28 +359,26 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
           frag = buildLdMatrix(
               b, loc, vtSmem,
               smemAt(stage, add(ldRow8, addc(ldHalf, kMmaK * kk)),
-                     tiles == 4 ? addc(ldHalf16, kMmaN * n)
-                                : idx(kMmaN * n)),
+                     tiles == 4 ? addc(ldHalf16, kMmaN * n) : idx(kMmaN * n)),
               tiles, /*transpose=*/true);
         else
           frag = buildLdMatrix(
               b, loc, vtSmem,
-              smemAt(stage,
-                     addc(tiles == 4 ? ldRow16 : ldRow8, kMmaN * n),
+              smemAt(stage, addc(tiles == 4 ? ldRow16 : ldRow8, kMmaN * n),
                      addc(ldHalf, kMmaK * kk)),
               tiles, /*transpose=*/false);
-        o[n] = buildMmaSync(b, loc, aFrag, fragmentRows(b, loc, frag, 0, 2),
-                            o[n]);
+        o[n] =
+            buildMmaSync(b, loc, aFrag, fragmentRows(b, loc, frag, 0, 2), o[n]);
         if (tiles == 4)
-          o[n + 1] = buildMmaSync(
-              b, loc, aFrag, fragmentRows(b, loc, frag, 2, 2), o[n + 1]);
+          o[n + 1] = buildMmaSync(b, loc, aFrag,
+                                  fragmentRows(b, loc, frag, 2, 2), o[n + 1]);
         continue;
       }
       Value vRow = addc(g, kMmaN * n);
-      Value bFrag = buildFragment(
-          b, loc,
-          {loadPair(vtSmem, smemAt(stage, vRow, col)),
-           loadPair(vtSmem, smemAt(stage, vRow, addc(col, 8)))});
+      Value bFrag =
+          buildFragment(b, loc,
+                        {loadPair(vtSmem, smemAt(stage, vRow, col)),
+                         loadPair(vtSmem, smemAt(stage, vRow, addc(col, 8)))});
       o[n] = buildMmaSync(b, loc, aFrag, bFrag, o[n]);
     }
   }
@@ -474,15 +471,19 @@ void KernelBuilder::emit() {
       arith::ConstantOp::create(b, loc, accType, b.getZeroAttr(accType));
   init.append(p.dv / kMmaN, zeroAcc);
   size_t nState = init.size();
-  // The cp.async pipeline (as in attn-gpu-mma-matmul): groups of the first
-  // stages - 1 key blocks up front (guarded: the causal mask or kv_lengths
-  // may leave fewer blocks); step i waits until its own group has landed
-  // (at most stages - 2 newer ones pending), one barrier publishes every
-  // thread's copies and retires step i - 1's reads of the buffer that the
-  // prefetch of block i + stages - 1 then overwrites; every step commits
-  // one group, empty past the last block, to keep the counts aligned.
+  // The cp.async pipeline (as in attn-gpu-mma-matmul): the groups of the
+  // first stages - 1 key blocks up front, the loop carrying the tokens of
+  // the groups still to be waited for; block i waits until its own group
+  // has landed (the later blocks' groups may stay pending), one barrier
+  // publishes every thread's copies and retires block i - 1's reads of the
+  // buffer that the prefetch of block i + stages - 1 then overwrites.
+  // Blocks past the last one the causal mask or kv_lengths leave commit
+  // nothing; their place in the token ring holds a token no wait will use.
+  // Block 0 is always staged (Sk >= bk), even where no block is visited,
+  // and a final wait retires its copies there.
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  auto prefetch = [&](Value kNext, Value stage) -> Value {
+  Value firstGroup;
+  auto prefetch = [&](Value kNext, Value stage, Value placeholder) -> Value {
     Value more =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kNext, hi);
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{tokenType}, more,
@@ -495,14 +496,16 @@ void KernelBuilder::emit() {
         nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
             .getResult());
     b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, loc,
-                         nvgpu::DeviceAsyncCreateGroupOp::create(
-                             b, loc, tokenType, ValueRange{})
-                             .getResult());
+    scf::YieldOp::create(b, loc, placeholder);
     return ifOp.getResult(0);
   };
-  for (int64_t s = 0; s + 1 < p.stages; ++s)
-    init.push_back(prefetch(idx(s * p.blockK), idx(s)));
+  if (p.stages) {
+    firstGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, tokenType, stageKeyBlock(idx(0), idx(0)));
+    init.push_back(firstGroup);
+  }
+  for (int64_t s = 1; s + 1 < p.stages; ++s)
+    init.push_back(prefetch(idx(s * p.blockK), idx(s), firstGroup));
   auto loop = scf::ForOp::create(b, loc, idx(0), hi, idx(p.blockK), init);
   {
     OpBuilder::InsertionGuard inner(b);
@@ -513,25 +516,38 @@ void KernelBuilder::emit() {
       scf::YieldOp::create(b, loc, keyStep(k0, iterArgs, Value()));
     } else {
       SmallVector<Value> groups(iterArgs.drop_front(nState));
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, groups.front(),
-                                       b.getI32IntegerAttr(p.stages - 2));
-      gpu::BarrierOp::create(b, loc);
       Value step = divc(k0, p.blockK);
+      // Blocks after this one: (hi - k0) / bk - 1 (hi is a multiple of
+      // bk); only deeper pipelines wait on fewer groups near the end.
+      Value remaining;
+      if (p.stages > 2)
+        remaining = arith::SubIOp::create(
+            b, loc, divc(arith::SubIOp::create(b, loc, hi, k0), p.blockK),
+            idx(1));
+      buildPipelineWait(b, loc, groups.front(), remaining, p.stages);
+      gpu::BarrierOp::create(b, loc);
       // The prefetch goes after the K fragment loads: its address
       // arithmetic is then not live across S = Q K^T (bf16 at head dim 64
       // spilled with it at the top of the step), and its copies still
       // overlap the softmax and P V.
       Value next;
-      SmallVector<Value> results = keyStep(
-          k0, iterArgs.take_front(nState), remc(step, p.stages), [&] {
+      SmallVector<Value> results =
+          keyStep(k0, iterArgs.take_front(nState), remc(step, p.stages), [&] {
             next = prefetch(addc(k0, (p.stages - 1) * p.blockK),
-                            remc(addc(step, p.stages - 1), p.stages));
+                            remc(addc(step, p.stages - 1), p.stages),
+                            groups.front());
           });
       llvm::append_range(results, llvm::drop_begin(groups));
       results.push_back(next);
       scf::YieldOp::create(b, loc, results);
     }
   }
+
+  // Block 0's copies where the loop visited no block (nothing else is
+  // pending after the loop): no cp.async outlives the kernel.
+  if (p.stages)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                     b.getI32IntegerAttr(0));
 
   // out = O * (1 / l) with l summed over the row's four lanes (one division
   // per row); 0 for rows that saw no key (l = 0).

@@ -25,8 +25,7 @@ using namespace mlir;
 namespace {
 template <typename OpT>
 struct BarrierEffects
-    : public MemoryEffectOpInterface::ExternalModel<BarrierEffects<OpT>,
-                                                    OpT> {
+    : public MemoryEffectOpInterface::ExternalModel<BarrierEffects<OpT>, OpT> {
   void
   getEffects(Operation *op,
              SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>

@@ -487,10 +487,10 @@ struct KernelBuilder {
       ldACol = mul(lane16, 8);
       ldBX2 = add(warpColBase, lane8);
       ldB = add(ldBX2, mul(lane16, 8));
-      ldBCol = mul(arith::RemUIOp::create(
-                       b, loc, arith::DivUIOp::create(b, loc, lane, idx(8)),
-                       idx(2)),
-                   8);
+      ldBCol =
+          mul(arith::RemUIOp::create(
+                  b, loc, arith::DivUIOp::create(b, loc, lane, idx(8)), idx(2)),
+              8);
     }
 
     // Edge tiles: A rows past M, B rows past N and columns past K are
@@ -514,10 +514,9 @@ struct KernelBuilder {
                                          rowLimit, kLimit));
           return;
         }
-        mlir::attn::buildSharedTileCopy(b, loc, src, {}, row0, k0, rows, t.bk,
-                                        dst, /*transpose=*/false, tid,
-                                        t.threads(), alignFor(src, 16),
-                                        rowLimit, kLimit, prefix);
+        mlir::attn::buildSharedTileCopy(
+            b, loc, src, {}, row0, k0, rows, t.bk, dst, /*transpose=*/false,
+            tid, t.threads(), alignFor(src, 16), rowLimit, kLimit, prefix);
       };
       one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA);
       one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB);
@@ -566,10 +565,10 @@ struct KernelBuilder {
           };
           for (int64_t i = 0; i < t.mt; ++i) {
             Value r = addc(localRow, kTileM * i), r8 = addc(r, 8);
-            aFrags.push_back(buildFragment(
-                b, loc,
-                {pair(aSmem, r, lo), pair(aSmem, r8, lo), pair(aSmem, r, hi),
-                 pair(aSmem, r8, hi)}));
+            aFrags.push_back(
+                buildFragment(b, loc,
+                              {pair(aSmem, r, lo), pair(aSmem, r8, lo),
+                               pair(aSmem, r, hi), pair(aSmem, r8, hi)}));
           }
           for (int64_t j = 0; j < t.nt; ++j) {
             Value r = addc(localCol, kTileN * j);
@@ -590,25 +589,29 @@ struct KernelBuilder {
     int64_t nAcc = init.size();
     auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     int64_t stages = staging.stages;
-    // The cp.async pipeline (CUTLASS's multistage): groups for the first
-    // stages - 1 k steps are committed up front; step i waits until at most
-    // stages - 2 groups are pending (step i's own group has landed for this
-    // thread), then one barrier makes every thread's copies visible and
-    // ensures everybody finished step i - 1, whose buffer
-    // (i + stages - 1) % stages the copies of step i + stages - 1 then
-    // reuse. Every thread commits one group per step (an empty one past
-    // the last step) so that the wait counts stay aligned with the steps.
+    // The cp.async pipeline (CUTLASS's multistage): the groups of the first
+    // stages - 1 k steps are committed up front, and the loop carries the
+    // tokens of the groups still to be waited for, oldest first. Step i
+    // waits until its own group has landed for this thread (the groups of
+    // the steps after it, at most stages - 2, may stay pending), then one
+    // barrier makes every thread's copies visible and ensures everybody
+    // finished step i - 1, whose buffer (i + stages - 1) % stages the copies
+    // of step i + stages - 1 then reuse. Steps past the last commit nothing
+    // (an empty commit would not survive a round trip through the custom
+    // assembly format); their place in the token ring holds a token that no
+    // wait will use.
     if (stages) {
       for (int64_t s = 0; s + 1 < stages; ++s) {
-        SmallVector<Value> tokens;
-        if (s < kSteps)
-          tokens = stageTiles(idx(s * t.bk), idx(s));
-        init.push_back(
-            nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens));
+        if (s >= kSteps) {
+          init.push_back(init[nAcc]);
+          continue;
+        }
+        init.push_back(nvgpu::DeviceAsyncCreateGroupOp::create(
+            b, loc, tokenType, stageTiles(idx(s * t.bk), idx(s))));
       }
     }
-    auto loop = scf::ForOp::create(b, loc, idx(0), idx(kSteps * t.bk),
-                                   idx(t.bk), init);
+    auto loop =
+        scf::ForOp::create(b, loc, idx(0), idx(kSteps * t.bk), idx(t.bk), init);
     {
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -624,32 +627,32 @@ struct KernelBuilder {
         scf::YieldOp::create(b, loc, multiply(Value(), accs));
       } else {
         SmallVector<Value> groups(iterArgs.drop_front(nAcc));
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, groups.front(),
-                                         b.getI32IntegerAttr(stages - 2));
-        gpu::BarrierOp::create(b, loc);
         Value step = arith::DivUIOp::create(b, loc, k0, idx(t.bk));
+        // Steps after this one; only deeper pipelines wait on fewer groups
+        // near the end.
+        Value remaining;
+        if (stages > 2)
+          remaining = arith::SubIOp::create(b, loc, idx(kSteps - 1), step);
+        mlir::attn::buildPipelineWait(b, loc, groups.front(), remaining,
+                                      stages);
+        gpu::BarrierOp::create(b, loc);
         Value kNext = addc(k0, (stages - 1) * t.bk);
-        Value more =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kNext,
-                                  idx(kSteps * t.bk));
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           kNext, idx(kSteps * t.bk));
         auto prefetch = scf::IfOp::create(b, loc, TypeRange{tokenType}, more,
                                           /*withElseRegion=*/true);
         {
           OpBuilder::InsertionGuard branch(b);
           b.setInsertionPointToStart(prefetch.thenBlock());
-          Value next =
-              arith::RemUIOp::create(b, loc, addc(step, stages - 1), idx(stages));
+          Value next = arith::RemUIOp::create(b, loc, addc(step, stages - 1),
+                                              idx(stages));
           SmallVector<Value> tokens = stageTiles(kNext, next);
           scf::YieldOp::create(
               b, loc,
               nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
                   .getResult());
           b.setInsertionPointToStart(prefetch.elseBlock());
-          scf::YieldOp::create(
-              b, loc,
-              nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
-                                                      ValueRange{})
-                  .getResult());
+          scf::YieldOp::create(b, loc, groups.front());
         }
         Value stage = arith::RemUIOp::create(b, loc, step, idx(stages));
         SmallVector<Value> next = multiply(stage, accs);
@@ -808,8 +811,8 @@ struct AttnGpuMmaMatmulPass
       return s;
     int64_t kSteps = llvm::divideCeil(mm.k, t.bk);
     s.stages = std::max<int64_t>(2, std::min<int64_t>(stages, kSteps));
-    while (s.stages > 2 && gemmSharedBytes(t, s.stages) >
-                               mlir::attn::kMaxStaticSharedBytes)
+    while (s.stages > 2 &&
+           gemmSharedBytes(t, s.stages) > mlir::attn::kMaxStaticSharedBytes)
       --s.stages;
     return s;
   }

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 
 Value mlir::attn::buildFragment(OpBuilder &b, Location loc,
@@ -206,7 +208,8 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
   auto clamp = [&](Value x, int64_t max) -> Value {
     return arith::MinSIOp::create(b, loc, x, ix.cst(max));
   };
-  int64_t bytes = chunk * cast<MemRefType>(src.getType()).getElementTypeBitWidth() / 8;
+  int64_t bytes =
+      chunk * cast<MemRefType>(src.getType()).getElementTypeBitWidth() / 8;
   // Consecutive threads take consecutive chunks of a row: coalesced global
   // reads, and the 16-byte shared writes of a quarter warp cover 8 rows'
   // padded starts or one row's consecutive chunks, both conflict-free.
@@ -228,8 +231,8 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     }
     if (colLimit) {
       Value in = less(c, colLimit);
-      inside = inside ? arith::AndIOp::create(b, loc, inside, in).getResult()
-                      : in;
+      inside =
+          inside ? arith::AndIOp::create(b, loc, inside, in).getResult() : in;
       c = clamp(c, colLimit - chunk);
     }
     srcIndices.push_back(r);
@@ -241,8 +244,8 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     // its destination: the K padding must be zero in both operands.
     Value srcElements;
     if (inside)
-      srcElements = arith::SelectOp::create(b, loc, inside, ix.cst(chunk),
-                                            ix.cst(0));
+      srcElements =
+          arith::SelectOp::create(b, loc, inside, ix.cst(chunk), ix.cst(0));
     auto copy = nvgpu::DeviceAsyncCopyOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
         dstIndices, src, srcIndices, b.getIndexAttr(chunk), srcElements,
@@ -250,6 +253,28 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     tokens.push_back(copy.getAsyncToken());
   }
   return tokens;
+}
+
+void mlir::attn::buildPipelineWait(OpBuilder &b, Location loc, Value group,
+                                   Value remaining, int64_t stages) {
+  // wait(d) when remaining == d, for d < stages - 2; else wait(stages - 2).
+  std::function<void(int64_t)> emit = [&](int64_t d) {
+    if (d >= stages - 2) {
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                       b.getI32IntegerAttr(stages - 2));
+      return;
+    }
+    Value last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, remaining,
+                              attn::IndexArith(b, loc).cst(d));
+    auto ifOp = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(d));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emit(d + 1);
+  };
+  emit(0);
 }
 
 Value mlir::attn::buildLdMatrix(OpBuilder &b, Location loc, Value smem,

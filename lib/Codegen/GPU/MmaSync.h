@@ -73,6 +73,16 @@ SmallVector<Value> buildSharedTileAsyncCopy(
     Value tid, int64_t threads, int64_t chunk, int64_t rowLimit = 0,
     int64_t colLimit = 0);
 
+/// The wait at the start of step i of a `stages`-deep cp.async pipeline
+/// whose steps each commit one group (steps past the last commit none):
+/// nvgpu.device_async_wait on `group` (step i's) letting the groups of the
+/// steps after it stay pending, min(stages - 2, `remaining`) of them, where
+/// `remaining` counts the steps after step i (unused, and may be null, for
+/// 2 stages). The count is an attribute, so the last steps branch to their
+/// own wait.
+void buildPipelineWait(OpBuilder &b, Location loc, Value group, Value remaining,
+                       int64_t stages);
+
 /// nvgpu.ldmatrix of `numTiles` 8x8 matrices of 16-bit elements from the
 /// shared buffer `smem` at this thread's row address `indices` (PTX: lane l
 /// gives row l % 8 of matrix l / 8): vector<numTiles x 2 x T>, row i being

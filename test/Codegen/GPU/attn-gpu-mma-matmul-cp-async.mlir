@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul | attn-opt --split-input-file | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul="stages=2" | FileCheck %s --check-prefix=TWO
 // RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul="staging=plain ldmatrix=0" | FileCheck %s --check-prefix=PLAIN
 // RUN: not attn-opt %s --split-input-file --attn-gpu-mma-matmul="staging=tma" 2>&1 | FileCheck %s --check-prefix=BADSTAGING
@@ -32,10 +33,12 @@
 // M = 32, N = 64, K = 128: 4 k steps of 32, so a 3-stage pipeline (A
 // [3][32][32 + 8], B [3][64][32 + 8]). The prologue commits the groups of k
 // steps 0 and 1 (16-byte cp.async.cg copies, 1 of A and 2 of B per
-// thread); each step waits for its own group (at most 1 newer pending), one
+// thread); each step waits for its own group (the next step's may stay
+// pending, except in the last step, after which nothing was committed), one
 // barrier, prefetches step + 2 into buffer (step + 2) % 3 when there is one
-// (else commits an empty group), and loads its fragments with ldmatrix x4
-// (A; B two n8 tiles at a time) from buffer step % 3.
+// (else passes on a token no wait uses: no empty commit), and loads its
+// fragments with ldmatrix x4 (A; B two n8 tiles at a time) from buffer
+// step % 3. The second RUN line parses the printed kernel again.
 // CHECK-LABEL: func.func @three_stages(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<32x128xf16>, %[[W:[^:]+]]: memref<64x128xf16>, %[[C:[^:]+]]: memref<32x64xf32>)
 // CHECK:         gpu.launch
@@ -48,16 +51,22 @@
 // CHECK-COUNT-3:   nvgpu.device_async_copy
 // CHECK:           %[[G1:.*]] = nvgpu.device_async_create_group
 // CHECK:           scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[P0:.*]] = %[[G0]], %[[P1:.*]] = %[[G1]]) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token, !nvgpu.device.async.token)
-// CHECK-NEXT:        nvgpu.device_async_wait %[[P0]] {numGroups = 1 : i32}
+// CHECK:             %[[STEP:.*]] = arith.divui %[[K0]], %{{.*}} : index
+// CHECK:             %[[REM:.*]] = arith.subi %c3{{.*}}, %[[STEP]] : index
+// CHECK:             %[[LAST:.*]] = arith.cmpi eq, %[[REM]], %c0{{.*}} : index
+// CHECK-NEXT:        scf.if %[[LAST]] {
+// CHECK-NEXT:          nvgpu.device_async_wait %[[P0]] {numGroups = 0 : i32}
+// CHECK-NEXT:        } else {
+// CHECK-NEXT:          nvgpu.device_async_wait %[[P0]] {numGroups = 1 : i32}
+// CHECK-NEXT:        }
 // CHECK-NEXT:        gpu.barrier
 // CHECK:             %[[NEXT:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
 // CHECK-COUNT-3:       nvgpu.device_async_copy {{.*}} {bypassL1}
 // CHECK:               %[[G:.*]] = nvgpu.device_async_create_group
 // CHECK:               scf.yield %[[G]] : !nvgpu.device.async.token
 // CHECK:             } else {
-// CHECK-NEXT:          %[[E:.*]] = nvgpu.device_async_create_group{{ *$}}
-// CHECK-NEXT:          scf.yield %[[E]] : !nvgpu.device.async.token
-// CHECK:             %[[STAGE:.*]] = arith.remui %{{.*}}, %c3{{.*}} : index
+// CHECK-NEXT:          scf.yield %[[P0]] : !nvgpu.device.async.token
+// CHECK:             %[[STAGE:.*]] = arith.remui %[[STEP]], %c3{{.*}} : index
 // CHECK:             nvgpu.ldmatrix %[[AS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x32x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-COUNT-2:     nvgpu.ldmatrix %[[BS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-COUNT-4:     nvgpu.mma.sync
@@ -114,7 +123,8 @@ func.func @three_stages(%x: memref<32x128xf16>, %w: memref<64x128xf16>, %c: memr
 // CHECK:           %[[N:.*]] = arith.select %[[IN]], %c4{{.*}}, %c0{{.*}} : index
 // CHECK:           nvgpu.device_async_copy %[[X]][%{{.*}}, %[[CL]]], %[[AS]][%{{.*}}, %{{.*}}, %{{.*}}], 4, %[[N]] : memref<16x20xf16> to memref<2x16x40xf16, #gpu.address_space<workgroup>>
 // CHECK:           scf.for
-// CHECK-NEXT:        nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK:             nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK-NEXT:        gpu.barrier
 // CHECK:             nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x8x40xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 func.func @k20(%x: memref<16x20xf16>, %w: memref<24x20xf16>, %c: memref<16x24xf32>) {
   %xf = memref.alloc() : memref<16x20xf32>

@@ -56,6 +56,11 @@ CASES = [
      32, True, [0, 50]),
     ("bf16 GQA Hq=2 Hkv=1 S=48 Dk=16 Dv=40", "bf16", 1, 2, 1, 48, 48, 16, 40,
      False, None),
+    # 128 threads, one block of 16 keys: V [16][8] has too few 4-byte chunks
+    # for every thread to copy one, so the pipeline stages it plainly (K by
+    # cp.async); Dv = 8 is a single ldmatrix x2 .trans.
+    ("f16 Sq=64 Sk=16 Dk=16 Dv=8", "f16", 1, 1, 1, 64, 16, 16, 8, False,
+     None),
 ]
 
 

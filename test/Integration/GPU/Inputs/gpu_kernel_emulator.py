@@ -550,6 +550,9 @@ class Emulator:
                     cond = np.ones(self.threads, bool)
                 if not op.results:
                     self.run_ops(op.regions[0][1], dict(env), mask & cond)
+                    if len(op.regions) > 1:
+                        self.run_ops(op.regions[1][1], dict(env),
+                                     mask & ~cond)
                     continue
                 # Results (the cp.async group tokens of a guarded prefetch):
                 # both branches run under their masks, merged per thread.
