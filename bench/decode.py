@@ -20,6 +20,13 @@ with save_pretrained; both sides run that checkpoint, batch 1, greedy:
            new token with past_key_values (its own KV cache);
            OPENBLAS_NUM_THREADS=T, OMP_WAIT_POLICY=PASSIVE
 
+With --bf16, a third side: the same checkpoint compiled with
+--precision=bf16 (weights converted once at bind time, f32 accumulation;
+AVX-512 BF16 dot products where the CPU has them), timed in the same
+alternation; its tokens are compared with the f32 ones (bf16 rounding may
+change a greedy choice, so it is a count, not a check) and its ratios are
+against PyTorch f32.
+
 Both generate the same tokens first (checked; a mismatch is reported and no
 ratio printed). Prefill latency (ms) and decode throughput (tokens/s, the
 new tokens after the first) are the medians over --rounds runs, alternating
@@ -124,6 +131,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--workdir")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also time attnc computing in bf16 (--precision=bf16)")
     ap.add_argument("--attn-compile",
                     default=os.path.join(ROOT, "build", "bin", "attn-compile"))
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
@@ -152,6 +161,11 @@ def main():
                     "input_ids=1x1", "--kv-cache", str(capacity), "-o", model],
                    check=True)
     compile_s = time.perf_counter() - start
+    bf16_model = os.path.join(work, "gpt2-step-bf16")
+    if args.bf16:
+        subprocess.run([args.attn_compile, "-q", directory, "--input-shape",
+                        "input_ids=1x1", "--kv-cache", str(capacity),
+                        "--precision=bf16", "-o", bf16_model], check=True)
 
     overrides, report = ok.peer_environment(log=lambda *a: print(*a, file=sys.stderr))
     env = dict(os.environ, **overrides)
@@ -159,22 +173,30 @@ def main():
           f"{args.prompt}, {args.new} new tokens, greedy; attnc step compiled "
           f"with --kv-cache {capacity} in {compile_s:.1f} s")
     print(f"PyTorch BLAS: {report['note']}")
-    rows = []
+    rows, bf16_rows = [], []
     for threads in [int(t) for t in args.threads.split(",")]:
-        samples = {"attnc": [], "torch": []}
+        sides = ["attnc", "torch"] + (["bf16"] if args.bf16 else [])
+        samples = {who: [] for who in sides}
         for r in range(args.rounds):
-            order = ["attnc", "torch"] if r % 2 == 0 else ["torch", "attnc"]
+            order = sides[r % len(sides):] + sides[:r % len(sides)]
             for who in order:
                 samples[who].append(
-                    run_attnc(model, directory, prompt_path, args.new, threads)
-                    if who == "attnc" else
-                    run_torch(directory, prompt_path, args.new, threads, env))
+                    run_torch(directory, prompt_path, args.new, threads, env)
+                    if who == "torch" else
+                    run_attnc(model if who == "attnc" else bf16_model,
+                              directory, prompt_path, args.new, threads))
         a, t = samples["attnc"], samples["torch"]
         same = a[0]["tokens"] == t[0]["tokens"]
         med = lambda xs, k: statistics.median(x[k] for x in xs)
         rows.append((threads, med(a, "prefill_ms"), med(t, "prefill_ms"),
                      med(a, "tokens_per_s"), med(t, "tokens_per_s"), same,
                      t[0]["version"]))
+        if args.bf16:
+            h = samples["bf16"]
+            equal = sum(x == y for x, y in zip(h[0]["tokens"], a[0]["tokens"]))
+            bf16_rows.append((threads, med(h, "prefill_ms"),
+                              med(h, "tokens_per_s"), equal,
+                              len(a[0]["tokens"])))
     print()
     print("threads | prefill ms attnc | PyTorch | attnc/PyTorch | decode tok/s attnc "
           "| PyTorch | attnc/PyTorch | tokens equal")
@@ -189,6 +211,15 @@ def main():
         ratio = lambda x, y: f"{x / y:.2f}" if ok_ratio else "refused"
         print(f"{threads} | {pa:.1f} | {pt:.1f} | {ratio(pa, pt)} | {da:.1f} | "
               f"{dt:.1f} | {ratio(da, dt)} | {'yes' if same else 'NO'}")
+    if bf16_rows:
+        print()
+        print("attnc --precision=bf16 (ratios against PyTorch f32 above):")
+        print("threads | prefill ms | attnc-bf16/PyTorch | decode tok/s | "
+              "attnc-bf16/PyTorch | attnc-bf16/attnc-f32 | tokens equal to f32")
+        for (threads, pa, da, equal, n), row in zip(bf16_rows, rows):
+            ratio = lambda x, y: f"{x / y:.2f}" if blas_ok else "refused"
+            print(f"{threads} | {pa:.1f} | {ratio(pa, row[2])} | {da:.1f} | "
+                  f"{ratio(da, row[4])} | {da / row[3]:.2f} | {equal}/{n}")
     print(f"PyTorch: {rows[0][6]}")
     return 0 if all(r[5] for r in rows) else 1
 

@@ -22,6 +22,10 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "test", "reference"))
+from hostcpu import host_flags  # noqa: E402
+
 # The vector ISA each OpenBLAS x86-64 core type's kernels use (lower-case
 # names as openblas_get_corename returns them, in any case).
 _ISA_RANK = {"sse": 0, "avx": 1, "avx2": 2, "avx512": 3}
@@ -30,17 +34,6 @@ _CORE_ISA = {
     "haswell": "avx2", "zen": "avx2", "excavator": "avx2", "steamroller": "avx2",
     "sandybridge": "avx", "bulldozer": "avx", "piledriver": "avx",
 }
-
-
-def host_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def host_isa(flags=None):

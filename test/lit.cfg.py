@@ -41,6 +41,15 @@ if config.attnc_have_cuda_toolkit:
     config.substitutions.append(("%ptxas", config.attnc_ptxas))
 
 
+sys.path.insert(0, os.path.join(config.test_source_root, "reference"))
+from hostcpu import host_flags  # noqa: E402
+
+# Tests that run code using AVX-512 BF16 instructions need the host to have
+# them (elsewhere lit reports them UNSUPPORTED).
+if "avx512_bf16" in host_flags():
+    config.available_features.add("host-avx512bf16")
+
+
 def _cuda_device_count():
     """Devices the CUDA driver reports, 0 without a driver or GPU."""
     import ctypes

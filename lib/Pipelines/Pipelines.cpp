@@ -16,6 +16,7 @@
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -276,7 +277,14 @@ static void addCpuToLLVMStage(OpPassManager &pm,
   // vector.extract/insert, which vector-to-llvm must still lower.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  if (!options.cpuAvx512Bf16) {
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    addNested(pm, arith::createArithExpandOpsPass(expand));
+  }
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = options.cpuAvx512Bf16;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
   // parallel bodies in) must keep a single block until it is lowered. Heap
   // buffers go through _mlir_memref_to_llvm_alloc/free, which libattnrt
@@ -372,7 +380,9 @@ static bool addTargetIndependentStages(OpPassManager &pm,
       mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
     } else {
-      addNested(pm, attn::createAttnCpuMatmulKernel());
+      addNested(
+          pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
+                  .bf16Dot = options.cpuAvx512Bf16}));
     }
   }
   return true;
@@ -467,8 +477,15 @@ struct PipelineCLOptions
     text("io-precision",
          "Type of the model's float inputs and outputs: f32 or the precision",
          &PipelineOptions::ioPrecision);
-    if (target != Target::Cuda)
+    if (target != Target::Cuda) {
+      cpuAvx512Bf16 = std::make_unique<Option<bool>>(
+          *this, "cpu-avx512bf16",
+          llvm::cl::desc("The CPU has AVX-512 BF16: bf16 matmuls on its dot "
+                         "products (attn-cpu-matmul-kernel{bf16-dot}) and "
+                         "bf16 conversions on its instructions"),
+          llvm::cl::init(defaults.cpuAvx512Bf16));
       return;
+    }
     text("chip", "CUDA architecture, e.g. sm_80, sm_90a",
          &PipelineOptions::chip);
     text("features", "PTX features, e.g. +ptx80", &PipelineOptions::features);
@@ -485,6 +502,8 @@ struct PipelineCLOptions
       options.*(s->field) = *option;
     for (const auto &[field, option] : strings)
       options.*field = *option;
+    if (cpuAvx512Bf16)
+      options.cpuAvx512Bf16 = *cpuAvx512Bf16;
     return options;
   }
 
@@ -495,6 +514,7 @@ private:
   std::vector<std::pair<std::string PipelineOptions::*,
                         std::unique_ptr<Option<std::string>>>>
       strings;
+  std::unique_ptr<Option<bool>> cpuAvx512Bf16;
 };
 } // namespace
 

@@ -5,11 +5,11 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
@@ -117,6 +117,21 @@ void attnc::printHostCpus(raw_ostream &os, bool features) {
       os << "  " << kv.Key << "\n";
 }
 
+bool attnc::hostCpuHasFeature(StringRef cpu, StringRef features,
+                              StringRef feature) {
+  Triple triple;
+  auto target = lookupHostTarget(triple);
+  if (!target) {
+    consumeError(target.takeError());
+    return false;
+  }
+  auto [name, featureString] = cpuAndFeatures(cpu, features);
+  std::unique_ptr<MCSubtargetInfo> info(
+      (*target)->createMCSubtargetInfo(triple, name, featureString));
+  return info && info->isCPUStringValid(name) &&
+         info->checkFeatures(("+" + feature).str());
+}
+
 static Expected<std::unique_ptr<TargetMachine>>
 createHostMachine(StringRef cpu, StringRef features) {
   if (Error err = attnc::checkHostCpu(cpu, features))
@@ -174,6 +189,7 @@ Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
 }
 
 /// The C API of attnrt.h that a model library exports.
+// clang-format off
 static const char *const kExportedApi[] = {
     "attnrt_open",          "attnrt_open_linked",       "attnrt_close",
     "attnrt_last_error",    "attnrt_target",            "attnrt_num_weights",
@@ -185,6 +201,7 @@ static const char *const kExportedApi[] = {
     "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
     "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
     "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size"};
+// clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {
   StringRef stem = sys::path::filename(outputPath);
@@ -200,8 +217,7 @@ std::string attnc::defaultApiPrefix(StringRef outputPath) {
 }
 
 Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
-                       StringRef runtimeDir, bool shared,
-                       StringRef apiPrefix) {
+                       StringRef runtimeDir, bool shared, StringRef apiPrefix) {
   SmallString<256> runtime(runtimeDir), runtimeMain(runtimeDir);
   sys::path::append(runtime, "libattnrt.a");
   sys::path::append(runtimeMain, "libattnrt_main.a");
@@ -230,8 +246,8 @@ Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
     // its own definitions even when another library exports the same name.
     SmallString<128> script;
     int fd;
-    if (std::error_code ec = sys::fs::createTemporaryFile("attnc-exports",
-                                                          "map", fd, script))
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("attnc-exports", "map", fd, script))
       return makeError("cannot create a linker version script: " +
                        ec.message());
     removeVersionScript.emplace(script);

@@ -254,6 +254,8 @@ int attnc::compile(const CompileOptions &options) {
   PipelineOptions pipeline = options.pipeline;
   if (options.noRaise)
     pipeline.raiseAttention = false;
+  pipeline.cpuAvx512Bf16 =
+      !cuda && hostCpuHasFeature(hostCpu, hostCpuFeatures, "avx512bf16");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda) {
     auto ptxas = findPtxas();

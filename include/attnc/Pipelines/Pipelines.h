@@ -28,7 +28,7 @@ enum class Stage {
   /// runs (test/Integration/GPU/model-emulation.test). The CPU pipeline runs
   /// to LLVM.
   GpuMapped,
-  LLVM,       ///< LLVM dialect with the runtime entry points.
+  LLVM, ///< LLVM dialect with the runtime entry points.
 };
 
 /// The code attnc generates: host CPU code, or host code plus CUDA kernels.
@@ -80,6 +80,14 @@ struct PipelineOptions {
   /// same).
   std::string precision = "f32";
   std::string ioPrecision = "f32";
+
+  // CPU code generation.
+  /// The CPU the code is for has AVX-512 BF16 (attn-compile sets it from
+  /// --cpu / --cpu-features): bf16 matmuls on its dot products
+  /// (attn-cpu-matmul-kernel{bf16-dot}) and f32 -> bf16 conversions on its
+  /// instructions. Without it the conversions are expanded into integer
+  /// arithmetic (LLVM would call __truncsfbf2, which GCC 12's libgcc lacks).
+  bool cpuAvx512Bf16 = false;
 
   // CUDA code generation.
   std::string chip = "sm_90a";

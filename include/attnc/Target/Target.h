@@ -33,6 +33,11 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToHostLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
                       llvm::StringRef cpu, llvm::StringRef features = "");
 
+/// Whether code for `cpu` ("native" = this machine) with extra `features`
+/// may use `feature` (e.g. "avx512bf16"); false when the CPU is unknown.
+bool hostCpuHasFeature(llvm::StringRef cpu, llvm::StringRef features,
+                       llvm::StringRef feature);
+
 /// Writes `module` as a host object file for `cpu` to `path`.
 llvm::Error emitObjectFile(llvm::Module &module, llvm::StringRef path,
                            llvm::StringRef cpu, llvm::StringRef features = "");

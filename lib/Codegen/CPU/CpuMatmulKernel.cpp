@@ -32,6 +32,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
+#include "Codegen/Common/WidenedOperands.h"
 #include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,6 +40,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -54,7 +56,22 @@ namespace {
 
 using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
+using mlir::attn::narrowOperand;
 using mlir::attn::NTMatmul;
+using mlir::attn::traceWidened;
+using mlir::attn::WidenedOperand;
+
+/// How the reduction kernel reads A and B.
+enum class Operands {
+  /// Both f32 (the contraction's own operands).
+  F32,
+  /// Either may be the f16/bf16 buffer it was widened from, loaded as
+  /// narrow vectors and widened in registers.
+  Widen,
+  /// Both bf16: pairs of k multiplied and added by AVX-512 BF16's
+  /// vdpbf16ps (x86vector.avx512.dot), 2 * VL k per step.
+  Bf16Dot,
+};
 
 struct KernelBuilder {
   OpBuilder &b;
@@ -62,6 +79,9 @@ struct KernelBuilder {
   NTMatmul &mm;
   linalg::GenericOp epilogue;
   int64_t vl;
+  /// What the tiles load: mm.a / mm.b, or their narrow sources.
+  Value a, bNk;
+  Operands mode = Operands::F32;
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
@@ -95,23 +115,39 @@ struct KernelBuilder {
                             : arith::AddIOp::create(
                                   nb, loc, n0,
                                   arith::ConstantIndexOp::create(nb, loc, j)));
+    bool dot = mode == Operands::Bf16Dot;
+    // vdpbf16ps adds the products of k pairs (2 * VL bf16 per operand) into
+    // VL f32 lanes; the lane sums below are the same dot products.
+    int64_t kStep = dot ? 2 * vl : vl;
+    auto load = [&](OpBuilder &lb, Location l, Value src, Value row,
+                    Value k) -> Value {
+      Type elem = cast<MemRefType>(src.getType()).getElementType();
+      auto type = VectorType::get({kStep}, elem);
+      Value v = vector::LoadOp::create(lb, l, type, src, ValueRange{row, k});
+      if (dot || elem.isF32())
+        return v;
+      return arith::ExtFOp::create(lb, l, vecType, v);
+    };
     auto loop = scf::ForOp::create(
         nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
         arith::ConstantIndexOp::create(nb, loc, mm.k),
-        arith::ConstantIndexOp::create(nb, loc, vl), init,
+        arith::ConstantIndexOp::create(nb, loc, kStep), init,
         [&](OpBuilder &lb, Location l, Value k, ValueRange accs) {
           SmallVector<Value> as, bs;
           for (Value r : rows)
-            as.push_back(
-                vector::LoadOp::create(lb, l, vecType, mm.a, ValueRange{r, k}));
+            as.push_back(load(lb, l, a, r, k));
           for (Value c : cols)
-            bs.push_back(
-                vector::LoadOp::create(lb, l, vecType, mm.b, ValueRange{c, k}));
+            bs.push_back(load(lb, l, bNk, c, k));
           SmallVector<Value> next;
           for (int64_t i = 0; i < mr; ++i)
             for (int64_t j = 0; j < nr; ++j)
               next.push_back(
-                  vector::FMAOp::create(lb, l, as[i], bs[j], accs[i * nr + j]));
+                  dot ? x86vector::DotBF16Op::create(
+                            lb, l, vecType, accs[i * nr + j], as[i], bs[j])
+                            .getResult()
+                      : vector::FMAOp::create(lb, l, as[i], bs[j],
+                                              accs[i * nr + j])
+                            .getResult());
           scf::YieldOp::create(lb, l, next);
         });
     for (int64_t i = 0; i < mr; ++i)
@@ -259,11 +295,35 @@ struct OuterProductKernelBuilder {
   int64_t kBegin = 0, kEnd = 0;
   bool firstK = true, lastK = true;
 
-  /// One mr x nv-vector tile of C at (m0, n0).
-  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv) {
+  /// Whether each column block copies its [kc, width] slices of W^T into
+  /// contiguous panels before the row tiles read them (see emitRegion).
+  bool packPanels = false;
+  /// The current column block's panels, [nMain / width, K, width], or null.
+  Value panels;
+
+  /// One mr x nv-vector tile of C at (m0, n0). With panels, `panel` is the
+  /// tile's panel index and B's columns are read from it.
+  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv,
+                Value panel = {}) {
+    attn::OuterProductOperands operands{mm.a, mm.b, mm.c, Value()};
+    if (panel) {
+      // The panel as a [K, width] matrix whose column 0 is C's column n0.
+      auto type = cast<MemRefType>(panels.getType());
+      int64_t k = type.getDimSize(1), width = type.getDimSize(2);
+      SmallVector<OpFoldResult> offsets = {panel, nb.getIndexAttr(0),
+                                           nb.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1), nb.getIndexAttr(k),
+                                         nb.getIndexAttr(width)};
+      SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
+      auto viewType = memref::SubViewOp::inferRankReducedResultType(
+          {k, width}, type, offsets, sizes, strides);
+      operands.b = memref::SubViewOp::create(
+          nb, loc, cast<MemRefType>(viewType), panels, offsets, sizes, strides);
+      operands.bColumn = idx(nb, 0);
+    }
     attn::OuterProductTile tile = attn::emitOuterProductTile(
-        nb, loc, {mm.a, mm.b, mm.c, Value()}, vl, m0, n0, mr, nv,
-        nb.getIndexAttr(kBegin), nb.getIndexAttr(kEnd),
+        nb, loc, operands, vl, m0, n0, mr, nv, nb.getIndexAttr(kBegin),
+        nb.getIndexAttr(kEnd),
         /*zeroInit=*/zeroInit && firstK);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
@@ -291,15 +351,51 @@ struct OuterProductKernelBuilder {
   /// Columns [nStart, nStart + nExtent) of all rows, k in blocks of kBlock
   /// (so that the block of W^T the row tiles share stays in L2; partial
   /// sums go through C between blocks).
+  ///
+  /// With packPanels, the whole tiles' columns of each k block are first
+  /// copied into panels, one contiguous [kc, width] run per tile column: read
+  /// in place, W^T's rows are N floats apart, and at N = 3072 (12 KiB) every
+  /// row of a tile column falls into the same few cache sets, so the block
+  /// the row tiles share does not stay in L1/L2. The copy is one read of the
+  /// block, which the first row tile would do anyway.
   void emitRegion(OpBuilder &nb, Value nStart, int64_t nExtent,
                   int64_t kBlock) {
+    int64_t width = nvMax * vl;
+    int64_t nPanels = nExtent / width;
+    panels = {};
+    if (packPanels && nPanels > 0) {
+      auto type = MemRefType::get({nPanels, mm.k, width}, nb.getF32Type());
+      panels = memref::AllocOp::create(nb, loc, type, nb.getI64IntegerAttr(64));
+    }
     for (int64_t k0 = 0; k0 < mm.k; k0 += kBlock) {
       kBegin = k0;
       kEnd = std::min(mm.k, k0 + kBlock);
       firstK = k0 == 0;
       lastK = kEnd == mm.k;
+      if (panels)
+        emitPack(nb, nStart, nPanels);
       emitKBlock(nb, nStart, nExtent);
     }
+    if (panels)
+      memref::DeallocOp::create(nb, loc, panels);
+  }
+
+  /// panels[p, k, :] = B[k, nStart + p * width + (0 .. width)] for the
+  /// current k block.
+  void emitPack(OpBuilder &nb, Value nStart, int64_t nPanels) {
+    int64_t width = nvMax * vl;
+    loop(nb, 0, nPanels, 1, [&](OpBuilder &pb, Value p) {
+      Value col0 = arith::AddIOp::create(
+          pb, loc, nStart, arith::MulIOp::create(pb, loc, p, idx(pb, width)));
+      loop(pb, kBegin, kEnd, 1, [&](OpBuilder &kb, Value k) {
+        for (int64_t v = 0; v < nvMax; ++v) {
+          Value x = vector::LoadOp::create(
+              kb, loc, vecType(), mm.b, ValueRange{k, add(kb, col0, v * vl)});
+          vector::StoreOp::create(kb, loc, x, panels,
+                                  ValueRange{p, k, idx(kb, v * vl)});
+        }
+      });
+    });
   }
 
   /// Columns [nStart, nStart + nExtent) of all rows (nExtent a multiple of
@@ -310,7 +406,11 @@ struct OuterProductKernelBuilder {
     int64_t nMain = nExtent / width * width;
     auto rowTiles = [&](OpBuilder &rb, Value m0, int64_t mr) {
       loop(rb, 0, nMain, width, [&](OpBuilder &tb, Value n) {
-        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax);
+        Value panel;
+        if (panels)
+          panel = arith::DivUIOp::create(tb, loc, n, idx(tb, width));
+        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax,
+                 panel);
       });
       if (int64_t rest = nExtent - nMain)
         emitTile(rb, m0, add(rb, nStart, nMain), mr, rest / vl);
@@ -359,6 +459,7 @@ struct AttnCpuMatmulKernelPass
                                  /*mrMax=*/rowTile,
                                  /*nvMax=*/colVectors,
                                  /*zeroInit=*/zeroInit != nullptr};
+    kb.packPanels = packMinRows > 0 && mm.m >= packMinRows;
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
     int64_t width = colVectors * t.vl;
@@ -414,12 +515,31 @@ struct AttnCpuMatmulKernelPass
     });
     for (auto &[mm, t] : kMajor)
       rewriteKMajor(mm, t);
+    SmallVector<WidenedOperand> widened;
     for (auto &[mm, t] : matches) {
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
       linalg::GenericOp epilogue =
           fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
-      KernelBuilder kb{b, loc, mm, epilogue, t.vl};
+      KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
+      // Operands widened from f16/bf16 (attn-convert-precision) are read
+      // narrow: no f32 copy of a weight is made per run.
+      std::optional<WidenedOperand> wa = traceWidened(mm.a, mm.op);
+      std::optional<WidenedOperand> wb = traceWidened(mm.b, mm.op);
+      auto isBf16 = [](const std::optional<WidenedOperand> &w) {
+        return w &&
+               cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
+      };
+      if (wa || wb) {
+        kb.mode = bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % (2 * t.vl) == 0
+                      ? Operands::Bf16Dot
+                      : Operands::Widen;
+        for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
+          if (*w) {
+            *operand = narrowOperand(b, loc, **w);
+            widened.push_back(**w);
+          }
+      }
       int64_t nb = std::min<int64_t>(t.nb, mm.n);
       int64_t blocks = mm.n / nb;
       // Full column blocks in parallel; the remainder block after them.
@@ -439,6 +559,7 @@ struct AttnCpuMatmulKernelPass
         epilogue.erase();
       mm.op.erase();
     }
+    mlir::attn::eraseDeadWidenings(widened);
   }
 };
 

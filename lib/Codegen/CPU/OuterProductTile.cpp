@@ -30,8 +30,12 @@ OuterProductTile mlir::attn::emitOuterProductTile(
   OuterProductTile tile;
   for (int64_t r = 0; r < mr; ++r)
     tile.rows.push_back(ix.add(m0, r));
-  for (int64_t v = 0; v < nv; ++v)
+  SmallVector<Value> bCols;
+  for (int64_t v = 0; v < nv; ++v) {
     tile.cols.push_back(ix.add(n0, v * vl));
+    bCols.push_back(operands.bColumn ? ix.add(operands.bColumn, v * vl)
+                                     : tile.cols.back());
+  }
   auto load = [&](OpBuilder &lb, Value base, ValueRange indices) -> Value {
     if (mask)
       return vector::MaskedLoadOp::create(lb, loc, vecType, base, indices, mask,
@@ -50,7 +54,7 @@ OuterProductTile mlir::attn::emitOuterProductTile(
       b, loc, lower, upper, step, init,
       [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
         SmallVector<Value> bs;
-        for (Value col : tile.cols)
+        for (Value col : bCols)
           bs.push_back(load(lb, operands.b, ValueRange{k, col}));
         SmallVector<Value> next(accs.begin(), accs.end());
         for (int64_t r = 0; r < mr; ++r) {

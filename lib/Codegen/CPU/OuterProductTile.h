@@ -23,6 +23,9 @@ struct OuterProductOperands {
   Value a, b, c;
   /// The leading index of A and C when they are batched, else null.
   Value batch;
+  /// B's column that holds C's column n0 of the tile (B a packed panel);
+  /// null when B and C share column indices.
+  Value bColumn;
 
   /// Indices of A or C at (row, col), behind the batch index if any.
   SmallVector<Value> indices(Value row, Value col) const;

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -54,6 +55,32 @@ struct AttnGpuTileParallelLoopsPass
       blockThreads = tile.getThreads().value_or(blockThreads);
     bool minBounds = false;
     for (scf::ParallelOp loop : outermost) {
+      // Two dimensions at most, the leading ones collapsed into the first.
+      // gpu-map-parallel-loops gives the outer loop's dimensions to block x,
+      // y, z (a fourth runs sequentially in a block, and then the tile loop
+      // below stays unmapped: one thread per block, e.g. for a [B, H, S, D]
+      // head transpose) and the tile loop's to threads x, y, z in order: with
+      // three, the threads would go to z, which allows only 64 per block.
+      if (loop.getNumLoops() > 2) {
+        unsigned rank = loop.getNumLoops();
+        std::vector<unsigned> leading;
+        for (unsigned d = 0; d + 1 < rank; ++d)
+          leading.push_back(d);
+        Operation *next = loop->getNextNode();
+        rewriter.setInsertionPoint(loop);
+        collapseParallelLoops(rewriter, loop, {leading, {rank - 1}});
+        loop = cast<scf::ParallelOp>(next->getPrevNode());
+        // The collapsed bounds are arith on constants: fold them, so that
+        // the tiling below sees constant extents.
+        SmallVector<Operation *> boundOps;
+        SmallVector<Value> worklist(loop.getUpperBound());
+        while (!worklist.empty())
+          if (Operation *def = worklist.pop_back_val().getDefiningOp()) {
+            boundOps.push_back(def);
+            llvm::append_range(worklist, def->getOperands());
+          }
+        (void)applyOpPatternsGreedily(boundOps, FrozenRewritePatternSet());
+      }
       unsigned rank = loop.getNumLoops();
       std::optional<int64_t> lower =
           getConstantIntValue(loop.getLowerBound()[rank - 1]);

@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{k-block=16}))" | FileCheck %s --check-prefix=KBLOCK
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{row-tile=2 col-vectors=2}))" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{pack-min-rows=8 k-block=16}))" | FileCheck %s --check-prefix=PACK
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{bf16-dot=1}))" | FileCheck %s --check-prefix=BF16DOT
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{col-vectors=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: attn-cpu-matmul-kernel: row-tile and col-vectors must be >= 1
 
@@ -130,6 +132,28 @@ func.func @near_misses(%x: memref<8x20xf32>, %w: memref<16x20xf32>, %c: memref<8
 // SMALL:               scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // SMALL-COUNT-2:         vector.load %arg1[
 // SMALL-COUNT-2:         vector.fma
+// With pack-min-rows <= 10, each column block copies its k block of W^T
+// into one 64-wide panel per tile column before the row tiles, which read
+// the panel (row stride 64) instead of W^T (row stride 128).
+// PACK-LABEL: func.func @k_major_epilogue
+// PACK:         scf.parallel (%[[BLK:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// PACK:           %[[N0:.*]] = arith.muli %[[BLK]], %c64{{[_0-9]*}}
+// PACK:           %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x64xf32>
+// PACK:           scf.for %[[PI:.*]] = %{{.*}} to %c1{{[_0-9]*}} step
+// PACK:             scf.for %[[PK:.*]] = %{{.*}} to %c16{{[_0-9]*}} step
+// PACK-COUNT-4:       vector.store %{{.*}}, %[[P]][%[[PI]], %[[PK]], %{{.*}}] : memref<1x32x64xf32>, vector<16xf32>
+// PACK:           scf.for %[[M:.*]] = %{{.*}} to %c8{{[_0-9]*}} step %c4{{[_0-9]*}}
+// PACK:             %[[PANEL:.*]] = memref.subview %[[P]][%{{.*}}, 0, 0] [1, 32, 64] [1, 1, 1] : memref<1x32x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+// PACK:             scf.for %[[K:.*]] = %{{.*}} to %c16{{[_0-9]*}} step
+// PACK-COUNT-4:       vector.load %[[PANEL]][%[[K]], %{{.*}}] : memref<32x64xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
+// PACK-NOT:         vector.load %arg1
+// The second k block packs rows 16..32.
+// PACK:           scf.for %{{.*}} = %{{.*}} to %c1{{[_0-9]*}} step
+// PACK:             scf.for %{{.*}} = %c16{{[_0-9]*}} to %c32{{[_0-9]*}} step
+// PACK:               vector.load %arg1[
+// PACK:           math.tanh
+// PACK:           memref.dealloc %[[P]] : memref<1x32x64xf32>
+// PACK:         scf.reduce
 func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bias: memref<128xf32>, %scale: memref<10xf32>, %out: memref<10x128xf32>) {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc() : memref<10x128xf32>
@@ -169,6 +193,12 @@ func.func @k_major_epilogue(%x: memref<10x32xf32>, %wt: memref<32x128xf32>, %bia
 // CHECK:         scf.reduce
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %c16{{[_0-9]*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK-NOT:     linalg.generic
+// Four rows (< pack-min-rows) do not repay a copy: no panels.
+// PACK-LABEL: func.func @k_major_accumulate
+// PACK-NOT:     memref.alloc
+// PACK:         vector.load %arg1[
+// PACK-NOT:     memref.alloc
+// PACK:         return
 func.func @k_major_accumulate(%x: memref<4x16xf32>, %wt: memref<16x80xf32>, %c: memref<4x80xf32>) {
   linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<4x16xf32>, memref<16x80xf32>) outs(%c : memref<4x80xf32>) {
   ^bb0(%in: f32, %in_0: f32, %acc: f32):
@@ -177,4 +207,106 @@ func.func @k_major_accumulate(%x: memref<4x16xf32>, %wt: memref<16x80xf32>, %c: 
     linalg.yield %s : f32
   }
   return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A bf16 projection as attn-convert-precision leaves it: both operands
+// widened to f32 copies (the weight's on every run) before an f32
+// contraction. The kernel reads the bf16 buffers and the copies go away.
+// With bf16-dot, pairs of k go through vdpbf16ps: 32 bf16 per operand load
+// into 16 f32 lanes, k in steps of 32.
+// BF16DOT-LABEL: func.func @bf16_projection
+// BF16DOT-NOT:     arith.extf
+// BF16DOT-NOT:     memref<32x64xf32>
+// BF16DOT:         scf.for %[[K:.*]] = %{{.*}} to %c64{{[_0-9]*}} step %c32{{[_0-9]*}} iter_args
+// BF16DOT:           vector.load %arg1[%{{.*}}, %[[K]]] : memref<4x64xbf16>, vector<32xbf16>
+// BF16DOT:           vector.load %arg0[%{{.*}}, %[[K]]] : memref<32x64xbf16>, vector<32xbf16>
+// BF16DOT-COUNT-16:  x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16DOT-NOT:       vector.fma
+// BF16DOT:         vector.reduction <add>
+// BF16DOT-NOT:     memref<32x64xf32>
+// BF16DOT:         return
+// Without it (no avx512bf16), 16 bf16 per load, widened in registers.
+// CHECK-LABEL: func.func @bf16_projection
+// CHECK-NOT:     memref<32x64xf32>
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %c64{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
+// CHECK:           %[[AV:.*]] = vector.load %arg1[%{{.*}}, %[[K]]] : memref<4x64xbf16>, vector<16xbf16>
+// CHECK-NEXT:      arith.extf %[[AV]] : vector<16xbf16> to vector<16xf32>
+// CHECK:           %[[BV:.*]] = vector.load %arg0[%{{.*}}, %[[K]]] : memref<32x64xbf16>, vector<16xbf16>
+// CHECK-NEXT:      arith.extf %[[BV]] : vector<16xbf16> to vector<16xf32>
+// CHECK-COUNT-16:  vector.fma
+// CHECK-NOT:     linalg.generic {{.*}} ins(%arg0
+// CHECK-NOT:     memref<32x64xf32>
+// CHECK:         return
+func.func @bf16_projection(%w: memref<32x64xbf16>, %x: memref<4x64xbf16>, %out: memref<4x32xbf16>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %wide_w = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : memref<32x64xbf16>) outs(%wide_w : memref<32x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  %wide_x = memref.alloc() {alignment = 64 : i64} : memref<4x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x64xbf16>) outs(%wide_x : memref<4x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  %acc = memref.alloc() {alignment = 64 : i64} : memref<4x32xf32>
+  linalg.fill ins(%cst : f32) outs(%acc : memref<4x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wide_x, %wide_w : memref<4x64xf32>, memref<32x64xf32>) outs(%acc : memref<4x32xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 4, column_block = 16>} {
+  ^bb0(%in: f32, %in_2: f32, %o: f32):
+    %0 = arith.mulf %in, %in_2 : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%acc : memref<4x32xf32>) outs(%out : memref<4x32xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %0 = arith.truncf %in : f32 to bf16
+    linalg.yield %0 : bf16
+  }
+  memref.dealloc %wide_w : memref<32x64xf32>
+  memref.dealloc %wide_x : memref<4x64xf32>
+  memref.dealloc %acc : memref<4x32xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// f16 has no dot products here (bf16-dot or not): the f16 weight is
+// widened in registers; the f32 activation is read as it is. The widened
+// copy is still read after the contraction (the return), so it stays.
+// BF16DOT-LABEL: func.func @f16_weight_copy_kept
+// BF16DOT:         linalg.generic {{.*}} ins(%arg0 : memref<32x64xf16>) outs(%[[COPY:.*]] : memref<32x64xf32>)
+// BF16DOT:         scf.for %[[K:.*]] = %{{.*}} to %c64{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
+// BF16DOT:           vector.load %arg1[%{{.*}}, %[[K]]] : memref<4x64xf32>, vector<16xf32>
+// BF16DOT:           %[[BV:.*]] = vector.load %arg0[%{{.*}}, %[[K]]] : memref<32x64xf16>, vector<16xf16>
+// BF16DOT-NEXT:      arith.extf %[[BV]] : vector<16xf16> to vector<16xf32>
+// BF16DOT-NOT:       x86vector
+// BF16DOT:         return %[[COPY]]
+func.func @f16_weight_copy_kept(%w: memref<32x64xf16>, %x: memref<4x64xf32>, %out: memref<4x32xf32>) -> memref<32x64xf32> {
+  %wide_w = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : memref<32x64xf16>) outs(%wide_w : memref<32x64xf32>) {
+  ^bb0(%in: f16, %o: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide_w : memref<4x64xf32>, memref<32x64xf32>) outs(%out : memref<4x32xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 4, column_block = 16>} {
+  ^bb0(%in: f32, %in_2: f32, %o: f32):
+    %0 = arith.mulf %in, %in_2 : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return %wide_w : memref<32x64xf32>
 }

@@ -66,3 +66,37 @@ func.func @threads_from_tile(%out: memref<256xf32>) attributes {attn.tile = #att
   }
   return
 }
+
+// A [B, S, H, D] -> [B, H, S, D] head transpose: four parallel dimensions.
+// The leading three are collapsed into one (the grid has three dimensions,
+// and with three the threads would go to z, 64 at most), then D is split
+// into threads: 1 x 4 x 16 = 64 blocks of 16 threads (before, the fourth
+// dimension ran sequentially and the blocks had one thread each).
+// CHECK-LABEL: func.func @head_transpose(
+// CHECK:         %[[C64:.*]] = arith.constant 64 : index
+// CHECK:         scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%[[C64]], %{{.*}}) step (%{{.*}}, %[[STEP:.*]]) {
+// CHECK-NEXT:      scf.parallel (%[[TI:.*]], %[[TJ:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[STEP]]) step
+// CHECK-DAG:         %[[ROW:.*]] = arith.addi %[[TI]], %[[I]]
+// CHECK-DAG:         %[[D:.*]] = arith.addi %[[TJ]], %[[J]]
+// CHECK:             %[[S:.*]] = arith.remsi %[[ROW]], %{{.*}}
+// CHECK:             memref.load %arg0[%{{.*}}, %[[S]], %{{.*}}, %[[D]]]
+// CHECK:             memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %[[S]], %[[D]]]
+// CHECK-NOT:       scf.for
+// CHECK:           scf.reduce
+// The mapped kernel: no sequential loop left in it.
+// GPU-LABEL:   func.func @head_transpose(
+// GPU:           gpu.launch blocks
+// GPU-NOT:       scf.for
+// GPU:           memref.store
+// GPU-NEXT:      gpu.terminator
+func.func @head_transpose(%in: memref<1x16x4x16xf32>, %out: memref<1x4x16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  scf.parallel (%b, %h, %s, %d) = (%c0, %c0, %c0, %c0) to (%c1, %c4, %c16, %c16) step (%c1, %c1, %c1, %c1) {
+    %v = memref.load %in[%b, %s, %h, %d] : memref<1x16x4x16xf32>
+    memref.store %v, %out[%b, %h, %s, %d] : memref<1x4x16x16xf32>
+  }
+  return
+}

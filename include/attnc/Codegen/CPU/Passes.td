@@ -36,11 +36,22 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     at (m, n) (bias, activation, residual) is fused into the store.
 
     Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
+    An operand that attn-convert-precision widened from f16/bf16 (an
+    `arith.extf` generic writing it) is read from the narrow buffer and
+    widened in registers, or, with `bf16-dot` and both operands bf16,
+    multiplied pairwise by AVX-512 BF16 dot products (vdpbf16ps, f32
+    accumulation); the widened copies are removed when nothing else reads
+    them, so no weight is copied to f32 per run.
+
+    Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
     (attn-cpu-transpose-weights; static, identity layouts, N a multiple of
     VL), get outer-product tiles instead: MR rows x NV vectors of C in
     vector accumulators, per k step NV loads of B's row k and MR broadcasts
     of A, no reductions; the same column blocks in parallel, and the
-    epilogue applied to whole vectors before the store.
+    epilogue applied to whole vectors before the store. With at least
+    `pack-min-rows` rows, each column block first copies its k block of
+    W^T into contiguous [kc, NV * VL] panels (W^T's rows are N floats
+    apart, which maps a tile column's rows onto few cache sets).
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -58,11 +69,20 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "tile (NV)">,
     Option<"kBlock", "k-block", "int64_t", "0",
            "K-major weights: k steps per block, partial sums through C "
-           "between blocks (0 = keep the block of W^T within 256 KiB)">
+           "between blocks (0 = keep the block of W^T within 256 KiB)">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "multiply bf16 operands with AVX-512 BF16 dot products "
+           "(vdpbf16ps; the host must have avx512bf16); otherwise narrow "
+           "operands are widened in registers">,
+    Option<"packMinRows", "pack-min-rows", "int64_t", "32",
+           "K-major weights: copy each k block of a column block of W^T "
+           "into contiguous per-tile panels first when C has at least this "
+           "many rows (0 = never; few rows do not repay the copy)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def AttnCpuOuterProductMatmul

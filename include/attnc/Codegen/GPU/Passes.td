@@ -150,7 +150,10 @@ def AttnGpuTileParallelLoops
     Tiles the innermost dimension of every outermost `scf.parallel` by the
     thread count (or its extent, if smaller), so that
     `gpu-map-parallel-loops` maps the tile loop to threads and the outer
-    loop to blocks (dimensions past the third run sequentially in a block).
+    loop to blocks. A loop of more than two dimensions first gets its
+    leading dimensions collapsed into one: the grid has three (a fourth
+    would run sequentially in a block and leave the tile loop unmapped), and
+    a third would put the threads on z, which allows only 64 per block.
     Reductions stay serial inside each thread. `scf.parallel` loops nested
     in another one (the per-block code of attn-flash-attention) become
     `scf.for` nests first: they run serially inside one thread.
