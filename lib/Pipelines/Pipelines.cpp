@@ -379,6 +379,7 @@ static bool addTargetIndependentStages(OpPassManager &pm,
       attn::AttnGpuMmaMatmulOptions mma;
       mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
+      addNested(pm, attn::createAttnGpuSimtMatmul());
     } else {
       addNested(
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{

@@ -515,17 +515,28 @@ struct AttnCpuMatmulKernelPass
     });
     for (auto &[mm, t] : kMajor)
       rewriteKMajor(mm, t);
-    SmallVector<WidenedOperand> widened;
+    // Operands widened from f16/bf16 (attn-convert-precision) are read
+    // narrow: no f32 copy of a weight is made per run.
+    mlir::attn::WidenedCopies widened;
+    SmallVector<
+        std::pair<std::optional<WidenedOperand>, std::optional<WidenedOperand>>>
+        traced;
     for (auto &[mm, t] : matches) {
+      traced.push_back({traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
+      for (const std::optional<WidenedOperand> &w :
+           {traced.back().first, traced.back().second})
+        if (w)
+          widened.add(*w, mm.op);
+    }
+    widened.findDead();
+    for (auto [match, operands] : llvm::zip(matches, traced)) {
+      auto &[mm, t] = match;
+      auto &[wa, wb] = operands;
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
       linalg::GenericOp epilogue =
           fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
       KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
-      // Operands widened from f16/bf16 (attn-convert-precision) are read
-      // narrow: no f32 copy of a weight is made per run.
-      std::optional<WidenedOperand> wa = traceWidened(mm.a, mm.op);
-      std::optional<WidenedOperand> wb = traceWidened(mm.b, mm.op);
       auto isBf16 = [](const std::optional<WidenedOperand> &w) {
         return w &&
                cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
@@ -535,10 +546,8 @@ struct AttnCpuMatmulKernelPass
                       ? Operands::Bf16Dot
                       : Operands::Widen;
         for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
-          if (*w) {
+          if (*w)
             *operand = narrowOperand(b, loc, **w);
-            widened.push_back(**w);
-          }
       }
       int64_t nb = std::min<int64_t>(t.nb, mm.n);
       int64_t blocks = mm.n / nb;
@@ -559,7 +568,7 @@ struct AttnCpuMatmulKernelPass
         epilogue.erase();
       mm.op.erase();
     }
-    mlir::attn::eraseDeadWidenings(widened);
+    widened.eraseDead();
   }
 };
 

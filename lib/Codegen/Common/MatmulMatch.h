@@ -211,7 +211,7 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
   if (init->get() == mm.c)
     return next;
   // C is never written: its only other users may be its allocation, a fill
-  // before the matmul and frees.
+  // or a copy into it before the matmul, and frees.
   if (!mm.c.getDefiningOp<memref::AllocOp>())
     return {};
   for (Operation *user : mm.c.getUsers()) {
@@ -220,6 +220,10 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
       continue;
     if (auto fill = dyn_cast<linalg::FillOp>(user);
         fill && fill->isBeforeInBlock(mm.op))
+      continue;
+    // Likewise a copy that initializes C (from a shared zero buffer, say).
+    if (auto copy = dyn_cast<memref::CopyOp>(user);
+        copy && copy.getTarget() == mm.c && copy->isBeforeInBlock(mm.op))
       continue;
     return {};
   }

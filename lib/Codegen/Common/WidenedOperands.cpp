@@ -149,11 +149,12 @@ static bool overwritesAll(linalg::GenericOp op, Value buffer) {
   return true;
 }
 
-/// Whether nothing reads what the extf generic `ext` wrote: after it, the
-/// first op of its block that uses the buffer (or a view of it) frees it or
-/// is a generic overwriting all of it without reading it (another extf
-/// generic, say), or no op uses it at all.
-static bool isDeadStore(linalg::GenericOp ext) {
+/// Whether nothing but `readers` reads what the extf generic `ext` wrote:
+/// after it, the first other op of its block that uses the buffer (or a
+/// view of it) frees it or is a generic overwriting all of it without
+/// reading it (another extf generic, say), or no other op uses it at all.
+static bool isDeadStore(linalg::GenericOp ext,
+                        const llvm::SmallPtrSetImpl<Operation *> &readers) {
   Value wide = ext.getDpsInits()[0];
   if (!wide.getDefiningOp<memref::AllocOp>())
     return false; // e.g. a function argument: visible to the caller
@@ -165,7 +166,7 @@ static bool isDeadStore(linalg::GenericOp ext) {
         if (Operation *ancestor = block->findAncestorOpInBlock(*user))
           users.insert(ancestor);
   for (Operation *op = ext->getNextNode(); op; op = op->getNextNode()) {
-    if (!users.contains(op))
+    if (!users.contains(op) || readers.contains(op))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
       return dealloc.getMemref() == wide;
@@ -175,9 +176,7 @@ static bool isDeadStore(linalg::GenericOp ext) {
   return true;
 }
 
-/// Erases `root` (an allocation) with its frees and views once nothing else
-/// uses it.
-static void eraseIfUnused(memref::AllocOp alloc) {
+void mlir::attn::eraseAllocIfUnused(memref::AllocOp alloc) {
   SmallVector<Operation *> dead;
   SmallVector<Value> worklist = {alloc.getResult()};
   while (!worklist.empty()) {
@@ -200,26 +199,33 @@ static void eraseIfUnused(memref::AllocOp alloc) {
   alloc.erase();
 }
 
-void mlir::attn::eraseDeadWidenings(ArrayRef<WidenedOperand> operands) {
-  llvm::SetVector<Operation *> views;
+void WidenedCopies::add(const WidenedOperand &w, Operation *reader) {
+  operands.push_back(w);
+  readers.insert(reader);
+}
+
+void WidenedCopies::findDead() {
   llvm::SetVector<linalg::GenericOp> widened;
-  for (const WidenedOperand &w : operands) {
+  for (const WidenedOperand &w : operands)
+    widened.insert(w.ext);
+  for (linalg::GenericOp ext : widened)
+    if (isDeadStore(ext, readers))
+      dead.push_back(ext);
+}
+
+void WidenedCopies::eraseDead() {
+  llvm::SetVector<Operation *> views;
+  for (const WidenedOperand &w : operands)
     if (w.view)
       views.insert(w.view);
-    widened.insert(w.ext);
-  }
   for (Operation *view : views)
     if (view->use_empty())
       view->erase();
-  SmallVector<linalg::GenericOp> dead;
-  for (linalg::GenericOp ext : widened)
-    if (isDeadStore(ext))
-      dead.push_back(ext);
   llvm::SetVector<Operation *> allocs;
   for (linalg::GenericOp ext : dead) {
     allocs.insert(ext.getDpsInits()[0].getDefiningOp());
     ext.erase();
   }
   for (Operation *alloc : allocs)
-    eraseIfUnused(cast<memref::AllocOp>(alloc));
+    eraseAllocIfUnused(cast<memref::AllocOp>(alloc));
 }

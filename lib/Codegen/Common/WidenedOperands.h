@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <optional>
 
@@ -38,10 +39,30 @@ std::optional<WidenedOperand> traceWidened(Value operand,
 /// The narrow source viewed like the operand the contraction read.
 Value narrowOperand(OpBuilder &b, Location loc, const WidenedOperand &w);
 
-/// Once the contractions that read `operands` read their narrow sources
-/// instead: erases the views nothing uses any more, then each extf generic
-/// whose result nobody reads and its buffer when nothing else uses it.
-void eraseDeadWidenings(ArrayRef<WidenedOperand> operands);
+/// Erases `alloc` with its frees and views when nothing else uses it (a
+/// buffer that a kernel rewrite left without readers or writers).
+void eraseAllocIfUnused(memref::AllocOp alloc);
+
+/// The widened copies behind the contractions a kernel pass rewrites to read
+/// narrow sources. Which copies die is decided before the rewrites: a fused
+/// consumer may overwrite a dead copy's buffer (bufferization reuses it),
+/// and only while that consumer is still a generic can the check see that
+/// it reads nothing of it. The copies are erased after the rewrites.
+class WidenedCopies {
+public:
+  /// `reader`, a contraction about to be rewritten, reads `w`.
+  void add(const WidenedOperand &w, Operation *reader);
+  /// Once everything is added, before any rewrite.
+  void findDead();
+  /// After the rewrites: erases the views nothing uses any more, the dead
+  /// extf generics, and their buffers when nothing else uses them.
+  void eraseDead();
+
+private:
+  SmallVector<WidenedOperand> operands;
+  llvm::SmallPtrSet<Operation *, 8> readers;
+  SmallVector<linalg::GenericOp> dead;
+};
 
 } // namespace mlir::attn
 

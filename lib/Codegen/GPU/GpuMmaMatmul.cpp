@@ -646,7 +646,12 @@ struct AttnGpuMmaMatmulPass
       if (auto mm = matchMmaMatmul(op))
         matches.push_back(*mm);
     });
-    SmallVector<WidenedOperand> widened;
+    mlir::attn::WidenedCopies widened;
+    for (MmaMatmul &mm : matches) {
+      widened.add(mm.a, mm.op);
+      widened.add(mm.b, mm.op);
+    }
+    widened.findDead();
     for (MmaMatmul &mm : matches) {
       OpBuilder b(mm.op);
       Location loc = mm.op.getLoc();
@@ -674,9 +679,8 @@ struct AttnGpuMmaMatmulPass
       if (zeroInit)
         mlir::attn::eraseZeroInit(zeroInit);
       mm.op.erase();
-      widened.append({mm.a, mm.b});
     }
-    mlir::attn::eraseDeadWidenings(widened);
+    widened.eraseDead();
   }
 };
 

@@ -143,6 +143,32 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def AttnGpuSimtMatmul : Pass<"attn-gpu-simt-matmul", "::mlir::func::FuncOp"> {
+  let summary = "f32 x * W^T contractions as one parallel loop with their zero fill and epilogue";
+  let description = [{
+    For the f32 contractions `C[m, n] += A[m, k] * B[n, k]` that
+    attn-gpu-mma-matmul leaves (f16/bf16 go to the tensor cores) at the top
+    level of a function: linalg's parallel loops would launch one kernel
+    for the zero fill of C, one for the contraction and one for an
+    elementwise consumer (bias, activation, residual). This pass writes the
+    three as one `scf.parallel` over (m, n) whose body runs the k loop in a
+    register (from zero when C was zero-filled, else from C) and stores
+    through the consumer's body, so attn-gpu-tile-parallel-loops maps one
+    kernel. The consumer is the one attn-gpu-mma-matmul fuses: the next op,
+    elementwise, reading C at (m, n) and other inputs at (m, n), (m) or (n).
+    Run after bufferization, after attn-gpu-mma-matmul.
+  }];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "compute an elementwise consumer of the product (bias, "
+           "activation, residual) in the loop's store">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def AttnGpuTileParallelLoops
     : Pass<"attn-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split outermost scf.parallel loops into blocks x threads";
