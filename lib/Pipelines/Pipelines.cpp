@@ -27,6 +27,7 @@
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <limits>
 #include <memory>
@@ -120,6 +121,17 @@ static void addNested(OpPassManager &pm, std::unique_ptr<Pass> pass) {
   pm.addNestedPass<OpT>(std::move(pass));
 }
 
+/// Whether `chip` (sm_XY[a]) has cp.async (sm_80 and later). The tensor-core
+/// kernels' mma.sync m16n8k16 needs sm_80 too; on an older or unknown chip
+/// they keep plain staging, which needs nothing newer than the mma itself.
+static bool hasAsyncCopy(StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.consume_front("sm_") ||
+      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    return false;
+  return sm >= 80;
+}
+
 /// attn -> linalg on tensors, weights as entry arguments.
 static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
                            Target target) {
@@ -162,7 +174,9 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
       // of a kv head): B * Hkv * Sq threads with a few hundred bytes of
       // local memory each.
       pm.addPass(attn::createAttnDecomposeMha());
-      addNested(pm, attn::createAttnGpuFlashAttention());
+      attn::AttnGpuFlashAttentionOptions gpuFlash;
+      gpuFlash.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
+      addNested(pm, attn::createAttnGpuFlashAttention(gpuFlash));
       flash.blockQ = 1;
     } else {
       // With the CPU attention kernels, K is transposed once per call so
@@ -369,13 +383,15 @@ static bool addTargetIndependentStages(OpPassManager &pm,
     return false;
   if (options.matmulKernels) {
     if (target == Target::Cuda) {
-      addNested(pm, attn::createAttnGpuMmaMatmul());
+      attn::AttnGpuMmaMatmulOptions mma;
+      mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
+      addNested(pm, attn::createAttnGpuMmaMatmul(mma));
       addNested(pm, attn::createAttnGpuSimtMatmul());
-    }
-    else
+    } else {
       addNested(
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
                   .bf16Dot = options.cpuAvx512Bf16}));
+    }
   }
   return true;
 }

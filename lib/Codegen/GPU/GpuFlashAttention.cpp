@@ -31,6 +31,15 @@
 // threads, 48 KiB of static shared memory, a register budget for the S
 // accumulators; TensorCoreTiles.h).
 //
+// On sm_80+ (staging=cp-async, with ldmatrix) K and V move by cp.async
+// instead, in two stages: while the warps compute on key block i, the
+// copies of block i + 1 are in flight into the other buffer (one commit
+// group per block, wait_group 0 and one barrier at the start of each
+// block). cp.async cannot transpose, so V stays [key][d] ([bk][Dv + 8]) and
+// its B fragments come from ldmatrix.trans; K's come from ldmatrix (K
+// [key][d] is the "col" operand as it is). Plain staging keeps V^T, read by
+// ldmatrix without .trans or pairwise loads.
+//
 // The masks are applied per element on the S fragments (bottom-right
 // causal: key j visible to query row i iff j <= i + Sk - Sq; kv_lengths:
 // j < len[b]); the key loop stops after the last block any row of the thread
@@ -77,6 +86,11 @@ constexpr int64_t kWarpSize = 32;
 /// The static description of one attn.sdpa that becomes a kernel.
 struct GpuFlashProblem : SdpaShape {
   int64_t warps, blockQ, blockK;
+  /// Fragments from ldmatrix; the cp.async pipeline's depth (0: plain
+  /// staging) and elements per cp.async of K and V (0: plain copies into
+  /// the pipeline's buffers).
+  bool ldmatrix;
+  int64_t stages, chunkK, chunkV;
   /// Query row i sits at key position i + alignOffset.
   int64_t alignOffset;
   double scale;
@@ -132,11 +146,27 @@ private:
   }
 
   /// Copies key block [k0, k0 + bk) of K and V into shared memory (V
-  /// transposed), all threads of the block cooperating.
-  void stageKeyBlock(Value k0);
+  /// transposed), all threads of the block cooperating; with the cp.async
+  /// pipeline into buffer `stage`, V as it is, returning the copies'
+  /// tokens.
+  SmallVector<Value> stageKeyBlock(Value k0, Value stage = Value());
 
   /// One key block: returns the new (m_A, m_B, l_A, l_B, O tiles...).
-  SmallVector<Value> keyStep(Value k0, ValueRange state);
+  /// `stage` is the pipeline buffer holding it (null: plain staging, which
+  /// this step does itself).
+  /// `afterScores` runs once S = Q K^T is computed (the pipeline issues
+  /// its prefetch there).
+  SmallVector<Value> keyStep(Value k0, ValueRange state, Value stage,
+                             function_ref<void()> afterScores = {});
+
+  /// Indices into a staged tile: the stage first, if any.
+  SmallVector<Value> smemAt(Value stage, Value row, Value col) {
+    SmallVector<Value> indices;
+    if (stage)
+      indices.push_back(stage);
+    indices.append({row, col});
+    return indices;
+  }
 
   OpBuilder &b;
   Location loc;
@@ -144,27 +174,54 @@ private:
   Value q, k, v, lengths, out;
   // Set by emit() inside the kernel.
   Value tid, g, t2, batchIv, headIv, kvHeadIv, rowA, rowB, length;
+  // ldmatrix row addresses of this lane (PTX: lane l gives row l % 8 of
+  // matrix l / 8): lane % 8 + 8 (lane / 16), 8 ((lane / 8) % 2), lane % 8.
+  Value ldRow16, ldHalf, ldRow8, ldHalf16;
   Value kSmem, vtSmem;
   SmallVector<Value> qFrags;
 };
 
-void KernelBuilder::stageKeyBlock(Value k0) {
+SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
   int64_t threads = p.warps * kWarpSize;
   Value zero = idx(0);
-  buildSharedTileCopy(b, loc, k, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dk,
-                      kSmem, /*transpose=*/false, tid, threads,
-                      llvm::MaybeAlign(16));
-  buildSharedTileCopy(b, loc, v, {batchIv, kvHeadIv}, k0, zero, p.blockK, p.dv,
-                      vtSmem, /*transpose=*/true, tid, threads,
-                      llvm::MaybeAlign(16));
+  if (!p.stages) {
+    buildSharedTileCopy(b, loc, k, {batchIv, kvHeadIv}, k0, zero, p.blockK,
+                        p.dk, kSmem, /*transpose=*/false, tid, threads,
+                        llvm::MaybeAlign(16));
+    buildSharedTileCopy(b, loc, v, {batchIv, kvHeadIv}, k0, zero, p.blockK,
+                        p.dv, vtSmem, /*transpose=*/true, tid, threads,
+                        llvm::MaybeAlign(16));
+    return {};
+  }
+  // Whole tiles (Sk is a multiple of bk): no edges to zero-fill.
+  SmallVector<Value> tokens;
+  auto one = [&](Value src, int64_t width, Value dst, int64_t chunk) {
+    if (chunk) {
+      llvm::append_range(
+          tokens, buildSharedTileAsyncCopy(b, loc, src, {batchIv, kvHeadIv}, k0,
+                                           zero, p.blockK, width, dst, stage,
+                                           tid, threads, chunk));
+      return;
+    }
+    buildSharedTileCopy(b, loc, src, {batchIv, kvHeadIv}, k0, zero, p.blockK,
+                        width, dst, /*transpose=*/false, tid, threads,
+                        llvm::MaybeAlign(16), 0, 0, stage);
+  };
+  one(k, p.dk, kSmem, p.chunkK);
+  one(v, p.dv, vtSmem, p.chunkV);
+  return tokens;
 }
 
-SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
-  // The previous step's reads of the tiles are done before they are
-  // overwritten, and the new tiles are complete before they are read.
-  gpu::BarrierOp::create(b, loc);
-  stageKeyBlock(k0);
-  gpu::BarrierOp::create(b, loc);
+SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
+                                          Value stage,
+                                          function_ref<void()> afterScores) {
+  if (!stage) {
+    // The previous step's reads of the tiles are done before they are
+    // overwritten, and the new tiles are complete before they are read.
+    gpu::BarrierOp::create(b, loc);
+    stageKeyBlock(k0);
+    gpu::BarrierOp::create(b, loc);
+  }
 
   Type f32Type = b.getF32Type();
   auto accType = VectorType::get({2, 2}, f32Type);
@@ -179,16 +236,36 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value scale = f32(p.scale);
   Value posA = addc(rowA, p.alignOffset), posB = addc(rowB, p.alignOffset);
-  for (int64_t j = 0; j < nTiles; ++j) {
-    Value keyRow = addc(g, kMmaN * j);
-    Value acc = zeroAcc;
-    for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+  SmallVector<Value> sAcc(nTiles, zeroAcc);
+  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+    for (int64_t j = 0; j < nTiles; ++j) {
+      Value bFrag;
+      if (p.ldmatrix) {
+        // K is [key][d], the "col" operand: no .trans; one x4 serves n8
+        // tiles j and j + 1 (bk is a multiple of 16).
+        if (j % 2)
+          continue;
+        Value both = buildLdMatrix(
+            b, loc, kSmem,
+            smemAt(stage, addc(ldRow16, kMmaN * j), addc(ldHalf, kMmaK * kk)),
+            4, /*transpose=*/false);
+        sAcc[j] = buildMmaSync(b, loc, qFrags[kk],
+                               fragmentRows(b, loc, both, 0, 2), sAcc[j]);
+        sAcc[j + 1] = buildMmaSync(
+            b, loc, qFrags[kk], fragmentRows(b, loc, both, 2, 2), sAcc[j + 1]);
+        continue;
+      }
+      Value keyRow = addc(g, kMmaN * j);
       Value col = addc(t2, kMmaK * kk);
-      Value bFrag = buildFragment(b, loc,
-                                  {loadPair(kSmem, {keyRow, col}),
-                                   loadPair(kSmem, {keyRow, addc(col, 8)})});
-      acc = buildMmaSync(b, loc, qFrags[kk], bFrag, acc);
+      bFrag =
+          buildFragment(b, loc,
+                        {loadPair(kSmem, smemAt(stage, keyRow, col)),
+                         loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
+      sAcc[j] = buildMmaSync(b, loc, qFrags[kk], bFrag, sAcc[j]);
     }
+  }
+  for (int64_t j = 0; j < nTiles; ++j) {
+    Value acc = sAcc[j];
     for (int64_t r = 0; r < 2; ++r)
       for (int64_t e = 0; e < 2; ++e) {
         Value x =
@@ -214,6 +291,9 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
         s[j][r][e] = x;
       }
   }
+
+  if (afterScores)
+    afterScores();
 
   // Online softmax per row r: m_new = max(m, rowmax(S)), alpha = exp(m -
   // m_new) (1 while the row has seen only hidden keys: both are -inf),
@@ -267,10 +347,38 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
                        narrowPair(2 * kk + 1, 0), narrowPair(2 * kk + 1, 1)});
     Value col = addc(t2, kMmaK * kk);
     for (int64_t n = 0; n < oTiles; ++n) {
+      if (p.ldmatrix) {
+        // Pipelined, V is [key][d]: B = V (k = key, n = d) needs .trans,
+        // matrices (keys lo, n), (keys hi, n), (keys lo, n + 1), (keys hi,
+        // n + 1). Plain staging keeps V^T [d][key], read like K.
+        if (n % 2)
+          continue;
+        int64_t tiles = n + 1 < oTiles ? 4 : 2;
+        Value frag;
+        if (p.stages)
+          frag = buildLdMatrix(
+              b, loc, vtSmem,
+              smemAt(stage, add(ldRow8, addc(ldHalf, kMmaK * kk)),
+                     tiles == 4 ? addc(ldHalf16, kMmaN * n) : idx(kMmaN * n)),
+              tiles, /*transpose=*/true);
+        else
+          frag = buildLdMatrix(
+              b, loc, vtSmem,
+              smemAt(stage, addc(tiles == 4 ? ldRow16 : ldRow8, kMmaN * n),
+                     addc(ldHalf, kMmaK * kk)),
+              tiles, /*transpose=*/false);
+        o[n] =
+            buildMmaSync(b, loc, aFrag, fragmentRows(b, loc, frag, 0, 2), o[n]);
+        if (tiles == 4)
+          o[n + 1] = buildMmaSync(b, loc, aFrag,
+                                  fragmentRows(b, loc, frag, 2, 2), o[n + 1]);
+        continue;
+      }
       Value vRow = addc(g, kMmaN * n);
-      Value bFrag = buildFragment(b, loc,
-                                  {loadPair(vtSmem, {vRow, col}),
-                                   loadPair(vtSmem, {vRow, addc(col, 8)})});
+      Value bFrag =
+          buildFragment(b, loc,
+                        {loadPair(vtSmem, smemAt(stage, vRow, col)),
+                         loadPair(vtSmem, smemAt(stage, vRow, addc(col, 8)))});
       o[n] = buildMmaSync(b, loc, aFrag, bFrag, o[n]);
     }
   }
@@ -282,9 +390,18 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state) {
 void KernelBuilder::emit() {
   auto smemSpace =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto kSmemType = MemRefType::get({p.blockK, p.dk + kSmemPad}, p.elementType,
+  // Plain staging: K [bk][Dk + 8] and V^T [Dv][bk + 8]. The cp.async
+  // pipeline cannot transpose: `stages` buffers of K [bk][Dk + 8] and
+  // V [bk][Dv + 8], V read with ldmatrix.trans.
+  SmallVector<int64_t> kShape = {p.blockK, p.dk + kSmemPad};
+  SmallVector<int64_t> vShape = {p.dv, p.blockK + kSmemPad};
+  if (p.stages) {
+    kShape.insert(kShape.begin(), p.stages);
+    vShape = {p.stages, p.blockK, p.dv + kSmemPad};
+  }
+  auto kSmemType = MemRefType::get(kShape, p.elementType,
                                    MemRefLayoutAttrInterface(), smemSpace);
-  auto vtSmemType = MemRefType::get({p.dv, p.blockK + kSmemPad}, p.elementType,
+  auto vtSmemType = MemRefType::get(vShape, p.elementType,
                                     MemRefLayoutAttrInterface(), smemSpace);
   Value one = idx(1);
   auto launch =
@@ -303,6 +420,12 @@ void KernelBuilder::emit() {
   Value warp = divc(tid, kWarpSize);
   g = divc(lane, 4);
   t2 = mulc(remc(lane, 4), 2);
+  if (p.ldmatrix) {
+    ldRow8 = remc(lane, 8);
+    ldHalf = mulc(remc(divc(lane, 8), 2), 8);
+    ldHalf16 = mulc(divc(lane, 16), 8);
+    ldRow16 = add(ldRow8, ldHalf16);
+  }
   Value qBlock = launch.getBlockIds().x;
   headIv = launch.getBlockIds().y;
   batchIv = launch.getBlockIds().z;
@@ -347,13 +470,84 @@ void KernelBuilder::emit() {
   Value zeroAcc =
       arith::ConstantOp::create(b, loc, accType, b.getZeroAttr(accType));
   init.append(p.dv / kMmaN, zeroAcc);
+  size_t nState = init.size();
+  // The cp.async pipeline (as in attn-gpu-mma-matmul): the groups of the
+  // first stages - 1 key blocks up front, the loop carrying the tokens of
+  // the groups still to be waited for; block i waits until its own group
+  // has landed (the later blocks' groups may stay pending), one barrier
+  // publishes every thread's copies and retires block i - 1's reads of the
+  // buffer that the prefetch of block i + stages - 1 then overwrites.
+  // Blocks past the last one the causal mask or kv_lengths leave commit
+  // nothing; their place in the token ring holds a token no wait will use.
+  // Block 0 is always staged (Sk >= bk), even where no block is visited,
+  // and a final wait retires its copies there.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Value firstGroup;
+  auto prefetch = [&](Value kNext, Value stage, Value placeholder) -> Value {
+    Value more =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kNext, hi);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{tokenType}, more,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard branch(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> tokens = stageKeyBlock(kNext, stage);
+    scf::YieldOp::create(
+        b, loc,
+        nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
+            .getResult());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, placeholder);
+    return ifOp.getResult(0);
+  };
+  if (p.stages) {
+    firstGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, tokenType, stageKeyBlock(idx(0), idx(0)));
+    init.push_back(firstGroup);
+  }
+  for (int64_t s = 1; s + 1 < p.stages; ++s)
+    init.push_back(prefetch(idx(s * p.blockK), idx(s), firstGroup));
   auto loop = scf::ForOp::create(b, loc, idx(0), hi, idx(p.blockK), init);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(loop.getBody());
-    scf::YieldOp::create(
-        b, loc, keyStep(loop.getInductionVar(), loop.getRegionIterArgs()));
+    Value k0 = loop.getInductionVar();
+    ValueRange iterArgs = loop.getRegionIterArgs();
+    if (!p.stages) {
+      scf::YieldOp::create(b, loc, keyStep(k0, iterArgs, Value()));
+    } else {
+      SmallVector<Value> groups(iterArgs.drop_front(nState));
+      Value step = divc(k0, p.blockK);
+      // Blocks after this one: (hi - k0) / bk - 1 (hi is a multiple of
+      // bk); only deeper pipelines wait on fewer groups near the end.
+      Value remaining;
+      if (p.stages > 2)
+        remaining = arith::SubIOp::create(
+            b, loc, divc(arith::SubIOp::create(b, loc, hi, k0), p.blockK),
+            idx(1));
+      buildPipelineWait(b, loc, groups.front(), remaining, p.stages);
+      gpu::BarrierOp::create(b, loc);
+      // The prefetch goes after the K fragment loads: its address
+      // arithmetic is then not live across S = Q K^T (bf16 at head dim 64
+      // spilled with it at the top of the step), and its copies still
+      // overlap the softmax and P V.
+      Value next;
+      SmallVector<Value> results =
+          keyStep(k0, iterArgs.take_front(nState), remc(step, p.stages), [&] {
+            next = prefetch(addc(k0, (p.stages - 1) * p.blockK),
+                            remc(addc(step, p.stages - 1), p.stages),
+                            groups.front());
+          });
+      llvm::append_range(results, llvm::drop_begin(groups));
+      results.push_back(next);
+      scf::YieldOp::create(b, loc, results);
+    }
   }
+
+  // Block 0's copies where the loop visited no block (nothing else is
+  // pending after the loop): no cp.async outlives the kernel.
+  if (p.stages)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                     b.getI32IntegerAttr(0));
 
   // out = O * (1 / l) with l summed over the row's four lanes (one division
   // per row); 0 for rows that saw no key (l = 0).
@@ -386,8 +580,9 @@ void KernelBuilder::emit() {
 
 struct GpuFlashSdpaLowering : FlashPatternBase {
   GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
-                       int64_t maxHeadDim)
-      : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim) {}
+                       int64_t maxHeadDim, bool asyncStaging, bool ldmatrix)
+      : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim),
+        asyncStaging(asyncStaging), ldmatrix(ldmatrix) {}
 
   LogicalResult rewriteFlash(SdpaOp op,
                              PatternRewriter &rewriter) const override {
@@ -411,9 +606,21 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
           op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "
               "above max-head-dim");
     auto [bq, bk] = requestedBlocks(op);
-    chooseFlashBlocks(p.sq, p.sk, p.dk, p.dv, bq, bk);
+    // The pipeline stages V as it is, which only ldmatrix.trans reads.
+    int64_t stages = asyncStaging && ldmatrix ? kFlashAsyncStages : 0;
+    chooseFlashBlocks(p.sq, p.sk, p.dk, p.dv, bq, bk, stages);
     p.blockQ = bq;
     p.blockK = bk;
+    p.ldmatrix = ldmatrix;
+    p.stages = stages;
+    p.chunkK = p.chunkV = 0;
+    if (stages) {
+      // K and V rows of Dk, Dv (multiples of 8) elements from buffers that
+      // start at allocations (below): 16-byte chunks are aligned.
+      int64_t threads = bq / kMmaM * kWarpSize;
+      p.chunkK = asyncCopyChunk(bk, p.dk, p.dk, threads);
+      p.chunkV = asyncCopyChunk(bk, p.dv, p.dv, threads);
+    }
     if (p.hq > 65535 || p.batch > 65535)
       return rewriter.notifyMatchFailure(op, "grid too large");
     p.warps = p.blockQ / kMmaM;
@@ -446,6 +653,7 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
   }
 
   int64_t maxHeadDim;
+  bool asyncStaging, ldmatrix;
 };
 
 struct AttnGpuFlashAttentionPass
@@ -459,9 +667,16 @@ struct AttnGpuFlashAttentionPass
                                "and max-head-dim must be >= 16");
       return signalPassFailure();
     }
+    if (staging != "cp-async" && staging != "plain") {
+      getOperation().emitError("attn-gpu-flash-attention: staging must be "
+                               "cp-async or plain, not '")
+          << staging << "'";
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<GpuFlashSdpaLowering>(ctx, blockQ, blockK, maxHeadDim);
+    patterns.add<GpuFlashSdpaLowering>(ctx, blockQ, blockK, maxHeadDim,
+                                       staging == "cp-async", ldmatrix);
     if (failed(applyFlashPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -35,6 +35,19 @@
 // and stores are masked the same way (element by element when N is odd).
 // Shapes the blocks divide get none of these checks.
 //
+// On sm_80+ (staging=cp-async, the default) the staging is asynchronous:
+// nvgpu.device_async_copy (cp.async.cg of 16 bytes; 8 or 4 bytes, .ca,
+// where K only keeps those aligned) into `stages` (2-3) buffers, the copies
+// of k step i + stages - 1 in flight while step i computes. Ragged edges
+// keep the same clamped source indices and get their zeros from cp.async's
+// zero fill (source size 0). Fragments then come from shared memory by
+// ldmatrix (x4 for A; x4 for two n8 tiles of B, x2 for a last odd one):
+// lane l gives the row address of row l % 8 of 8x8 matrix l / 8 and
+// receives, for matrix i, register i of the layout above, so neither
+// operand needs .trans (both are K-contiguous). K odd (rows 2 bytes apart,
+// too little for cp.async) keeps plain staging; `staging=plain` and
+// `ldmatrix=false` keep the code above for older chips.
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
@@ -156,6 +169,24 @@ static bool startsAtAllocation(Value v) {
 
 using GemmTiling = mlir::attn::MmaGemmTiling;
 
+/// How a kernel moves its tiles: the cp.async pipeline's depth (0: plain
+/// staging, one buffer between two barriers per k step), the elements per
+/// cp.async of A and B (0: that operand is staged by plain loads and stores,
+/// inside the pipeline when there is one), and whether the fragments come
+/// from ldmatrix.
+struct Staging {
+  int64_t stages = 0;
+  int64_t chunkA = 0, chunkB = 0;
+  bool ldmatrix = false;
+};
+
+/// Shared memory of `stages` (at least one) buffers of A [BM][BK + 8] and
+/// B [BN][BK + 8] of 2-byte elements.
+static int64_t gemmSharedBytes(const GemmTiling &t, int64_t stages) {
+  return std::max<int64_t>(stages, 1) * 2 * (t.blockM() + t.blockN()) *
+         (t.bk + mlir::attn::kSmemPad);
+}
+
 struct KernelBuilder {
   OpBuilder &b;
   Location loc;
@@ -164,11 +195,13 @@ struct KernelBuilder {
   GemmTiling t;
   linalg::GenericOp epilogue; // fused into the stores when set
   bool zeroInit;              // C was zero-filled: start from zero
+  Staging staging;
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
-                GemmTiling t, linalg::GenericOp epilogue, bool zeroInit)
+                GemmTiling t, linalg::GenericOp epilogue, bool zeroInit,
+                Staging staging)
       : b(b), loc(loc), mm(mm), a(a), bNk(bNk), c(mm.c), t(t),
-        epilogue(epilogue), zeroInit(zeroInit) {}
+        epilogue(epilogue), zeroInit(zeroInit), staging(staging) {}
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
   Value add(Value x, Value y) { return attn::IndexArith(b, loc).add(x, y); }
@@ -262,12 +295,19 @@ struct KernelBuilder {
     using mlir::attn::kSmemPad;
     auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                             gpu::AddressSpace::Workgroup);
-    auto aSmemType =
-        MemRefType::get({t.blockM(), t.bk + kSmemPad}, mm.elementType,
-                        MemRefLayoutAttrInterface(), space);
-    auto bSmemType =
-        MemRefType::get({t.blockN(), t.bk + kSmemPad}, mm.elementType,
-                        MemRefLayoutAttrInterface(), space);
+    // One buffer per pipeline stage (a leading stage index), or the one
+    // buffer of plain staging.
+    auto smemShape = [&](int64_t rows) {
+      SmallVector<int64_t> shape;
+      if (staging.stages)
+        shape.push_back(staging.stages);
+      shape.append({rows, t.bk + kSmemPad});
+      return shape;
+    };
+    auto aSmemType = MemRefType::get(smemShape(t.blockM()), mm.elementType,
+                                     MemRefLayoutAttrInterface(), space);
+    auto bSmemType = MemRefType::get(smemShape(t.blockN()), mm.elementType,
+                                     MemRefLayoutAttrInterface(), space);
     Value one = idx(1);
     auto launch =
         gpu::LaunchOp::create(b, loc, idx(llvm::divideCeil(mm.n, t.blockN())),
@@ -314,54 +354,196 @@ struct KernelBuilder {
                                       loadCPair(addc(r, 8), col, cAlign)}));
       }
 
-    // Ragged K: the last step's columns past K are staged as zeros.
-    auto loop = scf::ForOp::create(
-        b, loc, idx(0), idx(llvm::alignTo(mm.k, t.bk)), idx(t.bk), init);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value k0 = loop.getInductionVar();
-      // The previous step's fragment loads are done before the tiles are
-      // overwritten, and the new tiles are complete before they are read.
-      gpu::BarrierOp::create(b, loc);
-      // Edge tiles: A rows past M, B rows past N and columns past K are
-      // staged as zeros (the K padding must be zero in both operands, the
-      // others only keep the discarded results finite).
-      int64_t kLimit = t.raggedK(mm.k) ? mm.k : 0;
-      mlir::attn::buildSharedTileCopy(
-          b, loc, a, {}, blockRow, k0, t.blockM(), t.bk, aSmem,
-          /*transpose=*/false, tid, t.threads(), alignFor(a, 16),
-          t.raggedM(mm.m) ? mm.m : 0, kLimit);
-      mlir::attn::buildSharedTileCopy(
-          b, loc, bNk, {}, blockCol, k0, t.blockN(), t.bk, bSmem,
-          /*transpose=*/false, tid, t.threads(), alignFor(bNk, 16),
-          t.raggedN(mm.n) ? mm.n : 0, kLimit);
-      gpu::BarrierOp::create(b, loc);
-      SmallVector<Value> accs(loop.getRegionIterArgs());
+    // Fragment rows this lane's address names for ldmatrix (PTX: lane l
+    // gives row l % 8 of matrix l / 8). A (x4): matrices (rows 0-7, k 0-7),
+    // (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), i.e. the
+    // A fragment's registers a0a1, a2a3, a4a5, a6a7. B (x4 for n8 tiles j
+    // and j + 1): (j, k 0-7), (j, k 8-15), (j + 1, k 0-7), (j + 1, k 8-15),
+    // i.e. b0b1, b2b3 of both tiles; x2 for a last odd tile. B is stored
+    // [N][K] (the "col" operand is B^T row-major), so neither needs .trans.
+    Value ldA, ldACol, ldB, ldBX2, ldBCol;
+    if (staging.ldmatrix) {
+      Value warpRowBase = mul(warpRow, kTileM * t.mt);
+      Value warpColBase = mul(warpCol, kTileN * t.nt);
+      Value lane8 = arith::RemUIOp::create(b, loc, lane, idx(8));
+      Value lane16 = arith::DivUIOp::create(b, loc, lane, idx(16));
+      ldA = add(warpRowBase, arith::RemUIOp::create(b, loc, lane, idx(16)));
+      ldACol = mul(lane16, 8);
+      ldBX2 = add(warpColBase, lane8);
+      ldB = add(ldBX2, mul(lane16, 8));
+      ldBCol =
+          mul(arith::RemUIOp::create(
+                  b, loc, arith::DivUIOp::create(b, loc, lane, idx(8)), idx(2)),
+              8);
+    }
+
+    // Edge tiles: A rows past M, B rows past N and columns past K are
+    // staged as zeros (the K padding must be zero in both operands, the
+    // others only keep the discarded results finite).
+    int64_t kLimit = t.raggedK(mm.k) ? mm.k : 0;
+    int64_t rowLimitA = t.raggedM(mm.m) ? mm.m : 0;
+    int64_t rowLimitB = t.raggedN(mm.n) ? mm.n : 0;
+    // Stages the k step at `k0` into buffer `stage` (null: plain staging's
+    // one buffer); returns the tokens of its asynchronous copies.
+    auto stageTiles = [&](Value k0, Value stage) {
+      SmallVector<Value> tokens, prefix;
+      if (stage)
+        prefix.push_back(stage);
+      auto one = [&](Value src, Value row0, int64_t rows, Value dst,
+                     int64_t chunk, int64_t rowLimit) {
+        if (chunk) {
+          llvm::append_range(tokens, mlir::attn::buildSharedTileAsyncCopy(
+                                         b, loc, src, {}, row0, k0, rows, t.bk,
+                                         dst, prefix, tid, t.threads(), chunk,
+                                         rowLimit, kLimit));
+          return;
+        }
+        mlir::attn::buildSharedTileCopy(
+            b, loc, src, {}, row0, k0, rows, t.bk, dst, /*transpose=*/false,
+            tid, t.threads(), alignFor(src, 16), rowLimit, kLimit, prefix);
+      };
+      one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA);
+      one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB);
+      return tokens;
+    };
+
+    // One k step's mma from the tiles in buffer `stage`.
+    auto multiply = [&](Value stage, SmallVector<Value> accs) {
+      auto at = [&](Value row, Value col) {
+        SmallVector<Value> indices;
+        if (stage)
+          indices.push_back(stage);
+        indices.append({row, col});
+        return indices;
+      };
       llvm::MaybeAlign smemAlign(4);
       for (int64_t kk = 0; kk < t.bk / kTileK; ++kk) {
-        Value lo = addc(t2, kTileK * kk), hi = addc(lo, 8);
         SmallVector<Value> aFrags, bFrags;
-        for (int64_t i = 0; i < t.mt; ++i) {
-          Value r = addc(localRow, kTileM * i), r8 = addc(r, 8);
-          aFrags.push_back(buildFragment(b, loc,
-                                         {loadPair(aSmem, r, lo, smemAlign),
-                                          loadPair(aSmem, r8, lo, smemAlign),
-                                          loadPair(aSmem, r, hi, smemAlign),
-                                          loadPair(aSmem, r8, hi, smemAlign)}));
-        }
-        for (int64_t j = 0; j < t.nt; ++j) {
-          Value r = addc(localCol, kTileN * j);
-          bFrags.push_back(buildFragment(b, loc,
-                                         {loadPair(bSmem, r, lo, smemAlign),
-                                          loadPair(bSmem, r, hi, smemAlign)}));
+        if (staging.ldmatrix) {
+          for (int64_t i = 0; i < t.mt; ++i)
+            aFrags.push_back(mlir::attn::buildLdMatrix(
+                b, loc, aSmem,
+                at(addc(ldA, kTileM * i), addc(ldACol, kTileK * kk)), 4,
+                /*transpose=*/false));
+          for (int64_t j = 0; j < t.nt; j += 2) {
+            Value col = addc(ldBCol, kTileK * kk);
+            if (j + 1 == t.nt) {
+              bFrags.push_back(mlir::attn::buildLdMatrix(
+                  b, loc, bSmem, at(addc(ldBX2, kTileN * j), col), 2,
+                  /*transpose=*/false));
+              continue;
+            }
+            Value both = mlir::attn::buildLdMatrix(
+                b, loc, bSmem, at(addc(ldB, kTileN * j), col), 4,
+                /*transpose=*/false);
+            bFrags.push_back(mlir::attn::fragmentRows(b, loc, both, 0, 2));
+            bFrags.push_back(mlir::attn::fragmentRows(b, loc, both, 2, 2));
+          }
+        } else {
+          Value lo = addc(t2, kTileK * kk), hi = addc(lo, 8);
+          auto pair = [&](Value mem, Value row, Value col) {
+            auto type = cast<MemRefType>(mem.getType());
+            return vector::LoadOp::create(
+                b, loc, VectorType::get({2}, type.getElementType()), mem,
+                at(row, col), /*nontemporal=*/false, smemAlign);
+          };
+          for (int64_t i = 0; i < t.mt; ++i) {
+            Value r = addc(localRow, kTileM * i), r8 = addc(r, 8);
+            aFrags.push_back(
+                buildFragment(b, loc,
+                              {pair(aSmem, r, lo), pair(aSmem, r8, lo),
+                               pair(aSmem, r, hi), pair(aSmem, r8, hi)}));
+          }
+          for (int64_t j = 0; j < t.nt; ++j) {
+            Value r = addc(localCol, kTileN * j);
+            bFrags.push_back(buildFragment(
+                b, loc, {pair(bSmem, r, lo), pair(bSmem, r, hi)}));
+          }
         }
         for (int64_t i = 0; i < t.mt; ++i)
           for (int64_t j = 0; j < t.nt; ++j)
             accs[i * t.nt + j] =
                 buildMmaSync(b, loc, aFrags[i], bFrags[j], accs[i * t.nt + j]);
       }
-      scf::YieldOp::create(b, loc, accs);
+      return accs;
+    };
+
+    // Ragged K: the last step's columns past K are staged as zeros.
+    int64_t kSteps = llvm::divideCeil(mm.k, t.bk);
+    int64_t nAcc = init.size();
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    int64_t stages = staging.stages;
+    // The cp.async pipeline (CUTLASS's multistage): the groups of the first
+    // stages - 1 k steps are committed up front, and the loop carries the
+    // tokens of the groups still to be waited for, oldest first. Step i
+    // waits until its own group has landed for this thread (the groups of
+    // the steps after it, at most stages - 2, may stay pending), then one
+    // barrier makes every thread's copies visible and ensures everybody
+    // finished step i - 1, whose buffer (i + stages - 1) % stages the copies
+    // of step i + stages - 1 then reuse. Steps past the last commit nothing
+    // (an empty commit would not survive a round trip through the custom
+    // assembly format); their place in the token ring holds a token that no
+    // wait will use.
+    if (stages) {
+      for (int64_t s = 0; s + 1 < stages; ++s) {
+        if (s >= kSteps) {
+          init.push_back(init[nAcc]);
+          continue;
+        }
+        init.push_back(nvgpu::DeviceAsyncCreateGroupOp::create(
+            b, loc, tokenType, stageTiles(idx(s * t.bk), idx(s))));
+      }
+    }
+    auto loop =
+        scf::ForOp::create(b, loc, idx(0), idx(kSteps * t.bk), idx(t.bk), init);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k0 = loop.getInductionVar();
+      ValueRange iterArgs = loop.getRegionIterArgs();
+      SmallVector<Value> accs(iterArgs.take_front(nAcc));
+      if (!stages) {
+        // The previous step's fragment loads are done before the tiles are
+        // overwritten, and the new tiles are complete before they are read.
+        gpu::BarrierOp::create(b, loc);
+        stageTiles(k0, Value());
+        gpu::BarrierOp::create(b, loc);
+        scf::YieldOp::create(b, loc, multiply(Value(), accs));
+      } else {
+        SmallVector<Value> groups(iterArgs.drop_front(nAcc));
+        Value step = arith::DivUIOp::create(b, loc, k0, idx(t.bk));
+        // Steps after this one; only deeper pipelines wait on fewer groups
+        // near the end.
+        Value remaining;
+        if (stages > 2)
+          remaining = arith::SubIOp::create(b, loc, idx(kSteps - 1), step);
+        mlir::attn::buildPipelineWait(b, loc, groups.front(), remaining,
+                                      stages);
+        gpu::BarrierOp::create(b, loc);
+        Value kNext = addc(k0, (stages - 1) * t.bk);
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           kNext, idx(kSteps * t.bk));
+        auto prefetch = scf::IfOp::create(b, loc, TypeRange{tokenType}, more,
+                                          /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard branch(b);
+          b.setInsertionPointToStart(prefetch.thenBlock());
+          Value next = arith::RemUIOp::create(b, loc, addc(step, stages - 1),
+                                              idx(stages));
+          SmallVector<Value> tokens = stageTiles(kNext, next);
+          scf::YieldOp::create(
+              b, loc,
+              nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
+                  .getResult());
+          b.setInsertionPointToStart(prefetch.elseBlock());
+          scf::YieldOp::create(b, loc, groups.front());
+        }
+        Value stage = arith::RemUIOp::create(b, loc, step, idx(stages));
+        SmallVector<Value> next = multiply(stage, accs);
+        llvm::append_range(next, llvm::drop_begin(groups));
+        next.push_back(prefetch.getResult(0));
+        scf::YieldOp::create(b, loc, next);
+      }
     }
 
     // Results: C, or the epilogue's output computed from them in registers.
@@ -415,10 +597,48 @@ struct AttnGpuMmaMatmulPass
     : public mlir::attn::impl::AttnGpuMmaMatmulBase<AttnGpuMmaMatmulPass> {
   using AttnGpuMmaMatmulBase::AttnGpuMmaMatmulBase;
 
+  /// The staging of one kernel under the pass options. cp.async needs
+  /// 4-byte aligned chunks (sources that start at an allocation, K even)
+  /// and the same number of chunks for every thread; an operand without
+  /// them is staged plainly inside the pipeline, and a kernel where neither
+  /// has them keeps plain staging. The pipeline is as deep as `stages`
+  /// allows within the k steps and 48 KiB of shared memory.
+  Staging chooseStaging(const GemmTiling &t, const MmaMatmul &mm, Value a,
+                        Value bNk) const {
+    Staging s;
+    s.ldmatrix = ldmatrix;
+    if (staging != "cp-async")
+      return s;
+    if (startsAtAllocation(a))
+      s.chunkA =
+          mlir::attn::asyncCopyChunk(t.blockM(), t.bk, mm.k, t.threads());
+    if (startsAtAllocation(bNk))
+      s.chunkB =
+          mlir::attn::asyncCopyChunk(t.blockN(), t.bk, mm.k, t.threads());
+    if (!s.chunkA && !s.chunkB)
+      return s;
+    int64_t kSteps = llvm::divideCeil(mm.k, t.bk);
+    s.stages = std::max<int64_t>(2, std::min<int64_t>(stages, kSteps));
+    while (s.stages > 2 &&
+           gemmSharedBytes(t, s.stages) > mlir::attn::kMaxStaticSharedBytes)
+      --s.stages;
+    return s;
+  }
+
   void runOnOperation() override {
     if (warpNTiles < 1) {
       getOperation().emitError(
           "attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
+      return signalPassFailure();
+    }
+    if (staging != "cp-async" && staging != "plain") {
+      getOperation().emitError("attn-gpu-mma-matmul: staging must be "
+                               "cp-async or plain, not '")
+          << staging << "'";
+      return signalPassFailure();
+    }
+    if (stages < 2) {
+      getOperation().emitError("attn-gpu-mma-matmul: stages must be >= 2");
       return signalPassFailure();
     }
     SmallVector<MmaMatmul> matches;
@@ -448,9 +668,9 @@ struct AttnGpuMmaMatmulPass
       linalg::GenericOp epilogue =
           fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm.contraction)
                         : nullptr;
-      KernelBuilder(b, loc, mm, a, bNk,
-                    mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt),
-                    epilogue, zeroInit != nullptr)
+      GemmTiling tiling = mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt);
+      KernelBuilder(b, loc, mm, a, bNk, tiling, epilogue, zeroInit != nullptr,
+                    chooseStaging(tiling, mm, a, bNk))
           .emit();
       if (epilogue)
         epilogue.erase();

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 
 Value mlir::attn::buildFragment(OpBuilder &b, Location loc,
@@ -71,7 +73,8 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                                      int64_t rows, int64_t width, Value dst,
                                      bool transpose, Value tid, int64_t threads,
                                      llvm::MaybeAlign srcAlign,
-                                     int64_t rowLimit, int64_t colLimit) {
+                                     int64_t rowLimit, int64_t colLimit,
+                                     ValueRange dstPrefix) {
   constexpr int64_t kChunk = 8;
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
@@ -90,6 +93,12 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   };
   auto clamp = [&](Value x, int64_t max) -> Value {
     return arith::MinSIOp::create(b, loc, x, idx(max));
+  };
+  auto dstIndices = [&](Value row, Value col) {
+    SmallVector<Value> indices(dstPrefix.begin(), dstPrefix.end());
+    indices.push_back(row);
+    indices.push_back(col);
+    return indices;
   };
   auto loadChunk = [&](Value row, Value col) -> Value {
     SmallVector<Value> indices(prefix.begin(), prefix.end());
@@ -142,7 +151,7 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
             b, loc, arith::RemUIOp::create(b, loc, u, idx(perRow)),
             idx(kChunk));
         vector::StoreOp::create(b, loc, loadChunk(row, col), dst,
-                                ValueRange{row, col},
+                                dstIndices(row, col),
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         return;
       }
@@ -159,7 +168,7 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                 vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{e}),
                 vector::ExtractOp::create(b, loc, hi, ArrayRef<int64_t>{e})});
         vector::StoreOp::create(b, loc, pair, dst,
-                                ValueRange{e ? add(col, idx(e)) : col, row},
+                                dstIndices(e ? add(col, idx(e)) : col, row),
                                 /*nontemporal=*/false, llvm::MaybeAlign(4));
       }
     };
@@ -175,4 +184,113 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
     b.setInsertionPointToStart(ifOp.thenBlock());
     copyUnit();
   }
+}
+
+int64_t mlir::attn::asyncCopyChunk(int64_t rows, int64_t width,
+                                   int64_t srcRowLength, int64_t threads) {
+  for (int64_t chunk : {8, 4, 2})
+    if (width % chunk == 0 && srcRowLength % chunk == 0 &&
+        (rows * width / chunk) % threads == 0)
+      return chunk;
+  return 0;
+}
+
+SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
+    OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
+    Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
+    Value tid, int64_t threads, int64_t chunk, int64_t rowLimit,
+    int64_t colLimit) {
+  attn::IndexArith ix(b, loc);
+  auto less = [&](Value x, int64_t limit) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 ix.cst(limit));
+  };
+  auto clamp = [&](Value x, int64_t max) -> Value {
+    return arith::MinSIOp::create(b, loc, x, ix.cst(max));
+  };
+  int64_t bytes =
+      chunk * cast<MemRefType>(src.getType()).getElementTypeBitWidth() / 8;
+  // Consecutive threads take consecutive chunks of a row: coalesced global
+  // reads, and the 16-byte shared writes of a quarter warp cover 8 rows'
+  // padded starts or one row's consecutive chunks, both conflict-free.
+  int64_t perRow = width / chunk;
+  int64_t units = rows * perRow;
+  SmallVector<Value> tokens;
+  for (int64_t it = 0; it * threads < units; ++it) {
+    Value u = it ? ix.add(tid, it * threads) : tid;
+    Value row = arith::DivUIOp::create(b, loc, u, ix.cst(perRow));
+    Value col = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, u, ix.cst(perRow)),
+        ix.cst(chunk));
+    Value r = ix.add(row0, row), c = ix.add(col0, col);
+    SmallVector<Value> srcIndices(prefix.begin(), prefix.end());
+    Value inside;
+    if (rowLimit) {
+      inside = less(r, rowLimit);
+      r = clamp(r, rowLimit - 1);
+    }
+    if (colLimit) {
+      Value in = less(c, colLimit);
+      inside =
+          inside ? arith::AndIOp::create(b, loc, inside, in).getResult() : in;
+      c = clamp(c, colLimit - chunk);
+    }
+    srcIndices.push_back(r);
+    srcIndices.push_back(c);
+    SmallVector<Value> dstIndices(dstPrefix.begin(), dstPrefix.end());
+    dstIndices.push_back(row);
+    dstIndices.push_back(col);
+    // A chunk past the edge reads nothing (source size 0) and zero-fills
+    // its destination: the K padding must be zero in both operands.
+    Value srcElements;
+    if (inside)
+      srcElements =
+          arith::SelectOp::create(b, loc, inside, ix.cst(chunk), ix.cst(0));
+    auto copy = nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+        dstIndices, src, srcIndices, b.getIndexAttr(chunk), srcElements,
+        bytes == 16 ? b.getUnitAttr() : UnitAttr());
+    tokens.push_back(copy.getAsyncToken());
+  }
+  return tokens;
+}
+
+void mlir::attn::buildPipelineWait(OpBuilder &b, Location loc, Value group,
+                                   Value remaining, int64_t stages) {
+  // wait(d) when remaining == d, for d < stages - 2; else wait(stages - 2).
+  std::function<void(int64_t)> emit = [&](int64_t d) {
+    if (d >= stages - 2) {
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                       b.getI32IntegerAttr(stages - 2));
+      return;
+    }
+    Value last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, remaining,
+                              attn::IndexArith(b, loc).cst(d));
+    auto ifOp = scf::IfOp::create(b, loc, last, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(d));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emit(d + 1);
+  };
+  emit(0);
+}
+
+Value mlir::attn::buildLdMatrix(OpBuilder &b, Location loc, Value smem,
+                                ValueRange indices, int64_t numTiles,
+                                bool transpose) {
+  Type elt = cast<MemRefType>(smem.getType()).getElementType();
+  auto type = VectorType::get({numTiles, 2}, elt);
+  return nvgpu::LdMatrixOp::create(b, loc, type, smem, indices, transpose,
+                                   numTiles);
+}
+
+Value mlir::attn::fragmentRows(OpBuilder &b, Location loc, Value frag,
+                               int64_t first, int64_t count) {
+  SmallVector<Value> rows;
+  for (int64_t r = first; r < first + count; ++r)
+    rows.push_back(
+        vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{r}));
+  return buildFragment(b, loc, rows);
 }

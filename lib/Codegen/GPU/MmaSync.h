@@ -12,6 +12,7 @@
 #define ATTNC_LIB_CONVERSION_MMASYNC_H
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Alignment.h"
 
 namespace mlir::attn {
@@ -42,11 +43,56 @@ constexpr int64_t kSmemPad = 8;
 /// are selected away), so a partial edge tile fills the rest of `dst` with
 /// zeros; with a `colLimit` that is not a multiple of 8 the chunks are
 /// loaded element by element.
+/// `dstPrefix` indexes `dst` before the row and column (a pipeline stage).
 void buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                          ValueRange prefix, Value row0, Value col0,
                          int64_t rows, int64_t width, Value dst, bool transpose,
                          Value tid, int64_t threads, llvm::MaybeAlign srcAlign,
-                         int64_t rowLimit = 0, int64_t colLimit = 0);
+                         int64_t rowLimit = 0, int64_t colLimit = 0,
+                         ValueRange dstPrefix = {});
+
+/// The elements per cp.async of a rows x width tile copy (16, 8 or 4 bytes
+/// of 2-byte elements: 8, 4 or 2) that keeps every chunk aligned in a
+/// source whose rows have `srcRowLength` elements (and start at an aligned
+/// allocation) and gives every one of the `threads` threads the same number
+/// of chunks (no partial round, so that every thread commits the same
+/// groups); 0 when there is none.
+int64_t asyncCopyChunk(int64_t rows, int64_t width, int64_t srcRowLength,
+                       int64_t threads);
+
+/// The asynchronous counterpart of buildSharedTileCopy (not transposed):
+/// nvgpu.device_async_copy of `chunk` elements per copy (from
+/// asyncCopyChunk), 16-byte copies bypassing L1. Elements at or past
+/// `rowLimit` (`colLimit`, a multiple of `chunk`) are zero-filled in `dst`
+/// (source size 0, the source index clamped into `src` so the address stays
+/// valid). Returns the copies' tokens; nothing is visible in `dst` before a
+/// group holding them is waited for.
+SmallVector<Value> buildSharedTileAsyncCopy(
+    OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
+    Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
+    Value tid, int64_t threads, int64_t chunk, int64_t rowLimit = 0,
+    int64_t colLimit = 0);
+
+/// The wait at the start of step i of a `stages`-deep cp.async pipeline
+/// whose steps each commit one group (steps past the last commit none):
+/// nvgpu.device_async_wait on `group` (step i's) letting the groups of the
+/// steps after it stay pending, min(stages - 2, `remaining`) of them, where
+/// `remaining` counts the steps after step i (unused, and may be null, for
+/// 2 stages). The count is an attribute, so the last steps branch to their
+/// own wait.
+void buildPipelineWait(OpBuilder &b, Location loc, Value group, Value remaining,
+                       int64_t stages);
+
+/// nvgpu.ldmatrix of `numTiles` 8x8 matrices of 16-bit elements from the
+/// shared buffer `smem` at this thread's row address `indices` (PTX: lane l
+/// gives row l % 8 of matrix l / 8): vector<numTiles x 2 x T>, row i being
+/// the thread's pair of matrix i.
+Value buildLdMatrix(OpBuilder &b, Location loc, Value smem, ValueRange indices,
+                    int64_t numTiles, bool transpose);
+
+/// Rows [first, first + count) of a fragment vector<N x 2 x T>.
+Value fragmentRows(OpBuilder &b, Location loc, Value frag, int64_t first,
+                   int64_t count);
 
 } // namespace mlir::attn
 

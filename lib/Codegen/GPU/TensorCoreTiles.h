@@ -51,9 +51,16 @@ inline int64_t dividingBlock(int64_t preferred, int64_t unit, int64_t extent) {
 constexpr int64_t kMaxThreadsPerBlock = 1024;
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
+/// Stages of the flash kernel's cp.async pipeline (staging=cp-async).
+constexpr int64_t kFlashAsyncStages = 2;
+
 /// Shared memory of a flash kernel: K [bk][Dk + 8] and V^T [Dv][bk + 8] of
-/// 2-byte elements.
-inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv) {
+/// 2-byte elements with plain staging (`stages` 0), or `stages` buffers of
+/// K [bk][Dk + 8] and V [bk][Dv + 8] with the cp.async pipeline.
+inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv,
+                                int64_t stages = 0) {
+  if (stages)
+    return stages * 2 * blockK * (dk + 8 + dv + 8);
   return 2 * (blockK * (dk + 8) + dv * (blockK + 8));
 }
 
@@ -64,7 +71,8 @@ inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv) {
 /// accumulators (blockK / 2 registers per thread) leave room for Q and O.
 /// Assumes fitsTensorCoreFlash.
 inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
-                              int64_t &blockQ, int64_t &blockK) {
+                              int64_t &blockQ, int64_t &blockK,
+                              int64_t stages = 0) {
   int64_t maxRows = kMaxThreadsPerBlock / 32 * kTensorCoreFlashRows;
   blockQ = dividingBlock(blockQ < maxRows ? blockQ : maxRows,
                          kTensorCoreFlashRows, sq);
@@ -72,7 +80,7 @@ inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
   blockK = dividingBlock(blockK < maxKeys ? blockK : maxKeys,
                          kTensorCoreFlashKeys, sk);
   while (blockK > kTensorCoreFlashKeys &&
-         flashSharedBytes(blockK, dk, dv) > kMaxStaticSharedBytes)
+         flashSharedBytes(blockK, dk, dv, stages) > kMaxStaticSharedBytes)
     blockK = dividingBlock(blockK / 2, kTensorCoreFlashKeys, sk);
 }
 

@@ -1,20 +1,64 @@
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0}))" \
 // RUN:   | FileCheck %s
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=32 block-k=32}))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0 block-q=32 block-k=32}))" \
 // RUN:   | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file \
-// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-q=4096 block-k=512}))" \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=plain ldmatrix=0 block-q=4096 block-k=512}))" \
 // RUN:   | FileCheck %s --check-prefix=CLAMP
 // RUN: not attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{block-k=8}))" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
+// RUN: attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention))" \
+// RUN:   | FileCheck %s --check-prefix=ASYNC
+// RUN: attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention))" \
+// RUN:   | attn-opt --split-input-file | FileCheck %s --check-prefix=ASYNC
+// RUN: not attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-gpu-flash-attention{staging=tma}))" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADSTAGING
 
 // f16/bf16 attn.sdpa becomes one gpu.launch on buffers: grid (Sq / 64, Hq,
 // B), 4 warps per block, K and V^T staged in padded shared memory between two
-// barriers per key block, both contractions on mma.sync m16n8k16. Numerics:
-// test/Integration/GPU/flash-mma-emulation.test (IR-level emulation).
+// barriers per key block (staging=plain; CHECK), both contractions on
+// mma.sync m16n8k16. By default (ASYNC) K and V are staged by cp.async in
+// two stages, V untransposed, fragments from ldmatrix (.trans for V).
+// Numerics: test/Integration/GPU/flash-mma-emulation.test (IR-level
+// emulation).
+
+// The default kernel on @gqa_causal: buffers [2][64][Dk + 8] and
+// [2][64][Dv + 8]; the first key block's group is committed before the
+// loop (always: Sk >= 64), then each block waits for its group (none newer
+// pending), one barrier, loads K fragments with ldmatrix x4, prefetches the
+// next block into the other buffer (past the last, no commit: the token
+// ring gets one no wait uses) and loads V fragments with ldmatrix x4
+// .trans; a final wait retires block 0's copies where no block was
+// visited. The second ASYNC RUN line parses the printed kernel again.
+// ASYNC-LABEL: func.func @gqa_causal(
+// ASYNC:         gpu.launch
+// ASYNC:           %[[KS:.*]] = memref.alloca() : memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC:           %[[VS:.*]] = memref.alloca() : memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// ASYNC-COUNT-4:   nvgpu.device_async_copy {{.*}}, %[[KS]][%c0{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<2x2x256x64xf16> to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+// ASYNC-COUNT-2:   nvgpu.device_async_copy {{.*}}, %[[VS]][%c0{{.*}}, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<2x2x256x32xf16> to memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// ASYNC:           %[[FIRST:.*]] = nvgpu.device_async_create_group
+// ASYNC:           %[[LOOP:.*]]:9 = scf.for {{.*}} iter_args({{.*}}, %[[PENDING:.*]] = %[[FIRST]]) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
+// ASYNC:             nvgpu.device_async_wait %[[PENDING]] {numGroups = 0 : i32}
+// ASYNC-NEXT:        gpu.barrier
+// ASYNC:             %[[STAGE:.*]] = arith.remui %{{.*}}, %c2{{.*}} : index
+// ASYNC:             nvgpu.ldmatrix %[[KS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<2x64x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// ASYNC:             %[[NEXT:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// ASYNC-COUNT-6:       nvgpu.device_async_copy
+// ASYNC:             } else {
+// ASYNC-NEXT:          scf.yield %[[PENDING]] : !nvgpu.device.async.token
+// ASYNC:             gpu.shuffle  xor
+// ASYNC:             nvgpu.ldmatrix %[[VS]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<2x64x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// ASYNC-NOT:         gpu.barrier
+// ASYNC:             scf.yield {{.*}}, %[[NEXT]] :
+// ASYNC:           nvgpu.device_async_wait %[[LOOP]]#8 {numGroups = 0 : i32}
+// ASYNC:           gpu.terminator
+// BADSTAGING: error: attn-gpu-flash-attention: staging must be cp-async or plain, not 'tma'
 
 // GQA (8 query heads over 2 kv heads), causal, Dk = 64, Dv = 32, Sk = 256:
 // per key block of 64, 8 n8 key tiles x 4 k16 steps of Dk = 32 mma for S,

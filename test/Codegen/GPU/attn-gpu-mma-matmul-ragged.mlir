@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-gpu-mma-matmul="staging=plain ldmatrix=0" | FileCheck %s
 
 // attn-gpu-mma-matmul on ragged shapes (M % 16, N % 8 or K % 16 nonzero):
 // the grid covers M and N rounded up to the block and the k loop K rounded

@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --attn-gpu-mma-matmul | FileCheck %s
-// RUN: attn-opt %s --attn-gpu-mma-matmul=warp-n-tiles=1 | FileCheck %s --check-prefix=NT1
-// RUN: attn-opt %s --attn-gpu-mma-matmul=fuse-epilogues=0 | FileCheck %s --check-prefix=NOEPI
+// RUN: attn-opt %s --attn-gpu-mma-matmul="staging=plain ldmatrix=0" | FileCheck %s
+// RUN: attn-opt %s --attn-gpu-mma-matmul="staging=plain ldmatrix=0 warp-n-tiles=1" | FileCheck %s --check-prefix=NT1
+// RUN: attn-opt %s --attn-gpu-mma-matmul="staging=plain ldmatrix=0 fuse-epilogues=0" | FileCheck %s --check-prefix=NOEPI
 
 // f32 contractions C[m, n] += A[m, k] * B[n, k] whose operands were widened
 // from f16/bf16 by extf generics become one gpu.launch of 2 x 2 warps (fewer

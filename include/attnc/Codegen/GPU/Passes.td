@@ -38,7 +38,15 @@ def AttnGpuFlashAttention
     Option<"blockK", "block-k", "int64_t", "64",
            "keys per shared-memory stage; reduced to divide Sk">,
     Option<"maxHeadDim", "max-head-dim", "int64_t", "128",
-           "largest Dk / Dv kept in registers">
+           "largest Dk / Dv kept in registers">,
+    Option<"staging", "staging", "std::string", "\"cp-async\"",
+           "K/V staging: cp-async (sm_80+: a two-stage pipeline of "
+           "nvgpu.device_async_copy groups, V kept [key][d] and read with "
+           "ldmatrix.trans; needs ldmatrix) or plain (loads and stores, V "
+           "transposed, between two barriers per key block)">,
+    Option<"ldmatrix", "ldmatrix", "bool", "true",
+           "load the K and V fragments from shared memory with "
+           "nvgpu.ldmatrix (else with pairs of 2-element loads)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -96,8 +104,13 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     small), each warp computing 2 x NT tiles of 16 x 8 with
     `nvgpu.mma.sync` (f16; `nvvm.mma.sync` for bf16) of shape m16n8k16 and
     f32 accumulators initialized from C; per k step of 32 (or 16) the block
-    stages its rows of A and B in padded shared memory. Requires M % 16 == 0,
-    N % 8 == 0 and K % 16 == 0. The fragments follow the PTX ISA layout (B
+    stages its rows of A and B in padded shared memory: with
+    `staging=cp-async` (the default) asynchronously (nvgpu.device_async_copy,
+    zero-filling the ragged edges) in a pipeline of `stages` buffers, with
+    `staging=plain` by loads and stores between barriers; fragments come
+    from shared memory by nvgpu.ldmatrix (`ldmatrix=false`: pairwise loads).
+    Ragged M, N and K (not multiples of 16, 8, 16) run with masked edge
+    blocks. The fragments follow the PTX ISA layout (B
     in [N, K] layout is the "col" operand). An elementwise generic right
     after the contraction that reads C at (m, n) (bias at (n), residual at
     (m, n), an activation in its body) and writes C or another [M, N] f32
@@ -110,7 +123,17 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
            "n8 tiles per warp (NT), halved until the block divides N">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
            "compute an elementwise consumer of the product (bias, "
-           "activation, residual) in the kernel's stores">
+           "activation, residual) in the kernel's stores">,
+    Option<"staging", "staging", "std::string", "\"cp-async\"",
+           "global->shared staging: cp-async (sm_80+: a multi-stage "
+           "pipeline of nvgpu.device_async_copy groups) or plain (loads and "
+           "stores between two barriers per k step)">,
+    Option<"stages", "stages", "int64_t", "3",
+           "shared-memory stages of the cp-async pipeline (>= 2); fewer "
+           "where K has fewer k steps or 48 KiB would not hold them">,
+    Option<"ldmatrix", "ldmatrix", "bool", "true",
+           "load the mma fragments from shared memory with nvgpu.ldmatrix "
+           "(else with pairs of 2-element loads)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

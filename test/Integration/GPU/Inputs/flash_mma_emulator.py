@@ -30,7 +30,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "reference"))
 import attn_ref  # noqa: E402
 from gpu_kernel_emulator import (  # noqa: E402
-    Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module, run_cases)
+    MUTATIONS, Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module,
+    run_cases)
 
 # ---------------------------------------------------------------------------
 # Cases.
@@ -55,6 +56,11 @@ CASES = [
      32, True, [0, 50]),
     ("bf16 GQA Hq=2 Hkv=1 S=48 Dk=16 Dv=40", "bf16", 1, 2, 1, 48, 48, 16, 40,
      False, None),
+    # 128 threads, one block of 16 keys: V [16][8] has too few 4-byte chunks
+    # for every thread to copy one, so the pipeline stages it plainly (K by
+    # cp.async); Dv = 8 is a single ldmatrix x2 .trans.
+    ("f16 Sq=64 Sk=16 Dk=16 Dv=8", "f16", 1, 1, 1, 64, 16, 16, 8, False,
+     None),
 ]
 
 
@@ -80,14 +86,15 @@ def to_f64(x, elem):
         else x.astype(np.float64)
 
 
-def run_case(attn_opt, case, mutate, rng, workdir):
+def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     name, elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths = case
     path = os.path.join(workdir, "case.mlir")
     with open(path, "w") as f:
         f.write(case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths))
+    opts = "{" + pass_options + "}" if pass_options else ""
     out = subprocess.run(
         [attn_opt, path, "--pass-pipeline=builtin.module(func.func("
-         "attn-gpu-flash-attention))", "--mlir-print-op-generic"],
+         "attn-gpu-flash-attention" + opts + "))", "--mlir-print-op-generic"],
         check=True, capture_output=True, text=True).stdout
     assert out.count('"gpu.launch"') == 1, "the pass did not take the case"
     func = parse_module(out)["sdpa"]
@@ -112,21 +119,25 @@ def run_case(attn_opt, case, mutate, rng, workdir):
     # output to f16/bf16: tolerances relative to the output's magnitude.
     tol = 2e-2 if elem == "f16" else 6e-2
     err = np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref)))
-    return err <= tol, err, emu.mma_count
+    return err <= tol, err, emu
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--attn-opt", required=True)
-    ap.add_argument("--mutate",
-                    choices=["drop-barriers", "drop-leading-barrier"])
+    ap.add_argument("--mutate", choices=MUTATIONS)
+    ap.add_argument("--pass-options", default="",
+                    help="options of attn-gpu-flash-attention, e.g. "
+                    "'staging=cp-async'")
     args = ap.parse_args()
     rng = np.random.default_rng(7)
     with tempfile.TemporaryDirectory() as workdir:
         def run_one(case):
-            ok, err, mmas = run_case(args.attn_opt, case, args.mutate, rng,
-                                     workdir)
-            return ok, f"max rel err {err:.2e}, {mmas} mma.sync"
+            ok, err, emu = run_case(args.attn_opt, case, args.mutate, rng,
+                                    workdir, args.pass_options)
+            return ok, (f"max rel err {err:.2e}, {emu.mma_count} mma.sync, "
+                        f"{emu.ldmatrix_count} ldmatrix, "
+                        f"{emu.async_copy_count} cp.async")
         return run_cases(CASES, run_one, AssertionError, args.mutate)
 
 

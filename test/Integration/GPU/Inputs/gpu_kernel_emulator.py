@@ -35,7 +35,39 @@ starts a loop body; drop-load-masks makes every arith.minsi return its first
 operand and every arith.select its true operand (the clamped, zero-selecting
 loads of ragged edge tiles read past their buffers); drop-store-masks runs
 every scf.if that guards a store to global memory unconditionally (the
-masked stores of ragged edge tiles).
+masked stores of ragged edge tiles). For the sm_80 data movement:
+drop-async-wait ignores every nvgpu.device_async_wait; drop-async-commit
+every nvgpu.device_async_create_group (the copies stay uncommitted, which no
+wait_group completes); async-wait-one-more
+lets one more group stay pending than each wait allows (a pipeline one
+stage too shallow); async-copy-wrong-stage writes every cp.async into the
+next stage buffer (its leading index + 1, modulo the stages);
+drop-zero-fill reads the whole chunk of every cp.async whatever its
+srcElements; flip-ldmatrix-trans loads every ldmatrix with the opposite
+.trans.
+
+The sm_80 data movement the kernels use is modelled from the PTX ISA too:
+
+- nvgpu.ldmatrix (ldmatrix.sync.aligned.m8n8.x1/x2/x4[.trans].shared.b16):
+  lane l of a warp gives the shared-memory address of row l % 8 of matrix
+  l / 8 (lanes 8 x4 and up ignored for .x1/.x2), each row 8 contiguous
+  16-bit elements, 16-byte aligned; for matrix i every lane receives one
+  pair, register i: row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of the
+  8x8 matrix, or with .trans row and column swapped (elements [2 (l % 4)]
+  [l / 4] and [2 (l % 4) + 1][l / 4]). Each element counts as read by the
+  lane that receives it.
+- nvgpu.device_async_copy (cp.async.ca/.cg.shared.global, 4/8/16 bytes,
+  optional src-size): the source is read at issue (only srcElements of it;
+  the rest of the destination is zero-filled), but nothing lands in shared
+  memory until the thread's group holding the copy completes: from issue
+  to completion the destination elements are in flight, and any access to
+  them (by any thread) is a race. nvgpu.device_async_create_group
+  (cp.async.commit_group) closes the thread's pending copies into a group;
+  nvgpu.device_async_wait {numGroups = N} (cp.async.wait_group N) completes
+  all but the thread's newest N groups, the copies then count as the
+  issuing thread's writes at that point (other threads need a barrier
+  before they read them). Both the source and the destination must be
+  aligned to the copy size.
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU: it checks the kernels'
 indexing, synchronization and numerics against the documented fragment
@@ -261,6 +293,7 @@ class Memory:
         self.writes = np.zeros(array.shape, int) if writes is None else writes
         if shared:
             n = array.size
+            self.inflight = np.zeros(n, int)  # cp.async writes not landed
             self.w_epoch = np.full(n, -1)
             self.w_thread = np.full(n, -1)
             self.r_epoch = np.full(n, -1)
@@ -346,11 +379,54 @@ class RaceError(AssertionError):
     pass
 
 
+MUTATIONS = ["swap-b-rows", "swap-a-rows", "swap-b-pair", "swap-c-rows",
+             "drop-barriers", "drop-leading-barrier", "drop-load-masks",
+             "drop-store-masks", "drop-async-wait", "drop-async-commit",
+             "async-wait-one-more",
+             "async-copy-wrong-stage", "drop-zero-fill",
+             "flip-ldmatrix-trans"]
+
+
+def ldmatrix_receivers(num_tiles, transpose):
+    """For every element (matrix i, row r, column c) of an ldmatrix, the
+    lane that receives it and where: arrays [tiles, 8, 8] of lane and pair
+    element index (register i of that lane, element 0 or 1)."""
+    r, c = np.meshgrid(np.arange(8), np.arange(8), indexing="ij")
+    if transpose:  # lane l gets [2 (l % 4) + e][l / 4]
+        lane, elem = c * 4 + r // 2, r % 2
+    else:  # lane l gets [l / 4][2 (l % 4) + e]
+        lane, elem = r * 4 + c // 2, c % 2
+    return (np.broadcast_to(lane, (num_tiles, 8, 8)),
+            np.broadcast_to(elem, (num_tiles, 8, 8)))
+
+
+def check_ldmatrix_model():
+    """Every lane receives each matrix's elements once, as the PTX ISA's
+    fragment of ldmatrix (the row/column pair per register)."""
+    for trans in (False, True):
+        lane, elem = ldmatrix_receivers(1, trans)
+        seen = np.zeros((32, 2), int)
+        np.add.at(seen, (lane[0].ravel(), elem[0].ravel()), 1)
+        assert (seen == 1).all()
+
+
+check_ldmatrix_model()
+
+
 class Emulator:
     def __init__(self, mutate=None):
         self.mutate = mutate
         self.mma_count = 0
         self.epoch = 0
+        self.ldmatrix_count = 0
+        self.async_copy_count = 0
+        self.reset_async(0)
+
+    def reset_async(self, threads):
+        # Copies issued and not landed: dicts of mem, flat [n, w], vals,
+        # lanes [n] and group [n] (-1: not committed yet).
+        self.pending = []
+        self.commits = np.zeros(threads, int)
 
     # Values -----------------------------------------------------------------
     def lanes(self, v):
@@ -447,6 +523,8 @@ class Emulator:
                     for i in range(3):
                         lenv[args[i]] = np.int64(ids[i])
                     lenv[args[3]] = np.arange(self.threads, dtype=np.int64)
+                    # Shared memory and cp.async state are per block.
+                    self.reset_async(self.threads)
                     lenv[args[4]] = np.int64(0)
                     lenv[args[5]] = np.int64(0)
                     for i in range(6):
@@ -454,8 +532,9 @@ class Emulator:
                     self.run_ops(body, lenv, np.ones(self.threads, bool))
 
     # Device -------------------------------------------------------------------
-    def run_ops(self, ops, env, mask):
-        for pos, op in enumerate(ops):
+    def run_ops(self, ops, env, mask, loop_body=False):
+        leading = loop_body
+        for op in ops:
             n = op.name
             if n == "scf.for":
                 results = self.scf_for(op, env, mask)
@@ -466,11 +545,23 @@ class Emulator:
                 continue
             if n == "scf.if":
                 cond = self.get(env, op.operands[0])
-                assert not op.results, "scf.if with results"
                 if self.mutate == "drop-store-masks" and \
                         self.stores_global(op.regions[0][1], env):
                     cond = np.ones(self.threads, bool)
-                self.run_ops(op.regions[0][1], dict(env), mask & cond)
+                if not op.results:
+                    self.run_ops(op.regions[0][1], dict(env), mask & cond)
+                    if len(op.regions) > 1:
+                        self.run_ops(op.regions[1][1], dict(env),
+                                     mask & ~cond)
+                    continue
+                # Results (the cp.async group tokens of a guarded prefetch):
+                # both branches run under their masks, merged per thread.
+                rt = self.run_ops(op.regions[0][1], dict(env), mask & cond)
+                re_ = self.run_ops(op.regions[1][1], dict(env), mask & ~cond)
+                for i, name in enumerate(op.results):
+                    a, b = self.lanes(rt[i]), self.lanes(re_[i])
+                    c = cond.reshape(cond.shape + (1,) * (a.ndim - 1))
+                    env[name] = np.where(c, a, b)
                 continue
             if n == "scf.yield":
                 return [self.get(env, x) for x in op.operands]
@@ -478,8 +569,11 @@ class Emulator:
                 return None
             if n == "gpu.barrier":
                 assert mask.all(), "barrier under divergent control flow"
+                # drop-leading-barrier: the first barrier of a loop body
+                # (the one that ends the previous step's reads).
                 dropped = self.mutate == "drop-barriers" or (
-                    self.mutate == "drop-leading-barrier" and pos == 0)
+                    self.mutate == "drop-leading-barrier" and leading)
+                leading = False
                 if not dropped:
                     self.epoch += 1
                 continue
@@ -615,7 +709,144 @@ class Emulator:
             return self.nvvm_mma(op, o)
         if n == "llvm.extractvalue":
             return o[0][op_ints(op, "position")[0]]
+        if n == "nvgpu.ldmatrix":
+            return self.ldmatrix(op, o[0], o[1:], mask)
+        if n == "nvgpu.device_async_copy":
+            return self.async_copy(op, o, mask)
+        if n == "nvgpu.device_async_create_group":
+            self.commit_group(mask)
+            return np.zeros(self.threads, np.int64)
+        if n == "nvgpu.device_async_wait":
+            m = re.search(r"numGroups = (\d+) : i32", op.text)
+            self.wait_group(int(m.group(1)) if m else 0, mask)
+            return None
         raise NotImplementedError(f"device op {n}")
+
+    # sm_80 data movement ------------------------------------------------------
+    def ldmatrix(self, op, mem, idx, mask):
+        """ldmatrix.sync.aligned.m8n8.x{tiles}[.trans].shared.b16 for every
+        warp: [T, tiles, 2] (register i of a lane is its pair of matrix i)."""
+        tiles = int(re.search(r"numTiles = (\d+) : i32", op.text).group(1))
+        trans = "transpose = true" in op.text
+        if self.mutate == "flip-ldmatrix-trans":
+            trans = not trans
+        assert mem.shared, "ldmatrix reads shared memory"
+        assert mem.a.itemsize == 2, "ldmatrix moves 16-bit elements"
+        assert mask.all() and self.threads % LANES == 0, \
+            "ldmatrix needs whole, converged warps"
+        lane = np.arange(self.threads) % LANES
+        used = lane < 8 * tiles  # lanes whose row address counts
+        flat = self.offsets(op, mem, idx, 8, used)
+        if ((flat * 2) % 16 != 0).any():
+            raise AssertionError(f"ldmatrix row address not 16-byte "
+                                 f"aligned: {op.text[:200]}")
+        rows = np.zeros(self.threads, np.int64)
+        rows[used] = flat
+        warps = self.threads // LANES
+        # Row r of matrix i of warp w starts at rows[w * 32 + 8 i + r].
+        start = rows.reshape(warps, LANES)[:, :8 * tiles].reshape(
+            warps, tiles, 8)
+        elems = start[..., None] + np.arange(8)  # [warps, tiles, 8, 8]
+        rlane, relem = ldmatrix_receivers(tiles, trans)
+        self.check_inflight(mem, elems.reshape(-1), op)
+        out = np.zeros((self.threads, tiles, 2), mem.a.dtype)
+        w = np.arange(warps)[:, None, None, None]
+        i = np.arange(tiles)[None, :, None, None]
+        dest = w * LANES + rlane[None]
+        out[dest, np.broadcast_to(i, dest.shape), relem[None]] = \
+            mem.a.reshape(-1)[elems]
+        self.track(mem, elems.reshape(-1, 1), dest.reshape(-1), write=False)
+        self.ldmatrix_count += 1
+        return out
+
+    def check_inflight(self, mem, flat, op):
+        if mem.shared and mem.inflight[np.asarray(flat).reshape(-1)].any():
+            raise RaceError("shared-memory race: access to an element a "
+                            "cp.async is still writing (not waited for): "
+                            f"{op.text[:120]}")
+
+    def async_copy(self, op, o, mask):
+        seg = op_ints(op, "operandSegmentSizes")
+        dst, didx = o[0], o[1:1 + seg[1]]
+        src = o[1 + seg[1]]
+        sidx = o[2 + seg[1]:2 + seg[1] + seg[3]]
+        count = int(re.search(r"dstElements = (\d+) : index",
+                              op.text).group(1))
+        nbytes = count * dst.a.itemsize
+        assert nbytes in (4, 8, 16), f"cp.async of {nbytes} bytes"
+        if "bypassL1" in op.text:
+            assert nbytes == 16, "cp.async.cg copies 16 bytes"
+        assert dst.shared and not src.shared
+        if seg[4]:
+            n_src = o[2 + seg[1] + seg[3]].astype(np.int64)
+        else:
+            n_src = np.full(self.threads, count, np.int64)
+        if self.mutate == "drop-zero-fill":
+            n_src = np.full(self.threads, count, np.int64)
+        assert ((n_src >= 0) & (n_src <= count)).all()
+        if self.mutate == "async-copy-wrong-stage" and len(didx) == 3:
+            didx = [(didx[0] + 1) % dst.a.shape[0]] + list(didx[1:])
+        dflat = self.offsets(op, dst, didx, count, mask)
+        if ((dflat * dst.a.itemsize) % nbytes != 0).any():
+            raise AssertionError(f"misaligned cp.async destination: "
+                                 f"{op.text[:200]}")
+        # The source: only srcElements are read (none for zero-fill only).
+        reads = mask & (n_src > 0)
+        sflat = np.zeros(self.threads, np.int64)
+        if reads.any():
+            f = self.offsets(op, src, sidx, 1, reads)
+            ends = [np.asarray(i)[reads] for i in sidx]
+            ends[-1] = ends[-1] + n_src[reads]
+            if (ends[-1] > src.a.shape[-1]).any():
+                raise AssertionError(f"out-of-bounds access: {op.text[:200]}")
+            if ((f * src.a.itemsize) % nbytes != 0).any():
+                raise AssertionError(f"misaligned cp.async source: "
+                                     f"{op.text[:200]}")
+            sflat[reads] = f
+        lanes = np.nonzero(mask)[0]
+        vals = np.zeros((lanes.size, count), dst.a.dtype)
+        j = np.arange(count)[None, :]
+        take = j < n_src[lanes][:, None]
+        src_idx = np.where(take, sflat[lanes][:, None] + j, 0)
+        vals[take] = src.a.reshape(-1)[src_idx][take]
+        flat = dflat[:, None] + j
+        # Issue: the destination is being written from now on.
+        self.check_inflight(dst, flat, op)
+        self.track(dst, flat, lanes, write=True)
+        dst.inflight[flat.reshape(-1)] += 1
+        self.pending.append({"mem": dst, "flat": flat, "vals": vals,
+                             "lanes": lanes,
+                             "group": np.full(lanes.size, -1)})
+        self.async_copy_count += 1
+        return np.zeros(self.threads, np.int64)
+
+    def commit_group(self, mask):
+        if self.mutate == "drop-async-commit":
+            return
+        for rec in self.pending:
+            new = (rec["group"] < 0) & mask[rec["lanes"]]
+            rec["group"][new] = self.commits[rec["lanes"][new]]
+        self.commits[mask] += 1
+
+    def wait_group(self, allowed, mask):
+        if self.mutate == "drop-async-wait":
+            return
+        if self.mutate == "async-wait-one-more":
+            allowed += 1
+        keep = []
+        for rec in self.pending:
+            lanes, group = rec["lanes"], rec["group"]
+            done = mask[lanes] & (group >= 0) & \
+                (group < self.commits[lanes] - allowed)
+            if done.any():
+                mem, flat = rec["mem"], rec["flat"][done]
+                mem.inflight[flat.reshape(-1)] -= 1
+                mem.a.reshape(-1)[flat] = rec["vals"][done]
+                self.track(mem, flat, lanes[done], write=True)
+            if not done.all():
+                keep.append({k: (v[~done] if isinstance(v, np.ndarray)
+                                 else v) for k, v in rec.items()})
+        self.pending = keep
 
     def scf_for(self, op, env, mask):
         lb, ub, step = (self.get(env, x)[mask] for x in op.operands[:3])
@@ -628,7 +859,7 @@ class Emulator:
             lenv[args[0]] = np.int64(iv)
             for a, v in zip(args[1:], carried):
                 lenv[a] = v
-            carried = self.run_ops(body, lenv, mask)
+            carried = self.run_ops(body, lenv, mask, loop_body=True)
         return carried
 
     # Memory -------------------------------------------------------------------
@@ -657,6 +888,8 @@ class Emulator:
         flat = self.offsets(op, mem, idx, width, mask)
         flat = flat[:, None] + np.arange(width)[None, :]
         vals = np.zeros((self.threads, width), mem.a.dtype)
+        if mem.shared:
+            self.check_inflight(mem, flat, op)
         vals[mask] = mem.a.reshape(-1)[flat]
         if mem.shared:
             self.track(mem, flat, np.nonzero(mask)[0], write=False)
@@ -668,6 +901,7 @@ class Emulator:
         flat = flat[:, None] + np.arange(width)[None, :]
         v = val.reshape(self.threads, width)[mask]
         if mem.shared:
+            self.check_inflight(mem, flat, op)
             self.track(mem, flat, np.nonzero(mask)[0], write=True)
         mem.a.reshape(-1)[flat] = v
         np.add.at(mem.writes.reshape(-1), flat.reshape(-1), 1)

@@ -40,6 +40,11 @@ K-th kernel launch (0-based, in launch order); drop-block:K does not run the
 last thread block of the K-th launch; drop-barriers ignores every
 gpu.barrier (the race check must then fail); swap-b-rows, swap-a-rows,
 swap-c-rows corrupt the mma fragment layout (gpu_kernel_emulator.py).
+ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
+create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
+mutations drop-async-wait, drop-async-commit, async-wait-one-more,
+async-copy-wrong-stage,
+drop-zero-fill and flip-ldmatrix-trans.
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """
@@ -52,8 +57,8 @@ import struct
 import numpy as np
 
 from gpu_kernel_emulator import (
-    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, mutate_fragments, parse_ops,
-    record_shared_access, split_top)
+    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, ldmatrix_receivers,
+    mutate_fragments, parse_ops, record_shared_access, split_top)
 
 DYNAMIC = -9223372036854775808
 MAX_LANES = 1 << 16
@@ -172,6 +177,7 @@ class Buffer:
         self.name = name
         if kind == "shared":
             n = flat.size
+            self.inflight = np.zeros(n, int)  # cp.async writes not landed
             self.w_epoch = np.full(n, -1)
             self.w_thread = np.full(n, -1)
             self.r_epoch = np.full(n, -1)
@@ -394,6 +400,8 @@ class Emulator:
         self.done = set()  # async ops a blocking gpu.wait has seen complete
         self.current = None  # the async op being executed
         self.mma_count = 0
+        self.ldmatrix_count = 0  # warps that executed an ldmatrix
+        self.async_copy_count = 0  # cp.async issued by threads
 
     # -- entry --------------------------------------------------------------
     def run_model(self, weights_path, inputs):
@@ -609,6 +617,9 @@ class Emulator:
         t = lane % T
         self.block_of = lane // T
         self.block_epoch = np.zeros(nblk, np.int64)
+        # cp.async: copies issued and not landed, groups committed per lane.
+        self.pending = []
+        self.commits = np.zeros(N, np.int64)
         argnames, body = kernel.regions[0]
         nwg = int(re.search(r"workgroup_attributions = (\d+)",
                             kernel.text).group(1)) \
@@ -901,12 +912,158 @@ class Emulator:
             lane = np.arange(self.N)
             src = (lane // LANES) * LANES + ((lane % LANES) ^ int(o[1]))
             return [self.lanes(o[0])[src], np.ones(self.N, bool)]
+        if n == "nvgpu.ldmatrix":
+            return self.ldmatrix(op, o[0], o[1:], mask)
+        if n == "nvgpu.device_async_copy":
+            return self.async_copy(op, o, mask)
+        if n == "nvgpu.device_async_create_group":
+            if self.mutate == "drop-async-commit":
+                return np.zeros(self.N, np.int64)
+            for rec in self.pending:
+                new = (rec["group"] < 0) & mask[rec["lanes"]]
+                rec["group"][new] = self.commits[rec["lanes"][new]]
+            self.commits[mask] += 1
+            return np.zeros(self.N, np.int64)
+        if n == "nvgpu.device_async_wait":
+            m = re.search(r"numGroups = (\d+) : i32", op.text)
+            self.wait_group(int(m.group(1)) if m else 0, mask)
+            return None
         if n == "nvgpu.mma.sync":
             assert "mmaShape = [16, 8, 16]" in op.text, op.text
             assert self.T % LANES == 0, "mma.sync in a block of partial warps"
             self.check_warp_uniform(mask, "mma.sync")
             return self.nvgpu_mma(op, o)
         raise NotImplementedError(f"op {n}")
+
+    # -- sm_80 data movement (gpu_kernel_emulator.py's PTX ISA model) -------
+    def record(self, buf, flat, lanes, write):
+        """Race bookkeeping of elements flat[i] accessed by lanes[i]."""
+        flat = np.asarray(flat).reshape(-1)
+        lanes = np.asarray(lanes).reshape(-1)
+        e = self.block_epoch[self.block_of[lanes]]
+        record_shared_access(buf, flat, lanes, e, write, RaceError)
+
+    def check_inflight(self, buf, flat, op):
+        if buf.kind == "shared" and \
+                buf.inflight[np.asarray(flat).reshape(-1)].any():
+            raise RaceError("shared-memory race: access to an element a "
+                            "cp.async is still writing (not waited for): "
+                            f"{op.text[:120]}")
+
+    def ldmatrix(self, op, view, idx, mask):
+        tiles = int(re.search(r"numTiles = (\d+) : i32", op.text).group(1))
+        trans = "transpose = true" in op.text
+        if self.mutate == "flip-ldmatrix-trans":
+            trans = not trans
+        buf = view.buf
+        assert buf.kind == "shared" and buf.elem in ("f16", "bf16"), \
+            "ldmatrix reads 16-bit elements of shared memory"
+        assert view.strides[-1] == 1
+        assert self.T % LANES == 0, "ldmatrix in a block of partial warps"
+        self.check_warp_uniform(mask, "ldmatrix")
+        lane = np.arange(self.N) % LANES
+        used = mask & (lane < 8 * tiles)
+        flat, _ = self.flat_index(op, view, idx, used, 8)
+        if ((flat[:, 0] * 2) % 16).any():
+            raise EmulationError(f"ldmatrix row address not 16-byte "
+                                 f"aligned: {op.text[:160]}")
+        rows = np.zeros(self.N, np.int64)
+        rows[used] = flat[:, 0]
+        warps = np.nonzero(mask.reshape(-1, LANES).all(axis=1))[0]
+        start = rows.reshape(-1, LANES)[warps, :8 * tiles].reshape(
+            len(warps), tiles, 8)
+        elems = start[..., None] + np.arange(8)  # [warps, tiles, 8, 8]
+        self.check_inflight(buf, elems, op)
+        rlane, relem = ldmatrix_receivers(tiles, trans)
+        dest = warps[:, None, None, None] * LANES + rlane[None]
+        raw = buf.flat[elems]
+        vals = bits_to_bf16_f32(raw) if buf.elem == "bf16" else raw
+        out = np.zeros((self.N, tiles, 2), vals.dtype)
+        tile = np.broadcast_to(np.arange(tiles)[None, :, None, None],
+                               dest.shape)
+        out[dest, tile, np.broadcast_to(relem[None], dest.shape)] = vals
+        self.record(buf, elems, dest, write=False)
+        self.ldmatrix_count += len(warps)
+        return out
+
+    def async_copy(self, op, o, mask):
+        seg = props(op, "operandSegmentSizes")
+        dst, didx = o[0], o[1:1 + seg[1]]
+        src = o[1 + seg[1]]
+        sidx = o[2 + seg[1]:2 + seg[1] + seg[3]]
+        count = int(re.search(r"dstElements = (\d+) : index",
+                              op.text).group(1))
+        size = dst.buf.flat.itemsize
+        nbytes = count * size
+        assert nbytes in (4, 8, 16), f"cp.async of {nbytes} bytes"
+        if "bypassL1" in op.text:
+            assert nbytes == 16, "cp.async.cg copies 16 bytes"
+        assert dst.buf.kind == "shared" and src.buf.kind == "global", \
+            "cp.async copies global to shared memory"
+        assert dst.buf.elem == src.buf.elem
+        assert dst.strides[-1] == 1 and src.strides[-1] == 1
+        if seg[4]:
+            n_src = self.lanes(o[2 + seg[1] + seg[3]]).astype(np.int64)
+        else:
+            n_src = np.full(self.N, count, np.int64)
+        if self.mutate == "drop-zero-fill":
+            n_src = np.full(self.N, count, np.int64)
+        assert ((n_src >= 0) & (n_src <= count)).all()
+        if self.mutate == "async-copy-wrong-stage" and len(didx) == 3:
+            didx = [(self.lanes(didx[0]) + 1) % dst.shape[0]] + \
+                list(didx[1:])
+        dflat, _ = self.flat_index(op, dst, didx, mask, count)
+        if ((dflat[:, 0] * size) % nbytes).any():
+            raise EmulationError(f"misaligned cp.async destination: "
+                                 f"{op.text[:160]}")
+        lanes = np.nonzero(mask)[0]
+        reads = mask & (n_src > 0)
+        sflat = np.zeros(self.N, np.int64)
+        if reads.any():
+            f, _ = self.flat_index(op, src, sidx, reads, 1)
+            last = np.asarray(self.lanes(sidx[-1]))[reads] + n_src[reads]
+            if (last > src.shape[-1]).any():
+                raise EmulationError(f"out-of-bounds access: "
+                                     f"{op.text[:160]}")
+            if ((f[:, 0] * size) % nbytes).any():
+                raise EmulationError(f"misaligned cp.async source: "
+                                     f"{op.text[:160]}")
+            sflat[reads] = f[:, 0]
+            if self.current is not None:
+                self.current["reads"].add(id(src.buf))
+        j = np.arange(count)[None, :]
+        take = j < n_src[lanes][:, None]
+        idx = np.where(take, sflat[lanes][:, None] + j, 0)
+        vals = np.where(take, src.buf.flat[idx], 0).astype(dst.buf.flat.dtype)
+        self.check_inflight(dst.buf, dflat, op)
+        self.record(dst.buf, dflat, np.repeat(lanes, count), write=True)
+        dst.buf.inflight[dflat.reshape(-1)] += 1
+        self.pending.append({"buf": dst.buf, "flat": dflat, "vals": vals,
+                             "lanes": lanes,
+                             "group": np.full(lanes.size, -1)})
+        self.async_copy_count += lanes.size
+        return np.zeros(self.N, np.int64)
+
+    def wait_group(self, allowed, mask):
+        if self.mutate == "drop-async-wait":
+            return
+        if self.mutate == "async-wait-one-more":
+            allowed += 1
+        keep = []
+        for rec in self.pending:
+            lanes, group = rec["lanes"], rec["group"]
+            done = mask[lanes] & (group >= 0) & \
+                (group < self.commits[lanes] - allowed)
+            if done.any():
+                buf, flat = rec["buf"], rec["flat"][done]
+                buf.inflight[flat.reshape(-1)] -= 1
+                buf.flat[flat] = rec["vals"][done]
+                self.record(buf, flat, np.repeat(lanes[done], flat.shape[1]),
+                            write=True)
+            if not done.all():
+                keep.append({k: (v[~done] if isinstance(v, np.ndarray)
+                                 else v) for k, v in rec.items()})
+        self.pending = keep
 
     def check_warp_uniform(self, mask, what):
         w = mask.reshape(-1, LANES)
@@ -1106,6 +1263,8 @@ class Emulator:
         buf = view.buf
         if self.current is not None and buf.kind in ("global", "host"):
             self.current["reads"].add(id(buf))
+        if buf.kind == "shared":
+            self.check_inflight(buf, flat, op)
         raw = buf.flat[flat]
         if buf.kind == "shared":
             self.track(buf, flat, sel, write=False)
@@ -1124,6 +1283,7 @@ class Emulator:
         if buf.elem == "bf16":
             v = f32_to_bf16_bits(v)
         if buf.kind == "shared":
+            self.check_inflight(buf, flat, op)
             self.track(buf, flat, sel, write=True)
         buf.flat[flat] = v
 

@@ -8,7 +8,10 @@ contraction C[m, n] += A[m, k] * B[n, k]), runs
 interprets the IR the pass emitted with gpu_kernel_emulator.py: the host ops
 around the gpu.launch and the launch body for every thread block, all its
 threads (several warps) in lockstep. Only mma.sync m16n8k16 is modelled,
-from the PTX ISA fragment layout (see gpu_kernel_emulator.py).
+from the PTX ISA fragment layout, and the sm_80 data movement the kernels
+use by default (ldmatrix, cp.async groups; see gpu_kernel_emulator.py).
+--pass-options passes options to the pass (e.g. 'staging=plain ldmatrix=0'
+for the plain staging and fragment loads).
 
 The result must equal C0 + A @ B^T (f32 accumulation tolerance); every
 element of C must be stored exactly once, every access must be in bounds and
@@ -36,7 +39,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gpu_kernel_emulator import (  # noqa: E402
-    Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module)
+    MUTATIONS, Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module)
 
 
 # ---------------------------------------------------------------------------
@@ -136,6 +139,12 @@ CASES = [
                                                 # staging; + bias + relu
     ("bf16", 16, 99, 32, True, True, True),     # the test GPT-2's LM head
                                                 # shape + bias + relu
+    # The cp.async pipeline's ring of 3 buffers wrapping around (5 k
+    # steps), 4-byte copies (K % 4 = 2), and plain staging where no copy
+    # size keeps the rows aligned (K odd).
+    ("f16", 32, 64, 160, False, False),
+    ("f16", 16, 24, 18, False, False),
+    ("bf16", 16, 16, 17, False, False, True),
 ]
 
 
@@ -144,12 +153,15 @@ def ragged(m, n, k):
 
 
 def run_case(attn_opt, et, m, n, k, rank3, epilogue, zero_fill, mutate, rng,
-             workdir):
+             workdir, pass_options):
     ir, x_shape = case_ir(et, m, n, k, rank3, epilogue, zero_fill)
     path = os.path.join(workdir, f"mm_{et}_{m}x{n}x{k}.mlir")
     with open(path, "w") as f:
         f.write(ir)
-    out = subprocess.run([attn_opt, path, "--attn-gpu-mma-matmul",
+    flag = "--attn-gpu-mma-matmul"
+    if pass_options:
+        flag += "=" + pass_options
+    out = subprocess.run([attn_opt, path, flag,
                           "--mlir-print-op-generic"], check=True,
                          capture_output=True, text=True).stdout
     func = parse_module(out)["mm"]
@@ -191,7 +203,9 @@ def run_case(attn_opt, et, m, n, k, rank3, epilogue, zero_fill, mutate, rng,
           f"{' from a zero fill' if zero_fill is True else ''}"
           f"{' from a copy of zeros' if zero_fill == 'copy' else ''}"
           f": max abs err {err:.3e}, "
-          f"C stored once: {once}, mma.sync executed: {emu.mma_count}/{mmas}")
+          f"C stored once: {once}, mma.sync executed: {emu.mma_count}/{mmas}"
+          f", ldmatrix: {emu.ldmatrix_count}, cp.async: "
+          f"{emu.async_copy_count}")
     return ok
 
 
@@ -199,17 +213,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--attn-opt", required=True)
     parser.add_argument("--mutate", default="none",
-                        choices=["none", "swap-b-rows", "swap-a-rows",
-                                 "swap-b-pair", "swap-c-rows",
-                                 "drop-barriers", "drop-leading-barrier",
-                                 "drop-load-masks", "drop-store-masks"])
+                        choices=["none"] + MUTATIONS)
+    parser.add_argument("--pass-options", default="",
+                        help="options of --attn-gpu-mma-matmul, e.g. "
+                        "'staging=plain ldmatrix=0'")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     failures = 0
     with tempfile.TemporaryDirectory() as workdir:
         for case in CASES:
             case = tuple(case) + (False,) * (7 - len(case))
-            if not run_case(args.attn_opt, *case, args.mutate, rng, workdir):
+            if not run_case(args.attn_opt, *case, args.mutate, rng, workdir,
+                            args.pass_options):
                 failures += 1
     print(f"{len(CASES) - failures} passed, {failures} failed"
           f" (mutation: {args.mutate})")

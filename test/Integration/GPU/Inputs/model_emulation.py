@@ -128,7 +128,9 @@ def compare(y, expected, tol, emu):
                              "inf (non-finite output)")
     return ok, (f"{what}, tolerance {tol * mag:.1e}; "
                 f"{emu.launches} launches of {len(set(emu.kernel_names))} "
-                f"kernels, {emu.mma_count} warp mma.sync")
+                f"kernels, {emu.mma_count} warp mma.sync, "
+                f"{emu.ldmatrix_count} warp ldmatrix, "
+                f"{emu.async_copy_count} cp.async")
 
 
 def run_case(tools, case, mutate, workdir, host_visible=False):

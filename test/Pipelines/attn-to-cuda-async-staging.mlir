@@ -1,0 +1,29 @@
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_80" | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a" | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_75" | FileCheck %s --check-prefix=SM75
+
+// attn-to-cuda picks the tensor-core kernels' staging from the chip: cp.async
+// (nvgpu.device_async_copy groups, sm_80 and later) for both the GEMM
+// (attn-gpu-mma-matmul) and the flash kernel (attn-gpu-flash-attention),
+// plain loads and stores before sm_80. Fragments come from ldmatrix either
+// way.
+
+// SM80:      gpu.module
+// SM80:        gpu.func @{{.*}}(
+// SM80:          nvgpu.device_async_copy
+// SM80:          nvgpu.device_async_wait
+// SM80:          nvgpu.ldmatrix
+// SM80:          nvgpu.mma.sync
+// SM80:        gpu.func @{{.*}}(
+// SM80:          nvgpu.device_async_copy
+// SM80:          nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// SM75-NOT:  nvgpu.device_async
+// SM75:      nvgpu.ldmatrix
+// SM75-NOT:  nvgpu.device_async
+
+func.func @main(%x: tensor<1x16x32xf16>, %q: tensor<1x2x16x16xf16>, %k: tensor<1x2x16x16xf16>, %v: tensor<1x2x16x16xf16>) -> (tensor<1x16x64xf16>, tensor<1x2x16x16xf16>) {
+  %w = attn.weight "proj.weight" : tensor<64x32xf16>
+  %0 = attn.linear %x, %w : (tensor<1x16x32xf16>, tensor<64x32xf16>) -> tensor<1x16x64xf16>
+  %1 = attn.sdpa %q, %k, %v : tensor<1x2x16x16xf16>, tensor<1x2x16x16xf16>, tensor<1x2x16x16xf16> -> tensor<1x2x16x16xf16>
+  return %0, %1 : tensor<1x16x64xf16>, tensor<1x2x16x16xf16>
+}
