@@ -48,10 +48,12 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     VL), get outer-product tiles instead: MR rows x NV vectors of C in
     vector accumulators, per k step NV loads of B's row k and MR broadcasts
     of A, no reductions; the same column blocks in parallel, and the
-    epilogue applied to whole vectors before the store. With at least
-    `pack-min-rows` rows, each column block first copies its k block of
-    W^T into contiguous [kc, NV * VL] panels (W^T's rows are N floats
-    apart, which maps a tile column's rows onto few cache sets).
+    epilogue applied to whole vectors before the store. With
+    `pack-min-rows` set and at least that many rows, each column block
+    first copies its k block of W^T into contiguous [kc, NV * VL] panels
+    (W^T's rows are N floats apart, which maps a tile column's rows onto
+    few cache sets); off by default, since on AMD Zen 4 it measured no
+    faster (BERT shapes, 1 thread: 88-98% of the FMA peak either way).
 
     The rows M (batch times sequence) may be dynamic (a model compiled for
     run-time lengths): the row loops then run to the run-time M, MR rows at
@@ -79,10 +81,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "multiply bf16 operands with AVX-512 BF16 dot products "
            "(vdpbf16ps; the host must have avx512bf16); otherwise narrow "
            "operands are widened in registers">,
-    Option<"packMinRows", "pack-min-rows", "int64_t", "32",
+    Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
-           "many rows (0 = never; few rows do not repay the copy)">
+           "many rows (0 = never, the default: no gain measured on AMD "
+           "Zen 4; few rows never repay the copy)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
