@@ -61,7 +61,7 @@ struct AttnGpuTileParallelLoopsPass
       // below stays unmapped: one thread per block, e.g. for a [B, H, S, D]
       // head transpose) and the tile loop's to threads x, y, z in order: with
       // three, the threads would go to z, which allows only 64 per block.
-      if (loop.getNumLoops() > 2) {
+      if (loop.getNumLoops() > 2 && loop.getNumResults() == 0) {
         unsigned rank = loop.getNumLoops();
         std::vector<unsigned> leading;
         for (unsigned d = 0; d + 1 < rank; ++d)
