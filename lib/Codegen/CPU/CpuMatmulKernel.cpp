@@ -163,6 +163,26 @@ struct KernelBuilder {
       }
   }
 
+  /// Tiles of tm x tn over rows [m0, m1) and the block's columns [n0, n1)
+  /// (from nStart).
+  void emitTiles(OpBuilder &nb, Value nStart, Value m0, Value m1, int64_t tm,
+                 int64_t n0, int64_t n1, int64_t tn) {
+    scf::ForOp::create(
+        nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
+        ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {
+          scf::ForOp::create(
+              mb, l, arith::ConstantIndexOp::create(mb, l, n0),
+              arith::ConstantIndexOp::create(mb, l, n1),
+              arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
+              [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
+                Value col = arith::AddIOp::create(tb, tl, nStart, n);
+                emitTile(tb, m, col, tm, tn);
+                scf::YieldOp::create(tb, tl);
+              });
+          scf::YieldOp::create(mb, l);
+        });
+  }
+
   /// Tiles over [mBegin, mEnd) x [nBegin, nEnd) (static extents).
   void emitRegion(OpBuilder &nb, int64_t mBegin, int64_t mEnd, Value nStart,
                   int64_t nExtent, int64_t mr, int64_t nr) {
@@ -174,22 +194,8 @@ struct KernelBuilder {
                      int64_t tn) {
       if (m1 <= m0 || n1 <= n0)
         return;
-      scf::ForOp::create(
-          nb, loc, arith::ConstantIndexOp::create(nb, loc, m0),
-          arith::ConstantIndexOp::create(nb, loc, m1),
-          arith::ConstantIndexOp::create(nb, loc, tm), ValueRange{},
-          [&](OpBuilder &mb, Location l, Value m, ValueRange) {
-            scf::ForOp::create(
-                mb, l, arith::ConstantIndexOp::create(mb, l, n0),
-                arith::ConstantIndexOp::create(mb, l, n1),
-                arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
-                [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
-                  Value col = arith::AddIOp::create(tb, tl, nStart, n);
-                  emitTile(tb, m, col, tm, tn);
-                  scf::YieldOp::create(tb, tl);
-                });
-            scf::YieldOp::create(mb, l);
-          });
+      emitTiles(nb, nStart, arith::ConstantIndexOp::create(nb, loc, m0),
+                arith::ConstantIndexOp::create(nb, loc, m1), tm, n0, n1, tn);
     };
     tiles(mBegin, mMain, mr, 0, nMain, nr);
     tiles(mBegin, mMain, mr, nMain, nExtent, 1);
@@ -208,22 +214,8 @@ struct KernelBuilder {
         nb, loc, arith::DivUIOp::create(nb, loc, mSize, mrValue), mrValue);
     auto tiles = [&](Value m0, Value m1, int64_t tm, int64_t n0, int64_t n1,
                      int64_t tn) {
-      if (n1 <= n0)
-        return;
-      scf::ForOp::create(
-          nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
-          ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {
-            scf::ForOp::create(
-                mb, l, arith::ConstantIndexOp::create(mb, l, n0),
-                arith::ConstantIndexOp::create(mb, l, n1),
-                arith::ConstantIndexOp::create(mb, l, tn), ValueRange{},
-                [&](OpBuilder &tb, Location tl, Value n, ValueRange) {
-                  Value col = arith::AddIOp::create(tb, tl, nStart, n);
-                  emitTile(tb, m, col, tm, tn);
-                  scf::YieldOp::create(tb, tl);
-                });
-            scf::YieldOp::create(mb, l);
-          });
+      if (n1 > n0)
+        emitTiles(nb, nStart, m0, m1, tm, n0, n1, tn);
     };
     Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
     tiles(zero, mMain, mr, 0, nMain, nr);
