@@ -122,8 +122,12 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
   auto type = op.getType();
   int64_t s = type.getDimSize(1), d = type.getDimSize(2);
   int64_t offset = static_cast<int64_t>(op.getOffset());
-  if (Value positions = op.getPositions()) {
-    // Run-time rows: read the table where the position says.
+  Value positions = op.getPositions();
+  if (positions || ShapedType::isDynamic(s)) {
+    // Rows chosen at run time: read the table per element, at the position
+    // the input says, or at offset + s for a run-time sequence length (the
+    // verifier can only check static lengths against the table, so a slice
+    // of run-time size could read past its end), clamped into the table.
     Value table = op.getTable();
     int64_t rows = op.getTable().getType().getDimSize(0);
     Value x = lb.toF32(op.getInput());
@@ -131,32 +135,16 @@ static FailureOr<Value> lowerLearnedPos(LearnedPosOp op, LinalgBuilder &lb,
         x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
         SmallVector<IteratorType>(3, IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value row = runTimePosition(b, loc, positions, 1, offset, rows - 1);
-          Value col = linalg::IndexOp::create(b, loc, 2);
-          Value v =
-              tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
-          if (!v.getType().isF32())
-            v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-          return addF(b, loc, args[0], v);
-        });
-  }
-  if (ShapedType::isDynamic(s)) {
-    // A run-time sequence length: read row offset + s of the table per
-    // element, clamped to its last row (the verifier can only check static
-    // lengths against the table; a slice of run-time size could read past
-    // its end).
-    Value table = op.getTable();
-    int64_t tableRows = op.getTable().getType().getDimSize(0);
-    Value x = lb.toF32(op.getInput());
-    return lb.generic(
-        x, lb.emptyLike(x, lb.f32()), {lb.identity(3), lb.identity(3)},
-        SmallVector<IteratorType>(3, IteratorType::parallel),
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value row =
-              arith::AddIOp::create(b, loc, linalg::IndexOp::create(b, loc, 1),
-                                    LinalgBuilder::constIndex(b, loc, offset));
-          row = arith::MinSIOp::create(
-              b, loc, row, LinalgBuilder::constIndex(b, loc, tableRows - 1));
+          Value row;
+          if (positions) {
+            row = runTimePosition(b, loc, positions, 1, offset, rows - 1);
+          } else {
+            row = arith::AddIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, 1),
+                LinalgBuilder::constIndex(b, loc, offset));
+            row = arith::MinSIOp::create(
+                b, loc, row, LinalgBuilder::constIndex(b, loc, rows - 1));
+          }
           Value col = linalg::IndexOp::create(b, loc, 2);
           Value v =
               tensor::ExtractOp::create(b, loc, table, ValueRange{row, col});
