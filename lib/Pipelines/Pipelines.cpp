@@ -229,6 +229,10 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   pm.addPass(attn::createAttnHoistWeights());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // CSE shared one zero fill between projections; bufferized, all but one
+  // would copy it and the remaining fill would stay a kernel of its own.
+  if (cuda)
+    addNested(pm, attn::createAttnSplitSharedFills());
 }
 
 /// Tensors -> buffers; results become out-params so the entry takes one

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 
@@ -244,10 +245,14 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
 }
 
 /// The epilogue's value at (m, n) for the product `v`: its other inputs
-/// loaded at (m, n), (m) or (n) and its body cloned after them.
-inline Value buildEpilogueValue(OpBuilder &b, Location loc,
-                                linalg::GenericOp epilogue, Value c, Value v,
-                                Value m, Value n) {
+/// loaded at (m, n), (m) or (n) and its body cloned after them. An input
+/// that `narrowInputs` maps (an f32 copy widened from an f16/bf16 buffer,
+/// such as a bias) is loaded from the narrow buffer and widened in
+/// registers instead.
+inline Value
+buildEpilogueValue(OpBuilder &b, Location loc, linalg::GenericOp epilogue,
+                   Value c, Value v, Value m, Value n,
+                   const llvm::DenseMap<Value, Value> *narrowInputs = nullptr) {
   Block &body = epilogue.getRegion().front();
   IRMapping map;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
@@ -259,6 +264,12 @@ inline Value buildEpilogueValue(OpBuilder &b, Location loc,
     SmallVector<Value> indices;
     for (AffineExpr e : epilogue.getMatchingIndexingMap(input).getResults())
       indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+    Value narrow = narrowInputs ? narrowInputs->lookup(input->get()) : Value();
+    if (narrow) {
+      Value x = memref::LoadOp::create(b, loc, narrow, indices);
+      map.map(arg, arith::ExtFOp::create(b, loc, b.getF32Type(), x));
+      continue;
+    }
     map.map(arg, memref::LoadOp::create(b, loc, input->get(), indices));
   }
   for (Operation &op : body.without_terminator())

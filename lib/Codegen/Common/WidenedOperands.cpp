@@ -16,9 +16,14 @@ static bool isStaticIdentity(Value v) {
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
 }
 
-/// A single-input elementwise generic whose body is only `arith.extf` from
-/// f16/bf16 to f32, between static identity-layout memrefs of one shape.
-static bool isExtFGeneric(linalg::GenericOp op) {
+static bool isNarrowFloat(Type t) { return t.isF16() || t.isBF16(); }
+
+/// A single-input elementwise generic whose body is only a `CastOp` from
+/// `from` to `to` element types, between static identity-layout memrefs of
+/// one shape.
+template <typename CastOp>
+static bool isCastGeneric(linalg::GenericOp op, function_ref<bool(Type)> from,
+                          function_ref<bool(Type)> to) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
     return false;
@@ -27,9 +32,8 @@ static bool isExtFGeneric(linalg::GenericOp op) {
     return false;
   auto inType = cast<MemRefType>(in.getType());
   auto outType = cast<MemRefType>(out.getType());
-  Type inElem = inType.getElementType();
   if (inType.getShape() != outType.getShape() ||
-      !(inElem.isF16() || inElem.isBF16()) || !outType.getElementType().isF32())
+      !from(inType.getElementType()) || !to(outType.getElementType()))
     return false;
   for (AffineMap map : op.getIndexingMapsArray())
     if (!map.isIdentity())
@@ -37,10 +41,22 @@ static bool isExtFGeneric(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   if (body.getOperations().size() != 2)
     return false;
-  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto castOp = dyn_cast<CastOp>(body.front());
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  return ext && ext.getIn() == body.getArgument(0) &&
-         yield.getValues().size() == 1 && yield.getValues()[0] == ext;
+  return castOp && castOp.getIn() == body.getArgument(0) &&
+         yield.getValues().size() == 1 && yield.getValues()[0] == castOp;
+}
+
+/// f16/bf16 -> f32.
+static bool isExtFGeneric(linalg::GenericOp op) {
+  return isCastGeneric<arith::ExtFOp>(op, isNarrowFloat,
+                                      [](Type t) { return t.isF32(); });
+}
+
+/// f32 -> f16/bf16.
+static bool isTruncFGeneric(linalg::GenericOp op) {
+  return isCastGeneric<arith::TruncFOp>(
+      op, [](Type t) { return t.isF32(); }, isNarrowFloat);
 }
 
 /// The buffer `v` is a view of (through view-like ops), or `v` itself.
@@ -130,6 +146,79 @@ Value mlir::attn::narrowOperand(OpBuilder &b, Location loc,
   return memref::CollapseShapeOp::create(
       b, loc, w.narrow,
       memref::CollapseShapeOp(w.view).getReassociationIndices());
+}
+
+/// Whether any op strictly between `begin` and `end` (same block) uses
+/// `buffer` or any view of what it views.
+static bool usedBetween(Value buffer, Operation *begin, Operation *end) {
+  Block *block = begin->getBlock();
+  for (Value alias : aliasesOf(rootOf(buffer)))
+    for (Operation *user : alias.getUsers()) {
+      if (isa<ViewLikeOpInterface>(user))
+        continue;
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (ancestor && begin->isBeforeInBlock(ancestor) &&
+          ancestor->isBeforeInBlock(end))
+        return true;
+    }
+  return false;
+}
+
+std::optional<NarrowedResult>
+mlir::attn::traceNarrowed(Value result, ArrayRef<Operation *> writers) {
+  NarrowedResult n;
+  n.wide = result.getDefiningOp<memref::AllocOp>();
+  if (!n.wide || writers.empty())
+    return std::nullopt;
+  Operation *first = writers.front(), *last = writers.back();
+  // Nothing but the writers, one truncf generic (of the buffer or of an
+  // expand_shape of it) and frees may use the result.
+  for (Value alias : aliasesOf(result)) {
+    for (OpOperand &use : alias.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ViewLikeOpInterface>(user) && use.getOperandNumber() == 0)
+        continue;
+      if (llvm::is_contained(writers, user) || isa<memref::DeallocOp>(user))
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (n.trunc || !generic || !isTruncFGeneric(generic))
+        return std::nullopt;
+      n.trunc = generic;
+    }
+  }
+  if (!n.trunc || n.trunc->getBlock() != last->getBlock() ||
+      !last->isBeforeInBlock(n.trunc))
+    return std::nullopt;
+  Value in = n.trunc.getDpsInputs()[0];
+  if (in != result) {
+    auto expand = in.getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand || expand.getSrc() != result)
+      return std::nullopt;
+    n.collapse = expand.getReassociationIndices();
+  }
+  n.narrow = n.trunc.getDpsInits()[0];
+  // The kernel writes the narrow buffer where the first writer was: nothing
+  // in between may read or write it.
+  if (usedBetween(n.narrow, first, n.trunc))
+    return std::nullopt;
+  // Its allocation must come first (an argument always does).
+  if (auto alloc = n.narrow.getDefiningOp<memref::AllocOp>()) {
+    if (alloc->getBlock() != first->getBlock() || alloc->getNumOperands() != 0)
+      return std::nullopt;
+    if (first->isBeforeInBlock(alloc))
+      alloc->moveBefore(first);
+  } else if (!isa<BlockArgument>(n.narrow) ||
+             cast<BlockArgument>(n.narrow).getOwner() != first->getBlock()) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+Value mlir::attn::narrowResultView(OpBuilder &b, Location loc,
+                                   const NarrowedResult &n) {
+  if (n.collapse.empty())
+    return n.narrow;
+  return memref::CollapseShapeOp::create(b, loc, n.narrow, n.collapse);
 }
 
 /// Whether `op` writes every element of `buffer` (its only init, an

@@ -39,6 +39,29 @@ std::optional<WidenedOperand> traceWidened(Value operand,
 /// The narrow source viewed like the operand the contraction read.
 Value narrowOperand(OpBuilder &b, Location loc, const WidenedOperand &w);
 
+/// An f32 matmul result that only a truncf generic reads, narrowing it into
+/// an f16/bf16 buffer (the f16 model's next matmul operand, say): the kernel
+/// that computes the result can store it narrowed itself.
+struct NarrowedResult {
+  linalg::GenericOp trunc; // the truncf generic reading the result
+  memref::AllocOp wide;    // the f32 result's buffer
+  Value narrow;            // the truncf generic's output buffer
+  // The reassociation that views `narrow` like the f32 result (the truncf
+  // generic read an expand_shape of it); empty when the shapes agree.
+  SmallVector<ReassociationIndices> collapse;
+};
+
+/// The narrowing of `result` (an allocation that the ops in `writers`
+/// write, in this order in one block) by a truncf generic after the last
+/// writer, when nothing else reads it and nothing in between touches the
+/// narrow buffer. Moves the narrow buffer's allocation before the first
+/// writer when it comes later.
+std::optional<NarrowedResult> traceNarrowed(Value result,
+                                            ArrayRef<Operation *> writers);
+
+/// The narrow buffer viewed like the f32 result.
+Value narrowResultView(OpBuilder &b, Location loc, const NarrowedResult &n);
+
 /// Erases `alloc` with its frees and views when nothing else uses it (a
 /// buffer that a kernel rewrite left without readers or writers).
 void eraseAllocIfUnused(memref::AllocOp alloc);

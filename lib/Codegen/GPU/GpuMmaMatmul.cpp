@@ -112,6 +112,13 @@ struct MmaMatmul {
   Value c;
   Type elementType; // f16 or bf16
   int64_t m, n, k;
+  // Found before any rewrite (each may move or erase ops around others):
+  Operation *zeroInit = nullptr; // C's zero fill, folded into the kernel
+  linalg::GenericOp epilogue;    // fused into the stores when set
+  // Epilogue inputs widened from f16/bf16 (biases): read narrow.
+  SmallVector<std::pair<Value, WidenedOperand>, 2> narrowInputs;
+  // The result narrowed by a truncf generic: stored narrow.
+  std::optional<mlir::attn::NarrowedResult> narrowed;
 };
 
 static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
@@ -196,6 +203,10 @@ struct KernelBuilder {
   linalg::GenericOp epilogue; // fused into the stores when set
   bool zeroInit;              // C was zero-filled: start from zero
   Staging staging;
+  // Narrow views of the epilogue's widened inputs, keyed by those inputs.
+  llvm::DenseMap<Value, Value> narrowInputs;
+  // Where the results go narrowed (f16/bf16 [M, N]) instead of f32.
+  Value narrowOut;
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
                 GemmTiling t, linalg::GenericOp epilogue, bool zeroInit,
@@ -546,9 +557,22 @@ struct KernelBuilder {
       }
     }
 
-    // Results: C, or the epilogue's output computed from them in registers.
+    // Results: C, or the epilogue's output computed from them in registers;
+    // narrowed when what they replace was only read narrowed.
     Value out = epilogue ? epilogue.getDpsInits()[0] : c;
     auto outAlign = alignFor(out, 8);
+    if (narrowOut) {
+      out = narrowOut;
+      outAlign = alignFor(out, 4);
+    }
+    auto narrowed = [&](Value v) -> Value {
+      if (!narrowOut)
+        return v;
+      Type type = mm.elementType;
+      if (auto vec = dyn_cast<VectorType>(v.getType()))
+        type = VectorType::get(vec.getShape(), type);
+      return arith::TruncFOp::create(b, loc, type, v);
+    };
     for (int64_t i = 0; i < t.mt; ++i)
       for (int64_t j = 0; j < t.nt; ++j) {
         Value acc = loop.getResult(i * t.nt + j);
@@ -563,14 +587,14 @@ struct KernelBuilder {
             if (!epilogue)
               return v;
             return mlir::attn::buildEpilogueValue(b, loc, epilogue, c, v, row,
-                                                  addc(col, e));
+                                                  addc(col, e), &narrowInputs);
           };
           if (elementwiseC() && (maskRows() || maskCols())) {
             // N odd: each element on its own, where it lies inside C.
             for (int64_t e = 0; e < 2; ++e) {
               Value ce = addc(col, e);
               guarded(inC(row, ce), [&] {
-                memref::StoreOp::create(b, loc, element(e), out,
+                memref::StoreOp::create(b, loc, narrowed(element(e)), out,
                                         ValueRange{row, ce});
               });
             }
@@ -584,7 +608,8 @@ struct KernelBuilder {
               v = vector::FromElementsOp::create(
                   b, loc, VectorType::get({2}, b.getF32Type()),
                   ValueRange{element(0), element(1)});
-            vector::StoreOp::create(b, loc, v, out, ValueRange{row, col},
+            vector::StoreOp::create(b, loc, narrowed(v), out,
+                                    ValueRange{row, col},
                                     /*nontemporal=*/false, outAlign);
           });
         }
@@ -641,7 +666,7 @@ struct AttnGpuMmaMatmulPass
       getOperation().emitError("attn-gpu-mma-matmul: stages must be >= 2");
       return signalPassFailure();
     }
-    SmallVector<MmaMatmul> matches;
+    SmallVector<MmaMatmul, 4> matches;
     getOperation().walk([&](linalg::GenericOp op) {
       if (auto mm = matchMmaMatmul(op))
         matches.push_back(*mm);
@@ -650,6 +675,26 @@ struct AttnGpuMmaMatmulPass
     for (MmaMatmul &mm : matches) {
       widened.add(mm.a, mm.op);
       widened.add(mm.b, mm.op);
+      mm.zeroInit = mlir::attn::findZeroInit(mm.contraction);
+      if (fuseEpilogues)
+        mm.epilogue = mlir::attn::findMatmulEpilogue(mm.contraction);
+      SmallVector<Operation *> writers;
+      if (mm.zeroInit)
+        writers.push_back(mm.zeroInit);
+      writers.push_back(mm.op);
+      if (mm.epilogue) {
+        writers.push_back(mm.epilogue);
+        for (Value input : mm.epilogue.getDpsInputs()) {
+          if (input == mm.c)
+            continue;
+          if (auto w = traceWidened(input, mm.epilogue)) {
+            widened.add(*w, mm.epilogue);
+            mm.narrowInputs.push_back({input, *w});
+          }
+        }
+      }
+      mm.narrowed = mlir::attn::traceNarrowed(
+          mm.epilogue ? mm.epilogue.getDpsInits()[0] : mm.c, writers);
     }
     widened.findDead();
     for (MmaMatmul &mm : matches) {
@@ -659,19 +704,23 @@ struct AttnGpuMmaMatmulPass
       int64_t nt = warpNTiles;
       if (auto tile = mlir::attn::TileAttr::lookup(mm.op))
         nt = tile.getWarpNTiles().value_or(nt);
-      // Before anything is created in front of the contraction.
-      Operation *zeroInit = mlir::attn::findZeroInit(mm.contraction);
+      Operation *zeroInit = mm.zeroInit;
+      linalg::GenericOp epilogue = mm.epilogue;
       Value a = narrowOperand(b, loc, mm.a);
       Value bNk = mm.b.view == mm.a.view && mm.b.narrow == mm.a.narrow
                       ? a
                       : narrowOperand(b, loc, mm.b);
-      linalg::GenericOp epilogue =
-          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm.contraction)
-                        : nullptr;
       GemmTiling tiling = mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt);
-      KernelBuilder(b, loc, mm, a, bNk, tiling, epilogue, zeroInit != nullptr,
-                    chooseStaging(tiling, mm, a, bNk))
-          .emit();
+      KernelBuilder kernel(b, loc, mm, a, bNk, tiling, epilogue,
+                           zeroInit != nullptr,
+                           chooseStaging(tiling, mm, a, bNk));
+      for (auto &[input, w] : mm.narrowInputs)
+        kernel.narrowInputs[input] = narrowOperand(b, loc, w);
+      if (mm.narrowed)
+        kernel.narrowOut = mlir::attn::narrowResultView(b, loc, *mm.narrowed);
+      kernel.emit();
+      if (mm.narrowed)
+        mm.narrowed->trunc.erase();
       if (epilogue)
         epilogue.erase();
       // The kernel writes every element of C (or, with an epilogue writing
@@ -679,6 +728,9 @@ struct AttnGpuMmaMatmulPass
       if (zeroInit)
         mlir::attn::eraseZeroInit(zeroInit);
       mm.op.erase();
+      // Stored narrow: the f32 result is not needed any more.
+      if (mm.narrowed)
+        mlir::attn::eraseAllocIfUnused(mm.narrowed->wide);
     }
     widened.eraseDead();
   }

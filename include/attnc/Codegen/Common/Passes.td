@@ -171,6 +171,24 @@ def AttnReassociateReductions
   }];
 }
 
+def AttnSplitSharedFills
+    : Pass<"attn-split-shared-fills", "::mlir::func::FuncOp"> {
+  let summary = "Give every consumer of a shared tensor fill its own fill";
+  let description = [{
+    CSE merges identical `linalg.fill`s of `tensor.empty` (the zero
+    accumulators of several projections), and one-shot bufferization then
+    fills one buffer once and copies it for all but one consumer, which
+    leaves that fill far from the matmul it initializes. Cloning the fill
+    (and its empty init) before every consumer in the same block keeps each
+    accumulator's zeroing next to its contraction, where the kernel passes
+    (attn-gpu-simt-matmul, attn-gpu-mma-matmul) fold it into the kernel.
+    Consumers in nested regions keep the original fill, which is not
+    repeated per loop iteration. Run it after the last CSE and before
+    bufferization.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnPromoteLoopBuffers
     : Pass<"attn-promote-loop-buffers", "::mlir::func::FuncOp"> {
   let summary = "Give each scf.forall iteration its temporaries on the stack";

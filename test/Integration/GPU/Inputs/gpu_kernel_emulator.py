@@ -658,6 +658,12 @@ class Emulator:
         if n == "math.exp":
             with np.errstate(over="ignore", invalid="ignore"):
                 return np.exp(o[0].astype(np.float64)).astype(np.float32)
+        if n == "arith.extf":
+            source = re.search(r"\((?:vector<[\dx]+x)?(\w+)>?\) ->",
+                               op.text).group(1)
+            if source == "bf16":
+                return bf16_bits_to_f64(o[0]).astype(np.float32)
+            return o[0].astype(np.float32)
         if n == "arith.truncf":
             target = re.search(r"-> (?:vector<[\dx]+x)?(\w+)", op.text).group(1)
             if target == "bf16":

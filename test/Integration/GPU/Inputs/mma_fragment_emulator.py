@@ -148,6 +148,106 @@ CASES = [
 ]
 
 
+NARROW = """#id1 = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nk = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @mm(%x: memref<{m}x{k}x{et}>, %w: memref<{n}x{k}x{et}>, %bias: memref<{n}x{et}>, %y: memref<1x{m}x{n}x{et}>) {{
+  %c0f = arith.constant 0.0 : f32
+{ext_x}{ext_w}{ext_b}  %c = memref.alloc() : memref<{m}x{n}xf32>
+  linalg.fill ins(%c0f : f32) outs(%c : memref<{m}x{n}xf32>)
+  linalg.generic {{indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}}
+      ins(%xf, %wf : memref<{m}x{k}xf32>, memref<{n}x{k}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }}
+  linalg.generic {{indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}}
+      ins(%c, %bf : memref<{m}x{n}xf32>, memref<{n}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
+  ^bb0(%v: f32, %bv: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %0 = arith.addf %v, %bv : f32
+    %1 = arith.maximumf %0, %zero : f32
+    linalg.yield %1 : f32
+  }}
+  %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [1, {m}, {n}] : memref<{m}x{n}xf32> into memref<1x{m}x{n}xf32>
+  linalg.generic {{indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%c3 : memref<1x{m}x{n}xf32>) outs(%y : memref<1x{m}x{n}x{et}>) {{
+  ^bb0(%in: f32, %out: {et}):
+    %0 = arith.truncf %in : f32 to {et}
+    linalg.yield %0 : {et}
+  }}
+  memref.dealloc %xf : memref<{m}x{k}xf32>
+  memref.dealloc %wf : memref<{n}x{k}xf32>
+  memref.dealloc %bf : memref<{n}xf32>
+  memref.dealloc %c : memref<{m}x{n}xf32>
+  return
+}}
+"""
+
+# An f16 model's projection as lowered: bias widened from the model's type,
+# result truncated back to it. The kernel must read the narrow bias and
+# store the narrow result itself (no f32 copy of either).
+NARROW_CASES = [("f16", 64, 64, 32), ("bf16", 32, 64, 32),
+                ("f16", 32, 77, 32), ("bf16", 40, 99, 88)]
+
+
+def run_narrow_case(attn_opt, et, m, n, k, mutate, rng, workdir,
+                    pass_options):
+    ext2 = dict(idm="#id2", its='"parallel", "parallel"', et=et)
+    ir = NARROW.format(
+        m=m, n=n, k=k, et=et,
+        ext_x=EXT.format(wide="xf", src="x", shape=f"{m}x{k}", **ext2),
+        ext_w=EXT.format(wide="wf", src="w", shape=f"{n}x{k}", **ext2),
+        ext_b=EXT.format(wide="bf", src="bias", shape=f"{n}", idm="#id1",
+                         its='"parallel"', et=et))
+    path = os.path.join(workdir, f"narrow_{et}_{m}x{n}x{k}.mlir")
+    with open(path, "w") as f:
+        f.write(ir)
+    flag = "--attn-gpu-mma-matmul"
+    if pass_options:
+        flag += "=" + pass_options
+    out = subprocess.run([attn_opt, path, flag, "--mlir-print-op-generic"],
+                         check=True, capture_output=True, text=True).stdout
+    func = parse_module(out)["mm"]
+    names = [op.name for op in func.regions[0][1]]
+    assert names.count("gpu.launch") == 1, names
+    assert "linalg.generic" not in names and "memref.alloc" not in names, names
+
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    if et == "f16":
+        narrow = [v.astype(np.float16) for v in (x, w, bias)]
+        wide = [v.astype(np.float64) for v in narrow]
+        y = np.zeros((1, m, n), np.float16)
+    else:
+        narrow = [f32_to_bf16_bits(v) for v in (x, w, bias)]
+        wide = [bf16_bits_to_f64(v) for v in narrow]
+        y = np.zeros((1, m, n), np.uint16)
+    emu = Emulator(None if mutate == "none" else mutate)
+    try:
+        emu.run_func(func, narrow + [y])
+    except AssertionError as e:
+        print(f"FAIL {et} M={m} N={n} K={k} narrow: {type(e).__name__}: {e}")
+        return False
+    xv, wv, bv = wide
+    expected = np.maximum(xv @ wv.T + bv, 0.0)
+    got = (y.astype(np.float64) if et == "f16"
+           else bf16_bits_to_f64(y)).reshape(m, n)
+    # One rounding to the narrow type (half an ulp: 2^-11 f16, 2^-8 bf16).
+    rel = 2.0 ** -11 if et == "f16" else 2.0 ** -8
+    err = float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-3)))
+    ok = bool(np.all(np.abs(got - expected) <= rel * np.abs(expected) + 1e-6))
+    print(f"{'PASS' if ok else 'FAIL'} {et} M={m} N={n} K={k} narrow bias, "
+          f"narrow result: max rel err {err:.3e} (bound {rel:.1e})")
+    return ok
+
+
 def ragged(m, n, k):
     return m % 16 != 0 or n % 8 != 0 or k % 16 != 0
 
@@ -217,9 +317,20 @@ def main():
     parser.add_argument("--pass-options", default="",
                         help="options of --attn-gpu-mma-matmul, e.g. "
                         "'staging=plain ldmatrix=0'")
+    parser.add_argument("--narrow", action="store_true",
+                        help="run the narrow bias / narrow result cases")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     failures = 0
+    if args.narrow:
+        with tempfile.TemporaryDirectory() as workdir:
+            for case in NARROW_CASES:
+                if not run_narrow_case(args.attn_opt, *case, args.mutate, rng,
+                                       workdir, args.pass_options):
+                    failures += 1
+        print(f"{len(NARROW_CASES) - failures} passed, {failures} failed"
+              f" (mutation: {args.mutate})")
+        sys.exit(1 if failures else 0)
     with tempfile.TemporaryDirectory() as workdir:
         for case in CASES:
             case = tuple(case) + (False,) * (7 - len(case))
