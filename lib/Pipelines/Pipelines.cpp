@@ -319,6 +319,9 @@ static void addCpuToLLVMStage(OpPassManager &pm,
 /// inside the thread); host allocations and copies move to the device;
 /// kernels outlined into one gpu.module.
 static void addCudaMapStage(OpPassManager &pm) {
+  // Before the generic mapping, which would run each fused row serially in
+  // one thread.
+  addNested(pm, attn::createAttnGpuRowKernels());
   addNested(pm, createForallToParallelLoopPass());
   addNested(pm, createConvertLinalgToParallelLoopsPass());
   addNested(pm, attn::createAttnGpuTileParallelLoops());

@@ -169,6 +169,41 @@ def AttnGpuSimtMatmul : Pass<"attn-gpu-simt-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def AttnGpuRowKernels : Pass<"attn-gpu-row-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Run every row of a fused row loop on a thread block of its own";
+  let description = [{
+    attn-fuse-rows leaves each row-wise chain (residual add + layer norm,
+    RMS norm) as an `scf.forall` over rows whose body reduces the row into
+    scalars and then writes it elementwise. Mapped as a parallel loop, every
+    row runs serially in one thread (a BERT-base layer norm: one block of
+    128 threads, each making three passes over 768 elements). This pass
+    turns such a forall into a `gpu.launch` with one block per row: the
+    elementwise row loops are strided over the block's threads (coalesced
+    accesses), a reduction combines the threads' partials with warp
+    shuffles and one shared-memory slot per warp, and the row's scalars
+    (statistics, copies, fills of stack scalars) are computed by every
+    thread in its own registers. Each element of a row belongs to the same
+    thread in every loop, so the loops need no barrier between them.
+
+    A forall is taken when its body holds only views, stack scalars (allocas
+    of unit shape), their fills and copies, side-effect-free scalar ops, and
+    linalg generics whose loops are all 1 but at most one, of the same size
+    N for the whole body: elementwise over it, a sum or max reduction over it
+    into a stack scalar (f32), or scalar. Anything else stays for the
+    generic parallel-loop mapping. Run after bufferization and the matmul
+    kernels, before attn-gpu-tile-parallel-loops.
+  }];
+  let options = [
+    Option<"maxThreads", "max-threads", "int64_t", "256",
+           "threads per block (a multiple of 32); a row of N elements "
+           "uses N rounded up to 32 if that is fewer">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def AttnGpuTileParallelLoops
     : Pass<"attn-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split outermost scf.parallel loops into blocks x threads";
