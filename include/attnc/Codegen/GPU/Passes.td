@@ -133,7 +133,12 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
            "where K has fewer k steps or 48 KiB would not hold them">,
     Option<"ldmatrix", "ldmatrix", "bool", "true",
            "load the mma fragments from shared memory with nvgpu.ldmatrix "
-           "(else with pairs of 2-element loads)">
+           "(else with pairs of 2-element loads)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "sm_90a: multiply with warpgroup MMA (nvvm.wgmma.mma_async "
+           "m64nNk16 from shared-memory descriptors, one warpgroup per "
+           "64-row block) where both operands can be staged by cp.async; "
+           "other shapes (and wgmma=false) keep mma.sync">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
