@@ -350,15 +350,18 @@ struct KernelBuilder {
         mm.elementType.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
     auto shape =
         NVVM::MMAShapeAttr::get(b.getContext(), t.blockM(), t.blockN(), kTileK);
-    for (int64_t kk = 0; kk < t.bk / kTileK; ++kk)
+    for (int64_t kk = 0; kk < t.bk / kTileK; ++kk) {
+      // Separate statements: A's descriptor is emitted first.
+      Value descA = descriptor(aBase, stage, t.blockM(), kk);
+      Value descB = descriptor(bBase, stage, t.blockN(), kk);
       regs = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, structType, regs, descriptor(aBase, stage, t.blockM(), kk),
-          descriptor(bBase, stage, t.blockN(), kk), shape, type, type,
+          b, loc, structType, regs, descA, descB, shape, type, type,
           NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           // A [M][K] and B [N][K] are both K-major (no transpose).
           NVVM::MMALayout::row, NVVM::MMALayout::col,
           NVVM::MMAIntOverflowAttr());
+    }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
     auto accType = VectorType::get({2, 2}, f32);
