@@ -48,6 +48,24 @@
 // too little for cp.async) keeps plain staging; `staging=plain` and
 // `ldmatrix=false` keep the code above for older chips.
 //
+// With `wgmma` (attn-to-cuda sets it for sm_90a) the kernel multiplies with
+// warpgroup MMA instead: one warpgroup (4 warps) per block of 64 x 8 NT'
+// (NT' = 2 warp-n-tiles), wgmma.mma_async m64n(8 NT')k16 reading A and B
+// from shared memory through matrix descriptors. Its accumulator fragment
+// gives warp w rows 16w..16w+15 laid out per n8 column block as mma.sync's
+// C fragment, so the tiling is 4 x 1 warps of 1 x NT' mma tiles and the
+// accumulator loads, epilogue and masked stores are unchanged. The tiles
+// are staged by the cp.async pipeline in the no-swizzle K-major
+// core-matrix layout [stage][BK / 8][rows][8] (an 8 x 16-byte core matrix
+// is 128 contiguous bytes), which needs no swizzle mode and no shared
+// memory alignment beyond 16 bytes. Per k step, after the cp.async wait:
+// fence.proxy.async (wgmma reads through the async proxy what the generic
+// proxy wrote), the barrier, the prefetch, wgmma.fence (the accumulator
+// registers were written by ordinary instructions), BK / 16 chained
+// wgmma, commit, wait 0 (the accumulators are read back, and the next
+// prefetch into this stage must not overwrite in-flight sources). Shapes
+// whose operands cannot both be staged by cp.async keep mma.sync.
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
