@@ -69,6 +69,36 @@ The sm_80 data movement the kernels use is modelled from the PTX ISA too:
   before they read them). Both the source and the destination must be
   aligned to the copy size.
 
+The sm_90a warpgroup MMA (nvvm.wgmma.*) is modelled from the PTX ISA too:
+
+- wgmma.mma_async .m64nNk16 .f32.{f16,bf16} (A and B K-major, from shared
+  memory): each 64-bit matrix descriptor is decoded ("Matrix Descriptor
+  Format": start address >> 4 in bits 0-13, leading byte offset >> 4 in
+  16-29, stride byte offset >> 4 in 32-45; a swizzle mode or base offset
+  other than 0 is rejected as not modelled) and the operand gathered from
+  the shared buffer at those addresses (shared buffers get addresses from
+  0x410 up, 16-byte aligned, as memref.extract_aligned_pointer_as_index
+  returns them) per the no-swizzle K-major layout: core matrices of 8 rows
+  x 16 bytes, core matrix (i, j) at i * stride + j * leading byte offset.
+  D = A B + D is scattered per the accumulator fragment (thread t of the
+  warpgroup, register i: row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2),
+  column 8 (i / 4) + 2 (t % 4) + i % 2).
+- Async rules: the result registers (an LLVM struct) may be read only
+  after a wgmma.wait_group completed the commit group holding the wgmma
+  (chaining them into the next wgmma is allowed); its shared-memory
+  sources must not be written until then; accumulator registers written by
+  other instructions need a wgmma.fence before a wgmma reads them; and a
+  shared-memory element written through the generic proxy (a store or a
+  landed cp.async) needs a fence.proxy.async by the writing thread before
+  wgmma (the async proxy) reads it. The wgmma's reads count as reads by
+  another thread for the barrier race check.
+
+Mutations for wgmma: drop-wgmma-wait, wgmma-wait-one-more (each wait lets
+one more group stay pending), drop-wgmma-fence, drop-proxy-fence,
+wgmma-swap-descriptor-offsets (leading and stride byte offsets exchanged
+when decoding), wgmma-swap-d-rows (the accumulator fragment's rows g and
+g + 8 exchanged).
+
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU: it checks the kernels'
 indexing, synchronization and numerics against the documented fragment
 layout, not the hardware, the NVVM/PTX lowering or ptxas.

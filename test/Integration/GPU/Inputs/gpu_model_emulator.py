@@ -44,7 +44,10 @@ ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
 create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
 mutations drop-async-wait, drop-async-commit, async-wait-one-more,
 async-copy-wrong-stage,
-drop-zero-fill and flip-ldmatrix-trans.
+drop-zero-fill and flip-ldmatrix-trans. The sm_90a GEMMs' wgmma
+(nvvm.wgmma.* with shared-memory descriptors, fence.proxy.async) follows
+gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
+mutations; every lane of the launch must execute the wgmma ops together.
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """
