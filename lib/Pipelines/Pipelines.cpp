@@ -74,6 +74,12 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "Plain loops instead of the register-tiled (CPU) / tensor-core (CUDA) "
      "matmul kernels with fused epilogues",
      true, true},
+    {"wgmma", &PipelineOptions::wgmma,
+     "sm_90a: the f16/bf16 GEMM kernels multiply with warpgroup MMA "
+     "(wgmma.mma_async) where their shape allows (attn-gpu-mma-matmul{wgmma})",
+     "sm_90a: keep mma.sync in the f16/bf16 GEMM kernels instead of "
+     "warpgroup MMA (wgmma.mma_async)",
+     false, true},
     {"attention-kernels", &PipelineOptions::attentionKernels,
      "Outer-product vector kernels for the flash attention block "
      "contractions (transposed keys)",
@@ -392,6 +398,9 @@ static bool addTargetIndependentStages(OpPassManager &pm,
     if (target == Target::Cuda) {
       attn::AttnGpuMmaMatmulOptions mma;
       mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
+      // wgmma needs the architecture-specific features of sm_90a (sm_100a
+      // and later dropped it).
+      mma.wgmma = options.wgmma && options.chip == "sm_90a";
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
       addNested(pm, attn::createAttnGpuSimtMatmul());
     } else {

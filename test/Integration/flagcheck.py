@@ -34,11 +34,15 @@ SMALL_BERT = dict(layers=2, d=128, heads=4, dff=256, seq=32)
 
 def no_switches(attn_compile):
     """The --no-* switches attn-compile lists in --help, sorted; those for
-    imported models only (described as "model.onnx: ...") do not apply."""
+    imported models only (described as "model.onnx: ...") and those for one
+    CUDA chip (described as "sm_XY...: ...", e.g. --no-wgmma) do not apply
+    to these CPU runs."""
     text = subprocess.run([attn_compile, "--help"], check=True,
                           capture_output=True, text=True).stdout
     found = re.findall(r"^\s+(--no-[a-z0-9-]+)\s+- (.*)$", text, re.M)
-    return sorted({name for name, desc in found if not desc.startswith("model.onnx:")})
+    return sorted({name for name, desc in found
+                   if not desc.startswith("model.onnx:")
+                   and not re.match(r"sm_\d+a?:", desc)})
 
 
 def model_and_config(kind, workdir):

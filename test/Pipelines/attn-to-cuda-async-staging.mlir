@@ -1,12 +1,15 @@
 // RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_80" | FileCheck %s --check-prefix=SM80
-// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a" | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a wgmma=false" | FileCheck %s --check-prefix=SM80
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a" | FileCheck %s --check-prefix=SM90
 // RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_75" | FileCheck %s --check-prefix=SM75
 
 // attn-to-cuda picks the tensor-core kernels' staging from the chip: cp.async
 // (nvgpu.device_async_copy groups, sm_80 and later) for both the GEMM
 // (attn-gpu-mma-matmul) and the flash kernel (attn-gpu-flash-attention),
 // plain loads and stores before sm_80. Fragments come from ldmatrix either
-// way.
+// way. On sm_90a (unless wgmma=false) the GEMM multiplies with warpgroup
+// MMA from tiles the same cp.async pipeline stages; the flash kernel keeps
+// mma.sync.
 
 // SM80:      gpu.module
 // SM80:        gpu.func @{{.*}}(
@@ -17,6 +20,19 @@
 // SM80:        gpu.func @{{.*}}(
 // SM80:          nvgpu.device_async_copy
 // SM80:          nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// SM90:      gpu.module
+// SM90:        gpu.func @{{.*}}(
+// SM90-NOT:      nvgpu.ldmatrix
+// SM90:          nvgpu.device_async_copy
+// SM90:          nvgpu.device_async_wait
+// SM90:          nvvm.fence.proxy
+// SM90:          nvvm.wgmma.fence.aligned
+// SM90:          nvvm.wgmma.mma_async
+// SM90-NOT:      nvgpu.mma.sync
+// SM90:        gpu.func @{{.*}}(
+// SM90:          nvgpu.device_async_copy
+// SM90:          nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// SM90:          nvgpu.mma.sync
 // SM75-NOT:  nvgpu.device_async
 // SM75:      nvgpu.ldmatrix
 // SM75-NOT:  nvgpu.device_async

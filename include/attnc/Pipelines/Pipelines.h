@@ -57,6 +57,9 @@ struct PipelineOptions {
   /// attn-cpu-matmul-kernel (CPU) / attn-gpu-mma-matmul (CUDA): register-
   /// tiled or tensor-core matmuls with fused epilogues.
   bool matmulKernels = true;
+  /// CUDA sm_90a: attn-gpu-mma-matmul multiplies with warpgroup MMA
+  /// (wgmma.mma_async) where the shape allows.
+  bool wgmma = true;
   /// CPU: attn-flash-attention{transpose-keys} +
   /// attn-cpu-outer-product-matmul: the flash block contractions as
   /// outer-product vector kernels.

@@ -48,6 +48,24 @@
 // too little for cp.async) keeps plain staging; `staging=plain` and
 // `ldmatrix=false` keep the code above for older chips.
 //
+// With `wgmma` (attn-to-cuda sets it for sm_90a) the kernel multiplies with
+// warpgroup MMA instead: one warpgroup (4 warps) per block of 64 x 8 NT'
+// (NT' = 2 warp-n-tiles), wgmma.mma_async m64n(8 NT')k16 reading A and B
+// from shared memory through matrix descriptors. Its accumulator fragment
+// gives warp w rows 16w..16w+15 laid out per n8 column block as mma.sync's
+// C fragment, so the tiling is 4 x 1 warps of 1 x NT' mma tiles and the
+// accumulator loads, epilogue and masked stores are unchanged. The tiles
+// are staged by the cp.async pipeline in the no-swizzle K-major
+// core-matrix layout [stage][BK / 8][rows][8] (an 8 x 16-byte core matrix
+// is 128 contiguous bytes), which needs no swizzle mode and no shared
+// memory alignment beyond 16 bytes. Per k step, after the cp.async wait:
+// fence.proxy.async (wgmma reads through the async proxy what the generic
+// proxy wrote), the barrier, the prefetch, wgmma.fence (the accumulator
+// registers were written by ordinary instructions), BK / 16 chained
+// wgmma, commit, wait 0 (the accumulators are read back, and the next
+// prefetch into this stage must not overwrite in-flight sources). Shapes
+// whose operands cannot both be staged by cp.async keep mma.sync.
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
@@ -185,14 +203,22 @@ struct Staging {
   int64_t stages = 0;
   int64_t chunkA = 0, chunkB = 0;
   bool ldmatrix = false;
+  /// Multiply with wgmma.mma_async from tiles in the no-swizzle core-matrix
+  /// layout (needs the cp.async pipeline for both operands).
+  bool wgmma = false;
 };
 
 /// Shared memory of `stages` (at least one) buffers of A [BM][BK + 8] and
-/// B [BN][BK + 8] of 2-byte elements.
-static int64_t gemmSharedBytes(const GemmTiling &t, int64_t stages) {
+/// B [BN][BK + 8] of 2-byte elements; for wgmma [BK / 8][BM][8] and
+/// [BK / 8][BN][8] (no padding: the core matrices are read whole).
+static int64_t gemmSharedBytes(const GemmTiling &t, int64_t stages,
+                               bool wgmma = false) {
   return std::max<int64_t>(stages, 1) * 2 * (t.blockM() + t.blockN()) *
-         (t.bk + mlir::attn::kSmemPad);
+         (t.bk + (wgmma ? 0 : mlir::attn::kSmemPad));
 }
+
+/// Bytes of one no-swizzle core matrix of wgmma: 8 rows of 16 bytes.
+constexpr int64_t kCoreMatrixBytes = 128;
 
 struct KernelBuilder {
   OpBuilder &b;
@@ -300,6 +326,84 @@ struct KernelBuilder {
     body();
   }
 
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+
+  /// The wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format") of
+  /// the k16 slice `kk` of a [BK / 8][rows][8] tile in pipeline stage
+  /// `stage` whose buffer starts at shared address `base` (i64): start
+  /// address >> 4 in bits 0-13, the leading dimension byte offset (between
+  /// core matrices adjacent in K: one [rows][8] plane) >> 4 in bits 16-29,
+  /// the stride dimension byte offset (between core matrices adjacent in M
+  /// or N: 128 bytes) >> 4 in bits 32-45, base offset 0 and swizzle mode 0
+  /// (none) in bits 49-51 and 62-63.
+  Value descriptor(Value base, Value stage, int64_t rows, int64_t kk) {
+    int64_t plane = rows * 8 * 2; // bytes of one [rows][8] k chunk
+    Value stageBytes = arith::MulIOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, b.getI64Type(), stage),
+        i64(t.bk / 8 * plane));
+    Value addr = arith::AddIOp::create(b, loc, base, stageBytes);
+    if (kk)
+      addr = arith::AddIOp::create(b, loc, addr, i64(2 * kk * plane));
+    Value start = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, addr, i64(4)), i64(0x3FFF));
+    int64_t offsets = (plane >> 4) << 16 | (kCoreMatrixBytes >> 4) << 32;
+    return arith::OrIOp::create(b, loc, start, i64(offsets));
+  }
+
+  /// One k step on the warpgroup: wgmma.fence (the accumulators were
+  /// written by other instructions since the last wgmma), BK / 16
+  /// m64n(BN)k16 with f32 accumulation chained on the same registers,
+  /// commit, and a wait for the group (the registers are read back as
+  /// mma.sync accumulators, and the next step's copies overwrite this
+  /// stage). The accumulator struct is the 4 nt registers of the ISA's
+  /// fragment: d[4 j + 2 h + e] = C[16 w + g + 8 h][8 j + 2 t + e], which
+  /// is row h, element e of mma tile j's vector<2x2xf32>.
+  SmallVector<Value> multiplyWgmma(Value stage, Value aBase, Value bBase,
+                                   SmallVector<Value> accs) {
+    Type f32 = b.getF32Type();
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4 * t.nt, f32));
+    Value regs = LLVM::PoisonOp::create(b, loc, structType);
+    for (int64_t j = 0; j < t.nt; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t e = 0; e < 2; ++e)
+          regs = LLVM::InsertValueOp::create(
+              b, loc, regs,
+              vector::ExtractOp::create(b, loc, accs[j],
+                                        ArrayRef<int64_t>{h, e}),
+              ArrayRef<int64_t>{4 * j + 2 * h + e});
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    auto type =
+        mm.elementType.isF16() ? NVVM::WGMMATypes::f16 : NVVM::WGMMATypes::bf16;
+    auto shape =
+        NVVM::MMAShapeAttr::get(b.getContext(), t.blockM(), t.blockN(), kTileK);
+    for (int64_t kk = 0; kk < t.bk / kTileK; ++kk) {
+      // Separate statements: A's descriptor is emitted first.
+      Value descA = descriptor(aBase, stage, t.blockM(), kk);
+      Value descB = descriptor(bBase, stage, t.blockN(), kk);
+      regs = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, regs, descA, descB, shape, type, type,
+          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          // A [M][K] and B [N][K] are both K-major (no transpose).
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    auto accType = VectorType::get({2, 2}, f32);
+    for (int64_t j = 0; j < t.nt; ++j) {
+      SmallVector<Value> d;
+      for (int64_t r = 0; r < 4; ++r)
+        d.push_back(LLVM::ExtractValueOp::create(b, loc, regs,
+                                                 ArrayRef<int64_t>{4 * j + r}));
+      accs[j] = vector::FromElementsOp::create(b, loc, accType, d);
+    }
+    return accs;
+  }
+
   void emit() {
     using mlir::attn::buildFragment;
     using mlir::attn::buildMmaSync;
@@ -312,7 +416,10 @@ struct KernelBuilder {
       SmallVector<int64_t> shape;
       if (staging.stages)
         shape.push_back(staging.stages);
-      shape.append({rows, t.bk + kSmemPad});
+      if (staging.wgmma)
+        shape.append({t.bk / 8, rows, 8});
+      else
+        shape.append({rows, t.bk + kSmemPad});
       return shape;
     };
     auto aSmemType = MemRefType::get(smemShape(t.blockM()), mm.elementType,
@@ -406,7 +513,8 @@ struct KernelBuilder {
           llvm::append_range(tokens, mlir::attn::buildSharedTileAsyncCopy(
                                          b, loc, src, {}, row0, k0, rows, t.bk,
                                          dst, prefix, tid, t.threads(), chunk,
-                                         rowLimit, kLimit));
+                                         rowLimit, kLimit,
+                                         /*coreMatrices=*/staging.wgmma));
           return;
         }
         mlir::attn::buildSharedTileCopy(
@@ -418,8 +526,22 @@ struct KernelBuilder {
       return tokens;
     };
 
+    // wgmma reads its operands from shared memory through matrix
+    // descriptors holding shared-state-space addresses: the tiles' bases.
+    Value aBase, bBase;
+    if (staging.wgmma) {
+      auto base = [&](Value smem) -> Value {
+        Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+        return arith::IndexCastOp::create(b, loc, b.getI64Type(), p);
+      };
+      aBase = base(aSmem);
+      bBase = base(bSmem);
+    }
+
     // One k step's mma from the tiles in buffer `stage`.
     auto multiply = [&](Value stage, SmallVector<Value> accs) {
+      if (staging.wgmma)
+        return multiplyWgmma(stage, aBase, bBase, accs);
       auto at = [&](Value row, Value col) {
         SmallVector<Value> indices;
         if (stage)
@@ -530,6 +652,14 @@ struct KernelBuilder {
           remaining = arith::SubIOp::create(b, loc, idx(kSteps - 1), step);
         mlir::attn::buildPipelineWait(b, loc, groups.front(), remaining,
                                       stages);
+        // wgmma reads shared memory through the async proxy: this thread's
+        // landed copies (generic proxy) are ordered before it by a proxy
+        // fence, and before the other threads' wgmma by the barrier.
+        if (staging.wgmma)
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
         Value kNext = addc(k0, (stages - 1) * t.bk);
         Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -628,10 +758,14 @@ struct AttnGpuMmaMatmulPass
   /// them is staged plainly inside the pipeline, and a kernel where neither
   /// has them keeps plain staging. The pipeline is as deep as `stages`
   /// allows within the k steps and 48 KiB of shared memory.
+  /// With `forWgmma` the staging of the wgmma kernel, whose wgmma flag is
+  /// set only where it can run: both operands staged by cp.async (the
+  /// core-matrix layout has no plain-staging path), the pipeline within
+  /// 48 KiB.
   Staging chooseStaging(const GemmTiling &t, const MmaMatmul &mm, Value a,
-                        Value bNk) const {
+                        Value bNk, bool forWgmma = false) const {
     Staging s;
-    s.ldmatrix = ldmatrix;
+    s.ldmatrix = ldmatrix && !forWgmma;
     if (staging != "cp-async")
       return s;
     if (startsAtAllocation(a))
@@ -642,11 +776,15 @@ struct AttnGpuMmaMatmulPass
           mlir::attn::asyncCopyChunk(t.blockN(), t.bk, mm.k, t.threads());
     if (!s.chunkA && !s.chunkB)
       return s;
+    if (forWgmma && (!s.chunkA || !s.chunkB))
+      return s;
     int64_t kSteps = llvm::divideCeil(mm.k, t.bk);
     s.stages = std::max<int64_t>(2, std::min<int64_t>(stages, kSteps));
-    while (s.stages > 2 &&
-           gemmSharedBytes(t, s.stages) > mlir::attn::kMaxStaticSharedBytes)
+    while (s.stages > 2 && gemmSharedBytes(t, s.stages, forWgmma) >
+                               mlir::attn::kMaxStaticSharedBytes)
       --s.stages;
+    s.wgmma = forWgmma && gemmSharedBytes(t, s.stages, true) <=
+                              mlir::attn::kMaxStaticSharedBytes;
     return s;
   }
 
@@ -711,9 +849,19 @@ struct AttnGpuMmaMatmulPass
                       ? a
                       : narrowOperand(b, loc, mm.b);
       GemmTiling tiling = mlir::attn::chooseMmaGemmTiling(mm.m, mm.n, mm.k, nt);
+      Staging kernelStaging = chooseStaging(tiling, mm, a, bNk);
+      if (wgmma) {
+        // Shapes the wgmma kernel does not take keep mma.sync.
+        GemmTiling wgTiling =
+            mlir::attn::chooseWgmmaGemmTiling(mm.m, mm.n, mm.k, nt);
+        Staging wgStaging = chooseStaging(wgTiling, mm, a, bNk, true);
+        if (wgStaging.wgmma) {
+          tiling = wgTiling;
+          kernelStaging = wgStaging;
+        }
+      }
       KernelBuilder kernel(b, loc, mm, a, bNk, tiling, epilogue,
-                           zeroInit != nullptr,
-                           chooseStaging(tiling, mm, a, bNk));
+                           zeroInit != nullptr, kernelStaging);
       for (auto &[input, w] : mm.narrowInputs)
         kernel.narrowInputs[input] = narrowOperand(b, loc, w);
       if (mm.narrowed)

@@ -199,7 +199,7 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
     Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
     Value tid, int64_t threads, int64_t chunk, int64_t rowLimit,
-    int64_t colLimit) {
+    int64_t colLimit, bool coreMatrices) {
   attn::IndexArith ix(b, loc);
   auto less = [&](Value x, int64_t limit) -> Value {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
@@ -238,8 +238,14 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     srcIndices.push_back(r);
     srcIndices.push_back(c);
     SmallVector<Value> dstIndices(dstPrefix.begin(), dstPrefix.end());
-    dstIndices.push_back(row);
-    dstIndices.push_back(col);
+    if (coreMatrices) {
+      dstIndices.push_back(arith::DivUIOp::create(b, loc, col, ix.cst(8)));
+      dstIndices.push_back(row);
+      dstIndices.push_back(arith::RemUIOp::create(b, loc, col, ix.cst(8)));
+    } else {
+      dstIndices.push_back(row);
+      dstIndices.push_back(col);
+    }
     // A chunk past the edge reads nothing (source size 0) and zero-fills
     // its destination: the K padding must be zero in both operands.
     Value srcElements;

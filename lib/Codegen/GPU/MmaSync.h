@@ -66,12 +66,15 @@ int64_t asyncCopyChunk(int64_t rows, int64_t width, int64_t srcRowLength,
 /// `rowLimit` (`colLimit`, a multiple of `chunk`) are zero-filled in `dst`
 /// (source size 0, the source index clamped into `src` so the address stays
 /// valid). Returns the copies' tokens; nothing is visible in `dst` before a
-/// group holding them is waited for.
+/// group holding them is waited for. With `coreMatrices` (`chunk` divides
+/// 8) element (r, c) lands at dst[c / 8][r][c % 8] instead of dst[r][c]:
+/// wgmma's no-swizzle K-major layout, where the 8 x 16-byte core matrices
+/// (8 rows, 8 consecutive columns) are contiguous 128-byte blocks.
 SmallVector<Value> buildSharedTileAsyncCopy(
     OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
     Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
     Value tid, int64_t threads, int64_t chunk, int64_t rowLimit = 0,
-    int64_t colLimit = 0);
+    int64_t colLimit = 0, bool coreMatrices = false);
 
 /// The wait at the start of step i of a `stages`-deep cp.async pipeline
 /// whose steps each commit one group (steps past the last commit none):

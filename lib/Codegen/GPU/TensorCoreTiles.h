@@ -141,6 +141,32 @@ inline MmaGemmTiling chooseMmaGemmTiling(int64_t m, int64_t n, int64_t k,
   return t;
 }
 
+/// The wgmma kernel (sm_90a): one warpgroup (4 warps, 128 threads) per
+/// thread block computes a 64 x 8 nt tile of C with wgmma.mma_async
+/// m64n(8 nt)k16. Its accumulator fragment gives warp w rows 16 w .. 16 w +
+/// 15 laid out, per n8 column block, as mma.sync's m16n8 C fragment, so it
+/// is the tiling of 4 x 1 warps of 1 x nt mma tiles. nt is twice
+/// `warpNTiles` (a block as wide as mma.sync's 2 x 2 warps; at most 16:
+/// n128, 64 accumulator registers), else the largest divisor of N / 8
+/// below that; a ragged N takes it rounded up to 8 (the edge block masked).
+/// The k steps are mma.sync's.
+inline MmaGemmTiling chooseWgmmaGemmTiling(int64_t m, int64_t n, int64_t k,
+                                           int64_t warpNTiles) {
+  MmaGemmTiling t = chooseMmaGemmTiling(m, n, k, warpNTiles);
+  t.wm = 4;
+  t.wn = 1;
+  t.mt = 1;
+  int64_t maxNt = 2 * warpNTiles > 16 ? 16 : 2 * warpNTiles;
+  if (maxNt < 1)
+    maxNt = 1;
+  int64_t tiles = (n + 7) / 8;
+  t.nt = tiles < maxNt ? tiles : maxNt;
+  if (n % 8 == 0)
+    while (tiles % t.nt != 0)
+      --t.nt;
+  return t;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_TENSORCORETILES_H

@@ -116,6 +116,12 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     (m, n), an activation in its body) and writes C or another [M, N] f32
     buffer is computed in the kernel's stores and erased (`fuse-epilogues`).
     The extf generics are erased when nothing else reads their outputs.
+    With `wgmma` (sm_90a) the kernels use warpgroup MMA instead of
+    mma.sync: one warpgroup per 64-row block, `nvvm.wgmma.mma_async`
+    m64nNk16 on tiles staged by cp.async in the no-swizzle K-major
+    core-matrix layout, read through shared-memory matrix descriptors
+    (`wgmma.fence`, `fence.proxy.async`, commit and wait per k step); shapes
+    whose operands cannot both be staged by cp.async keep mma.sync.
     Run after bufferization, before the linalg-to-loops GPU mapping.
   }];
   let options = [
@@ -133,7 +139,12 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
            "where K has fewer k steps or 48 KiB would not hold them">,
     Option<"ldmatrix", "ldmatrix", "bool", "true",
            "load the mma fragments from shared memory with nvgpu.ldmatrix "
-           "(else with pairs of 2-element loads)">
+           "(else with pairs of 2-element loads)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "sm_90a: multiply with warpgroup MMA (nvvm.wgmma.mma_async "
+           "m64nNk16 from shared-memory descriptors, one warpgroup per "
+           "64-row block) where both operands can be staged by cp.async; "
+           "other shapes (and wgmma=false) keep mma.sync">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

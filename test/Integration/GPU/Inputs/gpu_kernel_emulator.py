@@ -69,6 +69,36 @@ The sm_80 data movement the kernels use is modelled from the PTX ISA too:
   before they read them). Both the source and the destination must be
   aligned to the copy size.
 
+The sm_90a warpgroup MMA (nvvm.wgmma.*) is modelled from the PTX ISA too:
+
+- wgmma.mma_async .m64nNk16 .f32.{f16,bf16} (A and B K-major, from shared
+  memory): each 64-bit matrix descriptor is decoded ("Matrix Descriptor
+  Format": start address >> 4 in bits 0-13, leading byte offset >> 4 in
+  16-29, stride byte offset >> 4 in 32-45; a swizzle mode or base offset
+  other than 0 is rejected as not modelled) and the operand gathered from
+  the shared buffer at those addresses (shared buffers get addresses from
+  0x410 up, 16-byte aligned, as memref.extract_aligned_pointer_as_index
+  returns them) per the no-swizzle K-major layout: core matrices of 8 rows
+  x 16 bytes, core matrix (i, j) at i * stride + j * leading byte offset.
+  D = A B + D is scattered per the accumulator fragment (thread t of the
+  warpgroup, register i: row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2),
+  column 8 (i / 4) + 2 (t % 4) + i % 2).
+- Async rules: the result registers (an LLVM struct) may be read only
+  after a wgmma.wait_group completed the commit group holding the wgmma
+  (chaining them into the next wgmma is allowed); its shared-memory
+  sources must not be written until then; accumulator registers written by
+  other instructions need a wgmma.fence before a wgmma reads them; and a
+  shared-memory element written through the generic proxy (a store or a
+  landed cp.async) needs a fence.proxy.async by the writing thread before
+  wgmma (the async proxy) reads it. The wgmma's reads count as reads by
+  another thread for the barrier race check.
+
+Mutations for wgmma: drop-wgmma-wait, wgmma-wait-one-more (each wait lets
+one more group stay pending), drop-wgmma-fence, drop-proxy-fence,
+wgmma-swap-descriptor-offsets (leading and stride byte offsets exchanged
+when decoding), wgmma-swap-d-rows (the accumulator fragment's rows g and
+g + 8 exchanged).
+
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU: it checks the kernels'
 indexing, synchronization and numerics against the documented fragment
 layout, not the hardware, the NVVM/PTX lowering or ptxas.
@@ -254,6 +284,103 @@ _check_cover(B_RC, (16, 8))
 _check_cover(C_RC, (16, 8))
 
 
+# ---------------------------------------------------------------------------
+# The PTX ISA model of wgmma.mma_async .m64nNk16 (f16/bf16 inputs, f32
+# accumulation, A and B from shared memory through matrix descriptors).
+
+WARPGROUP = 128
+
+
+def decode_wgmma_descriptor(desc, mutate=None):
+    """A 64-bit shared-memory matrix descriptor (PTX ISA "Matrix Descriptor
+    Format", sm_90) -> (start address, leading dimension byte offset, stride
+    dimension byte offset), in bytes. Bits 0-13: start address >> 4 (of the
+    18-bit shared address); 16-29: leading byte offset >> 4; 32-45: stride
+    byte offset >> 4; 49-51: matrix base offset; 62-63: swizzle mode (0 no
+    swizzle, 1 128-byte, 2 64-byte, 3 32-byte). Only the no-swizzle mode
+    with base offset 0 is modelled; anything else is rejected."""
+    desc = int(desc) & ((1 << 64) - 1)
+    swizzle = desc >> 62
+    if swizzle != 0:
+        raise NotImplementedError(f"wgmma descriptor swizzle mode {swizzle} "
+                                  "is not modelled")
+    if (desc >> 49) & 0x7:
+        raise NotImplementedError("wgmma descriptor base offset is not "
+                                  "modelled")
+    unknown = desc & ~((0x3FFF) | (0x3FFF << 16) | (0x3FFF << 32) |
+                       (0x7 << 49) | (0x3 << 62))
+    if unknown:
+        raise AssertionError(f"wgmma descriptor: reserved bits set: "
+                             f"{desc:#x}")
+    start = (desc & 0x3FFF) << 4
+    lbo = ((desc >> 16) & 0x3FFF) << 4
+    sbo = ((desc >> 32) & 0x3FFF) << 4
+    if mutate == "wgmma-swap-descriptor-offsets":
+        lbo, sbo = sbo, lbo
+    return start, lbo, sbo
+
+
+def wgmma_kmajor_offsets(rows, lbo, sbo, elem_bytes=2, k=16):
+    """Byte offsets [rows, k] from the start address of the elements of a
+    K-major operand (A: M x K; B stored N x K) in the no-swizzle layout
+    (PTX ISA "Shared Memory Matrix Layout"): core matrices of 8 rows x 16
+    bytes, each row's 16 bytes contiguous and the 8 rows 16 bytes apart;
+    the core matrix holding rows 8i..8i+7 and the j-th 16 bytes of K starts
+    at i * (stride byte offset) + j * (leading byte offset)."""
+    per = 16 // elem_bytes
+    r = np.arange(rows)[:, None]
+    c = np.arange(k)[None, :]
+    return (r // 8) * sbo + (c // per) * lbo + (r % 8) * 16 + \
+        (c % per) * elem_bytes
+
+
+def wgmma_d_coord(tid, i):
+    """Element d_i of the accumulator held by thread `tid` (0..127) of the
+    warpgroup (PTX ISA "Matrix fragments for wgmma .m64nNk16", D f32): warp
+    w = tid / 32 owns rows 16w..16w+15; with lane = tid % 32, row 16w +
+    lane / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2."""
+    warp, lane = tid // LANES, tid % LANES
+    row = 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1)
+    col = 8 * (i >> 2) + 2 * (lane % 4) + (i & 1)
+    return row, col
+
+
+def wgmma_d_coords(n, mutate=None):
+    tid = np.arange(WARPGROUP)[:, None]
+    i = np.arange(n // 2)[None, :]
+    if mutate == "wgmma-swap-d-rows":
+        i = i ^ 2  # rows g and g + 8 exchanged
+    return wgmma_d_coord(tid, i)
+
+
+for _n in (8, 24, 64, 128, 256):
+    _check_cover(wgmma_d_coords(_n), (64, _n))
+
+
+def wgmma_compute(a, b, d, mutate=None):
+    """D = A * B + D for one warpgroup: a [64, 16] and b [n, 16] (B^T:
+    the K-major B) float64, d [128, n / 2] f32 registers -> new registers."""
+    n = b.shape[0]
+    rows, cols = wgmma_d_coords(n, mutate)
+    D = np.zeros((64, n))
+    D[rows, cols] = d
+    D = (a @ b.T + D).astype(np.float32)
+    return D[rows, cols]
+
+
+class Regs(list):
+    """An LLVM struct of registers (one per-thread array per member) and
+    what the wgmma model needs to know about it: `written` is when
+    (emulator clock) an instruction other than wgmma last wrote it, or None
+    for a wgmma result; `wgmma` the in-flight record of the wgmma that
+    produces it."""
+
+    def __init__(self, values, written=None, wgmma=None):
+        super().__init__(values)
+        self.written = written
+        self.wgmma = wgmma
+
+
 def warp_mma(a, b, c):
     """a [32, 8], b [32, 4] float64; c [32, 4] f32 -> d [32, 4] (one warp)."""
     A = np.zeros((16, 16))
@@ -298,6 +425,12 @@ class Memory:
             self.w_thread = np.full(n, -1)
             self.r_epoch = np.full(n, -1)
             self.r_thread = np.full(n, -1)  # -2: several readers
+            # wgmma: sources of in-flight wgmma (must not be overwritten),
+            # and the thread whose generic-proxy write of an element no
+            # fence.proxy.async has ordered before async-proxy reads yet.
+            self.wgmma_reading = np.zeros(n, int)
+            self.unfenced = np.full(n, -1)
+            self.base = None  # shared-state-space address
 
     def view(self, shape):
         """A reshaped view (collapse/expand_shape) sharing data and counts."""
@@ -384,7 +517,9 @@ MUTATIONS = ["swap-b-rows", "swap-a-rows", "swap-b-pair", "swap-c-rows",
              "drop-store-masks", "drop-async-wait", "drop-async-commit",
              "async-wait-one-more",
              "async-copy-wrong-stage", "drop-zero-fill",
-             "flip-ldmatrix-trans"]
+             "flip-ldmatrix-trans", "drop-wgmma-wait", "drop-wgmma-fence",
+             "drop-proxy-fence", "wgmma-swap-descriptor-offsets",
+             "wgmma-swap-d-rows", "wgmma-wait-one-more"]
 
 
 def ldmatrix_receivers(num_tiles, transpose):
@@ -420,6 +555,9 @@ class Emulator:
         self.epoch = 0
         self.ldmatrix_count = 0
         self.async_copy_count = 0
+        self.wgmma_count = 0
+        self.wgmma_macs = 0
+        self.clock = 0  # ops executed: orders register writes and fences
         self.reset_async(0)
 
     def reset_async(self, threads):
@@ -427,6 +565,14 @@ class Emulator:
         # lanes [n] and group [n] (-1: not committed yet).
         self.pending = []
         self.commits = np.zeros(threads, int)
+        # wgmma of the block: in-flight records (dicts of group, reads, done),
+        # groups committed, the clock of the last wgmma.fence; the block's
+        # shared memory, placed from a 16-byte (not more) aligned address.
+        self.wg_pending = []
+        self.wg_commits = 0
+        self.wg_fence = -1
+        self.shared = []
+        self.smem_next = 0x410
 
     # Values -----------------------------------------------------------------
     def lanes(self, v):
@@ -536,6 +682,7 @@ class Emulator:
         leading = loop_body
         for op in ops:
             n = op.name
+            self.clock += 1
             if n == "scf.for":
                 results = self.scf_for(op, env, mask)
                 for i, v in enumerate(results):
@@ -604,8 +751,12 @@ class Emulator:
             shape, elem, space = memref_type(op.text)
             assert space == "workgroup", op.text
             fill = 0xFFFF if elem == "bf16" else np.nan
-            return Memory(np.full(shape, fill, dtype_of(elem)), elem,
-                          shared=True)
+            mem = Memory(np.full(shape, fill, dtype_of(elem)), elem,
+                         shared=True)
+            mem.base = self.smem_next
+            self.smem_next = (mem.base + mem.a.nbytes + 15) // 16 * 16
+            self.shared.append(mem)
+            return mem
         o = [self.get(env, x) for x in op.operands]
         if n == "arith.addi":
             return o[0] + o[1]
@@ -629,6 +780,16 @@ class Emulator:
             return o[0].astype(np.int64)
         if n == "arith.andi":
             return o[0] & o[1]
+        if n == "arith.ori":
+            return o[0] | o[1]
+        if n == "arith.shrui":
+            assert (o[0] >= 0).all() and (o[1] >= 0).all()
+            return o[0] >> o[1]
+        if n == "memref.extract_aligned_pointer_as_index":
+            mem = o[0]
+            assert isinstance(mem, Memory) and mem.shared, \
+                "only shared-memory addresses are modelled"
+            return np.full(self.threads, mem.base, np.int64)
         if n == "arith.cmpi":
             pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
             # eq ne slt sle sgt sge ult ule ugt uge
@@ -714,7 +875,48 @@ class Emulator:
             assert mask.all(), "mma.sync under divergent control flow"
             return self.nvvm_mma(op, o)
         if n == "llvm.extractvalue":
+            self.check_wgmma_regs(o[0], op)
             return o[0][op_ints(op, "position")[0]]
+        if n == "llvm.mlir.poison":
+            count = op.text.rsplit("->", 1)[1].count("f32")
+            return Regs([np.zeros(self.threads, np.float32)] * count,
+                        written=self.clock)
+        if n == "llvm.insertvalue":
+            self.check_wgmma_regs(o[0], op)
+            regs = Regs(o[0], written=self.clock)
+            v = np.asarray(o[1])
+            regs[op_ints(op, "position")[0]] = np.where(mask, v, np.asarray(
+                o[0][op_ints(op, "position")[0]]))
+            return regs
+        if n == "nvvm.wgmma.fence.aligned":
+            self.check_warpgroups(mask, op)
+            if self.mutate != "drop-wgmma-fence":
+                self.wg_fence = self.clock
+            return None
+        if n == "nvvm.fence.proxy":
+            assert "proxy_kind<async.shared>" in op.text, op.text
+            if self.mutate != "drop-proxy-fence":
+                lanes = np.nonzero(mask)[0]
+                for mem in self.shared:
+                    mem.unfenced[np.isin(mem.unfenced, lanes)] = -1
+            return None
+        if n == "nvvm.wgmma.mma_async":
+            return self.wgmma(op, o, mask)
+        if n == "nvvm.wgmma.commit.group.sync.aligned":
+            self.check_warpgroups(mask, op)
+            for rec in self.wg_pending:
+                if rec["group"] < 0:
+                    rec["group"] = self.wg_commits
+            self.wg_commits += 1
+            return None
+        if n == "nvvm.wgmma.wait.group.sync.aligned":
+            self.check_warpgroups(mask, op)
+            allowed = int(re.search(r"group = (\d+) : i64", op.text).group(1))
+            if self.mutate == "wgmma-wait-one-more":
+                allowed += 1
+            if self.mutate != "drop-wgmma-wait":
+                self.wgmma_wait(allowed)
+            return None
         if n == "nvgpu.ldmatrix":
             return self.ldmatrix(op, o[0], o[1:], mask)
         if n == "nvgpu.device_async_copy":
@@ -765,6 +967,122 @@ class Emulator:
         self.ldmatrix_count += 1
         return out
 
+    # sm_90a warpgroup MMA ---------------------------------------------------
+    def check_warpgroups(self, mask, op):
+        assert mask.all() and self.threads % WARPGROUP == 0, \
+            f"{op.name} needs whole, converged warpgroups"
+
+    def check_wgmma_regs(self, regs, op):
+        rec = getattr(regs, "wgmma", None)
+        if rec is not None and not rec["done"]:
+            raise RaceError("wgmma accumulator registers accessed before a "
+                            "wgmma.wait_group completed their group: "
+                            f"{op.text[:120]}")
+
+    def shared_at(self, addr, nbytes):
+        """The shared buffer holding bytes [addr, addr + nbytes) of the
+        shared window, and the element offset of addr in it."""
+        for mem in self.shared:
+            if mem.base <= addr and addr + nbytes <= mem.base + mem.a.nbytes:
+                off = addr - mem.base
+                assert off % mem.a.itemsize == 0, "misaligned wgmma operand"
+                return mem, off // mem.a.itemsize
+        raise AssertionError(f"wgmma operand outside shared memory: "
+                             f"{addr:#x}+{nbytes}")
+
+    def wgmma_operand(self, desc, rows, elem, op):
+        """Gathers a K-major rows x 16 operand: values (float64), and the
+        (mem, flat) elements read."""
+        assert (desc == desc[0]).all(), "wgmma descriptor not uniform"
+        start, lbo, sbo = decode_wgmma_descriptor(desc[0], self.mutate)
+        if start % 16:
+            raise AssertionError("wgmma matrix start address not 16-byte "
+                                 "aligned")
+        offs = wgmma_kmajor_offsets(rows, lbo, sbo)
+        addrs = start + offs
+        lo, hi = int(addrs.min()), int(addrs.max()) + 2
+        mem, first = self.shared_at(lo, hi - lo)
+        assert mem.elem == elem, f"wgmma reads {elem} from {mem.elem}"
+        flat = first + (addrs - lo) // 2
+        self.check_inflight(mem, flat, op)
+        if (mem.unfenced[flat.reshape(-1)] >= 0).any():
+            raise RaceError("wgmma reads (async proxy) a shared-memory "
+                            "write of the generic proxy no "
+                            "fence.proxy.async ordered before it: "
+                            f"{op.text[:120]}")
+        # The async proxy reads on behalf of the whole warpgroup: an
+        # element written since the last barrier by any thread races.
+        f = flat.reshape(-1)
+        record_shared_access(mem, f, np.full(f.shape, -3),
+                             np.full(f.shape, self.epoch), False, RaceError)
+        raw = mem.a.reshape(-1)[flat]
+        vals = bf16_bits_to_f64(raw) if elem == "bf16" else \
+            raw.astype(np.float64)
+        return vals, (mem, f)
+
+    def wgmma(self, op, o, mask):
+        """wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}: reads A and
+        B at issue, records them as in flight until the commit group
+        holding this wgmma is waited for, and returns the accumulators
+        (visible only then)."""
+        self.check_warpgroups(mask, op)
+        shape = re.search(r"shape = #nvvm.shape<m = (\d+), n = (\d+), "
+                          r"k = (\d+)>", op.text)
+        m, n, k = (int(v) for v in shape.groups())
+        assert m == 64 and k == 16 and n % 8 == 0 and 8 <= n <= 256, op.text
+        ty = re.search(r"typeA = #nvvm.wgmma_type<(\w+)>", op.text).group(1)
+        assert ty in ("f16", "bf16") and \
+            f"typeB = #nvvm.wgmma_type<{ty}>" in op.text and \
+            "typeD = #nvvm.wgmma_type<f32>" in op.text, op.text
+        # Both K-major (imm-trans-a/b 0), D = A B + D, no negation.
+        assert "layoutA = #nvvm.mma_layout<row>" in op.text and \
+            "layoutB = #nvvm.mma_layout<col>" in op.text, op.text
+        assert "scaleD = #nvvm.wgmma_scale_out<one>" in op.text and \
+            op.text.count("wgmma_scale_in<one>") == 2, op.text
+        acc = o[0]
+        assert len(acc) == n // 2, "accumulator struct of N / 2 registers"
+        if acc.wgmma is None and not self.wg_fence > acc.written:
+            raise RaceError("wgmma.mma_async on accumulator registers "
+                            "written since the last wgmma.fence: "
+                            f"{op.text[:120]}")
+        if acc.wgmma is not None and acc.wgmma["n"] != n:
+            raise AssertionError("chained wgmma of another shape needs a "
+                                 "wgmma.fence")
+        d = np.stack([np.asarray(r, np.float32) for r in acc], axis=1)
+        out = np.zeros_like(d)
+        reads = []
+        for w0 in range(0, self.threads, WARPGROUP):
+            s = slice(w0, w0 + WARPGROUP)
+            a, ra = self.wgmma_operand(o[1][s], 64, ty, op)
+            b, rb = self.wgmma_operand(o[2][s], n, ty, op)
+            out[s] = wgmma_compute(a, b, d[s], self.mutate)
+            reads += [ra, rb]
+            self.wgmma_count += 1
+            self.wgmma_macs += 64 * n * 16
+        for mem, f in reads:
+            np.add.at(mem.wgmma_reading, f, 1)
+        rec = {"group": -1, "reads": reads, "done": False, "n": n}
+        self.wg_pending.append(rec)
+        return Regs([out[:, i] for i in range(n // 2)], wgmma=rec)
+
+    def wgmma_wait(self, allowed):
+        """wgmma.wait_group N: every committed group but the newest N
+        completes (its accumulators become readable, its sources free)."""
+        keep = []
+        for rec in self.wg_pending:
+            if 0 <= rec["group"] < self.wg_commits - allowed:
+                rec["done"] = True
+                for mem, f in rec["reads"]:
+                    np.subtract.at(mem.wgmma_reading, f, 1)
+            else:
+                keep.append(rec)
+        self.wg_pending = keep
+
+    def check_wgmma_sources(self, mem, flat, op):
+        if mem.shared and mem.wgmma_reading[np.asarray(flat).reshape(-1)].any():
+            raise RaceError("shared-memory write to a source of an "
+                            f"in-flight wgmma: {op.text[:120]}")
+
     def check_inflight(self, mem, flat, op):
         if mem.shared and mem.inflight[np.asarray(flat).reshape(-1)].any():
             raise RaceError("shared-memory race: access to an element a "
@@ -790,7 +1108,7 @@ class Emulator:
         if self.mutate == "drop-zero-fill":
             n_src = np.full(self.threads, count, np.int64)
         assert ((n_src >= 0) & (n_src <= count)).all()
-        if self.mutate == "async-copy-wrong-stage" and len(didx) == 3:
+        if self.mutate == "async-copy-wrong-stage" and len(didx) >= 3:
             didx = [(didx[0] + 1) % dst.a.shape[0]] + list(didx[1:])
         dflat = self.offsets(op, dst, didx, count, mask)
         if ((dflat * dst.a.itemsize) % nbytes != 0).any():
@@ -818,6 +1136,7 @@ class Emulator:
         flat = dflat[:, None] + j
         # Issue: the destination is being written from now on.
         self.check_inflight(dst, flat, op)
+        self.check_wgmma_sources(dst, flat, op)
         self.track(dst, flat, lanes, write=True)
         dst.inflight[flat.reshape(-1)] += 1
         self.pending.append({"mem": dst, "flat": flat, "vals": vals,
@@ -849,6 +1168,7 @@ class Emulator:
                 mem.inflight[flat.reshape(-1)] -= 1
                 mem.a.reshape(-1)[flat] = rec["vals"][done]
                 self.track(mem, flat, lanes[done], write=True)
+                mem.unfenced[flat] = lanes[done][:, None]
             if not done.all():
                 keep.append({k: (v[~done] if isinstance(v, np.ndarray)
                                  else v) for k, v in rec.items()})
@@ -908,7 +1228,9 @@ class Emulator:
         v = val.reshape(self.threads, width)[mask]
         if mem.shared:
             self.check_inflight(mem, flat, op)
+            self.check_wgmma_sources(mem, flat, op)
             self.track(mem, flat, np.nonzero(mask)[0], write=True)
+            mem.unfenced[flat] = np.nonzero(mask)[0][:, None]
         mem.a.reshape(-1)[flat] = v
         np.add.at(mem.writes.reshape(-1), flat.reshape(-1), 1)
 

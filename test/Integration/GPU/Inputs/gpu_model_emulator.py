@@ -44,7 +44,10 @@ ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
 create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
 mutations drop-async-wait, drop-async-commit, async-wait-one-more,
 async-copy-wrong-stage,
-drop-zero-fill and flip-ldmatrix-trans.
+drop-zero-fill and flip-ldmatrix-trans. The sm_90a GEMMs' wgmma
+(nvvm.wgmma.* with shared-memory descriptors, fence.proxy.async) follows
+gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
+mutations; every lane of the launch must execute the wgmma ops together.
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """
@@ -57,8 +60,9 @@ import struct
 import numpy as np
 
 from gpu_kernel_emulator import (
-    A_RC, B_RC, C_RC, LANES, f32_to_bf16_bits, ldmatrix_receivers,
-    mutate_fragments, parse_ops, record_shared_access, split_top)
+    A_RC, B_RC, C_RC, LANES, WARPGROUP, Regs, decode_wgmma_descriptor,
+    f32_to_bf16_bits, ldmatrix_receivers, mutate_fragments, parse_ops,
+    record_shared_access, split_top, wgmma_d_coords, wgmma_kmajor_offsets)
 
 DYNAMIC = -9223372036854775808
 MAX_LANES = 1 << 16
@@ -182,6 +186,13 @@ class Buffer:
             self.w_thread = np.full(n, -1)
             self.r_epoch = np.full(n, -1)
             self.r_thread = np.full(n, -1)  # -2: several readers
+            # wgmma (gpu_kernel_emulator.py's rules): sources of in-flight
+            # wgmma, and the lane of a generic-proxy write no
+            # fence.proxy.async has ordered before async-proxy reads yet.
+            self.wgmma_reading = np.zeros(n, int)
+            self.unfenced = np.full(n, -1)
+            self.base = None  # shared address of each block's copy
+            self.block_size = None  # elements of each block's copy
 
 
 class View:
@@ -402,6 +413,8 @@ class Emulator:
         self.mma_count = 0
         self.ldmatrix_count = 0  # warps that executed an ldmatrix
         self.async_copy_count = 0  # cp.async issued by threads
+        self.wgmma_count = 0  # warpgroups that executed a wgmma.mma_async
+        self.clock = 0  # ops executed: orders register writes and fences
 
     # -- entry --------------------------------------------------------------
     def run_model(self, weights_path, inputs):
@@ -620,6 +633,13 @@ class Emulator:
         # cp.async: copies issued and not landed, groups committed per lane.
         self.pending = []
         self.commits = np.zeros(N, np.int64)
+        # wgmma: in-flight records, groups committed (the warpgroups run in
+        # lockstep: wgmma ops must be executed by all lanes), last fence.
+        self.wg_pending = []
+        self.wg_commits = 0
+        self.wg_fence = -1
+        self.shared = []
+        smem_next = 0x410  # 16-byte (not more) aligned, as the model's
         argnames, body = kernel.regions[0]
         nwg = int(re.search(r"workgroup_attributions = (\d+)",
                             kernel.text).group(1)) \
@@ -633,6 +653,9 @@ class Emulator:
             shape, elem, _, _, space = parse_memref(ty)
             assert space == "workgroup"
             buf, size = new_buffer(shape, elem, "shared", copies=nblk)
+            buf.base, buf.block_size = smem_next, size
+            smem_next = (smem_next + size * buf.flat.itemsize + 15) // 16 * 16
+            self.shared.append(buf)
             env[name] = View(buf, (lane // T) * size, shape, row_major(shape))
         self.ids = {
             "thread_id": [t % block[0], (t // block[0]) % block[1],
@@ -672,6 +695,7 @@ class Emulator:
     def run_ops(self, ops, env, mask):
         for op in ops:
             n = op.name
+            self.clock += 1
             if n == "scf.for":
                 self.bind(op, env, self.scf_for(op, env, mask))
                 continue
@@ -902,7 +926,62 @@ class Emulator:
             d = self.mma(a, b, c).reshape(self.N, 4)
             return [d[:, i] for i in range(4)]
         if n == "llvm.extractvalue":
+            self.check_wgmma_regs(o[0], op)
             return o[0][props(op, "position")[0]]
+        if n == "llvm.mlir.poison":
+            count = result_types(op)[0].count("f32")
+            return Regs([np.zeros(self.N, np.float32)] * count,
+                        written=self.clock)
+        if n == "llvm.insertvalue":
+            self.check_wgmma_regs(o[0], op)
+            regs = Regs(o[0], written=self.clock)
+            i = props(op, "position")[0]
+            regs[i] = np.where(mask, self.lanes(o[1]), self.lanes(o[0][i]))
+            return regs
+        if n == "memref.extract_aligned_pointer_as_index":
+            view = o[0]
+            assert view.buf.kind == "shared", \
+                "only shared-memory addresses are modelled"
+            # The aligned pointer is the allocation's (this block's copy).
+            return np.full(self.N, view.buf.base, np.int64)
+        if n == "nvvm.fence.proxy":
+            assert "proxy_kind<async.shared>" in op.text, op.text
+            if self.mutate != "drop-proxy-fence":
+                lanes = np.nonzero(mask)[0]
+                for buf in self.shared:
+                    buf.unfenced[np.isin(buf.unfenced, lanes)] = -1
+            return None
+        if n == "nvvm.wgmma.fence.aligned":
+            self.check_all(mask, op)
+            if self.mutate != "drop-wgmma-fence":
+                self.wg_fence = self.clock
+            return None
+        if n == "nvvm.wgmma.mma_async":
+            return self.wgmma(op, o, mask)
+        if n == "nvvm.wgmma.commit.group.sync.aligned":
+            self.check_all(mask, op)
+            for rec in self.wg_pending:
+                if rec["group"] < 0:
+                    rec["group"] = self.wg_commits
+            self.wg_commits += 1
+            return None
+        if n == "nvvm.wgmma.wait.group.sync.aligned":
+            self.check_all(mask, op)
+            allowed = int(re.search(r"group = (\d+) : i64",
+                                    op.text).group(1))
+            if self.mutate == "wgmma-wait-one-more":
+                allowed += 1
+            if self.mutate != "drop-wgmma-wait":
+                keep = []
+                for rec in self.wg_pending:
+                    if 0 <= rec["group"] < self.wg_commits - allowed:
+                        rec["done"] = True
+                        for buf, f in rec["reads"]:
+                            np.subtract.at(buf.wgmma_reading, f, 1)
+                    else:
+                        keep.append(rec)
+                self.wg_pending = keep
+            return None
         if n == "gpu.shuffle":
             assert "shuffle_mode xor" in op.text, op.text
             assert np.ndim(o[1]) == 0 and int(o[2]) == LANES, \
@@ -934,6 +1013,102 @@ class Emulator:
             self.check_warp_uniform(mask, "mma.sync")
             return self.nvgpu_mma(op, o)
         raise NotImplementedError(f"op {n}")
+
+    # -- sm_90a wgmma (gpu_kernel_emulator.py's PTX ISA model) --------------
+    def check_all(self, mask, op):
+        # Every block runs the kernel's wgmma steps at once; a wgmma op
+        # under control flow that leaves some lanes out is not modelled.
+        if not mask.all() or self.T % WARPGROUP:
+            raise NotImplementedError(f"{op.name} needs every lane of whole "
+                                      "warpgroups")
+
+    def check_wgmma_regs(self, regs, op):
+        rec = getattr(regs, "wgmma", None)
+        if rec is not None and not rec["done"]:
+            raise RaceError("wgmma accumulator registers accessed before a "
+                            "wgmma.wait_group completed their group: "
+                            f"{op.text[:120]}")
+
+    def wgmma_operand(self, desc, rows, ty, op):
+        """A K-major rows x 16 operand of every warpgroup: values
+        [groups, rows, 16] (float64) and the buffer elements read."""
+        desc = self.lanes(desc)
+        if not (desc == desc[0]).all():
+            raise EmulationError("wgmma descriptor not uniform")
+        start, lbo, sbo = decode_wgmma_descriptor(desc[0], self.mutate)
+        if start % 16:
+            raise EmulationError("wgmma matrix start address not 16-byte "
+                                 "aligned")
+        addrs = start + wgmma_kmajor_offsets(rows, lbo, sbo)
+        lo, hi = int(addrs.min()), int(addrs.max()) + 2
+        for buf in self.shared:
+            nbytes = buf.block_size * buf.flat.itemsize
+            if buf.base <= lo and hi <= buf.base + nbytes:
+                break
+        else:
+            raise EmulationError(f"wgmma operand outside shared memory: "
+                                 f"{lo:#x}+{hi - lo}")
+        assert buf.elem == ty and (lo - buf.base) % 2 == 0
+        # The block of each warpgroup: its shared-memory copy.
+        blocks = self.block_of[np.arange(0, self.N, WARPGROUP)]
+        flat = (blocks * buf.block_size)[:, None, None] + \
+            ((addrs - buf.base) // 2)[None]
+        self.check_inflight(buf, flat, op)
+        if (buf.unfenced[flat.reshape(-1)] >= 0).any():
+            raise RaceError("wgmma reads (async proxy) a shared-memory "
+                            "write of the generic proxy no "
+                            "fence.proxy.async ordered before it: "
+                            f"{op.text[:120]}")
+        # Read on behalf of the whole warpgroup (thread -3: the async proxy).
+        f = flat.reshape(-1)
+        e = np.repeat(self.block_epoch[blocks], rows * 16)
+        record_shared_access(buf, f, np.full(f.shape, -3), e, False,
+                             RaceError)
+        raw = buf.flat[flat]
+        vals = bits_to_bf16_f32(raw) if ty == "bf16" else raw
+        return vals.astype(np.float64), (buf, f)
+
+    def wgmma(self, op, o, mask):
+        self.check_all(mask, op)
+        m, n, k = (int(v) for v in re.search(
+            r"shape = #nvvm.shape<m = (\d+), n = (\d+), k = (\d+)>",
+            op.text).groups())
+        assert m == 64 and k == 16 and n % 8 == 0 and 8 <= n <= 256, op.text
+        ty = re.search(r"typeA = #nvvm.wgmma_type<(\w+)>", op.text).group(1)
+        assert ty in ("f16", "bf16") and \
+            f"typeB = #nvvm.wgmma_type<{ty}>" in op.text and \
+            "typeD = #nvvm.wgmma_type<f32>" in op.text, op.text
+        assert "layoutA = #nvvm.mma_layout<row>" in op.text and \
+            "layoutB = #nvvm.mma_layout<col>" in op.text, op.text
+        assert "scaleD = #nvvm.wgmma_scale_out<one>" in op.text and \
+            op.text.count("wgmma_scale_in<one>") == 2, op.text
+        acc = o[0]
+        assert len(acc) == n // 2
+        if acc.wgmma is None and not self.wg_fence > acc.written:
+            raise RaceError("wgmma.mma_async on accumulator registers "
+                            "written since the last wgmma.fence: "
+                            f"{op.text[:120]}")
+        a, ra = self.wgmma_operand(o[1], 64, ty, op)
+        b, rb = self.wgmma_operand(o[2], n, ty, op)
+        G = self.N // WARPGROUP
+        d = np.stack([self.lanes(r).astype(np.float32) for r in acc],
+                     axis=1).reshape(G, WARPGROUP, n // 2)
+        rows, cols = wgmma_d_coords(n, self.mutate)
+        D = np.zeros((G, 64, n))
+        D[:, rows, cols] = d
+        D = (a @ b.transpose(0, 2, 1) + D).astype(np.float32)
+        out = D[:, rows, cols].reshape(self.N, n // 2)
+        for buf, f in (ra, rb):
+            np.add.at(buf.wgmma_reading, f, 1)
+        rec = {"group": -1, "reads": [ra, rb], "done": False}
+        self.wg_pending.append(rec)
+        self.wgmma_count += G
+        return Regs([out[:, i] for i in range(n // 2)], wgmma=rec)
+
+    def check_wgmma_sources(self, buf, flat, op):
+        if buf.wgmma_reading[np.asarray(flat).reshape(-1)].any():
+            raise RaceError("shared-memory write to a source of an "
+                            f"in-flight wgmma: {op.text[:120]}")
 
     # -- sm_80 data movement (gpu_kernel_emulator.py's PTX ISA model) -------
     def record(self, buf, flat, lanes, write):
@@ -1009,7 +1184,7 @@ class Emulator:
         if self.mutate == "drop-zero-fill":
             n_src = np.full(self.N, count, np.int64)
         assert ((n_src >= 0) & (n_src <= count)).all()
-        if self.mutate == "async-copy-wrong-stage" and len(didx) == 3:
+        if self.mutate == "async-copy-wrong-stage" and len(didx) >= 3:
             didx = [(self.lanes(didx[0]) + 1) % dst.shape[0]] + \
                 list(didx[1:])
         dflat, _ = self.flat_index(op, dst, didx, mask, count)
@@ -1036,6 +1211,7 @@ class Emulator:
         idx = np.where(take, sflat[lanes][:, None] + j, 0)
         vals = np.where(take, src.buf.flat[idx], 0).astype(dst.buf.flat.dtype)
         self.check_inflight(dst.buf, dflat, op)
+        self.check_wgmma_sources(dst.buf, dflat, op)
         self.record(dst.buf, dflat, np.repeat(lanes, count), write=True)
         dst.buf.inflight[dflat.reshape(-1)] += 1
         self.pending.append({"buf": dst.buf, "flat": dflat, "vals": vals,
@@ -1060,6 +1236,7 @@ class Emulator:
                 buf.flat[flat] = rec["vals"][done]
                 self.record(buf, flat, np.repeat(lanes[done], flat.shape[1]),
                             write=True)
+                buf.unfenced[flat] = lanes[done][:, None]
             if not done.all():
                 keep.append({k: (v[~done] if isinstance(v, np.ndarray)
                                  else v) for k, v in rec.items()})
@@ -1284,7 +1461,9 @@ class Emulator:
             v = f32_to_bf16_bits(v)
         if buf.kind == "shared":
             self.check_inflight(buf, flat, op)
+            self.check_wgmma_sources(buf, flat, op)
             self.track(buf, flat, sel, write=True)
+            buf.unfenced[flat] = np.nonzero(sel)[0][:, None]
         buf.flat[flat] = v
 
     def copy(self, src, dst, mask):

@@ -83,11 +83,17 @@ def model_text(kind, source, cfg):
     return gen_examples.decoder_block(**cfg)
 
 
+# Extra attn-to-cuda options for every case (--pipeline-options, e.g.
+# "chip=sm_80" or "no-wgmma"... spelled as attn-opt's pipeline options).
+PIPELINE_OPTIONS = ""
+
+
 def map_stage(attn_opt, path, precision):
     """The module at the end of attn-to-cuda's map stage, generic form."""
+    extra = " " + PIPELINE_OPTIONS if PIPELINE_OPTIONS else ""
     return Module(subprocess.run(
         [attn_opt, path, "--attn-to-cuda=stop-after=gpu-mapped precision="
-         + precision, "--mlir-print-op-generic"],
+         + precision + extra, "--mlir-print-op-generic"],
         check=True, capture_output=True, text=True).stdout)
 
 
@@ -130,7 +136,8 @@ def compare(y, expected, tol, emu):
                 f"{emu.launches} launches of {len(set(emu.kernel_names))} "
                 f"kernels, {emu.mma_count} warp mma.sync, "
                 f"{emu.ldmatrix_count} warp ldmatrix, "
-                f"{emu.async_copy_count} cp.async")
+                f"{emu.async_copy_count} cp.async, "
+                f"{emu.wgmma_count} warpgroup wgmma")
 
 
 def run_case(tools, case, mutate, workdir, host_visible=False):
@@ -180,7 +187,11 @@ def main():
     ap.add_argument("--host-memory-visible", action="store_true",
                     help="let kernels read host memory (host memref.globals)"
                     " as if the device could (HMM / ATS)")
+    ap.add_argument("--pipeline-options", default="",
+                    help="more attn-to-cuda options, e.g. 'chip=sm_80'")
     args = ap.parse_args()
+    global PIPELINE_OPTIONS
+    PIPELINE_OPTIONS = args.pipeline_options
     tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
     cases = [c for c in (ONNX_CASES if args.onnx else CASES)
              if not args.only or args.only in c[0]]

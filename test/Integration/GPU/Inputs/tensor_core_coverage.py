@@ -64,12 +64,15 @@ def weight_copies(ir):
 
 
 def kernels(ir):
-    count = 0
+    """(tensor-core kernels, those on wgmma.mma_async)."""
+    count = wgmma = 0
     for launch in ir.split("gpu.launch ")[1:]:
         body = launch.split("gpu.terminator", 1)[0]
-        if "nvgpu.mma.sync" in body or "nvvm.mma.sync" in body:
+        if "nvgpu.mma.sync" in body or "nvvm.mma.sync" in body or \
+                "nvvm.wgmma.mma_async" in body:
             count += 1
-    return count
+        wgmma += "nvvm.wgmma.mma_async" in body
+    return count, wgmma
 
 
 def run(cmd):
@@ -88,15 +91,20 @@ def main():
         name, path = spec.split("=", 1)
         before = run([args.attn_opt, path, "--attn-to-cuda="
                       + args.pipeline_options + " stop-after=bufferized"])
+        # As attn-to-cuda runs it: wgmma on sm_90a.
+        wgmma = "chip=sm_90a" in args.pipeline_options and \
+            "wgmma=false" not in args.pipeline_options
         after = subprocess.run(
-            [args.attn_opt, "-", "--attn-gpu-mma-matmul"], input=before,
+            [args.attn_opt, "-", "--attn-gpu-mma-matmul"
+             + ("=wgmma=1" if wgmma else "")], input=before,
             check=True, capture_output=True, text=True).stdout
         total, left = matmuls(before), matmuls(after)
         copies = weight_copies(after)
         taken = len(total) - len(left)
+        count, on_wgmma = kernels(after)
         print(f"{name}: {len(total)} matmuls, {taken} on tensor cores "
-              f"({kernels(after)} tensor-core kernels), {len(copies)} f32 "
-              f"weight copies")
+              f"({count} tensor-core kernels, {on_wgmma} on wgmma), "
+              f"{len(copies)} f32 weight copies")
         for a, b, c in left:
             print(f"  missed: {a} x {b} -> {c}")
         for w in copies:
