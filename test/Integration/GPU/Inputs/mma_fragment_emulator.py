@@ -244,7 +244,8 @@ def run_narrow_case(attn_opt, et, m, n, k, mutate, rng, workdir,
     err = float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-3)))
     ok = bool(np.all(np.abs(got - expected) <= rel * np.abs(expected) + 1e-6))
     print(f"{'PASS' if ok else 'FAIL'} {et} M={m} N={n} K={k} narrow bias, "
-          f"narrow result: max rel err {err:.3e} (bound {rel:.1e})")
+          f"narrow result: max rel err {err:.3e} (bound {rel:.1e}), "
+          f"mma.sync: {emu.mma_count}, wgmma: {emu.wgmma_count}")
     return ok
 
 
