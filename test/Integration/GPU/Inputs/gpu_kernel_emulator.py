@@ -273,10 +273,26 @@ def dtype_of(elem):
 
 
 def memref_type(text):
-    m = re.search(r"memref<([\dx]+)x(\w+)(, #gpu.address_space<(\w+)>)?>",
-                  text)
+    m = re.search(r"memref<([\dx]+)x(\w+)(?:, strided<[^>]*>)?"
+                  r"(, #gpu.address_space<(\w+)>)?>", text)
     shape = [int(d) for d in m.group(1).split("x")]
     return shape, m.group(2), m.group(4)
+
+
+def row_major(shape):
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return list(reversed(strides))
+
+
+def memref_layout(text, shape):
+    """(element strides, offset) of the layout of memref type `text`."""
+    m = re.search(r"strided<\[([\d, ]*)\](?:, offset: (\d+))?>", text)
+    if not m:
+        return row_major(shape), 0
+    return [int(v) for v in m.group(1).split(",")], int(m.group(2) or 0)
 
 
 ELEM_OF_DTYPE = {np.float16: "f16", np.float32: "f32", np.uint16: "bf16",
@@ -284,13 +300,21 @@ ELEM_OF_DTYPE = {np.float16: "f16", np.float32: "f32", np.uint16: "bf16",
 
 
 class Memory:
-    """A buffer plus, for shared memory, the race-detection state."""
+    """A buffer plus, for shared memory, the race-detection state. Accesses
+    address the allocation's elements (`base`, write counts `wbase`) at
+    `off` + sum(index * `strides`): a strided view (memref.subview,
+    memref.transpose, ...) shares them with the memory it views."""
 
     def __init__(self, array, elem, shared=False, writes=None):
         self.a = array
         self.elem = elem
         self.shared = shared
         self.writes = np.zeros(array.shape, int) if writes is None else writes
+        assert array.flags.c_contiguous and self.writes.flags.c_contiguous
+        self.base = array.reshape(-1)
+        self.wbase = self.writes.reshape(-1)
+        self.off = 0
+        self.strides = row_major(array.shape)
         if shared:
             n = array.size
             self.inflight = np.zeros(n, int)  # cp.async writes not landed
@@ -299,12 +323,22 @@ class Memory:
             self.r_epoch = np.full(n, -1)
             self.r_thread = np.full(n, -1)  # -2: several readers
 
-    def view(self, shape):
-        """A reshaped view (collapse/expand_shape) sharing data and counts."""
+    def view(self, shape, strides, off):
+        """The view of this memory's allocation with `shape`, element
+        `strides` and offset `off` (those of a view op's result type),
+        sharing data and counts."""
         assert not self.shared
-        view = Memory(self.a.reshape(shape), self.elem,
-                      writes=self.writes.reshape(shape))
-        assert np.shares_memory(view.a, self.a)
+        view = object.__new__(Memory)
+        view.elem, view.shared = self.elem, False
+        view.base, view.wbase, view.off = self.base, self.wbase, off
+        view.strides = list(strides)
+        last = off + sum((d - 1) * st for d, st in zip(shape, strides))
+        assert 0 <= off and (0 in shape or last < self.base.size), \
+            "view outside its allocation"
+        view.a, view.writes = (
+            np.lib.stride_tricks.as_strided(
+                b[off:], shape, [st * b.itemsize for st in strides])
+            for b in (self.base, self.wbase))
         return view
 
 
@@ -490,10 +524,15 @@ class Emulator:
                 shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
                 assert list(mem.a.shape) == shape
                 env[op.results[0]] = mem
-            elif n in ("memref.collapse_shape", "memref.expand_shape"):
+            elif n in ("memref.collapse_shape", "memref.expand_shape",
+                       "memref.subview", "memref.transpose"):
+                # Static views: the result type's layout says where its
+                # elements are in the allocation.
                 mem = env[op.operands[0]]
-                shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
-                env[op.results[0]] = mem.view(shape)
+                ty = op.text.rsplit("->", 1)[1]
+                shape, _, _ = memref_type(ty)
+                strides, off = memref_layout(ty, shape)
+                env[op.results[0]] = mem.view(shape, strides, off)
             elif n == "memref.alloc":
                 shape, elem, _ = memref_type(op.text)
                 fill = 0xFFFF if elem == "bf16" else np.nan
@@ -754,7 +793,7 @@ class Emulator:
         i = np.arange(tiles)[None, :, None, None]
         dest = w * LANES + rlane[None]
         out[dest, np.broadcast_to(i, dest.shape), relem[None]] = \
-            mem.a.reshape(-1)[elems]
+            mem.base[elems]
         self.track(mem, elems.reshape(-1, 1), dest.reshape(-1), write=False)
         self.ldmatrix_count += 1
         return out
@@ -808,7 +847,7 @@ class Emulator:
         j = np.arange(count)[None, :]
         take = j < n_src[lanes][:, None]
         src_idx = np.where(take, sflat[lanes][:, None] + j, 0)
-        vals[take] = src.a.reshape(-1)[src_idx][take]
+        vals[take] = src.base[src_idx][take]
         flat = dflat[:, None] + j
         # Issue: the destination is being written from now on.
         self.check_inflight(dst, flat, op)
@@ -841,7 +880,7 @@ class Emulator:
             if done.any():
                 mem, flat = rec["mem"], rec["flat"][done]
                 mem.inflight[flat.reshape(-1)] -= 1
-                mem.a.reshape(-1)[flat] = rec["vals"][done]
+                mem.base[flat] = rec["vals"][done]
                 self.track(mem, flat, lanes[done], write=True)
             if not done.all():
                 keep.append({k: (v[~done] if isinstance(v, np.ndarray)
@@ -870,7 +909,9 @@ class Emulator:
             hi = shape[d] - (width if d == len(shape) - 1 else 1)
             if ((i < 0) | (i > hi)).any():
                 raise AssertionError(f"out-of-bounds access: {op.text[:200]}")
-        flat = np.ravel_multi_index(idx, shape)
+        assert mem.strides[-1] == 1, "accesses run along the last dimension"
+        flat = mem.off + sum(i * st for i, st in zip(idx, mem.strides))
+        flat = np.broadcast_to(flat, idx[0].shape if idx else ())
         m = re.search(r"alignment = (\d+) : i64", op.text)
         if m and ((flat * mem.a.itemsize) % int(m.group(1)) != 0).any():
             raise AssertionError(f"misaligned access: {op.text[:200]}")
@@ -890,7 +931,7 @@ class Emulator:
         vals = np.zeros((self.threads, width), mem.a.dtype)
         if mem.shared:
             self.check_inflight(mem, flat, op)
-        vals[mask] = mem.a.reshape(-1)[flat]
+        vals[mask] = mem.base[flat]
         if mem.shared:
             self.track(mem, flat, np.nonzero(mask)[0], write=False)
         return vals[:, 0] if scalar else vals
@@ -903,8 +944,8 @@ class Emulator:
         if mem.shared:
             self.check_inflight(mem, flat, op)
             self.track(mem, flat, np.nonzero(mask)[0], write=True)
-        mem.a.reshape(-1)[flat] = v
-        np.add.at(mem.writes.reshape(-1), flat.reshape(-1), 1)
+        mem.base[flat] = v
+        np.add.at(mem.wbase, flat.reshape(-1), 1)
 
     # mma.sync -----------------------------------------------------------------
     def per_warp(self, a, b, c):
