@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -27,17 +28,23 @@ using namespace mlir;
 
 namespace {
 
-/// A slice's offsets, sizes and strides.
+/// A slice's offsets, sizes and strides, and its type. Where the original
+/// slice's type keeps unit dimensions that the moved sizes cannot give
+/// (e.g. [1, G, 1, D] -> sizes [1, 1, G, D]), the type is the original's
+/// without its unit dimensions and `reshape` relates the two.
 struct SliceParams {
   SmallVector<OpFoldResult> offsets, sizes, strides;
+  RankedTensorType type;
+  std::optional<SmallVector<ReassociationIndices>> reshape;
 };
 
-/// The parameters of `slice` moved to another layout of its tensor, where
-/// dimension d of the sliced tensor is dimension `toDim[d]`; failure when
-/// that changes the order of the slice's non-unit dimensions (dynamic sizes
-/// count as non-unit), i.e. when the slice's elements would come out in
-/// another order.
+/// The parameters of `slice` (of type `type`) moved to another layout of
+/// its tensor, where dimension d of the sliced tensor is dimension
+/// `toDim[d]`; failure when that changes the order of the slice's non-unit
+/// dimensions (dynamic sizes count as non-unit), i.e. when the slice's
+/// elements would come out in another order.
 static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
+                                           RankedTensorType type,
                                            ArrayRef<int64_t> toDim) {
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
@@ -61,7 +68,39 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
     moved.sizes[to] = sizes[d];
     moved.strides[to] = strides[d];
   }
+  SmallVector<int64_t> movedShape;
+  for (OpFoldResult size : moved.sizes)
+    movedShape.push_back(
+        getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  moved.type = type;
+  if (isRankReducedType(
+          RankedTensorType::get(movedShape, type.getElementType()), type) ==
+      SliceVerificationResult::Success)
+    return moved;
+  SmallVector<int64_t> reducedShape;
+  for (int64_t dim : type.getShape())
+    if (dim != 1)
+      reducedShape.push_back(dim);
+  moved.type = RankedTensorType::get(reducedShape, type.getElementType());
+  moved.reshape =
+      getReassociationIndicesForCollapse(type.getShape(), reducedShape);
+  if (!moved.reshape)
+    return failure();
   return moved;
+}
+
+/// Replaces `slice` by the slice `moved` of `source` (of the same elements),
+/// reshaped to its type where needed.
+static void replaceWithSlice(RewriterBase &rewriter,
+                             tensor::ExtractSliceOp slice, Value source,
+                             const SliceParams &moved) {
+  Value result = tensor::ExtractSliceOp::create(
+      rewriter, slice.getLoc(), moved.type, source, moved.offsets, moved.sizes,
+      moved.strides);
+  if (moved.reshape)
+    result = tensor::ExpandShapeOp::create(
+        rewriter, slice.getLoc(), slice.getType(), result, *moved.reshape);
+  rewriter.replaceOp(slice, result);
 }
 
 /// extract_slice(transpose(x)) -> extract_slice(x): dimension i of the
@@ -75,13 +114,11 @@ struct ExtractSliceOfTranspose : OpRewritePattern<tensor::ExtractSliceOp> {
     if (!transpose || !transpose.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(slice, "not a slice of a transpose");
     FailureOr<SliceParams> moved =
-        permuteSlice(slice, transpose.getPermutation());
+        permuteSlice(slice, slice.getType(), transpose.getPermutation());
     if (failed(moved))
       return rewriter.notifyMatchFailure(
           slice, "the permutation reorders the slice's non-unit dimensions");
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        slice, slice.getType(), transpose.getInput(), moved->offsets,
-        moved->sizes, moved->strides);
+    replaceWithSlice(rewriter, slice, transpose.getInput(), *moved);
     return success();
   }
 };
@@ -117,7 +154,7 @@ struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
     for (auto [i, p] : llvm::enumerate(perm))
       toDim[p] = i;
     BlockArgument arg = forall.getTiedBlockArgument(init);
-    SmallVector<std::pair<Operation *, SliceParams>> slices;
+    SmallVector<std::pair<Operation *, SliceParams>, 2> slices;
     for (OpOperand &use : arg.getUses()) {
       Operation *user = use.getOwner();
       auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user);
@@ -127,8 +164,9 @@ struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
       if (!isSliced)
         return rewriter.notifyMatchFailure(
             transpose, "the shared_out is used other than through slices");
+      auto type = insert ? insert.getSourceType() : extract.getType();
       FailureOr<SliceParams> moved =
-          permuteSlice(cast<OffsetSizeAndStrideOpInterface>(user), toDim);
+          permuteSlice(cast<OffsetSizeAndStrideOpInterface>(user), type, toDim);
       if (failed(moved))
         return rewriter.notifyMatchFailure(
             transpose,
@@ -156,16 +194,22 @@ struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
     for (auto &[user, moved] : slices) {
       rewriter.setInsertionPoint(user);
       if (auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(user)) {
-        tensor::ParallelInsertSliceOp::create(
-            rewriter, insert.getLoc(), insert.getSource(), arg, moved.offsets,
-            moved.sizes, moved.strides);
+        Value source = insert.getSource();
+        if (moved.reshape) {
+          // Before the in_parallel terminator, which holds only inserts.
+          rewriter.setInsertionPoint(forall.getTerminator());
+          source = tensor::CollapseShapeOp::create(
+              rewriter, insert.getLoc(), moved.type, source, *moved.reshape);
+          rewriter.setInsertionPoint(insert);
+        }
+        tensor::ParallelInsertSliceOp::create(rewriter, insert.getLoc(), source,
+                                              arg, moved.offsets, moved.sizes,
+                                              moved.strides);
         rewriter.eraseOp(insert);
         continue;
       }
-      auto extract = cast<tensor::ExtractSliceOp>(user);
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          extract, extract.getType(), arg, moved.offsets, moved.sizes,
-          moved.strides);
+      replaceWithSlice(rewriter, cast<tensor::ExtractSliceOp>(user), arg,
+                       moved);
     }
     rewriter.replaceOp(transpose, result);
     return success();

@@ -241,3 +241,45 @@ func.func @shared_out_other_use(%x: tensor<1x2x8x16xf32>)
       outs(%e2 : tensor<1x8x2x16xf32>) permutation = [0, 2, 1, 3]
   return %t : tensor<1x8x2x16xf32>
 }
+
+// -----
+
+// Grouped queries: each iteration reads and writes the rows of the G = 2
+// query heads of a kv head as a [1, G, 1, D] slice, whose unit dimensions
+// the moved sizes [1, 1, G, D] cannot keep in place: the slices take the
+// [G, D] type and are reshaped to and from the loop's.
+
+// CHECK-LABEL: func.func @grouped_heads(
+// CHECK-SAME:      %[[X:[^:]+]]: tensor<1x8x4x16xf32>
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x8x4x16xf32>
+// CHECK:         scf.forall (%[[G:.*]], %[[S:.*]]) in (2, 8) shared_outs(%[[O:.*]] = %[[E]]) -> (tensor<1x8x4x16xf32>)
+// CHECK:           %[[H:.*]] = affine.apply
+// CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[X]][0, %[[S]], %[[H]], 0] [1, 1, 2, 16] [1, 1, 1, 1] : tensor<1x8x4x16xf32> to tensor<2x16xf32>
+// CHECK:           %[[IN:.*]] = tensor.expand_shape %[[ROWS]] {{\[\[}}0, 1], [2, 3]] {{.*}} : tensor<2x16xf32> into tensor<1x2x1x16xf32>
+// CHECK:           %[[NEG:.*]] = linalg.negf ins(%[[IN]] {{.*}}) -> tensor<1x2x1x16xf32>
+// CHECK:           %[[OUT:.*]] = tensor.collapse_shape %[[NEG]] {{\[\[}}0, 1], [2, 3]] : tensor<1x2x1x16xf32> into tensor<2x16xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[OUT]] into %[[O]][0, %[[S]], %[[H]], 0] [1, 1, 2, 16] [1, 1, 1, 1] : tensor<2x16xf32> into tensor<1x8x4x16xf32>
+// CHECK-NOT:     linalg.transpose
+func.func @grouped_heads(%x: tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32> {
+  %e = tensor.empty() : tensor<1x4x8x16xf32>
+  %t = linalg.transpose ins(%x : tensor<1x8x4x16xf32>)
+      outs(%e : tensor<1x4x8x16xf32>) permutation = [0, 2, 1, 3]
+  %r = scf.forall (%g, %s) in (2, 8) shared_outs(%o = %e)
+      -> (tensor<1x4x8x16xf32>) {
+    %h = affine.apply affine_map<(d0) -> (d0 * 2)>(%g)
+    %rows = tensor.extract_slice %t[0, %h, %s, 0] [1, 2, 1, 16] [1, 1, 1, 1]
+        : tensor<1x4x8x16xf32> to tensor<1x2x1x16xf32>
+    %dst = tensor.empty() : tensor<1x2x1x16xf32>
+    %neg = linalg.negf ins(%rows : tensor<1x2x1x16xf32>)
+        outs(%dst : tensor<1x2x1x16xf32>) -> tensor<1x2x1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %neg into %o[0, %h, %s, 0] [1, 2, 1, 16]
+          [1, 1, 1, 1] : tensor<1x2x1x16xf32> into tensor<1x4x8x16xf32>
+    }
+  }
+  %e2 = tensor.empty() : tensor<1x8x4x16xf32>
+  %m = linalg.transpose ins(%r : tensor<1x4x8x16xf32>)
+      outs(%e2 : tensor<1x8x4x16xf32>) permutation = [0, 2, 1, 3]
+  return %m : tensor<1x8x4x16xf32>
+}
