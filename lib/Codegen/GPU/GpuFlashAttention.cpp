@@ -770,8 +770,11 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     // layout: the kernel stores its rows through a transposed view (pairs
     // of Dv % 8 == 0 columns stay 4-byte aligned) and the merge goes.
     linalg::TransposeOp merge;
-    if (op->hasOneUse())
+    if (op->hasOneUse()) {
       merge = headTranspose(*op->getUsers().begin());
+      if (merge && merge.getInput() != op.getResult())
+        merge = {};
+    }
     SmallVector<int64_t> outShape(resultType.getShape());
     if (merge)
       outShape = llvm::to_vector(merge.getInit().getType().getShape());

@@ -126,3 +126,25 @@ func.func @other_permutation(%qt: tensor<1x2x32x64xf16>,
       tensor<1x2x64x32xf16> -> tensor<1x2x64x32xf16>
   return %o : tensor<1x2x64x32xf16>
 }
+
+// -----
+
+// Not folded: the result's only user is a transpose that overwrites it (its
+// init), not one that reads it.
+
+// CHECK-LABEL: func.func @result_is_transpose_init(
+// CHECK:         %[[OUT:.*]] = memref.alloc() : memref<1x2x64x32xf16>
+// CHECK:         %[[O:.*]] = bufferization.to_tensor %[[OUT]]
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x64x2x32xf16>) outs(%[[O]] : tensor<1x2x64x32xf16>)
+// CHECK:         return %[[T]]
+func.func @result_is_transpose_init(%q: tensor<1x2x64x32xf16>,
+                                    %k: tensor<1x2x64x32xf16>,
+                                    %v: tensor<1x2x64x32xf16>,
+                                    %x: tensor<1x64x2x32xf16>)
+    -> tensor<1x2x64x32xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x32xf16>, tensor<1x2x64x32xf16>,
+      tensor<1x2x64x32xf16> -> tensor<1x2x64x32xf16>
+  %t = linalg.transpose ins(%x : tensor<1x64x2x32xf16>)
+      outs(%o : tensor<1x2x64x32xf16>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x2x64x32xf16>
+}
