@@ -233,6 +233,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     outline.minGroupSize = std::numeric_limits<int64_t>::max();
   pm.addPass(attn::createAttnOutlineLayers(outline));
   pm.addPass(attn::createAttnHoistWeights());
+  // The head split and merge transposes around the generic flash loops are
+  // each a kernel writing a full copy on CUDA; the loops' row slices
+  // address the projections' layout directly instead. (The CPU flash
+  // kernels read whole blocks, for which the transposed layout pays.)
+  if (cuda)
+    addNested(pm, attn::createAttnFoldTransposes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // CSE shared one zero fill between projections; bufferized, all but one

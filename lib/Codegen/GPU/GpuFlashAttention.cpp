@@ -61,14 +61,17 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <array>
 #include <limits>
 
 namespace mlir::attn {
@@ -578,6 +581,124 @@ void KernelBuilder::emit() {
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// The head split and merge of attention: [B, S, H, D] <-> [B, H, S, D].
+constexpr std::array<int64_t, 4> kHeadPermutation = {0, 2, 1, 3};
+
+/// `op` if it is a linalg.transpose of a [B, S, H, D] tensor into the
+/// kernel's [B, H, S, D] (or back).
+static linalg::TransposeOp headTranspose(Operation *op) {
+  auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op);
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      transpose.getPermutation() != ArrayRef<int64_t>(kHeadPermutation))
+    return {};
+  return transpose;
+}
+
+/// `type` (strided, [B, S, H, D]) seen as [B, H, S, D].
+static MemRefType headTransposedType(MemRefType type) {
+  auto [strides, offset] = type.getStridesAndOffset();
+  SmallVector<int64_t> shape, permuted;
+  for (int64_t d : kHeadPermutation) {
+    shape.push_back(type.getDimSize(d));
+    permuted.push_back(strides[d]);
+  }
+  return MemRefType::get(
+      shape, type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), offset, permuted));
+}
+
+/// A view of the tensor `x` as the memref views of the static slices and
+/// reshapes that lead to it from a root tensor, whose buffer is taken with an
+/// identity layout (bufferization copies it into a fresh allocation
+/// otherwise, so it starts at an allocation or an entry argument, as the
+/// kernel's other operands do). The layout is then known here, exactly.
+class OperandView {
+public:
+  /// The view's type, or null where a step is not a static slice or a
+  /// reshape that memref views can express.
+  MemRefType analyze(Value x) {
+    Operation *def = x.getDefiningOp();
+    auto type = cast<RankedTensorType>(x.getType());
+    if (!type.hasStaticShape())
+      return {};
+    if (chain.size() < kMaxSteps && def) {
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+        if (ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+            ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+            ShapedType::isDynamicShape(slice.getStaticStrides()))
+          return {};
+        return step(def, slice.getSource(), [&](MemRefType src) {
+          return memref::SubViewOp::inferRankReducedResultType(
+              type.getShape(), src, slice.getStaticOffsets(),
+              slice.getStaticSizes(), slice.getStaticStrides());
+        });
+      }
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+        return step(def, expand.getSrc(), [&](MemRefType src) -> MemRefType {
+          FailureOr<MemRefType> expanded =
+              memref::ExpandShapeOp::computeExpandedType(
+                  src, type.getShape(), expand.getReassociationIndices());
+          return succeeded(expanded) ? *expanded : MemRefType();
+        });
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+        return step(def, collapse.getSrc(), [&](MemRefType src) {
+          auto reassociation = collapse.getReassociationIndices();
+          if (!memref::CollapseShapeOp::isGuaranteedCollapsible(src,
+                                                                reassociation))
+            return MemRefType();
+          return memref::CollapseShapeOp::computeCollapsedType(src,
+                                                               reassociation);
+        });
+    }
+    root = x;
+    types.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+    return types.back();
+  }
+
+  /// Builds the analyzed view (analyze() returned a type).
+  Value build(OpBuilder &b, Location loc) {
+    Value view = bufferization::ToBufferOp::create(b, loc, types.front(), root,
+                                                   /*read_only=*/true);
+    for (auto [op, type] :
+         llvm::zip(llvm::reverse(chain), llvm::drop_begin(types))) {
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+        view = memref::SubViewOp::create(
+            b, loc, type, view, slice.getMixedOffsets(), slice.getMixedSizes(),
+            slice.getMixedStrides());
+      else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+        view = memref::ExpandShapeOp::create(b, loc, type, view,
+                                             expand.getReassociationIndices());
+      else
+        view = memref::CollapseShapeOp::create(
+            b, loc, type, view,
+            cast<tensor::CollapseShapeOp>(op).getReassociationIndices());
+    }
+    return view;
+  }
+
+private:
+  static constexpr size_t kMaxSteps = 8;
+
+  MemRefType step(Operation *op, Value source,
+                  function_ref<MemRefType(MemRefType)> viewType) {
+    chain.push_back(op);
+    MemRefType src = analyze(source);
+    if (!src)
+      return {};
+    MemRefType type = viewType(src);
+    if (!type)
+      return {};
+    types.push_back(type);
+    return type;
+  }
+
+  /// The ops from the tensor back to the root, and the view types from the
+  /// root's buffer to the tensor's.
+  SmallVector<Operation *> chain;
+  SmallVector<MemRefType> types;
+  Value root;
+};
+
 struct GpuFlashSdpaLowering : FlashPatternBase {
   GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                        int64_t maxHeadDim, bool asyncStaging, bool ldmatrix)
@@ -641,15 +762,72 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
       return bufferization::ToBufferOp::create(rewriter, loc, memrefType,
                                                tensor, /*read_only=*/true);
     };
-    Value q = bufferOf(op.getQuery()), k = bufferOf(op.getKey()),
-          v = bufferOf(op.getValue());
+    Value q = operandBuffer(rewriter, loc, op.getQuery(), bufferOf),
+          k = operandBuffer(rewriter, loc, op.getKey(), bufferOf),
+          v = operandBuffer(rewriter, loc, op.getValue(), bufferOf);
     Value lengths = op.getKvLengths() ? bufferOf(op.getKvLengths()) : Value();
-    auto outType = MemRefType::get(resultType.getShape(), elt);
-    Value out = memref::AllocOp::create(rewriter, loc, outType);
-    KernelBuilder(rewriter, loc, p, q, k, v, lengths, out).emit();
+    // A result that is only merged back to [B, S, H, D] is written in that
+    // layout: the kernel stores its rows through a transposed view (pairs
+    // of Dv % 8 == 0 columns stay 4-byte aligned) and the merge goes.
+    linalg::TransposeOp merge;
+    if (op->hasOneUse()) {
+      merge = headTranspose(*op->getUsers().begin());
+      if (merge && merge.getInput() != op.getResult())
+        merge = {};
+    }
+    SmallVector<int64_t> outShape(resultType.getShape());
+    if (merge)
+      outShape = llvm::to_vector(merge.getInit().getType().getShape());
+    Value out =
+        memref::AllocOp::create(rewriter, loc, MemRefType::get(outShape, elt));
+    Value outView = out;
+    if (merge)
+      outView = memref::TransposeOp::create(
+          rewriter, loc, out,
+          AffineMapAttr::get(AffineMap::getPermutationMap(
+              ArrayRef<int64_t>(kHeadPermutation), getContext())));
+    KernelBuilder(rewriter, loc, p, q, k, v, lengths, outView).emit();
+    if (merge) {
+      rewriter.setInsertionPoint(merge);
+      rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+          merge, merge.getInit().getType(), out, /*restrict=*/true,
+          /*writable=*/true);
+      rewriter.eraseOp(op);
+      return success();
+    }
     rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
         op, resultType, out, /*restrict=*/true, /*writable=*/true);
     return success();
+  }
+
+  /// The buffer the kernel reads `operand` from. The head split of a
+  /// projection (transpose of x, [B, S, H, D] -> [B, H, S, D]) is read in
+  /// place, through a transposed view of x's buffer, when x's layout is
+  /// known (static slices and reshapes of a root tensor) and keeps the
+  /// kernel's 16-byte row chunks aligned: its offset and strides a multiple
+  /// of 16 bytes and its rows contiguous. Otherwise the operand's own
+  /// (transposed) buffer, `bufferOf(operand)`.
+  static Value operandBuffer(OpBuilder &b, Location loc, Value operand,
+                             function_ref<Value(Value)> bufferOf) {
+    linalg::TransposeOp split = headTranspose(operand.getDefiningOp());
+    if (!split)
+      return bufferOf(operand);
+    OperandView view;
+    MemRefType type = view.analyze(split.getInput());
+    if (!type)
+      return bufferOf(operand);
+    MemRefType transposed = headTransposedType(type);
+    auto [strides, offset] = transposed.getStridesAndOffset();
+    int64_t elementsPer16Bytes = 16 * 8 / transposed.getElementTypeBitWidth();
+    if (strides.back() != 1 || offset % elementsPer16Bytes != 0 ||
+        llvm::any_of(ArrayRef(strides).drop_back(), [&](int64_t stride) {
+          return stride % elementsPer16Bytes != 0;
+        }))
+      return bufferOf(operand);
+    return memref::TransposeOp::create(
+        b, loc, view.build(b, loc),
+        AffineMapAttr::get(AffineMap::getPermutationMap(
+            ArrayRef<int64_t>(kHeadPermutation), b.getContext())));
   }
 
   int64_t maxHeadDim;

@@ -126,6 +126,28 @@ def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
   ];
 }
 
+def AttnFoldTransposes : Pass<"attn-fold-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Fold layout transposes into the slices that read and write them";
+  let description = [{
+    Removes layout copies (the head split and merge transposes around
+    attention, [B, S, H, D] <-> [B, H, S, D]) where loops only touch them
+    through slices:
+
+    - `tensor.extract_slice` of a `linalg.transpose` becomes a slice of the
+      transpose's input with permuted offsets, sizes and strides;
+    - a `linalg.transpose` of an `scf.forall` result, whose `shared_outs`
+      init is a `tensor.empty` and whose block argument is only used by
+      `tensor.parallel_insert_slice` / `tensor.extract_slice`, becomes the
+      forall writing the transposed layout directly.
+
+    Both need the permutation to keep the relative order of the slice's
+    non-unit (or dynamic) dimensions: the slice then holds the same elements
+    in the same order, and its type is unchanged. Anything else is left as
+    it is. On CUDA every such transpose is a kernel writing a full copy.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
   let summary = "Fuse row-wise epilogue chains (residual add + layer norm) into one loop";
   let description = [{

@@ -61,24 +61,76 @@ CASES = [
     # cp.async); Dv = 8 is a single ldmatrix x2 .trans.
     ("f16 Sq=64 Sk=16 Dk=16 Dv=8", "f16", 1, 1, 1, 64, 16, 16, 8, False,
      None),
+    # The head split and merge folded into the kernel: Q, K, V read in
+    # place from [B, S, H, D] tensors (transposed views), from one packed
+    # [B, S, (Hq + Hkv) Dk + Hkv Dv] projection (slices of it, rows of 2
+    # and 3 heads apart), the output written as [B, S, H, D].
+    ("f16 [B,S,H,D] in and out, GQA Hq=4 Hkv=2 S=64 Dk=32 Dv=16", "f16", 2,
+     4, 2, 64, 64, 32, 16, True, None, "bshd"),
+    ("bf16 packed QKV H=2 S=48 D=32", "bf16", 1, 2, 2, 48, 48, 32, 32,
+     False, [40], "packed"),
 ]
 
 
-def case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths):
+def layout_ir(elem, b, hq, hkv, sq, sk, dk, dv, layout):
+    """The function arguments and the IR that makes q, k, v ([B, H, S, D])
+    from them, and the type the result is returned in, for an operand
+    `layout`: "bhsd" (the arguments), "bshd" ([B, S, H, D] arguments,
+    transposed) or "packed" (one [B, S, N] argument holding Q, K and V's
+    heads side by side, sliced, expanded and transposed)."""
+    def t(*dims):
+        return "tensor<" + "x".join(str(d) for d in dims) + f"x{elem}>"
+    shapes = {"q": (hq, sq, dk), "k": (hkv, sk, dk), "v": (hkv, sk, dv)}
+    if layout == "bhsd":
+        args = ", ".join(f"%{n}: {t(b, *s)}" for n, s in shapes.items())
+        return args, "", t(b, hq, sq, dv)
+    perm = "permutation = [0, 2, 1, 3]"
+    ir = ""
+    if layout == "bshd":
+        args = ", ".join(f"%{n}_in: {t(b, s[1], s[0], s[2])}"
+                         for n, s in shapes.items())
+    else:
+        assert sq == sk
+        width = hq * dk + hkv * dk + hkv * dv
+        args = f"%qkv: {t(b, sq, width)}"
+        col = 0
+        for n, (h, s, d) in shapes.items():
+            ir += (f"  %{n}_s = tensor.extract_slice %qkv[0, 0, {col}] "
+                   f"[{b}, {s}, {h * d}] [1, 1, 1] : {t(b, sq, width)} to "
+                   f"{t(b, s, h * d)}\n"
+                   f"  %{n}_in = tensor.expand_shape %{n}_s [[0], [1], "
+                   f"[2, 3]] output_shape [{b}, {s}, {h}, {d}] : "
+                   f"{t(b, s, h * d)} into {t(b, s, h, d)}\n")
+            col += h * d
+    for n, (h, s, d) in shapes.items():
+        ir += (f"  %{n}_e = tensor.empty() : {t(b, h, s, d)}\n"
+               f"  %{n} = linalg.transpose ins(%{n}_in : {t(b, s, h, d)}) "
+               f"outs(%{n}_e : {t(b, h, s, d)}) {perm}\n")
+    return args, ir, t(b, sq, hq, dv)
+
+
+def case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
+            layout="bhsd"):
     q = f"tensor<{b}x{hq}x{sq}x{dk}x{elem}>"
     k = f"tensor<{b}x{hkv}x{sk}x{dk}x{elem}>"
     v = f"tensor<{b}x{hkv}x{sk}x{dv}x{elem}>"
     o = f"tensor<{b}x{hq}x{sq}x{dv}x{elem}>"
-    args = f"%q: {q}, %k: {k}, %v: {v}"
+    args, ir, ret = layout_ir(elem, b, hq, hkv, sq, sk, dk, dv, layout)
     attrs = ""
     if lengths is not None:
         args += f", %len: tensor<{b}xi32>"
         attrs += f" kv_lengths(%len : tensor<{b}xi32>)"
     if causal:
         attrs += " causal"
-    return (f"func.func @sdpa({args}) -> {o} {{\n"
-            f"  %0 = attn.sdpa %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}\n"
-            f"  return %0 : {o}\n}}\n")
+    ir += f"  %0 = attn.sdpa %q, %k, %v{attrs} : {q}, {k}, {v} -> {o}\n"
+    result = "%0"
+    if ret != o:
+        ir += (f"  %e = tensor.empty() : {ret}\n"
+               f"  %1 = linalg.transpose ins(%0 : {o}) outs(%e : {ret}) "
+               f"permutation = [0, 2, 1, 3]\n")
+        result = "%1"
+    return (f"func.func @sdpa({args}) -> {ret} {{\n{ir}"
+            f"  return {result} : {ret}\n}}\n")
 
 
 def to_f64(x, elem):
@@ -87,16 +139,20 @@ def to_f64(x, elem):
 
 
 def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
-    name, elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths = case
+    name, elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths = case[:11]
+    layout = case[11] if len(case) > 11 else "bhsd"
     path = os.path.join(workdir, "case.mlir")
     with open(path, "w") as f:
-        f.write(case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths))
+        f.write(case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
+                        layout))
     opts = "{" + pass_options + "}" if pass_options else ""
     out = subprocess.run(
         [attn_opt, path, "--pass-pipeline=builtin.module(func.func("
          "attn-gpu-flash-attention" + opts + "))", "--mlir-print-op-generic"],
         check=True, capture_output=True, text=True).stdout
     assert out.count('"gpu.launch"') == 1, "the pass did not take the case"
+    # Every head split and merge folded into the kernel's addressing.
+    assert '"linalg.transpose"' not in out, "a transpose was not folded"
     func = parse_module(out)["sdpa"]
 
     def operand(shape):
@@ -106,7 +162,17 @@ def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     q = operand((b, hq, sq, dk))
     k = operand((b, hkv, sk, dk))
     v = operand((b, hkv, sk, dv))
-    inputs = [q, k, v]
+
+    def bshd(x):
+        return np.ascontiguousarray(x.transpose(0, 2, 1, 3))
+
+    if layout == "bshd":
+        inputs = [bshd(q), bshd(k), bshd(v)]
+    elif layout == "packed":
+        inputs = [np.concatenate(
+            [bshd(x).reshape(b, sq, -1) for x in (q, k, v)], axis=2)]
+    else:
+        inputs = [q, k, v]
     if lengths is not None:
         inputs.append(np.array(lengths, np.int32))
     emu = Emulator(mutate)
@@ -115,6 +181,8 @@ def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     got = to_f64(result.a, elem)
     ref = attn_ref.sdpa(to_f64(q, elem), to_f64(k, elem), to_f64(v, elem),
                         kv_lengths=lengths, causal=causal)
+    if layout != "bhsd":
+        ref = ref.transpose(0, 2, 1, 3)
     # P is rounded to f16/bf16 before P V (as in FlashAttention-2), the
     # output to f16/bf16: tolerances relative to the output's magnitude.
     tol = 2e-2 if elem == "f16" else 6e-2

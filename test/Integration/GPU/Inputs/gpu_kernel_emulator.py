@@ -400,10 +400,26 @@ def dtype_of(elem):
 
 
 def memref_type(text):
-    m = re.search(r"memref<([\dx]+)x(\w+)(, #gpu.address_space<(\w+)>)?>",
-                  text)
+    m = re.search(r"memref<([\dx]+)x(\w+)(?:, strided<[^>]*>)?"
+                  r"(, #gpu.address_space<(\w+)>)?>", text)
     shape = [int(d) for d in m.group(1).split("x")]
     return shape, m.group(2), m.group(4)
+
+
+def row_major(shape):
+    strides, s = [], 1
+    for d in reversed(shape):
+        strides.append(s)
+        s *= d
+    return list(reversed(strides))
+
+
+def memref_layout(text, shape):
+    """(element strides, offset) of the layout of memref type `text`."""
+    m = re.search(r"strided<\[([\d, ]*)\](?:, offset: (\d+))?>", text)
+    if not m:
+        return row_major(shape), 0
+    return [int(v) for v in m.group(1).split(",")], int(m.group(2) or 0)
 
 
 ELEM_OF_DTYPE = {np.float16: "f16", np.float32: "f32", np.uint16: "bf16",
@@ -411,13 +427,21 @@ ELEM_OF_DTYPE = {np.float16: "f16", np.float32: "f32", np.uint16: "bf16",
 
 
 class Memory:
-    """A buffer plus, for shared memory, the race-detection state."""
+    """A buffer plus, for shared memory, the race-detection state. Accesses
+    address the allocation's elements (`base`, write counts `wbase`) at
+    `off` + sum(index * `strides`): a strided view (memref.subview,
+    memref.transpose, ...) shares them with the memory it views."""
 
     def __init__(self, array, elem, shared=False, writes=None):
         self.a = array
         self.elem = elem
         self.shared = shared
         self.writes = np.zeros(array.shape, int) if writes is None else writes
+        assert array.flags.c_contiguous and self.writes.flags.c_contiguous
+        self.base = array.reshape(-1)
+        self.wbase = self.writes.reshape(-1)
+        self.off = 0
+        self.strides = row_major(array.shape)
         if shared:
             n = array.size
             self.inflight = np.zeros(n, int)  # cp.async writes not landed
@@ -430,14 +454,24 @@ class Memory:
             # fence.proxy.async has ordered before async-proxy reads yet.
             self.wgmma_reading = np.zeros(n, int)
             self.unfenced = np.full(n, -1)
-            self.base = None  # shared-state-space address
+            self.addr = None  # shared-state-space address
 
-    def view(self, shape):
-        """A reshaped view (collapse/expand_shape) sharing data and counts."""
+    def view(self, shape, strides, off):
+        """The view of this memory's allocation with `shape`, element
+        `strides` and offset `off` (those of a view op's result type),
+        sharing data and counts."""
         assert not self.shared
-        view = Memory(self.a.reshape(shape), self.elem,
-                      writes=self.writes.reshape(shape))
-        assert np.shares_memory(view.a, self.a)
+        view = object.__new__(Memory)
+        view.elem, view.shared = self.elem, False
+        view.base, view.wbase, view.off = self.base, self.wbase, off
+        view.strides = list(strides)
+        last = off + sum((d - 1) * st for d, st in zip(shape, strides))
+        assert 0 <= off and (0 in shape or last < self.base.size), \
+            "view outside its allocation"
+        view.a, view.writes = (
+            np.lib.stride_tricks.as_strided(
+                b[off:], shape, [st * b.itemsize for st in strides])
+            for b in (self.base, self.wbase))
         return view
 
 
@@ -636,10 +670,15 @@ class Emulator:
                 shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
                 assert list(mem.a.shape) == shape
                 env[op.results[0]] = mem
-            elif n in ("memref.collapse_shape", "memref.expand_shape"):
+            elif n in ("memref.collapse_shape", "memref.expand_shape",
+                       "memref.subview", "memref.transpose"):
+                # Static views: the result type's layout says where its
+                # elements are in the allocation.
                 mem = env[op.operands[0]]
-                shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
-                env[op.results[0]] = mem.view(shape)
+                ty = op.text.rsplit("->", 1)[1]
+                shape, _, _ = memref_type(ty)
+                strides, off = memref_layout(ty, shape)
+                env[op.results[0]] = mem.view(shape, strides, off)
             elif n == "memref.alloc":
                 shape, elem, _ = memref_type(op.text)
                 fill = 0xFFFF if elem == "bf16" else np.nan
@@ -753,8 +792,8 @@ class Emulator:
             fill = 0xFFFF if elem == "bf16" else np.nan
             mem = Memory(np.full(shape, fill, dtype_of(elem)), elem,
                          shared=True)
-            mem.base = self.smem_next
-            self.smem_next = (mem.base + mem.a.nbytes + 15) // 16 * 16
+            mem.addr = self.smem_next
+            self.smem_next = (mem.addr + mem.a.nbytes + 15) // 16 * 16
             self.shared.append(mem)
             return mem
         o = [self.get(env, x) for x in op.operands]
@@ -789,7 +828,7 @@ class Emulator:
             mem = o[0]
             assert isinstance(mem, Memory) and mem.shared, \
                 "only shared-memory addresses are modelled"
-            return np.full(self.threads, mem.base, np.int64)
+            return np.full(self.threads, mem.addr, np.int64)
         if n == "arith.cmpi":
             pred = int(re.search(r"predicate = (\d+)", op.text).group(1))
             # eq ne slt sle sgt sge ult ule ugt uge
@@ -962,7 +1001,7 @@ class Emulator:
         i = np.arange(tiles)[None, :, None, None]
         dest = w * LANES + rlane[None]
         out[dest, np.broadcast_to(i, dest.shape), relem[None]] = \
-            mem.a.reshape(-1)[elems]
+            mem.base[elems]
         self.track(mem, elems.reshape(-1, 1), dest.reshape(-1), write=False)
         self.ldmatrix_count += 1
         return out
@@ -983,8 +1022,8 @@ class Emulator:
         """The shared buffer holding bytes [addr, addr + nbytes) of the
         shared window, and the element offset of addr in it."""
         for mem in self.shared:
-            if mem.base <= addr and addr + nbytes <= mem.base + mem.a.nbytes:
-                off = addr - mem.base
+            if mem.addr <= addr and addr + nbytes <= mem.addr + mem.a.nbytes:
+                off = addr - mem.addr
                 assert off % mem.a.itemsize == 0, "misaligned wgmma operand"
                 return mem, off // mem.a.itemsize
         raise AssertionError(f"wgmma operand outside shared memory: "
@@ -1132,7 +1171,7 @@ class Emulator:
         j = np.arange(count)[None, :]
         take = j < n_src[lanes][:, None]
         src_idx = np.where(take, sflat[lanes][:, None] + j, 0)
-        vals[take] = src.a.reshape(-1)[src_idx][take]
+        vals[take] = src.base[src_idx][take]
         flat = dflat[:, None] + j
         # Issue: the destination is being written from now on.
         self.check_inflight(dst, flat, op)
@@ -1166,7 +1205,7 @@ class Emulator:
             if done.any():
                 mem, flat = rec["mem"], rec["flat"][done]
                 mem.inflight[flat.reshape(-1)] -= 1
-                mem.a.reshape(-1)[flat] = rec["vals"][done]
+                mem.base[flat] = rec["vals"][done]
                 self.track(mem, flat, lanes[done], write=True)
                 mem.unfenced[flat] = lanes[done][:, None]
             if not done.all():
@@ -1196,7 +1235,9 @@ class Emulator:
             hi = shape[d] - (width if d == len(shape) - 1 else 1)
             if ((i < 0) | (i > hi)).any():
                 raise AssertionError(f"out-of-bounds access: {op.text[:200]}")
-        flat = np.ravel_multi_index(idx, shape)
+        assert mem.strides[-1] == 1, "accesses run along the last dimension"
+        flat = mem.off + sum(i * st for i, st in zip(idx, mem.strides))
+        flat = np.broadcast_to(flat, idx[0].shape if idx else ())
         m = re.search(r"alignment = (\d+) : i64", op.text)
         if m and ((flat * mem.a.itemsize) % int(m.group(1)) != 0).any():
             raise AssertionError(f"misaligned access: {op.text[:200]}")
@@ -1216,7 +1257,7 @@ class Emulator:
         vals = np.zeros((self.threads, width), mem.a.dtype)
         if mem.shared:
             self.check_inflight(mem, flat, op)
-        vals[mask] = mem.a.reshape(-1)[flat]
+        vals[mask] = mem.base[flat]
         if mem.shared:
             self.track(mem, flat, np.nonzero(mask)[0], write=False)
         return vals[:, 0] if scalar else vals
@@ -1231,8 +1272,8 @@ class Emulator:
             self.check_wgmma_sources(mem, flat, op)
             self.track(mem, flat, np.nonzero(mask)[0], write=True)
             mem.unfenced[flat] = np.nonzero(mask)[0][:, None]
-        mem.a.reshape(-1)[flat] = v
-        np.add.at(mem.writes.reshape(-1), flat.reshape(-1), 1)
+        mem.base[flat] = v
+        np.add.at(mem.wbase, flat.reshape(-1), 1)
 
     # mma.sync -----------------------------------------------------------------
     def per_warp(self, a, b, c):

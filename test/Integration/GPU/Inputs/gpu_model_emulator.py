@@ -836,7 +836,7 @@ class Emulator:
                         row_major(shape))
         if n in ("memref.subview", "memref.expand_shape",
                  "memref.collapse_shape", "memref.cast",
-                 "memref.reinterpret_cast"):
+                 "memref.reinterpret_cast", "memref.transpose"):
             return self.view_op(op, env)
         o = [env[x] for x in op.operands]
         if n == "memref.load":
@@ -1393,6 +1393,11 @@ class Emulator:
                 assert src.strides == row_major(src.shape) or \
                     all(d == 1 for d in src.shape), \
                     "identity reshape of a strided view"
+        elif op.name == "memref.transpose":
+            # The same elements, dimensions (with their strides) permuted:
+            # the result type's layout says where they are.
+            assert sorted(zip(shape, strides)) == \
+                sorted(zip(src.shape, src.strides)), op.text[:200]
         else:
             raise NotImplementedError(op.name)
         assert None not in strides, "dynamic strides"
