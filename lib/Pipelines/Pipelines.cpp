@@ -237,8 +237,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   // each a kernel writing a full copy on CUDA; the loops' row slices
   // address the projections' layout directly instead. (The CPU flash
   // kernels read whole blocks, for which the transposed layout pays.)
-  if (cuda)
+  if (cuda) {
     addNested(pm, attn::createAttnFoldTransposes());
+    // Chains of elementwise generics (an f16 residual add: widen, widen,
+    // add, narrow) would each be a kernel.
+    addNested(pm, attn::createAttnGpuFuseElementwise());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // CSE shared one zero fill between projections; bufferized, all but one

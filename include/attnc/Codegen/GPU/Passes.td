@@ -180,6 +180,25 @@ def AttnGpuSimtMatmul : Pass<"attn-gpu-simt-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def AttnGpuFuseElementwise
+    : Pass<"attn-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise generics (conversions, residual adds) into one";
+  let description = [{
+    An f16/bf16 model lowers a residual add as widen, widen, add, narrow:
+    four elementwise generics, and on CUDA four kernels with three
+    temporaries. This pass fuses producer-consumer chains of elementwise
+    generics at the top level of a function (linalg's elementwise fusion,
+    without its reshape propagation, which turns projections into
+    contractions the matmul kernels do not take), so that such a chain is
+    one kernel; every op keeps its rounding. Generics that read a
+    contraction's result (matmul epilogues) or feed one (operand widening)
+    stay as they are: attn-gpu-mma-matmul and attn-gpu-simt-matmul fold
+    them into the matmul kernels (with the f16 bias widening and result
+    narrowing around them). Run on tensors, after attn-lower-to-linalg.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def AttnGpuRowKernels : Pass<"attn-gpu-row-kernels", "::mlir::func::FuncOp"> {
   let summary = "Run every row of a fused row loop on a thread block of its own";
   let description = [{
