@@ -149,6 +149,11 @@ def positions():
                       f"attn.learned_pos $x, $table positions($pos : tensor<2xi64>) offset = 1 : "
                       f"{ttype((2, 3, 16), 'f32')}, {ttype((20, 16), 'f32')}",
                       (2, 3, 16), lambda e: ref.learned_pos(e["x"], e["table"], 1, e["pos"])))
+    ts = [T("x", (2, 3, 16)), T("pos", (2,), dtype="i32", gen="ints", scale=500)]
+    cases.append(Case("sinusoidal_positions", ts,
+                      f"attn.sinusoidal_pos $x positions($pos : tensor<2xi32>) offset = 4 : "
+                      f"{ttype((2, 3, 16), 'f32')}",
+                      (2, 3, 16), lambda e: ref.sinusoidal_pos(e["x"], 4, e["pos"])))
     ts = [T("x", (2, 2, 3, 8)), T("pos", (2,), dtype="i32", gen="ints", scale=100)]
     cases.append(Case("rotary_positions", ts,
                       f"attn.rotary $x positions($pos : tensor<2xi32>) offset = 2 rotary_dim = 6 : "

@@ -339,9 +339,14 @@ def sinusoidal_table(S, D, offset=0):
     return pe
 
 
-def sinusoidal_pos(x, offset=0):
+def sinusoidal_pos(x, offset=0, positions=None):
+    """x [B,S,D] + the encoding at offset + s, or with run-time start
+    positions [B] at offset + positions[b] + s."""
     x = _f64(x)
     S, D = x.shape[-2], x.shape[-1]
+    if positions is not None:
+        return x + np.stack([sinusoidal_table(S, D, offset + int(p))
+                             for p in np.asarray(positions).reshape(-1)])
     return x + sinusoidal_table(S, D, offset)
 
 

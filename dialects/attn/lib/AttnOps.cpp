@@ -701,7 +701,9 @@ static FailureOr<int64_t> verifyPairedLastDim(Operation *op, Named x,
 LogicalResult SinusoidalPosOp::verify() {
   if (failed(verifyPairedLastDim(*this, named("input", getInput()), 3,
                                  "[batch, seq, d_model]", "d_model",
-                                 "sin/cos")))
+                                 "sin/cos")) ||
+      failed(verifyStartPositions(*this, getPositions(),
+                                  getInput().getType().getDimSize(0))))
     return failure();
   return success(verifyPositionOffset(*this, getOffset()).has_value());
 }

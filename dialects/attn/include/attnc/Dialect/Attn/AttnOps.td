@@ -387,18 +387,22 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
 }
 
 def Attn_SinusoidalPosOp : Attn_Op<"sinusoidal_pos",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds the sinusoidal positional encoding of Vaswani et al.";
   let description = [{
     `x : [B, S, D]` (D even). For position `p = offset + s` and `i < D/2`:
     `PE[p, 2i] = sin(p / 10000^(2i/D))`, `PE[p, 2i+1] = cos(p / 10000^(2i/D))`;
-    the result is `x + PE`.
+    the result is `x + PE`. With `positions : [B]` (run-time start
+    positions, e.g. a KV-cache step's cache lengths), row `s` of batch `b`
+    sits at `p = offset + positions[b] + s`.
   }];
   let arguments = (ins Attn_FloatTensor:$input,
+                   Optional<Attn_IndexTensor>:$positions,
                    DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`offset` `=` $offset^)? attr-dict `:` type($result)
+    $input (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`offset` `=` $offset^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }

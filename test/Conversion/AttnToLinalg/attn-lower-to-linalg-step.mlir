@@ -1,8 +1,9 @@
-// RUN: attn-opt %s --split-input-file --attn-lower-to-linalg --mlir-print-local-scope | FileCheck %s --implicit-check-not=attn.sdpa --implicit-check-not=attn.cache_write
+// RUN: attn-opt %s --split-input-file --attn-lower-to-linalg --mlir-print-local-scope | FileCheck %s --implicit-check-not=attn.sdpa --implicit-check-not=attn.cache_write --implicit-check-not=attn.sinusoidal_pos
 
 // A KV-cache step of a run-time number of tokens T: the query rows of
-// batch row b sit at query_positions[b] + i (not at i + Sk - Sq), and the
-// cache write inserts T rows at each row's position.
+// batch row b sit at query_positions[b] + i (not at i + Sk - Sq), the
+// cache write inserts T rows at each row's position, and sinusoidal
+// positions start at each row's position.
 
 // The score generic reads query_positions per batch row (map d0) and
 // compares the key index with i + query_positions[b]; no Sk - Sq
@@ -68,4 +69,26 @@ func.func @sdpa_query_positions_window(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x1
 func.func @cache_write_dynamic_rows(%n: tensor<2x4x?x16xf32>, %c: tensor<2x4x32x16xf32>, %p: tensor<2xi64>) -> tensor<2x4x32x16xf32> {
   %0 = attn.cache_write %n into %c at %p : tensor<2x4x?x16xf32>, tensor<2x4x32x16xf32>, tensor<2xi64>
   return %0 : tensor<2x4x32x16xf32>
+}
+
+// -----
+
+// Sinusoidal positions from run-time starts: p = s + offset + positions[b]
+// feeds the angle; no clamp (the encoding is computed, not a table).
+// CHECK-LABEL: func.func @sinusoidal_positions(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x?x4xf32>, %[[P:[^:]+]]: tensor<2xi32>
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : tensor<2x?x4xf32>)
+// CHECK:           %[[S:.*]] = linalg.index 1 : index
+// CHECK:           %[[C:.*]] = linalg.index 2 : index
+// CHECK:           %[[OFF:.*]] = arith.constant 5 : index
+// CHECK:           %[[SO:.*]] = arith.addi %[[S]], %[[OFF]] : index
+// CHECK:           %[[B:.*]] = linalg.index 0 : index
+// CHECK:           %[[START:.*]] = tensor.extract %[[P]][%[[B]]] : tensor<2xi32>
+// CHECK:           %[[STARTI:.*]] = arith.index_cast %[[START]] : i32 to index
+// CHECK:           %[[POS:.*]] = arith.addi %[[SO]], %[[STARTI]] : index
+// CHECK-NOT:       arith.minsi
+// CHECK:           math.sin
+func.func @sinusoidal_positions(%x: tensor<2x?x4xf32>, %p: tensor<2xi32>) -> tensor<2x?x4xf32> {
+  %0 = attn.sinusoidal_pos %x positions(%p : tensor<2xi32>) offset = 5 : tensor<2x?x4xf32>
+  return %0 : tensor<2x?x4xf32>
 }
