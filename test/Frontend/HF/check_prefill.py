@@ -5,7 +5,8 @@ model compiled from the same checkpoint (f32, 1e-5 relative), on two rows
 of 16 test ids (the checkpoint's input_ids.npy and its reverse):
 
 - prefill: one T = 16 step from position 0 gives the full model's logits
-  at every position;
+  at every position, and on the first row transformers' (expected.npy,
+  also 1e-5 relative: the tiny checkpoints' errors are about 5e-7);
 - rows of different lengths: a padded prefill of 5 and 9 tokens (T = 9),
   then one T = 4 step that starts each row at its own length (positions
   5 and 9), gives the full model's logits at positions 0-4 / 0-8 and then
@@ -13,7 +14,10 @@ of 16 test ids (the checkpoint's input_ids.npy and its reverse):
   rows the first step wrote are overwritten or never seen;
 - decode: one-token steps after that batched prefill give the same
   logits as after a token-by-token prefill through a step compiled for
-  T = 1 (--input-shape input_ids=2x1), and as the full model.
+  T = 1 (--input-shape input_ids=2x1), and as the full model;
+- Model.generate (the session: one prefill run, then decode) on the
+  checkpoint's two generation prompts (5 and 9 tokens) gives transformers'
+  greedy tokens (generate_expected.npy), as many as the 16 positions hold.
 """
 
 import os
@@ -59,7 +63,9 @@ def main():
     dyn.reset_state()
     whole = step(dyn, ids, [0, 0])
     err_whole = checkutil.rel_err(whole, ref)
-    ok &= err_whole <= 1e-5
+    expected = np.load(os.path.join(args.checkpoint, "expected.npy"))
+    err_hf = checkutil.rel_err(whole[:1], expected)
+    ok &= err_whole <= 1e-5 and err_hf <= 1e-5
 
     # 2. Prompts of 5 and 9 tokens, padded to 9 (pad id 0), then 4 tokens
     # per row from each row's own length.
@@ -94,13 +100,24 @@ def main():
         err_vs_full = max(err_vs_full, checkutil.rel_err(a[:, 0], ref[:, t]))
     ok &= err_decode <= 1e-5 and err_vs_full <= 1e-5
 
+    # 4. Python's generate over the session.
+    prompts = np.load(os.path.join(args.checkpoint, "generate_prompt.npy"))
+    prompt_lengths = np.load(os.path.join(args.checkpoint, "generate_lengths.npy"))
+    new = seq - int(prompt_lengths.max())
+    want = np.load(os.path.join(args.checkpoint, "generate_expected.npy"))[:, :new]
+    got = dyn.generate(prompts, new, lengths=prompt_lengths)
+    same_tokens = bool(np.array_equal(got, want))
+    ok &= same_tokens
+
     return checkutil.verdict(
         ok,
-        f"prefill of {seq} tokens vs full sequence {err_whole:.2e}; "
+        f"prefill of {seq} tokens vs full sequence {err_whole:.2e}, vs "
+        f"transformers {err_hf:.2e}; "
         f"rows of {lengths[0]} and {lengths[1]} tokens then 4 from each "
         f"row's length {err_ragged:.2e}; decode after batched vs "
         f"token-by-token prefill {err_decode:.2e}, vs full sequence "
-        f"{err_vs_full:.2e} (tol 1e-5)")
+        f"{err_vs_full:.2e} (tol 1e-5); generate: {new} greedy tokens "
+        f"{'equal to' if same_tokens else 'DIFFER from'} transformers'")
 
 
 if __name__ == "__main__":
