@@ -11,10 +11,14 @@ The model is Hugging Face's GPT2LMHeadModel at GPT-2-small size (12 layers,
 hidden 768, 12 heads, vocab 50257, f32) with seeded random parameters, saved
 with save_pretrained; both sides run that checkpoint, batch 1, greedy:
 
-  attnc    attn-compile DIR --input-shape input_ids=1x1 --kv-cache P+N
-           (a one-token decode step, KV caches as model state updated in
-           place); `model generate` (prefill feeds the prompt one token per
-           step), OMP_NUM_THREADS=T
+  attnc    attn-compile DIR --input-shape input_ids=1x? --kv-cache P+N
+           (a KV-cache step of a run-time token count, KV caches as model
+           state updated in place); `model generate`: prefill is one run
+           over the prompt, decode one run per token, OMP_NUM_THREADS=T
+  attnc T=1 the same with --input-shape input_ids=1x1 (a one-token step:
+           prefill feeds the prompt one token per run), timed in the same
+           alternation, so the table shows what the one-run prefill gains
+           and whether the dynamic step's decode loses anything
   PyTorch  the same model object, eager, no_grad, torch.set_num_threads(T):
            one forward pass over the prompt (use_cache=True), then one per
            new token with past_key_values (its own KV cache);
@@ -154,17 +158,21 @@ def main():
     np.save(prompt_path, np.random.default_rng(1).integers(
         0, 50257, size=(1, args.prompt), dtype=np.int64))
     model = os.path.join(work, "gpt2-step")
+    static_model = os.path.join(work, "gpt2-step-t1")
     capacity = args.prompt + args.new
     import time
     start = time.perf_counter()
     subprocess.run([args.attn_compile, "-q", directory, "--input-shape",
-                    "input_ids=1x1", "--kv-cache", str(capacity), "-o", model],
+                    "input_ids=1x?", "--kv-cache", str(capacity), "-o", model],
                    check=True)
     compile_s = time.perf_counter() - start
+    subprocess.run([args.attn_compile, "-q", directory, "--input-shape",
+                    "input_ids=1x1", "--kv-cache", str(capacity), "-o",
+                    static_model], check=True)
     bf16_model = os.path.join(work, "gpt2-step-bf16")
     if args.bf16:
         subprocess.run([args.attn_compile, "-q", directory, "--input-shape",
-                        "input_ids=1x1", "--kv-cache", str(capacity),
+                        "input_ids=1x?", "--kv-cache", str(capacity),
                         "--precision=bf16", "-o", bf16_model], check=True)
 
     overrides, report = ok.peer_environment(log=lambda *a: print(*a, file=sys.stderr))
@@ -173,9 +181,10 @@ def main():
           f"{args.prompt}, {args.new} new tokens, greedy; attnc step compiled "
           f"with --kv-cache {capacity} in {compile_s:.1f} s")
     print(f"PyTorch BLAS: {report['note']}")
-    rows, bf16_rows = [], []
+    rows, bf16_rows, static_rows = [], [], []
+    binaries = {"attnc": model, "static": static_model, "bf16": bf16_model}
     for threads in [int(t) for t in args.threads.split(",")]:
-        sides = ["attnc", "torch"] + (["bf16"] if args.bf16 else [])
+        sides = ["attnc", "torch", "static"] + (["bf16"] if args.bf16 else [])
         samples = {who: [] for who in sides}
         for r in range(args.rounds):
             order = sides[r % len(sides):] + sides[:r % len(sides)]
@@ -183,11 +192,15 @@ def main():
                 samples[who].append(
                     run_torch(directory, prompt_path, args.new, threads, env)
                     if who == "torch" else
-                    run_attnc(model if who == "attnc" else bf16_model,
-                              directory, prompt_path, args.new, threads))
+                    run_attnc(binaries[who], directory, prompt_path, args.new,
+                              threads))
         a, t = samples["attnc"], samples["torch"]
         same = a[0]["tokens"] == t[0]["tokens"]
         med = lambda xs, k: statistics.median(x[k] for x in xs)
+        s = samples["static"]
+        static_rows.append((threads, med(s, "prefill_ms"),
+                            med(s, "tokens_per_s"),
+                            s[0]["tokens"] == a[0]["tokens"]))
         rows.append((threads, med(a, "prefill_ms"), med(t, "prefill_ms"),
                      med(a, "tokens_per_s"), med(t, "tokens_per_s"), same,
                      t[0]["version"]))
@@ -211,6 +224,14 @@ def main():
         ratio = lambda x, y: f"{x / y:.2f}" if ok_ratio else "refused"
         print(f"{threads} | {pa:.1f} | {pt:.1f} | {ratio(pa, pt)} | {da:.1f} | "
               f"{dt:.1f} | {ratio(da, dt)} | {'yes' if same else 'NO'}")
+    print()
+    print("attnc T=1 step (--input-shape input_ids=1x1; token-by-token "
+          "prefill):")
+    print("threads | prefill ms | T=1/one-run prefill | decode tok/s | "
+          "one-run step/T=1 decode | tokens equal")
+    for (threads, ps, ds, equal), row in zip(static_rows, rows):
+        print(f"{threads} | {ps:.1f} | {ps / row[1]:.2f} | {ds:.1f} | "
+              f"{row[3] / ds:.2f} | {'yes' if equal else 'NO'}")
     if bf16_rows:
         print()
         print("attnc --precision=bf16 (ratios against PyTorch f32 above):")
@@ -221,7 +242,8 @@ def main():
             print(f"{threads} | {pa:.1f} | {ratio(pa, row[2])} | {da:.1f} | "
                   f"{ratio(da, row[4])} | {da / row[3]:.2f} | {equal}/{n}")
     print(f"PyTorch: {rows[0][6]}")
-    return 0 if all(r[5] for r in rows) else 1
+    return 0 if all(r[5] for r in rows) and all(r[3] for r in static_rows) \
+        else 1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 //===- Session.cpp - generation sessions over causal language models ------===//
 //
 // Built on the public model API, for two kinds of causal language model:
-//  - a decode step (attn-import --kv-cache): the model takes one token per
-//    sequence and its position, and keeps the keys and values in its state
-//    (KV caches, updated in place); prefill feeds the prompt token by token,
-//    decode one token per sequence;
+//  - a KV-cache step (attn-import --kv-cache): the model takes T tokens per
+//    sequence and each sequence's start position, and keeps the keys and
+//    values in its state (KV caches, updated in place). When T is dynamic
+//    (input_ids [batch, ?]) prefill is one run over the whole prompt (T =
+//    the longest prompt; shorter prompts are padded, and each row's logits
+//    are read at its last real token) and decode runs T = 1; a step
+//    compiled for T = 1 takes the prompt token by token;
 //  - a full-sequence model: the session keeps every sequence's tokens in the
 //    [batch, seq] id input and re-runs the whole window per step, reading
 //    each sequence's logits at its last position. That is exact because the
@@ -35,12 +38,16 @@ struct attnrt_session {
   int idsInput = 0, logitsOutput = 0;
   DType idsType = DType::I64, logitsType = DType::F32;
   int64_t maxBatch = 0, capacity = 0, vocab = 0;
-  /// A decode step over a KV cache (model state): one token per sequence
-  /// at `positions`; otherwise the whole window is re-run per step.
+  /// A step over a KV cache (model state): tokens per sequence from
+  /// `positions` on; otherwise the whole window is re-run per step.
   bool step = false;
+  /// A step whose token count is chosen per run (input_ids [batch, ?]).
+  bool dynamicTokens = false;
   int positionsInput = -1;
   DType positionsType = DType::I64;
-  /// Tokens per sequence the model takes: capacity, or 1 for a step.
+  /// Tokens per sequence the model takes in the next run: capacity for a
+  /// full-sequence model, 1 for a step (the prompt length while a dynamic
+  /// step prefills).
   int64_t width = 0;
   /// Rows started by the last prefill, and each row's token count.
   int64_t batch = 0;
@@ -69,6 +76,13 @@ struct attnrt_session {
   void setId(int64_t row, int64_t col, int64_t id) {
     store(ids, idsType, static_cast<size_t>(row * width + col), id);
   }
+  /// Zeroed id and logit buffers for runs of `tokens` tokens per sequence.
+  void setWidth(int64_t tokens) {
+    width = tokens;
+    ids.assign(static_cast<size_t>(maxBatch * width) * dtypeSize(idsType), 0);
+    rawLogits.resize(static_cast<size_t>(maxBatch * width * vocab) *
+                     dtypeSize(logitsType));
+  }
   /// A step's token for `row`: `id` at position `pos`.
   void setStep(int64_t row, int64_t id, int64_t pos) {
     setId(row, 0, id);
@@ -80,7 +94,10 @@ struct attnrt_session {
 /// Runs the model on the current rows and gathers the logits of each row's
 /// last token (of row `onlyRow` alone when it is not -1).
 int attnrt_session::run(int64_t onlyRow) {
-  if (attnrt_set_input(m, idsInput, ids.data(), ids.size()) ||
+  const int64_t idsShape[2] = {maxBatch, width};
+  if ((dynamicTokens ? attnrt_set_input_shaped(m, idsInput, ids.data(),
+                                               ids.size(), 2, idsShape)
+                     : attnrt_set_input(m, idsInput, ids.data(), ids.size())) ||
       (step && attnrt_set_input(m, positionsInput, positions.data(),
                                 positions.size())) ||
       attnrt_run(m) ||
@@ -89,7 +106,10 @@ int attnrt_session::run(int64_t onlyRow) {
   for (int64_t b = 0; b < batch; ++b) {
     if (onlyRow >= 0 && b != onlyRow)
       continue;
-    int64_t col = step ? 0 : lengths[static_cast<size_t>(b)] - 1;
+    // A one-token step's logits are its only column; a prompt's (the
+    // whole window, or a dynamic step's prefill from position 0) are at
+    // the row's last token.
+    int64_t col = step && width == 1 ? 0 : lengths[static_cast<size_t>(b)] - 1;
     size_t from = static_cast<size_t>((b * width + col) * vocab);
     float *row = logits.data() + b * vocab;
     for (int64_t v = 0; v < vocab; ++v) {
@@ -142,9 +162,19 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     return nullptr;
   }
   const ManifestEntry &in = mf.entries[static_cast<size_t>(mf.inputs[0])];
-  if (in.isDynamic() || out.isDynamic()) {
-    failModel(m, "generation needs a model compiled with static shapes; "
-                 "input '" +
+  // A KV-cache step may take a run-time number of tokens (prefill in one
+  // run); everything else about a generating model is static.
+  bool dynamicTokens = step && in.dims.size() == 2 && out.dims.size() == 3 &&
+                       in.dims[1] == kDynamicDim && out.dims[1] == kDynamicDim;
+  auto staticExcept = [&](const ManifestEntry &e, size_t axis) {
+    for (size_t d = 0; d < e.dims.size(); ++d)
+      if (e.dims[d] == kDynamicDim && !(dynamicTokens && d == axis))
+        return false;
+    return true;
+  };
+  if (!staticExcept(in, 1) || !staticExcept(out, 1)) {
+    failModel(m, "generation needs a model compiled with static shapes, "
+                 "except the token count of a --kv-cache step; input '" +
                      in.name + "' is " + formatShapeList(in.dims) +
                      " and the logits " + formatShapeList(out.dims));
     return nullptr;
@@ -163,7 +193,7 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   if ((in.dtype != DType::I32 && in.dtype != DType::I64) ||
       in.dims.size() != 2 || in.dims[0] != out.dims[0] ||
       in.dims[1] != out.dims[1] || in.dims[1] == 0 ||
-      (step && in.dims[1] != 1)) {
+      (step && in.dims[1] != 1 && !dynamicTokens)) {
     failModel(m, "generation needs token ids i32/i64 [batch, seq] matching "
                  "the logits' " +
                      formatShapeList(out.dims) + "; input '" + in.name +
@@ -177,17 +207,17 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   s->idsType = in.dtype;
   s->logitsType = out.dtype;
   s->maxBatch = out.dims[0];
-  s->width = out.dims[1];
+  s->width = dynamicTokens ? 1 : out.dims[1];
   s->capacity = step ? pos->idBound : out.dims[1];
   s->vocab = out.dims[2];
   s->step = step;
+  s->dynamicTokens = dynamicTokens;
   if (step) {
     s->positionsInput = 1;
     s->positionsType = pos->dtype;
     s->positions.assign(static_cast<size_t>(pos->bytes), 0);
   }
-  s->ids.assign(static_cast<size_t>(in.bytes), 0);
-  s->rawLogits.resize(static_cast<size_t>(out.bytes));
+  s->setWidth(s->width);
   s->rng = seed;
   return s;
 }
@@ -229,6 +259,7 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
           stride > s->capacity ? " capped by the model's capacity" : ""));
   std::fill(s->ids.begin(), s->ids.end(), 0);
   std::fill(s->positions.begin(), s->positions.end(), 0);
+  int64_t longest = *std::max_element(lengths, lengths + batch);
   s->lengths.assign(lengths, lengths + batch);
   s->batch = batch;
   s->logits.assign(static_cast<size_t>(batch * s->vocab), 0.0f);
@@ -242,15 +273,30 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
     }
     return 0;
   }
-  // One token per step through the cache. A sequence whose prompt is done
-  // repeats its last token at its last position, which rewrites the same
-  // cache row with the same keys and values, so at the last step every
-  // sequence's logits are those of its last prompt token.
   if (attnrt_reset_state(s->m)) {
     s->batch = 0;
     return 1;
   }
-  int64_t longest = *std::max_element(lengths, lengths + batch);
+  if (s->dynamicTokens) {
+    // The whole prompt in one run from position 0. A row shorter than the
+    // longest is padded with id 0: its padded tokens write cache rows past
+    // its length, which nothing reads (the attention of a later step sees
+    // rows below that step's positions + 1) and its decode steps overwrite,
+    // since each row continues at its own length.
+    s->setWidth(longest);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < lengths[b]; ++t)
+        s->setId(b, t, ids[b * stride + t]);
+    int failed = s->run();
+    s->setWidth(1);
+    if (failed)
+      s->batch = 0;
+    return failed;
+  }
+  // One token per step through the cache. A sequence whose prompt is done
+  // repeats its last token at its last position, which rewrites the same
+  // cache row with the same keys and values, so at the last step every
+  // sequence's logits are those of its last prompt token.
   for (int64_t t = 0; t < longest; ++t) {
     for (int64_t b = 0; b < batch; ++b) {
       int64_t at = std::min(t, lengths[b] - 1);

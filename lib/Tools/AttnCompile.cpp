@@ -602,10 +602,12 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::value_desc("name=AxB..."), cl::cat(category));
   cl::opt<int64_t> kvCache(
       "kv-cache",
-      cl::desc("Checkpoint directory of a decoder: compile a one-token decode "
-               "step over a KV cache of N positions (inputs input_ids [B, 1] "
-               "and positions [B]; the caches are model state, updated in "
-               "place); `model generate` then decodes incrementally"),
+      cl::desc("Checkpoint directory of a decoder: compile a step over a KV "
+               "cache of N positions (inputs input_ids [B, T] and positions "
+               "[B]; the caches are model state, updated in place); with "
+               "--input-shape input_ids=Bx? T is chosen per run (CPU): "
+               "`model generate` prefills in one run, then decodes a token "
+               "per run; with Bx1, a one-token step"),
       cl::value_desc("N"), cl::init(0), cl::cat(category));
   cl::opt<bool> noRaise("no-raise",
                         cl::desc("model.onnx: compile the imported graph as "

@@ -85,10 +85,10 @@ static LogicalResult decomposeMha(RewriterBase &rewriter, MhaOp op) {
   Value k = project(kvIn, sk, op.getKWeight(), bias(1), kvHeads);
   Value v = project(kvIn, sk, op.getVWeight(), bias(2), kvHeads);
   auto attnType = RankedTensorType::get({batch, heads, sq, dh}, elt);
-  auto attn =
-      SdpaOp::create(rewriter, loc, attnType, q, k, v, op.getScoreBias(),
-                     op.getKvLengths(), ValueRange{}, ScoreFunction::scaled_dot,
-                     op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
+  auto attn = SdpaOp::create(
+      rewriter, loc, attnType, q, k, v, op.getScoreBias(), op.getKvLengths(),
+      /*query_positions=*/Value(), ValueRange{}, ScoreFunction::scaled_dot,
+      op.getScaleAttr(), op.getCausal(), op.getWindowAttr());
   if (tile)
     attn->setAttr(TileAttr::kAttrName, tile);
   Value mergedInit;

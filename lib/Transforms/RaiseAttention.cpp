@@ -482,7 +482,7 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     Value sdpa = SdpaOp::create(
         rewriter, loc,
         RankedTensorType::get(sdpaShape, resultType.getElementType()), query,
-        key, value, bias, /*kv_lengths=*/Value(),
+        key, value, bias, /*kv_lengths=*/Value(), /*query_positions=*/Value(),
         /*score_weights=*/ValueRange{}, ScoreFunction::dot,
         rewriter.getF64FloatAttr(chain.scale),
         /*causal=*/false, /*window=*/IntegerAttr());
@@ -777,7 +777,7 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     Value bias = mask ? buildBias(rewriter, loc, mask) : Value();
     Value sdpa =
         SdpaOp::create(rewriter, loc, resultType, query, key, value, bias,
-                       /*kv_lengths=*/Value(),
+                       /*kv_lengths=*/Value(), /*query_positions=*/Value(),
                        /*score_weights=*/ValueRange{}, ScoreFunction::dot,
                        rewriter.getF64FloatAttr(scale), causal,
                        /*window=*/IntegerAttr());

@@ -416,6 +416,9 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
                              v = matchHeadSplit(sdpa.getValue());
     if (!q || !k || !v)
       return rewriter.notifyMatchFailure(sdpa, "operands are not head splits");
+    // attn.mha has no per-row query positions to carry them.
+    if (sdpa.getQueryPositions())
+      return rewriter.notifyMatchFailure(sdpa, "has query positions");
     int64_t folded = q->foldedBatch;
     if (k->foldedBatch != folded || v->foldedBatch != folded ||
         (folded != 1 && sdpa.getKvLengths()))

@@ -77,14 +77,18 @@ def _find_compiler():
 def _option_args(options):
     """attn-compile flags from keyword options: chip="sm_90a" ->
     --chip=sm_90a, raise_=False or no_raise=True -> --no-raise,
-    input_shape={"x": (1, 8)} -> --input-shape x=1x8, lists repeat."""
+    input_shape={"x": (1, 8)} -> --input-shape x=1x8 (None -> ?, a size
+    chosen at run time: {"input_ids": (2, None)} -> input_ids=2x?), lists
+    repeat."""
     args = []
     for key, value in options.items():
         flag = "--" + key.rstrip("_").replace("_", "-")
         if key == "input_shape":
             for name, dims in dict(value).items():
                 args += ["--input-shape",
-                         "%s=%s" % (name, "x".join(str(int(d)) for d in dims))]
+                         "%s=%s" % (name, "x".join(
+                             "?" if d is None else str(int(d))
+                             for d in dims))]
         elif value is True:
             args.append(flag)
         elif value is False:

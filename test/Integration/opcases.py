@@ -149,6 +149,11 @@ def positions():
                       f"attn.learned_pos $x, $table positions($pos : tensor<2xi64>) offset = 1 : "
                       f"{ttype((2, 3, 16), 'f32')}, {ttype((20, 16), 'f32')}",
                       (2, 3, 16), lambda e: ref.learned_pos(e["x"], e["table"], 1, e["pos"])))
+    ts = [T("x", (2, 3, 16)), T("pos", (2,), dtype="i32", gen="ints", scale=500)]
+    cases.append(Case("sinusoidal_positions", ts,
+                      f"attn.sinusoidal_pos $x positions($pos : tensor<2xi32>) offset = 4 : "
+                      f"{ttype((2, 3, 16), 'f32')}",
+                      (2, 3, 16), lambda e: ref.sinusoidal_pos(e["x"], 4, e["pos"])))
     ts = [T("x", (2, 2, 3, 8)), T("pos", (2,), dtype="i32", gen="ints", scale=100)]
     cases.append(Case("rotary_positions", ts,
                       f"attn.rotary $x positions($pos : tensor<2xi32>) offset = 2 rotary_dim = 6 : "
@@ -164,7 +169,7 @@ def positions():
 
 
 def sdpa_case(name, b=2, hq=4, hkv=4, sq=5, sk=7, d=8, dv=None, attrs="", score="scaled_dot",
-              bias_shape=None, lengths=None, weights=(), dtype="f32", **kw):
+              bias_shape=None, lengths=None, weights=(), dtype="f32", starts=None, **kw):
     dv = dv or d
     ts = [T("q", (b, hq, sq, d), dtype=dtype), T("k", (b, hkv, sk, kw.get("dk", d)), dtype=dtype),
           T("v", (b, hkv, sk, dv), dtype=dtype)]
@@ -175,6 +180,10 @@ def sdpa_case(name, b=2, hq=4, hkv=4, sq=5, sk=7, d=8, dv=None, attrs="", score=
     if lengths:
         ts.append(T("len", (b,), dtype=lengths[0], gen="ints", scale=lengths[1]))
         extra += f" kv_lengths($len : {ttype((b,), lengths[0])})"
+    if starts:
+        # query_positions: (dtype, (low, high)) of the per-row starts.
+        ts.append(T("start", (b,), dtype=starts[0], gen="ints", scale=starts[1]))
+        extra += f" query_positions($start : {ttype((b,), starts[0])})"
     if weights:
         for (wn, ws) in weights:
             ts.append(T(wn, ws, "weight", dtype, scale=0.3))
@@ -198,7 +207,8 @@ def sdpa_case(name, b=2, hq=4, hkv=4, sq=5, sk=7, d=8, dv=None, attrs="", score=
     def reference(e):
         sw = tuple(e[wn] for wn, _ in weights)
         return ref.sdpa(e["q"], e["k"], e["v"], bias=e.get("bias"), kv_lengths=e.get("len"),
-                        score_weights=sw, score=score, scale=scale, causal=causal, window=window)
+                        score_weights=sw, score=score, scale=scale, causal=causal, window=window,
+                        query_positions=e.get("start"))
     return Case(name, ts, op, (b, hq, sq, dv), reference, dtype=dtype)
 
 
@@ -316,6 +326,32 @@ def flash():
     ]
 
 
+def query_positions():
+    """attn.sdpa with per-row query_positions (a KV-cache step of T tokens
+    per row starting at each row's cache length): random starts and
+    kv_lengths, causal and window masks, GQA; dot scores through
+    attn-flash-attention (small shapes and several 64 x 64 blocks, a decode
+    row), general and cosine scores through the unfused lowering."""
+    return [
+        sdpa_case("qp_causal_lengths", b=3, hq=4, hkv=2, sq=5, sk=12, attrs="causal",
+                  lengths=("i64", (1, 13)), starts=("i64", (0, 8))),
+        sdpa_case("qp_window", b=2, sq=6, sk=16, attrs="window = 3", starts=("i32", (0, 11))),
+        sdpa_case("qp_general_causal", score="general", weights=[("w", (8, 6))], dk=6,
+                  attrs="causal", starts=("i64", (0, 3))),
+        sdpa_case("qp_cosine_causal_window", sq=4, sk=10, score="cosine",
+                  attrs="causal window = 3 scale = 4.0", lengths=("i32", (1, 11)),
+                  starts=("i32", (0, 7))),
+        sdpa_case("qp_flash_prefill", b=2, hq=4, hkv=2, sq=150, sk=300, d=16, attrs="causal",
+                  lengths=("i64", (1, 301)), starts=("i64", (0, 151))),
+        sdpa_case("qp_flash_decode", b=3, hq=4, hkv=1, sq=1, sk=300, d=32, attrs="causal",
+                  starts=("i64", (0, 300))),
+        sdpa_case("qp_flash_window", b=2, hq=2, hkv=2, sq=130, sk=260, d=16,
+                  attrs="causal window = 50", starts=("i32", (0, 131))),
+        sdpa_case("qp_f16_causal", b=2, hq=2, hkv=2, sq=70, sk=140, d=32, attrs="causal",
+                  starts=("i64", (0, 71)), dtype="f16"),
+    ]
+
+
 def tensor_core_flash():
     """f16/bf16 shapes that attn-gpu-flash-attention takes on CUDA (Sq, Sk
     multiples of 16, Dk of 16, Dv of 8): several query and key blocks, causal
@@ -341,4 +377,5 @@ def tensor_core_flash():
 def groups():
     return {"pointwise": pointwise(), "norms": norms(), "positions": positions(),
             "sdpa": sdpa(), "mha": mha(), "flash": flash(),
+            "query_positions": query_positions(),
             "tensor_core_flash": tensor_core_flash()}

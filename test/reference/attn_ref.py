@@ -146,24 +146,33 @@ def rms_norm(x, gamma, eps=1e-6):
 # Attention
 # --------------------------------------------------------------------------
 
-def attention_mask(B, Sq, Sk, causal=False, window=None, kv_lengths=None):
+def attention_mask(B, Sq, Sk, causal=False, window=None, kv_lengths=None,
+                   query_positions=None):
     """Boolean visibility mask [B, 1, Sq, Sk] (True = key visible).
 
     Query row i sits at absolute position p = i + Sk - Sq (bottom-right
-    alignment).  Key j is visible iff
+    alignment), or p = query_positions[b] + i when they are given ([B]).
+    Key j is visible iff
       (not causal or j <= p) and
       (window in (None, 0) or |p - j| < window) and
       (kv_lengths is None or j < kv_lengths[b]).
     """
-    i = np.arange(Sq)[:, None]
-    j = np.arange(Sk)[None, :]
-    p = i + (Sk - Sq)
-    vis = np.ones((Sq, Sk), dtype=bool)
+    i = np.arange(Sq)[None, :, None]
+    j = np.arange(Sk)[None, None, :]
+    if query_positions is None:
+        p = np.broadcast_to(i + (Sk - Sq), (B, Sq, 1))
+    else:
+        starts = np.asarray(query_positions).reshape(-1)
+        if starts.shape[0] != B:
+            raise ValueError("query_positions has %d entries, batch is %d"
+                             % (starts.shape[0], B))
+        p = starts[:, None, None] + i
+    vis = np.ones((B, Sq, Sk), dtype=bool)
     if causal:
         vis &= j <= p
     if window is not None and window != 0:
         vis &= np.abs(p - j) < window
-    vis = np.broadcast_to(vis[None, None], (B, 1, Sq, Sk)).copy()
+    vis = vis[:, None].copy()
     if kv_lengths is not None:
         lens = np.asarray(kv_lengths).reshape(-1)
         if lens.shape[0] == 1 and B != 1:
@@ -171,7 +180,8 @@ def attention_mask(B, Sq, Sk, causal=False, window=None, kv_lengths=None):
         if lens.shape[0] != B:
             raise ValueError("kv_lengths has %d entries, batch is %d"
                              % (lens.shape[0], B))
-        vis &= (j[None, None] < lens[:, None, None, None])
+        vis &= (np.arange(Sk)[None, None, None, :]
+                < lens[:, None, None, None])
     return vis
 
 
@@ -225,7 +235,8 @@ def _scores(q, k, score, scale, score_weights):
 
 
 def sdpa(q, k, v, bias=None, kv_lengths=None, score_weights=(),
-         score="scaled_dot", scale=None, causal=False, window=None):
+         score="scaled_dot", scale=None, causal=False, window=None,
+         query_positions=None):
     """Scaled-dot-product-style attention.
 
     q [B,Hq,Sq,Dq], k [B,Hkv,Sk,Dk], v [B,Hkv,Sk,Dv] -> [B,Hq,Sq,Dv].
@@ -251,7 +262,8 @@ def sdpa(q, k, v, bias=None, kv_lengths=None, score_weights=(),
         scores = scores + bias
     scores = np.broadcast_to(scores, (B, Hq, Sq, Sk))
     vis = np.broadcast_to(
-        attention_mask(B, Sq, Sk, causal, window, kv_lengths), scores.shape)
+        attention_mask(B, Sq, Sk, causal, window, kv_lengths,
+                       query_positions), scores.shape)
     masked = np.where(vis, scores, -np.inf)
     m = np.max(masked, axis=-1, keepdims=True) if Sk > 0 else \
         np.full(scores.shape[:-1] + (1,), -np.inf)
@@ -327,9 +339,14 @@ def sinusoidal_table(S, D, offset=0):
     return pe
 
 
-def sinusoidal_pos(x, offset=0):
+def sinusoidal_pos(x, offset=0, positions=None):
+    """x [B,S,D] + the encoding at offset + s, or with run-time start
+    positions [B] at offset + positions[b] + s."""
     x = _f64(x)
     S, D = x.shape[-2], x.shape[-1]
+    if positions is not None:
+        return x + np.stack([sinusoidal_table(S, D, offset + int(p))
+                             for p in np.asarray(positions).reshape(-1)])
     return x + sinusoidal_table(S, D, offset)
 
 

@@ -110,6 +110,110 @@ TEST(Session, GreedyFollowsTheCausalModel) {
   EXPECT_EQ(steps, 1); // both rows ended after the second token
 }
 
+/// A KV-cache step of a run-time token count T standing in for a compiled
+/// --kv-cache model with input_ids [2, ?]: it writes its T tokens into its
+/// state (the "cache", one id per position) at positions[b] + t and gives
+/// each token logits like causalInvoke's, but over the position-weighted
+/// sum of the cache up to it (sum of (j + 1) * id_j), so a wrong start
+/// position, a stale cache or a wrong logits column shows. Records each
+/// run's T.
+std::vector<int64_t> gStepTokens;
+void stepInvoke(void **buffers) {
+  auto *ids = static_cast<const int64_t *>(buffers[0]);
+  auto *positions = static_cast<const int64_t *>(buffers[1]);
+  auto *cache = static_cast<float *>(buffers[2]);
+  auto *logits = static_cast<float *>(buffers[3]);
+  const int64_t tokens = static_cast<const int64_t *>(buffers[4])[0];
+  gStepTokens.push_back(tokens);
+  for (int64_t b = 0; b < kBatch; ++b)
+    for (int64_t t = 0; t < tokens; ++t) {
+      int64_t p = positions[b] + t, id = ids[b * tokens + t];
+      ASSERT_LT(p, kSeq);
+      cache[b * kSeq + p] = static_cast<float>(id);
+      int64_t sum = 0;
+      for (int64_t j = 0; j <= p; ++j)
+        sum += (j + 1) * static_cast<int64_t>(cache[b * kSeq + j]);
+      for (int64_t v = 0; v < kVocab; ++v)
+        logits[(b * tokens + t) * kVocab + v] =
+            (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
+            (v == sum % kVocab ? 0.25f : 0.0f);
+    }
+}
+
+TEST(Session, DynamicStepPrefillsInOneRun) {
+  const char *manifest = "attnc-manifest 1\n"
+                         "target cpu\n"
+                         "input ids i64 2x? dims_from -\n"
+                         "input positions i64 2 positions 8\n"
+                         "state cache f32 2x8\n"
+                         "output logits f32 2x?x5 dims_from 0:1 causal\n";
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  int64_t capacity = 0;
+  attnrt_session_shape(s.get(), nullptr, &capacity, nullptr);
+  EXPECT_EQ(capacity, kSeq);
+
+  // The full-sequence model's tokens (GreedyFollowsTheCausalModel), from
+  // one prefill run of T = 2 (the longer prompt) and then T = 1 per token.
+  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
+  const int64_t lengths[] = {2, 1};
+  std::vector<int64_t> out(kBatch * 4);
+  gStepTokens.clear();
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
+                                    nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 1, 1}));
+
+  // A prefill starts over (the state is reset) and reads each row's logits
+  // at its last prompt token, not the padding after it.
+  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  const float *logits = attnrt_session_logits(s.get());
+  ASSERT_NE(logits, nullptr);
+  EXPECT_FLOAT_EQ(logits[3], 3.0f);          // row 0: ids 1, 2 -> 3
+  EXPECT_FLOAT_EQ(logits[0], 0.25f);         // 1 * 1 + 2 * 2 = 5
+  EXPECT_FLOAT_EQ(logits[kVocab + 3], 3.0f); // row 1: id 2 -> 3
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f);
+  // Decode continues each row at its own length (row 1 at position 1,
+  // over the padding the prefill wrote there: at position 2 its sum would
+  // be 2 + 3 * 3 = 11).
+  const int64_t next[] = {3, 3};
+  ASSERT_EQ(attnrt_session_decode(s.get(), next), 0);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[4], 3.25f);          // row 0: 1 2 3 -> 4; 14 % 5
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // row 1: 2 3 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 3], 0.25f); // 1 * 2 + 2 * 3 = 8
+}
+
+TEST(Session, DynamicShapesOtherThanTheStepTokensAreRefused) {
+  // A dynamic batch (the caches fix it), and a dynamic sequence without a
+  // KV cache (a full-sequence model re-runs a fixed window).
+  const char *manifests[] = {
+      "attnc-manifest 1\ntarget cpu\n"
+      "input ids i64 ?x? dims_from -,-\n"
+      "input positions i64 2 positions 8\n"
+      "state cache f32 2x8\n"
+      "output logits f32 ?x?x5 dims_from 0:0,0:1 causal\n",
+      "attnc-manifest 1\ntarget cpu\n"
+      "input ids i64 2x? dims_from -\n"
+      "output logits f32 2x?x5 dims_from 0:1 causal\n"};
+  for (const char *manifest : manifests) {
+    char err[256];
+    ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
+    ASSERT_NE(m.get(), nullptr) << err;
+    EXPECT_EQ(attnrt_session_create(m.get(), 0), nullptr);
+    EXPECT_NE(std::string(attnrt_last_error(m.get()))
+                  .find("generation needs a model compiled with static "
+                        "shapes, except the token count of a --kv-cache step"),
+              std::string::npos)
+        << attnrt_last_error(m.get());
+  }
+}
+
 TEST(Session, Errors) {
   char err[256];
   ModelPtr plain(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));

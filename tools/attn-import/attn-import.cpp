@@ -49,9 +49,10 @@ static cl::list<std::string> inputShapes(
     cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<int64_t> kvCache(
     "kv-cache",
-    cl::desc("--hf decoders: build a one-token decode step over a KV cache of "
-             "N positions (inputs input_ids [B, 1] and positions [B]; the "
-             "caches are model state)"),
+    cl::desc("--hf decoders: build a step over a KV cache of N positions "
+             "(inputs input_ids [B, T] and positions [B]; the caches are model "
+             "state); --input-shape input_ids=Bx? for a run-time T (prefill "
+             "and decode), Bx1 for one token"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> weightsFile(
     "weights-out",

@@ -355,8 +355,17 @@ LogicalResult SdpaOp::verify() {
       failed(verifyScoreBias(op, named("bias", bias), {batch, hq, sq, sk})))
     return failure();
   if (failed(verifyPerBatch(op, "kv_lengths", getKvLengths(), batch,
+                            "query dimension 0, batch")) ||
+      failed(verifyPerBatch(op, "query_positions", getQueryPositions(), batch,
                             "query dimension 0, batch")))
     return failure();
+  // Query positions only place the generated causal and window masks;
+  // without either they would silently mean nothing.
+  if (getQueryPositions() && !getCausal() &&
+      !(getWindow() && *getWindow() != 0))
+    return emitOpError() << "has query_positions but neither a causal nor a "
+                            "window mask (query_positions only place those "
+                            "masks)";
 
   auto weights = getScoreWeights();
   size_t expectedWeights = score == ScoreFunction::general    ? 1
@@ -692,7 +701,9 @@ static FailureOr<int64_t> verifyPairedLastDim(Operation *op, Named x,
 LogicalResult SinusoidalPosOp::verify() {
   if (failed(verifyPairedLastDim(*this, named("input", getInput()), 3,
                                  "[batch, seq, d_model]", "d_model",
-                                 "sin/cos")))
+                                 "sin/cos")) ||
+      failed(verifyStartPositions(*this, getPositions(),
+                                  getInput().getType().getDimSize(0))))
     return failure();
   return success(verifyPositionOffset(*this, getOffset()).has_value());
 }

@@ -179,10 +179,12 @@ uint64_t attnrt_weight_file_bytes(attnrt_model *m);
  * and LLaMA checkpoints) and whose first input holds the token ids, i32 or
  * i64 [batch, seq]. The compiled batch is the most rows a session holds.
  *
- * A decode step compiled with a KV cache (attn-import / attn-compile
- * --kv-cache N: inputs token ids [batch, 1] and positions [batch], the
- * caches as model state) runs one token per sequence per step and holds N
- * tokens per sequence. A full-sequence model is re-run over its whole
+ * A step compiled with a KV cache (attn-import / attn-compile --kv-cache N:
+ * inputs token ids [batch, T] and positions [batch], the caches as model
+ * state) holds N tokens per sequence. With a dynamic T (input_ids
+ * [batch, ?]) prefill is one run over the prompts (padded to the longest)
+ * and decode runs T = 1; a step compiled for T = 1 takes the prompt one
+ * token per run. A full-sequence model is re-run over its whole
  * window at every step instead (exact for a causal model: later, padded
  * positions do not influence earlier ones), a full forward pass per step. */
 typedef struct attnrt_session attnrt_session;

@@ -15,7 +15,8 @@
 // Block skipping: before the key loop, the range of keys that the causal,
 // window and kv_lengths masks leave visible to at least one row of the
 // query block is computed from the query block index (bottom-right
-// alignment, p = i + Sk - Sq) and becomes the loop bounds, the lower bound
+// alignment, p = i + Sk - Sq, or p = i + query_positions[b] per batch row
+// when the op has them) and becomes the loop bounds, the lower bound
 // rounded down to a block boundary. Key blocks outside it are never visited;
 // inside it the masks are applied per element.
 //
@@ -81,7 +82,8 @@ static RankedTensorType tileType(ArrayRef<OpFoldResult> sizes, Type elt) {
 /// The static description of one attn.sdpa that is being blocked.
 struct FlashProblem : SdpaShape {
   int64_t blockQ, blockK, numQBlocks;
-  /// Query row i sits at key position i + alignOffset.
+  /// Query row i sits at key position i + alignOffset (without
+  /// `starts`).
   int64_t alignOffset;
   /// Dynamic batch and sequence lengths (run-time values; attributes where
   /// static): Sq, Sk and, when either is dynamic and a mask needs it, the
@@ -95,6 +97,9 @@ struct FlashProblem : SdpaShape {
   /// With keyTransposed, `key` is K^T, [B, Hkv, Dk, Sk].
   bool keyTransposed;
   Value query, key, value, bias, lengths;
+  /// query_positions ([B]) when a mask needs them: row i of batch b sits at
+  /// starts[b] + i, and alignOffset/alignValue are unused.
+  Value starts;
 };
 
 /// Working storage of one query block, threaded through the key loop as
@@ -177,9 +182,10 @@ private:
   const FlashProblem &p;
   LinalgBuilder lb;
   Value batchIv, headIv, qBlockIv;
-  // Set by build() before the key loop.
+  // Set by build() before the key loop. `rowStart` is the batch row's
+  // query position (query_positions[b]) when the op has them.
   OpFoldResult q0, qs, head0;
-  Value qTile, length;
+  Value qTile, length, rowStart;
 };
 
 Value FlashBlockBuilder::blockBuffer(ArrayRef<int64_t> shape,
@@ -206,9 +212,9 @@ std::pair<OpFoldResult, OpFoldResult> FlashBlockBuilder::keyRange() {
   SmallVector<OpFoldResult> operands = {q0, qs};
   // Dynamic lengths: the alignment and Sk are symbols.
   AffineExpr align = cst(p.alignOffset), skExpr = cst(p.sk);
-  if (p.alignValue) {
+  if (Value alignment = rowStart ? rowStart : p.alignValue) {
     align = sym(operands.size());
-    operands.push_back(p.alignValue);
+    operands.push_back(alignment);
   }
   if (ShapedType::isDynamic(p.sk)) {
     skExpr = sym(operands.size());
@@ -268,7 +274,7 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
   }
   maps.push_back(lb.identity(3));
   bool masked = p.causal || p.window || length;
-  Value rowStart = masked ? value(q0) : Value();
+  Value blockStart = masked ? value(q0) : Value();
   bool hasBias = static_cast<bool>(biasTile);
   return lb.generic(
       inputs, scores, maps,
@@ -280,12 +286,15 @@ Value FlashBlockBuilder::scoreTile(Value init, Value kTile, Value biasTile,
           s = addF(nb, l, s, extToF32(nb, l, args[0]));
         if (!masked)
           return s;
-        // Absolute key index j and query position p = i + Sk - Sq.
+        // Absolute key index j and query position p = i + Sk - Sq (or
+        // i + query_positions[b]).
         Value j =
             arith::AddIOp::create(nb, l, linalg::IndexOp::create(nb, l, 2), k0);
         Value pos = arith::AddIOp::create(
-            nb, l, linalg::IndexOp::create(nb, l, 1), rowStart);
-        if (p.alignValue)
+            nb, l, linalg::IndexOp::create(nb, l, 1), blockStart);
+        if (rowStart)
+          pos = arith::AddIOp::create(nb, l, pos, rowStart);
+        else if (p.alignValue)
           pos = arith::AddIOp::create(nb, l, pos, p.alignValue);
         else if (p.alignOffset != 0)
           pos = arith::AddIOp::create(
@@ -461,6 +470,10 @@ Value FlashBlockBuilder::build(Value outArg,
     length = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         tensor::ExtractOp::create(b, loc, p.lengths, batchIv));
+  if (p.starts)
+    rowStart = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        tensor::ExtractOp::create(b, loc, p.starts, batchIv));
 
   auto [lo, hi] = keyRange();
   SmallVector<OpFoldResult> rowSizes = {groupSize, qs};
@@ -542,6 +555,8 @@ struct FlashSdpaLowering : FlashPatternBase {
     p.value = op.getValue();
     p.bias = op.getBias();
     p.lengths = op.getKvLengths();
+    if (p.causal || p.window)
+      p.starts = op.getQueryPositions();
 
     Location loc = op.getLoc();
     bool dynamic =
@@ -552,7 +567,7 @@ struct FlashSdpaLowering : FlashPatternBase {
       kSizes = tensor::getMixedSizes(rewriter, loc, p.key);
       p.sqSize = qSizes[2];
       p.skSize = kSizes[2];
-      if ((dynamicQ || dynamicK) && (p.causal || p.window))
+      if ((dynamicQ || dynamicK) && (p.causal || p.window) && !p.starts)
         p.alignValue = arith::SubIOp::create(
             rewriter, loc,
             getValueOrCreateConstantIndexOp(rewriter, loc, p.skSize),

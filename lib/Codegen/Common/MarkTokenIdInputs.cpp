@@ -99,20 +99,28 @@ struct AttnMarkTokenIdInputsPass
           arg && limit >= 1)
         bound(arg, limit, positionBound);
     };
+    // A run-time number of tokens T (a step that serves prefill and
+    // decode) is bounded as T = 1, the weakest bound that holds for every
+    // run; the caller keeps positions + T within it (the generation
+    // session does) and the lowering clamps the rest.
+    auto tokensOr1 = [](int64_t tokens) {
+      return ShapedType::isDynamic(tokens) ? 1 : tokens;
+    };
     getOperation().walk([&](Operation *op) {
       if (auto write = dyn_cast<CacheWriteOp>(op)) {
         auto cache = write.getCache().getType();
         auto rows = write.getNewRows().getType();
-        if (cache.hasStaticShape() && rows.hasStaticShape())
+        if (!cache.isDynamicDim(2))
           boundPositions(write.getPositions(),
-                         cache.getDimSize(2) - rows.getDimSize(2) + 1);
+                         cache.getDimSize(2) - tokensOr1(rows.getDimSize(2)) +
+                             1);
       } else if (auto pos = dyn_cast<LearnedPosOp>(op)) {
         int64_t rows = pos.getTable().getType().getDimSize(0);
         int64_t seq = pos.getInput().getType().getDimSize(1);
-        if (!ShapedType::isDynamic(rows) && !ShapedType::isDynamic(seq))
+        if (!ShapedType::isDynamic(rows))
           boundPositions(pos.getPositions(),
-                         rows - static_cast<int64_t>(pos.getOffset()) - seq +
-                             1);
+                         rows - static_cast<int64_t>(pos.getOffset()) -
+                             tokensOr1(seq) + 1);
       }
     });
     getOperation().walk([&](EmbeddingOp op) {

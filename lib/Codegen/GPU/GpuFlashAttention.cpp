@@ -711,6 +711,10 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
       return rewriter.notifyMatchFailure(op, "has a bias");
     if (op.getWindow() && *op.getWindow() != 0)
       return rewriter.notifyMatchFailure(op, "has a window");
+    // The kernel aligns its causal mask bottom-right; per-row query
+    // positions are left to attn-flash-attention's blocked loops.
+    if (op.getQueryPositions())
+      return rewriter.notifyMatchFailure(op, "has query positions");
     auto qType = op.getQuery().getType();
     auto kType = op.getKey().getType();
     auto vType = op.getValue().getType();

@@ -188,18 +188,27 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
     inputs.push_back(lengths);
     maps.push_back(lb.dims(5, {B}));
   }
-  maps.push_back(lb.identity(5));
   bool causal = op.getCausal();
   std::optional<int64_t> window;
   if (op.getWindow() && *op.getWindow() != 0)
     window = static_cast<int64_t>(*op.getWindow());
-  // Query row i sits at key position i + Sk - Sq (bottom-right alignment),
-  // a run-time value when either length is dynamic.
+  // Query row i sits at key position i + query_positions[b] when the op
+  // has them (each row aligned to its own start), else at i + Sk - Sq
+  // (bottom-right alignment), a run-time value when either length is
+  // dynamic.
+  int startIdx = -1;
+  if (Value starts = op.getQueryPositions(); starts && (causal || window)) {
+    startIdx = inputs.size();
+    inputs.push_back(starts);
+    maps.push_back(lb.dims(5, {B}));
+  }
+  maps.push_back(lb.identity(5));
   Value alignValue;
   int64_t alignOffset = 0;
-  if (!ShapedType::isDynamic(sk) && !ShapedType::isDynamic(sq))
+  // (With query positions the alignment is read per batch row in the body.)
+  if (startIdx < 0 && !ShapedType::isDynamic(sk) && !ShapedType::isDynamic(sq))
     alignOffset = sk - sq;
-  else if (causal || window)
+  else if (startIdx < 0 && (causal || window))
     alignValue = arith::SubIOp::create(
         rewriter, loc, getValueOrCreateConstantIndexOp(rewriter, loc, skSize),
         getValueOrCreateConstantIndexOp(rewriter, loc, sqSize));
@@ -227,10 +236,13 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
         if (causal || window || lenIdx >= 0) {
           Value i = linalg::IndexOp::create(b, l, I);
           Value j = linalg::IndexOp::create(b, l, J);
-          Value p = arith::AddIOp::create(
-              b, l, i,
-              alignValue ? alignValue
-                         : LinalgBuilder::constIndex(b, l, alignOffset));
+          Value align =
+              startIdx >= 0 ? arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                         args[startIdx])
+                                  .getResult()
+              : alignValue ? alignValue
+                           : LinalgBuilder::constIndex(b, l, alignOffset);
+          Value p = arith::AddIOp::create(b, l, i, align);
           if (causal)
             andWith(
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, j, p));
@@ -315,23 +327,28 @@ static FailureOr<Value> lowerSdpa(SdpaOp op, LinalgBuilder &lb,
 namespace {
 /// attn.cache_write -> an scf.for over the batch inserting each sequence's
 /// rows at its run-time position: O(T) work per sequence, and in place
-/// when the cache is writable (a model state argument).
+/// when the cache is writable (a model state argument). The token count T
+/// may be dynamic (a step that serves prefill and decode); the cache is
+/// static (it is model state, allocated by the runtime).
 struct CacheWriteLowering : OpRewritePattern<CacheWriteOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CacheWriteOp op,
                                 PatternRewriter &rewriter) const override {
     auto cacheType = op.getCache().getType();
     auto rowsType = op.getNewRows().getType();
-    if (!cacheType.hasStaticShape() || !rowsType.hasStaticShape())
+    if (!cacheType.hasStaticShape() || rowsType.isDynamicDim(0) ||
+        rowsType.isDynamicDim(1) || rowsType.isDynamicDim(3))
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
     int64_t batch = cacheType.getDimSize(0), heads = cacheType.getDimSize(1),
-            length = cacheType.getDimSize(2), dh = cacheType.getDimSize(3),
-            tokens = rowsType.getDimSize(2);
+            length = cacheType.getDimSize(2), dh = cacheType.getDimSize(3);
     Value positions = op.getPositions(), rows = op.getNewRows();
     auto c = [&](int64_t v) {
       return LinalgBuilder::constIndex(rewriter, loc, v);
     };
+    OpFoldResult tokens =
+        tensor::getMixedSize(rewriter, loc, op.getNewRows(), 2);
+    std::optional<int64_t> staticTokens = getConstantIntValue(tokens);
     auto loop = scf::ForOp::create(
         rewriter, loc, c(0), c(batch), c(1), ValueRange{op.getCache()},
         [&](OpBuilder &b, Location l, Value bIdx, ValueRange iter) {
@@ -339,17 +356,24 @@ struct CacheWriteLowering : OpRewritePattern<CacheWriteOp> {
           pos = arith::IndexCastOp::create(b, l, b.getIndexType(), pos);
           pos = arith::MaxSIOp::create(b, l, pos,
                                        LinalgBuilder::constIndex(b, l, 0));
-          pos = arith::MinSIOp::create(
-              b, l, pos, LinalgBuilder::constIndex(b, l, length - tokens));
-          SmallVector<OpFoldResult> sizes = {
-              b.getIndexAttr(1), b.getIndexAttr(heads), b.getIndexAttr(tokens),
-              b.getIndexAttr(dh)};
+          // The last start that keeps all T rows inside the cache: L - T.
+          Value lastStart =
+              staticTokens
+                  ? LinalgBuilder::constIndex(b, l, length - *staticTokens)
+                  : arith::SubIOp::create(
+                        b, l, LinalgBuilder::constIndex(b, l, length),
+                        cast<Value>(tokens))
+                        .getResult();
+          pos = arith::MinSIOp::create(b, l, pos, lastStart);
+          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                             b.getIndexAttr(heads), tokens,
+                                             b.getIndexAttr(dh)};
           SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
           SmallVector<OpFoldResult> from = {
               bIdx, b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)};
           Value slice = tensor::ExtractSliceOp::create(
               b, l,
-              RankedTensorType::get({1, heads, tokens, dh},
+              RankedTensorType::get({1, heads, rowsType.getDimSize(2), dh},
                                     rowsType.getElementType()),
               rows, from, sizes, strides);
           SmallVector<OpFoldResult> to = {bIdx, b.getIndexAttr(0), pos,

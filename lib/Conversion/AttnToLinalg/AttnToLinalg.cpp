@@ -45,9 +45,17 @@ static std::optional<std::string> unsupportedDynamicShape(Operation *op) {
   llvm::append_range(types, op->getResultTypes());
   if (!llvm::any_of(types, isDynamic))
     return std::nullopt;
-  if (isa<CacheWriteOp>(op))
-    return std::string("dynamic shapes (KV-cache writes need static cache "
-                       "and row shapes)");
+  if (auto write = dyn_cast<CacheWriteOp>(op)) {
+    // The cache is model state (allocated by the runtime): static. The
+    // number of rows written may be a run-time value.
+    auto rows = write.getNewRows().getType();
+    if (!write.getCache().getType().hasStaticShape() || rows.isDynamicDim(0) ||
+        rows.isDynamicDim(1) || rows.isDynamicDim(3))
+      return std::string("dynamic shapes (KV-cache writes need a static "
+                         "cache; only the number of rows written may be "
+                         "dynamic)");
+    return std::nullopt;
+  }
   for (Type t : types) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     // Integer tensors (ids, positions, kv lengths) are indexed by batch
@@ -94,7 +102,7 @@ struct AttnLowerToLinalgPass
     // Batch and sequence dimensions may be dynamic: the patterns size their
     // results from the operands at run time. Feature dimensions (the last
     // one, and the heads of 4-D attention operands) size weights and head
-    // splits and must be static; KV-cache writes are static only. Say so
+    // splits and must be static; KV-cache writes need a static cache. Say so
     // instead of leaving an op unconverted.
     WalkResult dynamic = getOperation().walk([](Operation *op) {
       if (!isa_and_nonnull<AttnDialect>(op->getDialect()) ||

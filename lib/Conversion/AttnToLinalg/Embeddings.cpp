@@ -70,6 +70,7 @@ static FailureOr<Value> lowerSinusoidalPos(SinusoidalPosOp op,
                                            PatternRewriter &rewriter) {
   int64_t d = op.getType().getDimSize(2);
   int64_t offset = static_cast<int64_t>(op.getOffset());
+  Value positions = op.getPositions();
   Value x = lb.toF32(op.getInput());
   Value y = lb.pointwise(
       x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -77,6 +78,16 @@ static FailureOr<Value> lowerSinusoidalPos(SinusoidalPosOp op,
         Value c = linalg::IndexOp::create(b, loc, 2);
         Value pos = arith::AddIOp::create(
             b, loc, s, LinalgBuilder::constIndex(b, loc, offset));
+        // Run-time starts: the encoding is computed, not read from a
+        // table, so any position is in range (no clamp).
+        if (positions) {
+          Value start = tensor::ExtractOp::create(
+              b, loc, positions,
+              ValueRange{linalg::IndexOp::create(b, loc, 0)});
+          pos = arith::AddIOp::create(
+              b, loc, pos,
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), start));
+        }
         Value two = LinalgBuilder::constIndex(b, loc, 2);
         Value pair = arith::DivUIOp::create(b, loc, c, two);
         Value isCos =

@@ -72,7 +72,7 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *wte);
   ModelBuilder::DecodeInputs decode;
   if (decodeStep)
-    decode = mb.addDecodeInputs(start->batch);
+    decode = mb.addDecodeInputs(start->ids);
   h = LearnedPosOp::create(b, embLoc, h, *wpe, decode.positions,
                            /*offset=*/0);
 

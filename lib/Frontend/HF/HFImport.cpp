@@ -28,11 +28,16 @@ bool mlir::attn::hf::parseInputShape(StringRef spec, ImportOptions &options,
   SmallVector<StringRef> parts;
   dims.split(parts, 'x');
   for (StringRef part : parts) {
+    // `?`: chosen at run time; the builders say where they allow it.
+    if (part == "?") {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     int64_t dim;
     // Same bound as config values: shapes stay far from int64 overflow.
     if (part.getAsInteger(10, dim) || dim <= 0 || dim > (int64_t(1) << 24)) {
       error = "--input-shape '" + spec.str() + "': dimension '" + part.str() +
-              "' must be an integer in [1, 16777216]";
+              "' must be an integer in [1, 16777216] or ?";
       return false;
     }
     shape.push_back(dim);

@@ -92,7 +92,7 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
                                 start->ids, *table);
   ModelBuilder::DecodeInputs decode;
   if (decodeStep)
-    decode = mb.addDecodeInputs(batch);
+    decode = mb.addDecodeInputs(start->ids);
 
   for (int64_t i = 0; i < layers; ++i) {
     std::string lp = p + "layers." + std::to_string(i) + ".";
@@ -180,7 +180,8 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
       Value v = heads4(*wv, *bv, *kvHeads, false);
       Value o = SdpaOp::create(b, l, mb.tensorType({batch, heads, seq, *dh}), q,
                                k, v, /*bias=*/Value(),
-                               /*kv_lengths=*/Value(), ValueRange{},
+                               /*kv_lengths=*/Value(),
+                               /*query_positions=*/Value(), ValueRange{},
                                ScoreFunction::scaled_dot, FloatAttr(),
                                /*causal=*/true, IntegerAttr());
       Value merged =

@@ -122,12 +122,17 @@ ModelBuilder::tokenIdsShape(StringRef positionsKey, int64_t maxPositions,
   llvm::append_range(names, optionalInputs);
   if (failed(checkInputNames(names)))
     return failure();
+  // A --kv-cache step may take a run-time number of tokens (prefill and
+  // decode through one entry point); its caches fix the batch.
   FailureOr<SmallVector<int64_t>> shape =
-      inputShape("input_ids", {"batch", "sequence"});
+      inputShape("input_ids", {"batch", "sequence"},
+                 /*dynamicDim=*/options.kvCache > 0 ? std::optional<unsigned>(1)
+                                                    : std::nullopt);
   if (failed(shape))
     return failure();
   int64_t batch = (*shape)[0], seq = (*shape)[1];
-  if (!positionsKey.empty() && seq > maxPositions)
+  if (!positionsKey.empty() && !ShapedType::isDynamic(seq) &&
+      seq > maxPositions)
     return emitError(ckpt.keyLoc(positionsKey))
            << "sequence length " << seq << " (--input-shape input_ids) "
            << "exceeds " << positionsKey << " = " << maxPositions;
@@ -162,7 +167,8 @@ LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
 }
 
 FailureOr<SmallVector<int64_t>>
-ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames) {
+ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames,
+                         std::optional<unsigned> dynamicDim) {
   std::string symbolic;
   for (StringRef d : dimNames)
     symbolic += (symbolic.empty() ? "" : ", ") + d.str();
@@ -177,6 +183,17 @@ ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames) {
            << "--input-shape " << name << " has " << it->second.size()
            << " dimensions, but input '" << name << "' has " << dimNames.size()
            << " ([" << symbolic << "])";
+  for (auto [i, dim] : llvm::enumerate(it->second))
+    if (ShapedType::isDynamic(dim) && dynamicDim != i)
+      return emitError(ckpt.configLoc())
+             << "--input-shape " << name << ": dimension " << i << " ("
+             << dimNames[i] << ") is '?', but "
+             << (options.kvCache > 0 || name != "input_ids"
+                     ? "only the sequence of a --kv-cache step's input_ids "
+                       "may be chosen at run time"
+                     : "checkpoint imports take run-time sequence lengths "
+                       "only for a --kv-cache step (fix it, or add "
+                       "--kv-cache N)");
   return it->second;
 }
 
@@ -233,10 +250,11 @@ LogicalResult ModelBuilder::checkDecodeStep(int64_t seq, StringRef positionsKey,
                                             int64_t maxPositions) {
   if (options.kvCache <= 0)
     return success();
-  if (seq != 1)
+  if (seq != 1 && !ShapedType::isDynamic(seq))
     return emitError(ckpt.configLoc())
-           << "--kv-cache builds a one-token decode step: give --input-shape "
-              "input_ids=<batch>x1, not a sequence of "
+           << "--kv-cache builds a step of one token (--input-shape "
+              "input_ids=<batch>x1) or of a run-time number of tokens "
+              "(<batch>x?), not a fixed sequence of "
            << seq;
   if (!positionsKey.empty() && options.kvCache > maxPositions)
     return emitError(ckpt.keyLoc(positionsKey))
@@ -245,18 +263,32 @@ LogicalResult ModelBuilder::checkDecodeStep(int64_t seq, StringRef positionsKey,
   return success();
 }
 
-ModelBuilder::DecodeInputs ModelBuilder::addDecodeInputs(int64_t batch) {
+ModelBuilder::DecodeInputs ModelBuilder::addDecodeInputs(Value ids) {
   Location l = ckpt.configLoc();
-  auto type = RankedTensorType::get({batch}, b.getI64Type());
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  auto type = RankedTensorType::get({idsType.getDimSize(0)}, b.getI64Type());
   Value positions = addInput("positions", type);
-  Value one = arith::ConstantOp::create(
-      b, l, DenseElementsAttr::get(type, b.getI64IntegerAttr(1).getValue()));
+  // The step's token count T: the ids' sequence length, a run-time value
+  // when it is dynamic.
+  OpFoldResult tokens =
+      idsType.isDynamicDim(1)
+          ? OpFoldResult(tensor::DimOp::create(b, l, ids, 1).getResult())
+          : OpFoldResult(b.getIndexAttr(idsType.getDimSize(1)));
+  Value count = idsType.isDynamicDim(1)
+                    ? arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                                 cast<Value>(tokens))
+                          .getResult()
+                    : arith::ConstantOp::create(
+                          b, l, b.getI64IntegerAttr(idsType.getDimSize(1)))
+                          .getResult();
   Value init = tensor::EmptyOp::create(b, l, type.getShape(), b.getI64Type());
+  Value counts = linalg::FillOp::create(b, l, count, init).getResult(0);
+  // Each row sees its cache up to its last new token: positions + T.
   Value lengths =
-      linalg::AddOp::create(b, l, TypeRange{type}, ValueRange{positions, one},
-                            ValueRange{init})
+      linalg::AddOp::create(b, l, TypeRange{type},
+                            ValueRange{positions, counts}, ValueRange{init})
           .getResult(0);
-  return {positions, lengths};
+  return {positions, lengths, tokens};
 }
 
 FailureOr<Value> ModelBuilder::cachedAttention(
@@ -267,15 +299,26 @@ FailureOr<Value> ModelBuilder::cachedAttention(
   Location l = x.getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1);
-  // [B, 1, n * dh] -> [B, n, 1, dh], rotated at the run-time positions.
+  // A tensor.empty of `shape` whose dimension 1 or 2 (`seqDim`) is the
+  // step's token count T (run-time when `seq` is dynamic).
+  auto empty = [&](ArrayRef<int64_t> shape, unsigned seqDim) -> Value {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t size : shape)
+      sizes.push_back(b.getIndexAttr(size));
+    sizes[seqDim] = decode.tokens;
+    return tensor::EmptyOp::create(b, l, sizes, elementType);
+  };
+  // [B, T, n * dh] -> [B, n, T, dh], rotated at the run-time positions.
   auto split = [&](Value w, Value bias, int64_t n, bool rotate) {
     Value flat = LinearOp::create(b, l, tensorType({batch, seq, n * headDim}),
                                   x, w, bias);
+    SmallVector<OpFoldResult> partSizes = {b.getIndexAttr(batch), decode.tokens,
+                                           b.getIndexAttr(n),
+                                           b.getIndexAttr(headDim)};
     Value parts = tensor::ExpandShapeOp::create(
         b, l, tensorType({batch, seq, n, headDim}), flat,
-        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value init = tensor::EmptyOp::create(
-        b, l, ArrayRef<int64_t>{batch, n, seq, headDim}, elementType);
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}}, partSizes);
+    Value init = empty({batch, n, seq, headDim}, 2);
     Value t = linalg::TransposeOp::create(b, l, parts, init,
                                           ArrayRef<int64_t>{0, 2, 1, 3})
                   .getResult()[0];
@@ -300,20 +343,20 @@ FailureOr<Value> ModelBuilder::cachedAttention(
       CacheWriteOp::create(b, l, cacheType, vCache, v, decode.positions);
   states.push_back({kNew, cast<BlockArgument>(kCache).getArgNumber()});
   states.push_back({vNew, cast<BlockArgument>(vCache).getArgNumber()});
-  // The one query row sees the rows written so far (kv_lengths); causal
-  // (bottom-right aligned over the whole cache) adds no mask to that but
-  // states what attn.causal_lm checks.
-  Value o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q,
-                           kNew, vNew, /*bias=*/Value(), decode.kvLengths,
-                           ValueRange{}, ScoreFunction::scaled_dot, scale,
-                           /*causal=*/true, IntegerAttr());
-  Value merged =
-      linalg::TransposeOp::create(
-          b, l, o,
-          tensor::EmptyOp::create(
-              b, l, ArrayRef<int64_t>{batch, seq, heads, headDim}, elementType),
-          ArrayRef<int64_t>{0, 2, 1, 3})
-          .getResult()[0];
+  // Query i of row b sits at positions[b] + i (query_positions: causal
+  // per row from the row's own start, not from the end of the cache) and
+  // sees the cache rows up to it; kv_lengths (positions + T) bounds the
+  // keys a row's queries can see at all, which the flash lowering uses to
+  // skip the cache beyond it.
+  Value o =
+      SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, kNew,
+                     vNew, /*bias=*/Value(), decode.kvLengths, decode.positions,
+                     ValueRange{}, ScoreFunction::scaled_dot, scale,
+                     /*causal=*/true, IntegerAttr());
+  Value merged = linalg::TransposeOp::create(
+                     b, l, o, empty({batch, seq, heads, headDim}, 1),
+                     ArrayRef<int64_t>{0, 2, 1, 3})
+                     .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       b, l, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   return LinearOp::create(b, l, xType, merged, wo, bo).getResult();

@@ -49,10 +49,12 @@ public:
   FailureOr<std::string> detectPrefix(ArrayRef<StringRef> prefixes,
                                       StringRef probe);
 
-  /// The fixed shape of input `name` (`--input-shape`), which must have
-  /// `rank` dimensions named `dimNames`; an error when it is not given.
-  FailureOr<SmallVector<int64_t>> inputShape(StringRef name,
-                                             ArrayRef<StringRef> dimNames);
+  /// The shape of input `name` (`--input-shape`), which must have
+  /// `rank` dimensions named `dimNames`; an error when it is not given, or
+  /// when a dimension other than `dynamicDim` is `?` (ShapedType::kDynamic).
+  FailureOr<SmallVector<int64_t>>
+  inputShape(StringRef name, ArrayRef<StringRef> dimNames,
+             std::optional<unsigned> dynamicDim = std::nullopt);
   /// Errors for --input-shape names the model has no input of.
   LogicalResult checkInputNames(ArrayRef<StringRef> inputNames);
   /// The (batch, sequence) shape of `input_ids`, the models' main input
@@ -96,25 +98,30 @@ public:
   LogicalResult finishLmHead(Location loc, Value h, Value table, bool tied,
                              StringRef dims);
 
-  /// `--kv-cache`: the decode step's `positions` input [batch] (each
-  /// sequence's cache length: where its token goes) and the kv lengths the
-  /// attention sees (positions + 1).
+  /// `--kv-cache`: the step's `positions` input [batch] (each sequence's
+  /// cache length: where its first new token goes), the step's token count
+  /// T (the sequence length of the ids `ids` [batch, T]; a run-time value
+  /// when T is `?`) and the kv lengths the attention sees (positions + T).
   struct DecodeInputs {
     Value positions, kvLengths;
+    OpFoldResult tokens;
   };
-  DecodeInputs addDecodeInputs(int64_t batch);
+  DecodeInputs addDecodeInputs(Value ids);
   /// With `--kv-cache N`: an error unless the step takes one token per
-  /// sequence (`seq`) and N fits the position table (`positionsKey` =
-  /// `maxPositions`; no key for rotary models).
+  /// sequence or a run-time number of them (`seq` 1 or dynamic) and N fits
+  /// the position table (`positionsKey` = `maxPositions`; no key for rotary
+  /// models).
   LogicalResult checkDecodeStep(int64_t seq, StringRef positionsKey = {},
                                 int64_t maxPositions = 0);
-  /// One layer's attention for a one-token decode step: projections of
-  /// `x` [B, 1, D] by `wq`/`wk`/`wv` ([out, D], optional biases), heads
-  /// split, rotated at the run-time positions when `rotaryBase` is set, the
-  /// token's keys and values written into this layer's caches (new state
+  /// One layer's attention for a KV-cache step of T tokens per sequence
+  /// (T = 1: decode; T = the prompt: prefill): projections of `x`
+  /// [B, T, D] by `wq`/`wk`/`wv` ([out, D], optional biases), heads split,
+  /// rotated at the run-time positions (positions[b] + i) when
+  /// `rotaryBase` is set, the tokens' keys and values written into this
+  /// layer's caches at rows positions[b] .. positions[b] + T - 1 (new state
   /// inputs `past_key_values.<layer>.key/value`, [B, kvHeads, L, dh]),
-  /// attention over the first positions + 1 rows, heads merged and
-  /// projected by `wo`.
+  /// causal attention over the cache with query i of row b at
+  /// positions[b] + i, heads merged and projected by `wo`.
   FailureOr<Value>
   cachedAttention(int64_t layer, Value x, const DecodeInputs &decode, Value wq,
                   Value bq, Value wk, Value bk, Value wv, Value bv, Value wo,

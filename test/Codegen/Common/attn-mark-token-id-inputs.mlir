@@ -87,3 +87,18 @@ func.func @decode_positions(%x: tensor<2x1x16xf32>, %p: tensor<2xi64>, %q: tenso
   %2 = attn.cache_write %n into %1 at %q : tensor<2x4x1x4xf32>, tensor<2x4x32x4xf32>, tensor<2xi64>
   return %0, %2 : tensor<2x1x16xf32>, tensor<2x4x32x4xf32>
 }
+
+// -----
+
+// A run-time number of tokens T (a step that prefills and decodes) is
+// bounded as T = 1: a 32-row cache takes positions in [0, 32), the 20-row
+// table at offset 2 [0, 18); a static T = 4 write bounds [0, 29).
+// CHECK-LABEL: func.func @step_positions(
+// CHECK-SAME:    %{{[^:]+}}: tensor<2x?x16xf32>, %{{[^:]+}}: tensor<2xi64> {attn.position_bound = 18 : i64}, %{{[^:]+}}: tensor<2xi64> {attn.position_bound = 32 : i64}, %{{[^:]+}}: tensor<2xi64> {attn.position_bound = 29 : i64}, %{{[^:]+}}: tensor<2x4x?x4xf32>, %{{[^:]+}}: tensor<2x4x4x4xf32>, %{{[^:]+}}: tensor<2x4x32x4xf32>)
+func.func @step_positions(%x: tensor<2x?x16xf32>, %p: tensor<2xi64>, %q: tensor<2xi64>, %r: tensor<2xi64>, %n: tensor<2x4x?x4xf32>, %n4: tensor<2x4x4x4xf32>, %c: tensor<2x4x32x4xf32>) -> (tensor<2x?x16xf32>, tensor<2x4x32x4xf32>) {
+  %t = attn.weight "wpe" : tensor<20x16xf32>
+  %0 = attn.learned_pos %x, %t positions(%p : tensor<2xi64>) offset = 2 : tensor<2x?x16xf32>, tensor<20x16xf32>
+  %1 = attn.cache_write %n into %c at %q : tensor<2x4x?x4xf32>, tensor<2x4x32x4xf32>, tensor<2xi64>
+  %2 = attn.cache_write %n4 into %1 at %r : tensor<2x4x4x4xf32>, tensor<2x4x32x4xf32>, tensor<2xi64>
+  return %0, %2 : tensor<2x?x16xf32>, tensor<2x4x32x4xf32>
+}

@@ -28,7 +28,7 @@ func.func @dynamic_heads(%q: tensor<1x?x8x16xf32>, %k: tensor<1x?x8x16xf32>, %v:
 // -----
 
 func.func @dynamic_cache_write(%cache: tensor<1x2x?x8xf32>, %new: tensor<1x2x1x8xf32>, %pos: tensor<1xi64>) -> tensor<1x2x?x8xf32> {
-  // expected-error @+1 {{'attn.cache_write' op has dynamic shapes (KV-cache writes need static cache and row shapes)}}
+  // expected-error @+1 {{'attn.cache_write' op has dynamic shapes (KV-cache writes need a static cache; only the number of rows written may be dynamic)}}
   %0 = attn.cache_write %new into %cache at %pos : tensor<1x2x1x8xf32>, tensor<1x2x?x8xf32>, tensor<1xi64>
   return %0 : tensor<1x2x?x8xf32>
 }

@@ -1052,6 +1052,14 @@ func.func @sinusoidal_pos_negative_offset(%x: tensor<2x6x64xf32>) -> tensor<2x6x
 
 // -----
 
+func.func @sinusoidal_pos_positions_batch(%x: tensor<2x6x64xf32>, %p: tensor<3xi64>) -> tensor<2x6x64xf32> {
+  // expected-error @+1 {{'attn.sinusoidal_pos' op positions dimension 0 is 3 but must be 2 (input dimension 0, batch)}}
+  %0 = attn.sinusoidal_pos %x positions(%p : tensor<3xi64>) : tensor<2x6x64xf32>
+  return %0 : tensor<2x6x64xf32>
+}
+
+// -----
+
 // attn.learned_pos
 func.func @learned_pos_input_rank(%x: tensor<6x64xf32>, %t: tensor<16x64xf32>) -> tensor<6x64xf32> {
   // expected-error @+1 {{'attn.learned_pos' op input must have rank 3 ([batch, seq, d_model]), got 'tensor<6x64xf32>'}}

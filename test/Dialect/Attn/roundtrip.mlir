@@ -525,6 +525,18 @@ func.func @sinusoidal_pos(%x: tensor<2x16x512xf32>) -> tensor<2x16x512xf32> {
 
 // -----
 
+// Run-time start positions, and a run-time sequence length.
+// CHECK-LABEL: func.func @sinusoidal_pos_positions(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<2x?x512xf32>, %[[P:[^:]+]]: tensor<2xi64>
+// CHECK:         %[[R:.*]] = attn.sinusoidal_pos %[[X]] positions(%[[P]] : tensor<2xi64>) offset = 3 : tensor<2x?x512xf32>
+// CHECK:         return %[[R]]
+func.func @sinusoidal_pos_positions(%x: tensor<2x?x512xf32>, %p: tensor<2xi64>) -> tensor<2x?x512xf32> {
+  %0 = attn.sinusoidal_pos %x positions(%p : tensor<2xi64>) offset = 3 : tensor<2x?x512xf32>
+  return %0 : tensor<2x?x512xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @learned_pos(
 // CHECK-SAME:    %[[X:[^:]+]]: tensor<2x16x768xf32>, %[[T:[^:]+]]: tensor<512x768xf32>
 // CHECK:         %[[R0:.*]] = attn.learned_pos %[[X]], %[[T]] : tensor<2x16x768xf32>, tensor<512x768xf32>

@@ -105,7 +105,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
 
     Masks are generated, never passed as `Sq x Sk` tensors. Query row `i`
     sits at absolute position `p = i + Sk - Sq` (bottom-right alignment, so
-    a single decode-step query sees the whole cache). Key `j` is visible when
+    a single decode-step query sees the whole cache), or, with
+    `query_positions` (`[B]`, integer), at `p = query_positions[b] + i`:
+    each batch row's queries are aligned to that row's own start (a KV-cache
+    step of `Sq` tokens per row written at the row's cache length, where
+    rows have different lengths). Key `j` is visible when
     - `causal` is set: `j <= p`;
     - `window = W` (W > 0) is set: `|p - j| < W` (W = 0 means no window);
     - `kv_lengths` (`[B]`, integer) is given: `j < kv_lengths[b]`.
@@ -118,6 +122,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
     Attn_FloatTensor:$value,
     Optional<Attn_FloatTensor>:$bias,
     Optional<Attn_IndexTensor>:$kv_lengths,
+    Optional<Attn_IndexTensor>:$query_positions,
     Variadic<Attn_FloatTensor>:$score_weights,
     DefaultValuedAttr<Attn_ScoreFunction,
                       "::mlir::attn::ScoreFunction::scaled_dot">:$score,
@@ -130,6 +135,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
     $query `,` $key `,` $value
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
+    (`query_positions` `(` $query_positions^ `:` type($query_positions) `)`)?
     (`score_weights` `(` $score_weights^ `:` type($score_weights) `)`)?
     (`score` `=` $score^)?
     (`causal` $causal^)?
@@ -381,18 +387,22 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
 }
 
 def Attn_SinusoidalPosOp : Attn_Op<"sinusoidal_pos",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "adds the sinusoidal positional encoding of Vaswani et al.";
   let description = [{
     `x : [B, S, D]` (D even). For position `p = offset + s` and `i < D/2`:
     `PE[p, 2i] = sin(p / 10000^(2i/D))`, `PE[p, 2i+1] = cos(p / 10000^(2i/D))`;
-    the result is `x + PE`.
+    the result is `x + PE`. With `positions : [B]` (run-time start
+    positions, e.g. a KV-cache step's cache lengths), row `s` of batch `b`
+    sits at `p = offset + positions[b] + s`.
   }];
   let arguments = (ins Attn_FloatTensor:$input,
+                   Optional<Attn_IndexTensor>:$positions,
                    DefaultValuedAttr<I64Attr, "0">:$offset);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`offset` `=` $offset^)? attr-dict `:` type($result)
+    $input (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`offset` `=` $offset^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }
