@@ -10,6 +10,8 @@
 #ifndef ATTNC_LIB_CONVERSION_MATMULMATCH_H
 #define ATTNC_LIB_CONVERSION_MATMULMATCH_H
 
+#include "Codegen/Common/WidenedOperands.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -192,8 +194,18 @@ inline void eraseZeroInit(Operation *init) {
 /// be indexed by (m, n), (n) or (m). Its body becomes the kernel's store
 /// epilogue (bias, activation, residual), which then writes its output in
 /// place of C: when that is not C, nothing may read C later.
+/// Allocations between the two (bufferization puts the epilogue's output
+/// buffer there) are moved above the matmul, whose kernel writes them.
 inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
-  auto next = dyn_cast_or_null<linalg::GenericOp>(mm.op->getNextNode());
+  Operation *after = mm.op->getNextNode();
+  SmallVector<memref::AllocOp> allocs;
+  while (auto alloc = dyn_cast_or_null<memref::AllocOp>(after)) {
+    if (alloc->getNumOperands() != 0)
+      return {};
+    allocs.push_back(alloc);
+    after = after->getNextNode();
+  }
+  auto next = dyn_cast_or_null<linalg::GenericOp>(after);
   if (!next || !next.hasPureBufferSemantics() || next.getNumLoops() != 2 ||
       next.getNumDpsInits() != 1 || next.getNumReductionLoops() != 0)
     return {};
@@ -222,16 +234,42 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
       !isIdentityF32(init->get(), ShapedType::isDynamic(mm.m)) ||
       !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
     return {};
-  if (init->get() == mm.c)
+  // Above C's initialization too, which findZeroInit expects right before
+  // the matmul.
+  auto hoistAllocs = [&] {
+    Operation *anchor = mm.op;
+    while (Operation *prev = anchor->getPrevNode()) {
+      auto fill = dyn_cast<linalg::FillOp>(prev);
+      auto copy = dyn_cast<memref::CopyOp>(prev);
+      if (!(fill && fill.hasPureBufferSemantics() &&
+            fill.getDpsInits()[0] == mm.c) &&
+          !(copy && copy.getTarget() == mm.c))
+        break;
+      anchor = prev;
+    }
+    for (memref::AllocOp alloc : allocs)
+      alloc->moveBefore(anchor);
     return next;
+  };
+  if (init->get() == mm.c)
+    return hoistAllocs();
   // C is never written: its only other users may be its allocation, a fill
-  // or a copy into it before the matmul, and frees.
+  // or a copy into it before the matmul, frees, and ops after the epilogue
+  // when the first of them overwrites all of C (bufferization reusing the
+  // buffer for a later accumulator or result: nothing reads what the matmul
+  // left there).
   if (!mm.c.getDefiningOp<memref::AllocOp>())
     return {};
+  Operation *firstLater = nullptr;
   for (Operation *user : mm.c.getUsers()) {
     if (user == mm.op || user == next.getOperation() ||
         isa<memref::DeallocOp>(user))
       continue;
+    if (user->getBlock() == next->getBlock() && next->isBeforeInBlock(user)) {
+      if (!firstLater || user->isBeforeInBlock(firstLater))
+        firstLater = user;
+      continue;
+    }
     if (auto fill = dyn_cast<linalg::FillOp>(user);
         fill && fill->isBeforeInBlock(mm.op))
       continue;
@@ -241,7 +279,16 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
       continue;
     return {};
   }
-  return next;
+  if (firstLater) {
+    auto fill = dyn_cast<linalg::FillOp>(firstLater);
+    auto generic = dyn_cast<linalg::GenericOp>(firstLater);
+    bool overwrites =
+        fill ? fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == mm.c
+             : generic && overwritesAll(generic, mm.c);
+    if (!overwrites)
+      return {};
+  }
+  return hoistAllocs();
 }
 
 /// The epilogue's value at (m, n) for the product `v`: its other inputs

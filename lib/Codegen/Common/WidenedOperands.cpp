@@ -225,7 +225,7 @@ Value mlir::attn::narrowResultView(OpBuilder &b, Location loc,
 /// identity map over parallel loops) without reading it: its body ignores
 /// the init's value and no input is a view of the same buffer. Bufferization
 /// reuses a dead widened weight's buffer this way (e.g. for a bias add).
-static bool overwritesAll(linalg::GenericOp op, Value buffer) {
+bool mlir::attn::overwritesAll(linalg::GenericOp op, Value buffer) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getDpsInits()[0] != buffer || op.getNumReductionLoops() != 0 ||
       !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
@@ -245,8 +245,12 @@ static bool overwritesAll(linalg::GenericOp op, Value buffer) {
 static bool isDeadStore(linalg::GenericOp ext,
                         const llvm::SmallPtrSetImpl<Operation *> &readers) {
   Value wide = ext.getDpsInits()[0];
-  if (!wide.getDefiningOp<memref::AllocOp>())
-    return false; // e.g. a function argument: visible to the caller
+  // A function argument (an out-param that bufferization reused for the
+  // copy) is visible to the caller: dead only where a later op overwrites
+  // all of it.
+  bool ownBuffer = wide.getDefiningOp<memref::AllocOp>() != nullptr;
+  if (!ownBuffer && !isa<BlockArgument>(wide))
+    return false;
   Block *block = ext->getBlock();
   llvm::SmallPtrSet<Operation *, 8> users;
   for (Value alias : aliasesOf(wide))
@@ -262,7 +266,7 @@ static bool isDeadStore(linalg::GenericOp ext,
     auto next = dyn_cast<linalg::GenericOp>(op);
     return next && overwritesAll(next, wide);
   }
-  return true;
+  return ownBuffer;
 }
 
 void mlir::attn::eraseAllocIfUnused(memref::AllocOp alloc) {
@@ -312,7 +316,9 @@ void WidenedCopies::eraseDead() {
       view->erase();
   llvm::SetVector<Operation *> allocs;
   for (linalg::GenericOp ext : dead) {
-    allocs.insert(ext.getDpsInits()[0].getDefiningOp());
+    if (Operation *alloc =
+            ext.getDpsInits()[0].getDefiningOp<memref::AllocOp>())
+      allocs.insert(alloc);
     ext.erase();
   }
   for (Operation *alloc : allocs)

@@ -62,6 +62,10 @@ std::optional<NarrowedResult> traceNarrowed(Value result,
 /// The narrow buffer viewed like the f32 result.
 Value narrowResultView(OpBuilder &b, Location loc, const NarrowedResult &n);
 
+/// Whether `op` writes every element of `buffer` (its only init, an
+/// identity map over parallel loops) without reading it.
+bool overwritesAll(linalg::GenericOp op, Value buffer);
+
 /// Erases `alloc` with its frees and views when nothing else uses it (a
 /// buffer that a kernel rewrite left without readers or writers).
 void eraseAllocIfUnused(memref::AllocOp alloc);
