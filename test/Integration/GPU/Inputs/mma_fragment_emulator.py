@@ -56,7 +56,7 @@ EXT = """  %{wide} = memref.alloc() : memref<{shape}xf32>
 
 
 EPILOGUE = """  linalg.generic {{indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}}
-      ins(%c, %bias : memref<{m}x{n}xf32>, memref<{n}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
+      ins(%c, %{bias} : memref<{m}x{n}xf32>, memref<{n}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
   ^bb0(%v: f32, %bv: f32, %out: f32):
     %zero = arith.constant 0.0 : f32
     %0 = arith.addf %v, %bv : f32
@@ -105,7 +105,7 @@ def case_ir(et, m, n, k, rank3, epilogue=False, zero_fill=False):
     %1 = arith.addf %acc, %0 : f32
     linalg.yield %1 : f32
   }}
-{EPILOGUE.format(m=m, n=n) if epilogue else ""}  memref.dealloc %xf : memref<{xs}xf32>
+{EPILOGUE.format(m=m, n=n, bias="bias") if epilogue else ""}  memref.dealloc %xf : memref<{xs}xf32>
   memref.dealloc %wf : memref<{n}x{k}xf32>
   return
 }}""")
@@ -166,15 +166,7 @@ func.func @mm(%x: memref<{m}x{k}x{et}>, %w: memref<{n}x{k}x{et}>, %bias: memref<
     %1 = arith.addf %acc, %0 : f32
     linalg.yield %1 : f32
   }}
-  linalg.generic {{indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}}
-      ins(%c, %bf : memref<{m}x{n}xf32>, memref<{n}xf32>) outs(%c : memref<{m}x{n}xf32>) {{
-  ^bb0(%v: f32, %bv: f32, %out: f32):
-    %zero = arith.constant 0.0 : f32
-    %0 = arith.addf %v, %bv : f32
-    %1 = arith.maximumf %0, %zero : f32
-    linalg.yield %1 : f32
-  }}
-  %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [1, {m}, {n}] : memref<{m}x{n}xf32> into memref<1x{m}x{n}xf32>
+{epilogue}  %c3 = memref.expand_shape %c [[0, 1], [2]] output_shape [1, {m}, {n}] : memref<{m}x{n}xf32> into memref<1x{m}x{n}xf32>
   linalg.generic {{indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}}
       ins(%c3 : memref<1x{m}x{n}xf32>) outs(%y : memref<1x{m}x{n}x{et}>) {{
   ^bb0(%in: f32, %out: {et}):
@@ -204,7 +196,8 @@ def run_narrow_case(attn_opt, et, m, n, k, mutate, rng, workdir,
         ext_x=EXT.format(wide="xf", src="x", shape=f"{m}x{k}", **ext2),
         ext_w=EXT.format(wide="wf", src="w", shape=f"{n}x{k}", **ext2),
         ext_b=EXT.format(wide="bf", src="bias", shape=f"{n}", idm="#id1",
-                         its='"parallel"', et=et))
+                         its='"parallel"', et=et),
+        epilogue=EPILOGUE.format(m=m, n=n, bias="bf"))
     path = os.path.join(workdir, f"narrow_{et}_{m}x{n}x{k}.mlir")
     with open(path, "w") as f:
         f.write(ir)
