@@ -127,6 +127,18 @@ extern "C" void attnrt_report_token_id(int64_t batch, int64_t position,
 /// the check is the same on both targets. Returns the first bad id's
 /// message in row-major order, or "".
 static std::string checkIdInputs(const attnrt_model &m) {
+  // A KV-cache step with a run-time token count T (ids [batch, ?]) writes
+  // cache rows positions[b] .. positions[b] + T - 1; its `positions` bound
+  // is the cache length, so the check adds this run's T. (A static T is
+  // already in the bound: cache length - T + 1.)
+  int64_t stepTokens = 1;
+  for (int slot : m.manifest.inputs) {
+    const ManifestEntry &e = m.manifest.entries[static_cast<size_t>(slot)];
+    const std::vector<int64_t> &dims = m.runDims[static_cast<size_t>(slot)];
+    if (e.idBound >= 0 && !e.positions && e.dims.size() >= 2 &&
+        e.dims.back() == kDynamicDim && !dims.empty())
+      stepTokens = dims.back();
+  }
   for (int slot : m.manifest.inputs) {
     const ManifestEntry &e = m.manifest.entries[static_cast<size_t>(slot)];
     if (e.idBound < 0)
@@ -152,6 +164,14 @@ static std::string checkIdInputs(const attnrt_model &m) {
                          "table length)",
                          e.name.c_str(), static_cast<unsigned long long>(i),
                          static_cast<long long>(id),
+                         static_cast<long long>(e.idBound));
+      if (e.positions && id > e.idBound - stepTokens)
+        return strFormat("attnrt_run: input '%s' gives sequence %llu position "
+                         "%lld, but %lld tokens from there pass the end of "
+                         "the KV cache (%lld positions)",
+                         e.name.c_str(), static_cast<unsigned long long>(i),
+                         static_cast<long long>(id),
+                         static_cast<long long>(stepTokens),
                          static_cast<long long>(e.idBound));
       if (id < 0 || id >= e.idBound)
         return tokenIdMessage(static_cast<int64_t>(i / last),

@@ -53,7 +53,9 @@
 // row-major index over the leading dimensions), position (the index in the
 // last one) and value, before any compiled code reads it. A `positions
 // <bound>` input (i32 or i64, [batch]) holds run-time positions (a decode
-// step's cache lengths), checked the same way against [0, bound).
+// step's cache lengths), checked the same way against [0, bound); when the
+// model's `ids` input is [batch, ?] (a step of a run-time token count T),
+// against [0, bound - T].
 // A `causal` output (float, [batch, seq, vocab]) holds a causal language
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The

@@ -17,7 +17,8 @@ of 16 test ids (the checkpoint's input_ids.npy and its reverse):
   T = 1 (--input-shape input_ids=2x1), and as the full model;
 - Model.generate (the session: one prefill run, then decode) on the
   checkpoint's two generation prompts (5 and 9 tokens) gives transformers'
-  greedy tokens (generate_expected.npy), as many as the 16 positions hold.
+  greedy tokens (generate_expected.npy), as many as the 16 positions hold;
+- a step whose positions + T pass the cache end fails before it runs.
 """
 
 import os
@@ -100,7 +101,20 @@ def main():
         err_vs_full = max(err_vs_full, checkutil.rel_err(a[:, 0], ref[:, t]))
     ok &= err_decode <= 1e-5 and err_vs_full <= 1e-5
 
-    # 4. Python's generate over the session.
+    # 4. The runtime refuses a step that would write past the cache end
+    # (positions + T > 16) before the model runs, and takes one that ends
+    # exactly there.
+    dyn.reset_state()
+    step(dyn, ids[:, :4], [0, seq - 4])
+    overflow = ""
+    try:
+        step(dyn, ids[:, :4], [0, seq - 3])
+    except attnc.AttncError as e:
+        overflow = str(e)
+    print(f"overflow: {overflow}")
+    ok &= "pass the end of the KV cache" in overflow
+
+    # 5. Python's generate over the session.
     prompts = np.load(os.path.join(args.checkpoint, "generate_prompt.npy"))
     prompt_lengths = np.load(os.path.join(args.checkpoint, "generate_lengths.npy"))
     new = seq - int(prompt_lengths.max())
