@@ -84,6 +84,18 @@ Value matchVectorBroadcast(Value v);
 /// splat of the count or linalg.mul by its reciprocal), `x`.
 Value matchLastDimMean(Value v);
 
+/// Whether dimension `da` of `a` and `db` of `b` have the same size in every
+/// run: equal static sizes, or dynamic sizes that trace (through inits,
+/// tensor.empty, reshapes, slices and tensor.dim arithmetic) to the same
+/// product of argument dimensions. Two `?` are not enough: a reshape of
+/// [B*S] to [S, B] has the types of one to [B, S].
+bool sameDim(Value a, int64_t da, Value b, int64_t db);
+/// The same for a size (an expand's output size, a slice size) and
+/// dimension `d` of `v`.
+bool sameSize(OpFoldResult size, Value v, int64_t d);
+/// Equal ranks and sameDim on every dimension.
+bool sameShape(Value a, Value b);
+
 /// Applies a raising pass's patterns to `op` greedily, without folding or
 /// constant CSE elsewhere: raising only rewrites the chains it matches.
 LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns);
