@@ -270,8 +270,9 @@ static SizeKey keyOfDim(Value v, int64_t d, int depth) {
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
     return keyOfSize(expand.getMixedOutputShape()[d], depth + 1);
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    key.coeff = 1;
-    for (int64_t s : collapse.getReassociationIndices()[d])
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (int64_t s : groups[d])
       key *= keyOfDim(collapse.getSrc(), s, depth + 1);
     return key;
   }
@@ -308,4 +309,44 @@ bool mlir::attn::raise::sameShape(Value a, Value b) {
     if (!sameDim(a, d, b, d))
       return false;
   return true;
+}
+
+std::optional<int64_t> mlir::attn::raise::DimEnv::size(OpFoldResult size) {
+  return evaluate(keyOfSize(size, 0));
+}
+
+std::optional<int64_t> mlir::attn::raise::DimEnv::dim(Value v, int64_t d) {
+  return evaluate(keyOfDim(v, d, 0));
+}
+
+std::optional<SmallVector<int64_t>>
+mlir::attn::raise::DimEnv::shape(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> out;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::optional<int64_t> size = dim(v, d);
+    if (!size)
+      return std::nullopt;
+    out.push_back(*size);
+  }
+  return out;
+}
+
+template <typename Key>
+std::optional<int64_t> mlir::attn::raise::DimEnv::evaluate(const Key &key) {
+  int64_t value = key.coeff;
+  for (const std::string &atom : key.atoms) {
+    // Only argument dimensions take chosen sizes; an opaque size cannot be
+    // evaluated.
+    if (!StringRef(atom).starts_with("arg"))
+      return std::nullopt;
+    auto [it, inserted] = atoms.try_emplace(atom, 0);
+    if (inserted)
+      it->second = sizes[std::min(atoms.size() - 1, sizes.size() - 1)] +
+                   static_cast<int64_t>(atoms.size() > sizes.size()
+                                            ? atoms.size() - sizes.size()
+                                            : 0);
+    value *= it->second;
+  }
+  return value;
 }
