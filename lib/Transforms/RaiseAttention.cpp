@@ -483,7 +483,27 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     }
     Value query = expand(chain.query);
     key = expand(key);
-    Value value = expand(chain.value), bias = expand(chain.bias);
+    Value value = expand(chain.value), bias;
+    // A [Sq, Sk] mask broadcast over the batch dimensions stays one
+    // [1, 1, Sq, Sk] bias (not a copy per folded batch and head).
+    auto maskBroadcast =
+        chain.bias ? chain.bias.getDefiningOp<linalg::BroadcastOp>() : nullptr;
+    if (maskBroadcast && maskBroadcast.hasPureTensorSemantics() &&
+        llvm::equal(maskBroadcast.getDimensions(),
+                    llvm::seq<int64_t>(0, rank - 2))) {
+      Value mask = maskBroadcast.getInput();
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      SmallVector<OpFoldResult> sizes(2, rewriter.getIndexAttr(1));
+      llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, mask));
+      bias = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({1, 1, maskType.getDimSize(0),
+                                 maskType.getDimSize(1)},
+                                maskType.getElementType()),
+          mask, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}, sizes);
+    } else {
+      bias = expand(chain.bias);
+    }
     SmallVector<int64_t> sdpaShape(4 - rank, 1);
     llvm::append_range(sdpaShape, resultType.getShape());
     Value sdpa = SdpaOp::create(
