@@ -419,8 +419,7 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       if (!same({q, d}, keyDim(d)) || !same({q, d}, {v, d}) ||
           !same({q, d}, {out, d}))
         return failure();
-    Dim sq{q, rank - 2}, d{q, rank - 1}, sk = keyDim(rank - 2),
-        dv{v, rank - 1};
+    Dim sq{q, rank - 2}, d{q, rank - 1}, sk = keyDim(rank - 2), dv{v, rank - 1};
     if (!same(keyDim(rank - 1), d) || !same({v, rank - 2}, sk) ||
         !same({out, rank - 2}, sq) || !same({out, rank - 1}, dv))
       return failure();
@@ -472,7 +471,8 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     if (!chain.keyPermutation.empty()) {
       auto keyType = cast<RankedTensorType>(key.getType());
       SmallVector<OpFoldResult> sizes =
-          tensor::getMixedSizes(rewriter, loc, key), permuted;
+                                    tensor::getMixedSizes(rewriter, loc, key),
+                                permuted;
       for (int64_t d : chain.keyPermutation)
         permuted.push_back(sizes[d]);
       Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
@@ -497,9 +497,9 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
       llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, mask));
       bias = tensor::ExpandShapeOp::create(
           rewriter, loc,
-          RankedTensorType::get({1, 1, maskType.getDimSize(0),
-                                 maskType.getDimSize(1)},
-                                maskType.getElementType()),
+          RankedTensorType::get(
+              {1, 1, maskType.getDimSize(0), maskType.getDimSize(1)},
+              maskType.getElementType()),
           mask, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}, sizes);
     } else {
       bias = expand(chain.bias);
@@ -567,8 +567,7 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
     if (!collapse || collapse.getReassociationIndices() != expected ||
         !raise::sameSize(expand.getMixedOutputShape()[0], collapse.getSrc(),
                          0) ||
-        !raise::sameSize(expand.getMixedOutputShape()[1], collapse.getSrc(),
-                         1))
+        !raise::sameSize(expand.getMixedOutputShape()[1], collapse.getSrc(), 1))
       return std::nullopt;
     operands.push_back(collapse.getSrc());
   }
@@ -883,7 +882,8 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     Value key = transpose.getInput();
     if (!llvm::equal(keyPerm, llvm::seq<int64_t>(0, 4))) {
       SmallVector<OpFoldResult> sizes =
-          tensor::getMixedSizes(rewriter, loc, key), shape;
+                                    tensor::getMixedSizes(rewriter, loc, key),
+                                shape;
       for (int64_t d : keyPerm)
         shape.push_back(sizes[d]);
       Value init = tensor::EmptyOp::create(rewriter, loc, shape, elementType);

@@ -251,8 +251,8 @@ static SizeKey keyOfDim(Value v, int64_t d, int depth) {
     return key;
   }
   if (auto arg = dyn_cast<BlockArgument>(v)) {
-    key.atoms.push_back(atomOf(arg.getOwner(),
-                               arg.getArgNumber() * 64 + d, "arg"));
+    key.atoms.push_back(
+        atomOf(arg.getOwner(), arg.getArgNumber() * 64 + d, "arg"));
     return key;
   }
   Operation *op = v.getDefiningOp();
@@ -319,8 +319,7 @@ std::optional<int64_t> mlir::attn::raise::DimEnv::dim(Value v, int64_t d) {
   return evaluate(keyOfDim(v, d, 0));
 }
 
-std::optional<SmallVector<int64_t>>
-mlir::attn::raise::DimEnv::shape(Value v) {
+std::optional<SmallVector<int64_t>> mlir::attn::raise::DimEnv::shape(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> out;
   for (int64_t d = 0; d < type.getRank(); ++d) {

@@ -234,7 +234,8 @@ static std::optional<HeadSplit> matchHeadSplit(Value operand,
   if (!projection || chain.ops.empty() || !chain.sized(env))
     return std::nullopt;
   std::optional<SmallVector<int64_t>> shapeOr = env.shape(operand),
-                                      projShapeOr = env.shape(projection.getResult());
+                                      projShapeOr =
+                                          env.shape(projection.getResult());
   if (!shapeOr || !projShapeOr || !checkedElements(*shapeOr) ||
       !checkedElements(*projShapeOr))
     return std::nullopt;
@@ -300,8 +301,7 @@ matchHeadMerge(Value result, int64_t folded, raise::DimEnv &env) {
   int64_t batch = shape[0] * folded, heads = shape[1] / folded, seq = shape[2],
           dh = shape[3];
   std::optional<int64_t> count = checkedElements(merged);
-  if (merged.back() != heads * dh || !count ||
-      count != checkedElements(shape))
+  if (merged.back() != heads * dh || !count || count != checkedElements(shape))
     return std::nullopt;
   RowMap rows(batch, seq);
   SmallVector<int64_t> index;
@@ -464,9 +464,8 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
     auto vType = cast<RankedTensorType>(sdpa.getValue().getType());
     // Batch and sequence sizes may be dynamic: the element check then runs
     // at two sets of sizes (raise::DimEnv) and must pass at both.
-    if (qType.getRank() != 4 || kType.getRank() != 4 ||
-        vType.getRank() != 4 || qType.isDynamicDim(3) ||
-        qType.getDimSize(3) != kType.getDimSize(3) ||
+    if (qType.getRank() != 4 || kType.getRank() != 4 || vType.getRank() != 4 ||
+        qType.isDynamicDim(3) || qType.getDimSize(3) != kType.getDimSize(3) ||
         !raise::sameShape(sdpa.getKey(), sdpa.getValue()))
       return rewriter.notifyMatchFailure(sdpa, "not [B, H, S, dh] operands");
     bool dynamic = !qType.hasStaticShape() || !kType.hasStaticShape();
@@ -485,8 +484,8 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
       };
       if (!agrees(*q, sdpa.getQuery()) || !agrees(*k, sdpa.getKey()) ||
           !agrees(*v, sdpa.getValue()))
-        return rewriter.notifyMatchFailure(
-            sdpa, "head splits differ between sizes");
+        return rewriter.notifyMatchFailure(sdpa,
+                                           "head splits differ between sizes");
     }
     // attn.mha has no per-row query positions to carry them.
     if (sdpa.getQueryPositions())
@@ -543,9 +542,9 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
             std::optional<HeadSplit> q2 = matchHeadSplit(sdpa.getQuery(), env2);
             b = (*qs)[0] * q2->foldedBatch;
           }
-          SmallVector<int64_t> want =
-              order == RowOrder::BatchMajor ? SmallVector<int64_t>{b, s}
-                                            : SmallVector<int64_t>{s, b};
+          SmallVector<int64_t> want = order == RowOrder::BatchMajor
+                                          ? SmallVector<int64_t>{b, s}
+                                          : SmallVector<int64_t>{s, b};
           if (shape->size() == 3 &&
               ArrayRef<int64_t>(*shape).drop_back() != ArrayRef<int64_t>(want))
             return false;
@@ -602,19 +601,18 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
         dynamic ? toBatchMajorDynamic(rewriter, loc, queryIn, q->order)
                 : toBatchMajor(rewriter, loc, queryIn, q->order, batch, sq);
     Value keyValue =
-        self ? Value()
-        : dynamic
-            ? toBatchMajorDynamic(rewriter, loc, kvIn, k->order)
-            : toBatchMajor(rewriter, loc, kvIn, k->order, batch, sk);
+        self      ? Value()
+        : dynamic ? toBatchMajorDynamic(rewriter, loc, kvIn, k->order)
+                  : toBatchMajor(rewriter, loc, kvIn, k->order, batch, sk);
     // dot's default scale is 1; mha's (scaled_dot's) is 1/sqrt(dh).
     FloatAttr scale = sdpa.getScaleAttr();
     if (!scale && sdpa.getScore() == ScoreFunction::dot)
       scale = rewriter.getF64FloatAttr(1.0);
     auto queryBM = cast<RankedTensorType>(query.getType());
-    auto mhaType = RankedTensorType::get(
-        {dynamic ? queryBM.getDimSize(0) : batch,
-         dynamic ? queryBM.getDimSize(1) : sq, dm},
-        queryType.getElementType());
+    auto mhaType =
+        RankedTensorType::get({dynamic ? queryBM.getDimSize(0) : batch,
+                               dynamic ? queryBM.getDimSize(1) : sq, dm},
+                              queryType.getElementType());
     auto mha = MhaOp::create(
         rewriter, loc, mhaType, query, keyValue, wq, wk, wv, out.getWeight(),
         biases, sdpa.getBias(), sdpa.getKvLengths(),

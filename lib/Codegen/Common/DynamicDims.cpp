@@ -157,8 +157,7 @@ static void visit(Operation *op, DimClasses &dims, ModuleOp module) {
     auto type = concat.getResultType();
     for (Value in : concat.getInputs())
       for (int64_t d = 0; d < type.getRank(); ++d)
-        if (d != static_cast<int64_t>(concat.getDim()) &&
-            type.isDynamicDim(d))
+        if (d != static_cast<int64_t>(concat.getDim()) && type.isDynamicDim(d))
           dims.join(DimClasses::dim(concat.getResult(), d),
                     DimClasses::dim(in, d));
     return;

@@ -407,40 +407,38 @@ static bool foldSymbolic(const onnx::NodeProto &node,
     return false;
   };
   // Elementwise over int64 elements with numpy broadcasting.
-  auto map2 = [&](int32_t dtype,
-                  llvm::function_ref<std::optional<int64_t>(int64_t, int64_t)>
-                      fn) {
-    auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
-    if (!shape) {
-      error = "operand shapes do not broadcast";
-      return false;
-    }
-    HostTensor out = HostTensor::zeros(dtype, *shape);
-    std::vector<int64_t> ma = broadcastIndices(in(0)->shape, *shape),
-                         mb = broadcastIndices(in(1)->shape, *shape);
-    for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
-      auto r = fn(in(0)->ints[ma[i]], in(1)->ints[mb[i]]);
-      if (!r)
-        return false;
-      out.ints[i] = *r;
-    }
-    out.settleSymbolic();
-    result.folded = true;
-    result.outputs.push_back(std::move(out));
-    return true;
-  };
-  bool isInt = llvm::all_of(inputs, [](const HostTensor *t) {
-    return !t->isFloat();
-  });
+  auto map2 =
+      [&](int32_t dtype,
+          llvm::function_ref<std::optional<int64_t>(int64_t, int64_t)> fn) {
+        auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
+        if (!shape) {
+          error = "operand shapes do not broadcast";
+          return false;
+        }
+        HostTensor out = HostTensor::zeros(dtype, *shape);
+        std::vector<int64_t> ma = broadcastIndices(in(0)->shape, *shape),
+                             mb = broadcastIndices(in(1)->shape, *shape);
+        for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+          auto r = fn(in(0)->ints[ma[i]], in(1)->ints[mb[i]]);
+          if (!r)
+            return false;
+          out.ints[i] = *r;
+        }
+        out.settleSymbolic();
+        result.folded = true;
+        result.outputs.push_back(std::move(out));
+        return true;
+      };
+  bool isInt =
+      llvm::all_of(inputs, [](const HostTensor *t) { return !t->isFloat(); });
   if (!isInt) {
     error = "symbolic dimensions meet float values (fold them to integers "
             "or fix the dimensions)";
     return false;
   }
   int32_t dtype = in(0)->dtype;
-  if (inputs.size() == 2 &&
-      (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-       op == "Max" || op == "Min"))
+  if (inputs.size() == 2 && (op == "Add" || op == "Sub" || op == "Mul" ||
+                             op == "Div" || op == "Max" || op == "Min"))
     return map2(dtype, [&](int64_t a, int64_t b) -> std::optional<int64_t> {
       std::optional<int64_t> r;
       if (op == "Add")
@@ -470,9 +468,8 @@ static bool foldSymbolic(const onnx::NodeProto &node,
         overflow();
       return r;
     });
-  if (inputs.size() == 2 &&
-      (op == "Equal" || op == "Less" || op == "Greater" ||
-       op == "LessOrEqual" || op == "GreaterOrEqual"))
+  if (inputs.size() == 2 && (op == "Equal" || op == "Less" || op == "Greater" ||
+                             op == "LessOrEqual" || op == "GreaterOrEqual"))
     return map2(onnx::TensorProto::BOOL,
                 [&](int64_t a, int64_t b) -> std::optional<int64_t> {
                   auto c = dims.compare(a, b);
@@ -532,7 +529,8 @@ static bool foldSymbolic(const onnx::NodeProto &node,
                          mx = broadcastIndices(in(1)->shape, *s),
                          my = broadcastIndices(in(2)->shape, *s);
     for (int64_t i = 0, e = out.numElements(); i < e; ++i)
-      out.ints[i] = in(0)->ints[mc[i]] ? in(1)->ints[mx[i]] : in(2)->ints[my[i]];
+      out.ints[i] =
+          in(0)->ints[mc[i]] ? in(1)->ints[mx[i]] : in(2)->ints[my[i]];
     out.settleSymbolic();
     result.folded = true;
     result.outputs.push_back(std::move(out));
@@ -565,8 +563,7 @@ bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
                  op == "Concat" || op == "Transpose" || op == "Expand";
     if (!moves)
       return foldSymbolic(node, inputs, result, error, dims);
-    if (op == "Expand" && inputs.size() > 1 && inputs[1] &&
-        inputs[1]->symbolic)
+    if (op == "Expand" && inputs.size() > 1 && inputs[1] && inputs[1]->symbolic)
       return true;
     if (!foldConcrete(node, opset, inputs, result, error))
       return false;

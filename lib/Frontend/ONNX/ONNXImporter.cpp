@@ -32,10 +32,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -96,9 +96,8 @@ private:
   }
   /// An error about symbolic dimensions, with the way out.
   Error failSymbolic(const Twine &message) {
-    return fail(message +
-                "; fix the symbolic dimensions with --input-shape "
-                "name=AxB...");
+    return fail(message + "; fix the symbolic dimensions with --input-shape "
+                          "name=AxB...");
   }
   Error fail(const Twine &message) {
     std::string where = fileName;
@@ -257,8 +256,7 @@ private:
       if (isSymbolic(d))
         sizes.push_back(indexValue(d));
     return record(
-        tensor::EmptyOp::create(b, loc, tensorType(shape, elem), sizes),
-        shape);
+        tensor::EmptyOp::create(b, loc, tensorType(shape, elem), sizes), shape);
   }
   /// A tensor of `shape` filled with `scalar`.
   Value fill(ArrayRef<int64_t> shape, Value scalar) {
@@ -422,8 +420,8 @@ Expected<Value> Importer::materialize(Entry &entry) {
     // A shape vector used as data: its elements computed from the symbols.
     SmallVector<Value> elems;
     for (int64_t i = 0; i < n; ++i)
-      elems.push_back(arith::IndexCastOp::create(b, loc, *elem,
-                                                 indexValue(t.ints[i])));
+      elems.push_back(
+          arith::IndexCastOp::create(b, loc, *elem, indexValue(t.ints[i])));
     entry.value = tensor::FromElementsOp::create(b, loc, type, elems);
     return entry.value;
   }
@@ -534,11 +532,11 @@ Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
     }
     if (!group.empty() && !groups.empty())
       groups.back().append(group.begin(), group.end());
-    collapsed = record(
-        tensor::CollapseShapeOp::create(
-            b, loc, tensorType(keptShape, typeOf(v).getElementType()), v,
-            groups),
-        keptShape);
+    collapsed =
+        record(tensor::CollapseShapeOp::create(
+                   b, loc, tensorType(keptShape, typeOf(v).getElementType()), v,
+                   groups),
+               keptShape);
   }
   Value init = empty(shape, typeOf(v).getElementType());
   return linalg::BroadcastOp::create(b, loc, collapsed, init, addedDims)
@@ -627,8 +625,7 @@ Value Importer::transpose(Value v, ArrayRef<int64_t> perm) {
 }
 
 Value Importer::matmul2d(Value a, Value bm) {
-  Value init = zeros({dimsOf(a)[0], dimsOf(bm)[1]},
-                     typeOf(a).getElementType());
+  Value init = zeros({dimsOf(a)[0], dimsOf(bm)[1]}, typeOf(a).getElementType());
   return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{init})
       .getResult(0);
 }
@@ -1002,11 +999,10 @@ Value Importer::staticSlice(Value v, ArrayRef<int64_t> offsets,
                             ArrayRef<int64_t> sizes,
                             ArrayRef<int64_t> strides) {
   auto type = tensorType(sizes, typeOf(v).getElementType());
-  return record(tensor::ExtractSliceOp::create(b, loc, type, v,
-                                               foldResults(offsets),
-                                               foldResults(sizes),
-                                               foldResults(strides)),
-                sizes);
+  return record(
+      tensor::ExtractSliceOp::create(b, loc, type, v, foldResults(offsets),
+                                     foldResults(sizes), foldResults(strides)),
+      sizes);
 }
 
 Error Importer::setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
@@ -1211,8 +1207,8 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
     embShape.push_back(shape[1]);
     Value emb = record(
         attn::EmbeddingOp::create(
-            b, loc, tensorType(embShape, typeOf(*table).getElementType()),
-            ids2, *table),
+            b, loc, tensorType(embShape, typeOf(*table).getElementType()), ids2,
+            *table),
         embShape);
     setOutput(0, reshapeTo(emb, outShape));
     return Error::success();
@@ -1444,11 +1440,10 @@ Expected<Value> Importer::importReduceMean(StringRef op, ArrayRef<Value> in) {
   // A mean over a symbolic extent divides by its run-time size.
   Value divisor =
       isSymbolic(count)
-          ? fill(reduced,
-                 arith::SIToFPOp::create(
-                     b, loc, elem,
-                     arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                                indexValue(count))))
+          ? fill(reduced, arith::SIToFPOp::create(
+                              b, loc, elem,
+                              arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                         indexValue(count))))
           : splat(reduced, elem, double(count));
   Value mean = linalg::DivOp::create(b, loc, ValueRange{sum, divisor},
                                      ValueRange{empty(reduced, elem)})
@@ -1678,8 +1673,8 @@ Error Importer::importRange() {
   setOutput(0, generic(ValueRange{}, {*n}, elemType,
                        [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
                          Value i = linalg::IndexOp::create(nb, nl, 0);
-                         Value v = arith::IndexCastOp::create(nb, nl,
-                                                              elemType, i);
+                         Value v =
+                             arith::IndexCastOp::create(nb, nl, elemType, i);
                          Value s = arith::ConstantOp::create(
                              nb, nl, nb.getIntegerAttr(elemType, step));
                          Value f = arith::ConstantOp::create(

@@ -1,4 +1,5 @@
-//===- SymbolicDims.h - symbolic dimensions of the ONNX importer -*- C++ -*-===//
+//===- SymbolicDims.h - symbolic dimensions of the ONNX importer -*- C++
+//-*-===//
 //
 // Private to lib/Frontend/ONNX. A graph input's symbolic dimension (an ONNX
 // dim_param, or an unnamed dim) that `--input-shape` does not fix stays
