@@ -565,6 +565,11 @@ bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
       return foldSymbolic(node, inputs, result, error, dims);
     if (op == "Expand" && inputs.size() > 1 && inputs[1] && inputs[1]->symbolic)
       return true;
+    if (op == "Gather" && inputs.size() > 1 && inputs[1] &&
+        inputs[1]->symbolic) {
+      error = "gathers from a constant at a symbolic index";
+      return false;
+    }
     if (!foldConcrete(node, opset, inputs, result, error))
       return false;
     for (HostTensor &t : result.outputs)
