@@ -27,6 +27,7 @@
 #include "attnc/Support/ShapeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -291,6 +292,12 @@ private:
   Error importSlice(StringRef op, ArrayRef<int64_t> shape);
   /// A Slice start or end clamped to [0, dim] (symbolically).
   Expected<int64_t> clampIndex(int64_t v, int64_t dim);
+  /// Checks at run time that lo <= v (< or <= hi) where that depends on
+  /// the symbols: a position the folding takes to lie inside a dimension
+  /// (a `tril` buffer cut to the sequence). A failure ends the run with
+  /// `what` (cf.assert, reported by libattnrt).
+  void checkInside(int64_t v, int64_t lo, int64_t hi, bool inclusive,
+                   const Twine &what);
   Error importSplit(StringRef op, ArrayRef<int64_t> shape);
   Error importGather(StringRef op, ArrayRef<int64_t> shape);
   Error importConcat();
@@ -1023,6 +1030,30 @@ Error Importer::setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
   return Error::success();
 }
 
+void Importer::checkInside(int64_t v, int64_t lo, int64_t hi, bool inclusive,
+                           const Twine &what) {
+  auto loOk = syms.compare(v, lo);
+  auto hiOk = syms.compare(v, hi);
+  bool needLo = !loOk, needHi = !hiOk;
+  if (!needLo && !needHi)
+    return;
+  Value iv = indexValue(v);
+  Value ok;
+  if (needLo)
+    ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, iv,
+                               indexValue(lo));
+  if (needHi) {
+    Value c = arith::CmpIOp::create(b, loc,
+                                    inclusive ? arith::CmpIPredicate::sle
+                                              : arith::CmpIPredicate::slt,
+                                    iv, indexValue(hi));
+    ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+  }
+  // The reason on a `^ ` line, as upstream's runtime verification writes.
+  cf::AssertOp::create(b, loc, ok,
+                       ("^ " + nodeName(*current) + ": " + what).str());
+}
+
 Expected<int64_t> Importer::clampIndex(int64_t v, int64_t dim) {
   // Negative positions count from the end.
   if (!isSymbolic(v) && v < 0) {
@@ -1041,6 +1072,9 @@ Expected<int64_t> Importer::clampIndex(int64_t v, int64_t dim) {
   // dimension, as the exporter's trace had it.
   if (!isSymbolic(v) && v >= (int64_t(1) << 31))
     return dim;
+  checkInside(v, 0, dim, /*inclusive=*/true,
+              "the slice bound " + syms.str(v) + " lies outside [0, " +
+                  syms.str(dim) + "] at this size");
   return v;
 }
 
@@ -1231,6 +1265,9 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
       if ((lo && *lo < 0) || (hi && *hi >= 0))
         return fail("index " + syms.str(i) + " is out of range for extent " +
                     syms.str(extent));
+      checkInside(i, 0, extent, /*inclusive=*/false,
+                  "index " + syms.str(i) + " lies outside [0, " +
+                      syms.str(extent) + ") at this size");
       continue;
     }
     if (i < -extent || i >= extent)
@@ -2101,7 +2138,8 @@ Error attnc::onnx_frontend::parseInputShape(StringRef spec,
 Expected<ImportedModel>
 attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
                                       const ImportOptions &options) {
-  context.loadDialect<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
+  context.loadDialect<attn::AttnDialect, arith::ArithDialect,
+                      cf::ControlFlowDialect, func::FuncDialect,
                       linalg::LinalgDialect, math::MathDialect,
                       tensor::TensorDialect>();
   onnx::ModelProto model;
@@ -2115,9 +2153,10 @@ attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
 
 void attnc::onnx_frontend::registerONNXImportDialects(
     DialectRegistry &registry) {
-  registry.insert<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<attn::AttnDialect, arith::ArithDialect, cf::ControlFlowDialect,
+              func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+              tensor::TensorDialect>();
 }
 
 Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
