@@ -337,6 +337,36 @@ def cases():
         [r"^model\.onnx:/div: error: cannot divide sequence by 3 exactly; "
          r"fix the symbolic dimensions with --input-shape name=AxB\.\.\. "
          r"\(Div, opset 17\)$"]))
+    # Shape comparisons that depend on the sizes, and sizes cast to float
+    # (PyTorch's `x.size(1) ** 0.5`), do not fold.
+    def shape_then(op_nodes, out_shape):
+        return model(
+            [node("Shape", ["x"], ["s"], name="/shape"),
+             node("Gather", ["s", "one"], ["n"], name="/gather",
+                  attrs=[attr_int("axis", 0)])] + op_nodes,
+            [value_info("x", FLOAT, ["batch", "sequence", 16])],
+            [value_info("y", FLOAT, out_shape)],
+            [tensor("one", [], [1], elem_type=INT64),
+             tensor("two", [], [2], elem_type=INT64)])
+    out.append(error_case(
+        "symbolic-equal-undecided",
+        {"model.onnx": shape_then(
+            [node("Equal", ["n", "two"], ["e"], name="/equal"),
+             node("Where", ["e", "x", "x"], ["y"], name="/where")],
+            ["batch", "sequence", 16])}, [],
+        [r"^model\.onnx:/equal: error: cannot decide Equal\(sequence, 2\) "
+         r"for every size of the symbolic dimensions; fix the symbolic "
+         r"dimensions with --input-shape name=AxB\.\.\. \(Equal, opset 17\)$"]))
+    out.append(error_case(
+        "symbolic-cast-to-float",
+        {"model.onnx": shape_then(
+            [node("Cast", ["n"], ["f"], name="/cast",
+                  attrs=[attr_int("to", FLOAT)]),
+             node("Mul", ["x", "f"], ["y"], name="/mul")],
+            ["batch", "sequence", 16])}, [],
+        [r"^model\.onnx:/cast: error: casts symbolic dimensions to float "
+         r"\(only to int64 and int32 they fold\); fix the symbolic "
+         r"dimensions with --input-shape"]))
     out.append({"name": "symbolic-div-fixed", "files": {"model.onnx": shape_div},
                 "cmd": IMPORT + ["--input-shape", "x=2x9x16"], "exit": 0,
                 "outputs": ["model.mlir", "model.safetensors"]})
