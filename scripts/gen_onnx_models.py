@@ -18,7 +18,18 @@ by ONNX's own version converter (ReduceMean and Split take their axes and
 sizes as inputs there) and written as <model>-op18.onnx.
 
 The reference output is what PyTorch computes, not what attnc computes, so
-the tests compare the compiler against the exporting framework. Seeds are
+the tests compare the compiler against the exporting framework.
+
+    python scripts/gen_onnx_models.py --dynamic-refs [OUTDIR [MODEL ...]]
+
+writes, for the dynamic-shape tests, references at other sizes of the
+symbolic batch and sequence dimensions into OUTDIR/dynamic (default
+test/ONNX/Models/dynamic): for each model and each shape in DYNAMIC_SHAPES
+(batch 2; sequences 5, 16, 37, or 5, 11, 16 for the models with 16 learned
+positions), seeded inputs <model>.<B>x<S>.<input>.npy and the output of
+onnxruntime running the committed <model>-op17.onnx on them,
+<model>.<B>x<S>.ref.npy. Needs numpy, onnxruntime and onnx (the bench venv:
+/work/main/.venv-bench/bin/python); no export is redone. Seeds are
 fixed, so a re-run reproduces the committed files. Model sizes are kept to a
 few hundred KB: d_model 32, 4 heads, 2 layers, sequence 8.
 """
@@ -314,7 +325,61 @@ def models():
     ]
 
 
+# (batch, sequence) shapes of the dynamic references; the models with
+# learned positions (MAX_POS rows) stop at MAX_POS.
+DYNAMIC_SHAPES = ((2, 5), (2, 16), (2, 37))
+DYNAMIC_SHAPES_POSITIONS = ((2, 5), (2, 11), (2, MAX_POS))
+
+
+def dynamic_inputs(name, batch, seq, rng):
+    """Seeded inputs of model `name` at [batch, seq]."""
+    if name in ("bert_like", "gpt2_like"):
+        ids = rng.integers(0, VOCAB, (batch, seq), dtype=np.int64)
+        if name == "gpt2_like":
+            return {"input_ids": ids}
+        mask = np.ones((batch, seq), dtype=np.int64)
+        mask[1, seq - 2:] = 0  # the second sequence padded by two
+        return {"input_ids": ids, "attention_mask": mask}
+    x = rng.standard_normal((batch, seq, D_MODEL)).astype(np.float32)
+    if name == "causal_decoder":
+        causal = np.triu(np.full((seq, seq), -np.inf, dtype=np.float32), 1)
+        return {"x": x, "mask": causal}
+    return {"x": x}
+
+
+def dynamic_refs(outdir, only):
+    """References at other batch / sequence sizes, from onnxruntime."""
+    import onnxruntime as ort
+    models_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "..", "test", "ONNX", "Models")
+    os.makedirs(outdir, exist_ok=True)
+    rng = np.random.default_rng(4321)
+    for name in ("encoder_postln_relu", "encoder_preln_gelu", "causal_decoder",
+                 "bert_like", "gpt2_like", "misc_ops"):
+        if only and name not in only:
+            continue
+        session = ort.InferenceSession(
+            os.path.join(models_dir, f"{name}-op17.onnx"),
+            providers=["CPUExecutionProvider"])
+        shapes = DYNAMIC_SHAPES_POSITIONS if name in (
+            "bert_like", "gpt2_like") else DYNAMIC_SHAPES
+        for batch, seq in shapes:
+            inputs = dynamic_inputs(name, batch, seq, rng)
+            (ref,) = session.run(None, inputs)
+            stem = os.path.join(outdir, f"{name}.{batch}x{seq}")
+            for key, value in inputs.items():
+                np.save(f"{stem}.{key}.npy", value)
+            np.save(f"{stem}.ref.npy", ref.astype(np.float32))
+            print(f"{stem}: output {ref.shape}")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--dynamic-refs":
+        here = os.path.dirname(os.path.abspath(__file__))
+        outdir = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+            here, "..", "test", "ONNX", "Models", "dynamic")
+        dynamic_refs(outdir, sys.argv[3:])
+        return
     here = os.path.dirname(os.path.abspath(__file__))
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         here, "..", "test", "ONNX", "Models")

@@ -291,8 +291,10 @@ static void addCpuToLLVMStage(OpPassManager &pm,
     (void)verification->initializeOptions(
         "verbose-level=0", [](const Twine &) { return failure(); });
     pm.addPass(std::move(verification));
-    pm.addPass(attn::createAttnCpuLowerRuntimeChecks());
   }
+  // Also the checks the ONNX importer writes where a position depends on
+  // dynamic sizes (a no-op without cf.assert).
+  pm.addPass(attn::createAttnCpuLowerRuntimeChecks());
   pm.addPass(createConvertSCFToOpenMPPass());
   // [B * S, N] -> [B, S, N] with dynamic B and S, which
   // expand-strided-metadata cannot take (no-op for static shapes).

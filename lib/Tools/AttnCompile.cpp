@@ -598,7 +598,9 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   cl::list<std::string> inputShapes(
       "input-shape",
       cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
-               "e.g. --input-shape input_ids=1x128 (repeatable)"),
+               "e.g. --input-shape input_ids=1x128 (repeatable; `?` keeps a "
+               "dimension dynamic; an ONNX model's unfixed symbolic "
+               "dimensions stay dynamic)"),
       cl::value_desc("name=AxB..."), cl::cat(category));
   cl::opt<int64_t> kvCache(
       "kv-cache",

@@ -382,53 +382,58 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
         root, "neither operand of the sum is single-use (scaled) Q @ K^T");
   }
 
-  /// Element types and static shapes: everything is a static tensor of one
-  /// float type, and the shapes are those of attention.
+  /// Element types and shapes: everything is a tensor of one float type,
+  /// and the shapes are those of attention. Dynamic sizes (batch, sequence)
+  /// must be the same in every run (raise::sameDim), not just both `?`.
   static LogicalResult checkTypes(MatmulOpTy root,
                                   const AttentionChain &chain) {
-    auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+    Value out = root->getResult(0);
+    auto resultType = cast<RankedTensorType>(out.getType());
     Type elementType = resultType.getElementType();
     if (!isa<FloatType>(elementType))
       return failure();
-    SmallVector<Value> values = {chain.query, chain.key, chain.value,
-                                 root->getResult(0)};
+    SmallVector<Value> values = {chain.query, chain.key, chain.value, out};
     if (chain.bias)
       values.push_back(chain.bias);
     for (Operation *op : chain.intermediates)
       values.push_back(op->getResult(0));
+    int64_t rank = resultType.getRank();
     for (Value v : values) {
       auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type || !type.hasStaticShape() ||
-          type.getElementType() != elementType ||
-          type.getRank() != resultType.getRank())
+      if (!type || type.getElementType() != elementType ||
+          type.getRank() != rank)
         return failure();
     }
-
-    auto shape = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getShape();
+    // Dimension i of K is dimension perm[i] of `key`.
+    auto keyDim = [&](int64_t i) -> std::pair<Value, int64_t> {
+      if (chain.keyPermutation.empty())
+        return {chain.key, i};
+      return {chain.key, chain.keyPermutation[i]};
     };
-    SmallVector<int64_t> keyShape(shape(chain.key));
-    if (!chain.keyPermutation.empty())
-      for (auto [i, d] : llvm::enumerate(chain.keyPermutation))
-        keyShape[i] = shape(chain.key)[d];
-    ArrayRef<int64_t> q = shape(chain.query), k = keyShape,
-                      v = shape(chain.value), o = resultType.getShape();
-    int64_t rank = resultType.getRank();
-    ArrayRef<int64_t> batch = q.drop_back(2);
-    if (k.drop_back(2) != batch || v.drop_back(2) != batch ||
-        o.drop_back(2) != batch)
-      return failure();
-    int64_t sq = q[rank - 2], d = q[rank - 1], sk = k[rank - 2],
-            dv = v[rank - 1];
-    if (k[rank - 1] != d || v[rank - 2] != sk || o[rank - 2] != sq ||
-        o[rank - 1] != dv)
-      return failure();
-    SmallVector<int64_t> scoresShape(batch);
-    scoresShape.append({sq, sk});
-    for (Operation *op : chain.intermediates)
-      if (shape(op->getResult(0)) != ArrayRef<int64_t>(scoresShape))
+    using Dim = std::pair<Value, int64_t>;
+    auto same = [](Dim a, Dim b) {
+      return raise::sameDim(a.first, a.second, b.first, b.second);
+    };
+    Value q = chain.query, v = chain.value;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (!same({q, d}, keyDim(d)) || !same({q, d}, {v, d}) ||
+          !same({q, d}, {out, d}))
         return failure();
-    if (chain.bias && shape(chain.bias) != ArrayRef<int64_t>(scoresShape))
+    Dim sq{q, rank - 2}, d{q, rank - 1}, sk = keyDim(rank - 2), dv{v, rank - 1};
+    if (!same(keyDim(rank - 1), d) || !same({v, rank - 2}, sk) ||
+        !same({out, rank - 2}, sq) || !same({out, rank - 1}, dv))
+      return failure();
+    // The scores and the bias: [batch..., Sq, Sk].
+    auto isScores = [&](Value s) {
+      for (int64_t i = 0; i + 2 < rank; ++i)
+        if (!same({s, i}, {q, i}))
+          return false;
+      return same({s, rank - 2}, sq) && same({s, rank - 1}, sk);
+    };
+    for (Operation *op : chain.intermediates)
+      if (!isScores(op->getResult(0)))
+        return failure();
+    if (chain.bias && !isScores(chain.bias))
       return failure();
     return success();
   }
@@ -465,10 +470,12 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     Value key = chain.key;
     if (!chain.keyPermutation.empty()) {
       auto keyType = cast<RankedTensorType>(key.getType());
-      SmallVector<int64_t> keyShape;
+      SmallVector<OpFoldResult> sizes =
+                                    tensor::getMixedSizes(rewriter, loc, key),
+                                permuted;
       for (int64_t d : chain.keyPermutation)
-        keyShape.push_back(keyType.getDimSize(d));
-      Value init = tensor::EmptyOp::create(rewriter, loc, keyShape,
+        permuted.push_back(sizes[d]);
+      Value init = tensor::EmptyOp::create(rewriter, loc, permuted,
                                            keyType.getElementType());
       key = linalg::TransposeOp::create(rewriter, loc, key, init,
                                         chain.keyPermutation)
@@ -476,7 +483,27 @@ struct RaiseAttentionPattern : OpRewritePattern<MatmulOpTy> {
     }
     Value query = expand(chain.query);
     key = expand(key);
-    Value value = expand(chain.value), bias = expand(chain.bias);
+    Value value = expand(chain.value), bias;
+    // A [Sq, Sk] mask broadcast over the batch dimensions stays one
+    // [1, 1, Sq, Sk] bias (not a copy per folded batch and head).
+    auto maskBroadcast =
+        chain.bias ? chain.bias.getDefiningOp<linalg::BroadcastOp>() : nullptr;
+    if (maskBroadcast && maskBroadcast.hasPureTensorSemantics() &&
+        llvm::equal(maskBroadcast.getDimensions(),
+                    llvm::seq<int64_t>(0, rank - 2))) {
+      Value mask = maskBroadcast.getInput();
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      SmallVector<OpFoldResult> sizes(2, rewriter.getIndexAttr(1));
+      llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, mask));
+      bias = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(
+              {1, 1, maskType.getDimSize(0), maskType.getDimSize(1)},
+              maskType.getElementType()),
+          mask, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}}, sizes);
+    } else {
+      bias = expand(chain.bias);
+    }
     SmallVector<int64_t> sdpaShape(4 - rank, 1);
     llvm::append_range(sdpaShape, resultType.getShape());
     Value sdpa = SdpaOp::create(
@@ -538,8 +565,9 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
   for (Value in : matmul.getDpsInputs()) {
     auto collapse = in.getDefiningOp<tensor::CollapseShapeOp>();
     if (!collapse || collapse.getReassociationIndices() != expected ||
-        collapse.getSrcType().getShape().take_front(2) !=
-            expand.getResultType().getShape().take_front(2))
+        !raise::sameSize(expand.getMixedOutputShape()[0], collapse.getSrc(),
+                         0) ||
+        !raise::sameSize(expand.getMixedOutputShape()[1], collapse.getSrc(), 1))
       return std::nullopt;
     operands.push_back(collapse.getSrc());
   }
@@ -569,6 +597,49 @@ static DenseElementsAttr getLeadingBroadcastConstant(Value mask, int64_t sq,
       type.getShape().take_back(2) != ArrayRef<int64_t>{sq, sk})
     return {};
   return values;
+}
+
+/// The constant [.., M, N] behind `mask` ([B, H, S, S], S dynamic) when the
+/// mask is its top-left S x S corner (a slice at offset 0 with unit
+/// strides, possibly broadcast over leading dimensions), with M and N.
+static std::tuple<DenseElementsAttr, int64_t, int64_t>
+getTopLeftSquareConstant(Value mask) {
+  Value v = raise::stripUnitReshapes(mask);
+  if (auto broadcast = v.getDefiningOp<linalg::BroadcastOp>()) {
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    if (!broadcast.hasPureTensorSemantics() ||
+        llvm::any_of(broadcast.getDimensions(),
+                     [&](int64_t d) { return d >= rank - 2; }))
+      return {};
+    v = raise::stripUnitReshapes(broadcast.getInput());
+  }
+  // A chain of slices at offset 0 (`[:, :, sk - sq:sk]` then `[..., :sk]`
+  // with sk - sq folded to 0) is the corner of the last one's sizes.
+  auto last = v.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!last || last.getType().getRank() < 2)
+    return {};
+  int64_t rank = last.getType().getRank();
+  SmallVector<OpFoldResult> sizes = last.getMixedSizes();
+  if (!raise::sameSize(sizes[rank - 2], last.getResult(), rank - 1))
+    return {};
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() || slice.getDroppedDims().any())
+      return {};
+    for (OpFoldResult offset : slice.getMixedOffsets())
+      if (getConstantIntValue(offset) != std::optional<int64_t>(0))
+        return {};
+    v = slice.getSource();
+  }
+  // Leading dims whole (static).
+  auto srcType = cast<RankedTensorType>(v.getType());
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (last.getType().getDimSize(d) != srcType.getDimSize(d) ||
+        srcType.isDynamicDim(d))
+      return {};
+  DenseElementsAttr values;
+  if (!matchPattern(v, m_Constant(&values)))
+    return {};
+  return {values, srcType.getDimSize(rank - 2), srcType.getDimSize(rank - 1)};
 }
 
 /// True if query row i sees key j under attn.sdpa's bottom-right aligned
@@ -620,13 +691,27 @@ static Value matchCausalSelect(Value v) {
       select.getFalseValue() != body.getArgument(2))
     return Value();
   auto type = cast<RankedTensorType>(v.getType());
-  if (type.getRank() != 4 || !type.hasStaticShape())
+  if (type.getRank() != 4)
     return Value();
   int64_t sq = type.getDimSize(2), sk = type.getDimSize(3);
   Value scores = generic.getDpsInputs()[1];
   std::optional<double> fill = raise::getSplatValue(generic.getDpsInputs()[2]);
-  auto condition = dyn_cast_or_null<DenseIntElementsAttr>(
-      getLeadingBroadcastConstant(generic.getDpsInputs()[0], sq, sk));
+  DenseIntElementsAttr condition;
+  if (type.hasStaticShape()) {
+    condition = dyn_cast_or_null<DenseIntElementsAttr>(
+        getLeadingBroadcastConstant(generic.getDpsInputs()[0], sq, sk));
+  } else {
+    // A dynamic sequence: the square top-left corner of a constant buffer
+    // (GPT-2's `bias[:, :, :S, :S]`); the buffer itself must be causal.
+    auto [buffer, rows, cols] =
+        getTopLeftSquareConstant(generic.getDpsInputs()[0]);
+    condition = dyn_cast_or_null<DenseIntElementsAttr>(buffer);
+    sq = rows;
+    sk = cols;
+    // Only a square buffer's corner keeps its causal alignment.
+    if (rows != cols || !raise::sameDim(v, 2, v, 3))
+      return Value();
+  }
   if (scores.getType() != type || !fill || !isHidingValue(*fill) ||
       !condition || !condition.getElementType().isInteger(1))
     return Value();
@@ -647,18 +732,39 @@ static Value buildBias(PatternRewriter &rewriter, Location loc, Value mask) {
   Value input = broadcast.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(maskType.getShape());
-  for (int64_t d : broadcast.getDimensions())
-    shape[d] = 1;
+  // The kept dimensions have the input's (run-time) sizes.
+  SmallVector<OpFoldResult> inputSizes =
+      tensor::getMixedSizes(rewriter, loc, input);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0, next = 0; d < maskType.getRank(); ++d) {
+    bool added = llvm::is_contained(broadcast.getDimensions(), d);
+    if (added)
+      shape[d] = 1;
+    if (!added && next >= inputType.getRank())
+      return mask;
+    sizes.push_back(added ? OpFoldResult(rewriter.getIndexAttr(1))
+                          : inputSizes[next++]);
+  }
   auto biasType = RankedTensorType::get(shape, maskType.getElementType());
   if (inputType.getRank() == 0)
     return tensor::ExpandShapeOp::create(rewriter, loc, biasType, input,
                                          SmallVector<ReassociationIndices>{});
-  std::optional<SmallVector<ReassociationIndices>> reassociation =
-      getReassociationIndicesForReshape(inputType, biasType);
-  if (!reassociation)
+  // Each input dimension with the unit dimensions before it (the last one
+  // also with those after it).
+  SmallVector<ReassociationIndices> reassociation;
+  ReassociationIndices group;
+  for (int64_t d = 0; d < maskType.getRank(); ++d) {
+    group.push_back(d);
+    if (!llvm::is_contained(broadcast.getDimensions(), d)) {
+      reassociation.push_back(group);
+      group.clear();
+    }
+  }
+  if (reassociation.size() != static_cast<size_t>(inputType.getRank()))
     return mask;
+  reassociation.back().append(group.begin(), group.end());
   return tensor::ExpandShapeOp::create(rewriter, loc, biasType, input,
-                                       *reassociation);
+                                       reassociation, sizes);
 }
 
 namespace {
@@ -740,24 +846,33 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     auto qType = cast<RankedTensorType>(query.getType());
     auto vType = cast<RankedTensorType>(value.getType());
     auto ktType = cast<RankedTensorType>(keyT.getType());
-    if (!isa<FloatType>(elementType) || !resultType.hasStaticShape() ||
-        !qType.hasStaticShape() || !vType.hasStaticShape() ||
-        !ktType.hasStaticShape() || qType.getElementType() != elementType ||
+    // Heads and head widths static; batch and sequence may be dynamic, with
+    // sizes that agree in every run.
+    if (!isa<FloatType>(elementType) || qType.getRank() != 4 ||
+        vType.getRank() != 4 || ktType.getRank() != 4 ||
+        qType.isDynamicDim(1) || qType.isDynamicDim(3) ||
+        vType.isDynamicDim(3) || qType.getElementType() != elementType ||
         vType.getElementType() != elementType ||
         ktType.getElementType() != elementType || !std::isfinite(scale))
-      return rewriter.notifyMatchFailure(root, "not static, one float type");
+      return rewriter.notifyMatchFailure(root, "not one float type");
     int64_t sq = qType.getDimSize(2), sk = ktType.getDimSize(3);
-    if (vType.getDimSize(2) != sk ||
-        qType.getShape().take_front(2) != vType.getShape().take_front(2))
+    if (!raise::sameDim(value, 2, keyT, 3) ||
+        !raise::sameDim(query, 0, value, 0) ||
+        !raise::sameDim(query, 1, value, 1) ||
+        !raise::sameDim(query, 0, keyT, 0) ||
+        !raise::sameDim(query, 1, keyT, 1) ||
+        !raise::sameDim(query, 3, keyT, 2))
       return rewriter.notifyMatchFailure(root, "not attention shapes");
 
     if (mask) {
-      auto maskType = cast<RankedTensorType>(mask.getType());
-      if (maskType.getShape() !=
-          ArrayRef<int64_t>{qType.getDimSize(0), qType.getDimSize(1), sq, sk})
+      if (!raise::sameDim(mask, 0, query, 0) ||
+          !raise::sameDim(mask, 1, query, 1) ||
+          !raise::sameDim(mask, 2, query, 2) ||
+          !raise::sameDim(mask, 3, keyT, 3))
         return rewriter.notifyMatchFailure(root, "mask shape");
       // A causal mask added after a causal Where adds nothing new.
-      if (isAdditiveCausalMask(mask, sq, sk)) {
+      if (!ShapedType::isDynamic(sq) && !ShapedType::isDynamic(sk) &&
+          isAdditiveCausalMask(mask, sq, sk)) {
         causal = true;
         mask = Value();
       }
@@ -766,10 +881,11 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     Location loc = root.getLoc();
     Value key = transpose.getInput();
     if (!llvm::equal(keyPerm, llvm::seq<int64_t>(0, 4))) {
-      SmallVector<int64_t> shape;
-      auto inputType = cast<RankedTensorType>(key.getType());
+      SmallVector<OpFoldResult> sizes =
+                                    tensor::getMixedSizes(rewriter, loc, key),
+                                shape;
       for (int64_t d : keyPerm)
-        shape.push_back(inputType.getDimSize(d));
+        shape.push_back(sizes[d]);
       Value init = tensor::EmptyOp::create(rewriter, loc, shape, elementType);
       key = linalg::TransposeOp::create(rewriter, loc, key, init, keyPerm)
                 ->getResult(0);

@@ -31,6 +31,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISELAYERS
 #include "attnc/Transforms/Passes.h.inc"
@@ -98,8 +100,14 @@ static std::optional<BlockMatch> findBlock(Operation *attention, AddOp first,
   }
 
   // Ops that depend on the stream and that the end depends on.
+  // Run-time sizes read off the stream (tensor.dim, shared by every block
+  // when the sizes are dynamic) stay outside and enter as operands.
   SetVector<Operation *> forward;
   ForwardSliceOptions forwardOptions;
+  forwardOptions.filter = [&](Operation *op) {
+    auto dim = dyn_cast<tensor::DimOp>(op);
+    return !dim || dim.getSource() != block.stream;
+  };
   getForwardSlice(block.stream, &forward, forwardOptions);
   SetVector<Operation *> backward;
   BackwardSliceOptions backwardOptions;
@@ -134,17 +142,24 @@ static Value cloneInto(OpBuilder &b, Value v, IRMapping &mapping) {
 static LayerOp buildLayer(BlockMatch &block, int64_t index) {
   Operation *endOp = block.end.getDefiningOp();
   // Operands: the stream, then values from outside that are not cloneable.
+  // Cloneable ops are cloned with what they read (e.g. a tensor.empty with
+  // its dynamic sizes), so that becomes an operand instead.
   SmallVector<Value> inputs = {block.stream};
-  for (Operation *op : block.body)
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (operand == block.stream || (def && block.body.contains(def)) ||
-          llvm::is_contained(inputs, operand))
-        continue;
-      if (def && isCloneable(def))
-        continue;
-      inputs.push_back(operand);
+  std::function<void(Value)> collect = [&](Value operand) {
+    Operation *def = operand.getDefiningOp();
+    if (operand == block.stream || (def && block.body.contains(def)) ||
+        llvm::is_contained(inputs, operand))
+      return;
+    if (def && isCloneable(def)) {
+      for (Value v : def->getOperands())
+        collect(v);
+      return;
     }
+    inputs.push_back(operand);
+  };
+  for (Operation *op : block.body)
+    for (Value operand : op->getOperands())
+      collect(operand);
 
   OpBuilder b(endOp);
   auto layer = LayerOp::create(b, endOp->getLoc(), block.end.getType(), inputs,

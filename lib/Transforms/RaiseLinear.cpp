@@ -57,6 +57,19 @@ static Value getLinearWeight(PatternRewriter &rewriter, Value rhs) {
   return transposed.getResult();
 }
 
+/// Whether `expand` restores the leading dimensions of `src` (sizes that
+/// are the same in every run, dynamic ones included).
+static bool sameLeadingDims(tensor::ExpandShapeOp expand, Value src) {
+  auto srcType = cast<RankedTensorType>(src.getType());
+  if (expand.getResultType().getRank() != srcType.getRank())
+    return false;
+  SmallVector<OpFoldResult> sizes = expand.getMixedOutputShape();
+  for (int64_t d = 0; d + 1 < srcType.getRank(); ++d)
+    if (!sameSize(sizes[d], src, d))
+      return false;
+  return true;
+}
+
 namespace {
 
 /// linalg.matmul(x, W) into zeros with W an attn.weight or a transposed
@@ -76,7 +89,8 @@ struct RaiseMatmulToLinear : OpRewritePattern<linalg::MatmulOp> {
     Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Type elementType = resultType.getElementType();
-    if (!isa<FloatType>(elementType) || !resultType.hasStaticShape() ||
+    // Rows may be dynamic (batch, sequence); the weight is static.
+    if (!isa<FloatType>(elementType) || resultType.isDynamicDim(1) ||
         cast<RankedTensorType>(lhs.getType()).getElementType() != elementType ||
         cast<RankedTensorType>(rhs.getType()).getElementType() != elementType)
       return rewriter.notifyMatchFailure(op, "not one static float type");
@@ -97,11 +111,9 @@ struct RaiseMatmulToLinear : OpRewritePattern<linalg::MatmulOp> {
       auto expand = dyn_cast<tensor::ExpandShapeOp>(*op->getUsers().begin());
       RankedTensorType srcType = collapse.getSrcType();
       int64_t rank = srcType.getRank();
-      if (expand && srcType.hasStaticShape() &&
+      if (expand && sameLeadingDims(expand, collapse.getSrc()) &&
           expand.getReassociationIndices() ==
               collapse.getReassociationIndices() &&
-          expand.getResultType().getShape().drop_back() ==
-              srcType.getShape().drop_back() &&
           collapse.getReassociationIndices().back() ==
               ReassociationIndices{rank - 1}) {
         input = collapse.getSrc();
@@ -166,15 +178,14 @@ struct FoldLinearReshapes : OpRewritePattern<tensor::ExpandShapeOp> {
     RankedTensorType srcType = collapse.getSrcType();
     // The last group may hold unit dimensions besides the contracted one
     // (PyTorch's [S, 1, D] -> [S, D] for batch 1).
-    if (!srcType.hasStaticShape() ||
-        expand.getReassociationIndices() !=
+    if (expand.getReassociationIndices() !=
             collapse.getReassociationIndices() ||
+        srcType.isDynamicDim(srcType.getRank() - 1) ||
         collapse.getResultType().getShape().back() !=
             srcType.getShape().back() ||
         expand.getResultType().getShape().back() !=
             linear.getType().getShape().back() ||
-        expand.getResultType().getShape().drop_back() !=
-            srcType.getShape().drop_back())
+        !sameLeadingDims(expand, collapse.getSrc()))
       return rewriter.notifyMatchFailure(expand, "not the inverse reshapes");
     rewriter.replaceOpWithNewOp<LinearOp>(expand, expand.getResultType(),
                                           collapse.getSrc(), linear.getWeight(),

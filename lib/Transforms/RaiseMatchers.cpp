@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -18,8 +19,7 @@ static bool isUnitReassociation(ArrayRef<ReassociationIndices> reassociation,
   for (const ReassociationIndices &group : reassociation) {
     int nonUnit = 0;
     for (int64_t dim : group) {
-      if (ShapedType::isDynamic(expanded[dim]))
-        return false;
+      // A dynamic dimension counts as non-unit.
       if (expanded[dim] != 1)
         ++nonUnit;
     }
@@ -183,4 +183,169 @@ mlir::attn::raise::applyRaisingPatterns(Operation *op,
   GreedyRewriteConfig config;
   config.enableFolding(false).enableConstantCSE(false);
   return applyPatternsGreedily(op, std::move(patterns), config);
+}
+
+namespace {
+/// A run-time size as a product: a constant times dimensions of block
+/// arguments (the model's inputs) and opaque values, sorted.
+struct SizeKey {
+  int64_t coeff = 1;
+  SmallVector<std::string> atoms;
+  bool operator==(const SizeKey &o) const {
+    return coeff == o.coeff && atoms == o.atoms;
+  }
+  SizeKey &operator*=(const SizeKey &o) {
+    coeff *= o.coeff;
+    atoms.append(o.atoms.begin(), o.atoms.end());
+    llvm::sort(atoms);
+    return *this;
+  }
+};
+} // namespace
+
+static std::string atomOf(const void *p, int64_t i, const char *what) {
+  return std::string(what) + std::to_string(reinterpret_cast<uintptr_t>(p)) +
+         ":" + std::to_string(i);
+}
+
+static SizeKey keyOfDim(Value v, int64_t d, int depth);
+
+static SizeKey keyOfIndex(Value idx, int depth) {
+  SizeKey key;
+  if (depth > 64) {
+    key.atoms.push_back(atomOf(idx.getAsOpaquePointer(), 0, "v"));
+    return key;
+  }
+  APInt c;
+  if (matchPattern(idx, m_ConstantInt(&c))) {
+    key.coeff = c.getSExtValue();
+    return key;
+  }
+  if (auto dim = idx.getDefiningOp<tensor::DimOp>())
+    if (std::optional<int64_t> axis = dim.getConstantIndex())
+      return keyOfDim(dim.getSource(), *axis, depth + 1);
+  if (auto mul = idx.getDefiningOp<arith::MulIOp>()) {
+    key = keyOfIndex(mul.getLhs(), depth + 1);
+    key *= keyOfIndex(mul.getRhs(), depth + 1);
+    return key;
+  }
+  if (auto cast = idx.getDefiningOp<arith::IndexCastOp>())
+    return keyOfIndex(cast.getIn(), depth + 1);
+  key.atoms.push_back(atomOf(idx.getAsOpaquePointer(), 0, "v"));
+  return key;
+}
+
+static SizeKey keyOfSize(OpFoldResult size, int depth) {
+  if (auto v = dyn_cast<Value>(size))
+    return keyOfIndex(v, depth);
+  SizeKey key;
+  key.coeff = cast<IntegerAttr>(cast<Attribute>(size)).getInt();
+  return key;
+}
+
+static SizeKey keyOfDim(Value v, int64_t d, int depth) {
+  SizeKey key;
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.isDynamicDim(d)) {
+    key.coeff = type.getDimSize(d);
+    return key;
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    key.atoms.push_back(
+        atomOf(arg.getOwner(), arg.getArgNumber() * 64 + d, "arg"));
+    return key;
+  }
+  Operation *op = v.getDefiningOp();
+  auto opaque = [&] {
+    key.atoms.push_back(atomOf(v.getAsOpaquePointer(), d, "r"));
+    return key;
+  };
+  if (depth > 64)
+    return opaque();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    if (OpOperand *init = dps.getTiedOpOperand(cast<OpResult>(v)))
+      return keyOfDim(init->get(), d, depth + 1);
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op))
+    return keyOfIndex(empty.getDynamicSize(d), depth + 1);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return keyOfSize(expand.getMixedOutputShape()[d], depth + 1);
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (int64_t s : groups[d])
+      key *= keyOfDim(collapse.getSrc(), s, depth + 1);
+    return key;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    if (slice.getDroppedDims().any())
+      return opaque();
+    return keyOfSize(slice.getMixedSizes()[d], depth + 1);
+  }
+  // attn ops keep the leading dimensions of their first operand (all of
+  // them when the types agree: softmax, norms, activations).
+  if (op->getDialect()->getNamespace() == "attn" && op->getNumOperands()) {
+    auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (in && in.getRank() == type.getRank() &&
+        (d + 1 < type.getRank() || in == type))
+      return keyOfDim(op->getOperand(0), d, depth + 1);
+  }
+  return opaque();
+}
+
+bool mlir::attn::raise::sameDim(Value a, int64_t da, Value b, int64_t db) {
+  return keyOfDim(a, da, 0) == keyOfDim(b, db, 0);
+}
+
+bool mlir::attn::raise::sameSize(OpFoldResult size, Value v, int64_t d) {
+  return keyOfSize(size, 0) == keyOfDim(v, d, 0);
+}
+
+bool mlir::attn::raise::sameShape(Value a, Value b) {
+  auto ta = cast<RankedTensorType>(a.getType());
+  auto tb = cast<RankedTensorType>(b.getType());
+  if (ta.getRank() != tb.getRank())
+    return false;
+  for (int64_t d = 0; d < ta.getRank(); ++d)
+    if (!sameDim(a, d, b, d))
+      return false;
+  return true;
+}
+
+std::optional<int64_t> mlir::attn::raise::DimEnv::size(OpFoldResult size) {
+  return evaluate(keyOfSize(size, 0));
+}
+
+std::optional<int64_t> mlir::attn::raise::DimEnv::dim(Value v, int64_t d) {
+  return evaluate(keyOfDim(v, d, 0));
+}
+
+std::optional<SmallVector<int64_t>> mlir::attn::raise::DimEnv::shape(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> out;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::optional<int64_t> size = dim(v, d);
+    if (!size)
+      return std::nullopt;
+    out.push_back(*size);
+  }
+  return out;
+}
+
+template <typename Key>
+std::optional<int64_t> mlir::attn::raise::DimEnv::evaluate(const Key &key) {
+  int64_t value = key.coeff;
+  for (const std::string &atom : key.atoms) {
+    // Only argument dimensions take chosen sizes; an opaque size cannot be
+    // evaluated.
+    if (!StringRef(atom).starts_with("arg"))
+      return std::nullopt;
+    auto [it, inserted] = atoms.try_emplace(atom, 0);
+    if (inserted)
+      it->second = sizes[std::min(atoms.size() - 1, sizes.size() - 1)] +
+                   static_cast<int64_t>(atoms.size() > sizes.size()
+                                            ? atoms.size() - sizes.size()
+                                            : 0);
+    value *= it->second;
+  }
+  return value;
 }

@@ -16,7 +16,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
 
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace mlir::attn::raise {
@@ -83,6 +85,36 @@ Value matchVectorBroadcast(Value v);
 /// dimension (linalg.reduce with arith.addf into zeros, then linalg.div by a
 /// splat of the count or linalg.mul by its reciprocal), `x`.
 Value matchLastDimMean(Value v);
+
+/// Whether dimension `da` of `a` and `db` of `b` have the same size in every
+/// run: equal static sizes, or dynamic sizes that trace (through inits,
+/// tensor.empty, reshapes, slices and tensor.dim arithmetic) to the same
+/// product of argument dimensions. Two `?` are not enough: a reshape of
+/// [B*S] to [S, B] has the types of one to [B, S].
+bool sameDim(Value a, int64_t da, Value b, int64_t db);
+/// The same for a size (an expand's output size, a slice size) and
+/// dimension `d` of `v`.
+bool sameSize(OpFoldResult size, Value v, int64_t d);
+/// Equal ranks and sameDim on every dimension.
+bool sameShape(Value a, Value b);
+
+/// Concrete sizes for dynamic dimensions, to check a view chain element by
+/// element as for static shapes: each distinct argument dimension (model
+/// input size) takes the next of `sizes` in order of first use; a size that
+/// does not trace to argument dimensions has no value. Checks that pass for
+/// two environments of different, coprime sizes stand for all sizes.
+class DimEnv {
+public:
+  explicit DimEnv(ArrayRef<int64_t> sizes) : sizes(sizes) {}
+  std::optional<int64_t> dim(Value v, int64_t d);
+  std::optional<SmallVector<int64_t>> shape(Value v);
+  std::optional<int64_t> size(OpFoldResult size);
+
+private:
+  template <typename Key> std::optional<int64_t> evaluate(const Key &key);
+  SmallVector<int64_t> sizes;
+  std::map<std::string, int64_t> atoms;
+};
 
 /// Applies a raising pass's patterns to `op` greedily, without folding or
 /// constant CSE elsewhere: raising only rewrites the chains it matches.

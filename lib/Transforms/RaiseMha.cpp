@@ -62,11 +62,13 @@ static Value viewSource(Operation *op) {
   return Value();
 }
 
-/// Maps `index`, an index of `op`'s result, to the index of its source.
-static void mapToSource(Operation *op, SmallVectorImpl<int64_t> &index) {
+/// Maps `index`, an index of `op`'s result, to the index of its source;
+/// dynamic sizes are those of `env` (checked by the caller to exist).
+static void mapToSource(Operation *op, SmallVectorImpl<int64_t> &index,
+                        raise::DimEnv &env) {
   SmallVector<int64_t> src;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    SmallVector<int64_t> shape = *env.shape(expand.getResult());
     for (const ReassociationIndices &group : expand.getReassociationIndices()) {
       int64_t linear = 0;
       for (int64_t d : group)
@@ -74,7 +76,7 @@ static void mapToSource(Operation *op, SmallVectorImpl<int64_t> &index) {
       src.push_back(linear);
     }
   } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    SmallVector<int64_t> shape = *env.shape(collapse.getSrc());
     for (auto [i, group] :
          llvm::enumerate(collapse.getReassociationIndices())) {
       int64_t linear = index[i];
@@ -104,9 +106,16 @@ struct ViewChain {
   Value source;
   SmallVector<Operation *> ops;
 
-  void mapToSource(SmallVectorImpl<int64_t> &index) const {
+  void mapToSource(SmallVectorImpl<int64_t> &index, raise::DimEnv &env) const {
     for (Operation *op : ops)
-      ::mapToSource(op, index);
+      ::mapToSource(op, index, env);
+  }
+  /// Whether every size the mapping reads has a value in `env`.
+  bool sized(raise::DimEnv &env) const {
+    for (Operation *op : ops)
+      if (!env.shape(op->getResult(0)) || !env.shape(op->getOperand(0)))
+        return false;
+    return true;
   }
 };
 
@@ -207,17 +216,32 @@ private:
 
 /// The projection an attention operand ([B, H, S, dh], static) is a head
 /// split of, if every element checks out.
-static std::optional<HeadSplit> matchHeadSplit(Value operand) {
-  auto type = cast<RankedTensorType>(operand.getType());
+/// The number of elements of `shape`, if at most kMaxCheckedElements.
+static std::optional<int64_t> checkedElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d && n > kMaxCheckedElements / d))
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+static std::optional<HeadSplit> matchHeadSplit(Value operand,
+                                               raise::DimEnv &env) {
   ViewChain chain = chainAbove(operand);
   auto projection = chain.source.getDefiningOp<LinearOp>();
-  if (!projection || chain.ops.empty() || !type.hasStaticShape() ||
-      type.getNumElements() > kMaxCheckedElements)
+  if (!projection || chain.ops.empty() || !chain.sized(env))
     return std::nullopt;
-  ArrayRef<int64_t> shape = type.getShape();
+  std::optional<SmallVector<int64_t>> shapeOr = env.shape(operand),
+                                      projShapeOr =
+                                          env.shape(projection.getResult());
+  if (!shapeOr || !projShapeOr || !checkedElements(*shapeOr) ||
+      !checkedElements(*projShapeOr))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = *shapeOr, projShape = *projShapeOr;
   int64_t seq = shape[2], dh = shape[3];
-  ArrayRef<int64_t> projShape = projection.getType().getShape();
-  int64_t projRows = projection.getType().getNumElements() / projShape.back();
+  int64_t projRows = *checkedElements(projShape) / projShape.back();
   if (projRows % (shape[0] * seq) != 0)
     return std::nullopt;
   int64_t folded = projRows / (shape[0] * seq);
@@ -228,11 +252,11 @@ static std::optional<HeadSplit> matchHeadSplit(Value operand) {
   RowMap rows(batch, seq);
   std::optional<int64_t> offset;
   SmallVector<int64_t> index;
-  for (int64_t e = 0, n = type.getNumElements(); e < n; ++e) {
+  for (int64_t e = 0, n = *checkedElements(shape); e < n; ++e) {
     delinearize(e, shape, index);
     auto [b, h] = unfold(index[0], index[1], folded, heads);
     int64_t s = index[2], d = index[3];
-    chain.mapToSource(index);
+    chain.mapToSource(index, env);
     auto [row, column] = rowColumn(index, projShape);
     if (!offset)
       offset = column - (h * dh + d);
@@ -250,8 +274,7 @@ static std::optional<HeadSplit> matchHeadSplit(Value operand) {
 /// H / folded * dh columns, through single-use view ops, and the order of
 /// its rows.
 static std::optional<std::pair<LinearOp, RowOrder>>
-matchHeadMerge(Value result, int64_t folded) {
-  auto type = cast<RankedTensorType>(result.getType());
+matchHeadMerge(Value result, int64_t folded, raise::DimEnv &env) {
   Value v = result;
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
@@ -265,24 +288,27 @@ matchHeadMerge(Value result, int64_t folded) {
   if (!projection || projection.getInput() != v || v == result)
     return std::nullopt;
   ViewChain chain = chainAbove(v);
-  if (chain.source != result)
+  if (chain.source != result || !chain.sized(env))
     return std::nullopt;
 
-  ArrayRef<int64_t> shape = type.getShape();
+  std::optional<SmallVector<int64_t>> shapeOr = env.shape(result),
+                                      mergedOr = env.shape(v);
+  if (!shapeOr || !mergedOr)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = *shapeOr, merged = *mergedOr;
+  if (folded <= 0 || shape[1] % folded != 0)
+    return std::nullopt;
   int64_t batch = shape[0] * folded, heads = shape[1] / folded, seq = shape[2],
           dh = shape[3];
-  auto mergedType = cast<RankedTensorType>(v.getType());
-  ArrayRef<int64_t> merged = mergedType.getShape();
-  if (merged.back() != heads * dh ||
-      mergedType.getNumElements() != type.getNumElements() ||
-      mergedType.getNumElements() > kMaxCheckedElements)
+  std::optional<int64_t> count = checkedElements(merged);
+  if (merged.back() != heads * dh || !count || count != checkedElements(shape))
     return std::nullopt;
   RowMap rows(batch, seq);
   SmallVector<int64_t> index;
-  for (int64_t e = 0, n = mergedType.getNumElements(); e < n; ++e) {
+  for (int64_t e = 0, n = *count; e < n; ++e) {
     delinearize(e, merged, index);
     auto [row, column] = rowColumn(index, merged);
-    chain.mapToSource(index);
+    chain.mapToSource(index, env);
     auto [b, h] = unfold(index[0], index[1], folded, heads);
     int64_t s = index[2], d = index[3];
     if (column != h * dh + d || !rows.record(b, s, row))
@@ -358,6 +384,35 @@ static Value fromBatchMajor(PatternRewriter &rewriter, Location loc, Value y,
       ArrayRef<ReassociationIndices>{leading, {like.getRank() - 1}});
 }
 
+/// `x` ([B, S, D] or [S, B, D] by `order`, dynamic sizes) as [B, S, D].
+static Value toBatchMajorDynamic(PatternRewriter &rewriter, Location loc,
+                                 Value x, RowOrder order) {
+  if (order == RowOrder::BatchMajor)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, x);
+  std::swap(sizes[0], sizes[1]);
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, x, init,
+                                     ArrayRef<int64_t>{1, 0, 2})
+      ->getResult(0);
+}
+
+/// `y` ([B, S, D], dynamic sizes) as `like`: [B, S, D], [S, B, D] or its
+/// rows flattened, by `order`.
+static Value fromBatchMajorDynamic(PatternRewriter &rewriter, Location loc,
+                                   Value y, RankedTensorType like,
+                                   RowOrder order) {
+  Value v = toBatchMajorDynamic(rewriter, loc, y, order);
+  if (like.getRank() == 2)
+    v = tensor::CollapseShapeOp::create(
+        rewriter, loc, v, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  if (v.getType() != like)
+    v = tensor::CastOp::create(rewriter, loc, like, v);
+  return v;
+}
+
 /// Whether rows [offset, offset + count) of `w` can be bound: all of it, or
 /// a slice of a plain attn.weight (a gather of it).
 static bool canBindRows(Value w, int64_t offset, int64_t count) {
@@ -407,15 +462,31 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
     auto qType = cast<RankedTensorType>(sdpa.getQuery().getType());
     auto kType = cast<RankedTensorType>(sdpa.getKey().getType());
     auto vType = cast<RankedTensorType>(sdpa.getValue().getType());
-    if (qType.getRank() != 4 || !qType.hasStaticShape() ||
-        !kType.hasStaticShape() || qType.getDimSize(3) != kType.getDimSize(3) ||
-        vType.getShape() != kType.getShape())
+    // Batch and sequence sizes may be dynamic: the element check then runs
+    // at two sets of sizes (raise::DimEnv) and must pass at both.
+    if (qType.getRank() != 4 || kType.getRank() != 4 || vType.getRank() != 4 ||
+        qType.isDynamicDim(3) || qType.getDimSize(3) != kType.getDimSize(3) ||
+        !raise::sameShape(sdpa.getKey(), sdpa.getValue()))
       return rewriter.notifyMatchFailure(sdpa, "not [B, H, S, dh] operands");
-    std::optional<HeadSplit> q = matchHeadSplit(sdpa.getQuery()),
-                             k = matchHeadSplit(sdpa.getKey()),
-                             v = matchHeadSplit(sdpa.getValue());
+    bool dynamic = !qType.hasStaticShape() || !kType.hasStaticShape();
+    raise::DimEnv env({2, 3, 5, 7}), env2({3, 5, 7, 11});
+    std::optional<HeadSplit> q = matchHeadSplit(sdpa.getQuery(), env),
+                             k = matchHeadSplit(sdpa.getKey(), env),
+                             v = matchHeadSplit(sdpa.getValue(), env);
     if (!q || !k || !v)
       return rewriter.notifyMatchFailure(sdpa, "operands are not head splits");
+    if (dynamic) {
+      auto agrees = [&](const HeadSplit &a, Value operand) {
+        std::optional<HeadSplit> b = matchHeadSplit(operand, env2);
+        return b && b->projection == a.projection &&
+               b->columnOffset == a.columnOffset && b->order == a.order &&
+               (b->foldedBatch == 1) == (a.foldedBatch == 1);
+      };
+      if (!agrees(*q, sdpa.getQuery()) || !agrees(*k, sdpa.getKey()) ||
+          !agrees(*v, sdpa.getValue()))
+        return rewriter.notifyMatchFailure(sdpa,
+                                           "head splits differ between sizes");
+    }
     // attn.mha has no per-row query positions to carry them.
     if (sdpa.getQueryPositions())
       return rewriter.notifyMatchFailure(sdpa, "has query positions");
@@ -429,20 +500,67 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
       if (biasShape[0] != 1 || biasShape[1] != 1)
         return rewriter.notifyMatchFailure(sdpa, "bias over folded batches");
     }
-    int64_t batch = qType.getDimSize(0) * folded,
-            heads = qType.getDimSize(1) / folded, sq = qType.getDimSize(2),
-            dh = qType.getDimSize(3);
-    int64_t kvHeads = kType.getDimSize(1) / folded, sk = kType.getDimSize(2);
-    auto merge = matchHeadMerge(sdpa.getResult(), folded);
+    // Sizes at `env` (the static ones when nothing is dynamic).
+    SmallVector<int64_t> qShape = *env.shape(sdpa.getQuery());
+    std::optional<SmallVector<int64_t>> kShapeOr = env.shape(sdpa.getKey());
+    if (!kShapeOr)
+      return rewriter.notifyMatchFailure(sdpa, "key sizes");
+    int64_t batch = qShape[0] * folded, heads = qShape[1] / folded,
+            sq = qShape[2], dh = qShape[3];
+    int64_t kvHeads = (*kShapeOr)[1] / folded, sk = (*kShapeOr)[2];
+    auto merge = matchHeadMerge(sdpa.getResult(), folded, env);
     if (!merge)
       return rewriter.notifyMatchFailure(sdpa, "result is not a head merge");
     auto [out, outOrder] = *merge;
+    if (dynamic) {
+      std::optional<HeadSplit> q2 = matchHeadSplit(sdpa.getQuery(), env2);
+      auto merge2 = matchHeadMerge(sdpa.getResult(), q2->foldedBatch, env2);
+      if (!merge2 || merge2->first != out || merge2->second != outOrder)
+        return rewriter.notifyMatchFailure(sdpa,
+                                           "head merges differ between sizes");
+    }
 
     Value queryIn = q->projection.getInput();
     Value kvIn = k->projection.getInput();
     if (v->projection.getInput() != kvIn || k->order != v->order)
       return rewriter.notifyMatchFailure(sdpa, "key and value inputs differ");
-    bool self = kvIn == queryIn && k->order == q->order && sk == sq;
+    bool self = kvIn == queryIn && k->order == q->order && sk == sq &&
+                raise::sameDim(sdpa.getQuery(), 2, sdpa.getKey(), 2);
+    // With dynamic sizes the inputs and the output must already be rows
+    // of [B, S] or [S, B] (or [B * S] flattened): checked at both sizes.
+    if (dynamic) {
+      auto laidOut = [&](Value x, RowOrder order, int64_t s2) {
+        for (raise::DimEnv *e : {&env, &env2}) {
+          std::optional<SmallVector<int64_t>> shape = e->shape(x);
+          std::optional<SmallVector<int64_t>> qs = e->shape(sdpa.getQuery());
+          std::optional<SmallVector<int64_t>> ks = e->shape(sdpa.getKey());
+          if (!shape || !qs || !ks)
+            return false;
+          int64_t b = (*qs)[0] * (e == &env ? folded : 1),
+                  s = s2 == 0 ? (*qs)[2] : (*ks)[2];
+          if (e == &env2) {
+            std::optional<HeadSplit> q2 = matchHeadSplit(sdpa.getQuery(), env2);
+            b = (*qs)[0] * q2->foldedBatch;
+          }
+          SmallVector<int64_t> want = order == RowOrder::BatchMajor
+                                          ? SmallVector<int64_t>{b, s}
+                                          : SmallVector<int64_t>{s, b};
+          if (shape->size() == 3 &&
+              ArrayRef<int64_t>(*shape).drop_back() != ArrayRef<int64_t>(want))
+            return false;
+          if (shape->size() == 2 && (*shape)[0] != b * s)
+            return false;
+          if (shape->size() != 2 && shape->size() != 3)
+            return false;
+        }
+        return true;
+      };
+      if (!laidOut(queryIn, q->order, 0) || !laidOut(kvIn, k->order, 1) ||
+          !laidOut(out.getInput(), outOrder, 0) ||
+          cast<RankedTensorType>(queryIn.getType()).getRank() != 3 ||
+          cast<RankedTensorType>(kvIn.getType()).getRank() != 3)
+        return rewriter.notifyMatchFailure(sdpa, "dynamic rows not [B, S]");
+    }
     auto queryType = cast<RankedTensorType>(queryIn.getType());
     int64_t dm = queryType.getShape().back();
     auto outType = out.getType();
@@ -479,15 +597,22 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
                 rows(*v, kvHeads, true), out.getBias()};
     }
 
-    Value query = toBatchMajor(rewriter, loc, queryIn, q->order, batch, sq);
+    Value query =
+        dynamic ? toBatchMajorDynamic(rewriter, loc, queryIn, q->order)
+                : toBatchMajor(rewriter, loc, queryIn, q->order, batch, sq);
     Value keyValue =
-        self ? Value() : toBatchMajor(rewriter, loc, kvIn, k->order, batch, sk);
+        self      ? Value()
+        : dynamic ? toBatchMajorDynamic(rewriter, loc, kvIn, k->order)
+                  : toBatchMajor(rewriter, loc, kvIn, k->order, batch, sk);
     // dot's default scale is 1; mha's (scaled_dot's) is 1/sqrt(dh).
     FloatAttr scale = sdpa.getScaleAttr();
     if (!scale && sdpa.getScore() == ScoreFunction::dot)
       scale = rewriter.getF64FloatAttr(1.0);
+    auto queryBM = cast<RankedTensorType>(query.getType());
     auto mhaType =
-        RankedTensorType::get({batch, sq, dm}, queryType.getElementType());
+        RankedTensorType::get({dynamic ? queryBM.getDimSize(0) : batch,
+                               dynamic ? queryBM.getDimSize(1) : sq, dm},
+                              queryType.getElementType());
     auto mha = MhaOp::create(
         rewriter, loc, mhaType, query, keyValue, wq, wk, wv, out.getWeight(),
         biases, sdpa.getBias(), sdpa.getKvLengths(),
@@ -496,8 +621,10 @@ struct RaiseMha : OpRewritePattern<SdpaOp> {
         dm == heads * dh ? IntegerAttr() : rewriter.getI64IntegerAttr(dh),
         UnitAttr(), sdpa.getCausalAttr(), sdpa.getWindowAttr(),
         cast_or_null<FloatAttr>(scale));
-    rewriter.replaceOp(out,
-                       fromBatchMajor(rewriter, loc, mha, outType, outOrder));
+    rewriter.replaceOp(
+        out, dynamic
+                 ? fromBatchMajorDynamic(rewriter, loc, mha, outType, outOrder)
+                 : fromBatchMajor(rewriter, loc, mha, outType, outOrder));
     return success();
   }
 };

@@ -80,10 +80,12 @@ static Value createVector(PatternRewriter &rewriter, Location loc,
           vectorType, rewriter.getFloatAttr(type.getElementType(), value)));
 }
 
-/// The static float type of a norm's input, if the norm can be raised.
+/// The float type of a norm's input, if the norm can be raised: the
+/// normalized (last) dimension static, the others (batch, sequence) may be
+/// dynamic.
 static RankedTensorType getNormType(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape() || type.getRank() < 1 ||
+  if (!type || type.getRank() < 1 || type.isDynamicDim(type.getRank() - 1) ||
       !isa<FloatType>(type.getElementType()))
     return {};
   return type;

@@ -45,7 +45,8 @@ static cl::opt<std::string>
 static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Fix a graph input's shape, e.g. --input-shape input_ids=1x128 "
-             "(repeat for each input with symbolic dimensions)"),
+             "(repeatable; `?` keeps a dimension symbolic, e.g. 1x?; "
+             "unfixed ONNX symbolic dimensions stay dynamic)"),
     cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<int64_t> kvCache(
     "kv-cache",

@@ -6,8 +6,9 @@
 // Both follow from equalities that the IR on tensors states: every operand
 // of a linalg op indexed by one loop dimension has that loop's extent, a
 // destination-style result has its init's shape, tensor.empty and slices
-// have the sizes they are given, loop-carried and called-function values
-// keep theirs. This file joins the dynamic dimensions of all values into
+// have the sizes they are given, tensor.concat keeps its inputs' sizes off
+// the concatenated dimension, loop-carried and called-function values keep
+// theirs. This file joins the dynamic dimensions of all values into
 // classes of equal size with those rules (each one an equality that holds
 // in any well-formed run, so outputs are never sized wrongly) and reads
 // off, per input and output dimension, the first input dimension of its
@@ -149,6 +150,16 @@ static void visit(Operation *op, DimClasses &dims, ModuleOp module) {
     for (auto [d, size] : llvm::enumerate(slice.getMixedSizes()))
       if (!dropped.test(d))
         dims.joinSize(slice.getResult(), axis++, size);
+    return;
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    // Every dimension but the concatenated one is each input's.
+    auto type = concat.getResultType();
+    for (Value in : concat.getInputs())
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (d != static_cast<int64_t>(concat.getDim()) && type.isDynamicDim(d))
+          dims.join(DimClasses::dim(concat.getResult(), d),
+                    DimClasses::dim(in, d));
     return;
   }
   if (auto forOp = dyn_cast<scf::ForOp>(op)) {

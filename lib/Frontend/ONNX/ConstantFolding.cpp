@@ -41,6 +41,10 @@ HostTensor HostTensor::fromInts(ArrayRef<int64_t> values) {
   return t;
 }
 
+void HostTensor::settleSymbolic() {
+  symbolic = !isFloat() && llvm::any_of(ints, isSymbolic);
+}
+
 std::vector<int64_t> HostTensor::toInts() const {
   std::vector<int64_t> out(numElements());
   for (int64_t i = 0, e = numElements(); i < e; ++i)
@@ -350,7 +354,7 @@ HostTensor gather(const HostTensor &data, int64_t axis,
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t idx : indices)
       for (int64_t i = 0; i < inner; ++i)
-        out.set(pos++, data.asDouble((o * extent + idx) * inner + i));
+        out.copyFrom(pos++, data, (o * extent + idx) * inner + i);
   return out;
 }
 
@@ -372,9 +376,212 @@ double castValue(double v, int32_t to) {
 }
 } // namespace
 
+static bool foldConcrete(const onnx::NodeProto &node, int opset,
+                         ArrayRef<const HostTensor *> inputs,
+                         FoldResult &result, std::string &error);
+
+/// Folds `node` when an input holds symbolic dims: integer arithmetic and
+/// comparisons on the polynomials, Where on a known condition. The ops that
+/// only move elements (Gather, Concat, Transpose, Expand) take the generic
+/// path.
+static bool foldSymbolic(const onnx::NodeProto &node,
+                         ArrayRef<const HostTensor *> inputs,
+                         FoldResult &result, std::string &error,
+                         SymbolicDims &dims) {
+  StringRef op = node.op_type();
+  auto in = [&](size_t i) -> const HostTensor * {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!in(i)) {
+      error = "input " + std::to_string(i) + " is missing";
+      return false;
+    }
+  auto undecided = [&](int64_t a, int64_t b) {
+    error = "cannot decide " + op.str() + "(" + dims.str(a) + ", " +
+            dims.str(b) + ") for every size of the symbolic dimensions";
+    return false;
+  };
+  auto overflow = [&]() {
+    error = "symbolic dimension arithmetic overflows";
+    return false;
+  };
+  // Elementwise over int64 elements with numpy broadcasting.
+  auto map2 =
+      [&](int32_t dtype,
+          llvm::function_ref<std::optional<int64_t>(int64_t, int64_t)> fn) {
+        auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
+        if (!shape) {
+          error = "operand shapes do not broadcast";
+          return false;
+        }
+        HostTensor out = HostTensor::zeros(dtype, *shape);
+        std::vector<int64_t> ma = broadcastIndices(in(0)->shape, *shape),
+                             mb = broadcastIndices(in(1)->shape, *shape);
+        for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+          auto r = fn(in(0)->ints[ma[i]], in(1)->ints[mb[i]]);
+          if (!r)
+            return false;
+          out.ints[i] = *r;
+        }
+        out.settleSymbolic();
+        result.folded = true;
+        result.outputs.push_back(std::move(out));
+        return true;
+      };
+  bool isInt =
+      llvm::all_of(inputs, [](const HostTensor *t) { return !t->isFloat(); });
+  if (!isInt) {
+    error = "symbolic dimensions meet float values (fold them to integers "
+            "or fix the dimensions)";
+    return false;
+  }
+  int32_t dtype = in(0)->dtype;
+  if (inputs.size() == 2 && (op == "Add" || op == "Sub" || op == "Mul" ||
+                             op == "Div" || op == "Max" || op == "Min"))
+    return map2(dtype, [&](int64_t a, int64_t b) -> std::optional<int64_t> {
+      std::optional<int64_t> r;
+      if (op == "Add")
+        r = dims.add(a, b);
+      else if (op == "Sub")
+        r = dims.sub(a, b);
+      else if (op == "Mul")
+        r = dims.mul(a, b);
+      else if (op == "Div") {
+        if (!isSymbolic(a) && !isSymbolic(b))
+          return b == 0 || (a == INT64_MIN && b == -1) ? 0 : a / b;
+        r = dims.divExact(a, b);
+        if (!r) {
+          error = "cannot divide " + dims.str(a) + " by " + dims.str(b) +
+                  " exactly";
+          return std::nullopt;
+        }
+      } else {
+        auto c = dims.compare(a, b);
+        if (!c) {
+          undecided(a, b);
+          return std::nullopt;
+        }
+        return (op == "Max") == (*c >= 0) ? a : b;
+      }
+      if (!r)
+        overflow();
+      return r;
+    });
+  if (inputs.size() == 2 && (op == "Equal" || op == "Less" || op == "Greater" ||
+                             op == "LessOrEqual" || op == "GreaterOrEqual"))
+    return map2(onnx::TensorProto::BOOL,
+                [&](int64_t a, int64_t b) -> std::optional<int64_t> {
+                  auto c = dims.compare(a, b);
+                  if (!c) {
+                    undecided(a, b);
+                    return std::nullopt;
+                  }
+                  if (op == "Equal")
+                    return *c == 0;
+                  if (op == "Less")
+                    return *c < 0;
+                  if (op == "Greater")
+                    return *c > 0;
+                  if (op == "LessOrEqual")
+                    return *c <= 0;
+                  return *c >= 0;
+                });
+  if (op == "Neg" && inputs.size() == 1) {
+    HostTensor out = *in(0);
+    for (int64_t &v : out.ints) {
+      auto r = dims.sub(0, v);
+      if (!r)
+        return overflow();
+      v = *r;
+    }
+    result.folded = true;
+    result.outputs.push_back(std::move(out));
+    return true;
+  }
+  if (op == "Cast") {
+    int32_t to = static_cast<int32_t>(getIntAttr(node, "to", 0));
+    if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) {
+      error = "casts symbolic dimensions to " + dataTypeName(to) +
+              " (only to int64 and int32 they fold)";
+      return false;
+    }
+    HostTensor out = *in(0);
+    out.dtype = to;
+    result.folded = true;
+    result.outputs.push_back(std::move(out));
+    return true;
+  }
+  if (op == "Where" && inputs.size() == 3) {
+    if (in(0)->symbolic) {
+      error = "the condition is symbolic";
+      return false;
+    }
+    auto s = broadcastShapes(in(0)->shape, in(1)->shape);
+    if (s)
+      s = broadcastShapes(*s, in(2)->shape);
+    if (!s) {
+      error = "operand shapes do not broadcast";
+      return false;
+    }
+    HostTensor out = HostTensor::zeros(in(1)->dtype, *s);
+    std::vector<int64_t> mc = broadcastIndices(in(0)->shape, *s),
+                         mx = broadcastIndices(in(1)->shape, *s),
+                         my = broadcastIndices(in(2)->shape, *s);
+    for (int64_t i = 0, e = out.numElements(); i < e; ++i)
+      out.ints[i] =
+          in(0)->ints[mc[i]] ? in(1)->ints[mx[i]] : in(2)->ints[my[i]];
+    out.settleSymbolic();
+    result.folded = true;
+    result.outputs.push_back(std::move(out));
+    return true;
+  }
+  error = "cannot evaluate " + op.str() + " on symbolic dimensions";
+  return false;
+}
+
 bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
                                     ArrayRef<const HostTensor *> inputs,
-                                    FoldResult &result, std::string &error) {
+                                    FoldResult &result, std::string &error,
+                                    SymbolicDims &dims) {
+  StringRef op = node.op_type();
+  bool anySymbolic = llvm::any_of(
+      inputs, [](const HostTensor *t) { return t && t->symbolic; });
+  if (anySymbolic) {
+    // A constant that reads as a handle would be taken for a symbol.
+    for (const HostTensor *t : inputs)
+      if (t && !t->symbolic && !t->isFloat() &&
+          llvm::any_of(t->ints, isSymbolic)) {
+        error = "has an integer constant near -2^62, which is reserved for "
+                "symbolic dimensions";
+        return false;
+      }
+    // Run-time tensors sized by symbolic dims: the importer builds them.
+    if (op == "Range" || op == "ConstantOfShape")
+      return true;
+    bool moves = op == "Identity" || op == "Dropout" || op == "Gather" ||
+                 op == "Concat" || op == "Transpose" || op == "Expand";
+    if (!moves)
+      return foldSymbolic(node, inputs, result, error, dims);
+    if (op == "Expand" && inputs.size() > 1 && inputs[1] && inputs[1]->symbolic)
+      return true;
+    if (op == "Gather" && inputs.size() > 1 && inputs[1] &&
+        inputs[1]->symbolic) {
+      error = "gathers from a constant at a symbolic index";
+      return false;
+    }
+    if (!foldConcrete(node, opset, inputs, result, error))
+      return false;
+    for (HostTensor &t : result.outputs)
+      t.settleSymbolic();
+    return true;
+  }
+  return foldConcrete(node, opset, inputs, result, error);
+}
+
+static bool foldConcrete(const onnx::NodeProto &node, int opset,
+                         ArrayRef<const HostTensor *> inputs,
+                         FoldResult &result, std::string &error) {
   StringRef op = node.op_type();
   auto in = [&](size_t i) -> const HostTensor * {
     return i < inputs.size() ? inputs[i] : nullptr;
@@ -575,7 +782,7 @@ bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
       for (const HostTensor *t : inputs) {
         int64_t chunk = t->shape[axis] * inner;
         for (int64_t i = 0; i < chunk; ++i)
-          out.set(pos++, t->asDouble(o * chunk + i));
+          out.copyFrom(pos++, *t, o * chunk + i);
       }
     return done(std::move(out));
   }
@@ -608,7 +815,7 @@ bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
       int64_t src = 0;
       for (int64_t d = 0; d < rank; ++d)
         src += idx[d] * inStrides[perm[d]];
-      out.set(flat, in(0)->asDouble(src));
+      out.copyFrom(flat, *in(0), src);
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (++idx[d] < shape[d])
           break;
@@ -646,8 +853,11 @@ bool attnc::onnx_frontend::foldNode(const onnx::NodeProto &node, int opset,
       error = "shape does not broadcast with the input";
       return false;
     }
-    return done(elementwise({in(0)}, in(0)->dtype, *shape,
-                            [](ArrayRef<double> a) { return a[0]; }));
+    HostTensor out = HostTensor::zeros(in(0)->dtype, *shape);
+    std::vector<int64_t> map = broadcastIndices(in(0)->shape, *shape);
+    for (int64_t i = 0, e = out.numElements(); i < e; ++i)
+      out.copyFrom(i, *in(0), map[i]);
+    return done(std::move(out));
   }
   // Reshapes and slices are evaluated by the importer's shape logic; the
   // caller passes them back here with `shape` already resolved.

@@ -10,6 +10,8 @@
 #ifndef ATTNC_LIB_FRONTEND_ONNX_HOSTTENSOR_H
 #define ATTNC_LIB_FRONTEND_ONNX_HOSTTENSOR_H
 
+#include "SymbolicDims.h"
+
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -28,6 +30,9 @@ struct HostTensor {
   llvm::SmallVector<int64_t> shape;
   std::vector<double> floats;
   std::vector<int64_t> ints;
+  /// Integer elements may be symbolic dims (handles, see SymbolicDims.h):
+  /// Shape of a value with dynamic dims and what is computed from it.
+  bool symbolic = false;
 
   static bool isFloatType(int32_t dtype) {
     return dtype == onnx::TensorProto::FLOAT ||
@@ -60,6 +65,16 @@ struct HostTensor {
   }
   /// Every element as int64 (for shapes, axes, indices).
   std::vector<int64_t> toInts() const;
+  /// Element j of `in` into element i, exactly for integers (handles and
+  /// large int64 do not survive a trip through double).
+  void copyFrom(int64_t i, const HostTensor &in, int64_t j) {
+    if (!isFloat() && !in.isFloat())
+      ints[i] = in.ints[j];
+    else
+      set(i, in.asDouble(j));
+  }
+  /// Clears `symbolic` when no element is a handle any more (e.g. S - S).
+  void settleSymbolic();
 };
 
 /// Decodes an initializer or Constant value. Returns false with `error` set
@@ -90,9 +105,13 @@ struct FoldResult {
   bool folded = false;
   std::vector<HostTensor> outputs;
 };
+/// Inputs with symbolic elements fold where the result follows from the
+/// polynomials (`dims`); where it needs run-time values (Range,
+/// ConstantOfShape) nothing is folded, and where it cannot be decided
+/// (e.g. Equal(batch, 1)) it is an error.
 bool foldNode(const onnx::NodeProto &node, int opset,
               llvm::ArrayRef<const HostTensor *> inputs, FoldResult &result,
-              std::string &error);
+              std::string &error, SymbolicDims &dims);
 
 /// Attribute accessors (nullptr / defaults when absent).
 const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,

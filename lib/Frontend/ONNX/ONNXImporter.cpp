@@ -2,15 +2,18 @@
 //
 // Walks the graph in its (topological) node order. Every value is either a
 // host constant (initializers, Constant nodes, anything computed from
-// constants only, and Shape of a statically shaped value) or an SSA value
-// of a statically shaped tensor. Constants are materialized where compute
-// first uses them: large float initializers as `attn.weight`, everything
-// else as `arith.constant`. The emitted form is the contract with the
-// raising passes (see /work/shared/DESIGN.md and the README).
+// constants only, and Shape of any value) or an SSA value of a ranked
+// tensor. Constants are materialized where compute first uses them: large
+// float initializers as `attn.weight`, everything else as `arith.constant`.
+// The emitted form is the contract with the raising passes (see
+// /work/shared/DESIGN.md and the README).
 //
-// Every dimension is static once `--input-shape` fixes the symbolic ones;
-// the host/SSA split is where symbolic dims would stay dynamic later (the
-// shape logic would then emit tensor.dim arithmetic instead of folding).
+// A symbolic input dimension that `--input-shape` does not fix stays
+// dynamic: every dimension the importer handles is a constant or a handle
+// of a polynomial over the symbols (SymbolicDims.h), shape vectors fold on
+// them, and only where a size must exist at run time (tensor.empty, slice
+// sizes, reshape output shapes, Range) is it materialized, as arithmetic on
+// `tensor.dim` of the argument that defines each symbol.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 #include "attnc/Support/ShapeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -32,6 +36,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -45,7 +51,6 @@
 
 using namespace mlir;
 using namespace attnc::onnx_frontend;
-using attnc::shapeText;
 using llvm::Error;
 using llvm::Expected;
 
@@ -86,6 +91,15 @@ private:
   };
 
   // Errors.
+  /// A shape in errors: `[batch, sequence, 32]`.
+  std::string shapeText(ArrayRef<int64_t> dims) const {
+    return syms.shapeStr(dims);
+  }
+  /// An error about symbolic dimensions, with the way out.
+  Error failSymbolic(const Twine &message) {
+    return fail(message + "; fix the symbolic dimensions with --input-shape "
+                          "name=AxB...");
+  }
   Error fail(const Twine &message) {
     std::string where = fileName;
     std::string what;
@@ -190,14 +204,69 @@ private:
   static RankedTensorType typeOf(Value v) {
     return cast<RankedTensorType>(v.getType());
   }
+  /// The tensor type of `dims` (symbolic ones dynamic).
+  static RankedTensorType tensorType(ArrayRef<int64_t> dims, Type elem) {
+    SmallVector<int64_t> shape;
+    for (int64_t d : dims)
+      shape.push_back(isSymbolic(d) ? ShapedType::kDynamic : d);
+    return RankedTensorType::get(shape, elem);
+  }
+  /// Records the (symbolic) dims of `v`.
+  Value record(Value v, ArrayRef<int64_t> dims) {
+    valueDims[v] = SmallVector<int64_t>(dims);
+    return v;
+  }
+  /// The dims of an SSA value: recorded where it was built, or those of the
+  /// init it is computed into (destination-style ops), or of the operand
+  /// whose type it shares (attn elementwise ops, softmax, norms).
+  SmallVector<int64_t> dimsOf(Value v) {
+    auto type = typeOf(v);
+    if (type.hasStaticShape())
+      return SmallVector<int64_t>(type.getShape());
+    auto it = valueDims.find(v);
+    if (it != valueDims.end())
+      return it->second;
+    if (auto r = dyn_cast<OpResult>(v)) {
+      Operation *op = r.getOwner();
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+        if (OpOperand *init = dps.getTiedOpOperand(r))
+          return dimsOf(init->get());
+      if (op->getNumOperands() && op->getOperand(0).getType() == v.getType())
+        return dimsOf(op->getOperand(0));
+    }
+    llvm_unreachable("importer: a dynamic value without recorded dims");
+  }
+  /// The run-time value of symbol `id`: tensor.dim of its argument.
+  Value symbolValue(unsigned id);
+  /// A dim as an index value (arith on the symbols' tensor.dims).
+  Value indexValue(int64_t dim);
+  OpFoldResult foldResult(int64_t dim) {
+    if (isSymbolic(dim))
+      return indexValue(dim);
+    return b.getIndexAttr(dim);
+  }
+  SmallVector<OpFoldResult> foldResults(ArrayRef<int64_t> dims) {
+    SmallVector<OpFoldResult> out;
+    for (int64_t d : dims)
+      out.push_back(foldResult(d));
+    return out;
+  }
   Value empty(ArrayRef<int64_t> shape, Type elem) {
-    return tensor::EmptyOp::create(b, loc, shape, elem);
+    SmallVector<Value> sizes;
+    for (int64_t d : shape)
+      if (isSymbolic(d))
+        sizes.push_back(indexValue(d));
+    return record(
+        tensor::EmptyOp::create(b, loc, tensorType(shape, elem), sizes), shape);
+  }
+  /// A tensor of `shape` filled with `scalar`.
+  Value fill(ArrayRef<int64_t> shape, Value scalar) {
+    return linalg::FillOp::create(b, loc, ValueRange{scalar},
+                                  ValueRange{empty(shape, scalar.getType())})
+        .getResult(0);
   }
   Value zeros(ArrayRef<int64_t> shape, Type elem) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
-    return linalg::FillOp::create(b, loc, ValueRange{zero},
-                                  ValueRange{empty(shape, elem)})
-        .getResult(0);
+    return fill(shape, arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)));
   }
   Value splat(ArrayRef<int64_t> shape, Type elem, double value);
   Value broadcastTo(Value v, ArrayRef<int64_t> shape);
@@ -221,6 +290,14 @@ private:
   Expected<Value> importGemm(StringRef op, ArrayRef<Value> in);
   Error importReshapeLike(StringRef op, ArrayRef<int64_t> shape);
   Error importSlice(StringRef op, ArrayRef<int64_t> shape);
+  /// A Slice start or end clamped to [0, dim] (symbolically).
+  Expected<int64_t> clampIndex(int64_t v, int64_t dim);
+  /// Checks at run time that lo <= v (< or <= hi) where that depends on
+  /// the symbols: a position the folding takes to lie inside a dimension
+  /// (a `tril` buffer cut to the sequence). A failure ends the run with
+  /// `what` (cf.assert, reported by libattnrt).
+  void checkInside(int64_t v, int64_t lo, int64_t hi, bool inclusive,
+                   const Twine &what);
   Error importSplit(StringRef op, ArrayRef<int64_t> shape);
   Error importGather(StringRef op, ArrayRef<int64_t> shape);
   Error importConcat();
@@ -235,6 +312,9 @@ private:
   Expected<Value> importTrilu(StringRef op, ArrayRef<Value> in);
   Error importShapeOf(StringRef op, ArrayRef<int64_t> shape);
   Error importConstant();
+  /// Range and ConstantOfShape sized by symbolic dims (run-time tensors).
+  Error importRange();
+  Error importConstantOfShape();
   /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
   Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
                                                ArrayRef<int64_t> inShape);
@@ -251,7 +331,46 @@ private:
   std::map<std::string, Entry> values;
   std::vector<WeightTensor> weights;
   llvm::StringSet<> writtenWeights;
+
+  // Symbolic dims.
+  SymbolicDims syms;
+  /// Per symbol: the argument and axis it is read from.
+  std::vector<std::pair<unsigned, unsigned>> symbolSource;
+  DenseMap<unsigned, Value> symbolValues;
+  Block *entryBlock = nullptr;
+  DenseMap<Value, SmallVector<int64_t>> valueDims;
 };
+
+Value Importer::symbolValue(unsigned id) {
+  if (Value v = symbolValues.lookup(id))
+    return v;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entryBlock);
+  auto [arg, axis] = symbolSource[id];
+  Value v = tensor::DimOp::create(b, fileLoc(), entryBlock->getArgument(arg),
+                                  static_cast<int64_t>(axis));
+  symbolValues[id] = v;
+  return v;
+}
+
+Value Importer::indexValue(int64_t dim) {
+  if (!isSymbolic(dim))
+    return arith::ConstantIndexOp::create(b, loc, dim);
+  Value sum;
+  for (const auto &[term, coeff] : syms.poly(dim)) {
+    Value t;
+    for (unsigned s : term)
+      t = t ? arith::MulIOp::create(b, loc, t, symbolValue(s)).getResult()
+            : symbolValue(s);
+    if (!t)
+      t = arith::ConstantIndexOp::create(b, loc, coeff);
+    else if (coeff != 1)
+      t = arith::MulIOp::create(b, loc, t,
+                                arith::ConstantIndexOp::create(b, loc, coeff));
+    sum = sum ? arith::AddIOp::create(b, loc, sum, t).getResult() : t;
+  }
+  return sum;
+}
 
 Expected<Type> Importer::elementType(int32_t dtype) {
   switch (dtype) {
@@ -304,6 +423,15 @@ Expected<Value> Importer::materialize(Entry &entry) {
   }
   DenseElementsAttr attr;
   int64_t n = t.numElements();
+  if (t.symbolic) {
+    // A shape vector used as data: its elements computed from the symbols.
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < n; ++i)
+      elems.push_back(
+          arith::IndexCastOp::create(b, loc, *elem, indexValue(t.ints[i])));
+    entry.value = tensor::FromElementsOp::create(b, loc, type, elems);
+    return entry.value;
+  }
   if (isa<FloatType>(*elem)) {
     const llvm::fltSemantics &sem = cast<FloatType>(*elem).getFloatSemantics();
     SmallVector<APFloat> vals;
@@ -354,7 +482,7 @@ Expected<SmallVector<int64_t>> Importer::shapeOf(size_t i) {
     return fail("input '" + current->input(i) + "' is not defined before use");
   if (e->constant)
     return e->constant->shape;
-  return SmallVector<int64_t>(typeOf(e->value).getShape());
+  return dimsOf(e->value);
 }
 
 Expected<std::vector<int64_t>> Importer::constantInts(size_t i,
@@ -368,18 +496,20 @@ Expected<std::vector<int64_t>> Importer::constantInts(size_t i,
 }
 
 Value Importer::splat(ArrayRef<int64_t> shape, Type elem, double value) {
-  auto type = RankedTensorType::get(shape, elem);
-  Attribute scalar =
+  auto type = tensorType(shape, elem);
+  TypedAttr scalar =
       isa<FloatType>(elem)
-          ? Attribute(b.getFloatAttr(elem, value))
-          : Attribute(b.getIntegerAttr(elem, static_cast<int64_t>(value)));
+          ? TypedAttr(b.getFloatAttr(elem, value))
+          : TypedAttr(b.getIntegerAttr(elem, static_cast<int64_t>(value)));
+  if (!type.hasStaticShape())
+    return fill(shape, arith::ConstantOp::create(b, loc, scalar));
   return arith::ConstantOp::create(b, loc,
                                    DenseElementsAttr::get(type, scalar));
 }
 
 Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
-  ArrayRef<int64_t> in = typeOf(v).getShape();
-  if (in == shape)
+  SmallVector<int64_t> in = dimsOf(v);
+  if (ArrayRef<int64_t>(in) == shape)
     return v;
   // Dims of `v` that already have the output's extent stay; its unit dims
   // that broadcast (and missing leading dims) are added by linalg.broadcast.
@@ -409,59 +539,100 @@ Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
     }
     if (!group.empty() && !groups.empty())
       groups.back().append(group.begin(), group.end());
-    collapsed = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get(keptShape, typeOf(v).getElementType()), v,
-        groups);
+    collapsed =
+        record(tensor::CollapseShapeOp::create(
+                   b, loc, tensorType(keptShape, typeOf(v).getElementType()), v,
+                   groups),
+               keptShape);
   }
   Value init = empty(shape, typeOf(v).getElementType());
   return linalg::BroadcastOp::create(b, loc, collapsed, init, addedDims)
       .getResult()[0];
 }
 
+/// Groups the dims of `big` into runs whose products are the dims of
+/// `small` (symbolically; unit dims left over join the last run), as
+/// getReassociationIndicesForReshape does for static shapes.
+static std::optional<SmallVector<ReassociationIndices>>
+groupDims(ArrayRef<int64_t> big, ArrayRef<int64_t> small, SymbolicDims &syms) {
+  SmallVector<ReassociationIndices> groups;
+  size_t i = 0;
+  for (int64_t want : small) {
+    ReassociationIndices group;
+    int64_t prod = 1;
+    while (i < big.size()) {
+      auto p = syms.mul(prod, big[i]);
+      if (!p)
+        return std::nullopt;
+      prod = *p;
+      group.push_back(static_cast<int64_t>(i++));
+      if (prod == want)
+        break;
+    }
+    if (prod != want)
+      return std::nullopt;
+    groups.push_back(group);
+  }
+  for (; i < big.size(); ++i) {
+    if (big[i] != 1 || groups.empty())
+      return std::nullopt;
+    groups.back().push_back(static_cast<int64_t>(i));
+  }
+  return groups;
+}
+
 Value Importer::reshapeTo(Value v, ArrayRef<int64_t> shape) {
   auto srcType = typeOf(v);
-  if (srcType.getShape() == shape)
+  SmallVector<int64_t> src = dimsOf(v);
+  if (ArrayRef<int64_t>(src) == shape)
     return v;
-  auto dstType = RankedTensorType::get(shape, srcType.getElementType());
-  if (srcType.getRank() > dstType.getRank()) {
-    if (auto groups = getReassociationIndicesForReshape(srcType, dstType))
-      return tensor::CollapseShapeOp::create(b, loc, dstType, v, *groups);
-  } else if (srcType.getRank() < dstType.getRank()) {
-    if (auto groups = getReassociationIndicesForReshape(dstType, srcType))
-      return tensor::ExpandShapeOp::create(b, loc, dstType, v, *groups);
+  Type elem = srcType.getElementType();
+  auto dstType = tensorType(shape, elem);
+  auto expand = [&](Value from, ArrayRef<ReassociationIndices> groups) {
+    return record(tensor::ExpandShapeOp::create(b, loc, dstType, from, groups,
+                                                foldResults(shape)),
+                  shape);
+  };
+  if (src.size() > shape.size()) {
+    if (auto groups = groupDims(src, shape, syms))
+      return record(
+          tensor::CollapseShapeOp::create(b, loc, dstType, v, *groups), shape);
+  } else if (src.size() < shape.size()) {
+    if (auto groups = groupDims(shape, src, syms))
+      return expand(v, *groups);
   }
   // Not a pure collapse or expand: through the flat vector (both are
-  // plain views of the row-major data).
-  int64_t n = srcType.getNumElements();
-  auto flatType = RankedTensorType::get({n}, srcType.getElementType());
+  // plain views of the row-major data). The caller checked that the
+  // element counts agree.
+  int64_t n = *syms.product(src);
   SmallVector<ReassociationIndices> all(1);
   for (int64_t d = 0; d < srcType.getRank(); ++d)
     all[0].push_back(d);
   Value flat = srcType.getRank() == 1
                    ? v
-                   : tensor::CollapseShapeOp::create(b, loc, flatType, v, all)
-                         .getResult();
+                   : record(tensor::CollapseShapeOp::create(
+                                b, loc, tensorType({n}, elem), v, all),
+                            {n});
   SmallVector<ReassociationIndices> out(1);
   for (int64_t d = 0; d < dstType.getRank(); ++d)
     out[0].push_back(d);
   if (dstType.getRank() == 1)
     return flat;
-  return tensor::ExpandShapeOp::create(b, loc, dstType, flat, out);
+  return expand(flat, out);
 }
 
 Value Importer::transpose(Value v, ArrayRef<int64_t> perm) {
   auto type = typeOf(v);
-  SmallVector<int64_t> shape;
+  SmallVector<int64_t> dims = dimsOf(v), shape;
   for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
+    shape.push_back(dims[p]);
   return linalg::TransposeOp::create(b, loc, v,
                                      empty(shape, type.getElementType()), perm)
       .getResult()[0];
 }
 
 Value Importer::matmul2d(Value a, Value bm) {
-  auto at = typeOf(a), bt = typeOf(bm);
-  Value init = zeros({at.getDimSize(0), bt.getDimSize(1)}, at.getElementType());
+  Value init = zeros({dimsOf(a)[0], dimsOf(bm)[1]}, typeOf(a).getElementType());
   return linalg::MatmulOp::create(b, loc, ValueRange{a, bm}, ValueRange{init})
       .getResult(0);
 }
@@ -474,7 +645,7 @@ Value Importer::generic(
   SmallVector<utils::IteratorType> iters(shape.size(),
                                          utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{RankedTensorType::get(shape, outElem)}, ins,
+             b, loc, TypeRange{tensorType(shape, outElem)}, ins,
              ValueRange{empty(shape, outElem)}, maps, iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value r = body(nb, nl, args.drop_back());
@@ -494,10 +665,11 @@ Expected<Value> Importer::importElementwiseBinary(StringRef op,
   if (ta.getElementType() != tc.getElementType())
     return fail("operands have different element types (" + typeText(ta) +
                 " and " + typeText(tc) + ")");
-  auto shape = broadcastShapes(ta.getShape(), tc.getShape());
+  SmallVector<int64_t> da = dimsOf(a), dc = dimsOf(c);
+  auto shape = broadcastShapes(da, dc);
   if (!shape)
-    return fail("operand shapes " + shapeText(ta.getShape()) + " and " +
-                shapeText(tc.getShape()) + " do not broadcast");
+    return fail("operand shapes " + shapeText(da) + " and " + shapeText(dc) +
+                " do not broadcast");
   Type elem = ta.getElementType();
   bool isFloat = isa<FloatType>(elem);
   if (!isFloat && (op == "Pow"))
@@ -528,7 +700,8 @@ Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
   auto type = typeOf(x);
   if (!isa<FloatType>(type.getElementType()))
     return fail("expects a float tensor, got " + typeText(type));
-  Value init = empty(type.getShape(), type.getElementType());
+  SmallVector<int64_t> dims = dimsOf(x);
+  Value init = empty(dims, type.getElementType());
   SmallVector<Value> ins{x}, outs{init};
   Value r;
   if (op == "Sqrt")
@@ -546,7 +719,7 @@ Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
   else if (op == "Relu")
     r = attn::ReluOp::create(b, loc, x);
   else if (op == "Sigmoid")
-    r = generic(ins, type.getShape(), type.getElementType(),
+    r = generic(ins, dims, type.getElementType(),
                 [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                   Type t = a[0].getType();
                   Value one = arith::ConstantOp::create(
@@ -558,7 +731,7 @@ Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
                 });
   else if (op == "Sin" || op == "Cos") {
     bool sin = op == "Sin";
-    r = generic(ins, type.getShape(), type.getElementType(),
+    r = generic(ins, dims, type.getElementType(),
                 [sin](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                   if (sin)
                     return math::SinOp::create(nb, nl, a[0]);
@@ -580,45 +753,45 @@ Expected<Value> Importer::importMatMul(StringRef op, ArrayRef<Value> in) {
   if (ta.getRank() == 0 || tc.getRank() == 0)
     return fail("operands must have rank >= 1");
   if (vecL)
-    lhs = reshapeTo(lhs, {1, ta.getDimSize(0)});
+    lhs = reshapeTo(lhs, {1, dimsOf(a)[0]});
   if (vecR)
-    rhs = reshapeTo(rhs, {tc.getDimSize(0), 1});
-  ta = typeOf(lhs);
-  tc = typeOf(rhs);
-  int64_t ra = ta.getRank(), rb = tc.getRank();
-  int64_t m = ta.getDimSize(ra - 2), k = ta.getDimSize(ra - 1),
-          n = tc.getDimSize(rb - 1);
-  if (tc.getDimSize(rb - 2) != k)
-    return fail("inner dimensions differ: " + shapeText(ta.getShape()) + " x " +
-                shapeText(tc.getShape()));
+    rhs = reshapeTo(rhs, {dimsOf(c)[0], 1});
+  SmallVector<int64_t> sa = dimsOf(lhs), sc = dimsOf(rhs);
+  int64_t ra = sa.size(), rb = sc.size();
+  int64_t m = sa[ra - 2], k = sa[ra - 1], n = sc[rb - 1];
+  if (sc[rb - 2] != k)
+    return fail("inner dimensions differ: " + shapeText(sa) + " x " +
+                shapeText(sc));
   Value result;
   SmallVector<int64_t> outShape;
   if (rb == 2) {
     // [..., M, K] x [K, N]: the leading dims fold into the rows.
-    SmallVector<int64_t> lead(ta.getShape().drop_back(2));
-    int64_t rows = m;
-    for (int64_t d : lead)
-      rows *= d;
-    Value l2 = reshapeTo(lhs, {rows, k});
+    SmallVector<int64_t> lead(ArrayRef<int64_t>(sa).drop_back(2));
+    auto rows = syms.mul(m, *syms.product(lead));
+    if (!rows)
+      return fail("the number of rows overflows");
+    Value l2 = reshapeTo(lhs, {*rows, k});
     result = matmul2d(l2, rhs);
     outShape = lead;
     outShape.append({m, n});
     result = reshapeTo(result, outShape);
   } else {
-    auto batch =
-        broadcastShapes(ta.getShape().drop_back(2), tc.getShape().drop_back(2));
+    auto batch = broadcastShapes(ArrayRef<int64_t>(sa).drop_back(2),
+                                 ArrayRef<int64_t>(sc).drop_back(2));
     if (!batch)
-      return fail("batch dimensions of " + shapeText(ta.getShape()) + " and " +
-                  shapeText(tc.getShape()) + " do not broadcast");
-    int64_t bsz = 1;
-    for (int64_t d : *batch)
-      bsz *= d;
+      return fail("batch dimensions of " + shapeText(sa) + " and " +
+                  shapeText(sc) + " do not broadcast");
+    auto bszOr = syms.product(*batch);
+    if (!bszOr)
+      return fail("the batch size overflows");
+    int64_t bsz = *bszOr;
     SmallVector<int64_t> aFull(*batch), bFull(*batch);
     aFull.append({m, k});
     bFull.append({k, n});
     Value l3 = reshapeTo(broadcastTo(lhs, aFull), {bsz, m, k});
     Value r3 = reshapeTo(broadcastTo(rhs, bFull), {bsz, k, n});
     Value init = zeros({bsz, m, n}, ta.getElementType());
+
     result = linalg::BatchMatmulOp::create(b, loc, ValueRange{l3, r3},
                                            ValueRange{init})
                  .getResult(0);
@@ -646,11 +819,11 @@ Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
     lhs = transpose(lhs, {1, 0});
   if (getIntAttr(*current, "transB", 0))
     rhs = transpose(rhs, {1, 0});
-  if (typeOf(lhs).getDimSize(1) != typeOf(rhs).getDimSize(0))
+  if (dimsOf(lhs)[1] != dimsOf(rhs)[0])
     return fail("inner dimensions differ");
   Type elem = typeOf(lhs).getElementType();
   Value y = matmul2d(lhs, rhs);
-  SmallVector<int64_t> shape(typeOf(y).getShape());
+  SmallVector<int64_t> shape = dimsOf(y);
   float alpha = getFloatAttr(*current, "alpha", 1.0f),
         beta = getFloatAttr(*current, "beta", 1.0f);
   if (alpha != 1.0f)
@@ -661,7 +834,7 @@ Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
     auto bias = input(2);
     if (!bias)
       return bias.takeError();
-    auto biasShape = broadcastShapes(typeOf(*bias).getShape(), shape);
+    auto biasShape = broadcastShapes(dimsOf(*bias), shape);
     if (!biasShape || *biasShape != shape)
       return fail("C does not broadcast to the result " + shapeText(shape));
     Value cb = broadcastTo(*bias, shape);
@@ -680,9 +853,10 @@ Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
 Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
                                                        ArrayRef<int64_t> in) {
   int64_t rank = static_cast<int64_t>(in.size());
-  int64_t total = 1;
-  for (int64_t d : in)
-    total *= d;
+  auto totalOr = syms.product(in);
+  if (!totalOr)
+    return fail("the element count of " + shapeText(in) + " overflows");
+  int64_t total = *totalOr;
   SmallVector<int64_t> out;
   if (op == "Reshape") {
     auto target = constantInts(1, "the shape");
@@ -705,21 +879,42 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
         out.push_back(1);
         continue;
       }
-      if (d < 0)
+      if (d < 0 && !isSymbolic(d))
         return fail("shape has a negative dimension " + Twine(d));
       out.push_back(d);
-      known *= d;
+      auto k = syms.mul(known, d);
+      if (!k)
+        return fail("the shape's element count overflows");
+      known = *k;
     }
+    bool symbolic = llvm::any_of(out, isSymbolic) || isSymbolic(total);
     if (inferred >= 0) {
-      if (known == 0 || total % known != 0)
+      // -1 resolves symbolically: [B, S, 768] -> [B*S, -1] gives 768.
+      std::optional<int64_t> q;
+      if (known != 0)
+        q = isSymbolic(total) || isSymbolic(known)
+                ? syms.divExact(total, known)
+                : (total % known == 0 ? std::optional<int64_t>(total / known)
+                                      : std::nullopt);
+      if (!q && symbolic)
+        return failSymbolic("cannot resolve the -1 of the shape " +
+                            shapeText(*target) + " for an input of shape " +
+                            shapeText(in));
+      if (!q)
         return fail("cannot reshape " + shapeText(in) + " to " +
                     shapeText(*target));
-      out[inferred] = total / known;
-      known *= out[inferred];
+      out[inferred] = *q;
+      known = *syms.mul(known, *q);
     }
-    if (known != total)
+    if (known != total) {
+      if (symbolic)
+        return failSymbolic("cannot show that " + shapeText(in) + " (" +
+                            syms.str(total) + " elements) reshapes to " +
+                            shapeText(out) + " (" + syms.str(known) +
+                            " elements)");
       return fail("cannot reshape " + shapeText(in) + " (" + Twine(total) +
                   " elements) to " + shapeText(out));
+    }
     return out;
   }
   if (op == "Flatten") {
@@ -728,10 +923,9 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
       return fail("axis " + Twine(axis) + " is out of range");
     if (axis < 0)
       axis += rank;
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d)
-      outer *= in[d];
-    return SmallVector<int64_t>{outer, outer ? total / outer : 0};
+    int64_t outer = *syms.product(in.take_front(axis));
+    int64_t inner = *syms.product(in.drop_front(axis));
+    return SmallVector<int64_t>{outer, inner};
   }
   // Squeeze and Unsqueeze take their axes from input 1 since opset 13 (an
   // optional one for Squeeze).
@@ -743,6 +937,9 @@ Expected<SmallVector<int64_t>> Importer::reshapeTarget(StringRef op,
       return err;
     for (int64_t d = 0; d < rank; ++d) {
       bool listed = llvm::is_contained(*axes, d);
+      if (listed && isSymbolic(in[d]))
+        return failSymbolic("cannot squeeze dimension " + Twine(d) +
+                            " of symbolic extent " + syms.str(in[d]));
       if (listed && in[d] != 1)
         return fail("cannot squeeze dimension " + Twine(d) + " of extent " +
                     Twine(in[d]));
@@ -793,29 +990,36 @@ static HostTensor sliceHost(const HostTensor &in, ArrayRef<int64_t> offsets,
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d)
       src += (offsets[d] + idx[d] * strides[d]) * inStrides[d];
-    out.set(flat, in.asDouble(src));
+    out.copyFrom(flat, in, src);
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++idx[d] < sizes[d])
         break;
       idx[d] = 0;
     }
   }
+  out.symbolic = in.symbolic;
+  out.settleSymbolic();
   return out;
 }
 
 Value Importer::staticSlice(Value v, ArrayRef<int64_t> offsets,
                             ArrayRef<int64_t> sizes,
                             ArrayRef<int64_t> strides) {
-  auto type = RankedTensorType::get(sizes, typeOf(v).getElementType());
-  return tensor::ExtractSliceOp::create(b, loc, type, v, ValueRange{},
-                                        ValueRange{}, ValueRange{}, offsets,
-                                        sizes, strides);
+  auto type = tensorType(sizes, typeOf(v).getElementType());
+  return record(
+      tensor::ExtractSliceOp::create(b, loc, type, v, foldResults(offsets),
+                                     foldResults(sizes), foldResults(strides)),
+      sizes);
 }
 
 Error Importer::setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
                                ArrayRef<int64_t> sizes,
                                ArrayRef<int64_t> strides) {
-  if (const HostTensor *c = constantInput(0)) {
+  // A constant cut to a symbolic size (a causal buffer sliced to the
+  // sequence) stays a run-time slice of the materialized constant.
+  bool symbolicBounds =
+      llvm::any_of(offsets, isSymbolic) || llvm::any_of(sizes, isSymbolic);
+  if (const HostTensor *c = constantInput(0); c && !symbolicBounds) {
     setConstantOutput(i, sliceHost(*c, offsets, sizes, strides));
     return Error::success();
   }
@@ -824,6 +1028,54 @@ Error Importer::setSliceOutput(size_t i, ArrayRef<int64_t> offsets,
     return x.takeError();
   setOutput(i, staticSlice(*x, offsets, sizes, strides));
   return Error::success();
+}
+
+void Importer::checkInside(int64_t v, int64_t lo, int64_t hi, bool inclusive,
+                           const Twine &what) {
+  auto loOk = syms.compare(v, lo);
+  auto hiOk = syms.compare(v, hi);
+  bool needLo = !loOk, needHi = !hiOk;
+  if (!needLo && !needHi)
+    return;
+  Value iv = indexValue(v);
+  Value ok;
+  if (needLo)
+    ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, iv,
+                               indexValue(lo));
+  if (needHi) {
+    Value c = arith::CmpIOp::create(b, loc,
+                                    inclusive ? arith::CmpIPredicate::sle
+                                              : arith::CmpIPredicate::slt,
+                                    iv, indexValue(hi));
+    ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+  }
+  // The reason on a `^ ` line, as upstream's runtime verification writes.
+  cf::AssertOp::create(b, loc, ok,
+                       ("^ " + nodeName(*current) + ": " + what).str());
+}
+
+Expected<int64_t> Importer::clampIndex(int64_t v, int64_t dim) {
+  // Negative positions count from the end.
+  if (!isSymbolic(v) && v < 0) {
+    if (v < -(int64_t(1) << 40))
+      return 0;
+    v = *syms.add(v, dim);
+  }
+  if (!isSymbolic(v) && !isSymbolic(dim))
+    return std::clamp<int64_t>(v, 0, dim);
+  if (auto c = syms.compare(v, dim); c && *c >= 0)
+    return dim;
+  if (auto c = syms.compare(v, 0); c && *c <= 0)
+    return 0;
+  // A constant beyond any size a model takes means "to the end" (exporters
+  // write INT64_MAX); otherwise the position is taken to lie within the
+  // dimension, as the exporter's trace had it.
+  if (!isSymbolic(v) && v >= (int64_t(1) << 31))
+    return dim;
+  checkInside(v, 0, dim, /*inclusive=*/true,
+              "the slice bound " + syms.str(v) + " lies outside [0, " +
+                  syms.str(dim) + "] at this size");
+  return v;
 }
 
 Error Importer::importSlice(StringRef op, ArrayRef<int64_t> shape) {
@@ -859,6 +1111,8 @@ Error Importer::importSlice(StringRef op, ArrayRef<int64_t> shape) {
     steps.assign(starts.size(), 1);
   if (axes.size() != starts.size() || steps.size() != starts.size())
     return fail("axes and steps must match starts in length");
+  if (llvm::any_of(axes, isSymbolic) || llvm::any_of(steps, isSymbolic))
+    return failSymbolic("axes and steps must not be symbolic");
   SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = axes[i];
@@ -867,15 +1121,29 @@ Error Importer::importSlice(StringRef op, ArrayRef<int64_t> shape) {
     int64_t dim = shape[axis], step = steps[i];
     if (step <= 0)
       return fail("steps must be positive (negative steps are not supported)");
-    auto clampIndex = [&](int64_t v) {
-      if (v < 0)
-        v += dim;
-      return std::clamp<int64_t>(v, 0, dim);
-    };
-    int64_t start = clampIndex(starts[i]), end = clampIndex(ends[i]);
-    offsets[axis] = start;
-    sizes[axis] = end > start ? (end - start + step - 1) / step : 0;
+    auto start = clampIndex(starts[i], dim);
+    if (!start)
+      return start.takeError();
+    auto end = clampIndex(ends[i], dim);
+    if (!end)
+      return end.takeError();
+    offsets[axis] = *start;
     strides[axis] = step;
+    if (!isSymbolic(*start) && !isSymbolic(*end)) {
+      sizes[axis] = *end > *start ? (*end - *start + step - 1) / step : 0;
+      continue;
+    }
+    auto len = syms.sub(*end, *start);
+    if (auto c = syms.compare(*end, *start); c && *c <= 0)
+      len = 0;
+    else if (len && step != 1)
+      len = syms.divExact(*len, step);
+    if (!len)
+      return failSymbolic("cannot size the slice " + syms.str(*start) + ":" +
+                          syms.str(*end) + ":" + Twine(step).str() +
+                          " of dimension " + Twine(axis).str() + " (" +
+                          syms.str(dim) + ")");
+    sizes[axis] = *len;
   }
   return setSliceOutput(0, offsets, sizes, strides);
 }
@@ -895,6 +1163,9 @@ Error Importer::importSplit(StringRef op, ArrayRef<int64_t> shape) {
   } else if (auto s = getIntsAttr(*current, "split")) {
     parts = *s;
   } else {
+    if (isSymbolic(dim))
+      return failSymbolic("cannot split the symbolic extent " + syms.str(dim) +
+                          " into equal parts");
     int64_t count = getIntAttr(*current, "num_outputs", outputs);
     if (count <= 0)
       return fail("num_outputs must be positive");
@@ -907,19 +1178,26 @@ Error Importer::importSplit(StringRef op, ArrayRef<int64_t> shape) {
                 Twine(outputs) + " outputs");
   int64_t sum = 0;
   for (int64_t p : parts) {
-    if (p < 0)
+    if (p < 0 && !isSymbolic(p))
       return fail("split sizes must not be negative");
-    sum += p;
+    auto s = syms.add(sum, p);
+    if (!s)
+      return fail("split sizes overflow");
+    sum = *s;
   }
-  if (sum != dim)
+  if (sum != dim) {
+    if (isSymbolic(sum) || isSymbolic(dim))
+      return failSymbolic("split sizes add up to " + syms.str(sum) +
+                          ", not the axis extent " + syms.str(dim));
     return fail("split sizes add up to " + Twine(sum) +
                 ", not the axis extent " + Twine(dim));
+  }
   int64_t offset = 0;
   for (int64_t i = 0; i < outputs; ++i) {
     SmallVector<int64_t> offsets(rank, 0), sizes(shape), strides(rank, 1);
     offsets[*axis] = offset;
     sizes[*axis] = parts[i];
-    offset += parts[i];
+    offset = *syms.add(offset, parts[i]);
     if (Error err = setSliceOutput(i, offsets, sizes, strides))
       return err;
   }
@@ -954,17 +1232,18 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
       if (!idsType.getElementType().isInteger(64) &&
           !idsType.getElementType().isInteger(32))
         return fail("indices must be int32 or int64");
-      outShape.assign(idsType.getShape().begin(), idsType.getShape().end());
+      outShape = dimsOf(*ids);
     }
     // Scalar ids look up one row.
     Value ids2 = outShape.empty() ? reshapeTo(*ids, {1}) : *ids;
     outShape.push_back(shape[1]);
-    SmallVector<int64_t> embShape(typeOf(ids2).getShape());
+    SmallVector<int64_t> embShape = dimsOf(ids2);
     embShape.push_back(shape[1]);
-    Value emb = attn::EmbeddingOp::create(
-        b, loc,
-        RankedTensorType::get(embShape, typeOf(*table).getElementType()), ids2,
-        *table);
+    Value emb = record(
+        attn::EmbeddingOp::create(
+            b, loc, tensorType(embShape, typeOf(*table).getElementType()), ids2,
+            *table),
+        embShape);
     setOutput(0, reshapeTo(emb, outShape));
     return Error::success();
   }
@@ -975,12 +1254,27 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
   if (!x)
     return x.takeError();
   std::vector<int64_t> idx = indices->toInts();
+  int64_t extent = shape[*axis];
   for (int64_t &i : idx) {
-    if (i < -shape[*axis] || i >= shape[*axis])
+    if (isSymbolic(i) || isSymbolic(extent)) {
+      // x[:, s - 1]: a symbolic index, or a constant one into a symbolic
+      // extent; negative constants count from the end.
+      if (!isSymbolic(i) && i < 0)
+        i = *syms.add(i, extent);
+      auto lo = syms.compare(i, 0), hi = syms.compare(i, extent);
+      if ((lo && *lo < 0) || (hi && *hi >= 0))
+        return fail("index " + syms.str(i) + " is out of range for extent " +
+                    syms.str(extent));
+      checkInside(i, 0, extent, /*inclusive=*/false,
+                  "index " + syms.str(i) + " lies outside [0, " +
+                      syms.str(extent) + ") at this size");
+      continue;
+    }
+    if (i < -extent || i >= extent)
       return fail("index " + Twine(i) + " is out of range for extent " +
-                  Twine(shape[*axis]));
+                  Twine(extent));
     if (i < 0)
-      i += shape[*axis];
+      i += extent;
   }
   // One slice per index along the axis, concatenated (a single slice for a
   // scalar index or a run of consecutive ones).
@@ -992,17 +1286,21 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
   };
   bool consecutive = true;
   for (size_t i = 1; i < idx.size(); ++i)
-    consecutive &= idx[i] == idx[i - 1] + 1;
+    consecutive &= syms.sub(idx[i], idx[i - 1]) == std::optional<int64_t>(1);
   Value gathered;
   if (idx.empty())
     return fail("empty indices are not supported");
+  SmallVector<int64_t> gatheredShape(shape);
   if (consecutive) {
     gathered = sliceAt(idx[0], static_cast<int64_t>(idx.size()));
+    gatheredShape[*axis] = static_cast<int64_t>(idx.size());
   } else {
     SmallVector<Value> parts;
     for (int64_t i : idx)
       parts.push_back(sliceAt(i, 1));
     gathered = tensor::ConcatOp::create(b, loc, *axis, parts);
+    gatheredShape[*axis] = static_cast<int64_t>(idx.size());
+    record(gathered, gatheredShape);
   }
   SmallVector<int64_t> outShape(shape.begin(), shape.begin() + *axis);
   outShape.append(indices->shape.begin(), indices->shape.end());
@@ -1032,19 +1330,27 @@ Error Importer::importConcat() {
   auto axis = axisAttr("axis", 0, rank);
   if (!axis)
     return axis.takeError();
+  SmallVector<int64_t> first = dimsOf(parts[0]), outShape = first;
+  outShape[*axis] = 0;
   for (Value p : parts) {
     auto t = typeOf(p);
+    SmallVector<int64_t> dims = dimsOf(p);
     if (t.getRank() != rank ||
         t.getElementType() != typeOf(parts[0]).getElementType())
       return fail("inputs differ in rank or element type");
     for (int64_t d = 0; d < rank; ++d)
-      if (d != *axis && t.getDimSize(d) != typeOf(parts[0]).getDimSize(d))
-        return fail("inputs differ outside the concatenation axis");
+      if (d != *axis && dims[d] != first[d])
+        return fail("inputs differ outside the concatenation axis: " +
+                    shapeText(first) + " and " + shapeText(dims));
+    auto sum = syms.add(outShape[*axis], dims[*axis]);
+    if (!sum)
+      return fail("the concatenated extent overflows");
+    outShape[*axis] = *sum;
   }
-  setOutput(0,
-            parts.size() == 1
-                ? parts[0]
-                : tensor::ConcatOp::create(b, loc, *axis, parts).getResult());
+  setOutput(0, parts.size() == 1
+                   ? parts[0]
+                   : record(tensor::ConcatOp::create(b, loc, *axis, parts),
+                            outShape));
   return Error::success();
 }
 
@@ -1099,8 +1405,10 @@ Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
     return fail("normalization over dimensions " + Twine(*axis) + ".." +
                 Twine(rank - 1) + " is not supported (only the last axis)");
   int64_t d = type.getDimSize(rank - 1);
+  if (ShapedType::isDynamic(d))
+    return failSymbolic("the normalized dimension is symbolic");
   Type elem = type.getElementType();
-  if (typeOf(scale).getNumElements() != d)
+  if (!typeOf(scale).hasStaticShape() || typeOf(scale).getNumElements() != d)
     return fail("scale must have " + Twine(d) + " elements");
   Value gamma = reshapeTo(scale, {d});
   Value beta;
@@ -1108,7 +1416,7 @@ Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
     auto bias = input(2);
     if (!bias)
       return bias.takeError();
-    if (typeOf(*bias).getNumElements() != d)
+    if (!typeOf(*bias).hasStaticShape() || typeOf(*bias).getNumElements() != d)
       return fail("bias must have " + Twine(d) + " elements");
     beta = reshapeTo(*bias, {d});
   } else {
@@ -1147,15 +1455,15 @@ Expected<Value> Importer::importReduceMean(StringRef op, ArrayRef<Value> in) {
   if (Error err = normalizeAxes(axes, rank, /*mergeRepeats=*/true))
     return err;
   bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;
-  SmallVector<int64_t> reduced, kept;
+  SmallVector<int64_t> dims = dimsOf(x), reduced, kept;
   int64_t count = 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (llvm::is_contained(axes, d)) {
-      count *= type.getDimSize(d);
+      count = *syms.mul(count, dims[d]);
       kept.push_back(1);
     } else {
-      reduced.push_back(type.getDimSize(d));
-      kept.push_back(type.getDimSize(d));
+      reduced.push_back(dims[d]);
+      kept.push_back(dims[d]);
     }
   }
   Value init = zeros(reduced, elem);
@@ -1166,9 +1474,16 @@ Expected<Value> Importer::importReduceMean(StringRef op, ArrayRef<Value> in) {
                     linalg::YieldOp::create(nb, nl, s);
                   })
                   .getResult(0);
-  Value mean = linalg::DivOp::create(
-                   b, loc, ValueRange{sum, splat(reduced, elem, double(count))},
-                   ValueRange{empty(reduced, elem)})
+  // A mean over a symbolic extent divides by its run-time size.
+  Value divisor =
+      isSymbolic(count)
+          ? fill(reduced, arith::SIToFPOp::create(
+                              b, loc, elem,
+                              arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                                         indexValue(count))))
+          : splat(reduced, elem, double(count));
+  Value mean = linalg::DivOp::create(b, loc, ValueRange{sum, divisor},
+                                     ValueRange{empty(reduced, elem)})
                    .getResult(0);
   return keepDims ? reshapeTo(mean, kept) : mean;
 }
@@ -1179,9 +1494,9 @@ Expected<Value> Importer::importWhere(StringRef op, ArrayRef<Value> in) {
     return fail("condition must be bool");
   if (typeOf(x).getElementType() != typeOf(y).getElementType())
     return fail("X and Y have different element types");
-  auto s = broadcastShapes(typeOf(c).getShape(), typeOf(x).getShape());
+  auto s = broadcastShapes(dimsOf(c), dimsOf(x));
   if (s)
-    s = broadcastShapes(*s, typeOf(y).getShape());
+    s = broadcastShapes(*s, dimsOf(y));
   if (!s)
     return fail("operand shapes do not broadcast");
   SmallVector<Value> ins{broadcastTo(c, *s), broadcastTo(x, *s),
@@ -1203,7 +1518,7 @@ Expected<Value> Importer::importCast(StringRef op, ArrayRef<Value> in) {
   }
   Type target = *to;
   return generic(
-      ValueRange{x}, typeOf(x).getShape(), target,
+      ValueRange{x}, dimsOf(x), target,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
         Value v = a[0];
         auto fIn = dyn_cast<FloatType>(from);
@@ -1245,9 +1560,10 @@ Expected<Value> Importer::importCompare(StringRef op, ArrayRef<Value> in) {
   Type elem = typeOf(a).getElementType();
   if (elem != typeOf(c).getElementType())
     return fail("operands have different element types");
-  auto s = broadcastShapes(typeOf(a).getShape(), typeOf(c).getShape());
+  auto s = broadcastShapes(dimsOf(a), dimsOf(c));
   if (!s)
-    return fail("operand shapes do not broadcast");
+    return fail("operand shapes " + shapeText(dimsOf(a)) + " and " +
+                shapeText(dimsOf(c)) + " do not broadcast");
   bool isFloat = isa<FloatType>(elem);
   auto fpred = llvm::StringSwitch<arith::CmpFPredicate>(op)
                    .Case("Equal", arith::CmpFPredicate::OEQ)
@@ -1275,10 +1591,10 @@ Expected<Value> Importer::importExpand(StringRef op, ArrayRef<Value> in) {
   auto target = constantInts(1, "the shape");
   if (!target)
     return target.takeError();
-  auto s = broadcastShapes(typeOf(x).getShape(), *target);
+  auto s = broadcastShapes(dimsOf(x), *target);
   if (!s)
     return fail("shape " + shapeText(*target) + " does not broadcast with " +
-                shapeText(typeOf(x).getShape()));
+                shapeText(dimsOf(x)));
   return broadcastTo(x, *s);
 }
 
@@ -1297,7 +1613,7 @@ Expected<Value> Importer::importTrilu(StringRef op, ArrayRef<Value> in) {
   bool upper = getIntAttr(*current, "upper", 1) != 0;
   int64_t rank = type.getRank();
   Type elem = type.getElementType();
-  return generic(ValueRange{x}, type.getShape(), elem,
+  return generic(ValueRange{x}, dimsOf(x), elem,
                  [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
                    Value r = linalg::IndexOp::create(nb, nl, rank - 2);
                    Value c = linalg::IndexOp::create(nb, nl, rank - 1);
@@ -1316,11 +1632,12 @@ Expected<Value> Importer::importTrilu(StringRef op, ArrayRef<Value> in) {
 
 Error Importer::importShapeOf(StringRef op, ArrayRef<int64_t> shape) {
   if (op == "Size") {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    HostTensor t = HostTensor::fromInts({n});
+    auto n = syms.product(shape);
+    if (!n)
+      return fail("the element count overflows");
+    HostTensor t = HostTensor::fromInts({*n});
     t.shape.clear();
+    t.settleSymbolic();
     setConstantOutput(0, std::move(t));
     return Error::success();
   }
@@ -1337,7 +1654,71 @@ Error Importer::importShapeOf(StringRef op, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> dims;
   for (int64_t d = start; d < end; ++d)
     dims.push_back(shape[d]);
-  setConstantOutput(0, HostTensor::fromInts(dims));
+  HostTensor t = HostTensor::fromInts(dims);
+  t.settleSymbolic();
+  setConstantOutput(0, std::move(t));
+  return Error::success();
+}
+
+Error Importer::importConstantOfShape() {
+  const HostTensor *shapeT = constantInput(0);
+  if (!shapeT)
+    return fail("the shape must be computable from the input shapes");
+  std::vector<int64_t> shape = shapeT->toInts();
+  for (int64_t d : shape)
+    if (d < 0 && !isSymbolic(d))
+      return fail("has a negative dimension in its shape");
+  HostTensor value = HostTensor::zeros(onnx::TensorProto::FLOAT, {});
+  if (const onnx::AttributeProto *attr = findAttribute(*current, "value")) {
+    std::string error;
+    if (!decodeTensor(attr->t(), value, error) || value.numElements() != 1)
+      return fail("value attribute must hold one element");
+  }
+  auto elem = elementType(value.dtype);
+  if (!elem)
+    return elem.takeError();
+  setOutput(0, splat(shape, *elem, value.asDouble(0)));
+  return Error::success();
+}
+
+Error Importer::importRange() {
+  const HostTensor *start = constantInput(0), *limit = constantInput(1),
+                   *delta = constantInput(2);
+  if (!start || !limit || !delta)
+    return fail("start, limit and delta must be computable from the input "
+                "shapes");
+  if (start->numElements() != 1 || limit->numElements() != 1 ||
+      delta->numElements() != 1)
+    return fail("start, limit and delta must be scalars");
+  if (start->isFloat() || start->symbolic || delta->symbolic)
+    return failSymbolic("only an integer Range with a symbolic limit is "
+                        "supported");
+  int64_t first = start->ints[0], step = delta->ints[0];
+  // The length: (limit - start) / delta, for unit steps.
+  std::optional<int64_t> n;
+  if (step == 1)
+    n = syms.sub(limit->ints[0], first);
+  else if (step == -1)
+    n = syms.sub(first, limit->ints[0]);
+  if (!n)
+    return failSymbolic("cannot size a Range of step " + Twine(step) +
+                        " up to " + syms.str(limit->ints[0]));
+  auto elem = elementType(start->dtype);
+  if (!elem)
+    return elem.takeError();
+  Type elemType = *elem;
+  setOutput(0, generic(ValueRange{}, {*n}, elemType,
+                       [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+                         Value i = linalg::IndexOp::create(nb, nl, 0);
+                         Value v =
+                             arith::IndexCastOp::create(nb, nl, elemType, i);
+                         Value s = arith::ConstantOp::create(
+                             nb, nl, nb.getIntegerAttr(elemType, step));
+                         Value f = arith::ConstantOp::create(
+                             nb, nl, nb.getIntegerAttr(elemType, first));
+                         return arith::AddIOp::create(
+                             nb, nl, f, arith::MulIOp::create(nb, nl, v, s));
+                       }));
   return Error::success();
 }
 
@@ -1413,8 +1794,12 @@ Error Importer::importNode(const onnx::NodeProto &node) {
   if (allConstant && !shapeOnly) {
     FoldResult folded;
     std::string error;
-    if (!foldNode(node, opset, constants, folded, error))
+    if (!foldNode(node, opset, constants, folded, error, syms)) {
+      if (llvm::any_of(constants,
+                       [](const HostTensor *t) { return t && t->symbolic; }))
+        return failSymbolic(error);
       return fail(error);
+    }
     if (folded.folded) {
       for (size_t i = 0; i < folded.outputs.size(); ++i)
         setConstantOutput(i, std::move(folded.outputs[i]));
@@ -1505,9 +1890,10 @@ Error Importer::importNode(const onnx::NodeProto &node) {
     return importWithShape(&Importer::importGather);
   if (op == "Concat")
     return importConcat();
-  if (op == "Range" || op == "ConstantOfShape")
-    return fail("inputs must be constant (computable from the fixed input "
-                "shapes)");
+  if (op == "Range")
+    return importRange();
+  if (op == "ConstantOfShape")
+    return importConstantOfShape();
   return fail("unsupported op '" + op + "'");
 }
 
@@ -1562,11 +1948,36 @@ Expected<ImportedModel> Importer::run() {
       return fail("--input-shape names '" + entry.getKey() +
                   "', which is not a graph input");
 
-  // Graph inputs: fixed shapes, or shapes from --input-shape.
+  // Graph inputs: fixed shapes, sizes from --input-shape (`?` keeps a dim
+  // symbolic), or symbols: one per distinct dim_param (an unnamed dim gets
+  // its own), read at run time from the first input dimension that has it.
+  // A dim_param that --input-shape fixes on one input is fixed everywhere.
+  std::map<std::string, int64_t> named;
+  std::map<std::string, std::string> namedBy;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    auto given = options.inputShapes.find(in.name());
+    if (initializerNames.contains(in.name()) ||
+        given == options.inputShapes.end() || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape())
+      continue;
+    const auto &dims = in.type().tensor_type().shape().dim();
+    for (int d = 0; d < dims.size(); ++d) {
+      if (!dims[d].has_dim_param() || d >= (int)given->second.size() ||
+          ShapedType::isDynamic(given->second[d]))
+        continue;
+      auto [it, inserted] =
+          named.try_emplace(dims[d].dim_param(), given->second[d]);
+      if (!inserted && it->second != given->second[d])
+        return fail("--input-shape gives the symbolic dimension '" +
+                    dims[d].dim_param() + "' as " + Twine(given->second[d]) +
+                    " for '" + in.name() + "' but as " + Twine(it->second) +
+                    " for '" + namedBy[dims[d].dim_param()] + "'");
+      namedBy.try_emplace(dims[d].dim_param(), in.name());
+    }
+  }
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
-  std::vector<std::string> unfixed;
-  llvm::StringSet<> usedShapes;
+  SmallVector<SmallVector<int64_t>> argDims;
   for (const onnx::ValueInfoProto &in : graph.input()) {
     if (initializerNames.contains(in.name()))
       continue;
@@ -1585,49 +1996,53 @@ Expected<ImportedModel> Importer::run() {
     }
     if (!tt.has_shape())
       return fail("graph input '" + in.name() + "' has no shape");
-    SmallVector<int64_t> shape;
-    std::vector<std::string> symbolic;
-    for (const auto &dim : tt.shape().dim()) {
-      if (dim.has_dim_value() && dim.dim_value() > 0) {
-        shape.push_back(dim.dim_value());
-      } else {
-        shape.push_back(ShapedType::kDynamic);
-        symbolic.push_back(dim.has_dim_param() ? dim.dim_param() : "?");
-      }
-    }
+    const auto &dims = tt.shape().dim();
     auto given = options.inputShapes.find(in.name());
+    ArrayRef<int64_t> fixed;
     if (given != options.inputShapes.end()) {
-      usedShapes.insert(in.name());
-      ArrayRef<int64_t> fixed = given->second;
-      if (fixed.size() != shape.size())
-        return fail("--input-shape " + in.name() + "=" + shapeText(fixed) +
-                    " has rank " + Twine(fixed.size()) +
-                    ", but the input has "
-                    "rank " +
-                    Twine(shape.size()));
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (!ShapedType::isDynamic(shape[d]) && shape[d] != fixed[d])
+      fixed = given->second;
+      if (fixed.size() != static_cast<size_t>(dims.size()))
+        return fail("--input-shape " + in.name() + "=" +
+                    attnc::shapeText(fixed) + " has rank " +
+                    Twine(fixed.size()) + ", but the input has rank " +
+                    Twine(dims.size()));
+    }
+    unsigned argIndex = argTypes.size();
+    SmallVector<int64_t> shape;
+    for (int d = 0; d < dims.size(); ++d) {
+      const auto &dim = dims[d];
+      bool isStatic = dim.has_dim_value() && dim.dim_value() > 0;
+      if (!fixed.empty() && !ShapedType::isDynamic(fixed[d])) {
+        if (isStatic && dim.dim_value() != fixed[d])
           return fail("--input-shape " + in.name() + " gives dimension " +
                       Twine(d) + " as " + Twine(fixed[d]) +
-                      ", but the model fixes it to " + Twine(shape[d]));
-      shape.assign(fixed.begin(), fixed.end());
-    } else if (!symbolic.empty()) {
-      std::string dims;
-      for (size_t d = 0; d < symbolic.size(); ++d)
-        dims += (d ? ", " : "") + symbolic[d];
-      unfixed.push_back(in.name() + " [" + dims + "]");
+                      ", but the model fixes it to " + Twine(dim.dim_value()));
+        shape.push_back(fixed[d]);
+        continue;
+      }
+      if (isStatic) {
+        shape.push_back(dim.dim_value());
+        continue;
+      }
+      if (dim.has_dim_param()) {
+        auto it = named.find(dim.dim_param());
+        if (it != named.end()) {
+          shape.push_back(it->second);
+          continue;
+        }
+      }
+      std::string name = dim.has_dim_param() && !dim.dim_param().empty()
+                             ? dim.dim_param()
+                             : in.name() + "." + std::to_string(d);
+      int64_t symbol = syms.newSymbol(name);
+      symbolSource.push_back({argIndex, static_cast<unsigned>(d)});
+      if (dim.has_dim_param() && !dim.dim_param().empty())
+        named[dim.dim_param()] = symbol;
+      shape.push_back(symbol);
     }
-    argTypes.push_back(RankedTensorType::get(shape, *elem));
+    argTypes.push_back(tensorType(shape, *elem));
     argNames.push_back(in.name());
-  }
-  if (!unfixed.empty()) {
-    std::string list;
-    for (const std::string &u : unfixed)
-      list += "\n  " + u;
-    return fail("inputs with symbolic dimensions need fixed sizes (dynamic "
-                "shapes are not supported yet); pass --input-shape "
-                "name=AxB... for each of:" +
-                list);
+    argDims.push_back(shape);
   }
 
   auto module = ModuleOp::create(fileLoc());
@@ -1636,9 +2051,10 @@ Expected<ImportedModel> Importer::run() {
   auto func = func::FuncOp::create(b, fileLoc(), "main",
                                    b.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
+  entryBlock = body;
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "attn.name", b.getStringAttr(name));
-    values[name].value = body->getArgument(i);
+    values[name].value = record(body->getArgument(i), argDims[i]);
   }
   b.setInsertionPointToEnd(body);
 
@@ -1700,10 +2116,16 @@ Error attnc::onnx_frontend::parseInputShape(StringRef spec,
   dims.split(parts, 'x');
   SmallVector<int64_t> shape;
   for (StringRef p : parts) {
+    // `?` leaves the dimension symbolic (dynamic), e.g. input_ids=1x?.
+    if (p == "?") {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     int64_t d;
     if (p.getAsInteger(10, d) || d <= 0 || d > (int64_t(1) << 31))
       return llvm::createStringError("--input-shape '" + spec.str() + "': '" +
-                                     p.str() + "' is not a positive dimension");
+                                     p.str() +
+                                     "' is not a positive dimension or ?");
     shape.push_back(d);
   }
   if (options.inputShapes.count(name))
@@ -1716,7 +2138,8 @@ Error attnc::onnx_frontend::parseInputShape(StringRef spec,
 Expected<ImportedModel>
 attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
                                       const ImportOptions &options) {
-  context.loadDialect<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
+  context.loadDialect<attn::AttnDialect, arith::ArithDialect,
+                      cf::ControlFlowDialect, func::FuncDialect,
                       linalg::LinalgDialect, math::MathDialect,
                       tensor::TensorDialect>();
   onnx::ModelProto model;
@@ -1730,9 +2153,10 @@ attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
 
 void attnc::onnx_frontend::registerONNXImportDialects(
     DialectRegistry &registry) {
-  registry.insert<attn::AttnDialect, arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<attn::AttnDialect, arith::ArithDialect, cf::ControlFlowDialect,
+              func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+              tensor::TensorDialect>();
 }
 
 Error attnc::onnx_frontend::writeSafeTensors(StringRef path,

@@ -1,9 +1,10 @@
 //===- ONNXImporter.h - ONNX graph -> attn IR -------------------*- C++ -*-===//
 //
 // Imports an ONNX model (protobuf, opsets 13-18, external data) as one
-// `func.func @main` on static shapes: graph inputs become the arguments
-// (ONNX names kept as `attn.name`), shape subgraphs are folded once the
-// symbolic input dimensions are fixed, large float initializers become
+// `func.func @main`: graph inputs become the arguments (ONNX names kept as
+// `attn.name`; symbolic dimensions that --input-shape does not fix stay
+// dynamic), shape subgraphs are folded on the host (symbolically where
+// dimensions are dynamic), large float initializers become
 // `attn.weight "<initializer name>"` and everything else linalg / tensor /
 // arith and the few attn primitives (relu, softmax, layer_norm, embedding)
 // that raising builds on.
@@ -50,7 +51,8 @@ struct WeightTensor {
 
 struct ImportOptions {
   /// Sizes for the graph inputs' symbolic (or unknown) dimensions, by input
-  /// name; each entry gives the input's whole shape.
+  /// name; each entry gives the input's whole shape (ShapedType::kDynamic,
+  /// `?` on the command line, leaves a dimension symbolic).
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
 };
 
@@ -59,7 +61,7 @@ struct ImportedModel {
   std::vector<WeightTensor> weights;
 };
 
-/// Parses `--input-shape` values, `name=1x128` (repeatable).
+/// Parses `--input-shape` values, `name=1x128` or `name=1x?` (repeatable).
 llvm::Error parseInputShape(llvm::StringRef spec, ImportOptions &options);
 
 /// Reads, checks and imports the model at `path`. Errors name the file and,
