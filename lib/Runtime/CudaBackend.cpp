@@ -758,8 +758,9 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
   }
   if (tensorRank < 1 || tensorRank > 5 || !descriptor || !boxDims) {
     recordError(std::string(fn) + "bad tensor rank " +
-                std::to_string(tensorRank) + " or null descriptor/box "
-                                             "(ranks 1 to 5 are supported)");
+                std::to_string(tensorRank) +
+                " or null descriptor/box "
+                "(ranks 1 to 5 are supported)");
     return nullptr;
   }
   int64_t elemBytes = tensorMapElementBytes(dataType);
@@ -776,8 +777,9 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
   const int64_t *sizes = words + 3, *strides = words + 3 + tensorRank;
   int64_t rank = tensorRank;
   if (strides[rank - 1] != 1) {
-    recordError(std::string(fn) + "the innermost dimension must be "
-                                  "contiguous (stride " +
+    recordError(std::string(fn) +
+                "the innermost dimension must be "
+                "contiguous (stride " +
                 std::to_string(strides[rank - 1]) + ")");
     return nullptr;
   }
@@ -791,13 +793,11 @@ extern "C" void *mgpuTensorMapEncodeTiledMemref(
     byteStrides[i] = static_cast<cuuint64_t>(strides[rank - 2 - i] * elemBytes);
   char *address = aligned + offset * elemBytes;
 
-  std::vector<uint64_t> key = {reinterpret_cast<uint64_t>(address),
-                               static_cast<uint64_t>(rank),
-                               static_cast<uint64_t>(dataType),
-                               static_cast<uint64_t>(interleave),
-                               static_cast<uint64_t>(swizzle),
-                               static_cast<uint64_t>(l2Promotion),
-                               static_cast<uint64_t>(oobFill)};
+  std::vector<uint64_t> key = {
+      reinterpret_cast<uint64_t>(address), static_cast<uint64_t>(rank),
+      static_cast<uint64_t>(dataType),     static_cast<uint64_t>(interleave),
+      static_cast<uint64_t>(swizzle),      static_cast<uint64_t>(l2Promotion),
+      static_cast<uint64_t>(oobFill)};
   key.insert(key.end(), dims, dims + rank);
   key.insert(key.end(), byteStrides, byteStrides + rank - 1);
   key.insert(key.end(), box, box + rank);

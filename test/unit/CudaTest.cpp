@@ -679,8 +679,7 @@ Memref3 coreMatrixView(void *base, int64_t rows, int64_t k,
 
 void *encode(Memref3 &m, std::vector<int64_t> box, int64_t type = kF16,
              int64_t rank = 3) {
-  return mgpuTensorMapEncodeTiledMemref(rank, &m, type, 0, 0, 0, 0,
-                                        box.data());
+  return mgpuTensorMapEncodeTiledMemref(rank, &m, type, 0, 0, 0, 0, box.data());
 }
 } // namespace
 
@@ -730,8 +729,8 @@ TEST_F(CudaFake, TensorMapBadArgumentsAreReported) {
   void *a = mgpuMemAlloc(64 * 64 * 2, nullptr, false);
   ASSERT_NE(a, nullptr);
   std::string msg;
-  auto fails = [&](Memref3 view, std::vector<int64_t> box,
-                   int64_t type = kF16, int64_t rank = 3) {
+  auto fails = [&](Memref3 view, std::vector<int64_t> box, int64_t type = kF16,
+                   int64_t rank = 3) {
     EXPECT_EQ(encode(view, box, type, rank), nullptr);
     EXPECT_TRUE(cuda::takePendingError(msg));
     return msg;

@@ -465,16 +465,12 @@ static_assert(sizeof(FakeTensorMap) <= sizeof(CUtensorMap), "fits the map");
 /// strides multiples of 16 below 2^40, box sizes in [1, 256] with the
 /// inner box a multiple of 16 bytes (no interleave), element strides in
 /// [1, 8], enums in range; CUDA_ERROR_INVALID_VALUE otherwise.
-CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
-                                cuuint32_t rank, void *address,
-                                const cuuint64_t *dims,
-                                const cuuint64_t *strides,
-                                const cuuint32_t *box,
-                                const cuuint32_t *elementStrides,
-                                CUtensorMapInterleave interleave,
-                                CUtensorMapSwizzle swizzle,
-                                CUtensorMapL2promotion l2,
-                                CUtensorMapFloatOOBfill oob) {
+CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+    CUtensorMapFloatOOBfill oob) {
   REQUIRE_INIT
   static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
   if (!map || reinterpret_cast<uintptr_t>(map) % 64 || rank < 1 || rank > 5 ||
@@ -500,8 +496,8 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
   f.magic = 0x544d4150; // "TMAP"
   f.rank = rank;
   f.dataType = static_cast<uint32_t>(type);
-  f.flags = static_cast<uint32_t>(interleave | swizzle << 8 | l2 << 16 |
-                                  oob << 24);
+  f.flags =
+      static_cast<uint32_t>(interleave | swizzle << 8 | l2 << 16 | oob << 24);
   f.address = reinterpret_cast<uintptr_t>(address);
   for (cuuint32_t i = 0; i < rank; ++i) {
     f.dims[i] = dims[i];
