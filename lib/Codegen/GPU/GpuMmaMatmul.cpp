@@ -66,6 +66,14 @@
 // prefetch into this stage must not overwrite in-flight sources). Shapes
 // whose operands cannot both be staged by cp.async keep mma.sync.
 //
+// With `tma` as well (attn-to-cuda sets it with wgmma) the operands that are
+// plain row-major matrices are loaded by the Tensor Memory Accelerator
+// instead of cp.async: a tensor map per operand encoded on the host
+// (nvgpu.tma.create.descriptor, see tmaDescriptor), thread 0 issuing one
+// nvgpu.tma.async.load per operand and k step after an arrive.expect_tx on
+// the stage's mbarrier, every thread waiting for the stage's phase parity
+// where it waited for its cp.async group (see issueTmaLoads and the loop).
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
