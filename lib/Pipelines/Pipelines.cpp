@@ -80,6 +80,13 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "sm_90a: keep mma.sync in the f16/bf16 GEMM kernels instead of "
      "warpgroup MMA (wgmma.mma_async)",
      false, true},
+    {"tma", &PipelineOptions::tma,
+     "sm_90a: the wgmma GEMM kernels load their A and B tiles with the "
+     "Tensor Memory Accelerator (cp.async.bulk.tensor, mbarrier completion) "
+     "where the operands allow (attn-gpu-mma-matmul{tma})",
+     "sm_90a: stage the wgmma GEMM tiles with cp.async from every thread "
+     "instead of TMA",
+     false, true},
     {"attention-kernels", &PipelineOptions::attentionKernels,
      "Outer-product vector kernels for the flash attention block "
      "contractions (transposed keys)",
@@ -360,6 +367,7 @@ static void addCudaMapStage(OpPassManager &pm) {
 /// serializes the kernels is the one we found.
 static void addCudaToNVVMStage(OpPassManager &pm,
                                const PipelineOptions &options) {
+  pm.addPass(attn::createAttnGpuTensorMapParams());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -413,6 +421,7 @@ static bool addTargetIndependentStages(OpPassManager &pm,
       // wgmma needs the architecture-specific features of sm_90a (sm_100a
       // and later dropped it).
       mma.wgmma = options.wgmma && options.chip == "sm_90a";
+      mma.tma = mma.wgmma && options.tma;
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
       addNested(pm, attn::createAttnGpuSimtMatmul());
     } else {

@@ -39,6 +39,7 @@ struct Api {
 #define ATTNRT_DECLARE(field, symbol, params) CUresult(*field) params = nullptr;
   ATTNRT_CUDA_FUNCTIONS(ATTNRT_DECLARE)
   ATTNRT_CUDA_GRAPH_FUNCTIONS(ATTNRT_DECLARE)
+  ATTNRT_CUDA_TMA_FUNCTIONS(ATTNRT_DECLARE)
 #undef ATTNRT_DECLARE
   bool hasGraphs() const {
     return StreamBeginCapture && StreamEndCapture && GraphInstantiate &&
@@ -80,6 +81,15 @@ struct State {
   std::map<size_t, std::vector<Block>> freeBlocks;
   std::map<CUdeviceptr, size_t> liveBlocks;
   size_t driverAllocations = 0;
+
+  // TMA tensor maps in device memory, by every argument of their encoding:
+  // a map only describes an address range, so one encoded for the same
+  // arguments is the same map. Encoded once (a model's later runs and its
+  // CUDA graph's replays reuse the device copy the first run's launches
+  // were given) and kept until the process ends (a captured graph may
+  // replay launches that read them at any time).
+  std::mutex tensorMapMu;
+  std::map<std::vector<uint64_t>, CUdeviceptr> tensorMaps;
 };
 
 State &state() {
@@ -147,6 +157,7 @@ bool initLocked(State &s, std::string &reason) {
 #define ATTNRT_LOAD_OPTIONAL(field, symbol, params)                            \
   api.field = reinterpret_cast<decltype(api.field)>(::dlsym(lib, #symbol));
   ATTNRT_CUDA_GRAPH_FUNCTIONS(ATTNRT_LOAD_OPTIONAL)
+  ATTNRT_CUDA_TMA_FUNCTIONS(ATTNRT_LOAD_OPTIONAL)
 #undef ATTNRT_LOAD_OPTIONAL
   s.api = api;
   CUresult r = s.api.Init(0);
@@ -367,6 +378,14 @@ void resetForTesting(const char *driverPath) {
   s.freeBlocks.clear();
   s.liveBlocks.clear();
   s.driverAllocations = 0;
+  std::lock_guard<std::mutex> mapLock(s.tensorMapMu);
+  s.tensorMaps.clear(); // the test's fake driver was reset with them
+}
+
+size_t tensorMapCount() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.tensorMapMu);
+  return s.tensorMaps.size();
 }
 
 } // namespace cuda
@@ -701,6 +720,128 @@ extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
   check(
       state().api.MemsetD16Async(asDevPtr(dst), value, count, asStream(stream)),
       "cuMemsetD16Async");
+}
+
+/// Bytes per element of the CUtensorMapDataType values up to TFLOAT32_FTZ
+/// (the packed sub-byte types are not used by compiled models).
+static int64_t tensorMapElementBytes(int64_t dataType) {
+  static const int64_t bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  if (dataType < 0 || dataType >= 13)
+    return 0;
+  return bytes[dataType];
+}
+
+/// What nvgpu.tma.create.descriptor lowers to (upstream MLIR's
+/// CudaRuntimeWrappers.cpp signature; the enums arrive as i64): encodes a
+/// tiled tensor map of the memref whose ranked descriptor (allocated and
+/// aligned pointers, offset, sizes, strides) `descriptor` points to, with
+/// box `boxDims` (memref order, outermost first), and returns the device
+/// address of a copy of it, which the kernel receives. The driver wants the
+/// innermost dimension first: dims and box are reversed, and the byte
+/// strides of the outer rank - 1 dimensions follow. Unlike upstream the
+/// memref's offset is honoured. Failures (no cuTensorMapEncodeTiled in the
+/// driver, arguments it rejects) are recorded like every mgpu* error and
+/// return null (the launches after them do nothing).
+extern "C" void *mgpuTensorMapEncodeTiledMemref(
+    int64_t tensorRank, void *descriptor, int64_t dataType, int64_t interleave,
+    int64_t swizzle, int64_t l2Promotion, int64_t oobFill, int64_t *boxDims) {
+  if (!enter())
+    return nullptr;
+  const char *fn = "attnrt: mgpuTensorMapEncodeTiledMemref: ";
+  State &s = state();
+  if (!s.api.TensorMapEncodeTiled) {
+    recordError(std::string(fn) + "the CUDA driver " + s.driverPath +
+                " lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 and an "
+                "sm_90 GPU; compile with --no-tma to stage tiles with "
+                "cp.async instead)");
+    return nullptr;
+  }
+  if (tensorRank < 1 || tensorRank > 5 || !descriptor || !boxDims) {
+    recordError(std::string(fn) + "bad tensor rank " +
+                std::to_string(tensorRank) +
+                " or null descriptor/box "
+                "(ranks 1 to 5 are supported)");
+    return nullptr;
+  }
+  int64_t elemBytes = tensorMapElementBytes(dataType);
+  if (!elemBytes) {
+    recordError(std::string(fn) + "unknown tensor map data type " +
+                std::to_string(dataType));
+    return nullptr;
+  }
+  // The ranked memref descriptor: {allocated, aligned, offset, sizes[rank],
+  // strides[rank]}.
+  auto *words = static_cast<int64_t *>(descriptor);
+  char *aligned = reinterpret_cast<char **>(descriptor)[1];
+  int64_t offset = words[2];
+  const int64_t *sizes = words + 3, *strides = words + 3 + tensorRank;
+  int64_t rank = tensorRank;
+  if (strides[rank - 1] != 1) {
+    recordError(std::string(fn) +
+                "the innermost dimension must be "
+                "contiguous (stride " +
+                std::to_string(strides[rank - 1]) + ")");
+    return nullptr;
+  }
+  cuuint64_t dims[5] = {1, 1, 1, 1, 1}, byteStrides[4] = {0, 0, 0, 0};
+  cuuint32_t box[5] = {1, 1, 1, 1, 1}, elementStrides[5] = {1, 1, 1, 1, 1};
+  for (int64_t i = 0; i < rank; ++i) {
+    dims[i] = static_cast<cuuint64_t>(sizes[rank - 1 - i]);
+    box[i] = static_cast<cuuint32_t>(boxDims[rank - 1 - i]);
+  }
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    byteStrides[i] = static_cast<cuuint64_t>(strides[rank - 2 - i] * elemBytes);
+  char *address = aligned + offset * elemBytes;
+
+  std::vector<uint64_t> key = {
+      reinterpret_cast<uint64_t>(address), static_cast<uint64_t>(rank),
+      static_cast<uint64_t>(dataType),     static_cast<uint64_t>(interleave),
+      static_cast<uint64_t>(swizzle),      static_cast<uint64_t>(l2Promotion),
+      static_cast<uint64_t>(oobFill)};
+  key.insert(key.end(), dims, dims + rank);
+  key.insert(key.end(), byteStrides, byteStrides + rank - 1);
+  key.insert(key.end(), box, box + rank);
+  std::lock_guard<std::mutex> lock(s.tensorMapMu);
+  auto it = s.tensorMaps.find(key);
+  if (it != s.tensorMaps.end())
+    return asVoidPtr(it->second);
+
+  CUtensorMap map;
+  CUresult r = s.api.TensorMapEncodeTiled(
+      &map, static_cast<CUtensorMapDataType>(dataType),
+      static_cast<cuuint32_t>(rank), address, dims, byteStrides, box,
+      elementStrides, static_cast<CUtensorMapInterleave>(interleave),
+      static_cast<CUtensorMapSwizzle>(swizzle),
+      static_cast<CUtensorMapL2promotion>(l2Promotion),
+      static_cast<CUtensorMapFloatOOBfill>(oobFill));
+  if (r != CUDA_SUCCESS) {
+    std::string what = callFailed("cuTensorMapEncodeTiled", r) + " (rank " +
+                       std::to_string(rank) + ", dims";
+    for (int64_t i = 0; i < rank; ++i)
+      what += " " + std::to_string(dims[i]);
+    what += ", byte strides";
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      what += " " + std::to_string(byteStrides[i]);
+    what += ", box";
+    for (int64_t i = 0; i < rank; ++i)
+      what += " " + std::to_string(box[i]);
+    recordError(what + ", innermost first)");
+    return nullptr;
+  }
+  // The kernel reads the map through a generic pointer into global memory
+  // (PTX allows .param, .const or .global tensor maps); a synchronous copy
+  // on the null stream completes before any later launch. Not a pooled
+  // block: the map outlives runs and graphs (see State::tensorMaps).
+  CUdeviceptr dev = 0;
+  if (!check(s.api.MemAlloc(&dev, sizeof(CUtensorMap)), "cuMemAlloc"))
+    return nullptr;
+  if (!check(s.api.MemcpyHtoD(dev, &map, sizeof(CUtensorMap)),
+             "cuMemcpyHtoD")) {
+    s.api.MemFree(dev);
+    return nullptr;
+  }
+  s.tensorMaps[key] = dev;
+  return asVoidPtr(dev);
 }
 
 extern "C" void mgpuSetDefaultDevice(int32_t device) {

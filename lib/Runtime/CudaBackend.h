@@ -42,6 +42,9 @@ struct PoolStats {
 };
 PoolStats poolStats();
 
+/// The tensor maps mgpuTensorMapEncodeTiledMemref encoded and keeps.
+size_t tensorMapCount();
+
 /// CUDA graphs. A model invocation run between beginCapture and endCapture
 /// on one thread is recorded, not executed: every stream the mgpu* functions
 /// are given (the null stream included) is one capture stream, stream and

@@ -37,6 +37,16 @@ typedef int CUfunction_attribute;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef int CUstreamCaptureMode;
+typedef unsigned int cuuint32_t;
+typedef unsigned long long cuuint64_t;
+typedef struct CUtensorMap_st {
+  alignas(64) cuuint64_t opaque[16];
+} CUtensorMap;
+typedef int CUtensorMapDataType;
+typedef int CUtensorMapInterleave;
+typedef int CUtensorMapSwizzle;
+typedef int CUtensorMapL2promotion;
+typedef int CUtensorMapFloatOOBfill;
 enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_INVALID_VALUE = 1,
@@ -112,5 +122,15 @@ enum {
   X(GraphLaunch, cuGraphLaunch, (CUgraphExec, CUstream))                       \
   X(GraphExecDestroy, cuGraphExecDestroy, (CUgraphExec))                       \
   X(GraphDestroy, cuGraphDestroy, (CUgraph))
+
+// The Tensor Memory Accelerator's tensor maps (CUDA 12+). Optional: a driver
+// without it runs every model that does not use TMA (sm_90a kernels compiled
+// with --no-tma).
+#define ATTNRT_CUDA_TMA_FUNCTIONS(X)                                           \
+  X(TensorMapEncodeTiled, cuTensorMapEncodeTiled,                              \
+    (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,                   \
+     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,               \
+     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,            \
+     CUtensorMapL2promotion, CUtensorMapFloatOOBfill))
 
 #endif // ATTNC_LIB_RUNTIME_CUDADRIVERAPI_H

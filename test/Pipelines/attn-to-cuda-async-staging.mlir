@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a wgmma=false" | FileCheck %s --check-prefix=SM80
-// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a" | FileCheck %s --check-prefix=SM90
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a tma=false" | FileCheck %s --check-prefix=SM90
+// RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_90a" | FileCheck %s --check-prefix=TMA
 // RUN: attn-opt %s --attn-to-cuda="stop-after=gpu-mapped chip=sm_75" | FileCheck %s --check-prefix=SM75
 
 // attn-to-cuda picks the tensor-core kernels' staging from the chip: cp.async
@@ -8,8 +9,10 @@
 // (attn-gpu-mma-matmul) and the flash kernel (attn-gpu-flash-attention),
 // plain loads and stores before sm_80. Fragments come from ldmatrix either
 // way. On sm_90a (unless wgmma=false) the GEMM multiplies with warpgroup
-// MMA from tiles the same cp.async pipeline stages; the flash kernel keeps
-// mma.sync.
+// MMA from tiles the same cp.async pipeline stages (tma=false) or, by
+// default, that TMA loads (tensor maps created on the host and passed to
+// the kernel, mbarrier waits instead of cp.async waits, no proxy fence);
+// the flash kernel keeps mma.sync and cp.async.
 
 // SM80:      gpu.module
 // SM80:        gpu.func @{{.*}}(
@@ -33,6 +36,22 @@
 // SM90:          nvgpu.device_async_copy
 // SM90:          nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // SM90:          nvgpu.mma.sync
+// TMA:       func.func
+// TMA:         nvgpu.tma.create.descriptor
+// TMA:         nvgpu.tma.create.descriptor
+// TMA:         gpu.launch_func
+// TMA-SAME:      args(%{{.*}} : !nvgpu.tensormap.descriptor<{{.*}}>, %{{.*}} : !nvgpu.tensormap.descriptor<{{.*}}>,
+// TMA:       gpu.module
+// TMA:         gpu.func @{{.*}}(
+// TMA-NOT:       nvgpu.device_async
+// TMA:           nvgpu.mbarrier.create
+// TMA:           nvgpu.tma.async.load
+// TMA:           nvgpu.mbarrier.try_wait.parity
+// TMA-NOT:       nvvm.fence.proxy
+// TMA:           nvvm.wgmma.mma_async
+// TMA:        gpu.func @{{.*}}(
+// TMA:          nvgpu.device_async_copy
+// TMA:          nvgpu.mma.sync
 // SM75-NOT:  nvgpu.device_async
 // SM75:      nvgpu.ldmatrix
 // SM75-NOT:  nvgpu.device_async

@@ -647,3 +647,152 @@ TEST_F(CudaFake, GraphFallbackWhenCaptureIsUnavailable) {
 }
 
 } // namespace
+
+// ---- TMA tensor maps (mgpuTensorMapEncodeTiledMemref) ----------------------
+
+namespace {
+/// The ranked memref descriptor the lowering of nvgpu.tma.create.descriptor
+/// passes (through the unranked memref): a rank-3 view.
+struct Memref3 {
+  void *allocated, *aligned;
+  int64_t offset, sizes[3], strides[3];
+};
+
+/// What the fake driver writes into a CUtensorMap (FakeCuda.cpp).
+struct FakeTensorMap {
+  uint32_t magic, rank, dataType, flags;
+  uint64_t address;
+  uint64_t dims[5];
+  uint64_t strides[4];
+  uint32_t box[5];
+  uint32_t pad;
+};
+
+constexpr int64_t kF16 = 6; // CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+
+/// The core-matrix view attn-gpu-mma-matmul describes A [rows, k] by:
+/// [k / 8][rows][8] with strides [8, k, 1].
+Memref3 coreMatrixView(void *base, int64_t rows, int64_t k,
+                       int64_t offset = 0) {
+  return Memref3{base, base, offset, {k / 8, rows, 8}, {8, k, 1}};
+}
+
+void *encode(Memref3 &m, std::vector<int64_t> box, int64_t type = kF16,
+             int64_t rank = 3) {
+  return mgpuTensorMapEncodeTiledMemref(rank, &m, type, 0, 0, 0, 0, box.data());
+}
+} // namespace
+
+TEST_F(CudaFake, TensorMapEncodedOnceIntoDeviceMemory) {
+  void *a = mgpuMemAlloc(64 * 64 * 2, nullptr, false);
+  ASSERT_NE(a, nullptr);
+  Memref3 view = coreMatrixView(a, 64, 64);
+  void *map = encode(view, {4, 64, 8});
+  std::string msg;
+  ASSERT_FALSE(cuda::takePendingError(msg)) << msg;
+  ASSERT_NE(map, nullptr);
+  // The device copy (host memory in the fake) holds what the driver was
+  // given: innermost dimension first, byte strides of the outer ones.
+  FakeTensorMap f;
+  std::memcpy(&f, map, sizeof(f));
+  EXPECT_EQ(f.magic, 0x544d4150u);
+  EXPECT_EQ(f.rank, 3u);
+  EXPECT_EQ(f.dataType, 6u);
+  EXPECT_EQ(f.flags, 0u); // no interleave/swizzle/L2 promotion, zero fill
+  EXPECT_EQ(f.address, reinterpret_cast<uint64_t>(a));
+  EXPECT_EQ(std::vector<uint64_t>(f.dims, f.dims + 3),
+            (std::vector<uint64_t>{8, 64, 8}));
+  EXPECT_EQ(std::vector<uint64_t>(f.strides, f.strides + 2),
+            (std::vector<uint64_t>{128, 16}));
+  EXPECT_EQ(std::vector<uint32_t>(f.box, f.box + 3),
+            (std::vector<uint32_t>{8, 64, 4}));
+  // Encoded once: the same arguments (a later run, a graph's capture) get
+  // the same device copy.
+  long allocs = controls().allocCalls();
+  EXPECT_EQ(encode(view, {4, 64, 8}), map);
+  EXPECT_EQ(controls().allocCalls(), allocs);
+  EXPECT_EQ(cuda::tensorMapCount(), 1u);
+  // Another box or another start (the memref's offset counts) is another
+  // map.
+  EXPECT_NE(encode(view, {4, 32, 8}), map);
+  Memref3 shifted = coreMatrixView(a, 32, 64, /*offset=*/64 * 8);
+  void *map2 = encode(shifted, {4, 32, 8});
+  ASSERT_NE(map2, nullptr);
+  std::memcpy(&f, map2, sizeof(f));
+  EXPECT_EQ(f.address, reinterpret_cast<uint64_t>(a) + 64 * 8 * 2);
+  EXPECT_EQ(cuda::tensorMapCount(), 3u);
+  EXPECT_FALSE(cuda::takePendingError(msg)) << msg;
+  mgpuMemFree(a, nullptr);
+}
+
+TEST_F(CudaFake, TensorMapBadArgumentsAreReported) {
+  void *a = mgpuMemAlloc(64 * 64 * 2, nullptr, false);
+  ASSERT_NE(a, nullptr);
+  std::string msg;
+  auto fails = [&](Memref3 view, std::vector<int64_t> box, int64_t type = kF16,
+                   int64_t rank = 3) {
+    EXPECT_EQ(encode(view, box, type, rank), nullptr);
+    EXPECT_TRUE(cuda::takePendingError(msg));
+    return msg;
+  };
+  // Rows of 60 elements: a 120-byte stride is not a multiple of 16.
+  EXPECT_EQ(fails(coreMatrixView(a, 64, 60), {4, 64, 8}),
+            "attnrt: cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE "
+            "(rank 3, dims 8 64 7, byte strides 120 16, box 8 64 4, "
+            "innermost first)");
+  // A box of more than 256 rows.
+  EXPECT_EQ(fails(coreMatrixView(a, 64, 64), {4, 512, 8}),
+            "attnrt: cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE "
+            "(rank 3, dims 8 64 8, byte strides 128 16, box 8 512 4, "
+            "innermost first)");
+  // A start 2 bytes into the buffer: not 16-byte aligned.
+  EXPECT_NE(fails(coreMatrixView(a, 32, 64, /*offset=*/1), {4, 32, 8})
+                .find("CUDA_ERROR_INVALID_VALUE"),
+            std::string::npos);
+  // An inner box of 4 f16 (8 bytes).
+  EXPECT_NE(fails(coreMatrixView(a, 64, 64), {4, 64, 4})
+                .find("CUDA_ERROR_INVALID_VALUE"),
+            std::string::npos);
+  // Caught before the driver.
+  EXPECT_EQ(fails(coreMatrixView(a, 64, 64), {4, 64, 8}, kF16, 0),
+            "attnrt: mgpuTensorMapEncodeTiledMemref: bad tensor rank 0 or "
+            "null descriptor/box (ranks 1 to 5 are supported)");
+  EXPECT_EQ(fails(coreMatrixView(a, 64, 64), {4, 64, 8}, 99),
+            "attnrt: mgpuTensorMapEncodeTiledMemref: unknown tensor map data "
+            "type 99");
+  Memref3 strided = coreMatrixView(a, 64, 64);
+  strided.strides[2] = 2;
+  EXPECT_EQ(fails(strided, {4, 64, 8}),
+            "attnrt: mgpuTensorMapEncodeTiledMemref: the innermost dimension "
+            "must be contiguous (stride 2)");
+  EXPECT_EQ(cuda::tensorMapCount(), 0u);
+  // While an error is pending nothing is encoded (like every mgpu* call).
+  Memref3 bad = coreMatrixView(a, 64, 60);
+  Memref3 good = coreMatrixView(a, 64, 64);
+  EXPECT_EQ(encode(bad, {4, 64, 8}), nullptr);
+  EXPECT_EQ(encode(good, {4, 64, 8}), nullptr);
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_NE(msg.find("byte strides 120 16"), std::string::npos) << msg;
+  EXPECT_NE(encode(good, {4, 64, 8}), nullptr);
+  EXPECT_FALSE(cuda::takePendingError(msg)) << msg;
+  mgpuMemFree(a, nullptr);
+}
+
+TEST_F(CudaFake, TensorMapWithoutDriverSupport) {
+  // A driver older than CUDA 12: no cuTensorMapEncodeTiled. Everything
+  // else still works; the encode reports what is missing.
+  cuda::resetForTesting(ATTNRT_FAKE_CUDA_NO_TMA_PATH);
+  void *a = mgpuMemAlloc(64 * 64 * 2, nullptr, false);
+  ASSERT_NE(a, nullptr);
+  Memref3 view = coreMatrixView(a, 64, 64);
+  EXPECT_EQ(encode(view, {4, 64, 8}), nullptr);
+  std::string msg;
+  ASSERT_TRUE(cuda::takePendingError(msg));
+  EXPECT_EQ(msg, std::string("attnrt: mgpuTensorMapEncodeTiledMemref: the "
+                             "CUDA driver ") +
+                     ATTNRT_FAKE_CUDA_NO_TMA_PATH +
+                     " lacks cuTensorMapEncodeTiled (TMA needs CUDA 12 and "
+                     "an sm_90 GPU; compile with --no-tma to stage tiles "
+                     "with cp.async instead)");
+  mgpuMemFree(a, nullptr);
+}

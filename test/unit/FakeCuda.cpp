@@ -26,6 +26,9 @@ extern "C" {
 #define FAKE_DECLARE(field, symbol, params) CUresult symbol params;
 ATTNRT_CUDA_FUNCTIONS(FAKE_DECLARE)
 ATTNRT_CUDA_GRAPH_FUNCTIONS(FAKE_DECLARE)
+#ifndef FAKE_CUDA_NO_TMA
+ATTNRT_CUDA_TMA_FUNCTIONS(FAKE_DECLARE)
+#endif
 #undef FAKE_DECLARE
 
 enum {
@@ -69,6 +72,7 @@ struct FakeState {
   long allocCalls = 0;
   long launches = 0;
   std::set<void *> allocations;
+  long tensorMapEncodes = 0;
 };
 
 static FakeState &fake() {
@@ -100,6 +104,7 @@ long fake_cuda_live_graphs(void) {
 }
 void fake_cuda_set_graph_support(int on) { fake().graphSupport = on != 0; }
 void fake_cuda_fail_next_launch(int result) { fake().failNextLaunch = result; }
+long fake_cuda_tensor_map_encodes(void) { return fake().tensorMapEncodes; }
 
 // ---- Driver API -----------------------------------------------------------
 
@@ -437,3 +442,72 @@ CUresult cuGraphExecDestroy(CUgraphExec exec) { return destroyGraph(exec); }
 CUresult cuGraphDestroy(CUgraph graph) { return destroyGraph(graph); }
 
 } // extern "C"
+
+// ---- Tensor maps ------------------------------------------------------------
+
+#ifndef FAKE_CUDA_NO_TMA
+/// What the fake writes into a CUtensorMap (the real one is opaque): the
+/// arguments, innermost dimension first, for the tests to read back.
+struct FakeTensorMap {
+  uint32_t magic, rank, dataType, flags; // flags: interleave | swizzle << 8 |
+                                         // l2 << 16 | oob << 24
+  uint64_t address;
+  uint64_t dims[5];
+  uint64_t strides[4];
+  uint32_t box[5];
+  uint32_t pad;
+};
+static_assert(sizeof(FakeTensorMap) <= sizeof(CUtensorMap), "fits the map");
+
+/// Validates the arguments as the driver documents them
+/// (cuTensorMapEncodeTiled): tensorMap 64-byte aligned, rank 1..5, a known
+/// 1-8 byte data type, globalAddress 16-byte aligned, dims in [1, 2^32],
+/// strides multiples of 16 below 2^40, box sizes in [1, 256] with the
+/// inner box a multiple of 16 bytes (no interleave), element strides in
+/// [1, 8], enums in range; CUDA_ERROR_INVALID_VALUE otherwise.
+CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+    CUtensorMapFloatOOBfill oob) {
+  REQUIRE_INIT
+  static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  if (!map || reinterpret_cast<uintptr_t>(map) % 64 || rank < 1 || rank > 5 ||
+      type < 0 || type > 12 || !dims || !box || !elementStrides ||
+      (rank > 1 && !strides))
+    return kInvalidValue;
+  if (reinterpret_cast<uintptr_t>(address) % 16)
+    return kInvalidValue;
+  if (interleave < 0 || interleave > 2 || swizzle < 0 || swizzle > 6 ||
+      l2 < 0 || l2 > 3 || oob < 0 || oob > 1 || (interleave && rank < 3))
+    return kInvalidValue;
+  for (cuuint32_t i = 0; i < rank; ++i) {
+    if (dims[i] == 0 || dims[i] > (1ull << 32) || box[i] == 0 || box[i] > 256 ||
+        elementStrides[i] == 0 || elementStrides[i] > 8)
+      return kInvalidValue;
+  }
+  for (cuuint32_t i = 0; i + 1 < rank; ++i)
+    if (strides[i] % 16 || strides[i] >= (1ull << 40))
+      return kInvalidValue;
+  if (!interleave && (box[0] * bytes[type]) % 16)
+    return kInvalidValue;
+  FakeTensorMap f{};
+  f.magic = 0x544d4150; // "TMAP"
+  f.rank = rank;
+  f.dataType = static_cast<uint32_t>(type);
+  f.flags =
+      static_cast<uint32_t>(interleave | swizzle << 8 | l2 << 16 | oob << 24);
+  f.address = reinterpret_cast<uintptr_t>(address);
+  for (cuuint32_t i = 0; i < rank; ++i) {
+    f.dims[i] = dims[i];
+    f.box[i] = box[i];
+    if (i + 1 < rank)
+      f.strides[i] = strides[i];
+  }
+  std::memset(map, 0, sizeof(CUtensorMap));
+  std::memcpy(map, &f, sizeof(f));
+  ++fake().tensorMapEncodes;
+  return kSuccess;
+}
+#endif

@@ -60,6 +60,9 @@ struct PipelineOptions {
   /// CUDA sm_90a: attn-gpu-mma-matmul multiplies with warpgroup MMA
   /// (wgmma.mma_async) where the shape allows.
   bool wgmma = true;
+  /// CUDA sm_90a: the wgmma kernels load their tiles with TMA
+  /// (cp.async.bulk.tensor) where the operands allow.
+  bool tma = true;
   /// CPU: attn-flash-attention{transpose-keys} +
   /// attn-cpu-outer-product-matmul: the flash block contractions as
   /// outer-product vector kernels.

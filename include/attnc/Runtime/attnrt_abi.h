@@ -49,6 +49,13 @@ void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
 void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
 void mgpuSetDefaultDevice(int32_t device);
+/* nvgpu.tma.create.descriptor (sm_90a TMA): `descriptor` is the ranked
+ * memref descriptor of the global tensor; returns the device address of the
+ * encoded CUtensorMap (cached per argument set, kept for the process). */
+void *mgpuTensorMapEncodeTiledMemref(int64_t tensorRank, void *descriptor,
+                                     int64_t dataType, int64_t interleave,
+                                     int64_t swizzle, int64_t l2Promotion,
+                                     int64_t oobFill, int64_t *boxDims);
 
 /* ---- MLIR generic allocation functions (target cpu) --------------------
  * What finalize-memref-to-llvm{use-generic-functions} calls for the heap

@@ -66,6 +66,14 @@
 // prefetch into this stage must not overwrite in-flight sources). Shapes
 // whose operands cannot both be staged by cp.async keep mma.sync.
 //
+// With `tma` as well (attn-to-cuda sets it with wgmma) the operands that are
+// plain row-major matrices are loaded by the Tensor Memory Accelerator
+// instead of cp.async: a tensor map per operand encoded on the host
+// (nvgpu.tma.create.descriptor, see tmaDescriptor), thread 0 issuing one
+// nvgpu.tma.async.load per operand and k step after an arrive.expect_tx on
+// the stage's mbarrier, every thread waiting for the stage's phase parity
+// where it waited for its cp.async group (see issueTmaLoads and the loop).
+//
 // Each A fragment serves NT mma and each B fragment MT, and each staged
 // element is read by WN (A) or WM (B) warps instead of from global memory.
 // The accumulators start from the current C (the generic accumulates into
@@ -206,6 +214,13 @@ struct Staging {
   /// Multiply with wgmma.mma_async from tiles in the no-swizzle core-matrix
   /// layout (needs the cp.async pipeline for both operands).
   bool wgmma = false;
+  /// wgmma only: A (B) is loaded by the Tensor Memory Accelerator instead
+  /// of cp.async (its chunk is then unused).
+  bool tmaA = false, tmaB = false;
+  bool tma() const { return tmaA || tmaB; }
+  /// Whether any operand is staged by cp.async (the pipeline then carries
+  /// cp.async group tokens).
+  bool asyncCopies() const { return (chunkA && !tmaA) || (chunkB && !tmaB); }
 };
 
 /// Shared memory of `stages` (at least one) buffers of A [BM][BK + 8] and
@@ -220,6 +235,30 @@ static int64_t gemmSharedBytes(const GemmTiling &t, int64_t stages,
 /// Bytes of one no-swizzle core matrix of wgmma: 8 rows of 16 bytes.
 constexpr int64_t kCoreMatrixBytes = 128;
 
+/// The alignment cp.async.bulk.tensor needs of its shared-memory
+/// destination (PTX ISA, "Tensor copy restrictions": 128 bytes without
+/// swizzle).
+constexpr int64_t kTmaSharedAlignment = 128;
+
+/// The suspend-time hint of each mbarrier.try_wait (upstream's sm90
+/// integration tests use the same); the lowering retries until the phase
+/// completed.
+constexpr int64_t kTryWaitTicks = 10000000;
+
+/// Whether the TMA can load `src` ([rows, K] narrow, read at rows of the
+/// tile) with the 3-D tensor map of KernelBuilder::tmaDescriptor: a plain
+/// row-major matrix (identity layout) at the start of an allocation (the
+/// driver wants a 16-byte aligned global address), whose row pitch is a
+/// multiple of 16 bytes (K % 8 == 0), with box sizes within 256.
+static bool tmaLoadable(Value src, int64_t boxRows, int64_t bk) {
+  auto type = dyn_cast<MemRefType>(src.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity() || !startsAtAllocation(src))
+    return false;
+  int64_t k = type.getDimSize(1);
+  return k % 8 == 0 && boxRows <= 256 && bk / 8 <= 256 && bk % 8 == 0;
+}
+
 struct KernelBuilder {
   OpBuilder &b;
   Location loc;
@@ -233,6 +272,9 @@ struct KernelBuilder {
   llvm::DenseMap<Value, Value> narrowInputs;
   // Where the results go narrowed (f16/bf16 [M, N]) instead of f32.
   Value narrowOut;
+  // TMA: the operands' tensor maps (created on the host, before the launch)
+  // and the block's mbarriers, one per pipeline stage.
+  Value tmaMapA, tmaMapB, mbarriers;
 
   KernelBuilder(OpBuilder &b, Location loc, MmaMatmul &mm, Value a, Value bNk,
                 GemmTiling t, linalg::GenericOp epilogue, bool zeroInit,
@@ -328,6 +370,84 @@ struct KernelBuilder {
 
   Value i64(int64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+
+  /// The tensor map (on the host, before the launch) through which the TMA
+  /// loads the [BK / 8][rows][8] core-matrix tiles of `src` ([R, K], plain
+  /// row-major): `src` viewed as [K / 8][R][8] with strides [8, K, 1]
+  /// (expand_shape + transpose, so the encode call receives dims 8, R,
+  /// K / 8 and byte strides 2K, 16, innermost first), box [BK / 8, rows, 8].
+  /// A box then lands in shared memory in exactly the no-swizzle core-matrix
+  /// layout the wgmma descriptors describe, so neither the descriptors nor
+  /// the staging layout change, and no swizzle needs modelling: simpler
+  /// than the 128-byte swizzle, at the price of the bank conflicts the
+  /// cp.async staging has too. Boxes reaching past R or K are zero-filled
+  /// by the TMA unit (oob = zero), which zeroes ragged edges.
+  Value tmaDescriptor(Value src, int64_t rows) {
+    MLIRContext *ctx = b.getContext();
+    auto type = cast<MemRefType>(src.getType());
+    int64_t r = type.getDimSize(0), k = type.getDimSize(1);
+    Type elem = type.getElementType();
+    Value chunked = memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({r, k / 8, 8}, elem), src,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    Value kMajor = memref::TransposeOp::create(
+        b, loc, chunked,
+        AffineMapAttr::get(
+            AffineMap::getPermutationMap(ArrayRef<unsigned>{1, 0, 2}, ctx)));
+    Value unranked = memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(elem, type.getMemorySpace()), kMajor);
+    auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto boxType = MemRefType::get({t.bk / 8, rows, 8}, elem,
+                                   MemRefLayoutAttrInterface(), space);
+    auto mapType = nvgpu::TensorMapDescriptorType::get(
+        ctx, boxType, nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE,
+        nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
+        nvgpu::TensorMapOOBKind::OOB_ZERO,
+        nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+    return nvgpu::TmaCreateDescriptorOp::create(
+        b, loc, mapType, unranked,
+        ValueRange{idx(t.bk / 8), idx(rows), idx(8)});
+  }
+
+  /// Thread 0 (`leader`) starts the TMA loads of the k step at `k0` into
+  /// pipeline stage `stage`: arrive.expect_tx on the stage's mbarrier with
+  /// the bytes of every box (the only arrival the barrier expects; its
+  /// phase completes when those bytes have landed), then one
+  /// cp.async.bulk.tensor per TMA operand at coordinates (innermost first)
+  /// 0, the tile's first row, its first k chunk.
+  void issueTmaLoads(Value leader, Value k0, Value stage, Value aSmem,
+                     Value bSmem, Value blockRow, Value blockCol) {
+    int64_t bytes = 0;
+    if (staging.tmaA)
+      bytes += t.bk * t.blockM() * 2;
+    if (staging.tmaB)
+      bytes += t.bk * t.blockN() * 2;
+    guarded(leader, [&] {
+      nvgpu::MBarrierArriveExpectTxOp::create(b, loc, mbarriers, idx(bytes),
+                                              stage, Value());
+      Value kChunk = arith::DivUIOp::create(b, loc, k0, idx(8));
+      auto load = [&](Value map, Value smem, int64_t rows, Value row0) {
+        SmallVector<OpFoldResult> offsets = {
+            stage, b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes = {
+            b.getIndexAttr(1), b.getIndexAttr(t.bk / 8), b.getIndexAttr(rows),
+            b.getIndexAttr(8)};
+        SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+        auto dstType = memref::SubViewOp::inferRankReducedResultType(
+            {t.bk / 8, rows, 8}, cast<MemRefType>(smem.getType()), offsets,
+            sizes, strides);
+        Value dst = memref::SubViewOp::create(b, loc, dstType, smem, offsets,
+                                              sizes, strides);
+        nvgpu::TmaAsyncLoadOp::create(b, loc, dst, mbarriers, map,
+                                      ValueRange{idx(0), row0, kChunk}, stage,
+                                      Value(), Value());
+      };
+      if (staging.tmaA)
+        load(tmaMapA, aSmem, t.blockM(), blockRow);
+      if (staging.tmaB)
+        load(tmaMapB, bSmem, t.blockN(), blockCol);
+    });
   }
 
   /// The wgmma matrix descriptor (PTX ISA "Matrix Descriptor Format") of
@@ -426,6 +546,13 @@ struct KernelBuilder {
                                      MemRefLayoutAttrInterface(), space);
     auto bSmemType = MemRefType::get(smemShape(t.blockN()), mm.elementType,
                                      MemRefLayoutAttrInterface(), space);
+    // The tensor maps are encoded on the host (cuTensorMapEncodeTiled
+    // through the runtime's mgpuTensorMapEncodeTiledMemref) and passed to
+    // the kernel.
+    if (staging.tmaA)
+      tmaMapA = tmaDescriptor(a, t.blockM());
+    if (staging.tmaB)
+      tmaMapB = tmaDescriptor(bNk, t.blockN());
     Value one = idx(1);
     auto launch =
         gpu::LaunchOp::create(b, loc, idx(llvm::divideCeil(mm.n, t.blockN())),
@@ -435,10 +562,33 @@ struct KernelBuilder {
     b.setInsertionPointToStart(&launch.getBody().front());
     // Shared memory as workgroup allocas, like attn-gpu-flash-attention;
     // attn-gpu-device-buffers makes them attributions of the launch.
-    Value aSmem = memref::AllocaOp::create(b, loc, aSmemType);
-    Value bSmem = memref::AllocaOp::create(b, loc, bSmemType);
+    // TMA destinations must be 128-byte aligned (the stage and k-chunk
+    // strides are multiples of 128 bytes: rows is a multiple of 8).
+    IntegerAttr smemAlign;
+    if (staging.tma())
+      smemAlign = b.getI64IntegerAttr(kTmaSharedAlignment);
+    Value aSmem = memref::AllocaOp::create(b, loc, aSmemType, smemAlign);
+    Value bSmem = memref::AllocaOp::create(b, loc, bSmemType, smemAlign);
 
     Value tid = launch.getThreadIds().x;
+    // TMA: one mbarrier per stage, initialized by thread 0 for one arrival
+    // (its arrive.expect_tx); the barrier publishes the initialization to
+    // the other threads' waits (one CTA, no cluster: no
+    // fence.mbarrier_init needed).
+    Value leader;
+    if (staging.tma()) {
+      leader =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
+      auto groupType = nvgpu::MBarrierGroupType::get(
+          b.getContext(), space, /*numBarriers=*/staging.stages);
+      mbarriers = nvgpu::MBarrierCreateOp::create(b, loc, groupType);
+      guarded(leader, [&] {
+        for (int64_t s = 0; s < staging.stages; ++s)
+          nvgpu::MBarrierInitOp::create(b, loc, mbarriers, idx(1), idx(s),
+                                        Value());
+      });
+      gpu::BarrierOp::create(b, loc);
+    }
     Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarpSize));
     Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarpSize));
     Value warpRow = arith::DivUIOp::create(b, loc, warp, idx(t.wn));
@@ -521,8 +671,10 @@ struct KernelBuilder {
             b, loc, src, {}, row0, k0, rows, t.bk, dst, /*transpose=*/false,
             tid, t.threads(), alignFor(src, 16), rowLimit, kLimit, prefix);
       };
-      one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA);
-      one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB);
+      if (!staging.tmaA)
+        one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA);
+      if (!staging.tmaB)
+        one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB);
       return tokens;
     };
 
@@ -617,14 +769,27 @@ struct KernelBuilder {
     // (an empty commit would not survive a round trip through the custom
     // assembly format); their place in the token ring holds a token that no
     // wait will use.
+    // TMA operands join the same pipeline: thread 0 issues the loads of
+    // a step where the cp.async copies of the others are issued, and step i
+    // waits for phase i / stages (parity) of its stage's mbarrier as well.
+    // Without cp.async operands the loop carries no tokens.
+    bool asyncCopies = stages && staging.asyncCopies();
+    auto issueTma = [&](Value k0, Value stage) {
+      if (staging.tma())
+        issueTmaLoads(leader, k0, stage, aSmem, bSmem, blockRow, blockCol);
+    };
     if (stages) {
       for (int64_t s = 0; s + 1 < stages; ++s) {
         if (s >= kSteps) {
-          init.push_back(init[nAcc]);
+          if (asyncCopies)
+            init.push_back(init[nAcc]);
           continue;
         }
-        init.push_back(nvgpu::DeviceAsyncCreateGroupOp::create(
-            b, loc, tokenType, stageTiles(idx(s * t.bk), idx(s))));
+        issueTma(idx(s * t.bk), idx(s));
+        SmallVector<Value> tokens = stageTiles(idx(s * t.bk), idx(s));
+        if (asyncCopies)
+          init.push_back(nvgpu::DeviceAsyncCreateGroupOp::create(
+              b, loc, tokenType, tokens));
       }
     }
     auto loop =
@@ -647,15 +812,30 @@ struct KernelBuilder {
         Value step = arith::DivUIOp::create(b, loc, k0, idx(t.bk));
         // Steps after this one; only deeper pipelines wait on fewer groups
         // near the end.
-        Value remaining;
-        if (stages > 2)
-          remaining = arith::SubIOp::create(b, loc, idx(kSteps - 1), step);
-        mlir::attn::buildPipelineWait(b, loc, groups.front(), remaining,
-                                      stages);
+        if (asyncCopies) {
+          Value remaining;
+          if (stages > 2)
+            remaining = arith::SubIOp::create(b, loc, idx(kSteps - 1), step);
+          mlir::attn::buildPipelineWait(b, loc, groups.front(), remaining,
+                                        stages);
+        }
+        // The TMA boxes of step i landed once the phase of use i / stages
+        // of its stage's mbarrier completed (the parity of that use; the
+        // tick count only bounds each suspended try).
+        if (staging.tma()) {
+          Value use = arith::DivUIOp::create(b, loc, step, idx(stages));
+          Value parity = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ne,
+              arith::RemUIOp::create(b, loc, use, idx(2)), idx(0));
+          Value waitStage = arith::RemUIOp::create(b, loc, step, idx(stages));
+          nvgpu::MBarrierTryWaitParityOp::create(b, loc, mbarriers, parity,
+                                                 idx(kTryWaitTicks), waitStage);
+        }
         // wgmma reads shared memory through the async proxy: this thread's
         // landed copies (generic proxy) are ordered before it by a proxy
-        // fence, and before the other threads' wgmma by the barrier.
-        if (staging.wgmma)
+        // fence, and before the other threads' wgmma by the barrier. TMA
+        // writes through the async proxy itself: no fence.
+        if (staging.wgmma && asyncCopies)
           NVVM::FenceProxyOp::create(
               b, loc, NVVM::ProxyKind::async_shared,
               NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -664,25 +844,31 @@ struct KernelBuilder {
         Value kNext = addc(k0, (stages - 1) * t.bk);
         Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                            kNext, idx(kSteps * t.bk));
-        auto prefetch = scf::IfOp::create(b, loc, TypeRange{tokenType}, more,
-                                          /*withElseRegion=*/true);
+        auto prefetch = scf::IfOp::create(
+            b, loc, asyncCopies ? TypeRange{tokenType} : TypeRange{}, more,
+            /*withElseRegion=*/asyncCopies);
         {
           OpBuilder::InsertionGuard branch(b);
           b.setInsertionPointToStart(prefetch.thenBlock());
           Value next = arith::RemUIOp::create(b, loc, addc(step, stages - 1),
                                               idx(stages));
+          issueTma(kNext, next);
           SmallVector<Value> tokens = stageTiles(kNext, next);
-          scf::YieldOp::create(
-              b, loc,
-              nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens)
-                  .getResult());
-          b.setInsertionPointToStart(prefetch.elseBlock());
-          scf::YieldOp::create(b, loc, groups.front());
+          if (asyncCopies) {
+            scf::YieldOp::create(b, loc,
+                                 nvgpu::DeviceAsyncCreateGroupOp::create(
+                                     b, loc, tokenType, tokens)
+                                     .getResult());
+            b.setInsertionPointToStart(prefetch.elseBlock());
+            scf::YieldOp::create(b, loc, groups.front());
+          }
         }
         Value stage = arith::RemUIOp::create(b, loc, step, idx(stages));
         SmallVector<Value> next = multiply(stage, accs);
-        llvm::append_range(next, llvm::drop_begin(groups));
-        next.push_back(prefetch.getResult(0));
+        if (asyncCopies) {
+          llvm::append_range(next, llvm::drop_begin(groups));
+          next.push_back(prefetch.getResult(0));
+        }
         scf::YieldOp::create(b, loc, next);
       }
     }
@@ -761,7 +947,11 @@ struct AttnGpuMmaMatmulPass
   /// With `forWgmma` the staging of the wgmma kernel, whose wgmma flag is
   /// set only where it can run: both operands staged by cp.async (the
   /// core-matrix layout has no plain-staging path), the pipeline within
-  /// 48 KiB.
+  /// 48 KiB. With `tma` as well, each operand that is a plain row-major
+  /// matrix at the start of an allocation with K % 8 == 0 (tmaLoadable) is
+  /// loaded by the TMA instead; the others (views with offsets or strides,
+  /// gathered or transposed weight bindings, K % 8 != 0) keep cp.async in
+  /// the same pipeline.
   Staging chooseStaging(const GemmTiling &t, const MmaMatmul &mm, Value a,
                         Value bNk, bool forWgmma = false) const {
     Staging s;
@@ -785,6 +975,15 @@ struct AttnGpuMmaMatmulPass
       --s.stages;
     s.wgmma = forWgmma && gemmSharedBytes(t, s.stages, true) <=
                               mlir::attn::kMaxStaticSharedBytes;
+    // TMA where the operand allows it and the mbarriers (8 bytes per stage)
+    // and the 128-byte alignment of the tiles still fit.
+    if (s.wgmma && tma &&
+        gemmSharedBytes(t, s.stages, true) + 8 * s.stages +
+                2 * kTmaSharedAlignment <=
+            mlir::attn::kMaxStaticSharedBytes) {
+      s.tmaA = tmaLoadable(a, t.blockM(), t.bk);
+      s.tmaB = tmaLoadable(bNk, t.blockN(), t.bk);
+    }
     return s;
   }
 

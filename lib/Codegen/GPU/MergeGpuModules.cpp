@@ -3,6 +3,7 @@
 #include "attnc/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -15,6 +16,7 @@ using namespace mlir;
 
 namespace {
 constexpr int64_t kWorkgroupAlignment = 16;
+constexpr int64_t kTmaAlignment = 128;
 /// What the GPU-to-NVVM lowering reads as the shared buffer's alignment.
 constexpr llvm::StringLiteral kAlignAttrName = "llvm.align";
 
@@ -27,10 +29,19 @@ struct AttnGpuMergeModulesPass
     // stage tiles with 16-byte vector accesses, so ask for 16 bytes.
     auto align = IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                   kWorkgroupAlignment);
+    // TMA destinations (cp.async.bulk.tensor without swizzle) need 128
+    // bytes: kernels that issue TMA loads get that for all their buffers.
+    auto tmaAlign =
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), kTmaAlignment);
     module.walk([&](gpu::GPUFuncOp func) {
+      bool tma = func.walk([](nvgpu::TmaAsyncLoadOp) {
+                       return WalkResult::interrupt();
+                     })
+                     .wasInterrupted();
       for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
         if (!func.getWorkgroupAttributionAttr(i, kAlignAttrName))
-          func.setWorkgroupAttributionAttr(i, kAlignAttrName, align);
+          func.setWorkgroupAttributionAttr(i, kAlignAttrName,
+                                           tma ? tmaAlign : align);
     });
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     if (gpuModules.size() < 2)

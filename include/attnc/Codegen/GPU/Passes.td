@@ -122,6 +122,14 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     core-matrix layout, read through shared-memory matrix descriptors
     (`wgmma.fence`, `fence.proxy.async`, commit and wait per k step); shapes
     whose operands cannot both be staged by cp.async keep mma.sync.
+    With `tma` as well, operands that are plain row-major matrices in
+    global memory are loaded by the Tensor Memory Accelerator instead of
+    cp.async: a 3-D tensor map per operand (8 elements, rows, K / 8; row
+    pitch and 16-byte strides) whose box lands in shared memory already in
+    the core-matrix layout, one thread issuing `nvgpu.tma.async.load` per
+    stage, completion tracked by `nvgpu.mbarrier` expect_tx / try_wait
+    parity; out-of-bounds rows and k chunks of ragged edges are zero-filled
+    by the TMA unit.
     Run after bufferization, before the linalg-to-loops GPU mapping.
   }];
   let options = [
@@ -144,7 +152,14 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
            "sm_90a: multiply with warpgroup MMA (nvvm.wgmma.mma_async "
            "m64nNk16 from shared-memory descriptors, one warpgroup per "
            "64-row block) where both operands can be staged by cp.async; "
-           "other shapes (and wgmma=false) keep mma.sync">
+           "other shapes (and wgmma=false) keep mma.sync">,
+    Option<"tma", "tma", "bool", "false",
+           "sm_90a, with wgmma: load the A and B tiles of plain row-major "
+           "operands (identity layout at the start of an allocation, K a "
+           "multiple of 8) with the Tensor Memory Accelerator "
+           "(nvgpu.tma.async.load issued by one thread, completion on an "
+           "mbarrier per stage; tensor maps from nvgpu.tma.create.descriptor "
+           "on the host); other operands keep cp.async">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
@@ -288,9 +303,30 @@ def AttnGpuMergeModules : Pass<"attn-gpu-merge-modules", "::mlir::ModuleOp"> {
     and updates every `gpu.launch_func`. It also gives every workgroup
     attribution of a kernel without one an `llvm.align` of 16 bytes (the
     widest vector access the kernels make on shared memory; otherwise the
-    buffer would only be aligned to its element type).
+    buffer would only be aligned to its element type), 128 bytes in kernels
+    that issue TMA loads (`nvgpu.tma.async.load` destinations).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnGpuTensorMapParams : Pass<"attn-gpu-tensormap-params", "::mlir::ModuleOp"> {
+  let summary = "Pass TMA tensor maps to outlined kernels as pointers";
+  let description = [{
+    A tensor map (`!nvgpu.tensormap.descriptor`) created on the host by
+    `nvgpu.tma.create.descriptor` reaches an outlined kernel as an argument
+    of that type. `convert-nvgpu-to-nvvm` lowers the map to the device
+    address of the encoded 128-byte CUtensorMap (an `!llvm.ptr` returned by
+    `mgpuTensorMapEncodeTiledMemref`), but neither the GPU-to-NVVM signature
+    conversion of `gpu.func` nor `gpu-to-llvm`'s conversion of
+    `gpu.launch_func` operands knows the type (upstream's pipeline lowers
+    nvgpu before outlining; this one outlines first). This pass makes such
+    kernel arguments `!llvm.ptr`, with an `unrealized_conversion_cast` back
+    to the map type at the kernel's entry and one to the pointer before each
+    launch; both fold away with the casts of the NVGPU lowering. Run right
+    before `convert-nvgpu-to-nvvm`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // ATTNC_CODEGEN_GPU_PASSES_TD

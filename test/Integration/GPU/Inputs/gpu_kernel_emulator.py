@@ -93,6 +93,19 @@ The sm_90a warpgroup MMA (nvvm.wgmma.*) is modelled from the PTX ISA too:
   wgmma (the async proxy) reads it. The wgmma's reads count as reads by
   another thread for the barrier race check.
 
+The sm_90a Tensor Memory Accelerator (nvgpu.tma.create.descriptor on the
+host, nvgpu.tma.async.load, nvgpu.mbarrier.*) follows tma_model.py's PTX
+ISA / driver API model, shared with gpu_model_emulator.py: the tensor map
+decoded from the encode call's arguments, the box written densely from its
+destination address (which must be 128-byte aligned) with out-of-bounds
+elements zero-filled, in flight (any access a race) until a
+try_wait.parity on its mbarrier completes the phase it signals, and the
+mbarrier's arrivals, transaction bytes and phases. Mutations:
+drop-mbarrier-wait ignores every try_wait.parity, tma-wrong-box-coordinate
+loads every box 8 rows further (coordinate 1 + 8), tma-expect-tx-short
+halves every expect_tx byte count, tma-no-oob-fill leaves the
+out-of-bounds elements of boxes unfilled (clamped reads instead of zeros).
+
 Mutations for wgmma: drop-wgmma-wait, wgmma-wait-one-more (each wait lets
 one more group stay pending), drop-wgmma-fence, drop-proxy-fence,
 wgmma-swap-descriptor-offsets (leading and stride byte offsets exchanged
@@ -107,6 +120,8 @@ layout, not the hardware, the NVVM/PTX lowering or ptxas.
 import re
 
 import numpy as np
+
+from tma_model import MBarriers, TensorMap, TmaError
 
 LANES = 32
 
@@ -475,6 +490,13 @@ class Memory:
         return view
 
 
+class SharedView:
+    """A shared-memory subview: its buffer and start element per thread."""
+
+    def __init__(self, mem, start, shape):
+        self.mem, self.start, self.shape = mem, start, shape
+
+
 def mutate_fragments(mutate, a, b, c):
     """The mma fragments a [T, 8], b [T, 4], c [T, 4] (register order) as a
     fragment-layout mutation corrupts them (or unchanged)."""
@@ -553,7 +575,9 @@ MUTATIONS = ["swap-b-rows", "swap-a-rows", "swap-b-pair", "swap-c-rows",
              "async-copy-wrong-stage", "drop-zero-fill",
              "flip-ldmatrix-trans", "drop-wgmma-wait", "drop-wgmma-fence",
              "drop-proxy-fence", "wgmma-swap-descriptor-offsets",
-             "wgmma-swap-d-rows", "wgmma-wait-one-more"]
+             "wgmma-swap-d-rows", "wgmma-wait-one-more",
+             "drop-mbarrier-wait", "tma-wrong-box-coordinate",
+             "tma-expect-tx-short", "tma-no-oob-fill"]
 
 
 def ldmatrix_receivers(num_tiles, transpose):
@@ -591,6 +615,7 @@ class Emulator:
         self.async_copy_count = 0
         self.wgmma_count = 0
         self.wgmma_macs = 0
+        self.tma_count = 0  # TMA loads issued
         self.clock = 0  # ops executed: orders register writes and fences
         self.reset_async(0)
 
@@ -607,6 +632,7 @@ class Emulator:
         self.wg_fence = -1
         self.shared = []
         self.smem_next = 0x410
+        self.mbarriers = []  # the block's nvgpu.mbarrier.create groups
 
     # Values -----------------------------------------------------------------
     def lanes(self, v):
@@ -618,7 +644,7 @@ class Emulator:
 
     def get(self, env, name):
         v = env[name]
-        if isinstance(v, (Memory, list)):
+        if isinstance(v, (Memory, list, TensorMap, MBarriers, SharedView)):
             return v
         return self.lanes(v)
 
@@ -684,6 +710,12 @@ class Emulator:
                 fill = 0xFFFF if elem == "bf16" else np.nan
                 env[op.results[0]] = Memory(
                     np.full(shape, fill, dtype_of(elem)), elem)
+            elif n == "memref.cast":
+                # To the unranked memref the tensor map is made from: the
+                # same view (its descriptor is what the encode call reads).
+                env[op.results[0]] = env[op.operands[0]]
+            elif n == "nvgpu.tma.create.descriptor":
+                env[op.results[0]] = self.tensor_map(op, env)
             elif n == "gpu.launch":
                 self.launch(op, env)
             elif n == "bufferization.to_tensor":
@@ -715,6 +747,10 @@ class Emulator:
                     for i in range(6):
                         lenv[args[6 + i]] = np.int64(sizes[i])
                     self.run_ops(body, lenv, np.ones(self.threads, bool))
+                    for group in self.mbarriers:
+                        if not group.idle():
+                            raise RaceError("a thread block ends with TMA "
+                                            "loads in flight")
 
     # Device -------------------------------------------------------------------
     def run_ops(self, ops, env, mask, loop_body=False):
@@ -792,7 +828,9 @@ class Emulator:
             fill = 0xFFFF if elem == "bf16" else np.nan
             mem = Memory(np.full(shape, fill, dtype_of(elem)), elem,
                          shared=True)
-            mem.addr = self.smem_next
+            # At the next 16-byte boundary, or the alloca's alignment.
+            align = max(16, op.alignment() or 16)
+            mem.addr = (self.smem_next + align - 1) // align * align
             self.smem_next = (mem.addr + mem.a.nbytes + 15) // 16 * 16
             self.shared.append(mem)
             return mem
@@ -958,6 +996,34 @@ class Emulator:
             return None
         if n == "nvgpu.ldmatrix":
             return self.ldmatrix(op, o[0], o[1:], mask)
+        if n == "memref.subview" and isinstance(o[0], Memory) and o[0].shared:
+            return self.shared_subview(op, o)
+        if n == "nvgpu.mbarrier.create":
+            count = int(re.search(r"num_barriers = (\d+)", op.text).group(1))
+            group = MBarriers(count)
+            self.mbarriers.append(group)
+            return group
+        if n == "nvgpu.mbarrier.init":
+            group, count, idx = o[0], o[1][mask], o[2][mask]
+            for c, i in zip(count, idx):
+                group.init(int(i), int(c))
+            return None
+        if n == "nvgpu.mbarrier.arrive.expect_tx":
+            group, tx, idx = o[0], o[1][mask], o[2][mask]
+            for t, i in zip(tx, idx):
+                t = int(t) // 2 if self.mutate == "tma-expect-tx-short" \
+                    else int(t)
+                group.arrive_expect_tx(int(i), t, 1)
+            return None
+        if n == "nvgpu.mbarrier.try_wait.parity":
+            group, parity, idx = o[0], o[1][mask], o[3][mask]
+            if not ((parity == parity[0]).all() and (idx == idx[0]).all()):
+                raise AssertionError("divergent mbarrier wait")
+            if self.mutate != "drop-mbarrier-wait":
+                group.wait_parity(int(idx[0]), int(bool(parity[0])))
+            return None
+        if n == "nvgpu.tma.async.load":
+            return self.tma_load(op, o, mask)
         if n == "nvgpu.device_async_copy":
             return self.async_copy(op, o, mask)
         if n == "nvgpu.device_async_create_group":
@@ -968,6 +1034,70 @@ class Emulator:
             self.wait_group(int(m.group(1)) if m else 0, mask)
             return None
         raise NotImplementedError(f"device op {n}")
+
+    # sm_90a TMA (tma_model.py) -------------------------------------------------
+    def tensor_map(self, op, env):
+        """nvgpu.tma.create.descriptor: the tensor map the runtime encodes
+        from the memref's descriptor and the box (TensorMap checks what the
+        driver would)."""
+        mem = env[op.operands[0]]
+        box = [int(env[x]) for x in op.operands[1:]]
+        res = op.text.rsplit("->", 1)[1]
+        opts = dict(re.findall(r"(swizzle|l2promo|oob|interleave) = (\w+)",
+                               res))
+        return TensorMap(mem.base, mem.elem, mem.off, list(mem.a.shape),
+                         mem.strides, box, swizzle=opts["swizzle"],
+                         interleave=opts["interleave"], oob=opts["oob"],
+                         owner=mem)
+
+    def shared_subview(self, op, o):
+        """A subview of shared memory (a TMA destination): the element
+        offset of its start per thread."""
+        mem = o[0]
+        dyn = iter(o[1:])
+        offs = op_ints(op, "static_offsets")
+        start = np.zeros(self.threads, np.int64)
+        for d, v in enumerate(offs):
+            v = next(dyn) if v == -9223372036854775808 else v
+            start = start + np.asarray(v, np.int64) * mem.strides[d]
+        shape, _, _ = memref_type(op.text.rsplit("->", 1)[1])
+        return SharedView(mem, mem.off + start, shape)
+
+    def tma_load(self, op, o, mask):
+        """cp.async.bulk.tensor global -> shared, completing on an
+        mbarrier (tma_model.py): issued by every active thread."""
+        seg = op_ints(op, "operandSegmentSizes")
+        dst, group, tmap = o[0], o[1], o[2]
+        coords = o[3:3 + seg[3]]
+        idx = o[3 + seg[3]]
+        assert seg[5] == 0 and seg[6] == 0, "multicast / predicate"
+        assert isinstance(dst, SharedView) and isinstance(tmap, TensorMap)
+        mem = dst.mem
+        assert mem.elem == tmap.elem, "TMA element type"
+        for t in np.nonzero(mask)[0]:
+            c = [int(x[t]) for x in coords]
+            if self.mutate == "tma-wrong-box-coordinate":
+                c[1] += 8
+            start = int(dst.start[t])
+            if (mem.addr + start * mem.a.itemsize) % 128:
+                raise TmaError("cp.async.bulk.tensor destination not "
+                               "128-byte aligned")
+            flat = start + np.arange(tmap.box_elems)
+            if flat[-1] >= mem.base.size:
+                raise AssertionError("TMA box past its shared buffer")
+            # Issue: the destination is being written from now on.
+            self.check_inflight(mem, flat, op)
+            self.check_wgmma_sources(mem, flat, op)
+            self.track(mem, flat[None, :], np.array([t]), write=True)
+            mem.inflight[flat] += 1
+
+            def land(mem=mem, flat=flat, c=c, tmap=tmap):
+                mem.inflight[flat] -= 1
+                mem.base[flat] = tmap.read_box(c, self.mutate)
+
+            group.attach(int(idx[t]), tmap.box_bytes, land)
+            self.tma_count += 1
+        return None
 
     # sm_80 data movement ------------------------------------------------------
     def ldmatrix(self, op, mem, idx, mask):
@@ -1125,8 +1255,8 @@ class Emulator:
     def check_inflight(self, mem, flat, op):
         if mem.shared and mem.inflight[np.asarray(flat).reshape(-1)].any():
             raise RaceError("shared-memory race: access to an element a "
-                            "cp.async is still writing (not waited for): "
-                            f"{op.text[:120]}")
+                            "cp.async or TMA load is still writing (not "
+                            f"waited for): {op.text[:120]}")
 
     def async_copy(self, op, o, mask):
         seg = op_ints(op, "operandSegmentSizes")

@@ -63,6 +63,7 @@ from gpu_kernel_emulator import (
     A_RC, B_RC, C_RC, LANES, WARPGROUP, Regs, decode_wgmma_descriptor,
     f32_to_bf16_bits, ldmatrix_receivers, mutate_fragments, parse_ops,
     record_shared_access, split_top, wgmma_d_coords, wgmma_kmajor_offsets)
+from tma_model import MBarriers, TensorMap, TmaError
 
 DYNAMIC = -9223372036854775808
 MAX_LANES = 1 << 16
@@ -414,6 +415,7 @@ class Emulator:
         self.ldmatrix_count = 0  # warps that executed an ldmatrix
         self.async_copy_count = 0  # cp.async issued by threads
         self.wgmma_count = 0  # warpgroups that executed a wgmma.mma_async
+        self.tma_count = 0  # TMA loads (cp.async.bulk.tensor) issued
         self.clock = 0  # ops executed: orders register writes and fences
 
     # -- entry --------------------------------------------------------------
@@ -649,10 +651,16 @@ class Emulator:
         env = dict(zip(argnames[:nargs], kargs))
         # Workgroup attributions: one copy per block.
         wg_types = self.block_arg_types(kernel)[nargs:] if nwg else []
-        for name, ty in zip(argnames[nargs:], wg_types):
+        m = re.search(r"workgroup_attrib_attrs = \[(.*?)\]", kernel.text)
+        aligns = [int(a) for a in re.findall(r"llvm.align = (\d+)",
+                                             m.group(1))] if m else []
+        for i, (name, ty) in enumerate(zip(argnames[nargs:], wg_types)):
             shape, elem, _, _, space = parse_memref(ty)
             assert space == "workgroup"
             buf, size = new_buffer(shape, elem, "shared", copies=nblk)
+            # At the next 16-byte boundary, or the attribution's alignment.
+            align = max(16, aligns[i] if i < len(aligns) else 16)
+            smem_next = (smem_next + align - 1) // align * align
             buf.base, buf.block_size = smem_next, size
             smem_next = (smem_next + size * buf.flat.itemsize + 15) // 16 * 16
             self.shared.append(buf)
@@ -665,11 +673,16 @@ class Emulator:
             "block_dim": [np.int64(v) for v in block],
             "grid_dim": [np.int64(v) for v in grid],
         }
+        self.mbarriers = []  # per nvgpu.mbarrier.create: one group per block
         self.on_device = True
         try:
             self.run_ops(body, env, np.ones(N, bool))
         finally:
             self.on_device = False
+        for groups in self.mbarriers:
+            if not all(g.idle() for g in groups):
+                raise RaceError("a thread block ends with TMA loads in "
+                                "flight")
 
     def block_arg_types(self, kernel):
         line = kernel.block_header
@@ -834,6 +847,12 @@ class Emulator:
             buf, size = new_buffer(shape, elem, "private", copies=self.N)
             return View(buf, np.arange(self.N, dtype=np.int64) * size, shape,
                         row_major(shape))
+        if n == "memref.cast" and "memref<*x" in result_types(op)[0]:
+            # To the unranked memref a tensor map is made from: the same
+            # view (its descriptor is what the encode call reads).
+            return env[op.operands[0]]
+        if n == "nvgpu.tma.create.descriptor":
+            return self.tensor_map(op, env)
         if n in ("memref.subview", "memref.expand_shape",
                  "memref.collapse_shape", "memref.cast",
                  "memref.reinterpret_cast", "memref.transpose"):
@@ -993,6 +1012,8 @@ class Emulator:
             return [self.lanes(o[0])[src], np.ones(self.N, bool)]
         if n == "nvgpu.ldmatrix":
             return self.ldmatrix(op, o[0], o[1:], mask)
+        if n.startswith("nvgpu.mbarrier.") or n == "nvgpu.tma.async.load":
+            return self.tma_op(op, n, o, mask)
         if n == "nvgpu.device_async_copy":
             return self.async_copy(op, o, mask)
         if n == "nvgpu.device_async_create_group":
@@ -1110,6 +1131,99 @@ class Emulator:
             raise RaceError("shared-memory write to a source of an "
                             f"in-flight wgmma: {op.text[:120]}")
 
+    # -- sm_90a TMA and mbarriers (tma_model.py, shared with
+    # gpu_kernel_emulator.py) ------------------------------------------------
+    def tensor_map(self, op, env):
+        """nvgpu.tma.create.descriptor on the host: the tensor map the
+        runtime encodes from the memref's descriptor and the box."""
+        view = env[op.operands[0]]
+        box = [int(np.asarray(env[x]).reshape(-1)[0])
+               for x in op.operands[1:]]
+        if view.buf.kind != "global":
+            raise EmulationError(f"tensor map of a {view.buf.kind} buffer "
+                                 f"({view.buf.name})")
+        opts = dict(re.findall(r"(swizzle|l2promo|oob|interleave) = (\w+)",
+                               result_types(op)[0]))
+        return TensorMap(view.buf.flat, view.buf.elem, int(view.offset),
+                         view.shape, view.strides, box,
+                         swizzle=opts["swizzle"],
+                         interleave=opts["interleave"], oob=opts["oob"],
+                         owner=view.buf)
+
+    def tma_op(self, op, n, o, mask):
+        """mbarrier and TMA ops: per block, by the lanes that execute them
+        (thread 0 issues, every thread waits)."""
+        lanes = np.nonzero(mask)[0]
+        blocks = self.block_of[lanes]
+        at = lambda v: np.broadcast_to(np.asarray(v), (self.N,))[lanes]
+        if n == "nvgpu.mbarrier.create":
+            count = int(re.search(r"num_barriers = (\d+)", op.text).group(1))
+            groups = [MBarriers(count) for _ in range(len(self.block_epoch))]
+            self.mbarriers.append(groups)
+            return groups
+        groups = o[0] if n != "nvgpu.tma.async.load" else o[1]
+        if n == "nvgpu.mbarrier.init":
+            for b, c, i in zip(blocks, at(o[1]), at(o[2])):
+                groups[b].init(int(i), int(c))
+            return None
+        if n == "nvgpu.mbarrier.arrive.expect_tx":
+            for b, tx, i in zip(blocks, at(o[1]), at(o[2])):
+                tx = int(tx) // 2 if self.mutate == "tma-expect-tx-short" \
+                    else int(tx)
+                groups[b].arrive_expect_tx(int(i), tx, 1)
+            return None
+        if n == "nvgpu.mbarrier.try_wait.parity":
+            parity, idx = at(o[1]), at(o[3])
+            for b in np.unique(blocks):
+                sel = blocks == b
+                p, i = parity[sel], idx[sel]
+                if not ((p == p[0]).all() and (i == i[0]).all()):
+                    raise EmulationError("divergent mbarrier wait")
+                if self.mutate != "drop-mbarrier-wait":
+                    groups[b].wait_parity(int(i[0]), int(bool(p[0])))
+            return None
+        if n == "nvgpu.tma.async.load":
+            return self.tma_load(op, o, lanes, blocks, at)
+        raise NotImplementedError(n)
+
+    def tma_load(self, op, o, lanes, blocks, at):
+        seg = props(op, "operandSegmentSizes")
+        dst, groups, tmap = o[0], o[1], o[2]
+        coords = [at(c) for c in o[3:3 + seg[3]]]
+        idx = at(o[3 + seg[3]])
+        assert seg[5] == 0 and seg[6] == 0, "multicast / predicate"
+        assert isinstance(tmap, TensorMap), "TMA without a tensor map"
+        buf = dst.buf
+        assert buf.kind == "shared" and buf.elem == tmap.elem
+        if self.current is not None:
+            self.current["reads"].add(id(tmap.owner))
+        start = at(dst.offset)
+        for k, lane in enumerate(lanes):
+            b = int(blocks[k])
+            c = [int(x[k]) for x in coords]
+            if self.mutate == "tma-wrong-box-coordinate":
+                c[1] += 8
+            first = int(start[k])
+            local = first - b * buf.block_size
+            if (buf.base + local * buf.flat.itemsize) % 128:
+                raise TmaError("cp.async.bulk.tensor destination not "
+                               "128-byte aligned")
+            if local < 0 or local + tmap.box_elems > buf.block_size:
+                raise EmulationError("TMA box past its shared buffer")
+            flat = first + np.arange(tmap.box_elems)
+            self.check_inflight(buf, flat, op)
+            self.check_wgmma_sources(buf, flat, op)
+            self.record(buf, flat, np.full(flat.shape, lane), write=True)
+            buf.inflight[flat] += 1
+
+            def land(buf=buf, flat=flat, c=c):
+                buf.inflight[flat] -= 1
+                buf.flat[flat] = tmap.read_box(c, self.mutate)
+
+            groups[b].attach(int(idx[k]), tmap.box_bytes, land)
+            self.tma_count += 1
+        return None
+
     # -- sm_80 data movement (gpu_kernel_emulator.py's PTX ISA model) -------
     def record(self, buf, flat, lanes, write):
         """Race bookkeeping of elements flat[i] accessed by lanes[i]."""
@@ -1122,7 +1236,8 @@ class Emulator:
         if buf.kind == "shared" and \
                 buf.inflight[np.asarray(flat).reshape(-1)].any():
             raise RaceError("shared-memory race: access to an element a "
-                            "cp.async is still writing (not waited for): "
+                            "cp.async or TMA load is still writing (not "
+                            "waited for): "
                             f"{op.text[:120]}")
 
     def ldmatrix(self, op, view, idx, mask):
@@ -1361,6 +1476,13 @@ class Emulator:
     # -- memory -------------------------------------------------------------
     def view_op(self, op, env):
         src = env[op.operands[0]]
+        if op.name == "memref.cast":
+            # Ranked to ranked (a static offset made dynamic): the same
+            # elements.
+            shape, elem, strides, _, _ = parse_memref(result_types(op)[0])
+            assert shape == src.shape and elem == src.buf.elem and \
+                strides in (None, src.strides), op.text[:200]
+            return View(src.buf, src.offset, src.shape, src.strides)
         shape, elem, strides, static_off, _ = parse_memref(result_types(op)[0])
         assert elem == src.buf.elem
         offset = src.offset
@@ -1399,7 +1521,7 @@ class Emulator:
             assert sorted(zip(shape, strides)) == \
                 sorted(zip(src.shape, src.strides)), op.text[:200]
         else:
-            raise NotImplementedError(op.name)
+            raise NotImplementedError(op.name + " " + op.text[:300])
         assert None not in strides, "dynamic strides"
         if static_off is not None and np.ndim(offset) == 0:
             assert int(offset) == static_off, (op.text[:200], offset,

@@ -307,7 +307,7 @@ def run_case(attn_opt, et, m, n, k, rank3, epilogue, zero_fill, mutate, rng,
           f"C stored once: {once}, mma.sync executed: {emu.mma_count}/{mmas}"
           f", ldmatrix: {emu.ldmatrix_count}, cp.async: "
           f"{emu.async_copy_count}, wgmma: {emu.wgmma_count} "
-          f"(m16n8k16 equivalent {wgmma_mmas})")
+          f"(m16n8k16 equivalent {wgmma_mmas}), tma: {emu.tma_count}")
     return ok
 
 

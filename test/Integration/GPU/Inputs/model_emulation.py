@@ -46,6 +46,7 @@ import gen_examples  # noqa: E402
 import make_weights as mw  # noqa: E402
 import tensorio  # noqa: E402
 from gpu_kernel_emulator import run_cases  # noqa: E402
+from tma_model import DeadlockError, TmaError  # noqa: E402
 from gpu_model_emulator import (  # noqa: E402
     EmulationError, Emulator, Module)
 
@@ -137,7 +138,8 @@ def compare(y, expected, tol, emu):
                 f"kernels, {emu.mma_count} warp mma.sync, "
                 f"{emu.ldmatrix_count} warp ldmatrix, "
                 f"{emu.async_copy_count} cp.async, "
-                f"{emu.wgmma_count} warpgroup wgmma")
+                f"{emu.wgmma_count} warpgroup wgmma, "
+                f"{emu.tma_count} TMA loads")
 
 
 def run_case(tools, case, mutate, workdir, host_visible=False):
@@ -201,7 +203,9 @@ def main():
             ok, msg = run_case(tools, case, args.mutate, workdir,
                                args.host_memory_visible)
             return ok, f"{msg} ({time.time() - t0:.1f} s)"
-        return run_cases(cases, run_one, EmulationError, args.mutate)
+        return run_cases(cases, run_one,
+                         (EmulationError, TmaError, DeadlockError),
+                         args.mutate)
 
 
 if __name__ == "__main__":
