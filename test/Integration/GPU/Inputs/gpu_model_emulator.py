@@ -44,7 +44,8 @@ ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
 create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
 mutations drop-async-wait, drop-async-commit, async-wait-one-more,
 async-copy-wrong-stage,
-drop-zero-fill and flip-ldmatrix-trans. The sm_90a GEMMs' wgmma
+drop-zero-fill and flip-ldmatrix-trans. reset-state zeroes the model state
+(KV caches) before every run instead of keeping it between runs. The sm_90a GEMMs' wgmma
 (nvvm.wgmma.* with shared-memory descriptors, fence.proxy.async) follows
 gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
 mutations; every lane of the launch must execute the wgmma ops together.
@@ -442,6 +443,7 @@ class Emulator:
         self.async_copy_count = 0  # cp.async issued by threads
         self.wgmma_count = 0  # warpgroups that executed a wgmma.mma_async
         self.clock = 0  # ops executed: orders register writes and fences
+        self.states = {}  # model state buffers, kept between runs
 
     # -- entry --------------------------------------------------------------
     def run_model(self, weights_path, inputs):
@@ -452,6 +454,8 @@ class Emulator:
         args, outputs = [], []
         named = isinstance(inputs, dict)
         ins = dict(inputs) if named else list(inputs)
+        if self.mutate == "reset-state":  # the caches forget earlier runs
+            self.states = {}
         # Dynamic sizes as the runtime derives them (prepareDynamicRun): each
         # `?` of an input is the caller's or must equal the earlier input
         # dimension dims_from names; outputs are sized from the inputs.
@@ -494,8 +498,20 @@ class Emulator:
             elif r["kind"] == "output":
                 shape = run_shape(r)
                 a = np.full(shape, fill_value(r["dtype"]), NP_OF[r["dtype"]])
+            elif r["kind"] == "state":
+                # Model state (KV caches): zeroed once, as the runtime does,
+                # then updated in place by every run of this emulator.
+                shape = r["shape"]
+                if r["name"] not in self.states:
+                    buf = Buffer(np.zeros(int(np.prod(shape)),
+                                          NP_OF[r["dtype"]]),
+                                 r["dtype"], "global", r["name"])
+                    self.states[r["name"]] = View(buf, 0, shape,
+                                                  row_major(shape))
+                args.append(self.states[r["name"]])
+                continue
             else:
-                raise NotImplementedError("model state (KV caches)")
+                raise NotImplementedError(f"manifest record {r['kind']}")
             buf = Buffer(a.reshape(-1).copy(), r["dtype"], "global", r["name"])
             view = View(buf, 0, shape, row_major(shape))
             args.append(view)

@@ -79,6 +79,19 @@ for _p in ("f32", "f16", "bf16"):
                                        batch=_shape[0], seq=_shape[1]),
                 _p, TOL[_p]))
 
+# The one-run prefill step of a run-time token count (attn-compile
+# CKPT --input-shape input_ids=1x? --kv-cache 16 --emit=attn) of the tiny
+# test checkpoints (test/Frontend/HF/Inputs): runs of T = 11 (the prefill),
+# 1, then 4 tokens continuing in the caches (model state), compared with
+# transformers' committed logits of the 16-token sequence (expected.npy;
+# f32 at check_decode_step.py's 1e-4).
+STEP_SPLITS = (11, 1, 4)
+for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
+    for _ckpt in ("gpt2", "llama"):
+        DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? {_p} at T = "
+                              + ", ".join(map(str, STEP_SPLITS)),
+                              "step", _ckpt, {}, _p, _tol))
+
 # Exported ONNX models with PyTorch's committed output (f32: onnx_check.py's
 # tolerance).
 ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
@@ -161,8 +174,36 @@ def compare(y, expected, tol, emu):
                 f"{emu.wgmma_count} warpgroup wgmma")
 
 
+def run_step_case(tools, case, mutate, workdir, host_visible):
+    """A KV-cache step of a run-time token count, run on a sequence in the
+    pieces STEP_SPLITS (each run continuing at the previous runs' length in
+    the caches) against transformers' logits of the whole sequence."""
+    name, kind, ckpt, _, precision, tol = case
+    base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
+    ids = np.load(os.path.join(base, "input_ids.npy"))
+    expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
+    assert sum(STEP_SPLITS) == ids.shape[1]
+    out = os.path.join(workdir, ckpt + "_step.mlir")
+    subprocess.run([tools["attn-compile"], "-q", base, "--input-shape",
+                    "input_ids=1x?", "--kv-cache", str(ids.shape[1]),
+                    "--emit=attn", "-o", out], check=True)
+    module = map_stage(tools["attn-opt"], out, precision)
+    emu = Emulator(module, mutate, host_memory_visible=host_visible)
+    pieces, start = [], 0
+    for t in STEP_SPLITS:
+        (y,) = emu.run_model(os.path.join(base, "model.safetensors"), {
+            "input_ids": ids[:, start:start + t],
+            "positions": np.array([start], np.int64)})
+        assert y.shape == (1, t, expected.shape[2]), y.shape
+        pieces.append(y)
+        start += t
+    return compare(np.concatenate(pieces, axis=1), expected, tol, emu)
+
+
 def run_case(tools, case, mutate, workdir, host_visible=False):
     name, kind, source, overrides, precision, tol = case
+    if kind == "step":
+        return run_step_case(tools, case, mutate, workdir, host_visible)
     if kind == "onnx":
         return run_onnx_case(tools, case, mutate, workdir, host_visible)
     text = model_text(kind, source, overrides)
