@@ -239,11 +239,10 @@ public:
                       : ubValues[i];
     }
     Value one = ia.cst(1);
-    Value grid = dynamicRows
-                     ? (rows == 1 ? dynamicRows : ia.mul(dynamicRows, rows))
-                     : ia.cst(rows);
-    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, ia.cst(threads),
-                                        one, one);
+    Value grid =
+        dynamicRows && rows != 1 ? ia.mul(dynamicRows, rows) : dynamicRows;
+    auto launch = gpu::LaunchOp::create(b, loc, grid ? grid : ia.cst(rows), one,
+                                        one, ia.cst(threads), one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     tid = launch.getThreadIds().x;

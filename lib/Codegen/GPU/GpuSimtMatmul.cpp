@@ -69,12 +69,14 @@ struct AttnGpuSimtMatmulPass
       linalg::GenericOp epilogue =
           fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
       attn::IndexArith ix(b, loc);
-      Value rows = ShapedType::isDynamic(mm.m)
-                       ? memref::DimOp::create(b, loc, mm.a, 0).getResult()
-                       : ix.cst(mm.m);
+      Value dynamicRows =
+          ShapedType::isDynamic(mm.m)
+              ? memref::DimOp::create(b, loc, mm.a, 0).getResult()
+              : Value();
       auto loop = scf::ParallelOp::create(
           b, loc, ValueRange{ix.cst(0), ix.cst(0)},
-          ValueRange{rows, ix.cst(mm.n)}, ValueRange{ix.cst(1), ix.cst(1)});
+          ValueRange{dynamicRows ? dynamicRows : ix.cst(mm.m), ix.cst(mm.n)},
+          ValueRange{ix.cst(1), ix.cst(1)});
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       Value m = loop.getInductionVars()[0], n = loop.getInductionVars()[1];
       Value init =
