@@ -150,12 +150,8 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
                            Target target) {
   bool cuda = target == Target::Cuda;
   // Oversized tensors and inconsistent weight bindings are reported at their
-  // ops before anything is lowered; so are dynamic shapes on CUDA, whose
-  // kernels, launches and runtime are static-only for now.
-  attn::AttnVerifyModelOptions verify;
-  if (cuda)
-    verify.staticShapesTarget = "cuda";
-  pm.addPass(attn::createAttnVerifyModel(verify));
+  // ops before anything is lowered.
+  pm.addPass(attn::createAttnVerifyModel());
   if (options.raiseAttention)
     addNested(pm, attn::createAttnRaiseAttention());
   if (options.packQKV) {
@@ -305,7 +301,7 @@ static void addCpuToLLVMStage(OpPassManager &pm,
   pm.addPass(createConvertSCFToOpenMPPass());
   // [B * S, N] -> [B, S, N] with dynamic B and S, which
   // expand-strided-metadata cannot take (no-op for static shapes).
-  addNested(pm, attn::createAttnCpuExpandDynamicReshapes());
+  addNested(pm, attn::createAttnExpandDynamicReshapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Math before vectors: what has no LLVM intrinsic (erf without
@@ -367,6 +363,9 @@ static void addCudaMapStage(OpPassManager &pm) {
 /// serializes the kernels is the one we found.
 static void addCudaToNVVMStage(OpPassManager &pm,
                                const PipelineOptions &options) {
+  // As on the CPU: [B * S, N] -> [B, S, N] with dynamic B and S in the host
+  // functions, before expand-strided-metadata.
+  addNested(pm, attn::createAttnExpandDynamicReshapes());
   pm.addPass(attn::createAttnGpuTensorMapParams());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());
@@ -390,9 +389,11 @@ static void addCudaToNVVMStage(OpPassManager &pm,
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
-  GpuToLLVMConversionPassOptions gpuToLLVM;
-  gpuToLLVM.hostBarePtrCallConv = true;
-  pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
+  // Launches pass memref descriptors, as the kernels take them
+  // (convert-gpu-to-nvvm's default): with bare pointers on the host, every
+  // memref argument would be one pointer against the kernel's descriptor
+  // parameters, and a dynamic size could not reach the kernel at all.
+  pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   binary.toolkitPath = options.toolkit;

@@ -36,8 +36,10 @@ struct attnrt_model {
   /// Per entry: host storage for inputs and outputs (both targets) and for
   /// CPU weights that could not be used in place.
   std::vector<AlignedBuffer> host;
-  /// Per entry (CUDA): device allocations owned by the model.
+  /// Per entry (CUDA): device allocations owned by the model, and their
+  /// sizes (dynamic inputs and outputs grow theirs to the largest run).
   std::vector<void *> device;
+  std::vector<uint64_t> deviceBytes;
   std::vector<bool> inputSet;
   /// Per entry: the shape and byte size of the current run (the manifest's
   /// for static entries; set by attnrt_set_input_shaped for dynamic inputs
@@ -66,6 +68,11 @@ struct attnrt_model {
   enum class GraphMode { Untried, Ready, Off };
   GraphMode graphMode = GraphMode::Untried;
   cuda::Graph *graph = nullptr;
+  /// A model with dynamic sizes records its grids and allocation sizes from
+  /// the run-time sizes, and its dynamic buffers move when they grow: the
+  /// graph replays only for the sizes and buffers it was recorded with.
+  std::vector<int64_t> graphSizes;
+  std::vector<void *> graphBuffers;
   void dropGraph() {
     cuda::destroyGraph(graph);
     graph = nullptr;
@@ -211,6 +218,7 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
   m->buffers.assign(n, nullptr);
   m->host.resize(n);
   m->device.assign(n, nullptr);
+  m->deviceBytes.assign(n, 0);
   m->inputSet.assign(n, false);
   m->runDims.resize(n);
   m->runBytes.assign(n, 0);
@@ -223,11 +231,6 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
     m->runDims[i] = e.dims;
     m->runBytes[i] = e.bytes;
   }
-  if (m->dynamic && m->isCuda())
-    return openFailed("attnrt: this CUDA model has dynamic shapes, which the "
-                      "CUDA runtime does not support yet (compile it for the "
-                      "CPU, or with static shapes)",
-                      err, errlen);
   if (m->isCuda()) {
     const char *graphs = std::getenv("ATTNRT_CUDA_GRAPHS");
     if (graphs && std::strcmp(graphs, "0") == 0)
@@ -255,6 +258,7 @@ extern "C" attnrt_model *attnrt_open(const char *manifestText,
         return openFailed(aerr + " for " + entryKindName(e.kind) + " '" +
                               e.name + "'",
                           err, errlen);
+      m->deviceBytes[i] = e.bytes;
       m->buffers[i] = m->device[i];
     } else {
       m->buffers[i] = m->host[i].data();
@@ -573,6 +577,29 @@ extern "C" int attnrt_set_input(attnrt_model *m, int index, const void *data,
   return 0;
 }
 
+/// CUDA: makes the device buffer of entry `slot` (a dynamic input or
+/// output) hold at least `bytes`; a larger one replaces it, so the graph
+/// recorded with the old one no longer applies.
+static bool growDevice(attnrt_model *m, size_t slot, uint64_t bytes,
+                       std::string &err) {
+  if (m->device[slot] && m->deviceBytes[slot] >= bytes)
+    return true;
+  void *bigger = nullptr;
+  const ManifestEntry &e = m->manifest.entries[slot];
+  if (!cuda::allocDevice(bytes ? bytes : 1, &bigger, err)) {
+    err += std::string(" for ") + entryKindName(e.kind) + " '" + e.name + "'";
+    return false;
+  }
+  if (m->device[slot]) {
+    m->dropGraph();
+    cuda::freeDevice(m->device[slot]);
+  }
+  m->device[slot] = bigger;
+  m->deviceBytes[slot] = bytes;
+  m->buffers[slot] = bigger;
+  return true;
+}
+
 extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
                                        const void *data, size_t bytes, int rank,
                                        const int64_t *dims) {
@@ -627,7 +654,13 @@ extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
                                static_cast<unsigned long long>(bytes),
                                e.name.c_str()));
     host = std::move(bigger);
-    m->buffers[static_cast<size_t>(slot)] = host.data();
+    if (!m->isCuda())
+      m->buffers[static_cast<size_t>(slot)] = host.data();
+  }
+  if (m->isCuda()) {
+    std::string err;
+    if (!growDevice(m, static_cast<size_t>(slot), bytes, err))
+      return m->fail(err);
   }
   if (bytes)
     std::memcpy(host.data(), data, bytes);
@@ -708,16 +741,29 @@ static std::string prepareDynamicRun(attnrt_model *m) {
                          static_cast<unsigned long long>(bytes),
                          e.name.c_str());
       host = std::move(bigger);
-      m->buffers[slot] = host.data();
+      if (!m->isCuda())
+        m->buffers[slot] = host.data();
     }
+    std::string err;
+    if (m->isCuda() && !growDevice(m, slot, bytes, err))
+      return err;
     m->runDims[slot] = shape;
     m->runBytes[slot] = bytes;
   }
   m->dynamicSizes.clear();
   for (size_t slot = 0; slot < mf.entries.size(); ++slot)
     for (size_t d = 0; d < mf.entries[slot].dims.size(); ++d)
-      if (mf.entries[slot].dims[d] == kDynamicDim)
-        m->dynamicSizes.push_back(m->runDims[slot][d]);
+      if (mf.entries[slot].dims[d] == kDynamicDim) {
+        int64_t size = m->runDims[slot][d];
+        // An empty grid is an invalid launch (and an empty allocation an
+        // invalid one too) for the CUDA driver.
+        if (size == 0 && m->isCuda())
+          return strFormat("attnrt_run: %s '%s' dimension %zu is 0; a CUDA "
+                           "model's dynamic sizes must be at least 1",
+                           entryKindName(mf.entries[slot].kind),
+                           mf.entries[slot].name.c_str(), d);
+        m->dynamicSizes.push_back(size);
+      }
   return {};
 }
 
@@ -772,12 +818,15 @@ extern "C" int attnrt_run(attnrt_model *m) {
   for (int slot : mf.inputs)
     if (!cuda::copyToDevice(m->device[static_cast<size_t>(slot)],
                             m->host[static_cast<size_t>(slot)].data(),
-                            mf.entries[static_cast<size_t>(slot)].bytes, err))
+                            m->runBytes[static_cast<size_t>(slot)], err))
       return m->fail(err + " copying input '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
   Clock::time_point t0 = Clock::now();
   using GraphMode = attnrt_model::GraphMode;
   bool captureFailed = false;
+  if (m->graph && m->dynamic &&
+      (m->graphSizes != m->dynamicSizes || m->graphBuffers != m->buffers))
+    m->dropGraph();
   if (m->graphMode != GraphMode::Off && !m->graph) {
     // Record the invocation (nothing runs yet); on any failure the capture
     // is discarded and this run is a plain one.
@@ -790,6 +839,8 @@ extern "C" int attnrt_run(attnrt_model *m) {
       if (g && !invokeFailed) {
         m->graph = g;
         m->graphMode = GraphMode::Ready;
+        m->graphSizes = m->dynamicSizes;
+        m->graphBuffers = m->buffers;
       } else {
         cuda::destroyGraph(g);
         captureFailed = true;
@@ -815,7 +866,7 @@ extern "C" int attnrt_run(attnrt_model *m) {
   for (int slot : mf.outputs)
     if (!cuda::copyFromDevice(m->host[static_cast<size_t>(slot)].data(),
                               m->device[static_cast<size_t>(slot)],
-                              mf.entries[static_cast<size_t>(slot)].bytes, err))
+                              m->runBytes[static_cast<size_t>(slot)], err))
       return m->fail(err + " copying output '" +
                      mf.entries[static_cast<size_t>(slot)].name + "'");
   // The plain run worked where the capture did not: this model (or driver)

@@ -111,8 +111,6 @@ struct AttnVerifyModelPass
     });
     if (ok)
       ok = succeeded(checkWeightBindings());
-    if (ok && !staticShapesTarget.empty())
-      ok = succeeded(checkStaticSignatures());
     if (!ok)
       signalPassFailure();
   }
@@ -155,32 +153,6 @@ struct AttnVerifyModelPass
       for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
         if (failed(checkType(op, type, "function result #" + Twine(i))))
           return failure();
-    return success();
-  }
-
-  /// Dynamic sizes reach the runtime through the public functions (the
-  /// model entry): report the first dynamic argument or result there.
-  LogicalResult checkStaticSignatures() {
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      if (SymbolTable::getSymbolVisibility(func) ==
-          SymbolTable::Visibility::Private)
-        continue;
-      auto report = [&](StringRef what, unsigned i, Type type) {
-        return func.emitOpError()
-               << what << " #" << i << " has type " << type
-               << " with a dynamic size, which the " << staticShapesTarget
-               << " target does not support yet (fix the size, or compile "
-                  "for the cpu target)";
-      };
-      for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-        if (auto shaped = dyn_cast<ShapedType>(type);
-            shaped && !shaped.hasStaticShape())
-          return report("argument", i, type);
-      for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
-        if (auto shaped = dyn_cast<ShapedType>(type);
-            shaped && !shaped.hasStaticShape())
-          return report("result", i, type);
-    }
     return success();
   }
 

@@ -633,6 +633,83 @@ TEST_F(CudaFake, GraphDroppedWhenWeightsAreRebound) {
   EXPECT_EQ(controls().graphLaunches(), 2);
 }
 
+/// A model of a run-time length n: out[0..n) = 2 * (a + a) through one
+/// launch of n threads (the ABI of attn-emit-model-entry: the dynamic sizes
+/// follow the buffers).
+void dynamicInvoke(void **bufs) {
+  void *module = mgpuModuleLoad(const_cast<char *>(gImage), 10);
+  void *fn = mgpuModuleGetFunction(module, gKernel);
+  void *stream = mgpuStreamCreate();
+  int64_t n = static_cast<int64_t *>(bufs[2])[0];
+  void *tmp = mgpuMemAlloc(static_cast<uint64_t>(n) * 4, stream, false);
+  void *a = bufs[0], *out = bufs[1];
+  void *p1[] = {&a, &a, &tmp, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, n, 1, 1, 0, stream, p1, nullptr, 4);
+  void *p2[] = {&tmp, &tmp, &out, &n};
+  mgpuLaunchKernel(fn, 1, 1, 1, n, 1, 1, 0, stream, p2, nullptr, 4);
+  mgpuMemFree(tmp, stream);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  mgpuModuleUnload(module);
+}
+
+const char *const kDynamicCudaManifest = "attnc-manifest 1\n"
+                                         "target cuda\n"
+                                         "input a f32 ? dims_from -\n"
+                                         "output out f32 ? dims_from 0:0\n";
+
+/// Runs the dynamic model on `a`; its output (sized by attnrt_output_shape).
+std::vector<float> runDynamic(attnrt_model *m, const std::vector<float> &a) {
+  int64_t n = static_cast<int64_t>(a.size());
+  EXPECT_EQ(attnrt_set_input_shaped(m, 0, a.data(), a.size() * 4, 1, &n), 0)
+      << attnrt_last_error(m);
+  EXPECT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  const int64_t *shape = attnrt_output_shape(m, 0);
+  EXPECT_NE(shape, nullptr);
+  if (!shape)
+    return {};
+  std::vector<float> out(static_cast<size_t>(shape[0]));
+  EXPECT_EQ(attnrt_get_output(m, 0, out.data(), out.size() * 4), 0)
+      << attnrt_last_error(m);
+  return out;
+}
+
+TEST_F(CudaFake, DynamicShapes) {
+  for (bool graphs : {false, true}) {
+    if (graphs)
+      unsetenv("ATTNRT_CUDA_GRAPHS");
+    controls().reset(0, 1);
+    cuda::resetForTesting(ATTNRT_FAKE_CUDA_PATH);
+    char err[512];
+    ModelPtr m(
+        attnrt_open(kDynamicCudaManifest, dynamicInvoke, err, sizeof(err)));
+    ASSERT_NE(m.get(), nullptr) << err;
+    // Nothing is allocated before a size is known.
+    EXPECT_EQ(controls().liveAllocations(), 0);
+    EXPECT_EQ(runDynamic(m.get(), {1, 2}), (std::vector<float>{4, 8}));
+    // A longer run grows the input and output buffers (a new graph for
+    // the new sizes and buffers); a shorter one reuses them.
+    EXPECT_EQ(runDynamic(m.get(), {1, 2, 3, 4, 5}),
+              (std::vector<float>{4, 8, 12, 16, 20}));
+    EXPECT_EQ(runDynamic(m.get(), {3, 1, 2}), (std::vector<float>{12, 4, 8}));
+    EXPECT_EQ(runDynamic(m.get(), {3, 1, 2}), (std::vector<float>{12, 4, 8}));
+    EXPECT_EQ(controls().launches(), 8) << "graphs " << graphs;
+    if (graphs) {
+      // Recorded for 2, 5 and 3 elements; the repeated size replays.
+      EXPECT_EQ(controls().capturedLaunches(), 6);
+      EXPECT_EQ(controls().graphLaunches(), 4);
+    } else {
+      EXPECT_EQ(controls().graphLaunches(), 0);
+    }
+    // A size of 0 would be an empty grid: a clear error instead.
+    int64_t zero = 0;
+    ASSERT_EQ(attnrt_set_input_shaped(m.get(), 0, nullptr, 0, 1, &zero), 0);
+    EXPECT_EQ(runError(m.get()),
+              "attnrt_run: input 'a' dimension 0 is 0; a CUDA model's dynamic "
+              "sizes must be at least 1");
+  }
+}
+
 TEST_F(CudaFake, GraphFallbackWhenCaptureIsUnavailable) {
   unsetenv("ATTNRT_CUDA_GRAPHS");
   controls().setGraphSupport(0); // cuStreamBeginCapture fails

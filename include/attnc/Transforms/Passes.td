@@ -20,17 +20,11 @@ def AttnVerifyModel : Pass<"attn-verify-model", "::mlir::ModuleOp"> {
     - all `attn.weight` ops of the module that bind one checkpoint name
       agree on its element type and, where the op determines it (plain,
       transposed and gathered views), on its shape in the checkpoint.
-    - with `static-shapes-target`, that the model's public functions take
-      and return statically shaped tensors only (for targets whose
-      pipelines do not support dynamic batch or sequence sizes yet).
   }];
   let options = [
     Option<"maxTensorBytes", "max-tensor-bytes", "int64_t",
            "int64_t(1) << 47",
-           "largest byte size of one tensor or buffer">,
-    Option<"staticShapesTarget", "static-shapes-target", "std::string", "",
-           "when set (a target name), reject public functions with dynamic "
-           "argument or result shapes, which that target does not support">
+           "largest byte size of one tensor or buffer">
   ];
 }
 

@@ -66,12 +66,6 @@ struct AttnEmitModelEntryPass
     bool dynamic = llvm::any_of(*records, [](const attnrt::ManifestRecord &r) {
       return r.isDynamic();
     });
-    if (dynamic && *targetKind != attnrt::Target::CPU) {
-      module.emitError("attn-emit-model-entry: the model has dynamic shapes, "
-                       "which the ")
-          << target << " target does not support yet";
-      return signalPassFailure();
-    }
     bool bare = !dynamic && params.size() == numRecords &&
                 llvm::all_of(params, [&](Type t) { return t == ptrType; });
     bool descriptors = !bare && params.size() == descriptorArgs;

@@ -197,11 +197,29 @@ inline void eraseZeroInit(Operation *init) {
 /// Allocations between the two (bufferization puts the epilogue's output
 /// buffer there) are moved above the matmul, whose kernel writes them.
 inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
+  // The first op of C's initialization right before the matmul (a fill or
+  // copy into C), above which the allocations move.
+  Operation *anchor = mm.op;
+  while (Operation *prev = anchor->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    auto copy = dyn_cast<memref::CopyOp>(prev);
+    if (!(fill && fill.hasPureBufferSemantics() &&
+          fill.getDpsInits()[0] == mm.c) &&
+        !(copy && copy.getTarget() == mm.c))
+      break;
+    anchor = prev;
+  }
   Operation *after = mm.op->getNextNode();
   SmallVector<memref::AllocOp> allocs;
   while (auto alloc = dyn_cast_or_null<memref::AllocOp>(after)) {
-    if (alloc->getNumOperands() != 0)
-      return {};
+    // A dynamic size (rows given at run time) must be known above the
+    // anchor already.
+    for (Value size : alloc->getOperands()) {
+      Operation *def = size.getDefiningOp();
+      if (def && (def->getBlock() != anchor->getBlock() ||
+                  !def->isBeforeInBlock(anchor)))
+        return {};
+    }
     allocs.push_back(alloc);
     after = after->getNextNode();
   }
@@ -237,16 +255,6 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
   // Above C's initialization too, which findZeroInit expects right before
   // the matmul.
   auto hoistAllocs = [&] {
-    Operation *anchor = mm.op;
-    while (Operation *prev = anchor->getPrevNode()) {
-      auto fill = dyn_cast<linalg::FillOp>(prev);
-      auto copy = dyn_cast<memref::CopyOp>(prev);
-      if (!(fill && fill.hasPureBufferSemantics() &&
-            fill.getDpsInits()[0] == mm.c) &&
-          !(copy && copy.getTarget() == mm.c))
-        break;
-      anchor = prev;
-    }
     for (memref::AllocOp alloc : allocs)
       alloc->moveBefore(anchor);
     return next;

@@ -55,12 +55,16 @@ namespace {
 /// The largest grid dimension y or z a launch may have.
 constexpr int64_t kMaxGridYZ = 65535;
 
-/// Why `op` cannot become a kernel, or empty if it can.
+/// Why `op` cannot become a kernel, or empty if it can. The cache (model
+/// state) is static; the token count T of the new rows may be dynamic (a
+/// step of a run-time length): the grid is then sized on the host.
 static std::string unsupportedReason(CacheWriteOp op) {
+  auto rowsType = op.getNewRows().getType();
   if (!op.getCache().getType().hasStaticShape() ||
-      !op.getNewRows().getType().hasStaticShape() ||
-      !op.getPositions().getType().hasStaticShape())
-    return "dynamic shapes are not supported";
+      !op.getPositions().getType().hasStaticShape() ||
+      rowsType.isDynamicDim(0) || rowsType.isDynamicDim(1) ||
+      rowsType.isDynamicDim(3))
+    return "only the token count of the new rows may be dynamic";
   auto cacheType = op.getCache().getType();
   if (cacheType.getDimSize(0) > kMaxGridYZ ||
       cacheType.getDimSize(1) > kMaxGridYZ)
@@ -83,13 +87,13 @@ struct GpuCacheWriteLowering : OpRewritePattern<CacheWriteOp> {
     int64_t batch = cacheType.getDimSize(0), heads = cacheType.getDimSize(1),
             length = cacheType.getDimSize(2), dh = cacheType.getDimSize(3),
             tokens = rowsType.getDimSize(2);
-    int64_t elements = tokens * dh;
-    if (elements == 0) {
+    bool dynamic = ShapedType::isDynamic(tokens);
+    int64_t elements = dynamic ? ShapedType::kDynamic : tokens * dh;
+    if (elements == 0 || dh == 0) {
       rewriter.replaceOp(op, op.getCache());
       return success();
     }
-    int64_t threads = std::min(elements, blockThreads);
-    int64_t blocks = (elements + threads - 1) / threads;
+    int64_t threads = dynamic ? blockThreads : std::min(elements, blockThreads);
 
     auto bufferOf = [&](Value tensor, bool readOnly) -> Value {
       auto type = cast<RankedTensorType>(tensor.getType());
@@ -103,8 +107,16 @@ struct GpuCacheWriteLowering : OpRewritePattern<CacheWriteOp> {
 
     IndexArith ia(rewriter, loc);
     Value one = ia.cst(1);
+    // A dynamic T: T * D elements in ceil(T * D / threads) blocks, computed
+    // on the host, and every thread checks that it has an element.
+    Value tokenCount =
+        dynamic ? memref::DimOp::create(rewriter, loc, rows, 2).getResult()
+                : ia.cst(tokens);
+    Value elementCount = dynamic ? ia.mul(tokenCount, dh) : ia.cst(elements);
+    Value blocks = dynamic ? ia.divu(ia.add(elementCount, threads - 1), threads)
+                           : ia.cst((elements + threads - 1) / threads);
     auto launch =
-        gpu::LaunchOp::create(rewriter, loc, ia.cst(blocks), ia.cst(heads),
+        gpu::LaunchOp::create(rewriter, loc, blocks, ia.cst(heads),
                               ia.cst(batch), ia.cst(threads), one, one);
     {
       OpBuilder::InsertionGuard guard(rewriter);
@@ -118,17 +130,33 @@ struct GpuCacheWriteLowering : OpRewritePattern<CacheWriteOp> {
         Value pos = memref::LoadOp::create(b, l, positions, ValueRange{seq});
         pos = arith::IndexCastOp::create(b, l, b.getIndexType(), pos);
         pos = arith::MaxSIOp::create(b, l, pos, at.cst(0));
-        pos = arith::MinSIOp::create(b, l, pos, at.cst(length - tokens));
-        Value row =
-            memref::LoadOp::create(b, l, rows, ValueRange{seq, head, t, d});
-        memref::StoreOp::create(b, l, row, cache,
-                                ValueRange{seq, head, at.add(pos, t), d});
+        Value last =
+            dynamic ? arith::SubIOp::create(b, l, at.cst(length), tokenCount)
+                          .getResult()
+                    : at.cst(length - tokens);
+        pos = arith::MinSIOp::create(b, l, pos, last);
+        auto write = [&](OpBuilder &b, Location l) {
+          Value row =
+              memref::LoadOp::create(b, l, rows, ValueRange{seq, head, t, d});
+          memref::StoreOp::create(b, l, row, cache,
+                                  ValueRange{seq, head, at.add(pos, t), d});
+        };
+        if (!dynamic)
+          return write(b, l);
+        // More run-time tokens than cache rows: the rows past the end are
+        // dropped, which keeps memory safe (the runtime checks positions).
+        Value fits = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                           at.add(pos, t), at.cst(length));
+        scf::IfOp::create(b, l, fits, [&](OpBuilder &b, Location l) {
+          write(b, l);
+          scf::YieldOp::create(b, l);
+        });
       };
-      if (elements % threads == 0) {
+      if (!dynamic && elements % threads == 0) {
         store(rewriter, loc);
       } else {
         Value inside = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::ult, flat, ia.cst(elements));
+            rewriter, loc, arith::CmpIPredicate::ult, flat, elementCount);
         scf::IfOp::create(rewriter, loc, inside, [&](OpBuilder &b, Location l) {
           store(b, l);
           scf::YieldOp::create(b, l);

@@ -114,11 +114,11 @@ static std::optional<RowBody> matchRowBody(scf::ForallOp forall) {
       !isa<func::FuncOp>(forall->getParentOp()) ||
       !forall.getTerminator().getBody()->empty())
     return std::nullopt;
+  // The row count may be dynamic (batch and sequence at run time): the
+  // grid is then computed on the host.
   if (llvm::any_of(forall.getStaticLowerBound(),
                    [](int64_t v) { return v != 0; }) ||
-      llvm::any_of(forall.getStaticStep(), [](int64_t v) { return v != 1; }) ||
-      llvm::any_of(forall.getStaticUpperBound(),
-                   [](int64_t v) { return ShapedType::isDynamic(v); }))
+      llvm::any_of(forall.getStaticStep(), [](int64_t v) { return v != 1; }))
     return std::nullopt;
 
   RowBody row;
@@ -220,12 +220,29 @@ public:
 
   void emit(scf::ForallOp forall, const RowBody &row) {
     SmallVector<int64_t> ubs(forall.getStaticUpperBound());
+    SmallVector<Value> dynamicUbs(forall.getDynamicUpperBound());
+    // Per forall dimension: its extent as a value where it is dynamic.
+    SmallVector<Value> ubValues(ubs.size());
     int64_t rows = 1;
-    for (int64_t ub : ubs)
-      rows *= ub;
+    Value dynamicRows;
+    for (auto [i, ub] : llvm::enumerate(ubs)) {
+      if (!ShapedType::isDynamic(ub)) {
+        rows *= ub;
+        continue;
+      }
+      ubValues[i] = dynamicUbs[llvm::count_if(
+          ArrayRef<int64_t>(ubs).take_front(i),
+          [](int64_t v) { return ShapedType::isDynamic(v); })];
+      dynamicRows =
+          dynamicRows ? arith::MulIOp::create(b, loc, dynamicRows, ubValues[i])
+                            .getResult()
+                      : ubValues[i];
+    }
     Value one = ia.cst(1);
-    auto launch = gpu::LaunchOp::create(b, loc, ia.cst(rows), one, one,
-                                        ia.cst(threads), one, one);
+    Value grid =
+        dynamicRows && rows != 1 ? ia.mul(dynamicRows, rows) : dynamicRows;
+    auto launch = gpu::LaunchOp::create(b, loc, grid ? grid : ia.cst(rows), one,
+                                        one, ia.cst(threads), one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     tid = launch.getThreadIds().x;
@@ -242,6 +259,13 @@ public:
     Value rest = launch.getBlockIds().x;
     SmallVector<Value> ivs(ubs.size());
     for (int64_t i = ubs.size() - 1; i >= 0; --i) {
+      if (Value ub = ubValues[i]) {
+        ivs[i] = i == 0 ? rest
+                        : arith::RemUIOp::create(b, loc, rest, ub).getResult();
+        if (i)
+          rest = arith::DivUIOp::create(b, loc, rest, ub);
+        continue;
+      }
       ivs[i] = i == 0 ? rest : ia.remu(rest, ubs[i]);
       if (i)
         rest = ia.divu(rest, ubs[i]);

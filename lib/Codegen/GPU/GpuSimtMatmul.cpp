@@ -56,7 +56,10 @@ struct AttnGpuSimtMatmulPass
       // op's threads already.
       if (!isa<func::FuncOp>(op->getParentOp()))
         return;
-      if (std::optional<NTMatmul> mm = mlir::attn::matchNTMatmul(op))
+      // A dynamic M (batch * sequence rows at run time) bounds the loop
+      // from A's run-time rows.
+      if (std::optional<NTMatmul> mm =
+              mlir::attn::matchNTMatmul(op, /*dynamicM=*/true))
         matches.push_back(*mm);
     });
     for (NTMatmul &mm : matches) {
@@ -66,10 +69,14 @@ struct AttnGpuSimtMatmulPass
       linalg::GenericOp epilogue =
           fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
       attn::IndexArith ix(b, loc);
-      auto loop =
-          scf::ParallelOp::create(b, loc, ValueRange{ix.cst(0), ix.cst(0)},
-                                  ValueRange{ix.cst(mm.m), ix.cst(mm.n)},
-                                  ValueRange{ix.cst(1), ix.cst(1)});
+      Value dynamicRows =
+          ShapedType::isDynamic(mm.m)
+              ? memref::DimOp::create(b, loc, mm.a, 0).getResult()
+              : Value();
+      auto loop = scf::ParallelOp::create(
+          b, loc, ValueRange{ix.cst(0), ix.cst(0)},
+          ValueRange{dynamicRows ? dynamicRows : ix.cst(mm.m), ix.cst(mm.n)},
+          ValueRange{ix.cst(1), ix.cst(1)});
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       Value m = loop.getInductionVars()[0], n = loop.getInductionVars()[1];
       Value init =

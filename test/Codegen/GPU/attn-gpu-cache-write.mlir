@@ -88,3 +88,41 @@ func.func @no_cache_write(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // BAD: attn-gpu-cache-write: block-threads must be in [1, 1024]
+
+// -----
+
+// A step of a run-time token count T (the one-run prefill): the grid's x
+// extent ceil(T * 64 / 128) is computed on the host from the rows' run-time
+// size, every thread checks that it has an element, the position is clamped
+// into [0, L - T] and a row past the cache's end (T > L) is dropped.
+// CHECK-LABEL: func.func @dynamic_tokens(
+// CHECK-SAME:    %[[CACHE:[^:]+]]: tensor<2x4x16x64xf32>, %[[NEW:[^:]+]]: tensor<2x4x?x64xf32>, %[[POS:[^:]+]]: tensor<2xi64>)
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C127:.*]] = arith.constant 127 : index
+// CHECK-DAG:     %[[C128:.*]] = arith.constant 128 : index
+// CHECK:         %[[NB:.*]] = bufferization.to_buffer %[[NEW]] read_only : tensor<2x4x?x64xf32> to memref<2x4x?x64xf32>
+// CHECK:         %[[CB:.*]] = bufferization.to_buffer %[[CACHE]] : tensor<2x4x16x64xf32> to memref<2x4x16x64xf32>
+// CHECK:         %[[T:.*]] = memref.dim %[[NB]], %[[C2]] : memref<2x4x?x64xf32>
+// CHECK:         %[[N:.*]] = arith.muli %[[T]], %[[C64]]
+// CHECK:         %[[UP:.*]] = arith.addi %[[N]], %[[C127]]
+// CHECK:         %[[GRID:.*]] = arith.divui %[[UP]], %[[C128]]
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %[[HEAD:.*]], %[[SEQ:.*]]) in (%{{.*}} = %[[GRID]], {{.*}} threads(%[[TID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C128]],
+// CHECK:           %[[FLAT:.*]] = arith.addi
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[FLAT]], %[[N]]
+// CHECK:           scf.if %[[IN]] {
+// CHECK:             %[[PLO:.*]] = arith.maxsi
+// CHECK:             %[[LAST:.*]] = arith.subi %[[C16]], %[[T]]
+// CHECK:             %[[PC:.*]] = arith.minsi %[[PLO]], %[[LAST]]
+// CHECK:             %[[ROW:.*]] = arith.addi %[[PC]],
+// CHECK:             %[[FITS:.*]] = arith.cmpi ult, %[[ROW]], %[[C16]]
+// CHECK:             scf.if %[[FITS]] {
+// CHECK:               memref.load %[[NB]]
+// CHECK:               memref.store {{.*}}, %[[CB]]
+// CHECK:         bufferization.to_tensor %[[CB]] restrict writable
+func.func @dynamic_tokens(%cache: tensor<2x4x16x64xf32>, %new: tensor<2x4x?x64xf32>,
+                          %pos: tensor<2xi64>) -> tensor<2x4x16x64xf32> {
+  %0 = attn.cache_write %new into %cache at %pos : tensor<2x4x?x64xf32>, tensor<2x4x16x64xf32>, tensor<2xi64>
+  return %0 : tensor<2x4x16x64xf32>
+}

@@ -150,10 +150,10 @@ func.func @row_max(%x: memref<8x40xf32>, %out: memref<8xf32>) {
 
 // Not taken: the stack scalar is written to a global row (memref.copy into a
 // subview of %out: other threads would race on it); a row temporary (an
-// alloca of the row's size); a loop in the body; a dynamic bound.
+// alloca of the row's size); a loop in the body.
 // CHECK-LABEL: func.func @not_taken(
 // CHECK-NOT:     gpu.launch
-// CHECK-COUNT-3: scf.forall
+// CHECK-COUNT-2: scf.forall
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
 #row = affine_map<(d0, d1) -> (d0, d1)>
@@ -175,19 +175,39 @@ func.func @not_taken(%x: memref<8x40xf32>, %out: memref<8x40xf32>, %n: index) {
       memref.store %v, %out[%i, %j] : memref<8x40xf32>
     }
   }
-  scf.forall (%i) in (%n) {
-    %xr = memref.subview %x[%i, 0] [1, 40] [1, 1] : memref<8x40xf32> to memref<1x40xf32, strided<[40, 1], offset: ?>>
-    %or = memref.subview %out[%i, 0] [1, 40] [1, 1] : memref<8x40xf32> to memref<1x40xf32, strided<[40, 1], offset: ?>>
-    linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
-        ins(%xr : memref<1x40xf32, strided<[40, 1], offset: ?>>) outs(%or : memref<1x40xf32, strided<[40, 1], offset: ?>>) {
-    ^bb0(%a: f32, %o: f32):
-      linalg.yield %a : f32
-    }
-  }
   return
 }
 
 // BADOPT: attn-gpu-row-kernels: max-threads must be a multiple of 32 in [32, 1024]
+
+// -----
+
+// Rows at run time (batch %nb and sequence %ns of a dynamic model): one
+// block per row, the grid nb * ns computed on the host, and the row indices
+// split from the block index by the run-time sequence length.
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME:    %{{.*}}: memref<?x?x40xf32>, %{{.*}}: memref<?x?x40xf32>, %[[NB:.*]]: index, %[[NS:.*]]: index)
+// CHECK:         %[[ROWS:.*]] = arith.muli %[[NB]], %[[NS]] : index
+// CHECK:         gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[ROWS]],
+// CHECK:           %[[S:.*]] = arith.remui %[[BX]], %[[NS]] : index
+// CHECK:           %[[B:.*]] = arith.divui %[[BX]], %[[NS]] : index
+// CHECK:           memref.subview %{{.*}}[%[[B]], %[[S]], 0] [1, 1, 40]
+// CHECK:           scf.for
+// CHECK-NOT:     scf.forall
+func.func @dynamic_rows(%x: memref<?x?x40xf32>, %out: memref<?x?x40xf32>, %nb: index, %ns: index) {
+  scf.forall (%b, %s) in (%nb, %ns) {
+    %xr = memref.subview %x[%b, %s, 0] [1, 1, 40] [1, 1, 1] : memref<?x?x40xf32> to memref<1x1x40xf32, strided<[?, 40, 1], offset: ?>>
+    %or = memref.subview %out[%b, %s, 0] [1, 1, 40] [1, 1, 1] : memref<?x?x40xf32> to memref<1x1x40xf32, strided<[?, 40, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#row3, #row3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%xr : memref<1x1x40xf32, strided<[?, 40, 1], offset: ?>>) outs(%or : memref<1x1x40xf32, strided<[?, 40, 1], offset: ?>>) {
+    ^bb0(%a: f32, %o: f32):
+      %0 = arith.mulf %a, %a : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
 
 // -----
 

@@ -119,3 +119,47 @@ func.func @left_alone(%x: memref<4x64xf32>, %w: memref<32x64xf32>, %c: memref<4x
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Rows at run time (batch * sequence of a dynamic model): the loop runs over
+// A's run-time rows; the epilogue's output, allocated with that size after
+// the contraction, is allocated above the fill and takes the store.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME:    (%[[X:.*]]: memref<?x64xf32>, %{{.*}}: memref<32x64xf32>, %{{.*}}: memref<32xf32>)
+// CHECK:         %[[ROWS:.*]] = memref.dim %[[X]], %c0
+// CHECK:         %[[OUT:.*]] = memref.alloc(%[[ROWS]]) : memref<?x32xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[R:.*]] = memref.dim %[[X]], %c0
+// CHECK:         scf.parallel (%[[M:.*]], %[[N:.*]]) = (%{{.*}}, %{{.*}}) to (%[[R]], %c32{{[_0-9]*}}) step
+// CHECK:           scf.for
+// CHECK:           memref.store %{{.*}}, %[[OUT]][%[[M]], %[[N]]] : memref<?x32xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[OUT]]
+func.func @dynamic_rows(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %bias: memref<32xf32>) -> memref<?x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x64xf32>
+  %acc = memref.alloc(%rows) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<?x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%acc : memref<?x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %o: f32):
+    %p = arith.mulf %in, %in_0 fastmath<contract> : f32
+    %s = arith.addf %o, %p fastmath<contract> : f32
+    linalg.yield %s : f32
+  }
+  %out = memref.alloc(%rows) : memref<?x32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%acc, %bias : memref<?x32xf32>, memref<32xf32>) outs(%out : memref<?x32xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %y = arith.addf %v, %bv : f32
+    linalg.yield %y : f32
+  }
+  memref.dealloc %acc : memref<?x32xf32>
+  return %out : memref<?x32xf32>
+}

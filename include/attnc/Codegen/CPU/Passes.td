@@ -208,24 +208,6 @@ def AttnCpuLowerRuntimeChecks
                            "::mlir::arith::ArithDialect"];
 }
 
-def AttnCpuExpandDynamicReshapes
-    : Pass<"attn-cpu-expand-dynamic-reshapes", "::mlir::func::FuncOp"> {
-  let summary = "memref.expand_shape splitting one size into several dynamic "
-                "ones becomes memref.reinterpret_cast";
-  let description = [{
-    With dynamic batch and sequence, the rows of a projection ([B * S, N])
-    are split back into [B, S, N] by a memref.expand_shape whose group holds
-    two dynamic sizes. Upstream's expand-strided-metadata (LLVM 22) crashes
-    on such a group; on a contiguous (identity layout) source the expansion
-    is a plain memref.reinterpret_cast with the output sizes and their
-    row-major strides, which this pass writes instead. Run it before
-    expand-strided-metadata; every other expand_shape (all of those of
-    static models) is left alone.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
-}
-
 def AttnCpuFuncToLLVM : Pass<"attn-cpu-func-to-llvm", "::mlir::ModuleOp"> {
   let summary = "convert-func-to-llvm with bare pointers where shapes are static";
   let description = [{

@@ -297,6 +297,24 @@ def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def AttnExpandDynamicReshapes
+    : Pass<"attn-expand-dynamic-reshapes", "::mlir::func::FuncOp"> {
+  let summary = "memref.expand_shape splitting one size into several dynamic "
+                "ones becomes memref.reinterpret_cast";
+  let description = [{
+    With dynamic batch and sequence, the rows of a projection ([B * S, N])
+    are split back into [B, S, N] by a memref.expand_shape whose group holds
+    two dynamic sizes. Upstream's expand-strided-metadata (LLVM 22) crashes
+    on such a group; on a contiguous (identity layout) source the expansion
+    is a plain memref.reinterpret_cast with the output sizes and their
+    row-major strides, which this pass writes instead. Run it before
+    expand-strided-metadata (both targets' host code); every other
+    expand_shape (all of those of static models) is left alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
   let summary = "Emit the runtime entry points of a model lowered to LLVM";
   let description = [{
@@ -306,7 +324,7 @@ def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
     per manifest record, and the NUL-terminated `attn_model_manifest`
     string that libattnrt reads, written from `attn.manifest` by the writer
     libattnrt's parser shares (attnc/Runtime/ManifestSchema.h). A model with
-    dynamic sizes (CPU only) uses memref descriptors: `buffers[records]`
+    dynamic sizes uses memref descriptors: `buffers[records]`
     points to the run-time sizes, one int64_t per `?` in record order, from
     which the descriptors' sizes and row-major strides are built.
   }];

@@ -61,7 +61,7 @@ def AttnGpuFlashAttention
 def AttnGpuCacheWrite : Pass<"attn-gpu-cache-write", "::mlir::func::FuncOp"> {
   let summary = "KV-cache writes as device kernels that update the cache in place (CUDA)";
   let description = [{
-    Replaces each `attn.cache_write` (static shapes) by a `gpu.launch` with
+    Replaces each `attn.cache_write` by a `gpu.launch` with
     one thread per element of the new rows `[B, H, T, D]`: grid
     (ceil(T * D / threads), H, B), `threads` = min(T * D, `block-threads`).
     Each thread reads `positions[b]` from device memory, clamps it into
@@ -78,8 +78,12 @@ def AttnGpuCacheWrite : Pass<"attn-gpu-cache-write", "::mlir::func::FuncOp"> {
     that is model state therefore stays the entry argument's buffer
     (attn-drop-state-results checks it). Run before attn-lower-to-linalg,
     whose host loop (which reads `positions` on the host) then has nothing
-    left to lower. Dynamic shapes and grids over 65535 blocks in y or z are
-    errors.
+    left to lower. The cache (model state) and positions are static; the
+    token count T may be dynamic (a step of a run-time length): then
+    `threads` = `block-threads`, the grid's x extent is computed on the host,
+    every thread checks that it has an element, and a row that would pass
+    the cache's end (T > L) is dropped. Other dynamic sizes and grids over
+    65535 blocks in y or z are errors.
   }];
   let options = [
     Option<"blockThreads", "block-threads", "int64_t", "128",
@@ -182,7 +186,9 @@ def AttnGpuSimtMatmul : Pass<"attn-gpu-simt-matmul", "::mlir::func::FuncOp"> {
     through the consumer's body, so attn-gpu-tile-parallel-loops maps one
     kernel. The consumer is the one attn-gpu-mma-matmul fuses: the next op,
     elementwise, reading C at (m, n) and other inputs at (m, n), (m) or (n).
-    Run after bufferization, after attn-gpu-mma-matmul.
+    M may be dynamic (rows of a dynamic batch or sequence): the loop then
+    runs over A's run-time rows. Run after bufferization, after
+    attn-gpu-mma-matmul.
   }];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
@@ -234,8 +240,10 @@ def AttnGpuRowKernels : Pass<"attn-gpu-row-kernels", "::mlir::func::FuncOp"> {
     of unit shape), their fills and copies, side-effect-free scalar ops, and
     linalg generics whose loops are all 1 but at most one, of the same size
     N for the whole body: elementwise over it, a sum or max reduction over it
-    into a stack scalar (f32), or scalar. Anything else stays for the
-    generic parallel-loop mapping. Run after bufferization and the matmul
+    into a stack scalar (f32), or scalar. The forall's extents (the rows)
+    may be dynamic: the grid is then their product computed on the host.
+    Anything else stays for the generic parallel-loop mapping. Run after
+    bufferization and the matmul
     kernels, before attn-gpu-tile-parallel-loops.
   }];
   let options = [

@@ -44,7 +44,8 @@ ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
 create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
 mutations drop-async-wait, drop-async-commit, async-wait-one-more,
 async-copy-wrong-stage,
-drop-zero-fill and flip-ldmatrix-trans. The sm_90a GEMMs' wgmma
+drop-zero-fill and flip-ldmatrix-trans. reset-state zeroes the model state
+(KV caches) before every run instead of keeping it between runs. The sm_90a GEMMs' wgmma
 (nvvm.wgmma.* with shared-memory descriptors, fence.proxy.async) follows
 gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
 mutations; every lane of the launch must execute the wgmma ops together.
@@ -103,16 +104,18 @@ def round_to(x, elem):
 # Types.
 
 MEMREF_RE = re.compile(
-    r"memref<((?:\d+x)*)(\w+)(?:, strided<\[([-\d?, ]*)\](?:, offset: "
+    r"memref<((?:(?:\d+|\?)x)*)(\w+)(?:, strided<\[([-\d?, ]*)\](?:, offset: "
     r"([-\d?]+))?>)?(?:, #gpu\.address_space<(\w+)>)?>")
 
 
 def parse_memref(ty):
-    """-> (shape, elem, strides or None, static offset or None, space)."""
+    """-> (shape, elem, strides or None, static offset or None, space);
+    a dynamic size (or stride) is None."""
     m = MEMREF_RE.fullmatch(ty.strip())
     if not m:
         raise NotImplementedError(f"memref type {ty}")
-    shape = [int(d) for d in m.group(1).split("x") if d]
+    shape = [None if d == "?" else int(d) for d in m.group(1).split("x")
+             if d]
     strides = None
     if m.group(3) is not None:
         strides = [None if s.strip() == "?" else int(s)
@@ -122,6 +125,21 @@ def parse_memref(ty):
     if m.group(4) is not None and m.group(4) != "?":
         offset = int(m.group(4))
     return shape, m.group(2), strides, offset, m.group(5)
+
+
+def scalar_or_lanes(v):
+    """A size as an int when uniform, else the per-lane int64 array."""
+    v = np.asarray(v, np.int64)
+    if v.ndim == 0:
+        return int(v)
+    return int(v[0]) if (v == v[0]).all() else v
+
+
+def reassociation(op):
+    """The reassociation groups of an expand/collapse_shape."""
+    m = re.search(r"reassociation = \[(.*?)\]\]", op.text)
+    return [[int(v) for v in g.split(",")]
+            for g in re.findall(r"\[([\d, ]+)\]", m.group(1) + "]")]
 
 
 def row_major(shape):
@@ -302,8 +320,18 @@ def parse_manifest(text):
             fields[k.strip()] = v.strip()
         r = {"kind": json.loads(fields["kind"]),
              "name": json.loads(fields["name"])}
-        tm = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", fields["type"])
-        r["shape"] = [int(d) for d in tm.group(1).split("x") if d]
+        tm = re.fullmatch(r"tensor<((?:(?:\d+|\?)x)*)(\w+)>",
+                          fields["type"])
+        r["shape"] = [None if d == "?" else int(d)
+                      for d in tm.group(1).split("x") if d]
+        # Per dynamic size: the (input, axis) it equals, or (-1, -1) where
+        # the caller chooses it.
+        r["dims_from"] = []
+        if "dims_from" in fields:
+            v = [int(x) for x in re.search(
+                r"array<i64: ([-\d, ]*)>", fields["dims_from"]).group(1)
+                .split(",")]
+            r["dims_from"] = list(zip(v[0::2], v[1::2]))
         r["dtype"] = tm.group(2)
         if "concat_axis" in fields:
             r["concat_axis"] = int(fields["concat_axis"].split(":")[0])
@@ -417,6 +445,7 @@ class Emulator:
         self.wgmma_count = 0  # warpgroups that executed a wgmma.mma_async
         self.tma_count = 0  # TMA loads (cp.async.bulk.tensor) issued
         self.clock = 0  # ops executed: orders register writes and fences
+        self.states = {}  # model state buffers, kept between runs
 
     # -- entry --------------------------------------------------------------
     def run_model(self, weights_path, inputs):
@@ -427,21 +456,66 @@ class Emulator:
         args, outputs = [], []
         named = isinstance(inputs, dict)
         ins = dict(inputs) if named else list(inputs)
+        if self.mutate == "reset-state":  # the caches forget earlier runs
+            self.states = {}
+        # Dynamic sizes as the runtime derives them (prepareDynamicRun): each
+        # `?` of an input is the caller's or must equal the earlier input
+        # dimension dims_from names; outputs are sized from the inputs.
+        in_shapes = []
+
+        def run_shape(r, given=None):
+            shape, k = [], 0
+            for axis, d in enumerate(r["shape"]):
+                if d is not None:
+                    if given is not None and given[axis] != d:
+                        raise EmulationError(
+                            f"{r['name']}: shape {tuple(given)}, the "
+                            f"model's is {r['shape']}")
+                    shape.append(d)
+                    continue
+                src, src_axis = r["dims_from"][k]
+                k += 1
+                if src < 0:
+                    shape.append(int(given[axis]))
+                    continue
+                want = in_shapes[src][src_axis]
+                if given is not None and given[axis] != want:
+                    raise EmulationError(
+                        f"{r['name']}: dimension {axis} is {given[axis]}, "
+                        f"input {src} dimension {src_axis} is {want}")
+                shape.append(want)
+            return shape
+
         for r in self.m.manifest:
             if r["kind"] == "weight":
                 a = bind_weight(tensors, r)
+                shape = r["shape"]
             elif r["kind"] == "input":
                 x = np.asarray(ins.pop(r["name"]) if named else ins.pop(0))
-                assert list(x.shape) == r["shape"], (x.shape, r["shape"])
+                assert len(x.shape) == len(r["shape"]), (x.shape, r["shape"])
+                shape = run_shape(r, list(x.shape))
+                in_shapes.append(shape)
                 a = from_f64(x, r["dtype"]) if r["dtype"] in (
                     "f32", "f16", "bf16") else x.astype(NP_OF[r["dtype"]])
             elif r["kind"] == "output":
-                a = np.full(r["shape"], fill_value(r["dtype"]),
-                            NP_OF[r["dtype"]])
+                shape = run_shape(r)
+                a = np.full(shape, fill_value(r["dtype"]), NP_OF[r["dtype"]])
+            elif r["kind"] == "state":
+                # Model state (KV caches): zeroed once, as the runtime does,
+                # then updated in place by every run of this emulator.
+                shape = r["shape"]
+                if r["name"] not in self.states:
+                    buf = Buffer(np.zeros(int(np.prod(shape)),
+                                          NP_OF[r["dtype"]]),
+                                 r["dtype"], "global", r["name"])
+                    self.states[r["name"]] = View(buf, 0, shape,
+                                                  row_major(shape))
+                args.append(self.states[r["name"]])
+                continue
             else:
-                raise NotImplementedError("model state (KV caches)")
+                raise NotImplementedError(f"manifest record {r['kind']}")
             buf = Buffer(a.reshape(-1).copy(), r["dtype"], "global", r["name"])
-            view = View(buf, 0, r["shape"], row_major(r["shape"]))
+            view = View(buf, 0, shape, row_major(shape))
             args.append(view)
             if r["kind"] == "output":
                 outputs.append((view, r["dtype"]))
@@ -495,6 +569,9 @@ class Emulator:
                 self.current = self.async_ops[rec]
             if n == "gpu.alloc":
                 shape, elem, strides, _, _ = parse_memref(result_types(op)[0])
+                sizes = iter(o)  # the dynamic sizes, in order
+                shape = [int(env[next(sizes)]) if d is None else d
+                         for d in shape]
                 buf, _ = new_buffer(shape, elem, "global", name=op.results[0])
                 env[op.results[0]] = View(buf, 0, shape, row_major(shape))
             elif n in ("gpu.dealloc",):
@@ -840,8 +917,13 @@ class Emulator:
             return self.ids[n[4:]][dim]
         if n == "gpu.lane_id":
             return np.arange(self.N, dtype=np.int64) % LANES
+        if n == "memref.dim":
+            view, axis = env[op.operands[0]], env[op.operands[1]]
+            assert np.ndim(axis) == 0, "memref.dim of a per-lane axis"
+            return np.asarray(view.shape[int(axis)], np.int64)
         if n == "memref.alloca":
             shape, elem, _, _, space = parse_memref(result_types(op)[0])
+            assert None not in shape, "dynamic memref.alloca"
             if space == "workgroup":
                 raise NotImplementedError("workgroup alloca")
             buf, size = new_buffer(shape, elem, "private", copies=self.N)
@@ -1475,54 +1557,93 @@ class Emulator:
 
     # -- memory -------------------------------------------------------------
     def view_op(self, op, env):
+        """The view an op makes of its source. Sizes and strides come from
+        the source's run-time shape (a dynamic `?` of the result type is
+        computed, a static one checked)."""
         src = env[op.operands[0]]
-        if op.name == "memref.cast":
-            # Ranked to ranked (a static offset made dynamic): the same
-            # elements.
-            shape, elem, strides, _, _ = parse_memref(result_types(op)[0])
-            assert shape == src.shape and elem == src.buf.elem and \
-                strides in (None, src.strides), op.text[:200]
-            return View(src.buf, src.offset, src.shape, src.strides)
         shape, elem, strides, static_off, _ = parse_memref(result_types(op)[0])
         assert elem == src.buf.elem
         offset = src.offset
+        type_shape, type_strides = shape, strides
         if op.name == "memref.subview":
             seg = props(op, "operandSegmentSizes")
-            dyn = [env[x] for x in op.operands[1:]]
-            offs = props(op, "static_offsets")
-            sizes = props(op, "static_sizes")
-            steps = props(op, "static_strides")
-            assert seg[2] == seg[3] == 0, "dynamic subview sizes/strides"
-            it = iter(dyn[:seg[1]])
-            offs = [next(it) if v == DYNAMIC else np.int64(v) for v in offs]
+            dyn = iter([env[x] for x in op.operands[1:]])
+            offs = [next(dyn) if v == DYNAMIC else np.int64(v)
+                    for v in props(op, "static_offsets")]
+            static_sizes = props(op, "static_sizes")
+            # A dynamic size may differ between lanes (a kernel's edge tile).
+            sizes = [scalar_or_lanes(next(dyn)) if v == DYNAMIC else v
+                     for v in static_sizes]
+            steps = [int(next(dyn)) if v == DYNAMIC else v
+                     for v in props(op, "static_strides")]
+            assert seg[2] == static_sizes.count(DYNAMIC)
             for d, (off, size, step) in enumerate(zip(offs, sizes, steps)):
                 lo = np.asarray(off)
-                if ((lo < 0) | (lo + (size - 1) * step >= src.shape[d])).any():
+                size = np.asarray(size)
+                if ((size > 0) & ((lo < 0) | (lo + (size - 1) * step >=
+                                              src.shape[d]))).any():
                     raise EmulationError(f"subview out of bounds: "
                                          f"{op.text[:200]}")
                 offset = offset + off * src.strides[d]
-            if strides is None:
-                strides = row_major(shape)
             full = [s * st for s, st in zip(src.strides, steps)]
-            # Rank reduction drops unit dims; the kept strides must match.
-            kept = [fs for fs, sz in zip(full, sizes) if sz != 1]
-            ks = [s for s, d in zip(strides, shape) if d != 1]
-            assert kept == ks, (op.text[:200], kept, ks)
-        elif op.name == "memref.expand_shape" or op.name == \
-                "memref.collapse_shape":
-            if strides is None:
-                strides = row_major(shape)
-                assert src.strides == row_major(src.shape) or \
-                    all(d == 1 for d in src.shape), \
-                    "identity reshape of a strided view"
+            # Rank reduction drops static unit dimensions (from the front,
+            # as many as the result type has fewer).
+            drop = len(sizes) - len(type_shape)
+            kept = []
+            for d in range(len(sizes)):
+                if drop and static_sizes[d] == 1:
+                    drop -= 1
+                    continue
+                kept.append(d)
+            assert not drop, op.text[:200]
+            shape = [sizes[d] for d in kept]
+            strides = [full[d] for d in kept]
+        elif op.name == "memref.expand_shape":
+            dyn = iter([env[x] for x in op.operands[1:]])
+            shape = [int(next(dyn)) if v == DYNAMIC else v
+                     for v in props(op, "static_output_shape")]
+            strides = [None] * len(shape)
+            for s_axis, group in enumerate(reassociation(op)):
+                st = src.strides[s_axis]
+                assert int(np.prod([shape[d] for d in group])) == \
+                    src.shape[s_axis], op.text[:200]
+                for d in reversed(group):
+                    strides[d] = st
+                    st *= shape[d]
+        elif op.name == "memref.collapse_shape":
+            shape, strides = [], []
+            for group in reassociation(op):
+                # Contiguous within the group (unit dimensions aside).
+                inner = src.strides[group[-1]]
+                expect = inner
+                for d in reversed(group):
+                    if src.shape[d] != 1:
+                        assert src.strides[d] == expect, op.text[:200]
+                    expect *= src.shape[d]
+                shape.append(int(np.prod([src.shape[d] for d in group])))
+                strides.append(inner)
+        elif op.name == "memref.cast":
+            shape, strides = list(src.shape), list(src.strides)
         elif op.name == "memref.transpose":
             # The same elements, dimensions (with their strides) permuted:
             # the result type's layout says where they are.
+            assert None not in shape and None not in strides
             assert sorted(zip(shape, strides)) == \
                 sorted(zip(src.shape, src.strides)), op.text[:200]
         else:
             raise NotImplementedError(op.name + " " + op.text[:300])
-        assert None not in strides, "dynamic strides"
+        assert len(shape) == len(type_shape), op.text[:200]
+        for got, want in zip(shape, type_shape):
+            assert want is None or np.all(np.asarray(got) == want), \
+                (op.text[:200], shape)
+        if type_strides is not None:
+            for got, want, size in zip(strides, type_strides, shape):
+                assert want is None or got == want or size == 1, \
+                    (op.text[:200], strides, type_strides)
+        elif all(np.ndim(d) == 0 for d in shape):
+            # An identity layout: row-major (unit dimensions aside).
+            for got, want, size in zip(strides, row_major(shape), shape):
+                assert got == want or size == 1, (op.text[:200], strides)
         if static_off is not None and np.ndim(offset) == 0:
             assert int(offset) == static_off, (op.text[:200], offset,
                                                static_off)
@@ -1543,7 +1664,9 @@ class Emulator:
         for d in range(rank):
             i = np.asarray(idx[d])
             i = i[sel] if i.ndim else i
-            hi = view.shape[d] - (width if d == rank - 1 else 1)
+            extent = np.asarray(view.shape[d])  # per lane in edge tiles
+            extent = extent[sel] if extent.ndim else extent
+            hi = extent - (width if d == rank - 1 else 1)
             if ((i < 0) | (i > hi)).any():
                 raise EmulationError(
                     f"out-of-bounds access (dim {d}, extent "

@@ -64,6 +64,35 @@ for _p in ("f32", "f16", "bf16"):
         (f"bert {_p} (2 layers, seq 32, d 64, 2 heads, d_ff 128)", "bert",
          "tiny", TINY_BERT, _p, TOL[_p]),
     ]
+# Dynamic shapes (--dynamic): the examples with their sequence `?` (1x16x /
+# 1x64x -> 1x?x; "batch": small_encoder's batch too, ?x?x), compiled once
+# and run at sizes that are not multiples of the kernels' tiles.
+DYNAMIC_CASES = []
+for _p in ("f32", "f16", "bf16"):
+    for _kind, _pattern, _dyn, _shapes in (
+            ("small_encoder", "1x16x", "1x?x", ((1, 5), (1, 16), (1, 37))),
+            ("small_encoder", "1x16x", "?x?x", ((3, 7),)),
+            ("decoder_block", "1x64x", "1x?x", ((1, 5), (1, 16), (1, 37)))):
+        for _shape in _shapes:
+            DYNAMIC_CASES.append((
+                f"{_kind} {_dyn[:-1]} {_p} at {_shape[0]}x{_shape[1]}",
+                _kind, "dynamic", dict(pattern=_pattern, dyn=_dyn,
+                                       batch=_shape[0], seq=_shape[1]),
+                _p, TOL[_p]))
+
+# The one-run prefill step of a run-time token count (attn-compile
+# CKPT --input-shape input_ids=1x? --kv-cache 16 --emit=attn) of the tiny
+# test checkpoints (test/Frontend/HF/Inputs): runs of T = 11 (the prefill),
+# 1, then 4 tokens continuing in the caches (model state), compared with
+# transformers' committed logits of the 16-token sequence (expected.npy;
+# f32 at check_decode_step.py's 1e-4).
+STEP_SPLITS = (11, 1, 4)
+for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
+    for _ckpt in ("gpt2", "llama"):
+        DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? {_p} at T = "
+                              + ", ".join(map(str, STEP_SPLITS)),
+                              "step", _ckpt, {}, _p, _tol))
+
 # Exported ONNX models with PyTorch's committed output (f32: onnx_check.py's
 # tolerance).
 ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
@@ -75,6 +104,9 @@ ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
 
 
 def model_text(kind, source, cfg):
+    if source == "dynamic":
+        with open(os.path.join(ROOT, "examples", kind + ".mlir")) as f:
+            return f.read().replace(cfg["pattern"], cfg["dyn"])
     if source == "example":
         with open(os.path.join(ROOT, "examples", kind + ".mlir")) as f:
             return f.read()
@@ -83,6 +115,8 @@ def model_text(kind, source, cfg):
     assert kind == "decoder_block"
     return gen_examples.decoder_block(**cfg)
 
+
+MODULES = {}  # (model text, precision) -> Module
 
 # Extra attn-to-cuda options for every case (--pipeline-options, e.g.
 # "chip=sm_80" or "no-wgmma"... spelled as attn-opt's pipeline options).
@@ -142,15 +176,51 @@ def compare(y, expected, tol, emu):
                 f"{emu.tma_count} TMA loads")
 
 
+def run_step_case(tools, case, mutate, workdir, host_visible):
+    """A KV-cache step of a run-time token count, run on a sequence in the
+    pieces STEP_SPLITS (each run continuing at the previous runs' length in
+    the caches) against transformers' logits of the whole sequence."""
+    name, kind, ckpt, _, precision, tol = case
+    base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
+    ids = np.load(os.path.join(base, "input_ids.npy"))
+    expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
+    assert sum(STEP_SPLITS) == ids.shape[1]
+    out = os.path.join(workdir, ckpt + "_step.mlir")
+    subprocess.run([tools["attn-compile"], "-q", base, "--input-shape",
+                    "input_ids=1x?", "--kv-cache", str(ids.shape[1]),
+                    "--emit=attn", "-o", out], check=True)
+    module = map_stage(tools["attn-opt"], out, precision)
+    emu = Emulator(module, mutate, host_memory_visible=host_visible)
+    pieces, start = [], 0
+    for t in STEP_SPLITS:
+        (y,) = emu.run_model(os.path.join(base, "model.safetensors"), {
+            "input_ids": ids[:, start:start + t],
+            "positions": np.array([start], np.int64)})
+        assert y.shape == (1, t, expected.shape[2]), y.shape
+        pieces.append(y)
+        start += t
+    return compare(np.concatenate(pieces, axis=1), expected, tol, emu)
+
+
 def run_case(tools, case, mutate, workdir, host_visible=False):
     name, kind, source, overrides, precision, tol = case
+    if kind == "step":
+        return run_step_case(tools, case, mutate, workdir, host_visible)
     if kind == "onnx":
         return run_onnx_case(tools, case, mutate, workdir, host_visible)
-    path = os.path.join(workdir, kind + ".mlir")
-    with open(path, "w") as f:
-        f.write(model_text(kind, source, overrides))
-    module = map_stage(tools["attn-opt"], path, precision)
+    text = model_text(kind, source, overrides)
+    # A dynamic model compiles once for all its run-time sizes.
+    key = (text, precision)
+    module = MODULES.get(key)
+    if module is None:
+        path = os.path.join(workdir, kind + ".mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        module = MODULES[key] = map_stage(tools["attn-opt"], path, precision)
 
+    batch = overrides.get("batch", 1)
+    overrides = {k: v for k, v in overrides.items()
+                 if k in ("layers", "d", "heads", "dff", "seq")}
     cfg = dict(mw.DEFAULTS[kind])
     cfg.update(overrides)
     W, resolved = mw.make_weights(
@@ -169,8 +239,15 @@ def run_case(tools, case, mutate, workdir, host_visible=False):
     cfg.update(overrides)
     weights = os.path.join(workdir, kind + ".safetensors")
     tensorio.write_safetensors(weights, W)
-    inputs = mw.make_inputs(kind, cfg, 0)
-    expected = np.asarray(mw.run_reference(kind, W, inputs, cfg), np.float64)
+    if batch == 1:
+        inputs = mw.make_inputs(kind, cfg, 0)
+        expected = np.asarray(mw.run_reference(kind, W, inputs, cfg),
+                              np.float64)
+    else:  # rows of their own inputs; the reference runs one at a time
+        rows = [mw.make_inputs(kind, cfg, b) for b in range(batch)]
+        inputs = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+        expected = np.concatenate([np.asarray(
+            mw.run_reference(kind, W, r, cfg), np.float64) for r in rows])
 
     emu = Emulator(module, mutate, host_memory_visible=host_visible)
     (y,) = emu.run_model(weights, list(inputs.values()))
@@ -186,6 +263,9 @@ def main():
                     help="run the cases whose name contains this")
     ap.add_argument("--onnx", action="store_true",
                     help="the exported ONNX models instead of the examples")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="the examples with dynamic batch/sequence sizes, "
+                    "each compiled once and run at several sizes")
     ap.add_argument("--host-memory-visible", action="store_true",
                     help="let kernels read host memory (host memref.globals)"
                     " as if the device could (HMM / ATS)")
@@ -195,7 +275,8 @@ def main():
     global PIPELINE_OPTIONS
     PIPELINE_OPTIONS = args.pipeline_options
     tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
-    cases = [c for c in (ONNX_CASES if args.onnx else CASES)
+    cases = [c for c in (ONNX_CASES if args.onnx else
+                         DYNAMIC_CASES if args.dynamic else CASES)
              if not args.only or args.only in c[0]]
     with tempfile.TemporaryDirectory() as workdir:
         def run_one(case):

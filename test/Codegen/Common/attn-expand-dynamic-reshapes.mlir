@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-expand-dynamic-reshapes))" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-expand-dynamic-reshapes),expand-strided-metadata)" | FileCheck %s --check-prefix=ESM
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-expand-dynamic-reshapes))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-expand-dynamic-reshapes),expand-strided-metadata)" | FileCheck %s --check-prefix=ESM
 
 // [B * S, N] -> [B, S, N] with B and S dynamic: a reinterpret_cast of the
 // contiguous buffer with the output sizes and row-major strides [S * N, N,

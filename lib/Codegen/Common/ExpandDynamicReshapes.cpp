@@ -1,4 +1,4 @@
-//===- CpuExpandDynamicReshapes.cpp - expand_shape with dynamic groups ----===//
+//===- ExpandDynamicReshapes.cpp - expand_shape with dynamic groups -------===//
 //
 // A model with dynamic batch and sequence splits [B * S, N] back into
 // [B, S, N]: memref.expand_shape with two dynamic sizes in one group, on
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -15,8 +15,8 @@
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNCPUEXPANDDYNAMICRESHAPES
-#include "attnc/Codegen/CPU/Passes.h.inc"
+#define GEN_PASS_DEF_ATTNEXPANDDYNAMICRESHAPES
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -34,9 +34,9 @@ static bool hasMultiDynamicGroup(memref::ExpandShapeOp op) {
   return false;
 }
 
-struct AttnCpuExpandDynamicReshapesPass
-    : public mlir::attn::impl::AttnCpuExpandDynamicReshapesBase<
-          AttnCpuExpandDynamicReshapesPass> {
+struct AttnExpandDynamicReshapesPass
+    : public mlir::attn::impl::AttnExpandDynamicReshapesBase<
+          AttnExpandDynamicReshapesPass> {
   void runOnOperation() override {
     SmallVector<memref::ExpandShapeOp> ops;
     getOperation().walk([&](memref::ExpandShapeOp op) {
