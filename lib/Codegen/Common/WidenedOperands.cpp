@@ -11,24 +11,28 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-static bool isStaticIdentity(Value v) {
+/// An identity-layout memref, of static shape unless `dynamicShapes`.
+static bool isIdentityMemRef(Value v, bool dynamicShapes) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+  return type && (dynamicShapes || type.hasStaticShape()) &&
+         type.getLayout().isIdentity();
 }
 
 static bool isNarrowFloat(Type t) { return t.isF16() || t.isBF16(); }
 
 /// A single-input elementwise generic whose body is only a `CastOp` from
 /// `from` to `to` element types, between static identity-layout memrefs of
-/// one shape.
+/// one shape (with `dynamicShapes` also of one shape with run-time sizes:
+/// the identity maps make them agree).
 template <typename CastOp>
 static bool isCastGeneric(linalg::GenericOp op, function_ref<bool(Type)> from,
-                          function_ref<bool(Type)> to) {
+                          function_ref<bool(Type)> to, bool dynamicShapes) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
     return false;
   Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
-  if (!isStaticIdentity(in) || !isStaticIdentity(out))
+  if (!isIdentityMemRef(in, dynamicShapes) ||
+      !isIdentityMemRef(out, dynamicShapes))
     return false;
   auto inType = cast<MemRefType>(in.getType());
   auto outType = cast<MemRefType>(out.getType());
@@ -48,15 +52,15 @@ static bool isCastGeneric(linalg::GenericOp op, function_ref<bool(Type)> from,
 }
 
 /// f16/bf16 -> f32.
-static bool isExtFGeneric(linalg::GenericOp op) {
-  return isCastGeneric<arith::ExtFOp>(op, isNarrowFloat,
-                                      [](Type t) { return t.isF32(); });
+static bool isExtFGeneric(linalg::GenericOp op, bool dynamicShapes) {
+  return isCastGeneric<arith::ExtFOp>(
+      op, isNarrowFloat, [](Type t) { return t.isF32(); }, dynamicShapes);
 }
 
 /// f32 -> f16/bf16.
-static bool isTruncFGeneric(linalg::GenericOp op) {
+static bool isTruncFGeneric(linalg::GenericOp op, bool dynamicShapes) {
   return isCastGeneric<arith::TruncFOp>(
-      op, [](Type t) { return t.isF32(); }, isNarrowFloat);
+      op, [](Type t) { return t.isF32(); }, isNarrowFloat, dynamicShapes);
 }
 
 /// The buffer `v` is a view of (through view-like ops), or `v` itself.
@@ -108,7 +112,8 @@ static bool writtenBetween(Value buffer, Operation *begin, Operation *end) {
 }
 
 std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
-                                                       Operation *contraction) {
+                                                       Operation *contraction,
+                                                       bool dynamicShapes) {
   WidenedOperand w;
   w.wide = operand;
   if (auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>()) {
@@ -127,7 +132,7 @@ std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
     if (!writer || writer->isBeforeInBlock(generic))
       writer = generic;
   }
-  if (!writer || !isExtFGeneric(writer))
+  if (!writer || !isExtFGeneric(writer, dynamicShapes))
     return std::nullopt;
   w.ext = writer;
   w.narrow = writer.getDpsInputs()[0];
@@ -165,7 +170,8 @@ static bool usedBetween(Value buffer, Operation *begin, Operation *end) {
 }
 
 std::optional<NarrowedResult>
-mlir::attn::traceNarrowed(Value result, ArrayRef<Operation *> writers) {
+mlir::attn::traceNarrowed(Value result, ArrayRef<Operation *> writers,
+                          bool dynamicShapes) {
   NarrowedResult n;
   n.wide = result.getDefiningOp<memref::AllocOp>();
   if (!n.wide || writers.empty())
@@ -181,7 +187,7 @@ mlir::attn::traceNarrowed(Value result, ArrayRef<Operation *> writers) {
       if (llvm::is_contained(writers, user) || isa<memref::DeallocOp>(user))
         continue;
       auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (n.trunc || !generic || !isTruncFGeneric(generic))
+      if (n.trunc || !generic || !isTruncFGeneric(generic, dynamicShapes))
         return std::nullopt;
       n.trunc = generic;
     }
@@ -203,8 +209,15 @@ mlir::attn::traceNarrowed(Value result, ArrayRef<Operation *> writers) {
     return std::nullopt;
   // Its allocation must come first (an argument always does).
   if (auto alloc = n.narrow.getDefiningOp<memref::AllocOp>()) {
-    if (alloc->getBlock() != first->getBlock() || alloc->getNumOperands() != 0)
+    if (alloc->getBlock() != first->getBlock())
       return std::nullopt;
+    // Run-time sizes must be known before the first writer.
+    for (Value size : alloc->getOperands()) {
+      Operation *def = size.getDefiningOp();
+      if (!dynamicShapes || (def && (def->getBlock() != first->getBlock() ||
+                                     !def->isBeforeInBlock(first))))
+        return std::nullopt;
+    }
     if (first->isBeforeInBlock(alloc))
       alloc->moveBefore(first);
   } else if (!isa<BlockArgument>(n.narrow) ||

@@ -33,8 +33,10 @@ struct WidenedOperand {
 /// The f16/bf16 buffer that `operand` of `contraction` (bufferized, same
 /// block) holds widened: the last generic writing it before the contraction
 /// is a plain extf of that buffer, and neither is written in between.
-std::optional<WidenedOperand> traceWidened(Value operand,
-                                           Operation *contraction);
+/// With `dynamicShapes` the buffers may have run-time sizes (the kernel
+/// reads the sizes from the narrow buffer).
+std::optional<WidenedOperand>
+traceWidened(Value operand, Operation *contraction, bool dynamicShapes = false);
 
 /// The narrow source viewed like the operand the contraction read.
 Value narrowOperand(OpBuilder &b, Location loc, const WidenedOperand &w);
@@ -55,9 +57,11 @@ struct NarrowedResult {
 /// write, in this order in one block) by a truncf generic after the last
 /// writer, when nothing else reads it and nothing in between touches the
 /// narrow buffer. Moves the narrow buffer's allocation before the first
-/// writer when it comes later.
+/// writer when it comes later (with `dynamicShapes` also one of run-time
+/// sizes, computed before the first writer).
 std::optional<NarrowedResult> traceNarrowed(Value result,
-                                            ArrayRef<Operation *> writers);
+                                            ArrayRef<Operation *> writers,
+                                            bool dynamicShapes = false);
 
 /// The narrow buffer viewed like the f32 result.
 Value narrowResultView(OpBuilder &b, Location loc, const NarrowedResult &n);

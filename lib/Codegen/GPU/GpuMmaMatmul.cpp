@@ -34,6 +34,12 @@
 // the columns past K (element by element when K % 8 != 0), and C's loads
 // and stores are masked the same way (element by element when N is odd).
 // Shapes the blocks divide get none of these checks.
+// A run-time M (A and C with `?` rows: batch * sequence) is a ragged M
+// whose edge is known at run time only: the full 64-row block, the grid's
+// row tiles a ceil-div of A's memref.dim on the host (passed to the kernel
+// with it), and the same clamps, zero fills and guards against that size.
+// With TMA, A's tensor map views A with its run-time rows: the runtime
+// encodes it from the descriptor's sizes and zero-fills rows past M.
 //
 // On sm_80+ (staging=cp-async, the default) the staging is asynchronous:
 // nvgpu.device_async_copy (cp.async.cg of 16 bytes; 8 or 4 bytes, .ca,
@@ -150,7 +156,9 @@ struct MmaMatmul {
 static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
   if (!isa<func::FuncOp>(op->getParentOp()))
     return std::nullopt;
-  std::optional<mlir::attn::NTMatmul> nt = mlir::attn::matchNTMatmul(op);
+  // M (batch * sequence rows) may be known at run time only.
+  std::optional<mlir::attn::NTMatmul> nt =
+      mlir::attn::matchNTMatmul(op, /*dynamicM=*/true);
   if (!nt)
     return std::nullopt;
   Value a = nt->a, b = nt->b, c = nt->c;
@@ -163,12 +171,14 @@ static std::optional<MmaMatmul> matchMmaMatmul(linalg::GenericOp op) {
   mm.m = aType.getDimSize(0);
   mm.n = bType.getDimSize(0);
   mm.k = aType.getDimSize(1);
-  if (mm.m <= 0 || mm.n <= 0 || mm.k <= 0)
+  bool dynamicM = ShapedType::isDynamic(mm.m);
+  if ((!dynamicM && mm.m <= 0) || mm.n <= 0 || mm.k <= 0)
     return std::nullopt;
   // Grid y counts row tiles (rounded up: ragged M has a partial last one).
-  if ((mm.m + kTileM - 1) / kTileM > 65535)
+  if (!dynamicM && (mm.m + kTileM - 1) / kTileM > 65535)
     return std::nullopt;
-  auto wa = traceWidened(a, op), wb = traceWidened(b, op);
+  auto wa = traceWidened(a, op, /*dynamicShapes=*/true),
+       wb = traceWidened(b, op, /*dynamicShapes=*/true);
   if (!wa || !wb)
     return std::nullopt;
   Type ea = cast<MemRefType>(wa->narrow.getType()).getElementType();
@@ -249,10 +259,12 @@ constexpr int64_t kTryWaitTicks = 10000000;
 /// tile) with the 3-D tensor map of KernelBuilder::tmaDescriptor: a plain
 /// row-major matrix (identity layout) at the start of an allocation (the
 /// driver wants a 16-byte aligned global address), whose row pitch is a
-/// multiple of 16 bytes (K % 8 == 0), with box sizes within 256.
+/// multiple of 16 bytes (K % 8 == 0), with box sizes within 256. The rows
+/// may be a run-time size: the tensor map is encoded from the memref's
+/// sizes at run time.
 static bool tmaLoadable(Value src, int64_t boxRows, int64_t bk) {
   auto type = dyn_cast<MemRefType>(src.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+  if (!type || type.getRank() != 2 || type.isDynamicDim(1) ||
       !type.getLayout().isIdentity() || !startsAtAllocation(src))
     return false;
   int64_t k = type.getDimSize(1);
@@ -272,6 +284,9 @@ struct KernelBuilder {
   llvm::DenseMap<Value, Value> narrowInputs;
   // Where the results go narrowed (f16/bf16 [M, N]) instead of f32.
   Value narrowOut;
+  // A run-time M: A's rows, read on the host (the grid's ceil-div) and
+  // passed to the kernel, where every row access is bounded by it.
+  Value rowsM;
   // TMA: the operands' tensor maps (created on the host, before the launch)
   // and the block's mbarriers, one per pipeline stage.
   Value tmaMapA, tmaMapB, mbarriers;
@@ -319,16 +334,30 @@ struct KernelBuilder {
   }
 
   /// Whether C's rows (columns) past M (N) must be masked: the blocks do
-  /// not divide them.
+  /// not divide them (a run-time M is always masked).
   bool maskRows() const { return t.raggedM(mm.m); }
   bool maskCols() const { return t.raggedN(mm.n); }
   /// Whether C's pairs must be accessed element by element: with N odd a
   /// pair may straddle the end of a row, and rows start at odd offsets.
   bool elementwiseC() const { return mm.n % 2 != 0; }
 
+  /// Whether `row` < M, and `row` clamped to M - 1, for a static or
+  /// run-time M.
+  Value rowInside(Value row) {
+    if (!rowsM)
+      return less(row, mm.m);
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rowsM);
+  }
+  Value clampRow(Value row) {
+    if (!rowsM)
+      return clamp(row, mm.m - 1);
+    return arith::MinSIOp::create(b, loc, row,
+                                  arith::SubIOp::create(b, loc, rowsM, idx(1)));
+  }
+
   /// Whether C[row][col] lies inside C (null: everywhere).
   Value inC(Value row, Value col) {
-    return both(maskRows() ? less(row, mm.m) : Value(),
+    return both(maskRows() ? rowInside(row) : Value(),
                 maskCols() ? less(col, mm.n) : Value());
   }
 
@@ -337,7 +366,7 @@ struct KernelBuilder {
   Value loadCPair(Value row, Value col, llvm::MaybeAlign align) {
     if (!maskRows() && !maskCols())
       return loadPair(c, row, col, align);
-    Value r = maskRows() ? clamp(row, mm.m - 1) : row;
+    Value r = maskRows() ? clampRow(row) : row;
     auto pairType = VectorType::get({2}, b.getF32Type());
     if (!elementwiseC()) {
       // N even, col even: the pair lies inside or outside as a whole.
@@ -382,15 +411,24 @@ struct KernelBuilder {
   /// the staging layout change, and no swizzle needs modelling: simpler
   /// than the 128-byte swizzle, at the price of the bank conflicts the
   /// cp.async staging has too. Boxes reaching past R or K are zero-filled
-  /// by the TMA unit (oob = zero), which zeroes ragged edges.
+  /// by the TMA unit (oob = zero), which zeroes ragged edges. A run-time R
+  /// (A's rows) stays dynamic in the view: the runtime encodes the map from
+  /// the descriptor's sizes (a new size, a new map).
   Value tmaDescriptor(Value src, int64_t rows) {
     MLIRContext *ctx = b.getContext();
     auto type = cast<MemRefType>(src.getType());
     int64_t r = type.getDimSize(0), k = type.getDimSize(1);
     Type elem = type.getElementType();
-    Value chunked = memref::ExpandShapeOp::create(
-        b, loc, MemRefType::get({r, k / 8, 8}, elem), src,
-        ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    auto chunkedType = MemRefType::get({r, k / 8, 8}, elem);
+    SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+    Value chunked =
+        ShapedType::isDynamic(r)
+            ? memref::ExpandShapeOp::create(
+                  b, loc, chunkedType, src, groups,
+                  ArrayRef<OpFoldResult>{
+                      memref::DimOp::create(b, loc, src, 0).getResult(),
+                      b.getIndexAttr(k / 8), b.getIndexAttr(8)})
+            : memref::ExpandShapeOp::create(b, loc, chunkedType, src, groups);
     Value kMajor = memref::TransposeOp::create(
         b, loc, chunked,
         AffineMapAttr::get(
@@ -554,10 +592,18 @@ struct KernelBuilder {
     if (staging.tmaB)
       tmaMapB = tmaDescriptor(bNk, t.blockN());
     Value one = idx(1);
-    auto launch =
-        gpu::LaunchOp::create(b, loc, idx(llvm::divideCeil(mm.n, t.blockN())),
-                              idx(llvm::divideCeil(mm.m, t.blockM())), one,
-                              idx(t.threads()), one, one);
+    Value gridX = idx(llvm::divideCeil(mm.n, t.blockN()));
+    Value gridY;
+    if (ShapedType::isDynamic(mm.m)) {
+      // The row tiles of a run-time M: a ceil-div on the host.
+      rowsM = memref::DimOp::create(b, loc, a, 0);
+      attn::IndexArith ix(b, loc);
+      gridY = ix.divu(ix.add(rowsM, t.blockM() - 1), t.blockM());
+    } else {
+      gridY = idx(llvm::divideCeil(mm.m, t.blockM()));
+    }
+    auto launch = gpu::LaunchOp::create(b, loc, gridX, gridY, one,
+                                        idx(t.threads()), one, one);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     // Shared memory as workgroup allocas, like attn-gpu-flash-attention;
@@ -649,7 +695,7 @@ struct KernelBuilder {
     // staged as zeros (the K padding must be zero in both operands, the
     // others only keep the discarded results finite).
     int64_t kLimit = t.raggedK(mm.k) ? mm.k : 0;
-    int64_t rowLimitA = t.raggedM(mm.m) ? mm.m : 0;
+    int64_t rowLimitA = !rowsM && t.raggedM(mm.m) ? mm.m : 0;
     int64_t rowLimitB = t.raggedN(mm.n) ? mm.n : 0;
     // Stages the k step at `k0` into buffer `stage` (null: plain staging's
     // one buffer); returns the tokens of its asynchronous copies.
@@ -658,23 +704,25 @@ struct KernelBuilder {
       if (stage)
         prefix.push_back(stage);
       auto one = [&](Value src, Value row0, int64_t rows, Value dst,
-                     int64_t chunk, int64_t rowLimit) {
+                     int64_t chunk, int64_t rowLimit, Value dynamicRowLimit) {
         if (chunk) {
-          llvm::append_range(tokens, mlir::attn::buildSharedTileAsyncCopy(
-                                         b, loc, src, {}, row0, k0, rows, t.bk,
-                                         dst, prefix, tid, t.threads(), chunk,
-                                         rowLimit, kLimit,
-                                         /*coreMatrices=*/staging.wgmma));
+          llvm::append_range(
+              tokens, mlir::attn::buildSharedTileAsyncCopy(
+                          b, loc, src, {}, row0, k0, rows, t.bk, dst, prefix,
+                          tid, t.threads(), chunk, rowLimit, kLimit,
+                          /*coreMatrices=*/staging.wgmma, dynamicRowLimit));
           return;
         }
         mlir::attn::buildSharedTileCopy(
             b, loc, src, {}, row0, k0, rows, t.bk, dst, /*transpose=*/false,
-            tid, t.threads(), alignFor(src, 16), rowLimit, kLimit, prefix);
+            tid, t.threads(), alignFor(src, 16), rowLimit, kLimit, prefix,
+            dynamicRowLimit);
       };
       if (!staging.tmaA)
-        one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA);
+        one(a, blockRow, t.blockM(), aSmem, staging.chunkA, rowLimitA, rowsM);
       if (!staging.tmaB)
-        one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB);
+        one(bNk, blockCol, t.blockN(), bSmem, staging.chunkB, rowLimitB,
+            Value());
       return tokens;
     };
 
@@ -1024,14 +1072,16 @@ struct AttnGpuMmaMatmulPass
         for (Value input : mm.epilogue.getDpsInputs()) {
           if (input == mm.c)
             continue;
-          if (auto w = traceWidened(input, mm.epilogue)) {
+          if (auto w = traceWidened(input, mm.epilogue,
+                                    /*dynamicShapes=*/true)) {
             widened.add(*w, mm.epilogue);
             mm.narrowInputs.push_back({input, *w});
           }
         }
       }
       mm.narrowed = mlir::attn::traceNarrowed(
-          mm.epilogue ? mm.epilogue.getDpsInits()[0] : mm.c, writers);
+          mm.epilogue ? mm.epilogue.getDpsInits()[0] : mm.c, writers,
+          /*dynamicShapes=*/true);
     }
     widened.findDead();
     for (MmaMatmul &mm : matches) {

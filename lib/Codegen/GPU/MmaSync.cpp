@@ -68,13 +68,11 @@ Value mlir::attn::buildMmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
                                         d);
 }
 
-void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
-                                     ValueRange prefix, Value row0, Value col0,
-                                     int64_t rows, int64_t width, Value dst,
-                                     bool transpose, Value tid, int64_t threads,
-                                     llvm::MaybeAlign srcAlign,
-                                     int64_t rowLimit, int64_t colLimit,
-                                     ValueRange dstPrefix) {
+void mlir::attn::buildSharedTileCopy(
+    OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
+    Value col0, int64_t rows, int64_t width, Value dst, bool transpose,
+    Value tid, int64_t threads, llvm::MaybeAlign srcAlign, int64_t rowLimit,
+    int64_t colLimit, ValueRange dstPrefix, Value dynamicRowLimit) {
   constexpr int64_t kChunk = 8;
   Type elt = cast<MemRefType>(src.getType()).getElementType();
   auto chunkType = VectorType::get({kChunk}, elt);
@@ -103,7 +101,7 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
   auto loadChunk = [&](Value row, Value col) -> Value {
     SmallVector<Value> indices(prefix.begin(), prefix.end());
     Value r = add(row0, row), c = add(col0, col);
-    if (!rowLimit && !colLimit) {
+    if (!rowLimit && !colLimit && !dynamicRowLimit) {
       indices.push_back(r);
       indices.push_back(c);
       return vector::LoadOp::create(b, loc, chunkType, src, indices,
@@ -112,7 +110,14 @@ void mlir::attn::buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
     // Bounds-checked: loads at indices clamped into the source, zeros
     // selected where the element lies past its extent.
     Value rowIn = rowLimit ? less(r, rowLimit) : Value();
-    indices.push_back(rowLimit ? clamp(r, rowLimit - 1) : r);
+    if (dynamicRowLimit) {
+      rowIn = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                                    dynamicRowLimit);
+      indices.push_back(arith::MinSIOp::create(
+          b, loc, r, arith::SubIOp::create(b, loc, dynamicRowLimit, idx(1))));
+    } else {
+      indices.push_back(rowLimit ? clamp(r, rowLimit - 1) : r);
+    }
     if (colLimit % kChunk == 0) {
       // Whole chunks lie inside or outside: one load, one select.
       Value in = both(rowIn, colLimit ? less(c, colLimit) : Value());
@@ -199,7 +204,7 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
     Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
     Value tid, int64_t threads, int64_t chunk, int64_t rowLimit,
-    int64_t colLimit, bool coreMatrices) {
+    int64_t colLimit, bool coreMatrices, Value dynamicRowLimit) {
   attn::IndexArith ix(b, loc);
   auto less = [&](Value x, int64_t limit) -> Value {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
@@ -225,7 +230,12 @@ SmallVector<Value> mlir::attn::buildSharedTileAsyncCopy(
     Value r = ix.add(row0, row), c = ix.add(col0, col);
     SmallVector<Value> srcIndices(prefix.begin(), prefix.end());
     Value inside;
-    if (rowLimit) {
+    if (dynamicRowLimit) {
+      inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r,
+                                     dynamicRowLimit);
+      r = arith::MinSIOp::create(
+          b, loc, r, arith::SubIOp::create(b, loc, dynamicRowLimit, ix.cst(1)));
+    } else if (rowLimit) {
       inside = less(r, rowLimit);
       r = clamp(r, rowLimit - 1);
     }

@@ -44,12 +44,15 @@ constexpr int64_t kSmemPad = 8;
 /// zeros; with a `colLimit` that is not a multiple of 8 the chunks are
 /// loaded element by element.
 /// `dstPrefix` indexes `dst` before the row and column (a pipeline stage).
+/// A non-null `dynamicRowLimit` (an index known at run time only, e.g. the
+/// rows of a memref with a dynamic first dimension) takes the place of
+/// `rowLimit`.
 void buildSharedTileCopy(OpBuilder &b, Location loc, Value src,
                          ValueRange prefix, Value row0, Value col0,
                          int64_t rows, int64_t width, Value dst, bool transpose,
                          Value tid, int64_t threads, llvm::MaybeAlign srcAlign,
                          int64_t rowLimit = 0, int64_t colLimit = 0,
-                         ValueRange dstPrefix = {});
+                         ValueRange dstPrefix = {}, Value dynamicRowLimit = {});
 
 /// The elements per cp.async of a rows x width tile copy (16, 8 or 4 bytes
 /// of 2-byte elements: 8, 4 or 2) that keeps every chunk aligned in a
@@ -70,11 +73,14 @@ int64_t asyncCopyChunk(int64_t rows, int64_t width, int64_t srcRowLength,
 /// 8) element (r, c) lands at dst[c / 8][r][c % 8] instead of dst[r][c]:
 /// wgmma's no-swizzle K-major layout, where the 8 x 16-byte core matrices
 /// (8 rows, 8 consecutive columns) are contiguous 128-byte blocks.
+/// A non-null `dynamicRowLimit` takes the place of `rowLimit` as in
+/// buildSharedTileCopy.
 SmallVector<Value> buildSharedTileAsyncCopy(
     OpBuilder &b, Location loc, Value src, ValueRange prefix, Value row0,
     Value col0, int64_t rows, int64_t width, Value dst, ValueRange dstPrefix,
     Value tid, int64_t threads, int64_t chunk, int64_t rowLimit = 0,
-    int64_t colLimit = 0, bool coreMatrices = false);
+    int64_t colLimit = 0, bool coreMatrices = false,
+    Value dynamicRowLimit = {});
 
 /// The wait at the start of step i of a `stages`-deep cp.async pipeline
 /// whose steps each commit one group (steps past the last commit none):

@@ -97,8 +97,9 @@ struct MmaGemmTiling {
   int64_t blocks(int64_t m, int64_t n) const {
     return (m + blockM() - 1) / blockM() * ((n + blockN() - 1) / blockN());
   }
-  /// Whether the kernel needs bounds checks along M (N, K).
-  bool raggedM(int64_t m) const { return m % blockM() != 0; }
+  /// Whether the kernel needs bounds checks along M (N, K); a run-time M
+  /// (ShapedType::kDynamic, negative) always does.
+  bool raggedM(int64_t m) const { return m < 0 || m % blockM() != 0; }
   bool raggedN(int64_t n) const { return n % blockN() != 0; }
   bool raggedK(int64_t k) const { return k % bk != 0; }
 };
@@ -113,7 +114,11 @@ inline MmaGemmTiling chooseMmaGemmTiling(int64_t m, int64_t n, int64_t k,
                                          int64_t warpNTiles) {
   MmaGemmTiling t;
   int64_t maxNt = warpNTiles > 8 ? 8 : warpNTiles > 1 ? warpNTiles : 1;
-  if (m % 16 == 0) {
+  if (m < 0) {
+    // A run-time M (ShapedType::kDynamic): the full block, the edge masked.
+    t.wm = 2;
+    t.mt = 2;
+  } else if (m % 16 == 0) {
     t.wm = m % 32 == 0 ? 2 : 1;
     t.mt = m % (32 * t.wm) == 0 ? 2 : 1;
   } else {

@@ -114,7 +114,12 @@ def AttnGpuMmaMatmul : Pass<"attn-gpu-mma-matmul", "::mlir::func::FuncOp"> {
     `staging=plain` by loads and stores between barriers; fragments come
     from shared memory by nvgpu.ldmatrix (`ldmatrix=false`: pairwise loads).
     Ragged M, N and K (not multiples of 16, 8, 16) run with masked edge
-    blocks. The fragments follow the PTX ISA layout (B
+    blocks. M may be dynamic (A and C `?` rows: batch * sequence at run
+    time): the kernel takes the full 64-row block, its grid's row tiles are
+    a ceil-div of A's run-time rows on the host, and the A staging, C loads
+    and stores are bounded by that run-time size (TMA: the tensor map is
+    encoded from the memref's run-time sizes, rows past M zero-filled).
+    The fragments follow the PTX ISA layout (B
     in [N, K] layout is the "col" operand). An elementwise generic right
     after the contraction that reads C at (m, n) (bias at (n), residual at
     (m, n), an activation in its body) and writes C or another [M, N] f32

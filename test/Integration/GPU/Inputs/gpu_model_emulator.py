@@ -1626,8 +1626,13 @@ class Emulator:
             shape, strides = list(src.shape), list(src.strides)
         elif op.name == "memref.transpose":
             # The same elements, dimensions (with their strides) permuted:
-            # the result type's layout says where they are.
-            assert None not in shape and None not in strides
+            # the result type's layout says where they are. A dynamic size
+            # (run-time rows) is the source's size of the same stride.
+            assert None not in strides
+            src_sizes = dict(zip(src.strides, src.shape))
+            assert len(src_sizes) == len(src.shape), op.text[:200]
+            shape = [src_sizes[st] if sz is None else sz
+                     for sz, st in zip(shape, strides)]
             assert sorted(zip(shape, strides)) == \
                 sorted(zip(src.shape, src.strides)), op.text[:200]
         else:
