@@ -576,19 +576,29 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
   return std::make_pair(operands[0], operands[1]);
 }
 
+/// `mask` without unit reshapes and a broadcast over its leading
+/// dimensions (the last two, [Sq, Sk], are the mask's own); null when a
+/// broadcast also spans one of the last two.
+static Value stripLeadingBroadcast(Value mask) {
+  Value v = raise::stripUnitReshapes(mask);
+  auto broadcast = v.getDefiningOp<linalg::BroadcastOp>();
+  if (!broadcast)
+    return v;
+  int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+  if (!broadcast.hasPureTensorSemantics() ||
+      llvm::any_of(broadcast.getDimensions(),
+                   [&](int64_t d) { return d >= rank - 2; }))
+    return {};
+  return raise::stripUnitReshapes(broadcast.getInput());
+}
+
 /// The constant [.., Sq, Sk] behind `mask` ([B, H, Sq, Sk]): a constant,
 /// possibly broadcast over leading dimensions (through unit reshapes).
 static DenseElementsAttr getLeadingBroadcastConstant(Value mask, int64_t sq,
                                                      int64_t sk) {
-  Value v = raise::stripUnitReshapes(mask);
-  if (auto broadcast = v.getDefiningOp<linalg::BroadcastOp>()) {
-    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-    if (!broadcast.hasPureTensorSemantics() ||
-        llvm::any_of(broadcast.getDimensions(),
-                     [&](int64_t d) { return d >= rank - 2; }))
-      return {};
-    v = raise::stripUnitReshapes(broadcast.getInput());
-  }
+  Value v = stripLeadingBroadcast(mask);
+  if (!v)
+    return {};
   DenseElementsAttr values;
   if (!matchPattern(v, m_Constant(&values)))
     return {};
@@ -604,15 +614,9 @@ static DenseElementsAttr getLeadingBroadcastConstant(Value mask, int64_t sq,
 /// strides, possibly broadcast over leading dimensions), with M and N.
 static std::tuple<DenseElementsAttr, int64_t, int64_t>
 getTopLeftSquareConstant(Value mask) {
-  Value v = raise::stripUnitReshapes(mask);
-  if (auto broadcast = v.getDefiningOp<linalg::BroadcastOp>()) {
-    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-    if (!broadcast.hasPureTensorSemantics() ||
-        llvm::any_of(broadcast.getDimensions(),
-                     [&](int64_t d) { return d >= rank - 2; }))
-      return {};
-    v = raise::stripUnitReshapes(broadcast.getInput());
-  }
+  Value v = stripLeadingBroadcast(mask);
+  if (!v)
+    return {};
   // A chain of slices at offset 0 (`[:, :, sk - sq:sk]` then `[..., :sk]`
   // with sk - sq folded to 0) is the corner of the last one's sizes.
   auto last = v.getDefiningOp<tensor::ExtractSliceOp>();
