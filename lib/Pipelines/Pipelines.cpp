@@ -297,7 +297,7 @@ static void addCpuToLLVMStage(OpPassManager &pm,
   }
   // Also the checks the ONNX importer writes where a position depends on
   // dynamic sizes (a no-op without cf.assert).
-  pm.addPass(attn::createAttnCpuLowerRuntimeChecks());
+  pm.addPass(attn::createAttnLowerRuntimeChecks());
   pm.addPass(createConvertSCFToOpenMPPass());
   // [B * S, N] -> [B, S, N] with dynamic B and S, which
   // expand-strided-metadata cannot take (no-op for static shapes).
@@ -366,6 +366,9 @@ static void addCudaToNVVMStage(OpPassManager &pm,
   // As on the CPU: [B * S, N] -> [B, S, N] with dynamic B and S in the host
   // functions, before expand-strided-metadata.
   addNested(pm, attn::createAttnExpandDynamicReshapes());
+  // The importer's checks of dynamic positions, in host code: a located
+  // error and exit status 3 rather than upstream's puts + abort.
+  pm.addPass(attn::createAttnLowerRuntimeChecks());
   pm.addPass(attn::createAttnGpuTensorMapParams());
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createConvertVectorToSCFPass());

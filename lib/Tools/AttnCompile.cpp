@@ -607,7 +607,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::desc("Checkpoint directory of a decoder: compile a step over a KV "
                "cache of N positions (inputs input_ids [B, T] and positions "
                "[B]; the caches are model state, updated in place); with "
-               "--input-shape input_ids=Bx? T is chosen per run (CPU): "
+               "--input-shape input_ids=Bx? T is chosen per run: "
                "`model generate` prefills in one run, then decodes a token "
                "per run; with Bx1, a one-token step"),
       cl::value_desc("N"), cl::init(0), cl::cat(category));

@@ -188,26 +188,6 @@ def AttnCpuCheckTokenIds : Pass<"attn-cpu-check-token-ids", "::mlir::ModuleOp"> 
   ];
 }
 
-def AttnCpuLowerRuntimeChecks
-    : Pass<"attn-cpu-lower-runtime-checks", "::mlir::ModuleOp"> {
-  let summary = "Failed run-time checks (cf.assert) call libattnrt";
-  let description = [{
-    `generate-runtime-verification` (attn-compile --runtime-checks) guards
-    memory accesses with `cf.assert`s whose messages name the op and its
-    source location. Upstream lowers a failed assert to `puts` and `abort`,
-    which loses the message when stdout is a buffered pipe and leaves a
-    core dump. Each `cf.assert` becomes instead an `scf.if` on the failed
-    condition that calls `attnrt_runtime_check_failed(message)`: libattnrt
-    prints it on stderr as a located error
-    (`model.mlir:9:10: error: run-time check failed: out-of-bounds access`)
-    and exits with status 3.
-  }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
-                           "::mlir::func::FuncDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
 def AttnCpuFuncToLLVM : Pass<"attn-cpu-func-to-llvm", "::mlir::ModuleOp"> {
   let summary = "convert-func-to-llvm with bare pointers where shapes are static";
   let description = [{

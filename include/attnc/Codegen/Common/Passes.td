@@ -315,6 +315,28 @@ def AttnExpandDynamicReshapes
                            "::mlir::memref::MemRefDialect"];
 }
 
+def AttnLowerRuntimeChecks
+    : Pass<"attn-lower-runtime-checks", "::mlir::ModuleOp"> {
+  let summary = "Failed run-time checks (cf.assert) call libattnrt";
+  let description = [{
+    `generate-runtime-verification` (attn-compile --runtime-checks, CPU)
+    guards memory accesses with `cf.assert`s whose messages name the op and
+    its source location, and the ONNX importer checks positions that depend
+    on dynamic sizes the same way (both targets, host code). Upstream lowers a failed assert to `puts` and `abort`,
+    which loses the message when stdout is a buffered pipe and leaves a
+    core dump. Each `cf.assert` becomes instead an `scf.if` on the failed
+    condition that calls `attnrt_runtime_check_failed(message)`: libattnrt
+    prints it on stderr as a located error
+    (`model.mlir:9:10: error: run-time check failed: out-of-bounds access`)
+    and exits with status 3. Asserts inside a `gpu.module` (device code,
+    which cannot call the host library) are left to the GPU lowering.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
   let summary = "Emit the runtime entry points of a model lowered to LLVM";
   let description = [{

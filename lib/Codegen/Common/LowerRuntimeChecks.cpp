@@ -1,21 +1,23 @@
-//===- CpuLowerRuntimeChecks.cpp - failed cf.assert -> libattnrt ----------===//
+//===- LowerRuntimeChecks.cpp - failed cf.assert -> libattnrt -------------===//
 //
 // The run-time checks of attn-compile --runtime-checks are upstream's
-// generate-runtime-verification cf.asserts. A failed one must say which op
-// of the model went wrong on stderr and end the process with an error
-// status; it calls libattnrt (RuntimeChecks.cpp) for that.
+// generate-runtime-verification cf.asserts; the ONNX importer writes
+// cf.asserts for positions that depend on dynamic sizes. A failed one must
+// say which op of the model went wrong on stderr and end the process with
+// an error status; it calls libattnrt (RuntimeChecks.cpp) for that.
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNCPULOWERRUNTIMECHECKS
-#include "attnc/Codegen/CPU/Passes.h.inc"
+#define GEN_PASS_DEF_ATTNLOWERRUNTIMECHECKS
+#include "attnc/Codegen/Common/Passes.h.inc"
 } // namespace mlir::attn
 
 using namespace mlir;
@@ -52,13 +54,20 @@ std::string describeCheck(cf::AssertOp op) {
       .str();
 }
 
-struct AttnCpuLowerRuntimeChecksPass
-    : public mlir::attn::impl::AttnCpuLowerRuntimeChecksBase<
-          AttnCpuLowerRuntimeChecksPass> {
+struct AttnLowerRuntimeChecksPass
+    : public mlir::attn::impl::AttnLowerRuntimeChecksBase<
+          AttnLowerRuntimeChecksPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<cf::AssertOp> asserts;
-    module.walk([&](cf::AssertOp op) { asserts.push_back(op); });
+    // Device code cannot call libattnrt.
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::GPUModuleOp>(op))
+        return WalkResult::skip();
+      if (auto check = dyn_cast<cf::AssertOp>(op))
+        asserts.push_back(check);
+      return WalkResult::advance();
+    });
     if (asserts.empty())
       return;
     MLIRContext *ctx = &getContext();
