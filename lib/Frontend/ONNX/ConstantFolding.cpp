@@ -279,6 +279,17 @@ attnc::onnx_frontend::broadcastShapes(ArrayRef<int64_t> a,
 }
 
 namespace {
+/// The shape all `operands` broadcast to (Where's three), if they do.
+std::optional<SmallVector<int64_t>>
+broadcastAll(ArrayRef<const HostTensor *> operands) {
+  std::optional<SmallVector<int64_t>> shape =
+      SmallVector<int64_t>(operands.front()->shape);
+  for (const HostTensor *t : operands.drop_front())
+    if (shape)
+      shape = attnc::onnx_frontend::broadcastShapes(*shape, t->shape);
+  return shape;
+}
+
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
@@ -517,9 +528,7 @@ static bool foldSymbolic(const onnx::NodeProto &node,
       error = "the condition is symbolic";
       return false;
     }
-    auto s = broadcastShapes(in(0)->shape, in(1)->shape);
-    if (s)
-      s = broadcastShapes(*s, in(2)->shape);
+    auto s = broadcastAll({in(0), in(1), in(2)});
     if (!s) {
       error = "operand shapes do not broadcast";
       return false;
@@ -680,9 +689,7 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
   if (op == "Where") {
     if (!need(3))
       return false;
-    auto s = broadcastShapes(in(0)->shape, in(1)->shape);
-    if (s)
-      s = broadcastShapes(*s, in(2)->shape);
+    auto s = broadcastAll({in(0), in(1), in(2)});
     if (!s) {
       error = "operand shapes do not broadcast";
       return false;
