@@ -609,30 +609,53 @@ static DenseElementsAttr getLeadingBroadcastConstant(Value mask, int64_t sq,
   return values;
 }
 
-/// The constant [.., M, N] behind `mask` ([B, H, S, S], S dynamic) when the
-/// mask is its top-left S x S corner (a slice at offset 0 with unit
-/// strides, possibly broadcast over leading dimensions), with M and N.
+/// The constant [.., M, N] behind `mask` ([B, H, Sq, Sk], dynamic sizes)
+/// when the mask is a window of it (slices with unit strides, possibly
+/// broadcast over leading dimensions) that keeps a causal buffer's causal
+/// alignment, with M and N: the top-left Sq x Sq corner (GPT-2's
+/// `bias[:, :, :S, :S]`), or rows [P, P + Sq) and columns [0, Sk) with
+/// Sk = P + Sq (`bias[:, :, sk - sq:sk, :sk]` after P past positions, where
+/// query i sits at P + i and sees keys j <= P + i: bottom-right alignment).
 static std::tuple<DenseElementsAttr, int64_t, int64_t>
-getTopLeftSquareConstant(Value mask) {
+getCausalWindowConstant(Value mask) {
   Value v = stripLeadingBroadcast(mask);
   if (!v)
     return {};
-  // A chain of slices at offset 0 (`[:, :, sk - sq:sk]` then `[..., :sk]`
-  // with sk - sq folded to 0) is the corner of the last one's sizes.
   auto last = v.getDefiningOp<tensor::ExtractSliceOp>();
   if (!last || last.getType().getRank() < 2)
     return {};
   int64_t rank = last.getType().getRank();
   SmallVector<OpFoldResult> sizes = last.getMixedSizes();
-  if (!raise::sameSize(sizes[rank - 2], last.getResult(), rank - 1))
-    return {};
+  // The offsets of a chain of slices add up; only the row offset may be
+  // non-zero, in one of them.
+  OpFoldResult rowOffset;
   while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
     if (!slice.hasUnitStride() || slice.getDroppedDims().any())
       return {};
-    for (OpFoldResult offset : slice.getMixedOffsets())
-      if (getConstantIntValue(offset) != std::optional<int64_t>(0))
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets())) {
+      if (isConstantIntValue(offset, 0))
+        continue;
+      if (static_cast<int64_t>(d) != rank - 2 || rowOffset)
         return {};
+      rowOffset = offset;
+    }
     v = slice.getSource();
+  }
+  if (!rowOffset) {
+    if (!raise::sameSize(sizes[rank - 2], last.getResult(), rank - 1))
+      return {};
+  } else {
+    // Sk = P + Sq, in either order.
+    auto cols = dyn_cast<Value>(sizes[rank - 1]);
+    auto sum = cols ? cols.getDefiningOp<arith::AddIOp>() : nullptr;
+    if (!sum)
+      return {};
+    Value lhs = sum.getLhs(), rhs = sum.getRhs();
+    if (!(raise::sameSize(lhs, rowOffset) &&
+          raise::sameSize(rhs, sizes[rank - 2])) &&
+        !(raise::sameSize(rhs, rowOffset) &&
+          raise::sameSize(lhs, sizes[rank - 2])))
+      return {};
   }
   // Leading dims whole (static).
   auto srcType = cast<RankedTensorType>(v.getType());
@@ -705,15 +728,14 @@ static Value matchCausalSelect(Value v) {
     condition = dyn_cast_or_null<DenseIntElementsAttr>(
         getLeadingBroadcastConstant(generic.getDpsInputs()[0], sq, sk));
   } else {
-    // A dynamic sequence: the square top-left corner of a constant buffer
-    // (GPT-2's `bias[:, :, :S, :S]`); the buffer itself must be causal.
+    // A dynamic sequence: a causal window of a constant buffer; the buffer
+    // itself must be causal (and square, for the window to stay aligned).
     auto [buffer, rows, cols] =
-        getTopLeftSquareConstant(generic.getDpsInputs()[0]);
+        getCausalWindowConstant(generic.getDpsInputs()[0]);
     condition = dyn_cast_or_null<DenseIntElementsAttr>(buffer);
     sq = rows;
     sk = cols;
-    // Only a square buffer's corner keeps its causal alignment.
-    if (rows != cols || !raise::sameDim(v, 2, v, 3))
+    if (rows != cols)
       return Value();
   }
   if (scores.getType() != type || !fill || !isHidingValue(*fill) ||

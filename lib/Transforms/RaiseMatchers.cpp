@@ -2,10 +2,14 @@
 
 #include "RaiseMatchers.h"
 
+#include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -210,6 +214,34 @@ static std::string atomOf(const void *p, int64_t i, const char *what) {
 
 static SizeKey keyOfDim(Value v, int64_t d, int depth);
 
+/// A sum of sizes: the constant when every term is one, otherwise one atom
+/// naming the sorted terms, so that `P + S` and `S + P` (an addi, or a
+/// concatenation's length) compare equal.
+static SizeKey sumKey(ArrayRef<SizeKey> terms) {
+  SizeKey key;
+  key.coeff = 0;
+  SmallVector<std::string> named;
+  for (const SizeKey &t : terms) {
+    if (t.atoms.empty()) {
+      key.coeff += t.coeff;
+      continue;
+    }
+    std::string text = std::to_string(t.coeff);
+    for (const std::string &atom : t.atoms)
+      text += "*" + atom;
+    named.push_back(text);
+  }
+  if (named.empty())
+    return key;
+  llvm::sort(named);
+  std::string atom = "sum(" + std::to_string(key.coeff);
+  for (const std::string &text : named)
+    atom += "+" + text;
+  key.coeff = 1;
+  key.atoms.push_back(atom + ")");
+  return key;
+}
+
 static SizeKey keyOfIndex(Value idx, int depth) {
   SizeKey key;
   if (depth > 64) {
@@ -231,6 +263,9 @@ static SizeKey keyOfIndex(Value idx, int depth) {
   }
   if (auto cast = idx.getDefiningOp<arith::IndexCastOp>())
     return keyOfIndex(cast.getIn(), depth + 1);
+  if (auto add = idx.getDefiningOp<arith::AddIOp>())
+    return sumKey({keyOfIndex(add.getLhs(), depth + 1),
+                   keyOfIndex(add.getRhs(), depth + 1)});
   key.atoms.push_back(atomOf(idx.getAsOpaquePointer(), 0, "v"));
   return key;
 }
@@ -251,6 +286,19 @@ static SizeKey keyOfDim(Value v, int64_t d, int depth) {
     return key;
   }
   if (auto arg = dyn_cast<BlockArgument>(v)) {
+    // Function arguments' dimensions that the importer named alike (ONNX
+    // dim_params) have one size.
+    auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    if (func && arg.getOwner()->isEntryBlock())
+      if (auto names = func.getArgAttrOfType<ArrayAttr>(
+              arg.getArgNumber(),
+              mlir::attn::AttnDialect::DimSymbolsAttrHelper::getNameStr());
+          names && d < static_cast<int64_t>(names.size()))
+        if (auto name = dyn_cast<StringAttr>(names[d]);
+            name && !name.getValue().empty()) {
+          key.atoms.push_back("argsym:" + name.getValue().str());
+          return key;
+        }
     key.atoms.push_back(
         atomOf(arg.getOwner(), arg.getArgNumber() * 64 + d, "arg"));
     return key;
@@ -281,6 +329,26 @@ static SizeKey keyOfDim(Value v, int64_t d, int depth) {
       return opaque();
     return keyOfSize(slice.getMixedSizes()[d], depth + 1);
   }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    // The other dims agree across the inputs; a computed input's trace back
+    // to the sizes the rest of the function uses, while a block argument's
+    // (a KV cache's past) are only known as themselves.
+    if (static_cast<int64_t>(concat.getDim()) != d) {
+      Value pick = concat.getInputs().front();
+      for (Value in : concat.getInputs())
+        if (!isa<BlockArgument>(in))
+          pick = in;
+      return keyOfDim(pick, d, depth + 1);
+    }
+    SmallVector<SizeKey> terms;
+    for (Value in : concat.getInputs())
+      terms.push_back(keyOfDim(in, d, depth + 1));
+    return sumKey(terms);
+  }
+  // A lookup's rows are its ids' positions.
+  if (auto lookup = dyn_cast<mlir::attn::EmbeddingOp>(op);
+      lookup && d + 1 < type.getRank())
+    return keyOfDim(lookup.getIds(), d, depth + 1);
   // attn ops keep the leading dimensions of their first operand (all of
   // them when the types agree: softmax, norms, activations).
   if (op->getDialect()->getNamespace() == "attn" && op->getNumOperands()) {
@@ -298,6 +366,10 @@ bool mlir::attn::raise::sameDim(Value a, int64_t da, Value b, int64_t db) {
 
 bool mlir::attn::raise::sameSize(OpFoldResult size, Value v, int64_t d) {
   return keyOfSize(size, 0) == keyOfDim(v, d, 0);
+}
+
+bool mlir::attn::raise::sameSize(OpFoldResult a, OpFoldResult b) {
+  return keyOfSize(a, 0) == keyOfSize(b, 0);
 }
 
 bool mlir::attn::raise::sameShape(Value a, Value b) {

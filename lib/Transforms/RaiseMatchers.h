@@ -95,6 +95,8 @@ bool sameDim(Value a, int64_t da, Value b, int64_t db);
 /// The same for a size (an expand's output size, a slice size) and
 /// dimension `d` of `v`.
 bool sameSize(OpFoldResult size, Value v, int64_t d);
+/// Whether two sizes (constants or index values) are equal in every run.
+bool sameSize(OpFoldResult a, OpFoldResult b);
 /// Equal ranks and sameDim on every dimension.
 bool sameShape(Value a, Value b);
 

@@ -1,7 +1,8 @@
 //===- RaisePipeline.cpp - attn-raise: raise an imported graph
 //-------------===//
 //
-// The order matters: GELU and the norms are recognised on the elementwise
+// The order matters: learned positions are raised first (their addition is
+// not a residual); GELU and the norms are recognised on the elementwise
 // ops before projections absorb the bias additions next to them; attention
 // is raised once its projections are attn.linear, and with them becomes
 // attn.mha where the head split allows; the FFN needs raised
@@ -18,6 +19,7 @@
 
 void mlir::attn::buildRaisePipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createAttnRaisePositions());
   func.addPass(createAttnRaiseNorms());
   func.addPass(createAttnRaiseGelu());
   func.addPass(createAttnRaiseLinear());

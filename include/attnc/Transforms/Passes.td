@@ -188,6 +188,17 @@ def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnRaisePositions : Pass<"attn-raise-positions", "::mlir::func::FuncOp"> {
+  let summary = "Raise learned position lookups to attn.learned_pos";
+  let description = [{
+    `x + broadcast(attn.embedding(range(start, start + S), table))` with `x`
+    `[B, S, D]` becomes `attn.learned_pos x, table`, with run-time
+    `positions` (the start, for every sequence) where the start is not the
+    constant 0 (positions after a past of run-time length).
+  }];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
 def AttnRaiseResidual : Pass<"attn-raise-residual", "::mlir::func::FuncOp"> {
   let summary = "Raise residual additions to attn.add";
   let description = [{

@@ -18,11 +18,16 @@
 
 #include "Codegen/Common/DynamicDims.h"
 
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -202,6 +207,75 @@ static void visit(Operation *op, DimClasses &dims, ModuleOp module) {
   }
 }
 
+/// A term of a sum: a class's leader, or a constant (null pointer).
+using Term = DimKey;
+
+/// Dimension `axis` of `v`, or the index value `v` itself (axis -1).
+static Term termOf(Value v, int64_t axis, DimClasses &dims) {
+  if (axis < 0) {
+    APInt c;
+    if (matchPattern(v, m_ConstantInt(&c)))
+      return {nullptr, c.getSExtValue()};
+    return dims.leader(DimClasses::size(v));
+  }
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.isDynamicDim(axis))
+    return {nullptr, type.getDimSize(axis)};
+  return dims.leader(DimClasses::dim(v, axis));
+}
+
+/// Joins sums of the same two sizes: a concatenation's length is the sum
+/// of its inputs' lengths, so it has the size of an index sum of the same
+/// two sizes (the length of keys after a past, and that of the attention
+/// mask over them, which a `cf.assert` ties to such a sum).
+static void joinSums(ModuleOp module, DimClasses &dims) {
+  struct Sum {
+    DimKey key;
+    Value lhs, rhs;
+    int64_t axis; // of lhs and rhs; -1: they are index values
+  };
+  SmallVector<Sum> sums;
+  module.walk([&](Operation *op) {
+    if (auto add = dyn_cast<arith::AddIOp>(op);
+        add && add.getType().isIndex()) {
+      sums.push_back({DimClasses::size(add), add.getLhs(), add.getRhs(), -1});
+      return;
+    }
+    auto concat = dyn_cast<tensor::ConcatOp>(op);
+    if (concat && concat.getInputs().size() == 2 &&
+        concat.getResultType().isDynamicDim(concat.getDim()))
+      sums.push_back({DimClasses::dim(concat.getResult(), concat.getDim()),
+                      concat.getInputs()[0], concat.getInputs()[1],
+                      static_cast<int64_t>(concat.getDim())});
+  });
+  // A join may make two more sums alike: repeat until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<std::pair<Term, Term>, DimKey> seen;
+    for (const Sum &sum : sums) {
+      Term a = termOf(sum.lhs, sum.axis, dims),
+           b = termOf(sum.rhs, sum.axis, dims);
+      if (b < a)
+        std::swap(a, b);
+      auto [it, inserted] = seen.try_emplace({a, b}, sum.key);
+      if (!inserted && dims.leader(it->second) != dims.leader(sum.key)) {
+        dims.join(it->second, sum.key);
+        changed = true;
+      }
+    }
+  }
+}
+
+/// `cf.assert (a == b)`: after it, the two sizes are one.
+static void joinAssertedEqualities(ModuleOp module, DimClasses &dims) {
+  module.walk([&](cf::AssertOp check) {
+    auto cmp = check.getArg().getDefiningOp<arith::CmpIOp>();
+    if (cmp && cmp.getPredicate() == arith::CmpIPredicate::eq &&
+        cmp.getLhs().getType().isIndex())
+      dims.join(DimClasses::size(cmp.getLhs()), DimClasses::size(cmp.getRhs()));
+  });
+}
+
 } // namespace
 
 FailureOr<ModelDynamicDims>
@@ -222,6 +296,25 @@ mlir::attn::analyzeDynamicDims(ModuleOp module, func::FuncOp entry,
 
   DimClasses dims;
   module.walk([&](Operation *op) { visit(op, dims, module); });
+  // Argument dimensions named alike (attn.dim_symbols) have one size.
+  llvm::StringMap<DimKey> named;
+  for (unsigned i = firstInput, e = entry.getNumArguments(); i < e; ++i) {
+    auto names = entry.getArgAttrOfType<ArrayAttr>(
+        i, AttnDialect::DimSymbolsAttrHelper::getNameStr());
+    if (!names)
+      continue;
+    for (auto [d, attr] : llvm::enumerate(names)) {
+      auto name = dyn_cast<StringAttr>(attr);
+      if (!name || name.getValue().empty())
+        continue;
+      DimKey key = DimClasses::dim(entry.getArgument(i), d);
+      auto [it, inserted] = named.try_emplace(name.getValue(), key);
+      if (!inserted)
+        dims.join(it->second, key);
+    }
+  }
+  joinAssertedEqualities(module, dims);
+  joinSums(module, dims);
 
   // The first input dimension of each class is chosen by the caller; the
   // others of its class must equal it.

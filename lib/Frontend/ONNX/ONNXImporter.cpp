@@ -1690,8 +1690,8 @@ Error Importer::importRange() {
   if (start->numElements() != 1 || limit->numElements() != 1 ||
       delta->numElements() != 1)
     return fail("start, limit and delta must be scalars");
-  if (start->isFloat() || start->symbolic || delta->symbolic)
-    return failSymbolic("only an integer Range with a symbolic limit is "
+  if (start->isFloat() || delta->symbolic)
+    return failSymbolic("only an integer Range of a constant step is "
                         "supported");
   int64_t first = start->ints[0], step = delta->ints[0];
   // The length: (limit - start) / delta, for unit steps.
@@ -1707,18 +1707,27 @@ Error Importer::importRange() {
   if (!elem)
     return elem.takeError();
   Type elemType = *elem;
-  setOutput(0, generic(ValueRange{}, {*n}, elemType,
-                       [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
-                         Value i = linalg::IndexOp::create(nb, nl, 0);
-                         Value v =
-                             arith::IndexCastOp::create(nb, nl, elemType, i);
-                         Value s = arith::ConstantOp::create(
-                             nb, nl, nb.getIntegerAttr(elemType, step));
-                         Value f = arith::ConstantOp::create(
-                             nb, nl, nb.getIntegerAttr(elemType, first));
-                         return arith::AddIOp::create(
-                             nb, nl, f, arith::MulIOp::create(nb, nl, v, s));
-                       }));
+  // A symbolic start (positions after a past of run-time length) is read
+  // once, outside the loop.
+  Value symbolicStart;
+  if (isSymbolic(first))
+    symbolicStart =
+        arith::IndexCastOp::create(b, loc, elemType, indexValue(first));
+  setOutput(0,
+            generic(ValueRange{}, {*n}, elemType,
+                    [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+                      Value i = linalg::IndexOp::create(nb, nl, 0);
+                      Value v = arith::IndexCastOp::create(nb, nl, elemType, i);
+                      Value s = arith::ConstantOp::create(
+                          nb, nl, nb.getIntegerAttr(elemType, step));
+                      Value f =
+                          symbolicStart
+                              ? symbolicStart
+                              : arith::ConstantOp::create(
+                                    nb, nl, nb.getIntegerAttr(elemType, first));
+                      return arith::AddIOp::create(
+                          nb, nl, f, arith::MulIOp::create(nb, nl, v, s));
+                    }));
   return Error::success();
 }
 
@@ -1975,6 +1984,33 @@ Expected<ImportedModel> Importer::run() {
       namedBy.try_emplace(dims[d].dim_param(), in.name());
     }
   }
+  // Exporters name a dimension that is a sum of others by the sum, e.g.
+  // `past_sequence + sequence` for an attention mask over past and new
+  // tokens. Such a dim_param (every `+` term a dim_param that stands alone on
+  // some input, or an integer) is that polynomial, checked at run time, so
+  // that it broadcasts against the keys' concatenated length.
+  llvm::StringSet<> atomicParams;
+  for (const onnx::ValueInfoProto &in : graph.input())
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      for (const auto &dim : in.type().tensor_type().shape().dim())
+        if (dim.has_dim_param() && !StringRef(dim.dim_param()).contains('+'))
+          atomicParams.insert(dim.dim_param());
+  auto sumTerms = [&](StringRef param) {
+    SmallVector<StringRef> terms;
+    if (!param.contains('+'))
+      return terms;
+    param.split(terms, '+');
+    for (StringRef &t : terms) {
+      t = t.trim();
+      int64_t c;
+      if (!atomicParams.contains(t) && (t.getAsInteger(10, c) || c < 0))
+        return SmallVector<StringRef>();
+    }
+    return terms;
+  };
+  // (argument, axis, dim_param) of each sum, resolved after all inputs.
+  SmallVector<std::tuple<unsigned, unsigned, std::string>> sumDims;
+
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   SmallVector<SmallVector<int64_t>> argDims;
@@ -2030,6 +2066,12 @@ Expected<ImportedModel> Importer::run() {
           shape.push_back(it->second);
           continue;
         }
+        if (!sumTerms(dim.dim_param()).empty()) {
+          sumDims.push_back(
+              {argIndex, static_cast<unsigned>(d), dim.dim_param()});
+          shape.push_back(ShapedType::kDynamic); // resolved below
+          continue;
+        }
       }
       std::string name = dim.has_dim_param() && !dim.dim_param().empty()
                              ? dim.dim_param()
@@ -2045,6 +2087,26 @@ Expected<ImportedModel> Importer::run() {
     argDims.push_back(shape);
   }
 
+  for (auto &[arg, axis, param] : sumDims) {
+    int64_t sum = 0;
+    for (StringRef t : sumTerms(param)) {
+      int64_t term;
+      if (t.getAsInteger(10, term)) {
+        auto it = named.find(t.str());
+        if (it == named.end())
+          return fail("graph input '" + argNames[arg] + "' has dimension '" +
+                      param + "', whose term '" + t +
+                      "' names no dimension of an input");
+        term = it->second;
+      }
+      auto next = syms.add(sum, term);
+      if (!next)
+        return fail("the dimension '" + param + "' overflows");
+      sum = *next;
+    }
+    argDims[arg][axis] = sum;
+  }
+
   auto module = ModuleOp::create(fileLoc());
   OwningOpRef<ModuleOp> owned(module);
   b.setInsertionPointToEnd(module.getBody());
@@ -2054,9 +2116,37 @@ Expected<ImportedModel> Importer::run() {
   entryBlock = body;
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "attn.name", b.getStringAttr(name));
+    // Dimensions of one symbol on several inputs have one size; the raising
+    // and the runtime's input checks read that from attn.dim_symbols.
+    if (llvm::any_of(argDims[i], isSymbolic)) {
+      SmallVector<Attribute> names;
+      for (int64_t d : argDims[i]) {
+        SymbolicDims::Poly poly = syms.poly(d);
+        bool single = isSymbolic(d) && poly.size() == 1 &&
+                      poly.begin()->first.size() == 1 &&
+                      poly.begin()->second == 1;
+        names.push_back(b.getStringAttr(single ? syms.str(d) : ""));
+      }
+      func.setArgAttr(i, attn::AttnDialect::DimSymbolsAttrHelper::getNameStr(),
+                      b.getArrayAttr(names));
+    }
     values[name].value = record(body->getArgument(i), argDims[i]);
   }
   b.setInsertionPointToEnd(body);
+  // A sum dimension must hold its value: one run-time check each.
+  for (auto &[arg, axis, param] : sumDims) {
+    loc = fileLoc();
+    int64_t sum = argDims[arg][axis];
+    Value actual = tensor::DimOp::create(b, loc, body->getArgument(arg),
+                                         static_cast<int64_t>(axis));
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual,
+                                     indexValue(sum));
+    cf::AssertOp::create(b, loc, ok,
+                         ("^ input '" + argNames[arg] + "' dimension " +
+                          Twine(axis) + " must be " + param + " (" +
+                          syms.str(sum) + ")")
+                             .str());
+  }
 
   for (int i = 0; i < graph.node_size(); ++i) {
     currentIndex = i;

@@ -34,7 +34,8 @@ namespace attnc {
 constexpr const char *kImportRaisingPipeline = "attn-raise";
 /// The same without attention raising (attn-compile --no-raise-attention).
 constexpr const char *kImportRaisingPipelineNoAttention =
-    "func.func(attn-raise-norms,attn-raise-gelu,attn-raise-linear,"
+    "func.func(attn-raise-positions,attn-raise-norms,attn-raise-gelu,"
+    "attn-raise-linear,"
     "attn-raise-ffn,attn-raise-residual,cse,attn-raise-layers)";
 } // namespace attnc
 

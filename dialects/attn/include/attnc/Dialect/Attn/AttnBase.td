@@ -41,6 +41,10 @@ def Attn_Dialect : Dialect {
   //                        length), from attn-mark-token-id-inputs
   //   attn.state_arg       (entry function result) model state: the new
   //                        value of the argument of this index (KV caches)
+  //   attn.dim_symbols     (function argument) a name per dimension ("" for
+  //                        none): arguments' dynamic dimensions of one name
+  //                        have one size in every run (ONNX dim_params;
+  //                        the runtime checks them, see DynamicDims.cpp)
   //   attn.causal_lm       (module) a causal language model: every output
   //                        position depends only on input positions up to
   //                        it (set by the importers for decoders; every
@@ -53,6 +57,7 @@ def Attn_Dialect : Dialect {
     "::mlir::IntegerAttr":$id_bound,
     "::mlir::IntegerAttr":$position_bound,
     "::mlir::IntegerAttr":$state_arg,
+    "::mlir::ArrayAttr":$dim_symbols,
     "::mlir::UnitAttr":$causal_lm
   );
 }
