@@ -22,6 +22,7 @@
 #include "attnc/Support/SafeFiles.h"
 #include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
+#include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -193,8 +194,14 @@ int attnc::compile(const CompileOptions &options) {
                 "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && options.noRaise)
     return fail("--no-raise is for model.onnx inputs");
-  if (!hfInput && options.kvCache)
-    return fail("--kv-cache is for checkpoint directories of decoders");
+  if (!hfInput && !onnxInput && options.kvCache)
+    return fail("--kv-cache is for decoders given as model.onnx (exported "
+                "with past key/values) or as a checkpoint directory");
+  if (options.kvCache < 0)
+    return fail("--kv-cache must be a positive cache length");
+  if (onnxInput && options.kvCache && options.noRaise)
+    return fail("--kv-cache binds the raised attention; it cannot be "
+                "combined with --no-raise");
   if (!onnxInput && !hfInput && !options.inputShapes.empty())
     return fail("--input-shape is for model.onnx and checkpoint directory "
                 "inputs");
@@ -309,6 +316,11 @@ int attnc::compile(const CompileOptions &options) {
                                       : kImportRaisingPipelineNoAttention,
               raise, errs())))
         return fail("internal error: cannot build the raising pipeline");
+      // A decoder exported with past key/values: its past inputs become
+      // KV-cache state (attn-bind-kv-cache).
+      if (options.kvCache)
+        raise.addPass(mlir::attn::createAttnBindKVCache(
+            mlir::attn::AttnBindKVCacheOptions{options.kvCache}));
       if (failed(raise.run(*module)))
         return 1;
     }
@@ -604,9 +616,12 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::value_desc("name=AxB..."), cl::cat(category));
   cl::opt<int64_t> kvCache(
       "kv-cache",
-      cl::desc("Checkpoint directory of a decoder: compile a step over a KV "
+      cl::desc("A decoder (checkpoint directory, or model.onnx exported "
+               "with past key/values): compile a step over a KV "
                "cache of N positions (inputs input_ids [B, T] and positions "
-               "[B]; the caches are model state, updated in place); with "
+               "[B]; the caches are model state, updated in place; an ONNX "
+               "model's past inputs become the caches and its attention "
+               "mask input is dropped); with "
                "--input-shape input_ids=Bx? T is chosen per run: "
                "`model generate` prefills in one run, then decodes a token "
                "per run; with Bx1, a one-token step"),

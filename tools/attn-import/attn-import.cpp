@@ -12,10 +12,12 @@
 
 #include "attnc/Frontend/HF/HFImport.h"
 #include "attnc/Frontend/ONNX/ONNXImporter.h"
+#include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -50,10 +52,13 @@ static cl::list<std::string> inputShapes(
     cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<int64_t> kvCache(
     "kv-cache",
-    cl::desc("--hf decoders: build a step over a KV cache of N positions "
-             "(inputs input_ids [B, T] and positions [B]; the caches are model "
-             "state); --input-shape input_ids=Bx? for a run-time T (prefill "
-             "and decode), Bx1 for one token"),
+    cl::desc("Decoders (--hf, or model.onnx exported with past key/values): "
+             "build a step over a KV cache of N positions (inputs input_ids "
+             "[B, T] and positions [B]; the caches are model state); "
+             "--input-shape input_ids=Bx? for a run-time T (prefill and "
+             "decode), Bx1 for one token. For model.onnx the output is the "
+             "raised model with its past inputs bound (attn-raise, "
+             "attn-bind-kv-cache)"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> weightsFile(
     "weights-out",
@@ -177,8 +182,8 @@ int main(int argc, char **argv) {
     return importHFCheckpoint();
   if (inputFile.empty())
     return fail("no input: give model.onnx or --hf DIR");
-  if (kvCache)
-    return fail("--kv-cache is for --hf decoder checkpoints");
+  if (kvCache < 0)
+    return fail("--kv-cache must be a positive cache length");
 
   ImportOptions options;
   for (const std::string &spec : inputShapes)
@@ -201,6 +206,18 @@ int main(int argc, char **argv) {
   if (!imported) {
     errs() << toString(imported.takeError()) << "\n";
     return 1;
+  }
+  // A decoder exported with past key/values: its pasts become KV-cache state,
+  // which needs the raised attention.
+  if (kvCache) {
+    SourceMgr sourceMgr;
+    mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+    mlir::PassManager pm(&context);
+    mlir::attn::buildRaisePipeline(pm);
+    pm.addPass(mlir::attn::createAttnBindKVCache(
+        mlir::attn::AttnBindKVCacheOptions{kvCache}));
+    if (failed(pm.run(*imported->module)))
+      return 1;
   }
 
   mlir::OpPrintingFlags flags;

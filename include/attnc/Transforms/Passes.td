@@ -188,6 +188,32 @@ def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnBindKVCache : Pass<"attn-bind-kv-cache", "::mlir::ModuleOp"> {
+  let summary = "Bind an exported decoder's past key/value inputs to KV-cache "
+                "model state";
+  let description = [{
+    For a raised decoder exported with past key/values (`past [B, H, P, D]`
+    inputs concatenated with the step's keys/values into `present` results):
+    every past becomes a cache `[B, H, cache-length, D]` that
+    `attn.cache_write` updates at a new input `positions [B]` (each
+    sequence's past length) and whose new value is the present result
+    (`attn.state_arg`); attention reads the cache with
+    `kv_lengths = positions + T` (and `query_positions` when causal);
+    learned positions start at `positions`; the attention-mask inputs are
+    dropped (the step equals the model run per sequence with a mask of
+    ones). Other uses of the past, its length or the mask are located
+    errors. Marks the module `attn.causal_lm` when every attention is causal.
+  }];
+  let options = [
+    Option<"cacheLength", "cache-length", "int64_t", "0",
+           "The cache's length in positions (N)">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnRaisePositions : Pass<"attn-raise-positions", "::mlir::func::FuncOp"> {
   let summary = "Raise learned position lookups to attn.learned_pos";
   let description = [{

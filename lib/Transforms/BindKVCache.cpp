@@ -1,0 +1,359 @@
+//===- BindKVCache.cpp - past key/value inputs -> KV-cache model state ----===//
+//
+// An exported decoder with past key/values is a function of the past: it
+// takes `past [B, H, P, D]` per layer, concatenates the step's keys and
+// values on the sequence axis, attends over `P + T` keys (with an attention
+// mask input over them) and returns the concatenation as `present`. Every
+// step copies the whole cache in and out. This pass binds such a model to
+// KV-cache state instead (the form attn-import --hf --kv-cache builds):
+//
+//   - each past input becomes a cache `[B, H, N, D]` (N: cache-length),
+//     written in place by `attn.cache_write` at run-time `positions [B]`
+//     (a new input: each sequence's past length, so sequences of different
+//     lengths share a run), its `present` result the cache's new value
+//     (`attn.state_arg`);
+//   - attention over the concatenation attends over the cache with
+//     `kv_lengths = positions + T` and, when causal, `query_positions`;
+//   - learned positions after the past start at `positions`;
+//   - the attention mask input is dropped: the bound step is the model run
+//     per sequence with its own past and a mask of ones, which is what
+//     generation feeds (padding is carried by each sequence's length).
+//
+// Whatever else depends on the past length or the mask cannot be expressed
+// per sequence and is a located error, as are inputs of other forms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNBINDKVCACHE
+#include "attnc/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// A past input and the concatenation that extends it.
+struct PastPair {
+  BlockArgument past;
+  tensor::ConcatOp concat;
+  CacheWriteOp write;
+};
+
+/// The entry block's arguments that the values of `root` depend on (through
+/// operands and values that nested regions capture; not through sizes,
+/// which the binding changes anyway).
+static void collectArgSources(Value root, Block *entry,
+                              llvm::SetVector<BlockArgument> &args) {
+  SmallVector<Value> work{root};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() == entry)
+        args.insert(arg);
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (isa<tensor::EmptyOp>(op))
+      continue;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      work.push_back(expand.getSrc());
+      continue;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      work.push_back(slice.getSource());
+      llvm::append_range(work, slice.getOffsets());
+      continue;
+    }
+    llvm::append_range(work, op->getOperands());
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          work.push_back(operand);
+    });
+  }
+}
+
+/// Whether `v` is (a cast of) the index value `length`.
+static bool isCastOf(Value v, Value length) {
+  while (v != length) {
+    Operation *op = v.getDefiningOp();
+    if (!op || !isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op))
+      return false;
+    v = op->getOperand(0);
+  }
+  return true;
+}
+
+struct AttnBindKVCachePass
+    : public attn::impl::AttnBindKVCacheBase<AttnBindKVCachePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entry;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && (!entry || func.getName() == "main"))
+        entry = func;
+    if (!entry) {
+      module.emitError("attn-bind-kv-cache: no function to bind");
+      return signalPassFailure();
+    }
+    if (cacheLength <= 0) {
+      entry.emitError("attn-bind-kv-cache: cache-length must be positive");
+      return signalPassFailure();
+    }
+    if (failed(bind(entry)))
+      signalPassFailure();
+  }
+
+  LogicalResult bind(func::FuncOp entry) {
+    Block &body = entry.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    auto argName = [&](BlockArgument arg) {
+      auto name =
+          entry.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "attn.name");
+      return name ? name.getValue().str()
+                  : "argument " + std::to_string(arg.getArgNumber());
+    };
+
+    // The past inputs: concatenated with new keys/values on axis 2, the
+    // concatenation returned (present).
+    SmallVector<PastPair> pairs;
+    for (BlockArgument arg : body.getArguments()) {
+      tensor::ConcatOp concat;
+      for (Operation *user : arg.getUsers()) {
+        auto c = dyn_cast<tensor::ConcatOp>(user);
+        if (c && c.getDim() == 2 && c.getInputs().size() == 2 &&
+            c.getInputs()[0] == arg &&
+            llvm::is_contained(ret.getOperands(), c.getResult()))
+          concat = c;
+      }
+      if (!concat)
+        continue;
+      for (Operation *user : arg.getUsers())
+        if (user != concat.getOperation() && !isa<tensor::DimOp>(user))
+          return user->emitOpError()
+                 << "uses the past key/value input '" << argName(arg)
+                 << "'; attn-bind-kv-cache binds a past only through its "
+                    "concatenation with the new keys or values";
+      auto type = cast<RankedTensorType>(arg.getType());
+      if (type.getRank() != 4 || type.isDynamicDim(0) || type.isDynamicDim(1) ||
+          type.isDynamicDim(3))
+        return emitError(arg.getLoc())
+               << "past key/value input '" << argName(arg) << "' has type "
+               << type
+               << "; a KV cache needs static batch, heads and head width "
+                  "(fix the batch with --input-shape, e.g. input_ids=1x?)";
+      if (!pairs.empty() &&
+          cast<RankedTensorType>(pairs[0].past.getType()).getDimSize(0) !=
+              type.getDimSize(0))
+        return emitError(arg.getLoc()) << "past inputs of different batches";
+      pairs.push_back({arg, concat, nullptr});
+    }
+    if (pairs.empty())
+      return entry.emitError(
+          "attn-bind-kv-cache: the model has no past key/value inputs (an "
+          "input concatenated with the new keys or values on axis 2 whose "
+          "concatenation is returned)");
+    int64_t batch =
+        cast<RankedTensorType>(pairs[0].past.getType()).getDimSize(0);
+
+    // `positions [B]`: each sequence's past length, after the first input.
+    OpBuilder b(entry.getContext());
+    Location loc = entry.getLoc();
+    auto positionsType = RankedTensorType::get({batch}, b.getI64Type());
+    unsigned positionsIndex = body.getNumArguments() > 0 ? 1 : 0;
+    if (failed(entry.insertArgument(
+            positionsIndex, positionsType,
+            b.getDictionaryAttr(
+                b.getNamedAttr("attn.name", b.getStringAttr("positions"))),
+            loc)))
+      return failure();
+    Value positions = body.getArgument(positionsIndex);
+
+    // Writes into the caches; attention reads them.
+    llvm::SetVector<SdpaOp> attentions;
+    DenseMap<Value, unsigned> stateOf; // cache write -> returned slot
+    for (PastPair &pair : pairs) {
+      auto pastType = cast<RankedTensorType>(pair.past.getType());
+      auto cacheType = RankedTensorType::get(
+          {batch, pastType.getDimSize(1), cacheLength, pastType.getDimSize(3)},
+          pastType.getElementType());
+      pair.past.setType(cacheType);
+      b.setInsertionPoint(pair.concat);
+      pair.write =
+          CacheWriteOp::create(b, pair.concat.getLoc(), cacheType, pair.past,
+                               pair.concat.getInputs()[1], positions);
+      for (OpOperand &use :
+           llvm::make_early_inc_range(pair.concat.getResult().getUses())) {
+        Operation *user = use.getOwner();
+        if (auto sdpa = dyn_cast<SdpaOp>(user);
+            sdpa &&
+            (use.get() == sdpa.getKey() || use.get() == sdpa.getValue()) &&
+            use.get() != sdpa.getQuery()) {
+          attentions.insert(sdpa);
+          use.set(pair.write);
+          continue;
+        }
+        if (isa<func::ReturnOp>(user)) {
+          use.set(pair.write);
+          continue;
+        }
+        return user->emitOpError()
+               << "uses the keys or values after the past of '"
+               << argName(pair.past)
+               << "'; attn-bind-kv-cache binds them only as the keys or "
+                  "values of attn.sdpa (raise the attention first)";
+      }
+      pair.concat.erase();
+    }
+
+    // Attention over the caches: up to each sequence's length, causal from
+    // each sequence's own start; the mask input's bias goes.
+    llvm::SetVector<BlockArgument> maskArgs;
+    for (SdpaOp sdpa : attentions) {
+      if (!sdpa.getKey().getDefiningOp<CacheWriteOp>() ||
+          !sdpa.getValue().getDefiningOp<CacheWriteOp>())
+        return sdpa.emitOpError("attends over a past for only one of its "
+                                "keys and values");
+      if (sdpa.getKvLengths() || sdpa.getQueryPositions())
+        return sdpa.emitOpError("already has kv_lengths or query_positions; "
+                                "attn-bind-kv-cache sets them");
+      if (Value bias = sdpa.getBias()) {
+        llvm::SetVector<BlockArgument> sources;
+        collectArgSources(bias, &body, sources);
+        for (BlockArgument source : sources)
+          if (llvm::any_of(
+                  pairs, [&](const PastPair &p) { return p.past == source; }) ||
+              source == positions)
+            return sdpa.emitOpError()
+                   << "has an attention bias that depends on the past; only "
+                      "a bias from attention-mask inputs can be bound (it is "
+                      "dropped)";
+        maskArgs.insert(sources.begin(), sources.end());
+        sdpa.getBiasMutable().clear();
+      }
+      b.setInsertionPoint(sdpa);
+      Location l = sdpa.getLoc();
+      Value newKeys =
+          cast<CacheWriteOp>(sdpa.getKey().getDefiningOp()).getNewRows();
+      Value steps = tensor::DimOp::create(b, l, newKeys, 2);
+      steps = arith::IndexCastOp::create(b, l, b.getI64Type(), steps);
+      Value empty = tensor::EmptyOp::create(b, l, positionsType.getShape(),
+                                            b.getI64Type());
+      Value filled = linalg::FillOp::create(b, l, steps, empty).result();
+      Value lengths = linalg::AddOp::create(b, l, ValueRange{positions, filled},
+                                            ValueRange{empty})
+                          ->getResult(0);
+      sdpa.getKvLengthsMutable().assign(lengths);
+      if (sdpa.getCausal())
+        sdpa.getQueryPositionsMutable().assign(positions);
+    }
+
+    // The past length P (tensor.dim of a past on axis 2), and the mask
+    // inputs, are gone from attention; learned positions that started at P
+    // start at each sequence's position; checks of the stateless shapes
+    // (the mask's length, buffer windows at P) go with them.
+    SmallVector<Value> pastLengths;
+    for (PastPair &pair : pairs)
+      for (Operation *user : pair.past.getUsers())
+        if (auto dim = dyn_cast<tensor::DimOp>(user))
+          if (dim.getConstantIndex() == std::optional<int64_t>(2))
+            pastLengths.push_back(dim.getResult());
+    entry.walk([&](LearnedPosOp pos) {
+      auto fill = pos.getPositions()
+                      ? pos.getPositions().getDefiningOp<linalg::FillOp>()
+                      : nullptr;
+      if (fill && llvm::any_of(pastLengths, [&](Value p) {
+            return isCastOf(fill.getInputs()[0], p);
+          }))
+        pos.getPositionsMutable().assign(positions);
+    });
+    auto dependsOnRemoved = [&](Value v) {
+      llvm::SetVector<BlockArgument> sources;
+      collectArgSources(v, &body, sources);
+      return llvm::any_of(sources, [&](BlockArgument a) {
+        return maskArgs.contains(a) ||
+               llvm::any_of(pairs,
+                            [&](const PastPair &p) { return p.past == a; });
+      });
+    };
+    SmallVector<cf::AssertOp> checks;
+    entry.walk([&](cf::AssertOp check) {
+      if (dependsOnRemoved(check.getArg()))
+        checks.push_back(check);
+    });
+    for (cf::AssertOp check : checks)
+      check.erase();
+    IRRewriter rewriter(entry.getContext());
+    (void)runRegionDCE(rewriter, entry.getBody());
+
+    // Nothing else may still read the past length or a mask.
+    for (PastPair &pair : pairs)
+      for (Operation *user : pair.past.getUsers())
+        if (auto dim = dyn_cast<tensor::DimOp>(user);
+            dim && dim.getConstantIndex() == std::optional<int64_t>(2))
+          for (Operation *reader : dim->getUsers())
+            return reader->emitOpError()
+                   << "uses the past length of '" << argName(pair.past)
+                   << "', which a KV-cache step has per sequence "
+                      "(`positions`); attn-bind-kv-cache binds it only in "
+                      "attention and learned positions";
+    llvm::BitVector erase(body.getNumArguments());
+    for (BlockArgument mask : maskArgs) {
+      if (!mask.use_empty())
+        return (*mask.getUsers().begin())->emitOpError()
+               << "uses the attention mask '" << argName(mask)
+               << "' outside attention, which a KV-cache step cannot bind";
+      erase.set(mask.getArgNumber());
+    }
+    if (failed(entry.eraseArguments(erase)))
+      return failure();
+    for (PastPair &pair : pairs)
+      entry.removeArgAttr(pair.past.getArgNumber(),
+                          AttnDialect::DimSymbolsAttrHelper::getNameStr());
+
+    // The present results are the caches' new values.
+    for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+      auto write = operand.getDefiningOp<CacheWriteOp>();
+      auto cache = write ? dyn_cast<BlockArgument>(write.getCache()) : nullptr;
+      if (!cache || cache.getOwner() != &body)
+        continue;
+      entry.removeResultAttr(i,
+                             StringAttr::get(entry.getContext(), "attn.name"));
+      entry.setResultAttr(i, AttnDialect::StateArgAttrHelper::getNameStr(),
+                          b.getI64IntegerAttr(cache.getArgNumber()));
+    }
+    entry.setFunctionType(FunctionType::get(
+        entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+    // A decoder whose every attention is causal generates.
+    bool causal = true;
+    entry->getParentOp()->walk(
+        [&](SdpaOp sdpa) { causal &= sdpa.getCausal(); });
+    if (causal)
+      AttnDialect::CausalLmAttrHelper(entry.getContext())
+          .setAttr(entry->getParentOp(), UnitAttr::get(entry.getContext()));
+    return success();
+  }
+};
+
+} // namespace

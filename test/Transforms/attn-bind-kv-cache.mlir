@@ -1,0 +1,90 @@
+// RUN: attn-opt %s --split-input-file --attn-bind-kv-cache=cache-length=16 --verify-diagnostics | FileCheck %s
+
+// A past of run-time length P concatenated with the step's keys/values,
+// a mask input over the P + T keys and learned positions from P: the
+// pasts become caches written at `positions`, attention reads them up to
+// positions + T per sequence, the mask input and its bias go.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[IDS:.*]]: tensor<2x?x8xf32> {attn.name = "x"}
+// CHECK-SAME: %[[POS:.*]]: tensor<2xi64> {attn.name = "positions"}
+// CHECK-SAME: %[[K:.*]]: tensor<2x2x16x4xf32> {attn.name = "past.key"}
+// CHECK-SAME: %[[V:.*]]: tensor<2x2x16x4xf32> {attn.name = "past.value"}
+// CHECK-NOT: attn.name = "mask"
+// CHECK-SAME: -> (tensor<2x?x8xf32> {attn.name = "h"}, tensor<2x2x?x4xf32> {attn.name = "out"}, tensor<2x2x16x4xf32> {attn.state_arg = 2 : i64}, tensor<2x2x16x4xf32> {attn.state_arg = 3 : i64})
+// CHECK: attn.learned_pos %[[IDS]], %{{.*}} positions(%[[POS]] : tensor<2xi64>)
+// CHECK: %[[KW:.*]] = attn.cache_write %{{.*}} into %[[K]] at %[[POS]]
+// CHECK: %[[VW:.*]] = attn.cache_write %{{.*}} into %[[V]] at %[[POS]]
+// CHECK: %[[T:.*]] = tensor.dim %{{.*}}, %c2
+// CHECK: %[[T64:.*]] = arith.index_cast %[[T]] : index to i64
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%[[T64]] : i64)
+// CHECK: %[[LEN:.*]] = linalg.add ins(%[[POS]], %[[FILL]]
+// CHECK: attn.sdpa %{{.*}}, %[[KW]], %[[VW]] kv_lengths(%[[LEN]] : tensor<2xi64>) query_positions(%[[POS]] : tensor<2xi64>) score = dot causal
+// CHECK-NOT: cf.assert
+// CHECK: return %{{.*}}, %{{.*}}, %[[KW]], %[[VW]]
+func.func @main(%x: tensor<2x?x8xf32> {attn.name = "x"},
+                %mask: tensor<2x?xf32> {attn.name = "mask"},
+                %pk: tensor<2x2x?x4xf32> {attn.name = "past.key", attn.dim_symbols = ["", "", "past", ""]},
+                %pv: tensor<2x2x?x4xf32> {attn.name = "past.value", attn.dim_symbols = ["", "", "past", ""]},
+                %q: tensor<2x2x?x4xf32>, %k: tensor<2x2x?x4xf32>, %v: tensor<2x2x?x4xf32>,
+                %table: tensor<32x8xf32>)
+    -> (tensor<2x?x8xf32> {attn.name = "h"}, tensor<2x2x?x4xf32> {attn.name = "out"}, tensor<2x2x?x4xf32> {attn.name = "present.key"}, tensor<2x2x?x4xf32> {attn.name = "present.value"}) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %p = tensor.dim %pk, %c2 : tensor<2x2x?x4xf32>
+  %t = tensor.dim %x, %c1 : tensor<2x?x8xf32>
+  %l = tensor.dim %mask, %c1 : tensor<2x?xf32>
+  %sum = arith.addi %t, %p : index
+  %ok = arith.cmpi eq, %l, %sum : index
+  cf.assert %ok, "mask length"
+  %p64 = arith.index_cast %p : index to i64
+  %e = tensor.empty() : tensor<2xi64>
+  %start = linalg.fill ins(%p64 : i64) outs(%e : tensor<2xi64>) -> tensor<2xi64>
+  %h = attn.learned_pos %x, %table positions(%start : tensor<2xi64>) : tensor<2x?x8xf32>, tensor<32x8xf32>
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %vc = tensor.concat dim(2) %pv, %v : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %bias = tensor.expand_shape %mask [[0], [1, 2, 3]] output_shape [2, 1, 1, %sum] : tensor<2x?xf32> into tensor<2x1x1x?xf32>
+  %o = attn.sdpa %q, %kc, %vc bias(%bias : tensor<2x1x1x?xf32>) score = dot causal : tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32> -> tensor<2x2x?x4xf32>
+  return %h, %o, %kc, %vc : tensor<2x?x8xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>
+}
+
+// -----
+
+// The past read other than through its concatenation.
+func.func @main(%pk: tensor<1x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<1x2x?x4xf32>)
+    -> (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  // expected-error @+1 {{uses the past key/value input 'past.key'; attn-bind-kv-cache binds a past only through its concatenation}}
+  %s = tensor.extract_slice %pk[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x4x4xf32>
+  return %kc, %k : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>
+}
+
+// -----
+
+// A dynamic batch cannot be model state.
+// expected-error @+1 {{past key/value input 'past.key' has type 'tensor<?x2x?x4xf32>'; a KV cache needs static batch}}
+func.func @main(%pk: tensor<?x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<?x2x?x4xf32>)
+    -> tensor<?x2x?x4xf32> {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  return %kc : tensor<?x2x?x4xf32>
+}
+
+// -----
+
+// No past inputs at all.
+// expected-error @+1 {{attn-bind-kv-cache: the model has no past key/value inputs}}
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  return %x : tensor<1x4xf32>
+}
+
+// -----
+
+// The keys after the past used by something other than attention.
+func.func @main(%pk: tensor<1x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<1x2x?x4xf32>)
+    -> (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  // expected-error @+1 {{uses the keys or values after the past of 'past.key'; attn-bind-kv-cache binds them only as the keys or values of attn.sdpa}}
+  %n = math.exp %kc : tensor<1x2x?x4xf32>
+  return %kc, %n : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>
+}
