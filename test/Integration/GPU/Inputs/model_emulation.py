@@ -87,8 +87,11 @@ for _p in ("f32", "f16", "bf16"):
 # transformers' committed logits of the 16-token sequence (expected.npy;
 # f32 at check_decode_step.py's 1e-4).
 STEP_SPLITS = (11, 1, 4)
+# "onnx:gpt2_past-op17": GPT-2 exported with past key/values
+# (scripts/gen_onnx_past_kv.py, test/ONNX/Models), bound to the caches by
+# --kv-cache (attn-bind-kv-cache); the same checkpoint's logits.
 for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
-    for _ckpt in ("gpt2", "llama"):
+    for _ckpt in ("gpt2", "llama", "onnx:gpt2_past-op17"):
         DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? {_p} at T = "
                               + ", ".join(map(str, STEP_SPLITS)),
                               "step", _ckpt, {}, _p, _tol))
@@ -181,19 +184,28 @@ def run_step_case(tools, case, mutate, workdir, host_visible):
     pieces STEP_SPLITS (each run continuing at the previous runs' length in
     the caches) against transformers' logits of the whole sequence."""
     name, kind, ckpt, _, precision, tol = case
+    source = None
+    if ckpt.startswith("onnx:"):
+        source = os.path.join(ROOT, "test", "ONNX", "Models",
+                              ckpt[len("onnx:"):] + ".onnx")
+        ckpt = "gpt2"
     base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
     ids = np.load(os.path.join(base, "input_ids.npy"))
     expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
     assert sum(STEP_SPLITS) == ids.shape[1]
-    out = os.path.join(workdir, ckpt + "_step.mlir")
-    subprocess.run([tools["attn-compile"], "-q", base, "--input-shape",
-                    "input_ids=1x?", "--kv-cache", str(ids.shape[1]),
-                    "--emit=attn", "-o", out], check=True)
+    out = os.path.join(workdir, ckpt + ("_onnx" if source else "") +
+                       "_step.mlir")
+    subprocess.run([tools["attn-compile"], "-q", source or base,
+                    "--input-shape", "input_ids=1x?", "--kv-cache",
+                    str(ids.shape[1]), "--emit=attn", "-o", out], check=True)
+    # An ONNX model's weights are written beside the IR.
+    weights = (os.path.splitext(out)[0] + ".safetensors" if source else
+               os.path.join(base, "model.safetensors"))
     module = map_stage(tools["attn-opt"], out, precision)
     emu = Emulator(module, mutate, host_memory_visible=host_visible)
     pieces, start = [], 0
     for t in STEP_SPLITS:
-        (y,) = emu.run_model(os.path.join(base, "model.safetensors"), {
+        (y,) = emu.run_model(weights, {
             "input_ids": ids[:, start:start + t],
             "positions": np.array([start], np.int64)})
         assert y.shape == (1, t, expected.shape[2]), y.shape
