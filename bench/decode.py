@@ -24,7 +24,19 @@ with save_pretrained; both sides run that checkpoint, batch 1, greedy:
            new token with past_key_values (its own KV cache);
            OPENBLAS_NUM_THREADS=T, OMP_WAIT_POLICY=PASSIVE
 
-With --bf16, a third side: the same checkpoint compiled with
+With --onnx, the same checkpoint is also exported to ONNX with past
+key/values (scripts/gen_onnx_past_kv.py's wrapper; torch.onnx, opset 17) and
+two more sides run it, timed in the same alternation:
+
+  attnc-onnx   attn-compile model.onnx --input-shape input_ids=1x?
+               --kv-cache P+N (attn-bind-kv-cache: the exported past inputs
+               become the caches); `model generate`
+  onnxruntime  the same model.onnx, CPU execution provider,
+               intra_op_num_threads=T: one run over the prompt with an empty
+               past, then one per token feeding the presents back as the
+               past (its kernels are MLAS, not OpenBLAS)
+
+With --bf16, a further side: the same checkpoint compiled with
 --precision=bf16 (weights converted once at bind time, f32 accumulation;
 AVX-512 BF16 dot products where the CPU has them), timed in the same
 alternation; its tokens are compared with the f32 ones (bf16 rounding may
@@ -99,11 +111,93 @@ def torch_worker(directory, prompt_path, new, threads):
         "openblas": [lib["corename"] for lib in ok.loaded_openblas()]}))
 
 
-def run_attnc(model, directory, prompt_path, new, threads):
+def export_onnx(directory, path):
+    """GPT-2 from `directory` as ONNX with past key/values."""
+    import torch
+    from transformers import GPT2LMHeadModel
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from gen_onnx_past_kv import WithPast
+    model = GPT2LMHeadModel.from_pretrained(directory).eval()
+    cfg = model.config
+    layers, heads = cfg.n_layer, cfg.n_head
+    ids = torch.zeros(1, 4, dtype=torch.long)
+    mask = torch.ones(1, 6, dtype=torch.long)
+    flat = [torch.zeros(1, heads, 2, cfg.n_embd // heads)
+            for _ in range(2 * layers)]
+    kv = [f"{i}.{x}" for i in range(layers) for x in ("key", "value")]
+    names = ["input_ids", "attention_mask"] + [f"past_key_values.{n}" for n in kv]
+    outputs = ["logits"] + [f"present.{n}" for n in kv]
+    axes = {"input_ids": {0: "batch", 1: "sequence"},
+            "attention_mask": {0: "batch", 1: "past_sequence + sequence"},
+            "logits": {0: "batch", 1: "sequence"}}
+    for n in names[2:]:
+        axes[n] = {0: "batch", 2: "past_sequence"}
+    for n in outputs[1:]:
+        axes[n] = {0: "batch", 2: "past_sequence + sequence"}
+    with torch.no_grad():
+        torch.onnx.export(WithPast(model), (ids, mask, *flat), path,
+                          input_names=names, output_names=outputs,
+                          dynamic_axes=axes, opset_version=17,
+                          do_constant_folding=True)
+
+
+def ort_worker(path, prompt_path, new, threads):
+    """Prints one JSON line, as torch_worker, for onnxruntime on `path`."""
+    import time
+
+    import numpy as np
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, options,
+                                   providers=["CPUExecutionProvider"])
+    pasts = [i for i in session.get_inputs() if i.name.startswith("past")]
+    ids = np.load(prompt_path)
+    feeds = {"input_ids": ids,
+             "attention_mask": np.ones(ids.shape, np.int64)}
+    for i in pasts:
+        feeds[i.name] = np.zeros((1, i.shape[1], 0, i.shape[3]), np.float32)
+    names = [o.name for o in session.get_outputs()]
+
+    def run(feeds):
+        out = dict(zip(names, session.run(None, feeds)))
+        token = int(out["logits"][0, -1].argmax())
+        nxt = {"input_ids": np.array([[token]], np.int64),
+               "attention_mask": np.ones(
+                   (1, feeds["attention_mask"].shape[1] + 1), np.int64)}
+        for i in pasts:
+            nxt[i.name] = out[i.name.replace("past_key_values", "present")]
+        return token, nxt
+
+    start = time.perf_counter()
+    token, feeds = run(feeds)
+    prefill_ms = (time.perf_counter() - start) * 1e3
+    tokens = [token]
+    start = time.perf_counter()
+    for _ in range(new - 1):
+        token, feeds = run(feeds)
+        tokens.append(token)
+    decode_s = time.perf_counter() - start
+    print(json.dumps({"tokens": tokens, "prefill_ms": prefill_ms,
+                      "tokens_per_s": (new - 1) / decode_s,
+                      "version": "onnxruntime %s" % ort.__version__}))
+
+
+def run_ort(path, prompt_path, new, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r = subprocess.run([sys.executable, os.path.abspath(__file__),
+                        "--ort-worker", path, prompt_path, str(new),
+                        str(threads)],
+                       capture_output=True, text=True, env=env, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def run_attnc(model, directory, prompt_path, new, threads, weights=None):
     out_path = prompt_path + ".attnc.npy"
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     r = subprocess.run([model, "generate", "--weights",
-                        os.path.join(directory, "model.safetensors"),
+                        weights or os.path.join(directory, "model.safetensors"),
                         "--prompt", prompt_path, "--max-new-tokens", str(new),
                         "--output", out_path, "-q"],
                        capture_output=True, text=True, env=env, check=True)
@@ -139,11 +233,19 @@ def main():
                     help="also time attnc computing in bf16 (--precision=bf16)")
     ap.add_argument("--attn-compile",
                     default=os.path.join(ROOT, "build", "bin", "attn-compile"))
+    ap.add_argument("--onnx", action="store_true",
+                    help="also export the model to ONNX with past key/values "
+                         "and time attnc's bound step against onnxruntime")
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--ort-worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         d, p, n, t = args.worker
         torch_worker(d, p, int(n), int(t))
+        return 0
+    if args.ort_worker:
+        m, p, n, t = args.ort_worker
+        ort_worker(m, p, int(n), int(t))
         return 0
 
     import numpy as np
@@ -175,25 +277,42 @@ def main():
                         "input_ids=1x?", "--kv-cache", str(capacity),
                         "--precision=bf16", "-o", bf16_model], check=True)
 
+    onnx_path = os.path.join(work, "gpt2_past.onnx")
+    onnx_model = os.path.join(work, "gpt2-onnx-step")
+    if args.onnx:
+        if not os.path.exists(onnx_path):
+            export_onnx(directory, onnx_path)
+        subprocess.run([args.attn_compile, "-q", onnx_path, "--input-shape",
+                        "input_ids=1x?", "--kv-cache", str(capacity), "-o",
+                        onnx_model], check=True)
+
     overrides, report = ok.peer_environment(log=lambda *a: print(*a, file=sys.stderr))
     env = dict(os.environ, **overrides)
     print(f"GPT-2-small shape, {args.layers} layers, f32, batch 1, prompt "
           f"{args.prompt}, {args.new} new tokens, greedy; attnc step compiled "
           f"with --kv-cache {capacity} in {compile_s:.1f} s")
     print(f"PyTorch BLAS: {report['note']}")
-    rows, bf16_rows, static_rows = [], [], []
-    binaries = {"attnc": model, "static": static_model, "bf16": bf16_model}
+    rows, bf16_rows, static_rows, onnx_rows = [], [], [], []
+    binaries = {"attnc": model, "static": static_model, "bf16": bf16_model,
+                "onnx": onnx_model}
     for threads in [int(t) for t in args.threads.split(",")]:
-        sides = ["attnc", "torch", "static"] + (["bf16"] if args.bf16 else [])
+        sides = ["attnc", "torch", "static"] + (["bf16"] if args.bf16 else []) \
+            + (["onnx", "ort"] if args.onnx else [])
         samples = {who: [] for who in sides}
         for r in range(args.rounds):
             order = sides[r % len(sides):] + sides[:r % len(sides)]
             for who in order:
-                samples[who].append(
-                    run_torch(directory, prompt_path, args.new, threads, env)
-                    if who == "torch" else
-                    run_attnc(binaries[who], directory, prompt_path, args.new,
-                              threads))
+                if who == "torch":
+                    sample = run_torch(directory, prompt_path, args.new,
+                                       threads, env)
+                elif who == "ort":
+                    sample = run_ort(onnx_path, prompt_path, args.new, threads)
+                else:
+                    sample = run_attnc(
+                        binaries[who], directory, prompt_path, args.new,
+                        threads, weights=onnx_model + ".safetensors"
+                        if who == "onnx" else None)
+                samples[who].append(sample)
         a, t = samples["attnc"], samples["torch"]
         same = a[0]["tokens"] == t[0]["tokens"]
         med = lambda xs, k: statistics.median(x[k] for x in xs)
@@ -204,6 +323,14 @@ def main():
         rows.append((threads, med(a, "prefill_ms"), med(t, "prefill_ms"),
                      med(a, "tokens_per_s"), med(t, "tokens_per_s"), same,
                      t[0]["version"]))
+        if args.onnx:
+            o, n = samples["onnx"], samples["ort"]
+            onnx_rows.append((threads, med(o, "prefill_ms"),
+                              med(n, "prefill_ms"), med(o, "tokens_per_s"),
+                              med(n, "tokens_per_s"),
+                              o[0]["tokens"] == a[0]["tokens"] and
+                              n[0]["tokens"] == a[0]["tokens"],
+                              n[0]["version"]))
         if args.bf16:
             h = samples["bf16"]
             equal = sum(x == y for x, y in zip(h[0]["tokens"], a[0]["tokens"]))
@@ -241,9 +368,22 @@ def main():
             ratio = lambda x, y: f"{x / y:.2f}" if blas_ok else "refused"
             print(f"{threads} | {pa:.1f} | {ratio(pa, row[2])} | {da:.1f} | "
                   f"{ratio(da, row[4])} | {da / row[3]:.2f} | {equal}/{n}")
+    if onnx_rows:
+        print()
+        print("The model exported to ONNX with past key/values: attnc "
+              "(--kv-cache binds the pasts) vs onnxruntime on the same file:")
+        print("threads | prefill ms attnc | onnxruntime | attnc/ort | decode "
+              "tok/s attnc | onnxruntime | attnc/ort | tokens equal (to each "
+              "other and to attnc's checkpoint step)")
+        for (threads, pa, po, da, do, same, version) in onnx_rows:
+            ratio = lambda x, y: f"{x / y:.2f}" if same else "refused"
+            print(f"{threads} | {pa:.1f} | {po:.1f} | {ratio(pa, po)} | "
+                  f"{da:.1f} | {do:.1f} | {ratio(da, do)} | "
+                  f"{'yes' if same else 'NO'}")
+        print(f"onnxruntime: {onnx_rows[0][6]}, CPU execution provider")
     print(f"PyTorch: {rows[0][6]}")
     return 0 if all(r[5] for r in rows) and all(r[3] for r in static_rows) \
-        else 1
+        and all(r[5] for r in onnx_rows) else 1
 
 
 if __name__ == "__main__":

@@ -99,7 +99,8 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "matmul-kernels)",
      "CPU: bind projection weights as stored ([out, in]) for the dot-product "
      "matmul kernels instead of transposed at bind time for the "
-     "outer-product ones",
+     "outer-product ones (attn-compile does so for KV-cache steps, which "
+     "decode one row per sequence)",
      true, false},
     {"vectorize-rows", &PipelineOptions::vectorizeRows,
      "Vector loops along the rows of elementwise and row-reduction generics "

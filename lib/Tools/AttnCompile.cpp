@@ -435,6 +435,16 @@ int attnc::compile(const CompileOptions &options) {
                                          options.pruneSpec + " report=true}",
                                      pm, errs())))
     return fail("bad --prune spec path '" + options.pruneSpec + "'");
+  // A KV-cache step is decode-bound: each decode run multiplies one row per
+  // sequence, for which the dot-product kernels read the weights as stored
+  // ([out, in], one contiguous row per output) faster than the outer-product
+  // kernels read K-major ones (GPT-2-small, 1 thread: 1.5x decode tokens/s,
+  // prefill about 10% slower; README "Generate text").
+  if (!cuda && pipeline.transposeWeights &&
+      module->walk([](mlir::attn::CacheWriteOp) {
+              return mlir::WalkResult::interrupt();
+            }).wasInterrupted())
+    pipeline.transposeWeights = false;
   buildAttnToTargetPipeline(pm, options.target, pipeline);
   progress.step(Twine("lowering for ") + (cuda ? "cuda" : "cpu") +
                 (cuda ? (" (" + chip + ")").str() : std::string()) +
