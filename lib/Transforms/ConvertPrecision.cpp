@@ -198,9 +198,11 @@ struct AttnConvertPrecisionPass
         retype(op->getResult(0));
         continue;
       }
-      // A transpose's region and init carry the element type: rebuilt.
+      // A transpose's region and init carry the element type: rebuilt, on
+      // a new init of the same sizes (importers share one tensor.empty
+      // between the Q, K and V head transposes).
       auto empty = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
-      if (!empty || !empty->hasOneUse()) {
+      if (!empty) {
         moved.erase(op);
         continue;
       }
@@ -215,7 +217,8 @@ struct AttnConvertPrecisionPass
       moved.erase(op);
       moved.insert(narrowed);
       transpose.erase();
-      empty.erase();
+      if (empty->use_empty())
+        empty.erase();
     }
 
     // Operands whose producer and user now disagree: attn ops (and the

@@ -141,3 +141,28 @@ func.func @head_split(%x: tensor<1x4x16xf32>) -> tensor<1x8x4xf32> {
   %y = attn.linear %c, %w2 : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
   return %y : tensor<1x8x4xf32>
 }
+
+// -----
+
+// The ONNX importer gives the Q, K and V head transposes one shared
+// tensor.empty: each transpose is rebuilt on its own f16 init.
+// CHECK-LABEL: func.func @shared_init
+// CHECK:         %[[QKV:.*]] = attn.linear {{.*}} -> tensor<1x4x16xf16>
+// CHECK-NOT:     arith.extf
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x4x2x4xf16>) outs(%{{.*}} : tensor<1x2x4x4xf16>)
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x4x2x4xf16>) outs(%{{.*}} : tensor<1x2x4x4xf16>)
+// CHECK-NOT:     arith.extf
+// CHECK:         attn.sdpa {{.*}} : tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16> -> tensor<1x2x4x4xf16>
+func.func @shared_init(%x: tensor<1x4x16xf32>) -> tensor<1x2x4x4xf32> {
+  %w = attn.weight "w" : tensor<16x16xf32>
+  %qk = attn.linear %x, %w : (tensor<1x4x16xf32>, tensor<16x16xf32>) -> tensor<1x4x16xf32>
+  %q = tensor.extract_slice %qk[0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<1x4x16xf32> to tensor<1x4x8xf32>
+  %k = tensor.extract_slice %qk[0, 0, 8] [1, 4, 8] [1, 1, 1] : tensor<1x4x16xf32> to tensor<1x4x8xf32>
+  %eq = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, 4, 2, 4] : tensor<1x4x8xf32> into tensor<1x4x2x4xf32>
+  %ek = tensor.expand_shape %k [[0], [1], [2, 3]] output_shape [1, 4, 2, 4] : tensor<1x4x8xf32> into tensor<1x4x2x4xf32>
+  %init = tensor.empty() : tensor<1x2x4x4xf32>
+  %tq = linalg.transpose ins(%eq : tensor<1x4x2x4xf32>) outs(%init : tensor<1x2x4x4xf32>) permutation = [0, 2, 1, 3]
+  %tk = linalg.transpose ins(%ek : tensor<1x4x2x4xf32>) outs(%init : tensor<1x2x4x4xf32>) permutation = [0, 2, 1, 3]
+  %o = attn.sdpa %tq, %tk, %tk score = dot : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  return %o : tensor<1x2x4x4xf32>
+}
