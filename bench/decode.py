@@ -36,6 +36,12 @@ two more sides run it, timed in the same alternation:
                past, then one per token feeding the presents back as the
                past (its kernels are MLAS, not OpenBLAS)
 
+With --scaling, one decode step (T = 1) of the attnc step is timed at cache
+positions 64 to 960 (median of 9 runs each, through the Python package) for
+steps compiled with caches of 256 and 1024 positions: the time grows
+linearly with the position (a line is fitted) and does not depend on the
+cache's capacity, as it would if a step copied its cache.
+
 With --bf16, a further side: the same checkpoint compiled with
 --precision=bf16 (weights converted once at bind time, f32 accumulation;
 AVX-512 BF16 dot products where the CPU has them), timed in the same
@@ -208,6 +214,42 @@ def run_attnc(model, directory, prompt_path, new, threads, weights=None):
             "tokens_per_s": rate}
 
 
+def step_scaling(attn_compile, directory, work, capacities, positions,
+                 threads, repeats=9):
+    """Median time of one decode step (T = 1) at each cache position, for
+    steps compiled with each cache capacity: {capacity: {position: ms}}.
+    A step that copied its cache would cost O(capacity) at every position;
+    one that only reads the rows before its position costs O(position)."""
+    import time
+
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    os.environ["ATTNC_BIN_DIR"] = os.path.dirname(attn_compile)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    import attnc
+    out = {}
+    for capacity in capacities:
+        lib = attnc.compile(directory, os.path.join(work, f"libstep{capacity}.so"),
+                            input_shape={"input_ids": (1, None)},
+                            kv_cache=capacity)
+        model = attnc.load(lib, weights=os.path.join(directory,
+                                                     "model.safetensors"))
+        ids = np.array([[1]], np.int64)
+        times = {}
+        for p in positions:
+            if p >= capacity:
+                continue
+            samples = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                model.run(input_ids=ids, positions=np.array([p], np.int64))
+                samples.append((time.perf_counter() - start) * 1e3)
+            times[p] = statistics.median(samples)
+        out[capacity] = times
+        model.close()
+    return out
+
+
 def run_torch(directory, prompt_path, new, threads, env):
     # Debian's torch runs ATen on libgomp and its GEMMs on OpenBLAS's own
     # pthreads: both get N threads, and libgomp must not spin-wait, or the
@@ -236,6 +278,9 @@ def main():
     ap.add_argument("--onnx", action="store_true",
                     help="also export the model to ONNX with past key/values "
                          "and time attnc's bound step against onnxruntime")
+    ap.add_argument("--scaling", action="store_true",
+                    help="also time one decode step at cache positions 64 "
+                         "to 960 for caches of 256 and 1024 positions")
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--ort-worker", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -381,6 +426,25 @@ def main():
                   f"{da:.1f} | {do:.1f} | {ratio(da, do)} | "
                   f"{'yes' if same else 'NO'}")
         print(f"onnxruntime: {onnx_rows[0][6]}, CPU execution provider")
+    if args.scaling:
+        positions = (64, 128, 192, 240, 480, 720, 960)
+        threads = int(args.threads.split(",")[0])
+        scaling = step_scaling(args.attn_compile, directory, work, (256, 1024),
+                               positions, threads)
+        print()
+        print(f"One decode step (T = 1, {threads} thread(s)), median ms by "
+              "cache position, for caches of 256 and 1024 positions:")
+        print("position | cache 256 | cache 1024 | 1024/256")
+        for p in positions:
+            small, large = scaling[256].get(p), scaling[1024].get(p)
+            print(f"{p} | {f'{small:.2f}' if small else '-'} | {large:.2f} | "
+                  f"{f'{large / small:.2f}' if small else '-'}")
+        xs = np.array([p for p in positions], np.float64)
+        ys = np.array([scaling[1024][p] for p in positions])
+        slope, intercept = np.polyfit(xs, ys, 1)
+        resid = float(np.max(np.abs(ys - (slope * xs + intercept))))
+        print(f"cache 1024: step ms = {intercept:.2f} + {slope * 1e3:.3f} us x "
+              f"position (max residual {resid:.2f} ms)")
     print(f"PyTorch: {rows[0][6]}")
     return 0 if all(r[5] for r in rows) and all(r[3] for r in static_rows) \
         and all(r[5] for r in onnx_rows) else 1
