@@ -58,6 +58,8 @@ struct attnrt_model {
   uint64_t bytesRead = 0, fileBytes = 0;
   /// The first bad token id the model reported during the current run.
   std::string tokenIdError;
+  /// A failed check of the input sizes (attnrt_precondition_failed).
+  std::string preconditionError;
 
   /// CUDA: the first run records the invocation into a graph (stream
   /// capture) and every run replays it. The buffers it names are the
@@ -127,6 +129,31 @@ extern "C" void attnrt_report_token_id(int64_t batch, int64_t position,
   if (!m || !m->tokenIdError.empty())
     return;
   m->tokenIdError = tokenIdMessage(batch, position, id, rows);
+}
+
+/// Called by compiled code (attn-lower-runtime-checks) when a check of the
+/// input sizes fails at the start of the entry, which then returns without
+/// running anything: the run fails with this message (a located
+/// diagnostic). The first failure is kept.
+extern "C" void attnrt_precondition_failed(const char *message) {
+  attnrt_model *m = tlsRunningModel;
+  if (!m || !m->preconditionError.empty())
+    return;
+  m->preconditionError =
+      message ? message : "error: run-time check of the input sizes failed";
+}
+
+/// Runs the compiled code on this thread with `m` as the model it reports
+/// to; false with the message when a precondition failed (nothing ran).
+static bool invokeModel(attnrt_model *m, void **args, std::string &failure) {
+  m->preconditionError.clear();
+  attnrt_model *outer = tlsRunningModel;
+  tlsRunningModel = m;
+  m->invoke(args);
+  tlsRunningModel = outer;
+  failure = std::move(m->preconditionError);
+  m->preconditionError.clear();
+  return failure.empty();
 }
 
 /// The ids inputs (`input ... ids <rows>`) checked on the host before any
@@ -797,12 +824,12 @@ extern "C" int attnrt_run(attnrt_model *m) {
   using Clock = std::chrono::steady_clock;
   if (!m->isCuda()) {
     m->tokenIdError.clear();
-    attnrt_model *outer = tlsRunningModel;
-    tlsRunningModel = m;
+    std::string precondition;
     Clock::time_point t0 = Clock::now();
-    m->invoke(args.data());
+    bool ran = invokeModel(m, args.data(), precondition);
     Clock::time_point t1 = Clock::now();
-    tlsRunningModel = outer;
+    if (!ran)
+      return m->fail(precondition);
     if (!m->tokenIdError.empty())
       return m->fail(m->tokenIdError);
     m->lastMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
@@ -832,10 +859,16 @@ extern "C" int attnrt_run(attnrt_model *m) {
     // is discarded and this run is a plain one.
     std::string why;
     if (cuda::beginCapture(why)) {
-      m->invoke(args.data());
+      std::string precondition;
+      bool ran = invokeModel(m, args.data(), precondition);
       std::string invokeErr;
       bool invokeFailed = cuda::takePendingError(invokeErr);
       cuda::Graph *g = cuda::endCapture(why);
+      // Nothing was recorded: no graph for these sizes.
+      if (!ran) {
+        cuda::destroyGraph(g);
+        return m->fail(precondition);
+      }
       if (g && !invokeFailed) {
         m->graph = g;
         m->graphMode = GraphMode::Ready;
@@ -854,7 +887,9 @@ extern "C" int attnrt_run(attnrt_model *m) {
     if (!cuda::launchGraph(m->graph, launchErr))
       return m->fail(launchErr);
   } else {
-    m->invoke(args.data());
+    std::string precondition;
+    if (!invokeModel(m, args.data(), precondition))
+      return m->fail(precondition);
   }
   std::string syncErr;
   bool synced = cuda::synchronize(syncErr);

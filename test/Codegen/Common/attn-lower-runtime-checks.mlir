@@ -35,3 +35,44 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// In the model's entry (attn.entry), checks of the input sizes alone are
+// preconditions: evaluated first, a failure reports to libattnrt and returns
+// before the body runs. A check of computed values stays where it is, fatal.
+// CHECK-LABEL: func.func @forward(
+// CHECK-SAME:    %[[IDS:.*]]: memref<1x?xi64>, %[[OUT:.*]]: memref<1x?xf32>
+// CHECK:         %[[C1:.*]] = arith.constant 1 : index
+// CHECK:         %[[S:.*]] = memref.dim %[[IDS]], %[[C1]]
+// CHECK:         %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         %[[OK:.*]] = arith.cmpi sle, %[[S]], %[[C16]]
+// CHECK:         %[[FAILED:.*]] = arith.xori %[[OK]], %{{.*}} : i1
+// CHECK:         scf.if %[[FAILED]] {
+// CHECK:           func.call @attnrt_precondition_failed(
+// CHECK:         cf.cond_br %[[FAILED]], ^[[STOP:.*]], ^[[BODY:.*]]
+// CHECK:       ^[[STOP]]:
+// CHECK-NEXT:    return
+// CHECK:       ^[[BODY]]:
+// CHECK:         memref.load
+// CHECK:         scf.if
+// CHECK:           func.call @attnrt_runtime_check_failed(
+// CHECK-NOT:     cf.assert
+// CHECK:         return
+// CHECK-DAG:   func.func private @attnrt_runtime_check_failed(!llvm.ptr)
+// CHECK-DAG:   func.func private @attnrt_precondition_failed(!llvm.ptr)
+module attributes {attn.entry = @forward} {
+  func.func @forward(%ids: memref<1x?xi64>, %out: memref<1x?xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %s = memref.dim %ids, %c1 : memref<1x?xi64>
+    %c16 = arith.constant 16 : index
+    %ok = arith.cmpi sle, %s, %c16 : index
+    cf.assert %ok, "^ the sequence passes the 16-row table" loc("model.onnx":5:6)
+    %id = memref.load %ids[%c0, %c0] : memref<1x?xi64>
+    %zero = arith.constant 0 : i64
+    %valid = arith.cmpi sge, %id, %zero : i64
+    cf.assert %valid, "^ a negative id" loc("model.onnx":7:8)
+    return
+  }
+}

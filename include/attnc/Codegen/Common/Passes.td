@@ -330,8 +330,16 @@ def AttnLowerRuntimeChecks
     (`model.mlir:9:10: error: run-time check failed: out-of-bounds access`)
     and exits with status 3. Asserts inside a `gpu.module` (device code,
     which cannot call the host library) are left to the GPU lowering.
+    Asserts in the model entry's body whose condition is computed only
+    from constants and the entry's argument dimensions (checks of the input
+    sizes: the importer's slice bounds, dim_param sums) are preconditions
+    instead: they are evaluated first thing in the entry, and a failed one
+    calls `attnrt_precondition_failed(message)` and returns before anything
+    runs; attnrt_run then fails with the message (the CLI's error, a Python
+    exception), and the process goes on.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
