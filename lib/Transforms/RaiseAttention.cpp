@@ -1195,9 +1195,11 @@ struct RaiseCausalMaskedFill : OpRewritePattern<SdpaOp> {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     auto maskType = cast<RankedTensorType>(causalMask.getType());
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, causalMask),
-        maskType.getElementType());
+    // Zeros shaped by the fill's init (of C's type), not by C: nothing of C
+    // (the past length) stays alive.
+    Value empty = fill.getDpsInits()[0];
+    if (empty.getType() != causalMask.getType())
+      return rewriter.notifyMatchFailure(op, "masked fill of another type");
     Value zeroScalar = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(maskType.getElementType()));
     Value zeros =
