@@ -318,9 +318,13 @@ int attnc::compile(const CompileOptions &options) {
         return fail("internal error: cannot build the raising pipeline");
       // A decoder exported with past key/values: its past inputs become
       // KV-cache state (attn-bind-kv-cache).
-      if (options.kvCache)
+      if (options.kvCache) {
         raise.addPass(mlir::attn::createAttnBindKVCache(
             mlir::attn::AttnBindKVCacheOptions{options.kvCache}));
+        // Rotary positions from bound position_ids start at `positions`.
+        raise.addNestedPass<mlir::func::FuncOp>(
+            mlir::attn::createAttnRaisePositions());
+      }
       if (failed(raise.run(*module)))
         return 1;
     }

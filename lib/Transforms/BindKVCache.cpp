@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -125,6 +126,77 @@ struct AttnBindKVCachePass
       signalPassFailure();
   }
 
+  /// Replaces the input `position_ids` [B, T] by `positions[b] + t`. T is
+  /// its static size, or the size of another input's dimension with the
+  /// same dimension symbol (input_ids' sequence).
+  LogicalResult bindPositionIds(func::FuncOp entry, BlockArgument positionIds,
+                                Value positions, ArrayRef<PastPair> pairs) {
+    Block &body = entry.getBody().front();
+    auto positionsType = cast<RankedTensorType>(positions.getType());
+    auto type = dyn_cast<RankedTensorType>(positionIds.getType());
+    auto element =
+        type ? dyn_cast<IntegerType>(type.getElementType()) : nullptr;
+    if (!type || type.getRank() != 2 || !element || element.getWidth() > 64 ||
+        type.getDimSize(0) != positionsType.getDimSize(0))
+      return emitError(positionIds.getLoc())
+             << "input 'position_ids' has type " << positionIds.getType()
+             << "; attn-bind-kv-cache replaces position ids ["
+             << positionsType.getDimSize(0)
+             << ", T] (integers, the batch of the caches) by positions[b] + t";
+    OpBuilder b = OpBuilder::atBlockBegin(&body);
+    Location loc = positionIds.getLoc();
+    OpFoldResult steps;
+    if (!type.isDynamicDim(1)) {
+      steps = b.getIndexAttr(type.getDimSize(1));
+    } else {
+      StringRef symbolsName = AttnDialect::DimSymbolsAttrHelper::getNameStr();
+      auto symbolOf = [&](BlockArgument arg, int64_t d) -> StringRef {
+        auto symbols =
+            entry.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), symbolsName);
+        if (!symbols || static_cast<int64_t>(symbols.size()) <= d)
+          return {};
+        auto symbol = dyn_cast<StringAttr>(symbols[d]);
+        return symbol ? symbol.getValue() : StringRef();
+      };
+      StringRef symbol = symbolOf(positionIds, 1);
+      for (BlockArgument arg : body.getArguments()) {
+        if (steps || symbol.empty() || arg == positionIds ||
+            llvm::any_of(pairs,
+                         [&](const PastPair &p) { return p.past == arg; }))
+          continue;
+        auto argType = dyn_cast<RankedTensorType>(arg.getType());
+        for (int64_t d = 0; argType && d < argType.getRank() && !steps; ++d)
+          if (symbolOf(arg, d) == symbol)
+            steps = tensor::DimOp::create(b, loc, arg, d).getResult();
+      }
+      if (!steps)
+        return emitError(loc)
+               << "input 'position_ids' has a run-time length that no other "
+                  "input shares (dimension symbols); attn-bind-kv-cache "
+                  "replaces it by positions[b] + t";
+    }
+    SmallVector<OpFoldResult> shape = {b.getIndexAttr(type.getDimSize(0)),
+                                       steps};
+    Value empty = tensor::EmptyOp::create(b, loc, shape, element);
+    MLIRContext *ctx = b.getContext();
+    AffineMap rows = AffineMap::get(2, 0, getAffineDimExpr(0, ctx));
+    auto ids = linalg::GenericOp::create(
+        b, loc, empty.getType(), ValueRange{positions}, ValueRange{empty},
+        ArrayRef<AffineMap>{rows, b.getMultiDimIdentityMap(2)},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                      utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value t = linalg::IndexOp::create(nb, l, 1);
+          t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
+          Value id = arith::AddIOp::create(nb, l, args[0], t);
+          if (element.getWidth() < 64)
+            id = arith::TruncIOp::create(nb, l, element, id);
+          linalg::YieldOp::create(nb, l, id);
+        });
+    positionIds.replaceAllUsesWith(ids.getResult(0));
+    return success();
+  }
+
   LogicalResult bind(func::FuncOp entry) {
     Block &body = entry.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -189,6 +261,17 @@ struct AttnBindKVCachePass
             loc)))
       return failure();
     Value positions = body.getArgument(positionsIndex);
+
+    // position_ids [B, T] (as optimum exports decoders; rotary positions
+    // are computed from it): token t of sequence b sits at positions[b] + t.
+    BlockArgument positionIds;
+    for (BlockArgument arg : body.getArguments())
+      if (argName(arg) == "position_ids")
+        positionIds = arg;
+    if (positionIds) {
+      if (failed(bindPositionIds(entry, positionIds, positions, pairs)))
+        return failure();
+    }
 
     // Writes into the caches; attention reads them.
     llvm::SetVector<SdpaOp> attentions;
@@ -292,7 +375,7 @@ struct AttnBindKVCachePass
       llvm::SetVector<BlockArgument> sources;
       collectArgSources(v, &body, sources);
       return llvm::any_of(sources, [&](BlockArgument a) {
-        return maskArgs.contains(a) ||
+        return maskArgs.contains(a) || a == positionIds ||
                llvm::any_of(pairs,
                             [&](const PastPair &p) { return p.past == a; });
       });
@@ -306,6 +389,17 @@ struct AttnBindKVCachePass
       check.erase();
     IRRewriter rewriter(entry.getContext());
     (void)runRegionDCE(rewriter, entry.getBody());
+    // Region DCE keeps values that dead ops' bodies captured (their
+    // terminators count as live), e.g. a Range's start; those are unused now.
+    for (bool erased = true; erased;) {
+      SmallVector<Operation *> dead;
+      for (Operation &op : body.without_terminator())
+        if (isOpTriviallyDead(&op))
+          dead.push_back(&op);
+      for (Operation *op : dead)
+        rewriter.eraseOp(op);
+      erased = !dead.empty();
+    }
 
     // Nothing else may still read the past length or a mask.
     for (PastPair &pair : pairs)
@@ -319,6 +413,10 @@ struct AttnBindKVCachePass
                       "(`positions`); attn-bind-kv-cache binds it only in "
                       "attention and learned positions";
     llvm::BitVector erase(body.getNumArguments());
+    if (positionIds) {
+      assert(positionIds.use_empty() && "uses replaced by bindPositionIds");
+      erase.set(positionIds.getArgNumber());
+    }
     for (BlockArgument mask : maskArgs) {
       if (!mask.use_empty())
         return (*mask.getUsers().begin())->emitOpError()

@@ -421,3 +421,47 @@ std::optional<int64_t> mlir::attn::raise::DimEnv::evaluate(const Key &key) {
   }
   return value;
 }
+
+/// If `v` is a 1-D integer linalg.generic with no inputs yielding
+/// `start + index * 1` (Range as imported): the start, a constant or a value
+/// defined outside the generic.
+std::optional<OpFoldResult> mlir::attn::raise::matchRangeStart(Value v) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 0 ||
+      generic->getNumResults() != 1 || generic.getNumLoops() != 1 ||
+      generic.getNumParallelLoops() != 1 ||
+      !generic.getIndexingMapsArray()[0].isIdentity())
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  auto add = yielded.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  // index * 1 (or the index itself), cast to the element type.
+  auto isIndex = [&](Value x) {
+    if (auto mul = x.getDefiningOp<arith::MulIOp>()) {
+      if (matchPattern(mul.getRhs(), m_One()))
+        x = mul.getLhs();
+      else if (matchPattern(mul.getLhs(), m_One()))
+        x = mul.getRhs();
+      else
+        return false;
+    }
+    auto cast = x.getDefiningOp<arith::IndexCastOp>();
+    auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+    return index && index.getDim() == 0;
+  };
+  Value start;
+  if (isIndex(add.getRhs()))
+    start = add.getLhs();
+  else if (isIndex(add.getLhs()))
+    start = add.getRhs();
+  else
+    return std::nullopt;
+  APInt c;
+  if (matchPattern(start, m_ConstantInt(&c)))
+    return OpFoldResult(IntegerAttr::get(start.getType(), c));
+  if (start.getParentRegion() == &generic.getRegion())
+    return std::nullopt;
+  return OpFoldResult(start);
+}

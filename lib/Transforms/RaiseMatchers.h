@@ -100,6 +100,11 @@ bool sameSize(OpFoldResult a, OpFoldResult b);
 /// Equal ranks and sameDim on every dimension.
 bool sameShape(Value a, Value b);
 
+/// If `v` is a 1-D integer linalg.generic with no inputs yielding
+/// `start + index * 1` (Range as imported): the start, a constant or a value
+/// defined outside the generic.
+std::optional<OpFoldResult> matchRangeStart(Value v);
+
 /// Concrete sizes for dynamic dimensions, to check a view chain element by
 /// element as for static shapes: each distinct argument dimension (model
 /// input size) takes the next of `sizes` in order of first use; a size that

@@ -15,9 +15,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNRAISEPOSITIONS
@@ -28,48 +31,62 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::raise;
 
-/// If `v` is a 1-D integer linalg.generic with no inputs yielding
-/// `start + index * 1` (Range as imported): the start, a constant or a value
-/// defined outside the generic.
-static std::optional<OpFoldResult> matchRangeStart(Value v) {
-  auto generic = v.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 0 ||
-      generic->getNumResults() != 1 || generic.getNumLoops() != 1 ||
-      generic.getNumParallelLoops() != 1 ||
-      !generic.getIndexingMapsArray()[0].isIdentity())
-    return std::nullopt;
+/// If `ids` ([B, T] integers) is `start[b] + t` (a linalg.generic reading
+/// a [B] start per row and adding the column index, as attn-bind-kv-cache
+/// writes position_ids): the start.
+static Value matchRowStartPlusColumn(Value ids) {
+  auto generic = ids.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic->getNumResults() != 1 || generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != 2)
+    return Value();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  MLIRContext *ctx = generic.getContext();
+  if (maps[0] != AffineMap::get(2, 0, getAffineDimExpr(0, ctx)) ||
+      !maps[1].isIdentity())
+    return Value();
   Block &body = generic.getRegion().front();
   Value yielded = body.getTerminator()->getOperand(0);
+  if (auto trunc = yielded.getDefiningOp<arith::TruncIOp>())
+    yielded = trunc.getIn();
   auto add = yielded.getDefiningOp<arith::AddIOp>();
   if (!add)
-    return std::nullopt;
-  // index * 1 (or the index itself), cast to the element type.
-  auto isIndex = [&](Value x) {
-    if (auto mul = x.getDefiningOp<arith::MulIOp>()) {
-      if (matchPattern(mul.getRhs(), m_One()))
-        x = mul.getLhs();
-      else if (matchPattern(mul.getLhs(), m_One()))
-        x = mul.getRhs();
-      else
-        return false;
-    }
+    return Value();
+  auto isColumn = [](Value x) {
     auto cast = x.getDefiningOp<arith::IndexCastOp>();
     auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
-    return index && index.getDim() == 0;
+    return index && index.getDim() == 1;
   };
-  Value start;
-  if (isIndex(add.getRhs()))
-    start = add.getLhs();
-  else if (isIndex(add.getLhs()))
-    start = add.getRhs();
-  else
-    return std::nullopt;
-  APInt c;
-  if (matchPattern(start, m_ConstantInt(&c)))
-    return OpFoldResult(IntegerAttr::get(start.getType(), c));
-  if (start.getParentRegion() == &generic.getRegion())
-    return std::nullopt;
-  return OpFoldResult(start);
+  Value arg = body.getArgument(0);
+  if (!((add.getLhs() == arg && isColumn(add.getRhs())) ||
+        (add.getRhs() == arg && isColumn(add.getLhs()))))
+    return Value();
+  return generic.getDpsInputs()[0];
+}
+
+/// If `v` ([B, T, D]) is `f(concat(freqs, freqs))` with `f` the one-op
+/// elementwise generic `Op` (math.cos / math.sin): the concatenation.
+template <typename Op> static Value matchTrigOfEmbedding(Value v) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return Value();
+  Block &body = generic.getRegion().front();
+  auto op = body.getTerminator()->getOperand(0).getDefiningOp<Op>();
+  if (!op || op->getOperand(0) != body.getArgument(0))
+    return Value();
+  return generic.getDpsInputs()[0];
+}
+
+/// If `v` ([B, H, T, D]) is a [B, T, D] value broadcast over the heads:
+/// that value.
+static Value matchHeadBroadcast(Value v) {
+  auto broadcast = v.getDefiningOp<linalg::BroadcastOp>();
+  if (!broadcast || !broadcast.hasPureTensorSemantics() ||
+      broadcast.getDimensions() != ArrayRef<int64_t>{1})
+    return Value();
+  return stripUnitReshapes(broadcast.getInput());
 }
 
 namespace {
@@ -133,9 +150,160 @@ struct RaiseLearnedPositions : OpRewritePattern<linalg::AddOp> {
   }
 };
 
+/// Rotary positions as transformers' LLaMA computes and exports them:
+///
+///   freqs = transpose(inv_freq[None, :, None] @ float(ids[:, None, :]))
+///   emb = concat(freqs, freqs); cos, sin = cos(emb), sin(emb)
+///   y = x * cos[:, None] + concat(-x[..., D/2:], x[..., :D/2]) * sin[:, None]
+///
+/// with ids `positions[b] + t` (position_ids bound by attn-bind-kv-cache)
+/// and inv_freq the constant `base^(-2i / D)` -> attn.rotary x positions,
+/// base. Other position ids (arbitrary per token) are left as computed.
+struct RaiseRotaryPositions : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (type.getRank() != 4 || type.isDynamicDim(3) ||
+        type.getDimSize(3) % 2 != 0)
+      return failure();
+    int64_t dim = type.getDimSize(3), half = dim / 2;
+    // x * cos and rotate_half(x) * sin, in either order.
+    for (auto [cosTerm, sinTerm] : {std::make_pair(op.getLhs(), op.getRhs()),
+                                    std::make_pair(op.getRhs(), op.getLhs())}) {
+      auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
+      auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
+      if (!cosMul || !sinMul)
+        continue;
+      for (auto [x, cosB] :
+           {*cosMul, std::make_pair(cosMul->second, cosMul->first)}) {
+        Value cosEmb = matchTrigOfEmbedding<math::CosOp>(
+            matchHeadBroadcast(cosB) ? matchHeadBroadcast(cosB) : Value());
+        if (!cosEmb)
+          continue;
+        for (auto [rotated, sinB] :
+             {*sinMul, std::make_pair(sinMul->second, sinMul->first)}) {
+          Value sinB3 = matchHeadBroadcast(sinB);
+          if (!sinB3 || matchTrigOfEmbedding<math::SinOp>(sinB3) != cosEmb ||
+              !isRotatedHalf(rotated, x, half))
+            continue;
+          std::optional<std::pair<Value, double>> found =
+              matchFrequencies(cosEmb, half);
+          if (!found)
+            return rewriter.notifyMatchFailure(op, "not base^(-2i/D) * ids");
+          rewriter.replaceOpWithNewOp<RotaryOp>(
+              op, type, x, found->first,
+              rewriter.getF64FloatAttr(found->second),
+              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr());
+          return success();
+        }
+      }
+    }
+    return failure();
+  }
+
+private:
+  /// `rotated` = concat(-x[..., half:], x[..., :half]) on the last axis.
+  static bool isRotatedHalf(Value rotated, Value x, int64_t half) {
+    auto concat = rotated.getDefiningOp<tensor::ConcatOp>();
+    if (!concat || concat.getDim() != 3 || concat.getInputs().size() != 2)
+      return false;
+    Value upper = matchUnary<linalg::NegFOp>(concat.getInputs()[0]);
+    auto isHalf = [&](Value v, int64_t offset) {
+      auto slice = v ? v.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
+      if (!slice || slice.getSource() != x || !slice.hasUnitStride() ||
+          slice.getDroppedDims().any())
+        return false;
+      for (auto [d, o] : llvm::enumerate(slice.getMixedOffsets()))
+        if (!isConstantIntValue(o, d == 3 ? offset : 0))
+          return false;
+      for (auto [d, s] : llvm::enumerate(slice.getMixedSizes()))
+        if (d == 3 ? !isConstantIntValue(s, half) : !sameSize(s, x, d))
+          return false;
+      return true;
+    };
+    return isHalf(upper, half) && isHalf(concat.getInputs()[1], 0);
+  }
+
+  /// `emb` = concat(f, f) with f = transpose(inv_freq x float(ids)):
+  /// the start positions of ids and the base of inv_freq.
+  static std::optional<std::pair<Value, double>>
+  matchFrequencies(Value emb, int64_t half) {
+    auto concat = emb.getDefiningOp<tensor::ConcatOp>();
+    if (!concat || concat.getDim() != 2 || concat.getInputs().size() != 2 ||
+        concat.getInputs()[0] != concat.getInputs()[1])
+      return std::nullopt;
+    auto transpose = concat.getInputs()[0].getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || !transpose.hasPureTensorSemantics() ||
+        transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+      return std::nullopt;
+    auto matmul = transpose.getInput().getDefiningOp<linalg::BatchMatmulOp>();
+    if (!matmul || !matmul.hasPureTensorSemantics() ||
+        !isZeroTensor(matmul.getDpsInits()[0]))
+      return std::nullopt;
+    // inv_freq [B, half, 1] broadcast over the batch.
+    Value invFreq = matmul.getDpsInputs()[0];
+    if (auto broadcast = invFreq.getDefiningOp<linalg::BroadcastOp>()) {
+      if (broadcast.getDimensions() != ArrayRef<int64_t>{0})
+        return std::nullopt;
+      invFreq = stripUnitReshapes(broadcast.getInput());
+    }
+    // A constant [..., half, 1] (folded over a static batch: each [half, 1]
+    // the same).
+    DenseFPElementsAttr values;
+    if (!matchPattern(invFreq, m_Constant(&values)) || half < 2)
+      return std::nullopt;
+    ArrayRef<int64_t> shape = values.getType().getShape();
+    if (shape.size() < 2 || shape.back() != 1 ||
+        shape[shape.size() - 2] != half)
+      return std::nullopt;
+    SmallVector<double> freqs;
+    for (auto [i, f] : llvm::enumerate(values.getValues<APFloat>())) {
+      if (static_cast<int64_t>(i) < half)
+        freqs.push_back(f.convertToDouble());
+      else if (f.convertToDouble() != freqs[i % half])
+        return std::nullopt;
+    }
+    if (freqs[1] <= 0.0 || freqs[1] >= 1.0)
+      return std::nullopt;
+    // The base from the smallest frequency (best conditioned); exporters
+    // round inv_freq to float, so a base within that rounding of an integer
+    // (rope_theta: 10000, 500000, ...) is that integer.
+    double base =
+        std::pow(freqs[half - 1], -static_cast<double>(half) / (half - 1));
+    if (std::abs(base - std::round(base)) <= 1e-5 * base)
+      base = std::round(base);
+    for (int64_t i = 0; i < half; ++i) {
+      double want = std::pow(base, -2.0 * i / (2 * half));
+      if (std::abs(freqs[i] - want) > 1e-6 * want)
+        return std::nullopt;
+    }
+    // float(ids) [B, 1, T].
+    Value ids = stripUnitReshapes(matmul.getDpsInputs()[1]);
+    auto toFloat = ids.getDefiningOp<linalg::GenericOp>();
+    if (!toFloat || toFloat.getNumDpsInputs() != 1)
+      return std::nullopt;
+    Block &body = toFloat.getRegion().front();
+    auto cast =
+        body.getTerminator()->getOperand(0).getDefiningOp<arith::SIToFPOp>();
+    if (!cast || cast.getIn() != body.getArgument(0) ||
+        !llvm::all_of(toFloat.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return std::nullopt;
+    Value start =
+        matchRowStartPlusColumn(stripUnitReshapes(toFloat.getDpsInputs()[0]));
+    auto startType =
+        start ? dyn_cast<RankedTensorType>(start.getType()) : nullptr;
+    if (!startType || !startType.getElementType().isInteger(64))
+      return std::nullopt;
+    return std::make_pair(start, base);
+  }
+};
+
 struct AttnRaisePositionsPass
     : raise::RaisingPass<AttnRaisePositionsPass,
                          attn::impl::AttnRaisePositionsBase,
-                         RaiseLearnedPositions> {};
+                         RaiseLearnedPositions, RaiseRotaryPositions> {};
 
 } // namespace

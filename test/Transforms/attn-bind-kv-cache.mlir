@@ -88,3 +88,84 @@ func.func @main(%pk: tensor<1x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<1x
   %n = math.exp %kc : tensor<1x2x?x4xf32>
   return %kc, %n : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>
 }
+
+// -----
+
+// position_ids [B, T] (LLaMA as optimum exports it) becomes positions[b] + t,
+// T the length of the input sharing its dimension symbol; a captured past
+// length in a dead Range body goes too. The caches keep their 2 kv heads
+// under 4 query heads.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[IDS:[^:]*]]: tensor<2x?xi64> {attn.dim_symbols = ["", "sequence"], attn.name = "input_ids"}
+// CHECK-SAME: %[[POS:[^:]*]]: tensor<2xi64> {attn.name = "positions"}
+// CHECK-NOT: position_ids
+// CHECK-SAME: tensor<2x2x16x4xf32> {attn.name = "past.key"}
+// CHECK: %[[T:.*]] = tensor.dim %[[IDS]], %c1
+// CHECK: %[[E:.*]] = tensor.empty(%[[T]]) : tensor<2x?xi64>
+// CHECK: %[[PIDS:.*]] = linalg.generic {{.*}} ins(%[[POS]] : tensor<2xi64>) outs(%[[E]] : tensor<2x?xi64>)
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[ID:.*]] = arith.addi %{{.*}}, %[[I64]] : i64
+// CHECK: linalg.yield %[[ID]]
+// CHECK: %[[USE:.*]] = linalg.generic {{.*}} ins(%[[PIDS]] : tensor<2x?xi64>)
+// CHECK: arith.sitofp
+// CHECK-NOT: linalg.index 0
+// CHECK: attn.sdpa {{.*}} : tensor<2x4x?x4xf32>, tensor<2x2x16x4xf32>, tensor<2x2x16x4xf32> -> tensor<2x4x?x4xf32>
+// CHECK: return %[[USE]]
+func.func @main(%ids: tensor<2x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "sequence"]},
+                %pids: tensor<2x?xi64> {attn.name = "position_ids", attn.dim_symbols = ["", "sequence"]},
+                %pk: tensor<2x2x?x4xf32> {attn.name = "past.key", attn.dim_symbols = ["", "", "past", ""]},
+                %pv: tensor<2x2x?x4xf32> {attn.name = "past.value", attn.dim_symbols = ["", "", "past", ""]},
+                %q: tensor<2x4x?x4xf32>, %k: tensor<2x2x?x4xf32>, %v: tensor<2x2x?x4xf32>)
+    -> (tensor<2x?xf32>, tensor<2x4x?x4xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %p = tensor.dim %pk, %c2 : tensor<2x2x?x4xf32>
+  %t = tensor.dim %ids, %c1 : tensor<2x?xi64>
+  %p64 = arith.index_cast %p : index to i64
+  %re = tensor.empty(%t) : tensor<?xi64>
+  // A Range(P, P + T) no longer used once the attention is bound.
+  %range = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%re : tensor<?xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %i64 = arith.index_cast %i : index to i64
+    %s = arith.addi %p64, %i64 : i64
+    linalg.yield %s : i64
+  } -> tensor<?xi64>
+  %fe = tensor.empty(%t) : tensor<2x?xf32>
+  %f = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%pids : tensor<2x?xi64>) outs(%fe : tensor<2x?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %x = arith.sitofp %in : i64 to f32
+    linalg.yield %x : f32
+  } -> tensor<2x?xf32>
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %vc = tensor.concat dim(2) %pv, %v : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %o = attn.sdpa %q, %kc, %vc score = dot causal : tensor<2x4x?x4xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32> -> tensor<2x4x?x4xf32>
+  return %f, %o, %kc, %vc : tensor<2x?xf32>, tensor<2x4x?x4xf32>, tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>
+}
+
+// -----
+
+// position_ids whose run-time length no other input shares.
+// expected-error @+2 {{input 'position_ids' has a run-time length that no other input shares (dimension symbols)}}
+func.func @main(%ids: tensor<2x?xi64> {attn.name = "input_ids"},
+                %pids: tensor<2x?xi64> {attn.name = "position_ids"},
+                %pk: tensor<2x2x?x4xf32> {attn.name = "past.key"},
+                %q: tensor<2x2x?x4xf32>, %k: tensor<2x2x?x4xf32>)
+    -> (tensor<2x?xi64>, tensor<2x2x?x4xf32>) {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  return %pids, %kc : tensor<2x?xi64>, tensor<2x2x?x4xf32>
+}
+
+// -----
+
+// position_ids of another batch than the caches'.
+// expected-error @+2 {{input 'position_ids' has type 'tensor<1x?xi64>'; attn-bind-kv-cache replaces position ids [2, T] (integers, the batch of the caches) by positions[b] + t}}
+func.func @main(%ids: tensor<2x?xi64> {attn.name = "input_ids"},
+                %pids: tensor<1x?xi64> {attn.name = "position_ids"},
+                %pk: tensor<2x2x?x4xf32> {attn.name = "past.key"},
+                %q: tensor<2x2x?x4xf32>, %k: tensor<2x2x?x4xf32>)
+    -> (tensor<1x?xi64>, tensor<2x2x?x4xf32>) {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  return %pids, %kc : tensor<1x?xi64>, tensor<2x2x?x4xf32>
+}

@@ -81,3 +81,191 @@ func.func @not_a_range(%x: tensor<2x4x8xf32>, %wpe: tensor<16x8xf32>, %pos: tens
   %sum = linalg.add ins(%x, %bc : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%eb : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %sum : tensor<2x4x8xf32>
 }
+
+// -----
+
+#m1 = affine_map<(d0, d1) -> (d0)>
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Rotary positions as transformers' LLaMA exports them, with position ids
+// positions[b] + t (position_ids bound by attn-bind-kv-cache) and inv_freq
+// 10000^(-2i/8) folded over the batch: attn.rotary from `positions`.
+// CHECK-LABEL: func.func @rotary_from_positions
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x2x?x8xf32>, %[[POS:[^:]*]]: tensor<2xi64>
+// CHECK: %[[R:.*]] = attn.rotary %[[X]] positions(%[[POS]] : tensor<2xi64>) : tensor<2x2x?x8xf32>
+// CHECK-NOT: math.cos
+// CHECK: return %[[R]]
+func.func @rotary_from_positions(%x: tensor<2x2x?x8xf32>, %pos: tensor<2xi64>) -> tensor<2x2x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %x, %c2 : tensor<2x2x?x8xf32>
+  %ie = tensor.empty(%t) : tensor<2x?xi64>
+  %ids = linalg.generic {indexing_maps = [#m1, #m2], iterator_types = ["parallel", "parallel"]} ins(%pos : tensor<2xi64>) outs(%ie : tensor<2x?xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %i = linalg.index 1 : index
+    %i64 = arith.index_cast %i : index to i64
+    %a = arith.addi %in, %i64 : i64
+    linalg.yield %a : i64
+  } -> tensor<2x?xi64>
+  %ids3 = tensor.expand_shape %ids [[0], [1, 2]] output_shape [2, 1, %t] : tensor<2x?xi64> into tensor<2x1x?xi64>
+  %fe = tensor.empty(%t) : tensor<2x1x?xf32>
+  %idf = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids3 : tensor<2x1x?xi64>) outs(%fe : tensor<2x1x?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x1x?xf32>
+  %inv = arith.constant dense<[[[1.0], [0.1], [0.00999999977], [0.001]], [[1.0], [0.1], [0.00999999977], [0.001]]]> : tensor<2x4x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %me = tensor.empty(%t) : tensor<2x4x?xf32>
+  %mz = linalg.fill ins(%zero : f32) outs(%me : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %mm = linalg.batch_matmul ins(%inv, %idf : tensor<2x4x1xf32>, tensor<2x1x?xf32>) outs(%mz : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %te = tensor.empty(%t) : tensor<2x?x4xf32>
+  %freqs = linalg.transpose ins(%mm : tensor<2x4x?xf32>) outs(%te : tensor<2x?x4xf32>) permutation = [0, 2, 1]
+  %emb = tensor.concat dim(2) %freqs, %freqs : (tensor<2x?x4xf32>, tensor<2x?x4xf32>) -> tensor<2x?x8xf32>
+  %ee = tensor.empty(%t) : tensor<2x?x8xf32>
+  %cos = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = math.cos %in : f32
+    linalg.yield %c : f32
+  } -> tensor<2x?x8xf32>
+  %sin = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x8xf32>
+  %xe = tensor.empty(%t) : tensor<2x2x?x8xf32>
+  %cos4 = linalg.broadcast ins(%cos : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %sin4 = linalg.broadcast ins(%sin : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %xc = linalg.mul ins(%x, %cos4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 4] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %he = tensor.empty(%t) : tensor<2x2x?x4xf32>
+  %neg = linalg.negf ins(%hi : tensor<2x2x?x4xf32>) outs(%he : tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %rot = tensor.concat dim(3) %neg, %lo : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x8xf32>
+  %xs = linalg.mul ins(%rot, %sin4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %y = attn.add %xc, %xs : tensor<2x2x?x8xf32>
+  return %y : tensor<2x2x?x8xf32>
+}
+
+// -----
+
+#m1 = affine_map<(d0, d1) -> (d0)>
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Position ids that are an input (any value per token): not start-based,
+// left as computed.
+// CHECK-LABEL: func.func @rotary_from_position_ids_input
+// CHECK-NOT: attn.rotary
+// CHECK: math.cos
+func.func @rotary_from_position_ids_input(%x: tensor<2x2x?x8xf32>, %pos: tensor<2xi64>, %pids: tensor<2x?xi64>) -> tensor<2x2x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %x, %c2 : tensor<2x2x?x8xf32>
+  %ie = tensor.empty(%t) : tensor<2x?xi64>
+  %ids = linalg.generic {indexing_maps = [#m1, #m2], iterator_types = ["parallel", "parallel"]} ins(%pos : tensor<2xi64>) outs(%ie : tensor<2x?xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %i = linalg.index 1 : index
+    %i64 = arith.index_cast %i : index to i64
+    %a = arith.addi %in, %i64 : i64
+    linalg.yield %a : i64
+  } -> tensor<2x?xi64>
+  %ids3 = tensor.expand_shape %pids [[0], [1, 2]] output_shape [2, 1, %t] : tensor<2x?xi64> into tensor<2x1x?xi64>
+  %fe = tensor.empty(%t) : tensor<2x1x?xf32>
+  %idf = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids3 : tensor<2x1x?xi64>) outs(%fe : tensor<2x1x?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x1x?xf32>
+  %inv = arith.constant dense<[[[1.0], [0.1], [0.00999999977], [0.001]], [[1.0], [0.1], [0.00999999977], [0.001]]]> : tensor<2x4x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %me = tensor.empty(%t) : tensor<2x4x?xf32>
+  %mz = linalg.fill ins(%zero : f32) outs(%me : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %mm = linalg.batch_matmul ins(%inv, %idf : tensor<2x4x1xf32>, tensor<2x1x?xf32>) outs(%mz : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %te = tensor.empty(%t) : tensor<2x?x4xf32>
+  %freqs = linalg.transpose ins(%mm : tensor<2x4x?xf32>) outs(%te : tensor<2x?x4xf32>) permutation = [0, 2, 1]
+  %emb = tensor.concat dim(2) %freqs, %freqs : (tensor<2x?x4xf32>, tensor<2x?x4xf32>) -> tensor<2x?x8xf32>
+  %ee = tensor.empty(%t) : tensor<2x?x8xf32>
+  %cos = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = math.cos %in : f32
+    linalg.yield %c : f32
+  } -> tensor<2x?x8xf32>
+  %sin = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x8xf32>
+  %xe = tensor.empty(%t) : tensor<2x2x?x8xf32>
+  %cos4 = linalg.broadcast ins(%cos : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %sin4 = linalg.broadcast ins(%sin : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %xc = linalg.mul ins(%x, %cos4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 4] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %he = tensor.empty(%t) : tensor<2x2x?x4xf32>
+  %neg = linalg.negf ins(%hi : tensor<2x2x?x4xf32>) outs(%he : tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %rot = tensor.concat dim(3) %neg, %lo : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x8xf32>
+  %xs = linalg.mul ins(%rot, %sin4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %y = attn.add %xc, %xs : tensor<2x2x?x8xf32>
+  return %y : tensor<2x2x?x8xf32>
+}
+
+// -----
+
+#m1 = affine_map<(d0, d1) -> (d0)>
+#m2 = affine_map<(d0, d1) -> (d0, d1)>
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// inv_freq not base^(-2i/D): left alone.
+// CHECK-LABEL: func.func @rotary_other_frequencies
+// CHECK-NOT: attn.rotary
+// CHECK: math.cos
+func.func @rotary_other_frequencies(%x: tensor<2x2x?x8xf32>, %pos: tensor<2xi64>) -> tensor<2x2x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %x, %c2 : tensor<2x2x?x8xf32>
+  %ie = tensor.empty(%t) : tensor<2x?xi64>
+  %ids = linalg.generic {indexing_maps = [#m1, #m2], iterator_types = ["parallel", "parallel"]} ins(%pos : tensor<2xi64>) outs(%ie : tensor<2x?xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %i = linalg.index 1 : index
+    %i64 = arith.index_cast %i : index to i64
+    %a = arith.addi %in, %i64 : i64
+    linalg.yield %a : i64
+  } -> tensor<2x?xi64>
+  %ids3 = tensor.expand_shape %ids [[0], [1, 2]] output_shape [2, 1, %t] : tensor<2x?xi64> into tensor<2x1x?xi64>
+  %fe = tensor.empty(%t) : tensor<2x1x?xf32>
+  %idf = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids3 : tensor<2x1x?xi64>) outs(%fe : tensor<2x1x?xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %f = arith.sitofp %in : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x1x?xf32>
+  %inv = arith.constant dense<[[[1.0], [0.1], [0.02], [0.001]], [[1.0], [0.1], [0.02], [0.001]]]> : tensor<2x4x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %me = tensor.empty(%t) : tensor<2x4x?xf32>
+  %mz = linalg.fill ins(%zero : f32) outs(%me : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %mm = linalg.batch_matmul ins(%inv, %idf : tensor<2x4x1xf32>, tensor<2x1x?xf32>) outs(%mz : tensor<2x4x?xf32>) -> tensor<2x4x?xf32>
+  %te = tensor.empty(%t) : tensor<2x?x4xf32>
+  %freqs = linalg.transpose ins(%mm : tensor<2x4x?xf32>) outs(%te : tensor<2x?x4xf32>) permutation = [0, 2, 1]
+  %emb = tensor.concat dim(2) %freqs, %freqs : (tensor<2x?x4xf32>, tensor<2x?x4xf32>) -> tensor<2x?x8xf32>
+  %ee = tensor.empty(%t) : tensor<2x?x8xf32>
+  %cos = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = math.cos %in : f32
+    linalg.yield %c : f32
+  } -> tensor<2x?x8xf32>
+  %sin = linalg.generic {indexing_maps = [#m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%emb : tensor<2x?x8xf32>) outs(%ee : tensor<2x?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x8xf32>
+  %xe = tensor.empty(%t) : tensor<2x2x?x8xf32>
+  %cos4 = linalg.broadcast ins(%cos : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %sin4 = linalg.broadcast ins(%sin : tensor<2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) dimensions = [1]
+  %xc = linalg.mul ins(%x, %cos4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 4] [2, 2, %t, 4] [1, 1, 1, 1] : tensor<2x2x?x8xf32> to tensor<2x2x?x4xf32>
+  %he = tensor.empty(%t) : tensor<2x2x?x4xf32>
+  %neg = linalg.negf ins(%hi : tensor<2x2x?x4xf32>) outs(%he : tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
+  %rot = tensor.concat dim(3) %neg, %lo : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x8xf32>
+  %xs = linalg.mul ins(%rot, %sin4 : tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>) outs(%xe : tensor<2x2x?x8xf32>) -> tensor<2x2x?x8xf32>
+  %y = attn.add %xc, %xs : tensor<2x2x?x8xf32>
+  return %y : tensor<2x2x?x8xf32>
+}

@@ -216,6 +216,9 @@ int main(int argc, char **argv) {
     mlir::attn::buildRaisePipeline(pm);
     pm.addPass(mlir::attn::createAttnBindKVCache(
         mlir::attn::AttnBindKVCacheOptions{kvCache}));
+    // Rotary positions from bound position_ids start at `positions`.
+    pm.addNestedPass<mlir::func::FuncOp>(
+        mlir::attn::createAttnRaisePositions());
     if (failed(pm.run(*imported->module)))
       return 1;
   }

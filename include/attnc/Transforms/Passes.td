@@ -215,12 +215,19 @@ def AttnBindKVCache : Pass<"attn-bind-kv-cache", "::mlir::ModuleOp"> {
 }
 
 def AttnRaisePositions : Pass<"attn-raise-positions", "::mlir::func::FuncOp"> {
-  let summary = "Raise learned position lookups to attn.learned_pos";
+  let summary = "Raise learned and rotary position embeddings";
   let description = [{
     `x + broadcast(attn.embedding(range(start, start + S), table))` with `x`
     `[B, S, D]` becomes `attn.learned_pos x, table`, with run-time
     `positions` (the start, for every sequence) where the start is not the
     constant 0 (positions after a past of run-time length).
+
+    Rotary positions as transformers' LLaMA exports them, `x * cos(emb) +
+    rotate_half(x) * sin(emb)` with `emb = concat(f, f)`, `f = inv_freq x
+    float(ids)`, `inv_freq = base^(-2i / D)` a constant and the position ids
+    `positions[b] + t` (as attn-bind-kv-cache binds an input `position_ids`),
+    become `attn.rotary x positions(positions) base = base`. Position ids
+    that are an input (any value per token) stay as computed.
   }];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
