@@ -1627,12 +1627,29 @@ class Emulator:
         elif op.name == "memref.transpose":
             # The same elements, dimensions (with their strides) permuted:
             # the result type's layout says where they are. A dynamic size
-            # (run-time rows) is the source's size of the same stride.
-            assert None not in strides
-            src_sizes = dict(zip(src.strides, src.shape))
-            assert len(src_sizes) == len(src.shape), op.text[:200]
-            shape = [src_sizes[st] if sz is None else sz
-                     for sz, st in zip(shape, strides)]
+            # (run-time rows) is the source's size of the same stride. A
+            # run-time stride (of a buffer with run-time sizes; at most one)
+            # is the source dimension the static strides leave over.
+            if None in strides:
+                left = list(range(len(src.shape)))
+                perm = [None] * len(strides)
+                for d, st in enumerate(strides):
+                    if st is None:
+                        continue
+                    cands = [e for e in left if src.strides[e] == st and
+                             shape[d] in (None, src.shape[e])]
+                    assert cands, op.text[:200]
+                    perm[d] = cands[0]
+                    left.remove(cands[0])
+                assert len(left) == 1 and perm.count(None) == 1, op.text[:200]
+                perm[perm.index(None)] = left[0]
+                strides = [src.strides[e] for e in perm]
+                shape = [src.shape[e] for e in perm]
+            else:
+                src_sizes = dict(zip(src.strides, src.shape))
+                assert len(src_sizes) == len(src.shape), op.text[:200]
+                shape = [src_sizes[st] if sz is None else sz
+                         for sz, st in zip(shape, strides)]
             assert sorted(zip(shape, strides)) == \
                 sorted(zip(src.shape, src.strides)), op.text[:200]
         else:
