@@ -216,10 +216,10 @@ SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
   auto one = [&](Value src, int64_t width, Value dst, int64_t chunk) {
     if (chunk) {
       llvm::append_range(
-          tokens, buildSharedTileAsyncCopy(
-                      b, loc, src, {batchIv, kvHeadIv}, k0, zero, p.blockK,
-                      width, dst, stage, tid, threads, chunk, 0, 0,
-                      /*coreMatrices=*/false, keyLimit));
+          tokens, buildSharedTileAsyncCopy(b, loc, src, {batchIv, kvHeadIv}, k0,
+                                           zero, p.blockK, width, dst, stage,
+                                           tid, threads, chunk, 0, 0,
+                                           /*coreMatrices=*/false, keyLimit));
       return;
     }
     buildSharedTileCopy(b, loc, src, {batchIv, kvHeadIv}, k0, zero, p.blockK,
@@ -483,9 +483,9 @@ void KernelBuilder::emit() {
   // of this thread block may see (rounded up, so K/V tiles are whole). A
   // run-time Sk rounds up to whole blocks and masks keys past it like
   // kv_lengths.
-  Value hi = sizes.sk ? mulc(divc(addc(sizes.sk, p.blockK - 1), p.blockK),
-                             p.blockK)
-                      : idx(p.sk);
+  Value hi = sizes.sk
+                 ? mulc(divc(addc(sizes.sk, p.blockK - 1), p.blockK), p.blockK)
+                 : idx(p.sk);
   auto roundUpMin = [&](Value last) {
     // min(Sk, ceil(max(last, 0) / bk) * bk)
     Value clamped = arith::MaxSIOp::create(b, loc, last, idx(0));
@@ -776,8 +776,8 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
   GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                        int64_t maxHeadDim, bool asyncStaging, bool ldmatrix)
       : FlashPatternBase(ctx, blockQ, blockK, /*allowDynamic=*/true),
-        maxHeadDim(maxHeadDim),
-        asyncStaging(asyncStaging), ldmatrix(ldmatrix) {}
+        maxHeadDim(maxHeadDim), asyncStaging(asyncStaging), ldmatrix(ldmatrix) {
+  }
 
   LogicalResult rewriteFlash(SdpaOp op,
                              PatternRewriter &rewriter) const override {

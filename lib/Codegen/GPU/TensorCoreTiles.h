@@ -34,8 +34,8 @@ fitsTensorCoreFlash(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
     return extent < 0 || (extent > 0 && extent % unit == 0);
   };
   return fits(sq, kTensorCoreFlashRows) && fits(sk, kTensorCoreFlashKeys) &&
-         dk % 16 == 0 && dv % 8 == 0 && dk > 0 && dv > 0 &&
-         dk <= maxHeadDim && dv <= maxHeadDim;
+         dk % 16 == 0 && dv % 8 == 0 && dk > 0 && dv > 0 && dk <= maxHeadDim &&
+         dv <= maxHeadDim;
 }
 
 /// The largest of `preferred`, preferred / 2, ... (multiples of `unit`,
