@@ -46,6 +46,12 @@
 // block can see, so fully hidden blocks cost nothing. Rows that see no key
 // produce 0, as in attn-flash-attention.
 //
+// Run-time batch, Sq and Sk (`?` dims, read off Q and K on the host): the
+// grid has ceil(Sq / bq) query blocks; rows of the last one past Sq load Q
+// row Sq - 1 and store nothing; K and V rows past Sk are staged as zeros
+// (never loaded), and keys past Sk are masked like kv_lengths, so the
+// padded keys of the last block add nothing to the softmax or P V.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Codegen/GPU/MmaSync.h"

@@ -44,7 +44,9 @@ ldmatrix and cp.async (nvgpu.ldmatrix, nvgpu.device_async_copy /
 create_group / wait) follow gpu_kernel_emulator.py's PTX ISA model, with its
 mutations drop-async-wait, drop-async-commit, async-wait-one-more,
 async-copy-wrong-stage,
-drop-zero-fill and flip-ldmatrix-trans. reset-state zeroes the model state
+drop-zero-fill and flip-ldmatrix-trans. unguard-stores runs the stores that
+a result-less scf.if guards (kernels' edge rows and columns) in every
+thread. reset-state zeroes the model state
 (KV caches) before every run instead of keeping it between runs. The sm_90a GEMMs' wgmma
 (nvvm.wgmma.* with shared-memory descriptors, fence.proxy.async) follows
 gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
@@ -818,6 +820,11 @@ class Emulator:
             r = self.run_ops(then_ops if cond else else_ops, dict(env), mask)
             return r if op.results else None
         c = np.asarray(cond, bool)
+        if self.mutate == "unguard-stores" and not op.results and \
+                not else_ops and all(o.name in ("vector.store", "memref.store",
+                                                "scf.yield")
+                                     for o in then_ops):
+            c = np.ones_like(c)  # the edge guards of kernel stores
         rt = self.run_ops(then_ops, dict(env), mask & c) if (mask & c).any() \
             else None
         re_ = self.run_ops(else_ops, dict(env), mask & ~c) \
