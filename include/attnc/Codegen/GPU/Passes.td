@@ -272,7 +272,8 @@ def AttnGpuTileParallelLoops
     Tiles the innermost dimension of every outermost `scf.parallel` by the
     thread count (or its extent, if smaller), so that
     `gpu-map-parallel-loops` maps the tile loop to threads and the outer
-    loop to blocks. A loop of more than two dimensions first gets its
+    loop to blocks. A run-time extent is tiled by the thread count with a
+    partial last tile (min bound; the mapped kernel guards it). A loop of more than two dimensions first gets its
     leading dimensions collapsed into one: the grid has three (a fourth
     would run sequentially in a block and leave the tile loop unmapped), and
     a third would put the threads on z, which allows only 64 per block.
@@ -305,6 +306,10 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
     shared memory of the thread block; it becomes a workgroup attribution of
     the launch (kernels built before bufferization use allocas, because
     buffer deallocation does not support memref block arguments there).
+    A thread-private `memref.alloca` of static shape that only `scf.if`s
+    separate from the launch body (the guard of a partial block) moves to
+    the start of the body, where LLVM promotes it instead of adjusting the
+    stack inside the branch.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
