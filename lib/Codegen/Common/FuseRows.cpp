@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -28,6 +29,11 @@ using namespace mlir;
 /// the conversion in the row loop too, so no f32 copy of the activations is
 /// written and converted by another loop (kernel).
 static linalg::GenericOp withConversion(linalg::GenericOp norm) {
+  // With run-time sizes, a `tensor.dim` of the result sizes the conversion's
+  // output; the init it was written into has the same sizes.
+  for (OpOperand &use : llvm::make_early_inc_range(norm->getUses()))
+    if (isa<tensor::DimOp>(use.getOwner()))
+      use.set(norm.getDpsInits()[cast<OpResult>(use.get()).getResultNumber()]);
   if (!norm->hasOneUse())
     return norm;
   auto user = dyn_cast<linalg::GenericOp>(*norm->user_begin());

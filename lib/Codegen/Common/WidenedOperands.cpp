@@ -3,8 +3,10 @@
 #include "Codegen/Common/WidenedOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -280,6 +282,69 @@ static bool isDeadStore(linalg::GenericOp ext,
     return next && overwritesAll(next, wide);
   }
   return ownBuffer;
+}
+
+namespace {
+/// dim(collapse_shape(x), i): the product of x's sizes in group i.
+struct DimOfCollapseShape : OpRewritePattern<memref::DimOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(memref::DimOp dim,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = dim.getSource().getDefiningOp<memref::CollapseShapeOp>();
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!collapse || !index || *index < 0 ||
+        *index >= collapse.getResultType().getRank())
+      return failure();
+    Location loc = dim.getLoc();
+    MemRefType srcType = collapse.getSrcType();
+    Value product;
+    int64_t constant = 1;
+    for (int64_t d : collapse.getReassociationIndices()[*index]) {
+      if (!srcType.isDynamicDim(d)) {
+        constant *= srcType.getDimSize(d);
+        continue;
+      }
+      Value size = memref::DimOp::create(rewriter, loc, collapse.getSrc(), d);
+      product =
+          product ? arith::MulIOp::create(rewriter, loc, product, size) : size;
+    }
+    if (!product)
+      return failure(); // a static size folds by itself
+    if (constant != 1)
+      product = arith::MulIOp::create(
+          rewriter, loc, product,
+          arith::ConstantIndexOp::create(rewriter, loc, constant));
+    rewriter.replaceOp(dim, product);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::attn::resolveReshapeDims(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  patterns.add<DimOfCollapseShape>(ctx);
+  // expand_shape reifies its sizes from output_shape; dims of allocations
+  // fold to their size operands.
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  memref::DimOp::getCanonicalizationPatterns(patterns, ctx);
+  // Only those dims (and what they become), so that nothing else is folded.
+  SmallVector<Operation *> dims;
+  root->walk([&](memref::DimOp dim) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = cast<MemRefType>(dim.getSource().getType());
+    Operation *def = dim.getSource().getDefiningOp();
+    if (index && *index >= 0 && *index < type.getRank() &&
+        type.isDynamicDim(*index) &&
+        isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp,
+                        memref::AllocOp>(def))
+      dims.push_back(dim);
+  });
+  if (dims.empty())
+    return;
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(dims, std::move(patterns), config);
 }
 
 void mlir::attn::eraseAllocIfUnused(memref::AllocOp alloc) {

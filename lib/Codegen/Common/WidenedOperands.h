@@ -70,6 +70,14 @@ Value narrowResultView(OpBuilder &b, Location loc, const NarrowedResult &n);
 /// identity map over parallel loops) without reading it.
 bool overwritesAll(linalg::GenericOp op, Value buffer);
 
+/// Replaces the `memref.dim`s of reshapes (`expand_shape`, `collapse_shape`)
+/// and allocations under `root` by the sizes they were built from. With
+/// run-time sizes, bufferization sizes a matmul's output by a `memref.dim`
+/// of its widened operand's 2-D view and a narrowed result by one of the
+/// result's expand_shape: such reads of a shape would keep the widened copy
+/// alive and the narrow buffer's size unknown before the kernel.
+void resolveReshapeDims(Operation *root);
+
 /// Erases `alloc` with its frees and views when nothing else uses it (a
 /// buffer that a kernel rewrite left without readers or writers).
 void eraseAllocIfUnused(memref::AllocOp alloc);

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -43,6 +44,26 @@ struct AttnGpuDeviceBuffersPass
       BlockArgument attribution =
           launch.addWorkgroupAttribution(alloca.getType(), alloca.getLoc());
       rewriter.replaceOp(alloca, attribution);
+    }
+    // Thread-private allocas of static shape that only scf.if guards (the
+    // edge guard of a partial last block) separate from the launch body move
+    // to its start: LLVM promotes or places statically only allocas of the
+    // entry block; the others became stack adjustments, spilling.
+    SmallVector<memref::AllocaOp> guardedAllocas;
+    getOperation().walk([&](memref::AllocaOp alloca) {
+      if (alloca.getType().getMemorySpace() ||
+          !alloca.getType().hasStaticShape() || !alloca->getOperands().empty())
+        return;
+      Operation *parent = alloca->getParentOp();
+      while (isa_and_nonnull<scf::IfOp>(parent))
+        parent = parent->getParentOp();
+      if (isa_and_nonnull<gpu::LaunchOp>(parent) &&
+          alloca->getParentOp() != parent)
+        guardedAllocas.push_back(alloca);
+    });
+    for (memref::AllocaOp alloca : guardedAllocas) {
+      Operation *launch = alloca->getParentOfType<gpu::LaunchOp>();
+      alloca->moveBefore(&launch->getRegion(0).front().front());
     }
     for (Operation *op : hostOps) {
       rewriter.setInsertionPoint(op);

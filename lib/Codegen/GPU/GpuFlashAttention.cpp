@@ -46,6 +46,12 @@
 // block can see, so fully hidden blocks cost nothing. Rows that see no key
 // produce 0, as in attn-flash-attention.
 //
+// Run-time batch, Sq and Sk (`?` dims, read off Q and K on the host): the
+// grid has ceil(Sq / bq) query blocks; rows of the last one past Sq load Q
+// row Sq - 1 and store nothing; K and V rows past Sk are staged as zeros
+// (never loaded), and keys past Sk are masked like kv_lengths, so the
+// padded keys of the last block add nothing to the softmax or P V.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Codegen/GPU/MmaSync.h"
@@ -94,18 +100,27 @@ struct GpuFlashProblem : SdpaShape {
   /// the pipeline's buffers).
   bool ldmatrix;
   int64_t stages, chunkK, chunkV;
-  /// Query row i sits at key position i + alignOffset.
+  /// Query row i sits at key position i + alignOffset (Sk - Sq; unused
+  /// where Sq or Sk are run-time sizes).
   int64_t alignOffset;
   double scale;
   bool causal;
   Type elementType;
 };
 
+/// The run-time sizes of a problem with `?` batch, Sq or Sk (host index
+/// values; null where the size is static).
+struct RuntimeSizes {
+  Value batch, sq, sk;
+};
+
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const GpuFlashProblem &p, Value q,
-                Value k, Value v, Value lengths, Value out)
-      : b(b), loc(loc), p(p), q(q), k(k), v(v), lengths(lengths), out(out) {}
+                Value k, Value v, Value lengths, Value out,
+                RuntimeSizes sizes = {})
+      : b(b), loc(loc), p(p), q(q), k(k), v(v), lengths(lengths), out(out),
+        sizes(sizes) {}
 
   void emit();
 
@@ -175,6 +190,9 @@ private:
   Location loc;
   const GpuFlashProblem &p;
   Value q, k, v, lengths, out;
+  RuntimeSizes sizes;
+  // Key position of query row 0 (Sk - Sq) where a length is a run-time size.
+  Value alignValue;
   // Set by emit() inside the kernel.
   Value tid, g, t2, batchIv, headIv, kvHeadIv, rowA, rowB, length;
   // ldmatrix row addresses of this lane (PTX: lane l gives row l % 8 of
@@ -187,13 +205,16 @@ private:
 SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
   int64_t threads = p.warps * kWarpSize;
   Value zero = idx(0);
+  // A run-time Sk: keys at or past it are staged as zeros (never loaded),
+  // so that P V adds nothing from them (their scores are masked).
+  Value keyLimit = sizes.sk;
   if (!p.stages) {
     buildSharedTileCopy(b, loc, k, {batchIv, kvHeadIv}, k0, zero, p.blockK,
                         p.dk, kSmem, /*transpose=*/false, tid, threads,
-                        llvm::MaybeAlign(16));
+                        llvm::MaybeAlign(16), 0, 0, {}, keyLimit);
     buildSharedTileCopy(b, loc, v, {batchIv, kvHeadIv}, k0, zero, p.blockK,
                         p.dv, vtSmem, /*transpose=*/true, tid, threads,
-                        llvm::MaybeAlign(16));
+                        llvm::MaybeAlign(16), 0, 0, {}, keyLimit);
     return {};
   }
   // Whole tiles (Sk is a multiple of bk): no edges to zero-fill.
@@ -203,12 +224,13 @@ SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
       llvm::append_range(
           tokens, buildSharedTileAsyncCopy(b, loc, src, {batchIv, kvHeadIv}, k0,
                                            zero, p.blockK, width, dst, stage,
-                                           tid, threads, chunk));
+                                           tid, threads, chunk, 0, 0,
+                                           /*coreMatrices=*/false, keyLimit));
       return;
     }
     buildSharedTileCopy(b, loc, src, {batchIv, kvHeadIv}, k0, zero, p.blockK,
                         width, dst, /*transpose=*/false, tid, threads,
-                        llvm::MaybeAlign(16), 0, 0, stage);
+                        llvm::MaybeAlign(16), 0, 0, stage, keyLimit);
   };
   one(k, p.dk, kSmem, p.chunkK);
   one(v, p.dv, vtSmem, p.chunkV);
@@ -238,7 +260,8 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
   SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   Value scale = f32(p.scale);
-  Value posA = addc(rowA, p.alignOffset), posB = addc(rowB, p.alignOffset);
+  Value posA = alignValue ? add(rowA, alignValue) : addc(rowA, p.alignOffset);
+  Value posB = alignValue ? add(rowB, alignValue) : addc(rowB, p.alignOffset);
   SmallVector<Value> sAcc(nTiles, zeroAcc);
   for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
     for (int64_t j = 0; j < nTiles; ++j) {
@@ -407,9 +430,17 @@ void KernelBuilder::emit() {
   auto vtSmemType = MemRefType::get(vShape, p.elementType,
                                     MemRefLayoutAttrInterface(), smemSpace);
   Value one = idx(1);
-  auto launch =
-      gpu::LaunchOp::create(b, loc, idx(p.sq / p.blockQ), idx(p.hq),
-                            idx(p.batch), idx(p.warps * kWarpSize), one, one);
+  // Run-time Sq: ceil(Sq / bq) query blocks, the last one partial.
+  Value queryBlocks;
+  if (sizes.sq)
+    queryBlocks = divc(addc(sizes.sq, p.blockQ - 1), p.blockQ);
+  if (sizes.sq || sizes.sk)
+    alignValue = arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk),
+                                       sizes.sq ? sizes.sq : idx(p.sq));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, queryBlocks ? queryBlocks : idx(p.sq / p.blockQ), idx(p.hq),
+      sizes.batch ? sizes.batch : idx(p.batch), idx(p.warps * kWarpSize), one,
+      one);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   // Workgroup allocas rather than workgroup attributions: bufferization's
@@ -437,19 +468,30 @@ void KernelBuilder::emit() {
   rowA = add(add(q0, mulc(warp, kMmaM)), g);
   rowB = addc(rowA, 8);
 
-  // This warp's Q rows as A fragments, one per k16 step of Dk.
+  // This warp's Q rows as A fragments, one per k16 step of Dk. Rows past a
+  // run-time Sq read row Sq - 1 instead (their results are not stored).
+  Value qRowA = rowA, qRowB = rowB;
+  if (sizes.sq) {
+    Value last = arith::SubIOp::create(b, loc, sizes.sq, idx(1));
+    qRowA = arith::MinSIOp::create(b, loc, rowA, last);
+    qRowB = arith::MinSIOp::create(b, loc, rowB, last);
+  }
   for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
     Value lo = addc(t2, kMmaK * kk), hi = addc(lo, 8);
     auto at = [&](Value row, Value col) {
       return loadPair(q, {batchIv, headIv, row, col});
     };
     qFrags.push_back(buildFragment(
-        b, loc, {at(rowA, lo), at(rowB, lo), at(rowA, hi), at(rowB, hi)}));
+        b, loc, {at(qRowA, lo), at(qRowB, lo), at(qRowA, hi), at(qRowB, hi)}));
   }
 
   // Keys [0, hi): hi is the end of the block holding the last key any row
-  // of this thread block may see (rounded up, so K/V tiles are whole).
-  Value hi = idx(p.sk);
+  // of this thread block may see (rounded up, so K/V tiles are whole). A
+  // run-time Sk rounds up to whole blocks and masks keys past it like
+  // kv_lengths.
+  Value hi = sizes.sk
+                 ? mulc(divc(addc(sizes.sk, p.blockK - 1), p.blockK), p.blockK)
+                 : idx(p.sk);
   auto roundUpMin = [&](Value last) {
     // min(Sk, ceil(max(last, 0) / bk) * bk)
     Value clamped = arith::MaxSIOp::create(b, loc, last, idx(0));
@@ -458,10 +500,15 @@ void KernelBuilder::emit() {
         .getResult();
   };
   if (p.causal)
-    hi = roundUpMin(addc(q0, p.blockQ + p.alignOffset));
+    hi = roundUpMin(alignValue ? add(addc(q0, p.blockQ), alignValue)
+                               : addc(q0, p.blockQ + p.alignOffset));
+  if (sizes.sk)
+    length = sizes.sk;
   if (lengths) {
     Value len = memref::LoadOp::create(b, loc, lengths, ValueRange{batchIv});
     length = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+    if (sizes.sk)
+      length = arith::MinSIOp::create(b, loc, length, sizes.sk);
     hi = roundUpMin(length);
   }
 
@@ -573,6 +620,15 @@ void KernelBuilder::emit() {
       Value scale = vector::BroadcastOp::create(b, loc, f32Pair, scales[r]);
       Value pair = arith::MulFOp::create(b, loc, row, scale);
       pair = arith::TruncFOp::create(b, loc, pairType, pair);
+      // Rows past a run-time Sq are not stored.
+      std::optional<OpBuilder::InsertionGuard> guarded;
+      if (sizes.sq) {
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             rows[r], sizes.sq);
+        auto ifOp = scf::IfOp::create(b, loc, inside);
+        guarded.emplace(b);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      }
       vector::StoreOp::create(b, loc, pair, out,
                               ValueRange{batchIv, headIv, rows[r], col},
                               /*nontemporal=*/false, llvm::MaybeAlign(4));
@@ -583,6 +639,11 @@ void KernelBuilder::emit() {
 
 /// The head split and merge of attention: [B, S, H, D] <-> [B, H, S, D].
 constexpr std::array<int64_t, 4> kHeadPermutation = {0, 2, 1, 3};
+
+/// A stand-in for run-time sizes when checking strides' alignment: odd (see
+/// OperandView) and not 1 (so that rank-reducing slices drop the same unit
+/// dimensions).
+constexpr int64_t kOddSize = 17;
 
 /// `op` if it is a linalg.transpose of a [B, S, H, D] tensor into the
 /// kernel's [B, H, S, D] (or back).
@@ -614,30 +675,34 @@ static MemRefType headTransposedType(MemRefType type) {
 /// kernel's other operands do). The layout is then known here, exactly.
 class OperandView {
 public:
-  /// The view's type, or null where a step is not a static slice or a
-  /// reshape that memref views can express.
+  /// With a nonzero `dynamicAs`, every run-time size (batch, sequence) is
+  /// taken to be that value: an odd one makes the view's strides the
+  /// static factors of the real ones times odd numbers (strides of these
+  /// views are products of sizes), so they have the same powers of two.
+  explicit OperandView(int64_t dynamicAs = 0) : dynamicAs(dynamicAs) {}
+
+  /// The view's type, or null where a step is not a slice with static
+  /// offsets and strides or a reshape that memref views can express.
   MemRefType analyze(Value x) {
     Operation *def = x.getDefiningOp();
     auto type = cast<RankedTensorType>(x.getType());
-    if (!type.hasStaticShape())
-      return {};
+    SmallVector<int64_t> shape = sizesOf(type.getShape());
     if (chain.size() < kMaxSteps && def) {
       if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
         if (ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
-            ShapedType::isDynamicShape(slice.getStaticSizes()) ||
             ShapedType::isDynamicShape(slice.getStaticStrides()))
           return {};
         return step(def, slice.getSource(), [&](MemRefType src) {
           return memref::SubViewOp::inferRankReducedResultType(
-              type.getShape(), src, slice.getStaticOffsets(),
-              slice.getStaticSizes(), slice.getStaticStrides());
+              shape, src, slice.getStaticOffsets(),
+              sizesOf(slice.getStaticSizes()), slice.getStaticStrides());
         });
       }
       if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
         return step(def, expand.getSrc(), [&](MemRefType src) -> MemRefType {
           FailureOr<MemRefType> expanded =
               memref::ExpandShapeOp::computeExpandedType(
-                  src, type.getShape(), expand.getReassociationIndices());
+                  src, shape, expand.getReassociationIndices());
           return succeeded(expanded) ? *expanded : MemRefType();
         });
       if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
@@ -651,7 +716,7 @@ public:
         });
     }
     root = x;
-    types.push_back(MemRefType::get(type.getShape(), type.getElementType()));
+    types.push_back(MemRefType::get(shape, type.getElementType()));
     return types.back();
   }
 
@@ -666,8 +731,12 @@ public:
             b, loc, type, view, slice.getMixedOffsets(), slice.getMixedSizes(),
             slice.getMixedStrides());
       else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
-        view = memref::ExpandShapeOp::create(b, loc, type, view,
-                                             expand.getReassociationIndices());
+        view = type.hasStaticShape()
+                   ? memref::ExpandShapeOp::create(
+                         b, loc, type, view, expand.getReassociationIndices())
+                   : memref::ExpandShapeOp::create(
+                         b, loc, type, view, expand.getReassociationIndices(),
+                         expand.getMixedOutputShape());
       else
         view = memref::CollapseShapeOp::create(
             b, loc, type, view,
@@ -679,6 +748,16 @@ public:
 private:
   static constexpr size_t kMaxSteps = 8;
 
+  SmallVector<int64_t> sizesOf(ArrayRef<int64_t> sizes) const {
+    SmallVector<int64_t> result(sizes);
+    if (dynamicAs)
+      for (int64_t &size : result)
+        if (ShapedType::isDynamic(size))
+          size = dynamicAs;
+    return result;
+  }
+
+  int64_t dynamicAs;
   MemRefType step(Operation *op, Value source,
                   function_ref<MemRefType(MemRefType)> viewType) {
     chain.push_back(op);
@@ -702,8 +781,9 @@ private:
 struct GpuFlashSdpaLowering : FlashPatternBase {
   GpuFlashSdpaLowering(MLIRContext *ctx, int64_t blockQ, int64_t blockK,
                        int64_t maxHeadDim, bool asyncStaging, bool ldmatrix)
-      : FlashPatternBase(ctx, blockQ, blockK), maxHeadDim(maxHeadDim),
-        asyncStaging(asyncStaging), ldmatrix(ldmatrix) {}
+      : FlashPatternBase(ctx, blockQ, blockK, /*allowDynamic=*/true),
+        maxHeadDim(maxHeadDim), asyncStaging(asyncStaging), ldmatrix(ldmatrix) {
+  }
 
   LogicalResult rewriteFlash(SdpaOp op,
                              PatternRewriter &rewriter) const override {
@@ -749,12 +829,26 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     if (p.hq > 65535 || p.batch > 65535)
       return rewriter.notifyMatchFailure(op, "grid too large");
     p.warps = p.blockQ / kMmaM;
-    p.alignOffset = p.sk - p.sq;
+    bool dynamicLengths =
+        ShapedType::isDynamic(p.sq) || ShapedType::isDynamic(p.sk);
+    p.alignOffset = dynamicLengths ? 0 : p.sk - p.sq;
     p.scale = op.getEffectiveScale();
     p.causal = op.getCausal();
     p.elementType = elt;
 
     Location loc = op.getLoc();
+    // Run-time batch and lengths, read off the operands on the host
+    // (Q [B, Hq, Sq, Dk], K [B, Hkv, Sk, Dk]).
+    RuntimeSizes sizes;
+    auto dimOf = [&](Value tensor, int64_t d) -> Value {
+      return tensor::DimOp::create(rewriter, loc, tensor, d);
+    };
+    if (ShapedType::isDynamic(p.batch))
+      sizes.batch = dimOf(op.getQuery(), 0);
+    if (ShapedType::isDynamic(p.sq))
+      sizes.sq = dimOf(op.getQuery(), 2);
+    if (ShapedType::isDynamic(p.sk))
+      sizes.sk = dimOf(op.getKey(), 2);
     // Identity-layout buffers: bufferization copies a tensor that lives at
     // an offset inside another buffer into a fresh allocation, so every
     // operand starts at an allocation (64-byte aligned) or at an entry
@@ -782,15 +876,24 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     SmallVector<int64_t> outShape(resultType.getShape());
     if (merge)
       outShape = llvm::to_vector(merge.getInit().getType().getShape());
-    Value out =
-        memref::AllocOp::create(rewriter, loc, MemRefType::get(outShape, elt));
+    // The result's [B, Hq, Sq, Dv] sizes (permuted for a merged layout).
+    SmallVector<Value> outSizes;
+    for (auto [d, size] : llvm::enumerate(outShape)) {
+      if (!ShapedType::isDynamic(size))
+        continue;
+      int64_t resultDim = merge ? kHeadPermutation[d] : d;
+      // Only B and Sq can be run-time sizes (heads and head dims are not).
+      outSizes.push_back(resultDim == 0 ? sizes.batch : sizes.sq);
+    }
+    Value out = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(outShape, elt), outSizes);
     Value outView = out;
     if (merge)
       outView = memref::TransposeOp::create(
           rewriter, loc, out,
           AffineMapAttr::get(AffineMap::getPermutationMap(
               ArrayRef<int64_t>(kHeadPermutation), getContext())));
-    KernelBuilder(rewriter, loc, p, q, k, v, lengths, outView).emit();
+    KernelBuilder(rewriter, loc, p, q, k, v, lengths, outView, sizes).emit();
     if (merge) {
       rewriter.setInsertionPoint(merge);
       rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
@@ -822,10 +925,21 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
       return bufferOf(operand);
     MemRefType transposed = headTransposedType(type);
     auto [strides, offset] = transposed.getStridesAndOffset();
+    if (ShapedType::isDynamic(offset))
+      return bufferOf(operand);
+    // Run-time strides (of buffers with run-time batch or sequence sizes)
+    // are checked on a copy of the view with odd sizes in their place.
+    if (ShapedType::isDynamicShape(strides)) {
+      MemRefType odd = OperandView(kOddSize).analyze(split.getInput());
+      if (!odd || !odd.hasStaticShape())
+        return bufferOf(operand);
+      strides = headTransposedType(odd).getStridesAndOffset().first;
+    }
     int64_t elementsPer16Bytes = 16 * 8 / transposed.getElementTypeBitWidth();
     if (strides.back() != 1 || offset % elementsPer16Bytes != 0 ||
         llvm::any_of(ArrayRef(strides).drop_back(), [&](int64_t stride) {
-          return stride % elementsPer16Bytes != 0;
+          return ShapedType::isDynamic(stride) ||
+                 stride % elementsPer16Bytes != 0;
         }))
       return bufferOf(operand);
     return memref::TransposeOp::create(

@@ -1051,6 +1051,9 @@ struct AttnGpuMmaMatmulPass
       getOperation().emitError("attn-gpu-mma-matmul: stages must be >= 2");
       return signalPassFailure();
     }
+    // Run-time sizes read off the widened copies and f32 results would keep
+    // them alive (no-op for static shapes).
+    mlir::attn::resolveReshapeDims(getOperation());
     SmallVector<MmaMatmul, 4> matches;
     getOperation().walk([&](linalg::GenericOp op) {
       if (auto mm = matchMmaMatmul(op))

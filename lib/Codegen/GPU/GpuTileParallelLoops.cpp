@@ -88,8 +88,17 @@ struct AttnGpuTileParallelLoopsPass
           getConstantIntValue(loop.getUpperBound()[rank - 1]);
       std::optional<int64_t> step =
           getConstantIntValue(loop.getStep()[rank - 1]);
-      if (!lower || !upper || !step || *step != 1)
+      if (!lower || !step || *step != 1)
         continue;
+      if (!upper) {
+        // A run-time extent (a sequence length): blocks of blockThreads
+        // threads, the last one partial.
+        SmallVector<int64_t> tileSizes(rank, 1);
+        tileSizes.back() = blockThreads;
+        minBounds = true;
+        scf::tileParallelLoop(loop, tileSizes, /*noMinMaxBounds=*/false);
+        continue;
+      }
       int64_t extent = *upper - *lower;
       if (extent <= 1)
         continue;

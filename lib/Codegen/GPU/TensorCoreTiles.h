@@ -23,22 +23,30 @@ constexpr int64_t kTensorCoreFlashMaxHeadDim = 128;
 
 /// attn-gpu-flash-attention takes an attn.sdpa with f16 or bf16 operands and
 /// result, a dot-product score, no bias and no window, whose shape has
-/// Sq and Sk multiples of 16, Dk of 16 (k steps of S = Q K^T), Dv of 8 (n8
-/// tiles of O), both head dims at most `maxHeadDim`.
+/// Sq and Sk multiples of 16 or run-time sizes (negative here,
+/// ShapedType::kDynamic: the kernel masks the edge blocks), Dk of 16 (k
+/// steps of S = Q K^T), Dv of 8 (n8 tiles of O), both head dims at most
+/// `maxHeadDim`.
 inline bool
 fitsTensorCoreFlash(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                     int64_t maxHeadDim = kTensorCoreFlashMaxHeadDim) {
-  return sq > 0 && sk > 0 && sq % kTensorCoreFlashRows == 0 &&
-         sk % kTensorCoreFlashKeys == 0 && dk % 16 == 0 && dv % 8 == 0 &&
-         dk > 0 && dv > 0 && dk <= maxHeadDim && dv <= maxHeadDim;
+  auto fits = [](int64_t extent, int64_t unit) {
+    return extent < 0 || (extent > 0 && extent % unit == 0);
+  };
+  return fits(sq, kTensorCoreFlashRows) && fits(sk, kTensorCoreFlashKeys) &&
+         dk % 16 == 0 && dv % 8 == 0 && dk > 0 && dv > 0 && dk <= maxHeadDim &&
+         dv <= maxHeadDim;
 }
 
 /// The largest of `preferred`, preferred / 2, ... (multiples of `unit`,
-/// down to `unit`) that divides `extent`; 0 when not even `unit` does.
+/// down to `unit`) that divides `extent`; 0 when not even `unit` does. A
+/// run-time `extent` (negative) takes `preferred` (rounded to `unit`).
 inline int64_t dividingBlock(int64_t preferred, int64_t unit, int64_t extent) {
   int64_t block = preferred / unit * unit;
   if (block < unit)
     block = unit;
+  if (extent < 0)
+    return block;
   while (block > unit && extent % block != 0)
     block /= 2;
   if (block % unit != 0)

@@ -83,3 +83,25 @@ func.func @outside_rows(%x: tensor<4x8xf16>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// -----
+
+// A run-time row count: the conversion's output is sized by a tensor.dim of
+// the norm's f32 result, which is not a second reader. The conversion still
+// moves into the row loop (one kernel on CUDA, as with static rows).
+// CHECK-LABEL: func.func @add_layer_norm_f16_dynamic(
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[DIM:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<1x?x32xf16>
+// CHECK:         scf.forall (%[[I:.*]]) in (%[[DIM]]) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<1x?x32xf16>)
+// CHECK:           %[[ROW:.*]] = tensor.extract_slice %[[OUT]][0, %[[I]], 0] [1, 1, 32]
+// CHECK:           %[[NORM:.*]] = linalg.generic {{.*}} outs(%[[ROW]] : tensor<1x1x32xf16>)
+// CHECK:             math.rsqrt
+// CHECK:             arith.truncf %{{.*}} : f32 to f16
+// CHECK:           tensor.parallel_insert_slice %[[NORM]] into %[[OUT]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @add_layer_norm_f16_dynamic(%x: tensor<1x?x32xf16>, %r: tensor<1x?x32xf16>, %g: tensor<32xf16>, %b: tensor<32xf16>) -> tensor<1x?x32xf16> {
+  %s = attn.add %x, %r : tensor<1x?x32xf16>
+  %y = attn.layer_norm %s, %g, %b : tensor<1x?x32xf16>, tensor<32xf16>, tensor<32xf16>
+  return %y : tensor<1x?x32xf16>
+}

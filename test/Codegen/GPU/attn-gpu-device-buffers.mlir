@@ -112,3 +112,52 @@ func.func @host_constant(%out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Thread-private allocas of a kernel that only the partial-block guard
+// (scf.if) separates from the launch body move to its start, where LLVM
+// promotes them (inside the guard they were stack adjustments: the generic
+// flash kernel over a run-time query length spilled). One inside a loop,
+// or of run-time size, stays.
+// CHECK-LABEL: func.func @guarded_allocas(
+// CHECK:         gpu.launch
+// CHECK-DAG:       %[[A:.*]] = memref.alloca() : memref<2x1xf32>
+// CHECK-DAG:       %[[B:.*]] = memref.alloca() : memref<8xf32>
+// CHECK:           arith.cmpi
+// CHECK-NEXT:      scf.if
+// CHECK-NOT:         memref.alloca() : memref<2x1xf32>
+// CHECK:             memref.store %{{.*}}, %[[A]]
+// CHECK:             scf.if
+// CHECK:               memref.store %{{.*}}, %[[B]]
+// CHECK:             scf.for
+// CHECK-NEXT:          memref.alloca() : memref<4xf32>
+// CHECK:             memref.alloca(%{{.*}}) : memref<?xf32>
+func.func @guarded_allocas(%n: index, %c: i1, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %cst = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %in = arith.cmpi ult, %tx, %n : index
+    scf.if %in {
+      %a = memref.alloca() : memref<2x1xf32>
+      memref.store %cst, %a[%c0, %c0] : memref<2x1xf32>
+      scf.if %c {
+        %b = memref.alloca() : memref<8xf32>
+        memref.store %cst, %b[%c0] : memref<8xf32>
+      }
+      scf.for %i = %c0 to %c4 step %c1 {
+        %l = memref.alloca() : memref<4xf32>
+        memref.store %cst, %l[%i] : memref<4xf32>
+      }
+      %d = memref.alloca(%n) : memref<?xf32>
+      memref.store %cst, %d[%c0] : memref<?xf32>
+      %v = memref.load %a[%c0, %c0] : memref<2x1xf32>
+      memref.store %v, %out[%tx] : memref<?xf32>
+    }
+    gpu.terminator
+  }
+  return
+}

@@ -151,6 +151,51 @@ func.func @bf16_lengths(%q: tensor<2x2x32x32xbf16>, %k: tensor<2x2x96x32xbf16>, 
 
 // -----
 
+// Run-time batch, Sq and Sk (ASYNC): the sizes are read off Q and K on
+// the host; the grid is (ceil(Sq / 64), Hq, B) and the causal offset Sk -
+// Sq is computed there. Q rows past Sq read row Sq - 1, K and V rows past
+// Sk are zero-filled by the copies (clamped source row, source size 0),
+// the key loop runs to min(Sk rounded up to a block, the causal bound),
+// keys past Sk are masked like kv_lengths, and O stores are guarded by
+// row < Sq. Numerics: test/Integration/GPU/dynamic-emulation.test.
+// ASYNC-LABEL: func.func @dynamic_causal(
+// ASYNC-SAME:    %[[Q:[^:]+]]: tensor<?x4x?x16xf16>, %[[K:[^:]+]]: tensor<?x4x?x16xf16>
+// ASYNC:         %[[B:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x4x?x16xf16>
+// ASYNC-NEXT:    %[[SQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x4x?x16xf16>
+// ASYNC-NEXT:    %[[SK:.*]] = tensor.dim %[[K]], %{{.*}} : tensor<?x4x?x16xf16>
+// ASYNC:         %[[OUT:.*]] = memref.alloc(%[[B]], %[[SQ]]) : memref<?x4x?x16xf16>
+// ASYNC-NEXT:    %[[SQ63:.*]] = arith.addi %[[SQ]], %{{.*}} : index
+// ASYNC-NEXT:    %[[QBLOCKS:.*]] = arith.divui %[[SQ63]], %{{.*}} : index
+// ASYNC-NEXT:    %[[ALIGN:.*]] = arith.subi %[[SK]], %[[SQ]] : index
+// ASYNC-NEXT:    gpu.launch blocks({{.*}}) in (%{{.*}} = %[[QBLOCKS]], %{{.*}} = %{{.*}}, %{{.*}} = %[[B]]) threads
+// ASYNC:           %[[LASTQ:.*]] = arith.subi %[[SQ]], %{{.*}} : index
+// ASYNC-NEXT:      %[[QA:.*]] = arith.minsi %[[ROWA:.*]], %[[LASTQ]] : index
+// ASYNC-NEXT:      %[[QB:.*]] = arith.minsi %[[ROWB:.*]], %[[LASTQ]] : index
+// ASYNC:           vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[QA]], %{{.*}}]
+// ASYNC:           vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[QB]], %{{.*}}]
+// ASYNC:           %[[SKR:.*]] = arith.addi %[[SK]], %{{.*}} : index
+// ASYNC:           arith.addi %{{.*}}, %[[ALIGN]] : index
+// ASYNC:           %[[KIN:.*]] = arith.cmpi ult, %[[KROW:.*]], %[[SK]] : index
+// ASYNC-NEXT:      %[[KLAST:.*]] = arith.subi %[[SK]], %{{.*}} : index
+// ASYNC-NEXT:      %[[KCL:.*]] = arith.minsi %[[KROW]], %[[KLAST]] : index
+// ASYNC-NEXT:      %[[KSIZE:.*]] = arith.select %[[KIN]], %{{.*}}, %{{.*}} : index
+// ASYNC-NEXT:      nvgpu.device_async_copy %{{.*}}[%{{.*}}, %{{.*}}, %[[KCL]], %{{.*}}], %{{.*}}[{{.*}}], 8, %[[KSIZE]] {bypassL1}
+// ASYNC:           nvgpu.device_async_copy {{.*}}, 8, %{{.*}} {bypassL1}
+// ASYNC:           scf.for
+// ASYNC:             nvgpu.mma.sync
+// ASYNC:             arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// ASYNC-NEXT:        arith.cmpi slt, %{{.*}}, %[[SK]] : index
+// ASYNC:           %[[IN:.*]] = arith.cmpi ult, %[[ROWA]], %[[SQ]] : index
+// ASYNC-NEXT:      scf.if %[[IN]] {
+// ASYNC-NEXT:        vector.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}, %[[ROWA]], %{{.*}}]
+// ASYNC:           gpu.terminator
+func.func @dynamic_causal(%q: tensor<?x4x?x16xf16>, %k: tensor<?x4x?x16xf16>, %v: tensor<?x4x?x16xf16>) -> tensor<?x4x?x16xf16> {
+  %o = attn.sdpa %q, %k, %v causal : tensor<?x4x?x16xf16>, tensor<?x4x?x16xf16>, tensor<?x4x?x16xf16> -> tensor<?x4x?x16xf16>
+  return %o : tensor<?x4x?x16xf16>
+}
+
+// -----
+
 // Near misses keep attn.sdpa (for attn-flash-attention): f32, a bias, a
 // window, a non-dot score, Sq not a multiple of 16, Dk not a multiple of 16,
 // a head dim above max-head-dim (128).

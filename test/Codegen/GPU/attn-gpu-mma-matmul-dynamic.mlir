@@ -175,3 +175,81 @@ func.func @dyn_bf16_bias(%x: memref<?x64xbf16>, %w: memref<96x64xbf16>, %bias: m
   memref.dealloc %c : memref<?x96xf32>
   return
 }
+
+// -----
+
+// As bufferization leaves a dynamic projection: C is sized by a memref.dim
+// of A's widened 2-D view and the narrowed result by one of C's
+// expand_shape. Those dims resolve to the sizes they were built from
+// (%s), so the widened copy of A has no other reader and goes, and the
+// narrow buffer, now sized before the kernel, takes the stores: no extf or
+// truncf generic (kernel) is left, as for static shapes.
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(d0, d1, d2) -> (d0, d2)>
+#nk = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mn = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @dyn_reshape_dims(
+// CHECK-SAME:    %[[X:[^:]+]]: memref<1x?x64xf16>, %[[W:[^:]+]]: memref<64x64xf16>, %[[OUT:[^:]+]]: memref<1x?x64xf16>)
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     xf32>
+// CHECK:         %[[S:.*]] = memref.dim %[[X]], %{{.*}} : memref<1x?x64xf16>
+// CHECK-NEXT:    %[[N:.*]] = memref.alloc(%[[S]]) : memref<1x?x64xf16>
+// CHECK-NEXT:    %[[A:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<1x?x64xf16> into memref<?x64xf16>
+// CHECK-NEXT:    %[[NC:.*]] = memref.collapse_shape %[[N]] {{\[\[}}0, 1], [2]] : memref<1x?x64xf16> into memref<?x64xf16>
+// CHECK:         gpu.launch
+// CHECK:           nvgpu.device_async_copy %[[A]]
+// CHECK:           nvgpu.device_async_copy %[[W]]
+// CHECK:           nvgpu.mma.sync
+// CHECK:           vector.store %{{.*}}, %[[NC]][%{{.*}}, %{{.*}}] {{.*}} : memref<?x64xf16>, vector<2xf16>
+// CHECK:           gpu.terminator
+// CHECK-NOT:     linalg.generic
+// CHECK:         memref.copy %[[N]], %[[OUT]]
+// CHECK-NEXT:    memref.dealloc %[[N]]
+// CHECK-NEXT:    return
+func.func @dyn_reshape_dims(%x: memref<1x?x64xf16>, %w: memref<64x64xf16>, %out: memref<1x?x64xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %s = memref.dim %x, %c1 : memref<1x?x64xf16>
+  %xf = memref.alloc(%s) : memref<1x?x64xf32>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<1x?x64xf16>) outs(%xf : memref<1x?x64xf32>) {
+  ^bb0(%in: f16, %o: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %xc = memref.collapse_shape %xf [[0, 1], [2]] : memref<1x?x64xf32> into memref<?x64xf32>
+  %m = memref.dim %xc, %c0 : memref<?x64xf32>
+  %wf = memref.alloc() : memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%w : memref<64x64xf16>) outs(%wf : memref<64x64xf32>) {
+  ^bb0(%in: f16, %o: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  }
+  %c = memref.alloc(%m) : memref<?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xc, %wf : memref<?x64xf32>, memref<64x64xf32>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  %ce = memref.expand_shape %c [[0, 1], [2]] output_shape [1, %s, 64] : memref<?x64xf32> into memref<1x?x64xf32>
+  %s2 = memref.dim %ce, %c1 : memref<1x?x64xf32>
+  %n = memref.alloc(%s2) : memref<1x?x64xf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ce : memref<1x?x64xf32>) outs(%n : memref<1x?x64xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  }
+  memref.copy %n, %out : memref<1x?x64xf16> to memref<1x?x64xf16>
+  memref.dealloc %xf : memref<1x?x64xf32>
+  memref.dealloc %wf : memref<64x64xf32>
+  memref.dealloc %c : memref<?x64xf32>
+  memref.dealloc %n : memref<1x?x64xf16>
+  return
+}

@@ -100,3 +100,35 @@ func.func @head_transpose(%in: memref<1x16x4x16xf32>, %out: memref<1x4x16x16xf32
   }
   return
 }
+
+// A run-time innermost extent (rows of a dynamic sequence, e.g. the generic
+// flash kernel's query rows): blocks of `threads` (128) threads, the last
+// one partial (its tile bounded by min(128, n - i)); before, the loop stayed
+// untiled and each block had one thread. The mapped kernel guards the
+// partial block and sizes the block by the constant of the min.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME:    %[[OUT:[^:]+]]: memref<4x?xf32>, %[[N:[^:]+]]: index)
+// CHECK:         %[[C128:.*]] = arith.constant 128 : index
+// CHECK:         scf.parallel (%[[H:.*]], %[[I:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[N]]) step (%{{.*}}, %[[C128]]) {
+// CHECK:           %[[TILE:.*]] = affine.min affine_map<(d0)[s0] -> (-d0 + s0, 128)>(%[[I]])[%[[N]]]
+// CHECK:           scf.parallel (%{{.*}}, %[[TI:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[TILE]])
+// CHECK:             %[[ROW:.*]] = arith.addi %[[TI]], %[[I]]
+// CHECK:             memref.store %{{.*}}, %[[OUT]][%{{.*}}, %[[ROW]]]
+// GPU-LABEL:   func.func @dynamic_rows(
+// GPU-SAME:      %{{[^:]+}}: memref<4x?xf32>, %[[N:[^:]+]]: index)
+// GPU:           %[[BLOCKS:.*]] = affine.apply affine_map<(d0)[s0, s1] -> ((d0 - s0) ceildiv s1)>(%[[N]])[%{{.*}}, %c128]
+// GPU:           %[[C128:.*]] = arith.constant 128 : index
+// GPU-NEXT:      %[[THREADS:.*]] = affine.apply affine_map<(d0)[s0, s1] -> ((d0 - s0) ceildiv s1)>(%[[C128]])
+// GPU-NEXT:      gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[BLOCKS]], %{{.*}} = %{{.*}}) threads({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[THREADS]], %{{.*}} = %{{.*}})
+// GPU:             scf.if
+// GPU:               memref.store
+func.func @dynamic_rows(%out: memref<4x?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %cst = arith.constant 0.0 : f32
+  scf.parallel (%h, %i) = (%c0, %c0) to (%c4, %n) step (%c1, %c1) {
+    memref.store %cst, %out[%h, %i] : memref<4x?xf32>
+  }
+  return
+}

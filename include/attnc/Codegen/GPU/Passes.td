@@ -11,8 +11,8 @@ def AttnGpuFlashAttention
   let description = [{
     Replaces each eligible `attn.sdpa` (f16 or bf16 query, key, value and
     result; `dot` or `scaled_dot` score; optional bottom-right causal mask
-    and `kv_lengths`; no bias, no window; static shapes with Sq and Sk
-    multiples of 16, Dk a multiple of 16 and Dv of 8, both at most
+    and `kv_lengths`; no bias, no window; Sq and Sk multiples of 16 or
+    run-time sizes, static heads, Dk a multiple of 16 and Dv of 8, both at most
     `max-head-dim`) by a `gpu.launch` that computes it flash-style on the
     tensor cores (FlashAttention-2 work split). The launch works on buffers:
     the operands are bridged with `bufferization.to_buffer` (read-only) and
@@ -30,6 +30,9 @@ def AttnGpuFlashAttention
     accumulators (the accumulator layout of two n8 tiles is the A-operand
     layout of one k16 step). Key blocks after the last key the causal mask
     or kv_lengths leaves visible to the query block are not visited.
+    Run-time batch, Sq and Sk (`?`, read off Q and K on the host): the grid
+    is (ceil(Sq / block-q), Hq, B), Q rows past Sq are read clamped and not
+    stored, K and V rows past Sk are staged as zeros and their keys masked.
     Everything else is left to attn-flash-attention.
   }];
   let options = [
@@ -269,7 +272,8 @@ def AttnGpuTileParallelLoops
     Tiles the innermost dimension of every outermost `scf.parallel` by the
     thread count (or its extent, if smaller), so that
     `gpu-map-parallel-loops` maps the tile loop to threads and the outer
-    loop to blocks. A loop of more than two dimensions first gets its
+    loop to blocks. A run-time extent is tiled by the thread count with a
+    partial last tile (min bound; the mapped kernel guards it). A loop of more than two dimensions first gets its
     leading dimensions collapsed into one: the grid has three (a fourth
     would run sequentially in a block and leave the tile loop unmapped), and
     a third would put the threads on z, which allows only 64 per block.
@@ -302,6 +306,10 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
     shared memory of the thread block; it becomes a workgroup attribution of
     the launch (kernels built before bufferization use allocas, because
     buffer deallocation does not support memref block arguments there).
+    A thread-private `memref.alloca` of static shape that only `scf.if`s
+    separate from the launch body (the guard of a partial block) moves to
+    the start of the body, where LLVM promotes it instead of adjusting the
+    stack inside the branch.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
