@@ -118,33 +118,11 @@ def torch_worker(directory, prompt_path, new, threads):
 
 
 def export_onnx(directory, path):
-    """GPT-2 from `directory` as ONNX with past key/values."""
-    import torch
-    from transformers import GPT2LMHeadModel
+    """GPT-2 from `directory` as ONNX with past key/values, as the tests'
+    exports are made (scripts/gen_onnx_past_kv.py)."""
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from gen_onnx_past_kv import WithPast
-    model = GPT2LMHeadModel.from_pretrained(directory).eval()
-    cfg = model.config
-    layers, heads = cfg.n_layer, cfg.n_head
-    ids = torch.zeros(1, 4, dtype=torch.long)
-    mask = torch.ones(1, 6, dtype=torch.long)
-    flat = [torch.zeros(1, heads, 2, cfg.n_embd // heads)
-            for _ in range(2 * layers)]
-    kv = [f"{i}.{x}" for i in range(layers) for x in ("key", "value")]
-    names = ["input_ids", "attention_mask"] + [f"past_key_values.{n}" for n in kv]
-    outputs = ["logits"] + [f"present.{n}" for n in kv]
-    axes = {"input_ids": {0: "batch", 1: "sequence"},
-            "attention_mask": {0: "batch", 1: "past_sequence + sequence"},
-            "logits": {0: "batch", 1: "sequence"}}
-    for n in names[2:]:
-        axes[n] = {0: "batch", 2: "past_sequence"}
-    for n in outputs[1:]:
-        axes[n] = {0: "batch", 2: "past_sequence + sequence"}
-    with torch.no_grad():
-        torch.onnx.export(WithPast(model), (ids, mask, *flat), path,
-                          input_names=names, output_names=outputs,
-                          dynamic_axes=axes, opset_version=17,
-                          do_constant_folding=True)
+    from gen_onnx_past_kv import export
+    export("gpt2", directory, path)
 
 
 def ort_worker(path, prompt_path, new, threads):

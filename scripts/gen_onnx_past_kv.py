@@ -104,15 +104,11 @@ class LlamaWithPast(torch.nn.Module):
         return tuple(result)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=("gpt2", "llama"), default="gpt2")
-    ap.add_argument("outdir", nargs="?", default=os.path.join(
-        HERE, "..", "test", "ONNX", "Models"))
-    args = ap.parse_args()
-    outdir = args.outdir
-    ckpt = os.path.join(INPUTS, args.model)
-    llama = args.model == "llama"
+def export(kind, ckpt, path):
+    """Exports the `kind` ("gpt2" or "llama") checkpoint at `ckpt` with past
+    key/values to `path`; returns (config, past input names, output names,
+    the names of the other inputs, kv heads, head width)."""
+    llama = kind == "llama"
     if llama:
         # Eager attention: the exported graph is the attention arithmetic
         # (the SDPA path exports a fused op the importer does not read).
@@ -150,13 +146,26 @@ def main():
         axes[n] = {0: "batch", 2: "past_sequence"}
     for n in outputs[1:]:
         axes[n] = {0: "batch", 2: "past_sequence + sequence"}
-    os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, f"{args.model}_past-op17.onnx")
     with torch.no_grad():
         torch.onnx.export(wrapper, (ids, mask, *extra, *flat), path,
                           input_names=names, output_names=outputs,
                           dynamic_axes=axes, opset_version=17,
                           do_constant_folding=True)
+    return cfg, names[len(first):], outputs, first, heads, head_dim
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=("gpt2", "llama"), default="gpt2")
+    ap.add_argument("outdir", nargs="?", default=os.path.join(
+        HERE, "..", "test", "ONNX", "Models"))
+    args = ap.parse_args()
+    outdir = args.outdir
+    llama = args.model == "llama"
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, f"{args.model}_past-op17.onnx")
+    cfg, pasts, outputs, first, heads, head_dim = export(
+        args.model, os.path.join(INPUTS, args.model), path)
     onnx.checker.check_model(onnx.load(path))
     print(f"{path}: {os.path.getsize(path)} bytes")
 
@@ -171,7 +180,7 @@ def main():
         if llama:
             feeds["position_ids"] = np.broadcast_to(
                 np.arange(p, p + t, dtype=np.int64), (b, t)).copy()
-        for n in names[len(first):]:
+        for n in pasts:
             feeds[n] = rng.standard_normal((b, heads, p, head_dim)).astype(
                 np.float32)
         refs = session.run(None, feeds)

@@ -87,11 +87,12 @@ for _p in ("f32", "f16", "bf16"):
 # transformers' committed logits of the 16-token sequence (expected.npy;
 # f32 at check_decode_step.py's 1e-4).
 STEP_SPLITS = (11, 1, 4)
-# "onnx:gpt2_past-op17": GPT-2 exported with past key/values
+# "onnx:<model>_past-op17": GPT-2 and LLaMA exported with past key/values
 # (scripts/gen_onnx_past_kv.py, test/ONNX/Models), bound to the caches by
 # --kv-cache (attn-bind-kv-cache); the same checkpoint's logits.
 for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
-    for _ckpt in ("gpt2", "llama", "onnx:gpt2_past-op17"):
+    for _ckpt in ("gpt2", "llama", "onnx:gpt2_past-op17",
+                  "onnx:llama_past-op17"):
         DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? {_p} at T = "
                               + ", ".join(map(str, STEP_SPLITS)),
                               "step", _ckpt, {}, _p, _tol))
@@ -188,7 +189,7 @@ def run_step_case(tools, case, mutate, workdir, host_visible):
     if ckpt.startswith("onnx:"):
         source = os.path.join(ROOT, "test", "ONNX", "Models",
                               ckpt[len("onnx:"):] + ".onnx")
-        ckpt = "gpt2"
+        ckpt = ckpt[len("onnx:"):].split("_past")[0]
     base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
     ids = np.load(os.path.join(base, "input_ids.npy"))
     expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
