@@ -576,8 +576,11 @@ struct FlashSdpaLowering : FlashPatternBase {
       p.sqSize = rewriter.getIndexAttr(p.sq);
       p.skSize = rewriter.getIndexAttr(p.sk);
     }
-    p.keyTransposed = transposeKeys;
-    if (transposeKeys) {
+    // Keys with per-row lengths are a KV cache, read only up to each row's
+    // length: a transposed copy of all of it would cost every step in
+    // proportion to the cache's capacity, not to what the step reads.
+    p.keyTransposed = transposeKeys && !op.getKvLengths();
+    if (p.keyTransposed) {
       // One copy of K per call, read by every query block: afterwards both
       // block contractions stream their right operand along the output
       // columns (outer-product form, no horizontal reductions).

@@ -153,10 +153,22 @@ func.func @window(%q: tensor<1x4x256x64xf32>, %k: tensor<1x4x256x64xf32>, %v: te
 // CHECK:           linalg.generic
 // CHECK:             arith.truncf %{{.*}} : f32 to f16
 // CHECK:           tensor.parallel_insert_slice %{{.*}} [1, 1, %[[QS]], 32] [1, 1, 1, 1] : tensor<1x?x32xf16> into tensor<2x2x200x32xf16>
+// transpose-keys does not apply to keys with kv_lengths (a KV cache, read
+// only up to each row's length): no transposed copy of all of it.
+// TKEYS-LABEL: func.func @partial_f16_lengths(
+// TKEYS-NOT:     linalg.transpose
+// TKEYS:         scf.forall
+func.func @partial_f16_lengths(%q: tensor<2x2x200x32xf16>, %k: tensor<2x2x200x32xf16>, %v: tensor<2x2x200x32xf16>, %len: tensor<2xi32>) -> tensor<2x2x200x32xf16> {
+  %0 = attn.sdpa %q, %k, %v kv_lengths(%len : tensor<2xi32>) : tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16> -> tensor<2x2x200x32xf16>
+  return %0 : tensor<2x2x200x32xf16>
+}
+
+// -----
+
 // transpose-keys: K becomes [B, Hkv, Dk, Sk] once, before the forall, and
 // the score contraction reads a [Dk, ks] tile of it, indexed (d, j), like
 // V's (j, e) in P V.
-// TKEYS-LABEL: func.func @partial_f16_lengths(
+// TKEYS-LABEL: func.func @partial_f16_keys(
 // TKEYS-SAME:    %{{[^:]+}}: tensor<2x2x200x32xf16>, %[[K:[^:]+]]: tensor<2x2x200x32xf16>
 // TKEYS:         %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<2x2x200x32xf16>) outs(%{{.*}} : tensor<2x2x32x200xf16>) permutation = [0, 1, 3, 2]
 // TKEYS:         scf.forall (%[[B:.*]], %[[N:.*]], %{{.*}}) in (2, 2, 4)
@@ -164,8 +176,8 @@ func.func @window(%q: tensor<1x4x256x64xf32>, %k: tensor<1x4x256x64xf32>, %v: te
 // TKEYS:             %[[KS:.*]] = affine.min affine_map<()[s0] -> (64, -s0 + 200)>()[%[[K0]]]
 // TKEYS:             %[[KTILE:.*]] = tensor.extract_slice %[[KT]][%[[B]], %[[N]], 0, %[[K0]]] [1, 1, 32, %[[KS]]] [1, 1, 1, 1] : tensor<2x2x32x200xf16> to tensor<32x?xf16>
 // TKEYS:             linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], {{.*}} ins(%{{.*}}, %[[KTILE]] : tensor<1x?x32xf16>, tensor<32x?xf16>)
-func.func @partial_f16_lengths(%q: tensor<2x2x200x32xf16>, %k: tensor<2x2x200x32xf16>, %v: tensor<2x2x200x32xf16>, %len: tensor<2xi32>) -> tensor<2x2x200x32xf16> {
-  %0 = attn.sdpa %q, %k, %v kv_lengths(%len : tensor<2xi32>) : tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16> -> tensor<2x2x200x32xf16>
+func.func @partial_f16_keys(%q: tensor<2x2x200x32xf16>, %k: tensor<2x2x200x32xf16>, %v: tensor<2x2x200x32xf16>) -> tensor<2x2x200x32xf16> {
+  %0 = attn.sdpa %q, %k, %v : tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16>, tensor<2x2x200x32xf16> -> tensor<2x2x200x32xf16>
   return %0 : tensor<2x2x200x32xf16>
 }
 

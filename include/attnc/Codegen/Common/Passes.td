@@ -116,7 +116,8 @@ def AttnFlashAttention : Pass<"attn-flash-attention", "::mlir::ModuleOp"> {
     Option<"transposeKeys", "transpose-keys", "bool", "false",
            "transpose K to [B, Hkv, Dk, Sk] once, so that both block "
            "contractions (Q K^T and P V) read their right operand "
-           "contiguously along the output columns">
+           "contiguously along the output columns (not for keys with "
+           "kv_lengths: a KV cache is read only up to each row's length)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
