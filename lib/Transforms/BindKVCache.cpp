@@ -253,7 +253,17 @@ struct AttnBindKVCachePass
     OpBuilder b(entry.getContext());
     Location loc = entry.getLoc();
     auto positionsType = RankedTensorType::get({batch}, b.getI64Type());
+    // Right after the token ids (the argument an attn.embedding looks up),
+    // where generation expects it; after the first argument otherwise.
     unsigned positionsIndex = body.getNumArguments() > 0 ? 1 : 0;
+    for (BlockArgument arg : body.getArguments())
+      if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+            auto lookup = dyn_cast<EmbeddingOp>(user);
+            return lookup && lookup.getIds() == arg;
+          })) {
+        positionsIndex = arg.getArgNumber() + 1;
+        break;
+      }
     if (failed(entry.insertArgument(
             positionsIndex, positionsType,
             b.getDictionaryAttr(

@@ -49,6 +49,30 @@ func.func @main(%x: tensor<2x?x8xf32> {attn.name = "x"},
 
 // -----
 
+// The positions input comes right after the token ids (what an
+// attn.embedding looks up), whatever comes before them: the mask input here,
+// which goes.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    (%{{.*}}: tensor<1x?xi64> {attn.name = "ids"}, %{{.*}}: tensor<1xi64> {attn.name = "positions"}, %{{.*}}: tensor<1x2x16x4xf32> {attn.name = "past.key"}
+func.func @main(%mask: tensor<1x?xf32> {attn.name = "mask"},
+                %ids: tensor<1x?xi64> {attn.name = "ids"},
+                %pk: tensor<1x2x?x4xf32> {attn.name = "past.key"},
+                %pv: tensor<1x2x?x4xf32> {attn.name = "past.value"},
+                %q: tensor<1x2x?x4xf32>, %k: tensor<1x2x?x4xf32>, %v: tensor<1x2x?x4xf32>,
+                %table: tensor<10x8xf32>)
+    -> (tensor<1x?x8xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %e = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<10x8xf32>) -> tensor<1x?x8xf32>
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  %vc = tensor.concat dim(2) %pv, %v : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  %l = tensor.dim %mask, %c1 : tensor<1x?xf32>
+  %bias = tensor.expand_shape %mask [[0], [1, 2, 3]] output_shape [1, 1, 1, %l] : tensor<1x?xf32> into tensor<1x1x1x?xf32>
+  %o = attn.sdpa %q, %kc, %vc bias(%bias : tensor<1x1x1x?xf32>) score = dot causal : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32> -> tensor<1x2x?x4xf32>
+  return %e, %o, %kc, %vc : tensor<1x?x8xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>
+}
+
+// -----
+
 // The past read other than through its concatenation.
 func.func @main(%pk: tensor<1x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<1x2x?x4xf32>)
     -> (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) {
