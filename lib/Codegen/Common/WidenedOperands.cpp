@@ -299,7 +299,11 @@ struct DimOfCollapseShape : OpRewritePattern<memref::DimOp> {
     MemRefType srcType = collapse.getSrcType();
     Value product;
     int64_t constant = 1;
-    for (int64_t d : collapse.getReassociationIndices()[*index]) {
+    // A copy: the reassociation is returned by value, and a range over an
+    // element of the temporary would outlive it.
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (int64_t d : groups[*index]) {
       if (!srcType.isDynamicDim(d)) {
         constant *= srcType.getDimSize(d);
         continue;
