@@ -295,6 +295,8 @@ int attnc::compile(const CompileOptions &options) {
     if (Error err = checkRegularFile(options.inputPath, "input file"))
       return fail(toString(std::move(err)));
     onnx_frontend::ImportOptions importOptions;
+    if (options.verbose)
+      importOptions.verbose = &errs();
     for (const std::string &spec : options.inputShapes)
       if (Error err = onnx_frontend::parseInputShape(spec, importOptions))
         return fail(toString(std::move(err)));
@@ -621,6 +623,11 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::init(""), cl::cat(category));
   cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                       cl::init(false), cl::cat(category));
+  cl::opt<bool> verbose("v",
+                        cl::desc("model.onnx: notes on stderr about what "
+                                 "the import did not check (e.g. libonnx's "
+                                 "checker on a model newer than it)"),
+                        cl::init(false), cl::cat(category));
   cl::list<std::string> inputShapes(
       "input-shape",
       cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
@@ -695,6 +702,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.searchWeights = searchWeights;
   options.runtimeDir = runtimeDir;
   options.quiet = quiet;
+  options.verbose = verbose;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
   options.noRaise = noRaise;

@@ -71,6 +71,12 @@ static cl::opt<bool> noLocations(
              "that later errors point with"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<bool> verbose(
+    "v",
+    cl::desc("Notes on stderr about what the import did not check (e.g. "
+             "libonnx's checker on a model newer than it)"),
+    cl::init(false), cl::cat(category));
+
 static int fail(const Twine &message) {
   WithColor::error(errs(), "attn-import") << message << "\n";
   return 1;
@@ -186,6 +192,8 @@ int main(int argc, char **argv) {
     return fail("--kv-cache must be a positive cache length");
 
   ImportOptions options;
+  if (verbose)
+    options.verbose = &errs();
   for (const std::string &spec : inputShapes)
     if (Error err = parseInputShape(spec, options))
       return fail(toString(std::move(err)));

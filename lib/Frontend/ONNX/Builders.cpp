@@ -117,6 +117,12 @@ Value Importer::reshapeTo(Value v, ArrayRef<int64_t> shape) {
                                                 foldResults(shape)),
                   shape);
   };
+  // To or from a scalar (rank 0): all dims are units, no groups.
+  if (shape.empty())
+    return tensor::CollapseShapeOp::create(b, loc, dstType, v,
+                                           ArrayRef<ReassociationIndices>{});
+  if (src.empty())
+    return expand(v, {});
   if (src.size() > shape.size()) {
     if (auto groups = groupDims(src, shape, syms))
       return record(

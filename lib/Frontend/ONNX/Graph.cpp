@@ -28,6 +28,8 @@ Error Importer::importOpsets() {
   for (const auto &import : model.opset_import())
     if (import.domain().empty() || import.domain() == "ai.onnx")
       opset = static_cast<int>(import.version());
+    else if (import.domain() == "com.microsoft")
+      microsoftOpset = static_cast<int>(import.version());
   if (opset < kMinOpset || opset > kMaxOpset)
     return fail("opset " + Twine(opset) + " is not supported (the importer " +
                 "reads opsets " + Twine(kMinOpset) + " to " + Twine(kMaxOpset) +

@@ -319,6 +319,31 @@ public:
   /// Range and ConstantOfShape sized by symbolic dims (run-time tensors).
   Error importRange();
   Error importConstantOfShape();
+  // Ops of the transformer exporters (Ops/*.cpp).
+  Expected<Value> importLogical(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importMod(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importMathUnary(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importClip(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importGelu(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importEinsum(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importCumSum(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importReduceSumMax(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importRmsNorm(StringRef op, ArrayRef<Value> in);
+  /// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization.
+  Error importSkipNorm();
+  Expected<Value> importTile(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importPad(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importGatherElements(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importGatherND(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importScatter(StringRef op, ArrayRef<Value> in);
+  /// The `axes` of a Reduce* op (attribute or input, by `fromInput`),
+  /// normalized; empty with `noop` set where noop_with_empty_axes applies.
+  Expected<std::vector<int64_t>> reduceAxes(bool fromInput, int64_t rank,
+                                            bool &noop);
+  /// Broadcasts `ins` to their common shape; fails naming the shapes.
+  Expected<SmallVector<int64_t>> broadcastAll(SmallVectorImpl<Value> &ins);
+  /// A scalar of `elem` holding `v` (in a region body).
+  static Value scalarConst(OpBuilder &nb, Location nl, Type elem, double v);
   /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
   Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
                                                ArrayRef<int64_t> inShape);
@@ -330,6 +355,9 @@ public:
   OpBuilder b;
   Location loc = UnknownLoc::get(&context);
   int opset = 0;
+  /// The com.microsoft opset the model imports (ONNX Runtime's contrib ops,
+  /// as its optimizer writes them); 0 when none.
+  int microsoftOpset = 0;
   const onnx::NodeProto *current = nullptr;
   int currentIndex = 0;
   std::map<std::string, Entry> values;
@@ -349,12 +377,17 @@ public:
 };
 
 /// One row of the op registry: the importer of `opType` for the models whose
-/// default-domain opset is in [sinceVersion, untilVersion] (an op's versions
-/// are separate rows where their semantics differ).
+/// default-domain opset is in [sinceVersion, untilVersion]. An op's versions
+/// are separate rows where their attributes or semantics differ (each row
+/// starts at the op version it implements, or at kMinOpset for ops older
+/// than that).
 struct OpImporter {
   llvm::StringRef opType;
   int sinceVersion;
   int untilVersion;
+  /// The attributes the importer reads, space-separated. Any other is an
+  /// error: a newer version's attribute may change the meaning.
+  llvm::StringRef attributes;
   Error (*import)(Importer &);
   /// Whether a node whose inputs are all host constants is first evaluated
   /// on the host (views and slices fold themselves without materializing).
@@ -367,11 +400,19 @@ struct OpImporter {
 /// The importers, by op type.
 class OpRegistry {
 public:
-  void add(OpImporter row) { rows[row.opType].push_back(row); }
+  enum Flags : unsigned { None = 0, NoFold = 1, BeforeInputs = 2 };
+  void add(llvm::StringRef opType, int since, int until,
+           llvm::StringRef attributes, Error (*import)(Importer &),
+           unsigned flags = None) {
+    // The row's name refers to the map's copy of the key.
+    auto it = rows.try_emplace(opType).first;
+    it->second.push_back({it->first(), since, until, attributes, import,
+                          !(flags & NoFold), bool(flags & BeforeInputs)});
+  }
   /// The row for `opType` at `opset`; nullptr when there is none.
   const OpImporter *lookup(llvm::StringRef opType, int opset) const;
-  /// Whether any row has `opType` (at some opset).
-  bool knows(llvm::StringRef opType) const { return rows.count(opType); }
+  /// The first opset any row of `opType` covers (0 if none).
+  int firstOpset(llvm::StringRef opType) const;
   /// The registry of every family below, built once.
   static const OpRegistry &get();
 
@@ -391,6 +432,11 @@ Error shapeImporter(Importer &imp) {
 }
 template <Error (Importer::*F)()> Error plainImporter(Importer &imp) {
   return (imp.*F)();
+}
+
+/// The registry key of `opType` of the com.microsoft domain.
+inline std::string microsoftOp(llvm::StringRef opType) {
+  return "com.microsoft." + opType.str();
 }
 
 /// The latest default-domain opset the importer reads.

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -220,6 +221,17 @@ const OpImporter *OpRegistry::lookup(StringRef opType, int opset) const {
   return nullptr;
 }
 
+int OpRegistry::firstOpset(StringRef opType) const {
+  auto it = rows.find(opType);
+  if (it == rows.end())
+    return 0;
+  int first = 0;
+  for (const OpImporter &row : it->second)
+    if (!first || row.sinceVersion < first)
+      first = row.sinceVersion;
+  return first;
+}
+
 const OpRegistry &OpRegistry::get() {
   static const OpRegistry registry = [] {
     OpRegistry r;
@@ -266,11 +278,34 @@ Error Importer::importNode(const onnx::NodeProto &node) {
   current = &node;
   loc = nodeLoc(node);
   StringRef op = node.op_type();
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
+  bool microsoft = node.domain() == "com.microsoft";
+  if (!node.domain().empty() && node.domain() != "ai.onnx" && !microsoft)
     return fail("op domain '" + node.domain() + "' is not supported");
 
   const OpRegistry &registry = OpRegistry::get();
-  const OpImporter *row = registry.lookup(op, opset);
+  const OpImporter *row = microsoft
+                              ? registry.lookup(microsoftOp(op), microsoftOpset)
+                              : registry.lookup(op, opset);
+  if (microsoft && !row)
+    return fail("op '" + op + "' of domain 'com.microsoft' (opset " +
+                Twine(microsoftOpset) + ") is not supported");
+  if (!row) {
+    if (int first = registry.firstOpset(op); first > opset)
+      return fail("'" + op + "' is not an op of opset " + Twine(opset) +
+                  " (the importer reads it from opset " + Twine(first) + ")");
+  } else {
+    // An attribute the importer does not read may change the op's meaning
+    // (one a newer version added, or a misspelling): refuse it.
+    SmallVector<StringRef> known;
+    row->attributes.split(known, ' ', -1, /*KeepEmpty=*/false);
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (!llvm::is_contained(known, attr.name()))
+        return fail("attribute '" + attr.name() + "' is not supported (" + op +
+                    " at this opset reads " +
+                    (known.empty() ? std::string("no attributes")
+                                   : "'" + llvm::join(known, "', '") + "'") +
+                    ")");
+  }
   if (row && row->beforeInputs)
     return row->import(*this);
 
@@ -366,7 +401,13 @@ attnc::onnx_frontend::importONNXModel(StringRef path, MLIRContext &context,
                       tensor::TensorDialect>();
   onnx::ModelProto model;
   std::string error;
-  if (!loadONNXModel(path.str(), model, error))
+  std::vector<std::string> notes;
+  bool loaded = loadONNXModel(path.str(), model, error, notes);
+  if (options.verbose)
+    for (const std::string &note : notes)
+      *options.verbose << llvm::sys::path::filename(path) << ": note: " << note
+                       << "\n";
+  if (!loaded)
     return llvm::createStringError(llvm::sys::path::filename(path).str() +
                                    ": error: " + error);
   Importer importer(path, context, options, model);

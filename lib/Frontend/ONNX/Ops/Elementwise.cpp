@@ -203,53 +203,240 @@ Expected<Value> Importer::importCompare(StringRef op, ArrayRef<Value> in) {
                  });
 }
 
-void attnc::onnx_frontend::registerElementwiseOps(OpRegistry &registry) {
-  registry.add({"Add", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Sub", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Mul", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Div", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Pow", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Max", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Min", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importElementwiseBinary, 2, true>});
-  registry.add({"Sqrt", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Erf", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Tanh", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Exp", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Neg", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Reciprocal", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Relu", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Sigmoid", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Sin", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Cos", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importUnary, 1>});
-  registry.add({"Equal", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCompare, 2>});
-  registry.add({"Less", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCompare, 2>});
-  registry.add({"Greater", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCompare, 2>});
-  registry.add({"LessOrEqual", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCompare, 2>});
-  registry.add({"GreaterOrEqual", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCompare, 2>});
-  registry.add({"Where", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importWhere, 3>});
-  registry.add({"Cast", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importCast, 1>});
+Expected<SmallVector<int64_t>>
+Importer::broadcastAll(SmallVectorImpl<Value> &ins) {
+  SmallVector<int64_t> shape = dimsOf(ins[0]);
+  for (Value v : ArrayRef<Value>(ins).drop_front()) {
+    auto s = broadcastShapes(shape, dimsOf(v));
+    if (!s)
+      return fail("operand shapes " + shapeText(shape) + " and " +
+                  shapeText(dimsOf(v)) + " do not broadcast");
+    shape = *s;
+  }
+  for (Value &v : ins)
+    v = broadcastTo(v, shape);
+  return shape;
+}
+
+Value Importer::scalarConst(OpBuilder &nb, Location nl, Type elem, double v) {
+  if (isa<FloatType>(elem))
+    return arith::ConstantOp::create(nb, nl, nb.getFloatAttr(elem, v));
+  return arith::ConstantOp::create(
+      nb, nl, nb.getIntegerAttr(elem, static_cast<int64_t>(v)));
+}
+
+Expected<Value> Importer::importLogical(StringRef op, ArrayRef<Value> in) {
+  SmallVector<Value> ins(in.begin(), in.end());
+  for (Value v : ins)
+    if (!typeOf(v).getElementType().isInteger(1))
+      return fail("expects bool operands, got " + typeText(v.getType()));
+  auto shape = broadcastAll(ins);
+  if (!shape)
+    return shape.takeError();
+  return generic(
+      ins, *shape, b.getI1Type(),
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        if (op == "Not")
+          return arith::XOrIOp::create(
+              nb, nl, a[0],
+              arith::ConstantOp::create(nb, nl, nb.getBoolAttr(true)));
+        if (op == "And")
+          return arith::AndIOp::create(nb, nl, a[0], a[1]);
+        if (op == "Or")
+          return arith::OrIOp::create(nb, nl, a[0], a[1]);
+        return arith::XOrIOp::create(nb, nl, a[0], a[1]);
+      });
+}
+
+Expected<Value> Importer::importMod(StringRef op, ArrayRef<Value> in) {
+  SmallVector<Value> ins(in.begin(), in.end());
+  Type elem = typeOf(ins[0]).getElementType();
+  if (elem != typeOf(ins[1]).getElementType())
+    return fail("operands have different element types");
+  bool fmod = getIntAttr(*current, "fmod", 0) != 0;
+  bool isFloat = isa<FloatType>(elem);
+  if (isFloat && !fmod)
+    return fail("fmod must be 1 for floating-point operands");
+  auto shape = broadcastAll(ins);
+  if (!shape)
+    return shape.takeError();
+  return generic(
+      ins, *shape, elem,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        if (isFloat)
+          return arith::RemFOp::create(nb, nl, a[0], a[1]);
+        // C's remainder (the dividend's sign)...
+        Value r = arith::RemSIOp::create(nb, nl, a[0], a[1]);
+        if (fmod)
+          return r;
+        // ...moved to the divisor's sign (Python's %).
+        Value zero = scalarConst(nb, nl, elem, 0);
+        Value rNeg =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, r, zero);
+        Value dNeg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
+                                           a[1], zero);
+        Value nonzero =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne, r, zero);
+        Value differ = arith::XOrIOp::create(nb, nl, rNeg, dNeg);
+        Value fix = arith::AndIOp::create(nb, nl, nonzero, differ);
+        Value moved = arith::AddIOp::create(nb, nl, r, a[1]);
+        return arith::SelectOp::create(nb, nl, fix, moved, r);
+      });
+}
+
+Expected<Value> Importer::importMathUnary(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  Type elem = typeOf(x).getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  bool floatOnly =
+      op == "Floor" || op == "Ceil" || op == "IsNaN" || op == "IsInf";
+  if ((floatOnly && !isFloat) || elem.isInteger(1))
+    return fail("expects a " + Twine(floatOnly ? "float" : "numeric") +
+                " tensor, got " + typeText(x.getType()));
+  bool toBool = op == "IsNaN" || op == "IsInf";
+  bool detectNeg = getIntAttr(*current, "detect_negative", 1) != 0;
+  bool detectPos = getIntAttr(*current, "detect_positive", 1) != 0;
+  return generic(
+      ValueRange{x}, dimsOf(x), toBool ? b.getI1Type() : elem,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = a[0];
+        if (op == "Floor")
+          return math::FloorOp::create(nb, nl, v);
+        if (op == "Ceil")
+          return math::CeilOp::create(nb, nl, v);
+        if (op == "IsNaN")
+          return arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, v, v);
+        if (op == "IsInf") {
+          auto inf = [&](bool neg) {
+            const auto &sem = cast<FloatType>(elem).getFloatSemantics();
+            return arith::ConstantOp::create(
+                nb, nl, nb.getFloatAttr(elem, APFloat::getInf(sem, neg)));
+          };
+          Value r = arith::ConstantOp::create(nb, nl, nb.getBoolAttr(false));
+          if (detectPos)
+            r = arith::OrIOp::create(
+                nb, nl, r,
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, v,
+                                      inf(false)));
+          if (detectNeg)
+            r = arith::OrIOp::create(
+                nb, nl, r,
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ, v,
+                                      inf(true)));
+          return r;
+        }
+        if (op == "Abs")
+          return isFloat ? math::AbsFOp::create(nb, nl, v).getResult()
+                         : math::AbsIOp::create(nb, nl, v).getResult();
+        // Sign: -1, 0 or 1 (NaN stays NaN).
+        Value zero = scalarConst(nb, nl, elem, 0);
+        Value one = scalarConst(nb, nl, elem, 1);
+        Value minusOne = scalarConst(nb, nl, elem, -1);
+        Value pos = isFloat ? arith::CmpFOp::create(
+                                  nb, nl, arith::CmpFPredicate::OGT, v, zero)
+                                  .getResult()
+                            : arith::CmpIOp::create(
+                                  nb, nl, arith::CmpIPredicate::sgt, v, zero)
+                                  .getResult();
+        Value neg = isFloat ? arith::CmpFOp::create(
+                                  nb, nl, arith::CmpFPredicate::OLT, v, zero)
+                                  .getResult()
+                            : arith::CmpIOp::create(
+                                  nb, nl, arith::CmpIPredicate::slt, v, zero)
+                                  .getResult();
+        Value r = arith::SelectOp::create(nb, nl, neg, minusOne, v);
+        return arith::SelectOp::create(nb, nl, pos, one, r);
+      });
+}
+
+Expected<Value> Importer::importClip(StringRef op, ArrayRef<Value> in) {
+  SmallVector<Value> ins{in[0]};
+  Type elem = typeOf(in[0]).getElementType();
+  if (elem.isInteger(1))
+    return fail("expects a numeric tensor");
+  bool hasMin = hasInput(1), hasMax = hasInput(2);
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!hasInput(i))
+      continue;
+    auto bound = input(i);
+    if (!bound)
+      return bound.takeError();
+    if (typeOf(*bound).getElementType() != elem)
+      return fail(Twine(i == 1 ? "min" : "max") +
+                  " has another element type than the input");
+    if (typeOf(*bound).getRank() != 0 &&
+        !(typeOf(*bound).hasStaticShape() &&
+          typeOf(*bound).getNumElements() == 1))
+      return fail(Twine(i == 1 ? "min" : "max") + " must be a scalar");
+    ins.push_back(reshapeTo(*bound, {}));
+  }
+  auto shape = broadcastAll(ins);
+  if (!shape)
+    return shape.takeError();
+  bool isFloat = isa<FloatType>(elem);
+  return generic(
+      ins, *shape, elem,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = a[0];
+        size_t next = 1;
+        if (hasMin) {
+          Value lo = a[next++];
+          v = isFloat ? arith::MaximumFOp::create(nb, nl, v, lo).getResult()
+                      : arith::MaxSIOp::create(nb, nl, v, lo).getResult();
+        }
+        if (hasMax) {
+          Value hi = a[next++];
+          v = isFloat ? arith::MinimumFOp::create(nb, nl, v, hi).getResult()
+                      : arith::MinSIOp::create(nb, nl, v, hi).getResult();
+        }
+        return v;
+      });
+}
+
+Expected<Value> Importer::importGelu(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  if (!isa<FloatType>(typeOf(x).getElementType()))
+    return fail("expects a float tensor, got " + typeText(x.getType()));
+  const onnx::AttributeProto *a = findAttribute(*current, "approximate");
+  std::string approx = a ? a->s() : "none";
+  attn::GeluApproximation kind;
+  if (approx == "none")
+    kind = attn::GeluApproximation::none;
+  else if (approx == "tanh")
+    kind = attn::GeluApproximation::tanh;
+  else
+    return fail("approximate '" + approx + "' is not supported (none or tanh)");
+  return attn::GeluOp::create(b, loc, x, kind).getResult();
+}
+
+void attnc::onnx_frontend::registerElementwiseOps(OpRegistry &r) {
+  constexpr int kMin = kMinOpset, kMax = kLatestOpset;
+  for (StringRef op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"})
+    r.add(op, kMin, kMax, "",
+          valueImporter<&Importer::importElementwiseBinary, 2, true>);
+  for (StringRef op : {"Sqrt", "Erf", "Tanh", "Exp", "Neg", "Reciprocal",
+                       "Relu", "Sigmoid", "Sin", "Cos"})
+    r.add(op, kMin, kMax, "", valueImporter<&Importer::importUnary, 1>);
+  // Equal-19 adds strings, which the importer refuses by type.
+  for (StringRef op :
+       {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    r.add(op, kMin, kMax, "", valueImporter<&Importer::importCompare, 2>);
+  r.add("Where", kMin, kMax, "", valueImporter<&Importer::importWhere, 3>);
+  // Cast-19 adds `saturate`, which only float8 targets read (refused by
+  // type, as are Cast-21's 4-bit and Cast-23's float4 types).
+  for (StringRef op : {"And", "Or", "Xor"})
+    r.add(op, kMin, kMax, "", valueImporter<&Importer::importLogical, 2, true>);
+  r.add("Not", kMin, kMax, "", valueImporter<&Importer::importLogical, 1>);
+  r.add("Mod", kMin, kMax, "fmod", valueImporter<&Importer::importMod, 2>);
+  for (StringRef op : {"Abs", "Sign", "Floor", "Ceil", "IsNaN"})
+    r.add(op, kMin, kMax, "", valueImporter<&Importer::importMathUnary, 1>);
+  r.add("IsInf", kMin, kMax, "detect_negative detect_positive",
+        valueImporter<&Importer::importMathUnary, 1>);
+  // Clip's bounds are optional inputs since opset 11.
+  r.add("Clip", kMin, kMax, "", valueImporter<&Importer::importClip, 1>);
+  r.add("Gelu", 20, kMax, "approximate",
+        valueImporter<&Importer::importGelu, 1>);
+  r.add("Cast", kMin, 18, "to", valueImporter<&Importer::importCast, 1>);
+  r.add("Cast", 19, kMax, "to saturate",
+        valueImporter<&Importer::importCast, 1>);
 }

@@ -298,15 +298,247 @@ Error Importer::importConcat() {
   return Error::success();
 }
 
-void attnc::onnx_frontend::registerIndexOps(OpRegistry &registry) {
-  registry.add({"Slice", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importSlice>,
-                /*foldConstants=*/false});
-  registry.add({"Split", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importSplit>,
-                /*foldConstants=*/false});
-  registry.add({"Gather", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importGather>});
-  registry.add({"Concat", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importConcat>});
+/// `v` (an integer index of a dimension of extent `dim`) as an index,
+/// negative ones counting from the end.
+static Value wrapIndex(OpBuilder &nb, Location nl, Value v, Value dim) {
+  Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), v);
+  Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+  Value neg = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
+  return arith::SelectOp::create(nb, nl, neg,
+                                 arith::AddIOp::create(nb, nl, i, dim), i);
+}
+
+Expected<Value> Importer::importGatherElements(StringRef op,
+                                               ArrayRef<Value> in) {
+  Value data = in[0], indices = in[1];
+  int64_t rank = typeOf(data).getRank();
+  if (typeOf(indices).getRank() != rank)
+    return fail("indices must have the rank of data");
+  if (!isa<IntegerType>(typeOf(indices).getElementType()) ||
+      typeOf(indices).getElementType().isInteger(1))
+    return fail("indices must be int32 or int64");
+  auto axis = axisAttr("axis", 0, rank);
+  if (!axis)
+    return axis.takeError();
+  if (const HostTensor *c = constantInput(1))
+    for (int64_t i : c->toInts())
+      if (!isSymbolic(dimsOf(data)[*axis]) &&
+          (i < -dimsOf(data)[*axis] || i >= dimsOf(data)[*axis]))
+        return fail("index " + Twine(i) + " is out of range for extent " +
+                    Twine(dimsOf(data)[*axis]));
+  Value extent = indexValue(dimsOf(data)[*axis]);
+  return generic(
+      ValueRange{indices}, dimsOf(indices), typeOf(data).getElementType(),
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d)
+          coords.push_back(
+              d == *axis ? wrapIndex(nb, nl, a[0], extent)
+                         : linalg::IndexOp::create(nb, nl, d).getResult());
+        return tensor::ExtractOp::create(nb, nl, data, coords);
+      });
+}
+
+Expected<Value> Importer::importGatherND(StringRef op, ArrayRef<Value> in) {
+  Value data = in[0], indices = in[1];
+  SmallVector<int64_t> dataDims = dimsOf(data), idxDims = dimsOf(indices);
+  int64_t r = dataDims.size(), q = idxDims.size();
+  int64_t batchDims = getIntAttr(*current, "batch_dims", 0);
+  if (q < 1 || isSymbolic(idxDims.back()))
+    return fail("the last dimension of indices must be a constant");
+  int64_t k = idxDims.back();
+  if (batchDims < 0 || batchDims >= std::min(q, r) || batchDims + k > r)
+    return fail("batch_dims " + Twine(batchDims) + " and index length " +
+                Twine(k) + " do not fit data of rank " + Twine(r) +
+                " and indices of rank " + Twine(q));
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (dataDims[d] != idxDims[d])
+      return fail("the batch dimensions of data and indices differ");
+  if (!isa<IntegerType>(typeOf(indices).getElementType()) ||
+      typeOf(indices).getElementType().isInteger(1))
+    return fail("indices must be int32 or int64");
+  SmallVector<int64_t> outShape(idxDims.begin(), idxDims.end() - 1);
+  outShape.append(dataDims.begin() + batchDims + k, dataDims.end());
+  SmallVector<Value> extents;
+  for (int64_t j = 0; j < k; ++j)
+    extents.push_back(indexValue(dataDims[batchDims + j]));
+  return generic(ValueRange{}, outShape, typeOf(data).getElementType(),
+                 [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+                   SmallVector<Value> outer, coords;
+                   for (int64_t d = 0; d < q - 1; ++d)
+                     outer.push_back(linalg::IndexOp::create(nb, nl, d));
+                   coords.append(outer.begin(), outer.begin() + batchDims);
+                   for (int64_t j = 0; j < k; ++j) {
+                     SmallVector<Value> at(outer);
+                     at.push_back(arith::ConstantIndexOp::create(nb, nl, j));
+                     Value v = tensor::ExtractOp::create(nb, nl, indices, at);
+                     coords.push_back(wrapIndex(nb, nl, v, extents[j]));
+                   }
+                   for (int64_t d = q - 1;
+                        d < static_cast<int64_t>(outShape.size()); ++d)
+                     coords.push_back(linalg::IndexOp::create(nb, nl, d));
+                   return tensor::ExtractOp::create(nb, nl, data, coords);
+                 });
+}
+
+/// More writes than this in one Scatter node are refused (each is an op).
+constexpr int64_t kMaxScatterWrites = 4096;
+
+Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
+  Value data = in[0];
+  bool nd = op == "ScatterND";
+  const onnx::AttributeProto *redAttr = findAttribute(*current, "reduction");
+  std::string reduction = redAttr ? redAttr->s() : "none";
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return fail("reduction '" + reduction + "' is not supported");
+  if (reduction != "none" && nd)
+    return fail("reduction '" + reduction +
+                "' is not supported at run time (only none)");
+  const HostTensor *indices = constantInput(1);
+  if (!indices)
+    return fail("run-time indices are not supported (the indices must be "
+                "constants or computable from the fixed input shapes)");
+  auto updates = input(2);
+  if (!updates)
+    return updates.takeError();
+  Type elem = typeOf(data).getElementType();
+  if (typeOf(*updates).getElementType() != elem)
+    return fail("updates and data have different element types");
+  SmallVector<int64_t> dataDims = dimsOf(data), updDims = dimsOf(*updates);
+  int64_t r = dataDims.size();
+  std::vector<int64_t> idx = indices->toInts();
+  if (llvm::any_of(idx, isSymbolic))
+    return failSymbolic("symbolic indices are not supported");
+  auto checkIndex = [&](int64_t &i, int64_t d) -> Error {
+    int64_t dim = dataDims[d];
+    if (isSymbolic(dim))
+      return failSymbolic("scatters into a symbolic dimension");
+    if (i < -dim || i >= dim)
+      return fail("index " + Twine(i) + " is out of range for extent " +
+                  Twine(dim));
+    if (i < 0)
+      i += dim;
+    return Error::success();
+  };
+  Value result = data;
+  if (nd) {
+    if (indices->shape.empty())
+      return fail("indices must have rank >= 1");
+    int64_t k = indices->shape.back();
+    if (k > r)
+      return fail("index tuples are longer than data's rank");
+    int64_t count = k ? static_cast<int64_t>(idx.size()) / k : 0;
+    if (count > kMaxScatterWrites)
+      return fail("writes " + Twine(count) + " slices; at most " +
+                  Twine(kMaxScatterWrites) + " are supported");
+    // updates: indices.shape[:-1] + data.shape[k:].
+    SmallVector<int64_t> want(indices->shape.begin(), indices->shape.end() - 1);
+    want.append(dataDims.begin() + k, dataDims.end());
+    if (want != updDims)
+      return fail("updates have shape " + shapeText(updDims) + ", not " +
+                  shapeText(want));
+    SmallVector<int64_t> tail(dataDims.begin() + k, dataDims.end());
+    SmallVector<int64_t> flatShape{count};
+    flatShape.append(tail);
+    Value flat = reshapeTo(*updates, flatShape);
+    SmallVector<int64_t> sliceShape(k, 1);
+    sliceShape.append(tail);
+    for (int64_t w = 0; w < count; ++w) {
+      SmallVector<int64_t> offsets(r, 0), one(r, 1),
+          flatOff(tail.size() + 1, 0);
+      for (int64_t j = 0; j < k; ++j) {
+        offsets[j] = idx[w * k + j];
+        if (Error err = checkIndex(offsets[j], j))
+          return std::move(err);
+      }
+      flatOff[0] = w;
+      SmallVector<int64_t> flatSizes{1};
+      flatSizes.append(tail);
+      Value piece =
+          reshapeTo(staticSlice(flat, flatOff, flatSizes,
+                                SmallVector<int64_t>(flatSizes.size(), 1)),
+                    sliceShape);
+      result = record(tensor::InsertSliceOp::create(
+                          b, loc, piece, result, foldResults(offsets),
+                          foldResults(sliceShape), foldResults(one)),
+                      dataDims);
+    }
+    return result;
+  }
+  // ScatterElements: updates[p] goes to data[p with axis -> indices[p]].
+  auto axis = axisAttr("axis", 0, r);
+  if (!axis)
+    return axis.takeError();
+  if (indices->shape.size() != static_cast<size_t>(r) ||
+      ArrayRef<int64_t>(indices->shape) != ArrayRef<int64_t>(updDims))
+    return fail("indices and updates must have one shape of data's rank");
+  if (static_cast<int64_t>(idx.size()) > kMaxScatterWrites)
+    return fail("writes " + Twine(idx.size()) + " elements; at most " +
+                Twine(kMaxScatterWrites) + " are supported");
+  bool isFloat = isa<FloatType>(elem);
+  SmallVector<int64_t> pos(r, 0);
+  for (size_t flat = 0; flat < idx.size(); ++flat) {
+    SmallVector<Value> src, dst;
+    for (int64_t d = 0; d < r; ++d) {
+      src.push_back(arith::ConstantIndexOp::create(b, loc, pos[d]));
+      int64_t t = pos[d];
+      if (d == *axis) {
+        t = idx[flat];
+        if (Error err = checkIndex(t, d))
+          return std::move(err);
+      }
+      dst.push_back(arith::ConstantIndexOp::create(b, loc, t));
+    }
+    Value v = tensor::ExtractOp::create(b, loc, *updates, src);
+    if (reduction != "none") {
+      Value old = tensor::ExtractOp::create(b, loc, result, dst);
+      if (reduction == "add")
+        v = isFloat ? arith::AddFOp::create(b, loc, old, v).getResult()
+                    : arith::AddIOp::create(b, loc, old, v).getResult();
+      else if (reduction == "mul")
+        v = isFloat ? arith::MulFOp::create(b, loc, old, v).getResult()
+                    : arith::MulIOp::create(b, loc, old, v).getResult();
+      else if (reduction == "max")
+        v = isFloat ? arith::MaximumFOp::create(b, loc, old, v).getResult()
+                    : arith::MaxSIOp::create(b, loc, old, v).getResult();
+      else
+        v = isFloat ? arith::MinimumFOp::create(b, loc, old, v).getResult()
+                    : arith::MinSIOp::create(b, loc, old, v).getResult();
+    }
+    result = record(tensor::InsertOp::create(b, loc, v, result, dst), dataDims);
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++pos[d] < indices->shape[d])
+        break;
+      pos[d] = 0;
+    }
+  }
+  return result;
+}
+
+void attnc::onnx_frontend::registerIndexOps(OpRegistry &r) {
+  using R = OpRegistry;
+  constexpr int kMin = kMinOpset, kMax = kLatestOpset;
+  r.add("Slice", kMin, kMax, "", shapeImporter<&Importer::importSlice>,
+        R::NoFold);
+  // Split-18 adds num_outputs.
+  r.add("Split", kMin, 17, "axis", shapeImporter<&Importer::importSplit>,
+        R::NoFold);
+  r.add("Split", 18, kMax, "axis num_outputs",
+        shapeImporter<&Importer::importSplit>, R::NoFold);
+  r.add("Gather", kMin, kMax, "axis", shapeImporter<&Importer::importGather>);
+  r.add("Concat", kMin, kMax, "axis", plainImporter<&Importer::importConcat>);
+  r.add("GatherElements", kMin, kMax, "axis",
+        valueImporter<&Importer::importGatherElements, 2>);
+  r.add("GatherND", kMin, kMax, "batch_dims",
+        valueImporter<&Importer::importGatherND, 2>);
+  // ScatterND-16 and ScatterElements-16 add reduction (add, mul), version
+  // 18 max and min.
+  r.add("ScatterND", kMin, 15, "", valueImporter<&Importer::importScatter, 1>);
+  r.add("ScatterND", 16, kMax, "reduction",
+        valueImporter<&Importer::importScatter, 1>);
+  r.add("ScatterElements", kMin, 15, "axis",
+        valueImporter<&Importer::importScatter, 1>);
+  r.add("ScatterElements", 16, kMax, "axis reduction",
+        valueImporter<&Importer::importScatter, 1>);
 }

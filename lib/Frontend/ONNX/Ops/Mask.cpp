@@ -53,7 +53,7 @@ Expected<Value> Importer::importTrilu(StringRef op, ArrayRef<Value> in) {
                  });
 }
 
-void attnc::onnx_frontend::registerMaskOps(OpRegistry &registry) {
-  registry.add({"Trilu", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importTrilu, 1>});
+void attnc::onnx_frontend::registerMaskOps(OpRegistry &r) {
+  constexpr int kMin = kMinOpset, kMax = kLatestOpset;
+  r.add("Trilu", kMin, kMax, "upper", valueImporter<&Importer::importTrilu, 1>);
 }

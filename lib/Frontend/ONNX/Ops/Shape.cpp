@@ -323,38 +323,146 @@ Error Importer::importIdentity() {
   return Error::success();
 }
 
-void attnc::onnx_frontend::registerShapeOps(OpRegistry &registry) {
-  registry.add({"Constant", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importConstant>,
-                /*foldConstants=*/true, /*beforeInputs=*/true});
-  registry.add({"Shape", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importShapeOf>, /*foldConstants=*/true,
-                /*beforeInputs=*/true});
-  registry.add({"Size", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importShapeOf>, /*foldConstants=*/true,
-                /*beforeInputs=*/true});
-  registry.add({"Identity", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importIdentity>});
-  registry.add({"Dropout", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importIdentity>});
-  registry.add({"Reshape", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importReshapeLike>,
-                /*foldConstants=*/false});
-  registry.add({"Flatten", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importReshapeLike>,
-                /*foldConstants=*/false});
-  registry.add({"Squeeze", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importReshapeLike>,
-                /*foldConstants=*/false});
-  registry.add({"Unsqueeze", kMinOpset, kLatestOpset,
-                shapeImporter<&Importer::importReshapeLike>,
-                /*foldConstants=*/false});
-  registry.add({"Transpose", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importTranspose, 1>});
-  registry.add({"Expand", kMinOpset, kLatestOpset,
-                valueImporter<&Importer::importExpand, 1>});
-  registry.add({"Range", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importRange>});
-  registry.add({"ConstantOfShape", kMinOpset, kLatestOpset,
-                plainImporter<&Importer::importConstantOfShape>});
+Expected<Value> Importer::importTile(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto repeats = constantInts(1, "repeats");
+  if (!repeats)
+    return repeats.takeError();
+  int64_t rank = typeOf(x).getRank();
+  if (static_cast<int64_t>(repeats->size()) != rank)
+    return fail("repeats has " + Twine(repeats->size()) +
+                " elements for a rank-" + Twine(rank) + " input");
+  Value result = x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t r = (*repeats)[d];
+    if (isSymbolic(r) || r < 0)
+      return fail("repeats must be non-negative constants");
+    if (r == 1)
+      continue;
+    SmallVector<int64_t> dims = dimsOf(result);
+    auto total = syms.mul(dims[d], r);
+    if (!total)
+      return fail("the tiled extent overflows");
+    dims[d] = *total;
+    if (r == 0) {
+      result = empty(dims, typeOf(x).getElementType());
+      continue;
+    }
+    SmallVector<Value> copies(r, result);
+    result = record(tensor::ConcatOp::create(b, loc, d, copies), dims);
+  }
+  return result;
+}
+
+Expected<Value> Importer::importPad(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  const onnx::AttributeProto *modeAttr = findAttribute(*current, "mode");
+  std::string mode = modeAttr ? modeAttr->s() : "constant";
+  if (mode != "constant")
+    return fail("mode '" + mode + "' is not supported (only constant)");
+  auto pads = constantInts(1, "pads");
+  if (!pads)
+    return pads.takeError();
+  int64_t rank = typeOf(x).getRank();
+  // Pad-18 pads only the axes of its optional input 3.
+  std::vector<int64_t> axes;
+  if (opset >= 18 && hasInput(3)) {
+    auto a = constantInts(3, "axes");
+    if (!a)
+      return a.takeError();
+    axes = *a;
+    for (int64_t &axis : axes)
+      if (Error err = normalizeAxis(axis, rank))
+        return std::move(err);
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  size_t n = axes.size();
+  if (pads->size() != 2 * n)
+    return fail("pads has " + Twine(pads->size()) + " elements for " +
+                Twine(n) + " axes (begins, then ends)");
+  SmallVector<int64_t> dims = dimsOf(x), low(rank, 0), outShape = dims;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t lo = (*pads)[i], hi = (*pads)[i + n];
+    if (isSymbolic(lo) || isSymbolic(hi) || lo < 0 || hi < 0)
+      return fail("pads must be non-negative constants (negative pads crop, "
+                  "which is not supported)");
+    low[axes[i]] += lo;
+    auto grown = syms.add(outShape[axes[i]], lo + hi);
+    if (!grown)
+      return fail("the padded extent overflows");
+    outShape[axes[i]] = *grown;
+  }
+  Type elem = typeOf(x).getElementType();
+  Value padValue;
+  if (const HostTensor *c = constantInput(2)) {
+    if (c->numElements() != 1)
+      return fail("constant_value must be a scalar");
+    padValue = arith::ConstantOp::create(
+        b, loc,
+        isa<FloatType>(elem)
+            ? TypedAttr(b.getFloatAttr(elem, c->asDouble(0)))
+            : TypedAttr(b.getIntegerAttr(
+                  elem, c->isFloat() ? int64_t(c->floats[0]) : c->ints[0])));
+  } else if (hasInput(2)) {
+    auto v = input(2);
+    if (!v)
+      return v.takeError();
+    if (typeOf(*v).getElementType() != elem || !typeOf(*v).hasStaticShape() ||
+        typeOf(*v).getNumElements() != 1)
+      return fail("constant_value must be a scalar of the input's type");
+    padValue =
+        tensor::ExtractOp::create(b, loc, reshapeTo(*v, {}), ValueRange{});
+  } else {
+    padValue = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+  }
+  Value filled = fill(outShape, padValue);
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  return record(tensor::InsertSliceOp::create(b, loc, x, filled,
+                                              foldResults(low),
+                                              foldResults(dims), strides),
+                outShape);
+}
+
+void attnc::onnx_frontend::registerShapeOps(OpRegistry &r) {
+  using R = OpRegistry;
+  constexpr int kMin = kMinOpset, kMax = kLatestOpset;
+  // Versions 19, 21 and 23 of these add data types only (float8, 4-bit
+  // integers, float4), which the importer refuses by type.
+  r.add("Constant", kMin, kMax,
+        "value value_float value_floats value_int value_ints value_string "
+        "value_strings sparse_value",
+        plainImporter<&Importer::importConstant>, R::BeforeInputs);
+  // Shape-15 adds start and end.
+  r.add("Shape", kMin, 14, "", shapeImporter<&Importer::importShapeOf>,
+        R::BeforeInputs);
+  r.add("Shape", 15, kMax, "start end", shapeImporter<&Importer::importShapeOf>,
+        R::BeforeInputs);
+  r.add("Size", kMin, kMax, "", shapeImporter<&Importer::importShapeOf>,
+        R::BeforeInputs);
+  r.add("Identity", kMin, kMax, "", plainImporter<&Importer::importIdentity>);
+  r.add("Dropout", kMin, kMax, "seed",
+        plainImporter<&Importer::importIdentity>);
+  // Reshape-14 adds allowzero.
+  r.add("Reshape", kMin, 13, "", shapeImporter<&Importer::importReshapeLike>,
+        R::NoFold);
+  r.add("Reshape", 14, kMax, "allowzero",
+        shapeImporter<&Importer::importReshapeLike>, R::NoFold);
+  r.add("Flatten", kMin, kMax, "axis",
+        shapeImporter<&Importer::importReshapeLike>, R::NoFold);
+  for (StringRef op : {"Squeeze", "Unsqueeze"})
+    r.add(op, kMin, kMax, "", shapeImporter<&Importer::importReshapeLike>,
+          R::NoFold);
+  r.add("Transpose", kMin, kMax, "perm",
+        valueImporter<&Importer::importTranspose, 1>);
+  r.add("Expand", kMin, kMax, "", valueImporter<&Importer::importExpand, 1>);
+  r.add("Range", kMin, kMax, "", plainImporter<&Importer::importRange>);
+  // ConstantOfShape-20/21/23 add data types only.
+  r.add("ConstantOfShape", kMin, kMax, "value",
+        plainImporter<&Importer::importConstantOfShape>);
+  r.add("Tile", kMin, kMax, "", valueImporter<&Importer::importTile, 1>);
+  // Pad-18 adds the axes input, Pad-19 the wrap mode (refused: only the
+  // constant mode is read).
+  r.add("Pad", kMin, kMax, "mode", valueImporter<&Importer::importPad, 1>);
 }
