@@ -70,6 +70,7 @@ mlir::FailureOr<ModelImport> importONNX(StringRef path,
   // The loader opens the file itself (refusing a FIFO, device or
   // directory with a located message).
   attnc::onnx_frontend::ImportOptions importOptions;
+  importOptions.verbose = options.verbose;
   for (const std::string &spec : options.inputShapes)
     if (Error err =
             attnc::onnx_frontend::parseInputShape(spec, importOptions)) {

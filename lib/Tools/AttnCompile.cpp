@@ -195,6 +195,8 @@ int attnc::compile(const CompileOptions &options) {
     return fail("--no-raise is for model.onnx inputs");
   ModelImportOptions importOptions;
   importOptions.toolName = "attn-compile";
+  if (options.verbose)
+    importOptions.verbose = &errs();
   importOptions.inputShapes = options.inputShapes;
   importOptions.kvCache = options.kvCache;
   importOptions.raise = options.noRaise ? RaiseMode::None
@@ -553,6 +555,11 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::init(""), cl::cat(category));
   cl::opt<bool> quiet("q", cl::desc("No progress lines on stderr"),
                       cl::init(false), cl::cat(category));
+  cl::opt<bool> verbose("v",
+                        cl::desc("model.onnx: notes on stderr about what "
+                                 "the import did not check (e.g. libonnx's "
+                                 "checker on a model newer than it)"),
+                        cl::init(false), cl::cat(category));
   cl::list<std::string> inputShapes(
       "input-shape",
       cl::desc("model.onnx or checkpoint directory: fix an input's shape, "
@@ -633,6 +640,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.searchWeights = searchWeights;
   options.runtimeDir = runtimeDir;
   options.quiet = quiet;
+  options.verbose = verbose;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
   options.noRaise = noRaise;

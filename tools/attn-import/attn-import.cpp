@@ -75,6 +75,12 @@ static cl::opt<bool> noLocations(
              "that later errors point with"),
     cl::init(false), cl::cat(category));
 
+static cl::opt<bool> verbose(
+    "v",
+    cl::desc("Notes on stderr about what the import did not check (e.g. "
+             "libonnx's checker on a model newer than it)"),
+    cl::init(false), cl::cat(category));
+
 static int fail(const Twine &message) {
   WithColor::error(errs(), "attn-import") << message << "\n";
   return 1;
@@ -120,6 +126,8 @@ int main(int argc, char **argv) {
   attnc::ModelImportOptions options;
   options.toolName = "attn-import";
   options.kind = kind;
+  if (verbose)
+    options.verbose = &errs();
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
   // A decoder exported with past key/values: its pasts become KV-cache

@@ -29,6 +29,7 @@
 #include <vector>
 
 namespace llvm {
+class raw_ostream;
 class SourceMgr;
 } // namespace llvm
 
@@ -75,6 +76,9 @@ struct ModelImportOptions {
   RaiseMode raise = RaiseMode::None;
   /// The tool whose errors these are (`attn-compile: error: ...`).
   std::string toolName = "attnc";
+  /// Where the ONNX importer says what it skipped (libonnx's checker on a
+  /// model newer than it knows; -v), or null.
+  llvm::raw_ostream *verbose = nullptr;
   /// Called before each long step ("importing x.onnx", "raising").
   std::function<void(const llvm::Twine &)> progress;
 };

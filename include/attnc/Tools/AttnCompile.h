@@ -48,6 +48,8 @@ struct CompileOptions {
   std::string runtimeDir;
   /// No progress lines on stderr.
   bool quiet = false;
+  /// -v: the importer's notes (checks skipped for newer models).
+  bool verbose = false;
   /// model.onnx: the graph inputs' shapes ("name=1x128"), and whether to
   /// skip the raising passes.
   std::vector<std::string> inputShapes;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FoldUtils.h"
 #include "HostTensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -120,6 +121,20 @@ static const OnnxDType kOnnxDTypes[] = {
     {onnx::TensorProto::BOOL, "bool", 1, nullptr,
      [](const char *p) -> int64_t { return *p != 0; }},
     {onnx::TensorProto::STRING, "string", 0, nullptr, nullptr},
+    // Types newer than libonnx 1.12's enum (by number), named for errors.
+    {4, "uint16", 0, nullptr, nullptr},
+    {12, "uint32", 0, nullptr, nullptr},
+    {13, "uint64", 0, nullptr, nullptr},
+    {14, "complex64", 0, nullptr, nullptr},
+    {15, "complex128", 0, nullptr, nullptr},
+    {17, "float8e4m3fn", 0, nullptr, nullptr},
+    {18, "float8e4m3fnuz", 0, nullptr, nullptr},
+    {19, "float8e5m2", 0, nullptr, nullptr},
+    {20, "float8e5m2fnuz", 0, nullptr, nullptr},
+    {21, "uint4", 0, nullptr, nullptr},
+    {22, "int4", 0, nullptr, nullptr},
+    {23, "float4e2m1", 0, nullptr, nullptr},
+    {24, "float8e8m0", 0, nullptr, nullptr},
 };
 
 static const OnnxDType *lookupOnnxDType(int32_t dtype) {
@@ -289,7 +304,9 @@ broadcastAll(ArrayRef<const HostTensor *> operands) {
       shape = attnc::onnx_frontend::broadcastShapes(*shape, t->shape);
   return shape;
 }
+} // namespace
 
+namespace attnc::onnx_frontend::fold {
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
@@ -348,7 +365,11 @@ HostTensor elementwise(ArrayRef<const HostTensor *> ins, int32_t dtype,
   }
   return out;
 }
+} // namespace attnc::onnx_frontend::fold
 
+using namespace attnc::onnx_frontend::fold;
+
+namespace {
 /// Gathers along `axis` with the given (normalized) indices.
 HostTensor gather(const HostTensor &data, int64_t axis,
                   ArrayRef<int64_t> indices, ArrayRef<int64_t> indexShape) {
@@ -866,6 +887,9 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
       out.copyFrom(i, *in(0), map[i]);
     return done(std::move(out));
   }
+  // The ops of transformer exporters' masks and indexing (FoldOps.cpp).
+  if (!foldTransformerOps(node, opset, inputs, result, error))
+    return false;
   // Reshapes and slices are evaluated by the importer's shape logic; the
   // caller passes them back here with `shape` already resolved.
   return true;

@@ -105,7 +105,8 @@ bool loadExternalData(const std::string &modelDir, onnx::TensorProto &tensor,
 
 bool attnc::onnx_frontend::loadONNXModel(const std::string &path,
                                          onnx::ModelProto &model,
-                                         std::string &error) {
+                                         std::string &error,
+                                         std::vector<std::string> &notes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
   if (fd < 0) {
     error = std::string("cannot open: ") + std::strerror(errno);
@@ -144,15 +145,36 @@ bool attnc::onnx_frontend::loadONNXModel(const std::string &path,
         !loadExternalData(dir, tensor, error))
       return false;
 
-  // libonnx 1.12 knows opsets up to 17; newer models are checked by the
-  // importer's own validation only.
-  int opset = 0;
-  for (const auto &import : model.opset_import())
-    if (import.domain().empty() || import.domain() == "ai.onnx")
-      opset = static_cast<int>(import.version());
+  // The schema the protobuf is read with is forward compatible (fields and
+  // data types added since libonnx was built parse; the importer refuses
+  // what it does not read), but libonnx's checker judges a model only by
+  // the schemas it knows: a newer IR version, a newer opset of a domain or
+  // an unknown domain (Debian's libonnx 1.12 knows ai.onnx up to opset 17)
+  // is checked by the importer's own validation alone.
   const auto &ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-  auto known = ranges.Map().find("");
-  if (known != ranges.Map().end() && opset <= known->second.second) {
+  std::string skip;
+  if (model.ir_version() > onnx::IR_VERSION)
+    skip = "IR version " + std::to_string(model.ir_version()) +
+           " is newer than libonnx's " + std::to_string(onnx::IR_VERSION);
+  for (const auto &import : model.opset_import()) {
+    if (!skip.empty())
+      break;
+    std::string domain =
+        import.domain() == "ai.onnx" ? std::string() : import.domain();
+    auto known = ranges.Map().find(domain);
+    if (known == ranges.Map().end())
+      skip = "domain '" + import.domain() + "' is unknown to libonnx";
+    else if (import.version() > known->second.second)
+      skip = "opset " + std::to_string(import.version()) + " of domain '" +
+             (domain.empty() ? std::string("ai.onnx") : domain) +
+             "' is newer than libonnx's " +
+             std::to_string(known->second.second);
+  }
+  if (!skip.empty())
+    notes.push_back("ONNX checker skipped: the model's " + skip +
+                    "; the importer validates each node itself (no ONNX "
+                    "shape inference is used)");
+  if (skip.empty()) {
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception &e) {

@@ -1,6 +1,6 @@
 //===- ONNXImporter.h - ONNX graph -> attn IR -------------------*- C++ -*-===//
 //
-// Imports an ONNX model (protobuf, opsets 13-18, external data) as one
+// Imports an ONNX model (protobuf, opsets 13-23, external data) as one
 // `func.func @main`: graph inputs become the arguments (ONNX names kept as
 // `attn.name`; symbolic dimensions that --input-shape does not fix stay
 // dynamic), shape subgraphs are folded on the host (symbolically where
@@ -23,6 +23,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
 namespace mlir {
 class MLIRContext;
 } // namespace mlir
@@ -43,6 +47,9 @@ struct ImportOptions {
   /// name; each entry gives the input's whole shape (ShapedType::kDynamic,
   /// `?` on the command line, leaves a dimension symbolic).
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Where notes go (-v): the checks skipped for a model newer than
+  /// libonnx, for instance. None when null.
+  llvm::raw_ostream *verbose = nullptr;
 };
 
 struct ImportedModel {

@@ -1,0 +1,43 @@
+//===- FoldUtils.h - host evaluation helpers of the ONNX importer -*- C++ -*-=//
+//
+// Private to lib/Frontend/ONNX: what ConstantFolding.cpp and FoldOps.cpp
+// share to evaluate nodes on host constants.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_FRONTEND_ONNX_FOLDUTILS_H
+#define ATTNC_LIB_FRONTEND_ONNX_FOLDUTILS_H
+
+#include "HostTensor.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace attnc::onnx_frontend {
+
+/// Evaluates the ops of transformer exporters' masks and indexing (logical,
+/// Mod, Sign, Clip, CumSum, Tile, Pad, Gather/ScatterElements, GatherND,
+/// ScatterND, ReduceSum/ReduceMax...) on concrete constants. Returns true
+/// with `result.folded` unset for other ops, false with `error` set for
+/// malformed nodes.
+bool foldTransformerOps(const onnx::NodeProto &node, int opset,
+                        llvm::ArrayRef<const HostTensor *> inputs,
+                        FoldResult &result, std::string &error);
+
+namespace fold {
+/// Row-major strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+/// The flat index into `in` (broadcast to `out`) of each flat index of out.
+std::vector<int64_t> broadcastIndices(llvm::ArrayRef<int64_t> in,
+                                      llvm::ArrayRef<int64_t> out);
+/// Makes `axis` of a rank-`rank` tensor non-negative; false with `error`
+/// set when it is out of range.
+bool normalizeAxis(int64_t &axis, int64_t rank, std::string &error);
+/// `fn` of the elements of `ins` broadcast to `shape`, as a `dtype` tensor.
+HostTensor elementwise(llvm::ArrayRef<const HostTensor *> ins, int32_t dtype,
+                       llvm::ArrayRef<int64_t> shape,
+                       llvm::function_ref<double(llvm::ArrayRef<double>)> fn);
+} // namespace fold
+
+} // namespace attnc::onnx_frontend
+
+#endif // ATTNC_LIB_FRONTEND_ONNX_FOLDUTILS_H
