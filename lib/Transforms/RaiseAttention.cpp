@@ -749,6 +749,101 @@ static Value matchCausalSelect(Value v) {
   return scores;
 }
 
+/// The single block op of an all-parallel, identity-mapped linalg.generic
+/// defining `v` with `inputs` inputs, if its body is that one op yielded.
+static Operation *matchElementwiseBody(Value v, unsigned inputs) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumDpsInputs() != inputs || generic->getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !hasIdentityMaps(generic))
+    return nullptr;
+  Block &body = generic.getRegion().front();
+  if (!llvm::hasSingleElement(body.without_terminator()) ||
+      body.getTerminator()->getOperand(0) != body.front().getResult(0))
+    return nullptr;
+  return &body.front();
+}
+
+/// If `v` is Where(IsNaN(p), 0, p) as imported (torch's decomposition of
+/// scaled_dot_product_attention writes it after the softmax, so that a row
+/// whose keys are all masked gives zeros): p, with the two generics added to
+/// `ops`. attn.sdpa gives such a row zeros too, so the guard folds into it.
+static Value peelNanGuard(Value v, SmallVectorImpl<Operation *> &ops) {
+  auto select = dyn_cast_or_null<arith::SelectOp>(matchElementwiseBody(v, 3));
+  if (!select)
+    return Value();
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  Block &body = generic.getRegion().front();
+  if (select.getCondition() != body.getArgument(0) ||
+      select.getTrueValue() != body.getArgument(1) ||
+      select.getFalseValue() != body.getArgument(2))
+    return Value();
+  Value isNan = generic.getDpsInputs()[0];
+  Value zero = generic.getDpsInputs()[1];
+  Value probs = generic.getDpsInputs()[2];
+  std::optional<double> fill = raise::getSplatValue(zero);
+  if (!fill || *fill != 0.0 || probs.getType() != v.getType())
+    return Value();
+  auto cmp = dyn_cast_or_null<arith::CmpFOp>(matchElementwiseBody(isNan, 1));
+  if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::UNO)
+    return Value();
+  auto nanGeneric = isNan.getDefiningOp<linalg::GenericOp>();
+  Value arg = nanGeneric.getRegion().front().getArgument(0);
+  if (cmp.getLhs() != arg || cmp.getRhs() != arg ||
+      nanGeneric.getDpsInputs()[0] != probs || !isNan.hasOneUse())
+    return Value();
+  // p feeds only the guard.
+  for (Operation *user : probs.getUsers())
+    if (user != generic && user != nanGeneric)
+      return Value();
+  ops.push_back(generic);
+  ops.push_back(nanGeneric);
+  return probs;
+}
+
+/// If `keyT` ([B, H, D, Sk]) is a transpose of the keys: the keys' source and
+/// the permutation that takes it to [B, H, Sk, D]. Two forms: a 4-D
+/// linalg.transpose, or (torch's SDPA decomposition as imported) the [B*H,
+/// Sk, D] collapse of [B, H, Sk, D] keys transposed to [B*H, D, Sk] and
+/// expanded back.
+static bool matchKeyTranspose(Value keyT, Value &key,
+                              SmallVectorImpl<int64_t> &perm) {
+  if (auto transpose = keyT.getDefiningOp<linalg::TransposeOp>()) {
+    if (!transpose.hasPureTensorSemantics() ||
+        transpose.getPermutation().size() != 4)
+      return false;
+    perm.assign(transpose.getPermutation().begin(),
+                transpose.getPermutation().end());
+    std::swap(perm[2], perm[3]);
+    key = transpose.getInput();
+    return true;
+  }
+  auto leadingPair = [](ArrayRef<ReassociationIndices> groups) {
+    return groups.size() == 3 && groups[0] == ReassociationIndices{0, 1} &&
+           groups[1] == ReassociationIndices{2} &&
+           groups[2] == ReassociationIndices{3};
+  };
+  auto expand = keyT.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || !leadingPair(expand.getReassociationIndices()))
+    return false;
+  auto transpose = expand.getSrc().getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      !llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 2, 1}))
+    return false;
+  auto collapse = transpose.getInput().getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !leadingPair(collapse.getReassociationIndices()))
+    return false;
+  // The heads split back out must be the heads collapsed.
+  auto srcType = cast<RankedTensorType>(collapse.getSrc().getType());
+  auto ktType = cast<RankedTensorType>(keyT.getType());
+  if (srcType.isDynamicDim(1) || srcType.getDimSize(1) != ktType.getDimSize(1))
+    return false;
+  key = collapse.getSrc();
+  perm.assign({0, 1, 2, 3});
+  return true;
+}
+
 /// `mask` ([B, H, Sq, Sk]) as an attn.sdpa bias: the broadcast's input with
 /// its broadcast dimensions as unit dimensions, or `mask` itself.
 static Value buildBias(PatternRewriter &rewriter, Location loc, Value mask) {
@@ -810,8 +905,16 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
       return failure();
     ops.erase(ops.begin()); // The root, replaced below.
     auto [probs, value] = *pv;
+    // torch's SDPA decomposition: softmax, then zeros for NaN rows.
+    bool guarded = false;
+    if (!probs.hasOneUse())
+      return rewriter.notifyMatchFailure(root, "probabilities have other uses");
+    if (Value unguarded = peelNanGuard(probs, ops)) {
+      probs = unguarded;
+      guarded = true;
+    }
     Value logits = matchLastDimSoftmax(probs);
-    if (!logits || !probs.hasOneUse() || !logits.hasOneUse())
+    if (!logits || (!guarded && !probs.hasOneUse()) || !logits.hasOneUse())
       return rewriter.notifyMatchFailure(
           root, "not a single-use last-dimension softmax times V");
     ops.push_back(probs.getDefiningOp());
@@ -862,11 +965,10 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     // Scales of Q and of K^T (exporters may split 1/sqrt(d) between them).
     Value query = peelScales(qk->first, scale, ops);
     Value keyT = peelScales(qk->second, scale, ops);
-    auto transpose = keyT.getDefiningOp<linalg::TransposeOp>();
-    if (!transpose || !transpose.hasPureTensorSemantics())
+    Value key;
+    SmallVector<int64_t> keyPerm;
+    if (!matchKeyTranspose(keyT, key, keyPerm))
       return rewriter.notifyMatchFailure(root, "K^T is not a transpose");
-    SmallVector<int64_t> keyPerm(transpose.getPermutation());
-    std::swap(keyPerm[2], keyPerm[3]);
 
     auto resultType = root.getResultType();
     Type elementType = resultType.getElementType();
@@ -906,7 +1008,6 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     }
 
     Location loc = root.getLoc();
-    Value key = transpose.getInput();
     if (!llvm::equal(keyPerm, llvm::seq<int64_t>(0, 4))) {
       SmallVector<OpFoldResult> sizes =
                                     tensor::getMixedSizes(rewriter, loc, key),

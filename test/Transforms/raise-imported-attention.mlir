@@ -221,3 +221,102 @@ func.func @where_causal(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: te
   %o24 = tensor.expand_shape %o2 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
   return %o4, %o24 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// torch's decomposition of scaled_dot_product_attention as the dynamo
+// exporter writes it: K^T as a 3-D transpose of the collapsed keys,
+// expanded back; the scale split between Q and K^T; after the softmax,
+// Where(IsNaN(p), 0, p) (zeros for a row whose keys are all masked, which
+// attn.sdpa gives too), so the guard folds into the attention.
+
+// CHECK-LABEL: func.func @torch_sdpa_decomposition
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>, %[[M:.*]]: tensor<1x1x4x4xf32>)
+// CHECK: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] bias(%{{.*}} : tensor<1x1x4x4xf32>) score = dot scale = 0.353553{{[0-9]*}} : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK-NOT: attn.softmax
+// CHECK-NOT: arith.cmpf
+// CHECK: return %[[O]]
+func.func @torch_sdpa_decomposition(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = arith.constant dense<0.594603539> : tensor<f32>
+  %z = arith.constant dense<0.0> : tensor<f32>
+  %eq = tensor.empty() : tensor<1x2x4x8xf32>
+  %ekt = tensor.empty() : tensor<1x2x8x4xf32>
+  %es = tensor.empty() : tensor<1x2x4x4xf32>
+  %kc = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<1x2x4x8xf32> into tensor<2x4x8xf32>
+  %e3t = tensor.empty() : tensor<2x8x4xf32>
+  %kct = linalg.transpose ins(%kc : tensor<2x4x8xf32>) outs(%e3t : tensor<2x8x4xf32>) permutation = [0, 2, 1]
+  %kt = tensor.expand_shape %kct [[0, 1], [2], [3]] output_shape [1, 2, 8, 4] : tensor<2x8x4xf32> into tensor<1x2x8x4xf32>
+  %rq = linalg.broadcast ins(%r : tensor<f32>) outs(%eq : tensor<1x2x4x8xf32>) dimensions = [0, 1, 2, 3]
+  %qs = linalg.mul ins(%q, %rq : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) outs(%eq : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %rk = linalg.broadcast ins(%r : tensor<f32>) outs(%ekt : tensor<1x2x8x4xf32>) dimensions = [0, 1, 2, 3]
+  %kts = linalg.mul ins(%kt, %rk : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) outs(%ekt : tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  %qc = tensor.collapse_shape %qs [[0, 1], [2], [3]] : tensor<1x2x4x8xf32> into tensor<2x4x8xf32>
+  %ktc = tensor.collapse_shape %kts [[0, 1], [2], [3]] : tensor<1x2x8x4xf32> into tensor<2x8x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x4xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%qc, %ktc : tensor<2x4x8xf32>, tensor<2x8x4xf32>) outs(%z3 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %mc = tensor.collapse_shape %m [[0], [1, 2], [3]] : tensor<1x1x4x4xf32> into tensor<1x4x4xf32>
+  %mb = linalg.broadcast ins(%mc : tensor<1x4x4xf32>) outs(%es : tensor<1x2x4x4xf32>) dimensions = [1]
+  %sm = linalg.add ins(%s4, %mb : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%es : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = attn.softmax %sm dim = 3 : tensor<1x2x4x4xf32>
+  %eb = tensor.empty() : tensor<1x2x4x4xi1>
+  %nan = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x2x4x4xf32>) outs(%eb : tensor<1x2x4x4xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.cmpf uno, %in, %in : f32
+    linalg.yield %c : i1
+  } -> tensor<1x2x4x4xi1>
+  %zb = linalg.broadcast ins(%z : tensor<f32>) outs(%es : tensor<1x2x4x4xf32>) dimensions = [0, 1, 2, 3]
+  %pg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nan, %zb, %p : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%es : tensor<1x2x4x4xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %out: f32):
+    %sel = arith.select %c, %a, %b : f32
+    linalg.yield %sel : f32
+  } -> tensor<1x2x4x4xf32>
+  %pc = tensor.collapse_shape %pg [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x4x8xf32> into tensor<2x4x8xf32>
+  %e38 = tensor.empty() : tensor<2x4x8xf32>
+  %z38 = linalg.fill ins(%zero : f32) outs(%e38 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o = linalg.batch_matmul ins(%pc, %vc : tensor<2x4x4xf32>, tensor<2x4x8xf32>) outs(%z38 : tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 4, 8] : tensor<2x4x8xf32> into tensor<1x2x4x8xf32>
+  return %o4 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The guard replaces NaNs by something other than 0: not attn.sdpa's rows
+// of zeros, so nothing is raised.
+
+// CHECK-LABEL: func.func @nan_guard_not_zero
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.softmax
+func.func @nan_guard_not_zero(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %v: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %e4 = tensor.empty() : tensor<1x2x4x4xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x4x4xf32>) outs(%e4 : tensor<1x2x4x4xf32>) permutation = [0, 1, 3, 2]
+  %qc = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %ktc = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e3 = tensor.empty() : tensor<2x4x4xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s = linalg.batch_matmul ins(%qc, %ktc : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z3 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %s4 = tensor.expand_shape %s [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %p = attn.softmax %s4 dim = 3 : tensor<1x2x4x4xf32>
+  %eb = tensor.empty() : tensor<1x2x4x4xi1>
+  %nan = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x2x4x4xf32>) outs(%eb : tensor<1x2x4x4xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.cmpf uno, %in, %in : f32
+    linalg.yield %c : i1
+  } -> tensor<1x2x4x4xi1>
+  %ob = linalg.broadcast ins(%one : tensor<f32>) outs(%e4 : tensor<1x2x4x4xf32>) dimensions = [0, 1, 2, 3]
+  %pg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%nan, %ob, %p : tensor<1x2x4x4xi1>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e4 : tensor<1x2x4x4xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %out: f32):
+    %sel = arith.select %c, %a, %b : f32
+    linalg.yield %sel : f32
+  } -> tensor<1x2x4x4xf32>
+  %pc = tensor.collapse_shape %pg [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %o = linalg.batch_matmul ins(%pc, %vc : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z3 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  return %o4 : tensor<1x2x4x4xf32>
+}
