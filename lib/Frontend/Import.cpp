@@ -198,6 +198,17 @@ attnc::importModel(StringRef path, mlir::MLIRContext &context,
   llvm_unreachable("unknown model kind");
 }
 
+bool attnc::outputTakesSideFiles(StringRef outputPath) {
+  if (outputPath == "-")
+    return false;
+  sys::fs::file_status status;
+  if (sys::fs::status(outputPath, status))
+    return true; // Not there yet: a new regular file.
+  return status.type() != sys::fs::file_type::character_file &&
+         status.type() != sys::fs::file_type::fifo_file &&
+         status.type() != sys::fs::file_type::block_file;
+}
+
 Error attnc::checkSideFileReplaceable(StringRef path, bool force) {
   sys::fs::file_status status;
   if (sys::fs::status(path, status) ||

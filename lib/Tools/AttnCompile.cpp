@@ -299,7 +299,7 @@ int attnc::compile(const CompileOptions &options) {
   // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
   // committed with it; the text stages in between are for reading.
   std::optional<SafeOutputFile> weightsOutput;
-  if (onnxInput && outputFile != "-" &&
+  if (onnxInput && outputTakesSideFiles(outputFile) &&
       (emit == "attn" || emit == "exe" || emit == "obj")) {
     SmallString<256> weightsPath(outputFile);
     if (emit == "attn")

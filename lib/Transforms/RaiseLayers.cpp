@@ -98,6 +98,16 @@ static std::optional<BlockMatch> findBlock(Operation *attention, AddOp first,
       return std::nullopt;
     block.end = (*second->getUsers().begin())->getResult(0);
   }
+  // A block may flatten the stream for its FFN ([B*S, D], as OPT does) and
+  // restore it after the second add: the block then ends at the
+  // expand_shape that restores it. A layer keeps the stream's type.
+  if (block.end.getType() != block.stream.getType() && block.end.hasOneUse())
+    if (auto expand =
+            dyn_cast<tensor::ExpandShapeOp>(*block.end.getUsers().begin());
+        expand && expand.getResult().getType() == block.stream.getType())
+      block.end = expand.getResult();
+  if (block.end.getType() != block.stream.getType())
+    return std::nullopt;
 
   // Ops that depend on the stream and that the end depends on.
   // Run-time sizes read off the stream (tensor.dim, shared by every block

@@ -361,6 +361,20 @@ def import_cases():
         "stderr": [r"model\.safetensors.*[Ii]s a directory"],
         "absent": ["model.mlir"],
     })
+    # Into a device: nothing is written beside it (no null.safetensors).
+    for tool, cmd in (("attn-import", imp + ["model.onnx", "-o", "null"]),
+                      ("attn-compile-attn", cc + ["model.onnx", "--emit=attn",
+                                                  "-o", "null"]),
+                      ("attn-compile-exe", cc + ["model.onnx", "-o", "null"])):
+        cases.append({
+            "name": "%s-to-null-device-no-side-file" % tool,
+            "files": {"model.onnx": onnx},
+            "devices": {"null": "null"},
+            "cmd": cmd,
+            "exit": "zero",
+            "absent": ["null.safetensors"],
+            "timeout": 120,
+        })
     # attnc's own earlier weights are replaced (a second import).
     for tool, cmd in (("attn-import", imp + ["model.onnx", "-o", "model.mlir"]),
                       ("attn-compile", cc + ["model.onnx", "--emit=attn",

@@ -184,3 +184,36 @@ func.func @extra_add(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
   %l1y = attn.add %l1h, %l1f : tensor<1x4x8xf32>
   return %l1y : tensor<1x4x8xf32>
 }
+
+// -----
+
+// A block that flattens the stream to [B*S, D] for its FFN and restores it
+// after the second add (as OPT's export does) ends at the restoring
+// expand_shape, so the layer keeps the stream's type.
+
+// CHECK-LABEL: func.func @flattened_ffn
+// CHECK: %[[L0:.*]] = attn.layer index = 0 (%arg0) : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+// CHECK: tensor.collapse_shape
+// CHECK: attn.ffn
+// CHECK: %[[R:.*]] = tensor.expand_shape
+// CHECK: attn.yield %[[R]] : tensor<1x4x8xf32>
+// CHECK: return %[[L0]]
+func.func @flattened_ffn(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %wq = attn.weight "l0.q.weight" : tensor<8x8xf32>
+  %w1 = attn.weight "l0.up.weight" : tensor<16x8xf32>
+  %w2 = attn.weight "l0.down.weight" : tensor<8x16xf32>
+  %q = attn.linear %x, %wq : (tensor<1x4x8xf32>, tensor<8x8xf32>) -> tensor<1x4x8xf32>
+  %q4 = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, 4, 2, 4] : tensor<1x4x8xf32> into tensor<1x4x2x4xf32>
+  %e = tensor.empty() : tensor<1x2x4x4xf32>
+  %qt = linalg.transpose ins(%q4 : tensor<1x4x2x4xf32>) outs(%e : tensor<1x2x4x4xf32>) permutation = [0, 2, 1, 3]
+  %o = attn.sdpa %qt, %qt, %qt score = dot : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x2x4xf32>
+  %ot = linalg.transpose ins(%o : tensor<1x2x4x4xf32>) outs(%e2 : tensor<1x4x2x4xf32>) permutation = [0, 2, 1, 3]
+  %oc = tensor.collapse_shape %ot [[0], [1], [2, 3]] : tensor<1x4x2x4xf32> into tensor<1x4x8xf32>
+  %h = attn.add %x, %oc : tensor<1x4x8xf32>
+  %hf = tensor.collapse_shape %h [[0, 1], [2]] : tensor<1x4x8xf32> into tensor<4x8xf32>
+  %f = attn.ffn %hf up(%w1) down(%w2) : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y = attn.add %hf, %f : tensor<4x8xf32>
+  %ye = tensor.expand_shape %y [[0, 1], [2]] output_shape [1, 4, 8] : tensor<4x8xf32> into tensor<1x4x8xf32>
+  return %ye : tensor<1x4x8xf32>
+}

@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
     llvm::append_range(inputs, checkpointFiles(input));
   std::string weightsPath = weightsFile;
   if (kind == attnc::ModelKind::ONNX && weightsPath.empty() &&
-      outputFile != "-") {
+      attnc::outputTakesSideFiles(outputFile)) {
     SmallString<256> p(outputFile.getValue());
     sys::path::replace_extension(p, "safetensors");
     weightsPath = std::string(p);

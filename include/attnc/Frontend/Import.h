@@ -110,6 +110,11 @@ mlir::FailureOr<ModelImport> importModel(llvm::StringRef path,
 /// The dialects every import may produce.
 void registerImportDialects(mlir::DialectRegistry &registry);
 
+/// Whether an output at `outputPath` gets side files (the weights beside
+/// it): not for stdout ("-"), a character device or a FIFO, which have no
+/// "beside" (`-o /dev/null` must not create /dev/null.safetensors).
+bool outputTakesSideFiles(llvm::StringRef outputPath);
+
 /// Whether `path` may be replaced by a side file attnc writes (the weights
 /// beside an import or an executable): it does not exist, or it is a
 /// safetensors file attnc wrote (writeSafeTensors marks them), or `force`.
