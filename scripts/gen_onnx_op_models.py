@@ -281,6 +281,23 @@ def cases():
         helper.make_node("RMSNormalization", ["x", "g"], ["y"], epsilon=1e-6),
     ], ["y"], consts=[const("g", f32(8, scale=1.0))]))
 
+    # Attention-23 (torch.onnx's scaled_dot_product_attention at opset 23):
+    # grouped heads, float and bool masks, a scale, is_causal, the 3-D form.
+    out.append(Case("attention", 23, {
+        "q": f32(2, 4, 5, 8, scale=1.0), "k": f32(2, 2, 7, 8, scale=1.0),
+        "v": f32(2, 2, 7, 6, scale=1.0), "m": f32(5, 7),
+        "q3": f32(2, 5, 32, scale=1.0), "k3": f32(2, 5, 16, scale=1.0),
+        "v3": f32(2, 5, 16, scale=1.0), "kc": f32(2, 2, 5, 8, scale=1.0),
+        "vc": f32(2, 2, 5, 6, scale=1.0)}, [
+        helper.make_node("Attention", ["q", "k", "v", "m"], ["float_mask"]),
+        helper.make_node("Greater", ["m", "zero"], ["keep"]),
+        helper.make_node("Attention", ["q", "k", "v", "keep"], ["bool_mask"], scale=0.25),
+        helper.make_node("Attention", ["q", "kc", "vc"], ["causal"], is_causal=1),
+        helper.make_node("Attention", ["q3", "k3", "v3"], ["three_d"], q_num_heads=4,
+                         kv_num_heads=2),
+    ], ["float_mask", "bool_mask", "causal", "three_d"],
+        consts=[const("zero", np.array(-0.5, np.float32))]))
+
     # ONNX Runtime's fused norms (its transformer optimizer's output).
     out.append(Case("ms_norms", 17, {"x": f32(2, 3, 8), "skip": f32(2, 3, 8)}, [
         helper.make_node("SkipLayerNormalization", ["x", "skip", "g", "bt", "bias"],
