@@ -332,6 +332,7 @@ public:
   /// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization.
   Error importSkipNorm();
   Error importAttention();
+  Error importRotaryEmbedding();
   Expected<Value> importTile(StringRef op, ArrayRef<Value> in);
   Expected<Value> importPad(StringRef op, ArrayRef<Value> in);
   Expected<Value> importGatherElements(StringRef op, ArrayRef<Value> in);

@@ -8,7 +8,8 @@
 // the query and key lengths are one size (ONNX aligns the causal mask
 // top-left, attn.sdpa bottom-right: they agree there). What it cannot
 // express (a past key/value, the present and QK outputs, softcap) is a
-// located error.
+// located error. RotaryEmbedding-23 reads its cos/sin caches per element
+// (by position id), halves or interleaved pairs, on a part of each head.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
 #include <limits>
@@ -149,9 +151,136 @@ Error Importer::importAttention() {
   return Error::success();
 }
 
+Error Importer::importRotaryEmbedding() {
+  // X: [B, H, S, D], or [B, S, H * D] split by num_heads; the caches hold
+  // cos/sin of each position and frequency: [positions, R / 2] indexed by
+  // position_ids [B, S], or [B, S, R / 2] without ids. The first R (the
+  // rotary_embedding_dim, all of D by default) elements of each head rotate,
+  // as halves or interleaved pairs; the rest pass through.
+  auto xOr = input(0), cosOr = input(1), sinOr = input(2);
+  if (!xOr)
+    return xOr.takeError();
+  if (!cosOr)
+    return cosOr.takeError();
+  if (!sinOr)
+    return sinOr.takeError();
+  Value x = *xOr, cosCache = *cosOr, sinCache = *sinOr;
+  Type elem = typeOf(x).getElementType();
+  if (!isa<FloatType>(elem) || typeOf(cosCache).getElementType() != elem ||
+      typeOf(sinCache).getElementType() != elem)
+    return fail("the input and the caches must be floats of one type");
+  SmallVector<int64_t> xd = dimsOf(x);
+  int64_t rank = xd.size();
+  if (rank != 3 && rank != 4)
+    return fail("the input must have rank 3 or 4");
+  int64_t seqAxis = 2;
+  SmallVector<int64_t> shape4 = xd;
+  if (rank == 3) {
+    int64_t heads = getIntAttr(*current, "num_heads", 0);
+    if (heads <= 0 || isSymbolic(xd[2]) || xd[2] % heads != 0)
+      return fail("num_heads must be a positive divisor of the hidden size " +
+                  syms.str(xd[2]) + " for a 3-D input");
+    shape4 = {xd[0], xd[1], heads, xd[2] / heads};
+    x = reshapeTo(x, shape4);
+    seqAxis = 1;
+  }
+  int64_t d = shape4[3];
+  if (isSymbolic(d))
+    return failSymbolic("the head size is symbolic");
+  int64_t r = getIntAttr(*current, "rotary_embedding_dim", 0);
+  if (r == 0)
+    r = d;
+  if (r < 2 || r > d || r % 2)
+    return fail("rotary_embedding_dim " + Twine(r) +
+                " must be even and at most the head size " + Twine(d));
+  bool interleaved = getIntAttr(*current, "interleaved", 0) != 0;
+  SmallVector<int64_t> cd = dimsOf(cosCache);
+  bool hasIds = hasInput(3);
+  Value ids;
+  if (hasIds) {
+    auto idsOr = input(3);
+    if (!idsOr)
+      return idsOr.takeError();
+    ids = *idsOr;
+    if (!isa<IntegerType>(typeOf(ids).getElementType()) ||
+        dimsOf(ids) != SmallVector<int64_t>{shape4[0], shape4[seqAxis]})
+      return fail("position_ids must be integers of shape [batch, sequence]");
+    if (cd.size() != 2 || cd[1] != r / 2)
+      return fail("with position_ids the caches must be [positions, " +
+                  Twine(r / 2) + "]");
+  } else if (cd.size() != 3 || cd[0] != shape4[0] || cd[1] != shape4[seqAxis] ||
+             cd[2] != r / 2) {
+    return fail("without position_ids the caches must be [batch, sequence, " +
+                Twine(r / 2) + "]");
+  }
+  if (dimsOf(sinCache) != cd)
+    return fail("the cos and sin caches differ in shape");
+  Value out = generic(
+      ValueRange{x}, shape4, elem,
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        auto idx = [&](int64_t dim) -> Value {
+          return linalg::IndexOp::create(nb, nl, dim);
+        };
+        auto cst = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nl, v);
+        };
+        Value bi = idx(0), si = idx(seqAxis), di = idx(3);
+        Value half = cst(r / 2);
+        // The frequency, the partner element and whether this is the first
+        // of the pair.
+        Value freq, partner, first;
+        if (interleaved) {
+          freq = arith::DivUIOp::create(nb, nl, di, cst(2));
+          Value odd = arith::RemUIOp::create(nb, nl, di, cst(2));
+          first = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, odd,
+                                        cst(0));
+          partner = arith::SelectOp::create(
+              nb, nl, first, arith::AddIOp::create(nb, nl, di, cst(1)),
+              arith::SubIOp::create(nb, nl, di, cst(1)));
+        } else {
+          first = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, di,
+                                        half);
+          freq = arith::SelectOp::create(
+              nb, nl, first, di, arith::SubIOp::create(nb, nl, di, half));
+          partner = arith::SelectOp::create(
+              nb, nl, first, arith::AddIOp::create(nb, nl, di, half),
+              arith::SubIOp::create(nb, nl, di, half));
+        }
+        Value rotates = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                              di, cst(r));
+        // Elements past R read frequency 0 and themselves (unused).
+        freq = arith::SelectOp::create(nb, nl, rotates, freq, cst(0));
+        partner = arith::SelectOp::create(nb, nl, rotates, partner, di);
+        SmallVector<Value> at;
+        if (hasIds) {
+          Value pos =
+              tensor::ExtractOp::create(nb, nl, ids, ValueRange{bi, si});
+          at = {arith::IndexCastOp::create(nb, nl, nb.getIndexType(), pos),
+                freq};
+        } else {
+          at = {bi, si, freq};
+        }
+        Value c = tensor::ExtractOp::create(nb, nl, cosCache, at);
+        Value s = tensor::ExtractOp::create(nb, nl, sinCache, at);
+        SmallVector<Value> pat{idx(0), idx(1), idx(2), partner};
+        Value p = tensor::ExtractOp::create(nb, nl, x, pat);
+        Value xc = arith::MulFOp::create(nb, nl, a[0], c);
+        Value ps = arith::MulFOp::create(nb, nl, p, s);
+        Value rotated = arith::SelectOp::create(
+            nb, nl, first, arith::SubFOp::create(nb, nl, xc, ps),
+            arith::AddFOp::create(nb, nl, xc, ps));
+        return arith::SelectOp::create(nb, nl, rotates, rotated, a[0]);
+      });
+  setOutput(0, rank == 3 ? reshapeTo(out, xd) : out);
+  return Error::success();
+}
+
 void attnc::onnx_frontend::registerAttentionOps(OpRegistry &r) {
   r.add("Attention", 23, kLatestOpset,
         "is_causal kv_num_heads q_num_heads qk_matmul_output_mode scale "
         "softcap softmax_precision",
         plainImporter<&Importer::importAttention>);
+  r.add("RotaryEmbedding", 23, kLatestOpset,
+        "interleaved num_heads rotary_embedding_dim",
+        plainImporter<&Importer::importRotaryEmbedding>);
 }
