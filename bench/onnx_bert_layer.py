@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An exported BERT layer against the hand-written one (issue 11).
+"""An exported BERT layer against the hand-written one.
 
     .venv-onnx/bin/python bench/onnx_bert_layer.py [--seqs 128,512]
         [--threads 1,2] [--rounds 7] [--opset 17] [--workdir DIR]

@@ -29,7 +29,7 @@ test/ONNX/Models/dynamic): for each model and each shape in DYNAMIC_SHAPES
 positions), seeded inputs <model>.<B>x<S>.<input>.npy and the output of
 onnxruntime running the committed <model>-op17.onnx on them,
 <model>.<B>x<S>.ref.npy. Needs numpy, onnxruntime and onnx (the bench venv:
-/work/main/.venv-bench/bin/python); no export is redone. Seeds are
+.venv-bench/bin/python); no export is redone. Seeds are
 fixed, so a re-run reproduces the committed files. Model sizes are kept to a
 few hundred KB: d_model 32, 4 heads, 2 layers, sequence 8.
 """

@@ -31,6 +31,13 @@ if [[ "${1:-}" == "--onnx-models" ]]; then
   PACKAGES+=(python3-torch)
 fi
 
+# The test-data generators that export models with today's tools
+# (scripts/gen_onnx_exports.py): only with --generators, which creates
+# .venv-gen with the pinned versions below from the Python package index.
+if [[ "${1:-}" == "--generators" ]]; then
+  PACKAGES+=(python3-venv)
+fi
+
 # Benchmarks compare against PyTorch and OpenBLAS: only with --bench, which
 # also creates .venv-bench with the peers from the Python package index.
 if [[ "${1:-}" == "--bench" ]]; then
@@ -86,6 +93,19 @@ if [[ "${1:-}" == "--bench" ]]; then
   if ((${#failed[@]})); then
     echo "setup: WARNING: could not install ${failed[*]}; bench/peers.py reports them as not installed" >&2
   fi
+fi
+
+if [[ "${1:-}" == "--generators" ]]; then
+  VENV="$ROOT/.venv-gen"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "setup: creating $VENV" >&2
+    /usr/bin/python3 -m venv "$VENV"
+  fi
+  # What users export with today; the committed test models say which
+  # versions made them (test/ONNX/Exports/manifest.json).
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "torch==2.15.0" "transformers==5.23.0" "onnx==1.23.2" \
+    "onnxruntime==1.32.0" "onnxscript==0.7.2" "safetensors==0.8.0"
 fi
 
 echo "setup: configuring and building in $BUILD_DIR" >&2

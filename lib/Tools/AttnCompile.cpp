@@ -15,8 +15,7 @@
 #include "attnc/Tools/AttnCompile.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
-#include "attnc/Frontend/HF/HFImport.h"
-#include "attnc/Frontend/ONNX/ONNXImporter.h"
+#include "attnc/Frontend/Import.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Support/BytecodeNesting.h"
 #include "attnc/Support/SafeFiles.h"
@@ -182,9 +181,9 @@ int attnc::compile(const CompileOptions &options) {
         options.pipeline.*(s.field) != PipelineOptions().*(s.field))
       return fail(Twine("--") + (s.cpu ? "" : "no-") + s.name +
                   " is for --target=" + (s.cpu ? "cpu" : "cuda"));
-  bool onnxInput = StringRef(options.inputPath).ends_with(".onnx");
-  // A Hugging Face checkpoint directory (config.json + safetensors).
-  bool hfInput = sys::fs::is_directory(options.inputPath);
+  ModelKind inputKind = getModelKind(options.inputPath);
+  bool onnxInput = inputKind == ModelKind::ONNX;
+  bool hfInput = inputKind == ModelKind::Checkpoint;
   if (emit == "attn" && !onnxInput && !hfInput)
     return fail("--emit=attn is for imported models (model.onnx or a "
                 "checkpoint directory)");
@@ -194,17 +193,18 @@ int attnc::compile(const CompileOptions &options) {
                 "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && options.noRaise)
     return fail("--no-raise is for model.onnx inputs");
-  if (!hfInput && !onnxInput && options.kvCache)
-    return fail("--kv-cache is for decoders given as model.onnx (exported "
-                "with past key/values) or as a checkpoint directory");
-  if (options.kvCache < 0)
-    return fail("--kv-cache must be a positive cache length");
-  if (onnxInput && options.kvCache && options.noRaise)
-    return fail("--kv-cache binds the raised attention; it cannot be "
-                "combined with --no-raise");
-  if (!onnxInput && !hfInput && !options.inputShapes.empty())
-    return fail("--input-shape is for model.onnx and checkpoint directory "
-                "inputs");
+  ModelImportOptions importOptions;
+  importOptions.toolName = "attn-compile";
+  if (options.verbose)
+    importOptions.verbose = &errs();
+  importOptions.inputShapes = options.inputShapes;
+  importOptions.kvCache = options.kvCache;
+  importOptions.raise = options.noRaise ? RaiseMode::None
+                        : options.pipeline.raiseAttention
+                            ? RaiseMode::All
+                            : RaiseMode::AllButAttention;
+  if (Error err = checkImportOptions(inputKind, importOptions))
+    return fail(toString(std::move(err)));
   if (emit == "ptx" && !cuda)
     return fail("--emit=ptx needs --target=cuda");
   if (options.shared && emit != "exe")
@@ -286,93 +286,20 @@ int attnc::compile(const CompileOptions &options) {
 
   SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  // An imported model's weights, written beside the output.
-  std::optional<onnx_frontend::ImportedModel> imported;
-  if (onnxInput) {
-    progress.step("importing " + options.inputPath);
-    // The importer opens the file itself: no FIFO, device or directory.
-    if (Error err = checkRegularFile(options.inputPath, "input file"))
-      return fail(toString(std::move(err)));
-    onnx_frontend::ImportOptions importOptions;
-    if (options.verbose)
-      importOptions.verbose = &errs();
-    for (const std::string &spec : options.inputShapes)
-      if (Error err = onnx_frontend::parseInputShape(spec, importOptions))
-        return fail(toString(std::move(err)));
-    auto result = onnx_frontend::importONNXModel(options.inputPath, context,
-                                                 importOptions);
-    if (!result) {
-      errs() << toString(result.takeError()) << "\n";
-      return 1;
-    }
-    module = std::move(result->module);
-    imported = std::move(*result);
-    // Raising is an optimization: the target pipelines compile the imported
-    // form as it is (--no-raise).
-    if (!options.noRaise) {
-      progress.step("raising");
-      mlir::PassManager raise(&context);
-      if (failed(mlir::parsePassPipeline(
-              pipeline.raiseAttention ? kImportRaisingPipeline
-                                      : kImportRaisingPipelineNoAttention,
-              raise, errs())))
-        return fail("internal error: cannot build the raising pipeline");
-      // A decoder exported with past key/values: its past inputs become
-      // KV-cache state (attn-bind-kv-cache).
-      if (options.kvCache) {
-        raise.addPass(mlir::attn::createAttnBindKVCache(
-            mlir::attn::AttnBindKVCacheOptions{options.kvCache}));
-        // Rotary positions from bound position_ids start at `positions`.
-        raise.addNestedPass<mlir::func::FuncOp>(
-            mlir::attn::createAttnRaisePositions());
-      }
-      if (failed(raise.run(*module)))
-        return 1;
-    }
-  } else if (hfInput) {
-    // The IR binds the checkpoint's own tensors: run the model with
-    // --weights DIR/model.safetensors; nothing is written beside it.
-    progress.step("importing checkpoint " + options.inputPath);
-    mlir::attn::hf::ImportOptions importOptions;
-    importOptions.kvCache = options.kvCache;
-    for (const std::string &spec : options.inputShapes) {
-      std::string error;
-      if (!mlir::attn::hf::parseInputShape(spec, importOptions, error))
-        return fail(error);
-    }
-    module = mlir::attn::hf::importCheckpoint(options.inputPath, importOptions,
-                                              &context);
-    if (!module)
-      return 1; // The diagnostic handler has printed a located error.
-  } else {
-    progress.step("parsing " + options.inputPath);
-    auto file = readRegularFile(options.inputPath, "input file");
-    if (!file)
-      return fail(toString(file.takeError()));
-    StringRef text = (*file)->getBuffer();
-    if (auto at = findExcessiveMlirNesting(text, kMaxNestingDepth)) {
-      // Without the source line: it may be megabytes long.
-      errs() << options.inputPath << ":" << lineColumn(text, *at)
-             << ": error: nesting deeper than " << kMaxNestingDepth
-             << " levels of (), [], {} or <>; attn-compile does not parse IR "
-                "nested this deeply\n";
-      return 1;
-    }
-    if (Error err = checkBytecodeNesting((*file)->getMemBufferRef(), registry,
-                                         /*allowUnregisteredDialects=*/false,
-                                         kMaxNestingDepth))
-      return fail(toString(std::move(err)));
-    sourceMgr.AddNewSourceBuffer(std::move(*file), SMLoc());
-    module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-    if (!module)
-      return 1; // The diagnostic handler has printed a located error.
-  }
+  Progress *progressPtr = &progress;
+  importOptions.progress = [progressPtr](const Twine &what) {
+    progressPtr->step(what);
+  };
+  mlir::FailureOr<ModelImport> imported =
+      importModel(options.inputPath, context, sourceMgr, importOptions);
+  if (failed(imported))
+    return 1; // Reported, located, by the importer.
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(imported->module);
   // The weights of an imported model go beside what runs them (m ->
   // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
   // committed with it; the text stages in between are for reading.
   std::optional<SafeOutputFile> weightsOutput;
-  if (imported && outputFile != "-" &&
+  if (onnxInput && outputFile != "-" &&
       (emit == "attn" || emit == "exe" || emit == "obj")) {
     SmallString<256> weightsPath(outputFile);
     if (emit == "attn")
@@ -382,6 +309,9 @@ int attnc::compile(const CompileOptions &options) {
     auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
     if (!prepared)
       return fail(toString(prepared.takeError()));
+    // After the check against the inputs, which says more.
+    if (Error err = checkSideFileReplaceable(weightsPath, options.force))
+      return fail(toString(std::move(err)));
     weightsOutput.emplace(std::move(*prepared));
     if (Error err = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(),
                                                     imported->weights))
@@ -445,11 +375,13 @@ int attnc::compile(const CompileOptions &options) {
   // sequence, for which the dot-product kernels read the weights as stored
   // ([out, in], one contiguous row per output) faster than the outer-product
   // kernels read K-major ones (GPT-2-small, 1 thread: 1.5x decode tokens/s,
-  // prefill about 10% slower; README "Generate text").
+  // prefill about 10% slower; docs/decoding.md).
   if (!cuda && pipeline.transposeWeights &&
-      module->walk([](mlir::attn::CacheWriteOp) {
-              return mlir::WalkResult::interrupt();
-            }).wasInterrupted())
+      module
+          ->walk([](mlir::attn::CacheWriteOp) {
+            return mlir::WalkResult::interrupt();
+          })
+          .wasInterrupted())
     pipeline.transposeWeights = false;
   buildAttnToTargetPipeline(pm, options.target, pipeline);
   progress.step(Twine("lowering for ") + (cuda ? "cuda" : "cpu") +
@@ -652,6 +584,12 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                                  "it is, without the raising passes (implies "
                                  "--no-raise-attention)"),
                         cl::init(false), cl::cat(category));
+  cl::opt<bool> force(
+      "force",
+      cl::desc("model.onnx: replace the weights file beside the output "
+               "(OUT.safetensors) even if attnc did not write it; without "
+               "it such a file is never replaced"),
+      cl::init(false), cl::cat(category));
   // A flag for every switch of the pipelines: --no-<name> for what runs by
   // default, --<name> for what does not.
   BumpPtrAllocator allocator;
@@ -706,6 +644,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
   options.noRaise = noRaise;
+  options.force = force;
   options.pipeline.chip = chip;
   options.pipeline.precision = precision;
   options.pipeline.ioPrecision = ioPrecision;

@@ -32,6 +32,9 @@ namespace {
 struct LayerSpec {
   SmallVector<int64_t> heads;
   SmallVector<int64_t> ffnGroups;
+  /// How many scores chose them ("head_scores", "ffn_scores"), if scores
+  /// did: one per head or group, or the choice would ignore the rest.
+  std::optional<int64_t> headScores, ffnScores;
 };
 
 /// Parses a list of kept indices, or scores plus a keep count (top by
@@ -39,7 +42,8 @@ struct LayerSpec {
 static FailureOr<SmallVector<int64_t>>
 parseSelection(const llvm::json::Object &layer, StringRef listKey,
                StringRef scoresKey, StringRef countKey,
-               function_ref<InFlightDiagnostic()> error) {
+               function_ref<InFlightDiagnostic()> error,
+               std::optional<int64_t> &scoreCount) {
   SmallVector<int64_t> kept;
   if (const llvm::json::Array *list = layer.getArray(listKey)) {
     for (const llvm::json::Value &v : *list) {
@@ -60,6 +64,7 @@ parseSelection(const llvm::json::Object &layer, StringRef listKey,
         return error() << "'" << scoresKey << "' holds a non-number";
       values.push_back(*score);
     }
+    scoreCount = static_cast<int64_t>(values.size());
     SmallVector<int64_t> order(values.size());
     std::iota(order.begin(), order.end(), 0);
     llvm::stable_sort(
@@ -147,8 +152,13 @@ struct AttnPruneStructurePass
     : public mlir::attn::impl::AttnPruneStructureBase<AttnPruneStructurePass> {
   using AttnPruneStructureBase::AttnPruneStructureBase;
 
-  LogicalResult pruneHeads(MhaOp op, ArrayRef<int64_t> heads) {
+  LogicalResult pruneHeads(MhaOp op, ArrayRef<int64_t> heads,
+                           std::optional<int64_t> scores) {
     int64_t numHeads = op.getNumHeads();
+    if (scores && *scores != numHeads)
+      return op.emitOpError()
+             << "has " << numHeads << " heads but 'head_scores' gives "
+             << *scores << " scores; give one score per head";
     if (op.getKvHeads() != numHeads)
       return op.emitOpError("head pruning of grouped-query attention "
                             "(kv_heads != heads) is not supported");
@@ -196,12 +206,17 @@ struct AttnPruneStructurePass
     return success();
   }
 
-  LogicalResult pruneFfn(FfnOp op, ArrayRef<int64_t> groups, int64_t size) {
+  LogicalResult pruneFfn(FfnOp op, ArrayRef<int64_t> groups, int64_t size,
+                         std::optional<int64_t> scores) {
     int64_t hidden = op.getUpWeight().getType().getDimSize(0);
     if (size <= 0 || hidden % size != 0)
       return op.emitOpError()
              << "d_ff " << hidden << " is not a multiple of ffn_group_size "
              << size;
+    if (scores && *scores != hidden / size)
+      return op.emitOpError() << "has " << hidden / size << " FFN groups of "
+                              << size << " but 'ffn_scores' gives " << *scores
+                              << " scores; give one score per group";
     for (int64_t g : groups)
       if (g >= hidden / size)
         return op.emitOpError() << "has " << hidden / size << " FFN groups of "
@@ -281,17 +296,21 @@ struct AttnPruneStructurePass
         return signalPassFailure();
       }
       auto layerError = [&]() { return error() << "layer " << depth << ": "; };
+      LayerSpec spec;
       auto heads = parseSelection(*layer, "heads", "head_scores", "keep_heads",
-                                  layerError);
-      auto groups = parseSelection(*layer, "ffn_groups", "ffn_scores",
-                                   "keep_ffn_groups", layerError);
+                                  layerError, spec.headScores);
+      auto groups =
+          parseSelection(*layer, "ffn_groups", "ffn_scores", "keep_ffn_groups",
+                         layerError, spec.ffnScores);
       if (failed(heads) || failed(groups))
         return signalPassFailure();
       if (!groups->empty() && groupSize <= 0) {
         layerError() << "FFN groups need a positive \"ffn_group_size\"";
         return signalPassFailure();
       }
-      specs[depth] = {*heads, *groups};
+      spec.heads = std::move(*heads);
+      spec.ffnGroups = std::move(*groups);
+      specs[depth] = std::move(spec);
     }
 
     llvm::DenseSet<int64_t> found;
@@ -316,7 +335,7 @@ struct AttnPruneStructurePass
           return WalkResult::interrupt();
         }
         for (MhaOp op : mhas)
-          if (failed(pruneHeads(op, spec.heads)))
+          if (failed(pruneHeads(op, spec.heads, spec.headScores)))
             return WalkResult::interrupt();
       }
       if (!spec.ffnGroups.empty()) {
@@ -325,7 +344,7 @@ struct AttnPruneStructurePass
           return WalkResult::interrupt();
         }
         for (FfnOp op : ffns)
-          if (failed(pruneFfn(op, spec.ffnGroups, groupSize)))
+          if (failed(pruneFfn(op, spec.ffnGroups, groupSize, spec.ffnScores)))
             return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -17,14 +17,16 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-void mlir::attn::buildRaisePipeline(OpPassManager &pm) {
+void mlir::attn::buildRaisePipeline(OpPassManager &pm, bool raiseAttention) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createAttnRaisePositions());
   func.addPass(createAttnRaiseNorms());
   func.addPass(createAttnRaiseGelu());
   func.addPass(createAttnRaiseLinear());
-  func.addPass(createAttnRaiseAttention());
-  func.addPass(createAttnRaiseMha());
+  if (raiseAttention) {
+    func.addPass(createAttnRaiseAttention());
+    func.addPass(createAttnRaiseMha());
+  }
   func.addPass(createAttnRaiseFfn());
   func.addPass(createAttnRaiseResidual());
   // The projections bind each weight through a new (transposed) view; CSE

@@ -105,6 +105,28 @@ def cases():
                     "exit": "nonzero",
                     "stderr": [r"attn-verify-model: max-tensor-bytes must be >= 1, got %d" % value],
                     "absent": ["out.mlir"], "timeout": 30})
+    # --prune scores: one per head (4) or FFN group (256 / 64 = 4); a shorter
+    # or longer list would silently ignore or invent heads.
+    import json
+    for what, key, count_key, n, message in (
+            ("heads", "head_scores", "keep_heads", 4,
+             r"'attn\.mha' op has 4 heads but 'head_scores' gives %d scores"),
+            ("ffn", "ffn_scores", "keep_ffn_groups", 4,
+             r"'attn\.ffn' op has 4 FFN groups of 64 but 'ffn_scores' gives %d scores")):
+        for given in (1, 2, 3, 5, 8):
+            spec = {"ffn_group_size": 64,
+                    "layers": {"0": {key: [float(i) for i in range(given)], count_key: 1}}}
+            out.append(compile_case("prune-%s-%d-scores" % (what, given),
+                                    ["--prune=spec.json"], [message % given],
+                                    files={"in.mlir": read_example(SMALL),
+                                           "spec.json": json.dumps(spec)}))
+        spec = {"ffn_group_size": 64,
+                "layers": {"0": {key: [float(i) for i in range(n)], count_key: 2}}}
+        out.append({"name": "prune-%s-%d-scores-accepted" % (what, n),
+                    "files": {"in.mlir": read_example(SMALL), "spec.json": json.dumps(spec)},
+                    "cmd": ["{attn-compile}", "-q", "in.mlir", "--emit=linalg", "-o", "out.mlir",
+                            "--prune=spec.json"],
+                    "exit": "zero", "outputs": ["out.mlir"], "timeout": 60})
     # A limit the model's tensors exceed: located at the first one.
     out.append({"name": "attn-verify-model-small-limit", "files": {"in.mlir": LINEAR},
                 "cmd": ["{attn-opt}", "in.mlir", "--attn-verify-model=max-tensor-bytes=1024",

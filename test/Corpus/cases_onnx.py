@@ -275,7 +275,7 @@ def cases():
     sym = model([node("Relu", ["x"], ["y"], name="/relu")],
                 [value_info("x", FLOAT, ["batch", "sequence", 16])],
                 [value_info("y", FLOAT, ["batch", "sequence", 16])])
-    # Unfixed symbolic dims stay dynamic (issue 14).
+    # Unfixed symbolic dims stay dynamic.
     out.append({"name": "symbolic-dims-dynamic", "files": {"model.onnx": sym},
                 "cmd": IMPORT, "exit": 0,
                 "outputs": ["model.mlir", "model.safetensors"]})

@@ -2,7 +2,9 @@
 never rename over a device, FIFO or an input, never leave a partial or
 temporary file, never destroy an input when a run fails."""
 
-from corpus_lib import LINEAR_MLIR, read_example
+import os
+
+from corpus_lib import LINEAR_MLIR, REPO, float32s, read_example, safetensors
 
 GOOD_MLIR = LINEAR_MLIR
 # Parses, but the verifier rejects it (the return type differs).
@@ -261,5 +263,119 @@ def model_cases():
     return cases
 
 
+def read_repo(*parts):
+    with open(os.path.join(REPO, *parts), "rb") as f:
+        return f.read()
+
+
+# Refusals of a side file (the weights beside an import) that attnc did not
+# write: the message names the file and the way out.
+NOT_OURS = r"model\.safetensors exists and was not written by attnc.*--force"
+
+
+def import_cases():
+    """The files beside an import: attn-import and attn-compile never replace
+    the model they read, nor a file they did not write (a checkpoint's
+    model.safetensors, say) unless --force; their own earlier weights are
+    replaced."""
+    onnx = read_repo("test", "ONNX", "Models", "encoder_postln_relu-op17.onnx")
+    # A Hugging Face checkpoint's weights (not written by attnc).
+    checkpoint = read_repo("test", "Frontend", "HF", "Inputs", "gpt2",
+                           "model.safetensors")
+    ours = safetensors([("w", "F32", [2], float32s([1.0, 2.0]))],
+                       metadata={"written_by": "attnc"})
+    other_metadata = safetensors([("w", "F32", [2], float32s([1.0, 2.0]))],
+                                 metadata={"format": "pt"})
+    imp = ["{attn-import}"]
+    cc = ["{attn-compile}", "-q"]
+    cases = []
+    # The output is the model itself, spelled several ways.
+    for label, out in (("same", "model.onnx"), ("dot-slash", "./model.onnx"),
+                       ("absolute", "{tmp}/model.onnx"),
+                       ("link", "alias.onnx")):
+        cases.append({
+            "name": "attn-import-output-is-input-%s" % label,
+            "files": {"model.onnx": onnx},
+            "symlinks": {"alias.onnx": "model.onnx"},
+            "cmd": imp + ["model.onnx", "-o", out],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        })
+    cases.append({
+        "name": "attn-import-weights-out-is-input",
+        "files": {"model.onnx": onnx},
+        "cmd": imp + ["model.onnx", "-o", "m.mlir", "--weights-out",
+                      "model.onnx"],
+        "exit": "nonzero",
+        "stderr": [SAME_FILE],
+    })
+    # A checkpoint's own files are inputs too.
+    ckpt = read_repo("test", "Frontend", "HF", "Inputs", "gpt2", "config.json")
+    for what in ("model.safetensors", "config.json"):
+        cases.append({
+            "name": "attn-import-hf-output-is-checkpoint-" + what,
+            "files": {"ckpt/config.json": ckpt,
+                      "ckpt/model.safetensors": checkpoint},
+            "cmd": imp + ["ckpt", "-o", "ckpt/" + what],
+            "exit": "nonzero",
+            "stderr": [SAME_FILE],
+        })
+    # Foreign side files: refused without --force, the output not written.
+    for label, content in (("checkpoint", checkpoint),
+                           ("other-metadata", other_metadata),
+                           ("text", "not safetensors\n"),
+                           ("empty", "")):
+        files = {"model.onnx": onnx, "dir/model.safetensors": content}
+        for tool, cmd, out in (
+                ("attn-import", imp + ["model.onnx", "-o", "dir/model.mlir"],
+                 "dir/model.mlir"),
+                ("attn-compile-attn",
+                 cc + ["model.onnx", "--emit=attn", "-o", "dir/model.mlir"],
+                 "dir/model.mlir"),
+                ("attn-compile-exe", cc + ["model.onnx", "-o", "dir/model"],
+                 "dir/model")):
+            cases.append({
+                "name": "%s-keeps-foreign-weights-%s" % (tool, label),
+                "files": dict(files),
+                "cmd": cmd,
+                "exit": "nonzero",
+                "stderr": [NOT_OURS],
+                "absent": [out],
+                "timeout": 120,
+            })
+        cases.append({
+            "name": "attn-import-force-replaces-weights-" + label,
+            "files": dict(files),
+            "cmd": imp + ["model.onnx", "-o", "dir/model.mlir", "--force"],
+            "exit": "zero",
+            "changes": ["dir/model.safetensors"],
+            "outputs": ["dir/model.mlir"],
+        })
+    # A directory where the weights go is refused as an output.
+    cases.append({
+        "name": "attn-import-weights-path-is-directory",
+        "files": {"model.onnx": onnx},
+        "dirs": ["model.safetensors"],
+        "cmd": imp + ["model.onnx", "-o", "model.mlir"],
+        "exit": "nonzero",
+        "stderr": [r"model\.safetensors.*[Ii]s a directory"],
+        "absent": ["model.mlir"],
+    })
+    # attnc's own earlier weights are replaced (a second import).
+    for tool, cmd in (("attn-import", imp + ["model.onnx", "-o", "model.mlir"]),
+                      ("attn-compile", cc + ["model.onnx", "--emit=attn",
+                                             "-o", "model.mlir"])):
+        cases.append({
+            "name": "%s-replaces-own-weights" % tool,
+            "files": {"model.onnx": onnx, "model.safetensors": ours},
+            "cmd": cmd,
+            "exit": "zero",
+            "changes": ["model.safetensors"],
+            "outputs": ["model.mlir"],
+            "timeout": 120,
+        })
+    return cases
+
+
 def cases():
-    return opt_cases() + compile_cases() + model_cases()
+    return opt_cases() + compile_cases() + model_cases() + import_cases()

@@ -1,6 +1,7 @@
 """Verifier gaps: NaN and infinite float attributes, two attn.layers with
-one index, one weight name bound as two different tensors, and #attn.tile
-fields beyond their limits. Each is a located error from attn-opt and
+one index, negative indices, attn.layers nested in each other, weight names
+with control characters, one weight name bound as two different tensors,
+and #attn.tile fields beyond their limits. Each is a located error from attn-opt and
 attn-compile, with no output left behind."""
 
 NAN, INF, NEG_INF = "0x7FF8000000000000", "0x7FF0000000000000", "0xFFF0000000000000"
@@ -79,6 +80,86 @@ def duplicate_layer_cases():
         text = ("func.func @f(%%x: %s) -> %s {\n%s  return %%l%d : %s\n}\n"
                 % (ty, ty, body, len(indices) - 1, ty))
         out.append(("duplicate-index-" + "-".join(map(str, indices)), text, dup_line))
+    return out
+
+
+def nesting_cases():
+    """(label, text, line of the inner layer) with an attn.layer inside
+    another, directly or deeper."""
+    ty = t([1, 4, 8])
+    out = []
+    for depth in (2, 3, 5):
+        text = "func.func @f(%%x: %s) -> %s {\n" % (ty, ty)
+        for d in range(depth):
+            arg = "x" if d == 0 else "a%d" % (d - 1)
+            text += "%s%%l%d = attn.layer index = %d (%%%s) : (%s) -> %s {\n" % (
+                "  " * (d + 1), d, d, arg, ty, ty)
+            text += "%s^bb0(%%a%d: %s):\n" % ("  " * (d + 1), d, ty)
+        text += "%sattn.yield %%a%d : %s\n" % ("  " * (depth + 1), depth - 1, ty)
+        for d in reversed(range(depth)):
+            text += "%s}\n" % ("  " * (d + 1))
+            if d > 0:
+                text += "%sattn.yield %%l%d : %s\n" % ("  " * d, d, ty)
+        text += "  return %%l0 : %s\n}\n" % ty
+        out.append(("nested-layers-%d" % depth, text, 4))
+    # Inside another op's region within a layer (an scf.execute_region).
+    text = ("func.func @f(%%x: %s) -> %s {\n"
+            "  %%l = attn.layer index = 0 (%%x) : (%s) -> %s {\n"
+            "  ^bb0(%%a: %s):\n"
+            "    %%r = scf.execute_region -> %s {\n"
+            "      %%i = attn.layer index = 1 (%%a) : (%s) -> %s {\n"
+            "      ^bb0(%%b: %s):\n"
+            "        attn.yield %%b : %s\n"
+            "      }\n"
+            "      scf.yield %%i : %s\n"
+            "    }\n"
+            "    attn.yield %%r : %s\n"
+            "  }\n"
+            "  return %%l : %s\n}\n" % ((ty,) * 13))
+    out.append(("nested-layer-in-region", text, 5))
+    return out
+
+
+def negative_index_cases():
+    """(label, text, regex) with a negative or out-of-range attn.layer index."""
+    ty = t([1, 4, 8])
+    out = []
+    for value in ("-1", "-9223372036854775808"):
+        out.append(("layer-index%s" % value, layer(0, "x", "l0", ty).replace(
+            "index = 0", "index = " + value),
+            r"'attn\.layer' op attribute 'index' failed to satisfy constraint"))
+        generic = ("  %%l0 = \"attn.layer\"(%%x) <{index = %s : i64}> ({\n"
+                   "  ^bb0(%%h: %s):\n    \"attn.yield\"(%%h) : (%s) -> ()\n"
+                   "  }) : (%s) -> %s\n" % (value, ty, ty, ty, ty))
+        out.append(("layer-index-generic%s" % value, generic,
+                    r"'attn\.layer' op attribute 'index' failed to satisfy constraint"))
+    return [(label, "func.func @f(%%x: %s) -> %s {\n%s  return %%l0 : %s\n}\n"
+             % (ty, ty, body, ty), message) for label, body, message in out]
+
+
+WEIGHT_NAME_CONTROLS = [("newline", "\\0A", "0a"), ("nul", "\\00", "00"),
+                        ("tab", "\\09", "09"), ("carriage-return", "\\0D", "0d"),
+                        ("escape", "\\1B", "1b"), ("delete", "\\7F", "7f")]
+
+
+def weight_name_cases():
+    """(label, text, regex) with a control character in a weight name."""
+    out = []
+    for label, escape, code in WEIGHT_NAME_CONTROLS:
+        for where, name in (("start", escape + "w"), ("middle", "layers.0" + escape + "q"),
+                            ("end", "w" + escape)):
+            text = ("func.func @f() -> tensor<8xf32> {\n"
+                    "  %%w = attn.weight \"%s\" : tensor<8xf32>\n"
+                    "  return %%w : tensor<8xf32>\n}\n" % name)
+            out.append(("weight-name-%s-%s" % (label, where), text,
+                        r"'attn\.weight' op weight name contains the control character 0x%s"
+                        % code))
+        text = ("func.func @f() -> tensor<16x8xf32> {\n"
+                "  %%w = attn.weight \"fused\" {concat_names = [\"a\", \"b%s\"], concat_axis = 0 : i64}"
+                " : tensor<16x8xf32>\n"
+                "  return %%w : tensor<16x8xf32>\n}\n" % escape)
+        out.append(("weight-concat-name-%s" % label, text,
+                    r"'attn\.weight' op weight name contains the control character 0x%s" % code))
     return out
 
 
@@ -165,5 +246,12 @@ def cases():
                         "exit": "nonzero", "stderr": [r"in\.mlir:\d+:\d+: error: " + message],
                         "absent": ["out"], "timeout": 30})
     for label, text, message in tile_cases():
+        out += tools(label, text, message, line=2)
+    for label, text, line in nesting_cases():
+        out += tools(label, text, r"'attn\.layer' op is nested in another attn\.layer",
+                     line=line)
+    for label, text, message in negative_index_cases():
+        out += tools(label, text, message, line=2)
+    for label, text, message in weight_name_cases():
         out += tools(label, text, message, line=2)
     return out

@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
       "attn-opt: the attnc optimizer driver.\n\n"
       "Reads MLIR (attn and upstream dialects) from a file or stdin, runs the\n"
       "passes named on the command line in order, and prints the result.\n"
-      "attnc's own passes are listed under --attn-*; see README.md for the\n"
-      "dialect and the pipelines.\n",
+      "attnc's own passes are listed under --attn-*; docs/dialect.md and\n"
+      "docs/passes.md describe the dialect and the pipelines.\n",
       registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();

@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -176,9 +177,39 @@ static LogicalResult verifyNormParam(Operation *op, Named input, Named param) {
 // WeightOp
 //===----------------------------------------------------------------------===//
 
+/// The first control character in `name` (a newline, a NUL, DEL), if any:
+/// weight names are checkpoint keys, printed in messages and the manifest.
+static std::optional<size_t> findControlCharacter(StringRef name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    unsigned char c = name[i];
+    if (c < 0x20 || c == 0x7f)
+      return i;
+  }
+  return std::nullopt;
+}
+
+static LogicalResult verifyWeightName(Operation *op, StringRef name) {
+  std::optional<size_t> at = findControlCharacter(name);
+  if (!at)
+    return success();
+  std::string code;
+  llvm::raw_string_ostream(code)
+      << llvm::format_hex_no_prefix(static_cast<unsigned char>(name[*at]), 2);
+  return op->emitOpError() << "weight name contains the control character 0x"
+                           << code << " at byte " << *at
+                           << "; checkpoint names are printable text";
+}
+
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("weight name must not be empty");
+  if (failed(verifyWeightName(*this, getName())))
+    return failure();
+  if (ArrayAttr parts = getConcatNamesAttr())
+    for (Attribute part : parts)
+      if (auto text = dyn_cast<StringAttr>(part))
+        if (failed(verifyWeightName(*this, text.getValue())))
+          return failure();
   RankedTensorType type = getResult().getType();
   if (!type.hasStaticShape())
     return emitOpError() << "weight '" << getName()
@@ -797,6 +828,15 @@ LogicalResult LayerOp::verify() {
   if (std::optional<double> score = toDouble(getScore());
       score && !std::isfinite(*score))
     return emitOpError("score must be finite");
+  // A layer is one block of the stack: LayerDrop, pruning and outlining
+  // take each as a unit, and a layer inside another has no depth of its own.
+  if (auto outer = getOperation()->getParentOfType<LayerOp>()) {
+    InFlightDiagnostic diag =
+        emitOpError("is nested in another attn.layer; layers form one flat "
+                    "stack in a function");
+    diag.attachNote(outer.getLoc()) << "enclosing attn.layer";
+    return diag;
+  }
   return verifyUniqueIndices();
 }
 

@@ -24,8 +24,9 @@ void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 
 /// attn-raise: the raising passes for imported graphs, in order (norms,
 /// GELU, projections, attention, FFN, residual adds, CSE of the weight
-/// views they create, then whole blocks as attn.layer).
-void buildRaisePipeline(OpPassManager &pm);
+/// views they create, then whole blocks as attn.layer). Without
+/// `raiseAttention`, attention stays as imported (--no-raise-attention).
+void buildRaisePipeline(OpPassManager &pm, bool raiseAttention = true);
 
 /// Registers attn-raise with the pass registry.
 void registerRaisePipeline();

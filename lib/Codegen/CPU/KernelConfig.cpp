@@ -1,6 +1,6 @@
 //===- KernelConfig.cpp - CPU tile selection (attn-tile) ------------------===//
 //
-// The constants below are the heuristic's parameters; README.md ("Tile
+// The constants below are the heuristic's parameters; docs/passes.md ("Tile
 // sizes") states the rules.
 //
 //===----------------------------------------------------------------------===//

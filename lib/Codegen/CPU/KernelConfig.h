@@ -2,7 +2,7 @@
 //
 // The CPU half of attn-tile: a model of the host (vector width, registers,
 // caches, cores) and the tiles of the matmul kernels and flash attention
-// that the model rates fastest. The rules are in README.md ("Tile sizes").
+// that the model rates fastest. The rules are in docs/passes.md ("Tile sizes").
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,7 +8,7 @@
 // width of an attention), and records them as #attn.tile for the consumers.
 // This file reads the shapes off the ops and records the choice; the
 // target halves of the heuristic are Codegen/CPU/KernelConfig.cpp and
-// Codegen/GPU/KernelConfig.cpp (rules in README.md, "Tile sizes").
+// Codegen/GPU/KernelConfig.cpp (rules in docs/passes.md, "Tile sizes").
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,7 +6,7 @@
 // tensor. Constants are materialized where compute first uses them: large
 // float initializers as `attn.weight`, everything else as `arith.constant`.
 // The emitted form is the contract with the raising passes (see
-// /work/shared/DESIGN.md and the README).
+// docs/onnx.md).
 //
 // A symbolic input dimension that `--input-shape` does not fix stays
 // dynamic: every dimension the importer handles is a constant or a handle
@@ -430,6 +430,8 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
     llvm::raw_string_ostream os(header);
     llvm::json::OStream j(os);
     j.object([&] {
+      j.attributeObject("__metadata__",
+                        [&] { j.attribute(kWrittenByKey, kWrittenByValue); });
       uint64_t offset = 0;
       for (const WeightTensor &w : weights) {
         uint64_t bytes = w.bytes.size();

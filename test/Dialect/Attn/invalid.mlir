@@ -1438,3 +1438,29 @@ func.func @cache_write_types(%n: tensor<1x2x1x4xf16>, %c: tensor<1x2x8x4xf32>, %
   %0 = attn.cache_write %n into %c at %p : tensor<1x2x1x4xf16>, tensor<1x2x8x4xf32>, tensor<1xi64>
   return %0 : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// A layer is one block of a flat stack: LayerDrop, pruning and outlining take
+// each as a unit.
+func.func @layer_in_layer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{enclosing attn.layer}}
+  %0 = attn.layer index = 0 (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%h: tensor<4xf32>):
+    // expected-error @+1 {{'attn.layer' op is nested in another attn.layer; layers form one flat stack in a function}}
+    %1 = attn.layer index = 1 (%h) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%g: tensor<4xf32>):
+      attn.yield %g : tensor<4xf32>
+    }
+    attn.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @weight_name_newline() -> tensor<4xf32> {
+  // expected-error @+1 {{'attn.weight' op weight name contains the control character 0x0a at byte 6; checkpoint names are printable text}}
+  %w = attn.weight "layer.\0Aw" : tensor<4xf32>
+  return %w : tensor<4xf32>
+}

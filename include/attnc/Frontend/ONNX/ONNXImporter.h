@@ -31,18 +31,6 @@ namespace mlir {
 class MLIRContext;
 } // namespace mlir
 
-namespace attnc {
-/// The raising passes attn-compile runs on an imported model before the
-/// target pipeline (`--emit=attn` stops after them): attn-raise (norms,
-/// GELU, projections, attention, FFNs, residual adds, attn.layer blocks).
-constexpr const char *kImportRaisingPipeline = "attn-raise";
-/// The same without attention raising (attn-compile --no-raise-attention).
-constexpr const char *kImportRaisingPipelineNoAttention =
-    "func.func(attn-raise-positions,attn-raise-norms,attn-raise-gelu,"
-    "attn-raise-linear,"
-    "attn-raise-ffn,attn-raise-residual,cse,attn-raise-layers)";
-} // namespace attnc
-
 namespace attnc::onnx_frontend {
 
 /// A float tensor bound at run time by name (written to safetensors).
@@ -78,7 +66,14 @@ llvm::Expected<ImportedModel> importONNXModel(llvm::StringRef path,
                                               mlir::MLIRContext &context,
                                               const ImportOptions &options);
 
-/// Writes `weights` as a safetensors file (F32, in the given order).
+/// The entry of the safetensors `__metadata__` that marks a file attnc
+/// wrote, so that a later import may replace it (and no file it did not
+/// write; see checkSideFileReplaceable).
+constexpr const char *kWrittenByKey = "written_by";
+constexpr const char *kWrittenByValue = "attnc";
+
+/// Writes `weights` as a safetensors file (F32, in the given order), marked
+/// as attnc's in its metadata.
 llvm::Error writeSafeTensors(llvm::StringRef path,
                              llvm::ArrayRef<WeightTensor> weights);
 

@@ -3,9 +3,9 @@
 weights and inputs, and a numpy reference, for raise-imported.test.
 
     import_form_models.py mlir MODEL OUT.mlir
-        writes MODEL as the ONNX importer would (one func.func @main, ops as
-        the contract in DESIGN/issue 11 describes: linalg named ops on equal
-        shapes with explicit linalg.broadcast, MatMul as collapse + matmul +
+        writes MODEL as the ONNX importer would (one func.func @main, ops in
+        the form the raising passes expect: linalg named ops on equal shapes
+        with explicit linalg.broadcast, MatMul as collapse + matmul +
         expand, ReduceMean as linalg.reduce + linalg.div, initializers with
         more than 16 elements as attn.weight under ONNX-style names).
     import_form_models.py gen MODEL DIR

@@ -127,7 +127,7 @@ CASES = [
     ("f16", 64, 128, 64, False, False, True),
     ("bf16", 32, 64, 32, True, True, True),
     ("f16", 32, 32, 32, False, False, "copy"),
-    # Ragged shapes (issue 13: an LM head over an odd vocabulary, an FFN
+    # Ragged shapes (an LM head over an odd vocabulary, an FFN
     # down projection of K = 88, 8-token prompts): edge blocks with
     # clamped, zero-selecting staging loads and masked C accesses.
     ("f16", 16, 50, 32, False, False),          # N = 50: N % 8 = 2

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Exports tiny random transformers models to ONNX the ways users do today,
+and writes transformers' own outputs as the references the tests compare with.
+
+    scripts/setup.sh --generators          # creates .venv-gen (pinned versions)
+    .venv-gen/bin/python scripts/gen_onnx_exports.py [--only FAMILY,...] [OUTDIR]
+
+Fourteen families, each built from a tiny config with a seeded random init
+(nothing is downloaded), with use_cache=False, inputs input_ids and
+attention_mask [batch, sequence], both dimensions dynamic, exported:
+  dynamo     torch.onnx.export(dynamo=True) at its default opset
+  dynamo23   the same at opset_version=23
+  ts17       the TorchScript exporter (dynamo=False) at opset 17
+with attn_implementation "eager" and "sdpa" each. The output is the encoder's
+last hidden state or the decoder's logits.
+
+Writes into OUTDIR (default test/ONNX/Exports):
+  <family>-<attn>-<exporter>.onnx      the export (weights inline; tiny)
+  <family>.<shape>.input_ids.npy       seeded ids, per shape
+  <family>.<shape>.attention_mask.npy  with padded (zero) tails on some rows
+  <family>.<shape>.ref.npy             transformers' output (eager attention)
+  manifest.json                        per export: exporter, opset, status,
+                                       ops used, and onnxruntime's max
+                                       abs error against the reference
+An export the exporter itself refuses is listed with its error and no file.
+
+Versions: the ones pinned in scripts/setup.sh --generators (torch 2.15,
+transformers 5.23, onnx 1.23, onnxruntime 1.32, onnxscript 0.7). Rerun after
+changing them, and commit the manifest with the models.
+"""
+
+import argparse
+import collections
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+import transformers
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB = 99
+# (batch, sequence, valid lengths per row): row lengths < sequence are
+# right-padded with attention_mask 0.
+SHAPES = ((1, 8, (8,)), (2, 5, (5, 3)), (3, 11, (11, 7, 9)))
+
+COMMON = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+              num_attention_heads=4, intermediate_size=64,
+              max_position_embeddings=64)
+
+
+def families():
+    t = transformers
+    dec = dict(COMMON, tie_word_embeddings=False)
+    return {
+        # Encoders: last_hidden_state.
+        "bert": (t.BertModel, t.BertConfig(**COMMON, type_vocab_size=2)),
+        "roberta": (t.RobertaModel,
+                    t.RobertaConfig(**dict(COMMON, max_position_embeddings=80),
+                                    type_vocab_size=1, pad_token_id=1)),
+        "distilbert": (t.DistilBertModel,
+                       t.DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2,
+                                          n_heads=4, hidden_dim=64,
+                                          max_position_embeddings=64)),
+        "electra": (t.ElectraModel,
+                    t.ElectraConfig(**COMMON, embedding_size=16)),
+        "albert": (t.AlbertModel,
+                   t.AlbertConfig(**COMMON, embedding_size=16)),
+        # Decoders: logits.
+        "gpt2": (t.GPT2LMHeadModel,
+                 t.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4,
+                              n_positions=64)),
+        "gpt_neox": (t.GPTNeoXForCausalLM,
+                     t.GPTNeoXConfig(**dec, rotary_pct=0.5)),
+        "opt": (t.OPTForCausalLM,
+                t.OPTConfig(vocab_size=VOCAB, hidden_size=32,
+                            num_hidden_layers=2, num_attention_heads=4,
+                            ffn_dim=64, max_position_embeddings=64,
+                            word_embed_proj_dim=32, pad_token_id=1)),
+        "bloom": (t.BloomForCausalLM,
+                  t.BloomConfig(vocab_size=VOCAB, hidden_size=32, n_layer=2,
+                                n_head=4)),
+        "llama": (t.LlamaForCausalLM,
+                  t.LlamaConfig(**dec, num_key_value_heads=2)),
+        "mistral": (t.MistralForCausalLM,
+                    t.MistralConfig(**dec, num_key_value_heads=2,
+                                    sliding_window=4)),
+        "qwen2": (t.Qwen2ForCausalLM,
+                  t.Qwen2Config(**dec, num_key_value_heads=2)),
+        "gemma": (t.GemmaForCausalLM,
+                  t.GemmaConfig(**dict(dec, tie_word_embeddings=True),
+                                num_key_value_heads=2, head_dim=8)),
+        "phi": (t.PhiForCausalLM,
+                t.PhiConfig(**dec, partial_rotary_factor=0.5)),
+    }
+
+
+ENCODERS = {"bert", "roberta", "distilbert", "electra", "albert"}
+EXPORTERS = ("dynamo", "dynamo23", "ts17")
+ATTENTION = ("eager", "sdpa")
+
+
+class Wrapped(torch.nn.Module):
+    """(input_ids, attention_mask) -> one tensor."""
+
+    def __init__(self, model, encoder):
+        super().__init__()
+        self.model = model
+        self.encoder = encoder
+
+    def forward(self, input_ids, attention_mask):
+        if self.encoder:
+            return self.model(input_ids=input_ids,
+                              attention_mask=attention_mask).last_hidden_state
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          use_cache=False).logits
+
+
+def build(family, attn):
+    cls, config = families()[family]
+    config._attn_implementation = attn
+    torch.manual_seed(0)
+    model = cls(config).eval()
+    return Wrapped(model, family in ENCODERS)
+
+
+def make_inputs(family):
+    rng = np.random.default_rng(sum(map(ord, family)))
+    out = []
+    for batch, seq, lengths in SHAPES:
+        # Ids from 3: 0-2 are special in some families (pad 1 in RoBERTa/OPT).
+        ids = rng.integers(3, VOCAB, size=(batch, seq), dtype=np.int64)
+        mask = np.zeros((batch, seq), np.int64)
+        for row, n in enumerate(lengths):
+            mask[row, :n] = 1
+        out.append((f"{batch}x{seq}", ids, mask))
+    return out
+
+
+def strip(path):
+    """Drops what only documents the export (doc strings, the exporter's
+    per-node metadata: stack traces with this machine's paths, FX node text):
+    smaller files, the same graph."""
+    proto = onnx.load(path)
+    proto.doc_string = ""
+    del proto.metadata_props[:]
+    proto.graph.doc_string = ""
+    for node in proto.graph.node:
+        node.doc_string = ""
+        del node.metadata_props[:]
+    for value in list(proto.graph.value_info) + list(proto.graph.input) + \
+            list(proto.graph.output) + list(proto.graph.initializer):
+        value.doc_string = ""
+        del value.metadata_props[:]
+    onnx.save(proto, path)
+
+
+def export(model, exporter, path, sample):
+    ids, mask = (torch.from_numpy(a) for a in sample)
+    names = dict(input_names=["input_ids", "attention_mask"],
+                 output_names=["output"])
+    if exporter == "ts17":
+        torch.onnx.export(model, (ids, mask), path, dynamo=False,
+                          opset_version=17,
+                          dynamic_axes={n: {0: "batch", 1: "sequence"}
+                                        for n in names["input_names"]}
+                          | {"output": {0: "batch", 1: "sequence"}},
+                          **names)
+        return
+    batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence")
+    kw = {"opset_version": 23} if exporter == "dynamo23" else {}
+    program = torch.onnx.export(
+        model, (ids, mask), dynamo=True, dynamic_shapes=(
+            {0: batch, 1: seq}, {0: batch, 1: seq}), **names, **kw)
+    program.save(path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("outdir", nargs="?",
+                        default=os.path.join(HERE, "..", "test", "ONNX",
+                                             "Exports"))
+    parser.add_argument("--only", default="",
+                        help="comma-separated families (default: all)")
+    args = parser.parse_args()
+    os.makedirs(args.outdir, exist_ok=True)
+    warnings.filterwarnings("ignore")
+    manifest_path = os.path.join(args.outdir, "manifest.json")
+    manifest = {}
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    manifest["versions"] = {
+        "torch": torch.__version__, "transformers": transformers.__version__,
+        "onnx": onnx.__version__, "onnxruntime": ort.__version__}
+    exports = manifest.setdefault("exports", {})
+    only = [f for f in args.only.split(",") if f]
+    for family in families():
+        if only and family not in only:
+            continue
+        inputs = make_inputs(family)
+        reference = build(family, "eager")
+        refs = []
+        for tag, ids, mask in inputs:
+            np.save(os.path.join(args.outdir, f"{family}.{tag}.input_ids.npy"),
+                    ids)
+            np.save(os.path.join(args.outdir,
+                                 f"{family}.{tag}.attention_mask.npy"), mask)
+            with torch.no_grad():
+                ref = reference(torch.from_numpy(ids),
+                                torch.from_numpy(mask)).numpy()
+            np.save(os.path.join(args.outdir, f"{family}.{tag}.ref.npy"), ref)
+            refs.append(ref)
+        for attn in ATTENTION:
+            try:
+                model = build(family, attn)
+            except ValueError as e:  # transformers lacks this implementation
+                for exporter in EXPORTERS:
+                    name = f"{family}-{attn}-{exporter}"
+                    exports[name] = {
+                        "family": family, "attention": attn,
+                        "exporter": exporter,
+                        "status": "no such model: " + str(e).split(".")[0]}
+                    print(f"{name}: {exports[name]['status']}", flush=True)
+                continue
+            for exporter in EXPORTERS:
+                name = f"{family}-{attn}-{exporter}"
+                path = os.path.join(args.outdir, name + ".onnx")
+                entry = {"family": family, "attention": attn,
+                         "exporter": exporter}
+                log = io.StringIO()
+                try:
+                    with contextlib.redirect_stdout(log), \
+                            contextlib.redirect_stderr(log):
+                        export(model, exporter, path, inputs[1][1:])
+                    strip(path)
+                except Exception as e:  # the exporter refused it
+                    msg = str(e).strip().splitlines()
+                    entry["status"] = "export failed: " + (
+                        msg[0][:300] if msg else type(e).__name__)
+                    if os.path.exists(path):
+                        os.remove(path)
+                    exports[name] = entry
+                    print(f"{name}: {entry['status']}", flush=True)
+                    continue
+                proto = onnx.load(path)
+                entry["opset"] = next(o.version for o in proto.opset_import
+                                      if o.domain in ("", "ai.onnx"))
+                entry["ops"] = dict(sorted(collections.Counter(
+                    n.op_type for n in proto.graph.node).items()))
+                entry["functions"] = [f.name for f in proto.functions]
+                errors = []
+                try:
+                    session = ort.InferenceSession(
+                        path, providers=["CPUExecutionProvider"])
+                    for (tag, ids, mask), ref in zip(inputs, refs):
+                        out = session.run(None, {"input_ids": ids,
+                                                 "attention_mask": mask})[0]
+                        errors.append(float(np.abs(out - ref).max()))
+                    entry["onnxruntime_max_abs_err"] = max(errors)
+                except Exception as e:
+                    entry["onnxruntime_max_abs_err"] = None
+                    entry["onnxruntime_error"] = str(e).splitlines()[0][:300]
+                entry["status"] = "exported"
+                exports[name] = entry
+                print(f"{name}: opset {entry['opset']}, "
+                      f"{len(proto.graph.node)} nodes, onnxruntime err "
+                      f"{entry.get('onnxruntime_max_abs_err')}", flush=True)
+                with open(manifest_path, "w") as f:
+                    json.dump(manifest, f, indent=1, sort_keys=True)
+                    f.write("\n")
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

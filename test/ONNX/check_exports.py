@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Compiles every export of test/ONNX/Exports (scripts/gen_onnx_exports.py:
+tiny transformers models exported by torch's dynamo exporter at its default
+opset and at opset 23, and by the TorchScript exporter, with eager and sdpa
+attention) for the CPU with batch and sequence dynamic, runs each at the
+committed shapes and compares with transformers' own output.
+
+    check_exports.py EXPORTS_DIR --attn-compile BIN --workdir DIR
+                     [--only SUBSTRING] [--jobs N] [--results FILE.json]
+
+One line per export:
+  PASS     name: compiled, matches at every shape (max relative error),
+           attention ops after raising (attn.sdpa + attn.mha)
+  REFUSED  name: attn-compile exited 1 with a located error naming the file
+           ("<file>.onnx[:<node>]: error: ...") and wrote nothing
+  FAIL     name: anything else: a crash, a message without a location, a
+           wrong answer, a partial output
+Exports the exporter itself refused (manifest "export failed") are listed
+as NOT-EXPORTED. The last line counts them all. --results writes the same
+as JSON for scripts/coverage_table.py. A compiled model passes when, at
+every shape, max|y - ref| <= 1e-4 * max(1, max|ref|).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+TOL = 1e-4
+LOCATED = re.compile(r"^\S+\.onnx(:[^\n]*)?: error: ", re.M)
+
+
+def shapes(exports, family):
+    """[(tag, {input: path}, ref path)] of a family's committed shapes."""
+    out = []
+    for name in sorted(os.listdir(exports)):
+        m = re.fullmatch(re.escape(family) + r"\.(\d+x\d+)\.ref\.npy", name)
+        if not m:
+            continue
+        tag = m.group(1)
+        inputs = {k: os.path.join(exports, f"{family}.{tag}.{k}.npy")
+                  for k in ("input_ids", "attention_mask")}
+        out.append((tag, inputs, os.path.join(exports, name)))
+    return out
+
+
+def count_attention(text):
+    return len(re.findall(r"\battn\.(sdpa|mha)\b", text))
+
+
+def check(args, name, entry):
+    family = entry["family"]
+    model = os.path.join(args.exports, name + ".onnx")
+    work = os.path.join(args.workdir, name)
+    os.makedirs(work, exist_ok=True)
+    result = {"name": name, "family": family, "attention": entry["attention"],
+              "exporter": entry["exporter"], "opset": entry.get("opset")}
+    exe = os.path.join(work, "model")
+    p = subprocess.run([args.attn_compile, "-q", model, "--target=cpu", "-o",
+                        exe], capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        leftovers = sorted(os.listdir(work))
+        located = LOCATED.search(p.stderr)
+        first = (located.group(0) + p.stderr[located.end():].splitlines()[0]
+                 if located else p.stderr.strip()[:300])
+        result["compiles"] = False
+        result["error"] = first
+        if p.returncode == 1 and located and not leftovers:
+            result["status"] = "REFUSED"
+        else:
+            result["status"] = "FAIL"
+            result["error"] = (f"exit {p.returncode}, wrote {leftovers}: "
+                               + p.stderr.strip()[-300:])
+        return result
+    result["compiles"] = True
+    attn = subprocess.run([args.attn_compile, "-q", model, "--emit=attn", "-o",
+                           "-"], capture_output=True, text=True, timeout=600)
+    result["fused_attention"] = count_attention(attn.stdout)
+    worst = 0.0
+    ok = True
+    for tag, inputs, ref_path in shapes(args.exports, family):
+        out = os.path.join(work, f"{tag}.out.npy")
+        cmd = [exe, "-q", "--output", out]
+        for key, path in inputs.items():
+            cmd += ["--input", f"{key}={path}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            ok = False
+            result["error"] = f"{tag}: run failed: {r.stderr.strip()[-300:]}"
+            break
+        y, ref = np.load(out), np.load(ref_path)
+        if y.shape != ref.shape or not np.all(np.isfinite(y)):
+            ok = False
+            result["error"] = f"{tag}: shape {y.shape} (expected {ref.shape})"
+            break
+        err = float(np.max(np.abs(y.astype(np.float64) - ref)) /
+                    max(1.0, float(np.max(np.abs(ref)))))
+        worst = max(worst, err)
+        if err > TOL:
+            ok = False
+            result["error"] = f"{tag}: relative error {err:.2e}"
+            break
+    result["max_rel_err"] = worst
+    result["matches"] = ok
+    result["status"] = "PASS" if ok else "FAIL"
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("exports")
+    parser.add_argument("--attn-compile", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--results")
+    args = parser.parse_args()
+    with open(os.path.join(args.exports, "manifest.json")) as f:
+        manifest = json.load(f)
+    entries = {n: e for n, e in sorted(manifest["exports"].items())
+               if args.only in n}
+    results = []
+    todo = {}
+    for name, entry in entries.items():
+        if entry["status"] != "exported":
+            results.append({"name": name, "family": entry["family"],
+                            "attention": entry["attention"],
+                            "exporter": entry["exporter"],
+                            "status": "NOT-EXPORTED",
+                            "error": entry["status"]})
+            continue
+        todo[name] = entry
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(check, args, n, e): n for n, e in todo.items()}
+        for future in futures:
+            try:
+                results.append(future.result())
+            except Exception as e:  # a time-out or an unreadable output
+                results.append({"name": futures[future], "status": "FAIL",
+                                "error": str(e)[:300]})
+    results.sort(key=lambda r: r["name"])
+    counts = {}
+    for r in results:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+        line = f"{r['status']} {r['name']}: "
+        if r["status"] == "PASS":
+            line += (f"max relative error {r['max_rel_err']:.1e}, "
+                     f"{r['fused_attention']} attention ops")
+        else:
+            line += r.get("error", "")
+        print(line)
+    if args.results:
+        with open(args.results, "w") as f:
+            json.dump({"versions": manifest.get("versions", {}),
+                       "results": results}, f, indent=1)
+    print(", ".join(f"{counts.get(s, 0)} {s.lower()}" for s in
+                    ("PASS", "REFUSED", "NOT-EXPORTED", "FAIL")))
+    return 1 if counts.get("FAIL") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
