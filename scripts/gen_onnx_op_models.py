@@ -281,6 +281,44 @@ def cases():
         helper.make_node("RMSNormalization", ["x", "g"], ["y"], epsilon=1e-6),
     ], ["y"], consts=[const("g", f32(8, scale=1.0))]))
 
+    # Attention-23 (torch.onnx's scaled_dot_product_attention at opset 23):
+    # grouped heads, float and bool masks, a scale, is_causal, the 3-D form.
+    out.append(Case("attention", 23, {
+        "q": f32(2, 4, 5, 8, scale=1.0), "k": f32(2, 2, 7, 8, scale=1.0),
+        "v": f32(2, 2, 7, 6, scale=1.0), "m": f32(5, 7),
+        "q3": f32(2, 5, 32, scale=1.0), "k3": f32(2, 5, 16, scale=1.0),
+        "v3": f32(2, 5, 16, scale=1.0), "kc": f32(2, 2, 5, 8, scale=1.0),
+        "vc": f32(2, 2, 5, 6, scale=1.0)}, [
+        helper.make_node("Attention", ["q", "k", "v", "m"], ["float_mask"]),
+        helper.make_node("Greater", ["m", "zero"], ["keep"]),
+        helper.make_node("Attention", ["q", "k", "v", "keep"], ["bool_mask"], scale=0.25),
+        helper.make_node("Attention", ["q", "kc", "vc"], ["causal"], is_causal=1),
+        helper.make_node("Attention", ["q3", "k3", "v3"], ["three_d"], q_num_heads=4,
+                         kv_num_heads=2),
+    ], ["float_mask", "bool_mask", "causal", "three_d"],
+        consts=[const("zero", np.array(-0.5, np.float32))]))
+
+    # RotaryEmbedding-23: halves and interleaved pairs, a partial rotary
+    # dimension, the 3-D form, caches indexed by position ids or per token.
+    pos = np.arange(16)[:, None] * (10000.0 ** (-np.arange(4) / 4))[None, :]
+    pos2 = np.arange(16)[:, None] * (10000.0 ** (-np.arange(2) / 2))[None, :]
+    ids = RNG.integers(0, 16, size=(2, 5)).astype(np.int64)
+    out.append(Case("rotary", 23, {"x": f32(2, 3, 5, 8, scale=1.0), "ids": ids,
+                                   "x3": f32(2, 5, 24, scale=1.0)}, [
+        helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "ids"], ["halves"]),
+        helper.make_node("RotaryEmbedding", ["x", "cos2", "sin2", "ids"], ["pairs"],
+                         interleaved=1, rotary_embedding_dim=4),
+        helper.make_node("RotaryEmbedding", ["x3", "cos", "sin", "ids"], ["three_d"],
+                         num_heads=3),
+        helper.make_node("Gather", ["cos", "ids"], ["cos_bs"]),
+        helper.make_node("Gather", ["sin", "ids"], ["sin_bs"]),
+        helper.make_node("RotaryEmbedding", ["x", "cos_bs", "sin_bs"], ["no_ids"]),
+    ], ["halves", "pairs", "three_d", "no_ids"],
+        consts=[const("cos", np.cos(pos).astype(np.float32)),
+                const("sin", np.sin(pos).astype(np.float32)),
+                const("cos2", np.cos(pos2).astype(np.float32)),
+                const("sin2", np.sin(pos2).astype(np.float32))]))
+
     # ONNX Runtime's fused norms (its transformer optimizer's output).
     out.append(Case("ms_norms", 17, {"x": f32(2, 3, 8), "skip": f32(2, 3, 8)}, [
         helper.make_node("SkipLayerNormalization", ["x", "skip", "g", "bt", "bias"],

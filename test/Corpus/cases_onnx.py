@@ -535,6 +535,22 @@ def cases():
             opset=17)}, [],
         [r"(ONNX checker|attribute 'num_outputs' is not supported)"]))
     out.append(error_case(
+        "attention-past", {"model.onnx": model(
+            [node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y"],
+                  name="/att")],
+            [value_info(n, FLOAT, [1, 2, 4, 8]) for n in ("q", "k", "v")] +
+            [value_info(n, FLOAT, [1, 2, 3, 8]) for n in ("pk", "pv")],
+            [value_info("y", FLOAT, [1, 2, 4, 8])], opset=23)}, [],
+        [r"^model\.onnx:/att: error: past key/value inputs are not "
+         r"supported \(Attention, opset 23\)$"]))
+    out.append(error_case(
+        "attention-softcap", {"model.onnx": model(
+            [node("Attention", ["q", "k", "v"], ["y"], name="/att",
+                  attrs=[attr_float("softcap", 30.0)])],
+            [value_info(n, FLOAT, [1, 2, 4, 8]) for n in ("q", "k", "v")],
+            [value_info("y", FLOAT, [1, 2, 4, 8])], opset=23)}, [],
+        [r"^model\.onnx:/att: error: softcap is not supported"]))
+    out.append(error_case(
         "layernorm-inner-axis",
         {"model.onnx": model(
             [node("LayerNormalization", ["x", "s"], ["y"], name="/ln",

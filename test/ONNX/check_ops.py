@@ -29,7 +29,8 @@ import checkutil  # noqa: E402
 OPS = os.path.join(HERE, "Ops")
 # Compute ops (GELU, matmuls, norms) are not evaluated on the host: their
 # folded variants still run them, on materialized constants.
-NOT_FOLDED = {"gelu", "einsum", "layernorm_stash", "rmsnorm", "ms_norms"}
+NOT_FOLDED = {"gelu", "einsum", "layernorm_stash", "rmsnorm", "ms_norms",
+              "attention", "rotary"}
 TOL = 1e-5
 
 

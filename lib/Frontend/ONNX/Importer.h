@@ -331,6 +331,8 @@ public:
   Expected<Value> importRmsNorm(StringRef op, ArrayRef<Value> in);
   /// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization.
   Error importSkipNorm();
+  Error importAttention();
+  Error importRotaryEmbedding();
   Expected<Value> importTile(StringRef op, ArrayRef<Value> in);
   Expected<Value> importPad(StringRef op, ArrayRef<Value> in);
   Expected<Value> importGatherElements(StringRef op, ArrayRef<Value> in);
@@ -449,6 +451,7 @@ void registerShapeOps(OpRegistry &registry);
 void registerIndexOps(OpRegistry &registry);
 void registerReductionOps(OpRegistry &registry);
 void registerMaskOps(OpRegistry &registry);
+void registerAttentionOps(OpRegistry &registry);
 
 } // namespace attnc::onnx_frontend
 

@@ -241,6 +241,7 @@ const OpRegistry &OpRegistry::get() {
     registerIndexOps(r);
     registerReductionOps(r);
     registerMaskOps(r);
+    registerAttentionOps(r);
     return r;
   }();
   return registry;
