@@ -103,12 +103,12 @@ class Model:
         L.attnrt_last_error.restype = ctypes.c_char_p
         L.attnrt_last_error.argtypes = [ctypes.c_void_p]
         L.attnrt_close.argtypes = [ctypes.c_void_p]
-        # attn_model_manifest is a NUL-terminated char array.
-        manifest = ctypes.addressof(ctypes.c_char.in_dll(L,
-                                                         "attn_model_manifest"))
-        invoke = ctypes.cast(L.attn_model_invoke, ctypes.c_void_p)
         err = ctypes.create_string_buffer(1024)
-        self.m = L.attnrt_open(manifest, invoke, err, len(err))
+        # A model library exports only the attnrt_* C API (the model's own
+        # symbols are local): attnrt_open_linked opens the model it holds.
+        L.attnrt_open_linked.restype = ctypes.c_void_p
+        L.attnrt_open_linked.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        self.m = L.attnrt_open_linked(err, len(err))
         if not self.m:
             raise RuntimeError(err.value.decode())
 
