@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the GPU check's bundle (see docs/gpu.md): every CUDA executable
 and library the check runs, compiled here for sm_90a, with their small
-weights, inputs and reference outputs, the OpenMP runtime they link, and
+weights, inputs and reference outputs, any non-system shared library they need, and
 cases.json, which tells scripts/gpu/run.py what to run and compare.
 
 Needs attn-compile (built) and the CUDA toolkit's ptxas; no GPU, no torch.
@@ -469,14 +469,14 @@ def add_large(b):
 
 
 def carry_libraries(b):
-    """Copies the shared libraries the executables need that a bare GPU
-    machine lacks (LLVM's libomp; not glibc, libstdc++, libgcc_s), into
-    lib/, which run.sh puts on LD_LIBRARY_PATH."""
+    """Copies the shared libraries the binaries need that a bare GPU
+    machine lacks (any but glibc and the GCC runtime; e.g. LLVM's libomp,
+    were it linked), into lib/, which run.sh puts on LD_LIBRARY_PATH."""
     system = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so",
               "libstdc++.so", "libgcc_s.so", "ld-linux", "linux-vdso")
     needed = {}
     exes = [b.path(rel) for rel, _, _ in b.targets]
-    for exe in exes[:1] + [e for e in exes if e.endswith(".so")][:1]:
+    for exe in exes:
         out = subprocess.run(["ldd", exe], capture_output=True,
                              text=True).stdout
         for line in out.splitlines():

@@ -13,8 +13,8 @@ static and dynamic), the ONNX test models, the tiny Hugging Face
 checkpoints (full sequences and KV-cache steps, also from ONNX past-KV
 exports), attention-only libraries for timing (f16, d64 and d128, seq 512
 to 8k, causal and not), BERT-base at batch 1/32 x seq 128/512, GPT-2-small's
-decode step; their small weights, inputs and reference outputs; the OpenMP
-runtime they link (lib/); and cases.json, what scripts/gpu/run.sh runs.
+decode step; their small weights, inputs and reference outputs; any
+non-system shared library they need (lib/); and cases.json, what scripts/gpu/run.sh runs.
 Needs attn-compile (build/) and ptxas (the CUDA toolkit); no GPU, no torch.
 Incremental (only what changed is recompiled) and parallel (-j, default:
 all cores). Compile inputs that are not carried go to DIR.src/.
