@@ -41,10 +41,10 @@ SEQS = (1024, 2048, 4096, 8192)
 TOL = 2e-2
 
 
-def configs(quick):
+def configs(quick, seqs=SEQS):
     out = []
     for d in HEAD_DIMS:
-        for s in (SEQS[:1] if quick else SEQS):
+        for s in (seqs[:1] if quick else seqs):
             for causal in (False, True):
                 out.append({"name": f"d{d}_s{s}{'_causal' if causal else ''}",
                             "b": BATCH, "h": HEADS, "s": s, "d": d,
@@ -103,12 +103,12 @@ class Model:
         L.attnrt_last_error.restype = ctypes.c_char_p
         L.attnrt_last_error.argtypes = [ctypes.c_void_p]
         L.attnrt_close.argtypes = [ctypes.c_void_p]
-        # attn_model_manifest is a NUL-terminated char array.
-        manifest = ctypes.addressof(ctypes.c_char.in_dll(L,
-                                                         "attn_model_manifest"))
-        invoke = ctypes.cast(L.attn_model_invoke, ctypes.c_void_p)
         err = ctypes.create_string_buffer(1024)
-        self.m = L.attnrt_open(manifest, invoke, err, len(err))
+        # A model library exports only the attnrt_* C API (the model's own
+        # symbols are local): attnrt_open_linked opens the model it holds.
+        L.attnrt_open_linked.restype = ctypes.c_void_p
+        L.attnrt_open_linked.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        self.m = L.attnrt_open_linked(err, len(err))
         if not self.m:
             raise RuntimeError(err.value.decode())
 

@@ -8,15 +8,28 @@
 //   add_f32(const float *a, const float *b, float *c, int64_t n)
 // Tests steer it through the fake_cuda_* functions.
 //
+// Built with FAKE_CUDA_DRY (libcuda.so.1 of the GPU check's dry run,
+// scripts/gpu/run.sh --dry), it also accepts real cubins: it reads each
+// kernel's parameters and resources from the ELF (.nv.info attributes,
+// .nv.shared sections), and every launch is validated as the driver would
+// (grid and block limits, registers and shared memory per block, the
+// dynamic shared memory attribute, parameter pointers, no device pointer
+// that is a host address) but not executed. Copies and memsets run. Each
+// rejected call prints one "fake-cuda(dry):" line on stderr; a summary line
+// goes to $FAKE_CUDA_DRY_LOG at exit.
+//
 //===----------------------------------------------------------------------===//
 
 #define ATTNRT_NO_CUDA_H 1 // the fake defines what it is, not what cuda.h says
 #include "CudaDriverApi.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -41,7 +54,18 @@ enum {
   kCaptureUnsupported = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
 };
 
-struct Kernel;
+typedef void (*KernelFn)(void **params);
+struct Kernel {
+  KernelFn fn;   // null: a kernel of a real cubin (dry: validated only)
+  int numParams; // each 8 bytes (pointers, int64), unless paramSizes is set
+  // A real cubin's kernel, as its .nv.info describes it.
+  std::string name;
+  std::vector<uint32_t> paramSizes; // by ordinal
+  uint32_t maxThreads = 1024;       // .maxntid / __launch_bounds__
+  uint32_t registers = 0;
+  uint32_t staticSmem = 0;
+  int maxDynamicSmem = -1; // cuFuncSetAttribute; -1: never set
+};
 /// A captured operation: a launch (with its parameter values copied, as the
 /// driver does), a copy or a memset.
 struct Op {
@@ -71,7 +95,7 @@ struct FakeState {
   int failNextLaunch = 0;
   long allocCalls = 0;
   long launches = 0;
-  std::set<void *> allocations;
+  std::map<void *, size_t> allocations; // base -> bytes
   long tensorMapEncodes = 0;
 };
 
@@ -83,8 +107,8 @@ static FakeState &fake() {
 // ---- Test controls ------------------------------------------------------
 
 void fake_cuda_reset(int initResult, int deviceCount) {
-  for (void *p : fake().allocations)
-    std::free(p);
+  for (auto &a : fake().allocations)
+    std::free(a.first);
   for (FakeGraph *g : fake().graphs)
     delete g;
   fake() = FakeState();
@@ -184,8 +208,323 @@ static bool validImage(const void *image) {
   return image &&
          std::strncmp(static_cast<const char *>(image), "FAKECUBIN", 9) == 0;
 }
+
+#ifdef FAKE_CUDA_DRY
+/// A loaded cubin: its kernels by name.
+struct DryModule {
+  std::map<std::string, Kernel *> kernels;
+  ~DryModule() {
+    for (auto &k : kernels)
+      delete k.second;
+  }
+};
+static std::set<DryModule *> &dryModules() {
+  static auto *m = new std::set<DryModule *>;
+  return *m;
+}
+static long dryLaunches = 0, dryModuleLoads = 0, dryKernelsResolved = 0,
+            dryRejected = 0;
+static int dryChip = 0; // sm_XX of the last cubin loaded
+
+static void dryReject(const std::string &what) {
+  ++dryRejected;
+  std::fprintf(stderr, "fake-cuda(dry): %s\n", what.c_str());
+}
+
+static void dryReport() {
+  const char *path = std::getenv("FAKE_CUDA_DRY_LOG");
+  if (!path)
+    return;
+  if (FILE *f = std::fopen(path, "a")) {
+    std::fprintf(f,
+                 "{\"modules\": %ld, \"kernels\": %ld, \"launches\": %ld, "
+                 "\"graph_launches\": %ld, \"tensor_maps\": %ld, "
+                 "\"rejected\": %ld, \"chip\": %d}\n",
+                 dryModuleLoads, dryKernelsResolved, dryLaunches,
+                 fake().graphLaunches, fake().tensorMapEncodes, dryRejected,
+                 dryChip);
+    std::fclose(f);
+  }
+}
+
+static bool readBytes(const std::string &d, size_t off, void *v, size_t n) {
+  if (off > d.size() || d.size() - off < n)
+    return false;
+  std::memcpy(v, d.data() + off, n);
+  return true;
+}
+#define readAt(d, off, v) readBytes(d, off, &(v), sizeof(v))
+
+/// Parses a CUDA ELF (a cubin as ptxas writes it) into `m`; the reason on
+/// failure. The size of the image is not passed to cuModuleLoadData: the
+/// ELF header's section table gives it.
+static bool parseCubin(const void *image, DryModule &m, std::string &why) {
+  const unsigned char *p = static_cast<const unsigned char *>(image);
+  if (std::memcmp(p, "\177ELF", 4) != 0 || p[4] != 2 || p[5] != 1) {
+    why = "not a 64-bit little-endian ELF";
+    return false;
+  }
+  uint16_t machine, shentsize, shnum, shstrndx;
+  uint64_t shoff;
+  uint32_t flags;
+  std::memcpy(&machine, p + 0x12, 2);
+  std::memcpy(&shoff, p + 0x28, 8);
+  std::memcpy(&flags, p + 0x30, 4);
+  std::memcpy(&shentsize, p + 0x3a, 2);
+  std::memcpy(&shnum, p + 0x3c, 2);
+  std::memcpy(&shstrndx, p + 0x3e, 2);
+  if (machine != 190) { // EM_CUDA
+    why = "ELF machine " + std::to_string(machine) + " is not EM_CUDA (190)";
+    return false;
+  }
+  if (shentsize != 64 || shnum == 0 || shstrndx >= shnum) {
+    why = "bad ELF section table";
+    return false;
+  }
+  // The image ends at the end of its section table or of its last section.
+  size_t size = shoff + size_t(shnum) * shentsize;
+  struct Sec {
+    uint32_t name, type, link, info;
+    uint64_t off, size;
+  };
+  std::vector<Sec> secs(shnum);
+  for (unsigned i = 0; i < shnum; ++i) {
+    const unsigned char *h = p + shoff + size_t(i) * shentsize;
+    std::memcpy(&secs[i].name, h, 4);
+    std::memcpy(&secs[i].type, h + 4, 4);
+    std::memcpy(&secs[i].off, h + 0x18, 8);
+    std::memcpy(&secs[i].size, h + 0x20, 8);
+    std::memcpy(&secs[i].link, h + 0x28, 4);
+    std::memcpy(&secs[i].info, h + 0x2c, 4);
+    if (secs[i].type != 8 /*NOBITS*/ && secs[i].off + secs[i].size > size)
+      size = secs[i].off + secs[i].size;
+  }
+  std::string d(reinterpret_cast<const char *>(p), size);
+  auto cstr = [&](const Sec &strtab, uint32_t off) {
+    size_t at = strtab.off + off;
+    if (at >= d.size())
+      return std::string();
+    return std::string(d.c_str() + at);
+  };
+  // ABI version >= 8 (CUDA 12.8+) moved the SM number to bits 8-15.
+  dryChip = p[8] >= 8 ? int((flags >> 8) & 0xff) : int(flags & 0xff);
+  // Kernels: global functions of the symbol table.
+  std::map<unsigned, Kernel *> bySymbol;
+  for (const Sec &s : secs) {
+    if (s.type != 2 /*SYMTAB*/ || s.link >= shnum)
+      continue;
+    for (uint64_t o = 0; o + 24 <= s.size; o += 24) {
+      uint32_t nameOff;
+      unsigned char info;
+      readAt(d, s.off + o, nameOff);
+      readAt(d, s.off + o + 4, info);
+      if ((info & 0xf) != 2 /*FUNC*/ || (info >> 4) == 0 /*LOCAL*/)
+        continue;
+      Kernel *k = new Kernel{nullptr, 0};
+      k->name = cstr(secs[s.link], nameOff);
+      m.kernels[k->name] = k;
+      bySymbol[unsigned(o / 24)] = k;
+    }
+  }
+  // sm_90 cubins place the 1 KiB the system reserves per block at the
+  // start of each kernel's .nv.shared section (.nv.shared.reserved.0 marks
+  // it); the driver's limits count only the kernel's own shared memory.
+  uint32_t reserved = 0;
+  for (const Sec &s : secs)
+    if (cstr(secs[shstrndx], s.name) == ".nv.shared.reserved.0")
+      reserved = 1024;
+  for (const Sec &s : secs) {
+    std::string name = cstr(secs[shstrndx], s.name);
+    if (name.rfind(".nv.shared.", 0) == 0) {
+      auto it = m.kernels.find(name.substr(11));
+      if (it != m.kernels.end())
+        it->second->staticSmem =
+            uint32_t(s.size >= reserved ? s.size - reserved : s.size);
+      continue;
+    }
+    bool global = name == ".nv.info";
+    if (!global && name.rfind(".nv.info.", 0) != 0)
+      continue;
+    Kernel *k = nullptr;
+    if (!global) {
+      auto it = m.kernels.find(name.substr(9));
+      if (it == m.kernels.end())
+        continue;
+      k = it->second;
+    }
+    // Attributes: format (1 none, 2 byte, 3 half, 4 sized), attribute id.
+    for (uint64_t o = s.off; o + 4 <= s.off + s.size;) {
+      unsigned char fmt = static_cast<unsigned char>(d[o]);
+      unsigned char attr = static_cast<unsigned char>(d[o + 1]);
+      uint16_t len = 0;
+      uint64_t val = o + 2;
+      if (fmt == 4) {
+        readAt(d, o + 2, len);
+        val = o + 4;
+        o = val + len;
+      } else {
+        o += 4;
+      }
+      if (attr == 0x17 && k && fmt == 4 && len >= 12) { // EIATTR_KPARAM_INFO
+        uint16_t ordinal;
+        uint32_t bits;
+        readAt(d, val + 4, ordinal);
+        readAt(d, val + 8, bits);
+        if (k->paramSizes.size() <= ordinal)
+          k->paramSizes.resize(ordinal + 1, 0);
+        k->paramSizes[ordinal] = bits >> 18;
+      } else if (attr == 0x05 && k && fmt == 4 && len >= 12) { // MAX_THREADS
+        uint32_t x, y, z;
+        readAt(d, val, x);
+        readAt(d, val + 4, y);
+        readAt(d, val + 8, z);
+        k->maxThreads = x * y * z;
+      } else if (attr == 0x2f && global && fmt == 4 && len >= 8) { // REGCOUNT
+        uint32_t sym, regs;
+        readAt(d, val, sym);
+        readAt(d, val + 4, regs);
+        auto it = bySymbol.find(sym);
+        if (it != bySymbol.end())
+          it->second->registers = regs;
+      }
+    }
+  }
+  for (auto &kv : m.kernels) {
+    Kernel *k = kv.second;
+    k->numParams = int(k->paramSizes.size());
+    for (size_t i = 0; i < k->paramSizes.size(); ++i)
+      if (k->paramSizes[i] == 0) {
+        why = "kernel " + k->name + ": no size for parameter " +
+              std::to_string(i);
+        return false;
+      }
+  }
+  if (m.kernels.empty()) {
+    why = "no kernels in the cubin";
+    return false;
+  }
+  return true;
+}
+
+static CUresult dryLoad(CUmodule *module, const void *image) {
+  DryModule *m = new DryModule;
+  std::string why;
+  if (!parseCubin(image, *m, why)) {
+    delete m;
+    dryReject("cuModuleLoadData: " + why);
+    return kInvalidImage;
+  }
+  static bool reported = (std::atexit(dryReport), true);
+  (void)reported;
+  ++dryModuleLoads;
+  dryModules().insert(m);
+  *module = reinterpret_cast<CUmodule>(m);
+  return kSuccess;
+}
+
+/// A host address that is not device memory: inside a mapping of this
+/// process (/proc/self/maps) but outside every allocation. Only asked
+/// about values that are no allocation's.
+static bool isHostAddress(uint64_t v) {
+  FILE *f = std::fopen("/proc/self/maps", "r");
+  if (!f)
+    return false;
+  unsigned long long lo, hi;
+  bool found = false;
+  char line[512];
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "%llx-%llx", &lo, &hi) == 2 && v >= lo && v < hi) {
+      found = true;
+      break;
+    }
+  std::fclose(f);
+  return found;
+}
+
+/// Inside (or one past the end of) a live allocation.
+static bool isDeviceAddress(uint64_t v) {
+  auto &a = fake().allocations;
+  auto it = a.upper_bound(reinterpret_cast<void *>(v));
+  if (it == a.begin())
+    return false;
+  --it;
+  uint64_t base = reinterpret_cast<uintptr_t>(it->first);
+  return v >= base && v <= base + it->second;
+}
+
+/// The driver's checks of a launch of a real cubin's kernel.
+static CUresult dryValidateLaunch(Kernel *k, unsigned gx, unsigned gy,
+                                  unsigned gz, unsigned bx, unsigned by,
+                                  unsigned bz, unsigned smem, void **params,
+                                  void **extra) {
+  auto bad = [&](const std::string &what, CUresult r) {
+    dryReject("launch of " + k->name + " (grid " + std::to_string(gx) + "x" +
+              std::to_string(gy) + "x" + std::to_string(gz) + ", block " +
+              std::to_string(bx) + "x" + std::to_string(by) + "x" +
+              std::to_string(bz) + ", " + std::to_string(smem) +
+              " B dynamic shared memory): " + what);
+    return r;
+  };
+  if (extra)
+    return bad("kernel arguments passed in `extra`", kInvalidValue);
+  if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || gx > 0x7fffffffu)
+    return bad("grid out of range", kInvalidValue);
+  unsigned long long threads = 1ull * bx * by * bz;
+  if (!bx || !by || !bz || bx > 1024 || by > 1024 || bz > 64 || threads > 1024)
+    return bad("block out of range", kInvalidValue);
+  if (threads > k->maxThreads)
+    return bad("block of " + std::to_string(threads) +
+                   " threads exceeds the kernel's .maxntid " +
+                   std::to_string(k->maxThreads),
+               kInvalidValue);
+  // sm_90: 64K registers per SM, allocated per warp in units of 256.
+  unsigned long long warps = (threads + 31) / 32;
+  unsigned long long regsPerWarp = ((k->registers * 32ull) + 255) / 256 * 256;
+  if (warps * regsPerWarp > 65536)
+    return bad(std::to_string(k->registers) + " registers x " +
+                   std::to_string(threads) +
+                   " threads exceed the 64K registers of an SM "
+                   "(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
+               kInvalidValue);
+  long dynLimit = k->maxDynamicSmem >= 0 ? k->maxDynamicSmem
+                                         : 48 * 1024 - long(k->staticSmem);
+  if (long(smem) > dynLimit)
+    return bad("dynamic shared memory above the kernel's limit of " +
+                   std::to_string(dynLimit) + " B (static " +
+                   std::to_string(k->staticSmem) + " B" +
+                   (k->maxDynamicSmem >= 0
+                        ? ", CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES"
+                        : ", the attribute never set") +
+                   ")",
+               kInvalidValue);
+  if (!params && k->numParams)
+    return bad("no kernelParams", kInvalidValue);
+  for (int i = 0; i < k->numParams; ++i) {
+    if (!params[i])
+      return bad("kernelParams[" + std::to_string(i) + "] is null",
+                 kInvalidValue);
+    if (k->paramSizes[i] != 8)
+      continue;
+    uint64_t v;
+    std::memcpy(&v, params[i], 8);
+    if (v && !isDeviceAddress(v) && isHostAddress(v)) {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)v);
+      return bad("parameter " + std::to_string(i) + " = " + hex +
+                     " is a host address, not device memory",
+                 kInvalidValue);
+    }
+  }
+  return kSuccess;
+}
+#endif // FAKE_CUDA_DRY
+
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   REQUIRE_INIT
+#ifdef FAKE_CUDA_DRY
+  if (image && !validImage(image))
+    return dryLoad(module, image);
+#endif
   if (!validImage(image))
     return kInvalidImage;
   *module = theModule();
@@ -199,6 +538,10 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     *module = theModule();
     return kSuccess;
   }
+#ifdef FAKE_CUDA_DRY
+  if (image && std::memcmp(image, "\177ELF", 4) == 0)
+    return dryLoad(module, image);
+#endif
   char *log = nullptr;
   size_t logSize = 0;
   for (unsigned i = 0; i < numOptions; ++i) {
@@ -212,10 +555,16 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   return kInvalidImage;
 }
 CUresult cuModuleUnload(CUmodule module) {
+#ifdef FAKE_CUDA_DRY
+  DryModule *m = reinterpret_cast<DryModule *>(module);
+  if (dryModules().erase(m)) {
+    delete m;
+    return kSuccess;
+  }
+#endif
   return module == theModule() ? kSuccess : kInvalidValue;
 }
 
-typedef void (*KernelFn)(void **params);
 static void addF32(void **params) {
   const float *a = *static_cast<const float **>(params[0]);
   const float *b = *static_cast<const float **>(params[1]);
@@ -224,18 +573,30 @@ static void addF32(void **params) {
   for (int64_t i = 0; i < n; ++i)
     c[i] = a[i] + b[i];
 }
-struct Kernel {
-  KernelFn fn;
-  int numParams; // each 8 bytes (pointers, int64)
-};
-static Kernel addKernel = {addF32, 4};
+static Kernel addKernel = {addF32, 4, "add_f32", {}};
 
 /// Runs `op` now: "kernel execution" (counted in fake_cuda_launches), where
 /// fake_cuda_fail_next_launch strikes.
 static CUresult execute(const Op &op);
+/// Records `op` if `stream` is capturing, else runs it.
+static CUresult enqueue(const Op &op, CUstream stream);
 
 CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
                              const char *name) {
+#ifdef FAKE_CUDA_DRY
+  DryModule *m = reinterpret_cast<DryModule *>(module);
+  if (dryModules().count(m)) {
+    auto it = m->kernels.find(name ? name : "");
+    if (it == m->kernels.end()) {
+      dryReject(std::string("cuModuleGetFunction: no kernel '") +
+                (name ? name : "") + "' in the cubin");
+      return kNotFound;
+    }
+    ++dryKernelsResolved;
+    *fn = reinterpret_cast<CUfunction>(it->second);
+    return kSuccess;
+  }
+#endif
   if (module != theModule())
     return kInvalidValue;
   if (std::strcmp(name, "add_f32") != 0)
@@ -244,14 +605,47 @@ CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
   return kSuccess;
 }
 
-CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attr,
+                            int value) {
+#ifdef FAKE_CUDA_DRY
+  Kernel *k = reinterpret_cast<Kernel *>(f);
+  if (k && !k->fn && attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    // sm_90: 227 KiB of shared memory per block, static included.
+    if (value < 0 || long(value) + long(k->staticSmem) > 227 * 1024) {
+      dryReject("cuFuncSetAttribute(" + k->name +
+                ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(value) +
+                "): with " + std::to_string(k->staticSmem) +
+                " B static, above the 227 KiB per block of sm_90");
+      return kInvalidValue;
+    }
+    k->maxDynamicSmem = value;
+  }
+#else
+  (void)f;
+  (void)attr;
+  (void)value;
+#endif
   return kSuccess;
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, unsigned, unsigned, CUstream stream,
-                        void **params, void **) {
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        CUstream stream, void **params, void **extra) {
   ++fake().launchCalls;
+#ifdef FAKE_CUDA_DRY
+  if (f && !reinterpret_cast<Kernel *>(f)->fn) {
+    if (CUresult r = dryValidateLaunch(reinterpret_cast<Kernel *>(f), gx, gy,
+                                       gz, bx, by, bz, smem, params, extra))
+      return r;
+    ++dryLaunches;
+    Op op{Op::Launch};
+    op.kernel = reinterpret_cast<Kernel *>(f);
+    return enqueue(op, stream);
+  }
+#else
+  (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)smem;
+  (void)extra;
+#endif
   if (!f || !params)
     return kInvalidValue;
   Op op{Op::Launch};
@@ -297,7 +691,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   void *m = std::calloc(1, bytes ? bytes : 1);
   if (!m)
     return kOutOfMemory;
-  fake().allocations.insert(m);
+  fake().allocations[m] = bytes;
   ++fake().allocCalls;
   *p = reinterpret_cast<uintptr_t>(m);
   return kSuccess;
@@ -363,12 +757,14 @@ static CUresult execute(const Op &op) {
       fake().failNextLaunch = 0;
       return r;
     }
+    ++fake().launches;
+    if (!op.kernel->fn) // a real cubin's kernel: validated, not run
+      return kSuccess;
     std::vector<uint64_t> values = op.params;
     std::vector<void *> params;
     for (uint64_t &v : values)
       params.push_back(&v);
     op.kernel->fn(params.data());
-    ++fake().launches;
     return kSuccess;
   }
   case Op::Copy:
