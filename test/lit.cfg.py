@@ -27,6 +27,11 @@ config.substitutions.append(("%python", sys.executable))
 _asan = os.environ.get("ASAN_OPTIONS")
 config.substitutions.append(
     ("%no_leak_check", "env ASAN_OPTIONS=%s:detect_leaks=0" % _asan if _asan else ""))
+# Tests that only repeat, many times over, what others check under the
+# sanitizers (the GPU check's bundle compiles ~70 models) skip there: a
+# sanitized compile of each would take most of CI's time.
+if _asan:
+    config.available_features.add("sanitized")
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
