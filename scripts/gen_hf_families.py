@@ -74,6 +74,33 @@ def decoders():
         # Parallel attention + MLP, partial rotary, LM head bias.
         "phi": (T.PhiConfig, T.PhiForCausalLM,
                 dict(max_position_embeddings=64)),
+        # Fused qkv_proj and gate_up_proj, rotary on 3/4 of each head,
+        # sliding window 6.
+        "phi3": (T.Phi3Config, T.Phi3ForCausalLM,
+                 dict(num_key_value_heads=2, sliding_window=6,
+                      rope_parameters={"rope_type": "default",
+                                       "rope_theta": 10000.0,
+                                       "partial_rotary_factor": 0.75},
+                      max_position_embeddings=64,
+                      original_max_position_embeddings=64,
+                      pad_token_id=0)),
+        # The new decoder architecture: grouped query_key_value (2 kv
+        # groups of 2 query heads), ln_attn and ln_mlp in parallel.
+        "falcon": (T.FalconConfig, T.FalconForCausalLM,
+                   dict(new_decoder_architecture=True, num_kv_heads=2,
+                        ffn_hidden_size=64, bias=True,
+                        max_position_embeddings=64)),
+        # Falcon-7B's layout: multi-query (one key and value head after the
+        # query heads), one LayerNorm for the parallel attention and FFN.
+        "falcon_mq": (T.FalconConfig, T.FalconForCausalLM,
+                      dict(new_decoder_architecture=False, multi_query=True,
+                           parallel_attn=True, ffn_hidden_size=64,
+                           max_position_embeddings=64)),
+        # ALiBi with 6 heads (not a power of two: the interleaved extra
+        # slopes); interleaved fused QKV; tied head.
+        "bloom": (T.BloomConfig, T.BloomForCausalLM,
+                  dict(hidden_size=36, n_layer=2, n_head=6,
+                       hidden_dropout=0.0, attention_dropout=0.0)),
     }
 
 
@@ -100,8 +127,10 @@ def encoders():
 
 def build(cfg_class, model_class, over):
     kw = dict(COMMON)
-    if cfg_class is T.DistilBertConfig:
+    if cfg_class in (T.DistilBertConfig, T.BloomConfig):
         kw = dict(vocab_size=VOCAB)
+    if cfg_class is T.FalconConfig:
+        kw.pop("intermediate_size")
     kw.update(over)
     torch.manual_seed(1234)
     model = model_class(cfg_class(**kw))

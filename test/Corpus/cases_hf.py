@@ -211,12 +211,16 @@ FAMILIES = {"gpt2": (gpt2_config, gpt2_tensors), "bert": (bert_config, bert_tens
             "mistral": (llama_like("MistralForCausalLM", "mistral"), llama_tensors),
             "qwen2": (llama_like("Qwen2ForCausalLM", "qwen2"), llama_tensors),
             "gemma": (llama_like("GemmaForCausalLM", "gemma"), llama_tensors),
+            "phi3": (llama_like("Phi3ForCausalLM", "phi3"), llama_tensors),
             "neox": (neox_config, neox_tensors), "opt": (opt_config, gpt2_tensors),
             "phi": (phi_config, gpt2_tensors),
             "roberta": (bert_like("RobertaModel", "roberta", pad_token_id=1), bert_tensors),
             "albert": (bert_like("AlbertModel", "albert", embedding_size=4,
                                  num_hidden_groups=1, inner_group_num=1), bert_tensors),
-            "distilbert": (distilbert_config, bert_tensors)}
+            "distilbert": (distilbert_config, bert_tensors),
+            "bloom": (lambda **over: family_config("BloomForCausalLM", "bloom", lambda: {
+                "vocab_size": V, "hidden_size": D, "n_layer": 1, "n_head": HEADS}, over),
+                gpt2_tensors)}
 
 
 def cases():
@@ -225,7 +229,7 @@ def cases():
     # changes, the error located in config.json).
     for name, family, over, message in (
         ("unknown-architecture", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
-         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM'),
+         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM'),
         ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
          r'unsupported architecture "GPT2Model"'),
         ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),
@@ -274,6 +278,14 @@ def cases():
          {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
                               "partial_rotary_factor": 0.5}},
          r'config\.json key "rope_parameters\.partial_rotary_factor" is not supported'),
+        ("phi3-rope-longrope", "phi3",
+         {"rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
+                              "short_factor": [1.0], "long_factor": [1.0]}},
+         r'config\.json key "rope_type" is "longrope"; only unscaled rotary positions'),
+        ("phi3-rotary-too-narrow", "phi3",
+         {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": 0.3}},
+         r'the rotary width 1 \(head width 4 times partial_rotary_factor\) must be even'),
         ("gemma-rope-not-an-object", "gemma", {"rope_parameters": [1]},
          r'config\.json key "rope_parameters" must be an object'),
         ("mistral-window-zero", "mistral", {"sliding_window": 0},
@@ -284,7 +296,7 @@ def cases():
          r'config\.json key "layer_types" must be a list of 1 layer types'),
         ("qwen2-sliding-layer-without-window", "qwen2",
          {"layer_types": ["sliding_attention"], "sliding_window": None},
-         r'"layer_types" makes layer 0 sliding-window attention, but "sliding_window" is not set'),
+         r'config\.json key "layer_types" makes layer 0 sliding-window attention, but "sliding_window" is not set'),
         ("qwen2-sliding-without-layer-types", "qwen2",
          {"use_sliding_window": True, "sliding_window": 4},
          r'config\.json key "use_sliding_window" is true without "layer_types"'),
@@ -313,6 +325,8 @@ def cases():
          r'config\.json has no key "pad_token_id"'),
         ("albert-groups-do-not-divide", "albert", {"num_hidden_layers": 3, "num_hidden_groups": 2},
          r'num_hidden_layers 3 is not divisible by num_hidden_groups 2'),
+        ("bloom-post-ln-residual", "bloom", {"apply_residual_connection_post_layernorm": True},
+         r'config\.json key "apply_residual_connection_post_layernorm" is true'),
         ("distilbert-unknown-activation", "distilbert", {"activation": "swiglu"},
          r'config\.json key "activation" is "swiglu"; supported activations'),
     ):

@@ -95,9 +95,9 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
     names.down = "ffn_output";
     names.ln2 = "full_layer_layer_norm";
   }
-  auto dims = c.getPositiveInts({"vocab_size", names.width, names.layers,
-                                 names.heads, names.ffWidth,
-                                 "max_position_embeddings"});
+  auto dims =
+      c.getPositiveInts({"vocab_size", names.width, names.layers, names.heads,
+                         names.ffWidth, "max_position_embeddings"});
   if (failed(dims))
     return failure();
   const int64_t vocab = (*dims)[0], d = (*dims)[1], layers = (*dims)[2],
@@ -106,10 +106,10 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
   FailureOr<int64_t> types =
       distil ? FailureOr<int64_t>(0) : c.getPositiveInt("type_vocab_size", 2);
   // ELECTRA and ALBERT embed in embedding_size and project to hidden_size.
-  FailureOr<int64_t> embWidth =
-      albert ? c.getPositiveInt("embedding_size", 128)
-      : family == BertFamily::Electra ? c.getPositiveInt("embedding_size", d)
-                                      : FailureOr<int64_t>(d);
+  FailureOr<int64_t> embWidth = albert ? c.getPositiveInt("embedding_size", 128)
+                                : family == BertFamily::Electra
+                                    ? c.getPositiveInt("embedding_size", d)
+                                    : FailureOr<int64_t>(d);
   FailureOr<double> eps =
       distil ? FailureOr<double>(1e-12) : c.getFloat("layer_norm_eps", 1e-12);
   FailureOr<std::string> act = c.getString(names.activation, names.defaultAct),
@@ -129,8 +129,7 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
       failed(posType) || failed(crossAttention) || failed(isDecoder) ||
       failed(padId) || failed(groups) || failed(inner))
     return failure();
-  FailureOr<Activation> activation =
-      parseActivation(c, names.activation, *act);
+  FailureOr<Activation> activation = parseActivation(c, names.activation, *act);
   if (failed(activation))
     return failure();
   if (*posType != "absolute")
@@ -140,8 +139,9 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
   if (*crossAttention || *isDecoder)
     return emitError(
                c.keyLoc(*crossAttention ? "add_cross_attention" : "is_decoder"))
-           << "the model as a decoder (is_decoder / add_cross_attention) is "
-              "not supported; only the encoder is";
+           << *c.getArchitecture()
+           << " as a decoder (is_decoder / add_cross_attention) is not "
+              "supported; only the encoder is";
   if (failed(checkHeadsDivide(c, names.width, d, names.heads, heads)))
     return failure();
   if (roberta && (*padId < 0 || *padId >= positions - 1))
@@ -159,10 +159,11 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
   // RoBERTa's positions run from padding_idx + 1.
   int64_t maxSeq = roberta ? positions - *padId - 1 : positions;
   FailureOr<ModelBuilder::ModelStart> start = mb.start(
-      {"", distil ? "distilbert." : albert ? "albert." : roberta ? "roberta."
-                                         : family == BertFamily::Electra
-                                             ? "electra."
-                                             : "bert."},
+      {"", distil                          ? "distilbert."
+           : albert                        ? "albert."
+           : roberta                       ? "roberta."
+           : family == BertFamily::Electra ? "electra."
+                                           : "bert."},
       "embeddings.word_embeddings.weight", "max_position_embeddings", maxSeq,
       distil ? ArrayRef<StringRef>{"attention_mask"}
              : ArrayRef<StringRef>{"attention_mask", "token_type_ids"});
@@ -212,10 +213,10 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
       distil ? FailureOr<Value>(Value())
              : mb.weight(p + "embeddings.token_type_embeddings.weight",
                          {*types, e}, "[type_vocab_size, " + widthName + "]");
-  FailureOr<Value> embGamma = mb.weight(p + "embeddings.LayerNorm.weight", {e},
-                                        "[" + widthName + "]");
-  FailureOr<Value> embBeta = mb.weight(p + "embeddings.LayerNorm.bias", {e},
-                                       "[" + widthName + "]");
+  FailureOr<Value> embGamma =
+      mb.weight(p + "embeddings.LayerNorm.weight", {e}, "[" + widthName + "]");
+  FailureOr<Value> embBeta =
+      mb.weight(p + "embeddings.LayerNorm.bias", {e}, "[" + widthName + "]");
   if (failed(wordTable) || failed(posTable) || failed(typeTable) ||
       failed(embGamma) || failed(embBeta))
     return failure();
@@ -224,15 +225,15 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
     // transformers' create_position_ids_from_input_ids: a token that is
     // not padding sits at padding_idx + (the non-padding tokens up to and
     // including it); padding sits at padding_idx.
-    Value init = linalg::FillOp::create(
-                     b, embLoc,
-                     arith::ConstantOp::create(b, embLoc,
-                                               b.getI64IntegerAttr(*padId))
-                         .getResult(),
-                     tensor::EmptyOp::create(b, embLoc, idsType.getShape(),
-                                             b.getI64Type())
-                         .getResult())
-                     .getResult(0);
+    Value init =
+        linalg::FillOp::create(
+            b, embLoc,
+            arith::ConstantOp::create(b, embLoc, b.getI64IntegerAttr(*padId))
+                .getResult(),
+            tensor::EmptyOp::create(b, embLoc, idsType.getShape(),
+                                    b.getI64Type())
+                .getResult())
+            .getResult(0);
     MLIRContext *ctx = b.getContext();
     AffineExpr bi, i, j;
     bindDims(ctx, bi, i, j);
@@ -259,8 +260,8 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
                   nb, nl, arith::CmpIPredicate::ne, args[1], pad);
               Value counts = arith::AndIOp::create(
                   nb, nl, upTo, arith::AndIOp::create(nb, nl, jReal, iReal));
-              Value one = arith::ExtUIOp::create(nb, nl, nb.getI64Type(),
-                                                 counts);
+              Value one =
+                  arith::ExtUIOp::create(nb, nl, nb.getI64Type(), counts);
               linalg::YieldOp::create(
                   nb, nl,
                   ValueRange{arith::AddIOp::create(nb, nl, args[2], one)});
@@ -388,8 +389,8 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
             Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
                                            *g1, *be1, b.getF64FloatAttr(*eps));
             Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
-                                      /*gate_bias=*/Value(), *w1, *b1, *w2,
-                                      *b2, *activation);
+                                      /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
+                                      *activation);
             return LayerNormOp::create(b, l, AddOp::create(b, l, n1, ffn), *g2,
                                        *be2, b.getF64FloatAttr(*eps))
                 .getResult();

@@ -5,8 +5,8 @@
 // rotary positions on the first partial_rotary_factor (rotary_pct) of each
 // head's channels and a GELU FFN, with a parallel residual
 // x + attn(ln1(x)) + mlp(ln2(x)) (use_parallel_residual) or a sequential
-// one, a final LayerNorm and the untied head (embed_out or lm_head). The result is the
-// logits.
+// one, a final LayerNorm and the untied head (embed_out or lm_head). The result
+// is the logits.
 //
 // The fused query_key_value projection ([3 * hidden, hidden]) interleaves
 // the heads: rows [h * 3 * dh, (h + 1) * 3 * dh) hold head h's query, key
@@ -106,8 +106,8 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
       auto qkvBias = [&](int64_t part) -> FailureOr<Value> {
         if (!*bias)
           return Value();
-        return w("attention.query_key_value.bias", {3 * d},
-                 "[3 * hidden_size]", rows(part));
+        return w("attention.query_key_value.bias", {3 * d}, "[3 * hidden_size]",
+                 rows(part));
       };
       StringRef dv = "[hidden_size]";
       FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
@@ -136,10 +136,9 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
       opts.rotaryDim = rotaryDim;
       Value n1 =
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn =
-          mb.attention(i, n1, decodeStep ? &decode : nullptr,
-                       {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads,
-                       dh, opts);
+      FailureOr<Value> attn = mb.attention(
+          i, n1, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, opts);
       if (failed(attn))
         return failure();
       // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the FFN
@@ -147,9 +146,9 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
       Value mid = AddOp::create(b, l, x, *attn);
       Value n2 = LayerNormOp::create(b, l, *parallel ? x : mid, *g2, *be2,
                                      b.getF64FloatAttr(*eps));
-      Value ffn = FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                *activation);
+      Value ffn =
+          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
       return AddOp::create(b, l, mid, ffn).getResult();
     };
     FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
@@ -168,6 +167,6 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
   // transformers 4 saved the head as embed_out, 5 as lm_head.
   StringRef head =
       c.findTensor("embed_out.weight") ? "embed_out.weight" : "lm_head.weight";
-  return mb.finishLmHead(headLoc, h, *table, *tied,
-                         "[vocab_size, hidden_size]", head);
+  return mb.finishLmHead(headLoc, h, *table, *tied, "[vocab_size, hidden_size]",
+                         head);
 }

@@ -80,7 +80,8 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   auto mistral = llamaLike(LlamaFamily::Mistral),
        qwen2 = llamaLike(LlamaFamily::Qwen2),
        qwen3 = llamaLike(LlamaFamily::Qwen3),
-       gemma = llamaLike(LlamaFamily::Gemma);
+       gemma = llamaLike(LlamaFamily::Gemma),
+       phi3 = llamaLike(LlamaFamily::Phi3);
   auto roberta = bertLike(BertFamily::Roberta),
        electra = bertLike(BertFamily::Electra),
        albert = bertLike(BertFamily::Albert),
@@ -100,9 +101,13 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"OPTForCausalLM", buildOpt, true},
       {"GPTNeoXForCausalLM", buildGptNeoX, true},
       {"PhiForCausalLM", buildPhi, true},
+      {"Phi3ForCausalLM", phi3, true},
+      {"BloomForCausalLM", buildBloom, true},
+      {"FalconForCausalLM", buildFalcon, true},
   };
-  const Architecture *arch = llvm::find_if(
-      architectures, [&](const Architecture &a) { return a.name == *archName; });
+  const Architecture *arch =
+      llvm::find_if(architectures,
+                    [&](const Architecture &a) { return a.name == *archName; });
   if (arch == std::end(architectures)) {
     std::string names;
     for (const Architecture &a : architectures)

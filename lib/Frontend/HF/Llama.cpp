@@ -14,7 +14,10 @@
 // - Qwen3ForCausalLM: an RMSNorm over each query and key head (q_norm,
 //   k_norm) before the rotation;
 // - GemmaForCausalLM: the embedding scaled by sqrt(hidden_size), RMSNorms
-//   that scale by (1 + weight), a GELU (tanh) gated FFN, a tied head.
+//   that scale by (1 + weight), a GELU (tanh) gated FFN, a tied head;
+// - Phi3ForCausalLM: fused projections (qkv_proj, gate_up_proj, bound as
+//   gather views of their row blocks), rotary on the first
+//   partial_rotary_factor of each head, a sliding window on every layer.
 //
 // Rotary positions apply between the projections and the attention, which
 // attn.mha does not model, so each layer's attention is built from its
@@ -41,7 +44,8 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   Checkpoint &c = mb.ckpt;
   const bool gemma = family == LlamaFamily::Gemma,
              qwen2 = family == LlamaFamily::Qwen2,
-             qwen3 = family == LlamaFamily::Qwen3;
+             qwen3 = family == LlamaFamily::Qwen3,
+             phi3 = family == LlamaFamily::Phi3;
   auto dims =
       c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
                          "num_hidden_layers", "num_attention_heads"});
@@ -68,7 +72,8 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   FailureOr<bool> attnBias = c.getBool("attention_bias", false),
                   mlpBias = c.getBool("mlp_bias", false),
                   tied = c.getBool("tie_word_embeddings", gemma),
-                  bidirectional = c.getBool("use_bidirectional_attention", false),
+                  bidirectional =
+                      c.getBool("use_bidirectional_attention", false),
                   useSliding = c.getBool("use_sliding_window", false);
   if (failed(dh) || failed(eps) || failed(act) || failed(attnBias) ||
       failed(mlpBias) || failed(tied) || failed(bidirectional) ||
@@ -90,9 +95,15 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
     return emitError(c.keyLoc("use_bidirectional_attention"))
            << "config.json key \"use_bidirectional_attention\" is true; only "
               "causal attention is supported";
-  FailureOr<RopeConfig> rope = readRope(c, 10000.0);
+  FailureOr<RopeConfig> rope =
+      readRope(c, 10000.0, "rope_theta", phi3 ? "partial_rotary_factor" : "");
   if (failed(rope))
     return failure();
+  int64_t rotaryDim = static_cast<int64_t>(*dh * rope->partialFactor);
+  if (rotaryDim < 2 || rotaryDim % 2 != 0)
+    return emitError(c.keyLoc("partial_rotary_factor"))
+           << "the rotary width " << rotaryDim << " (head width " << *dh
+           << " times partial_rotary_factor) must be even and at least 2";
   // The windows of the layers: Mistral's sliding_window applies to all of
   // them; Qwen's to those layer_types marks (transformers 5), or, in older
   // configs, to layers from max_window_layers on when use_sliding_window.
@@ -103,9 +114,9 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
               "support sliding windows";
   SmallVector<int64_t> windows;
   for (int64_t i = 0; i < layers; ++i) {
-    FailureOr<int64_t> w =
-        layerWindow(c, i, layers,
-                    family == LlamaFamily::Mistral ? "sliding_window" : "");
+    FailureOr<int64_t> w = layerWindow(
+        c, i, layers,
+        family == LlamaFamily::Mistral || phi3 ? "sliding_window" : "");
     if (failed(w))
       return failure();
     windows.push_back(*w);
@@ -156,41 +167,59 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
         return present ? w(name, shape, dims) : FailureOr<Value>(Value());
       };
       int64_t qWidth = heads * *dh, kvWidth = *kvHeads * *dh;
-      FailureOr<Value> g1 = w("input_layernorm.weight", {d}, "[hidden_size]"),
-                       wq = w("self_attn.q_proj.weight", {qWidth, d},
-                              "[num_attention_heads * head_dim, hidden_size]"),
-                       wk = w("self_attn.k_proj.weight", {kvWidth, d},
-                              "[num_key_value_heads * head_dim, hidden_size]"),
-                       wv = w("self_attn.v_proj.weight", {kvWidth, d},
-                              "[num_key_value_heads * head_dim, hidden_size]"),
-                       wo = w("self_attn.o_proj.weight", {d, qWidth},
-                              "[hidden_size, num_attention_heads * head_dim]"),
-                       bq = maybe(qkvBias, "self_attn.q_proj.bias", {qWidth},
-                                  "[num_attention_heads * head_dim]"),
-                       bk = maybe(qkvBias, "self_attn.k_proj.bias", {kvWidth},
-                                  "[num_key_value_heads * head_dim]"),
-                       bv = maybe(qkvBias, "self_attn.v_proj.bias", {kvWidth},
-                                  "[num_key_value_heads * head_dim]"),
-                       bo = maybe(oBias, "self_attn.o_proj.bias", {d},
-                                  "[hidden_size]"),
-                       qn = maybe(qwen3, "self_attn.q_norm.weight", {*dh},
-                                  "[head_dim]"),
-                       kn = maybe(qwen3, "self_attn.k_norm.weight", {*dh},
-                                  "[head_dim]"),
-                       g2 = w("post_attention_layernorm.weight", {d},
-                              "[hidden_size]"),
-                       wg = w("mlp.gate_proj.weight", {ff, d},
-                              "[intermediate_size, hidden_size]"),
-                       wu = w("mlp.up_proj.weight", {ff, d},
-                              "[intermediate_size, hidden_size]"),
-                       wd = w("mlp.down_proj.weight", {d, ff},
-                              "[hidden_size, intermediate_size]"),
-                       bg = maybe(*mlpBias, "mlp.gate_proj.bias", {ff},
-                                  "[intermediate_size]"),
-                       bu = maybe(*mlpBias, "mlp.up_proj.bias", {ff},
-                                  "[intermediate_size]"),
-                       bd = maybe(*mlpBias, "mlp.down_proj.bias", {d},
-                                  "[hidden_size]");
+      // Phi-3's fused projections: rows [start, start + size) of one tensor.
+      auto fused = [&](StringRef name, int64_t rows, StringRef dims,
+                       int64_t start, int64_t size) {
+        return mb.weight(lp + name.str(), {rows, d}, dims,
+                         GatherView{0, {start, size}});
+      };
+      StringRef qkvDims = "[(num_attention_heads + 2 * num_key_value_heads) * "
+                          "head_dim, hidden_size]",
+                gateUpDims = "[2 * intermediate_size, hidden_size]";
+      int64_t qkvRows = qWidth + 2 * kvWidth;
+      FailureOr<Value>
+          g1 = w("input_layernorm.weight", {d}, "[hidden_size]"),
+          wq = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims, 0,
+                            qWidth)
+                    : w("self_attn.q_proj.weight", {qWidth, d},
+                        "[num_attention_heads * head_dim, "
+                        "hidden_size]"),
+          wk = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims,
+                            qWidth, kvWidth)
+                    : w("self_attn.k_proj.weight", {kvWidth, d},
+                        "[num_key_value_heads * head_dim, "
+                        "hidden_size]"),
+          wv = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims,
+                            qWidth + kvWidth, kvWidth)
+                    : w("self_attn.v_proj.weight", {kvWidth, d},
+                        "[num_key_value_heads * head_dim, "
+                        "hidden_size]"),
+          wo = w("self_attn.o_proj.weight", {d, qWidth},
+                 "[hidden_size, num_attention_heads * head_dim]"),
+          bq = maybe(qkvBias, "self_attn.q_proj.bias", {qWidth},
+                     "[num_attention_heads * head_dim]"),
+          bk = maybe(qkvBias, "self_attn.k_proj.bias", {kvWidth},
+                     "[num_key_value_heads * head_dim]"),
+          bv = maybe(qkvBias, "self_attn.v_proj.bias", {kvWidth},
+                     "[num_key_value_heads * head_dim]"),
+          bo = maybe(oBias, "self_attn.o_proj.bias", {d}, "[hidden_size]"),
+          qn = maybe(qwen3, "self_attn.q_norm.weight", {*dh}, "[head_dim]"),
+          kn = maybe(qwen3, "self_attn.k_norm.weight", {*dh}, "[head_dim]"),
+          g2 = w("post_attention_layernorm.weight", {d}, "[hidden_size]"),
+          wg = phi3
+                   ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, 0, ff)
+                   : w("mlp.gate_proj.weight", {ff, d},
+                       "[intermediate_size, hidden_size]"),
+          wu = phi3 ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, ff,
+                            ff)
+                    : w("mlp.up_proj.weight", {ff, d},
+                        "[intermediate_size, hidden_size]"),
+          wd = w("mlp.down_proj.weight", {d, ff},
+                 "[hidden_size, intermediate_size]"),
+          bg = maybe(*mlpBias, "mlp.gate_proj.bias", {ff},
+                     "[intermediate_size]"),
+          bu = maybe(*mlpBias, "mlp.up_proj.bias", {ff}, "[intermediate_size]"),
+          bd = maybe(*mlpBias, "mlp.down_proj.bias", {d}, "[hidden_size]");
       for (const FailureOr<Value> &v : {g1, wq, wk, wv, wo, bq, bk, bv, bo, qn,
                                         kn, g2, wg, wu, wd, bg, bu, bd})
         if (failed(v))
@@ -198,16 +227,16 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
 
       ModelBuilder::AttentionOptions opts;
       opts.rotaryBase = rope->theta;
+      opts.rotaryDim = rotaryDim;
       opts.window = windows[i];
       if (qwen3)
         opts.headNorm = [&](Value t, bool isKey) {
           return rmsNorm(l, t, isKey ? *kn : *qn);
         };
       Value n1 = rmsNorm(l, x, *g1);
-      FailureOr<Value> attn =
-          mb.attention(i, n1, decodeStep ? &decode : nullptr,
-                       {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-                       *kvHeads, *dh, opts);
+      FailureOr<Value> attn = mb.attention(
+          i, n1, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, *dh, opts);
       if (failed(attn))
         return failure();
       Value res1 = AddOp::create(b, l, hType, x, *attn);

@@ -346,12 +346,12 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
     if (rotate && opts.headNorm)
       t = opts.headNorm(t, isKey);
     if (rotate && opts.rotaryBase)
-      t = RotaryOp::create(
-          b, l, t.getType(), t, positions, b.getF64FloatAttr(*opts.rotaryBase),
-          b.getI64IntegerAttr(0),
-          opts.rotaryDim && *opts.rotaryDim != headDim
-              ? b.getI64IntegerAttr(*opts.rotaryDim)
-              : IntegerAttr());
+      t = RotaryOp::create(b, l, t.getType(), t, positions,
+                           b.getF64FloatAttr(*opts.rotaryBase),
+                           b.getI64IntegerAttr(0),
+                           opts.rotaryDim && *opts.rotaryDim != headDim
+                               ? b.getI64IntegerAttr(*opts.rotaryDim)
+                               : IntegerAttr());
     return t;
   };
   Value q = split(w.wq, w.bq, heads, true, false);
@@ -376,13 +376,15 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
     // sees the cache rows up to it; kv_lengths (positions + T) bounds the
     // keys a row's queries can see at all, which the flash lowering uses to
     // skip the cache beyond it.
+    Value bias = opts.scoreBias ? opts.scoreBias(options.kvCache) : Value();
     o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, kNew,
-                       vNew, /*bias=*/Value(), decode->kvLengths, positions,
-                       ValueRange{}, ScoreFunction::scaled_dot, opts.scale,
+                       vNew, bias, decode->kvLengths, positions, ValueRange{},
+                       ScoreFunction::scaled_dot, opts.scale,
                        /*causal=*/true, window);
   } else {
+    Value bias = opts.scoreBias ? opts.scoreBias(seq) : Value();
     o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, k, v,
-                       /*bias=*/Value(), /*kv_lengths=*/Value(),
+                       bias, /*kv_lengths=*/Value(),
                        /*query_positions=*/Value(), ValueRange{},
                        ScoreFunction::scaled_dot, opts.scale,
                        /*causal=*/true, window);
@@ -397,10 +399,9 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
 }
 
 /// `x` with `fn(element, constant c)` applied elementwise.
-static Value elementwise(OpBuilder &b, Location loc, Value x, double c,
-                         function_ref<Value(OpBuilder &, Location, Value,
-                                            Value)>
-                             fn) {
+static Value
+elementwise(OpBuilder &b, Location loc, Value x, double c,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> fn) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
   Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
@@ -558,9 +559,9 @@ FailureOr<int64_t> mlir::attn::hf::layerWindow(Checkpoint &c, int64_t layer,
     if (type && *type == "sliding_attention")
       return window("sliding_window");
     return emitError(c.keyLoc("layer_types"))
-           << "config.json key \"layer_types\": layer " << layer
-           << " has type "
-           << (type ? ("\"" + *type + "\"").str() : std::string("(not a string)"))
+           << "config.json key \"layer_types\": layer " << layer << " has type "
+           << (type ? ("\"" + *type + "\"").str()
+                    : std::string("(not a string)"))
            << "; supported: \"full_attention\", \"sliding_attention\"";
   }
   if (allLayersKey.empty() || !c.has(allLayersKey))

@@ -143,14 +143,17 @@ public:
     /// Applied to the split queries (`isKey` false) and keys [B, n, T, dh]
     /// before rotation (a per-head norm, e.g. Qwen3's q_norm/k_norm).
     std::function<Value(Value heads, bool isKey)> headNorm;
+    /// An additive score bias broadcastable to [B, heads, T, keys] (e.g.
+    /// ALiBi), given the number of keys the attention sees: the sequence,
+    /// or the cache capacity in a step.
+    std::function<Value(int64_t keys)> scoreBias;
   };
   /// One layer's causal self-attention on `x` [B, S, D]: projections,
   /// heads split, headNorm, rotary, attn.sdpa (causal, GQA when kvHeads <
   /// heads, the window), heads merged and projected by `wo`. With `decode`
   /// (a --kv-cache step) as cachedAttention builds it; without, over the
   /// whole sequence.
-  FailureOr<Value> attention(int64_t layer, Value x,
-                             const DecodeInputs *decode,
+  FailureOr<Value> attention(int64_t layer, Value x, const DecodeInputs *decode,
                              const AttentionWeights &w, int64_t heads,
                              int64_t kvHeads, int64_t headDim,
                              const AttentionOptions &opts);
@@ -212,9 +215,11 @@ LogicalResult checkHeadsDivide(Checkpoint &ckpt, StringRef widthKey, int64_t d,
 LogicalResult buildOpt(ModelBuilder &mb);
 LogicalResult buildGptNeoX(ModelBuilder &mb);
 LogicalResult buildPhi(ModelBuilder &mb);
+LogicalResult buildBloom(ModelBuilder &mb);
+LogicalResult buildFalcon(ModelBuilder &mb);
 
 /// The LLaMA-like decoders buildLlama builds (they differ in options).
-enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma };
+enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3 };
 LogicalResult buildLlamaLike(ModelBuilder &mb, LlamaFamily family);
 /// The BERT-like encoders buildBert builds.
 enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert };

@@ -137,9 +137,9 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
       Value res1 = AddOp::create(b, l, x, *attn);
       Value n2 =
           LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(1e-5));
-      Value ffn = FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                *activation);
+      Value ffn =
+          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
       return AddOp::create(b, l, res1, ffn).getResult();
     };
     FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
@@ -148,9 +148,8 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
     h = *out;
   }
   Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf =
-                       mb.weight(p + "final_layer_norm.weight", {d},
-                                 "[hidden_size]"),
+  FailureOr<Value> gf = mb.weight(p + "final_layer_norm.weight", {d},
+                                  "[hidden_size]"),
                    bf = mb.weight(p + "final_layer_norm.bias", {d},
                                   "[hidden_size]");
   if (failed(gf) || failed(bf))

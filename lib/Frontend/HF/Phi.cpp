@@ -124,15 +124,14 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
       opts.rotaryBase = rope->theta;
       opts.rotaryDim = rotaryDim;
       Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn =
-          mb.attention(i, n, decodeStep ? &decode : nullptr,
-                       {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-                       *kvHeads, dh, opts);
+      FailureOr<Value> attn = mb.attention(
+          i, n, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, dh, opts);
       if (failed(attn))
         return failure();
-      Value ffn = FfnOp::create(b, l, hType, n, /*gate_weight=*/Value(),
-                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                *activation);
+      Value ffn =
+          FfnOp::create(b, l, hType, n, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
       return AddOp::create(b, l, AddOp::create(b, l, x, *attn), ffn)
           .getResult();
     };
@@ -146,7 +145,8 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
                                   "[hidden_size]"),
                    bf = mb.weight(p + "final_layernorm.bias", {d},
                                   "[hidden_size]"),
-                   headBias = mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
+                   headBias =
+                       mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
   if (failed(gf) || failed(bf) || failed(headBias))
     return failure();
   h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
