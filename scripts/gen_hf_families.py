@@ -59,6 +59,15 @@ def decoders():
         "gemma": (T.GemmaConfig, T.GemmaForCausalLM,
                   dict(num_key_value_heads=1, head_dim=16,
                        max_position_embeddings=64)),
+        # Gemma's and post-attention / around-FFN norms, score scale
+        # 24^-1/2, layer 0 sliding (window 4), soft-capped logits; no
+        # attention soft-capping (attn.sdpa has none).
+        "gemma2": (T.Gemma2Config, T.Gemma2ForCausalLM,
+                   dict(num_key_value_heads=2, head_dim=16,
+                        query_pre_attn_scalar=24, sliding_window=4,
+                        attn_logit_softcapping=None,
+                        final_logit_softcapping=3.0,
+                        max_position_embeddings=64)),
         # Embeddings of width 16 projected in and out; positions offset 2.
         "opt": (T.OPTConfig, T.OPTForCausalLM,
                 dict(ffn_dim=64, word_embed_proj_dim=16,

@@ -212,12 +212,16 @@ FAMILIES = {"gpt2": (gpt2_config, gpt2_tensors), "bert": (bert_config, bert_tens
             "qwen2": (llama_like("Qwen2ForCausalLM", "qwen2"), llama_tensors),
             "gemma": (llama_like("GemmaForCausalLM", "gemma"), llama_tensors),
             "phi3": (llama_like("Phi3ForCausalLM", "phi3"), llama_tensors),
+            "gemma2": (llama_like("Gemma2ForCausalLM", "gemma2"), llama_tensors),
             "neox": (neox_config, neox_tensors), "opt": (opt_config, gpt2_tensors),
             "phi": (phi_config, gpt2_tensors),
             "roberta": (bert_like("RobertaModel", "roberta", pad_token_id=1), bert_tensors),
             "albert": (bert_like("AlbertModel", "albert", embedding_size=4,
                                  num_hidden_groups=1, inner_group_num=1), bert_tensors),
             "distilbert": (distilbert_config, bert_tensors),
+            "falcon": (lambda **over: family_config("FalconForCausalLM", "falcon", lambda: {
+                "vocab_size": V, "hidden_size": D, "num_hidden_layers": 1,
+                "num_attention_heads": HEADS}, over), gpt2_tensors),
             "bloom": (lambda **over: family_config("BloomForCausalLM", "bloom", lambda: {
                 "vocab_size": V, "hidden_size": D, "n_layer": 1, "n_head": HEADS}, over),
                 gpt2_tensors)}
@@ -229,7 +233,7 @@ def cases():
     # changes, the error located in config.json).
     for name, family, over, message in (
         ("unknown-architecture", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
-         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM'),
+         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM'),
         ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
          r'unsupported architecture "GPT2Model"'),
         ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),
@@ -302,6 +306,11 @@ def cases():
          r'config\.json key "use_sliding_window" is true without "layer_types"'),
         ("gemma-unknown-activation", "gemma", {"hidden_activation": "gelu_10"},
          r'config\.json key "hidden_activation" is "gelu_10"; supported activations'),
+        ("gemma2-attention-softcapping", "gemma2",
+         {"attn_logit_softcapping": 50.0, "query_pre_attn_scalar": 4},
+         r'config\.json key "attn_logit_softcapping" is set: attn\.sdpa has no soft-capping of attention scores'),
+        ("gemma2-missing-query-scalar", "gemma2", {},
+         r'config\.json has no key "query_pre_attn_scalar"'),
         ("gemma-bidirectional", "gemma", {"use_bidirectional_attention": True},
          r'config\.json key "use_bidirectional_attention" is true; only causal'),
         ("neox-rotary-too-narrow", "neox",
@@ -325,6 +334,8 @@ def cases():
          r'config\.json has no key "pad_token_id"'),
         ("albert-groups-do-not-divide", "albert", {"num_hidden_layers": 3, "num_hidden_groups": 2},
          r'num_hidden_layers 3 is not divisible by num_hidden_groups 2'),
+        ("falcon-alibi", "falcon", {"alibi": True},
+         r'config\.json key "alibi" is true; only Falcon with rotary positions'),
         ("bloom-post-ln-residual", "bloom", {"apply_residual_connection_post_layernorm": True},
          r'config\.json key "apply_residual_connection_post_layernorm" is true'),
         ("distilbert-unknown-activation", "distilbert", {"activation": "swiglu"},

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 
@@ -53,7 +54,8 @@ OwningOpRef<ModuleOp>
 mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
                                  MLIRContext *context) {
   context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
-                       linalg::LinalgDialect, tensor::TensorDialect>();
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
   std::unique_ptr<Checkpoint> ckpt = Checkpoint::open(dir, context);
   if (!ckpt)
     return nullptr;
@@ -81,7 +83,8 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
        qwen2 = llamaLike(LlamaFamily::Qwen2),
        qwen3 = llamaLike(LlamaFamily::Qwen3),
        gemma = llamaLike(LlamaFamily::Gemma),
-       phi3 = llamaLike(LlamaFamily::Phi3);
+       phi3 = llamaLike(LlamaFamily::Phi3),
+       gemma2 = llamaLike(LlamaFamily::Gemma2);
   auto roberta = bertLike(BertFamily::Roberta),
        electra = bertLike(BertFamily::Electra),
        albert = bertLike(BertFamily::Albert),
@@ -98,6 +101,7 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"Qwen2ForCausalLM", qwen2, true},
       {"Qwen3ForCausalLM", qwen3, true},
       {"GemmaForCausalLM", gemma, true},
+      {"Gemma2ForCausalLM", gemma2, true},
       {"OPTForCausalLM", buildOpt, true},
       {"GPTNeoXForCausalLM", buildGptNeoX, true},
       {"PhiForCausalLM", buildPhi, true},

@@ -17,7 +17,12 @@
 //   that scale by (1 + weight), a GELU (tanh) gated FFN, a tied head;
 // - Phi3ForCausalLM: fused projections (qkv_proj, gate_up_proj, bound as
 //   gather views of their row blocks), rotary on the first
-//   partial_rotary_factor of each head, a sliding window on every layer.
+//   partial_rotary_factor of each head, a sliding window on every layer;
+// - Gemma2ForCausalLM: Gemma's with RMSNorms after the attention and around
+//   the FFN, the score scale query_pre_attn_scalar^-1/2, sliding windows on
+//   alternate layers and soft-capped logits (final_logit_softcapping);
+//   soft-capped attention scores (attn_logit_softcapping), which attn.sdpa
+//   has no form for, are refused.
 //
 // Rotary positions apply between the projections and the attention, which
 // attn.mha does not model, so each layer's attention is built from its
@@ -42,7 +47,8 @@ LogicalResult mlir::attn::hf::buildLlama(ModelBuilder &mb) {
 LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
                                              LlamaFamily family) {
   Checkpoint &c = mb.ckpt;
-  const bool gemma = family == LlamaFamily::Gemma,
+  const bool gemma2 = family == LlamaFamily::Gemma2,
+             gemma = family == LlamaFamily::Gemma || gemma2,
              qwen2 = family == LlamaFamily::Qwen2,
              qwen3 = family == LlamaFamily::Qwen3,
              phi3 = family == LlamaFamily::Phi3;
@@ -95,6 +101,28 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
     return emitError(c.keyLoc("use_bidirectional_attention"))
            << "config.json key \"use_bidirectional_attention\" is true; only "
               "causal attention is supported";
+  // Gemma 2's scale and soft-capping.
+  FailureOr<double> preAttnScalar = gemma2 ? c.getFloat("query_pre_attn_scalar")
+                                           : FailureOr<double>(0.0),
+                    finalSoftcap =
+                        gemma2 ? c.getFloat("final_logit_softcapping", 0.0)
+                               : FailureOr<double>(0.0);
+  if (failed(preAttnScalar) || failed(finalSoftcap))
+    return failure();
+  if (gemma2 && c.has("attn_logit_softcapping"))
+    return emitError(c.keyLoc("attn_logit_softcapping"))
+           << "config.json key \"attn_logit_softcapping\" is set: attn.sdpa "
+              "has no soft-capping of attention scores (tanh(s / c) * c); "
+              "only attn_logit_softcapping: null is supported";
+  if (gemma2 && *preAttnScalar <= 0.0)
+    return emitError(c.keyLoc("query_pre_attn_scalar"))
+           << "config.json key \"query_pre_attn_scalar\" must be positive, got "
+           << *preAttnScalar;
+  if (gemma2 && *finalSoftcap < 0.0)
+    return emitError(c.keyLoc("final_logit_softcapping"))
+           << "config.json key \"final_logit_softcapping\" must be positive "
+              "or null, got "
+           << *finalSoftcap;
   FailureOr<RopeConfig> rope =
       readRope(c, 10000.0, "rope_theta", phi3 ? "partial_rotary_factor" : "");
   if (failed(rope))
@@ -114,6 +142,16 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
               "support sliding windows";
   SmallVector<int64_t> windows;
   for (int64_t i = 0; i < layers; ++i) {
+    // transformers 4's Gemma 2 configs have no layer_types: the even
+    // layers slide.
+    if (gemma2 && !c.has("layer_types")) {
+      FailureOr<int64_t> w = i % 2 == 0 ? c.getPositiveInt("sliding_window")
+                                        : FailureOr<int64_t>(0);
+      if (failed(w))
+        return failure();
+      windows.push_back(*w);
+      continue;
+    }
     FailureOr<int64_t> w = layerWindow(
         c, i, layers,
         family == LlamaFamily::Mistral || phi3 ? "sliding_window" : "");
@@ -229,6 +267,8 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
       opts.rotaryBase = rope->theta;
       opts.rotaryDim = rotaryDim;
       opts.window = windows[i];
+      if (gemma2)
+        opts.scale = b.getF64FloatAttr(1.0 / std::sqrt(*preAttnScalar));
       if (qwen3)
         opts.headNorm = [&](Value t, bool isKey) {
           return rmsNorm(l, t, isKey ? *kn : *qn);
@@ -239,11 +279,25 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
           {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, *dh, opts);
       if (failed(attn))
         return failure();
-      Value res1 = AddOp::create(b, l, hType, x, *attn);
-      Value n2 = rmsNorm(l, res1, *g2);
-      Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
-                                *activation);
-      return AddOp::create(b, l, hType, res1, ffn).getResult();
+      if (!gemma2) {
+        Value res1 = AddOp::create(b, l, hType, x, *attn);
+        Value n2 = rmsNorm(l, res1, *g2);
+        Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
+                                  *activation);
+        return AddOp::create(b, l, hType, res1, ffn).getResult();
+      }
+      // Gemma 2: x + post_attention_norm(attn), then
+      // + post_feedforward_norm(ffn(pre_feedforward_norm(.))).
+      FailureOr<Value> g3 = w("pre_feedforward_layernorm.weight", {d},
+                              "[hidden_size]"),
+                       g4 = w("post_feedforward_layernorm.weight", {d},
+                              "[hidden_size]");
+      if (failed(g3) || failed(g4))
+        return failure();
+      Value res1 = AddOp::create(b, l, hType, x, rmsNorm(l, *attn, *g2));
+      Value ffn = FfnOp::create(b, l, hType, rmsNorm(l, res1, *g3), *wg, *bg,
+                                *wu, *bu, *wd, *bd, *activation);
+      return AddOp::create(b, l, hType, res1, rmsNorm(l, ffn, *g4)).getResult();
     };
     // A decode step's layers take and return their caches: inline in @main.
     FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
@@ -256,6 +310,6 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   if (failed(gf))
     return failure();
   h = rmsNorm(headLoc, h, *gf);
-  return mb.finishLmHead(headLoc, h, *table, *tied,
-                         "[vocab_size, hidden_size]");
+  return mb.finishLmHead(headLoc, h, *table, *tied, "[vocab_size, hidden_size]",
+                         "lm_head.weight", Value(), *finalSoftcap);
 }

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -18,6 +19,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::hf;
 using attnc::shapeText;
+
+static Value
+elementwise(OpBuilder &b, Location loc, Value x, double c,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> fn);
 
 static StringRef safetensorsDType(Type t) {
   if (t.isF32())
@@ -235,7 +240,8 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
 
 LogicalResult ModelBuilder::finishLmHead(Location loc, Value h, Value table,
                                          bool tied, StringRef dims,
-                                         StringRef headName, Value headBias) {
+                                         StringRef headName, Value headBias,
+                                         double softcap) {
   ArrayRef<int64_t> tableShape =
       cast<RankedTensorType>(table.getType()).getShape();
   FailureOr<Value> head =
@@ -246,6 +252,14 @@ LogicalResult ModelBuilder::finishLmHead(Location loc, Value h, Value table,
   Value logits = LinearOp::create(
       b, loc, tensorType({hShape[0], hShape[1], tableShape[0]}), h, *head,
       headBias);
+  if (softcap > 0.0)
+    logits =
+        elementwise(b, loc, logits, softcap,
+                    [](OpBuilder &nb, Location nl, Value v, Value c) -> Value {
+                      Value t = math::TanhOp::create(
+                          nb, nl, arith::DivFOp::create(nb, nl, v, c));
+                      return arith::MulFOp::create(nb, nl, t, c);
+                    });
   finishMain(logits, "logits");
   return success();
 }

@@ -95,12 +95,13 @@ public:
   /// A causal LM's head on the final hidden states `h` [B, S, D]: logits
   /// against the embedding `table` [V, D] when `tied` (the same
   /// attn.weight, bound once), else against `headName` (`dims` names
-  /// its dimensions in errors), plus `headBias` [V] when given; finishes
-  /// @main with them as "logits".
+  /// its dimensions in errors), plus `headBias` [V] when given, soft-capped
+  /// to tanh(logits / softcap) * softcap when `softcap` > 0; finishes @main
+  /// with them as "logits".
   LogicalResult finishLmHead(Location loc, Value h, Value table, bool tied,
                              StringRef dims,
                              StringRef headName = "lm_head.weight",
-                             Value headBias = Value());
+                             Value headBias = Value(), double softcap = 0.0);
 
   /// `x` times the constant `factor` (e.g. Gemma's embedding scale).
   Value scaleBy(Location loc, Value x, double factor);
@@ -219,7 +220,7 @@ LogicalResult buildBloom(ModelBuilder &mb);
 LogicalResult buildFalcon(ModelBuilder &mb);
 
 /// The LLaMA-like decoders buildLlama builds (they differ in options).
-enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Phi3 };
+enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma2, Phi3 };
 LogicalResult buildLlamaLike(ModelBuilder &mb, LlamaFamily family);
 /// The BERT-like encoders buildBert builds.
 enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert };
