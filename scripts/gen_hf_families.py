@@ -127,6 +127,13 @@ def encoders():
                     dict(embedding_size=16, max_position_embeddings=40,
                          hidden_dropout_prob=0.0,
                          attention_probs_dropout_prob=0.0)),
+        # Relative position buckets (sequences of 16: exact and
+        # logarithmic buckets), RoBERTa's positions.
+        "mpnet": (T.MPNetConfig, T.MPNetModel,
+                  dict(max_position_embeddings=40,
+                       relative_attention_num_buckets=32,
+                       hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)),
         # 4 layers in 2 shared groups.
         "albert": (T.AlbertConfig, T.AlbertModel,
                    dict(embedding_size=16, num_hidden_layers=4,
@@ -198,7 +205,7 @@ def main():
         rng = np.random.default_rng(7)
         for suffix, shape in (("", (1, 16)), ("_2", (2, 7))):
             ids = rng.integers(3, VOCAB, size=shape, dtype=np.int64)
-            if name == "roberta":
+            if name in ("roberta", "mpnet"):
                 # Padding ids (1) inside the rows: RoBERTa's positions skip
                 # them.
                 ids[0, 4] = 1

@@ -15,6 +15,8 @@
 // - DistilBertModel: other names and config keys, no token types;
 // - ElectraModel: embeddings of width embedding_size, projected to
 //   hidden_size (embeddings_project) when the two differ;
+// - MPNetModel: RoBERTa's positions, no token types, and a learned bias by
+//   bucketed relative position added to every layer's scores;
 // - AlbertModel: factorized embeddings (embedding_size, always projected by
 //   embedding_hidden_mapping_in) and layers shared in num_hidden_groups
 //   groups of inner_group_num layers.
@@ -22,6 +24,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelBuilder.h"
+
+#include <cmath>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -50,9 +54,13 @@ LogicalResult mlir::attn::hf::buildBert(ModelBuilder &mb) {
 LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
                                             BertFamily family) {
   Checkpoint &c = mb.ckpt;
-  const bool distil = family == BertFamily::DistilBert,
+  const bool mpnet = family == BertFamily::MPNet,
+             distil = family == BertFamily::DistilBert,
              albert = family == BertFamily::Albert,
-             roberta = family == BertFamily::Roberta;
+             // MPNet's positions are RoBERTa's.
+      roberta = family == BertFamily::Roberta || mpnet,
+             // Neither has token types.
+      noTypes = distil || mpnet;
   BertNames names{"hidden_size",
                   "num_hidden_layers",
                   "num_attention_heads",
@@ -84,6 +92,13 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
              "ffn.lin1",
              "ffn.lin2",
              "output_layer_norm"};
+  if (mpnet) {
+    names.q = "attention.attn.q";
+    names.k = "attention.attn.k";
+    names.v = "attention.attn.v";
+    names.o = "attention.attn.o";
+    names.ln1 = "attention.LayerNorm";
+  }
   if (albert) {
     names.layerPrefix = "encoder.albert_layer_groups.";
     names.q = "attention.query";
@@ -104,7 +119,7 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
                 heads = (*dims)[3], ff = (*dims)[4], positions = (*dims)[5];
   // DistilBERT has no token types; its LayerNorms use 1e-12.
   FailureOr<int64_t> types =
-      distil ? FailureOr<int64_t>(0) : c.getPositiveInt("type_vocab_size", 2);
+      noTypes ? FailureOr<int64_t>(0) : c.getPositiveInt("type_vocab_size", 2);
   // ELECTRA and ALBERT embed in embedding_size and project to hidden_size.
   FailureOr<int64_t> embWidth = albert ? c.getPositiveInt("embedding_size", 128)
                                 : family == BertFamily::Electra
@@ -121,6 +136,12 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
   FailureOr<int64_t> padId =
       roberta ? c.getInt("pad_token_id") : FailureOr<int64_t>(0);
   // ALBERT's shared layers.
+  // MPNet's relative position buckets.
+  FailureOr<int64_t> buckets =
+      mpnet ? c.getPositiveInt("relative_attention_num_buckets", 32)
+            : FailureOr<int64_t>(0);
+  if (failed(buckets))
+    return failure();
   FailureOr<int64_t> groups = albert ? c.getPositiveInt("num_hidden_groups", 1)
                                      : FailureOr<int64_t>(1),
                      inner = albert ? c.getPositiveInt("inner_group_num", 1)
@@ -161,12 +182,13 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
   FailureOr<ModelBuilder::ModelStart> start = mb.start(
       {"", distil                          ? "distilbert."
            : albert                        ? "albert."
+           : mpnet                         ? "mpnet."
            : roberta                       ? "roberta."
            : family == BertFamily::Electra ? "electra."
                                            : "bert."},
       "embeddings.word_embeddings.weight", "max_position_embeddings", maxSeq,
-      distil ? ArrayRef<StringRef>{"attention_mask"}
-             : ArrayRef<StringRef>{"attention_mask", "token_type_ids"});
+      noTypes ? ArrayRef<StringRef>{"attention_mask"}
+              : ArrayRef<StringRef>{"attention_mask", "token_type_ids"});
   if (failed(start))
     return failure();
   // Plain copies: the layer lambdas capture them.
@@ -210,9 +232,9 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
       mb.weight(p + "embeddings.position_embeddings.weight", {positions, e},
                 "[max_position_embeddings, " + widthName + "]");
   FailureOr<Value> typeTable =
-      distil ? FailureOr<Value>(Value())
-             : mb.weight(p + "embeddings.token_type_embeddings.weight",
-                         {*types, e}, "[type_vocab_size, " + widthName + "]");
+      noTypes ? FailureOr<Value>(Value())
+              : mb.weight(p + "embeddings.token_type_embeddings.weight",
+                          {*types, e}, "[type_vocab_size, " + widthName + "]");
   FailureOr<Value> embGamma =
       mb.weight(p + "embeddings.LayerNorm.weight", {e}, "[" + widthName + "]");
   FailureOr<Value> embBeta =
@@ -273,7 +295,7 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
     h = LearnedPosOp::create(b, embLoc, h, *posTable, /*positions=*/Value(),
                              /*offset=*/0);
   }
-  if (!distil) {
+  if (!noTypes) {
     // Without token_type_ids, 0 everywhere: row 0 of the token type table.
     if (!typeIds)
       typeIds = arith::ConstantOp::create(
@@ -327,6 +349,71 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
               linalg::YieldOp::create(
                   nb, nl,
                   ValueRange{arith::MulFOp::create(nb, nl, off, lowest)});
+            })
+            .getResult(0);
+  }
+
+  // MPNet adds a learned bias by relative position (transformers'
+  // relative_position_bucket of j - i: the bucket table is a constant)
+  // to every layer's scores: table [buckets, heads] looked up at the
+  // buckets [S, S], as [1, heads, S, S], plus the mask's bias.
+  if (mpnet) {
+    Location l = mb.loc(p + "encoder.relative_attention_bias");
+    FailureOr<Value> relTable = mb.weight(
+        p + "encoder.relative_attention_bias.weight", {*buckets, heads},
+        "[relative_attention_num_buckets, num_attention_heads]");
+    if (failed(relTable))
+      return failure();
+    SmallVector<int64_t> ids;
+    const int64_t half = *buckets / 2, maxExact = half / 2;
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < seq; ++j) {
+        // n = -(j - i) = i - j; as transformers computes it (in f32).
+        int64_t n = i - j, bucket = n < 0 ? half : 0;
+        n = std::abs(n);
+        if (n < maxExact) {
+          bucket += n;
+        } else {
+          float large = std::log(float(n) / float(maxExact)) /
+                        float(std::log(128.0 / double(maxExact))) *
+                        float(half - maxExact);
+          bucket += std::min<int64_t>(maxExact + static_cast<int64_t>(large),
+                                      half - 1);
+        }
+        ids.push_back(bucket);
+      }
+    auto bucketType = RankedTensorType::get({seq, seq}, b.getI64Type());
+    Value bucketIds = arith::ConstantOp::create(
+        b, l, DenseElementsAttr::get(bucketType, ArrayRef<int64_t>(ids)));
+    Value looked = EmbeddingOp::create(b, l, mb.tensorType({seq, seq, heads}),
+                                       bucketIds, *relTable);
+    // [S, S, H] -> [B, H, S, S], plus the mask's [B, 1, 1, S].
+    auto biasType = mb.tensorType({batch, heads, seq, seq});
+    MLIRContext *ctx = b.getContext();
+    AffineExpr bb, hh, ii, jj;
+    bindDims(ctx, bb, hh, ii, jj);
+    auto map = [&](ArrayRef<AffineExpr> exprs) {
+      return AffineMap::get(4, 0, exprs, ctx);
+    };
+    SmallVector<Value> inputs = {looked};
+    SmallVector<AffineMap> maps = {map({ii, jj, hh})};
+    if (scoreBias) {
+      inputs.push_back(scoreBias);
+      maps.push_back(map(
+          {bb, b.getAffineConstantExpr(0), b.getAffineConstantExpr(0), jj}));
+    }
+    maps.push_back(map({bb, hh, ii, jj}));
+    Value init = tensor::EmptyOp::create(b, l, biasType.getShape(),
+                                         biasType.getElementType());
+    scoreBias =
+        linalg::GenericOp::create(
+            b, l, biasType, inputs, init, maps,
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nl, ValueRange args) {
+              Value v = args[0];
+              if (args.size() == 3)
+                v = arith::AddFOp::create(nb, nl, v, args[1]);
+              linalg::YieldOp::create(nb, nl, ValueRange{v});
             })
             .getResult(0);
   }

@@ -88,13 +88,15 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   auto roberta = bertLike(BertFamily::Roberta),
        electra = bertLike(BertFamily::Electra),
        albert = bertLike(BertFamily::Albert),
-       distilBert = bertLike(BertFamily::DistilBert);
+       distilBert = bertLike(BertFamily::DistilBert),
+       mpnet = bertLike(BertFamily::MPNet);
   const Architecture architectures[] = {
       {"BertModel", buildBert, false},
       {"RobertaModel", roberta, false},
       {"DistilBertModel", distilBert, false},
       {"ElectraModel", electra, false},
       {"AlbertModel", albert, false},
+      {"MPNetModel", mpnet, false},
       {"GPT2LMHeadModel", buildGpt2, true},
       {"LlamaForCausalLM", buildLlama, true},
       {"MistralForCausalLM", mistral, true},

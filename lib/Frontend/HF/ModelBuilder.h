@@ -223,7 +223,7 @@ LogicalResult buildFalcon(ModelBuilder &mb);
 enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma2, Phi3 };
 LogicalResult buildLlamaLike(ModelBuilder &mb, LlamaFamily family);
 /// The BERT-like encoders buildBert builds.
-enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert };
+enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert, MPNet };
 LogicalResult buildBertLike(ModelBuilder &mb, BertFamily family);
 
 /// A decoder's rotary settings: base and the fraction of each head's
