@@ -233,7 +233,7 @@ def cases():
     # changes, the error located in config.json).
     for name, family, over, message in (
         ("unknown-architecture", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
-         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM'),
+         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, MPNetModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM'),
         ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
          r'unsupported architecture "GPT2Model"'),
         ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),
