@@ -220,13 +220,11 @@ def main():
         if decoder:
             expected, gap = generate(model, dest)
             extra = f", generate {expected.tolist()} min top-2 gap {gap:.3g}"
-        gen_cfg = os.path.join(dest, "generation_config.json")
         with open(os.path.join(dest, "config.json")) as f:
             arch = json.load(f)["architectures"]
         size = sum(os.path.getsize(os.path.join(dest, f))
                    for f in os.listdir(dest))
-        print(f"{name}: {arch} ({size} bytes){extra}"
-              f"{'' if os.path.exists(gen_cfg) else ''}")
+        print(f"{name}: {arch} ({size} bytes){extra}")
 
 
 def transformers_version():
