@@ -12,7 +12,9 @@ Needs transformers (with LLaMA's num_key_value_heads) and safetensors, e.g.
   /usr/bin/python3 -m venv --system-site-packages .venv-hf   # Debian's torch 1.13
   .venv-hf/bin/pip install "transformers==4.40.2" "safetensors<0.5"
   .venv-hf/bin/python scripts/gen_hf_checkpoints.py test/Frontend/HF/Inputs
-The output is committed, so the tests need neither package.
+The output is committed, so the tests need neither package. The committed
+bert, gpt2 and llama checkpoints were made with transformers 4.40; the other
+families' come from scripts/gen_hf_families.py (transformers 5.23).
 """
 
 import argparse

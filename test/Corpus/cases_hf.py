@@ -4,7 +4,8 @@ and dtypes that disagree with the config, broken safetensors files and shard
 indexes, bad --input-shape values. Every case expects a located error
 naming the key or tensor, a non-zero exit and no output file.
 
-The checkpoints are tiny (GPT-2, BERT and LLaMA with width 8) and built here:
+The checkpoints are tiny (GPT-2, BERT, LLaMA and the other families with
+width 8) and built here:
 config.json text and safetensors bytes (zeros; only headers matter)."""
 
 import json
@@ -134,8 +135,96 @@ CFG = r"ckpt/config\.json:\d+:\d+: error: "
 ST = r"ckpt/model\.safetensors:0:0: error: "
 
 
+def family_config(arch, model_type, base, over):
+    cfg = dict(base(), architectures=[arch], model_type=model_type)
+    cfg.update(over)
+    return {k: v for k, v in cfg.items() if v != "<drop>"}
+
+
+def llama_like(arch, model_type):
+    """A config of a LLaMA-like family (transformers 5 rotary settings)."""
+    def config(**over):
+        base = dict(llama_config(), rope_theta="<drop>", rope_scaling="<drop>",
+                    rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+        return family_config(arch, model_type, lambda: base, over)
+    return config
+
+
+def neox_config(**over):
+    return family_config("GPTNeoXForCausalLM", "gpt_neox", lambda: {
+        "vocab_size": V, "hidden_size": D, "num_hidden_layers": 1,
+        "num_attention_heads": HEADS, "intermediate_size": 4 * D,
+        "layer_norm_eps": 1e-5, "hidden_act": "gelu", "use_parallel_residual": True,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                            "partial_rotary_factor": 0.5}}, over)
+
+
+def neox_tensors():
+    t = {"gpt_neox.embed_in.weight": (V, D), "gpt_neox.final_layer_norm.weight": (D,),
+         "gpt_neox.final_layer_norm.bias": (D,), "embed_out.weight": (V, D)}
+    p = "gpt_neox.layers.0."
+    t.update({p + "input_layernorm.weight": (D,), p + "input_layernorm.bias": (D,),
+              p + "post_attention_layernorm.weight": (D,),
+              p + "post_attention_layernorm.bias": (D,),
+              p + "attention.query_key_value.weight": (3 * D, D),
+              p + "attention.query_key_value.bias": (3 * D,),
+              p + "attention.dense.weight": (D, D), p + "attention.dense.bias": (D,),
+              p + "mlp.dense_h_to_4h.weight": (4 * D, D),
+              p + "mlp.dense_h_to_4h.bias": (4 * D,),
+              p + "mlp.dense_4h_to_h.weight": (D, 4 * D),
+              p + "mlp.dense_4h_to_h.bias": (D,)})
+    return t
+
+
+def opt_config(**over):
+    return family_config("OPTForCausalLM", "opt", lambda: {
+        "vocab_size": V, "hidden_size": D, "num_hidden_layers": 1,
+        "num_attention_heads": HEADS, "ffn_dim": 2 * D, "max_position_embeddings": P,
+        "word_embed_proj_dim": D, "do_layer_norm_before": True,
+        "activation_function": "relu"}, over)
+
+
+def phi_config(**over):
+    return family_config("PhiForCausalLM", "phi", lambda: {
+        "vocab_size": V, "hidden_size": D, "intermediate_size": 2 * D,
+        "num_hidden_layers": 1, "num_attention_heads": HEADS,
+        "hidden_act": "gelu_new", "qk_layernorm": False, "tie_word_embeddings": False,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                            "partial_rotary_factor": 0.5}}, over)
+
+
+def bert_like(arch, model_type, **extra):
+    def config(**over):
+        return family_config(arch, model_type, lambda: dict(bert_config(), **extra), over)
+    return config
+
+
+def distilbert_config(**over):
+    return family_config("DistilBertModel", "distilbert", lambda: {
+        "vocab_size": V, "dim": D, "n_layers": 1, "n_heads": HEADS,
+        "hidden_dim": 2 * D, "max_position_embeddings": P, "activation": "gelu"}, over)
+
+
 FAMILIES = {"gpt2": (gpt2_config, gpt2_tensors), "bert": (bert_config, bert_tensors),
-            "llama": (llama_config, llama_tensors)}
+            "llama": (llama_config, llama_tensors),
+            # Config errors come before any tensor is read.
+            "mistral": (llama_like("MistralForCausalLM", "mistral"), llama_tensors),
+            "qwen2": (llama_like("Qwen2ForCausalLM", "qwen2"), llama_tensors),
+            "gemma": (llama_like("GemmaForCausalLM", "gemma"), llama_tensors),
+            "phi3": (llama_like("Phi3ForCausalLM", "phi3"), llama_tensors),
+            "gemma2": (llama_like("Gemma2ForCausalLM", "gemma2"), llama_tensors),
+            "neox": (neox_config, neox_tensors), "opt": (opt_config, gpt2_tensors),
+            "phi": (phi_config, gpt2_tensors),
+            "roberta": (bert_like("RobertaModel", "roberta", pad_token_id=1), bert_tensors),
+            "albert": (bert_like("AlbertModel", "albert", embedding_size=4,
+                                 num_hidden_groups=1, inner_group_num=1), bert_tensors),
+            "distilbert": (distilbert_config, bert_tensors),
+            "falcon": (lambda **over: family_config("FalconForCausalLM", "falcon", lambda: {
+                "vocab_size": V, "hidden_size": D, "num_hidden_layers": 1,
+                "num_attention_heads": HEADS}, over), gpt2_tensors),
+            "bloom": (lambda **over: family_config("BloomForCausalLM", "bloom", lambda: {
+                "vocab_size": V, "hidden_size": D, "n_layer": 1, "n_head": HEADS}, over),
+                gpt2_tensors)}
 
 
 def cases():
@@ -144,7 +233,7 @@ def cases():
     # changes, the error located in config.json).
     for name, family, over, message in (
         ("unknown-architecture", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
-         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM'),
+         r'unsupported architecture "T5ForConditionalGeneration"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, MPNetModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM'),
         ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
          r'unsupported architecture "GPT2Model"'),
         ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),
@@ -182,6 +271,75 @@ def cases():
         ("llama-odd-head-dim", "llama", {"head_dim": 3}, r'the head width 3 is odd'),
         ("llama-negative-rope-theta", "llama", {"rope_theta": -1.0},
          r'config\.json key "rope_theta" must be positive'),
+        # transformers 5's rope_parameters: scaled or unknown settings.
+        ("mistral-rope-yarn", "mistral",
+         {"rope_parameters": {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0}},
+         r'config\.json key "rope_type" is "yarn"; only unscaled rotary positions \("default"\)'),
+        ("qwen2-rope-unknown-key", "qwen2",
+         {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1]}},
+         r'config\.json key "rope_parameters\.mrope_section" is not supported for this architecture'),
+        ("mistral-rope-partial-not-supported", "mistral",
+         {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": 0.5}},
+         r'config\.json key "rope_parameters\.partial_rotary_factor" is not supported'),
+        ("phi3-rope-longrope", "phi3",
+         {"rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
+                              "short_factor": [1.0], "long_factor": [1.0]}},
+         r'config\.json key "rope_type" is "longrope"; only unscaled rotary positions'),
+        ("phi3-rotary-too-narrow", "phi3",
+         {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": 0.3}},
+         r'the rotary width 1 \(head width 4 times partial_rotary_factor\) must be even'),
+        ("gemma-rope-not-an-object", "gemma", {"rope_parameters": [1]},
+         r'config\.json key "rope_parameters" must be an object'),
+        ("mistral-window-zero", "mistral", {"sliding_window": 0},
+         r'config\.json key "sliding_window" must be in \[1, 16777216\], got 0'),
+        ("qwen2-unknown-layer-type", "qwen2", {"layer_types": ["chunked_attention"]},
+         r'config\.json key "layer_types": layer 0 has type "chunked_attention"; supported: "full_attention", "sliding_attention"'),
+        ("qwen2-layer-types-count", "qwen2", {"layer_types": ["full_attention"] * 3},
+         r'config\.json key "layer_types" must be a list of 1 layer types'),
+        ("qwen2-sliding-layer-without-window", "qwen2",
+         {"layer_types": ["sliding_attention"], "sliding_window": None},
+         r'config\.json key "layer_types" makes layer 0 sliding-window attention, but "sliding_window" is not set'),
+        ("qwen2-sliding-without-layer-types", "qwen2",
+         {"use_sliding_window": True, "sliding_window": 4},
+         r'config\.json key "use_sliding_window" is true without "layer_types"'),
+        ("gemma-unknown-activation", "gemma", {"hidden_activation": "gelu_10"},
+         r'config\.json key "hidden_activation" is "gelu_10"; supported activations'),
+        ("gemma2-attention-softcapping", "gemma2",
+         {"attn_logit_softcapping": 50.0, "query_pre_attn_scalar": 4},
+         r'config\.json key "attn_logit_softcapping" is set: attn\.sdpa has no soft-capping of attention scores'),
+        ("gemma2-missing-query-scalar", "gemma2", {},
+         r'config\.json has no key "query_pre_attn_scalar"'),
+        ("gemma-bidirectional", "gemma", {"use_bidirectional_attention": True},
+         r'config\.json key "use_bidirectional_attention" is true; only causal'),
+        ("neox-rotary-too-narrow", "neox",
+         {"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                              "partial_rotary_factor": 0.2}},
+         r'the rotary width 0 \(head width 4 times the partial rotary factor\) must be even and at least 2'),
+        ("neox-rope-dynamic", "neox",
+         {"rope_parameters": {"rope_type": "dynamic", "rope_theta": 10000.0, "factor": 2.0}},
+         r'config\.json key "rope_type" is "dynamic"'),
+        ("opt-post-ln", "opt", {"do_layer_norm_before": False},
+         r'config\.json key "do_layer_norm_before" is false; only pre-LN OPT layers'),
+        ("opt-no-final-norm", "opt", {"_remove_final_layer_norm": True},
+         r'config\.json key "_remove_final_layer_norm" is true'),
+        ("phi-qk-layernorm", "phi", {"qk_layernorm": True},
+         r'config\.json key "qk_layernorm" is true'),
+        ("phi-tied", "phi", {"tie_word_embeddings": True},
+         r'config\.json key "tie_word_embeddings" is true; Phi\'s LM head'),
+        ("roberta-pad-beyond-positions", "roberta", {"pad_token_id": P},
+         r'config\.json key "pad_token_id" \(16, where RoBERTa\'s positions start\) must be in \[0, max_position_embeddings - 1\)'),
+        ("roberta-no-pad-token", "roberta", {"pad_token_id": "<drop>"},
+         r'config\.json has no key "pad_token_id"'),
+        ("albert-groups-do-not-divide", "albert", {"num_hidden_layers": 3, "num_hidden_groups": 2},
+         r'num_hidden_layers 3 is not divisible by num_hidden_groups 2'),
+        ("falcon-alibi", "falcon", {"alibi": True},
+         r'config\.json key "alibi" is true; only Falcon with rotary positions'),
+        ("bloom-post-ln-residual", "bloom", {"apply_residual_connection_post_layernorm": True},
+         r'config\.json key "apply_residual_connection_post_layernorm" is true'),
+        ("distilbert-unknown-activation", "distilbert", {"activation": "swiglu"},
+         r'config\.json key "activation" is "swiglu"; supported activations'),
     ):
         config, tensors = FAMILIES[family]
         c.append(case(name, ckpt(config(**over), tensors()), [CFG + message]))
@@ -214,6 +372,9 @@ def cases():
         ("llama-missing-gate",
          ckpt(llama_config(), without(llama_tensors(), "model.layers.0.mlp.gate_proj.weight")),
          r"the checkpoint has no tensor 'model\.layers\.0\.mlp\.gate_proj\.weight'"),
+        ("neox-fused-qkv-shape",
+         ckpt(neox_config(), dict(neox_tensors(), **{"gpt_neox.layers.0.attention.query_key_value.weight": (D, 3 * D)})),
+         r"tensor 'gpt_neox\.layers\.0\.attention\.query_key_value\.weight' has shape \[8, 24\], but config\.json implies \[3 \* hidden_size, hidden_size\] = \[24, 8\]"),
         ("no-float-tensors", ckpt(gpt2_config(), {"x": (2,)}, {"x": "I32"}),
          r"the checkpoint has no F32, F16 or BF16 tensor"),
     ):

@@ -339,7 +339,7 @@ FailureOr<std::string> Checkpoint::getArchitecture() const {
   if (!has("architectures"))
     return emitError(configLoc())
            << "config.json has no key \"architectures\" naming the model "
-              "class (BertModel, GPT2LMHeadModel or LlamaForCausalLM)";
+              "class (e.g. BertModel or LlamaForCausalLM)";
   const llvm::json::Array *list = config.getArray("architectures");
   if (!list || list->size() != 1 || !(*list)[0].getAsString())
     return keyError("architectures")

@@ -68,6 +68,11 @@ public:
   FailureOr<std::string> getArchitecture() const;
   /// True when the key is present and not null.
   bool has(StringRef key) const;
+  /// The raw value of `key` (null when absent), for nested objects and
+  /// lists the typed getters do not read.
+  const llvm::json::Value *getValue(StringRef key) const {
+    return config.get(key);
+  }
 
   /// The tensor `name`, or null.
   const attnrt::StTensor *findTensor(StringRef name) const;

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 
@@ -53,7 +54,8 @@ OwningOpRef<ModuleOp>
 mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
                                  MLIRContext *context) {
   context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
-                       linalg::LinalgDialect, tensor::TensorDialect>();
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
   std::unique_ptr<Checkpoint> ckpt = Checkpoint::open(dir, context);
   if (!ckpt)
     return nullptr;
@@ -65,31 +67,77 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(FileLineColLoc::get(context, dir, 0, 0));
   ModelBuilder mb(*ckpt, options, *module);
-  LogicalResult built = failure();
-  if (*archName == "BertModel" && options.kvCache > 0) {
-    emitError(ckpt->keyLoc("architectures"))
-        << "--kv-cache builds a decode step for decoders (GPT2LMHeadModel, "
-           "LlamaForCausalLM), not for \""
-        << *archName << "\"";
-    return nullptr;
-  }
-  if (*archName == "BertModel")
-    built = buildBert(mb);
-  else if (*archName == "GPT2LMHeadModel")
-    built = buildGpt2(mb);
-  else if (*archName == "LlamaForCausalLM")
-    built = buildLlama(mb);
-  else {
+  // The model classes and their builders; decoders can drive generation.
+  struct Architecture {
+    StringRef name;
+    function_ref<LogicalResult(ModelBuilder &)> build;
+    bool decoder;
+  };
+  auto llamaLike = [](LlamaFamily f) {
+    return [f](ModelBuilder &m) { return buildLlamaLike(m, f); };
+  };
+  auto bertLike = [](BertFamily f) {
+    return [f](ModelBuilder &m) { return buildBertLike(m, f); };
+  };
+  auto mistral = llamaLike(LlamaFamily::Mistral),
+       qwen2 = llamaLike(LlamaFamily::Qwen2),
+       qwen3 = llamaLike(LlamaFamily::Qwen3),
+       gemma = llamaLike(LlamaFamily::Gemma),
+       phi3 = llamaLike(LlamaFamily::Phi3),
+       gemma2 = llamaLike(LlamaFamily::Gemma2);
+  auto roberta = bertLike(BertFamily::Roberta),
+       electra = bertLike(BertFamily::Electra),
+       albert = bertLike(BertFamily::Albert),
+       distilBert = bertLike(BertFamily::DistilBert),
+       mpnet = bertLike(BertFamily::MPNet);
+  const Architecture architectures[] = {
+      {"BertModel", buildBert, false},
+      {"RobertaModel", roberta, false},
+      {"DistilBertModel", distilBert, false},
+      {"ElectraModel", electra, false},
+      {"AlbertModel", albert, false},
+      {"MPNetModel", mpnet, false},
+      {"GPT2LMHeadModel", buildGpt2, true},
+      {"LlamaForCausalLM", buildLlama, true},
+      {"MistralForCausalLM", mistral, true},
+      {"Qwen2ForCausalLM", qwen2, true},
+      {"Qwen3ForCausalLM", qwen3, true},
+      {"GemmaForCausalLM", gemma, true},
+      {"Gemma2ForCausalLM", gemma2, true},
+      {"OPTForCausalLM", buildOpt, true},
+      {"GPTNeoXForCausalLM", buildGptNeoX, true},
+      {"PhiForCausalLM", buildPhi, true},
+      {"Phi3ForCausalLM", phi3, true},
+      {"BloomForCausalLM", buildBloom, true},
+      {"FalconForCausalLM", buildFalcon, true},
+  };
+  const Architecture *arch =
+      llvm::find_if(architectures,
+                    [&](const Architecture &a) { return a.name == *archName; });
+  if (arch == std::end(architectures)) {
+    std::string names;
+    for (const Architecture &a : architectures)
+      names += (names.empty() ? "" : ", ") + a.name.str();
     emitError(ckpt->keyLoc("architectures"))
         << "unsupported architecture \"" << *archName
-        << "\"; supported: BertModel, GPT2LMHeadModel, LlamaForCausalLM";
+        << "\"; supported: " << names;
     return nullptr;
   }
-  if (failed(built))
+  if (!arch->decoder && options.kvCache > 0) {
+    std::string decoders;
+    for (const Architecture &a : architectures)
+      if (a.decoder)
+        decoders += (decoders.empty() ? "" : ", ") + a.name.str();
+    emitError(ckpt->keyLoc("architectures"))
+        << "--kv-cache builds a decode step for decoders (" << decoders
+        << "), not for \"" << *archName << "\"";
+    return nullptr;
+  }
+  if (failed(arch->build(mb)))
     return nullptr;
   // The *LMHeadModel / *ForCausalLM classes are decoders: their logits can
   // drive generation (the verifier checks every attention is causal).
-  if (*archName != "BertModel")
+  if (arch->decoder)
     AttnDialect::CausalLmAttrHelper(context).setAttr(*module,
                                                      UnitAttr::get(context));
   if (failed(verify(*module)))

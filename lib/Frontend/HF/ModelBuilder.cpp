@@ -6,15 +6,23 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::hf;
 using attnc::shapeText;
+
+static Value
+elementwise(OpBuilder &b, Location loc, Value x, double c,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> fn);
 
 static StringRef safetensorsDType(Type t) {
   if (t.isF32())
@@ -231,17 +239,27 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
 }
 
 LogicalResult ModelBuilder::finishLmHead(Location loc, Value h, Value table,
-                                         bool tied, StringRef dims) {
+                                         bool tied, StringRef dims,
+                                         StringRef headName, Value headBias,
+                                         double softcap) {
   ArrayRef<int64_t> tableShape =
       cast<RankedTensorType>(table.getType()).getShape();
-  FailureOr<Value> head = tied ? FailureOr<Value>(table)
-                               : weight("lm_head.weight", tableShape, dims);
+  FailureOr<Value> head =
+      tied ? FailureOr<Value>(table) : weight(headName, tableShape, dims);
   if (failed(head))
     return failure();
   ArrayRef<int64_t> hShape = cast<RankedTensorType>(h.getType()).getShape();
   Value logits = LinearOp::create(
       b, loc, tensorType({hShape[0], hShape[1], tableShape[0]}), h, *head,
-      /*bias=*/Value());
+      headBias);
+  if (softcap > 0.0)
+    logits =
+        elementwise(b, loc, logits, softcap,
+                    [](OpBuilder &nb, Location nl, Value v, Value c) -> Value {
+                      Value t = math::TanhOp::create(
+                          nb, nl, arith::DivFOp::create(nb, nl, v, c));
+                      return arith::MulFOp::create(nb, nl, t, c);
+                    });
   finishMain(logits, "logits");
   return success();
 }
@@ -296,23 +314,40 @@ FailureOr<Value> ModelBuilder::cachedAttention(
     Value wk, Value bk, Value wv, Value bv, Value wo, Value bo, int64_t heads,
     int64_t kvHeads, int64_t headDim, FloatAttr scale,
     std::optional<double> rotaryBase) {
+  AttentionOptions opts;
+  opts.scale = scale;
+  opts.rotaryBase = rotaryBase;
+  return attention(layer, x, &decode, {wq, bq, wk, bk, wv, bv, wo, bo}, heads,
+                   kvHeads, headDim, opts);
+}
+
+FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
+                                         const DecodeInputs *decode,
+                                         const AttentionWeights &w,
+                                         int64_t heads, int64_t kvHeads,
+                                         int64_t headDim,
+                                         const AttentionOptions &opts) {
   Location l = x.getLoc();
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1);
-  // A tensor.empty of `shape` whose dimension 1 or 2 (`seqDim`) is the
-  // step's token count T (run-time when `seq` is dynamic).
+  // The step's token count T (run-time when `seq` is dynamic), or the
+  // whole sequence.
+  OpFoldResult tokens = decode ? decode->tokens : b.getIndexAttr(seq);
+  Value positions = decode ? decode->positions : Value();
+  // A tensor.empty of `shape` whose dimension 1 or 2 (`seqDim`) is T.
   auto empty = [&](ArrayRef<int64_t> shape, unsigned seqDim) -> Value {
     SmallVector<OpFoldResult> sizes;
     for (int64_t size : shape)
       sizes.push_back(b.getIndexAttr(size));
-    sizes[seqDim] = decode.tokens;
+    sizes[seqDim] = tokens;
     return tensor::EmptyOp::create(b, l, sizes, elementType);
   };
-  // [B, T, n * dh] -> [B, n, T, dh], rotated at the run-time positions.
-  auto split = [&](Value w, Value bias, int64_t n, bool rotate) {
+  // [B, T, n * dh] -> [B, n, T, dh], normed and rotated (at the run-time
+  // positions in a step).
+  auto split = [&](Value wt, Value bias, int64_t n, bool rotate, bool isKey) {
     Value flat = LinearOp::create(b, l, tensorType({batch, seq, n * headDim}),
-                                  x, w, bias);
-    SmallVector<OpFoldResult> partSizes = {b.getIndexAttr(batch), decode.tokens,
+                                  x, wt, bias);
+    SmallVector<OpFoldResult> partSizes = {b.getIndexAttr(batch), tokens,
                                            b.getIndexAttr(n),
                                            b.getIndexAttr(headDim)};
     Value parts = tensor::ExpandShapeOp::create(
@@ -322,44 +357,230 @@ FailureOr<Value> ModelBuilder::cachedAttention(
     Value t = linalg::TransposeOp::create(b, l, parts, init,
                                           ArrayRef<int64_t>{0, 2, 1, 3})
                   .getResult()[0];
-    if (rotate && rotaryBase)
-      t = RotaryOp::create(b, l, t.getType(), t, decode.positions,
-                           b.getF64FloatAttr(*rotaryBase),
-                           b.getI64IntegerAttr(0), IntegerAttr());
+    if (rotate && opts.headNorm)
+      t = opts.headNorm(t, isKey);
+    if (rotate && opts.rotaryBase)
+      t = RotaryOp::create(b, l, t.getType(), t, positions,
+                           b.getF64FloatAttr(*opts.rotaryBase),
+                           b.getI64IntegerAttr(0),
+                           opts.rotaryDim && *opts.rotaryDim != headDim
+                               ? b.getI64IntegerAttr(*opts.rotaryDim)
+                               : IntegerAttr());
     return t;
   };
-  Value q = split(wq, bq, heads, true);
-  Value k = split(wk, bk, kvHeads, true);
-  Value v = split(wv, bv, kvHeads, false);
-  auto cacheType = tensorType({batch, kvHeads, options.kvCache, headDim});
-  std::string prefix = "past_key_values." + std::to_string(layer) + ".";
-  Value kCache = addInput(prefix + "key", cacheType);
-  Value vCache = addInput(prefix + "value", cacheType);
-  if (!kCache || !vCache)
-    return failure();
-  Value kNew =
-      CacheWriteOp::create(b, l, cacheType, kCache, k, decode.positions);
-  Value vNew =
-      CacheWriteOp::create(b, l, cacheType, vCache, v, decode.positions);
-  states.push_back({kNew, cast<BlockArgument>(kCache).getArgNumber()});
-  states.push_back({vNew, cast<BlockArgument>(vCache).getArgNumber()});
-  // Query i of row b sits at positions[b] + i (query_positions: causal
-  // per row from the row's own start, not from the end of the cache) and
-  // sees the cache rows up to it; kv_lengths (positions + T) bounds the
-  // keys a row's queries can see at all, which the flash lowering uses to
-  // skip the cache beyond it.
-  Value o =
-      SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, kNew,
-                     vNew, /*bias=*/Value(), decode.kvLengths, decode.positions,
-                     ValueRange{}, ScoreFunction::scaled_dot, scale,
-                     /*causal=*/true, IntegerAttr());
+  Value q = split(w.wq, w.bq, heads, true, false);
+  Value k = split(w.wk, w.bk, kvHeads, true, true);
+  Value v = split(w.wv, w.bv, kvHeads, false, false);
+  IntegerAttr window =
+      opts.window > 0 ? b.getI64IntegerAttr(opts.window) : IntegerAttr();
+  Value o;
+  if (decode) {
+    auto cacheType = tensorType({batch, kvHeads, options.kvCache, headDim});
+    std::string prefix = "past_key_values." + std::to_string(layer) + ".";
+    Value kCache = addInput(prefix + "key", cacheType);
+    Value vCache = addInput(prefix + "value", cacheType);
+    if (!kCache || !vCache)
+      return failure();
+    Value kNew = CacheWriteOp::create(b, l, cacheType, kCache, k, positions);
+    Value vNew = CacheWriteOp::create(b, l, cacheType, vCache, v, positions);
+    states.push_back({kNew, cast<BlockArgument>(kCache).getArgNumber()});
+    states.push_back({vNew, cast<BlockArgument>(vCache).getArgNumber()});
+    // Query i of row b sits at positions[b] + i (query_positions: causal
+    // per row from the row's own start, not from the end of the cache) and
+    // sees the cache rows up to it; kv_lengths (positions + T) bounds the
+    // keys a row's queries can see at all, which the flash lowering uses to
+    // skip the cache beyond it.
+    Value bias = opts.scoreBias ? opts.scoreBias(options.kvCache) : Value();
+    o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, kNew,
+                       vNew, bias, decode->kvLengths, positions, ValueRange{},
+                       ScoreFunction::scaled_dot, opts.scale,
+                       /*causal=*/true, window);
+  } else {
+    Value bias = opts.scoreBias ? opts.scoreBias(seq) : Value();
+    o = SdpaOp::create(b, l, tensorType({batch, heads, seq, headDim}), q, k, v,
+                       bias, /*kv_lengths=*/Value(),
+                       /*query_positions=*/Value(), ValueRange{},
+                       ScoreFunction::scaled_dot, opts.scale,
+                       /*causal=*/true, window);
+  }
   Value merged = linalg::TransposeOp::create(
                      b, l, o, empty({batch, seq, heads, headDim}, 1),
                      ArrayRef<int64_t>{0, 2, 1, 3})
                      .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       b, l, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  return LinearOp::create(b, l, xType, merged, wo, bo).getResult();
+  return LinearOp::create(b, l, xType, merged, w.wo, w.bo).getResult();
+}
+
+/// `x` with `fn(element, constant c)` applied elementwise.
+static Value
+elementwise(OpBuilder &b, Location loc, Value x, double c,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> fn) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, type, x, init, ArrayRef<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value cst = arith::ConstantOp::create(
+                   nb, nl, nb.getFloatAttr(type.getElementType(), c));
+               linalg::YieldOp::create(nb, nl,
+                                       ValueRange{fn(nb, nl, args[0], cst)});
+             })
+      .getResult(0);
+}
+
+Value ModelBuilder::scaleBy(Location loc, Value x, double factor) {
+  return elementwise(b, loc, x, factor,
+                     [](OpBuilder &nb, Location nl, Value v, Value c) {
+                       return arith::MulFOp::create(nb, nl, v, c).getResult();
+                     });
+}
+
+Value ModelBuilder::addConstant(Location loc, Value x, double c) {
+  return elementwise(b, loc, x, c,
+                     [](OpBuilder &nb, Location nl, Value v, Value cst) {
+                       return arith::AddFOp::create(nb, nl, v, cst).getResult();
+                     });
+}
+
+Value ModelBuilder::linear(Location loc, Value x, Value w, Value bias) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
+  return LinearOp::create(
+      b, loc, tensorType({xType.getDimSize(0), xType.getDimSize(1), n}), x, w,
+      bias);
+}
+
+FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
+                                               double defaultTheta,
+                                               StringRef thetaKey,
+                                               StringRef partialKey) {
+  RopeConfig rope{defaultTheta};
+  // Anything but the plain frequencies (linear, dynamic NTK, llama3, yarn,
+  // longrope scaling) changes them; attn.rotary computes the plain ones.
+  auto checkType = [&](StringRef key, StringRef type) -> LogicalResult {
+    if (type == "default")
+      return success();
+    return emitError(c.keyLoc(key))
+           << "config.json key \"" << key << "\" is \"" << type
+           << "\"; only unscaled rotary positions (\"default\") are supported";
+  };
+  if (const llvm::json::Value *params = c.getValue("rope_parameters");
+      params && params->kind() != llvm::json::Value::Null) {
+    const llvm::json::Object *obj = params->getAsObject();
+    if (!obj)
+      return emitError(c.keyLoc("rope_parameters"))
+             << "config.json key \"rope_parameters\" must be an object of "
+                "rotary settings (rope_type, rope_theta)";
+    // The type first (a scaled type explains its other keys), then the
+    // keys in order, so that the error is the same whatever the map order.
+    if (const llvm::json::Value *t = obj->get("rope_type")) {
+      std::optional<StringRef> type = t->getAsString();
+      if (!type)
+        return emitError(c.keyLoc("rope_type"))
+               << "config.json key \"rope_parameters.rope_type\" must be a "
+                  "string";
+      if (failed(checkType("rope_type", *type)))
+        return failure();
+    }
+    SmallVector<StringRef> keys;
+    for (const auto &entry : *obj)
+      keys.push_back(entry.first);
+    llvm::sort(keys);
+    for (StringRef key : keys) {
+      const llvm::json::Value &value = *obj->get(key);
+      if (key == "rope_type") {
+        continue;
+      } else if (key == "rope_theta" ||
+                 (key == "partial_rotary_factor" && !partialKey.empty())) {
+        std::optional<double> v = value.getAsNumber();
+        if (!v || !std::isfinite(*v) || *v <= 0.0 ||
+            (key != "rope_theta" && *v > 1.0))
+          return emitError(c.keyLoc(key))
+                 << "config.json key \"rope_parameters." << key
+                 << "\" must be a number in "
+                 << (key == "rope_theta" ? "(0, inf)" : "(0, 1]");
+        (key == "rope_theta" ? rope.theta : rope.partialFactor) = *v;
+      } else {
+        return emitError(c.keyLoc(key))
+               << "config.json key \"rope_parameters." << key
+               << "\" is not supported for this architecture (only "
+                  "rope_type \"default\" and rope_theta"
+               << (partialKey.empty() ? "" : ", partial_rotary_factor")
+               << "); it would change the rotary positions";
+      }
+    }
+    return rope;
+  }
+  if (const llvm::json::Value *scaling = c.getValue("rope_scaling");
+      scaling && scaling->kind() != llvm::json::Value::Null) {
+    const llvm::json::Object *obj = scaling->getAsObject();
+    std::optional<StringRef> type;
+    if (obj)
+      for (StringRef key : {"rope_type", "type"})
+        if (const llvm::json::Value *t = obj->get(key))
+          type = t->getAsString();
+    if (!type || *type != "default")
+      return emitError(c.keyLoc("rope_scaling"))
+             << "config.json key \"rope_scaling\" is set; only unscaled "
+                "rotary positions (rope_scaling: null) are supported";
+  }
+  FailureOr<double> theta = c.getFloat(thetaKey, defaultTheta);
+  if (failed(theta))
+    return failure();
+  if (*theta <= 0.0)
+    return emitError(c.keyLoc(thetaKey))
+           << "config.json key \"" << thetaKey << "\" must be positive, got "
+           << *theta;
+  rope.theta = *theta;
+  if (!partialKey.empty()) {
+    FailureOr<double> partial = c.getFloat(partialKey, rope.partialFactor);
+    if (failed(partial))
+      return failure();
+    if (*partial <= 0.0 || *partial > 1.0)
+      return emitError(c.keyLoc(partialKey))
+             << "config.json key \"" << partialKey
+             << "\" must be in (0, 1], got " << *partial;
+    rope.partialFactor = *partial;
+  }
+  return rope;
+}
+
+FailureOr<int64_t> mlir::attn::hf::layerWindow(Checkpoint &c, int64_t layer,
+                                               int64_t numLayers,
+                                               StringRef allLayersKey) {
+  auto window = [&](StringRef key) -> FailureOr<int64_t> {
+    if (!c.has(key))
+      return emitError(c.keyLoc("layer_types"))
+             << "config.json key \"layer_types\" makes layer " << layer
+             << " sliding-window attention, but \"" << key << "\" is not set";
+    return c.getPositiveInt(key);
+  };
+  if (const llvm::json::Value *types = c.getValue("layer_types");
+      types && types->kind() != llvm::json::Value::Null) {
+    const llvm::json::Array *list = types->getAsArray();
+    if (!list || static_cast<int64_t>(list->size()) != numLayers)
+      return emitError(c.keyLoc("layer_types"))
+             << "config.json key \"layer_types\" must be a list of "
+             << numLayers << " layer types (num_hidden_layers)";
+    std::optional<StringRef> type = (*list)[layer].getAsString();
+    if (type && *type == "full_attention")
+      return 0;
+    if (type && *type == "sliding_attention")
+      return window("sliding_window");
+    return emitError(c.keyLoc("layer_types"))
+           << "config.json key \"layer_types\": layer " << layer << " has type "
+           << (type ? ("\"" + *type + "\"").str()
+                    : std::string("(not a string)"))
+           << "; supported: \"full_attention\", \"sliding_attention\"";
+  }
+  if (allLayersKey.empty() || !c.has(allLayersKey))
+    return 0;
+  return c.getPositiveInt(allLayersKey);
 }
 
 FailureOr<Value>

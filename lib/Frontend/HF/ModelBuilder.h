@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -93,10 +94,21 @@ public:
   void finishMain(Value result, StringRef resultName);
   /// A causal LM's head on the final hidden states `h` [B, S, D]: logits
   /// against the embedding `table` [V, D] when `tied` (the same
-  /// attn.weight, bound once), else against `lm_head.weight` (`dims` names
-  /// its dimensions in errors); finishes @main with them as "logits".
+  /// attn.weight, bound once), else against `headName` (`dims` names
+  /// its dimensions in errors), plus `headBias` [V] when given, soft-capped
+  /// to tanh(logits / softcap) * softcap when `softcap` > 0; finishes @main
+  /// with them as "logits".
   LogicalResult finishLmHead(Location loc, Value h, Value table, bool tied,
-                             StringRef dims);
+                             StringRef dims,
+                             StringRef headName = "lm_head.weight",
+                             Value headBias = Value(), double softcap = 0.0);
+
+  /// `x` times the constant `factor` (e.g. Gemma's embedding scale).
+  Value scaleBy(Location loc, Value x, double factor);
+  /// `x` + `c` elementwise (e.g. the weight of a (1 + w) RMSNorm).
+  Value addConstant(Location loc, Value x, double c);
+  /// `x` @ `w`^T + `bias` for `x` [B, S, K] and `w` [N, K].
+  Value linear(Location loc, Value x, Value w, Value bias = Value());
 
   /// `--kv-cache`: the step's `positions` input [batch] (each sequence's
   /// cache length: where its first new token goes), the step's token count
@@ -113,6 +125,39 @@ public:
   /// models).
   LogicalResult checkDecodeStep(int64_t seq, StringRef positionsKey = {},
                                 int64_t maxPositions = 0);
+  /// The projections of one attention block (nn.Linear layout [out, in];
+  /// absent biases are null).
+  struct AttentionWeights {
+    Value wq, bq, wk, bk, wv, bv, wo, bo;
+  };
+  /// How a decoder's self-attention differs between families.
+  struct AttentionOptions {
+    /// The score scale (null: 1/sqrt(head_dim)).
+    FloatAttr scale;
+    /// Rotary positions on the queries and keys (null: none), on the first
+    /// `rotaryDim` channels of each head (null: all of them).
+    std::optional<double> rotaryBase;
+    std::optional<int64_t> rotaryDim;
+    /// Sliding-window attention: a query sees the `window` latest keys
+    /// (itself included); 0: no window.
+    int64_t window = 0;
+    /// Applied to the split queries (`isKey` false) and keys [B, n, T, dh]
+    /// before rotation (a per-head norm, e.g. Qwen3's q_norm/k_norm).
+    std::function<Value(Value heads, bool isKey)> headNorm;
+    /// An additive score bias broadcastable to [B, heads, T, keys] (e.g.
+    /// ALiBi), given the number of keys the attention sees: the sequence,
+    /// or the cache capacity in a step.
+    std::function<Value(int64_t keys)> scoreBias;
+  };
+  /// One layer's causal self-attention on `x` [B, S, D]: projections,
+  /// heads split, headNorm, rotary, attn.sdpa (causal, GQA when kvHeads <
+  /// heads, the window), heads merged and projected by `wo`. With `decode`
+  /// (a --kv-cache step) as cachedAttention builds it; without, over the
+  /// whole sequence.
+  FailureOr<Value> attention(int64_t layer, Value x, const DecodeInputs *decode,
+                             const AttentionWeights &w, int64_t heads,
+                             int64_t kvHeads, int64_t headDim,
+                             const AttentionOptions &opts);
   /// One layer's attention for a KV-cache step of T tokens per sequence
   /// (T = 1: decode; T = the prompt: prefill): projections of `x`
   /// [B, T, D] by `wq`/`wk`/`wv` ([out, D], optional biases), heads split,
@@ -167,6 +212,42 @@ LogicalResult buildLlama(ModelBuilder &mb);
 /// model width `d` (config key `widthKey`).
 LogicalResult checkHeadsDivide(Checkpoint &ckpt, StringRef widthKey, int64_t d,
                                StringRef headsKey, int64_t heads);
+
+LogicalResult buildOpt(ModelBuilder &mb);
+LogicalResult buildGptNeoX(ModelBuilder &mb);
+LogicalResult buildPhi(ModelBuilder &mb);
+LogicalResult buildBloom(ModelBuilder &mb);
+LogicalResult buildFalcon(ModelBuilder &mb);
+
+/// The LLaMA-like decoders buildLlama builds (they differ in options).
+enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma2, Phi3 };
+LogicalResult buildLlamaLike(ModelBuilder &mb, LlamaFamily family);
+/// The BERT-like encoders buildBert builds.
+enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert, MPNet };
+LogicalResult buildBertLike(ModelBuilder &mb, BertFamily family);
+
+/// A decoder's rotary settings: base and the fraction of each head's
+/// channels that rotate.
+struct RopeConfig {
+  double theta;
+  double partialFactor = 1.0;
+};
+/// Reads them from transformers 4's top-level keys (`thetaKey`, default
+/// `defaultTheta`; `partialKey` when the family rotates part of each head;
+/// "rope_scaling", which must be null or the default type) or transformers
+/// 5's "rope_parameters" object (rope_type "default", rope_theta,
+/// partial_rotary_factor where `partialKey` is set). Any scaling or other
+/// key is an error at that key: it would change the frequencies.
+FailureOr<RopeConfig> readRope(Checkpoint &ckpt, double defaultTheta,
+                               StringRef thetaKey = "rope_theta",
+                               StringRef partialKey = {});
+/// The sliding window of layer `layer`: 0 (full attention) unless the
+/// config's "layer_types" says "sliding_attention" there (window
+/// `slidingWindow`) or, without layer_types, `allLayersKey`'s window (e.g.
+/// Mistral's "sliding_window") applies to every layer. Unknown layer types
+/// are errors at "layer_types".
+FailureOr<int64_t> layerWindow(Checkpoint &ckpt, int64_t layer,
+                               int64_t numLayers, StringRef allLayersKey);
 
 /// The attn activation for a config's `hidden_act` / `activation_function`
 /// value; an error naming `key` otherwise.

@@ -1,0 +1,188 @@
+//===- Bloom.cpp - BloomForCausalLM checkpoints ---------------------------===//
+//
+// BloomForCausalLM (transformers' modeling_bloom): token embedding and its
+// LayerNorm, pre-LN causal layers (LayerNorm; self-attention with ALiBi
+// position biases; residual; LayerNorm; GELU (tanh) FFN; residual), a final
+// LayerNorm and the LM head tied to the embedding. The result is the logits.
+//
+// ALiBi adds slope_h * j to head h's score of key j (transformers adds it
+// for the key's position only: the query's part is the same for a whole
+// softmax row). It is an additive attn.sdpa bias [1, heads, 1, keys], a
+// constant: the keys' positions are their indices, over the sequence or
+// over the cache rows of a --kv-cache step. The fused query_key_value
+// projection interleaves the heads as GPT-NeoX's does and binds as gather
+// views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+/// transformers' _get_alibi_slopes: a geometric sequence for the largest
+/// power of two of heads, interleaved extra slopes for the rest.
+static SmallVector<double> alibiSlopes(int64_t heads) {
+  int64_t closest = int64_t(1)
+                    << static_cast<int>(std::floor(std::log2(heads)));
+  auto baseFor = [](int64_t n) {
+    return std::pow(2.0, -std::pow(2.0, -(std::log2(double(n)) - 3.0)));
+  };
+  SmallVector<double> slopes;
+  double base = baseFor(closest);
+  for (int64_t i = 1; i <= closest; ++i)
+    slopes.push_back(std::pow(base, double(i)));
+  if (closest != heads) {
+    double extra = baseFor(2 * closest);
+    int64_t remaining = std::min(closest, heads - closest);
+    for (int64_t i = 1; i < 1 + 2 * remaining; i += 2)
+      slopes.push_back(std::pow(extra, double(i)));
+  }
+  return slopes;
+}
+
+LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
+  Checkpoint &c = mb.ckpt;
+  auto dims =
+      c.getPositiveInts({"vocab_size", "hidden_size", "n_layer", "n_head"});
+  if (failed(dims))
+    return failure();
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], layers = (*dims)[2],
+                heads = (*dims)[3];
+  FailureOr<double> eps = c.getFloat("layer_norm_epsilon", 1e-5);
+  FailureOr<bool> postLnResidual = c.getBool(
+                      "apply_residual_connection_post_layernorm", false),
+                  tied = c.getBool("tie_word_embeddings", true);
+  if (failed(eps) || failed(postLnResidual) || failed(tied))
+    return failure();
+  if (*postLnResidual)
+    return emitError(c.keyLoc("apply_residual_connection_post_layernorm"))
+           << "config.json key \"apply_residual_connection_post_layernorm\" "
+              "is true; only the residual from the layer input is supported";
+  if (failed(checkHeadsDivide(c, "hidden_size", d, "n_head", heads)))
+    return failure();
+  int64_t dh = d / heads;
+
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"transformer.", ""}, "word_embeddings.weight");
+  if (failed(start))
+    return failure();
+  int64_t batch = start->batch, seq = start->seq;
+  std::string p = start->prefix;
+  bool decodeStep = mb.options.kvCache > 0;
+
+  OpBuilder &b = mb.b;
+  auto hType = mb.tensorType({batch, seq, d});
+  Location embLoc = mb.loc(p + "word_embeddings");
+  StringRef dv = "[hidden_size]";
+  FailureOr<Value> table = mb.weight(p + "word_embeddings.weight", {vocab, d},
+                                     "[vocab_size, hidden_size]"),
+                   ge = mb.weight(p + "word_embeddings_layernorm.weight", {d},
+                                  dv),
+                   be =
+                       mb.weight(p + "word_embeddings_layernorm.bias", {d}, dv);
+  if (failed(table) || failed(ge) || failed(be))
+    return failure();
+  Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *table);
+  h = LayerNormOp::create(b, embLoc, h, *ge, *be, b.getF64FloatAttr(*eps));
+  ModelBuilder::DecodeInputs decode;
+  if (decodeStep)
+    decode = mb.addDecodeInputs(start->ids);
+
+  SmallVector<double> slopes = alibiSlopes(heads);
+  auto floatType = cast<FloatType>(mb.elementType);
+  for (int64_t i = 0; i < layers; ++i) {
+    std::string lp = p + "h." + std::to_string(i) + ".";
+    auto body = [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
+                   std::optional<GatherView> gather = std::nullopt) {
+        return mb.weight(lp + name.str(), shape, dims, gather);
+      };
+      // Part `part` (0: query, 1: key, 2: value) of every head's rows.
+      auto rows = [&](int64_t part) {
+        GatherView view{0, {}};
+        for (int64_t hd = 0; hd < heads; ++hd)
+          view.ranges.append({(3 * hd + part) * dh, dh});
+        return view;
+      };
+      auto qkv = [&](int64_t part) {
+        return w("self_attention.query_key_value.weight", {3 * d, d},
+                 "[3 * hidden_size, hidden_size]", rows(part));
+      };
+      auto qkvBias = [&](int64_t part) {
+        return w("self_attention.query_key_value.bias", {3 * d},
+                 "[3 * hidden_size]", rows(part));
+      };
+      FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
+                       be1 = w("input_layernorm.bias", {d}, dv),
+                       g2 = w("post_attention_layernorm.weight", {d}, dv),
+                       be2 = w("post_attention_layernorm.bias", {d}, dv),
+                       wq = qkv(0), wk = qkv(1), wv = qkv(2), bq = qkvBias(0),
+                       bk = qkvBias(1), bv = qkvBias(2),
+                       wo = w("self_attention.dense.weight", {d, d},
+                              "[hidden_size, hidden_size]"),
+                       bo = w("self_attention.dense.bias", {d}, dv),
+                       w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
+                              "[4 * hidden_size, hidden_size]"),
+                       b1 = w("mlp.dense_h_to_4h.bias", {4 * d},
+                              "[4 * hidden_size]"),
+                       w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
+                              "[hidden_size, 4 * hidden_size]"),
+                       b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
+      for (const FailureOr<Value> &v :
+           {g1, be1, g2, be2, wq, wk, wv, bq, bk, bv, wo, bo, w1, b1, w2, b2})
+        if (failed(v))
+          return failure();
+      ModelBuilder::AttentionOptions opts;
+      // ALiBi: slope_h * j for key j, rounded to the weights' type as
+      // transformers does.
+      opts.scoreBias = [&](int64_t keys) -> Value {
+        SmallVector<APFloat> values;
+        values.reserve(heads * keys);
+        for (int64_t hd = 0; hd < heads; ++hd)
+          for (int64_t j = 0; j < keys; ++j) {
+            APFloat v(static_cast<float>(slopes[hd]) * static_cast<float>(j));
+            bool lost;
+            v.convert(floatType.getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &lost);
+            values.push_back(v);
+          }
+        auto type = mb.tensorType({1, heads, 1, keys});
+        return arith::ConstantOp::create(b, l,
+                                         DenseElementsAttr::get(type, values));
+      };
+      Value n1 =
+          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
+      FailureOr<Value> attn = mb.attention(
+          i, n1, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, opts);
+      if (failed(attn))
+        return failure();
+      Value res1 = AddOp::create(b, l, x, *attn);
+      Value n2 =
+          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
+      Value ffn = FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
+                                Activation::gelu_tanh);
+      return AddOp::create(b, l, res1, ffn).getResult();
+    };
+    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {d}, dv),
+                   bf = mb.weight(p + "ln_f.bias", {d}, dv);
+  if (failed(gf) || failed(bf))
+    return failure();
+  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
+  return mb.finishLmHead(headLoc, h, *table, *tied,
+                         "[vocab_size, hidden_size]");
+}

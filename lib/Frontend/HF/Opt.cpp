@@ -1,0 +1,167 @@
+//===- Opt.cpp - OPTForCausalLM checkpoints -------------------------------===//
+//
+// OPTForCausalLM (transformers' modeling_opt): token embeddings of width
+// word_embed_proj_dim (projected to hidden_size by project_in when the two
+// differ) plus learned positions (table row = position + 2), pre-LN causal
+// layers (LayerNorm; self-attention with biases; residual; LayerNorm; ReLU
+// FFN fc2(act(fc1(x))); residual), a final LayerNorm, project_out when
+// project_in exists, and the LM head (tied to the embedding by default).
+// The result is the logits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
+  Checkpoint &c = mb.ckpt;
+  auto dims = c.getPositiveInts({"vocab_size", "hidden_size",
+                                 "num_hidden_layers", "num_attention_heads",
+                                 "ffn_dim", "max_position_embeddings"});
+  if (failed(dims))
+    return failure();
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], layers = (*dims)[2],
+                heads = (*dims)[3], ff = (*dims)[4], positions = (*dims)[5];
+  FailureOr<int64_t> embWidth = c.getPositiveInt("word_embed_proj_dim", d);
+  FailureOr<std::string> act = c.getString("activation_function", "relu");
+  FailureOr<bool> preNorm = c.getBool("do_layer_norm_before", true),
+                  noFinalNorm = c.getBool("_remove_final_layer_norm", false),
+                  bias = c.getBool("enable_bias", true),
+                  affine = c.getBool("layer_norm_elementwise_affine", true),
+                  tied = c.getBool("tie_word_embeddings", true);
+  if (failed(embWidth) || failed(act) || failed(preNorm) ||
+      failed(noFinalNorm) || failed(bias) || failed(affine) || failed(tied))
+    return failure();
+  FailureOr<Activation> activation =
+      parseActivation(c, "activation_function", *act);
+  if (failed(activation))
+    return failure();
+  // OPT-350m's post-LN layers and LayerNorms without weights are other
+  // models; say so rather than build one of them wrongly.
+  if (!*preNorm)
+    return emitError(c.keyLoc("do_layer_norm_before"))
+           << "config.json key \"do_layer_norm_before\" is false; only "
+              "pre-LN OPT layers (true) are supported";
+  if (*noFinalNorm)
+    return emitError(c.keyLoc("_remove_final_layer_norm"))
+           << "config.json key \"_remove_final_layer_norm\" is true; only OPT "
+              "with its final LayerNorm is supported";
+  if (!*affine)
+    return emitError(c.keyLoc("layer_norm_elementwise_affine"))
+           << "config.json key \"layer_norm_elementwise_affine\" is false; "
+              "only LayerNorms with weights and biases are supported";
+  if (failed(
+          checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
+    return failure();
+
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"model.decoder.", "decoder."}, "embed_tokens.weight",
+               "max_position_embeddings", positions);
+  if (failed(start))
+    return failure();
+  int64_t batch = start->batch, seq = start->seq;
+  std::string p = start->prefix;
+  bool decodeStep = mb.options.kvCache > 0;
+  const int64_t e = *embWidth;
+  const bool projected = e != d;
+
+  OpBuilder &b = mb.b;
+  auto hType = mb.tensorType({batch, seq, d});
+  Location embLoc = mb.loc(p + "embed_tokens");
+  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, e},
+                                     "[vocab_size, word_embed_proj_dim]");
+  FailureOr<Value> posTable =
+      mb.weight(p + "embed_positions.weight", {positions + 2, d},
+                "[max_position_embeddings + 2, hidden_size]");
+  if (failed(table) || failed(posTable))
+    return failure();
+  Value h = EmbeddingOp::create(b, embLoc, mb.tensorType({batch, seq, e}),
+                                start->ids, *table);
+  if (projected) {
+    FailureOr<Value> pin = mb.weight(p + "project_in.weight", {d, e},
+                                     "[hidden_size, word_embed_proj_dim]");
+    if (failed(pin))
+      return failure();
+    h = mb.linear(mb.loc(p + "project_in"), h, *pin);
+  }
+  ModelBuilder::DecodeInputs decode;
+  if (decodeStep)
+    decode = mb.addDecodeInputs(start->ids);
+  // OPT's position table starts 2 rows in.
+  h = LearnedPosOp::create(b, embLoc, h, *posTable, decode.positions,
+                           /*offset=*/2);
+
+  int64_t dh = d / heads;
+  for (int64_t i = 0; i < layers; ++i) {
+    std::string lp = p + "layers." + std::to_string(i) + ".";
+    auto body = [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
+        return mb.weight(lp + name.str(), shape, dims);
+      };
+      auto maybe = [&](StringRef name, ArrayRef<int64_t> shape,
+                       StringRef dims) -> FailureOr<Value> {
+        return *bias ? w(name, shape, dims) : FailureOr<Value>(Value());
+      };
+      StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
+      FailureOr<Value> g1 = w("self_attn_layer_norm.weight", {d}, dv),
+                       be1 = w("self_attn_layer_norm.bias", {d}, dv),
+                       wq = w("self_attn.q_proj.weight", {d, d}, dd),
+                       bq = maybe("self_attn.q_proj.bias", {d}, dv),
+                       wk = w("self_attn.k_proj.weight", {d, d}, dd),
+                       bk = maybe("self_attn.k_proj.bias", {d}, dv),
+                       wv = w("self_attn.v_proj.weight", {d, d}, dd),
+                       bv = maybe("self_attn.v_proj.bias", {d}, dv),
+                       wo = w("self_attn.out_proj.weight", {d, d}, dd),
+                       bo = maybe("self_attn.out_proj.bias", {d}, dv),
+                       g2 = w("final_layer_norm.weight", {d}, dv),
+                       be2 = w("final_layer_norm.bias", {d}, dv),
+                       w1 = w("fc1.weight", {ff, d}, "[ffn_dim, hidden_size]"),
+                       b1 = maybe("fc1.bias", {ff}, "[ffn_dim]"),
+                       w2 = w("fc2.weight", {d, ff}, "[hidden_size, ffn_dim]"),
+                       b2 = maybe("fc2.bias", {d}, dv);
+      for (const FailureOr<Value> &v :
+           {g1, be1, wq, bq, wk, bk, wv, bv, wo, bo, g2, be2, w1, b1, w2, b2})
+        if (failed(v))
+          return failure();
+      Value n1 =
+          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(1e-5));
+      FailureOr<Value> attn = mb.attention(
+          i, n1, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, {});
+      if (failed(attn))
+        return failure();
+      Value res1 = AddOp::create(b, l, x, *attn);
+      Value n2 =
+          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(1e-5));
+      Value ffn =
+          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+      return AddOp::create(b, l, res1, ffn).getResult();
+    };
+    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> gf = mb.weight(p + "final_layer_norm.weight", {d},
+                                  "[hidden_size]"),
+                   bf = mb.weight(p + "final_layer_norm.bias", {d},
+                                  "[hidden_size]");
+  if (failed(gf) || failed(bf))
+    return failure();
+  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(1e-5));
+  if (projected) {
+    FailureOr<Value> pout = mb.weight(p + "project_out.weight", {e, d},
+                                      "[word_embed_proj_dim, hidden_size]");
+    if (failed(pout))
+      return failure();
+    h = mb.linear(mb.loc(p + "project_out"), h, *pout);
+  }
+  return mb.finishLmHead(headLoc, h, *table, *tied,
+                         "[vocab_size, word_embed_proj_dim]");
+}

@@ -1,0 +1,156 @@
+//===- Phi.cpp - PhiForCausalLM checkpoints -------------------------------===//
+//
+// PhiForCausalLM (transformers' modeling_phi; Phi-1, Phi-1.5, Phi-2): token
+// embedding, layers whose one LayerNorm feeds both the attention and the FFN
+// in parallel, x + attn(ln(x)) + mlp(ln(x)), with causal self-attention
+// (biases; rotary positions on the first partial_rotary_factor of each
+// head's channels; the output projection `dense`) and a GELU FFN
+// fc2(act(fc1(x))), a final LayerNorm and an LM head with a bias. The
+// result is the logits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::hf;
+
+LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
+  Checkpoint &c = mb.ckpt;
+  auto dims =
+      c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
+                         "num_hidden_layers", "num_attention_heads"});
+  if (failed(dims))
+    return failure();
+  const int64_t vocab = (*dims)[0], d = (*dims)[1], ff = (*dims)[2],
+                layers = (*dims)[3], heads = (*dims)[4];
+  FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", heads);
+  FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
+  FailureOr<std::string> act = c.getString("hidden_act", "gelu_new");
+  FailureOr<bool> qkNorm = c.getBool("qk_layernorm", false),
+                  tied = c.getBool("tie_word_embeddings", false);
+  if (failed(kvHeads) || failed(eps) || failed(act) || failed(qkNorm) ||
+      failed(tied))
+    return failure();
+  FailureOr<Activation> activation = parseActivation(c, "hidden_act", *act);
+  if (failed(activation))
+    return failure();
+  if (*qkNorm)
+    return emitError(c.keyLoc("qk_layernorm"))
+           << "config.json key \"qk_layernorm\" is true; only Phi without "
+              "query/key LayerNorms is supported";
+  if (*tied)
+    return emitError(c.keyLoc("tie_word_embeddings"))
+           << "config.json key \"tie_word_embeddings\" is true; Phi's LM head "
+              "(with its bias) is only supported untied";
+  if (failed(
+          checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
+    return failure();
+  if (heads % *kvHeads != 0)
+    return emitError(c.keyLoc("num_key_value_heads"))
+           << "num_attention_heads " << heads
+           << " is not a multiple of num_key_value_heads " << *kvHeads;
+  int64_t dh = d / heads;
+  FailureOr<RopeConfig> rope =
+      readRope(c, 10000.0, "rope_theta", "partial_rotary_factor");
+  if (failed(rope))
+    return failure();
+  // transformers' default when neither config generation names it.
+  if (!c.has("rope_parameters") && !c.has("partial_rotary_factor"))
+    rope->partialFactor = 0.5;
+  int64_t rotaryDim = static_cast<int64_t>(dh * rope->partialFactor);
+  if (rotaryDim < 2 || rotaryDim % 2 != 0)
+    return emitError(c.keyLoc("partial_rotary_factor"))
+           << "the rotary width " << rotaryDim << " (head width " << dh
+           << " times partial_rotary_factor) must be even and at least 2";
+
+  FailureOr<ModelBuilder::ModelStart> start =
+      mb.start({"model.", ""}, "embed_tokens.weight");
+  if (failed(start))
+    return failure();
+  int64_t batch = start->batch, seq = start->seq;
+  std::string p = start->prefix;
+  bool decodeStep = mb.options.kvCache > 0;
+
+  OpBuilder &b = mb.b;
+  auto hType = mb.tensorType({batch, seq, d});
+  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, d},
+                                     "[vocab_size, hidden_size]");
+  if (failed(table))
+    return failure();
+  Value h = EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType,
+                                start->ids, *table);
+  ModelBuilder::DecodeInputs decode;
+  if (decodeStep)
+    decode = mb.addDecodeInputs(start->ids);
+
+  for (int64_t i = 0; i < layers; ++i) {
+    std::string lp = p + "layers." + std::to_string(i) + ".";
+    auto body = [&](Value x) -> FailureOr<Value> {
+      Location l = mb.loc(lp.substr(0, lp.size() - 1));
+      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
+        return mb.weight(lp + name.str(), shape, dims);
+      };
+      int64_t kvWidth = *kvHeads * dh;
+      StringRef dv = "[hidden_size]";
+      FailureOr<Value> g = w("input_layernorm.weight", {d}, dv),
+                       be = w("input_layernorm.bias", {d}, dv),
+                       wq = w("self_attn.q_proj.weight", {d, d},
+                              "[hidden_size, hidden_size]"),
+                       bq = w("self_attn.q_proj.bias", {d}, dv),
+                       wk = w("self_attn.k_proj.weight", {kvWidth, d},
+                              "[num_key_value_heads * head_dim, hidden_size]"),
+                       bk = w("self_attn.k_proj.bias", {kvWidth},
+                              "[num_key_value_heads * head_dim]"),
+                       wv = w("self_attn.v_proj.weight", {kvWidth, d},
+                              "[num_key_value_heads * head_dim, hidden_size]"),
+                       bv = w("self_attn.v_proj.bias", {kvWidth},
+                              "[num_key_value_heads * head_dim]"),
+                       wo = w("self_attn.dense.weight", {d, d},
+                              "[hidden_size, hidden_size]"),
+                       bo = w("self_attn.dense.bias", {d}, dv),
+                       w1 = w("mlp.fc1.weight", {ff, d},
+                              "[intermediate_size, hidden_size]"),
+                       b1 = w("mlp.fc1.bias", {ff}, "[intermediate_size]"),
+                       w2 = w("mlp.fc2.weight", {d, ff},
+                              "[hidden_size, intermediate_size]"),
+                       b2 = w("mlp.fc2.bias", {d}, dv);
+      for (const FailureOr<Value> &v :
+           {g, be, wq, bq, wk, bk, wv, bv, wo, bo, w1, b1, w2, b2})
+        if (failed(v))
+          return failure();
+      ModelBuilder::AttentionOptions opts;
+      opts.rotaryBase = rope->theta;
+      opts.rotaryDim = rotaryDim;
+      Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
+      FailureOr<Value> attn = mb.attention(
+          i, n, decodeStep ? &decode : nullptr,
+          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, dh, opts);
+      if (failed(attn))
+        return failure();
+      Value ffn =
+          FfnOp::create(b, l, hType, n, /*gate_weight=*/Value(),
+                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+      return AddOp::create(b, l, AddOp::create(b, l, x, *attn), ffn)
+          .getResult();
+    };
+    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> gf = mb.weight(p + "final_layernorm.weight", {d},
+                                  "[hidden_size]"),
+                   bf = mb.weight(p + "final_layernorm.bias", {d},
+                                  "[hidden_size]"),
+                   headBias =
+                       mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
+  if (failed(gf) || failed(bf) || failed(headBias))
+    return failure();
+  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
+  return mb.finishLmHead(headLoc, h, *table, /*tied=*/false,
+                         "[vocab_size, hidden_size]", "lm_head.weight",
+                         *headBias);
+}

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Builds the tiny Hugging Face checkpoints of the families beyond BERT,
+GPT-2 and LLaMA that test `attn-import --hf` / `attn-compile DIR`.
+
+Made with transformers 5.23.0 and torch 2.15 (the checkpoints of
+scripts/gen_hf_checkpoints.py, bert/gpt2/llama, were made with transformers
+4.40 and are left as they are). Each model is constructed from a config
+object with random initialization (nothing is downloaded), saved with
+`save_pretrained` (config.json + model.safetensors) and run by transformers
+itself; its outputs are the independent reference the compiled model is
+checked against:
+  input_ids.npy / expected.npy       [1, 16] ids, logits or last hidden state
+  input_ids_2.npy / expected_2.npy   [2, 7], a second shape
+and for the decoders, as scripts/gen_hf_generation.py writes them:
+  generate_prompt.npy    int64 [2, 9], row 0 uses its first 5 tokens
+  generate_lengths.npy   int64 [2]
+  generate_expected.npy  int64 [2, 24], greedy new tokens of
+                         `model.generate(do_sample=False)` on each row alone
+It prints the smallest gap between the best and second-best logit over the
+generation steps: a near tie could flip under float rounding.
+
+  python -m venv venv && venv/bin/pip install torch==2.15.0 transformers==5.23.0
+  venv/bin/python scripts/gen_hf_families.py test/Frontend/HF/Inputs
+The output is committed, so the tests need neither package.
+"""
+
+import argparse
+import json
+import os
+import shutil
+
+import numpy as np
+import torch
+import transformers as T
+
+VOCAB = 99
+NEW_TOKENS = 24
+LENGTHS = [5, 9]
+COMMON = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
+              num_attention_heads=4, intermediate_size=64)
+
+
+def decoders():
+    return {
+        # Sliding window 5, shorter than the sequences: the window matters.
+        "mistral": (T.MistralConfig, T.MistralForCausalLM,
+                    dict(num_key_value_heads=2, sliding_window=5,
+                         max_position_embeddings=64)),
+        # Query/key/value biases; layer 1 sliding (window 6), layer 0 not.
+        "qwen2": (T.Qwen2Config, T.Qwen2ForCausalLM,
+                  dict(num_key_value_heads=2, use_sliding_window=True,
+                       sliding_window=6, max_window_layers=1,
+                       max_position_embeddings=64)),
+        # q/k norms; head_dim 16 is not hidden_size / heads.
+        "qwen3": (T.Qwen3Config, T.Qwen3ForCausalLM,
+                  dict(num_key_value_heads=2, head_dim=16,
+                       max_position_embeddings=64)),
+        # (1 + w) norms, scaled embedding, GELU-tanh gate, MQA, tied head.
+        "gemma": (T.GemmaConfig, T.GemmaForCausalLM,
+                  dict(num_key_value_heads=1, head_dim=16,
+                       max_position_embeddings=64)),
+        # Gemma's and post-attention / around-FFN norms, score scale
+        # 24^-1/2, layer 0 sliding (window 4), soft-capped logits; no
+        # attention soft-capping (attn.sdpa has none).
+        "gemma2": (T.Gemma2Config, T.Gemma2ForCausalLM,
+                   dict(num_key_value_heads=2, head_dim=16,
+                        query_pre_attn_scalar=24, sliding_window=4,
+                        attn_logit_softcapping=None,
+                        final_logit_softcapping=3.0,
+                        max_position_embeddings=64)),
+        # Embeddings of width 16 projected in and out; positions offset 2.
+        "opt": (T.OPTConfig, T.OPTForCausalLM,
+                dict(ffn_dim=64, word_embed_proj_dim=16,
+                     max_position_embeddings=64, dropout=0.0,
+                     attention_dropout=0.0)),
+        # Interleaved fused QKV, rotary on half of each head, parallel
+        # residual.
+        "gpt_neox": (T.GPTNeoXConfig, T.GPTNeoXForCausalLM,
+                     dict(rope_parameters={"rope_type": "default",
+                                           "rope_theta": 10000.0,
+                                           "partial_rotary_factor": 0.5},
+                          max_position_embeddings=64)),
+        # Parallel attention + MLP, partial rotary, LM head bias.
+        "phi": (T.PhiConfig, T.PhiForCausalLM,
+                dict(max_position_embeddings=64)),
+        # Fused qkv_proj and gate_up_proj, rotary on 3/4 of each head,
+        # sliding window 6.
+        "phi3": (T.Phi3Config, T.Phi3ForCausalLM,
+                 dict(num_key_value_heads=2, sliding_window=6,
+                      rope_parameters={"rope_type": "default",
+                                       "rope_theta": 10000.0,
+                                       "partial_rotary_factor": 0.75},
+                      max_position_embeddings=64,
+                      original_max_position_embeddings=64,
+                      pad_token_id=0)),
+        # The new decoder architecture: grouped query_key_value (2 kv
+        # groups of 2 query heads), ln_attn and ln_mlp in parallel.
+        "falcon": (T.FalconConfig, T.FalconForCausalLM,
+                   dict(new_decoder_architecture=True, num_kv_heads=2,
+                        ffn_hidden_size=64, bias=True,
+                        max_position_embeddings=64)),
+        # Falcon-7B's layout: multi-query (one key and value head after the
+        # query heads), one LayerNorm for the parallel attention and FFN.
+        "falcon_mq": (T.FalconConfig, T.FalconForCausalLM,
+                      dict(new_decoder_architecture=False, multi_query=True,
+                           parallel_attn=True, ffn_hidden_size=64,
+                           max_position_embeddings=64)),
+        # ALiBi with 6 heads (not a power of two: the interleaved extra
+        # slopes); interleaved fused QKV; tied head.
+        "bloom": (T.BloomConfig, T.BloomForCausalLM,
+                  dict(hidden_size=36, n_layer=2, n_head=6,
+                       hidden_dropout=0.0, attention_dropout=0.0)),
+    }
+
+
+def encoders():
+    return {
+        "roberta": (T.RobertaConfig, T.RobertaModel,
+                    dict(max_position_embeddings=40, type_vocab_size=1,
+                         hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0)),
+        "distilbert": (T.DistilBertConfig, T.DistilBertModel,
+                       dict(dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                            max_position_embeddings=40, dropout=0.0,
+                            attention_dropout=0.0)),
+        "electra": (T.ElectraConfig, T.ElectraModel,
+                    dict(embedding_size=16, max_position_embeddings=40,
+                         hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0)),
+        # Relative position buckets (sequences of 16: exact and
+        # logarithmic buckets), RoBERTa's positions.
+        "mpnet": (T.MPNetConfig, T.MPNetModel,
+                  dict(max_position_embeddings=40,
+                       relative_attention_num_buckets=32,
+                       hidden_dropout_prob=0.0,
+                       attention_probs_dropout_prob=0.0)),
+        # 4 layers in 2 shared groups.
+        "albert": (T.AlbertConfig, T.AlbertModel,
+                   dict(embedding_size=16, num_hidden_layers=4,
+                        num_hidden_groups=2, max_position_embeddings=40)),
+    }
+
+
+def build(cfg_class, model_class, over):
+    kw = dict(COMMON)
+    if cfg_class in (T.DistilBertConfig, T.BloomConfig):
+        kw = dict(vocab_size=VOCAB)
+    if cfg_class is T.FalconConfig:
+        kw.pop("intermediate_size")
+    kw.update(over)
+    torch.manual_seed(1234)
+    model = model_class(cfg_class(**kw))
+    # Random init uses std 0.02; widen the weights so that the test
+    # compares non-trivial activations (norm weights move off 1, or off 0
+    # for Gemma's (1 + w) norms).
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() >= 2:
+                p.mul_(8.0)
+            else:
+                p.add_(0.1 * torch.randn_like(p))
+    return model.eval()
+
+
+def generate(model, dest):
+    rng = np.random.default_rng(1234)
+    prompt = rng.integers(3, VOCAB, size=(len(LENGTHS), max(LENGTHS)),
+                          dtype=np.int64)
+    expected = np.zeros((len(LENGTHS), NEW_TOKENS), dtype=np.int64)
+    min_gap = float("inf")
+    for row, length in enumerate(LENGTHS):
+        ids = torch.from_numpy(prompt[row:row + 1, :length])
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids),
+                                 max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
+                                 do_sample=False, output_scores=True,
+                                 return_dict_in_generate=True, pad_token_id=0,
+                                 eos_token_id=None)
+        expected[row] = out.sequences[0, length:].numpy()
+        for scores in out.scores:
+            top2 = torch.topk(scores[0], 2).values
+            min_gap = min(min_gap, float(top2[0] - top2[1]))
+    np.save(os.path.join(dest, "generate_prompt.npy"), prompt)
+    np.save(os.path.join(dest, "generate_lengths.npy"),
+            np.array(LENGTHS, dtype=np.int64))
+    np.save(os.path.join(dest, "generate_expected.npy"), expected)
+    return expected, min_gap
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("names", nargs="*")
+    args = ap.parse_args()
+    print(f"transformers {transformers_version()}, torch {torch.__version__}")
+    families = dict(decoders(), **encoders())
+    for name, (cfg_class, model_class, over) in families.items():
+        if args.names and name not in args.names:
+            continue
+        decoder = name in decoders()
+        model = build(cfg_class, model_class, over)
+        dest = os.path.join(args.out_dir, name)
+        shutil.rmtree(dest, ignore_errors=True)
+        model.save_pretrained(dest)
+        rng = np.random.default_rng(7)
+        for suffix, shape in (("", (1, 16)), ("_2", (2, 7))):
+            ids = rng.integers(3, VOCAB, size=shape, dtype=np.int64)
+            if name in ("roberta", "mpnet"):
+                # Padding ids (1) inside the rows: RoBERTa's positions skip
+                # them.
+                ids[0, 4] = 1
+                ids[-1, -2] = 1
+            with torch.no_grad():
+                out = model(input_ids=torch.from_numpy(ids))
+            y = out.logits if decoder else out.last_hidden_state
+            np.save(os.path.join(dest, f"input_ids{suffix}.npy"), ids)
+            np.save(os.path.join(dest, f"expected{suffix}.npy"),
+                    y.numpy().astype(np.float32))
+        extra = ""
+        if decoder:
+            expected, gap = generate(model, dest)
+            extra = f", generate {expected.tolist()} min top-2 gap {gap:.3g}"
+        with open(os.path.join(dest, "config.json")) as f:
+            arch = json.load(f)["architectures"]
+        size = sum(os.path.getsize(os.path.join(dest, f))
+                   for f in os.listdir(dest))
+        print(f"{name}: {arch} ({size} bytes){extra}")
+
+
+def transformers_version():
+    return T.__version__
+
+
+if __name__ == "__main__":
+    main()
