@@ -158,6 +158,12 @@ private:
                                   llvm::MaybeAlign(4));
   }
 
+  /// A pair of zero elements (the missing half of a fragment).
+  Value zeroPair() {
+    auto type = VectorType::get({2}, p.elementType);
+    return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  }
+
   /// x summed or maxed over the four lanes that share a row.
   Value quadReduce(Value x, bool isMax) {
     for (int32_t offset : {1, 2}) {
@@ -324,9 +330,32 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
   Value posA = alignValue ? add(rowA, alignValue) : addc(rowA, p.alignOffset);
   Value posB = alignValue ? add(rowB, alignValue) : addc(rowB, p.alignOffset);
   SmallVector<Value> sAcc(nTiles, zeroAcc);
-  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+  int64_t kSteps = llvm::divideCeil(p.dk, kMmaK);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    // Dk % 16 == 8: the last k16 step has only its low 8 columns; the high
+    // halves of its A and B fragments are zeros (never loaded).
+    bool half = kk + 1 == kSteps && p.dk % kMmaK != 0;
     for (int64_t j = 0; j < nTiles; ++j) {
       Value bFrag;
+      if (p.ldmatrix && half) {
+        // One x2 of the low halves of n8 tiles j and j + 1 (lanes 0-7 and
+        // 8-15 give their rows).
+        if (j % 2)
+          continue;
+        Value both = buildLdMatrix(
+            b, loc, kSmem,
+            smemAt(stage, addc(add(ldRow8, ldHalf), kMmaN * j),
+                   idx(kMmaK * kk)),
+            2, /*transpose=*/false);
+        for (int64_t i = 0; i < 2; ++i) {
+          Value low =
+              vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{i});
+          sAcc[j + i] = buildMmaSync(b, loc, qFrags[kk],
+                                     buildFragment(b, loc, {low, zeroPair()}),
+                                     sAcc[j + i]);
+        }
+        continue;
+      }
       if (p.ldmatrix) {
         // K is [key][d], the "col" operand: no .trans; one x4 serves n8
         // tiles j and j + 1 (bk is a multiple of 16).
@@ -344,10 +373,11 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
       }
       Value keyRow = addc(g, kMmaN * j);
       Value col = addc(t2, kMmaK * kk);
-      bFrag =
-          buildFragment(b, loc,
-                        {loadPair(kSmem, smemAt(stage, keyRow, col)),
-                         loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
+      bFrag = buildFragment(
+          b, loc,
+          {loadPair(kSmem, smemAt(stage, keyRow, col)),
+           half ? zeroPair()
+                : loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
       sAcc[j] = buildMmaSync(b, loc, qFrags[kk], bFrag, sAcc[j]);
     }
   }
@@ -567,13 +597,18 @@ void KernelBuilder::emit() {
     qRowA = arith::MinSIOp::create(b, loc, rowA, last);
     qRowB = arith::MinSIOp::create(b, loc, rowB, last);
   }
-  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+  int64_t kSteps = llvm::divideCeil(p.dk, kMmaK);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
     Value lo = addc(t2, kMmaK * kk), hi = addc(lo, 8);
     auto at = [&](Value row, Value col) {
       return loadPair(q, {batchIv, headIv, row, col});
     };
+    // Columns past Dk (Dk % 16 == 8) are zeros.
+    bool half = kMmaK * (kk + 1) > p.dk;
     qFrags.push_back(buildFragment(
-        b, loc, {at(qRowA, lo), at(qRowB, lo), at(qRowA, hi), at(qRowB, hi)}));
+        b, loc,
+        {at(qRowA, lo), at(qRowB, lo), half ? zeroPair() : at(qRowA, hi),
+         half ? zeroPair() : at(qRowB, hi)}));
   }
   if (bias && !biasFull(3))
     for (int64_t r = 0; r < 2; ++r)
@@ -900,7 +935,7 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
     if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))
       return rewriter.notifyMatchFailure(
-          op, "Dk not a multiple of 16, Dv not of 8, or head dims above "
+          op, "Dk or Dv not a multiple of 8, or head dims above "
               "max-head-dim");
     // Static Sq and Sk that are not multiples of 16 are handled as run-time
     // ones are: a partial last query block, keys past Sk masked.

@@ -25,12 +25,13 @@ constexpr int64_t kTensorCoreFlashMaxHeadDim = 128;
 /// result, a dot-product score and no window, whose shape has nonempty Sq
 /// and Sk (static ones that are not multiples of 16 are handled as run-time
 /// sizes are, negative here, ShapedType::kDynamic: the kernel masks the
-/// edge blocks), Dk of 16 (k steps of S = Q K^T), Dv of 8 (n8 tiles of
-/// O), both head dims at most `maxHeadDim`.
+/// edge blocks), Dk a multiple of 8 (k16 steps of S = Q K^T, the last one
+/// half zeros where Dk % 16 == 8), Dv of 8 (n8 tiles of O), both head dims
+/// at most `maxHeadDim`.
 inline bool
 fitsTensorCoreFlash(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                     int64_t maxHeadDim = kTensorCoreFlashMaxHeadDim) {
-  return sq != 0 && sk != 0 && dk % 16 == 0 && dv % 8 == 0 && dk > 0 &&
+  return sq != 0 && sk != 0 && dk % 8 == 0 && dv % 8 == 0 && dk > 0 &&
          dv > 0 && dk <= maxHeadDim && dv <= maxHeadDim;
 }
 

@@ -99,6 +99,14 @@ CASES = [
     ("bf16 causal Sq=24 Sk=40 full bias GQA Hq=4 Hkv=2 D=32", "bf16", 1, 4,
      2, 24, 40, 32, 32, True, None, "bhsd", "full"),
     ("f16 Sq=40 Sk=8 D=16", "f16", 1, 1, 1, 40, 8, 16, 16, False, None),
+    # Dk % 16 == 8 (the test checkpoints' head dim 8): the last k16 step of
+    # S = Q K^T has zeros in the high halves of its fragments.
+    ("f16 key-padding bias -inf B=2 H=4 S=16 D=8 [B,S,H,D]", "f16", 2, 4, 4,
+     16, 16, 8, 8, False, None, "bshd", "keypad-inf"),
+    ("bf16 causal GQA Hq=4 Hkv=2 S=16 D=8", "bf16", 1, 4, 2, 16, 16, 8, 8,
+     True, None),
+    ("f16 causal Sq=40 Sk=72 Dk=24 Dv=16", "f16", 1, 2, 2, 40, 72, 24, 16,
+     True, None),
 ]
 
 # Broadcast shape of each bias kind ([B, Hq, Sq, Sk] dims kept: 1 where

@@ -113,7 +113,8 @@ def sdpa_ops(ir):
 
 
 def mma_launches(ir):
-    return sum("nvgpu.mma.sync" in launch.split("gpu.terminator", 1)[0]
+    return sum(any(mma in launch.split("gpu.terminator", 1)[0]
+                   for mma in ("nvgpu.mma.sync", "nvvm.mma.sync"))
                for launch in ir.split("gpu.launch ")[1:])
 
 
