@@ -178,7 +178,7 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     attn::AttnFlashAttentionOptions flash;
     if (cuda) {
       // f16/bf16 attention becomes tensor-core flash kernels. What they do
-      // not take (f32, bias, window, other scores, odd sizes) is blocked
+      // not take (f32, window, other scores, odd sizes) is blocked
       // generically: every query block becomes one thread that runs its
       // block serially, so a block is one query row (of the G query heads
       // of a kv head): B * Hkv * Sq threads with a few hundred bytes of

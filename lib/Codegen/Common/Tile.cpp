@@ -232,7 +232,7 @@ void AttnTilePass::runOnOperation() {
       a.tensorCoreOperands =
           isNarrowFloat(sdpa.getType()) && q.getElementType() == elt &&
           k.getElementType() == elt && v.getElementType() == elt &&
-          !sdpa.getBias() && (!sdpa.getWindow() || *sdpa.getWindow() == 0);
+          (!sdpa.getWindow() || *sdpa.getWindow() == 0);
       tile = choose({}, false, a);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       // The projections and the attention that attn.mha decomposes into;

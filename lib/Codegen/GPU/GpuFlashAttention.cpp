@@ -44,13 +44,19 @@
 // causal: key j visible to query row i iff j <= i + Sk - Sq; kv_lengths:
 // j < len[b]); the key loop stops after the last block any row of the thread
 // block can see, so fully hidden blocks cost nothing. Rows that see no key
-// produce 0, as in attn-flash-attention.
+// produce 0, as in attn-flash-attention. An additive bias (broadcastable to
+// [B, Hq, Sq, Sk], e.g. a key-padding mask [B, 1, 1, Sk] of 0 and -inf or a
+// large negative value) is added to the scaled scores before the masks,
+// read from global memory per fragment element: pairs of keys 2t, 2t + 1 in
+// one load, one load for both rows where it does not vary along the
+// queries, and once per kernel where it does not vary along the keys.
 //
 // Run-time batch, Sq and Sk (`?` dims, read off Q and K on the host): the
 // grid has ceil(Sq / bq) query blocks; rows of the last one past Sq load Q
 // row Sq - 1 and store nothing; K and V rows past Sk are staged as zeros
 // (never loaded), and keys past Sk are masked like kv_lengths, so the
-// padded keys of the last block add nothing to the softmax or P V.
+// padded keys of the last block add nothing to the softmax or P V. Static
+// Sq and Sk that are not multiples of 16 take the same path, as constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +80,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -117,10 +124,10 @@ struct RuntimeSizes {
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, const GpuFlashProblem &p, Value q,
-                Value k, Value v, Value lengths, Value out,
+                Value k, Value v, Value lengths, Value bias, Value out,
                 RuntimeSizes sizes = {})
-      : b(b), loc(loc), p(p), q(q), k(k), v(v), lengths(lengths), out(out),
-        sizes(sizes) {}
+      : b(b), loc(loc), p(p), q(q), k(k), v(v), lengths(lengths), bias(bias),
+        out(out), sizes(sizes) {}
 
   void emit();
 
@@ -151,6 +158,12 @@ private:
                                   llvm::MaybeAlign(4));
   }
 
+  /// A pair of zero elements (the missing half of a fragment).
+  Value zeroPair() {
+    auto type = VectorType::get({2}, p.elementType);
+    return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  }
+
   /// x summed or maxed over the four lanes that share a row.
   Value quadReduce(Value x, bool isMax) {
     for (int32_t offset : {1, 2}) {
@@ -177,6 +190,16 @@ private:
   SmallVector<Value> keyStep(Value k0, ValueRange state, Value stage,
                              function_ref<void()> afterScores = {});
 
+  /// Whether dimension `d` of the bias is full (not broadcast).
+  bool biasFull(int64_t d) {
+    return cast<MemRefType>(bias.getType()).getDimSize(d) != 1;
+  }
+
+  /// bias[b, h, row, key] and bias[b, h, row, key + 1] (key even) in f32;
+  /// `row` is a Q row inside the problem. Keys past a run-time Sk read the
+  /// last key's bias instead (their scores are masked anyway).
+  std::array<Value, 2> biasPair(Value row, Value key);
+
   /// Indices into a staged tile: the stage first, if any.
   SmallVector<Value> smemAt(Value stage, Value row, Value col) {
     SmallVector<Value> indices;
@@ -189,12 +212,16 @@ private:
   OpBuilder &b;
   Location loc;
   const GpuFlashProblem &p;
-  Value q, k, v, lengths, out;
+  Value q, k, v, lengths, bias, out;
   RuntimeSizes sizes;
   // Key position of query row 0 (Sk - Sq) where a length is a run-time size.
   Value alignValue;
   // Set by emit() inside the kernel.
   Value tid, g, t2, batchIv, headIv, kvHeadIv, rowA, rowB, length;
+  // The Q rows this thread reads (rowA, rowB clamped to a run-time Sq).
+  Value qRowA, qRowB;
+  // A bias that does not vary along the keys, per row (loaded once).
+  std::array<Value, 2> rowBias;
   // ldmatrix row addresses of this lane (PTX: lane l gives row l % 8 of
   // matrix l / 8): lane % 8 + 8 (lane / 16), 8 ((lane / 8) % 2), lane % 8.
   Value ldRow16, ldHalf, ldRow8, ldHalf16;
@@ -237,6 +264,46 @@ SmallVector<Value> KernelBuilder::stageKeyBlock(Value k0, Value stage) {
   return tokens;
 }
 
+std::array<Value, 2> KernelBuilder::biasPair(Value row, Value key) {
+  auto type = cast<MemRefType>(bias.getType());
+  Type elt = type.getElementType();
+  Value zero = idx(0);
+  SmallVector<Value> indices = {biasFull(0) ? batchIv : zero,
+                                biasFull(1) ? headIv : zero,
+                                biasFull(2) ? row : zero, zero};
+  auto widen = [&](Value x) -> Value {
+    return elt.isF32() ? x : arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  };
+  if (!biasFull(3)) {
+    Value x = widen(memref::LoadOp::create(b, loc, bias, indices));
+    return {x, x};
+  }
+  int64_t keys = type.getDimSize(3);
+  if (!sizes.sk && !ShapedType::isDynamic(keys) && keys % 2 == 0) {
+    // Static Sk (a multiple of 16): every row of the identity-layout
+    // buffer starts at an even element, so the two keys are one aligned
+    // load.
+    indices.back() = key;
+    int64_t bytes = 2 * elt.getIntOrFloatBitWidth() / 8;
+    Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, elt),
+                                        bias, indices, /*nontemporal=*/false,
+                                        llvm::MaybeAlign(bytes));
+    std::array<Value, 2> result;
+    for (int64_t e = 0; e < 2; ++e)
+      result[e] = widen(
+          vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}));
+    return result;
+  }
+  Value last = arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk),
+                                     idx(1));
+  std::array<Value, 2> result;
+  for (int64_t e = 0; e < 2; ++e) {
+    indices.back() = arith::MinSIOp::create(b, loc, addc(key, e), last);
+    result[e] = widen(memref::LoadOp::create(b, loc, bias, indices));
+  }
+  return result;
+}
+
 SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
                                           Value stage,
                                           function_ref<void()> afterScores) {
@@ -263,9 +330,32 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
   Value posA = alignValue ? add(rowA, alignValue) : addc(rowA, p.alignOffset);
   Value posB = alignValue ? add(rowB, alignValue) : addc(rowB, p.alignOffset);
   SmallVector<Value> sAcc(nTiles, zeroAcc);
-  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+  int64_t kSteps = llvm::divideCeil(p.dk, kMmaK);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
+    // Dk % 16 == 8: the last k16 step has only its low 8 columns; the high
+    // halves of its A and B fragments are zeros (never loaded).
+    bool half = kk + 1 == kSteps && p.dk % kMmaK != 0;
     for (int64_t j = 0; j < nTiles; ++j) {
       Value bFrag;
+      if (p.ldmatrix && half) {
+        // One x2 of the low halves of n8 tiles j and j + 1 (lanes 0-7 and
+        // 8-15 give their rows).
+        if (j % 2)
+          continue;
+        Value both = buildLdMatrix(
+            b, loc, kSmem,
+            smemAt(stage, addc(add(ldRow8, ldHalf), kMmaN * j),
+                   idx(kMmaK * kk)),
+            2, /*transpose=*/false);
+        for (int64_t i = 0; i < 2; ++i) {
+          Value low =
+              vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{i});
+          sAcc[j + i] = buildMmaSync(b, loc, qFrags[kk],
+                                     buildFragment(b, loc, {low, zeroPair()}),
+                                     sAcc[j + i]);
+        }
+        continue;
+      }
       if (p.ldmatrix) {
         // K is [key][d], the "col" operand: no .trans; one x4 serves n8
         // tiles j and j + 1 (bk is a multiple of 16).
@@ -283,20 +373,38 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
       }
       Value keyRow = addc(g, kMmaN * j);
       Value col = addc(t2, kMmaK * kk);
-      bFrag =
-          buildFragment(b, loc,
-                        {loadPair(kSmem, smemAt(stage, keyRow, col)),
-                         loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
+      bFrag = buildFragment(
+          b, loc,
+          {loadPair(kSmem, smemAt(stage, keyRow, col)),
+           half ? zeroPair()
+                : loadPair(kSmem, smemAt(stage, keyRow, addc(col, 8)))});
       sAcc[j] = buildMmaSync(b, loc, qFrags[kk], bFrag, sAcc[j]);
     }
   }
   for (int64_t j = 0; j < nTiles; ++j) {
     Value acc = sAcc[j];
+    // The bias of rows (g, g + 8) at keys k0 + 8j + 2t + (0, 1); one load
+    // serves both rows where the bias does not vary along the queries (a
+    // key-padding mask, [B, 1, 1, Sk]).
+    std::array<std::array<Value, 2>, 2> biasOf;
+    if (bias) {
+      for (int64_t r = 0; r < 2; ++r) {
+        if (!biasFull(3))
+          biasOf[r] = {rowBias[r], rowBias[r]};
+        else if (r == 1 && !biasFull(2))
+          biasOf[1] = biasOf[0];
+        else
+          biasOf[r] = biasPair(r == 0 ? qRowA : qRowB,
+                               add(k0, addc(t2, kMmaN * j)));
+      }
+    }
     for (int64_t r = 0; r < 2; ++r)
       for (int64_t e = 0; e < 2; ++e) {
         Value x =
             vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, e});
         x = arith::MulFOp::create(b, loc, x, scale);
+        if (bias)
+          x = arith::AddFOp::create(b, loc, x, biasOf[r][e]);
         Value visible;
         Value key;
         if (p.causal || length)
@@ -431,12 +539,24 @@ void KernelBuilder::emit() {
                                     MemRefLayoutAttrInterface(), smemSpace);
   Value one = idx(1);
   // Run-time Sq: ceil(Sq / bq) query blocks, the last one partial.
+  // Static sizes that are not multiples of 16 come as constants: their
+  // grid and alignment are constants too.
+  auto known = [](Value size, int64_t staticSize) -> std::optional<int64_t> {
+    return size ? getConstantIntValue(size) : staticSize;
+  };
+  std::optional<int64_t> knownSq = known(sizes.sq, p.sq),
+                         knownSk = known(sizes.sk, p.sk);
   Value queryBlocks;
   if (sizes.sq)
-    queryBlocks = divc(addc(sizes.sq, p.blockQ - 1), p.blockQ);
+    queryBlocks = knownSq ? idx(llvm::divideCeil(*knownSq, p.blockQ))
+                          : divc(addc(sizes.sq, p.blockQ - 1), p.blockQ);
   if (sizes.sq || sizes.sk)
-    alignValue = arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk),
-                                       sizes.sq ? sizes.sq : idx(p.sq));
+    alignValue = knownSq && knownSk
+                     ? idx(*knownSk - *knownSq)
+                     : arith::SubIOp::create(b, loc,
+                                             sizes.sk ? sizes.sk : idx(p.sk),
+                                             sizes.sq ? sizes.sq : idx(p.sq))
+                           .getResult();
   auto launch = gpu::LaunchOp::create(
       b, loc, queryBlocks ? queryBlocks : idx(p.sq / p.blockQ), idx(p.hq),
       sizes.batch ? sizes.batch : idx(p.batch), idx(p.warps * kWarpSize), one,
@@ -470,20 +590,29 @@ void KernelBuilder::emit() {
 
   // This warp's Q rows as A fragments, one per k16 step of Dk. Rows past a
   // run-time Sq read row Sq - 1 instead (their results are not stored).
-  Value qRowA = rowA, qRowB = rowB;
+  qRowA = rowA;
+  qRowB = rowB;
   if (sizes.sq) {
     Value last = arith::SubIOp::create(b, loc, sizes.sq, idx(1));
     qRowA = arith::MinSIOp::create(b, loc, rowA, last);
     qRowB = arith::MinSIOp::create(b, loc, rowB, last);
   }
-  for (int64_t kk = 0; kk < p.dk / kMmaK; ++kk) {
+  int64_t kSteps = llvm::divideCeil(p.dk, kMmaK);
+  for (int64_t kk = 0; kk < kSteps; ++kk) {
     Value lo = addc(t2, kMmaK * kk), hi = addc(lo, 8);
     auto at = [&](Value row, Value col) {
       return loadPair(q, {batchIv, headIv, row, col});
     };
+    // Columns past Dk (Dk % 16 == 8) are zeros.
+    bool half = kMmaK * (kk + 1) > p.dk;
     qFrags.push_back(buildFragment(
-        b, loc, {at(qRowA, lo), at(qRowB, lo), at(qRowA, hi), at(qRowB, hi)}));
+        b, loc,
+        {at(qRowA, lo), at(qRowB, lo), half ? zeroPair() : at(qRowA, hi),
+         half ? zeroPair() : at(qRowB, hi)}));
   }
+  if (bias && !biasFull(3))
+    for (int64_t r = 0; r < 2; ++r)
+      rowBias[r] = biasPair(r == 0 ? qRowA : qRowB, idx(0))[0];
 
   // Keys [0, hi): hi is the end of the block holding the last key any row
   // of this thread block may see (rounded up, so K/V tiles are whole). A
@@ -787,8 +916,6 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
 
   LogicalResult rewriteFlash(SdpaOp op,
                              PatternRewriter &rewriter) const override {
-    if (op.getBias())
-      return rewriter.notifyMatchFailure(op, "has a bias");
     if (op.getWindow() && *op.getWindow() != 0)
       return rewriter.notifyMatchFailure(op, "has a window");
     // The kernel aligns its causal mask bottom-right; per-row query
@@ -808,8 +935,12 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     static_cast<SdpaShape &>(p) = op.getSdpaShape();
     if (!fitsTensorCoreFlash(p.sq, p.sk, p.dk, p.dv, maxHeadDim))
       return rewriter.notifyMatchFailure(
-          op, "Sq, Sk, Dk not multiples of 16, Dv not of 8, or head dims "
-              "above max-head-dim");
+          op, "Dk or Dv not a multiple of 8, or head dims above "
+              "max-head-dim");
+    // Static Sq and Sk that are not multiples of 16 are handled as run-time
+    // ones are: a partial last query block, keys past Sk masked.
+    bool raggedQ = !ShapedType::isDynamic(p.sq) && p.sq % kMmaM != 0;
+    bool raggedK = !ShapedType::isDynamic(p.sk) && p.sk % kMmaK != 0;
     auto [bq, bk] = requestedBlocks(op);
     // The pipeline stages V as it is, which only ldmatrix.trans reads.
     int64_t stages = asyncStaging && ldmatrix ? kFlashAsyncStages : 0;
@@ -829,8 +960,8 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
     if (p.hq > 65535 || p.batch > 65535)
       return rewriter.notifyMatchFailure(op, "grid too large");
     p.warps = p.blockQ / kMmaM;
-    bool dynamicLengths =
-        ShapedType::isDynamic(p.sq) || ShapedType::isDynamic(p.sk);
+    bool dynamicLengths = ShapedType::isDynamic(p.sq) ||
+                          ShapedType::isDynamic(p.sk) || raggedQ || raggedK;
     p.alignOffset = dynamicLengths ? 0 : p.sk - p.sq;
     p.scale = op.getEffectiveScale();
     p.causal = op.getCausal();
@@ -849,6 +980,10 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
       sizes.sq = dimOf(op.getQuery(), 2);
     if (ShapedType::isDynamic(p.sk))
       sizes.sk = dimOf(op.getKey(), 2);
+    if (raggedQ)
+      sizes.sq = arith::ConstantIndexOp::create(rewriter, loc, p.sq);
+    if (raggedK)
+      sizes.sk = arith::ConstantIndexOp::create(rewriter, loc, p.sk);
     // Identity-layout buffers: bufferization copies a tensor that lives at
     // an offset inside another buffer into a fresh allocation, so every
     // operand starts at an allocation (64-byte aligned) or at an entry
@@ -864,6 +999,7 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
           k = operandBuffer(rewriter, loc, op.getKey(), bufferOf),
           v = operandBuffer(rewriter, loc, op.getValue(), bufferOf);
     Value lengths = op.getKvLengths() ? bufferOf(op.getKvLengths()) : Value();
+    Value bias = op.getBias() ? bufferOf(op.getBias()) : Value();
     // A result that is only merged back to [B, S, H, D] is written in that
     // layout: the kernel stores its rows through a transposed view (pairs
     // of Dv % 8 == 0 columns stay 4-byte aligned) and the merge goes.
@@ -893,7 +1029,8 @@ struct GpuFlashSdpaLowering : FlashPatternBase {
           rewriter, loc, out,
           AffineMapAttr::get(AffineMap::getPermutationMap(
               ArrayRef<int64_t>(kHeadPermutation), getContext())));
-    KernelBuilder(rewriter, loc, p, q, k, v, lengths, outView, sizes).emit();
+    KernelBuilder(rewriter, loc, p, q, k, v, lengths, bias, outView, sizes)
+        .emit();
     if (merge) {
       rewriter.setInsertionPoint(merge);
       rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(

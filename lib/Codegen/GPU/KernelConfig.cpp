@@ -40,7 +40,8 @@ void mlir::attn::chooseCudaFlash(const AttentionShape &a, int64_t fixedQ,
       blockK = fixedK ? fixedK : 64;
       // The sizes the kernel will really use (within its limits).
       chooseFlashBlocks(a.sq, a.sk, a.dk, a.dv, blockQ, blockK);
-      if (fixedQ || rowBlocks * (a.sq / blockQ) >= kCudaSMs)
+      int64_t queryBlocks = a.sq > 0 ? llvm::divideCeil(a.sq, blockQ) : a.sq;
+      if (fixedQ || rowBlocks * queryBlocks >= kCudaSMs)
         break;
     }
     return;

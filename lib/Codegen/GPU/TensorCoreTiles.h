@@ -22,20 +22,23 @@ constexpr int64_t kTensorCoreFlashKeys = 16;
 constexpr int64_t kTensorCoreFlashMaxHeadDim = 128;
 
 /// attn-gpu-flash-attention takes an attn.sdpa with f16 or bf16 operands and
-/// result, a dot-product score, no bias and no window, whose shape has
-/// Sq and Sk multiples of 16 or run-time sizes (negative here,
-/// ShapedType::kDynamic: the kernel masks the edge blocks), Dk of 16 (k
-/// steps of S = Q K^T), Dv of 8 (n8 tiles of O), both head dims at most
-/// `maxHeadDim`.
+/// result, a dot-product score and no window, whose shape has nonempty Sq
+/// and Sk (static ones that are not multiples of 16 are handled as run-time
+/// sizes are, negative here, ShapedType::kDynamic: the kernel masks the
+/// edge blocks), Dk a multiple of 8 (k16 steps of S = Q K^T, the last one
+/// half zeros where Dk % 16 == 8), Dv of 8 (n8 tiles of O), both head dims
+/// at most `maxHeadDim`.
 inline bool
 fitsTensorCoreFlash(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                     int64_t maxHeadDim = kTensorCoreFlashMaxHeadDim) {
-  auto fits = [](int64_t extent, int64_t unit) {
-    return extent < 0 || (extent > 0 && extent % unit == 0);
-  };
-  return fits(sq, kTensorCoreFlashRows) && fits(sk, kTensorCoreFlashKeys) &&
-         dk % 16 == 0 && dv % 8 == 0 && dk > 0 && dv > 0 && dk <= maxHeadDim &&
-         dv <= maxHeadDim;
+  return sq != 0 && sk != 0 && dk % 8 == 0 && dv % 8 == 0 && dk > 0 &&
+         dv > 0 && dk <= maxHeadDim && dv <= maxHeadDim;
+}
+
+/// The extent the flash kernel's blocks cover: a static Sq (Sk) rounded up
+/// to whole units of 16 rows (keys); run-time extents stay negative.
+inline int64_t flashBlockedExtent(int64_t extent, int64_t unit) {
+  return extent < 0 ? extent : (extent + unit - 1) / unit * unit;
 }
 
 /// The largest of `preferred`, preferred / 2, ... (multiples of `unit`,
@@ -73,7 +76,7 @@ inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv,
 }
 
 /// The flash kernel's blocks for preferred sizes `blockQ` x `blockK`: the
-/// largest dividing Sq (Sk) at most that, with at most 1024 threads (16
+/// largest dividing Sq (Sk, both rounded up to multiples of 16) at most that, with at most 1024 threads (16
 /// query rows per warp), its K/V tiles within the static shared memory, and
 /// at most 128 keys (64 when a head dim exceeds 64) so that the S
 /// accumulators (blockK / 2 registers per thread) leave room for Q and O.
@@ -81,6 +84,8 @@ inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv,
 inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                               int64_t &blockQ, int64_t &blockK,
                               int64_t stages = 0) {
+  sq = flashBlockedExtent(sq, kTensorCoreFlashRows);
+  sk = flashBlockedExtent(sk, kTensorCoreFlashKeys);
   int64_t maxRows = kMaxThreadsPerBlock / 32 * kTensorCoreFlashRows;
   blockQ = dividingBlock(blockQ < maxRows ? blockQ : maxRows,
                          kTensorCoreFlashRows, sq);

@@ -204,21 +204,25 @@ func.func @kept(%x: tensor<8x64xf32>, %w: tensor<32x64xf32>) -> tensor<8x32xf32>
 // f16 attention for the tensor-core flash kernels (attn-gpu-flash-attention)
 // for the GPU: B=4, H=16, S=1024 gives 4 * 16 * 1024 / 64 = 1024 thread blocks of
 // 4 warps, so block_q 64; Sk = 96 allows key blocks of 32. With B=1, H=2,
-// S=256, 64-row blocks would give 8 thread blocks, so 16 rows (32 blocks).
-// A bias keeps the generic one-row-per-thread blocking.
+// S=256, 64-row blocks would give 8 thread blocks, so 16 rows (32 blocks),
+// with a bias too; a window keeps the generic one-row-per-thread blocking.
 // CUDA-LABEL:  func.func @tensor_core_attention
 // CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 64, block_k = 64>}
 // CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 64, block_k = 32>}
 // CUDA:        attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 16, block_k = 64>}
-// CUDA:        attn.sdpa {{.*}} bias({{.*}}) {attn.tile = #attn.tile<block_q = 1, block_k = 64>}
+// CUDA:        attn.sdpa {{.*}} bias({{.*}}) {attn.tile = #attn.tile<block_q = 16, block_k = 64>}
+// CUDA:        attn.sdpa {{.*}} window = 8 {attn.tile = #attn.tile<block_q = 1, block_k = 64>}
 // CUDAFIXED-LABEL: func.func @tensor_core_attention
 // CUDAFIXED:     attn.sdpa {{.*}} {attn.tile = #attn.tile<block_q = 4, block_k = 16>}
 func.func @tensor_core_attention(%q: tensor<4x16x1024x64xf16>, %q96: tensor<4x16x1024x64xf16>, %k96: tensor<4x16x96x64xf16>,
                                  %s: tensor<1x2x256x64xf16>, %bias: tensor<1x1x256x256xf16>)
-    -> (tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>) {
+    -> (tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>,
+        tensor<1x2x256x64xf16>) {
   %0 = attn.sdpa %q, %q, %q causal : tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16> -> tensor<4x16x1024x64xf16>
   %1 = attn.sdpa %q96, %k96, %k96 : tensor<4x16x1024x64xf16>, tensor<4x16x96x64xf16>, tensor<4x16x96x64xf16> -> tensor<4x16x1024x64xf16>
   %2 = attn.sdpa %s, %s, %s : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
   %3 = attn.sdpa %s, %s, %s bias(%bias : tensor<1x1x256x256xf16>) : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
-  return %0, %1, %2, %3 : tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>
+  %4 = attn.sdpa %s, %s, %s window = 8 : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
+  return %0, %1, %2, %3, %4 : tensor<4x16x1024x64xf16>, tensor<4x16x1024x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>,
+      tensor<1x2x256x64xf16>
 }

@@ -10,10 +10,10 @@ def AttnGpuFlashAttention
   let summary = "Tensor-core flash attention kernels for f16/bf16 attn.sdpa (CUDA)";
   let description = [{
     Replaces each eligible `attn.sdpa` (f16 or bf16 query, key, value and
-    result; `dot` or `scaled_dot` score; optional bottom-right causal mask
-    and `kv_lengths`; no bias, no window; Sq and Sk multiples of 16 or
-    run-time sizes, static heads, Dk a multiple of 16 and Dv of 8, both at most
-    `max-head-dim`) by a `gpu.launch` that computes it flash-style on the
+    result; `dot` or `scaled_dot` score; optional bottom-right causal mask,
+    `kv_lengths` and additive `bias` (e.g. the key-padding mask of an
+    `attention_mask`); no window; any Sq and Sk, static heads, Dk and Dv
+    multiples of 8, both at most `max-head-dim`) by a `gpu.launch` that computes it flash-style on the
     tensor cores (FlashAttention-2 work split). The launch works on buffers:
     the operands are bridged with `bufferization.to_buffer` (read-only) and
     the result with `bufferization.to_tensor restrict writable` of a fresh
@@ -24,15 +24,16 @@ def AttnGpuFlashAttention
     of block-k keys the block stages K [block-k, Dk] and V transposed
     [Dv, block-k] in shared memory (rows padded by 8 elements so that the
     fragment loads of a warp hit distinct banks), then each warp computes
-    S = Q K^T with mma.sync m16n8k16 (f32 accumulation), applies scale and
-    masks, updates its running row max and sum (quad shuffles), rescales its
-    O accumulators and adds P V with mma.sync, P taken straight from the S
+    S = Q K^T with mma.sync m16n8k16 (f32 accumulation), applies scale,
+    bias (read from global memory) and masks, updates its running row max
+    and sum (quad shuffles), rescales its O accumulators and adds P V with mma.sync, P taken straight from the S
     accumulators (the accumulator layout of two n8 tiles is the A-operand
     layout of one k16 step). Key blocks after the last key the causal mask
     or kv_lengths leaves visible to the query block are not visited.
     Run-time batch, Sq and Sk (`?`, read off Q and K on the host): the grid
     is (ceil(Sq / block-q), Hq, B), Q rows past Sq are read clamped and not
     stored, K and V rows past Sk are staged as zeros and their keys masked.
+    Static Sq and Sk that are not multiples of 16 take the same path.
     Everything else is left to attn-flash-attention.
   }];
   let options = [

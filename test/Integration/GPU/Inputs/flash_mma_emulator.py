@@ -69,7 +69,56 @@ CASES = [
      4, 2, 64, 64, 32, 16, True, None, "bshd"),
     ("bf16 packed QKV H=2 S=48 D=32", "bf16", 1, 2, 2, 48, 48, 32, 32,
      False, [40], "packed"),
+    # An additive score bias (attn.sdpa's bias, attn.mha's score_bias),
+    # added to the scaled scores: a key-padding mask [B, 1, 1, Sk] of 0 and
+    # -inf (padded keys; batch row 1 pads its last 3/8, so its padded query
+    # rows still see its first keys), the same with the element type's
+    # lowest finite value (transformers' (1 - mask) * finfo.min), a full
+    # [B, Hq, Sq, Sk] bias, a per-row [1, Hq, Sq, 1] one (loaded once per
+    # kernel) and [1, Hq, 1, Sk]; with causal, kv_lengths and GQA.
+    ("f16 key-padding bias -inf B=2 H=2 S=64 D=32", "f16", 2, 2, 2, 64, 64,
+     32, 32, False, None, "bhsd", "keypad-inf"),
+    ("bf16 key-padding bias finfo.min B=2 H=2 S=64 D=32", "bf16", 2, 2, 2,
+     64, 64, 32, 32, False, None, "bhsd", "keypad-min"),
+    ("f16 key-padding bias finfo.min [B,S,H,D] B=2 H=2 S=64 D=64", "f16", 2,
+     2, 2, 64, 64, 64, 64, False, None, "bshd", "keypad-min"),
+    ("f16 full bias causal GQA Hq=4 Hkv=2 Sq=32 Sk=96 D=32", "f16", 1, 4, 2,
+     32, 96, 32, 32, True, None, "bhsd", "full"),
+    ("bf16 full bias kv_lengths B=2 S=48 Dk=16 Dv=24", "bf16", 2, 2, 2, 48,
+     48, 16, 24, False, [30, 48], "bhsd", "full"),
+    ("f16 per-row bias [1,H,Sq,1] H=2 S=32 D=16", "f16", 1, 2, 2, 32, 32, 16,
+     16, False, None, "bhsd", "rows"),
+    ("bf16 per-head key bias [1,H,1,Sk] H=2 Sq=64 Sk=128 D=32", "bf16", 1, 2,
+     1, 64, 128, 32, 32, True, None, "bhsd", "head-keys"),
+    # Static Sq and Sk that are not multiples of 16 (the 8-token ONNX
+    # exports), run like run-time sizes: a partial query block, keys past Sk
+    # staged as zeros and masked; with a key-padding mask, a full bias and
+    # causal.
+    ("f16 Sq=Sk=8 key-padding bias finfo.min B=2 H=2 D=16", "f16", 2, 2, 2,
+     8, 8, 16, 16, False, None, "bshd", "keypad-min"),
+    ("bf16 causal Sq=24 Sk=40 full bias GQA Hq=4 Hkv=2 D=32", "bf16", 1, 4,
+     2, 24, 40, 32, 32, True, None, "bhsd", "full"),
+    ("f16 Sq=40 Sk=8 D=16", "f16", 1, 1, 1, 40, 8, 16, 16, False, None),
+    # Dk % 16 == 8 (the test checkpoints' head dim 8): the last k16 step of
+    # S = Q K^T has zeros in the high halves of its fragments.
+    ("f16 key-padding bias -inf B=2 H=4 S=16 D=8 [B,S,H,D]", "f16", 2, 4, 4,
+     16, 16, 8, 8, False, None, "bshd", "keypad-inf"),
+    ("bf16 causal GQA Hq=4 Hkv=2 S=16 D=8", "bf16", 1, 4, 2, 16, 16, 8, 8,
+     True, None),
+    ("f16 causal Sq=40 Sk=72 Dk=24 Dv=16", "f16", 1, 2, 2, 40, 72, 24, 16,
+     True, None),
 ]
+
+# Broadcast shape of each bias kind ([B, Hq, Sq, Sk] dims kept: 1 where
+# broadcast).
+BIAS_DIMS = {"keypad-inf": (1, 0, 0, 1), "keypad-min": (1, 0, 0, 1),
+             "full": (1, 1, 1, 1), "rows": (0, 1, 1, 0),
+             "head-keys": (0, 1, 0, 1)}
+
+
+def bias_shape(kind, b, hq, sq, sk):
+    return tuple(n if keep else 1
+                 for n, keep in zip((b, hq, sq, sk), BIAS_DIMS[kind]))
 
 
 def layout_ir(elem, b, hq, hkv, sq, sk, dk, dv, layout):
@@ -110,13 +159,18 @@ def layout_ir(elem, b, hq, hkv, sq, sk, dk, dv, layout):
 
 
 def case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
-            layout="bhsd"):
+            layout="bhsd", bias=None):
     q = f"tensor<{b}x{hq}x{sq}x{dk}x{elem}>"
     k = f"tensor<{b}x{hkv}x{sk}x{dk}x{elem}>"
     v = f"tensor<{b}x{hkv}x{sk}x{dv}x{elem}>"
     o = f"tensor<{b}x{hq}x{sq}x{dv}x{elem}>"
     args, ir, ret = layout_ir(elem, b, hq, hkv, sq, sk, dk, dv, layout)
     attrs = ""
+    if bias is not None:
+        bt = ("tensor<" + "x".join(map(str, bias_shape(bias, b, hq, sq, sk)))
+              + f"x{elem}>")
+        args += f", %bias: {bt}"
+        attrs += f" bias(%bias : {bt})"
     if lengths is not None:
         args += f", %len: tensor<{b}xi32>"
         attrs += f" kv_lengths(%len : tensor<{b}xi32>)"
@@ -141,10 +195,11 @@ def to_f64(x, elem):
 def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     name, elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths = case[:11]
     layout = case[11] if len(case) > 11 else "bhsd"
+    bias_kind = case[12] if len(case) > 12 else None
     path = os.path.join(workdir, "case.mlir")
     with open(path, "w") as f:
         f.write(case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
-                        layout))
+                        layout, bias_kind))
     opts = "{" + pass_options + "}" if pass_options else ""
     out = subprocess.run(
         [attn_opt, path, "--pass-pipeline=builtin.module(func.func("
@@ -173,6 +228,23 @@ def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
             [bshd(x).reshape(b, sq, -1) for x in (q, k, v)], axis=2)]
     else:
         inputs = [q, k, v]
+    bias = None
+    if bias_kind is not None:
+        shape = bias_shape(bias_kind, b, hq, sq, sk)
+        if bias_kind.startswith("keypad"):
+            # Row r pads its last r * (3 Sk / 8) keys (row 0 none).
+            low = -np.inf if bias_kind == "keypad-inf" else (
+                -65504.0 if elem == "f16" else
+                float(bf16_bits_to_f64(np.array([0xff7f], np.uint16))[0]))
+            x = np.zeros(shape, np.float32)
+            for r in range(b):
+                if r:
+                    x[r, ..., sk - r * (3 * sk // 8):] = low
+        else:
+            x = (2.0 * rng.standard_normal(shape)).astype(np.float32)
+        bias = f32_to_bf16_bits(x) if elem == "bf16" else x.astype(
+            np.float16)
+        inputs.append(bias)
     if lengths is not None:
         inputs.append(np.array(lengths, np.int32))
     emu = Emulator(mutate)
@@ -180,6 +252,7 @@ def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     assert (result.writes == 1).all(), "output elements not written once"
     got = to_f64(result.a, elem)
     ref = attn_ref.sdpa(to_f64(q, elem), to_f64(k, elem), to_f64(v, elem),
+                        bias=None if bias is None else to_f64(bias, elem),
                         kv_lengths=lengths, causal=causal)
     if layout != "bhsd":
         ref = ref.transpose(0, 2, 1, 3)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every matmul of an f16/bf16 model runs on the tensor cores.
+"""Checks that every matmul and attention of an f16/bf16 model runs on the
+tensor cores.
 
     tensor_core_coverage.py --attn-opt PATH [--pipeline-options OPTS] \\
         NAME=MODEL.mlir ...
@@ -15,11 +16,19 @@ and counts in the IR before and after that pass:
   - f32 copies of weights: extf-only generics that widen a rank-2 function
     argument (a weight matrix: activations are [B, S, D]) into f32.
 
-Prints `NAME: M matmuls, T on tensor cores (K tensor-core kernels), W f32
-weight copies` per model,
-followed by one `  missed: A x B -> C` line per contraction left; fails
-(status 1) unless every matmul of every model was taken and no weight is
-widened.
+and, in the same run, the attention: the attn.sdpa ops that reach
+attn-gpu-flash-attention (attn.mha is decomposed before it on CUDA) and
+those it leaves to the generic flash loops (SIMT kernels), printed before
+and after it (--mlir-print-ir-before/after); the tensor-core flash kernels
+are the gpu.launch ops it emitted that multiply with mma.sync.
+
+Prints `NAME: M matmuls, T on tensor cores (K tensor-core kernels, W on
+wgmma), A attentions, F on tensor cores (L mma.sync flash kernels), C f32
+weight copies` per model, followed by one `  missed: A x B -> C` line per
+contraction left and one `  missed attention: ...` line per attn.sdpa left
+(its operands, masks and types); fails (status 1) unless every matmul and
+every attention of every model was taken (one mma.sync kernel each) and no
+weight is widened.
 """
 
 import argparse
@@ -80,6 +89,35 @@ def run(cmd):
                           text=True).stdout
 
 
+FLASH_PASS = "attn-gpu-flash-attention"
+DUMP = re.compile(r"^// -----// IR Dump (Before|After) .*?\((\S+)\)",
+                  re.M)
+
+
+def flash_dumps(log):
+    """The IR printed before and after attn-gpu-flash-attention (one dump
+    per function each), as two strings."""
+    parts = {"Before": [], "After": []}
+    marks = list(DUMP.finditer(log))
+    for i, m in enumerate(marks):
+        if m.group(2) != FLASH_PASS:
+            continue
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(log)
+        parts[m.group(1)].append(log[m.end():end])
+    return "\n".join(parts["Before"]), "\n".join(parts["After"])
+
+
+def sdpa_ops(ir):
+    return [line.strip() for line in ir.splitlines()
+            if re.search(r"= attn\.sdpa ", line)]
+
+
+def mma_launches(ir):
+    return sum(any(mma in launch.split("gpu.terminator", 1)[0]
+                   for mma in ("nvgpu.mma.sync", "nvvm.mma.sync"))
+               for launch in ir.split("gpu.launch ")[1:])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--attn-opt", required=True)
@@ -89,8 +127,17 @@ def main():
     failed = False
     for spec in args.models:
         name, path = spec.split("=", 1)
-        before = run([args.attn_opt, path, "--attn-to-cuda="
-                      + args.pipeline_options + " stop-after=bufferized"])
+        done = subprocess.run(
+            [args.attn_opt, path, "--attn-to-cuda=" + args.pipeline_options
+             + " stop-after=bufferized", "--mlir-disable-threading",
+             "--mlir-print-ir-before=" + FLASH_PASS,
+             "--mlir-print-ir-after=" + FLASH_PASS],
+            check=True, capture_output=True, text=True)
+        before = done.stdout
+        pre_flash, post_flash = flash_dumps(done.stderr)
+        attention = sdpa_ops(pre_flash)
+        left_attention = sdpa_ops(post_flash)
+        flash_kernels = mma_launches(post_flash)
         # As attn-to-cuda runs it: wgmma on sm_90a.
         wgmma = "chip=sm_90a" in args.pipeline_options and \
             "wgmma=false" not in args.pipeline_options
@@ -102,14 +149,20 @@ def main():
         copies = weight_copies(after)
         taken = len(total) - len(left)
         count, on_wgmma = kernels(after)
+        attention_taken = len(attention) - len(left_attention)
         print(f"{name}: {len(total)} matmuls, {taken} on tensor cores "
               f"({count} tensor-core kernels, {on_wgmma} on wgmma), "
+              f"{len(attention)} attentions, {attention_taken} on tensor "
+              f"cores ({flash_kernels} mma.sync flash kernels), "
               f"{len(copies)} f32 weight copies")
         for a, b, c in left:
             print(f"  missed: {a} x {b} -> {c}")
+        for op in left_attention:
+            print(f"  missed attention: {op}")
         for w in copies:
             print(f"  widened weight: {w}")
-        if left or copies or not total:
+        if left or copies or not total or not attention or left_attention or \
+                flash_kernels != len(attention):
             failed = True
     sys.exit(1 if failed else 0)
 
