@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the small single-op ONNX models the importer's op tests run
 (test/ONNX/ops.test, test/ONNX/check_ops.py), with onnxruntime's outputs as
-the references.
+the references (ONNX's reference evaluator's where a case says so).
 
     /path/to/venv/bin/python scripts/gen_onnx_op_models.py [OUTDIR]
 
@@ -27,6 +27,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "test", "ONNX", "Ops")
@@ -54,7 +55,7 @@ def cast_i64(src, dst):
 
 class Case:
     def __init__(self, name, opset, inputs, nodes, outputs, consts=(),
-                 microsoft=False):
+                 microsoft=False, onnx_reference=False):
         """inputs: {name: array}; nodes: NodeProtos (names set here);
         outputs: [name]; consts: NodeProtos of Constant inputs."""
         self.name, self.opset = name, opset
@@ -63,6 +64,9 @@ class Case:
         # ONNX Runtime's contrib ops: com.microsoft imported, and no ONNX
         # checker or shape inference (they do not know these ops).
         self.microsoft = microsoft
+        # ONNX's own reference evaluator instead, where onnxruntime does not
+        # implement what the spec allows (caches broadcast over the batch).
+        self.onnx_reference = onnx_reference
 
 
 def build(case, folded, shapes=None):
@@ -355,6 +359,61 @@ def cases():
                 const("ax0", np.array([0], np.int64)),
                 const("two", np.array(2, np.int64)),
                 const("n1", np.array([24], np.int64))]))
+
+    # Gather with run-time indices from a computed tensor (the TorchScript
+    # exporter's mask[batch_idx, kv_idx]: a flattened bool mask gathered at
+    # batch * S + kv): along axis 0 and 1, negative indices, a scalar index.
+    out.append(Case("gather_runtime", 13, {
+        "x": f32(3, 4), "idx": np.array([[0, -1, 2], [3, -4, 1]], np.int64),
+        "idx0": np.array([2, -3, 1, -1], np.int64), "s1": np.array([-2], np.int64),
+        "m": (RNG.random((2, 5)) < 0.5).astype(np.int64),
+        "b5": np.arange(2, dtype=np.int64).reshape(2, 1, 1, 1)}, [
+        helper.make_node("Abs", ["x"], ["ax"]),
+        helper.make_node("Gather", ["ax", "idx"], ["axis1"], axis=1),
+        helper.make_node("Gather", ["ax", "idx0"], ["axis0"]),
+        helper.make_node("Squeeze", ["s1", "ax0"], ["s"]),
+        helper.make_node("Gather", ["ax", "s"], ["scalar"], axis=-1),
+        helper.make_node("Cast", ["m"], ["mb"], to=B),
+        helper.make_node("Flatten", ["mb"], ["flat"], axis=2),
+        helper.make_node("Mul", ["b5", "five"], ["rowstart"]),
+        helper.make_node("Add", ["rowstart", "kv"], ["pos"]),
+        helper.make_node("Gather", ["flat", "pos"], ["picked"]),
+        cast_i64("picked", "mask"),
+    ], ["axis1", "axis0", "scalar", "mask"],
+        consts=[const("ax0", np.array([0], np.int64)),
+                const("five", np.array(5, np.int64)),
+                const("kv", np.arange(5, dtype=np.int64).reshape(1, 1, 1, 5))]))
+
+    # RotaryEmbedding-23 with caches that broadcast over the batch, as
+    # torch.onnx writes them: [1, S, R / 2], computed in the graph from the
+    # positions; and over the sequence, as the spec's numpy reference does. (onnxruntime 1.32 rejects this form: the references come
+    # from ONNX's reference evaluator.)
+    xr = f32(2, 3, 5, 8, scale=1.0)
+    freqs = (10000.0 ** (-np.arange(4) / 4)).astype(np.float32)
+    freqs2 = (10000.0 ** (-np.arange(2) / 2)).astype(np.float32)
+    out.append(Case("rotary_bcast", 23, {"x": xr, "pos": np.arange(5, dtype=np.float32).reshape(1, 5, 1),
+                                         "x3": f32(2, 5, 24, scale=1.0)}, [
+        helper.make_node("Mul", ["pos", "freqs"], ["ang"]),
+        helper.make_node("Cos", ["ang"], ["cos"]),
+        helper.make_node("Sin", ["ang"], ["sin"]),
+        helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["halves"]),
+        helper.make_node("Mul", ["pos", "freqs2"], ["ang2"]),
+        helper.make_node("Cos", ["ang2"], ["cos2"]),
+        helper.make_node("Sin", ["ang2"], ["sin2"]),
+        helper.make_node("RotaryEmbedding", ["x", "cos2", "sin2"], ["pairs"],
+                         interleaved=1, rotary_embedding_dim=4),
+        helper.make_node("RotaryEmbedding", ["x3", "cos", "sin"], ["three_d"],
+                         num_heads=3),
+        # One position for every token: [1, 1, R / 2].
+        helper.make_node("Slice", ["cos", "s2", "s3", "ax1"], ["cos_one"]),
+        helper.make_node("Slice", ["sin", "s2", "s3", "ax1"], ["sin_one"]),
+        helper.make_node("RotaryEmbedding", ["x", "cos_one", "sin_one"], ["one_pos"]),
+    ], ["halves", "pairs", "three_d", "one_pos"],
+        consts=[const("freqs", freqs), const("freqs2", freqs2),
+                const("s2", np.array([2], np.int64)), const("s3", np.array([3], np.int64)),
+                const("ax1", np.array([1], np.int64))],
+        onnx_reference=True))
+
     return out
 
 
@@ -362,9 +421,12 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for case in cases():
         model = build(case, folded=False)
-        sess = ort.InferenceSession(model.SerializeToString(),
-                                    providers=["CPUExecutionProvider"])
-        refs = sess.run(case.outputs, case.inputs)
+        if case.onnx_reference:
+            refs = ReferenceEvaluator(model).run(case.outputs, case.inputs)
+        else:
+            sess = ort.InferenceSession(model.SerializeToString(),
+                                        providers=["CPUExecutionProvider"])
+            refs = sess.run(case.outputs, case.inputs)
         shapes = {o: r.shape for o, r in zip(case.outputs, refs)}
         model = build(case, folded=False, shapes=shapes)
         if not case.microsoft:

@@ -30,7 +30,7 @@ OPS = os.path.join(HERE, "Ops")
 # Compute ops (GELU, matmuls, norms) are not evaluated on the host: their
 # folded variants still run them, on materialized constants.
 NOT_FOLDED = {"gelu", "einsum", "layernorm_stash", "rmsnorm", "ms_norms",
-              "attention", "rotary"}
+              "attention", "rotary", "rotary_bcast"}
 TOL = 1e-5
 
 

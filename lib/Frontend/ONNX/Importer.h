@@ -304,6 +304,8 @@ public:
                    const Twine &what);
   Error importSplit(StringRef op, ArrayRef<int64_t> shape);
   Error importGather(StringRef op, ArrayRef<int64_t> shape);
+  /// Gather with indices known only at run time.
+  Error importRuntimeGather(int64_t axis, ArrayRef<int64_t> shape);
   Error importConcat();
   Expected<Value> importTranspose(StringRef op, ArrayRef<Value> in);
   Expected<Value> importSoftmax(StringRef op, ArrayRef<Value> in);

@@ -154,7 +154,8 @@ Error Importer::importAttention() {
 Error Importer::importRotaryEmbedding() {
   // X: [B, H, S, D], or [B, S, H * D] split by num_heads; the caches hold
   // cos/sin of each position and frequency: [positions, R / 2] indexed by
-  // position_ids [B, S], or [B, S, R / 2] without ids. The first R (the
+  // position_ids [B, S], or [B, S, R / 2] without ids (B and S may be 1 and
+  // broadcast). The first R (the
   // rotary_embedding_dim, all of D by default) elements of each head rotate,
   // as halves or interleaved pairs; the rest pass through.
   auto xOr = input(0), cosOr = input(1), sinOr = input(2);
@@ -208,10 +209,13 @@ Error Importer::importRotaryEmbedding() {
     if (cd.size() != 2 || cd[1] != r / 2)
       return fail("with position_ids the caches must be [positions, " +
                   Twine(r / 2) + "]");
-  } else if (cd.size() != 3 || cd[0] != shape4[0] || cd[1] != shape4[seqAxis] ||
-             cd[2] != r / 2) {
+  } else if (cd.size() != 3 || (cd[0] != 1 && cd[0] != shape4[0]) ||
+             (cd[1] != 1 && cd[1] != shape4[seqAxis]) || cd[2] != r / 2) {
+    // The caches broadcast over batch and sequence as in numpy (torch.onnx
+    // computes them once for the batch: [1, sequence, R / 2]).
     return fail("without position_ids the caches must be [batch, sequence, " +
-                Twine(r / 2) + "]");
+                Twine(r / 2) + "] (batch and sequence may be 1), not " +
+                shapeText(cd));
   }
   if (dimsOf(sinCache) != cd)
     return fail("the cos and sin caches differ in shape");
@@ -258,7 +262,8 @@ Error Importer::importRotaryEmbedding() {
           at = {arith::IndexCastOp::create(nb, nl, nb.getIndexType(), pos),
                 freq};
         } else {
-          at = {bi, si, freq};
+          // A cache axis of size 1 broadcasts (when the input's is not 1).
+          at = {cd[0] == 1 ? cst(0) : bi, cd[1] == 1 ? cst(0) : si, freq};
         }
         Value c = tensor::ExtractOp::create(nb, nl, cosCache, at);
         Value s = tensor::ExtractOp::create(nb, nl, sinCache, at);

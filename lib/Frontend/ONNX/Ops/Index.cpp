@@ -11,6 +11,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -192,8 +193,7 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
     return Error::success();
   }
   if (!indices)
-    return fail("gathering from a computed tensor with run-time indices is "
-                "not supported");
+    return importRuntimeGather(*axis, shape);
   auto x = input(0);
   if (!x)
     return x.takeError();
@@ -250,6 +250,100 @@ Error Importer::importGather(StringRef op, ArrayRef<int64_t> shape) {
   outShape.append(indices->shape.begin(), indices->shape.end());
   outShape.append(shape.begin() + *axis + 1, shape.end());
   setOutput(0, reshapeTo(gathered, outShape));
+  return Error::success();
+}
+
+Error Importer::importRuntimeGather(int64_t axis, ArrayRef<int64_t> shape) {
+  // Indices known only at run time (the TorchScript exporter's
+  // `mask[batch_idx, kv_idx]` gathers from the flattened mask at
+  // `batch * S + kv`): an element-wise read at each index. ONNX makes an
+  // index outside [-extent, extent) an error: the run stops with one, and
+  // reads are clamped into the axis so none touches memory out of bounds.
+  auto x = input(0), ids = input(1);
+  if (!x)
+    return x.takeError();
+  if (!ids)
+    return ids.takeError();
+  Type idElem = typeOf(*ids).getElementType();
+  if (!idElem.isInteger(64) && !idElem.isInteger(32))
+    return fail("indices must be int32 or int64");
+  SmallVector<int64_t> idShape = dimsOf(*ids);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t q = static_cast<int64_t>(idShape.size());
+  SmallVector<int64_t> outShape(shape.begin(), shape.begin() + axis);
+  outShape.append(idShape.begin(), idShape.end());
+  outShape.append(shape.begin() + axis + 1, shape.end());
+  int64_t outRank = static_cast<int64_t>(outShape.size());
+  Value extent = indexValue(shape[axis]);
+  // The index counted from the start, and whether it lies in range.
+  auto normalize = [&](OpBuilder &nb, Location nl,
+                       Value raw) -> std::pair<Value, Value> {
+    Value i = arith::IndexCastOp::create(nb, nl, nb.getIndexType(), raw);
+    Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+    Value neg =
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, zero);
+    i = arith::SelectOp::create(nb, nl, neg,
+                                arith::AddIOp::create(nb, nl, i, extent), i);
+    Value ok = arith::AndIOp::create(
+        nb, nl,
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, i, zero),
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, extent));
+    return {i, ok};
+  };
+  // All indices in range: an and-reduction to one flag, asserted.
+  Type i1 = b.getI1Type();
+  Value allTrue =
+      fill({}, arith::ConstantOp::create(b, loc, i1, b.getBoolAttr(true)));
+  SmallVector<AffineMap> checkMaps{
+      b.getMultiDimIdentityMap(q),
+      AffineMap::get(q, 0, ArrayRef<AffineExpr>{}, b.getContext())};
+  SmallVector<utils::IteratorType> checkIters(q,
+                                              utils::IteratorType::reduction);
+  Value inRange =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{tensorType({}, i1)}, ValueRange{*ids},
+          ValueRange{allTrue}, checkMaps, checkIters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value ok = normalize(nb, nl, a[0]).second;
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AndIOp::create(nb, nl, ok, a[1])});
+          })
+          .getResult(0);
+  cf::AssertOp::create(
+      b, loc, tensor::ExtractOp::create(b, loc, inRange, ValueRange{}),
+      "^ " + nodeName(*current) + ": an index lies outside [-" +
+          syms.str(shape[axis]) + ", " + syms.str(shape[axis]) + ")");
+  // The gather: output position (pre, j, post) reads x[pre, ids[j], post].
+  SmallVector<AffineExpr> idExprs;
+  for (int64_t d = 0; d < q; ++d)
+    idExprs.push_back(b.getAffineDimExpr(axis + d));
+  SmallVector<AffineMap> maps{
+      AffineMap::get(outRank, 0, idExprs, b.getContext()),
+      b.getMultiDimIdentityMap(outRank)};
+  SmallVector<utils::IteratorType> iters(outRank,
+                                         utils::IteratorType::parallel);
+  Type elem = typeOf(*x).getElementType();
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{tensorType(outShape, elem)}, ValueRange{*ids},
+          ValueRange{empty(outShape, elem)}, maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            auto [i, ok] = normalize(nb, nl, a[0]);
+            i = arith::SelectOp::create(
+                nb, nl, ok, i, arith::ConstantIndexOp::create(nb, nl, 0));
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank; ++d) {
+              if (d == axis)
+                at.push_back(i);
+              else
+                at.push_back(
+                    linalg::IndexOp::create(nb, nl, d < axis ? d : d + q - 1));
+            }
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{tensor::ExtractOp::create(nb, nl, *x, at)});
+          })
+          .getResult(0);
+  setOutput(0, record(out, outShape));
   return Error::success();
 }
 
