@@ -134,7 +134,9 @@ long fake_cuda_tensor_map_encodes(void) { return fake().tensorMapEncodes; }
 
 CUresult cuGetErrorName(CUresult r, const char **name) {
 #define FAKE_NAME(e)                                                           \
-  { e, #e }
+  {                                                                            \
+    e, #e                                                                      \
+  }
   static const struct {
     CUresult code;
     const char *name;

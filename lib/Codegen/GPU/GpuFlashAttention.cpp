@@ -79,8 +79,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -285,17 +285,17 @@ std::array<Value, 2> KernelBuilder::biasPair(Value row, Value key) {
     // load.
     indices.back() = key;
     int64_t bytes = 2 * elt.getIntOrFloatBitWidth() / 8;
-    Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, elt),
-                                        bias, indices, /*nontemporal=*/false,
-                                        llvm::MaybeAlign(bytes));
+    Value pair =
+        vector::LoadOp::create(b, loc, VectorType::get({2}, elt), bias, indices,
+                               /*nontemporal=*/false, llvm::MaybeAlign(bytes));
     std::array<Value, 2> result;
     for (int64_t e = 0; e < 2; ++e)
-      result[e] = widen(
-          vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}));
+      result[e] =
+          widen(vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{e}));
     return result;
   }
-  Value last = arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk),
-                                     idx(1));
+  Value last =
+      arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk), idx(1));
   std::array<Value, 2> result;
   for (int64_t e = 0; e < 2; ++e) {
     indices.back() = arith::MinSIOp::create(b, loc, addc(key, e), last);
@@ -342,11 +342,11 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
         // 8-15 give their rows).
         if (j % 2)
           continue;
-        Value both = buildLdMatrix(
-            b, loc, kSmem,
-            smemAt(stage, addc(add(ldRow8, ldHalf), kMmaN * j),
-                   idx(kMmaK * kk)),
-            2, /*transpose=*/false);
+        Value both =
+            buildLdMatrix(b, loc, kSmem,
+                          smemAt(stage, addc(add(ldRow8, ldHalf), kMmaN * j),
+                                 idx(kMmaK * kk)),
+                          2, /*transpose=*/false);
         for (int64_t i = 0; i < 2; ++i) {
           Value low =
               vector::ExtractOp::create(b, loc, both, ArrayRef<int64_t>{i});
@@ -394,8 +394,8 @@ SmallVector<Value> KernelBuilder::keyStep(Value k0, ValueRange state,
         else if (r == 1 && !biasFull(2))
           biasOf[1] = biasOf[0];
         else
-          biasOf[r] = biasPair(r == 0 ? qRowA : qRowB,
-                               add(k0, addc(t2, kMmaN * j)));
+          biasOf[r] =
+              biasPair(r == 0 ? qRowA : qRowB, add(k0, addc(t2, kMmaN * j)));
       }
     }
     for (int64_t r = 0; r < 2; ++r)
@@ -551,12 +551,12 @@ void KernelBuilder::emit() {
     queryBlocks = knownSq ? idx(llvm::divideCeil(*knownSq, p.blockQ))
                           : divc(addc(sizes.sq, p.blockQ - 1), p.blockQ);
   if (sizes.sq || sizes.sk)
-    alignValue = knownSq && knownSk
-                     ? idx(*knownSk - *knownSq)
-                     : arith::SubIOp::create(b, loc,
-                                             sizes.sk ? sizes.sk : idx(p.sk),
-                                             sizes.sq ? sizes.sq : idx(p.sq))
-                           .getResult();
+    alignValue =
+        knownSq && knownSk
+            ? idx(*knownSk - *knownSq)
+            : arith::SubIOp::create(b, loc, sizes.sk ? sizes.sk : idx(p.sk),
+                                    sizes.sq ? sizes.sq : idx(p.sq))
+                  .getResult();
   auto launch = gpu::LaunchOp::create(
       b, loc, queryBlocks ? queryBlocks : idx(p.sq / p.blockQ), idx(p.hq),
       sizes.batch ? sizes.batch : idx(p.batch), idx(p.warps * kWarpSize), one,
@@ -605,10 +605,10 @@ void KernelBuilder::emit() {
     };
     // Columns past Dk (Dk % 16 == 8) are zeros.
     bool half = kMmaK * (kk + 1) > p.dk;
-    qFrags.push_back(buildFragment(
-        b, loc,
-        {at(qRowA, lo), at(qRowB, lo), half ? zeroPair() : at(qRowA, hi),
-         half ? zeroPair() : at(qRowB, hi)}));
+    qFrags.push_back(buildFragment(b, loc,
+                                   {at(qRowA, lo), at(qRowB, lo),
+                                    half ? zeroPair() : at(qRowA, hi),
+                                    half ? zeroPair() : at(qRowB, hi)}));
   }
   if (bias && !biasFull(3))
     for (int64_t r = 0; r < 2; ++r)

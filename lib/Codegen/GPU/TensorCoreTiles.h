@@ -31,8 +31,8 @@ constexpr int64_t kTensorCoreFlashMaxHeadDim = 128;
 inline bool
 fitsTensorCoreFlash(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                     int64_t maxHeadDim = kTensorCoreFlashMaxHeadDim) {
-  return sq != 0 && sk != 0 && dk % 8 == 0 && dv % 8 == 0 && dk > 0 &&
-         dv > 0 && dk <= maxHeadDim && dv <= maxHeadDim;
+  return sq != 0 && sk != 0 && dk % 8 == 0 && dv % 8 == 0 && dk > 0 && dv > 0 &&
+         dk <= maxHeadDim && dv <= maxHeadDim;
 }
 
 /// The extent the flash kernel's blocks cover: a static Sq (Sk) rounded up
@@ -76,11 +76,11 @@ inline int64_t flashSharedBytes(int64_t blockK, int64_t dk, int64_t dv,
 }
 
 /// The flash kernel's blocks for preferred sizes `blockQ` x `blockK`: the
-/// largest dividing Sq (Sk, both rounded up to multiples of 16) at most that, with at most 1024 threads (16
-/// query rows per warp), its K/V tiles within the static shared memory, and
-/// at most 128 keys (64 when a head dim exceeds 64) so that the S
-/// accumulators (blockK / 2 registers per thread) leave room for Q and O.
-/// Assumes fitsTensorCoreFlash.
+/// largest dividing Sq (Sk, both rounded up to multiples of 16) at most that,
+/// with at most 1024 threads (16 query rows per warp), its K/V tiles within the
+/// static shared memory, and at most 128 keys (64 when a head dim exceeds 64)
+/// so that the S accumulators (blockK / 2 registers per thread) leave room for
+/// Q and O. Assumes fitsTensorCoreFlash.
 inline void chooseFlashBlocks(int64_t sq, int64_t sk, int64_t dk, int64_t dv,
                               int64_t &blockQ, int64_t &blockK,
                               int64_t stages = 0) {
