@@ -613,22 +613,10 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
                          ArrayRef<const HostTensor *> inputs,
                          FoldResult &result, std::string &error) {
   StringRef op = node.op_type();
-  auto in = [&](size_t i) -> const HostTensor * {
-    return i < inputs.size() ? inputs[i] : nullptr;
-  };
-  auto done = [&](HostTensor t) {
-    result.folded = true;
-    result.outputs.push_back(std::move(t));
-    return true;
-  };
-  auto need = [&](size_t count) {
-    for (size_t i = 0; i < count; ++i)
-      if (!in(i)) {
-        error = "input " + std::to_string(i) + " is missing";
-        return false;
-      }
-    return true;
-  };
+  fold::FoldArgs args{inputs, result, error};
+  auto in = [&](size_t i) { return args.in(i); };
+  auto done = [&](HostTensor t) { return args.done(std::move(t)); };
+  auto need = [&](size_t count) { return args.need(count); };
 
   if (op == "Identity" || op == "Dropout") {
     if (!need(1))

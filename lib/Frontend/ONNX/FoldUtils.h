@@ -24,6 +24,31 @@ bool foldTransformerOps(const onnx::NodeProto &node, int opset,
                         FoldResult &result, std::string &error);
 
 namespace fold {
+/// One host fold's inputs and results, with what every folder starts with:
+/// an input or null, the result, and the check that inputs are present.
+struct FoldArgs {
+  llvm::ArrayRef<const HostTensor *> inputs;
+  FoldResult &result;
+  std::string &error;
+
+  const HostTensor *in(size_t i) const {
+    return i < inputs.size() ? inputs[i] : nullptr;
+  }
+  bool done(HostTensor t) {
+    result.folded = true;
+    result.outputs.push_back(std::move(t));
+    return true;
+  }
+  bool need(size_t count) {
+    for (size_t i = 0; i < count; ++i)
+      if (!in(i)) {
+        error = "input " + std::to_string(i) + " is missing";
+        return false;
+      }
+    return true;
+  }
+};
+
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 /// The flat index into `in` (broadcast to `out`) of each flat index of out.
