@@ -345,6 +345,8 @@ static void addCudaMapStage(OpPassManager &pm) {
   // one thread.
   addNested(pm, attn::createAttnGpuRowKernels());
   addNested(pm, createForallToParallelLoopPass());
+  // Strided host copies as kernels: gpu.memcpy copies one contiguous range.
+  addNested(pm, attn::createAttnGpuCopyKernels());
   addNested(pm, createConvertLinalgToParallelLoopsPass());
   addNested(pm, attn::createAttnGpuTileParallelLoops());
   addNested(pm, createGpuMapParallelLoopsPass());

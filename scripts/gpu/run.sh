@@ -10,7 +10,8 @@ usage: scripts/gpu/run.sh [--dry] [--bundle DIR] [--out DIR] [--time S]
 
 On the GPU machine (H100/H200, CUDA driver, compute-sanitizer, python3 with
 torch and transformers; no MLIR, no network), in the repository root with
-the bundle folder (scripts/gpu/bundle.sh) carried beside it:
+the bundle (scripts/gpu/bundle.sh) carried beside it as gpu-bundle.tar.gz
+(unpacked on first use):
 
   scripts/gpu/run.sh
 
@@ -32,7 +33,8 @@ options:
                    every launch validated, nothing executed), the f32 small
                    encoder's values through the whole-model emulator, and
                    check the bundle's size (scripts/test.sh runs this)
-  --bundle DIR     the bundle (default: gpu-bundle)
+  --bundle DIR     the bundle (default: gpu-bundle; DIR.tar.gz is unpacked
+                   when DIR has no cases.json)
   --out DIR        report folder (default: $OUT if set, else
                    build/gpu-report)
   --time S         stop within S seconds (default 420; dry: 1800)
@@ -42,7 +44,7 @@ options:
   --build DIR      (--dry) the build folder (default: build)
 
 One device call (bundle built here first; the command, run in the
-repository root on the GPU machine, with gpu-bundle carried):
+repository root on the GPU machine, with gpu-bundle.tar.gz carried):
   scripts/gpu/run.sh --out "$OUT"           # timeout 540 s leaves a rerun
 See docs/gpu.md.
 USAGE
@@ -88,6 +90,11 @@ else
   # compute-sanitizer and nvcc, where the toolkit is not on PATH.
   export PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer
   MODE=()
+fi
+# The bundle travels packed (scripts/gpu/carry.py): unpacked here once.
+if [ ! -f "$BUNDLE/cases.json" ] && [ -f "$BUNDLE.tar.gz" ]; then
+  tar -xzf "$BUNDLE.tar.gz" -C "$(dirname "$BUNDLE")" ||
+    echo "run.sh: could not unpack $BUNDLE.tar.gz" >&2
 fi
 if [ ! -f "$BUNDLE/cases.json" ]; then
   echo "run.sh: no bundle at $BUNDLE (build it with scripts/gpu/bundle.sh and carry it)" | tee "$LOG" >&2

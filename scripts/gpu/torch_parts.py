@@ -349,6 +349,13 @@ def gpt2(spec):
             mine = np.load(outp)[0]
             agree = int(np.argmax(mine != theirs)) if np.any(
                 mine != theirs) else len(mine)
+            # What the peer ran: a slow row is judged by these.
+            import transformers
+            row.update(hf_dtype=str(next(hf.parameters()).dtype),
+                       hf_attention=getattr(hf.config, "_attn_implementation",
+                                            None),
+                       transformers=transformers.__version__,
+                       hf_one_token_s=t1, hf_total_s=tn)
             row.update(attnc_tokens_s=ours, hf_tokens_s=hf_total,
                        hf_decode_tokens_s=hf_decode,
                        attnc_over_hf=ours / hf_decode,

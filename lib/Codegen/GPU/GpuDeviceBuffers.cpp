@@ -102,6 +102,19 @@ struct AttnGpuDeviceBuffersPass
                                ValueRange{}, dealloc.getMemref());
         rewriter.eraseOp(dealloc);
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        // gpu.memcpy copies one contiguous range from each view's start
+        // and lowers for identity layouts only; attn-gpu-copy-kernels made
+        // kernels of the other copies.
+        for (Value view : {copy.getSource(), copy.getTarget()}) {
+          auto type = cast<MemRefType>(view.getType());
+          if (!type.getLayout().isIdentity()) {
+            copy.emitOpError("copy of the view ")
+                << type
+                << " in host code (run attn-gpu-copy-kernels first: "
+                   "gpu.memcpy needs the identity layout)";
+            return signalPassFailure();
+          }
+        }
         gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(),
                               ValueRange{}, copy.getTarget(), copy.getSource());
         rewriter.eraseOp(copy);

@@ -10,3 +10,14 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A copy into a strided view cannot be one gpu.memcpy (the runtime copies a
+// contiguous range): attn-gpu-copy-kernels makes it a kernel first.
+func.func @strided_copy(%src: memref<2x4xf32>, %dst: memref<2x8xf32>) {
+  %view = memref.subview %dst[0, 4] [2, 4] [1, 1] : memref<2x8xf32> to memref<2x4xf32, strided<[8, 1], offset: 4>>
+  // expected-error @below {{copy of the view 'memref<2x4xf32, strided<[8, 1], offset: 4>>' in host code}}
+  memref.copy %src, %view : memref<2x4xf32> to memref<2x4xf32, strided<[8, 1], offset: 4>>
+  return
+}

@@ -289,6 +289,23 @@ def AttnGpuTileParallelLoops
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::affine::AffineDialect"];
 }
 
+def AttnGpuCopyKernels
+    : Pass<"attn-gpu-copy-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Copies between strided views become kernels";
+  let description = [{
+    A `memref.copy` in host code becomes a `gpu.memcpy`
+    (`attn-gpu-device-buffers`), which the runtime performs as one
+    contiguous byte copy from each view's first element, and which the
+    GPU-to-LLVM lowering takes for identity layouts only. A copy whose source
+    or target has any other layout (a slice of a concatenated output, a row
+    or column block of a buffer) becomes a `linalg.copy` instead, which the
+    GPU mapping turns into an element-wise copy kernel. Copies between
+    identity-layout buffers stay `memref.copy`; copies inside GPU code are
+    left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "::mlir::ModuleOp"> {
   let summary = "Move host-side buffer allocation and copies to the GPU";
   let description = [{

@@ -144,6 +144,17 @@ def reassociation(op):
             for g in re.findall(r"\[([\d, ]+)\]", m.group(1) + "]")]
 
 
+def contiguous(shape, strides):
+    """Whether a view of these strides is one dense row-major range (sizes
+    of 1 may have any stride)."""
+    want = 1
+    for d, st in zip(reversed(shape), reversed(strides)):
+        if d != 1 and st != want:
+            return False
+        want *= d
+    return True
+
+
 def row_major(shape):
     strides, s = [], 1
     for d in reversed(shape):
@@ -581,6 +592,15 @@ class Emulator:
             elif n == "gpu.memcpy":
                 dst, src = env[o[0]], env[o[1]]
                 assert dst.shape == src.shape
+                # The runtime (mgpuMemcpy) copies one contiguous byte range
+                # from each view's first element: a strided view would be
+                # scrambled on a GPU, so it is an error here too.
+                for side, v in (("target", dst), ("source", src)):
+                    if not contiguous(v.shape, v.strides):
+                        raise EmulationError(
+                            f"gpu.memcpy with a non-contiguous {side} "
+                            f"(shape {v.shape}, strides {v.strides}): the "
+                            "runtime copies one contiguous range")
                 d = dst.array()
                 d[...] = src.array()
                 self.current["writes"].add(id(dst.buf))
