@@ -414,6 +414,16 @@ def cases():
                 const("ax1", np.array([1], np.int64))],
         onnx_reference=True))
 
+    # Outputs that are one value: two equal computations (CSE merges them),
+    # an Identity of another output, and an input passed through.
+    x = f32(2, 3, 4)
+    out.append(Case("shared_outputs", 17, {"x": x}, [
+        helper.make_node("Relu", ["x"], ["relu_a"]),
+        helper.make_node("Relu", ["x"], ["relu_b"]),
+        helper.make_node("Identity", ["relu_a"], ["relu_c"]),
+        helper.make_node("Identity", ["x"], ["x_out"]),
+    ], ["relu_a", "relu_b", "relu_c", "x_out"]))
+
     return out
 
 

@@ -269,6 +269,8 @@ static void addBufferizeStage(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Model state (KV caches) is updated in place, not returned.
   pm.addPass(attn::createAttnDropStateResults());
+  // Two outputs of one value get a buffer each.
+  pm.addPass(attn::createAttnDistinctResults());
   addNested(pm, attn::createAttnPromoteLoopBuffers());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.modifyPublicFunctions = true;

@@ -6,7 +6,7 @@ attention) for the CPU with batch and sequence dynamic, runs each at the
 committed shapes and compares with transformers' own output.
 
     check_exports.py EXPORTS_DIR --attn-compile BIN --workdir DIR
-                     [--only SUBSTRING] [--jobs N] [--results FILE.json]
+                     [--only REGEX] [--jobs N] [--results FILE.json]
 
 One line per export:
   PASS     name: compiled, matches at every shape (max relative error),
@@ -139,7 +139,7 @@ def main():
     with open(os.path.join(args.exports, "manifest.json")) as f:
         manifest = json.load(f)
     entries = {n: e for n, e in sorted(manifest["exports"].items())
-               if args.only in n}
+               if re.search(args.only, n)}
     results = []
     todo = {}
     for name, entry in entries.items():

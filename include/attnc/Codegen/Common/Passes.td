@@ -277,6 +277,21 @@ def AttnDropStateResults
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def AttnDistinctResults
+    : Pass<"attn-distinct-results", "::mlir::ModuleOp"> {
+  let summary = "Return a copy for every repeat of a returned buffer";
+  let description = [{
+    Runs after One-Shot Bufferize, before buffer-results-to-out-params. Two
+    graph outputs can be one value (an exporter's `Identity`, or two equal
+    computations that CSE merged); each result becomes an output buffer of
+    its own, and one buffer cannot be two of them, so the second and later
+    occurrences of a value in a `func.return` become a fresh `memref.alloc`
+    filled by `memref.copy`. A repeated buffer without the identity layout
+    is an error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Turn attn.weight ops into leading arguments of the model entry";
   let description = [{
