@@ -105,6 +105,34 @@ def decoders():
                       dict(new_decoder_architecture=False, multi_query=True,
                            parallel_attn=True, ffn_hidden_size=64,
                            max_position_embeddings=64)),
+        # Scaled rotary positions (head width 8: frequencies 1, 0.1, 0.01,
+        # 0.001). Linear: every frequency divided by 4.
+        "llama_rope_linear": (T.LlamaConfig, T.LlamaForCausalLM,
+                              dict(num_key_value_heads=2,
+                                   max_position_embeddings=64,
+                                   rope_parameters={"rope_type": "linear",
+                                                    "rope_theta": 10000.0,
+                                                    "factor": 4.0})),
+        # llama3: wavelengths below 8 kept, above 64 divided by 4, the one
+        # between smoothed.
+        "llama_rope_llama3": (T.LlamaConfig, T.LlamaForCausalLM,
+                              dict(num_key_value_heads=2,
+                                   max_position_embeddings=64,
+                                   rope_parameters={
+                                       "rope_type": "llama3",
+                                       "rope_theta": 10000.0, "factor": 4.0,
+                                       "low_freq_factor": 1.0,
+                                       "high_freq_factor": 8.0,
+                                       "original_max_position_embeddings": 64})),
+        # YaRN: the highest frequency kept, the others interpolated, cos and
+        # sin scaled by 0.1 ln 4 + 1.
+        "llama_rope_yarn": (T.LlamaConfig, T.LlamaForCausalLM,
+                            dict(num_key_value_heads=2,
+                                 max_position_embeddings=128,
+                                 rope_parameters={
+                                     "rope_type": "yarn",
+                                     "rope_theta": 10000.0, "factor": 4.0,
+                                     "original_max_position_embeddings": 32})),
         # ALiBi with 6 heads (not a power of two: the interleaved extra
         # slopes); interleaved fused QKV; tied head.
         "bloom": (T.BloomConfig, T.BloomForCausalLM,

@@ -195,7 +195,8 @@ struct RaiseRotaryPositions : OpRewritePattern<AddOp> {
           rewriter.replaceOpWithNewOp<RotaryOp>(
               op, type, x, found->first,
               rewriter.getF64FloatAttr(found->second),
-              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr());
+              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
+              /*inv_freq=*/DenseF64ArrayAttr(), rewriter.getF64FloatAttr(1.0));
           return success();
         }
       }

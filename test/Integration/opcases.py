@@ -142,6 +142,15 @@ def positions():
     cases.append(Case("rotary_partial_offset", [T("x", s4)],
                       f"attn.rotary $x base = 500.0 offset = 5 rotary_dim = 4 : {ttype(s4, 'f32')}", s4,
                       lambda e: ref.rotary(e["x"], 500.0, 5, 4)))
+    # Scaled frequencies (linear / llama3 / yarn) and the yarn factor on cos
+    # and sin, at run-time positions.
+    ts = [T("x", (2, 2, 3, 8)), T("pos", (2,), dtype="i32", gen="ints", scale=100)]
+    cases.append(Case("rotary_scaled", ts,
+                      f"attn.rotary $x positions($pos : tensor<2xi32>) rotary_dim = 6 "
+                      f"inv_freq = [0.75, 0.03, 0.0004] scale = 1.25 : "
+                      f"{ttype((2, 2, 3, 8), 'f32')}", (2, 2, 3, 8),
+                      lambda e: ref.rotary(e["x"], 10000.0, 0, 6, e["pos"],
+                                           [0.75, 0.03, 0.0004], 1.25)))
     # Run-time start positions (a decode step's cache lengths).
     ts = [T("x", (2, 3, 16)), T("table", (20, 16), "weight"),
           T("pos", (2,), dtype="i64", gen="ints", scale=16)]

@@ -368,11 +368,14 @@ def learned_pos(x, table, offset=0, positions=None):
     return x + t
 
 
-def rotary(x, base=10000.0, offset=0, rotary_dim=None, positions=None):
+def rotary(x, base=10000.0, offset=0, rotary_dim=None, positions=None,
+           inv_freq=None, scale=1.0):
     """Rotary position embedding (rotate-half pairing i <-> i+half).
 
-    x [B,H,S,Dh]; R = rotary_dim or Dh; theta_i = p * base^(-2i/R),
-    p = offset + s (+ positions[b] with run-time start positions [B]).
+    x [B,H,S,Dh]; R = rotary_dim or Dh; theta_i = p * base^(-2i/R), or
+    p * inv_freq[i] when given (scaled frequencies), p = offset + s (+
+    positions[b] with run-time start positions [B]); cos and sin are
+    multiplied by `scale`.
     """
     x = _f64(x)
     B, S, Dh = x.shape[0], x.shape[-2], x.shape[-1]
@@ -384,8 +387,10 @@ def rotary(x, base=10000.0, offset=0, rotary_dim=None, positions=None):
              else np.asarray(positions, dtype=np.float64))
     p = (offset + start[:, None] + np.arange(S, dtype=np.float64)[None, :])
     i = np.arange(half, dtype=np.float64)
-    theta = p[:, None, :, None] * np.power(float(base), -2.0 * i / R)
-    c, s = np.cos(theta), np.sin(theta)  # [B, 1, S, half]
+    freq = (np.power(float(base), -2.0 * i / R) if inv_freq is None
+            else np.asarray(inv_freq, dtype=np.float64))
+    theta = p[:, None, :, None] * freq
+    c, s = scale * np.cos(theta), scale * np.sin(theta)  # [B, 1, S, half]
     x1 = x[..., :half]
     x2 = x[..., half:R]
     y = x.copy()

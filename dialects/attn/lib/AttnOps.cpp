@@ -783,9 +783,27 @@ LogicalResult RotaryOp::verify() {
                          << dimString(*dh) << "], got " << *rotary;
   if (failed(
           verifyPositiveFinite(*this, "base", getBase().convertToDouble())) ||
+      failed(
+          verifyPositiveFinite(*this, "scale", getScale().convertToDouble())) ||
       failed(verifyStartPositions(*this, getPositions(),
                                   getInput().getType().getDimSize(0))))
     return failure();
+  if (std::optional<ArrayRef<double>> invFreq = getInvFreq()) {
+    std::optional<int64_t> r = rotary;
+    if (!r && !ShapedType::isDynamic(*dh))
+      r = *dh;
+    if (r && static_cast<int64_t>(invFreq->size()) * 2 != *r)
+      return emitOpError() << "inv_freq has " << invFreq->size()
+                           << " values; rotary_dim " << *r << " needs "
+                           << *r / 2;
+    if (!r)
+      return emitOpError() << "inv_freq needs rotary_dim or a static head_dim";
+    for (double f : *invFreq)
+      if (!std::isfinite(f) || f <= 0.0)
+        return emitOpError() << "inv_freq values must be positive and "
+                                "finite, got "
+                             << f;
+  }
   return success(verifyPositionOffset(*this, getOffset()).has_value());
 }
 

@@ -194,6 +194,17 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
   double logBase = std::log(op.getBase().convertToDouble());
   Value positions = op.getPositions();
   Value x = lb.toF32(op.getInput());
+  // Scaled frequencies: a table of R / 2 values, read by pair index.
+  Value invFreqTable;
+  if (std::optional<ArrayRef<double>> invFreq = op.getInvFreq()) {
+    SmallVector<float> values(invFreq->begin(), invFreq->end());
+    auto tableType = RankedTensorType::get(
+        {static_cast<int64_t>(values.size())}, rewriter.getF32Type());
+    invFreqTable = arith::ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseElementsAttr::get(tableType, ArrayRef<float>(values)));
+  }
+  double scale = op.getScale().convertToDouble();
   Value y = lb.pointwise(
       x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value bIdx = linalg::IndexOp::create(b, loc, 0);
@@ -221,15 +232,25 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
                                   std::numeric_limits<int32_t>::max())
                 : arith::AddIOp::create(
                       b, loc, sIdx, LinalgBuilder::constIndex(b, loc, offset));
-        // theta = p * base^(-2i/R)
-        Value expo =
-            mulF(b, loc, indexToF32(b, loc, i),
-                 LinalgBuilder::constF32(
-                     b, loc, -2.0 * logBase / static_cast<double>(rotary)));
-        Value theta = mulF(b, loc, indexToF32(b, loc, pos),
-                           math::ExpOp::create(b, loc, expo));
+        // theta = p * base^(-2i/R), or p * inv_freq[i] when scaled.
+        Value freq;
+        if (invFreqTable) {
+          freq = tensor::ExtractOp::create(b, loc, invFreqTable, ValueRange{i});
+        } else {
+          Value expo =
+              mulF(b, loc, indexToF32(b, loc, i),
+                   LinalgBuilder::constF32(
+                       b, loc, -2.0 * logBase / static_cast<double>(rotary)));
+          freq = math::ExpOp::create(b, loc, expo);
+        }
+        Value theta = mulF(b, loc, indexToF32(b, loc, pos), freq);
         Value cosT = math::CosOp::create(b, loc, theta);
         Value sinT = math::SinOp::create(b, loc, theta);
+        if (scale != 1.0) {
+          Value factor = LinalgBuilder::constF32(b, loc, scale);
+          cosT = mulF(b, loc, cosT, factor);
+          sinT = mulF(b, loc, sinT, factor);
+        }
         Value signedSin = arith::SelectOp::create(
             b, loc, firstHalf, arith::NegFOp::create(b, loc, sinT), sinT);
         Value rotated = addF(b, loc, mulF(b, loc, args[0], cosT),

@@ -198,7 +198,7 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
         if (failed(v))
           return failure();
       ModelBuilder::AttentionOptions opts;
-      opts.rotaryBase = rope->theta;
+      opts.rope = *rope;
       Value n1 =
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
       FailureOr<Value> attn = mb.attention(

@@ -132,7 +132,7 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
         if (failed(v))
           return failure();
       ModelBuilder::AttentionOptions opts;
-      opts.rotaryBase = rope->theta;
+      opts.rope = *rope;
       opts.rotaryDim = rotaryDim;
       Value n1 =
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));

@@ -264,7 +264,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
           return failure();
 
       ModelBuilder::AttentionOptions opts;
-      opts.rotaryBase = rope->theta;
+      opts.rope = *rope;
       opts.rotaryDim = rotaryDim;
       opts.window = windows[i];
       if (gemma2)

@@ -13,7 +13,9 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -313,10 +315,10 @@ FailureOr<Value> ModelBuilder::cachedAttention(
     int64_t layer, Value x, const DecodeInputs &decode, Value wq, Value bq,
     Value wk, Value bk, Value wv, Value bv, Value wo, Value bo, int64_t heads,
     int64_t kvHeads, int64_t headDim, FloatAttr scale,
-    std::optional<double> rotaryBase) {
+    std::optional<RopeConfig> rope) {
   AttentionOptions opts;
   opts.scale = scale;
-  opts.rotaryBase = rotaryBase;
+  opts.rope = rope;
   return attention(layer, x, &decode, {wq, bq, wk, bk, wv, bv, wo, bo}, heads,
                    kvHeads, headDim, opts);
 }
@@ -359,13 +361,17 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
                   .getResult()[0];
     if (rotate && opts.headNorm)
       t = opts.headNorm(t, isKey);
-    if (rotate && opts.rotaryBase)
-      t = RotaryOp::create(b, l, t.getType(), t, positions,
-                           b.getF64FloatAttr(*opts.rotaryBase),
-                           b.getI64IntegerAttr(0),
-                           opts.rotaryDim && *opts.rotaryDim != headDim
-                               ? b.getI64IntegerAttr(*opts.rotaryDim)
-                               : IntegerAttr());
+    if (rotate && opts.rope) {
+      int64_t rotaryDim = opts.rotaryDim ? *opts.rotaryDim : headDim;
+      SmallVector<double> invFreq = opts.rope->inverseFrequencies(rotaryDim);
+      t = RotaryOp::create(
+          b, l, t.getType(), t, positions, b.getF64FloatAttr(opts.rope->theta),
+          b.getI64IntegerAttr(0),
+          rotaryDim != headDim ? b.getI64IntegerAttr(rotaryDim) : IntegerAttr(),
+          invFreq.empty() ? DenseF64ArrayAttr()
+                          : b.getDenseF64ArrayAttr(invFreq),
+          b.getF64FloatAttr(opts.rope->cosSinScale()));
+    }
     return t;
   };
   Value q = split(w.wq, w.bq, heads, true, false);
@@ -455,89 +461,166 @@ Value ModelBuilder::linear(Location loc, Value x, Value w, Value bias) {
       bias);
 }
 
+/// A bound of a config value's range as an error message shows it (0, 1,
+/// inf).
+static std::string boundText(double v) {
+  if (std::isinf(v))
+    return "inf";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (v == std::floor(v))
+    os << static_cast<long long>(v);
+  else
+    os << v;
+  return text;
+}
+
 FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
                                                double defaultTheta,
                                                StringRef thetaKey,
                                                StringRef partialKey) {
   RopeConfig rope{defaultTheta};
-  // Anything but the plain frequencies (linear, dynamic NTK, llama3, yarn,
-  // longrope scaling) changes them; attn.rotary computes the plain ones.
-  auto checkType = [&](StringRef key, StringRef type) -> LogicalResult {
-    if (type == "default")
-      return success();
-    return emitError(c.keyLoc(key))
-           << "config.json key \"" << key << "\" is \"" << type
-           << "\"; only unscaled rotary positions (\"default\") are supported";
-  };
-  if (const llvm::json::Value *params = c.getValue("rope_parameters");
-      params && params->kind() != llvm::json::Value::Null) {
-    const llvm::json::Object *obj = params->getAsObject();
-    if (!obj)
-      return emitError(c.keyLoc("rope_parameters"))
-             << "config.json key \"rope_parameters\" must be an object of "
-                "rotary settings (rope_type, rope_theta)";
+  // transformers 5 writes "rope_parameters"; transformers 4 wrote the
+  // scaling as "rope_scaling" beside a top-level theta.
+  StringRef objectKey;
+  const llvm::json::Object *params = nullptr;
+  for (StringRef key : {"rope_parameters", "rope_scaling"}) {
+    const llvm::json::Value *v = c.getValue(key);
+    if (!v || v->kind() == llvm::json::Value::Null)
+      continue;
+    params = v->getAsObject();
+    if (!params)
+      return emitError(c.keyLoc(key))
+             << "config.json key \"" << key
+             << "\" must be an object of rotary settings (rope_type, "
+                "rope_theta, ...)";
+    objectKey = key;
+    break;
+  }
+  bool thetaSet = false, partialSet = false, originalSet = false;
+  bool factorSet = false;
+  if (params) {
     // The type first (a scaled type explains its other keys), then the
     // keys in order, so that the error is the same whatever the map order.
-    if (const llvm::json::Value *t = obj->get("rope_type")) {
+    for (StringRef key : {"rope_type", "type"}) {
+      const llvm::json::Value *t = params->get(key);
+      if (!t)
+        continue;
       std::optional<StringRef> type = t->getAsString();
       if (!type)
-        return emitError(c.keyLoc("rope_type"))
-               << "config.json key \"rope_parameters.rope_type\" must be a "
-                  "string";
-      if (failed(checkType("rope_type", *type)))
-        return failure();
+        return emitError(c.keyLoc(key)) << "config.json key \"" << objectKey
+                                        << "." << key << "\" must be a string";
+      rope.type = type->str();
+      break;
     }
+    StringRef type = rope.type;
+    if (type == "dynamic" || type == "longrope")
+      return emitError(
+                 c.keyLoc(params->get("rope_type") ? "rope_type" : "type"))
+             << "config.json key \"" << objectKey << ".rope_type\" is \""
+             << type
+             << "\": its frequencies change with the sequence length at run "
+                "time, which attnc does not compile (supported: default, "
+                "linear, llama3, yarn)";
+    if (type != "default" && type != "linear" && type != "llama3" &&
+        type != "yarn")
+      return emitError(
+                 c.keyLoc(params->get("rope_type") ? "rope_type" : "type"))
+             << "config.json key \"" << objectKey << ".rope_type\" is \""
+             << type
+             << "\", which attnc does not know (supported: default, linear, "
+                "llama3, yarn)";
     SmallVector<StringRef> keys;
-    for (const auto &entry : *obj)
+    for (const auto &entry : *params)
       keys.push_back(entry.first);
     llvm::sort(keys);
     for (StringRef key : keys) {
-      const llvm::json::Value &value = *obj->get(key);
-      if (key == "rope_type") {
+      const llvm::json::Value &value = *params->get(key);
+      if (key == "rope_type" || key == "type")
         continue;
-      } else if (key == "rope_theta" ||
-                 (key == "partial_rotary_factor" && !partialKey.empty())) {
+      auto number = [&](double lo, bool loOpen, double hi,
+                        double &out) -> LogicalResult {
         std::optional<double> v = value.getAsNumber();
-        if (!v || !std::isfinite(*v) || *v <= 0.0 ||
-            (key != "rope_theta" && *v > 1.0))
+        if (!v || !std::isfinite(*v) || (loOpen ? *v <= lo : *v < lo) ||
+            *v > hi)
           return emitError(c.keyLoc(key))
-                 << "config.json key \"rope_parameters." << key
-                 << "\" must be a number in "
-                 << (key == "rope_theta" ? "(0, inf)" : "(0, 1]");
-        (key == "rope_theta" ? rope.theta : rope.partialFactor) = *v;
+                 << "config.json key \"" << objectKey << "." << key
+                 << "\" must be a number in " << (loOpen ? "(" : "[")
+                 << boundText(lo) << ", " << boundText(hi)
+                 << (std::isinf(hi) ? ")" : "]");
+        out = *v;
+        return success();
+      };
+      const double inf = std::numeric_limits<double>::infinity();
+      bool llama3 = type == "llama3", yarn = type == "yarn";
+      LogicalResult ok = success();
+      if (key == "rope_theta") {
+        ok = number(0.0, true, inf, rope.theta);
+        thetaSet = true;
+      } else if (key == "partial_rotary_factor" && !partialKey.empty()) {
+        ok = number(0.0, true, 1.0, rope.partialFactor);
+        partialSet = true;
+      } else if (key == "factor" && type != "default") {
+        // yarn: null means max_position_embeddings over the original.
+        if (!(yarn && value.kind() == llvm::json::Value::Null)) {
+          ok = number(0.0, true, inf, rope.factor);
+          factorSet = true;
+        }
+      } else if (key == "original_max_position_embeddings" &&
+                 (llama3 || yarn)) {
+        ok = number(0.0, true, inf, rope.originalMaxPositions);
+        originalSet = true;
+      } else if (llama3 && key == "low_freq_factor") {
+        ok = number(0.0, true, inf, rope.lowFreqFactor);
+      } else if (llama3 && key == "high_freq_factor") {
+        ok = number(0.0, true, inf, rope.highFreqFactor);
+      } else if (yarn && (key == "beta_fast" || key == "beta_slow")) {
+        // null: the default.
+        if (value.kind() != llvm::json::Value::Null)
+          ok = number(0.0, true, inf,
+                      key == "beta_fast" ? rope.betaFast : rope.betaSlow);
+      } else if (yarn && (key == "attention_factor" || key == "mscale" ||
+                          key == "mscale_all_dim")) {
+        if (value.kind() != llvm::json::Value::Null) {
+          double v = 0.0;
+          ok = number(0.0, key != "attention_factor", inf, v);
+          (key == "attention_factor" ? rope.attentionFactor
+           : key == "mscale"         ? rope.mscale
+                                     : rope.mscaleAllDim) = v;
+        }
+      } else if (yarn && key == "truncate") {
+        std::optional<bool> v = value.getAsBoolean();
+        if (!v)
+          return emitError(c.keyLoc(key)) << "config.json key \"" << objectKey
+                                          << ".truncate\" must "
+                                             "be true or false";
+        rope.truncate = *v;
       } else {
         return emitError(c.keyLoc(key))
-               << "config.json key \"rope_parameters." << key
-               << "\" is not supported for this architecture (only "
-                  "rope_type \"default\" and rope_theta"
-               << (partialKey.empty() ? "" : ", partial_rotary_factor")
-               << "); it would change the rotary positions";
+               << "config.json key \"" << objectKey << "." << key
+               << "\" is not supported with rope_type \"" << type
+               << "\" for this architecture; it would change the rotary "
+                  "positions";
       }
+      if (failed(ok))
+        return failure();
     }
-    return rope;
+    if (type != "default" && !factorSet && type != "yarn")
+      return emitError(c.keyLoc(objectKey))
+             << "config.json key \"" << objectKey << "\" has rope_type \""
+             << type << "\" but no \"factor\"";
   }
-  if (const llvm::json::Value *scaling = c.getValue("rope_scaling");
-      scaling && scaling->kind() != llvm::json::Value::Null) {
-    const llvm::json::Object *obj = scaling->getAsObject();
-    std::optional<StringRef> type;
-    if (obj)
-      for (StringRef key : {"rope_type", "type"})
-        if (const llvm::json::Value *t = obj->get(key))
-          type = t->getAsString();
-    if (!type || *type != "default")
-      return emitError(c.keyLoc("rope_scaling"))
-             << "config.json key \"rope_scaling\" is set; only unscaled "
-                "rotary positions (rope_scaling: null) are supported";
+  if (!thetaSet) {
+    FailureOr<double> theta = c.getFloat(thetaKey, defaultTheta);
+    if (failed(theta))
+      return failure();
+    if (*theta <= 0.0)
+      return emitError(c.keyLoc(thetaKey))
+             << "config.json key \"" << thetaKey << "\" must be positive, got "
+             << *theta;
+    rope.theta = *theta;
   }
-  FailureOr<double> theta = c.getFloat(thetaKey, defaultTheta);
-  if (failed(theta))
-    return failure();
-  if (*theta <= 0.0)
-    return emitError(c.keyLoc(thetaKey))
-           << "config.json key \"" << thetaKey << "\" must be positive, got "
-           << *theta;
-  rope.theta = *theta;
-  if (!partialKey.empty()) {
+  if (!partialKey.empty() && !partialSet) {
     FailureOr<double> partial = c.getFloat(partialKey, rope.partialFactor);
     if (failed(partial))
       return failure();
@@ -547,7 +630,102 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
              << "\" must be in (0, 1], got " << *partial;
     rope.partialFactor = *partial;
   }
+  if ((rope.type == "llama3" || rope.type == "yarn") && !originalSet) {
+    // As transformers: the top-level key, else the model's own context.
+    StringRef key = c.has("original_max_position_embeddings")
+                        ? "original_max_position_embeddings"
+                        : "max_position_embeddings";
+    FailureOr<double> original = c.getFloat(key);
+    if (failed(original))
+      return failure();
+    if (*original <= 0.0)
+      return emitError(c.keyLoc(key))
+             << "config.json key \"" << key << "\" must be positive";
+    rope.originalMaxPositions = *original;
+  }
+  if (rope.type == "yarn" && !factorSet) {
+    FailureOr<double> maxPositions = c.getFloat("max_position_embeddings");
+    if (failed(maxPositions))
+      return failure();
+    rope.factor = *maxPositions / rope.originalMaxPositions;
+  }
   return rope;
+}
+
+SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
+  if (type == "default")
+    return {};
+  // transformers computes these in float32: so does this.
+  int64_t half = rotaryDim / 2;
+  // base^(2i / R), whose inverse are the unscaled frequencies.
+  SmallVector<float> wavePower(half);
+  for (int64_t i = 0; i < half; ++i)
+    wavePower[i] =
+        std::pow(static_cast<float>(theta),
+                 static_cast<float>(2 * i) / static_cast<float>(rotaryDim));
+  SmallVector<double> out(half);
+  const double pi = 3.14159265358979323846;
+  for (int64_t i = 0; i < half; ++i) {
+    float f = 1.0f / wavePower[i];
+    if (type == "linear") {
+      f = f / static_cast<float>(factor);
+    } else if (type == "llama3") {
+      // Long wavelengths interpolated by `factor`, short ones kept, the
+      // band between smoothed.
+      float lowWavelen =
+          static_cast<float>(originalMaxPositions / lowFreqFactor);
+      float highWavelen =
+          static_cast<float>(originalMaxPositions / highFreqFactor);
+      float wavelen = static_cast<float>(2.0 * pi) / f;
+      float scaled = wavelen > lowWavelen ? f / static_cast<float>(factor) : f;
+      if (!(wavelen < highWavelen) && !(wavelen > lowWavelen)) {
+        float smooth = (static_cast<float>(originalMaxPositions) / wavelen -
+                        static_cast<float>(lowFreqFactor)) /
+                       static_cast<float>(highFreqFactor - lowFreqFactor);
+        scaled = (1.0f - smooth) * scaled / static_cast<float>(factor) +
+                 smooth * scaled;
+      }
+      f = scaled;
+    } else if (type == "yarn") {
+      // A linear ramp over the pair index between extrapolated (high
+      // frequencies kept) and interpolated (divided by `factor`) ones.
+      auto correctionDim = [&](double rotations) {
+        return (static_cast<double>(rotaryDim) *
+                std::log(originalMaxPositions / (rotations * 2.0 * pi))) /
+               (2.0 * std::log(theta));
+      };
+      double low = correctionDim(betaFast), high = correctionDim(betaSlow);
+      if (truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+      }
+      low = std::max(low, 0.0);
+      high = std::min(high, static_cast<double>(rotaryDim - 1));
+      if (low == high)
+        high += 0.001;
+      float ramp = (static_cast<float>(i) - static_cast<float>(low)) /
+                   static_cast<float>(high - low);
+      ramp = std::clamp(ramp, 0.0f, 1.0f);
+      float extrapolation = 1.0f - ramp;
+      float inter = 1.0f / (static_cast<float>(factor) * wavePower[i]);
+      f = inter * (1.0f - extrapolation) + f * extrapolation;
+    }
+    out[i] = f;
+  }
+  return out;
+}
+
+double RopeConfig::cosSinScale() const {
+  if (type != "yarn")
+    return 1.0;
+  if (attentionFactor)
+    return *attentionFactor;
+  auto mscaleOf = [](double scale, double m) {
+    return scale <= 1.0 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+  };
+  if (mscale && mscaleAllDim)
+    return mscaleOf(factor, *mscale) / mscaleOf(factor, *mscaleAllDim);
+  return mscaleOf(factor, 1.0);
 }
 
 FailureOr<int64_t> mlir::attn::hf::layerWindow(Checkpoint &c, int64_t layer,

@@ -31,6 +31,33 @@ struct GatherView {
   SmallVector<int64_t> ranges;
 };
 
+/// A decoder's rotary settings: base, the fraction of each head's channels
+/// that rotate, and the scaling of the frequencies (transformers'
+/// rope_type: "default", "linear", "llama3" or "yarn").
+struct RopeConfig {
+  double theta;
+  double partialFactor = 1.0;
+  std::string type = "default";
+  /// linear, llama3, yarn: the context extension factor.
+  double factor = 1.0;
+  /// llama3: the wavelength bands; llama3 and yarn: the pre-training
+  /// context (original_max_position_embeddings).
+  double lowFreqFactor = 1.0, highFreqFactor = 4.0;
+  double originalMaxPositions = 0.0;
+  /// yarn: the ramp between interpolated and extrapolated frequencies and
+  /// the factor on cos and sin (attention_factor, else from mscale).
+  double betaFast = 32.0, betaSlow = 1.0;
+  std::optional<double> attentionFactor, mscale, mscaleAllDim;
+  bool truncate = true;
+
+  /// The inverse frequencies of `rotaryDim` channels as transformers
+  /// computes them (in float32), when they are not the default
+  /// base^(-2i / rotaryDim); empty otherwise.
+  SmallVector<double> inverseFrequencies(int64_t rotaryDim) const;
+  /// The factor on cos and sin (1 but for yarn).
+  double cosSinScale() const;
+};
+
 class ModelBuilder {
 public:
   ModelBuilder(Checkpoint &ckpt, const ImportOptions &options, ModuleOp module);
@@ -136,7 +163,7 @@ public:
     FloatAttr scale;
     /// Rotary positions on the queries and keys (null: none), on the first
     /// `rotaryDim` channels of each head (null: all of them).
-    std::optional<double> rotaryBase;
+    std::optional<RopeConfig> rope;
     std::optional<int64_t> rotaryDim;
     /// Sliding-window attention: a query sees the `window` latest keys
     /// (itself included); 0: no window.
@@ -162,7 +189,7 @@ public:
   /// (T = 1: decode; T = the prompt: prefill): projections of `x`
   /// [B, T, D] by `wq`/`wk`/`wv` ([out, D], optional biases), heads split,
   /// rotated at the run-time positions (positions[b] + i) when
-  /// `rotaryBase` is set, the tokens' keys and values written into this
+  /// `rope` is set, the tokens' keys and values written into this
   /// layer's caches at rows positions[b] .. positions[b] + T - 1 (new state
   /// inputs `past_key_values.<layer>.key/value`, [B, kvHeads, L, dh]),
   /// causal attention over the cache with query i of row b at
@@ -171,7 +198,7 @@ public:
   cachedAttention(int64_t layer, Value x, const DecodeInputs &decode, Value wq,
                   Value bq, Value wk, Value bk, Value wv, Value bv, Value wo,
                   Value bo, int64_t heads, int64_t kvHeads, int64_t headDim,
-                  FloatAttr scale, std::optional<double> rotaryBase);
+                  FloatAttr scale, std::optional<RopeConfig> rope);
 
   /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
   /// fills from the block argument (the residual stream) and returns the
@@ -226,18 +253,13 @@ LogicalResult buildLlamaLike(ModelBuilder &mb, LlamaFamily family);
 enum class BertFamily { Bert, Roberta, DistilBert, Electra, Albert, MPNet };
 LogicalResult buildBertLike(ModelBuilder &mb, BertFamily family);
 
-/// A decoder's rotary settings: base and the fraction of each head's
-/// channels that rotate.
-struct RopeConfig {
-  double theta;
-  double partialFactor = 1.0;
-};
-/// Reads them from transformers 4's top-level keys (`thetaKey`, default
+/// Reads a RopeConfig from transformers 4's top-level keys (`thetaKey`, default
 /// `defaultTheta`; `partialKey` when the family rotates part of each head;
-/// "rope_scaling", which must be null or the default type) or transformers
-/// 5's "rope_parameters" object (rope_type "default", rope_theta,
-/// partial_rotary_factor where `partialKey` is set). Any scaling or other
-/// key is an error at that key: it would change the frequencies.
+/// "rope_scaling") or transformers 5's "rope_parameters" object (rope_type,
+/// rope_theta, partial_rotary_factor where `partialKey` is set, and the
+/// scaling type's own keys). Dynamic NTK and longrope scaling (frequencies
+/// that change with the sequence length) and unknown keys are errors at
+/// that key.
 FailureOr<RopeConfig> readRope(Checkpoint &ckpt, double defaultTheta,
                                StringRef thetaKey = "rope_theta",
                                StringRef partialKey = {});

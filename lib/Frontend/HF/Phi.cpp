@@ -121,7 +121,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
         if (failed(v))
           return failure();
       ModelBuilder::AttentionOptions opts;
-      opts.rotaryBase = rope->theta;
+      opts.rope = *rope;
       opts.rotaryDim = rotaryDim;
       Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
       FailureOr<Value> attn = mb.attention(

@@ -440,6 +440,28 @@ func.func @rotary(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
   return %0 : tensor<1x2x3x8xf32>
 }
 
+// -----
+
+// Scaled frequencies: theta = p * inv_freq[pair], read from a constant
+// table, and cos and sin multiplied by the scale.
+// CHECK-LABEL: func.func @rotary_scaled(
+// CHECK:         %[[TABLE:.*]] = arith.constant dense<[2.500000e-01, 2.500000e-03]> : tensor<2xf32>
+// CHECK:         linalg.generic
+// CHECK:           %[[PAIR:.*]] = arith.remui
+// CHECK:           %[[FREQ:.*]] = tensor.extract %[[TABLE]][%[[PAIR]]] : tensor<2xf32>
+// CHECK:           %[[THETA:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f32
+// CHECK-NEXT:      %[[COS:.*]] = math.cos %[[THETA]] : f32
+// CHECK-NEXT:      %[[SIN:.*]] = math.sin %[[THETA]] : f32
+// CHECK-NEXT:      %[[SCALE:.*]] = arith.constant 1.125000e+00 : f32
+// CHECK-NEXT:      arith.mulf %[[COS]], %[[SCALE]] : f32
+// CHECK-NEXT:      arith.mulf %[[SIN]], %[[SCALE]] : f32
+// CHECK-NOT:       math.exp
+// CHECK:           linalg.yield
+func.func @rotary_scaled(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  %0 = attn.rotary %x rotary_dim = 4 inv_freq = [0.25, 0.0025] scale = 1.125 : tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Scaled dot-product attention
 //===----------------------------------------------------------------------===//

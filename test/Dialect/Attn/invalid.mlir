@@ -1126,6 +1126,30 @@ func.func @rotary_rank(%x: tensor<4x6x16xf32>) -> tensor<4x6x16xf32> {
 
 // -----
 
+func.func @rotary_inv_freq_count(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op inv_freq has 3 values; rotary_dim 16 needs 8}}
+  %0 = attn.rotary %x inv_freq = [1.0, 0.5, 0.25] : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_inv_freq_zero(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op inv_freq values must be positive and finite, got 0}}
+  %0 = attn.rotary %x rotary_dim = 4 inv_freq = [1.0, 0.0] : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_scale(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op scale must be a positive finite number, got -1.000000e+00}}
+  %0 = attn.rotary %x scale = -1.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
 func.func @rotary_odd_head_dim(%x: tensor<1x4x6x15xf32>) -> tensor<1x4x6x15xf32> {
   // expected-error @+1 {{'attn.rotary' op head_dim (input dimension 3) must be even for rotary pairs, got 15}}
   %0 = attn.rotary %x : tensor<1x4x6x15xf32>

@@ -587,6 +587,17 @@ func.func @rotary(%x: tensor<1x32x7x128xf32>) -> tensor<1x32x7x128xf32> {
   return %5 : tensor<1x32x7x128xf32>
 }
 
+// -----
+
+// Scaled frequencies (linear, llama3, yarn): inv_freq, and the factor on
+// cos and sin.
+// CHECK-LABEL: func.func @rotary_scaled(
+// CHECK:         attn.rotary %{{.*}} rotary_dim = 4 inv_freq = [2.500000e-01, 2.500000e-03] scale = 1.125000e+00 : tensor<1x2x3x8xf32>
+func.func @rotary_scaled(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  %0 = attn.rotary %x rotary_dim = 4 inv_freq = [0.25, 0.0025] scale = 1.125 : tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // attn.layer, attn.yield
 //===----------------------------------------------------------------------===//

@@ -440,17 +440,25 @@ def Attn_RotaryOp : Attn_Op<"rotary",
     channels `>= R` pass through (GPT-NeoX / Llama layout). With
     `positions : [B]` (run-time start positions), `p = offset +
     positions[b] + s`.
+
+    Scaled rotary positions (linear, llama3, YaRN context extension) change
+    the frequencies: `inv_freq` (R / 2 positive values) replaces
+    `base^(-2i / R)` with `inv_freq[i]` (`base` is then unused), and `scale`
+    multiplies `cos` and `sin` (YaRN's attention factor; default 1).
   }];
   let arguments = (ins Attn_FloatTensor:$input,
                    Optional<Attn_IndexTensor>:$positions,
                    DefaultValuedAttr<F64Attr, "10000.0">:$base,
                    DefaultValuedAttr<I64Attr, "0">:$offset,
-                   OptionalAttr<I64Attr>:$rotary_dim);
+                   OptionalAttr<I64Attr>:$rotary_dim,
+                   OptionalAttr<DenseF64ArrayAttr>:$inv_freq,
+                   DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`positions` `(` $positions^ `:` type($positions) `)`)?
     (`base` `=` $base^)? (`offset` `=` $offset^)?
-    (`rotary_dim` `=` $rotary_dim^)? attr-dict `:` type($result)
+    (`rotary_dim` `=` $rotary_dim^)? (`inv_freq` `=` $inv_freq^)?
+    (`scale` `=` $scale^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }
