@@ -18,6 +18,9 @@ PACKAGES=(
   libomp-22-dev
   # Build tools.
   cmake ninja-build g++ make pkg-config
+  # Compiler cache: the sanitized build (scripts/test.sh --sanitize) reuses
+  # this build's objects for the code it does not instrument.
+  ccache
   # Tests: lit runs under Debian's python3; the numpy reference; gtest.
   python3 python3-numpy libgtest-dev
   # The ONNX frontend: protobuf classes, checker (libonnx); python3-onnx for
@@ -109,7 +112,12 @@ if [[ "${1:-}" == "--generators" ]]; then
 fi
 
 echo "setup: configuring and building in $BUILD_DIR" >&2
+# Paths relative to the checkout in ccache's keys, so that build/ and
+# build-sanitize/ (and other clones) share objects compiled alike.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
-  cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+    >/dev/null
 fi
 ninja -C "$BUILD_DIR"

@@ -14,6 +14,9 @@ BUILD_DIR="${ATTNC_BUILD_DIR:-$ROOT/build}"
 
 if [[ "${1:-}" == "--sanitize" ]]; then
   BUILD_DIR="${ATTNC_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
+  # The objects it does not instrument are the main build's, from ccache
+  # (keys relative to the checkout, as scripts/setup.sh builds).
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
   if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     launcher=()
     if command -v ccache >/dev/null; then
