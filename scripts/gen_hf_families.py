@@ -40,6 +40,13 @@ COMMON = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
               num_attention_heads=4, intermediate_size=64)
 
 
+def llama_rope(max_positions, **rope):
+    """A LLaMA of grouped-query attention with these rope_parameters."""
+    return (T.LlamaConfig, T.LlamaForCausalLM,
+            dict(num_key_value_heads=2, max_position_embeddings=max_positions,
+                 rope_parameters=dict(rope_theta=10000.0, **rope)))
+
+
 def decoders():
     return {
         # Sliding window 5, shorter than the sequences: the window matters.
@@ -107,32 +114,17 @@ def decoders():
                            max_position_embeddings=64)),
         # Scaled rotary positions (head width 8: frequencies 1, 0.1, 0.01,
         # 0.001). Linear: every frequency divided by 4.
-        "llama_rope_linear": (T.LlamaConfig, T.LlamaForCausalLM,
-                              dict(num_key_value_heads=2,
-                                   max_position_embeddings=64,
-                                   rope_parameters={"rope_type": "linear",
-                                                    "rope_theta": 10000.0,
-                                                    "factor": 4.0})),
+        "llama_rope_linear": llama_rope(64, rope_type="linear", factor=4.0),
         # llama3: wavelengths below 8 kept, above 64 divided by 4, the one
         # between smoothed.
-        "llama_rope_llama3": (T.LlamaConfig, T.LlamaForCausalLM,
-                              dict(num_key_value_heads=2,
-                                   max_position_embeddings=64,
-                                   rope_parameters={
-                                       "rope_type": "llama3",
-                                       "rope_theta": 10000.0, "factor": 4.0,
-                                       "low_freq_factor": 1.0,
-                                       "high_freq_factor": 8.0,
-                                       "original_max_position_embeddings": 64})),
+        "llama_rope_llama3": llama_rope(
+            64, rope_type="llama3", factor=4.0, low_freq_factor=1.0,
+            high_freq_factor=8.0, original_max_position_embeddings=64),
         # YaRN: the highest frequency kept, the others interpolated, cos and
         # sin scaled by 0.1 ln 4 + 1.
-        "llama_rope_yarn": (T.LlamaConfig, T.LlamaForCausalLM,
-                            dict(num_key_value_heads=2,
-                                 max_position_embeddings=128,
-                                 rope_parameters={
-                                     "rope_type": "yarn",
-                                     "rope_theta": 10000.0, "factor": 4.0,
-                                     "original_max_position_embeddings": 32})),
+        "llama_rope_yarn": llama_rope(
+            128, rope_type="yarn", factor=4.0,
+            original_max_position_embeddings=32),
         # ALiBi with 6 heads (not a power of two: the interleaved extra
         # slopes); interleaved fused QKV; tied head.
         "bloom": (T.BloomConfig, T.BloomForCausalLM,

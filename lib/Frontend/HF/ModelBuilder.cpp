@@ -10,7 +10,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -502,34 +504,38 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
   if (params) {
     // The type first (a scaled type explains its other keys), then the
     // keys in order, so that the error is the same whatever the map order.
-    for (StringRef key : {"rope_type", "type"}) {
-      const llvm::json::Value *t = params->get(key);
-      if (!t)
-        continue;
-      std::optional<StringRef> type = t->getAsString();
-      if (!type)
-        return emitError(c.keyLoc(key)) << "config.json key \"" << objectKey
-                                        << "." << key << "\" must be a string";
-      rope.type = type->str();
-      break;
+    // transformers 4 also spelled the type "type".
+    StringRef typeKey = params->get("rope_type") ? "rope_type" : "type";
+    StringRef type = "default";
+    if (const llvm::json::Value *t = params->get(typeKey)) {
+      std::optional<StringRef> name = t->getAsString();
+      if (!name)
+        return emitError(c.keyLoc(typeKey))
+               << "config.json key \"" << objectKey << "." << typeKey
+               << "\" must be a string";
+      type = *name;
     }
-    StringRef type = rope.type;
     if (type == "dynamic" || type == "longrope")
-      return emitError(
-                 c.keyLoc(params->get("rope_type") ? "rope_type" : "type"))
+      return emitError(c.keyLoc(typeKey))
              << "config.json key \"" << objectKey << ".rope_type\" is \""
              << type
              << "\": its frequencies change with the sequence length at run "
                 "time, which attnc does not compile (supported: default, "
                 "linear, llama3, yarn)";
-    if (type != "default" && type != "linear" && type != "llama3" &&
-        type != "yarn")
-      return emitError(
-                 c.keyLoc(params->get("rope_type") ? "rope_type" : "type"))
+    std::optional<RopeConfig::Scaling> scaling =
+        llvm::StringSwitch<std::optional<RopeConfig::Scaling>>(type)
+            .Case("default", RopeConfig::Scaling::Default)
+            .Case("linear", RopeConfig::Scaling::Linear)
+            .Case("llama3", RopeConfig::Scaling::Llama3)
+            .Case("yarn", RopeConfig::Scaling::Yarn)
+            .Default(std::nullopt);
+    if (!scaling)
+      return emitError(c.keyLoc(typeKey))
              << "config.json key \"" << objectKey << ".rope_type\" is \""
              << type
              << "\", which attnc does not know (supported: default, linear, "
                 "llama3, yarn)";
+    rope.scaling = *scaling;
     SmallVector<StringRef> keys;
     for (const auto &entry : *params)
       keys.push_back(entry.first);
@@ -552,7 +558,8 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
         return success();
       };
       const double inf = std::numeric_limits<double>::infinity();
-      bool llama3 = type == "llama3", yarn = type == "yarn";
+      bool llama3 = rope.scaling == RopeConfig::Scaling::Llama3;
+      bool yarn = rope.scaling == RopeConfig::Scaling::Yarn;
       LogicalResult ok = success();
       if (key == "rope_theta") {
         ok = number(0.0, true, inf, rope.theta);
@@ -560,7 +567,8 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
       } else if (key == "partial_rotary_factor" && !partialKey.empty()) {
         ok = number(0.0, true, 1.0, rope.partialFactor);
         partialSet = true;
-      } else if (key == "factor" && type != "default") {
+      } else if (key == "factor" &&
+                 rope.scaling != RopeConfig::Scaling::Default) {
         // yarn: null means max_position_embeddings over the original.
         if (!(yarn && value.kind() == llvm::json::Value::Null)) {
           ok = number(0.0, true, inf, rope.factor);
@@ -605,10 +613,18 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
       if (failed(ok))
         return failure();
     }
-    if (type != "default" && !factorSet && type != "yarn")
+    if ((rope.scaling == RopeConfig::Scaling::Linear ||
+         rope.scaling == RopeConfig::Scaling::Llama3) &&
+        !factorSet)
       return emitError(c.keyLoc(objectKey))
              << "config.json key \"" << objectKey << "\" has rope_type \""
              << type << "\" but no \"factor\"";
+    // Equal bands would divide by zero in the smoothing.
+    if (rope.scaling == RopeConfig::Scaling::Llama3 &&
+        !(rope.highFreqFactor > rope.lowFreqFactor))
+      return emitError(c.keyLoc("high_freq_factor"))
+             << "config.json key \"" << objectKey
+             << ".high_freq_factor\" must exceed low_freq_factor";
   }
   if (!thetaSet) {
     FailureOr<double> theta = c.getFloat(thetaKey, defaultTheta);
@@ -630,7 +646,9 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
              << "\" must be in (0, 1], got " << *partial;
     rope.partialFactor = *partial;
   }
-  if ((rope.type == "llama3" || rope.type == "yarn") && !originalSet) {
+  if ((rope.scaling == RopeConfig::Scaling::Llama3 ||
+       rope.scaling == RopeConfig::Scaling::Yarn) &&
+      !originalSet) {
     // As transformers: the top-level key, else the model's own context.
     StringRef key = c.has("original_max_position_embeddings")
                         ? "original_max_position_embeddings"
@@ -643,7 +661,7 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
              << "config.json key \"" << key << "\" must be positive";
     rope.originalMaxPositions = *original;
   }
-  if (rope.type == "yarn" && !factorSet) {
+  if (rope.scaling == RopeConfig::Scaling::Yarn && !factorSet) {
     FailureOr<double> maxPositions = c.getFloat("max_position_embeddings");
     if (failed(maxPositions))
       return failure();
@@ -653,62 +671,64 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
 }
 
 SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
-  if (type == "default")
+  if (scaling == Scaling::Default)
     return {};
   // transformers computes these in float32: so does this.
+  const double pi = llvm::numbers::pi;
+  auto f32 = [](double v) { return static_cast<float>(v); };
+  // llama3: long wavelengths interpolated by `factor`, short ones kept, the
+  // band between smoothed.
+  float lowWavelen = f32(originalMaxPositions / lowFreqFactor);
+  float highWavelen = f32(originalMaxPositions / highFreqFactor);
+  // yarn: a linear ramp over the pair index between extrapolated (kept)
+  // and interpolated (divided by `factor`) frequencies, over [low, high].
+  auto correctionDim = [&](double rotations) {
+    return (static_cast<double>(rotaryDim) *
+            std::log(originalMaxPositions / (rotations * 2.0 * pi))) /
+           (2.0 * std::log(theta));
+  };
+  double low = correctionDim(betaFast), high = correctionDim(betaSlow);
+  if (truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, static_cast<double>(rotaryDim - 1));
+  if (low == high)
+    high += 0.001;
+
   int64_t half = rotaryDim / 2;
-  // base^(2i / R), whose inverse are the unscaled frequencies.
-  SmallVector<float> wavePower(half);
-  for (int64_t i = 0; i < half; ++i)
-    wavePower[i] =
-        std::pow(static_cast<float>(theta),
-                 static_cast<float>(2 * i) / static_cast<float>(rotaryDim));
   SmallVector<double> out(half);
-  const double pi = 3.14159265358979323846;
   for (int64_t i = 0; i < half; ++i) {
-    float f = 1.0f / wavePower[i];
-    if (type == "linear") {
-      f = f / static_cast<float>(factor);
-    } else if (type == "llama3") {
-      // Long wavelengths interpolated by `factor`, short ones kept, the
-      // band between smoothed.
-      float lowWavelen =
-          static_cast<float>(originalMaxPositions / lowFreqFactor);
-      float highWavelen =
-          static_cast<float>(originalMaxPositions / highFreqFactor);
-      float wavelen = static_cast<float>(2.0 * pi) / f;
-      float scaled = wavelen > lowWavelen ? f / static_cast<float>(factor) : f;
+    // base^(2i / R), whose inverse is the unscaled frequency.
+    float wavePower = std::pow(f32(theta), f32(2 * i) / f32(rotaryDim));
+    float f = 1.0f / wavePower;
+    switch (scaling) {
+    case Scaling::Default:
+      break;
+    case Scaling::Linear:
+      f /= f32(factor);
+      break;
+    case Scaling::Llama3: {
+      float wavelen = f32(2.0 * pi) / f;
+      float scaled = wavelen > lowWavelen ? f / f32(factor) : f;
       if (!(wavelen < highWavelen) && !(wavelen > lowWavelen)) {
-        float smooth = (static_cast<float>(originalMaxPositions) / wavelen -
-                        static_cast<float>(lowFreqFactor)) /
-                       static_cast<float>(highFreqFactor - lowFreqFactor);
-        scaled = (1.0f - smooth) * scaled / static_cast<float>(factor) +
-                 smooth * scaled;
+        float smooth =
+            (f32(originalMaxPositions) / wavelen - f32(lowFreqFactor)) /
+            f32(highFreqFactor - lowFreqFactor);
+        scaled = (1.0f - smooth) * scaled / f32(factor) + smooth * scaled;
       }
       f = scaled;
-    } else if (type == "yarn") {
-      // A linear ramp over the pair index between extrapolated (high
-      // frequencies kept) and interpolated (divided by `factor`) ones.
-      auto correctionDim = [&](double rotations) {
-        return (static_cast<double>(rotaryDim) *
-                std::log(originalMaxPositions / (rotations * 2.0 * pi))) /
-               (2.0 * std::log(theta));
-      };
-      double low = correctionDim(betaFast), high = correctionDim(betaSlow);
-      if (truncate) {
-        low = std::floor(low);
-        high = std::ceil(high);
-      }
-      low = std::max(low, 0.0);
-      high = std::min(high, static_cast<double>(rotaryDim - 1));
-      if (low == high)
-        high += 0.001;
-      float ramp = (static_cast<float>(i) - static_cast<float>(low)) /
-                   static_cast<float>(high - low);
-      ramp = std::clamp(ramp, 0.0f, 1.0f);
+      break;
+    }
+    case Scaling::Yarn: {
+      float ramp =
+          std::clamp((f32(i) - f32(low)) / f32(high - low), 0.0f, 1.0f);
       float extrapolation = 1.0f - ramp;
-      float inter = 1.0f / (static_cast<float>(factor) * wavePower[i]);
-      f = inter * (1.0f - extrapolation) + f * extrapolation;
+      float interpolated = 1.0f / (f32(factor) * wavePower);
+      f = interpolated * (1.0f - extrapolation) + f * extrapolation;
+      break;
+    }
     }
     out[i] = f;
   }
@@ -716,7 +736,7 @@ SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
 }
 
 double RopeConfig::cosSinScale() const {
-  if (type != "yarn")
+  if (scaling != Scaling::Yarn)
     return 1.0;
   if (attentionFactor)
     return *attentionFactor;

@@ -33,11 +33,12 @@ struct GatherView {
 
 /// A decoder's rotary settings: base, the fraction of each head's channels
 /// that rotate, and the scaling of the frequencies (transformers'
-/// rope_type: "default", "linear", "llama3" or "yarn").
+/// rope_type "default", "linear", "llama3" or "yarn", with its keys).
 struct RopeConfig {
+  enum class Scaling { Default, Linear, Llama3, Yarn };
   double theta;
   double partialFactor = 1.0;
-  std::string type = "default";
+  Scaling scaling = Scaling::Default;
   /// linear, llama3, yarn: the context extension factor.
   double factor = 1.0;
   /// llama3: the wavelength bands; llama3 and yarn: the pre-training
