@@ -19,6 +19,13 @@ Writes into OUTDIR (default test/ONNX/Exports):
   <family>.<shape>.input_ids.npy       seeded ids, per shape
   <family>.<shape>.attention_mask.npy  with padded (zero) tails on some rows
   <family>.<shape>.ref.npy             transformers' output (eager attention)
+  <family>.generate_prompt.npy         decoders: int64 [2, 9], row 0 uses
+                                       its first 5 tokens
+  <family>.generate_lengths.npy        decoders: int64 [2]
+  <family>.generate_expected.npy       decoders: transformers' greedy new
+                                       tokens ([2, 24], generate() on each
+                                       row alone), the reference for
+                                       decoding with --kv-cache
   manifest.json                        per export: exporter, opset, status,
                                        ops used, and onnxruntime's max
                                        abs error against the reference
@@ -144,6 +151,40 @@ def make_inputs(family):
     return out
 
 
+GENERATE_LENGTHS = (5, 9)
+GENERATE_NEW_TOKENS = 24
+
+
+def write_generation(family, outdir):
+    """transformers' greedy continuation of two prompts (each row alone, so
+    no padding), and the smallest gap between the best and second-best
+    logit over all steps: a near tie could flip under float rounding."""
+    model = build(family, "eager").model
+    rng = np.random.default_rng(1234)
+    prompt = rng.integers(3, VOCAB, size=(len(GENERATE_LENGTHS),
+                                          max(GENERATE_LENGTHS)),
+                          dtype=np.int64)
+    expected = np.zeros((len(GENERATE_LENGTHS), GENERATE_NEW_TOKENS),
+                        np.int64)
+    min_gap = float("inf")
+    for row, length in enumerate(GENERATE_LENGTHS):
+        with torch.no_grad():
+            out = model.generate(torch.from_numpy(prompt[row:row + 1, :length]),
+                                 max_new_tokens=GENERATE_NEW_TOKENS,
+                                 min_new_tokens=GENERATE_NEW_TOKENS,
+                                 do_sample=False, output_scores=True,
+                                 return_dict_in_generate=True, pad_token_id=0)
+        expected[row] = out.sequences[0, length:].numpy()
+        for scores in out.scores:
+            top2 = torch.topk(scores[0], 2).values
+            min_gap = min(min_gap, float(top2[0] - top2[1]))
+    for name, value in (("prompt", prompt), ("expected", expected),
+                        ("lengths", np.array(GENERATE_LENGTHS, np.int64))):
+        np.save(os.path.join(outdir, f"{family}.generate_{name}.npy"), value)
+    print(f"{family}: greedy tokens {expected.tolist()}, min top-2 logit gap "
+          f"{min_gap:.3g}", flush=True)
+
+
 def strip(path):
     """Drops what only documents the export (doc strings, the exporter's
     per-node metadata: stack traces with this machine's paths, FX node text):
@@ -214,6 +255,9 @@ def main():
                                              "Exports"))
     parser.add_argument("--only", default="",
                         help="comma-separated families (default: all)")
+    parser.add_argument("--generation-only", action="store_true",
+                        help="only write the decoders' greedy-token "
+                             "references (write_generation)")
     parser.add_argument("--refresh-fidelity", action="store_true",
                         help="only recompute each committed export's own "
                              "error against transformers (export_error)")
@@ -251,9 +295,16 @@ def main():
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.write("\n")
         return 0
+    if args.generation_only:
+        for family in families():
+            if family not in ENCODERS and (not only or family in only):
+                write_generation(family, args.outdir)
+        return 0
     for family in families():
         if only and family not in only:
             continue
+        if family not in ENCODERS:
+            write_generation(family, args.outdir)
         inputs = make_inputs(family)
         reference = build(family, "eager")
         refs = []

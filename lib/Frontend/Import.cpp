@@ -96,17 +96,11 @@ mlir::FailureOr<ModelImport> importONNX(StringRef path,
   if (options.progress)
     options.progress("raising");
   mlir::PassManager pm(&context);
-  mlir::attn::buildRaisePipeline(pm, /*raiseAttention=*/options.raise ==
-                                         attnc::RaiseMode::All);
-  // A decoder exported with past key/values: its past inputs become
-  // KV-cache state, and rotary positions from the bound position_ids start
-  // at `positions`.
-  if (options.kvCache) {
-    pm.addPass(mlir::attn::createAttnBindKVCache(
-        mlir::attn::AttnBindKVCacheOptions{options.kvCache}));
-    pm.addNestedPass<mlir::func::FuncOp>(
-        mlir::attn::createAttnRaisePositions());
-  }
+  // A decoder with past key/values, or a stateless causal one: its past
+  // inputs or its attention's keys and values become KV-cache state.
+  mlir::attn::buildRaisePipeline(
+      pm, /*raiseAttention=*/options.raise == attnc::RaiseMode::All,
+      options.kvCache);
   if (failed(pm.run(*result.module)))
     return mlir::failure();
   return result;

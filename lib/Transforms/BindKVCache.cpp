@@ -28,6 +28,8 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 
+#include "ProbeEvaluation.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,7 +62,8 @@ struct PastPair {
 /// operands and values that nested regions capture; not through sizes,
 /// which the binding changes anyway).
 static void collectArgSources(Value root, Block *entry,
-                              llvm::SetVector<BlockArgument> &args) {
+                              llvm::SetVector<BlockArgument> &args,
+                              bool throughSizes = true) {
   SmallVector<Value> work{root};
   DenseSet<Value> seen;
   while (!work.empty()) {
@@ -73,7 +76,7 @@ static void collectArgSources(Value root, Block *entry,
       continue;
     }
     Operation *op = v.getDefiningOp();
-    if (isa<tensor::EmptyOp>(op))
+    if (isa<tensor::EmptyOp>(op) || (!throughSizes && isa<tensor::DimOp>(op)))
       continue;
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
       work.push_back(expand.getSrc());
@@ -102,6 +105,88 @@ static bool isCastOf(Value v, Value length) {
     v = op->getOperand(0);
   }
   return true;
+}
+
+/// Inserts the input `positions [batch]` (i64): right after the token ids
+/// (the argument an attn.embedding looks up), where generation expects it;
+/// after the first argument otherwise.
+static FailureOr<Value> insertPositions(func::FuncOp entry, int64_t batch) {
+  Block &body = entry.getBody().front();
+  Builder b(entry.getContext());
+  auto type = RankedTensorType::get({batch}, b.getI64Type());
+  unsigned index = body.getNumArguments() > 0 ? 1 : 0;
+  for (BlockArgument arg : body.getArguments())
+    if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+          auto lookup = dyn_cast<EmbeddingOp>(user);
+          return lookup && lookup.getIds() == arg;
+        })) {
+      index = arg.getArgNumber() + 1;
+      break;
+    }
+  if (failed(entry.insertArgument(
+          index, type,
+          b.getDictionaryAttr(
+              b.getNamedAttr("attn.name", b.getStringAttr("positions"))),
+          entry.getLoc())))
+    return failure();
+  return Value(body.getArgument(index));
+}
+
+/// `positions + T` ([B] i64), T the new rows' length (axis 2).
+static Value kvLengthsAfter(OpBuilder &b, Location loc, Value positions,
+                            Value newRows) {
+  auto type = cast<RankedTensorType>(positions.getType());
+  Value steps = tensor::DimOp::create(b, loc, newRows, 2);
+  steps = arith::IndexCastOp::create(b, loc, b.getI64Type(), steps);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), b.getI64Type());
+  Value filled = linalg::FillOp::create(b, loc, steps, empty).result();
+  return linalg::AddOp::create(b, loc, ValueRange{positions, filled},
+                               ValueRange{empty})
+      ->getResult(0);
+}
+
+/// Erases what the binding left unused: region DCE, then ops that dead ops'
+/// bodies captured (their terminators count as live for region DCE, e.g. a
+/// Range's start).
+static void eraseDeadOps(func::FuncOp entry) {
+  IRRewriter rewriter(entry.getContext());
+  (void)runRegionDCE(rewriter, entry.getBody());
+  Block &body = entry.getBody().front();
+  for (bool erased = true; erased;) {
+    SmallVector<Operation *> dead;
+    for (Operation &op : body.without_terminator())
+      if (isOpTriviallyDead(&op))
+        dead.push_back(&op);
+    for (Operation *op : dead)
+      rewriter.eraseOp(op);
+    erased = !dead.empty();
+  }
+}
+
+/// Ties each returned cache write to its cache argument (attn.state_arg),
+/// updates the function type, and marks a module whose every attention is
+/// causal as a causal language model (it generates).
+static void finishState(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Builder b(entry.getContext());
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+    auto write = operand.getDefiningOp<CacheWriteOp>();
+    auto cache = write ? dyn_cast<BlockArgument>(write.getCache()) : nullptr;
+    if (!cache || cache.getOwner() != &body)
+      continue;
+    entry.removeResultAttr(i, b.getStringAttr("attn.name"));
+    entry.setResultAttr(i, AttnDialect::StateArgAttrHelper::getNameStr(),
+                        b.getI64IntegerAttr(cache.getArgNumber()));
+  }
+  entry.setFunctionType(FunctionType::get(
+      entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+  bool causal = true;
+  entry->getParentOp()->walk([&](SdpaOp sdpa) { causal &= sdpa.getCausal(); });
+  if (causal)
+    AttnDialect::CausalLmAttrHelper(entry.getContext())
+        .setAttr(entry->getParentOp(), UnitAttr::get(entry.getContext()));
 }
 
 struct AttnBindKVCachePass
@@ -197,6 +282,186 @@ struct AttnBindKVCachePass
     return success();
   }
 
+  /// A stateless causal decoder (exported without past key/values): every
+  /// attention's keys and values are written into a new cache at
+  /// `positions` and read from it, as a past-kv export binds. The mask
+  /// bias goes where probing shows it is, with a mask of ones, the causal
+  /// mask (with a sliding window if any): the step is then the model run
+  /// per sequence over its cached tokens. Positions that started at 0
+  /// start at `positions`.
+  LogicalResult deriveCaches(func::FuncOp entry) {
+    Block &body = entry.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    SmallVector<SdpaOp> attentions(body.getOps<SdpaOp>());
+    if (attentions.empty()) {
+      bool nested = false;
+      entry.walk([&](Operation *op) { nested |= isa<SdpaOp, MhaOp>(op); });
+      return entry.emitError()
+             << "attn-bind-kv-cache: the model has neither past key/value "
+                "inputs (an input concatenated with the new keys or values "
+                "on axis 2 whose concatenation is returned) nor "
+             << (nested ? "attention at the top level of the function (run "
+                          "it before attn-raise-mha and attn-raise-layers)"
+                        : "raised attention to derive a cache from");
+    }
+
+    // Each attention's mask: causal (window) as probed, from which inputs.
+    llvm::SetVector<BlockArgument> maskArgs;
+    SmallVector<int64_t> windows;
+    int64_t batch = ShapedType::kDynamic;
+    for (SdpaOp sdpa : attentions) {
+      if (sdpa.getKvLengths() || sdpa.getQueryPositions())
+        return sdpa.emitOpError("already has kv_lengths or query_positions; "
+                                "attn-bind-kv-cache sets them");
+      int64_t window = sdpa.getWindow().value_or(0);
+      if (Value bias = sdpa.getBias()) {
+        llvm::SetVector<BlockArgument> sources;
+        collectArgSources(bias, &body, sources, /*throughSizes=*/false);
+        std::string why;
+        FailureOr<int64_t> probed = probeCausalBias(
+            bias, &body, sources.getArrayRef(), why);
+        if (failed(probed))
+          return sdpa.emitOpError()
+                 << "has an attention mask attn-bind-kv-cache cannot bind to "
+                    "a KV cache: "
+                 << why;
+        if (sdpa.getCausal() && window && *probed && window != *probed)
+          return sdpa.emitOpError("has a window and a mask of another one");
+        window = window ? window : *probed;
+        maskArgs.insert(sources.begin(), sources.end());
+      } else if (!sdpa.getCausal()) {
+        return sdpa.emitOpError("is not causal; attn-bind-kv-cache derives "
+                                "a KV cache only for causal attention");
+      }
+      windows.push_back(window);
+      for (Value kv : {sdpa.getKey(), sdpa.getValue()}) {
+        auto type = cast<RankedTensorType>(kv.getType());
+        if (type.isDynamicDim(0) || type.isDynamicDim(1) ||
+            type.isDynamicDim(3) ||
+            (!ShapedType::isDynamic(batch) && batch != type.getDimSize(0)))
+          return sdpa.emitOpError()
+                 << "has keys or values of type " << type
+                 << "; a KV cache needs static batch, heads and head width "
+                    "(fix the batch with --input-shape, e.g. input_ids=1x?)";
+        batch = type.getDimSize(0);
+      }
+    }
+
+    FailureOr<Value> maybePositions = insertPositions(entry, batch);
+    if (failed(maybePositions))
+      return failure();
+    Value positions = *maybePositions;
+    OpBuilder b(entry.getContext());
+    SmallVector<Value> results(ret.getOperands());
+    for (auto [layer, sdpa, window] :
+         llvm::zip_equal(llvm::seq<int64_t>(0, attentions.size()), attentions,
+                         windows)) {
+      b.setInsertionPoint(sdpa);
+      Location loc = sdpa.getLoc();
+      for (auto [kind, operand] :
+           {std::make_pair("key", &sdpa.getKeyMutable()),
+            std::make_pair("value", &sdpa.getValueMutable())}) {
+        Value rows = operand->get();
+        auto type = cast<RankedTensorType>(rows.getType());
+        auto cacheType = RankedTensorType::get(
+            {batch, type.getDimSize(1), cacheLength, type.getDimSize(3)},
+            type.getElementType());
+        std::string name =
+            "past_key_values." + std::to_string(layer) + "." + kind;
+        unsigned index = body.getNumArguments();
+        if (failed(entry.insertArgument(
+                index, cacheType,
+                b.getDictionaryAttr(
+                    b.getNamedAttr("attn.name", b.getStringAttr(name))),
+                loc)))
+          return failure();
+        Value write = CacheWriteOp::create(b, loc, cacheType,
+                                           body.getArgument(index), rows,
+                                           positions);
+        operand->set(write);
+        results.push_back(write);
+      }
+      Value newKeys =
+          cast<CacheWriteOp>(sdpa.getKey().getDefiningOp()).getNewRows();
+      sdpa.getKvLengthsMutable().assign(
+          kvLengthsAfter(b, loc, positions, newKeys));
+      sdpa.getQueryPositionsMutable().assign(positions);
+      sdpa.getBiasMutable().clear();
+      sdpa.setCausal(true);
+      if (window)
+        sdpa.setWindowAttr(b.getI64IntegerAttr(window));
+    }
+    // The caches' new values are results (attn.state_arg, finishState).
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (unsigned i = 0; i < entry.getNumResults(); ++i)
+      resultAttrs.push_back(entry.getResultAttrDict(i));
+    resultAttrs.resize(results.size(), b.getDictionaryAttr({}));
+    ret->setOperands(results);
+    entry.setFunctionType(FunctionType::get(
+        entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+    entry.setAllResultAttrs(resultAttrs);
+
+    // Positions from 0 start at each sequence's position.
+    WalkResult walk = entry.walk([&](Operation *op) -> WalkResult {
+      if (auto rotary = dyn_cast<RotaryOp>(op)) {
+        if (rotary.getPositions())
+          return rotary.emitOpError(
+              "has run-time positions; attn-bind-kv-cache binds rotary "
+              "positions that start at 0");
+        rotary.getPositionsMutable().assign(positions);
+      } else if (auto learned = dyn_cast<LearnedPosOp>(op)) {
+        if (learned.getPositions())
+          return learned.emitOpError(
+              "has run-time positions; attn-bind-kv-cache binds learned "
+              "positions that start at 0");
+        learned.getPositionsMutable().assign(positions);
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    // The masks' inputs go with the masks; checks of their sizes too.
+    SmallVector<cf::AssertOp> checks;
+    entry.walk([&](cf::AssertOp check) {
+      llvm::SetVector<BlockArgument> sources;
+      collectArgSources(check.getArg(), &body, sources);
+      if (llvm::any_of(sources,
+                       [&](BlockArgument a) { return maskArgs.contains(a); }))
+        checks.push_back(check);
+    });
+    for (cf::AssertOp check : checks)
+      check.erase();
+    eraseDeadOps(entry);
+
+    // Anything still computing positions from the token index would see
+    // 0..T-1 in every step: refuse rather than decode wrongly.
+    Operation *indexUser = nullptr;
+    entry.walk([&](linalg::IndexOp index) {
+      auto generic = index->getParentOfType<linalg::GenericOp>();
+      if (generic && generic.getNumDpsInputs() == 0 && !indexUser)
+        indexUser = generic;
+    });
+    if (indexUser)
+      return indexUser->emitOpError()
+             << "computes values from the token index (positions not raised "
+                "to attn.rotary or attn.learned_pos); a KV-cache step has "
+                "them per sequence, so attn-bind-kv-cache cannot derive it";
+
+    llvm::BitVector erase(body.getNumArguments());
+    for (BlockArgument mask : maskArgs) {
+      if (!mask.use_empty())
+        return (*mask.getUsers().begin())->emitOpError()
+               << "uses the attention mask input " << mask.getArgNumber()
+               << " outside attention, which a KV-cache step cannot bind";
+      erase.set(mask.getArgNumber());
+    }
+    if (failed(entry.eraseArguments(erase)))
+      return failure();
+    finishState(entry);
+    return success();
+  }
+
   LogicalResult bind(func::FuncOp entry) {
     Block &body = entry.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -242,35 +507,16 @@ struct AttnBindKVCachePass
       pairs.push_back({arg, concat, nullptr});
     }
     if (pairs.empty())
-      return entry.emitError(
-          "attn-bind-kv-cache: the model has no past key/value inputs (an "
-          "input concatenated with the new keys or values on axis 2 whose "
-          "concatenation is returned)");
+      return deriveCaches(entry);
     int64_t batch =
         cast<RankedTensorType>(pairs[0].past.getType()).getDimSize(0);
 
-    // `positions [B]`: each sequence's past length, after the first input.
+    // `positions [B]`: each sequence's past length.
     OpBuilder b(entry.getContext());
-    Location loc = entry.getLoc();
-    auto positionsType = RankedTensorType::get({batch}, b.getI64Type());
-    // Right after the token ids (the argument an attn.embedding looks up),
-    // where generation expects it; after the first argument otherwise.
-    unsigned positionsIndex = body.getNumArguments() > 0 ? 1 : 0;
-    for (BlockArgument arg : body.getArguments())
-      if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
-            auto lookup = dyn_cast<EmbeddingOp>(user);
-            return lookup && lookup.getIds() == arg;
-          })) {
-        positionsIndex = arg.getArgNumber() + 1;
-        break;
-      }
-    if (failed(entry.insertArgument(
-            positionsIndex, positionsType,
-            b.getDictionaryAttr(
-                b.getNamedAttr("attn.name", b.getStringAttr("positions"))),
-            loc)))
+    FailureOr<Value> maybePositions = insertPositions(entry, batch);
+    if (failed(maybePositions))
       return failure();
-    Value positions = body.getArgument(positionsIndex);
+    Value positions = *maybePositions;
 
     // position_ids [B, T] (as optimum exports decoders; rotary positions
     // are computed from it): token t of sequence b sits at positions[b] + t.
@@ -349,14 +595,7 @@ struct AttnBindKVCachePass
       Location l = sdpa.getLoc();
       Value newKeys =
           cast<CacheWriteOp>(sdpa.getKey().getDefiningOp()).getNewRows();
-      Value steps = tensor::DimOp::create(b, l, newKeys, 2);
-      steps = arith::IndexCastOp::create(b, l, b.getI64Type(), steps);
-      Value empty = tensor::EmptyOp::create(b, l, positionsType.getShape(),
-                                            b.getI64Type());
-      Value filled = linalg::FillOp::create(b, l, steps, empty).result();
-      Value lengths = linalg::AddOp::create(b, l, ValueRange{positions, filled},
-                                            ValueRange{empty})
-                          ->getResult(0);
+      Value lengths = kvLengthsAfter(b, l, positions, newKeys);
       sdpa.getKvLengthsMutable().assign(lengths);
       if (sdpa.getCausal())
         sdpa.getQueryPositionsMutable().assign(positions);
@@ -397,19 +636,7 @@ struct AttnBindKVCachePass
     });
     for (cf::AssertOp check : checks)
       check.erase();
-    IRRewriter rewriter(entry.getContext());
-    (void)runRegionDCE(rewriter, entry.getBody());
-    // Region DCE keeps values that dead ops' bodies captured (their
-    // terminators count as live), e.g. a Range's start; those are unused now.
-    for (bool erased = true; erased;) {
-      SmallVector<Operation *> dead;
-      for (Operation &op : body.without_terminator())
-        if (isOpTriviallyDead(&op))
-          dead.push_back(&op);
-      for (Operation *op : dead)
-        rewriter.eraseOp(op);
-      erased = !dead.empty();
-    }
+    eraseDeadOps(entry);
 
     // Nothing else may still read the past length or a mask.
     for (PastPair &pair : pairs)
@@ -441,25 +668,7 @@ struct AttnBindKVCachePass
                           AttnDialect::DimSymbolsAttrHelper::getNameStr());
 
     // The present results are the caches' new values.
-    for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
-      auto write = operand.getDefiningOp<CacheWriteOp>();
-      auto cache = write ? dyn_cast<BlockArgument>(write.getCache()) : nullptr;
-      if (!cache || cache.getOwner() != &body)
-        continue;
-      entry.removeResultAttr(i,
-                             StringAttr::get(entry.getContext(), "attn.name"));
-      entry.setResultAttr(i, AttnDialect::StateArgAttrHelper::getNameStr(),
-                          b.getI64IntegerAttr(cache.getArgNumber()));
-    }
-    entry.setFunctionType(FunctionType::get(
-        entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
-    // A decoder whose every attention is causal generates.
-    bool causal = true;
-    entry->getParentOp()->walk(
-        [&](SdpaOp sdpa) { causal &= sdpa.getCausal(); });
-    if (causal)
-      AttnDialect::CausalLmAttrHelper(entry.getContext())
-          .setAttr(entry->getParentOp(), UnitAttr::get(entry.getContext()));
+    finishState(entry);
     return success();
   }
 };

@@ -17,22 +17,32 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-void mlir::attn::buildRaisePipeline(OpPassManager &pm, bool raiseAttention) {
-  OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(createAttnRaisePositions());
-  func.addPass(createAttnRaiseNorms());
-  func.addPass(createAttnRaiseGelu());
-  func.addPass(createAttnRaiseLinear());
+void mlir::attn::buildRaisePipeline(OpPassManager &pm, bool raiseAttention,
+                                    int64_t kvCacheLength) {
+  OpPassManager *func = &pm.nest<func::FuncOp>();
+  func->addPass(createAttnRaisePositions());
+  func->addPass(createAttnRaiseNorms());
+  func->addPass(createAttnRaiseGelu());
+  func->addPass(createAttnRaiseLinear());
   if (raiseAttention) {
-    func.addPass(createAttnRaiseAttention());
-    func.addPass(createAttnRaiseMha());
+    func->addPass(createAttnRaiseAttention());
+    // The KV-cache binding works on attn.sdpa at the function's top level,
+    // before attention and blocks are grouped; rotary positions from a bound
+    // position_ids input are raised after it.
+    if (kvCacheLength > 0) {
+      pm.addPass(createAttnBindKVCache(AttnBindKVCacheOptions{kvCacheLength}));
+      func = &pm.nest<func::FuncOp>();
+      func->addPass(createAttnRaisePositions());
+    }
+    func->addPass(createAttnRaiseMha());
   }
-  func.addPass(createAttnRaiseFfn());
-  func.addPass(createAttnRaiseResidual());
+  OpPassManager &rest = *func;
+  rest.addPass(createAttnRaiseFfn());
+  rest.addPass(createAttnRaiseResidual());
   // The projections bind each weight through a new (transposed) view; CSE
   // merges the views of one tensor used twice.
-  func.addPass(createCSEPass());
-  func.addPass(createAttnRaiseLayers());
+  rest.addPass(createCSEPass());
+  rest.addPass(createAttnRaiseLayers());
 }
 
 void mlir::attn::registerRaisePipeline() {

@@ -8,12 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProbeEvaluation.h"
 #include "RaiseMatchers.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -87,6 +89,48 @@ static Value matchHeadBroadcast(Value v) {
       broadcast.getDimensions() != ArrayRef<int64_t>{1})
     return Value();
   return stripUnitReshapes(broadcast.getInput());
+}
+
+/// `rotated` = concat(-x[..., half:], x[..., :half]) on the last axis.
+static bool isRotatedHalf(Value rotated, Value x, int64_t half) {
+  auto concat = rotated.getDefiningOp<tensor::ConcatOp>();
+  if (!concat || concat.getDim() != 3 || concat.getInputs().size() != 2)
+    return false;
+  Value upper = matchUnary<linalg::NegFOp>(concat.getInputs()[0]);
+  auto isHalf = [&](Value v, int64_t offset) {
+    auto slice = v ? v.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
+    if (!slice || slice.getSource() != x || !slice.hasUnitStride() ||
+        slice.getDroppedDims().any())
+      return false;
+    for (auto [d, o] : llvm::enumerate(slice.getMixedOffsets()))
+      if (!isConstantIntValue(o, d == 3 ? offset : 0))
+        return false;
+    for (auto [d, s] : llvm::enumerate(slice.getMixedSizes()))
+      if (d == 3 ? !isConstantIntValue(s, half) : !sameSize(s, x, d))
+        return false;
+    return true;
+  };
+  return isHalf(upper, half) && isHalf(concat.getInputs()[1], 0);
+}
+
+/// The base of `freqs` if they are `base^(-2i / R)` (R = 2 * size) for a
+/// base within float rounding of an integer (rope_theta: 10000, 500000).
+static std::optional<double> baseOf(ArrayRef<double> freqs) {
+  int64_t half = freqs.size();
+  if (half < 2 || freqs[1] <= 0.0 || freqs[1] >= 1.0)
+    return std::nullopt;
+  // From the smallest frequency (best conditioned); exporters round
+  // inv_freq to float.
+  double base =
+      std::pow(freqs[half - 1], -static_cast<double>(half) / (half - 1));
+  if (std::abs(base - std::round(base)) <= 1e-5 * base)
+    base = std::round(base);
+  for (int64_t i = 0; i < half; ++i) {
+    double want = std::pow(base, -2.0 * i / (2 * half));
+    if (std::abs(freqs[i] - want) > 1e-6 * want)
+      return std::nullopt;
+  }
+  return base;
 }
 
 namespace {
@@ -205,28 +249,6 @@ struct RaiseRotaryPositions : OpRewritePattern<AddOp> {
   }
 
 private:
-  /// `rotated` = concat(-x[..., half:], x[..., :half]) on the last axis.
-  static bool isRotatedHalf(Value rotated, Value x, int64_t half) {
-    auto concat = rotated.getDefiningOp<tensor::ConcatOp>();
-    if (!concat || concat.getDim() != 3 || concat.getInputs().size() != 2)
-      return false;
-    Value upper = matchUnary<linalg::NegFOp>(concat.getInputs()[0]);
-    auto isHalf = [&](Value v, int64_t offset) {
-      auto slice = v ? v.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
-      if (!slice || slice.getSource() != x || !slice.hasUnitStride() ||
-          slice.getDroppedDims().any())
-        return false;
-      for (auto [d, o] : llvm::enumerate(slice.getMixedOffsets()))
-        if (!isConstantIntValue(o, d == 3 ? offset : 0))
-          return false;
-      for (auto [d, s] : llvm::enumerate(slice.getMixedSizes()))
-        if (d == 3 ? !isConstantIntValue(s, half) : !sameSize(s, x, d))
-          return false;
-      return true;
-    };
-    return isHalf(upper, half) && isHalf(concat.getInputs()[1], 0);
-  }
-
   /// `emb` = concat(f, f) with f = transpose(inv_freq x float(ids)):
   /// the start positions of ids and the base of inv_freq.
   static std::optional<std::pair<Value, double>>
@@ -266,20 +288,9 @@ private:
       else if (f.convertToDouble() != freqs[i % half])
         return std::nullopt;
     }
-    if (freqs[1] <= 0.0 || freqs[1] >= 1.0)
+    std::optional<double> base = baseOf(freqs);
+    if (!base)
       return std::nullopt;
-    // The base from the smallest frequency (best conditioned); exporters
-    // round inv_freq to float, so a base within that rounding of an integer
-    // (rope_theta: 10000, 500000, ...) is that integer.
-    double base =
-        std::pow(freqs[half - 1], -static_cast<double>(half) / (half - 1));
-    if (std::abs(base - std::round(base)) <= 1e-5 * base)
-      base = std::round(base);
-    for (int64_t i = 0; i < half; ++i) {
-      double want = std::pow(base, -2.0 * i / (2 * half));
-      if (std::abs(freqs[i] - want) > 1e-6 * want)
-        return std::nullopt;
-    }
     // float(ids) [B, 1, T].
     Value ids = stripUnitReshapes(matmul.getDpsInputs()[1]);
     auto toFloat = ids.getDefiningOp<linalg::GenericOp>();
@@ -298,13 +309,76 @@ private:
         start ? dyn_cast<RankedTensorType>(start.getType()) : nullptr;
     if (!startType || !startType.getElementType().isInteger(64))
       return std::nullopt;
-    return std::make_pair(start, base);
+    return std::make_pair(start, *base);
+  }
+};
+
+/// Rotary positions whatever graph computes the tables: `x * C +
+/// rotate_half(x) * S` with C and S depending only on the sequence length,
+/// probed on the host (probeRotaryTables) to be `scale * cos/sin(t *
+/// inv_freq)` for token index t -> attn.rotary from position 0. This covers
+/// the tables as today's exporters compute them from a range of the
+/// sequence length, at any batch.
+/// (The addition is linalg.add as imported, attn.add once residual raising
+/// ran.)
+template <typename AddOpT>
+struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
+  RaiseRotaryTables(MLIRContext *ctx)
+      : OpRewritePattern<AddOpT>(ctx, /*benefit=*/0) {}
+
+  LogicalResult matchAndRewrite(AddOpT op,
+                                PatternRewriter &rewriter) const override {
+    Value sum = op->getResult(0);
+    std::optional<std::pair<Value, Value>> terms;
+    if constexpr (std::is_same_v<AddOpT, AddOp>)
+      terms = std::make_pair(op.getLhs(), op.getRhs());
+    else
+      terms = matchBinary<linalg::AddOp>(sum);
+    auto type = dyn_cast<RankedTensorType>(sum.getType());
+    auto func = op->template getParentOfType<func::FuncOp>();
+    if (!terms || !type || type.getRank() != 4 || type.isDynamicDim(3) ||
+        type.getDimSize(3) % 2 != 0 || !func ||
+        op->getParentOp() != func.getOperation())
+      return failure();
+    int64_t half = type.getDimSize(3) / 2;
+    for (auto [cosTerm, sinTerm] :
+         {*terms, std::make_pair(terms->second, terms->first)}) {
+      auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
+      auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
+      if (!cosMul || !sinMul)
+        continue;
+      for (auto [x, cosTable] :
+           {*cosMul, std::make_pair(cosMul->second, cosMul->first)}) {
+        for (auto [rotated, sinTable] :
+             {*sinMul, std::make_pair(sinMul->second, sinMul->first)}) {
+          if (!isRotatedHalf(rotated, x, half))
+            continue;
+          std::string why;
+          FailureOr<RotaryProbe> probe = probeRotaryTables(
+              cosTable, sinTable, &func.getBody().front(), why);
+          if (failed(probe))
+            return rewriter.notifyMatchFailure(op, why);
+          std::optional<double> base = baseOf(probe->invFreq);
+          rewriter.replaceOpWithNewOp<RotaryOp>(
+              op, type, x, /*positions=*/Value(),
+              rewriter.getF64FloatAttr(base ? *base : 10000.0),
+              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
+              base ? DenseF64ArrayAttr()
+                   : rewriter.getDenseF64ArrayAttr(probe->invFreq),
+              rewriter.getF64FloatAttr(probe->scale));
+          return success();
+        }
+      }
+    }
+    return failure();
   }
 };
 
 struct AttnRaisePositionsPass
     : raise::RaisingPass<AttnRaisePositionsPass,
                          attn::impl::AttnRaisePositionsBase,
-                         RaiseLearnedPositions, RaiseRotaryPositions> {};
+                         RaiseLearnedPositions, RaiseRotaryPositions,
+                         RaiseRotaryTables<AddOp>,
+                         RaiseRotaryTables<linalg::AddOp>> {};
 
 } // namespace

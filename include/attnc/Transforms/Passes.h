@@ -26,7 +26,10 @@ void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
 /// GELU, projections, attention, FFN, residual adds, CSE of the weight
 /// views they create, then whole blocks as attn.layer). Without
 /// `raiseAttention`, attention stays as imported (--no-raise-attention).
-void buildRaisePipeline(OpPassManager &pm, bool raiseAttention = true);
+/// With `kvCacheLength` > 0 (and raiseAttention), the raised decoder is
+/// bound to KV-cache state of that many positions (attn-bind-kv-cache).
+void buildRaisePipeline(OpPassManager &pm, bool raiseAttention = true,
+                        int64_t kvCacheLength = 0);
 
 /// Registers attn-raise with the pass registry.
 void registerRaisePipeline();

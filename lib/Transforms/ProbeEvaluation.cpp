@@ -1,0 +1,985 @@
+//===- ProbeEvaluation.cpp - evaluate size-only values at chosen sizes ----===//
+
+#include "ProbeEvaluation.h"
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// No evaluated tensor may hold more elements (a mask at a few thousand
+/// positions fits; anything larger is not a probe).
+static constexpr int64_t kMaxElements = int64_t(1) << 23;
+
+int64_t ProbeValue::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+static ProbeValue makeValue(Type type, ArrayRef<int64_t> shape,
+                            bool isTensor) {
+  ProbeValue v;
+  v.shape.assign(shape.begin(), shape.end());
+  v.isTensor = isTensor;
+  v.isFloat = isa<FloatType>(getElementTypeOrSelf(type));
+  int64_t n = v.numElements();
+  if (v.isFloat)
+    v.floats.assign(n, 0.0);
+  else
+    v.ints.assign(n, 0);
+  return v;
+}
+
+/// `x` rounded to the float type `type`.
+static double roundTo(Type type, double x) {
+  auto ft = cast<FloatType>(type);
+  if (ft.isF64())
+    return x;
+  if (ft.isF32())
+    return static_cast<float>(x);
+  llvm::APFloat f(x);
+  bool lost;
+  f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return f.convertToDouble();
+}
+
+/// `x` wrapped to the integer type `type` (i1 as 0/1, others signed).
+static int64_t wrapTo(Type type, int64_t x) {
+  unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+  if (width == 1)
+    return x & 1;
+  if (width >= 64)
+    return x;
+  return llvm::SignExtend64(static_cast<uint64_t>(x), width);
+}
+
+namespace {
+/// One element: the int or the float, as the type says.
+struct Scalar {
+  int64_t i = 0;
+  double f = 0.0;
+};
+} // namespace
+
+static unsigned widthOf(Type t) {
+  return t.isIndex() ? 64 : t.getIntOrFloatBitWidth();
+}
+
+/// Evaluates an arith/math op on scalars; failure for an op it does not
+/// know.
+static FailureOr<Scalar> evaluateScalarOp(Operation *op,
+                                          ArrayRef<Scalar> in) {
+  Type type = op->getResult(0).getType();
+  Scalar r;
+  auto flt = [&](double x) {
+    r.f = roundTo(type, x);
+    return r;
+  };
+  auto integer = [&](int64_t x) {
+    r.i = wrapTo(type, x);
+    return r;
+  };
+  auto operandType = [&](unsigned i) { return op->getOperand(i).getType(); };
+  return llvm::TypeSwitch<Operation *, FailureOr<Scalar>>(op)
+      .Case([&](arith::ConstantOp c) -> FailureOr<Scalar> {
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
+          return integer(i.getValue().getSExtValue());
+        if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+          return flt(f.getValueAsDouble());
+        return failure();
+      })
+      .Case([&](arith::AddIOp) { return integer(in[0].i + in[1].i); })
+      .Case([&](arith::SubIOp) { return integer(in[0].i - in[1].i); })
+      .Case([&](arith::MulIOp) { return integer(in[0].i * in[1].i); })
+      .Case([&](arith::DivSIOp) -> FailureOr<Scalar> {
+        if (in[1].i == 0)
+          return failure();
+        return integer(in[0].i / in[1].i);
+      })
+      .Case([&](arith::RemSIOp) -> FailureOr<Scalar> {
+        if (in[1].i == 0)
+          return failure();
+        return integer(in[0].i % in[1].i);
+      })
+      .Case([&](arith::FloorDivSIOp) -> FailureOr<Scalar> {
+        if (in[1].i == 0)
+          return failure();
+        int64_t q = in[0].i / in[1].i;
+        if ((in[0].i % in[1].i != 0) && ((in[0].i < 0) != (in[1].i < 0)))
+          --q;
+        return integer(q);
+      })
+      .Case([&](arith::MaxSIOp) { return integer(std::max(in[0].i, in[1].i)); })
+      .Case([&](arith::MinSIOp) { return integer(std::min(in[0].i, in[1].i)); })
+      .Case([&](arith::AndIOp) { return integer(in[0].i & in[1].i); })
+      .Case([&](arith::OrIOp) { return integer(in[0].i | in[1].i); })
+      .Case([&](arith::XOrIOp) { return integer(in[0].i ^ in[1].i); })
+      .Case([&](arith::CmpIOp c) {
+        unsigned w = widthOf(operandType(0));
+        uint64_t mask = w >= 64 ? ~uint64_t(0) : ((uint64_t(1) << w) - 1);
+        int64_t a = in[0].i, b = in[1].i;
+        uint64_t ua = static_cast<uint64_t>(a) & mask,
+                 ub = static_cast<uint64_t>(b) & mask;
+        bool v = false;
+        switch (c.getPredicate()) {
+        case arith::CmpIPredicate::eq: v = a == b; break;
+        case arith::CmpIPredicate::ne: v = a != b; break;
+        case arith::CmpIPredicate::slt: v = a < b; break;
+        case arith::CmpIPredicate::sle: v = a <= b; break;
+        case arith::CmpIPredicate::sgt: v = a > b; break;
+        case arith::CmpIPredicate::sge: v = a >= b; break;
+        case arith::CmpIPredicate::ult: v = ua < ub; break;
+        case arith::CmpIPredicate::ule: v = ua <= ub; break;
+        case arith::CmpIPredicate::ugt: v = ua > ub; break;
+        case arith::CmpIPredicate::uge: v = ua >= ub; break;
+        }
+        return integer(v);
+      })
+      .Case([&](arith::CmpFOp c) -> FailureOr<Scalar> {
+        double a = in[0].f, b = in[1].f;
+        bool unordered = std::isnan(a) || std::isnan(b);
+        bool v = false;
+        using P = arith::CmpFPredicate;
+        switch (c.getPredicate()) {
+        case P::OEQ: v = !unordered && a == b; break;
+        case P::ONE: v = !unordered && a != b; break;
+        case P::OLT: v = !unordered && a < b; break;
+        case P::OLE: v = !unordered && a <= b; break;
+        case P::OGT: v = !unordered && a > b; break;
+        case P::OGE: v = !unordered && a >= b; break;
+        case P::UEQ: v = unordered || a == b; break;
+        case P::UNE: v = unordered || a != b; break;
+        case P::ULT: v = unordered || a < b; break;
+        case P::ULE: v = unordered || a <= b; break;
+        case P::UGT: v = unordered || a > b; break;
+        case P::UGE: v = unordered || a >= b; break;
+        case P::ORD: v = !unordered; break;
+        case P::UNO: v = unordered; break;
+        case P::AlwaysTrue: v = true; break;
+        case P::AlwaysFalse: v = false; break;
+        }
+        return integer(v);
+      })
+      .Case([&](arith::SelectOp) -> FailureOr<Scalar> {
+        return in[0].i ? in[1] : in[2];
+      })
+      .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(
+          [&](Operation *) {
+            int64_t x = in[0].i;
+            // i1 true is -1 when sign-extended.
+            if (widthOf(operandType(0)) == 1 && isa<arith::ExtSIOp>(op))
+              x = -x;
+            return integer(x);
+          })
+      .Case<arith::IndexCastUIOp, arith::ExtUIOp>([&](Operation *) {
+        unsigned w = widthOf(operandType(0));
+        uint64_t mask = w >= 64 ? ~uint64_t(0) : ((uint64_t(1) << w) - 1);
+        return integer(static_cast<int64_t>(static_cast<uint64_t>(in[0].i) &
+                                            mask));
+      })
+      .Case([&](arith::SIToFPOp) { return flt(static_cast<double>(in[0].i)); })
+      .Case([&](arith::UIToFPOp) {
+        return flt(static_cast<double>(static_cast<uint64_t>(in[0].i)));
+      })
+      .Case([&](arith::FPToSIOp) -> FailureOr<Scalar> {
+        if (!std::isfinite(in[0].f) || std::abs(in[0].f) > 9.2e18)
+          return failure();
+        return integer(static_cast<int64_t>(in[0].f));
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp>(
+          [&](Operation *) { return flt(in[0].f); })
+      .Case([&](arith::AddFOp) { return flt(in[0].f + in[1].f); })
+      .Case([&](arith::SubFOp) { return flt(in[0].f - in[1].f); })
+      .Case([&](arith::MulFOp) { return flt(in[0].f * in[1].f); })
+      .Case([&](arith::DivFOp) { return flt(in[0].f / in[1].f); })
+      .Case([&](arith::NegFOp) { return flt(-in[0].f); })
+      .Case([&](arith::MaximumFOp) {
+        return flt(std::isnan(in[0].f) || std::isnan(in[1].f)
+                       ? NAN
+                       : std::max(in[0].f, in[1].f));
+      })
+      .Case([&](arith::MinimumFOp) {
+        return flt(std::isnan(in[0].f) || std::isnan(in[1].f)
+                       ? NAN
+                       : std::min(in[0].f, in[1].f));
+      })
+      .Case([&](arith::MaxNumFOp) { return flt(std::fmax(in[0].f, in[1].f)); })
+      .Case([&](arith::MinNumFOp) { return flt(std::fmin(in[0].f, in[1].f)); })
+      .Case([&](math::CosOp) { return flt(std::cos(in[0].f)); })
+      .Case([&](math::SinOp) { return flt(std::sin(in[0].f)); })
+      .Case([&](math::ExpOp) { return flt(std::exp(in[0].f)); })
+      .Case([&](math::LogOp) { return flt(std::log(in[0].f)); })
+      .Case([&](math::SqrtOp) { return flt(std::sqrt(in[0].f)); })
+      .Case([&](math::RsqrtOp) { return flt(1.0 / std::sqrt(in[0].f)); })
+      .Case([&](math::PowFOp) { return flt(std::pow(in[0].f, in[1].f)); })
+      .Case([&](math::AbsFOp) { return flt(std::abs(in[0].f)); })
+      .Case([&](math::FloorOp) { return flt(std::floor(in[0].f)); })
+      .Case([&](math::CeilOp) { return flt(std::ceil(in[0].f)); })
+      .Case([&](math::TanhOp) { return flt(std::tanh(in[0].f)); })
+      .Case([&](math::AbsIOp) { return integer(std::abs(in[0].i)); })
+      .Default([](Operation *) { return failure(); });
+}
+
+static bool isScalarOp(Operation *op) {
+  return op->getNumResults() == 1 &&
+         isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+         !isa<ShapedType>(op->getResult(0).getType());
+}
+
+//===----------------------------------------------------------------------===//
+// ProbeEvaluator
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProbeEvaluator::fail(const Twine &why) {
+  if (failureReason.empty())
+    failureReason = why.str();
+  return failure();
+}
+
+void ProbeEvaluator::setArgumentShape(BlockArgument arg,
+                                      ArrayRef<int64_t> shape) {
+  argShapes[arg] = SmallVector<int64_t>(shape);
+}
+
+void ProbeEvaluator::setArgumentData(BlockArgument arg,
+                                     std::vector<int64_t> data) {
+  argData[arg] = std::move(data);
+}
+
+LogicalResult
+ProbeEvaluator::setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes) {
+  auto func = dyn_cast<func::FuncOp>(entry->getParentOp());
+  StringRef symbolsName = AttnDialect::DimSymbolsAttrHelper::getNameStr();
+  for (BlockArgument arg : entry->getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    ArrayAttr symbols =
+        func ? func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), symbolsName)
+             : ArrayAttr();
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      auto symbol = symbols && static_cast<int64_t>(symbols.size()) > d
+                        ? dyn_cast<StringAttr>(symbols[d])
+                        : StringAttr();
+      auto it = symbol ? sizes.find(symbol.getValue()) : sizes.end();
+      if (it == sizes.end()) {
+        // Only an argument nothing reads needs no shape.
+        if (!arg.use_empty())
+          return fail("input " + Twine(arg.getArgNumber()) + " dimension " +
+                      Twine(d) + " has no size to probe with");
+        shape.clear();
+        break;
+      }
+      shape[d] = it->second;
+    }
+    if (!shape.empty() || type.getRank() == 0)
+      setArgumentShape(arg, shape);
+  }
+  return success();
+}
+
+FailureOr<int64_t> ProbeEvaluator::evaluateIndex(Value v) {
+  FailureOr<ProbeValue> value = evaluate(v);
+  if (failed(value))
+    return failure();
+  if (value->isTensor || value->isFloat)
+    return fail("expected an integer scalar");
+  return value->ints[0];
+}
+
+FailureOr<int64_t> ProbeEvaluator::evaluateDim(Value v, int64_t d) {
+  auto type = cast<ShapedType>(v.getType());
+  if (!type.isDynamicDim(d))
+    return type.getDimSize(d);
+  auto it = argShapes.find(v);
+  if (it != argShapes.end())
+    return it->second[d];
+  FailureOr<ProbeValue> value = evaluate(v);
+  if (failed(value))
+    return failure();
+  return value->shape[d];
+}
+
+FailureOr<ProbeValue> ProbeEvaluator::evaluate(Value v) {
+  auto it = values.find(v);
+  if (it != values.end())
+    return it->second;
+  FailureOr<ProbeValue> result;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto shape = argShapes.find(arg);
+    auto data = argData.find(arg);
+    if (arg.getOwner() != entry || shape == argShapes.end() ||
+        data == argData.end()) {
+      (void)fail("reads the data of input " + Twine(arg.getArgNumber()));
+      return failure();
+    }
+    ProbeValue value = makeValue(arg.getType(), shape->second, true);
+    if (value.isFloat || static_cast<int64_t>(data->second.size()) !=
+                             value.numElements()) {
+      (void)fail("input data of the wrong size");
+      return failure();
+    }
+    value.ints = data->second;
+    result = std::move(value);
+  } else {
+    result = evaluateOp(v.getDefiningOp(), cast<OpResult>(v).getResultNumber());
+  }
+  if (failed(result))
+    return failure();
+  if (result->numElements() > kMaxElements) {
+    (void)fail("a value of more than " + Twine(kMaxElements) + " elements");
+    return failure();
+  }
+  values[v] = *result;
+  return result;
+}
+
+/// The row-major strides of `shape`.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Calls `fn(index)` for every index of `shape`, row-major.
+static void forEachIndex(ArrayRef<int64_t> shape,
+                         function_ref<void(ArrayRef<int64_t>)> fn) {
+  for (int64_t d : shape)
+    if (d == 0)
+      return;
+  SmallVector<int64_t> index(shape.size(), 0);
+  while (true) {
+    fn(index);
+    int64_t d = static_cast<int64_t>(shape.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+static Scalar elementOf(const ProbeValue &v, int64_t i) {
+  Scalar s;
+  if (v.isFloat)
+    s.f = v.floats[i];
+  else
+    s.i = v.ints[i];
+  return s;
+}
+
+static void setElement(ProbeValue &v, int64_t i, Scalar s) {
+  if (v.isFloat)
+    v.floats[i] = s.f;
+  else
+    v.ints[i] = s.i;
+}
+
+FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
+                                                 unsigned resultNumber) {
+  Value result = op->getResult(resultNumber);
+  auto sizesOf = [&](ArrayRef<OpFoldResult> mixed)
+      -> FailureOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> out;
+    for (OpFoldResult ofr : mixed) {
+      if (auto attr = dyn_cast<Attribute>(ofr)) {
+        out.push_back(cast<IntegerAttr>(attr).getInt());
+        continue;
+      }
+      FailureOr<int64_t> size = evaluateIndex(cast<Value>(ofr));
+      if (failed(size))
+        return failure();
+      out.push_back(*size);
+    }
+    return out;
+  };
+  auto resultShape = [&](ValueRange dynamicSizes)
+      -> FailureOr<SmallVector<int64_t>> {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    unsigned next = 0;
+    for (int64_t &d : shape)
+      if (ShapedType::isDynamic(d)) {
+        FailureOr<int64_t> size = evaluateIndex(dynamicSizes[next++]);
+        if (failed(size))
+          return failure();
+        d = *size;
+      }
+    return shape;
+  };
+
+  if (isScalarOp(op)) {
+    SmallVector<Scalar> in;
+    for (Value operand : op->getOperands()) {
+      FailureOr<ProbeValue> value = evaluate(operand);
+      if (failed(value))
+        return failure();
+      if (value->isTensor)
+        return fail("an arith op on tensors");
+      in.push_back(elementOf(*value, 0));
+    }
+    FailureOr<Scalar> s = evaluateScalarOp(op, in);
+    if (failed(s))
+      return fail("op " + op->getName().getStringRef());
+    ProbeValue value = makeValue(result.getType(), {}, false);
+    setElement(value, 0, *s);
+    return value;
+  }
+
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      return fail("a constant of an unknown kind");
+    auto type = cast<ShapedType>(dense.getType());
+    ProbeValue value = makeValue(type, type.getShape(), true);
+    if (value.numElements() > kMaxElements)
+      return fail("a large constant");
+    if (value.isFloat) {
+      int64_t i = 0;
+      for (const APFloat &f : dense.getValues<APFloat>())
+        value.floats[i++] = f.convertToDouble();
+    } else {
+      bool isBool = type.getElementType().isInteger(1);
+      int64_t i = 0;
+      for (const APInt &x : dense.getValues<APInt>())
+        value.ints[i++] = isBool ? x.getZExtValue() : x.getSExtValue();
+    }
+    return value;
+  }
+
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    if (!d)
+      return fail("tensor.dim of a run-time dimension");
+    FailureOr<int64_t> size = evaluateDim(dim.getSource(), *d);
+    if (failed(size))
+      return failure();
+    ProbeValue value = makeValue(result.getType(), {}, false);
+    value.ints[0] = *size;
+    return value;
+  }
+
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    SmallVector<int64_t> operands;
+    for (Value operand : apply.getMapOperands()) {
+      FailureOr<int64_t> x = evaluateIndex(operand);
+      if (failed(x))
+        return failure();
+      operands.push_back(*x);
+    }
+    SmallVector<int64_t> out = apply.getAffineMap().compose(operands);
+    ProbeValue value = makeValue(result.getType(), {}, false);
+    value.ints[0] = out[0];
+    return value;
+  }
+
+  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    FailureOr<SmallVector<int64_t>> shape = resultShape(empty.getDynamicSizes());
+    if (failed(shape))
+      return failure();
+    return makeValue(result.getType(), *shape, true);
+  }
+
+  if (auto cast = dyn_cast<tensor::CastOp>(op))
+    return evaluate(cast.getSource());
+
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    FailureOr<ProbeValue> src = evaluate(expand.getSrc());
+    if (failed(src))
+      return failure();
+    FailureOr<SmallVector<int64_t>> shape =
+        sizesOf(expand.getMixedOutputShape());
+    if (failed(shape))
+      return failure();
+    ProbeValue value = *src;
+    value.shape = *shape;
+    if (value.numElements() != src->numElements())
+      return fail("an inconsistent expand_shape");
+    return value;
+  }
+
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    FailureOr<ProbeValue> src = evaluate(collapse.getSrc());
+    if (failed(src))
+      return failure();
+    ProbeValue value = *src;
+    value.shape.clear();
+    for (const ReassociationIndices &group :
+         collapse.getReassociationIndices()) {
+      int64_t n = 1;
+      for (int64_t d : group)
+        n *= src->shape[d];
+      value.shape.push_back(n);
+    }
+    return value;
+  }
+
+  if (auto fromElements = dyn_cast<tensor::FromElementsOp>(op)) {
+    auto type = fromElements.getType();
+    ProbeValue value = makeValue(type, type.getShape(), true);
+    for (auto [i, element] : llvm::enumerate(fromElements.getElements())) {
+      FailureOr<ProbeValue> x = evaluate(element);
+      if (failed(x))
+        return failure();
+      setElement(value, i, elementOf(*x, 0));
+    }
+    return value;
+  }
+
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    FailureOr<ProbeValue> src = evaluate(extract.getTensor());
+    if (failed(src))
+      return failure();
+    SmallVector<int64_t> strides = stridesOf(src->shape);
+    int64_t offset = 0;
+    for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
+      FailureOr<int64_t> i = evaluateIndex(index);
+      if (failed(i))
+        return failure();
+      if (*i < 0 || *i >= src->shape[d])
+        return fail("an extract out of bounds");
+      offset += *i * strides[d];
+    }
+    ProbeValue value = makeValue(result.getType(), {}, false);
+    setElement(value, 0, elementOf(*src, offset));
+    return value;
+  }
+
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    SmallVector<ProbeValue> parts;
+    for (Value input : concat.getInputs()) {
+      FailureOr<ProbeValue> part = evaluate(input);
+      if (failed(part))
+        return failure();
+      parts.push_back(std::move(*part));
+    }
+    int64_t axis = concat.getDim();
+    SmallVector<int64_t> shape = parts[0].shape;
+    shape[axis] = 0;
+    for (const ProbeValue &part : parts)
+      shape[axis] += part.shape[axis];
+    ProbeValue value = makeValue(result.getType(), shape, true);
+    SmallVector<int64_t> strides = stridesOf(shape);
+    int64_t start = 0;
+    for (const ProbeValue &part : parts) {
+      int64_t i = 0;
+      forEachIndex(part.shape, [&](ArrayRef<int64_t> index) {
+        int64_t offset = 0;
+        for (auto [d, x] : llvm::enumerate(index))
+          offset += (d == static_cast<size_t>(axis) ? x + start : x) *
+                    strides[d];
+        setElement(value, offset, elementOf(part, i++));
+      });
+      start += part.shape[axis];
+    }
+    return value;
+  }
+
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    FailureOr<ProbeValue> src = evaluate(slice.getSource());
+    if (failed(src))
+      return failure();
+    auto offsets = sizesOf(slice.getMixedOffsets());
+    auto sizes = sizesOf(slice.getMixedSizes());
+    auto steps = sizesOf(slice.getMixedStrides());
+    if (failed(offsets) || failed(sizes) || failed(steps))
+      return failure();
+    for (size_t d = 0; d < sizes->size(); ++d)
+      if ((*sizes)[d] > 0 &&
+          ((*offsets)[d] < 0 ||
+           (*offsets)[d] + ((*sizes)[d] - 1) * (*steps)[d] >= src->shape[d]))
+        return fail("a slice out of bounds");
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<int64_t> shape;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (size_t d = 0; d < sizes->size(); ++d)
+      if (!dropped.test(d))
+        shape.push_back((*sizes)[d]);
+    ProbeValue value = makeValue(type, shape, true);
+    SmallVector<int64_t> strides = stridesOf(src->shape);
+    int64_t i = 0;
+    forEachIndex(*sizes, [&](ArrayRef<int64_t> index) {
+      int64_t offset = 0;
+      for (auto [d, x] : llvm::enumerate(index))
+        offset += ((*offsets)[d] + x * (*steps)[d]) * strides[d];
+      setElement(value, i++, elementOf(*src, offset));
+    });
+    return value;
+  }
+
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    if (!linalgOp.hasPureTensorSemantics())
+      return fail("a linalg op on buffers");
+    // Operand values and shapes; the loop bounds follow from the shapes.
+    SmallVector<ProbeValue> operands;
+    SmallVector<int64_t> allShapes;
+    for (OpOperand &operand : op->getOpOperands()) {
+      FailureOr<ProbeValue> value = evaluate(operand.get());
+      if (failed(value))
+        return failure();
+      llvm::append_range(allShapes, value->shape);
+      operands.push_back(std::move(*value));
+    }
+    AffineMap shapesToLoops = linalgOp.getShapesToLoopsMap();
+    if (!shapesToLoops)
+      return fail("a linalg op without loop bounds");
+    SmallVector<int64_t> bounds = shapesToLoops.compose(allShapes);
+    int64_t points = 1;
+    for (int64_t b : bounds)
+      points *= b;
+    if (points > kMaxElements)
+      return fail("a linalg op of more than " + Twine(kMaxElements) +
+                  " iterations");
+    SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+    unsigned numInputs = linalgOp.getNumDpsInputs();
+    SmallVector<ProbeValue> outputs;
+    for (unsigned i = numInputs; i < operands.size(); ++i)
+      outputs.push_back(operands[i]);
+    SmallVector<SmallVector<int64_t>> strides;
+    for (const ProbeValue &operand : operands)
+      strides.push_back(stridesOf(operand.shape));
+    Block *body = linalgOp.getBlock();
+    DenseMap<Value, Scalar> scalars;
+    LogicalResult status = success();
+    auto offsetOf = [&](unsigned o, ArrayRef<int64_t> point) {
+      SmallVector<int64_t> index = maps[o].compose(point);
+      int64_t offset = 0;
+      for (auto [d, x] : llvm::enumerate(index))
+        offset += x * strides[o][d];
+      return offset;
+    };
+    auto lookup = [&](Value v, ArrayRef<int64_t> point) -> FailureOr<Scalar> {
+      auto found = scalars.find(v);
+      if (found != scalars.end())
+        return found->second;
+      // A value from outside the body (a size, a constant).
+      FailureOr<ProbeValue> outer = evaluate(v);
+      if (failed(outer) || outer->isTensor)
+        return fail("a body reading a tensor from outside");
+      return elementOf(*outer, 0);
+    };
+    forEachIndex(bounds, [&](ArrayRef<int64_t> point) {
+      if (failed(status))
+        return;
+      scalars.clear();
+      for (unsigned o = 0; o < operands.size(); ++o) {
+        const ProbeValue &source = o < numInputs ? operands[o]
+                                                 : outputs[o - numInputs];
+        scalars[body->getArgument(o)] =
+            source.isTensor ? elementOf(source, offsetOf(o, point))
+                            : elementOf(source, 0);
+      }
+      for (Operation &inner : *body) {
+        if (auto yield = dyn_cast<linalg::YieldOp>(inner)) {
+          for (auto [r, operand] : llvm::enumerate(yield.getOperands())) {
+            FailureOr<Scalar> x = lookup(operand, point);
+            if (failed(x)) {
+              status = failure();
+              return;
+            }
+            setElement(outputs[r], offsetOf(numInputs + r, point), *x);
+          }
+          break;
+        }
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          Scalar s;
+          s.i = point[index.getDim()];
+          scalars[index.getResult()] = s;
+          continue;
+        }
+        if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+          FailureOr<ProbeValue> src = evaluate(extract.getTensor());
+          if (failed(src)) {
+            status = failure();
+            return;
+          }
+          SmallVector<int64_t> srcStrides = stridesOf(src->shape);
+          int64_t offset = 0;
+          for (auto [d, idx] : llvm::enumerate(extract.getIndices())) {
+            FailureOr<Scalar> x = lookup(idx, point);
+            if (failed(x) || x->i < 0 || x->i >= src->shape[d]) {
+              status = fail("an extract out of bounds");
+              return;
+            }
+            offset += x->i * srcStrides[d];
+          }
+          scalars[extract.getResult()] = elementOf(*src, offset);
+          continue;
+        }
+        if (!isScalarOp(&inner)) {
+          status = fail("op " + inner.getName().getStringRef() +
+                        " in a linalg body");
+          return;
+        }
+        SmallVector<Scalar> in;
+        for (Value operand : inner.getOperands()) {
+          FailureOr<Scalar> x = lookup(operand, point);
+          if (failed(x)) {
+            status = failure();
+            return;
+          }
+          in.push_back(*x);
+        }
+        FailureOr<Scalar> s = evaluateScalarOp(&inner, in);
+        if (failed(s)) {
+          status = fail("op " + inner.getName().getStringRef());
+          return;
+        }
+        scalars[inner.getResult(0)] = *s;
+      }
+    });
+    if (failed(status))
+      return failure();
+    return outputs[resultNumber];
+  }
+
+  return fail("op " + op->getName().getStringRef());
+}
+
+//===----------------------------------------------------------------------===//
+// Probes
+//===----------------------------------------------------------------------===//
+
+/// The ops `root` is computed from, nested body ops and the values bodies
+/// capture included.
+static void collectSlice(Value root, Block *entry,
+                         llvm::SetVector<Operation *> &ops) {
+  SmallVector<Value> work{root};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      continue;
+    if (!ops.insert(op))
+      continue;
+    llvm::append_range(work, op->getOperands());
+    op->walk([&](Operation *inner) {
+      if (inner != op)
+        ops.insert(inner);
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          work.push_back(operand);
+    });
+  }
+}
+
+/// Every dimension symbol of the entry arguments gets `length` (a model
+/// whose batch is fixed has only sequence symbols left).
+static LogicalResult setAllSymbols(ProbeEvaluator &evaluator, Block *entry,
+                                   int64_t length) {
+  llvm::StringMap<int64_t> sizes;
+  if (auto func = dyn_cast<func::FuncOp>(entry->getParentOp()))
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto symbols = func.getArgAttrOfType<ArrayAttr>(
+              i, AttnDialect::DimSymbolsAttrHelper::getNameStr()))
+        for (Attribute symbol : symbols)
+          if (auto name = dyn_cast<StringAttr>(symbol);
+              name && !name.getValue().empty())
+            sizes[name.getValue()] = length;
+  evaluator.reset();
+  return evaluator.setShapesFromSymbols(sizes);
+}
+
+FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
+                                                     Value sinTable,
+                                                     Block *entry,
+                                                     std::string &why) {
+  llvm::SetVector<Operation *> slice;
+  collectSlice(cosTable, entry, slice);
+  collectSlice(sinTable, entry, slice);
+  for (Operation *op : slice)
+    if (isa<arith::CmpIOp, arith::CmpFOp, arith::SelectOp, arith::MaxSIOp,
+            arith::MinSIOp, arith::MaximumFOp, arith::MinimumFOp>(op)) {
+      why = "the tables compare sizes (chosen by length)";
+      return failure();
+    }
+  auto type = cast<ShapedType>(cosTable.getType());
+  Type element = type.getElementType();
+  double tolerance = element.isF32() || element.isF64() ? 2e-5 : 2e-2;
+  int64_t rank = type.getRank();
+  RotaryProbe probe;
+  for (int64_t length : {5, 13}) {
+    ProbeEvaluator evaluator(entry);
+    FailureOr<ProbeValue> cosValue, sinValue;
+    if (succeeded(setAllSymbols(evaluator, entry, length))) {
+      cosValue = evaluator.evaluate(cosTable);
+      if (succeeded(cosValue))
+        sinValue = evaluator.evaluate(sinTable);
+    }
+    if (failed(cosValue) || failed(sinValue)) {
+      why = "cannot evaluate the tables: " + evaluator.reason();
+      return failure();
+    }
+    if (rank < 2 || cosValue->shape != sinValue->shape ||
+        cosValue->shape[rank - 2] != length ||
+        cosValue->shape[rank - 1] % 2 != 0) {
+      why = "the tables are not [.., T, R] with T the sequence length";
+      return failure();
+    }
+    int64_t width = cosValue->shape[rank - 1], half = width / 2;
+    if (probe.invFreq.empty()) {
+      // The frequencies from token 1, the scale from token 0.
+      probe.scale = cosValue->at(0);
+      if (!(probe.scale > 0.0)) {
+        why = "cos(0) is not positive";
+        return failure();
+      }
+      for (int64_t i = 0; i < half; ++i)
+        probe.invFreq.push_back(
+            std::atan2(sinValue->at(width + i), cosValue->at(width + i)));
+    }
+    if (static_cast<int64_t>(probe.invFreq.size()) != half) {
+      why = "the tables change width with the length";
+      return failure();
+    }
+    for (int64_t e = 0, n = cosValue->numElements(); e < n; ++e) {
+      int64_t t = (e / width) % length, i = e % width;
+      double theta = t * probe.invFreq[i % half];
+      if (std::abs(cosValue->at(e) - probe.scale * std::cos(theta)) >
+              tolerance * probe.scale ||
+          std::abs(sinValue->at(e) - probe.scale * std::sin(theta)) >
+              tolerance * probe.scale) {
+        why = "the tables differ from cos/sin(t * inv_freq) at token " +
+              std::to_string(t) + ", channel " + std::to_string(i);
+        return failure();
+      }
+    }
+  }
+  // Exact frequencies where the computation holds them as a constant.
+  for (Operation *op : slice) {
+    auto constant = dyn_cast<arith::ConstantOp>(op);
+    auto dense =
+        constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!dense || dense.getNumElements() !=
+                      static_cast<int64_t>(probe.invFreq.size()))
+      continue;
+    SmallVector<double> exact;
+    for (const APFloat &f : dense.getValues<APFloat>())
+      exact.push_back(f.convertToDouble());
+    if (llvm::all_of(llvm::seq<size_t>(0, exact.size()), [&](size_t i) {
+          return std::abs(exact[i] - probe.invFreq[i]) <=
+                 1e-5 * std::abs(exact[i]) + 1e-7;
+        })) {
+      probe.invFreq = exact;
+      break;
+    }
+  }
+  return probe;
+}
+
+FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
+                                               ArrayRef<BlockArgument> masks,
+                                               std::string &why) {
+  // Lengths: small ones, and around each small constant (a window).
+  llvm::SetVector<Operation *> slice;
+  collectSlice(bias, entry, slice);
+  SmallVector<int64_t> lengths = {1, 2, 3, 6, 11};
+  for (Operation *op : slice) {
+    auto constant = dyn_cast<arith::ConstantOp>(op);
+    if (!constant || !getElementTypeOrSelf(constant.getType()).isIntOrIndex() ||
+        getElementTypeOrSelf(constant.getType()).isInteger(1))
+      continue;
+    SmallVector<int64_t> ints;
+    if (auto i = dyn_cast<IntegerAttr>(constant.getValue()))
+      ints.push_back(i.getValue().getSExtValue());
+    else if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+             dense && dense.getNumElements() <= 64)
+      for (const APInt &x : dense.getValues<APInt>())
+        ints.push_back(x.getSExtValue());
+    for (int64_t c : ints) {
+      c = std::abs(c);
+      if (c <= 2)
+        continue;
+      if (c > 1024) {
+        why = "the mask computation holds the constant " + std::to_string(c) +
+              ", too large to probe (a long sliding window?)";
+        return failure();
+      }
+      lengths.append({c, c + 1, c + 2});
+    }
+  }
+  llvm::sort(lengths);
+  lengths.erase(llvm::unique(lengths), lengths.end());
+
+  std::optional<int64_t> window;
+  // The longest length first: it shows the window.
+  for (int64_t length : llvm::reverse(lengths)) {
+    ProbeEvaluator evaluator(entry);
+    if (failed(setAllSymbols(evaluator, entry, length))) {
+      why = evaluator.reason();
+      return failure();
+    }
+    for (BlockArgument mask : masks) {
+      auto type = cast<RankedTensorType>(mask.getType());
+      int64_t n = 1;
+      // The shape setAllSymbols gave it.
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        n *= type.isDynamicDim(d) ? length : type.getDimSize(d);
+      evaluator.setArgumentData(mask, std::vector<int64_t>(n, 1));
+    }
+    FailureOr<ProbeValue> value = evaluator.evaluate(bias);
+    if (failed(value)) {
+      why = "cannot evaluate the mask: " + evaluator.reason();
+      return failure();
+    }
+    ArrayRef<int64_t> shape = value->shape;
+    if (shape.size() < 2 || shape[shape.size() - 2] != length ||
+        shape.back() != length) {
+      why = "the mask is not [.., T, T] with T the sequence length";
+      return failure();
+    }
+    if (!window) {
+      // The nearest masked key on or before the diagonal.
+      window = 0;
+      for (int64_t q = 0; q < length && !*window; ++q)
+        for (int64_t k = 0; k <= q; ++k)
+          if (value->at(q * length + k) != 0.0) {
+            *window = q - k;
+            break;
+          }
+      if (*window == 0 && length > 1 && value->at(1) == 0.0) {
+        why = "the mask does not hide later keys (not causal)";
+        return failure();
+      }
+    }
+    for (int64_t e = 0, n = value->numElements(); e < n; ++e) {
+      int64_t q = (e / length) % length, k = e % length;
+      bool visible = k <= q && (*window == 0 || q - k < *window);
+      double x = value->at(e);
+      if (visible ? x != 0.0 : !(x <= -1e4)) {
+        why = "the mask differs from a causal mask" +
+              (*window ? " of window " + std::to_string(*window)
+                       : std::string()) +
+              " at query " + std::to_string(q) + ", key " + std::to_string(k) +
+              " (length " + std::to_string(length) + ")";
+        return failure();
+      }
+    }
+  }
+  return *window;
+}

@@ -1,0 +1,108 @@
+//===- ProbeEvaluation.h - evaluate size-only values at chosen sizes -*- C++ -*-===//
+//
+// Exporters compute attention masks and rotary tables at run time from the
+// sequence length alone (index grids, comparisons, `cos(t * inv_freq)`),
+// in a different graph for every exporter and version. Rather than match
+// each graph, the raising and KV-cache passes evaluate such a value on the
+// host at a few chosen input sizes (and chosen data for inputs like the
+// attention mask) and check the numbers against the closed form they stand
+// for. The evaluator interprets the tensor-level ops the ONNX importer
+// writes (linalg structured ops with arith/math bodies, tensor reshapes,
+// slices, concatenations, extracts); anything else, or data it was not
+// given, makes the evaluation fail, never guess.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_TRANSFORMS_PROBEEVALUATION_H
+#define ATTNC_LIB_TRANSFORMS_PROBEEVALUATION_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::attn {
+
+/// A concrete tensor or scalar. Integers (and i1, as 0/1) are held as
+/// int64, floats as double rounded to their element type after each op.
+struct ProbeValue {
+  SmallVector<int64_t> shape;
+  bool isTensor = false;
+  bool isFloat = false;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+
+  int64_t numElements() const;
+  /// Element `i` (row-major) as a double.
+  double at(int64_t i) const { return isFloat ? floats[i] : ints[i]; }
+};
+
+class ProbeEvaluator {
+public:
+  /// Evaluates values of the function whose entry block is `entry`.
+  explicit ProbeEvaluator(Block *entry) : entry(entry) {}
+
+  /// The concrete shape of an entry argument (its static dimensions must
+  /// agree).
+  void setArgumentShape(BlockArgument arg, ArrayRef<int64_t> shape);
+  /// The data of an integer entry argument (row-major).
+  void setArgumentData(BlockArgument arg, std::vector<int64_t> data);
+  /// Sets every entry argument's shape from the sizes of its dimension
+  /// symbols (attn.dim_symbols): each symbol in `sizes` gets that size, and
+  /// static dimensions keep theirs. Fails for a dynamic dimension without a
+  /// listed symbol.
+  LogicalResult setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes);
+
+  /// The value of `v`; failure (with reason()) if it needs an op the
+  /// evaluator does not know, argument data it was not given, or more than
+  /// its element budget.
+  FailureOr<ProbeValue> evaluate(Value v);
+  /// Drops the computed values (after changing shapes or data).
+  void reset() { values.clear(); }
+  const std::string &reason() const { return failureReason; }
+
+private:
+  FailureOr<ProbeValue> evaluateOp(Operation *op, unsigned resultNumber);
+  FailureOr<int64_t> evaluateIndex(Value v);
+  FailureOr<int64_t> evaluateDim(Value v, int64_t d);
+  LogicalResult fail(const Twine &why);
+
+  Block *entry;
+  llvm::DenseMap<Value, SmallVector<int64_t>> argShapes;
+  llvm::DenseMap<Value, std::vector<int64_t>> argData;
+  llvm::DenseMap<Value, ProbeValue> values;
+  std::string failureReason;
+};
+
+/// Rotary tables as probed: `cos = scale * cos(t * invFreq[i % half])` and
+/// the same with `sin`, for token index `t` and channel `i`.
+struct RotaryProbe {
+  SmallVector<double> invFreq;
+  double scale = 1.0;
+};
+
+/// If `cosTable` and `sinTable` (broadcastable to `[.., T, R]`, R even)
+/// depend only on the sequence length T and are the rotary tables of token
+/// indices 0..T-1 at every probed length: their frequencies and scale.
+/// Tables with comparisons (dynamic rope scaling, chosen by length) are
+/// refused. `why` says what did not hold.
+FailureOr<RotaryProbe> probeRotaryTables(Value cosTable, Value sinTable,
+                                         Block *entry, std::string &why);
+
+/// If `bias` (broadcastable to `[B, H, T, T]`), computed from sizes and the
+/// attention-mask inputs `masks`, is with every mask input all ones the
+/// causal mask at every probed length (0 where key `k <= q` and `q - k <
+/// window`, at most -1e4 elsewhere): the window (0 for none). The probed
+/// lengths include each small integer constant of the computation, so a
+/// sliding window shows; constants too large to probe refuse.
+FailureOr<int64_t> probeCausalBias(Value bias, Block *entry,
+                                   ArrayRef<BlockArgument> masks,
+                                   std::string &why);
+
+} // namespace mlir::attn
+
+#endif // ATTNC_LIB_TRANSFORMS_PROBEEVALUATION_H
