@@ -96,6 +96,36 @@ static void collectArgSources(Value root, Block *entry,
   }
 }
 
+/// Whether `op` computes values from the loop index alone (a Range, an index
+/// grid): token indices 0..T-1 in a stateless model.
+static bool isTokenIndexOp(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 0)
+    return false;
+  return !generic.getBody()->getOps<linalg::IndexOp>().empty();
+}
+
+/// Whether `root` is computed from token indices (isTokenIndexOp).
+static bool dependsOnTokenIndex(Value root) {
+  SmallVector<Value> work{root};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *op = v.getDefiningOp();
+    if (!seen.insert(v).second || !op)
+      continue;
+    if (isTokenIndexOp(op))
+      return true;
+    llvm::append_range(work, op->getOperands());
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          work.push_back(operand);
+    });
+  }
+  return false;
+}
+
 /// Whether `v` is (a cast of) the index value `length`.
 static bool isCastOf(Value v, Value length) {
   while (v != length) {
@@ -401,6 +431,65 @@ struct AttnBindKVCachePass
         entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     entry.setAllResultAttrs(resultAttrs);
 
+    // Position ids computed from the mask (token index + c with a mask of
+    // ones, as OPT's cumulative sum): positions[b] + t + c.
+    BlockArgument tokenIds;
+    for (auto lookup : body.getOps<EmbeddingOp>())
+      if (auto arg = dyn_cast<BlockArgument>(lookup.getIds());
+          arg && arg.getOwner() == &body)
+        tokenIds = arg;
+    for (auto lookup : llvm::make_early_inc_range(body.getOps<EmbeddingOp>())) {
+      Value ids = lookup.getIds();
+      llvm::SetVector<BlockArgument> sources;
+      collectArgSources(ids, &body, sources, /*throughSizes=*/false);
+      if (isa<BlockArgument>(ids) ||
+          llvm::any_of(sources,
+                       [&](BlockArgument a) { return !maskArgs.contains(a); }))
+        continue;
+      std::string why;
+      FailureOr<int64_t> offset = probeTokenIndexIds(
+          ids, &body, sources.getArrayRef(), why);
+      auto type = cast<RankedTensorType>(ids.getType());
+      if (failed(offset) || !tokenIds || type.getRank() != 2 ||
+          type.getDimSize(0) != batch)
+        return lookup.emitOpError()
+               << "looks up ids computed from the attention mask that "
+                  "attn-bind-kv-cache cannot bind to positions"
+               << (failed(offset) ? ": " + why : std::string());
+      int64_t rows =
+          cast<RankedTensorType>(lookup.getTable().getType()).getDimSize(0);
+      if (cacheLength + *offset > rows)
+        return lookup.emitOpError()
+               << "looks up positions up to " << cacheLength + *offset - 1
+               << " in a table of " << rows
+               << " rows: the cache length is at most " << rows - *offset;
+      b.setInsertionPoint(lookup);
+      Location loc = lookup.getLoc();
+      Value steps = tensor::DimOp::create(b, loc, tokenIds, 1);
+      Value empty = tensor::EmptyOp::create(
+          b, loc, type.getShape(), type.getElementType(),
+          type.isDynamicDim(1) ? ValueRange{steps} : ValueRange{});
+      MLIRContext *ctx = b.getContext();
+      auto positionIds = linalg::GenericOp::create(
+          b, loc, type, ValueRange{positions}, ValueRange{empty},
+          ArrayRef<AffineMap>{AffineMap::get(2, 0, getAffineDimExpr(0, ctx)),
+                              b.getMultiDimIdentityMap(2)},
+          ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                        utils::IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value t = linalg::IndexOp::create(nb, l, 1);
+            t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
+            Value id = arith::AddIOp::create(nb, l, args[0], t);
+            id = arith::AddIOp::create(
+                nb, l, id,
+                arith::ConstantIntOp::create(nb, l, nb.getI64Type(), *offset));
+            if (type.getElementType() != nb.getI64Type())
+              id = arith::TruncIOp::create(nb, l, type.getElementType(), id);
+            linalg::YieldOp::create(nb, l, id);
+          });
+      lookup.getIdsMutable().assign(positionIds.getResult(0));
+    }
+
     // Positions from 0 start at each sequence's position.
     WalkResult walk = entry.walk([&](Operation *op) -> WalkResult {
       if (auto rotary = dyn_cast<RotaryOp>(op)) {
@@ -414,6 +503,13 @@ struct AttnBindKVCachePass
           return learned.emitOpError(
               "has run-time positions; attn-bind-kv-cache binds learned "
               "positions that start at 0");
+        int64_t rows =
+            cast<RankedTensorType>(learned.getTable().getType()).getDimSize(0);
+        if (static_cast<int64_t>(learned.getOffset()) + cacheLength > rows)
+          return learned.emitOpError()
+                 << "adds learned positions from a table of " << rows
+                 << " rows: the cache length is at most "
+                 << rows - learned.getOffset();
         learned.getPositionsMutable().assign(positions);
       }
       return WalkResult::advance();
@@ -421,13 +517,16 @@ struct AttnBindKVCachePass
     if (walk.wasInterrupted())
       return failure();
 
-    // The masks' inputs go with the masks; checks of their sizes too.
+    // The masks' inputs go with the masks; checks of their sizes too, and
+    // checks of index grids over token indices 0..T-1, which the step does
+    // not have (what still uses such indices is refused below).
     SmallVector<cf::AssertOp> checks;
     entry.walk([&](cf::AssertOp check) {
       llvm::SetVector<BlockArgument> sources;
       collectArgSources(check.getArg(), &body, sources);
       if (llvm::any_of(sources,
-                       [&](BlockArgument a) { return maskArgs.contains(a); }))
+                       [&](BlockArgument a) { return maskArgs.contains(a); }) ||
+          dependsOnTokenIndex(check.getArg()))
         checks.push_back(check);
     });
     for (cf::AssertOp check : checks)
@@ -437,9 +536,8 @@ struct AttnBindKVCachePass
     // Anything still computing positions from the token index would see
     // 0..T-1 in every step: refuse rather than decode wrongly.
     Operation *indexUser = nullptr;
-    entry.walk([&](linalg::IndexOp index) {
-      auto generic = index->getParentOfType<linalg::GenericOp>();
-      if (generic && generic.getNumDpsInputs() == 0 && !indexUser)
+    entry.walk([&](linalg::GenericOp generic) {
+      if (!indexUser && isTokenIndexOp(generic))
         indexUser = generic;
     });
     if (indexUser)

@@ -892,6 +892,49 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
   return probe;
 }
 
+/// Gives every mask input all ones at the shapes setAllSymbols(length) gave.
+static void setMasksToOnes(ProbeEvaluator &evaluator,
+                           ArrayRef<BlockArgument> masks, int64_t length) {
+  for (BlockArgument mask : masks) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    int64_t n = 1;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      n *= type.isDynamicDim(d) ? length : type.getDimSize(d);
+    evaluator.setArgumentData(mask, std::vector<int64_t>(n, 1));
+  }
+}
+
+FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
+                                                  ArrayRef<BlockArgument> masks,
+                                                  std::string &why) {
+  std::optional<int64_t> offset;
+  for (int64_t length : {1, 4, 9}) {
+    ProbeEvaluator evaluator(entry);
+    if (failed(setAllSymbols(evaluator, entry, length))) {
+      why = evaluator.reason();
+      return failure();
+    }
+    setMasksToOnes(evaluator, masks, length);
+    FailureOr<ProbeValue> value = evaluator.evaluate(ids);
+    if (failed(value) || value->isFloat || value->shape.empty() ||
+        value->shape.back() != length) {
+      why = failed(value) ? "cannot evaluate the ids: " + evaluator.reason()
+                          : "the ids are not [.., T] integers";
+      return failure();
+    }
+    for (int64_t e = 0, n = value->numElements(); e < n; ++e) {
+      int64_t c = value->ints[e] - e % length;
+      if (!offset)
+        offset = c;
+      if (c != *offset) {
+        why = "the ids are not the token index plus a constant";
+        return failure();
+      }
+    }
+  }
+  return *offset;
+}
+
 FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
                                                ArrayRef<BlockArgument> masks,
                                                std::string &why) {
@@ -934,20 +977,18 @@ FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
       why = evaluator.reason();
       return failure();
     }
-    for (BlockArgument mask : masks) {
-      auto type = cast<RankedTensorType>(mask.getType());
-      int64_t n = 1;
-      // The shape setAllSymbols gave it.
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        n *= type.isDynamicDim(d) ? length : type.getDimSize(d);
-      evaluator.setArgumentData(mask, std::vector<int64_t>(n, 1));
-    }
+    setMasksToOnes(evaluator, masks, length);
     FailureOr<ProbeValue> value = evaluator.evaluate(bias);
     if (failed(value)) {
       why = "cannot evaluate the mask: " + evaluator.reason();
       return failure();
     }
     ArrayRef<int64_t> shape = value->shape;
+    if (length > 1 && shape.size() >= 2 && shape[shape.size() - 2] == 1 &&
+        shape.back() == length) {
+      why = "the mask is the same for every query (padding only, not causal)";
+      return failure();
+    }
     if (shape.size() < 2 || shape[shape.size() - 2] != length ||
         shape.back() != length) {
       why = "the mask is not [.., T, T] with T the sequence length";

@@ -103,6 +103,14 @@ FailureOr<int64_t> probeCausalBias(Value bias, Block *entry,
                                    ArrayRef<BlockArgument> masks,
                                    std::string &why);
 
+/// If the integer tensor `ids` (last axis the sequence), computed from
+/// sizes and the attention-mask inputs `masks`, is with every mask input all
+/// ones `t + c` for token index `t` at every probed length (position ids
+/// derived from the mask, as OPT computes them): `c`.
+FailureOr<int64_t> probeTokenIndexIds(Value ids, Block *entry,
+                                      ArrayRef<BlockArgument> masks,
+                                      std::string &why);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_LIB_TRANSFORMS_PROBEEVALUATION_H

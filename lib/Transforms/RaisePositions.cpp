@@ -113,6 +113,41 @@ static bool isRotatedHalf(Value rotated, Value x, int64_t half) {
   return isHalf(upper, half) && isHalf(concat.getInputs()[1], 0);
 }
 
+/// `x * C + rotate_half(x) * S` as an addition (linalg.add as imported,
+/// attn.add once residual raising ran) of x [B, H, T, D]: each way the
+/// products can be read as (x, C, S).
+struct RotaryTerms {
+  Value x, cosTable, sinTable;
+};
+static SmallVector<RotaryTerms> matchRotaryTerms(Operation *add) {
+  SmallVector<RotaryTerms> found;
+  Value sum = add->getResult(0);
+  std::optional<std::pair<Value, Value>> terms;
+  if (auto attnAdd = dyn_cast<AddOp>(add))
+    terms = std::make_pair(attnAdd.getLhs(), attnAdd.getRhs());
+  else
+    terms = matchBinary<linalg::AddOp>(sum);
+  auto type = dyn_cast<RankedTensorType>(sum.getType());
+  if (!terms || !type || type.getRank() != 4 || type.isDynamicDim(3) ||
+      type.getDimSize(3) % 2 != 0)
+    return found;
+  int64_t half = type.getDimSize(3) / 2;
+  for (auto [cosTerm, sinTerm] :
+       {*terms, std::make_pair(terms->second, terms->first)}) {
+    auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
+    auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
+    if (!cosMul || !sinMul)
+      continue;
+    for (auto [x, cosTable] :
+         {*cosMul, std::make_pair(cosMul->second, cosMul->first)})
+      for (auto [rotated, sinTable] :
+           {*sinMul, std::make_pair(sinMul->second, sinMul->first)})
+        if (isRotatedHalf(rotated, x, half))
+          found.push_back({x, cosTable, sinTable});
+  }
+  return found;
+}
+
 /// The base of `freqs` if they are `base^(-2i / R)` (R = 2 * size) for a
 /// base within float rounding of an integer (rope_theta: 10000, 500000).
 static std::optional<double> baseOf(ArrayRef<double> freqs) {
@@ -203,47 +238,31 @@ struct RaiseLearnedPositions : OpRewritePattern<linalg::AddOp> {
 /// with ids `positions[b] + t` (position_ids bound by attn-bind-kv-cache)
 /// and inv_freq the constant `base^(-2i / D)` -> attn.rotary x positions,
 /// base. Other position ids (arbitrary per token) are left as computed.
-struct RaiseRotaryPositions : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename AddOpT>
+struct RaiseRotaryPositions : OpRewritePattern<AddOpT> {
+  using OpRewritePattern<AddOpT>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(AddOp op,
+  LogicalResult matchAndRewrite(AddOpT op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    if (type.getRank() != 4 || type.isDynamicDim(3) ||
-        type.getDimSize(3) % 2 != 0)
-      return failure();
-    int64_t dim = type.getDimSize(3), half = dim / 2;
-    // x * cos and rotate_half(x) * sin, in either order.
-    for (auto [cosTerm, sinTerm] : {std::make_pair(op.getLhs(), op.getRhs()),
-                                    std::make_pair(op.getRhs(), op.getLhs())}) {
-      auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
-      auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
-      if (!cosMul || !sinMul)
+    for (const RotaryTerms &terms : matchRotaryTerms(op)) {
+      Value cosB3 = matchHeadBroadcast(terms.cosTable);
+      Value sinB3 = matchHeadBroadcast(terms.sinTable);
+      Value cosEmb =
+          cosB3 ? matchTrigOfEmbedding<math::CosOp>(cosB3) : Value();
+      if (!cosEmb || !sinB3 ||
+          matchTrigOfEmbedding<math::SinOp>(sinB3) != cosEmb)
         continue;
-      for (auto [x, cosB] :
-           {*cosMul, std::make_pair(cosMul->second, cosMul->first)}) {
-        Value cosEmb = matchTrigOfEmbedding<math::CosOp>(
-            matchHeadBroadcast(cosB) ? matchHeadBroadcast(cosB) : Value());
-        if (!cosEmb)
-          continue;
-        for (auto [rotated, sinB] :
-             {*sinMul, std::make_pair(sinMul->second, sinMul->first)}) {
-          Value sinB3 = matchHeadBroadcast(sinB);
-          if (!sinB3 || matchTrigOfEmbedding<math::SinOp>(sinB3) != cosEmb ||
-              !isRotatedHalf(rotated, x, half))
-            continue;
-          std::optional<std::pair<Value, double>> found =
-              matchFrequencies(cosEmb, half);
-          if (!found)
-            return rewriter.notifyMatchFailure(op, "not base^(-2i/D) * ids");
-          rewriter.replaceOpWithNewOp<RotaryOp>(
-              op, type, x, found->first,
-              rewriter.getF64FloatAttr(found->second),
-              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
-              /*inv_freq=*/DenseF64ArrayAttr(), rewriter.getF64FloatAttr(1.0));
-          return success();
-        }
-      }
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      std::optional<std::pair<Value, double>> found =
+          matchFrequencies(cosEmb, type.getDimSize(3) / 2);
+      if (!found)
+        return rewriter.notifyMatchFailure(op, "not base^(-2i/D) * ids");
+      rewriter.replaceOpWithNewOp<RotaryOp>(
+          op, type, terms.x, found->first,
+          rewriter.getF64FloatAttr(found->second),
+          rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
+          /*inv_freq=*/DenseF64ArrayAttr(), rewriter.getF64FloatAttr(1.0));
+      return success();
     }
     return failure();
   }
@@ -328,47 +347,24 @@ struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
 
   LogicalResult matchAndRewrite(AddOpT op,
                                 PatternRewriter &rewriter) const override {
-    Value sum = op->getResult(0);
-    std::optional<std::pair<Value, Value>> terms;
-    if constexpr (std::is_same_v<AddOpT, AddOp>)
-      terms = std::make_pair(op.getLhs(), op.getRhs());
-    else
-      terms = matchBinary<linalg::AddOp>(sum);
-    auto type = dyn_cast<RankedTensorType>(sum.getType());
     auto func = op->template getParentOfType<func::FuncOp>();
-    if (!terms || !type || type.getRank() != 4 || type.isDynamicDim(3) ||
-        type.getDimSize(3) % 2 != 0 || !func ||
-        op->getParentOp() != func.getOperation())
+    if (!func || op->getParentOp() != func.getOperation())
       return failure();
-    int64_t half = type.getDimSize(3) / 2;
-    for (auto [cosTerm, sinTerm] :
-         {*terms, std::make_pair(terms->second, terms->first)}) {
-      auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
-      auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
-      if (!cosMul || !sinMul)
-        continue;
-      for (auto [x, cosTable] :
-           {*cosMul, std::make_pair(cosMul->second, cosMul->first)}) {
-        for (auto [rotated, sinTable] :
-             {*sinMul, std::make_pair(sinMul->second, sinMul->first)}) {
-          if (!isRotatedHalf(rotated, x, half))
-            continue;
-          std::string why;
-          FailureOr<RotaryProbe> probe = probeRotaryTables(
-              cosTable, sinTable, &func.getBody().front(), why);
-          if (failed(probe))
-            return rewriter.notifyMatchFailure(op, why);
-          std::optional<double> base = baseOf(probe->invFreq);
-          rewriter.replaceOpWithNewOp<RotaryOp>(
-              op, type, x, /*positions=*/Value(),
-              rewriter.getF64FloatAttr(base ? *base : 10000.0),
-              rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
-              base ? DenseF64ArrayAttr()
-                   : rewriter.getDenseF64ArrayAttr(probe->invFreq),
-              rewriter.getF64FloatAttr(probe->scale));
-          return success();
-        }
-      }
+    for (const RotaryTerms &terms : matchRotaryTerms(op)) {
+      std::string why;
+      FailureOr<RotaryProbe> probe = probeRotaryTables(
+          terms.cosTable, terms.sinTable, &func.getBody().front(), why);
+      if (failed(probe))
+        return rewriter.notifyMatchFailure(op, why);
+      std::optional<double> base = baseOf(probe->invFreq);
+      rewriter.replaceOpWithNewOp<RotaryOp>(
+          op, op->getResult(0).getType(), terms.x, /*positions=*/Value(),
+          rewriter.getF64FloatAttr(base ? *base : 10000.0),
+          rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
+          base ? DenseF64ArrayAttr()
+               : rewriter.getDenseF64ArrayAttr(probe->invFreq),
+          rewriter.getF64FloatAttr(probe->scale));
+      return success();
     }
     return failure();
   }
@@ -377,7 +373,8 @@ struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
 struct AttnRaisePositionsPass
     : raise::RaisingPass<AttnRaisePositionsPass,
                          attn::impl::AttnRaisePositionsBase,
-                         RaiseLearnedPositions, RaiseRotaryPositions,
+                         RaiseLearnedPositions, RaiseRotaryPositions<AddOp>,
+                         RaiseRotaryPositions<linalg::AddOp>,
                          RaiseRotaryTables<AddOp>,
                          RaiseRotaryTables<linalg::AddOp>> {};
 

@@ -7,6 +7,7 @@ committed shapes and compares with transformers' own output.
 
     check_exports.py EXPORTS_DIR --attn-compile BIN --workdir DIR
                      [--only REGEX] [--jobs N] [--results FILE.json]
+                     [--decode]
 
 One line per export:
   PASS     name: compiled, matches at every shape (max relative error),
@@ -20,6 +21,14 @@ One line per export:
            same amount: not counted as a match
   FAIL     name: anything else: a crash, a message without a location, a
            wrong answer, a partial output
+With --decode, each decoder that compiles is compiled again as a KV-cache
+step (--input-shape input_ids=2x? --kv-cache 40, derived from the
+stateless export) and generates greedily from the family's committed
+prompts: the line adds "decodes" when the tokens equal transformers'
+(<family>.generate_expected.npy), or "no cache: <the located error>" when
+attn-compile refused the step. Other tokens are a FAIL where the export
+matches transformers (a wrong answer); where the export itself differs,
+the line says so and the export does not count as decoding.
 Exports the exporter itself refused (manifest "export failed") are listed
 as NOT-EXPORTED. The last line counts them all. --results writes the same
 as JSON for scripts/coverage_table.py. A compiled model passes when, at
@@ -56,6 +65,45 @@ def shapes(exports, family):
 
 def count_attention(text):
     return len(re.findall(r"\battn\.(sdpa|mha)\b", text))
+
+
+def check_decode(args, model, work, family):
+    """(decodes, note): True when the derived KV-cache step generates
+    transformers' greedy tokens, False with the reason otherwise, None when
+    the family has no generation reference."""
+    ref = {k: os.path.join(args.exports, f"{family}.generate_{k}.npy")
+           for k in ("prompt", "lengths", "expected")}
+    if not os.path.exists(ref["expected"]):
+        return None, ""
+    step_dir = os.path.join(work, "step")
+    os.makedirs(step_dir, exist_ok=True)
+    step = os.path.join(step_dir, "step")
+    p = subprocess.run([args.attn_compile, "-q", model, "--target=cpu",
+                        "--input-shape", "input_ids=2x?", "--kv-cache", "40",
+                        "-o", step], capture_output=True, text=True,
+                       timeout=600)
+    if p.returncode != 0:
+        located = LOCATED.search(p.stderr)
+        if p.returncode == 1 and located and not os.listdir(step_dir):
+            return False, "no cache: " + (
+                located.group(0) + p.stderr[located.end():].splitlines()[0])
+        return "FAIL", (f"--kv-cache: exit {p.returncode}: "
+                        + p.stderr.strip()[-300:])
+    out = os.path.join(work, "generated.npy")
+    r = subprocess.run([step, "generate", "--weights", step + ".safetensors",
+                        "--prompt", ref["prompt"], "--prompt-lengths",
+                        ref["lengths"], "--max-new-tokens", "24", "--output",
+                        out, "-q"], capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0:
+        return "FAIL", f"generate failed: {r.stderr.strip()[-300:]}"
+    got, want = np.load(out), np.load(ref["expected"])
+    if got.shape != want.shape or not np.array_equal(got, want):
+        diff = np.argwhere(got != want) if got.shape == want.shape else None
+        where = (f"row {diff[0][0]} token {diff[0][1]}" if diff is not None
+                 and diff.size else f"shape {got.shape}")
+        return "WRONG", f"generated tokens differ from transformers' at {where}"
+    return True, ""
 
 
 def check(args, name, entry):
@@ -112,6 +160,18 @@ def check(args, name, entry):
     result["max_rel_err"] = worst
     result["matches"] = ok
     result["status"] = "PASS" if ok else "FAIL"
+    if args.decode:
+        decodes, note = check_decode(args, model, work, family)
+        if decodes == "FAIL" or (decodes == "WRONG" and ok):
+            result["status"] = "FAIL"
+            result["error"] = note
+            decodes = False
+        elif decodes == "WRONG":
+            decodes = False
+            note = "export differs: " + note
+        if decodes is not None:
+            result["decodes"] = decodes
+            result["decode_note"] = note
     # The exporter wrote a graph that itself differs from transformers
     # (onnxruntime or ONNX's reference evaluator on the same file, recorded
     # by the generator): attnc computing that graph gives the same error.
@@ -135,6 +195,8 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results")
+    parser.add_argument("--decode", action="store_true",
+                        help="also decode with a derived KV cache")
     args = parser.parse_args()
     with open(os.path.join(args.exports, "manifest.json")) as f:
         manifest = json.load(f)
@@ -169,6 +231,10 @@ def main():
                      f"{r['fused_attention']} attention ops")
         else:
             line += r.get("error", "")
+        if r.get("decodes") is True:
+            line += ", decodes"
+        elif r.get("decodes") is False and r["status"] != "FAIL":
+            line += ", " + r["decode_note"]
         print(line)
     if args.results:
         with open(args.results, "w") as f:
@@ -177,6 +243,10 @@ def main():
     print(", ".join(f"{counts.get(s, 0)} {s.lower()}" for s in
                     ("PASS", "REFUSED", "NOT-EXPORTED", "EXPORT-DIFFERS",
                      "FAIL")))
+    if args.decode:
+        decoders = [r for r in results if "decodes" in r]
+        print(f"{sum(1 for r in decoders if r['decodes'] is True)} of "
+              f"{len(decoders)} decoders decode with a cache")
     return 1 if counts.get("FAIL") else 0
 
 

@@ -97,7 +97,7 @@ func.func @main(%pk: tensor<?x2x?x4xf32> {attn.name = "past.key"}, %k: tensor<?x
 // -----
 
 // No past inputs at all.
-// expected-error @+1 {{attn-bind-kv-cache: the model has no past key/value inputs}}
+// expected-error @+1 {{attn-bind-kv-cache: the model has neither past key/value inputs (an input concatenated with the new keys or values on axis 2 whose concatenation is returned) nor raised attention to derive a cache from}}
 func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   return %x : tensor<1x4xf32>
 }

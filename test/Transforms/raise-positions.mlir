@@ -269,3 +269,80 @@ func.func @rotary_other_frequencies(%x: tensor<2x2x?x8xf32>, %pos: tensor<2xi64>
   %y = attn.add %xc, %xs : tensor<2x2x?x8xf32>
   return %y : tensor<2x2x?x8xf32>
 }
+
+// -----
+
+// Rotary tables as today's exporters compute them, from a range of the
+// sequence length: freqs = float(range(T))[:, None] * inv_freq, emb =
+// concat(freqs, freqs), cos/sin broadcast over batch and heads. Probing
+// them on the host shows cos/sin(t * inv_freq) with inv_freq = base^(-2i/D)
+// for base 10000: attn.rotary from position 0.
+// CHECK-LABEL: func.func @rotary_tables
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x?x8xf32>
+// CHECK: %[[R:.*]] = attn.rotary %[[X]] : tensor<2x4x?x8xf32>
+// CHECK-NOT: math.cos
+// CHECK: return %[[R]]
+#id1 = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rotary_tables(%x: tensor<2x4x?x8xf32> {attn.dim_symbols = ["", "", "s", ""]}) -> tensor<2x4x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %x, %c2 : tensor<2x4x?x8xf32>
+  %e = tensor.empty(%t) : tensor<?xf32>
+  %range = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%e : tensor<?xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %i64 = arith.index_cast %i : index to i64
+    %f = arith.sitofp %i64 : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<?xf32>
+  %inv = arith.constant dense<[1.0, 0.1, 0.01, 0.001]> : tensor<4xf32>
+  %e2 = tensor.empty(%t) : tensor<?x4xf32>
+  %tb = linalg.broadcast ins(%range : tensor<?xf32>) outs(%e2 : tensor<?x4xf32>) dimensions = [1]
+  %fb = linalg.broadcast ins(%inv : tensor<4xf32>) outs(%e2 : tensor<?x4xf32>) dimensions = [0]
+  %freqs = linalg.mul ins(%tb, %fb : tensor<?x4xf32>, tensor<?x4xf32>) outs(%e2 : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %emb = tensor.concat dim(1) %freqs, %freqs : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+  %e3 = tensor.empty(%t) : tensor<?x8xf32>
+  %cos = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%emb : tensor<?x8xf32>) outs(%e3 : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = math.cos %in : f32
+    linalg.yield %c : f32
+  } -> tensor<?x8xf32>
+  %sin = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%emb : tensor<?x8xf32>) outs(%e3 : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = math.sin %in : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  %e4 = tensor.empty(%t) : tensor<2x4x?x8xf32>
+  %cb = linalg.broadcast ins(%cos : tensor<?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) dimensions = [0, 1]
+  %sb = linalg.broadcast ins(%sin : tensor<?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) dimensions = [0, 1]
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [2, 4, %t, 4] [1, 1, 1, 1] : tensor<2x4x?x8xf32> to tensor<2x4x?x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 4] [2, 4, %t, 4] [1, 1, 1, 1] : tensor<2x4x?x8xf32> to tensor<2x4x?x4xf32>
+  %e5 = tensor.empty(%t) : tensor<2x4x?x4xf32>
+  %neg = linalg.negf ins(%hi : tensor<2x4x?x4xf32>) outs(%e5 : tensor<2x4x?x4xf32>) -> tensor<2x4x?x4xf32>
+  %rot = tensor.concat dim(3) %neg, %lo : (tensor<2x4x?x4xf32>, tensor<2x4x?x4xf32>) -> tensor<2x4x?x8xf32>
+  %xc = linalg.mul ins(%x, %cb : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  %rs = linalg.mul ins(%rot, %sb : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  %y = linalg.add ins(%xc, %rs : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  return %y : tensor<2x4x?x8xf32>
+}
+
+// -----
+
+// The same with tables that are inputs (any values per token): not raised.
+// CHECK-LABEL: func.func @rotary_inputs
+// CHECK-NOT: attn.rotary
+// CHECK: linalg.add
+func.func @rotary_inputs(%x: tensor<2x4x?x8xf32> {attn.dim_symbols = ["", "", "s", ""]}, %cb: tensor<2x4x?x8xf32> {attn.dim_symbols = ["", "", "s", ""]}, %sb: tensor<2x4x?x8xf32> {attn.dim_symbols = ["", "", "s", ""]}) -> tensor<2x4x?x8xf32> {
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %x, %c2 : tensor<2x4x?x8xf32>
+  %e4 = tensor.empty(%t) : tensor<2x4x?x8xf32>
+  %lo = tensor.extract_slice %x[0, 0, 0, 0] [2, 4, %t, 4] [1, 1, 1, 1] : tensor<2x4x?x8xf32> to tensor<2x4x?x4xf32>
+  %hi = tensor.extract_slice %x[0, 0, 0, 4] [2, 4, %t, 4] [1, 1, 1, 1] : tensor<2x4x?x8xf32> to tensor<2x4x?x4xf32>
+  %e5 = tensor.empty(%t) : tensor<2x4x?x4xf32>
+  %neg = linalg.negf ins(%hi : tensor<2x4x?x4xf32>) outs(%e5 : tensor<2x4x?x4xf32>) -> tensor<2x4x?x4xf32>
+  %rot = tensor.concat dim(3) %neg, %lo : (tensor<2x4x?x4xf32>, tensor<2x4x?x4xf32>) -> tensor<2x4x?x8xf32>
+  %xc = linalg.mul ins(%x, %cb : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  %rs = linalg.mul ins(%rot, %sb : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  %y = linalg.add ins(%xc, %rs : tensor<2x4x?x8xf32>, tensor<2x4x?x8xf32>) outs(%e4 : tensor<2x4x?x8xf32>) -> tensor<2x4x?x8xf32>
+  return %y : tensor<2x4x?x8xf32>
+}

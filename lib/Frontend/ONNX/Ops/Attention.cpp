@@ -219,6 +219,50 @@ Error Importer::importRotaryEmbedding() {
   }
   if (dimsOf(sinCache) != cd)
     return fail("the cos and sin caches differ in shape");
+  if (rank == 4 && !interleaved && !hasIds) {
+    // The rotate-half form in named ops, `x * cos + rotate_half(x) * sin`
+    // with the caches' halves repeated and broadcast over the heads:
+    // attn-raise-positions makes it attn.rotary where the caches are the
+    // rotary tables of positions 0..S-1 (as torch.onnx computes them).
+    SmallVector<int64_t> rotatedShape = shape4, halfShape = shape4;
+    rotatedShape[3] = r;
+    halfShape[3] = r / 2;
+    SmallVector<int64_t> zeros4(4, 0), ones4(4, 1);
+    Value xr = r == d ? x : staticSlice(x, zeros4, rotatedShape, ones4);
+    Value low = staticSlice(xr, zeros4, halfShape, ones4);
+    Value high = staticSlice(xr, {0, 0, 0, r / 2}, halfShape, ones4);
+    Value negHigh =
+        linalg::NegFOp::create(b, loc, ValueRange{high},
+                               ValueRange{empty(halfShape, elem)})
+            .getResult(0);
+    Value rotated =
+        record(tensor::ConcatOp::create(b, loc, 3, ValueRange{negHigh, low}),
+               rotatedShape);
+    auto table = [&](Value cache) {
+      Value both = record(
+          tensor::ConcatOp::create(b, loc, 2, ValueRange{cache, cache}),
+          {cd[0], cd[1], r});
+      return broadcastTo(reshapeTo(both, {cd[0], 1, cd[1], r}), rotatedShape);
+    };
+    auto binary = [&](auto tag, Value lhs, Value rhs) {
+      using OpT = decltype(tag);
+      return OpT::create(b, loc, ValueRange{lhs, rhs},
+                         ValueRange{empty(rotatedShape, elem)})
+          .getResult(0);
+    };
+    Value out = binary(linalg::AddOp(),
+                       binary(linalg::MulOp(), xr, table(cosCache)),
+                       binary(linalg::MulOp(), rotated, table(sinCache)));
+    if (r < d) {
+      SmallVector<int64_t> passShape = shape4;
+      passShape[3] = d - r;
+      Value pass = staticSlice(x, {0, 0, 0, r}, passShape, ones4);
+      out = record(tensor::ConcatOp::create(b, loc, 3, ValueRange{out, pass}),
+                   shape4);
+    }
+    setOutput(0, out);
+    return Error::success();
+  }
   Value out = generic(
       ValueRange{x}, shape4, elem,
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
