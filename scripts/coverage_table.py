@@ -37,6 +37,8 @@ def mark(value):
 def onnx_rows(results):
     rows = []
     for r in results:
+        if r.get("past"):
+            continue
         status = r["status"]
         if status == "NOT-EXPORTED":
             error = r.get("error", "")
@@ -123,6 +125,29 @@ def main():
                      f"{mark(compiles)} | {mark(matches)} | {mark(fused)} | "
                      f"{mark(decodes) if decodes != 'n/a' else 'n/a'} | "
                      f"{note} |")
+    past = [r for r in data["results"] if r.get("past")]
+    if past:
+        lines += [
+            "",
+            "## Exports with past key/values",
+            "",
+            "Each decoder (sdpa attention; not BLOOM) exported with its past",
+            "keys and values as inputs and presents as outputs, compiled as a",
+            "KV-cache step bound from its past inputs (`--input-shape",
+            "input_ids=2x? --kv-cache 40`) and generating as above: "
+            f"{sum(1 for r in past if r.get('decodes'))} of {len(past)} "
+            "decode with transformers' greedy tokens.",
+            "",
+            "| architecture | exporter | opset | decodes with a cache | notes |",
+            "|---|---|---|---|---|",
+        ]
+        for r in past:
+            note = ("" if r.get("decodes") else
+                    r.get("error", "").replace("|", "\\|")[:160])
+            lines.append(f"| {r['family']} | "
+                         f"{EXPORTERS.get(r['exporter'], r['exporter'])} | "
+                         f"{r.get('opset') or '-'} | {mark(r.get('decodes'))} "
+                         f"| {note} |")
     lines.append("")
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w") as f:

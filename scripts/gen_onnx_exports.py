@@ -19,6 +19,13 @@ Writes into OUTDIR (default test/ONNX/Exports):
   <family>.<shape>.input_ids.npy       seeded ids, per shape
   <family>.<shape>.attention_mask.npy  with padded (zero) tails on some rows
   <family>.<shape>.ref.npy             transformers' output (eager attention)
+  <family>-sdpa-<exporter>-past.onnx   decoders (not BLOOM, whose attention
+                                       attnc does not raise): exported with
+                                       past key/values as inputs
+                                       (past_key_values.<i>.key/value
+                                       [batch, kv heads, past, head]) and
+                                       presents as outputs; attention_mask
+                                       [batch, past + sequence]
   <family>.generate_prompt.npy         decoders: int64 [2, 9], row 0 uses
                                        its first 5 tokens
   <family>.generate_lengths.npy        decoders: int64 [2]
@@ -223,6 +230,129 @@ def export(model, exporter, path, sample):
     program.save(path)
 
 
+class WithPast(torch.nn.Module):
+    """(input_ids, attention_mask, past keys and values...) -> (logits,
+    present keys and values...): the decoder exported with past key/values,
+    its cache a DynamicCache built from the inputs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.layers = model.config.num_hidden_layers
+
+    def forward(self, input_ids, attention_mask, *past):
+        cache = transformers.DynamicCache()
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         past_key_values=cache, use_cache=True)
+        presents = []
+        for layer in out.past_key_values.layers[:self.layers]:
+            presents += [layer.keys, layer.values]
+        return (out.logits, *presents)
+
+
+def export_past(model, exporter, path):
+    """Exports `model` with past key/values; returns the largest error of
+    onnxruntime's outputs (or ONNX's reference evaluator's, where
+    onnxruntime cannot run the model) against torch at batch 2, past 3,
+    sequence 4, and which of the two ran."""
+    wrapped = WithPast(model).eval()
+    config = model.config
+    heads = getattr(config, "num_key_value_heads", None) or \
+        config.num_attention_heads
+    width = getattr(config, "head_dim", None) or \
+        config.hidden_size // config.num_attention_heads
+    batch, past_len, seq = 2, 3, 4
+    gen = torch.Generator().manual_seed(5)
+    ids = torch.randint(3, VOCAB, (batch, seq), generator=gen)
+    mask = torch.ones(batch, past_len + seq, dtype=torch.int64)
+    past = [torch.randn(batch, heads, past_len, width, generator=gen)
+            for _ in range(2 * wrapped.layers)]
+    kinds = ("key", "value")
+    names = ["input_ids", "attention_mask"] + [
+        f"past_key_values.{i // 2}.{kinds[i % 2]}"
+        for i in range(2 * wrapped.layers)]
+    outputs = ["logits"] + [f"present.{i // 2}.{kinds[i % 2]}"
+                            for i in range(2 * wrapped.layers)]
+    args = (ids, mask, *past)
+    if exporter == "ts17":
+        axes = {"input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "past_sequence + sequence"},
+                "logits": {0: "batch", 1: "sequence"}}
+        for name in names[2:] + outputs[1:]:
+            axes[name] = {0: "batch", 2: ("past_sequence" if name in names
+                                          else "past_sequence + sequence")}
+        torch.onnx.export(wrapped, args, path, dynamo=False, opset_version=17,
+                          input_names=names, output_names=outputs,
+                          dynamic_axes=axes)
+    else:
+        b, s = torch.export.Dim("batch"), torch.export.Dim("sequence")
+        p = torch.export.Dim("past_sequence")
+        # torch.export cannot say past + sequence: the mask's length is its
+        # own symbol.
+        m = torch.export.Dim("mask_sequence")
+        shapes = ({0: b, 1: s}, {0: b, 1: m},
+                  tuple({0: b, 2: p} for _ in past))
+        kw = {"opset_version": 23} if exporter == "dynamo23" else {}
+        program = torch.onnx.export(wrapped, args, dynamo=True,
+                                    dynamic_shapes=shapes, input_names=names,
+                                    output_names=outputs, **kw)
+        program.save(path)
+    strip(path)
+    with torch.no_grad():
+        refs = wrapped(*args)
+    feeds = {n: t.numpy() for n, t in zip(names, args)}
+    try:
+        session = ort.InferenceSession(path,
+                                       providers=["CPUExecutionProvider"])
+        got, runner = session.run(None, feeds), "onnxruntime"
+    except Exception:
+        # onnxruntime 1.32 refuses RotaryEmbedding-23 caches broadcast over
+        # the batch; ONNX's reference evaluator runs them.
+        from onnx.reference import ReferenceEvaluator
+        got, runner = ReferenceEvaluator(path).run(None, feeds), \
+            "onnx.reference"
+    return max(float(np.abs(g - r.numpy()).max())
+               for g, r in zip(got, refs)), runner
+
+
+def write_past_exports(family, outdir, exports, exporters=EXPORTERS):
+    """The family's sdpa model exported with past key/values by each
+    exporter (export_past), recorded in `exports`."""
+    if family in ENCODERS or family == "bloom":
+        return
+    model = build(family, "sdpa").model
+    for exporter in exporters:
+        name = f"{family}-sdpa-{exporter}-past"
+        path = os.path.join(outdir, name + ".onnx")
+        entry = {"family": family, "attention": "sdpa", "exporter": exporter,
+                 "past": True}
+        log = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(log), \
+                    contextlib.redirect_stderr(log):
+                err, runner = export_past(model, exporter, path)
+        except Exception as e:  # the exporter refused it
+            msg = str(e).strip().splitlines()
+            entry["status"] = "export failed: " + (
+                msg[0][:300] if msg else type(e).__name__)
+            if os.path.exists(path):
+                os.remove(path)
+            exports[name] = entry
+            print(f"{name}: {entry['status']}", flush=True)
+            continue
+        proto = onnx.load(path)
+        entry["opset"] = next(o.version for o in proto.opset_import
+                              if o.domain in ("", "ai.onnx"))
+        entry["export_max_abs_err"] = err
+        entry["export_checked_by"] = runner
+        entry["status"] = "exported"
+        exports[name] = entry
+        print(f"{name}: opset {entry['opset']}, {len(proto.graph.node)} "
+              f"nodes, {runner} err {err}", flush=True)
+
+
 def export_error(path, inputs, refs):
     """How far the export itself is from transformers: the largest error of
     onnxruntime's outputs, or (where onnxruntime cannot run the model, e.g.
@@ -255,6 +385,12 @@ def main():
                                              "Exports"))
     parser.add_argument("--only", default="",
                         help="comma-separated families (default: all)")
+    parser.add_argument("--exporters", default="",
+                        help="with --past-only: comma-separated exporters "
+                             "(default: all)")
+    parser.add_argument("--past-only", action="store_true",
+                        help="only export the decoders with past key/values "
+                             "(write_past_exports)")
     parser.add_argument("--generation-only", action="store_true",
                         help="only write the decoders' greedy-token "
                              "references (write_generation)")
@@ -277,7 +413,8 @@ def main():
     if args.refresh_fidelity:
         for name, entry in sorted(exports.items()):
             family = entry["family"]
-            if entry["status"] != "exported" or (only and family not in only):
+            if (entry["status"] != "exported" or entry.get("past") or
+                    (only and family not in only)):
                 continue
             inputs = [(tag, np.load(os.path.join(
                 args.outdir, f"{family}.{tag}.input_ids.npy")), np.load(
@@ -295,6 +432,17 @@ def main():
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.write("\n")
         return 0
+    if args.past_only:
+        for family in families():
+            if not only or family in only:
+                write_past_exports(family, args.outdir, exports,
+                                   [e for e in EXPORTERS
+                                    if not args.exporters or
+                                    e in args.exporters.split(",")])
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+        return 0
     if args.generation_only:
         for family in families():
             if family not in ENCODERS and (not only or family in only):
@@ -305,6 +453,7 @@ def main():
             continue
         if family not in ENCODERS:
             write_generation(family, args.outdir)
+            write_past_exports(family, args.outdir, exports)
         inputs = make_inputs(family)
         reference = build(family, "eager")
         refs = []

@@ -29,6 +29,7 @@
 #include "attnc/Transforms/Passes.h"
 
 #include "ProbeEvaluation.h"
+#include "RaiseMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -431,64 +432,9 @@ struct AttnBindKVCachePass
         entry.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
     entry.setAllResultAttrs(resultAttrs);
 
-    // Position ids computed from the mask (token index + c with a mask of
-    // ones, as OPT's cumulative sum): positions[b] + t + c.
-    BlockArgument tokenIds;
-    for (auto lookup : body.getOps<EmbeddingOp>())
-      if (auto arg = dyn_cast<BlockArgument>(lookup.getIds());
-          arg && arg.getOwner() == &body)
-        tokenIds = arg;
-    for (auto lookup : llvm::make_early_inc_range(body.getOps<EmbeddingOp>())) {
-      Value ids = lookup.getIds();
-      llvm::SetVector<BlockArgument> sources;
-      collectArgSources(ids, &body, sources, /*throughSizes=*/false);
-      if (isa<BlockArgument>(ids) ||
-          llvm::any_of(sources,
-                       [&](BlockArgument a) { return !maskArgs.contains(a); }))
-        continue;
-      std::string why;
-      FailureOr<int64_t> offset = probeTokenIndexIds(
-          ids, &body, sources.getArrayRef(), why);
-      auto type = cast<RankedTensorType>(ids.getType());
-      if (failed(offset) || !tokenIds || type.getRank() != 2 ||
-          type.getDimSize(0) != batch)
-        return lookup.emitOpError()
-               << "looks up ids computed from the attention mask that "
-                  "attn-bind-kv-cache cannot bind to positions"
-               << (failed(offset) ? ": " + why : std::string());
-      int64_t rows =
-          cast<RankedTensorType>(lookup.getTable().getType()).getDimSize(0);
-      if (cacheLength + *offset > rows)
-        return lookup.emitOpError()
-               << "looks up positions up to " << cacheLength + *offset - 1
-               << " in a table of " << rows
-               << " rows: the cache length is at most " << rows - *offset;
-      b.setInsertionPoint(lookup);
-      Location loc = lookup.getLoc();
-      Value steps = tensor::DimOp::create(b, loc, tokenIds, 1);
-      Value empty = tensor::EmptyOp::create(
-          b, loc, type.getShape(), type.getElementType(),
-          type.isDynamicDim(1) ? ValueRange{steps} : ValueRange{});
-      MLIRContext *ctx = b.getContext();
-      auto positionIds = linalg::GenericOp::create(
-          b, loc, type, ValueRange{positions}, ValueRange{empty},
-          ArrayRef<AffineMap>{AffineMap::get(2, 0, getAffineDimExpr(0, ctx)),
-                              b.getMultiDimIdentityMap(2)},
-          ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                        utils::IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value t = linalg::IndexOp::create(nb, l, 1);
-            t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
-            Value id = arith::AddIOp::create(nb, l, args[0], t);
-            id = arith::AddIOp::create(
-                nb, l, id,
-                arith::ConstantIntOp::create(nb, l, nb.getI64Type(), *offset));
-            if (type.getElementType() != nb.getI64Type())
-              id = arith::TruncIOp::create(nb, l, type.getElementType(), id);
-            linalg::YieldOp::create(nb, l, id);
-          });
-      lookup.getIdsMutable().assign(positionIds.getResult(0));
-    }
+    if (failed(bindComputedPositionIds(entry, positions, batch, maskArgs,
+                                       /*past=*/nullptr)))
+      return failure();
 
     // Positions from 0 start at each sequence's position.
     WalkResult walk = entry.walk([&](Operation *op) -> WalkResult {
@@ -560,6 +506,140 @@ struct AttnBindKVCachePass
     return success();
   }
 
+  /// Position ids computed from sizes and the mask inputs (with a mask of
+  /// ones: the token index + c after the past, as OPT's cumulative sum or
+  /// GPT-2's range from the past length compute them) become positions[b] +
+  /// t + c. A lookup of ids [1, T] broadcast over the batch is looked up
+  /// per row.
+  LogicalResult
+  bindComputedPositionIds(func::FuncOp entry, Value positions, int64_t batch,
+                          const llvm::SetVector<BlockArgument> &maskArgs,
+                          const PastSymbols *past) {
+    Block &body = entry.getBody().front();
+    OpBuilder b(entry.getContext());
+    BlockArgument tokenIds;
+    for (auto lookup : body.getOps<EmbeddingOp>())
+      if (auto arg = dyn_cast<BlockArgument>(lookup.getIds());
+          arg && arg.getOwner() == &body)
+        tokenIds = arg;
+    for (auto lookup :
+         llvm::make_early_inc_range(body.getOps<EmbeddingOp>())) {
+      Value ids = lookup.getIds();
+      llvm::SetVector<BlockArgument> sources;
+      collectArgSources(ids, &body, sources, /*throughSizes=*/false);
+      if (isa<BlockArgument>(ids) ||
+          llvm::any_of(sources,
+                       [&](BlockArgument a) { return !maskArgs.contains(a); }))
+        continue;
+      std::string why;
+      FailureOr<int64_t> offset = probeTokenIndexIds(
+          ids, &body, sources.getArrayRef(), why, past);
+      auto type = cast<RankedTensorType>(ids.getType());
+      // Ids [1, T] looked up and broadcast over the batch: the broadcast
+      // is replaced by a lookup per row.
+      Value rows = lookup.getResult();
+      Operation *broadcastOp = nullptr;
+      if (type.getRank() == 2 && type.getDimSize(0) == 1 && batch != 1) {
+        Value v = rows;
+        while (v.hasOneUse() &&
+               isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+                   *v.getUsers().begin()))
+          v = v.getUsers().begin()->getResult(0);
+        auto broadcast = v.hasOneUse() ? dyn_cast<linalg::BroadcastOp>(
+                                             *v.getUsers().begin())
+                                       : nullptr;
+        auto resultType =
+            broadcast ? dyn_cast<RankedTensorType>(
+                            broadcast->getResult(0).getType())
+                      : nullptr;
+        if (broadcast && broadcast.getDimensions() == ArrayRef<int64_t>{0} &&
+            resultType && resultType.getRank() == 3 &&
+            resultType.getDimSize(0) == batch)
+          broadcastOp = broadcast;
+      }
+      if (failed(offset) || !tokenIds || type.getRank() != 2 ||
+          (type.getDimSize(0) != batch && !broadcastOp))
+        return lookup.emitOpError()
+               << "looks up ids computed from the attention mask or the "
+                  "sizes that attn-bind-kv-cache cannot bind to positions"
+               << (failed(offset) ? ": " + why : std::string());
+      int64_t tableRows =
+          cast<RankedTensorType>(lookup.getTable().getType()).getDimSize(0);
+      if (cacheLength + *offset > tableRows)
+        return lookup.emitOpError()
+               << "looks up positions up to " << cacheLength + *offset - 1
+               << " in a table of " << tableRows
+               << " rows: the cache length is at most " << tableRows - *offset;
+      b.setInsertionPoint(broadcastOp ? broadcastOp : lookup.getOperation());
+      Location loc = lookup.getLoc();
+      auto idsType = RankedTensorType::get({batch, type.getDimSize(1)},
+                                           type.getElementType());
+      Value steps = tensor::DimOp::create(b, loc, tokenIds, 1);
+      Value empty = tensor::EmptyOp::create(
+          b, loc, idsType.getShape(), idsType.getElementType(),
+          idsType.isDynamicDim(1) ? ValueRange{steps} : ValueRange{});
+      MLIRContext *ctx = b.getContext();
+      auto positionIds = linalg::GenericOp::create(
+          b, loc, idsType, ValueRange{positions}, ValueRange{empty},
+          ArrayRef<AffineMap>{AffineMap::get(2, 0, getAffineDimExpr(0, ctx)),
+                              b.getMultiDimIdentityMap(2)},
+          ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                        utils::IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value t = linalg::IndexOp::create(nb, l, 1);
+            t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
+            Value id = arith::AddIOp::create(nb, l, args[0], t);
+            id = arith::AddIOp::create(
+                nb, l, id,
+                arith::ConstantIntOp::create(nb, l, nb.getI64Type(), *offset));
+            if (idsType.getElementType() != nb.getI64Type())
+              id = arith::TruncIOp::create(nb, l, idsType.getElementType(),
+                                           id);
+            linalg::YieldOp::create(nb, l, id);
+          });
+      if (!broadcastOp) {
+        lookup.getIdsMutable().assign(positionIds.getResult(0));
+        continue;
+      }
+      Value perRow = EmbeddingOp::create(
+          b, loc, broadcastOp->getResult(0).getType(), positionIds.getResult(0),
+          lookup.getTable());
+      broadcastOp->getResult(0).replaceAllUsesWith(perRow);
+    }
+    return success();
+  }
+
+  /// Rotary tables of positions P..P+T-1 after a past of P (computed from
+  /// the sizes, as today's exporters compute cache positions): attn.rotary
+  /// from `positions`.
+  void raiseRotaryAfterPast(func::FuncOp entry, Value positions,
+                            const PastSymbols &past) {
+    Block &body = entry.getBody().front();
+    SmallVector<Operation *> adds;
+    for (Operation &op : body)
+      if (isa<AddOp, linalg::AddOp>(op))
+        adds.push_back(&op);
+    for (Operation *add : adds) {
+      for (const raise::RotaryTerms &terms : raise::matchRotaryTerms(add)) {
+        std::string why;
+        FailureOr<RotaryProbe> probe = probeRotaryTables(
+            terms.cosTable, terms.sinTable, &body, why, &past);
+        if (failed(probe))
+          continue;
+        OpBuilder b(add);
+        auto rotary = RotaryOp::create(
+            b, add->getLoc(), add->getResult(0).getType(), terms.x, positions,
+            b.getF64FloatAttr(10000.0), b.getI64IntegerAttr(0),
+            /*rotary_dim=*/IntegerAttr(),
+            b.getDenseF64ArrayAttr(probe->invFreq),
+            b.getF64FloatAttr(probe->scale));
+        add->getResult(0).replaceAllUsesWith(rotary.getResult());
+        add->erase();
+        break;
+      }
+    }
+  }
+
   LogicalResult bind(func::FuncOp entry) {
     Block &body = entry.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -609,12 +689,65 @@ struct AttnBindKVCachePass
     int64_t batch =
         cast<RankedTensorType>(pairs[0].past.getType()).getDimSize(0);
 
+    // Attention over a past whose bias is the causal mask computed from
+    // sizes and the mask inputs (as today's exporters write it) is causal:
+    // probed while the pasts still have their run-time length.
+    auto symbolOf = [&](BlockArgument arg, int64_t d) -> StringRef {
+      auto symbols = entry.getArgAttrOfType<ArrayAttr>(
+          arg.getArgNumber(), AttnDialect::DimSymbolsAttrHelper::getNameStr());
+      auto symbol = symbols && static_cast<int64_t>(symbols.size()) > d
+                        ? dyn_cast<StringAttr>(symbols[d])
+                        : StringAttr();
+      return symbol ? symbol.getValue() : StringRef();
+    };
+    PastSymbols pastSymbols{symbolOf(pairs[0].past, 2), StringRef()};
+    for (auto lookup : body.getOps<EmbeddingOp>())
+      if (auto ids = dyn_cast<BlockArgument>(lookup.getIds());
+          ids && ids.getOwner() == &body)
+        pastSymbols.sequence = symbolOf(ids, 1);
+    llvm::SetVector<BlockArgument> probedMaskArgs;
+    for (PastPair &pair : pairs)
+      for (Operation *user : pair.concat->getUsers()) {
+        auto sdpa = dyn_cast<SdpaOp>(user);
+        if (!sdpa || sdpa.getCausal() || !sdpa.getBias() ||
+            sdpa.getKey() != pair.concat.getResult())
+          continue;
+        llvm::SetVector<BlockArgument> sources;
+        collectArgSources(sdpa.getBias(), &body, sources,
+                          /*throughSizes=*/false);
+        probedMaskArgs.insert(sources.begin(), sources.end());
+        std::string why;
+        FailureOr<int64_t> window =
+            pastSymbols.past.empty() || pastSymbols.sequence.empty()
+                ? FailureOr<int64_t>(failure())
+                : probeCausalBias(sdpa.getBias(), &body,
+                                  sources.getArrayRef(), why, &pastSymbols);
+        if (failed(window))
+          return sdpa.emitOpError()
+                 << "has an attention mask attn-bind-kv-cache cannot bind to "
+                    "a KV cache: "
+                 << (why.empty() ? "the past or the token ids have no "
+                                   "dimension symbol to probe it with"
+                                 : why);
+        sdpa.setCausal(true);
+        if (*window)
+          sdpa.setWindowAttr(OpBuilder(sdpa).getI64IntegerAttr(*window));
+      }
+
     // `positions [B]`: each sequence's past length.
     OpBuilder b(entry.getContext());
     FailureOr<Value> maybePositions = insertPositions(entry, batch);
     if (failed(maybePositions))
       return failure();
     Value positions = *maybePositions;
+    // Positions the exporter computed from the past length (cache
+    // positions): rotary tables and looked-up position ids.
+    if (!pastSymbols.past.empty() && !pastSymbols.sequence.empty()) {
+      raiseRotaryAfterPast(entry, positions, pastSymbols);
+      if (failed(bindComputedPositionIds(entry, positions, batch,
+                                         probedMaskArgs, &pastSymbols)))
+        return failure();
+    }
 
     // position_ids [B, T] (as optimum exports decoders; rotary positions
     // are computed from it): token t of sequence b sits at positions[b] + t.
@@ -677,7 +810,7 @@ struct AttnBindKVCachePass
                                 "attn-bind-kv-cache sets them");
       if (Value bias = sdpa.getBias()) {
         llvm::SetVector<BlockArgument> sources;
-        collectArgSources(bias, &body, sources);
+        collectArgSources(bias, &body, sources, /*throughSizes=*/false);
         for (BlockArgument source : sources)
           if (llvm::any_of(
                   pairs, [&](const PastPair &p) { return p.past == source; }) ||

@@ -263,7 +263,8 @@ void ProbeEvaluator::setArgumentData(BlockArgument arg,
 }
 
 LogicalResult
-ProbeEvaluator::setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes) {
+ProbeEvaluator::setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes,
+                                     std::optional<int64_t> otherSize) {
   auto func = dyn_cast<func::FuncOp>(entry->getParentOp());
   StringRef symbolsName = AttnDialect::DimSymbolsAttrHelper::getNameStr();
   for (BlockArgument arg : entry->getArguments()) {
@@ -281,6 +282,10 @@ ProbeEvaluator::setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes) {
                         ? dyn_cast<StringAttr>(symbols[d])
                         : StringAttr();
       auto it = symbol ? sizes.find(symbol.getValue()) : sizes.end();
+      if (it == sizes.end() && otherSize) {
+        shape[d] = *otherSize;
+        continue;
+      }
       if (it == sizes.end()) {
         // Only an argument nothing reads needs no shape.
         if (!arg.use_empty())
@@ -789,9 +794,13 @@ static void collectSlice(Value root, Block *entry,
 }
 
 /// Every dimension symbol of the entry arguments gets `length` (a model
-/// whose batch is fixed has only sequence symbols left).
+/// whose batch is fixed has only sequence symbols left). With a past: its
+/// symbol gets `pastLength`, the sequence's `length`, and every other one
+/// (the attention mask's, past + sequence) their sum.
 static LogicalResult setAllSymbols(ProbeEvaluator &evaluator, Block *entry,
-                                   int64_t length) {
+                                   int64_t length,
+                                   const PastSymbols *past = nullptr,
+                                   int64_t pastLength = 0) {
   llvm::StringMap<int64_t> sizes;
   if (auto func = dyn_cast<func::FuncOp>(entry->getParentOp()))
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -799,16 +808,26 @@ static LogicalResult setAllSymbols(ProbeEvaluator &evaluator, Block *entry,
               i, AttnDialect::DimSymbolsAttrHelper::getNameStr()))
         for (Attribute symbol : symbols)
           if (auto name = dyn_cast<StringAttr>(symbol);
-              name && !name.getValue().empty())
-            sizes[name.getValue()] = length;
+              name && !name.getValue().empty()) {
+            StringRef n = name.getValue();
+            sizes[n] = !past                 ? length
+                       : n == past->past     ? pastLength
+                       : n == past->sequence ? length
+                                             : pastLength + length;
+          }
   evaluator.reset();
-  return evaluator.setShapesFromSymbols(sizes);
+  // A sum of symbols (`past_sequence + sequence`) has no symbol of its own:
+  // with a past, it is the mask's length.
+  return evaluator.setShapesFromSymbols(
+      sizes, past ? std::optional<int64_t>(pastLength + length)
+                  : std::nullopt);
 }
 
 FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
                                                      Value sinTable,
                                                      Block *entry,
-                                                     std::string &why) {
+                                                     std::string &why,
+                                                     const PastSymbols *past) {
   llvm::SetVector<Operation *> slice;
   collectSlice(cosTable, entry, slice);
   collectSlice(sinTable, entry, slice);
@@ -823,10 +842,14 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
   double tolerance = element.isF32() || element.isF64() ? 2e-5 : 2e-2;
   int64_t rank = type.getRank();
   RotaryProbe probe;
-  for (int64_t length : {5, 13}) {
+  SmallVector<std::pair<int64_t, int64_t>> sizes = {{0, 5}, {0, 13}};
+  if (past)
+    sizes = {{3, 5}, {8, 4}};
+  for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
     FailureOr<ProbeValue> cosValue, sinValue;
-    if (succeeded(setAllSymbols(evaluator, entry, length))) {
+    if (succeeded(
+            setAllSymbols(evaluator, entry, length, past, pastLength))) {
       cosValue = evaluator.evaluate(cosTable);
       if (succeeded(cosValue))
         sinValue = evaluator.evaluate(sinTable);
@@ -843,15 +866,19 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
     }
     int64_t width = cosValue->shape[rank - 1], half = width / 2;
     if (probe.invFreq.empty()) {
-      // The frequencies from token 1, the scale from token 0.
-      probe.scale = cosValue->at(0);
+      // The scale from token 0's magnitude, the frequencies from the angle
+      // between tokens 0 and 1.
+      probe.scale = std::hypot(cosValue->at(0), sinValue->at(0));
       if (!(probe.scale > 0.0)) {
-        why = "cos(0) is not positive";
+        why = "the tables are zero";
         return failure();
       }
-      for (int64_t i = 0; i < half; ++i)
+      for (int64_t i = 0; i < half; ++i) {
+        double c0 = cosValue->at(i), s0 = sinValue->at(i);
+        double c1 = cosValue->at(width + i), s1 = sinValue->at(width + i);
         probe.invFreq.push_back(
-            std::atan2(sinValue->at(width + i), cosValue->at(width + i)));
+            std::atan2(s1 * c0 - c1 * s0, c1 * c0 + s1 * s0));
+      }
     }
     if (static_cast<int64_t>(probe.invFreq.size()) != half) {
       why = "the tables change width with the length";
@@ -859,12 +886,13 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
     }
     for (int64_t e = 0, n = cosValue->numElements(); e < n; ++e) {
       int64_t t = (e / width) % length, i = e % width;
-      double theta = t * probe.invFreq[i % half];
+      double theta = (pastLength + t) * probe.invFreq[i % half];
       if (std::abs(cosValue->at(e) - probe.scale * std::cos(theta)) >
               tolerance * probe.scale ||
           std::abs(sinValue->at(e) - probe.scale * std::sin(theta)) >
               tolerance * probe.scale) {
-        why = "the tables differ from cos/sin(t * inv_freq) at token " +
+        why = std::string("the tables differ from cos/sin(") +
+              (past ? "(P + t)" : "t") + " * inv_freq) at token " +
               std::to_string(t) + ", channel " + std::to_string(i);
         return failure();
       }
@@ -892,29 +920,36 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
   return probe;
 }
 
-/// Gives every mask input all ones at the shapes setAllSymbols(length) gave.
-static void setMasksToOnes(ProbeEvaluator &evaluator,
-                           ArrayRef<BlockArgument> masks, int64_t length) {
+/// Gives every mask input all ones at the shapes setAllSymbols gave.
+static LogicalResult setMasksToOnes(ProbeEvaluator &evaluator,
+                                    ArrayRef<BlockArgument> masks) {
   for (BlockArgument mask : masks) {
-    auto type = cast<RankedTensorType>(mask.getType());
+    const SmallVector<int64_t> *shape = evaluator.getArgumentShape(mask);
+    if (!shape)
+      return failure();
     int64_t n = 1;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      n *= type.isDynamicDim(d) ? length : type.getDimSize(d);
+    for (int64_t d : *shape)
+      n *= d;
     evaluator.setArgumentData(mask, std::vector<int64_t>(n, 1));
   }
+  return success();
 }
 
 FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
                                                   ArrayRef<BlockArgument> masks,
-                                                  std::string &why) {
+                                                  std::string &why,
+                                                  const PastSymbols *past) {
   std::optional<int64_t> offset;
-  for (int64_t length : {1, 4, 9}) {
+  SmallVector<std::pair<int64_t, int64_t>> sizes = {{0, 1}, {0, 4}, {0, 9}};
+  if (past)
+    sizes = {{2, 1}, {5, 4}, {1, 9}};
+  for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
-    if (failed(setAllSymbols(evaluator, entry, length))) {
-      why = evaluator.reason();
+    if (failed(setAllSymbols(evaluator, entry, length, past, pastLength)) ||
+        failed(setMasksToOnes(evaluator, masks))) {
+      why = "cannot size the inputs: " + evaluator.reason();
       return failure();
     }
-    setMasksToOnes(evaluator, masks, length);
     FailureOr<ProbeValue> value = evaluator.evaluate(ids);
     if (failed(value) || value->isFloat || value->shape.empty() ||
         value->shape.back() != length) {
@@ -923,7 +958,7 @@ FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
       return failure();
     }
     for (int64_t e = 0, n = value->numElements(); e < n; ++e) {
-      int64_t c = value->ints[e] - e % length;
+      int64_t c = value->ints[e] - pastLength - e % length;
       if (!offset)
         offset = c;
       if (c != *offset) {
@@ -937,7 +972,8 @@ FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
 
 FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
                                                ArrayRef<BlockArgument> masks,
-                                               std::string &why) {
+                                               std::string &why,
+                                               const PastSymbols *past) {
   // Lengths: small ones, and around each small constant (a window).
   llvm::SetVector<Operation *> slice;
   collectSlice(bias, entry, slice);
@@ -969,55 +1005,70 @@ FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
   llvm::sort(lengths);
   lengths.erase(llvm::unique(lengths), lengths.end());
 
-  std::optional<int64_t> window;
-  // The longest length first: it shows the window.
+  // (past, sequence) pairs: without a past only the sequence; with one, a
+  // single new token and a few, after pasts of each length.
+  SmallVector<std::pair<int64_t, int64_t>> sizes;
   for (int64_t length : llvm::reverse(lengths)) {
+    if (!past) {
+      sizes.push_back({0, length});
+      continue;
+    }
+    sizes.append({{length, 1}, {length, 3}, {1, length}});
+  }
+  std::optional<int64_t> window;
+  // The longest first: it shows the window.
+  for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
-    if (failed(setAllSymbols(evaluator, entry, length))) {
-      why = evaluator.reason();
+    if (failed(setAllSymbols(evaluator, entry, length, past, pastLength)) ||
+        failed(setMasksToOnes(evaluator, masks))) {
+      why = "cannot size the inputs: " + evaluator.reason();
       return failure();
     }
-    setMasksToOnes(evaluator, masks, length);
     FailureOr<ProbeValue> value = evaluator.evaluate(bias);
     if (failed(value)) {
       why = "cannot evaluate the mask: " + evaluator.reason();
       return failure();
     }
+    int64_t keys = pastLength + length;
     ArrayRef<int64_t> shape = value->shape;
     if (length > 1 && shape.size() >= 2 && shape[shape.size() - 2] == 1 &&
-        shape.back() == length) {
+        shape.back() == keys) {
       why = "the mask is the same for every query (padding only, not causal)";
       return failure();
     }
     if (shape.size() < 2 || shape[shape.size() - 2] != length ||
-        shape.back() != length) {
-      why = "the mask is not [.., T, T] with T the sequence length";
+        shape.back() != keys) {
+      why = past ? "the mask is not [.., T, P + T] with T the sequence "
+                   "length and P the past's"
+                 : "the mask is not [.., T, T] with T the sequence length";
       return failure();
     }
+    // Query q sits at position pastLength + q (bottom-right alignment).
     if (!window) {
-      // The nearest masked key on or before the diagonal.
+      // The nearest masked key on or before a query's position.
       window = 0;
-      for (int64_t q = 0; q < length && !*window; ++q)
-        for (int64_t k = 0; k <= q; ++k)
-          if (value->at(q * length + k) != 0.0) {
-            *window = q - k;
-            break;
-          }
-      if (*window == 0 && length > 1 && value->at(1) == 0.0) {
+      for (int64_t q = 0; q < length; ++q)
+        for (int64_t k = 0; k <= pastLength + q; ++k)
+          if (value->at(q * keys + k) != 0.0 &&
+              (!*window || pastLength + q - k < *window))
+            *window = pastLength + q - k;
+      if (*window == 0 && keys > 1 && length > 1 &&
+          value->at(pastLength + 1) == 0.0) {
         why = "the mask does not hide later keys (not causal)";
         return failure();
       }
     }
     for (int64_t e = 0, n = value->numElements(); e < n; ++e) {
-      int64_t q = (e / length) % length, k = e % length;
-      bool visible = k <= q && (*window == 0 || q - k < *window);
+      int64_t q = (e / keys) % length, k = e % keys, p = pastLength + q;
+      bool visible = k <= p && (*window == 0 || p - k < *window);
       double x = value->at(e);
       if (visible ? x != 0.0 : !(x <= -1e4)) {
         why = "the mask differs from a causal mask" +
               (*window ? " of window " + std::to_string(*window)
                        : std::string()) +
               " at query " + std::to_string(q) + ", key " + std::to_string(k) +
-              " (length " + std::to_string(length) + ")";
+              " (past " + std::to_string(pastLength) + ", length " +
+              std::to_string(length) + ")";
         return failure();
       }
     }

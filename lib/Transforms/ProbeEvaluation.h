@@ -22,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,13 +50,20 @@ public:
   /// The concrete shape of an entry argument (its static dimensions must
   /// agree).
   void setArgumentShape(BlockArgument arg, ArrayRef<int64_t> shape);
+  /// The shape given to an entry argument, or null.
+  const SmallVector<int64_t> *getArgumentShape(BlockArgument arg) const {
+    auto it = argShapes.find(arg);
+    return it == argShapes.end() ? nullptr : &it->second;
+  }
   /// The data of an integer entry argument (row-major).
   void setArgumentData(BlockArgument arg, std::vector<int64_t> data);
   /// Sets every entry argument's shape from the sizes of its dimension
   /// symbols (attn.dim_symbols): each symbol in `sizes` gets that size, and
   /// static dimensions keep theirs. Fails for a dynamic dimension without a
-  /// listed symbol.
-  LogicalResult setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes);
+  /// listed symbol, unless `otherSize` is given for such dimensions.
+  LogicalResult
+  setShapesFromSymbols(const llvm::StringMap<int64_t> &sizes,
+                       std::optional<int64_t> otherSize = std::nullopt);
 
   /// The value of `v`; failure (with reason()) if it needs an op the
   /// evaluator does not know, argument data it was not given, or more than
@@ -78,6 +86,13 @@ private:
   std::string failureReason;
 };
 
+/// The dimension symbols of a decoder with past inputs: the past's length
+/// and the new tokens' (any other symbol is taken as their sum, e.g. the
+/// attention mask's length).
+struct PastSymbols {
+  StringRef past, sequence;
+};
+
 /// Rotary tables as probed: `cos = scale * cos(t * invFreq[i % half])` and
 /// the same with `sin`, for token index `t` and channel `i`.
 struct RotaryProbe {
@@ -89,27 +104,34 @@ struct RotaryProbe {
 /// depend only on the sequence length T and are the rotary tables of token
 /// indices 0..T-1 at every probed length: their frequencies and scale.
 /// Tables with comparisons (dynamic rope scaling, chosen by length) are
-/// refused. `why` says what did not hold.
+/// refused. `why` says what did not hold. With `past`, token `t` sits at
+/// position `P + t` after a past of P.
 FailureOr<RotaryProbe> probeRotaryTables(Value cosTable, Value sinTable,
-                                         Block *entry, std::string &why);
+                                         Block *entry, std::string &why,
+                                         const PastSymbols *past = nullptr);
 
 /// If `bias` (broadcastable to `[B, H, T, T]`), computed from sizes and the
 /// attention-mask inputs `masks`, is with every mask input all ones the
 /// causal mask at every probed length (0 where key `k <= q` and `q - k <
 /// window`, at most -1e4 elsewhere): the window (0 for none). The probed
 /// lengths include each small integer constant of the computation, so a
-/// sliding window shows; constants too large to probe refuse.
+/// sliding window shows; constants too large to probe refuse. With `past`,
+/// the bias is `[.., T, P + T]` after a past of P keys, query `q` at
+/// position `P + q`.
 FailureOr<int64_t> probeCausalBias(Value bias, Block *entry,
                                    ArrayRef<BlockArgument> masks,
-                                   std::string &why);
+                                   std::string &why,
+                                   const PastSymbols *past = nullptr);
 
 /// If the integer tensor `ids` (last axis the sequence), computed from
 /// sizes and the attention-mask inputs `masks`, is with every mask input all
 /// ones `t + c` for token index `t` at every probed length (position ids
-/// derived from the mask, as OPT computes them): `c`.
+/// derived from the mask, as OPT computes them): `c`. With `past`, `P + t +
+/// c` after a past of P.
 FailureOr<int64_t> probeTokenIndexIds(Value ids, Block *entry,
                                       ArrayRef<BlockArgument> masks,
-                                      std::string &why);
+                                      std::string &why,
+                                      const PastSymbols *past = nullptr);
 
 } // namespace mlir::attn
 

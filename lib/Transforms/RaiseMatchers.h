@@ -123,6 +123,17 @@ private:
   std::map<std::string, int64_t> atoms;
 };
 
+/// `rotated` = concat(-x[..., half:], x[..., :half]) on the last axis.
+bool isRotatedHalf(Value rotated, Value x, int64_t half);
+
+/// `x * C + rotate_half(x) * S` as an addition (linalg.add as imported,
+/// attn.add once residual raising ran) of x [B, H, T, D]: each way the
+/// products can be read as (x, C, S).
+struct RotaryTerms {
+  Value x, cosTable, sinTable;
+};
+SmallVector<RotaryTerms> matchRotaryTerms(Operation *add);
+
 /// Applies a raising pass's patterns to `op` greedily, without folding or
 /// constant CSE elsewhere: raising only rewrites the chains it matches.
 LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns);

@@ -91,63 +91,6 @@ static Value matchHeadBroadcast(Value v) {
   return stripUnitReshapes(broadcast.getInput());
 }
 
-/// `rotated` = concat(-x[..., half:], x[..., :half]) on the last axis.
-static bool isRotatedHalf(Value rotated, Value x, int64_t half) {
-  auto concat = rotated.getDefiningOp<tensor::ConcatOp>();
-  if (!concat || concat.getDim() != 3 || concat.getInputs().size() != 2)
-    return false;
-  Value upper = matchUnary<linalg::NegFOp>(concat.getInputs()[0]);
-  auto isHalf = [&](Value v, int64_t offset) {
-    auto slice = v ? v.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
-    if (!slice || slice.getSource() != x || !slice.hasUnitStride() ||
-        slice.getDroppedDims().any())
-      return false;
-    for (auto [d, o] : llvm::enumerate(slice.getMixedOffsets()))
-      if (!isConstantIntValue(o, d == 3 ? offset : 0))
-        return false;
-    for (auto [d, s] : llvm::enumerate(slice.getMixedSizes()))
-      if (d == 3 ? !isConstantIntValue(s, half) : !sameSize(s, x, d))
-        return false;
-    return true;
-  };
-  return isHalf(upper, half) && isHalf(concat.getInputs()[1], 0);
-}
-
-/// `x * C + rotate_half(x) * S` as an addition (linalg.add as imported,
-/// attn.add once residual raising ran) of x [B, H, T, D]: each way the
-/// products can be read as (x, C, S).
-struct RotaryTerms {
-  Value x, cosTable, sinTable;
-};
-static SmallVector<RotaryTerms> matchRotaryTerms(Operation *add) {
-  SmallVector<RotaryTerms> found;
-  Value sum = add->getResult(0);
-  std::optional<std::pair<Value, Value>> terms;
-  if (auto attnAdd = dyn_cast<AddOp>(add))
-    terms = std::make_pair(attnAdd.getLhs(), attnAdd.getRhs());
-  else
-    terms = matchBinary<linalg::AddOp>(sum);
-  auto type = dyn_cast<RankedTensorType>(sum.getType());
-  if (!terms || !type || type.getRank() != 4 || type.isDynamicDim(3) ||
-      type.getDimSize(3) % 2 != 0)
-    return found;
-  int64_t half = type.getDimSize(3) / 2;
-  for (auto [cosTerm, sinTerm] :
-       {*terms, std::make_pair(terms->second, terms->first)}) {
-    auto cosMul = matchBinary<linalg::MulOp>(cosTerm);
-    auto sinMul = matchBinary<linalg::MulOp>(sinTerm);
-    if (!cosMul || !sinMul)
-      continue;
-    for (auto [x, cosTable] :
-         {*cosMul, std::make_pair(cosMul->second, cosMul->first)})
-      for (auto [rotated, sinTable] :
-           {*sinMul, std::make_pair(sinMul->second, sinMul->first)})
-        if (isRotatedHalf(rotated, x, half))
-          found.push_back({x, cosTable, sinTable});
-  }
-  return found;
-}
-
 /// The base of `freqs` if they are `base^(-2i / R)` (R = 2 * size) for a
 /// base within float rounding of an integer (rope_theta: 10000, 500000).
 static std::optional<double> baseOf(ArrayRef<double> freqs) {

@@ -29,6 +29,11 @@ prompts: the line adds "decodes" when the tokens equal transformers'
 attn-compile refused the step. Other tokens are a FAIL where the export
 matches transformers (a wrong answer); where the export itself differs,
 the line says so and the export does not count as decoding.
+Exports with past key/values (manifest "past", <name>-past.onnx) are
+checked by decoding alone: PASS with "decodes" when the KV-cache step bound
+from their past inputs (--input-shape input_ids=2x? --kv-cache 40)
+generates transformers' greedy tokens, REFUSED with the located error, FAIL
+otherwise.
 Exports the exporter itself refused (manifest "export failed") are listed
 as NOT-EXPORTED. The last line counts them all. --results writes the same
 as JSON for scripts/coverage_table.py. A compiled model passes when, at
@@ -106,7 +111,29 @@ def check_decode(args, model, work, family):
     return True, ""
 
 
+def check_past(args, name, entry):
+    """An export with past key/values: decoding only (check_decode)."""
+    family = entry["family"]
+    work = os.path.join(args.workdir, name)
+    os.makedirs(work, exist_ok=True)
+    result = {"name": name, "family": family, "attention": entry["attention"],
+              "exporter": entry["exporter"], "opset": entry.get("opset"),
+              "past": True}
+    decodes, note = check_decode(
+        args, os.path.join(args.exports, name + ".onnx"), work, family)
+    result["decodes"] = decodes is True
+    result["decode_note"] = note
+    result["status"] = ("PASS" if decodes is True else
+                        "REFUSED" if decodes is False else "FAIL")
+    result["compiles"] = decodes is True or decodes == "WRONG"
+    if decodes is not True:
+        result["error"] = note
+    return result
+
+
 def check(args, name, entry):
+    if entry.get("past"):
+        return check_past(args, name, entry)
     family = entry["family"]
     model = os.path.join(args.exports, name + ".onnx")
     work = os.path.join(args.workdir, name)
@@ -226,14 +253,17 @@ def main():
     for r in results:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
         line = f"{r['status']} {r['name']}: "
-        if r["status"] == "PASS":
+        if r["status"] == "PASS" and r.get("past"):
+            line += "with past key/values"
+        elif r["status"] == "PASS":
             line += (f"max relative error {r['max_rel_err']:.1e}, "
                      f"{r['fused_attention']} attention ops")
         else:
             line += r.get("error", "")
         if r.get("decodes") is True:
             line += ", decodes"
-        elif r.get("decodes") is False and r["status"] != "FAIL":
+        elif (r.get("decodes") is False and r["status"] != "FAIL" and
+              not r.get("past")):
             line += ", " + r["decode_note"]
         print(line)
     if args.results:
@@ -244,9 +274,13 @@ def main():
                     ("PASS", "REFUSED", "NOT-EXPORTED", "EXPORT-DIFFERS",
                      "FAIL")))
     if args.decode:
-        decoders = [r for r in results if "decodes" in r]
-        print(f"{sum(1 for r in decoders if r['decodes'] is True)} of "
-              f"{len(decoders)} decoders decode with a cache")
+        for past in (False, True):
+            decoders = [r for r in results
+                        if "decodes" in r and bool(r.get("past")) == past]
+            print(f"{sum(1 for r in decoders if r['decodes'] is True)} of "
+                  f"{len(decoders)} "
+                  + ("exports with past key/values" if past else "decoders")
+                  + " decode with a cache")
     return 1 if counts.get("FAIL") else 0
 
 

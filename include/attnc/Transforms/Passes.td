@@ -189,8 +189,7 @@ def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
 }
 
 def AttnBindKVCache : Pass<"attn-bind-kv-cache", "::mlir::ModuleOp"> {
-  let summary = "Bind an exported decoder's past key/value inputs to KV-cache "
-                "model state";
+  let summary = "Bind an exported decoder to KV-cache model state";
   let description = [{
     For a raised decoder exported with past key/values (`past [B, H, P, D]`
     inputs concatenated with the step's keys/values into `present` results):
@@ -201,8 +200,18 @@ def AttnBindKVCache : Pass<"attn-bind-kv-cache", "::mlir::ModuleOp"> {
     `kv_lengths = positions + T` (and `query_positions` when causal);
     learned positions start at `positions`; the attention-mask inputs are
     dropped (the step equals the model run per sequence with a mask of
-    ones). Other uses of the past, its length or the mask are located
-    errors. Marks the module `attn.causal_lm` when every attention is causal.
+    ones).
+
+    For a stateless causal decoder (no past inputs) every top-level
+    `attn.sdpa` gets such a cache for its keys and values, and rotary and
+    learned positions from 0 start at `positions`.
+
+    An attention bias is dropped only where it is (or, evaluated on the
+    host with a mask of ones at probed lengths, equals) the causal mask;
+    its sliding window becomes `window`. Other uses of the past, its length
+    or the mask, and positions computed from the token index that no op
+    binds, are located errors. Marks the module `attn.causal_lm` when every
+    attention is causal.
   }];
   let options = [
     Option<"cacheLength", "cache-length", "int64_t", "0",

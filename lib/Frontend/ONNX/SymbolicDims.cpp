@@ -92,8 +92,36 @@ std::optional<int64_t> SymbolicDims::mul(int64_t a, int64_t b) {
 
 std::optional<int64_t> SymbolicDims::divExact(int64_t a, int64_t b) {
   Poly pb = poly(b);
-  if (pb.size() != 1)
+  if (pb.size() != 1) {
+    // A sum: try each single-term quotient that divides a's first term by
+    // one of b's, kept when it multiplies back to a exactly
+    // ((S + P) * 64 / ((S + P) * 8) = 8).
+    Poly pa = poly(a);
+    if (pa.empty())
+      return std::nullopt;
+    const auto &[ma, ca] = *pa.begin();
+    for (const auto &[mb, cb] : pb) {
+      if (cb == 0 || ca % cb != 0 || (cb == -1 && ca == INT64_MIN))
+        continue;
+      Monomial rest;
+      size_t j = 0;
+      for (unsigned s : ma) {
+        if (j < mb.size() && mb[j] == s)
+          ++j;
+        else
+          rest.push_back(s);
+      }
+      if (j != mb.size())
+        continue;
+      std::optional<int64_t> q = intern(Poly{{rest, ca / cb}});
+      if (!q)
+        continue;
+      std::optional<int64_t> back = mul(*q, b);
+      if (back && poly(*back) == pa)
+        return q;
+    }
     return std::nullopt;
+  }
   const auto &[mb, cb] = *pb.begin();
   if (cb == 0 || (cb == -1 && a == INT64_MIN))
     return std::nullopt;

@@ -52,7 +52,8 @@ public:
   std::optional<int64_t> sub(int64_t a, int64_t b);
   std::optional<int64_t> mul(int64_t a, int64_t b);
   /// a / b when every term of a is divisible by b (a constant or a single
-  /// term); nullopt otherwise.
+  /// term), or b is a sum that a single term times b equals; nullopt
+  /// otherwise.
   std::optional<int64_t> divExact(int64_t a, int64_t b);
   /// The sign of a - b where it holds for every value of the symbols
   /// (each symbol >= 1); nullopt when it depends on them.
