@@ -193,3 +193,83 @@ func.func @main(%ids: tensor<2x?xi64> {attn.name = "input_ids"},
   %kc = tensor.concat dim(2) %pk, %k : (tensor<2x2x?x4xf32>, tensor<2x2x?x4xf32>) -> tensor<2x2x?x4xf32>
   return %pids, %kc : tensor<1x?xi64>, tensor<2x2x?x4xf32>
 }
+
+// -----
+
+// Today's exporters compute the causal mask after a past at run time from
+// the sizes (key k visible from query q when k <= P + q) and give attention
+// that bias: probing it on the host with past and sequence lengths shows
+// the causal mask, so the attention becomes causal over the cache.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %{{.*}}: tensor<1xi64> {attn.name = "positions"}
+// CHECK: %[[KW:.*]] = attn.cache_write
+// CHECK: attn.sdpa %{{.*}}, %[[KW]], %{{.*}} kv_lengths(%{{.*}} : tensor<1xi64>) query_positions(%{{.*}} : tensor<1xi64>) score = dot causal :
+// CHECK-NOT: linalg.generic
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %pk: tensor<1x1x?x8xf32> {attn.name = "past.key", attn.dim_symbols = ["", "", "p", ""]},
+                %pv: tensor<1x1x?x8xf32> {attn.name = "past.value", attn.dim_symbols = ["", "", "p", ""]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x1x?x8xf32> {attn.name = "y"}, tensor<1x1x?x8xf32> {attn.name = "present.key"}, tensor<1x1x?x8xf32> {attn.name = "present.value"}) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %p = tensor.dim %pk, %c2 : tensor<1x1x?x8xf32>
+  %l = arith.addi %p, %t : index
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
+  %kc = tensor.concat dim(2) %pk, %x4 : (tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32>
+  %vc = tensor.concat dim(2) %pv, %x4 : (tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32>
+  %e = tensor.empty(%t, %l) : tensor<1x1x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %pos = arith.addi %qi, %p : index
+    %visible = arith.cmpi sle, %ki, %pos : index
+    %zero = arith.constant 0.0 : f32
+    %min = arith.constant -3.40282347E+38 : f32
+    %b = arith.select %visible, %zero, %min : f32
+    linalg.yield %b : f32
+  } -> tensor<1x1x?x?xf32>
+  %o = attn.sdpa %x4, %kc, %vc bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %o, %kc, %vc : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>
+}
+
+// -----
+
+// The same bias shifted by one (query q sees key P + q + 1, a future
+// token): not the causal mask after the past.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %pk: tensor<1x1x?x8xf32> {attn.name = "past.key", attn.dim_symbols = ["", "", "p", ""]},
+                %pv: tensor<1x1x?x8xf32> {attn.name = "past.value", attn.dim_symbols = ["", "", "p", ""]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x1x?x8xf32> {attn.name = "y"}, tensor<1x1x?x8xf32> {attn.name = "present.key"}, tensor<1x1x?x8xf32> {attn.name = "present.value"}) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %p = tensor.dim %pk, %c2 : tensor<1x1x?x8xf32>
+  %l = arith.addi %p, %t : index
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
+  %kc = tensor.concat dim(2) %pk, %x4 : (tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32>
+  %vc = tensor.concat dim(2) %pv, %x4 : (tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>) -> tensor<1x1x?x8xf32>
+  %e = tensor.empty(%t, %l) : tensor<1x1x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %one = arith.constant 1 : index
+    %pos0 = arith.addi %qi, %p : index
+    %pos = arith.addi %pos0, %one : index
+    %visible = arith.cmpi sle, %ki, %pos : index
+    %zero = arith.constant 0.0 : f32
+    %min = arith.constant -3.40282347E+38 : f32
+    %b = arith.select %visible, %zero, %min : f32
+    linalg.yield %b : f32
+  } -> tensor<1x1x?x?xf32>
+  // expected-error @+1 {{has an attention mask attn-bind-kv-cache cannot bind to a KV cache: the mask differs from a causal mask}}
+  %o = attn.sdpa %x4, %kc, %vc bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %o, %kc, %vc : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>
+}
