@@ -317,6 +317,17 @@ def export_past(model, exporter, path):
                for g, r in zip(got, refs)), runner
 
 
+def refused(name, entry, error, path, exports):
+    """Records that the exporter refused `name` (no file is left)."""
+    msg = str(error).strip().splitlines()
+    entry["status"] = "export failed: " + (
+        msg[0][:300] if msg else type(error).__name__)
+    if os.path.exists(path):
+        os.remove(path)
+    exports[name] = entry
+    print(f"{name}: {entry['status']}", flush=True)
+
+
 def write_past_exports(family, outdir, exports, exporters=EXPORTERS):
     """The family's sdpa model exported with past key/values by each
     exporter (export_past), recorded in `exports`."""
@@ -334,13 +345,7 @@ def write_past_exports(family, outdir, exports, exporters=EXPORTERS):
                     contextlib.redirect_stderr(log):
                 err, runner = export_past(model, exporter, path)
         except Exception as e:  # the exporter refused it
-            msg = str(e).strip().splitlines()
-            entry["status"] = "export failed: " + (
-                msg[0][:300] if msg else type(e).__name__)
-            if os.path.exists(path):
-                os.remove(path)
-            exports[name] = entry
-            print(f"{name}: {entry['status']}", flush=True)
+            refused(name, entry, e, path, exports)
             continue
         proto = onnx.load(path)
         entry["opset"] = next(o.version for o in proto.opset_import
@@ -491,13 +496,7 @@ def main():
                         export(model, exporter, path, inputs[1][1:])
                     strip(path)
                 except Exception as e:  # the exporter refused it
-                    msg = str(e).strip().splitlines()
-                    entry["status"] = "export failed: " + (
-                        msg[0][:300] if msg else type(e).__name__)
-                    if os.path.exists(path):
-                        os.remove(path)
-                    exports[name] = entry
-                    print(f"{name}: {entry['status']}", flush=True)
+                    refused(name, entry, e, path, exports)
                     continue
                 proto = onnx.load(path)
                 entry["opset"] = next(o.version for o in proto.opset_import

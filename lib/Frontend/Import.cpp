@@ -98,9 +98,9 @@ mlir::FailureOr<ModelImport> importONNX(StringRef path,
   mlir::PassManager pm(&context);
   // A decoder with past key/values, or a stateless causal one: its past
   // inputs or its attention's keys and values become KV-cache state.
-  mlir::attn::buildRaisePipeline(
-      pm, /*raiseAttention=*/options.raise == attnc::RaiseMode::All,
-      options.kvCache);
+  mlir::attn::buildRaisePipeline(pm, /*raiseAttention=*/options.raise ==
+                                         attnc::RaiseMode::All,
+                                 options.kvCache);
   if (failed(pm.run(*result.module)))
     return mlir::failure();
   return result;

@@ -138,6 +138,36 @@ static bool isCastOf(Value v, Value length) {
   return true;
 }
 
+/// `positions[b] + t + offset` as `type` ([B, T] integers), T = `steps`
+/// where it is dynamic.
+static Value buildPositionIds(OpBuilder &b, Location loc, RankedTensorType type,
+                              Value positions, Value steps, int64_t offset) {
+  auto element = cast<IntegerType>(type.getElementType());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element,
+                                        type.isDynamicDim(1) ? ValueRange{steps}
+                                                             : ValueRange{});
+  MLIRContext *ctx = b.getContext();
+  auto ids = linalg::GenericOp::create(
+      b, loc, type, ValueRange{positions}, ValueRange{empty},
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, getAffineDimExpr(0, ctx)),
+                          b.getMultiDimIdentityMap(2)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value t = linalg::IndexOp::create(nb, l, 1);
+        t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
+        Value id = arith::AddIOp::create(nb, l, args[0], t);
+        if (offset)
+          id = arith::AddIOp::create(
+              nb, l, id,
+              arith::ConstantIntOp::create(nb, l, nb.getI64Type(), offset));
+        if (element.getWidth() < 64)
+          id = arith::TruncIOp::create(nb, l, element, id);
+        linalg::YieldOp::create(nb, l, id);
+      });
+  return ids.getResult(0);
+}
+
 /// Inserts the input `positions [batch]` (i64): right after the token ids
 /// (the argument an attn.embedding looks up), where generation expects it;
 /// after the first argument otherwise.
@@ -154,11 +184,11 @@ static FailureOr<Value> insertPositions(func::FuncOp entry, int64_t batch) {
       index = arg.getArgNumber() + 1;
       break;
     }
-  if (failed(entry.insertArgument(
-          index, type,
-          b.getDictionaryAttr(
-              b.getNamedAttr("attn.name", b.getStringAttr("positions"))),
-          entry.getLoc())))
+  if (failed(
+          entry.insertArgument(index, type,
+                               b.getDictionaryAttr(b.getNamedAttr(
+                                   "attn.name", b.getStringAttr("positions"))),
+                               entry.getLoc())))
     return failure();
   return Value(body.getArgument(index));
 }
@@ -291,25 +321,10 @@ struct AttnBindKVCachePass
                   "input shares (dimension symbols); attn-bind-kv-cache "
                   "replaces it by positions[b] + t";
     }
-    SmallVector<OpFoldResult> shape = {b.getIndexAttr(type.getDimSize(0)),
-                                       steps};
-    Value empty = tensor::EmptyOp::create(b, loc, shape, element);
-    MLIRContext *ctx = b.getContext();
-    AffineMap rows = AffineMap::get(2, 0, getAffineDimExpr(0, ctx));
-    auto ids = linalg::GenericOp::create(
-        b, loc, empty.getType(), ValueRange{positions}, ValueRange{empty},
-        ArrayRef<AffineMap>{rows, b.getMultiDimIdentityMap(2)},
-        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                      utils::IteratorType::parallel},
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value t = linalg::IndexOp::create(nb, l, 1);
-          t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
-          Value id = arith::AddIOp::create(nb, l, args[0], t);
-          if (element.getWidth() < 64)
-            id = arith::TruncIOp::create(nb, l, element, id);
-          linalg::YieldOp::create(nb, l, id);
-        });
-    positionIds.replaceAllUsesWith(ids.getResult(0));
+    Value stepsValue = isa<Value>(steps) ? cast<Value>(steps) : Value();
+    Value ids = buildPositionIds(b, loc, type, positions, stepsValue,
+                                 /*offset=*/0);
+    positionIds.replaceAllUsesWith(ids);
     return success();
   }
 
@@ -349,8 +364,8 @@ struct AttnBindKVCachePass
         llvm::SetVector<BlockArgument> sources;
         collectArgSources(bias, &body, sources, /*throughSizes=*/false);
         std::string why;
-        FailureOr<int64_t> probed = probeCausalBias(
-            bias, &body, sources.getArrayRef(), why);
+        FailureOr<int64_t> probed =
+            probeCausalBias(bias, &body, sources.getArrayRef(), why);
         if (failed(probed))
           return sdpa.emitOpError()
                  << "has an attention mask attn-bind-kv-cache cannot bind to "
@@ -384,9 +399,8 @@ struct AttnBindKVCachePass
     Value positions = *maybePositions;
     OpBuilder b(entry.getContext());
     SmallVector<Value> results(ret.getOperands());
-    for (auto [layer, sdpa, window] :
-         llvm::zip_equal(llvm::seq<int64_t>(0, attentions.size()), attentions,
-                         windows)) {
+    for (auto [layer, sdpa, window] : llvm::zip_equal(
+             llvm::seq<int64_t>(0, attentions.size()), attentions, windows)) {
       b.setInsertionPoint(sdpa);
       Location loc = sdpa.getLoc();
       for (auto [kind, operand] :
@@ -400,15 +414,14 @@ struct AttnBindKVCachePass
         std::string name =
             "past_key_values." + std::to_string(layer) + "." + kind;
         unsigned index = body.getNumArguments();
-        if (failed(entry.insertArgument(
-                index, cacheType,
-                b.getDictionaryAttr(
-                    b.getNamedAttr("attn.name", b.getStringAttr(name))),
-                loc)))
+        if (failed(
+                entry.insertArgument(index, cacheType,
+                                     b.getDictionaryAttr(b.getNamedAttr(
+                                         "attn.name", b.getStringAttr(name))),
+                                     loc)))
           return failure();
-        Value write = CacheWriteOp::create(b, loc, cacheType,
-                                           body.getArgument(index), rows,
-                                           positions);
+        Value write = CacheWriteOp::create(
+            b, loc, cacheType, body.getArgument(index), rows, positions);
         operand->set(write);
         results.push_back(write);
       }
@@ -522,8 +535,7 @@ struct AttnBindKVCachePass
       if (auto arg = dyn_cast<BlockArgument>(lookup.getIds());
           arg && arg.getOwner() == &body)
         tokenIds = arg;
-    for (auto lookup :
-         llvm::make_early_inc_range(body.getOps<EmbeddingOp>())) {
+    for (auto lookup : llvm::make_early_inc_range(body.getOps<EmbeddingOp>())) {
       Value ids = lookup.getIds();
       llvm::SetVector<BlockArgument> sources;
       collectArgSources(ids, &body, sources, /*throughSizes=*/false);
@@ -532,8 +544,8 @@ struct AttnBindKVCachePass
                        [&](BlockArgument a) { return !maskArgs.contains(a); }))
         continue;
       std::string why;
-      FailureOr<int64_t> offset = probeTokenIndexIds(
-          ids, &body, sources.getArrayRef(), why, past);
+      FailureOr<int64_t> offset =
+          probeTokenIndexIds(ids, &body, sources.getArrayRef(), why, past);
       auto type = cast<RankedTensorType>(ids.getType());
       // Ids [1, T] looked up and broadcast over the batch: the broadcast
       // is replaced by a lookup per row.
@@ -545,13 +557,13 @@ struct AttnBindKVCachePass
                isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
                    *v.getUsers().begin()))
           v = v.getUsers().begin()->getResult(0);
-        auto broadcast = v.hasOneUse() ? dyn_cast<linalg::BroadcastOp>(
-                                             *v.getUsers().begin())
-                                       : nullptr;
+        auto broadcast =
+            v.hasOneUse() ? dyn_cast<linalg::BroadcastOp>(*v.getUsers().begin())
+                          : nullptr;
         auto resultType =
-            broadcast ? dyn_cast<RankedTensorType>(
-                            broadcast->getResult(0).getType())
-                      : nullptr;
+            broadcast
+                ? dyn_cast<RankedTensorType>(broadcast->getResult(0).getType())
+                : nullptr;
         if (broadcast && broadcast.getDimensions() == ArrayRef<int64_t>{0} &&
             resultType && resultType.getRank() == 3 &&
             resultType.getDimSize(0) == batch)
@@ -575,35 +587,15 @@ struct AttnBindKVCachePass
       auto idsType = RankedTensorType::get({batch, type.getDimSize(1)},
                                            type.getElementType());
       Value steps = tensor::DimOp::create(b, loc, tokenIds, 1);
-      Value empty = tensor::EmptyOp::create(
-          b, loc, idsType.getShape(), idsType.getElementType(),
-          idsType.isDynamicDim(1) ? ValueRange{steps} : ValueRange{});
-      MLIRContext *ctx = b.getContext();
-      auto positionIds = linalg::GenericOp::create(
-          b, loc, idsType, ValueRange{positions}, ValueRange{empty},
-          ArrayRef<AffineMap>{AffineMap::get(2, 0, getAffineDimExpr(0, ctx)),
-                              b.getMultiDimIdentityMap(2)},
-          ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                        utils::IteratorType::parallel},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value t = linalg::IndexOp::create(nb, l, 1);
-            t = arith::IndexCastOp::create(nb, l, nb.getI64Type(), t);
-            Value id = arith::AddIOp::create(nb, l, args[0], t);
-            id = arith::AddIOp::create(
-                nb, l, id,
-                arith::ConstantIntOp::create(nb, l, nb.getI64Type(), *offset));
-            if (idsType.getElementType() != nb.getI64Type())
-              id = arith::TruncIOp::create(nb, l, idsType.getElementType(),
-                                           id);
-            linalg::YieldOp::create(nb, l, id);
-          });
+      Value positionIds =
+          buildPositionIds(b, loc, idsType, positions, steps, *offset);
       if (!broadcastOp) {
-        lookup.getIdsMutable().assign(positionIds.getResult(0));
+        lookup.getIdsMutable().assign(positionIds);
         continue;
       }
-      Value perRow = EmbeddingOp::create(
-          b, loc, broadcastOp->getResult(0).getType(), positionIds.getResult(0),
-          lookup.getTable());
+      Value perRow =
+          EmbeddingOp::create(b, loc, broadcastOp->getResult(0).getType(),
+                              positionIds, lookup.getTable());
       broadcastOp->getResult(0).replaceAllUsesWith(perRow);
     }
     return success();
@@ -720,8 +712,8 @@ struct AttnBindKVCachePass
         FailureOr<int64_t> window =
             pastSymbols.past.empty() || pastSymbols.sequence.empty()
                 ? FailureOr<int64_t>(failure())
-                : probeCausalBias(sdpa.getBias(), &body,
-                                  sources.getArrayRef(), why, &pastSymbols);
+                : probeCausalBias(sdpa.getBias(), &body, sources.getArrayRef(),
+                                  why, &pastSymbols);
         if (failed(window))
           return sdpa.emitOpError()
                  << "has an attention mask attn-bind-kv-cache cannot bind to "

@@ -30,8 +30,7 @@ int64_t ProbeValue::numElements() const {
   return n;
 }
 
-static ProbeValue makeValue(Type type, ArrayRef<int64_t> shape,
-                            bool isTensor) {
+static ProbeValue makeValue(Type type, ArrayRef<int64_t> shape, bool isTensor) {
   ProbeValue v;
   v.shape.assign(shape.begin(), shape.end());
   v.isTensor = isTensor;
@@ -83,8 +82,7 @@ static unsigned widthOf(Type t) {
 
 /// Evaluates an arith/math op on scalars; failure for an op it does not
 /// know.
-static FailureOr<Scalar> evaluateScalarOp(Operation *op,
-                                          ArrayRef<Scalar> in) {
+static FailureOr<Scalar> evaluateScalarOp(Operation *op, ArrayRef<Scalar> in) {
   Type type = op->getResult(0).getType();
   Scalar r;
   auto flt = [&](double x) {
@@ -138,16 +136,36 @@ static FailureOr<Scalar> evaluateScalarOp(Operation *op,
                  ub = static_cast<uint64_t>(b) & mask;
         bool v = false;
         switch (c.getPredicate()) {
-        case arith::CmpIPredicate::eq: v = a == b; break;
-        case arith::CmpIPredicate::ne: v = a != b; break;
-        case arith::CmpIPredicate::slt: v = a < b; break;
-        case arith::CmpIPredicate::sle: v = a <= b; break;
-        case arith::CmpIPredicate::sgt: v = a > b; break;
-        case arith::CmpIPredicate::sge: v = a >= b; break;
-        case arith::CmpIPredicate::ult: v = ua < ub; break;
-        case arith::CmpIPredicate::ule: v = ua <= ub; break;
-        case arith::CmpIPredicate::ugt: v = ua > ub; break;
-        case arith::CmpIPredicate::uge: v = ua >= ub; break;
+        case arith::CmpIPredicate::eq:
+          v = a == b;
+          break;
+        case arith::CmpIPredicate::ne:
+          v = a != b;
+          break;
+        case arith::CmpIPredicate::slt:
+          v = a < b;
+          break;
+        case arith::CmpIPredicate::sle:
+          v = a <= b;
+          break;
+        case arith::CmpIPredicate::sgt:
+          v = a > b;
+          break;
+        case arith::CmpIPredicate::sge:
+          v = a >= b;
+          break;
+        case arith::CmpIPredicate::ult:
+          v = ua < ub;
+          break;
+        case arith::CmpIPredicate::ule:
+          v = ua <= ub;
+          break;
+        case arith::CmpIPredicate::ugt:
+          v = ua > ub;
+          break;
+        case arith::CmpIPredicate::uge:
+          v = ua >= ub;
+          break;
         }
         return integer(v);
       })
@@ -157,22 +175,54 @@ static FailureOr<Scalar> evaluateScalarOp(Operation *op,
         bool v = false;
         using P = arith::CmpFPredicate;
         switch (c.getPredicate()) {
-        case P::OEQ: v = !unordered && a == b; break;
-        case P::ONE: v = !unordered && a != b; break;
-        case P::OLT: v = !unordered && a < b; break;
-        case P::OLE: v = !unordered && a <= b; break;
-        case P::OGT: v = !unordered && a > b; break;
-        case P::OGE: v = !unordered && a >= b; break;
-        case P::UEQ: v = unordered || a == b; break;
-        case P::UNE: v = unordered || a != b; break;
-        case P::ULT: v = unordered || a < b; break;
-        case P::ULE: v = unordered || a <= b; break;
-        case P::UGT: v = unordered || a > b; break;
-        case P::UGE: v = unordered || a >= b; break;
-        case P::ORD: v = !unordered; break;
-        case P::UNO: v = unordered; break;
-        case P::AlwaysTrue: v = true; break;
-        case P::AlwaysFalse: v = false; break;
+        case P::OEQ:
+          v = !unordered && a == b;
+          break;
+        case P::ONE:
+          v = !unordered && a != b;
+          break;
+        case P::OLT:
+          v = !unordered && a < b;
+          break;
+        case P::OLE:
+          v = !unordered && a <= b;
+          break;
+        case P::OGT:
+          v = !unordered && a > b;
+          break;
+        case P::OGE:
+          v = !unordered && a >= b;
+          break;
+        case P::UEQ:
+          v = unordered || a == b;
+          break;
+        case P::UNE:
+          v = unordered || a != b;
+          break;
+        case P::ULT:
+          v = unordered || a < b;
+          break;
+        case P::ULE:
+          v = unordered || a <= b;
+          break;
+        case P::UGT:
+          v = unordered || a > b;
+          break;
+        case P::UGE:
+          v = unordered || a >= b;
+          break;
+        case P::ORD:
+          v = !unordered;
+          break;
+        case P::UNO:
+          v = unordered;
+          break;
+        case P::AlwaysTrue:
+          v = true;
+          break;
+        case P::AlwaysFalse:
+          v = false;
+          break;
         }
         return integer(v);
       })
@@ -190,8 +240,8 @@ static FailureOr<Scalar> evaluateScalarOp(Operation *op,
       .Case<arith::IndexCastUIOp, arith::ExtUIOp>([&](Operation *) {
         unsigned w = widthOf(operandType(0));
         uint64_t mask = w >= 64 ? ~uint64_t(0) : ((uint64_t(1) << w) - 1);
-        return integer(static_cast<int64_t>(static_cast<uint64_t>(in[0].i) &
-                                            mask));
+        return integer(
+            static_cast<int64_t>(static_cast<uint64_t>(in[0].i) & mask));
       })
       .Case([&](arith::SIToFPOp) { return flt(static_cast<double>(in[0].i)); })
       .Case([&](arith::UIToFPOp) {
@@ -338,8 +388,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluate(Value v) {
       return failure();
     }
     ProbeValue value = makeValue(arg.getType(), shape->second, true);
-    if (value.isFloat || static_cast<int64_t>(data->second.size()) !=
-                             value.numElements()) {
+    if (value.isFloat ||
+        static_cast<int64_t>(data->second.size()) != value.numElements()) {
       (void)fail("input data of the wrong size");
       return failure();
     }
@@ -405,8 +455,8 @@ static void setElement(ProbeValue &v, int64_t i, Scalar s) {
 FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
                                                  unsigned resultNumber) {
   Value result = op->getResult(resultNumber);
-  auto sizesOf = [&](ArrayRef<OpFoldResult> mixed)
-      -> FailureOr<SmallVector<int64_t>> {
+  auto sizesOf =
+      [&](ArrayRef<OpFoldResult> mixed) -> FailureOr<SmallVector<int64_t>> {
     SmallVector<int64_t> out;
     for (OpFoldResult ofr : mixed) {
       if (auto attr = dyn_cast<Attribute>(ofr)) {
@@ -420,8 +470,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
     }
     return out;
   };
-  auto resultShape = [&](ValueRange dynamicSizes)
-      -> FailureOr<SmallVector<int64_t>> {
+  auto resultShape =
+      [&](ValueRange dynamicSizes) -> FailureOr<SmallVector<int64_t>> {
     auto type = cast<RankedTensorType>(result.getType());
     SmallVector<int64_t> shape(type.getShape());
     unsigned next = 0;
@@ -501,7 +551,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
   }
 
   if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
-    FailureOr<SmallVector<int64_t>> shape = resultShape(empty.getDynamicSizes());
+    FailureOr<SmallVector<int64_t>> shape =
+        resultShape(empty.getDynamicSizes());
     if (failed(shape))
       return failure();
     return makeValue(result.getType(), *shape, true);
@@ -593,8 +644,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
       forEachIndex(part.shape, [&](ArrayRef<int64_t> index) {
         int64_t offset = 0;
         for (auto [d, x] : llvm::enumerate(index))
-          offset += (d == static_cast<size_t>(axis) ? x + start : x) *
-                    strides[d];
+          offset +=
+              (d == static_cast<size_t>(axis) ? x + start : x) * strides[d];
         setElement(value, offset, elementOf(part, i++));
       });
       start += part.shape[axis];
@@ -690,8 +741,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
         return;
       scalars.clear();
       for (unsigned o = 0; o < operands.size(); ++o) {
-        const ProbeValue &source = o < numInputs ? operands[o]
-                                                 : outputs[o - numInputs];
+        const ProbeValue &source =
+            o < numInputs ? operands[o] : outputs[o - numInputs];
         scalars[body->getArgument(o)] =
             source.isTensor ? elementOf(source, offsetOf(o, point))
                             : elementOf(source, 0);
@@ -819,15 +870,12 @@ static LogicalResult setAllSymbols(ProbeEvaluator &evaluator, Block *entry,
   // A sum of symbols (`past_sequence + sequence`) has no symbol of its own:
   // with a past, it is the mask's length.
   return evaluator.setShapesFromSymbols(
-      sizes, past ? std::optional<int64_t>(pastLength + length)
-                  : std::nullopt);
+      sizes, past ? std::optional<int64_t>(pastLength + length) : std::nullopt);
 }
 
-FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
-                                                     Value sinTable,
-                                                     Block *entry,
-                                                     std::string &why,
-                                                     const PastSymbols *past) {
+FailureOr<RotaryProbe>
+mlir::attn::probeRotaryTables(Value cosTable, Value sinTable, Block *entry,
+                              std::string &why, const PastSymbols *past) {
   llvm::SetVector<Operation *> slice;
   collectSlice(cosTable, entry, slice);
   collectSlice(sinTable, entry, slice);
@@ -848,8 +896,7 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
   for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
     FailureOr<ProbeValue> cosValue, sinValue;
-    if (succeeded(
-            setAllSymbols(evaluator, entry, length, past, pastLength))) {
+    if (succeeded(setAllSymbols(evaluator, entry, length, past, pastLength))) {
       cosValue = evaluator.evaluate(cosTable);
       if (succeeded(cosValue))
         sinValue = evaluator.evaluate(sinTable);
@@ -903,8 +950,8 @@ FailureOr<RotaryProbe> mlir::attn::probeRotaryTables(Value cosTable,
     auto constant = dyn_cast<arith::ConstantOp>(op);
     auto dense =
         constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
-    if (!dense || dense.getNumElements() !=
-                      static_cast<int64_t>(probe.invFreq.size()))
+    if (!dense ||
+        dense.getNumElements() != static_cast<int64_t>(probe.invFreq.size()))
       continue;
     SmallVector<double> exact;
     for (const APFloat &f : dense.getValues<APFloat>())

@@ -1,4 +1,4 @@
-//===- ProbeEvaluation.h - evaluate size-only values at chosen sizes -*- C++ -*-===//
+//===- ProbeEvaluation.h - size-only values at chosen sizes ----*- C++ -*-===//
 //
 // Exporters compute attention masks and rotary tables at run time from the
 // sequence length alone (index grids, comparisons, `cos(t * inv_freq)`),

@@ -190,8 +190,7 @@ struct RaiseRotaryPositions : OpRewritePattern<AddOpT> {
     for (const RotaryTerms &terms : matchRotaryTerms(op)) {
       Value cosB3 = matchHeadBroadcast(terms.cosTable);
       Value sinB3 = matchHeadBroadcast(terms.sinTable);
-      Value cosEmb =
-          cosB3 ? matchTrigOfEmbedding<math::CosOp>(cosB3) : Value();
+      Value cosEmb = cosB3 ? matchTrigOfEmbedding<math::CosOp>(cosB3) : Value();
       if (!cosEmb || !sinB3 ||
           matchTrigOfEmbedding<math::SinOp>(sinB3) != cosEmb)
         continue;
@@ -283,8 +282,7 @@ private:
 /// sequence length, at any batch.
 /// (The addition is linalg.add as imported, attn.add once residual raising
 /// ran.)
-template <typename AddOpT>
-struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
+template <typename AddOpT> struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
   RaiseRotaryTables(MLIRContext *ctx)
       : OpRewritePattern<AddOpT>(ctx, /*benefit=*/0) {}
 
@@ -314,11 +312,10 @@ struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
 };
 
 struct AttnRaisePositionsPass
-    : raise::RaisingPass<AttnRaisePositionsPass,
-                         attn::impl::AttnRaisePositionsBase,
-                         RaiseLearnedPositions, RaiseRotaryPositions<AddOp>,
-                         RaiseRotaryPositions<linalg::AddOp>,
-                         RaiseRotaryTables<AddOp>,
-                         RaiseRotaryTables<linalg::AddOp>> {};
+    : raise::RaisingPass<
+          AttnRaisePositionsPass, attn::impl::AttnRaisePositionsBase,
+          RaiseLearnedPositions, RaiseRotaryPositions<AddOp>,
+          RaiseRotaryPositions<linalg::AddOp>, RaiseRotaryTables<AddOp>,
+          RaiseRotaryTables<linalg::AddOp>> {};
 
 } // namespace

@@ -121,7 +121,7 @@ func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols
   %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
   %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
   %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
-  // expected-error @+1 {{has an attention mask attn-bind-kv-cache cannot bind to a KV cache: input 2 dimension 2 has no size to probe with}}
+  // expected-error @+1 {{has an attention mask attn-bind-kv-cache cannot bind to a KV cache: cannot size the inputs: input 2 dimension 2 has no size to probe with}}
   %o = attn.sdpa %x4, %x4, %x4 bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
   return %o : tensor<1x1x?x8xf32>
 }

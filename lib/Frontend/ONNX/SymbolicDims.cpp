@@ -90,6 +90,23 @@ std::optional<int64_t> SymbolicDims::mul(int64_t a, int64_t b) {
   return intern(std::move(p));
 }
 
+/// `a` without the factors of `b` (both sorted), if `b` divides it.
+static std::optional<SymbolicDims::Monomial>
+divideMonomial(const SymbolicDims::Monomial &a,
+               const SymbolicDims::Monomial &b) {
+  SymbolicDims::Monomial rest;
+  size_t j = 0;
+  for (unsigned s : a) {
+    if (j < b.size() && b[j] == s)
+      ++j;
+    else
+      rest.push_back(s);
+  }
+  if (j != b.size())
+    return std::nullopt;
+  return rest;
+}
+
 std::optional<int64_t> SymbolicDims::divExact(int64_t a, int64_t b) {
   Poly pb = poly(b);
   if (pb.size() != 1) {
@@ -103,17 +120,10 @@ std::optional<int64_t> SymbolicDims::divExact(int64_t a, int64_t b) {
     for (const auto &[mb, cb] : pb) {
       if (cb == 0 || ca % cb != 0 || (cb == -1 && ca == INT64_MIN))
         continue;
-      Monomial rest;
-      size_t j = 0;
-      for (unsigned s : ma) {
-        if (j < mb.size() && mb[j] == s)
-          ++j;
-        else
-          rest.push_back(s);
-      }
-      if (j != mb.size())
+      std::optional<Monomial> rest = divideMonomial(ma, mb);
+      if (!rest)
         continue;
-      std::optional<int64_t> q = intern(Poly{{rest, ca / cb}});
+      std::optional<int64_t> q = intern(Poly{{*rest, ca / cb}});
       if (!q)
         continue;
       std::optional<int64_t> back = mul(*q, b);
@@ -129,18 +139,10 @@ std::optional<int64_t> SymbolicDims::divExact(int64_t a, int64_t b) {
   for (const auto &[ma, ca] : poly(a)) {
     if (ca % cb != 0)
       return std::nullopt;
-    // Remove b's symbols from the term (both sorted).
-    Monomial rest;
-    size_t j = 0;
-    for (unsigned s : ma) {
-      if (j < mb.size() && mb[j] == s)
-        ++j;
-      else
-        rest.push_back(s);
-    }
-    if (j != mb.size())
+    std::optional<Monomial> rest = divideMonomial(ma, mb);
+    if (!rest)
       return std::nullopt;
-    p[rest] += ca / cb;
+    p[*rest] += ca / cb;
   }
   return intern(std::move(p));
 }

@@ -231,17 +231,16 @@ Error Importer::importRotaryEmbedding() {
     Value xr = r == d ? x : staticSlice(x, zeros4, rotatedShape, ones4);
     Value low = staticSlice(xr, zeros4, halfShape, ones4);
     Value high = staticSlice(xr, {0, 0, 0, r / 2}, halfShape, ones4);
-    Value negHigh =
-        linalg::NegFOp::create(b, loc, ValueRange{high},
-                               ValueRange{empty(halfShape, elem)})
-            .getResult(0);
+    Value negHigh = linalg::NegFOp::create(b, loc, ValueRange{high},
+                                           ValueRange{empty(halfShape, elem)})
+                        .getResult(0);
     Value rotated =
         record(tensor::ConcatOp::create(b, loc, 3, ValueRange{negHigh, low}),
                rotatedShape);
     auto table = [&](Value cache) {
-      Value both = record(
-          tensor::ConcatOp::create(b, loc, 2, ValueRange{cache, cache}),
-          {cd[0], cd[1], r});
+      Value both =
+          record(tensor::ConcatOp::create(b, loc, 2, ValueRange{cache, cache}),
+                 {cd[0], cd[1], r});
       return broadcastTo(reshapeTo(both, {cd[0], 1, cd[1], r}), rotatedShape);
     };
     auto binary = [&](auto tag, Value lhs, Value rhs) {
@@ -250,9 +249,9 @@ Error Importer::importRotaryEmbedding() {
                          ValueRange{empty(rotatedShape, elem)})
           .getResult(0);
     };
-    Value out = binary(linalg::AddOp(),
-                       binary(linalg::MulOp(), xr, table(cosCache)),
-                       binary(linalg::MulOp(), rotated, table(sinCache)));
+    Value out =
+        binary(linalg::AddOp(), binary(linalg::MulOp(), xr, table(cosCache)),
+               binary(linalg::MulOp(), rotated, table(sinCache)));
     if (r < d) {
       SmallVector<int64_t> passShape = shape4;
       passShape[3] = d - r;
