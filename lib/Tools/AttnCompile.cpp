@@ -569,12 +569,13 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::value_desc("name=AxB..."), cl::cat(category));
   cl::opt<int64_t> kvCache(
       "kv-cache",
-      cl::desc("A decoder (checkpoint directory, or model.onnx exported "
-               "with past key/values): compile a step over a KV "
-               "cache of N positions (inputs input_ids [B, T] and positions "
-               "[B]; the caches are model state, updated in place; an ONNX "
-               "model's past inputs become the caches and its attention "
-               "mask input is dropped); with "
+      cl::desc("A decoder (checkpoint directory, or a causal model.onnx "
+               "exported with or without past key/values): compile a step "
+               "over a KV cache of N positions (inputs input_ids [B, T] and "
+               "positions [B]; the caches are model state, updated in "
+               "place; an ONNX model's past inputs become the caches, or "
+               "each causal attention of a stateless export gets one, and "
+               "its attention mask input is dropped); with "
                "--input-shape input_ids=Bx? T is chosen per run: "
                "`model generate` prefills in one run, then decodes a token "
                "per run; with Bx1, a one-token step"),

@@ -51,13 +51,14 @@ static cl::list<std::string> inputShapes(
     cl::value_desc("name=AxB..."), cl::cat(category));
 static cl::opt<int64_t> kvCache(
     "kv-cache",
-    cl::desc("Decoders (--hf, or model.onnx exported with past key/values): "
-             "build a step over a KV cache of N positions (inputs input_ids "
-             "[B, T] and positions [B]; the caches are model state); "
-             "--input-shape input_ids=Bx? for a run-time T (prefill and "
-             "decode), Bx1 for one token. For model.onnx the output is the "
-             "raised model with its past inputs bound (attn-raise, "
-             "attn-bind-kv-cache)"),
+    cl::desc("Decoders (--hf, or a causal model.onnx, exported with or "
+             "without past key/values): build a step over a KV cache of N "
+             "positions (inputs input_ids [B, T] and positions [B]; the "
+             "caches are model state); --input-shape input_ids=Bx? for a "
+             "run-time T (prefill and decode), Bx1 for one token. For "
+             "model.onnx the output is the raised model bound to the caches "
+             "(attn-raise with attn-bind-kv-cache: its past inputs, or a "
+             "cache derived from each causal attention)"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> weightsFile(
     "weights-out",
@@ -130,8 +131,8 @@ int main(int argc, char **argv) {
     options.verbose = &errs();
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
-  // A decoder exported with past key/values: its pasts become KV-cache
-  // state, which needs the raised attention.
+  // A decoder bound to KV-cache state (its pasts, or caches derived from
+  // its causal attention) needs the raised attention.
   options.raise = kvCache ? attnc::RaiseMode::All : attnc::RaiseMode::None;
   if (Error err = attnc::checkImportOptions(kind, options))
     return fail(toString(std::move(err)));
