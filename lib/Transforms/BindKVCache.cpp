@@ -108,23 +108,9 @@ static bool isTokenIndexOp(Operation *op) {
 
 /// Whether `root` is computed from token indices (isTokenIndexOp).
 static bool dependsOnTokenIndex(Value root) {
-  SmallVector<Value> work{root};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    Operation *op = v.getDefiningOp();
-    if (!seen.insert(v).second || !op)
-      continue;
-    if (isTokenIndexOp(op))
-      return true;
-    llvm::append_range(work, op->getOperands());
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands())
-        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-          work.push_back(operand);
-    });
-  }
-  return false;
+  llvm::SetVector<Operation *> computation;
+  collectComputation(root, computation);
+  return llvm::any_of(computation, isTokenIndexOp);
 }
 
 /// Whether `v` is (a cast of) the index value `length`.

@@ -818,10 +818,8 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
 // Probes
 //===----------------------------------------------------------------------===//
 
-/// The ops `root` is computed from, nested body ops and the values bodies
-/// capture included.
-static void collectSlice(Value root, Block *entry,
-                         llvm::SetVector<Operation *> &ops) {
+void mlir::attn::collectComputation(Value root,
+                                    llvm::SetVector<Operation *> &ops) {
   SmallVector<Value> work{root};
   DenseSet<Value> seen;
   while (!work.empty()) {
@@ -877,8 +875,8 @@ FailureOr<RotaryProbe>
 mlir::attn::probeRotaryTables(Value cosTable, Value sinTable, Block *entry,
                               std::string &why, const PastSymbols *past) {
   llvm::SetVector<Operation *> slice;
-  collectSlice(cosTable, entry, slice);
-  collectSlice(sinTable, entry, slice);
+  collectComputation(cosTable, slice);
+  collectComputation(sinTable, slice);
   for (Operation *op : slice)
     if (isa<arith::CmpIOp, arith::CmpFOp, arith::SelectOp, arith::MaxSIOp,
             arith::MinSIOp, arith::MaximumFOp, arith::MinimumFOp>(op)) {
@@ -1023,7 +1021,7 @@ FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
                                                const PastSymbols *past) {
   // Lengths: small ones, and around each small constant (a window).
   llvm::SetVector<Operation *> slice;
-  collectSlice(bias, entry, slice);
+  collectComputation(bias, slice);
   SmallVector<int64_t> lengths = {1, 2, 3, 6, 11};
   for (Operation *op : slice) {
     auto constant = dyn_cast<arith::ConstantOp>(op);

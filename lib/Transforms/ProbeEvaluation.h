@@ -20,6 +20,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -85,6 +86,10 @@ private:
   llvm::DenseMap<Value, ProbeValue> values;
   std::string failureReason;
 };
+
+/// The ops `root` is computed from, nested body ops and the values bodies
+/// capture included (what a probe of `root` evaluates).
+void collectComputation(Value root, llvm::SetVector<Operation *> &ops);
 
 /// The dimension symbols of a decoder with past inputs: the past's length
 /// and the new tokens' (any other symbol is taken as their sum, e.g. the
