@@ -314,6 +314,29 @@ struct AttnBindKVCachePass
     return success();
   }
 
+  /// Slopes of a bias linear in the key's position (ALiBi) are one per head
+  /// of `sdpa`, or one for all.
+  LogicalResult checkKeySlopes(SdpaOp sdpa, ArrayRef<double> keySlopes) {
+    int64_t heads =
+        cast<RankedTensorType>(sdpa.getQuery().getType()).getDimSize(1);
+    if (keySlopes.empty() || keySlopes.size() == 1 ||
+        static_cast<int64_t>(keySlopes.size()) == heads)
+      return success();
+    return sdpa.emitOpError()
+           << "has a score bias linear in the key's position with "
+           << keySlopes.size() << " slopes for " << heads << " heads";
+  }
+
+  /// The bias `keySlopes[h] * row` over the cache's rows: the probed bias
+  /// with a mask of ones, up to what is the same for a whole softmax row,
+  /// since a sequence's keys sit at rows 0, 1, ... of its cache.
+  Value keySlopeBias(OpBuilder &b, SdpaOp sdpa, ArrayRef<double> keySlopes) {
+    auto type = cast<RankedTensorType>(sdpa.getQuery().getType());
+    return createKeySlopeBias(b, sdpa.getLoc(),
+                              cast<FloatType>(type.getElementType()), keySlopes,
+                              cacheLength);
+  }
+
   /// A stateless causal decoder (exported without past key/values): every
   /// attention's keys and values are written into a new cache at
   /// `positions` and read from it, as a past-kv export binds. The mask
@@ -337,9 +360,11 @@ struct AttnBindKVCachePass
                         : "raised attention to derive a cache from");
     }
 
-    // Each attention's mask: causal (window) as probed, from which inputs.
+    // Each attention's mask: causal (window, ALiBi slopes) as probed, from
+    // which inputs.
     llvm::SetVector<BlockArgument> maskArgs;
     SmallVector<int64_t> windows;
+    SmallVector<SmallVector<double>> slopes;
     int64_t batch = ShapedType::kDynamic;
     for (SdpaOp sdpa : attentions) {
       if (sdpa.getKvLengths() || sdpa.getQueryPositions())
@@ -350,20 +375,26 @@ struct AttnBindKVCachePass
         llvm::SetVector<BlockArgument> sources;
         collectArgSources(bias, &body, sources, /*throughSizes=*/false);
         std::string why;
-        FailureOr<int64_t> probed =
+        FailureOr<CausalBiasProbe> probed =
             probeCausalBias(bias, &body, sources.getArrayRef(), why);
         if (failed(probed))
           return sdpa.emitOpError()
                  << "has an attention mask attn-bind-kv-cache cannot bind to "
                     "a KV cache: "
                  << why;
-        if (sdpa.getCausal() && window && *probed && window != *probed)
+        if (sdpa.getCausal() && window && probed->window &&
+            window != probed->window)
           return sdpa.emitOpError("has a window and a mask of another one");
-        window = window ? window : *probed;
+        if (failed(checkKeySlopes(sdpa, probed->keySlopes)))
+          return failure();
+        window = window ? window : probed->window;
+        slopes.push_back(probed->keySlopes);
         maskArgs.insert(sources.begin(), sources.end());
       } else if (!sdpa.getCausal()) {
         return sdpa.emitOpError("is not causal; attn-bind-kv-cache derives "
                                 "a KV cache only for causal attention");
+      } else {
+        slopes.push_back({});
       }
       windows.push_back(window);
       for (Value kv : {sdpa.getKey(), sdpa.getValue()}) {
@@ -385,8 +416,9 @@ struct AttnBindKVCachePass
     Value positions = *maybePositions;
     OpBuilder b(entry.getContext());
     SmallVector<Value> results(ret.getOperands());
-    for (auto [layer, sdpa, window] : llvm::zip_equal(
-             llvm::seq<int64_t>(0, attentions.size()), attentions, windows)) {
+    for (auto [layer, sdpa, window, keySlopes] :
+         llvm::zip_equal(llvm::seq<int64_t>(0, attentions.size()), attentions,
+                         windows, slopes)) {
       b.setInsertionPoint(sdpa);
       Location loc = sdpa.getLoc();
       for (auto [kind, operand] :
@@ -417,6 +449,8 @@ struct AttnBindKVCachePass
           kvLengthsAfter(b, loc, positions, newKeys));
       sdpa.getQueryPositionsMutable().assign(positions);
       sdpa.getBiasMutable().clear();
+      if (!keySlopes.empty())
+        sdpa.getBiasMutable().assign(keySlopeBias(b, sdpa, keySlopes));
       sdpa.setCausal(true);
       if (window)
         sdpa.setWindowAttr(b.getI64IntegerAttr(window));
@@ -684,6 +718,7 @@ struct AttnBindKVCachePass
           ids && ids.getOwner() == &body)
         pastSymbols.sequence = symbolOf(ids, 1);
     llvm::SetVector<BlockArgument> probedMaskArgs;
+    DenseMap<Operation *, SmallVector<double>> pastSlopes;
     for (PastPair &pair : pairs)
       for (Operation *user : pair.concat->getUsers()) {
         auto sdpa = dyn_cast<SdpaOp>(user);
@@ -695,21 +730,25 @@ struct AttnBindKVCachePass
                           /*throughSizes=*/false);
         probedMaskArgs.insert(sources.begin(), sources.end());
         std::string why;
-        FailureOr<int64_t> window =
+        FailureOr<CausalBiasProbe> probed =
             pastSymbols.past.empty() || pastSymbols.sequence.empty()
-                ? FailureOr<int64_t>(failure())
+                ? FailureOr<CausalBiasProbe>(failure())
                 : probeCausalBias(sdpa.getBias(), &body, sources.getArrayRef(),
                                   why, &pastSymbols);
-        if (failed(window))
+        if (failed(probed))
           return sdpa.emitOpError()
                  << "has an attention mask attn-bind-kv-cache cannot bind to "
                     "a KV cache: "
                  << (why.empty() ? "the past or the token ids have no "
                                    "dimension symbol to probe it with"
                                  : why);
+        if (failed(checkKeySlopes(sdpa, probed->keySlopes)))
+          return failure();
         sdpa.setCausal(true);
-        if (*window)
-          sdpa.setWindowAttr(OpBuilder(sdpa).getI64IntegerAttr(*window));
+        if (probed->window)
+          sdpa.setWindowAttr(OpBuilder(sdpa).getI64IntegerAttr(probed->window));
+        if (!probed->keySlopes.empty())
+          pastSlopes[sdpa] = probed->keySlopes;
       }
 
     // `positions [B]`: each sequence's past length.
@@ -801,6 +840,8 @@ struct AttnBindKVCachePass
         sdpa.getBiasMutable().clear();
       }
       b.setInsertionPoint(sdpa);
+      if (auto it = pastSlopes.find(sdpa); it != pastSlopes.end())
+        sdpa.getBiasMutable().assign(keySlopeBias(b, sdpa, it->second));
       Location l = sdpa.getLoc();
       Value newKeys =
           cast<CacheWriteOp>(sdpa.getKey().getDefiningOp()).getNewRows();

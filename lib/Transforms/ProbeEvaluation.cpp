@@ -1015,10 +1015,10 @@ FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
   return *offset;
 }
 
-FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
-                                               ArrayRef<BlockArgument> masks,
-                                               std::string &why,
-                                               const PastSymbols *past) {
+FailureOr<CausalBiasProbe>
+mlir::attn::probeCausalBias(Value bias, Block *entry,
+                            ArrayRef<BlockArgument> masks, std::string &why,
+                            const PastSymbols *past) {
   // Lengths: small ones, and around each small constant (a window).
   llvm::SetVector<Operation *> slice;
   collectComputation(bias, slice);
@@ -1060,7 +1060,12 @@ FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
     }
     sizes.append({{length, 1}, {length, 3}, {1, length}});
   }
+  auto isHiding = [](double x) { return x <= -1e4; };
+  Type element = getElementTypeOrSelf(bias.getType());
+  double tolerance = element.isF32() || element.isF64() ? 1e-5 : 1e-2;
   std::optional<int64_t> window;
+  // Per head: the slope, once a row has shown two visible keys.
+  SmallVector<std::optional<double>> slopes;
   // The longest first: it shows the window.
   for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
@@ -1088,35 +1093,94 @@ FailureOr<int64_t> mlir::attn::probeCausalBias(Value bias, Block *entry,
                  : "the mask is not [.., T, T] with T the sequence length";
       return failure();
     }
+    int64_t heads = shape.size() >= 3 ? shape[shape.size() - 3] : 1;
+    if (slopes.empty())
+      slopes.resize(heads);
+    if (static_cast<int64_t>(slopes.size()) != heads) {
+      why = "the mask changes its number of heads with the length";
+      return failure();
+    }
     // Query q sits at position pastLength + q (bottom-right alignment).
     if (!window) {
       // The nearest masked key on or before a query's position.
       window = 0;
       for (int64_t q = 0; q < length; ++q)
         for (int64_t k = 0; k <= pastLength + q; ++k)
-          if (value->at(q * keys + k) != 0.0 &&
+          if (isHiding(value->at(q * keys + k)) &&
               (!*window || pastLength + q - k < *window))
             *window = pastLength + q - k;
       if (*window == 0 && keys > 1 && length > 1 &&
-          value->at(pastLength + 1) == 0.0) {
+          !isHiding(value->at(pastLength + 1))) {
         why = "the mask does not hide later keys (not causal)";
         return failure();
       }
     }
-    for (int64_t e = 0, n = value->numElements(); e < n; ++e) {
-      int64_t q = (e / keys) % length, k = e % keys, p = pastLength + q;
-      bool visible = k <= p && (*window == 0 || p - k < *window);
-      double x = value->at(e);
-      if (visible ? x != 0.0 : !(x <= -1e4)) {
-        why = "the mask differs from a causal mask" +
-              (*window ? " of window " + std::to_string(*window)
-                       : std::string()) +
-              " at query " + std::to_string(q) + ", key " + std::to_string(k) +
-              " (past " + std::to_string(pastLength) + ", length " +
-              std::to_string(length) + ")";
-        return failure();
+    auto differs = [&](int64_t q, int64_t k, StringRef what) {
+      why =
+          ("the mask differs from a causal mask" +
+           (*window ? " of window " + std::to_string(*window) : std::string()) +
+           " at query " + std::to_string(q) + ", key " + std::to_string(k) +
+           " (past " + std::to_string(pastLength) + ", length " +
+           std::to_string(length) + ")" + what)
+              .str();
+      return failure();
+    };
+    for (int64_t row = 0, rows = value->numElements() / keys; row < rows;
+         ++row) {
+      int64_t q = row % length, h = (row / length) % heads, p = pastLength + q;
+      // The row's first visible key is its reference: what is the same for
+      // the whole row cancels in softmax.
+      std::optional<int64_t> first;
+      for (int64_t k = 0; k < keys; ++k) {
+        bool visible = k <= p && (*window == 0 || p - k < *window);
+        double x = value->at(row * keys + k);
+        if (!visible) {
+          if (!isHiding(x))
+            return differs(q, k, "");
+          continue;
+        }
+        if (isHiding(x))
+          return differs(q, k, "");
+        if (!first) {
+          first = k;
+          continue;
+        }
+        double x0 = value->at(row * keys + *first);
+        double slope = (x - x0) / double(k - *first);
+        if (!slopes[h])
+          slopes[h] = slope;
+        double expected = x0 + *slopes[h] * double(k - *first);
+        if (std::abs(x - expected) >
+            tolerance * (std::abs(x) + std::abs(x0)) + 1e-6)
+          return differs(q, k, ": not a bias linear in the key");
       }
     }
   }
-  return *window;
+  CausalBiasProbe probe;
+  probe.window = *window;
+  if (llvm::any_of(slopes,
+                   [](std::optional<double> s) { return s && *s != 0.0; })) {
+    for (std::optional<double> s : slopes)
+      probe.keySlopes.push_back(s.value_or(0.0));
+    // Exact slopes where the computation holds them as a constant.
+    for (Operation *op : slice) {
+      auto constant = dyn_cast<arith::ConstantOp>(op);
+      auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                            : nullptr;
+      if (!dense || dense.getNumElements() !=
+                        static_cast<int64_t>(probe.keySlopes.size()))
+        continue;
+      SmallVector<double> exact;
+      for (const APFloat &f : dense.getValues<APFloat>())
+        exact.push_back(f.convertToDouble());
+      if (llvm::all_of(llvm::seq<size_t>(0, exact.size()), [&](size_t i) {
+            return std::abs(exact[i] - probe.keySlopes[i]) <=
+                   1e-4 * std::abs(exact[i]) + 1e-7;
+          })) {
+        probe.keySlopes = exact;
+        break;
+      }
+    }
+  }
+  return probe;
 }

@@ -115,18 +115,30 @@ FailureOr<RotaryProbe> probeRotaryTables(Value cosTable, Value sinTable,
                                          Block *entry, std::string &why,
                                          const PastSymbols *past = nullptr);
 
+/// A mask bias as probed: the causal mask, a sliding window, and a score
+/// bias linear in the key's position (ALiBi).
+struct CausalBiasProbe {
+  /// The window (0 for none).
+  int64_t window = 0;
+  /// Per head (the bias's dimension -3, or one for all heads), the slope
+  /// `s` of a bias `s * k` for key `k` on the visible keys, plus what is
+  /// the same for a whole row (which softmax ignores); empty when the
+  /// visible part is zero.
+  SmallVector<double> keySlopes;
+};
+
 /// If `bias` (broadcastable to `[B, H, T, T]`), computed from sizes and the
 /// attention-mask inputs `masks`, is with every mask input all ones the
-/// causal mask at every probed length (0 where key `k <= q` and `q - k <
-/// window`, at most -1e4 elsewhere): the window (0 for none). The probed
-/// lengths include each small integer constant of the computation, so a
-/// sliding window shows; constants too large to probe refuse. With `past`,
-/// the bias is `[.., T, P + T]` after a past of P keys, query `q` at
-/// position `P + q`.
-FailureOr<int64_t> probeCausalBias(Value bias, Block *entry,
-                                   ArrayRef<BlockArgument> masks,
-                                   std::string &why,
-                                   const PastSymbols *past = nullptr);
+/// causal mask at every probed length (at most -1e4 where key `k > q` or
+/// `q - k >= window`), and elsewhere `keySlopes[h] * k` plus a constant per
+/// row: the window and slopes. The probed lengths include each small
+/// integer constant of the computation, so a sliding window shows;
+/// constants too large to probe refuse. With `past`, the bias is `[.., T, P
+/// + T]` after a past of P keys, query `q` at position `P + q`.
+FailureOr<CausalBiasProbe> probeCausalBias(Value bias, Block *entry,
+                                           ArrayRef<BlockArgument> masks,
+                                           std::string &why,
+                                           const PastSymbols *past = nullptr);
 
 /// If the integer tensor `ids` (last axis the sequence), computed from
 /// sizes and the attention-mask inputs `masks`, is with every mask input all

@@ -577,6 +577,149 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
   return std::make_pair(operands[0], operands[1]);
 }
 
+/// If `v` ([B*H, Sq, Sk]) is `batch_matmul(collapse(q),
+/// transpose(collapse(k)))` into zeros, with q [B, H, Sq, D] and k [B, H, Sk,
+/// D] collapsed on their leading pair and B, H the sizes `expand` splits back
+/// out: q and k, with the matmul in `ops`. This is the product BLOOM's baddbmm
+/// exports, which adds its bias before the heads are expanded again.
+static std::optional<std::pair<Value, Value>>
+matchHeadsBatchMatmul(Value v, tensor::ExpandShapeOp expand,
+                      SmallVectorImpl<Operation *> &ops) {
+  auto matmul = v.getDefiningOp<linalg::BatchMatmulOp>();
+  if (!matmul || !matmul.hasPureTensorSemantics() || !matmul->hasOneUse() ||
+      matmul.getNumDpsInputs() != 2 ||
+      !raise::isZeroTensor(matmul.getDpsInits()[0]) ||
+      ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) !=
+          ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
+              matmul.getContext())))
+    return std::nullopt;
+  SmallVector<ReassociationIndices> leadingPair = {{0, 1}, {2}, {3}};
+  auto headsOf = [&](Value in) -> Value {
+    auto collapse = in.getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || collapse.getReassociationIndices() != leadingPair ||
+        !raise::sameSize(expand.getMixedOutputShape()[0], collapse.getSrc(),
+                         0) ||
+        !raise::sameSize(expand.getMixedOutputShape()[1], collapse.getSrc(), 1))
+      return Value();
+    return collapse.getSrc();
+  };
+  Value query = headsOf(matmul.getDpsInputs()[0]);
+  auto transpose =
+      matmul.getDpsInputs()[1].getDefiningOp<linalg::TransposeOp>();
+  if (!query || !transpose || !transpose.hasPureTensorSemantics() ||
+      !llvm::equal(transpose.getPermutation(), ArrayRef<int64_t>{0, 2, 1}))
+    return std::nullopt;
+  Value key = headsOf(transpose.getInput());
+  if (!key)
+    return std::nullopt;
+  ops.push_back(matmul);
+  return std::make_pair(query, key);
+}
+
+namespace {
+/// `expand(scores + bias)`: a bias added in the [B*H, Sq, Sk] domain of the
+/// score product, before the heads are expanded to [B, H, Sq, Sk].
+struct HeadsBiasAdd {
+  tensor::ExpandShapeOp expand;
+  Operation *add;
+  Value scores, bias;
+};
+} // namespace
+
+/// `v` as a HeadsBiasAdd whose scores lead, through constant scales, to a
+/// matchHeadsBatchMatmul product.
+static std::optional<HeadsBiasAdd> matchHeadsBiasAdd(Value v) {
+  auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
+  SmallVector<ReassociationIndices> leadingPair = {{0, 1}, {2}, {3}};
+  if (!expand || expand.getResultType().getRank() != 4 ||
+      expand.getReassociationIndices() != leadingPair ||
+      !expand.getSrc().hasOneUse())
+    return std::nullopt;
+  auto add = raise::matchBinary<linalg::AddOp>(expand.getSrc());
+  if (!add)
+    return std::nullopt;
+  for (auto [scores, bias] : {*add, std::make_pair(add->second, add->first)}) {
+    double ignored = 1.0;
+    SmallVector<Operation *> scratch;
+    Value product = peelScales(scores, ignored, scratch);
+    if (scores.hasOneUse() && matchHeadsBatchMatmul(product, expand, scratch))
+      return HeadsBiasAdd{expand, expand.getSrc().getDefiningOp(), scores,
+                          bias};
+  }
+  return std::nullopt;
+}
+
+/// A HeadsBiasAdd's bias ([B*H, Sq, Sk]) as [B, H, Sq, Sk] with `sizes`: a
+/// broadcast's input with its broadcast dimensions as unit dimensions, or
+/// the bias expanded.
+static Value buildHeadsBias(PatternRewriter &rewriter, Location loc, Value bias,
+                            ArrayRef<OpFoldResult> sizes) {
+  auto biasType = cast<RankedTensorType>(bias.getType());
+  auto broadcast = bias.getDefiningOp<linalg::BroadcastOp>();
+  SmallVector<int64_t> added;
+  Value input = bias;
+  if (broadcast && broadcast.hasPureTensorSemantics() &&
+      !llvm::is_contained(broadcast.getDimensions(), 0)) {
+    added.assign(broadcast.getDimensions().begin(),
+                 broadcast.getDimensions().end());
+    input = broadcast.getInput();
+  }
+  // Dimension 0 splits into B, H; each broadcast dimension becomes a unit
+  // dimension in the group before it.
+  SmallVector<ReassociationIndices> reassociation = {{0, 1}};
+  SmallVector<OpFoldResult> shape4(sizes.begin(), sizes.end());
+  for (int64_t d = 1; d < 3; ++d) {
+    if (llvm::is_contained(added, d)) {
+      reassociation.back().push_back(d + 1);
+      shape4[d + 1] = rewriter.getIndexAttr(1);
+    } else {
+      reassociation.push_back({d + 1});
+    }
+  }
+  SmallVector<int64_t> staticShape;
+  SmallVector<Value> dynamic;
+  dispatchIndexOpFoldResults(shape4, dynamic, staticShape);
+  auto type = RankedTensorType::get(staticShape, biasType.getElementType());
+  return tensor::ExpandShapeOp::create(rewriter, loc, type, input,
+                                       reassociation, shape4);
+}
+
+/// `a + b` for biases broadcastable to [B, H, Sq, Sk]: a broadcasting generic
+/// whose sizes are taken from the operands (so that the sum depends on what
+/// the biases depend on, not on the attention's operands).
+static Value addBiases(PatternRewriter &rewriter, Location loc, Value a,
+                       Value b) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < 4; ++d) {
+    Value from = aType.getDimSize(d) != 1 ? a : b;
+    sizes.push_back(tensor::getMixedSizes(rewriter, loc, from)[d]);
+  }
+  SmallVector<AffineMap> maps;
+  for (RankedTensorType type : {aType, bType}) {
+    SmallVector<AffineExpr> results;
+    for (int64_t d = 0; d < 4; ++d)
+      results.push_back(type.getDimSize(d) == 1 &&
+                                getConstantIntValue(sizes[d]) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(d, ctx));
+    maps.push_back(AffineMap::get(4, 0, results, ctx));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(4, ctx));
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, sizes, aType.getElementType());
+  return linalg::GenericOp::create(
+             rewriter, loc, init.getType(), ValueRange{a, b}, init, maps,
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [](OpBuilder &nested, Location l, ValueRange args) {
+               Value sum = arith::AddFOp::create(nested, l, args[0], args[1]);
+               linalg::YieldOp::create(nested, l, sum);
+             })
+      ->getResult(0);
+}
+
 /// `mask` without unit reshapes and a broadcast over its leading
 /// dimensions (the last two, [Sq, Sk], are the mask's own); null when a
 /// broadcast also spans one of the last two.
@@ -927,11 +1070,23 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
     Value mask;
     bool causal = false;
     std::optional<std::pair<Value, Value>> qk;
+    // Set when the product is matched in the [B*H, Sq, Sk] domain: qk then
+    // holds the keys, not their transpose.
+    std::optional<HeadsBiasAdd> headsBias;
     Value v = logits;
     while (true) {
       v = peelScales(v, scale, ops);
       if ((qk = matchCollapsedBatchMatmul(v, ops)))
         break;
+      if ((headsBias = matchHeadsBiasAdd(v))) {
+        // A scale outside the add would scale the bias too.
+        if (scale != 1.0)
+          return rewriter.notifyMatchFailure(root, "scaled score bias");
+        ops.append({headsBias->expand, headsBias->add});
+        Value product = peelScales(headsBias->scores, scale, ops);
+        qk = matchHeadsBatchMatmul(product, headsBias->expand, ops);
+        break;
+      }
       if (Value scores = matchCausalSelect(v);
           scores && !causal && scale == 1.0 && scores.hasOneUse()) {
         ops.push_back(v.getDefiningOp());
@@ -949,7 +1104,8 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
         Value w = peelScales(operand, ignored, scratch);
         if (Value s = matchCausalSelect(w))
           w = peelScales(s, ignored, scratch);
-        return matchCollapsedBatchMatmul(w, scratch).has_value();
+        return matchCollapsedBatchMatmul(w, scratch).has_value() ||
+               matchHeadsBiasAdd(w).has_value();
       };
       auto [lhs, rhs] = *add;
       if (leadsToScores(lhs) == leadsToScores(rhs))
@@ -962,42 +1118,50 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
       v = scores;
     }
 
+    if (!qk)
+      return rewriter.notifyMatchFailure(root, "no Q K^T before softmax");
     // Scales of Q and of K^T (exporters may split 1/sqrt(d) between them).
     Value query = peelScales(qk->first, scale, ops);
-    Value keyT = peelScales(qk->second, scale, ops);
     Value key;
     SmallVector<int64_t> keyPerm;
-    if (!matchKeyTranspose(keyT, key, keyPerm))
+    if (headsBias) {
+      key = qk->second;
+      keyPerm.assign({0, 1, 2, 3});
+    } else if (!matchKeyTranspose(peelScales(qk->second, scale, ops), key,
+                                  keyPerm)) {
       return rewriter.notifyMatchFailure(root, "K^T is not a transpose");
+    }
 
     auto resultType = root.getResultType();
     Type elementType = resultType.getElementType();
     auto qType = cast<RankedTensorType>(query.getType());
     auto vType = cast<RankedTensorType>(value.getType());
-    auto ktType = cast<RankedTensorType>(keyT.getType());
+    auto kType = cast<RankedTensorType>(key.getType());
     // Heads and head widths static; batch and sequence may be dynamic, with
     // sizes that agree in every run.
     if (!isa<FloatType>(elementType) || qType.getRank() != 4 ||
-        vType.getRank() != 4 || ktType.getRank() != 4 ||
-        qType.isDynamicDim(1) || qType.isDynamicDim(3) ||
-        vType.isDynamicDim(3) || qType.getElementType() != elementType ||
+        vType.getRank() != 4 || kType.getRank() != 4 || qType.isDynamicDim(1) ||
+        qType.isDynamicDim(3) || vType.isDynamicDim(3) ||
+        qType.getElementType() != elementType ||
         vType.getElementType() != elementType ||
-        ktType.getElementType() != elementType || !std::isfinite(scale))
+        kType.getElementType() != elementType || !std::isfinite(scale))
       return rewriter.notifyMatchFailure(root, "not one float type");
-    int64_t sq = qType.getDimSize(2), sk = ktType.getDimSize(3);
-    if (!raise::sameDim(value, 2, keyT, 3) ||
+    // Key dimension `d` of [B, H, Sk, D] in the key's own layout.
+    auto keyDim = [&](int64_t d) { return keyPerm[d]; };
+    int64_t sq = qType.getDimSize(2), sk = kType.getDimSize(keyDim(2));
+    if (!raise::sameDim(value, 2, key, keyDim(2)) ||
         !raise::sameDim(query, 0, value, 0) ||
         !raise::sameDim(query, 1, value, 1) ||
-        !raise::sameDim(query, 0, keyT, 0) ||
-        !raise::sameDim(query, 1, keyT, 1) ||
-        !raise::sameDim(query, 3, keyT, 2))
+        !raise::sameDim(query, 0, key, keyDim(0)) ||
+        !raise::sameDim(query, 1, key, keyDim(1)) ||
+        !raise::sameDim(query, 3, key, keyDim(3)))
       return rewriter.notifyMatchFailure(root, "not attention shapes");
 
     if (mask) {
       if (!raise::sameDim(mask, 0, query, 0) ||
           !raise::sameDim(mask, 1, query, 1) ||
           !raise::sameDim(mask, 2, query, 2) ||
-          !raise::sameDim(mask, 3, keyT, 3))
+          !raise::sameDim(mask, 3, key, keyDim(2)))
         return rewriter.notifyMatchFailure(root, "mask shape");
       // A causal mask added after a causal Where adds nothing new.
       if (!ShapedType::isDynamic(sq) && !ShapedType::isDynamic(sk) &&
@@ -1019,6 +1183,11 @@ struct RaiseImportedAttention : OpRewritePattern<tensor::ExpandShapeOp> {
                 ->getResult(0);
     }
     Value bias = mask ? buildBias(rewriter, loc, mask) : Value();
+    if (headsBias) {
+      Value scoreBias = buildHeadsBias(rewriter, loc, headsBias->bias,
+                                       headsBias->expand.getMixedOutputShape());
+      bias = bias ? addBiases(rewriter, loc, bias, scoreBias) : scoreBias;
+    }
     Value sdpa =
         SdpaOp::create(rewriter, loc, resultType, query, key, value, bias,
                        /*kv_lengths=*/Value(), /*query_positions=*/Value(),

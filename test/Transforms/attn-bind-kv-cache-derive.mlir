@@ -85,6 +85,92 @@ func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols
 
 // -----
 
+// ALiBi as BLOOM's exports compute it: the causal mask plus slope_h * k,
+// slopes [0.5, 0.25] per head (the key's position from the mask input's
+// cumulative sum: with a mask of ones, k itself). The bias becomes a
+// constant slope_h * row over the cache's 16 rows.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[ALIBI:.*]] = arith.constant dense<{{\[\[\[\[}}0.000000e+00, 5.000000e-01, 1.000000e+00, {{.*}}]], {{\[\[}}0.000000e+00, 2.500000e-01, 5.000000e-01, {{.*}}> : tensor<1x2x1x16xf32>
+// CHECK: attn.sdpa {{.*}} bias(%[[ALIBI]] : tensor<1x2x1x16xf32>) kv_lengths({{.*}}) query_positions({{.*}}) score = dot causal :
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#slope = affine_map<(d0, d1, d2, d3) -> (d1)>
+#key = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+#cum = affine_map<(d0, d1, d2) -> (d0, d2)>
+#acc = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %mask: tensor<1x?xi64> {attn.name = "attention_mask", attn.dim_symbols = ["", "s"]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x2x?x4xf32> {attn.name = "y"}) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [1, %t, 2, 4] : tensor<1x?x8xf32> into tensor<1x?x2x4xf32>
+  %et = tensor.empty(%t) : tensor<1x2x?x4xf32>
+  %h = linalg.transpose ins(%x4 : tensor<1x?x2x4xf32>) outs(%et : tensor<1x2x?x4xf32>) permutation = [0, 2, 1, 3]
+  // Cumulative sum of the mask, minus one: the keys' positions.
+  %zero64 = arith.constant 0 : i64
+  %ec = tensor.empty(%t) : tensor<1x?xi64>
+  %zc = linalg.fill ins(%zero64 : i64) outs(%ec : tensor<1x?xi64>) -> tensor<1x?xi64>
+  %cum = linalg.generic {indexing_maps = [#cum, #acc], iterator_types = ["parallel", "parallel", "reduction"]} ins(%mask : tensor<1x?xi64>) outs(%zc : tensor<1x?xi64>) {
+  ^bb0(%m: i64, %acc: i64):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %before = arith.cmpi sle, %j, %i : index
+    %z = arith.constant 0 : i64
+    %add = arith.select %before, %m, %z : i64
+    %sum = arith.addi %acc, %add : i64
+    linalg.yield %sum : i64
+  } -> tensor<1x?xi64>
+  %slopes = arith.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %e = tensor.empty(%t, %t) : tensor<1x2x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#slope, #key, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes, %cum : tensor<2xf32>, tensor<1x?xi64>) outs(%e : tensor<1x2x?x?xf32>) {
+  ^bb0(%s: f32, %c: i64, %out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %one = arith.constant 1 : i64
+    %pos = arith.subi %c, %one : i64
+    %posf = arith.sitofp %pos : i64 to f32
+    %alibi = arith.mulf %s, %posf : f32
+    %causal = arith.cmpi sle, %ki, %qi : index
+    %min = arith.constant -3.40282347E+38 : f32
+    %b = arith.select %causal, %alibi, %min : f32
+    linalg.yield %b : f32
+  } -> tensor<1x2x?x?xf32>
+  %o = attn.sdpa %h, %h, %h bias(%bias : tensor<1x2x?x?xf32>) score = dot : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32> -> tensor<1x2x?x4xf32>
+  return %o : tensor<1x2x?x4xf32>
+}
+
+// -----
+
+// A visible part that is not linear in the key (here k * k) is no ALiBi.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x1x?x8xf32> {attn.name = "y"}) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
+  %e = tensor.empty(%t, %t) : tensor<1x1x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %k64 = arith.index_cast %ki : index to i64
+    %kf = arith.sitofp %k64 : i64 to f32
+    %sq = arith.mulf %kf, %kf : f32
+    %causal = arith.cmpi sle, %ki, %qi : index
+    %min = arith.constant -1.0e+09 : f32
+    %b = arith.select %causal, %sq, %min : f32
+    linalg.yield %b : f32
+  } -> tensor<1x1x?x?xf32>
+  // expected-error @+1 {{has an attention mask attn-bind-kv-cache cannot bind to a KV cache: the mask differs from a causal mask at query 2, key 2 (past 0, length 11): not a bias linear in the key}}
+  %o = attn.sdpa %x4, %x4, %x4 bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %o : tensor<1x1x?x8xf32>
+}
+
+// -----
+
 // A bias that is not the causal mask (here: every key but the query's own)
 // cannot be dropped for a cache.
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>

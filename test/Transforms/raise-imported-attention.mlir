@@ -320,3 +320,81 @@ func.func @nan_guard_not_zero(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, 
   %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
   return %o4 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// BLOOM's baddbmm: the score product, scaled, plus an ALiBi bias [B*H, 1,
+// Sk] broadcast over the queries, all in the [B*H, Sq, Sk] domain of the
+// batch matmul (K^T a 3-D transpose of the collapsed keys), then expanded to
+// [B, H, Sq, Sk] and given the [B, 1, Sq, Sk] mask. The ALiBi bias becomes
+// [B, H, 1, Sk]; the two biases are summed into one [B, H, Sq, Sk] bias.
+
+// CHECK-LABEL: func.func @bloom_baddbmm
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x2x3x4xf32>, %[[K:.*]]: tensor<2x2x3x4xf32>, %[[V:.*]]: tensor<2x2x3x4xf32>, %[[ALIBI:.*]]: tensor<4x3xf32>, %[[MASK:.*]]: tensor<2x3x3xf32>)
+// CHECK-DAG: %[[A4:.*]] = tensor.expand_shape %[[ALIBI]] {{\[\[}}0, 1, 2], [3]] output_shape [2, 2, 1, 3] : tensor<4x3xf32> into tensor<2x2x1x3xf32>
+// CHECK-DAG: %[[M4:.*]] = tensor.expand_shape %[[MASK]] {{\[\[}}0], [1, 2], [3]] output_shape [2, 1, 3, 3] : tensor<2x3x3xf32> into tensor<2x1x3x3xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[M4]], %[[A4]] : tensor<2x1x3x3xf32>, tensor<2x2x1x3xf32>)
+// CHECK: arith.addf
+// CHECK: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] bias(%[[SUM]] : tensor<2x2x3x3xf32>) score = dot scale = 5.000000e-01
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: return %[[O]]
+func.func @bloom_baddbmm(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x3x4xf32>, %v: tensor<2x2x3x4xf32>, %alibi: tensor<4x3xf32>, %mask: tensor<2x3x3xf32>) -> tensor<2x2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %qc = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %kc = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %ekt = tensor.empty() : tensor<4x4x3xf32>
+  %kt = linalg.transpose ins(%kc : tensor<4x3x4xf32>) outs(%ekt : tensor<4x4x3xf32>) permutation = [0, 2, 1]
+  %e3 = tensor.empty() : tensor<4x3x3xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %sc = linalg.batch_matmul ins(%qc, %kt : tensor<4x3x4xf32>, tensor<4x4x3xf32>) outs(%z3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %hb = linalg.broadcast ins(%half : tensor<f32>) outs(%e3 : tensor<4x3x3xf32>) dimensions = [0, 1, 2]
+  %scaled = linalg.mul ins(%sc, %hb : tensor<4x3x3xf32>, tensor<4x3x3xf32>) outs(%e3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %ab = linalg.broadcast ins(%alibi : tensor<4x3xf32>) outs(%e3 : tensor<4x3x3xf32>) dimensions = [1]
+  %biased = linalg.add ins(%scaled, %ab : tensor<4x3x3xf32>, tensor<4x3x3xf32>) outs(%e3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %s4 = tensor.expand_shape %biased [[0, 1], [2], [3]] output_shape [2, 2, 3, 3] : tensor<4x3x3xf32> into tensor<2x2x3x3xf32>
+  %e4 = tensor.empty() : tensor<2x2x3x3xf32>
+  %mb = linalg.broadcast ins(%mask : tensor<2x3x3xf32>) outs(%e4 : tensor<2x2x3x3xf32>) dimensions = [1]
+  %sm = linalg.add ins(%s4, %mb : tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>) outs(%e4 : tensor<2x2x3x3xf32>) -> tensor<2x2x3x3xf32>
+  %p = attn.softmax %sm dim = 3 : tensor<2x2x3x3xf32>
+  %pc = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x2x3x3xf32> into tensor<4x3x3xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %eo = tensor.empty() : tensor<4x3x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x3x4xf32>) -> tensor<4x3x4xf32>
+  %o = linalg.batch_matmul ins(%pc, %vc : tensor<4x3x3xf32>, tensor<4x3x4xf32>) outs(%zo : tensor<4x3x4xf32>) -> tensor<4x3x4xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 2, 3, 4] : tensor<4x3x4xf32> into tensor<2x2x3x4xf32>
+  return %o4 : tensor<2x2x3x4xf32>
+}
+
+// -----
+
+// A scale after the bias add would scale the bias too: not raised.
+
+// CHECK-LABEL: func.func @bloom_scaled_bias
+// CHECK-NOT: attn.sdpa
+// CHECK: attn.softmax
+func.func @bloom_scaled_bias(%q: tensor<2x2x3x4xf32>, %k: tensor<2x2x3x4xf32>, %v: tensor<2x2x3x4xf32>, %alibi: tensor<4x3xf32>) -> tensor<2x2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %qc = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %kc = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %ekt = tensor.empty() : tensor<4x4x3xf32>
+  %kt = linalg.transpose ins(%kc : tensor<4x3x4xf32>) outs(%ekt : tensor<4x4x3xf32>) permutation = [0, 2, 1]
+  %e3 = tensor.empty() : tensor<4x3x3xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %sc = linalg.batch_matmul ins(%qc, %kt : tensor<4x3x4xf32>, tensor<4x4x3xf32>) outs(%z3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %ab = linalg.broadcast ins(%alibi : tensor<4x3xf32>) outs(%e3 : tensor<4x3x3xf32>) dimensions = [1]
+  %biased = linalg.add ins(%sc, %ab : tensor<4x3x3xf32>, tensor<4x3x3xf32>) outs(%e3 : tensor<4x3x3xf32>) -> tensor<4x3x3xf32>
+  %s4 = tensor.expand_shape %biased [[0, 1], [2], [3]] output_shape [2, 2, 3, 3] : tensor<4x3x3xf32> into tensor<2x2x3x3xf32>
+  %e4 = tensor.empty() : tensor<2x2x3x3xf32>
+  %hb = linalg.broadcast ins(%half : tensor<f32>) outs(%e4 : tensor<2x2x3x3xf32>) dimensions = [0, 1, 2, 3]
+  %sm = linalg.mul ins(%s4, %hb : tensor<2x2x3x3xf32>, tensor<2x2x3x3xf32>) outs(%e4 : tensor<2x2x3x3xf32>) -> tensor<2x2x3x3xf32>
+  %p = attn.softmax %sm dim = 3 : tensor<2x2x3x3xf32>
+  %pc = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<2x2x3x3xf32> into tensor<4x3x3xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x2x3x4xf32> into tensor<4x3x4xf32>
+  %eo = tensor.empty() : tensor<4x3x4xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x3x4xf32>) -> tensor<4x3x4xf32>
+  %o = linalg.batch_matmul ins(%pc, %vc : tensor<4x3x3xf32>, tensor<4x3x4xf32>) outs(%zo : tensor<4x3x4xf32>) -> tensor<4x3x4xf32>
+  %o4 = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [2, 2, 3, 4] : tensor<4x3x4xf32> into tensor<2x2x3x4xf32>
+  return %o4 : tensor<2x2x3x4xf32>
+}

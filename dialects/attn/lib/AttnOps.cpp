@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -906,3 +907,22 @@ LogicalResult LayerOp::verifyRegions() {
 
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attn/AttnOps.cpp.inc"
+
+Value mlir::attn::createKeySlopeBias(OpBuilder &b, Location loc,
+                                     FloatType elementType,
+                                     ArrayRef<double> slopes, int64_t keys) {
+  SmallVector<APFloat> values;
+  values.reserve(slopes.size() * keys);
+  for (double slope : slopes)
+    for (int64_t k = 0; k < keys; ++k) {
+      APFloat v(static_cast<float>(slope) * static_cast<float>(k));
+      bool lost;
+      v.convert(elementType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      values.push_back(v);
+    }
+  auto type = RankedTensorType::get(
+      {1, static_cast<int64_t>(slopes.size()), 1, keys}, elementType);
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
+}

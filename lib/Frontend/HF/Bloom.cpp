@@ -143,19 +143,7 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
       // ALiBi: slope_h * j for key j, rounded to the weights' type as
       // transformers does.
       opts.scoreBias = [&](int64_t keys) -> Value {
-        SmallVector<APFloat> values;
-        values.reserve(heads * keys);
-        for (int64_t hd = 0; hd < heads; ++hd)
-          for (int64_t j = 0; j < keys; ++j) {
-            APFloat v(static_cast<float>(slopes[hd]) * static_cast<float>(j));
-            bool lost;
-            v.convert(floatType.getFloatSemantics(),
-                      APFloat::rmNearestTiesToEven, &lost);
-            values.push_back(v);
-          }
-        auto type = mb.tensorType({1, heads, 1, keys});
-        return arith::ConstantOp::create(b, l,
-                                         DenseElementsAttr::get(type, values));
+        return createKeySlopeBias(b, l, floatType, slopes, keys);
       };
       Value n1 =
           LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));

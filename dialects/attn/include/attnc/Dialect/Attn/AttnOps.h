@@ -29,4 +29,13 @@ struct SdpaShape {
 #define GET_OP_CLASSES
 #include "attnc/Dialect/Attn/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// An attn.sdpa score bias adding `slopes[h] * k` to head h's score of key
+/// k (ALiBi without the query's part, which is the same for a whole softmax
+/// row): a constant [1, heads, 1, keys], heads = slopes.size(), each value
+/// computed in f32 (as transformers does) and rounded to `elementType`.
+Value createKeySlopeBias(OpBuilder &b, Location loc, FloatType elementType,
+                         ArrayRef<double> slopes, int64_t keys);
+} // namespace mlir::attn
+
 #endif // ATTNC_DIALECT_ATTN_ATTNOPS_H
