@@ -131,7 +131,8 @@ def main():
             "",
             "## Exports with past key/values",
             "",
-            "Each decoder (sdpa attention; not BLOOM) exported with its past",
+            "Each decoder (sdpa attention; BLOOM's eager, its only one) "
+            "exported with its past",
             "keys and values as inputs and presents as outputs, compiled as a",
             "KV-cache step bound from its past inputs (`--input-shape",
             "input_ids=2x? --kv-cache 40`) and generating as above: "

@@ -19,9 +19,10 @@ Writes into OUTDIR (default test/ONNX/Exports):
   <family>.<shape>.input_ids.npy       seeded ids, per shape
   <family>.<shape>.attention_mask.npy  with padded (zero) tails on some rows
   <family>.<shape>.ref.npy             transformers' output (eager attention)
-  <family>-sdpa-<exporter>-past.onnx   decoders (not BLOOM, whose attention
-                                       attnc does not raise): exported with
-                                       past key/values as inputs
+  <family>-<attn>-<exporter>-past.onnx decoders (sdpa attention; BLOOM,
+                                       which has only eager, eager):
+                                       exported with past key/values as
+                                       inputs
                                        (past_key_values.<i>.key/value
                                        [batch, kv heads, past, head]) and
                                        presents as outputs; attention_mask
@@ -329,16 +330,18 @@ def refused(name, entry, error, path, exports):
 
 
 def write_past_exports(family, outdir, exports, exporters=EXPORTERS):
-    """The family's sdpa model exported with past key/values by each
-    exporter (export_past), recorded in `exports`."""
-    if family in ENCODERS or family == "bloom":
+    """The family's sdpa model (BLOOM's eager one: transformers has no other)
+    exported with past key/values by each exporter (export_past), recorded
+    in `exports`."""
+    if family in ENCODERS:
         return
-    model = build(family, "sdpa").model
+    attention = "eager" if family == "bloom" else "sdpa"
+    model = build(family, attention).model
     for exporter in exporters:
-        name = f"{family}-sdpa-{exporter}-past"
+        name = f"{family}-{attention}-{exporter}-past"
         path = os.path.join(outdir, name + ".onnx")
-        entry = {"family": family, "attention": "sdpa", "exporter": exporter,
-                 "past": True}
+        entry = {"family": family, "attention": attention,
+                 "exporter": exporter, "past": True}
         log = io.StringIO()
         try:
             with contextlib.redirect_stdout(log), \

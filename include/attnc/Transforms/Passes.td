@@ -208,7 +208,10 @@ def AttnBindKVCache : Pass<"attn-bind-kv-cache", "::mlir::ModuleOp"> {
 
     An attention bias is dropped only where it is (or, evaluated on the
     host with a mask of ones at probed lengths, equals) the causal mask;
-    its sliding window becomes `window`. Other uses of the past, its length
+    its sliding window becomes `window`. A bias whose visible part is
+    `slope_h * k` for key `k` (ALiBi, plus what is the same for a whole
+    row) becomes the constant `slope_h * row` over the cache's rows.
+    Other uses of the past, its length
     or the mask, and positions computed from the token index that no op
     binds, are located errors. Marks the module `attn.causal_lm` when every
     attention is causal.

@@ -31,9 +31,64 @@ Value Importer::splat(ArrayRef<int64_t> shape, Type elem, double value) {
                                    DenseElementsAttr::get(type, scalar));
 }
 
+bool Importer::unifyDims(int64_t a, int64_t c) {
+  if (a == c)
+    return true;
+  std::optional<int64_t> ca = syms.canonical(a), cc = syms.canonical(c);
+  if (!ca || !cc)
+    return false;
+  if (*ca == *cc)
+    return true;
+  if (!isSymbolic(*ca) && !isSymbolic(*cc))
+    return false;
+  // The run-time sizes before the binding makes them one.
+  Value va = indexValue(a), vc = indexValue(c);
+  std::string what = "dimension " + syms.str(a) + " must equal " + syms.str(c) +
+                     " (attnc takes them as one size: it does not broadcast "
+                     "a run-time size of 1 against another)";
+  // The least used symbol goes; of equally used ones the later input's.
+  auto preferred = [&](unsigned x, unsigned y) {
+    unsigned ux = x < symbolInputUses.size() ? symbolInputUses[x] : 0;
+    unsigned uy = y < symbolInputUses.size() ? symbolInputUses[y] : 0;
+    return ux != uy ? ux < uy : x > y;
+  };
+  if (!syms.unify(a, c, preferred))
+    return false;
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, va, vc);
+  cf::AssertOp::create(b, loc, ok, ("^ " + nodeName(*current) + ": " + what));
+  return true;
+}
+
+std::optional<SmallVector<int64_t>>
+Importer::broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> c) {
+  size_t rank = std::max(a.size(), c.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t dc = i < rank - c.size() ? 1 : c[i - (rank - c.size())];
+    if (da == 1 || dc == 1) {
+      out[i] = da == 1 ? dc : da;
+      continue;
+    }
+    if (!unifyDims(da, dc))
+      return std::nullopt;
+    std::optional<int64_t> d = syms.canonical(da);
+    if (!d)
+      return std::nullopt;
+    out[i] = *d;
+  }
+  return out;
+}
+
 Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
   SmallVector<int64_t> in = dimsOf(v);
-  if (ArrayRef<int64_t>(in) == shape)
+  // Dims equal up to a symbol binding count as equal.
+  auto same = [&](int64_t x, int64_t y) {
+    return x == y || syms.canonical(x) == syms.canonical(y);
+  };
+  if (in.size() == shape.size() &&
+      llvm::all_of(llvm::seq<size_t>(0, in.size()),
+                   [&](size_t d) { return same(in[d], shape[d]); }))
     return v;
   // Dims of `v` that already have the output's extent stay; its unit dims
   // that broadcast (and missing leading dims) are added by linalg.broadcast.
@@ -42,9 +97,9 @@ Value Importer::broadcastTo(Value v, ArrayRef<int64_t> shape) {
   SmallVector<ReassociationIndices> groups;
   SmallVector<bool> kept(shape.size(), false);
   for (size_t d = 0; d < in.size(); ++d)
-    if (in[d] == shape[d + lead]) {
+    if (same(in[d], shape[d + lead])) {
       kept[d + lead] = true;
-      keptShape.push_back(in[d]);
+      keptShape.push_back(shape[d + lead]);
     }
   for (size_t d = 0; d < shape.size(); ++d)
     if (!kept[d])

@@ -231,6 +231,14 @@ Error Importer::importInputs(const llvm::StringSet<> &initializerNames) {
     }
     argDims[arg][axis] = sum;
   }
+  symbolInputUses.assign(syms.numSymbols(), 0);
+  for (ArrayRef<int64_t> dims : argDims)
+    for (int64_t d : dims) {
+      SymbolicDims::Poly poly = syms.poly(d);
+      if (isSymbolic(d) && poly.size() == 1 &&
+          poly.begin()->first.size() == 1 && poly.begin()->second == 1)
+        ++symbolInputUses[poly.begin()->first[0]];
+    }
 
   module = ModuleOp::create(fileLoc());
   b.setInsertionPointToEnd(module->getBody());

@@ -251,6 +251,15 @@ public:
   }
   Value splat(ArrayRef<int64_t> shape, Type elem, double value);
   Value broadcastTo(Value v, ArrayRef<int64_t> shape);
+  /// The shape `a` and `c` broadcast to (numpy rules), or nullopt. Two
+  /// different symbolic dims where one is a single symbol are taken as
+  /// equal (SymbolicDims::bindSymbol) with a run-time check: exporters give
+  /// lengths that are equal at run time different names.
+  std::optional<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a,
+                                                     ArrayRef<int64_t> c);
+  /// True if dims `a` and `c` are equal, binding a symbol as
+  /// broadcastShape does (with its run-time check).
+  bool unifyDims(int64_t a, int64_t c);
   Value reshapeTo(Value v, ArrayRef<int64_t> shape);
   Value transpose(Value v, ArrayRef<int64_t> perm);
   Value staticSlice(Value v, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
@@ -375,6 +384,10 @@ public:
   SymbolicDims syms;
   /// Per symbol: the argument and axis it is read from.
   std::vector<std::pair<unsigned, unsigned>> symbolSource;
+  /// Per symbol: how many graph input dimensions are that symbol alone.
+  /// unifyDims binds the least used one (an attention mask's length rather
+  /// than the sequence that input_ids and the outputs share).
+  std::vector<unsigned> symbolInputUses;
   DenseMap<unsigned, Value> symbolValues;
   Block *entryBlock = nullptr;
   DenseMap<Value, SmallVector<int64_t>> valueDims;

@@ -2,6 +2,7 @@
 
 #include "SymbolicDims.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -11,7 +12,82 @@ using namespace attnc::onnx_frontend;
 int64_t SymbolicDims::newSymbol(llvm::StringRef name) {
   unsigned id = names.size();
   names.push_back(name.str());
+  bindings.emplace_back();
   return *intern(Poly{{Monomial{id}, 1}});
+}
+
+std::optional<SymbolicDims::Poly>
+SymbolicDims::substitute(const Poly &p) const {
+  Poly out;
+  for (const auto &[m, c] : p) {
+    // The term as a polynomial: the coefficient times each factor, a bound
+    // factor replaced by its (substituted) binding.
+    Poly term{{Monomial{}, c}};
+    for (unsigned id : m) {
+      Poly factor{{Monomial{id}, 1}};
+      if (bindings[id]) {
+        std::optional<Poly> bound = substitute(*bindings[id]);
+        if (!bound)
+          return std::nullopt;
+        factor = std::move(*bound);
+      }
+      Poly product;
+      for (const auto &[ma, ca] : term)
+        for (const auto &[mb, cb] : factor) {
+          Monomial mm(ma);
+          mm.insert(mm.end(), mb.begin(), mb.end());
+          std::sort(mm.begin(), mm.end());
+          int64_t x;
+          if (llvm::MulOverflow(ca, cb, x) ||
+              llvm::AddOverflow(product[mm], x, product[mm]))
+            return std::nullopt;
+        }
+      term = std::move(product);
+    }
+    for (const auto &[mt, ct] : term)
+      if (llvm::AddOverflow(out[mt], ct, out[mt]))
+        return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<int64_t> SymbolicDims::canonical(int64_t v) {
+  if (!isSymbolic(v) || !anyBinding)
+    return v;
+  return intern(poly(v));
+}
+
+bool SymbolicDims::unify(
+    int64_t a, int64_t b,
+    llvm::function_ref<bool(unsigned, unsigned)> preferred) {
+  std::optional<int64_t> d = sub(a, b);
+  if (!d || !isSymbolic(*d))
+    return false;
+  Poly diff = poly(*d);
+  // Symbols alone in a term with coefficient +-1 and in no other term.
+  std::optional<unsigned> chosen;
+  for (const auto &[m, c] : diff) {
+    if (m.size() != 1 || (c != 1 && c != -1))
+      continue;
+    unsigned id = m[0];
+    bool elsewhere = llvm::any_of(diff, [&](const auto &term) {
+      return term.first != m && std::find(term.first.begin(), term.first.end(),
+                                          id) != term.first.end();
+    });
+    if (!elsewhere && (!chosen || preferred(id, *chosen)))
+      chosen = id;
+  }
+  if (!chosen)
+    return false;
+  // diff = c * x + rest = 0, so x = -rest / c.
+  int64_t c = diff[Monomial{*chosen}];
+  Poly solution;
+  for (const auto &[m, k] : diff)
+    if (m != Monomial{*chosen})
+      solution[m] = c == 1 ? -k : k;
+  bindings[*chosen] = std::move(solution);
+  anyBinding = true;
+  return true;
 }
 
 SymbolicDims::Poly SymbolicDims::poly(int64_t v) const {
@@ -23,6 +99,12 @@ SymbolicDims::Poly SymbolicDims::poly(int64_t v) const {
 }
 
 std::optional<int64_t> SymbolicDims::intern(Poly p) {
+  if (anyBinding) {
+    std::optional<Poly> substituted = substitute(p);
+    if (!substituted)
+      return std::nullopt;
+    p = std::move(*substituted);
+  }
   for (auto it = p.begin(); it != p.end();)
     it = it->second == 0 ? p.erase(it) : std::next(it);
   if (p.empty())

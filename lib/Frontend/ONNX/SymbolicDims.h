@@ -17,6 +17,7 @@
 #define ATTNC_LIB_FRONTEND_ONNX_SYMBOLICDIMS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -63,6 +64,20 @@ public:
 
   /// The polynomial of a dim (a constant gives the constant term).
   Poly poly(int64_t v) const;
+
+  /// `v` with every bound symbol replaced by what it is bound to. Every
+  /// result of the arithmetic above is canonical; a handle made before a
+  /// binding may not be.
+  std::optional<int64_t> canonical(int64_t v);
+  /// Makes dims `a` and `b` one: solves `a = b` for a symbol that occurs
+  /// in it linearly (alone in its term, coefficient 1 or -1) and binds that
+  /// symbol to the solution. Exporters name lengths that are equal at run
+  /// time with different symbols (an attention mask's `mask_sequence` is
+  /// `past + sequence`); the caller checks the equality at run time. Of
+  /// several such symbols, the one `preferred(x, y)` orders first is bound.
+  /// False when there is none.
+  bool unify(int64_t a, int64_t b,
+             llvm::function_ref<bool(unsigned, unsigned)> preferred);
   /// `batch*sequence`, `sequence + 1`, `32`.
   std::string str(int64_t v) const;
   /// `[batch, sequence, 32]`.
@@ -71,7 +86,14 @@ public:
 private:
   std::optional<int64_t> intern(Poly p);
 
+  /// `p` with the bound symbols substituted (recursively); nullopt on
+  /// overflow.
+  std::optional<Poly> substitute(const Poly &p) const;
+
   std::vector<std::string> names;
+  /// Per symbol, what it is bound to (bindSymbol), if anything.
+  std::vector<std::optional<Poly>> bindings;
+  bool anyBinding = false;
   std::vector<Poly> polys;
   std::map<Poly, int64_t> handles;
 };

@@ -30,7 +30,7 @@ Expected<Value> Importer::importElementwiseBinary(StringRef op,
     return fail("operands have different element types (" + typeText(ta) +
                 " and " + typeText(tc) + ")");
   SmallVector<int64_t> da = dimsOf(a), dc = dimsOf(c);
-  auto shape = broadcastShapes(da, dc);
+  auto shape = broadcastShape(da, dc);
   if (!shape)
     return fail("operand shapes " + shapeText(da) + " and " + shapeText(dc) +
                 " do not broadcast");
@@ -111,9 +111,9 @@ Expected<Value> Importer::importWhere(StringRef op, ArrayRef<Value> in) {
     return fail("condition must be bool");
   if (typeOf(x).getElementType() != typeOf(y).getElementType())
     return fail("X and Y have different element types");
-  auto s = broadcastShapes(dimsOf(c), dimsOf(x));
+  auto s = broadcastShape(dimsOf(c), dimsOf(x));
   if (s)
-    s = broadcastShapes(*s, dimsOf(y));
+    s = broadcastShape(*s, dimsOf(y));
   if (!s)
     return fail("operand shapes do not broadcast");
   SmallVector<Value> ins{broadcastTo(c, *s), broadcastTo(x, *s),
@@ -177,7 +177,7 @@ Expected<Value> Importer::importCompare(StringRef op, ArrayRef<Value> in) {
   Type elem = typeOf(a).getElementType();
   if (elem != typeOf(c).getElementType())
     return fail("operands have different element types");
-  auto s = broadcastShapes(dimsOf(a), dimsOf(c));
+  auto s = broadcastShape(dimsOf(a), dimsOf(c));
   if (!s)
     return fail("operand shapes " + shapeText(dimsOf(a)) + " and " +
                 shapeText(dimsOf(c)) + " do not broadcast");
@@ -207,7 +207,7 @@ Expected<SmallVector<int64_t>>
 Importer::broadcastAll(SmallVectorImpl<Value> &ins) {
   SmallVector<int64_t> shape = dimsOf(ins[0]);
   for (Value v : ArrayRef<Value>(ins).drop_front()) {
-    auto s = broadcastShapes(shape, dimsOf(v));
+    auto s = broadcastShape(shape, dimsOf(v));
     if (!s)
       return fail("operand shapes " + shapeText(shape) + " and " +
                   shapeText(dimsOf(v)) + " do not broadcast");

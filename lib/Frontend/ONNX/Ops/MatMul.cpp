@@ -40,7 +40,7 @@ Expected<Value> Importer::importMatMul(StringRef op, ArrayRef<Value> in) {
   SmallVector<int64_t> sa = dimsOf(lhs), sc = dimsOf(rhs);
   int64_t ra = sa.size(), rb = sc.size();
   int64_t m = sa[ra - 2], k = sa[ra - 1], n = sc[rb - 1];
-  if (sc[rb - 2] != k)
+  if (!unifyDims(sc[rb - 2], k))
     return fail("inner dimensions differ: " + shapeText(sa) + " x " +
                 shapeText(sc));
   Value result;
@@ -57,8 +57,8 @@ Expected<Value> Importer::importMatMul(StringRef op, ArrayRef<Value> in) {
     outShape.append({m, n});
     result = reshapeTo(result, outShape);
   } else {
-    auto batch = broadcastShapes(ArrayRef<int64_t>(sa).drop_back(2),
-                                 ArrayRef<int64_t>(sc).drop_back(2));
+    auto batch = broadcastShape(ArrayRef<int64_t>(sa).drop_back(2),
+                                ArrayRef<int64_t>(sc).drop_back(2));
     if (!batch)
       return fail("batch dimensions of " + shapeText(sa) + " and " +
                   shapeText(sc) + " do not broadcast");

@@ -173,7 +173,7 @@ Expected<Value> Importer::importExpand(StringRef op, ArrayRef<Value> in) {
   auto target = constantInts(1, "the shape");
   if (!target)
     return target.takeError();
-  auto s = broadcastShapes(dimsOf(x), *target);
+  auto s = broadcastShape(dimsOf(x), *target);
   if (!s)
     return fail("shape " + shapeText(*target) + " does not broadcast with " +
                 shapeText(dimsOf(x)));

@@ -107,6 +107,32 @@ ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
                   "misc_ops-op17")]
 
 
+# Today's exports (test/ONNX/Exports, scripts/gen_onnx_exports.py: torch
+# 2.15's dynamo exporter, transformers 5.23; --exports): each compiled at
+# the committed 2x5 shape (one row padded) against transformers' output,
+# and each decoder's KV-cache step derived from the stateless export
+# (--input-shape input_ids=1x? --kv-cache 8) run on the 1x8 sequence in
+# the pieces EXPORT_SPLITS against transformers' logits of the whole
+# sequence. f32 at check_exports.py's 1e-4.
+EXPORT_SPLITS = (5, 1, 2)
+EXPORT_CASES = []
+for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
+    for _family in ("albert", "bert", "distilbert", "electra", "roberta",
+                    "bloom", "gemma", "gpt2", "gpt_neox", "llama", "mistral",
+                    "opt", "phi", "qwen2"):
+        # BLOOM has eager attention only; its opset-23 export here.
+        _m = ("bloom-eager-dynamo23" if _family == "bloom" else
+              _family + "-sdpa-dynamo")
+        EXPORT_CASES.append((f"export {_m} 2x5 {_p}", "export", _m, {}, _p,
+                             _tol))
+        if _family not in ("albert", "bert", "distilbert", "electra",
+                           "roberta"):
+            EXPORT_CASES.append((
+                f"export {_m} kv-cache step 1x? {_p} at T = "
+                + ", ".join(map(str, EXPORT_SPLITS)), "export-step", _m, {},
+                _p, _tol))
+
+
 def model_text(kind, source, cfg):
     if source == "dynamic":
         with open(os.path.join(ROOT, "examples", kind + ".mlir")) as f:
@@ -136,6 +162,33 @@ def map_stage(attn_opt, path, precision):
         check=True, capture_output=True, text=True).stdout)
 
 
+def emulate_import(tools, source, options, out, precision, mutate,
+                   host_visible):
+    """`source` imported and raised by `attn-compile --emit=attn OPTIONS`
+    into `out` (its weights beside it as .safetensors), compiled by the map
+    stage: the emulator and the weights' path."""
+    subprocess.run([tools["attn-compile"], "-q", source, "--emit=attn"]
+                   + options + ["-o", out], check=True)
+    module = map_stage(tools["attn-opt"], out, precision)
+    emu = Emulator(module, mutate, host_memory_visible=host_visible)
+    return emu, os.path.splitext(out)[0] + ".safetensors"
+
+
+def run_pieces(emu, weights, ids, splits):
+    """A KV-cache step run on `ids` [1, T] in the pieces `splits`, each run
+    continuing at the previous runs' length in the caches (model state):
+    the logits of the whole sequence."""
+    pieces, start = [], 0
+    for t in splits:
+        (y,) = emu.run_model(weights, {
+            "input_ids": ids[:, start:start + t],
+            "positions": np.array([start], np.int64)})
+        assert y.shape[:2] == (1, t), y.shape
+        pieces.append(y)
+        start += t
+    return np.concatenate(pieces, axis=1)
+
+
 def run_onnx_case(tools, case, mutate, workdir, host_visible):
     """An exported ONNX model (test/ONNX/Models, scripts/gen_onnx_models.py):
     imported and raised by `attn-compile --emit=attn` (the model as attn
@@ -151,16 +204,46 @@ def run_onnx_case(tools, case, mutate, workdir, host_visible):
         key = path[len(stem) + 1:-len(".npy")]
         if key != "ref":
             inputs[key] = np.load(path)
-    out = os.path.join(workdir, os.path.basename(model) + ".mlir")
-    cmd = [tools["attn-compile"], "-q", base + ".onnx", "--emit=attn", "-o",
-           out]
+    options = []
     for key, x in inputs.items():
-        cmd += ["--input-shape", key + "=" + "x".join(map(str, x.shape))]
-    subprocess.run(cmd, check=True)
-    module = map_stage(tools["attn-opt"], out, precision)
-    emu = Emulator(module, mutate, host_memory_visible=host_visible)
-    (y,) = emu.run_model(out[:-len(".mlir")] + ".safetensors", inputs)
+        options += ["--input-shape", key + "=" + "x".join(map(str, x.shape))]
+    emu, weights = emulate_import(
+        tools, base + ".onnx", options,
+        os.path.join(workdir, os.path.basename(model) + ".mlir"), precision,
+        mutate, host_visible)
+    (y,) = emu.run_model(weights, inputs)
     return compare(y, ref, tol, emu)
+
+
+def run_export_case(tools, case, mutate, workdir, host_visible):
+    """One of today's exports (EXPORT_CASES): at the committed 2x5 shape, or
+    its derived KV-cache step on the 1x8 sequence, against transformers."""
+    name, kind, model, _, precision, tol = case
+    exports = os.path.join(ROOT, "test", "ONNX", "Exports")
+    family = model.split("-")[0]
+    source = os.path.join(exports, model + ".onnx")
+    out = os.path.join(workdir, model + ("-step" if kind == "export-step"
+                                         else "") + ".mlir")
+    if kind == "export":
+        inputs = {k: np.load(os.path.join(exports, f"{family}.2x5.{k}.npy"))
+                  for k in ("input_ids", "attention_mask")}
+        ref = np.load(os.path.join(exports, f"{family}.2x5.ref.npy"))
+        emu, weights = emulate_import(
+            tools, source, ["--input-shape", "input_ids=2x5",
+                            "--input-shape", "attention_mask=2x5"],
+            out, precision, mutate, host_visible)
+        (y,) = emu.run_model(weights, inputs)
+        return compare(y, ref.astype(np.float64), tol, emu)
+    ids = np.load(os.path.join(exports, f"{family}.1x8.input_ids.npy"))
+    mask = np.load(os.path.join(exports, f"{family}.1x8.attention_mask.npy"))
+    ref = np.load(os.path.join(exports, f"{family}.1x8.ref.npy"))
+    assert mask.all() and sum(EXPORT_SPLITS) == ids.shape[1]
+    emu, weights = emulate_import(
+        tools, source, ["--input-shape", "input_ids=1x?", "--kv-cache",
+                        str(ids.shape[1])], out, precision, mutate,
+        host_visible)
+    y = run_pieces(emu, weights, ids, EXPORT_SPLITS)
+    return compare(y, ref.astype(np.float64), tol, emu)
 
 
 def compare(y, expected, tol, emu):
@@ -196,23 +279,15 @@ def run_step_case(tools, case, mutate, workdir, host_visible):
     assert sum(STEP_SPLITS) == ids.shape[1]
     out = os.path.join(workdir, ckpt + ("_onnx" if source else "") +
                        "_step.mlir")
-    subprocess.run([tools["attn-compile"], "-q", source or base,
-                    "--input-shape", "input_ids=1x?", "--kv-cache",
-                    str(ids.shape[1]), "--emit=attn", "-o", out], check=True)
-    # An ONNX model's weights are written beside the IR.
-    weights = (os.path.splitext(out)[0] + ".safetensors" if source else
-               os.path.join(base, "model.safetensors"))
-    module = map_stage(tools["attn-opt"], out, precision)
-    emu = Emulator(module, mutate, host_memory_visible=host_visible)
-    pieces, start = [], 0
-    for t in STEP_SPLITS:
-        (y,) = emu.run_model(weights, {
-            "input_ids": ids[:, start:start + t],
-            "positions": np.array([start], np.int64)})
-        assert y.shape == (1, t, expected.shape[2]), y.shape
-        pieces.append(y)
-        start += t
-    return compare(np.concatenate(pieces, axis=1), expected, tol, emu)
+    emu, weights = emulate_import(
+        tools, source or base, ["--input-shape", "input_ids=1x?",
+                                "--kv-cache", str(ids.shape[1])],
+        out, precision, mutate, host_visible)
+    # A checkpoint's IR reads the checkpoint's own weights.
+    if not source:
+        weights = os.path.join(base, "model.safetensors")
+    y = run_pieces(emu, weights, ids, STEP_SPLITS)
+    return compare(y, expected, tol, emu)
 
 
 def run_case(tools, case, mutate, workdir, host_visible=False):
@@ -221,6 +296,8 @@ def run_case(tools, case, mutate, workdir, host_visible=False):
         return run_step_case(tools, case, mutate, workdir, host_visible)
     if kind == "onnx":
         return run_onnx_case(tools, case, mutate, workdir, host_visible)
+    if kind in ("export", "export-step"):
+        return run_export_case(tools, case, mutate, workdir, host_visible)
     text = model_text(kind, source, overrides)
     # A dynamic model compiles once for all its run-time sizes.
     key = (text, precision)
@@ -276,6 +353,9 @@ def main():
                     help="run the cases whose name contains this")
     ap.add_argument("--onnx", action="store_true",
                     help="the exported ONNX models instead of the examples")
+    ap.add_argument("--exports", action="store_true",
+                    help="today's exports (test/ONNX/Exports) and their "
+                    "derived KV-cache steps")
     ap.add_argument("--dynamic", action="store_true",
                     help="the examples with dynamic batch/sequence sizes, "
                     "each compiled once and run at several sizes")
@@ -289,6 +369,7 @@ def main():
     PIPELINE_OPTIONS = args.pipeline_options
     tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
     cases = [c for c in (ONNX_CASES if args.onnx else
+                         EXPORT_CASES if args.exports else
                          DYNAMIC_CASES if args.dynamic else CASES)
              if not args.only or args.only in c[0]]
     with tempfile.TemporaryDirectory() as workdir:
