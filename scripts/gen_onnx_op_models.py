@@ -424,6 +424,65 @@ def cases():
         helper.make_node("Identity", ["x"], ["x_out"]),
     ], ["relu_a", "relu_b", "relu_c", "x_out"]))
 
+    # Pad's other modes (wrap from opset 19), on one axis and on both, with
+    # pads up to one less than the axis (onnxruntime's reflect limit).
+    out.append(Case("pad_modes", 19, {"x": f32(3, 4), "xi": i64(2, 3)}, [
+        helper.make_node("Pad", ["x", "pads"], ["edge"], mode="edge"),
+        helper.make_node("Pad", ["x", "pads"], ["reflect"], mode="reflect"),
+        helper.make_node("Pad", ["x", "pads"], ["wrap"], mode="wrap"),
+        helper.make_node("Pad", ["x", "pads1", "", "ax"], ["reflect_axis"],
+                         mode="reflect"),
+        helper.make_node("Pad", ["xi", "pads2"], ["edge_int"], mode="edge"),
+    ], ["edge", "reflect", "wrap", "reflect_axis", "edge_int"],
+        consts=[const("pads", np.array([1, 2, 2, 3], np.int64)),
+                const("pads1", np.array([3, 1], np.int64)),
+                const("ax", np.array([-1], np.int64)),
+                const("pads2", np.array([0, 1, 1, 2], np.int64))]))
+
+    # Attention-23 with past keys and values: the presents are the
+    # concatenations; a float mask over the past and the new keys (4-D and
+    # the 3-D form).
+    out.append(Case("attention_past", 23, {
+        "q": f32(2, 4, 3, 8, scale=1.0), "k": f32(2, 2, 3, 8, scale=1.0),
+        "v": f32(2, 2, 3, 6, scale=1.0), "pk": f32(2, 2, 5, 8, scale=1.0),
+        "pv": f32(2, 2, 5, 6, scale=1.0), "m": f32(3, 8),
+        "q3": f32(2, 3, 32, scale=1.0), "k3": f32(2, 3, 16, scale=1.0),
+        "v3": f32(2, 3, 16, scale=1.0), "pk3": f32(2, 2, 5, 8, scale=1.0),
+        "pv3": f32(2, 2, 5, 8, scale=1.0)}, [
+        helper.make_node("Attention", ["q", "k", "v", "m", "pk", "pv"],
+                         ["y", "present_k", "present_v"]),
+        helper.make_node("Attention", ["q3", "k3", "v3", "", "pk3", "pv3"],
+                         ["y3", "present_k3", "present_v3"], q_num_heads=4,
+                         kv_num_heads=2),
+    ], ["y", "present_k", "present_v", "y3", "present_k3", "present_v3"]))
+
+    # ScatterND / ScatterElements with indices that are graph inputs (run
+    # time; the -folded twin folds them): rows, single elements with a
+    # negative index, a bool mask written in place, elements along an axis
+    # with reduction none and add (a repeated index), rows multiplied in.
+    out.append(Case("scatter_runtime", 18, {
+        "data": f32(4, 5), "rows": np.array([[3], [0]], np.int64),
+        "row_upd": f32(2, 5), "cells": np.array([[1, 2], [-1, 0]], np.int64),
+        "cell_upd": f32(2), "mx": f32(2, 6),
+        "mask_idx": np.array([[0, 4], [1, 1], [1, 5]], np.int64),
+        "along": np.array([[0, 4], [2, -1]], np.int64),
+        "along_upd": f32(2, 2),
+        "repeat": np.array([[1, 1, 3]], np.int64), "repeat_upd": f32(1, 3)}, [
+        helper.make_node("ScatterND", ["data", "rows", "row_upd"], ["rows_out"]),
+        helper.make_node("ScatterND", ["data", "cells", "cell_upd"], ["cells_out"]),
+        helper.make_node("Greater", ["mx", "zf"], ["mask"]),
+        helper.make_node("ScatterND", ["mask", "mask_idx", "falses"], ["mask_b"]),
+        cast_i64("mask_b", "mask_out"),
+        helper.make_node("ScatterElements", ["data", "along", "along_upd"],
+                         ["along_out"], axis=1),
+        helper.make_node("ScatterElements", ["data", "repeat", "repeat_upd"],
+                         ["add_out"], axis=1, reduction="add"),
+        helper.make_node("ScatterND", ["data", "rows", "row_upd"], ["nd_mul"],
+                         reduction="mul"),
+    ], ["rows_out", "cells_out", "mask_out", "along_out", "add_out", "nd_mul"],
+        consts=[const("falses", np.zeros(3, bool)),
+                const("zf", np.array(0.0, np.float32))]))
+
     return out
 
 

@@ -15,7 +15,7 @@ the driver needs), or cut from the exported test models in test/ONNX/Models.
 import os
 import struct
 
-from corpus_lib import REPO
+from corpus_lib import REPO, float32s, npy
 
 MODELS = os.path.join(REPO, "test", "ONNX", "Models")
 
@@ -283,15 +283,42 @@ def cases():
                 "files": {"model.onnx": sym},
                 "cmd": IMPORT + ["--input-shape", "x=2x?x16"], "exit": 0,
                 "outputs": ["model.mlir", "model.safetensors"]})
-    # A dim_param used inconsistently: [batch, sequence] + [batch, other].
+    # Two dim_params that the graph combines ([batch, sequence] +
+    # [batch, other], as exporters name a mask's length apart from the
+    # sequence): taken as one size, checked at run time. Equal sizes run;
+    # different ones are refused when the inputs are bound (the runtime
+    # reads the check), writing no output.
     two = model([node("Add", ["x", "y"], ["z"], name="/add")],
                 [value_info("x", FLOAT, ["batch", "sequence", 16]),
                  value_info("y", FLOAT, ["batch", "other", 16])],
                 [value_info("z", FLOAT, ["batch", "sequence", 16])])
-    out.append(error_case(
-        "symbolic-dims-inconsistent", {"model.onnx": two}, [],
-        [r"^model\.onnx:/add: error: operand shapes \[batch, sequence, 16\] "
-         r"and \[batch, other, 16\] do not broadcast \(Add, opset 17\)$"]))
+    out.append({"name": "symbolic-dims-unified", "files": {"model.onnx": two},
+                "cmd": IMPORT, "exit": 0,
+                "outputs": ["model.mlir", "model.safetensors"]})
+    run_two = ("{attn-compile} -q model.onnx -o m && "
+               "exec ./m --input x=x.npy --input y=%s --output z.npy")
+    for name, y, ok in (("symbolic-dims-unified-run", "y3.npy", True),
+                        ("symbolic-dims-unified-mismatch", "y4.npy", False)):
+        case = {"name": name,
+                "files": {"model.onnx": two,
+                          "x.npy": npy("<f4", (1, 3, 16),
+                                       float32s([0.5] * 48)),
+                          "y3.npy": npy("<f4", (1, 3, 16),
+                                        float32s([1.0] * 48)),
+                          "y4.npy": npy("<f4", (1, 4, 16),
+                                        float32s([1.0] * 64))},
+                "cmd": ["/bin/sh", "-c", run_two % y]}
+        if ok:
+            case.update({"exit": 0,
+                         "outputs": ["m", "m.safetensors", "z.npy"]})
+        else:
+            case.update({"exit": "nonzero",
+                         "stderr": [r"input 1 'y' dimension 1 is 4 but "
+                                    r"input 0 'x' dimension 1 is 3; the model "
+                                    r"needs them equal"],
+                         "outputs": ["m", "m.safetensors"],
+                         "absent": ["z.npy"]})
+        out.append(case)
     shared = model([node("Add", ["x", "y"], ["z"], name="/add")],
                    [value_info("x", FLOAT, ["batch", "sequence", 16]),
                     value_info("y", FLOAT, ["batch", "sequence", 16])],
@@ -489,13 +516,13 @@ def cases():
         [r"error: approximate 'erf' is not supported \(none or tanh\) "
          r"\(Gelu, opset 20\)$"]))
     out.append(error_case(
-        "pad-reflect", {"model.onnx": model(
+        "pad-wrap-before-opset-19", {"model.onnx": model(
             [node("Pad", ["x", "p"], ["y"], name="/pad",
-                  attrs=[attr_string("mode", "reflect")])],
+                  attrs=[attr_string("mode", "wrap")])],
             [value_info("x", FLOAT, [2, 4])], [value_info("y", FLOAT, [2, 6])],
-            [tensor("p", [4], [0, 1, 0, 1], INT64)], opset=19)}, [],
-        [r"^model\.onnx:/pad: error: mode 'reflect' is not supported \(only "
-         r"constant\) \(Pad, opset 19\)$"]))
+            [tensor("p", [4], [0, 1, 0, 1], INT64)], opset=18)}, [],
+        [r"^model\.onnx:/pad: error: mode 'wrap' is not supported \(constant, "
+         r"edge, reflect\) \(Pad, opset 18\)$"]))
     out.append(error_case(
         "einsum-diagonal", {"model.onnx": model(
             [node("Einsum", ["x"], ["y"], name="/es",
@@ -511,13 +538,26 @@ def cases():
             [value_info("x", FLOAT, [4, 4])], [value_info("y", FLOAT, [4, 4])],
             opset=20)}, [],
         [r"equation 'ij,jk,kl->il' is not supported: more than two operands"]))
-    out.append(error_case(
-        "scatternd-runtime-indices", {"model.onnx": model(
-            [node("ScatterND", ["x", "i", "u"], ["y"], name="/sc")],
-            [value_info("x", FLOAT, [4, 3]), value_info("i", INT64, [2, 1]),
-             value_info("u", FLOAT, [2, 3])],
-            [value_info("y", FLOAT, [4, 3])], opset=18)}, [],
-        [r"^model\.onnx:/sc: error: run-time indices are not supported"]))
+    # Run-time indices out of range: a located error when the model runs,
+    # no output written.
+    scatter = model(
+        [node("ScatterND", ["x", "i", "u"], ["y"], name="/sc")],
+        [value_info("x", FLOAT, [4, 3]), value_info("i", INT64, [2, 1]),
+         value_info("u", FLOAT, [2, 3])],
+        [value_info("y", FLOAT, [4, 3])], opset=18)
+    out.append({
+        "name": "scatternd-runtime-index-out-of-range",
+        "files": {"model.onnx": scatter,
+                  "x.npy": npy("<f4", (4, 3), float32s([0.0] * 12)),
+                  "i.npy": npy("<i8", (2, 1), struct.pack("<2q", 1, 7)),
+                  "u.npy": npy("<f4", (2, 3), float32s([1.0] * 6))},
+        "cmd": ["/bin/sh", "-c",
+                "{attn-compile} -q model.onnx -o m && exec ./m --input x=x.npy "
+                "--input i=i.npy --input u=u.npy --output y.npy"],
+        "exit": "nonzero",
+        "stderr": [r"/sc: an index lies outside its axis"],
+        "outputs": ["m", "m.safetensors"],
+        "absent": ["y.npy"]})
     out.append(error_case(
         "layernorm-stash-double", {"model.onnx": model(
             [node("LayerNormalization", ["x", "s"], ["y"], name="/ln",
@@ -535,14 +575,23 @@ def cases():
             opset=17)}, [],
         [r"(ONNX checker|attribute 'num_outputs' is not supported)"]))
     out.append(error_case(
-        "attention-past", {"model.onnx": model(
+        "attention-past-key-alone", {"model.onnx": model(
+            [node("Attention", ["q", "k", "v", "", "pk"], ["y"],
+                  name="/att")],
+            [value_info(n, FLOAT, [1, 2, 4, 8]) for n in ("q", "k", "v")] +
+            [value_info("pk", FLOAT, [1, 2, 3, 8])],
+            [value_info("y", FLOAT, [1, 2, 4, 8])], opset=23)}, [],
+        [r"^model\.onnx:/att: error: past_key and past_value must be given "
+         r"together \(Attention, opset 23\)$"]))
+    out.append(error_case(
+        "attention-past-wrong-heads", {"model.onnx": model(
             [node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y"],
                   name="/att")],
             [value_info(n, FLOAT, [1, 2, 4, 8]) for n in ("q", "k", "v")] +
-            [value_info(n, FLOAT, [1, 2, 3, 8]) for n in ("pk", "pv")],
+            [value_info(n, FLOAT, [1, 3, 3, 8]) for n in ("pk", "pv")],
             [value_info("y", FLOAT, [1, 2, 4, 8])], opset=23)}, [],
-        [r"^model\.onnx:/att: error: past key/value inputs are not "
-         r"supported \(Attention, opset 23\)$"]))
+        [r"^model\.onnx:/att: error: past_key \[1, 3, 3, 8\] does not fit "
+         r"the new keys \[1, 2, 4, 8\] \(Attention, opset 23\)$"]))
     out.append(error_case(
         "attention-softcap", {"model.onnx": model(
             [node("Attention", ["q", "k", "v"], ["y"], name="/att",

@@ -30,7 +30,7 @@ OPS = os.path.join(HERE, "Ops")
 # Compute ops (GELU, matmuls, norms) are not evaluated on the host: their
 # folded variants still run them, on materialized constants.
 NOT_FOLDED = {"gelu", "einsum", "layernorm_stash", "rmsnorm", "ms_norms",
-              "attention", "rotary", "rotary_bcast",
+              "attention", "attention_past", "rotary", "rotary_bcast",
               # Relu is a compute op (linalg), not host-folded.
               "shared_outputs"}
 TOL = 1e-5

@@ -12,6 +12,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -209,9 +210,11 @@ bool attnc::onnx_frontend::foldTransformerOps(
   if (op == "Pad") {
     if (!need(2))
       return false;
-    if (stringAttr(node, "mode", "constant") != "constant") {
-      error = "mode '" + stringAttr(node, "mode", "constant") +
-              "' is not supported (only constant)";
+    std::string mode = stringAttr(node, "mode", "constant");
+    if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+        (mode != "wrap" || opset < 19)) {
+      error = "mode '" + mode + "' is not supported (constant, edge, reflect" +
+              (opset >= 19 ? ", wrap" : "") + ")";
       return false;
     }
     const HostTensor &x = *in(0);
@@ -240,15 +243,36 @@ bool attnc::onnx_frontend::foldTransformerOps(
     }
     HostTensor out = HostTensor::zeros(x.dtype, shape);
     double value = in(2) ? in(2)->asDouble(0) : 0.0;
-    for (int64_t i = 0, e = out.numElements(); i < e; ++i)
-      out.set(i, value);
-    SmallVector<int64_t> idx(rank, 0), dst(rank);
-    SmallVector<int64_t> outStrides = stridesOf(shape);
-    for (int64_t i = 0, e = x.numElements(); i < e; ++i) {
-      for (int64_t d = 0; d < rank; ++d)
-        dst[d] = idx[d] + low[d];
-      out.copyFrom(flatOf(dst, outStrides), x, i);
-      advance(idx, x.shape);
+    if (mode != "constant" && x.numElements() == 0) {
+      error = "pads an empty input in mode '" + mode + "'";
+      return false;
+    }
+    // Each output element reads input index o - low folded into [0, n) as
+    // Importer::padByIndex does, or (constant) the value outside.
+    SmallVector<int64_t> idx(rank, 0), src(rank);
+    SmallVector<int64_t> inStrides = stridesOf(x.shape);
+    for (int64_t i = 0, e = out.numElements(); i < e; ++i) {
+      bool inside = true;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t n = x.shape[d], j = idx[d] - low[d];
+        if (mode == "constant") {
+          inside &= j >= 0 && j < n;
+        } else if (mode == "edge") {
+          j = std::clamp<int64_t>(j, 0, n - 1);
+        } else if (mode == "wrap") {
+          j = ((j % n) + n) % n;
+        } else {
+          int64_t period = std::max<int64_t>(2 * (n - 1), 1);
+          int64_t m = ((j % period) + period) % period;
+          j = std::min(m < n ? m : period - m, n - 1);
+        }
+        src[d] = j;
+      }
+      if (inside)
+        out.copyFrom(i, x, flatOf(src, inStrides));
+      else
+        out.set(i, value);
+      advance(idx, shape);
     }
     return done(std::move(out));
   }

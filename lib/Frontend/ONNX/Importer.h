@@ -251,6 +251,10 @@ public:
   }
   Value splat(ArrayRef<int64_t> shape, Type elem, double value);
   Value broadcastTo(Value v, ArrayRef<int64_t> shape);
+  /// Pad of `x` to `outShape`, `low` before each axis, in mode edge,
+  /// reflect or wrap (each output element reads a folded input index).
+  Value padByIndex(Value x, StringRef mode, ArrayRef<int64_t> low,
+                   ArrayRef<int64_t> outShape);
   /// The shape `a` and `c` broadcast to (numpy rules), or nullopt. Two
   /// different symbolic dims where one is a single symbol are taken as
   /// equal (SymbolicDims::bindSymbol) with a run-time check: exporters give
@@ -349,6 +353,9 @@ public:
   Expected<Value> importGatherElements(StringRef op, ArrayRef<Value> in);
   Expected<Value> importGatherND(StringRef op, ArrayRef<Value> in);
   Expected<Value> importScatter(StringRef op, ArrayRef<Value> in);
+  /// ScatterND / ScatterElements whose indices are computed at run time.
+  Expected<Value> importScatterRuntime(bool nd, StringRef reduction, Value data,
+                                       Value indices, Value updates);
   /// The `axes` of a Reduce* op (attribute or input, by `fromInput`),
   /// normalized; empty with `noop` set where noop_with_empty_axes applies.
   Expected<std::vector<int64_t>> reduceAxes(bool fromInput, int64_t rank,

@@ -6,10 +6,11 @@
 // kv_num_heads and merged back after), grouped heads, the mask as an
 // additive bias (a bool mask keeps where true), the scale, is_causal where
 // the query and key lengths are one size (ONNX aligns the causal mask
-// top-left, attn.sdpa bottom-right: they agree there). What it cannot
-// express (a past key/value, the present and QK outputs, softcap) is a
-// located error. RotaryEmbedding-23 reads its cos/sin caches per element
-// (by position id), halves or interleaved pairs, on a part of each head.
+// top-left, attn.sdpa bottom-right: they agree there), past keys and values
+// concatenated before the new ones (the presents). What it cannot express
+// (the QK output, softcap) is a located error. RotaryEmbedding-23 reads its
+// cos/sin caches per element (by position id), halves or interleaved pairs, on
+// a part of each head.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +31,17 @@ using llvm::Error;
 using llvm::Expected;
 
 Error Importer::importAttention() {
-  for (int i = 1; i < current->output_size(); ++i)
-    if (!current->output(i).empty())
-      return fail("the present key/value and QK outputs are not supported");
-  if (hasInput(4) || hasInput(5))
-    return fail("past key/value inputs are not supported");
+  if (current->output_size() > 3 && !current->output(3).empty())
+    return fail("the QK output (qk_matmul_output) is not supported");
+  if (hasInput(4) != hasInput(5))
+    return fail("past_key and past_value must be given together");
+  bool hasPast = hasInput(4);
+  bool wantsPresent = false;
+  for (int i = 1; i < std::min(current->output_size(), 3); ++i)
+    wantsPresent |= !current->output(i).empty();
+  if (wantsPresent && !hasPast)
+    return fail("present_key/present_value without past_key/past_value are "
+                "not supported");
   if (getFloatAttr(*current, "softcap", 0.0f) != 0.0f)
     return fail("softcap is not supported");
   if (int64_t p = getIntAttr(*current, "softmax_precision", 1);
@@ -78,6 +85,31 @@ Error Importer::importAttention() {
       if (!v)
         return v.takeError();
       qkv[i] = *v;
+    }
+  }
+  // The past keys and values [B, Hkv, P, D] come before the new ones; the
+  // presents are the concatenations (what attn-bind-kv-cache binds to a
+  // cache).
+  if (hasPast) {
+    for (size_t i = 1; i < 3; ++i) {
+      auto past = input(i + 3);
+      if (!past)
+        return past.takeError();
+      SmallVector<int64_t> pd = dimsOf(*past), nd = dimsOf(qkv[i]);
+      if (typeOf(*past).getElementType() != typeOf(qkv[i]).getElementType() ||
+          pd.size() != 4 || !unifyDims(pd[0], nd[0]) ||
+          !unifyDims(pd[1], nd[1]) || !unifyDims(pd[3], nd[3]))
+        return fail(Twine(i == 1 ? "past_key " : "past_value ") +
+                    shapeText(pd) + " does not fit the new " +
+                    (i == 1 ? "keys " : "values ") + shapeText(nd));
+      auto length = syms.add(pd[2], nd[2]);
+      if (!length)
+        return fail("the key length overflows");
+      SmallVector<int64_t> cd = dimsOf(qkv[i]);
+      cd[2] = *length;
+      qkv[i] = record(
+          tensor::ConcatOp::create(b, loc, 2, ValueRange{*past, qkv[i]}), cd);
+      setOutput(i, qkv[i]);
     }
   }
   SmallVector<int64_t> q = dimsOf(qkv[0]), k = dimsOf(qkv[1]),

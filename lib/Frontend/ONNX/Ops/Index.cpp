@@ -486,19 +486,21 @@ Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
   if (reduction != "none" && reduction != "add" && reduction != "mul" &&
       reduction != "max" && reduction != "min")
     return fail("reduction '" + reduction + "' is not supported");
-  if (reduction != "none" && nd)
-    return fail("reduction '" + reduction +
-                "' is not supported at run time (only none)");
-  const HostTensor *indices = constantInput(1);
-  if (!indices)
-    return fail("run-time indices are not supported (the indices must be "
-                "constants or computable from the fixed input shapes)");
   auto updates = input(2);
   if (!updates)
     return updates.takeError();
   Type elem = typeOf(data).getElementType();
   if (typeOf(*updates).getElementType() != elem)
     return fail("updates and data have different element types");
+  // Run-time indices, and ScatterND's reductions (the slice writes below
+  // only overwrite), read the indices in the IR.
+  const HostTensor *indices = constantInput(1);
+  if (!indices || (nd && reduction != "none")) {
+    auto runtimeIndices = input(1);
+    if (!runtimeIndices)
+      return runtimeIndices.takeError();
+    return importScatterRuntime(nd, reduction, data, *runtimeIndices, *updates);
+  }
   SmallVector<int64_t> dataDims = dimsOf(data), updDims = dimsOf(*updates);
   int64_t r = dataDims.size();
   std::vector<int64_t> idx = indices->toInts();
@@ -608,6 +610,242 @@ Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
     }
   }
   return result;
+}
+
+/// Index `raw` of an axis of extent `extent` counted from the start, and
+/// whether it lies in [-extent, extent).
+static std::pair<Value, Value> normalizeIndex(OpBuilder &nb, Location nl,
+                                              Value raw, Value extent) {
+  Value i = wrapIndex(nb, nl, raw, extent);
+  Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+  Value ok = arith::AndIOp::create(
+      nb, nl, arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, i, zero),
+      arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, i, extent));
+  return {i, ok};
+}
+
+Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
+                                               Value data, Value indices,
+                                               Value updates) {
+  // Each data element looks for the updates that land on it (a reduction
+  // over the index tuples): "none" takes the last one in order, as a
+  // sequential scatter leaves it; add/mul/max/min combine them all. The
+  // cost is data elements times index tuples, fine for the masks exporters
+  // scatter into.
+  SmallVector<int64_t> dataDims = dimsOf(data), idxDims = dimsOf(indices),
+                       updDims = dimsOf(updates);
+  int64_t r = dataDims.size(), q = idxDims.size();
+  Type elem = typeOf(data).getElementType();
+  if (!isa<IntegerType>(typeOf(indices).getElementType()) ||
+      typeOf(indices).getElementType().isInteger(1))
+    return fail("indices must be int32 or int64");
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  bool isFloat = isa<FloatType>(elem);
+
+  // The index tuples as [count, k] (ScatterND) or the axis's indices
+  // (ScatterElements: tuple j of position p is p with the axis -> j).
+  int64_t k = 0, axis = 0;
+  Value tuples = indices;
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d < r; ++d)
+    extents.push_back(indexValue(dataDims[d]));
+  if (nd) {
+    if (q < 1 || isSymbolic(idxDims.back()) || idxDims.back() > r)
+      return fail("the last dimension of indices must be a constant of at "
+                  "most data's rank");
+    k = idxDims.back();
+    SmallVector<int64_t> want(idxDims.begin(), idxDims.end() - 1);
+    want.append(dataDims.begin() + k, dataDims.end());
+    if (!llvm::equal(want, updDims,
+                     [&](int64_t x, int64_t y) { return unifyDims(x, y); }))
+      return fail("updates have shape " + shapeText(updDims) + ", not " +
+                  shapeText(want));
+    auto count = syms.product(ArrayRef<int64_t>(idxDims).drop_back());
+    if (!count)
+      return fail("the number of index tuples overflows");
+    tuples = reshapeTo(indices, {*count, k});
+    SmallVector<int64_t> flat{*count};
+    flat.append(dataDims.begin() + k, dataDims.end());
+    updates = reshapeTo(updates, flat);
+  } else {
+    auto a = axisAttr("axis", 0, r);
+    if (!a)
+      return a.takeError();
+    axis = *a;
+    if (q != r || !llvm::equal(idxDims, updDims, [&](int64_t x, int64_t y) {
+          return unifyDims(x, y);
+        }))
+      return fail("indices and updates must have one shape of data's rank");
+  }
+
+  // Every index in range, asserted at run time.
+  {
+    int64_t rank = dimsOf(tuples).size();
+    Value allTrue =
+        fill({}, arith::ConstantOp::create(b, loc, i1, b.getBoolAttr(true)));
+    SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
+                                AffineMap::get(rank, 0, {}, ctx)};
+    Value inRange =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{tensorType({}, i1)}, ValueRange{tuples},
+            ValueRange{allTrue}, maps,
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::reduction),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              // The axis the index addresses: the tuple's component j.
+              Value extent = extents[axis];
+              if (nd) {
+                Value j = linalg::IndexOp::create(nb, nl, 1);
+                extent = extents[0];
+                for (int64_t c = 1; c < k; ++c) {
+                  Value is = arith::CmpIOp::create(
+                      nb, nl, arith::CmpIPredicate::eq, j,
+                      arith::ConstantIndexOp::create(nb, nl, c));
+                  extent =
+                      arith::SelectOp::create(nb, nl, is, extents[c], extent);
+                }
+              }
+              Value ok = normalizeIndex(nb, nl, a[0], extent).second;
+              linalg::YieldOp::create(
+                  nb, nl, ValueRange{arith::AndIOp::create(nb, nl, ok, a[1])});
+            })
+            .getResult(0);
+    cf::AssertOp::create(
+        b, loc, tensor::ExtractOp::create(b, loc, inRange, ValueRange{}),
+        "^ " + nodeName(*current) + ": an index lies outside its axis");
+  }
+
+  // The loops: data's dimensions (parallel), then the tuples (reduction).
+  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  int64_t tupleCount = nd ? dimsOf(tuples)[0] : idxDims[axis];
+  // Whether tuple w lands on data position p (the loop indices), and where
+  // its update is.
+  auto landing = [&](OpBuilder &nb,
+                     Location nl) -> std::pair<Value, SmallVector<Value>> {
+    SmallVector<Value> p;
+    for (int64_t d = 0; d < r; ++d)
+      p.push_back(linalg::IndexOp::create(nb, nl, d));
+    Value w = linalg::IndexOp::create(nb, nl, r);
+    Value match = arith::ConstantOp::create(nb, nl, i1, nb.getBoolAttr(true));
+    SmallVector<Value> at;
+    if (nd) {
+      at.push_back(w);
+      for (int64_t j = 0; j < k; ++j) {
+        Value raw = tensor::ExtractOp::create(
+            nb, nl, tuples,
+            ValueRange{w, arith::ConstantIndexOp::create(nb, nl, j)});
+        Value i = normalizeIndex(nb, nl, raw, extents[j]).first;
+        match = arith::AndIOp::create(
+            nb, nl, match,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, i, p[j]));
+      }
+      at.append(p.begin() + k, p.end());
+      return {match, at};
+    }
+    // ScatterElements: the update at p with the axis -> w, if p lies
+    // inside the indices' shape off the axis.
+    SmallVector<Value> idxExtents;
+    for (int64_t d = 0; d < r; ++d)
+      idxExtents.push_back(indexValue(idxDims[d]));
+    for (int64_t d = 0; d < r; ++d) {
+      at.push_back(d == axis ? w : p[d]);
+      if (d != axis)
+        match = arith::AndIOp::create(
+            nb, nl, match,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, p[d],
+                                  idxExtents[d]));
+    }
+    // Read the index only where it exists (clamped otherwise).
+    SmallVector<Value> safe;
+    Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+    for (int64_t d = 0; d < r; ++d)
+      safe.push_back(
+          d == axis
+              ? w
+              : arith::SelectOp::create(nb, nl, match, p[d], zero).getResult());
+    Value raw = tensor::ExtractOp::create(nb, nl, indices, safe);
+    Value i = normalizeIndex(nb, nl, raw, extents[axis]).first;
+    match = arith::AndIOp::create(
+        nb, nl, match,
+        arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, i, p[axis]));
+    return {match, safe};
+  };
+  SmallVector<AffineExpr> dataExprs;
+  for (int64_t d = 0; d < r; ++d)
+    dataExprs.push_back(b.getAffineDimExpr(d));
+  AffineMap toData = AffineMap::get(r + 1, 0, dataExprs, ctx);
+  // The reduction's extent comes from a tensor it reads: a tuple-sized
+  // input indexed by w alone.
+  Value tupleDomain = empty({tupleCount}, i1);
+  AffineMap toTuple = AffineMap::get(r + 1, 0, {b.getAffineDimExpr(r)}, ctx);
+
+  if (reduction != "none") {
+    Value init =
+        record(linalg::CopyOp::create(b, loc, data, empty(dataDims, elem))
+                   .getResult(0),
+               dataDims);
+    return record(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{typeOf(init)}, ValueRange{tupleDomain},
+            ValueRange{init}, SmallVector<AffineMap>{toTuple, toData}, iters,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              auto [match, at] = landing(nb, nl);
+              Value v = tensor::ExtractOp::create(nb, nl, updates, at);
+              Value old = a[1], combined;
+              if (reduction == "add")
+                combined =
+                    isFloat ? arith::AddFOp::create(nb, nl, old, v).getResult()
+                            : arith::AddIOp::create(nb, nl, old, v).getResult();
+              else if (reduction == "mul")
+                combined =
+                    isFloat ? arith::MulFOp::create(nb, nl, old, v).getResult()
+                            : arith::MulIOp::create(nb, nl, old, v).getResult();
+              else if (reduction == "max")
+                combined =
+                    isFloat
+                        ? arith::MaximumFOp::create(nb, nl, old, v).getResult()
+                        : arith::MaxSIOp::create(nb, nl, old, v).getResult();
+              else
+                combined =
+                    isFloat
+                        ? arith::MinimumFOp::create(nb, nl, old, v).getResult()
+                        : arith::MinSIOp::create(nb, nl, old, v).getResult();
+              linalg::YieldOp::create(nb, nl,
+                                      ValueRange{arith::SelectOp::create(
+                                          nb, nl, match, combined, old)});
+            })
+            .getResult(0),
+        dataDims);
+  }
+
+  // "none": the last tuple that lands on each position, carried with its
+  // update (the data where none lands), so that updates are read only for
+  // tuples that exist.
+  Value none =
+      fill(dataDims,
+           arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(-1)));
+  Value init = record(
+      linalg::CopyOp::create(b, loc, data, empty(dataDims, elem)).getResult(0),
+      dataDims);
+  auto scatter = linalg::GenericOp::create(
+      b, loc, TypeRange{typeOf(none), typeOf(init)}, ValueRange{tupleDomain},
+      ValueRange{none, init}, SmallVector<AffineMap>{toTuple, toData, toData},
+      iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        auto [match, at] = landing(nb, nl);
+        Value w = arith::IndexCastOp::create(
+            nb, nl, nb.getI64Type(), linalg::IndexOp::create(nb, nl, r));
+        Value take = arith::AndIOp::create(
+            nb, nl, match,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt, w, a[1]));
+        Value v = tensor::ExtractOp::create(nb, nl, updates, at);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, take, w, a[1]),
+                       arith::SelectOp::create(nb, nl, take, v, a[2])});
+      });
+  return record(scatter.getResult(1), dataDims);
 }
 
 void attnc::onnx_frontend::registerIndexOps(OpRegistry &r) {

@@ -354,12 +354,79 @@ Expected<Value> Importer::importTile(StringRef op, ArrayRef<Value> in) {
   return result;
 }
 
+Value Importer::padByIndex(Value x, StringRef mode, ArrayRef<int64_t> low,
+                           ArrayRef<int64_t> outShape) {
+  // Output index o of an axis reads input index i = o - low there, folded
+  // into [0, n) as numpy folds it: clamped (edge), mirrored about the first
+  // and last element without repeating them (reflect: period 2 (n - 1)), or
+  // modulo n (wrap); so pads longer than the axis repeat the folding.
+  SmallVector<int64_t> dims = dimsOf(x);
+  int64_t rank = dims.size();
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d < rank; ++d)
+    extents.push_back(
+        low[d] != 0 || outShape[d] != dims[d] ? indexValue(dims[d]) : Value());
+  Type elem = typeOf(x).getElementType();
+  auto ctx = b.getContext();
+  Value init = empty(outShape, elem);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, ValueRange{init},
+      SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        auto c = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nl, v);
+        };
+        // ((a mod m) + m) mod m: a non-negative remainder.
+        auto mod = [&](Value a, Value m) -> Value {
+          Value r = arith::RemSIOp::create(nb, nl, a, m);
+          return arith::RemSIOp::create(nb, nl,
+                                        arith::AddIOp::create(nb, nl, r, m), m);
+        };
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value o = linalg::IndexOp::create(nb, nl, d);
+          if (!extents[d]) {
+            coords.push_back(o);
+            continue;
+          }
+          Value n = extents[d], last = arith::SubIOp::create(nb, nl, n, c(1));
+          Value i = arith::SubIOp::create(nb, nl, o, c(low[d]));
+          Value src;
+          if (mode == "edge") {
+            src = arith::MinSIOp::create(
+                nb, nl, arith::MaxSIOp::create(nb, nl, i, c(0)), last);
+          } else if (mode == "wrap") {
+            src = mod(i, n);
+          } else {
+            // reflect; an axis of one element reads it everywhere.
+            Value period = arith::MaxSIOp::create(
+                nb, nl, arith::MulIOp::create(nb, nl, last, c(2)), c(1));
+            Value m = mod(i, period);
+            Value back = arith::SubIOp::create(nb, nl, period, m);
+            Value inside =
+                arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, m, n);
+            src = arith::SelectOp::create(nb, nl, inside, m, back);
+            src = arith::MinSIOp::create(nb, nl, src, last);
+          }
+          coords.push_back(src);
+        }
+        Value v = tensor::ExtractOp::create(nb, nl, x, coords);
+        linalg::YieldOp::create(nb, nl, v);
+      });
+  return record(generic.getResult(0), outShape);
+}
+
 Expected<Value> Importer::importPad(StringRef op, ArrayRef<Value> in) {
   Value x = in[0];
   const onnx::AttributeProto *modeAttr = findAttribute(*current, "mode");
   std::string mode = modeAttr ? modeAttr->s() : "constant";
-  if (mode != "constant")
-    return fail("mode '" + mode + "' is not supported (only constant)");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      (mode != "wrap" || opset < 19))
+    return fail("mode '" + mode +
+                "' is not supported (constant, edge, "
+                "reflect" +
+                (opset >= 19 ? ", wrap" : "") + ")");
   auto pads = constantInts(1, "pads");
   if (!pads)
     return pads.takeError();
@@ -395,6 +462,8 @@ Expected<Value> Importer::importPad(StringRef op, ArrayRef<Value> in) {
     outShape[axes[i]] = *grown;
   }
   Type elem = typeOf(x).getElementType();
+  if (mode != "constant")
+    return padByIndex(x, mode, low, outShape);
   Value padValue;
   if (const HostTensor *c = constantInput(2)) {
     if (c->numElements() != 1)

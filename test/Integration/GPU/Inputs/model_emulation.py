@@ -113,10 +113,10 @@ ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
 # and each decoder's KV-cache step derived from the stateless export
 # (--input-shape input_ids=1x? --kv-cache 8) run on the 1x8 sequence in
 # the pieces EXPORT_SPLITS against transformers' logits of the whole
-# sequence. f32 at check_exports.py's 1e-4.
+# sequence. f32 at check_exports.py's 1e-4, f16 and bf16 at TOL.
 EXPORT_SPLITS = (5, 1, 2)
 EXPORT_CASES = []
-for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
+for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"]), ("bf16", TOL["bf16"])):
     for _family in ("albert", "bert", "distilbert", "electra", "roberta",
                     "bloom", "gemma", "gpt2", "gpt_neox", "llama", "mistral",
                     "opt", "phi", "qwen2"):
