@@ -871,6 +871,29 @@ static LogicalResult setAllSymbols(ProbeEvaluator &evaluator, Block *entry,
       sizes, past ? std::optional<int64_t>(pastLength + length) : std::nullopt);
 }
 
+/// Replaces `values` (probed, so rounded) by the float constant of the
+/// computation `slice` that equals them within `rtol`, if there is one.
+static void snapToConstant(const llvm::SetVector<Operation *> &slice,
+                           SmallVectorImpl<double> &values, double rtol) {
+  for (Operation *op : slice) {
+    auto constant = dyn_cast<arith::ConstantOp>(op);
+    auto dense =
+        constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!dense || dense.getNumElements() != static_cast<int64_t>(values.size()))
+      continue;
+    SmallVector<double> exact;
+    for (const APFloat &f : dense.getValues<APFloat>())
+      exact.push_back(f.convertToDouble());
+    if (llvm::all_of(llvm::seq<size_t>(0, exact.size()), [&](size_t i) {
+          return std::abs(exact[i] - values[i]) <=
+                 rtol * std::abs(exact[i]) + 1e-7;
+        })) {
+      values.assign(exact.begin(), exact.end());
+      return;
+    }
+  }
+}
+
 FailureOr<RotaryProbe>
 mlir::attn::probeRotaryTables(Value cosTable, Value sinTable, Block *entry,
                               std::string &why, const PastSymbols *past) {
@@ -944,24 +967,7 @@ mlir::attn::probeRotaryTables(Value cosTable, Value sinTable, Block *entry,
     }
   }
   // Exact frequencies where the computation holds them as a constant.
-  for (Operation *op : slice) {
-    auto constant = dyn_cast<arith::ConstantOp>(op);
-    auto dense =
-        constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
-    if (!dense ||
-        dense.getNumElements() != static_cast<int64_t>(probe.invFreq.size()))
-      continue;
-    SmallVector<double> exact;
-    for (const APFloat &f : dense.getValues<APFloat>())
-      exact.push_back(f.convertToDouble());
-    if (llvm::all_of(llvm::seq<size_t>(0, exact.size()), [&](size_t i) {
-          return std::abs(exact[i] - probe.invFreq[i]) <=
-                 1e-5 * std::abs(exact[i]) + 1e-7;
-        })) {
-      probe.invFreq = exact;
-      break;
-    }
-  }
+  snapToConstant(slice, probe.invFreq, 1e-5);
   return probe;
 }
 
@@ -1163,24 +1169,7 @@ mlir::attn::probeCausalBias(Value bias, Block *entry,
     for (std::optional<double> s : slopes)
       probe.keySlopes.push_back(s.value_or(0.0));
     // Exact slopes where the computation holds them as a constant.
-    for (Operation *op : slice) {
-      auto constant = dyn_cast<arith::ConstantOp>(op);
-      auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
-                            : nullptr;
-      if (!dense || dense.getNumElements() !=
-                        static_cast<int64_t>(probe.keySlopes.size()))
-        continue;
-      SmallVector<double> exact;
-      for (const APFloat &f : dense.getValues<APFloat>())
-        exact.push_back(f.convertToDouble());
-      if (llvm::all_of(llvm::seq<size_t>(0, exact.size()), [&](size_t i) {
-            return std::abs(exact[i] - probe.keySlopes[i]) <=
-                   1e-4 * std::abs(exact[i]) + 1e-7;
-          })) {
-        probe.keySlopes = exact;
-        break;
-      }
-    }
+    snapToConstant(slice, probe.keySlopes, 1e-4);
   }
   return probe;
 }

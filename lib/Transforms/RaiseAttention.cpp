@@ -543,6 +543,17 @@ static Value peelScales(Value v, double &scale,
   return v;
 }
 
+/// True if `matmul` is a single-use batch matmul on tensors with the
+/// default maps into zeros (the plain product of its two operands).
+static bool isPlainBatchMatmul(linalg::BatchMatmulOp matmul) {
+  return matmul && matmul.hasPureTensorSemantics() && matmul->hasOneUse() &&
+         matmul.getNumDpsInputs() == 2 &&
+         raise::isZeroTensor(matmul.getDpsInits()[0]) &&
+         ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) ==
+             ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
+                 matmul.getContext()));
+}
+
 /// If `v` is `expand_shape(batch_matmul(collapse_shape(a), collapse_shape(b)))`
 /// into zeros, the leading dimensions collapsed into one and expanded back
 /// the same way: a and b (rank 4), with the matmul and collapses in `ops`.
@@ -555,12 +566,7 @@ matchCollapsedBatchMatmul(Value v, SmallVectorImpl<Operation *> &ops) {
   if (expand.getReassociationIndices() != expected)
     return std::nullopt;
   auto matmul = expand.getSrc().getDefiningOp<linalg::BatchMatmulOp>();
-  if (!matmul || !matmul.hasPureTensorSemantics() || !matmul->hasOneUse() ||
-      matmul.getNumDpsInputs() != 2 ||
-      !raise::isZeroTensor(matmul.getDpsInits()[0]) ||
-      ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) !=
-          ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
-              matmul.getContext())))
+  if (!isPlainBatchMatmul(matmul))
     return std::nullopt;
   SmallVector<Value, 2> operands;
   for (Value in : matmul.getDpsInputs()) {
@@ -586,12 +592,7 @@ static std::optional<std::pair<Value, Value>>
 matchHeadsBatchMatmul(Value v, tensor::ExpandShapeOp expand,
                       SmallVectorImpl<Operation *> &ops) {
   auto matmul = v.getDefiningOp<linalg::BatchMatmulOp>();
-  if (!matmul || !matmul.hasPureTensorSemantics() || !matmul->hasOneUse() ||
-      matmul.getNumDpsInputs() != 2 ||
-      !raise::isZeroTensor(matmul.getDpsInits()[0]) ||
-      ArrayRef<AffineMap>(matmul.getIndexingMapsArray()) !=
-          ArrayRef<AffineMap>(linalg::BatchMatmulOp::getDefaultIndexingMaps(
-              matmul.getContext())))
+  if (!isPlainBatchMatmul(matmul))
     return std::nullopt;
   SmallVector<ReassociationIndices> leadingPair = {{0, 1}, {2}, {3}};
   auto headsOf = [&](Value in) -> Value {
