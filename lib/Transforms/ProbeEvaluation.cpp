@@ -82,7 +82,9 @@ static unsigned widthOf(Type t) {
 
 /// Evaluates an arith/math op on scalars; failure for an op it does not
 /// know.
-static FailureOr<Scalar> evaluateScalarOp(Operation *op, ArrayRef<Scalar> in) {
+static FailureOr<Scalar>
+evaluateScalarOp(Operation *op, ArrayRef<Scalar> in,
+                 const llvm::DenseMap<int64_t, int64_t> &intOverrides) {
   Type type = op->getResult(0).getType();
   Scalar r;
   auto flt = [&](double x) {
@@ -96,8 +98,13 @@ static FailureOr<Scalar> evaluateScalarOp(Operation *op, ArrayRef<Scalar> in) {
   auto operandType = [&](unsigned i) { return op->getOperand(i).getType(); };
   return llvm::TypeSwitch<Operation *, FailureOr<Scalar>>(op)
       .Case([&](arith::ConstantOp c) -> FailureOr<Scalar> {
-        if (auto i = dyn_cast<IntegerAttr>(c.getValue()))
-          return integer(i.getValue().getSExtValue());
+        if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+          int64_t x = i.getValue().getSExtValue();
+          if (!i.getType().isInteger(1))
+            if (auto it = intOverrides.find(x); it != intOverrides.end())
+              x = it->second;
+          return integer(x);
+        }
         if (auto f = dyn_cast<FloatAttr>(c.getValue()))
           return flt(f.getValueAsDouble());
         return failure();
@@ -495,7 +502,7 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
         return fail("an arith op on tensors");
       in.push_back(elementOf(*value, 0));
     }
-    FailureOr<Scalar> s = evaluateScalarOp(op, in);
+    FailureOr<Scalar> s = evaluateScalarOp(op, in, intOverrides);
     if (failed(s))
       return fail("op " + op->getName().getStringRef());
     ProbeValue value = makeValue(result.getType(), {}, false);
@@ -518,8 +525,13 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
     } else {
       bool isBool = type.getElementType().isInteger(1);
       int64_t i = 0;
-      for (const APInt &x : dense.getValues<APInt>())
-        value.ints[i++] = isBool ? x.getZExtValue() : x.getSExtValue();
+      for (const APInt &x : dense.getValues<APInt>()) {
+        int64_t v = isBool ? x.getZExtValue() : x.getSExtValue();
+        if (!isBool)
+          if (auto it = intOverrides.find(v); it != intOverrides.end())
+            v = it->second;
+        value.ints[i++] = v;
+      }
     }
     return value;
   }
@@ -798,7 +810,7 @@ FailureOr<ProbeValue> ProbeEvaluator::evaluateOp(Operation *op,
           }
           in.push_back(*x);
         }
-        FailureOr<Scalar> s = evaluateScalarOp(&inner, in);
+        FailureOr<Scalar> s = evaluateScalarOp(&inner, in, intOverrides);
         if (failed(s)) {
           status = fail("op " + inner.getName().getStringRef());
           return;
@@ -1021,37 +1033,44 @@ FailureOr<int64_t> mlir::attn::probeTokenIndexIds(Value ids, Block *entry,
   return *offset;
 }
 
-FailureOr<CausalBiasProbe>
-mlir::attn::probeCausalBias(Value bias, Block *entry,
-                            ArrayRef<BlockArgument> masks, std::string &why,
-                            const PastSymbols *past) {
-  // Lengths: small ones, and around each small constant (a window).
-  llvm::SetVector<Operation *> slice;
-  collectComputation(bias, slice);
-  SmallVector<int64_t> lengths = {1, 2, 3, 6, 11};
+/// Constants above this are not probed at (a mask of N x N per length).
+constexpr int64_t kMaxProbedConstant = 1024;
+
+/// The magnitudes of the integer constants (not i1) of `slice`, scalar or
+/// small dense.
+static SmallVector<int64_t>
+integerConstants(const llvm::SetVector<Operation *> &slice) {
+  SmallVector<int64_t> out;
   for (Operation *op : slice) {
     auto constant = dyn_cast<arith::ConstantOp>(op);
     if (!constant || !getElementTypeOrSelf(constant.getType()).isIntOrIndex() ||
         getElementTypeOrSelf(constant.getType()).isInteger(1))
       continue;
-    SmallVector<int64_t> ints;
     if (auto i = dyn_cast<IntegerAttr>(constant.getValue()))
-      ints.push_back(i.getValue().getSExtValue());
+      out.push_back(std::abs(i.getValue().getSExtValue()));
     else if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
              dense && dense.getNumElements() <= 64)
       for (const APInt &x : dense.getValues<APInt>())
-        ints.push_back(x.getSExtValue());
-    for (int64_t c : ints) {
-      c = std::abs(c);
-      if (c <= 2)
-        continue;
-      if (c > 1024) {
-        why = "the mask computation holds the constant " + std::to_string(c) +
-              ", too large to probe (a long sliding window?)";
-        return failure();
-      }
+        out.push_back(std::abs(x.getSExtValue()));
+  }
+  return out;
+}
+
+/// probeCausalBias with integer constants `standIns` (from -> to)
+/// evaluated as their stand-ins.
+static FailureOr<CausalBiasProbe>
+probeCausalBiasWith(Value bias, Block *entry, ArrayRef<BlockArgument> masks,
+                    std::string &why, const PastSymbols *past,
+                    const llvm::SetVector<Operation *> &slice,
+                    ArrayRef<std::pair<int64_t, int64_t>> standIns) {
+  // Lengths: small ones, and around each small constant (a window).
+  SmallVector<int64_t> lengths = {1, 2, 3, 6, 11};
+  for (int64_t c : integerConstants(slice)) {
+    for (auto [from, to] : standIns)
+      if (c == from)
+        c = to;
+    if (c > 2)
       lengths.append({c, c + 1, c + 2});
-    }
   }
   llvm::sort(lengths);
   lengths.erase(llvm::unique(lengths), lengths.end());
@@ -1075,6 +1094,8 @@ mlir::attn::probeCausalBias(Value bias, Block *entry,
   // The longest first: it shows the window.
   for (auto [pastLength, length] : sizes) {
     ProbeEvaluator evaluator(entry);
+    for (auto [from, to] : standIns)
+      evaluator.overrideIntegerConstant(from, to);
     if (failed(setAllSymbols(evaluator, entry, length, past, pastLength)) ||
         failed(setMasksToOnes(evaluator, masks))) {
       why = "cannot size the inputs: " + evaluator.reason();
@@ -1171,5 +1192,44 @@ mlir::attn::probeCausalBias(Value bias, Block *entry,
     // Exact slopes where the computation holds them as a constant.
     snapToConstant(slice, probe.keySlopes, 1e-4);
   }
+  return probe;
+}
+
+FailureOr<CausalBiasProbe>
+mlir::attn::probeCausalBias(Value bias, Block *entry,
+                            ArrayRef<BlockArgument> masks, std::string &why,
+                            const PastSymbols *past) {
+  llvm::SetVector<Operation *> slice;
+  collectComputation(bias, slice);
+  // Constants too large to probe at (a mask of 4096 x 4096 per length).
+  SmallVector<int64_t> large;
+  for (int64_t c : integerConstants(slice))
+    if (c > kMaxProbedConstant && !llvm::is_contained(large, c))
+      large.push_back(c);
+  if (large.empty())
+    return probeCausalBiasWith(bias, entry, masks, why, past, slice, {});
+  if (large.size() > 1) {
+    why = "the mask computation holds the constants " +
+          std::to_string(large[0]) + " and " + std::to_string(large[1]) +
+          ", too large to probe";
+    return failure();
+  }
+  // The one large constant through stand-ins: a window must follow them.
+  FailureOr<CausalBiasProbe> probe = failure();
+  for (int64_t standIn : {5, 9}) {
+    std::string standInWhy;
+    probe = probeCausalBiasWith(bias, entry, masks, standInWhy, past, slice,
+                                {{large[0], standIn}});
+    if (failed(probe) || probe->window != standIn) {
+      why = "the mask computation holds the constant " +
+            std::to_string(large[0]) + ", too large to probe at, and with " +
+            std::to_string(standIn) + " in its place the mask is " +
+            (failed(probe)
+                 ? "not causal: " + standInWhy
+                 : "not a sliding window of " + std::to_string(standIn));
+      return failure();
+    }
+  }
+  probe->window = large[0];
   return probe;
 }

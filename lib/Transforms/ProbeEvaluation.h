@@ -70,6 +70,13 @@ public:
   /// evaluator does not know, argument data it was not given, or more than
   /// its element budget.
   FailureOr<ProbeValue> evaluate(Value v);
+  /// Evaluates every integer constant (not i1) equal to `from` as `to`
+  /// instead (and `-from` as `-to`): a stand-in for a constant too large to
+  /// probe at.
+  void overrideIntegerConstant(int64_t from, int64_t to) {
+    intOverrides[from] = to;
+    intOverrides[-from] = -to;
+  }
   /// Drops the computed values (after changing shapes or data).
   void reset() { values.clear(); }
   const std::string &reason() const { return failureReason; }
@@ -84,6 +91,7 @@ private:
   llvm::DenseMap<Value, SmallVector<int64_t>> argShapes;
   llvm::DenseMap<Value, std::vector<int64_t>> argData;
   llvm::DenseMap<Value, ProbeValue> values;
+  llvm::DenseMap<int64_t, int64_t> intOverrides;
   std::string failureReason;
 };
 
@@ -132,8 +140,11 @@ struct CausalBiasProbe {
 /// causal mask at every probed length (at most -1e4 where key `k > q` or
 /// `q - k >= window`), and elsewhere `keySlopes[h] * k` plus a constant per
 /// row: the window and slopes. The probed lengths include each small
-/// integer constant of the computation, so a sliding window shows;
-/// constants too large to probe refuse. With `past`, the bias is `[.., T, P
+/// integer constant of the computation, so a sliding window shows. One
+/// constant too large to probe at (a real model's window, 4096) is probed
+/// through small stand-ins: the window must be each stand-in, and is then
+/// the constant; more than one such constant refuses. With `past`, the bias is
+/// `[.., T, P
 /// + T]` after a past of P keys, query `q` at position `P + q`.
 FailureOr<CausalBiasProbe> probeCausalBias(Value bias, Block *entry,
                                            ArrayRef<BlockArgument> masks,

@@ -171,6 +171,71 @@ func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols
 
 // -----
 
+// A real model's window (4096) is too large to probe at: the mask is probed
+// with small stand-ins for the constant (a window of each), and the
+// attention gets window = 4096.
+// CHECK-LABEL: func.func @main
+// CHECK: attn.sdpa {{.*}} score = dot causal window = 4096 :
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x1x?x8xf32> {attn.name = "y"}) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
+  %e = tensor.empty(%t, %t) : tensor<1x1x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %w = arith.constant 4096 : index
+    %causal = arith.cmpi sle, %ki, %qi : index
+    %start = arith.subi %qi, %w : index
+    %inwin = arith.cmpi sgt, %ki, %start : index
+    %both = arith.andi %causal, %inwin : i1
+    %zero = arith.constant 0.0 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %b = arith.select %both, %zero, %ninf : f32
+    linalg.yield %b : f32
+  } -> tensor<1x1x?x?xf32>
+  %o = attn.sdpa %x4, %x4, %x4 bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %o : tensor<1x1x?x8xf32>
+}
+
+// -----
+
+// A large constant that is not the window (here it only bounds the
+// queries, so the mask stays plain causal with a stand-in) is refused.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @main(%ids: tensor<1x?xi64> {attn.name = "input_ids", attn.dim_symbols = ["", "s"]},
+                %table: tensor<32x8xf32>)
+    -> (tensor<1x1x?x8xf32> {attn.name = "y"}) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %x = attn.embedding %ids, %table : (tensor<1x?xi64>, tensor<32x8xf32>) -> tensor<1x?x8xf32>
+  %x4 = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, %t, 8] : tensor<1x?x8xf32> into tensor<1x1x?x8xf32>
+  %e = tensor.empty(%t, %t) : tensor<1x1x?x?xf32>
+  %bias = linalg.generic {indexing_maps = [#id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x1x?x?xf32>) {
+  ^bb0(%out: f32):
+    %qi = linalg.index 2 : index
+    %ki = linalg.index 3 : index
+    %big = arith.constant 5000 : index
+    %causal = arith.cmpi sle, %ki, %qi : index
+    %small = arith.cmpi slt, %qi, %big : index
+    %both = arith.andi %causal, %small : i1
+    %zero = arith.constant 0.0 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %b = arith.select %both, %zero, %ninf : f32
+    linalg.yield %b : f32
+  } -> tensor<1x1x?x?xf32>
+  // expected-error @+1 {{has an attention mask attn-bind-kv-cache cannot bind to a KV cache: the mask computation holds the constant 5000, too large to probe at, and with 5 in its place the mask is not causal: the mask differs from a causal mask at query 5, key 0 (past 0, length 11)}}
+  %o = attn.sdpa %x4, %x4, %x4 bias(%bias : tensor<1x1x?x?xf32>) score = dot : tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x?x8xf32>
+  return %o : tensor<1x1x?x8xf32>
+}
+
+// -----
+
 // A bias that is not the causal mask (here: every key but the query's own)
 // cannot be dropped for a cache.
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
