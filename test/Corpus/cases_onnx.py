@@ -524,6 +524,18 @@ def cases():
         [r"^model\.onnx:/pad: error: mode 'wrap' is not supported \(constant, "
          r"edge, reflect\) \(Pad, opset 18\)$"]))
     out.append(error_case(
+        "pad-edge-empty-axis", {"model.onnx": model(
+            # Rows 2..2 of x: an empty axis.
+            [node("Slice", ["x", "s", "s", "z"], ["e"], name="/slice"),
+             node("Pad", ["e", "p"], ["y"], name="/pad",
+                  attrs=[attr_string("mode", "edge")])],
+            [value_info("x", FLOAT, [2, 4])], [value_info("y", FLOAT, [2, 4])],
+            [tensor("p", [4], [1, 0, 1, 0], INT64),
+             tensor("s", [1], [2], INT64), tensor("z", [1], [0], INT64)],
+            opset=18)}, [],
+        [r"^model\.onnx:/pad: error: mode 'edge' pads axis 0, which is empty "
+         r"\(Pad, opset 18\)$"]))
+    out.append(error_case(
         "einsum-diagonal", {"model.onnx": model(
             [node("Einsum", ["x"], ["y"], name="/es",
                   attrs=[attr_string("equation", "ii->i")])],

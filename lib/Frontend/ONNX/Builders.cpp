@@ -39,7 +39,9 @@ bool Importer::unifyDims(int64_t a, int64_t c) {
     return false;
   if (*ca == *cc)
     return true;
-  if (!isSymbolic(*ca) && !isSymbolic(*cc))
+  // Only two symbolic sizes are taken as one: a symbol against a constant
+  // stays a broadcast error, as the exporter's intent is then unclear.
+  if (!isSymbolic(*ca) || !isSymbolic(*cc))
     return false;
   // The run-time sizes before the binding makes them one.
   Value va = indexValue(a), vc = indexValue(c);

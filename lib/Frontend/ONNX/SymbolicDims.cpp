@@ -16,6 +16,22 @@ int64_t SymbolicDims::newSymbol(llvm::StringRef name) {
   return *intern(Poly{{Monomial{id}, 1}});
 }
 
+/// The product of two polynomials; nullopt on overflow.
+static std::optional<SymbolicDims::Poly> multiply(const SymbolicDims::Poly &a,
+                                                  const SymbolicDims::Poly &b) {
+  SymbolicDims::Poly p;
+  for (const auto &[ma, ca] : a)
+    for (const auto &[mb, cb] : b) {
+      SymbolicDims::Monomial m(ma);
+      m.insert(m.end(), mb.begin(), mb.end());
+      std::sort(m.begin(), m.end());
+      int64_t c;
+      if (llvm::MulOverflow(ca, cb, c) || llvm::AddOverflow(p[m], c, p[m]))
+        return std::nullopt;
+    }
+  return p;
+}
+
 std::optional<SymbolicDims::Poly>
 SymbolicDims::substitute(const Poly &p) const {
   Poly out;
@@ -31,18 +47,10 @@ SymbolicDims::substitute(const Poly &p) const {
           return std::nullopt;
         factor = std::move(*bound);
       }
-      Poly product;
-      for (const auto &[ma, ca] : term)
-        for (const auto &[mb, cb] : factor) {
-          Monomial mm(ma);
-          mm.insert(mm.end(), mb.begin(), mb.end());
-          std::sort(mm.begin(), mm.end());
-          int64_t x;
-          if (llvm::MulOverflow(ca, cb, x) ||
-              llvm::AddOverflow(product[mm], x, product[mm]))
-            return std::nullopt;
-        }
-      term = std::move(product);
+      std::optional<Poly> product = multiply(term, factor);
+      if (!product)
+        return std::nullopt;
+      term = std::move(*product);
     }
     for (const auto &[mt, ct] : term)
       if (llvm::AddOverflow(out[mt], ct, out[mt]))
@@ -159,17 +167,10 @@ std::optional<int64_t> SymbolicDims::mul(int64_t a, int64_t b) {
       return std::nullopt;
     return r;
   }
-  Poly p;
-  for (const auto &[ma, ca] : poly(a))
-    for (const auto &[mb, cb] : poly(b)) {
-      Monomial m(ma);
-      m.insert(m.end(), mb.begin(), mb.end());
-      std::sort(m.begin(), m.end());
-      int64_t c;
-      if (llvm::MulOverflow(ca, cb, c) || llvm::AddOverflow(p[m], c, p[m]))
-        return std::nullopt;
-    }
-  return intern(std::move(p));
+  std::optional<Poly> p = multiply(poly(a), poly(b));
+  if (!p)
+    return std::nullopt;
+  return intern(std::move(*p));
 }
 
 /// `a` without the factors of `b` (both sorted), if `b` divides it.

@@ -720,6 +720,10 @@ Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
   SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
   int64_t tupleCount = nd ? dimsOf(tuples)[0] : idxDims[axis];
+  SmallVector<Value> idxExtents;
+  if (!nd)
+    for (int64_t d = 0; d < r; ++d)
+      idxExtents.push_back(indexValue(idxDims[d]));
   // Whether tuple w lands on data position p (the loop indices), and where
   // its update is.
   auto landing = [&](OpBuilder &nb,
@@ -746,17 +750,12 @@ Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
     }
     // ScatterElements: the update at p with the axis -> w, if p lies
     // inside the indices' shape off the axis.
-    SmallVector<Value> idxExtents;
     for (int64_t d = 0; d < r; ++d)
-      idxExtents.push_back(indexValue(idxDims[d]));
-    for (int64_t d = 0; d < r; ++d) {
-      at.push_back(d == axis ? w : p[d]);
       if (d != axis)
         match = arith::AndIOp::create(
             nb, nl, match,
             arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt, p[d],
                                   idxExtents[d]));
-    }
     // Read the index only where it exists (clamped otherwise).
     SmallVector<Value> safe;
     Value zero = arith::ConstantIndexOp::create(nb, nl, 0);

@@ -462,8 +462,14 @@ Expected<Value> Importer::importPad(StringRef op, ArrayRef<Value> in) {
     outShape[axes[i]] = *grown;
   }
   Type elem = typeOf(x).getElementType();
-  if (mode != "constant")
+  if (mode != "constant") {
+    // Symbolic extents are at least 1; a constant 0 has nothing to repeat.
+    for (int64_t d = 0, r = dims.size(); d < r; ++d)
+      if (dims[d] == 0 && outShape[d] != 0)
+        return fail("mode '" + mode + "' pads axis " + Twine(d) +
+                    ", which is empty");
     return padByIndex(x, mode, low, outShape);
+  }
   Value padValue;
   if (const HostTensor *c = constantInput(2)) {
     if (c->numElements() != 1)
