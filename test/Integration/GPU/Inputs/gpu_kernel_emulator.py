@@ -123,12 +123,11 @@ import re
 
 import numpy as np
 
-from gpuemu.core import (  # noqa: F401 - run_cases for the scripts
-    UNHANDLED, DeviceCore, init_shared_state, make_tensor_map, run_cases)
-from gpuemu.ir import (  # noqa: F401 - parse_module for the scripts
-    DYNAMIC, parse_memref, parse_module, props, result_types, row_major,
-    vector_dims)
-from gpuemu.numerics import (  # noqa: F401 - bf16 helpers for the scripts
+from gpuemu.core import (
+    UNHANDLED, DeviceCore, init_shared_state, make_tensor_map)
+from gpuemu.ir import (
+    DYNAMIC, parse_memref, props, result_types, row_major, vector_dims)
+from gpuemu.numerics import (
     LANES, WARPGROUP, bf16_bits_to_f64, f32_to_bf16_bits)
 from gpuemu.tma import TensorMap
 

@@ -52,6 +52,13 @@ thread. reset-state zeroes the model state
 gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
 mutations; every lane of the launch must execute the wgmma ops together.
 
+The parser, the ISA models, the race bookkeeping and the device ops both
+emulators model alike (cp.async, ldmatrix, mma.sync, wgmma, TMA and
+mbarriers) are the emulator core's (the gpuemu package); this emulator adds
+the host program, many blocks at once, per-lane loops and views, and
+arithmetic on register values (bf16 as float32, where the kernel emulator
+keeps bf16 bits).
+
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """
 
@@ -69,7 +76,7 @@ from gpuemu.ir import (
     DYNAMIC, parse_memref, parse_ops, operand_types, props, result_types,
     row_major, scalar_elem, split_top, sym_name, vector_dims)
 from gpuemu.numerics import (
-    LANES, WARPGROUP, bits_to_bf16_f32, f32_to_bf16_bits, round_to)
+    LANES, WARPGROUP, bits_to_bf16_f32, f32_to_bf16_bits, round_to, to_f64)
 
 MAX_LANES = 1 << 16
 
@@ -277,11 +284,6 @@ def read_safetensors_raw(path):
         out[name] = (elem, np.frombuffer(data[base + b:base + e], dt)
                      .reshape(info["shape"]).copy())
     return out
-
-
-def to_f64(arr, elem):
-    return bits_to_bf16_f32(arr).astype(np.float64) if elem == "bf16" \
-        else arr.astype(np.float64)
 
 
 def from_f64(x, elem):

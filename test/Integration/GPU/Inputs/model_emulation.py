@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
 import gen_examples  # noqa: E402
 import make_weights as mw  # noqa: E402
 import tensorio  # noqa: E402
-from gpuemu.core import run_cases  # noqa: E402
+from gpuemu.driver import run_cases  # noqa: E402
 from gpuemu.tma import DeadlockError, TmaError  # noqa: E402
 from gpu_model_emulator import (  # noqa: E402
     EmulationError, Emulator, Module)

@@ -10,8 +10,9 @@ host code and every kernel it launches, many blocks at once).
 - tma: tensor maps, TMA box loads and mbarriers (PTX ISA / driver API).
 - core: shared-memory race bookkeeping and the device ops whose rules are
   the same in both emulators (cp.async groups, TMA loads and mbarriers,
-  ldmatrix, mma.sync, wgmma with its fences and commit groups), and the
-  case runner of the emulation scripts.
+  ldmatrix, mma.sync, wgmma with its fences and commit groups).
+- driver: what the emulation scripts share (running a pass on a case,
+  running the cases).
 
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """

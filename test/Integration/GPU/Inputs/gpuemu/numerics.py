@@ -28,6 +28,11 @@ def bf16_bits_to_f64(bits):
     return bits_to_bf16_f32(bits).astype(np.float64)
 
 
+def to_f64(x, elem):
+    """Stored elements (bf16 as bits) as float64 values."""
+    return bf16_bits_to_f64(x) if elem == "bf16" else x.astype(np.float64)
+
+
 def bf16_round(x):
     """float32 values rounded to bf16 (round to nearest even), as float32."""
     x = np.asarray(x, np.float32)
