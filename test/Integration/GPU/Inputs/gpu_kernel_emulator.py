@@ -6,9 +6,9 @@ flash_mma_emulator.py (attn-gpu-flash-attention) and cache_write_emulator.py
 (attn-gpu-cache-write). A thin layer over the emulator core it shares with
 gpu_model_emulator.py (the gpuemu package: the parser, the ISA models below,
 race bookkeeping and the device ops both model alike). It parses MLIR's
-generic op form and runs a function: its host ops, then each gpu.launch for every
-thread block, all threads of a block in lockstep (each SSA value holds one
-value per thread). So every index computation, load, store, fragment
+generic op form and runs a function: its host ops, then each gpu.launch
+for every thread block, all threads of a block in lockstep (each SSA value
+holds one value per thread). So every index computation, load, store, fragment
 insert/extract, shuffle, mask and loop bound is the one the pass emitted.
 
 Only the warp-wide mma.sync m16n8k16 (row.col, f16/bf16 inputs, f32
