@@ -1,6 +1,7 @@
 """Helpers shared by the test scripts that run a compiled model and check
 its output (test/ONNX/onnx_check.py, test/ONNX/check_pruned_heads.py,
-test/Python/api_check.py, test/Frontend/HF/check_decode_step.py).
+test/Python/api_check.py, test/Frontend/HF/check_decode_step.py and
+check_prefill.py, test/Integration/GPU/Inputs/model_emulation.py).
 
 Only numpy and the standard library are used.
 """
@@ -62,6 +63,26 @@ def import_attnc(src, bin_dir):
     os.environ["ATTNC_BIN_DIR"] = bin_dir
     import attnc
     return attnc
+
+
+def checkpoint_builder():
+    """For a script checking a checkpoint (attnc_parser's options and
+    --checkpoint DIR): (args, the attnc package, build), where
+    build(tag, **options) is the checkpoint compiled by attnc.compile with
+    `options` into WORKDIR/lib<checkpoint>-<tag>.so and loaded with its
+    weights."""
+    parser = attnc_parser()
+    parser.add_argument("--checkpoint", required=True)
+    args = parser.parse_args()
+    attnc = import_attnc(args.src, args.bin)
+    weights = os.path.join(args.checkpoint, "model.safetensors")
+    name = os.path.basename(os.path.normpath(args.checkpoint))
+
+    def build(tag, **options):
+        lib = os.path.join(args.workdir, f"lib{name}-{tag}.so")
+        return attnc.load(attnc.compile(args.checkpoint, lib, **options),
+                          weights=weights)
+    return args, attnc, build
 
 
 def rel_err(y, ref):

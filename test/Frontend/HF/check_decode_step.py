@@ -15,22 +15,12 @@ import checkutil  # noqa: E402
 
 
 def main():
-    ap = checkutil.attnc_parser()
-    ap.add_argument("--checkpoint", required=True)
-    args = ap.parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-
+    args, _, build = checkutil.checkpoint_builder()
     ids = np.load(os.path.join(args.checkpoint, "input_ids.npy"))
     expected = np.load(os.path.join(args.checkpoint, "expected.npy"))
-    weights = os.path.join(args.checkpoint, "model.safetensors")
-    name = os.path.basename(os.path.normpath(args.checkpoint))
     seq = ids.shape[1]
-    full = attnc.load(attnc.compile(
-        args.checkpoint, os.path.join(args.workdir, f"lib{name}-full.so"),
-        input_shape={"input_ids": ids.shape}), weights=weights)
-    step = attnc.load(attnc.compile(
-        args.checkpoint, os.path.join(args.workdir, f"lib{name}-step.so"),
-        input_shape={"input_ids": (1, 1)}, kv_cache=seq), weights=weights)
+    full = build("full", input_shape={"input_ids": ids.shape})
+    step = build("step", input_shape={"input_ids": (1, 1)}, kv_cache=seq)
     reference = full.run(input_ids=ids)["logits"].astype(np.float64)
     steps = np.concatenate(
         [step.run(input_ids=ids[:, t:t + 1],

@@ -31,22 +31,10 @@ import checkutil  # noqa: E402
 
 
 def main():
-    ap = checkutil.attnc_parser()
-    ap.add_argument("--checkpoint", required=True)
-    args = ap.parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-
+    args, attnc, build = checkutil.checkpoint_builder()
     row = np.load(os.path.join(args.checkpoint, "input_ids.npy"))[0]
     ids = np.stack([row, row[::-1]]).astype(np.int64)
     batch, seq = ids.shape
-    weights = os.path.join(args.checkpoint, "model.safetensors")
-    name = os.path.basename(os.path.normpath(args.checkpoint))
-
-    def build(tag, **options):
-        lib = os.path.join(args.workdir, f"lib{name}-{tag}.so")
-        return attnc.load(attnc.compile(args.checkpoint, lib, **options),
-                          weights=weights)
-
     full = build("prefill-full", input_shape={"input_ids": (batch, seq)})
     dyn = build("prefill-dyn", input_shape={"input_ids": (batch, None)},
                 kv_cache=seq)

@@ -17,7 +17,6 @@ THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -27,8 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "reference"))
 import attn_ref  # noqa: E402
-from gpu_kernel_emulator import (  # noqa: E402
-    Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module)
+from gpu_kernel_emulator import Emulator  # noqa: E402
+from gpuemu.driver import run_cases, run_pass  # noqa: E402
+from gpuemu.ir import parse_module  # noqa: E402
+from gpuemu.numerics import f32_to_bf16_bits, to_f64  # noqa: E402
 
 CASES = [
     # name, elem, index type, B, H, L, T, D, positions, block-threads
@@ -60,14 +61,10 @@ def case_ir(elem, ity, b, h, length, t, d):
 
 def run_case(attn_opt, case, rng, workdir):
     name, elem, ity, b, h, length, t, d, positions, threads = case
-    path = os.path.join(workdir, "case.mlir")
-    with open(path, "w") as f:
-        f.write(case_ir(elem, ity, b, h, length, t, d))
-    out = subprocess.run(
-        [attn_opt, path, "--pass-pipeline=builtin.module(func.func("
-         f"attn-gpu-cache-write{{block-threads={threads}}}))",
-         "--mlir-print-op-generic"],
-        check=True, capture_output=True, text=True).stdout
+    out = run_pass(attn_opt, os.path.join(workdir, "case.mlir"),
+                   case_ir(elem, ity, b, h, length, t, d),
+                   ["--pass-pipeline=builtin.module(func.func("
+                    f"attn-gpu-cache-write{{block-threads={threads}}}))"])
     assert out.count('"gpu.launch"') == 1, "the pass did not take the case"
     func = parse_module(out)["write"]
 
@@ -75,10 +72,6 @@ def run_case(attn_opt, case, rng, workdir):
         x = rng.standard_normal(shape).astype(np.float32)
         return f32_to_bf16_bits(x) if elem == "bf16" else x.astype(
             {"f32": np.float32, "f16": np.float16}[elem])
-
-    def to_f64(x):
-        return bf16_bits_to_f64(x).reshape(x.shape) if elem == "bf16" \
-            else x.astype(np.float64)
 
     cache = operand((b, h, length, d))
     before = cache.copy()
@@ -88,14 +81,15 @@ def run_case(attn_opt, case, rng, workdir):
     result = emu.run_func(func, [cache, new, pos])
     assert result is emu.args[0], "the result is not the cache argument"
     clamped = np.clip(positions, 0, length - t)
-    ref = attn_ref.cache_write(to_f64(before), to_f64(new), clamped)
+    ref = attn_ref.cache_write(to_f64(before, elem), to_f64(new, elem),
+                               clamped)
     expected_writes = np.zeros(cache.shape, int)
     for i, p in enumerate(clamped):
         expected_writes[i, :, p:p + t] = 1
     assert (result.writes == expected_writes).all(), \
         "not exactly the new rows written once"
     # A copy is exact: compare bit for bit (NaN-free random inputs).
-    return np.array_equal(to_f64(cache), ref)
+    return np.array_equal(to_f64(cache, elem), ref)
 
 
 def main():
@@ -103,19 +97,12 @@ def main():
     ap.add_argument("--attn-opt", required=True)
     args = ap.parse_args()
     rng = np.random.default_rng(11)
-    passed = failed = 0
     with tempfile.TemporaryDirectory() as workdir:
-        for case in CASES:
-            try:
-                ok = run_case(args.attn_opt, case, rng, workdir)
-                msg = "in place, rows written once" if ok else "wrong values"
-            except AssertionError as e:
-                ok, msg = False, f"{type(e).__name__}: {e}"
-            print(f"{'PASS' if ok else 'FAIL'} {case[0]}: {msg}")
-            passed += ok
-            failed += not ok
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+        def run_one(case):
+            ok = run_case(args.attn_opt, case, rng, workdir)
+            return ok, ("in place, rows written once" if ok else
+                        "wrong values")
+        return run_cases(CASES, run_one, AssertionError, None)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -29,9 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "reference"))
 import attn_ref  # noqa: E402
-from gpu_kernel_emulator import (  # noqa: E402
-    MUTATIONS, Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module,
-    run_cases)
+from gpu_kernel_emulator import MUTATIONS, Emulator  # noqa: E402
+from gpuemu.driver import run_cases, run_pass  # noqa: E402
+from gpuemu.ir import parse_module  # noqa: E402
+from gpuemu.numerics import (  # noqa: E402
+    bf16_bits_to_f64, f32_to_bf16_bits, to_f64)
 
 # ---------------------------------------------------------------------------
 # Cases.
@@ -187,24 +188,16 @@ def case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
             f"  return {result} : {ret}\n}}\n")
 
 
-def to_f64(x, elem):
-    return bf16_bits_to_f64(x).reshape(x.shape) if elem == "bf16" \
-        else x.astype(np.float64)
-
-
 def run_case(attn_opt, case, mutate, rng, workdir, pass_options=""):
     name, elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths = case[:11]
     layout = case[11] if len(case) > 11 else "bhsd"
     bias_kind = case[12] if len(case) > 12 else None
-    path = os.path.join(workdir, "case.mlir")
-    with open(path, "w") as f:
-        f.write(case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
-                        layout, bias_kind))
     opts = "{" + pass_options + "}" if pass_options else ""
-    out = subprocess.run(
-        [attn_opt, path, "--pass-pipeline=builtin.module(func.func("
-         "attn-gpu-flash-attention" + opts + "))", "--mlir-print-op-generic"],
-        check=True, capture_output=True, text=True).stdout
+    out = run_pass(attn_opt, os.path.join(workdir, "case.mlir"),
+                   case_ir(elem, b, hq, hkv, sq, sk, dk, dv, causal, lengths,
+                           layout, bias_kind),
+                   ["--pass-pipeline=builtin.module(func.func("
+                    "attn-gpu-flash-attention" + opts + "))"])
     assert out.count('"gpu.launch"') == 1, "the pass did not take the case"
     # Every head split and merge folded into the kernel's addressing.
     assert '"linalg.transpose"' not in out, "a transpose was not folded"

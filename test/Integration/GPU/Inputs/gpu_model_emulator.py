@@ -52,6 +52,13 @@ thread. reset-state zeroes the model state
 gpu_kernel_emulator.py's PTX ISA model and async rules, with its wgmma
 mutations; every lane of the launch must execute the wgmma ops together.
 
+The parser, the ISA models, the race bookkeeping and the device ops both
+emulators model alike (cp.async, ldmatrix, mma.sync, wgmma, TMA and
+mbarriers) are the emulator core's (the gpuemu package); this emulator adds
+the host program, many blocks at once, per-lane loops and views, and
+arithmetic on register values (bf16 as float32, where the kernel emulator
+keeps bf16 bits).
+
 THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 """
 
@@ -62,13 +69,15 @@ import struct
 
 import numpy as np
 
-from gpu_kernel_emulator import (
-    A_RC, B_RC, C_RC, LANES, WARPGROUP, Regs, decode_wgmma_descriptor,
-    f32_to_bf16_bits, ldmatrix_receivers, mutate_fragments, parse_ops,
-    record_shared_access, split_top, wgmma_d_coords, wgmma_kmajor_offsets)
-from tma_model import MBarriers, TensorMap, TmaError
+from gpuemu.core import (
+    UNHANDLED, DeviceCore, EmulationError, init_shared_state,
+    make_tensor_map)
+from gpuemu.ir import (
+    DYNAMIC, parse_memref, parse_ops, operand_types, props, result_types,
+    row_major, scalar_elem, split_top, sym_name, vector_dims)
+from gpuemu.numerics import (
+    LANES, WARPGROUP, bits_to_bf16_f32, f32_to_bf16_bits, round_to, to_f64)
 
-DYNAMIC = -9223372036854775808
 MAX_LANES = 1 << 16
 
 NP_OF = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
@@ -76,58 +85,8 @@ NP_OF = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
          "index": np.int64}
 
 
-def bf16_round(x):
-    """float32 values rounded to bf16 (round to nearest even), as float32."""
-    x = np.asarray(x, np.float32)
-    return bits_to_bf16_f32(f32_to_bf16_bits(x.reshape(-1))).reshape(x.shape)
-
-
-def bits_to_bf16_f32(bits):
-    # Flat: numpy cannot reinterpret a 0-d array (a scalar constant).
-    bits = np.asarray(bits)
-    flat = bits.reshape(-1).astype(np.uint32) << 16
-    return flat.view(np.float32).reshape(bits.shape)
-
-
-def round_to(x, elem):
-    """Rounds float values to `elem` (f32/f16/bf16) in the interpreter's
-    value representation."""
-    if elem == "f32":
-        return np.asarray(x, np.float32)
-    if elem == "f16":
-        with np.errstate(over="ignore"):  # to +-inf, as the hardware does
-            return np.asarray(x).astype(np.float16)
-    if elem == "bf16":
-        return bf16_round(np.asarray(x, np.float32))
-    raise NotImplementedError(elem)
-
-
 # ---------------------------------------------------------------------------
 # Types.
-
-MEMREF_RE = re.compile(
-    r"memref<((?:(?:\d+|\?)x)*)(\w+)(?:, strided<\[([-\d?, ]*)\](?:, offset: "
-    r"([-\d?]+))?>)?(?:, #gpu\.address_space<(\w+)>)?>")
-
-
-def parse_memref(ty):
-    """-> (shape, elem, strides or None, static offset or None, space);
-    a dynamic size (or stride) is None."""
-    m = MEMREF_RE.fullmatch(ty.strip())
-    if not m:
-        raise NotImplementedError(f"memref type {ty}")
-    shape = [None if d == "?" else int(d) for d in m.group(1).split("x")
-             if d]
-    strides = None
-    if m.group(3) is not None:
-        strides = [None if s.strip() == "?" else int(s)
-                   for s in m.group(3).split(",")] if m.group(3).strip() \
-            else []
-    offset = None
-    if m.group(4) is not None and m.group(4) != "?":
-        offset = int(m.group(4))
-    return shape, m.group(2), strides, offset, m.group(5)
-
 
 def scalar_or_lanes(v):
     """A size as an int when uniform, else the per-lane int64 array."""
@@ -155,51 +114,6 @@ def contiguous(shape, strides):
     return True
 
 
-def row_major(shape):
-    strides, s = [], 1
-    for d in reversed(shape):
-        strides.append(s)
-        s *= d
-    return list(reversed(strides))
-
-
-def result_types(op):
-    """The result types of a generic op (after the last '->' of its
-    signature)."""
-    sig = op.text
-    # Region ops carry their closing line; the signature is at the end.
-    tail = sig.rsplit(") -> ", 1)
-    if len(tail) == 2:
-        t = tail[1].strip()
-    else:
-        t = sig.rsplit("->", 1)[1].strip()
-    if t.startswith("(") and t.endswith(")"):
-        return split_top(t[1:-1])
-    return [t]
-
-
-def operand_types(op):
-    sig = op.text.rsplit(" : (", 1)[1]
-    return split_top(sig.rsplit(") -> ", 1)[0])
-
-
-def scalar_elem(ty):
-    m = re.fullmatch(r"vector<(?:\d+x)*(\w+)>", ty)
-    return m.group(1) if m else ty
-
-
-def vector_dims(ty):
-    m = re.fullmatch(r"vector<((?:\d+x)*)(\w+)>", ty)
-    return [int(d) for d in m.group(1).split("x") if d], m.group(2)
-
-
-def props(op, key):
-    m = re.search(key + r" = array<i\d+(?:: ([-\d, ]*))?>", op.text)
-    if not m:
-        raise ValueError(f"{op.name}: no {key}")
-    return [int(v) for v in m.group(1).split(",")] if m.group(1) else []
-
-
 # ---------------------------------------------------------------------------
 # Memory.
 
@@ -211,20 +125,9 @@ class Buffer:
         self.elem = elem
         self.kind = kind  # global, shared, private
         self.name = name
-        if kind == "shared":
-            n = flat.size
-            self.inflight = np.zeros(n, int)  # cp.async writes not landed
-            self.w_epoch = np.full(n, -1)
-            self.w_thread = np.full(n, -1)
-            self.r_epoch = np.full(n, -1)
-            self.r_thread = np.full(n, -1)  # -2: several readers
-            # wgmma (gpu_kernel_emulator.py's rules): sources of in-flight
-            # wgmma, and the lane of a generic-proxy write no
-            # fence.proxy.async has ordered before async-proxy reads yet.
-            self.wgmma_reading = np.zeros(n, int)
-            self.unfenced = np.full(n, -1)
-            self.base = None  # shared address of each block's copy
-            self.block_size = None  # elements of each block's copy
+        self.shared = kind == "shared"
+        if self.shared:
+            init_shared_state(self, flat.size)
 
 
 class View:
@@ -235,6 +138,12 @@ class View:
         self.offset = offset
         self.shape = list(shape)
         self.strides = list(strides)
+
+    # The view interface of gpuemu.core.
+    shared = property(lambda self: self.buf.shared)
+    elem = property(lambda self: self.buf.elem)
+    flat = property(lambda self: self.buf.flat)
+    itemsize = property(lambda self: self.buf.flat.itemsize)
 
     def array(self):
         """The view as a numpy array (host side, uniform offset)."""
@@ -258,14 +167,6 @@ def new_buffer(shape, elem, kind, copies=1, name=""):
     size = int(np.prod(shape, dtype=np.int64)) if shape else 1
     flat = np.full(size * copies, fill_value(elem), NP_OF[elem])
     return Buffer(flat, elem, kind, name), size
-
-
-class EmulationError(AssertionError):
-    pass
-
-
-class RaceError(EmulationError):
-    pass
 
 
 # ---------------------------------------------------------------------------
@@ -299,10 +200,6 @@ class Module:
         self.manifest = parse_manifest(self.top.text)
         m = re.search(r"attn\.entry = @(\w+)", self.top.text)
         self.entry = m.group(1)
-
-
-def sym_name(op):
-    return re.search(r'sym_name = "([\w.$-]+)"', op.text).group(1)
 
 
 def split_attr(s):
@@ -389,11 +286,6 @@ def read_safetensors_raw(path):
     return out
 
 
-def to_f64(arr, elem):
-    return bits_to_bf16_f32(arr).astype(np.float64) if elem == "bf16" \
-        else arr.astype(np.float64)
-
-
 def from_f64(x, elem):
     """Rounds to nearest even into `elem`'s storage (bf16: uint16 bits)."""
     if elem == "bf16":
@@ -438,7 +330,10 @@ def bind_weight(tensors, r):
 # ---------------------------------------------------------------------------
 # The interpreter.
 
-class Emulator:
+class Emulator(DeviceCore):
+    Error = EmulationError
+    SNIPPET = 160
+
     def __init__(self, module, mutate=None, host_memory_visible=False):
         self.m = module
         self.mutate = mutate
@@ -452,12 +347,8 @@ class Emulator:
         self.async_ops = []  # every async op issued: deps, buffers touched
         self.done = set()  # async ops a blocking gpu.wait has seen complete
         self.current = None  # the async op being executed
-        self.mma_count = 0
-        self.ldmatrix_count = 0  # warps that executed an ldmatrix
-        self.async_copy_count = 0  # cp.async issued by threads
-        self.wgmma_count = 0  # warpgroups that executed a wgmma.mma_async
-        self.tma_count = 0  # TMA loads (cp.async.bulk.tensor) issued
-        self.clock = 0  # ops executed: orders register writes and fences
+        # ldmatrix_count counts warps, async_copy_count threads.
+        self.init_counters()
         self.states = {}  # model state buffers, kept between runs
 
     # -- entry --------------------------------------------------------------
@@ -731,16 +622,7 @@ class Emulator:
         t = lane % T
         self.block_of = lane // T
         self.block_epoch = np.zeros(nblk, np.int64)
-        # cp.async: copies issued and not landed, groups committed per lane.
-        self.pending = []
-        self.commits = np.zeros(N, np.int64)
-        # wgmma: in-flight records, groups committed (the warpgroups run in
-        # lockstep: wgmma ops must be executed by all lanes), last fence.
-        self.wg_pending = []
-        self.wg_commits = 0
-        self.wg_fence = -1
-        self.shared = []
-        smem_next = 0x410  # 16-byte (not more) aligned, as the model's
+        self.reset_blocks()
         argnames, body = kernel.regions[0]
         nwg = int(re.search(r"workgroup_attributions = (\d+)",
                             kernel.text).group(1)) \
@@ -757,12 +639,8 @@ class Emulator:
             shape, elem, _, _, space = parse_memref(ty)
             assert space == "workgroup"
             buf, size = new_buffer(shape, elem, "shared", copies=nblk)
-            # At the next 16-byte boundary, or the attribution's alignment.
-            align = max(16, aligns[i] if i < len(aligns) else 16)
-            smem_next = (smem_next + align - 1) // align * align
-            buf.base, buf.block_size = smem_next, size
-            smem_next = (smem_next + size * buf.flat.itemsize + 15) // 16 * 16
-            self.shared.append(buf)
+            self.place_shared(buf, size, aligns[i] if i < len(aligns)
+                              else None)
             env[name] = View(buf, (lane // T) * size, shape, row_major(shape))
         self.ids = {
             "thread_id": [t % block[0], (t // block[0]) % block[1],
@@ -772,16 +650,12 @@ class Emulator:
             "block_dim": [np.int64(v) for v in block],
             "grid_dim": [np.int64(v) for v in grid],
         }
-        self.mbarriers = []  # per nvgpu.mbarrier.create: one group per block
         self.on_device = True
         try:
             self.run_ops(body, env, np.ones(N, bool))
         finally:
             self.on_device = False
-        for groups in self.mbarriers:
-            if not all(g.idle() for g in groups):
-                raise RaceError("a thread block ends with TMA loads in "
-                                "flight")
+        self.check_tma_idle()
 
     def block_arg_types(self, kernel):
         line = kernel.block_header
@@ -1051,65 +925,14 @@ class Emulator:
             b = np.stack([unpack(r) for r in o[4:6]], axis=1)  # [N, 2, 2]
             c = np.stack([self.lanes(x) for x in o[6:10]],
                          axis=1).astype(np.float32).reshape(self.N, 2, 2)
-            d = self.mma(a, b, c).reshape(self.N, 4)
+            d = self.mma_sync(a, b, c).reshape(self.N, 4)
             return [d[:, i] for i in range(4)]
-        if n == "llvm.extractvalue":
-            self.check_wgmma_regs(o[0], op)
-            return o[0][props(op, "position")[0]]
-        if n == "llvm.mlir.poison":
-            count = result_types(op)[0].count("f32")
-            return Regs([np.zeros(self.N, np.float32)] * count,
-                        written=self.clock)
-        if n == "llvm.insertvalue":
-            self.check_wgmma_regs(o[0], op)
-            regs = Regs(o[0], written=self.clock)
-            i = props(op, "position")[0]
-            regs[i] = np.where(mask, self.lanes(o[1]), self.lanes(o[0][i]))
-            return regs
         if n == "memref.extract_aligned_pointer_as_index":
             view = o[0]
             assert view.buf.kind == "shared", \
                 "only shared-memory addresses are modelled"
             # The aligned pointer is the allocation's (this block's copy).
-            return np.full(self.N, view.buf.base, np.int64)
-        if n == "nvvm.fence.proxy":
-            assert "proxy_kind<async.shared>" in op.text, op.text
-            if self.mutate != "drop-proxy-fence":
-                lanes = np.nonzero(mask)[0]
-                for buf in self.shared:
-                    buf.unfenced[np.isin(buf.unfenced, lanes)] = -1
-            return None
-        if n == "nvvm.wgmma.fence.aligned":
-            self.check_all(mask, op)
-            if self.mutate != "drop-wgmma-fence":
-                self.wg_fence = self.clock
-            return None
-        if n == "nvvm.wgmma.mma_async":
-            return self.wgmma(op, o, mask)
-        if n == "nvvm.wgmma.commit.group.sync.aligned":
-            self.check_all(mask, op)
-            for rec in self.wg_pending:
-                if rec["group"] < 0:
-                    rec["group"] = self.wg_commits
-            self.wg_commits += 1
-            return None
-        if n == "nvvm.wgmma.wait.group.sync.aligned":
-            self.check_all(mask, op)
-            allowed = int(re.search(r"group = (\d+) : i64",
-                                    op.text).group(1))
-            if self.mutate == "wgmma-wait-one-more":
-                allowed += 1
-            if self.mutate != "drop-wgmma-wait":
-                keep = []
-                for rec in self.wg_pending:
-                    if 0 <= rec["group"] < self.wg_commits - allowed:
-                        rec["done"] = True
-                        for buf, f in rec["reads"]:
-                            np.subtract.at(buf.wgmma_reading, f, 1)
-                    else:
-                        keep.append(rec)
-                self.wg_pending = keep
-            return None
+            return np.full(self.N, view.buf.addr, np.int64)
         if n == "gpu.shuffle":
             assert "shuffle_mode xor" in op.text, op.text
             assert np.ndim(o[1]) == 0 and int(o[2]) == LANES, \
@@ -1120,128 +943,41 @@ class Emulator:
             src = (lane // LANES) * LANES + ((lane % LANES) ^ int(o[1]))
             return [self.lanes(o[0])[src], np.ones(self.N, bool)]
         if n == "nvgpu.ldmatrix":
-            return self.ldmatrix(op, o[0], o[1:], mask)
-        if n.startswith("nvgpu.mbarrier.") or n == "nvgpu.tma.async.load":
-            return self.tma_op(op, n, o, mask)
+            out, warps = self.ldmatrix(op, o[0], o[1:], mask)
+            self.ldmatrix_count += warps
+            return out
         if n == "nvgpu.device_async_copy":
-            return self.async_copy(op, o, mask)
-        if n == "nvgpu.device_async_create_group":
-            if self.mutate == "drop-async-commit":
-                return np.zeros(self.N, np.int64)
-            for rec in self.pending:
-                new = (rec["group"] < 0) & mask[rec["lanes"]]
-                rec["group"][new] = self.commits[rec["lanes"][new]]
-            self.commits[mask] += 1
+            self.async_copy_count += self.async_copy(op, o, mask)
             return np.zeros(self.N, np.int64)
-        if n == "nvgpu.device_async_wait":
-            m = re.search(r"numGroups = (\d+) : i32", op.text)
-            self.wait_group(int(m.group(1)) if m else 0, mask)
-            return None
         if n == "nvgpu.mma.sync":
             assert "mmaShape = [16, 8, 16]" in op.text, op.text
             assert self.T % LANES == 0, "mma.sync in a block of partial warps"
             self.check_warp_uniform(mask, "mma.sync")
             return self.nvgpu_mma(op, o)
+        r = self.eval_core(op, o, mask)
+        if r is not UNHANDLED:
+            return r
         raise NotImplementedError(f"op {n}")
 
-    # -- sm_90a wgmma (gpu_kernel_emulator.py's PTX ISA model) --------------
-    def check_all(self, mask, op):
+    # -- what gpuemu.core asks of the emulator -------------------------------
+    def check_warpgroups(self, mask, op):
         # Every block runs the kernel's wgmma steps at once; a wgmma op
         # under control flow that leaves some lanes out is not modelled.
         if not mask.all() or self.T % WARPGROUP:
             raise NotImplementedError(f"{op.name} needs every lane of whole "
                                       "warpgroups")
 
-    def check_wgmma_regs(self, regs, op):
-        rec = getattr(regs, "wgmma", None)
-        if rec is not None and not rec["done"]:
-            raise RaceError("wgmma accumulator registers accessed before a "
-                            "wgmma.wait_group completed their group: "
-                            f"{op.text[:120]}")
+    def check_whole_warps(self, mask, what):
+        assert self.T % LANES == 0, f"{what} in a block of partial warps"
+        self.check_warp_uniform(mask, what)
 
-    def wgmma_operand(self, desc, rows, ty, op):
-        """A K-major rows x 16 operand of every warpgroup: values
-        [groups, rows, 16] (float64) and the buffer elements read."""
-        desc = self.lanes(desc)
-        if not (desc == desc[0]).all():
-            raise EmulationError("wgmma descriptor not uniform")
-        start, lbo, sbo = decode_wgmma_descriptor(desc[0], self.mutate)
-        if start % 16:
-            raise EmulationError("wgmma matrix start address not 16-byte "
-                                 "aligned")
-        addrs = start + wgmma_kmajor_offsets(rows, lbo, sbo)
-        lo, hi = int(addrs.min()), int(addrs.max()) + 2
-        for buf in self.shared:
-            nbytes = buf.block_size * buf.flat.itemsize
-            if buf.base <= lo and hi <= buf.base + nbytes:
-                break
-        else:
-            raise EmulationError(f"wgmma operand outside shared memory: "
-                                 f"{lo:#x}+{hi - lo}")
-        assert buf.elem == ty and (lo - buf.base) % 2 == 0
-        # The block of each warpgroup: its shared-memory copy.
-        blocks = self.block_of[np.arange(0, self.N, WARPGROUP)]
-        flat = (blocks * buf.block_size)[:, None, None] + \
-            ((addrs - buf.base) // 2)[None]
-        self.check_inflight(buf, flat, op)
-        if (buf.unfenced[flat.reshape(-1)] >= 0).any():
-            raise RaceError("wgmma reads (async proxy) a shared-memory "
-                            "write of the generic proxy no "
-                            "fence.proxy.async ordered before it: "
-                            f"{op.text[:120]}")
-        # Read on behalf of the whole warpgroup (thread -3: the async proxy).
-        f = flat.reshape(-1)
-        e = np.repeat(self.block_epoch[blocks], rows * 16)
-        record_shared_access(buf, f, np.full(f.shape, -3), e, False,
-                             RaceError)
-        raw = buf.flat[flat]
-        vals = bits_to_bf16_f32(raw) if ty == "bf16" else raw
-        return vals.astype(np.float64), (buf, f)
+    def register_values(self, raw, elem):
+        return bits_to_bf16_f32(raw) if elem == "bf16" else raw
 
-    def wgmma(self, op, o, mask):
-        self.check_all(mask, op)
-        m, n, k = (int(v) for v in re.search(
-            r"shape = #nvvm.shape<m = (\d+), n = (\d+), k = (\d+)>",
-            op.text).groups())
-        assert m == 64 and k == 16 and n % 8 == 0 and 8 <= n <= 256, op.text
-        ty = re.search(r"typeA = #nvvm.wgmma_type<(\w+)>", op.text).group(1)
-        assert ty in ("f16", "bf16") and \
-            f"typeB = #nvvm.wgmma_type<{ty}>" in op.text and \
-            "typeD = #nvvm.wgmma_type<f32>" in op.text, op.text
-        assert "layoutA = #nvvm.mma_layout<row>" in op.text and \
-            "layoutB = #nvvm.mma_layout<col>" in op.text, op.text
-        assert "scaleD = #nvvm.wgmma_scale_out<one>" in op.text and \
-            op.text.count("wgmma_scale_in<one>") == 2, op.text
-        acc = o[0]
-        assert len(acc) == n // 2
-        if acc.wgmma is None and not self.wg_fence > acc.written:
-            raise RaceError("wgmma.mma_async on accumulator registers "
-                            "written since the last wgmma.fence: "
-                            f"{op.text[:120]}")
-        a, ra = self.wgmma_operand(o[1], 64, ty, op)
-        b, rb = self.wgmma_operand(o[2], n, ty, op)
-        G = self.N // WARPGROUP
-        d = np.stack([self.lanes(r).astype(np.float32) for r in acc],
-                     axis=1).reshape(G, WARPGROUP, n // 2)
-        rows, cols = wgmma_d_coords(n, self.mutate)
-        D = np.zeros((G, 64, n))
-        D[:, rows, cols] = d
-        D = (a @ b.transpose(0, 2, 1) + D).astype(np.float32)
-        out = D[:, rows, cols].reshape(self.N, n // 2)
-        for buf, f in (ra, rb):
-            np.add.at(buf.wgmma_reading, f, 1)
-        rec = {"group": -1, "reads": [ra, rb], "done": False}
-        self.wg_pending.append(rec)
-        self.wgmma_count += G
-        return Regs([out[:, i] for i in range(n // 2)], wgmma=rec)
+    def note_read(self, buf):
+        if self.current is not None:
+            self.current["reads"].add(id(buf))
 
-    def check_wgmma_sources(self, buf, flat, op):
-        if buf.wgmma_reading[np.asarray(flat).reshape(-1)].any():
-            raise RaceError("shared-memory write to a source of an "
-                            f"in-flight wgmma: {op.text[:120]}")
-
-    # -- sm_90a TMA and mbarriers (tma_model.py, shared with
-    # gpu_kernel_emulator.py) ------------------------------------------------
     def tensor_map(self, op, env):
         """nvgpu.tma.create.descriptor on the host: the tensor map the
         runtime encodes from the memref's descriptor and the box."""
@@ -1251,220 +987,9 @@ class Emulator:
         if view.buf.kind != "global":
             raise EmulationError(f"tensor map of a {view.buf.kind} buffer "
                                  f"({view.buf.name})")
-        opts = dict(re.findall(r"(swizzle|l2promo|oob|interleave) = (\w+)",
-                               result_types(op)[0]))
-        return TensorMap(view.buf.flat, view.buf.elem, int(view.offset),
-                         view.shape, view.strides, box,
-                         swizzle=opts["swizzle"],
-                         interleave=opts["interleave"], oob=opts["oob"],
-                         owner=view.buf)
-
-    def tma_op(self, op, n, o, mask):
-        """mbarrier and TMA ops: per block, by the lanes that execute them
-        (thread 0 issues, every thread waits)."""
-        lanes = np.nonzero(mask)[0]
-        blocks = self.block_of[lanes]
-        at = lambda v: np.broadcast_to(np.asarray(v), (self.N,))[lanes]
-        if n == "nvgpu.mbarrier.create":
-            count = int(re.search(r"num_barriers = (\d+)", op.text).group(1))
-            groups = [MBarriers(count) for _ in range(len(self.block_epoch))]
-            self.mbarriers.append(groups)
-            return groups
-        groups = o[0] if n != "nvgpu.tma.async.load" else o[1]
-        if n == "nvgpu.mbarrier.init":
-            for b, c, i in zip(blocks, at(o[1]), at(o[2])):
-                groups[b].init(int(i), int(c))
-            return None
-        if n == "nvgpu.mbarrier.arrive.expect_tx":
-            for b, tx, i in zip(blocks, at(o[1]), at(o[2])):
-                tx = int(tx) // 2 if self.mutate == "tma-expect-tx-short" \
-                    else int(tx)
-                groups[b].arrive_expect_tx(int(i), tx, 1)
-            return None
-        if n == "nvgpu.mbarrier.try_wait.parity":
-            parity, idx = at(o[1]), at(o[3])
-            for b in np.unique(blocks):
-                sel = blocks == b
-                p, i = parity[sel], idx[sel]
-                if not ((p == p[0]).all() and (i == i[0]).all()):
-                    raise EmulationError("divergent mbarrier wait")
-                if self.mutate != "drop-mbarrier-wait":
-                    groups[b].wait_parity(int(i[0]), int(bool(p[0])))
-            return None
-        if n == "nvgpu.tma.async.load":
-            return self.tma_load(op, o, lanes, blocks, at)
-        raise NotImplementedError(n)
-
-    def tma_load(self, op, o, lanes, blocks, at):
-        seg = props(op, "operandSegmentSizes")
-        dst, groups, tmap = o[0], o[1], o[2]
-        coords = [at(c) for c in o[3:3 + seg[3]]]
-        idx = at(o[3 + seg[3]])
-        assert seg[5] == 0 and seg[6] == 0, "multicast / predicate"
-        assert isinstance(tmap, TensorMap), "TMA without a tensor map"
-        buf = dst.buf
-        assert buf.kind == "shared" and buf.elem == tmap.elem
-        if self.current is not None:
-            self.current["reads"].add(id(tmap.owner))
-        start = at(dst.offset)
-        for k, lane in enumerate(lanes):
-            b = int(blocks[k])
-            c = [int(x[k]) for x in coords]
-            if self.mutate == "tma-wrong-box-coordinate":
-                c[1] += 8
-            first = int(start[k])
-            local = first - b * buf.block_size
-            if (buf.base + local * buf.flat.itemsize) % 128:
-                raise TmaError("cp.async.bulk.tensor destination not "
-                               "128-byte aligned")
-            if local < 0 or local + tmap.box_elems > buf.block_size:
-                raise EmulationError("TMA box past its shared buffer")
-            flat = first + np.arange(tmap.box_elems)
-            self.check_inflight(buf, flat, op)
-            self.check_wgmma_sources(buf, flat, op)
-            self.record(buf, flat, np.full(flat.shape, lane), write=True)
-            buf.inflight[flat] += 1
-
-            def land(buf=buf, flat=flat, c=c):
-                buf.inflight[flat] -= 1
-                buf.flat[flat] = tmap.read_box(c, self.mutate)
-
-            groups[b].attach(int(idx[k]), tmap.box_bytes, land)
-            self.tma_count += 1
-        return None
-
-    # -- sm_80 data movement (gpu_kernel_emulator.py's PTX ISA model) -------
-    def record(self, buf, flat, lanes, write):
-        """Race bookkeeping of elements flat[i] accessed by lanes[i]."""
-        flat = np.asarray(flat).reshape(-1)
-        lanes = np.asarray(lanes).reshape(-1)
-        e = self.block_epoch[self.block_of[lanes]]
-        record_shared_access(buf, flat, lanes, e, write, RaceError)
-
-    def check_inflight(self, buf, flat, op):
-        if buf.kind == "shared" and \
-                buf.inflight[np.asarray(flat).reshape(-1)].any():
-            raise RaceError("shared-memory race: access to an element a "
-                            "cp.async or TMA load is still writing (not "
-                            "waited for): "
-                            f"{op.text[:120]}")
-
-    def ldmatrix(self, op, view, idx, mask):
-        tiles = int(re.search(r"numTiles = (\d+) : i32", op.text).group(1))
-        trans = "transpose = true" in op.text
-        if self.mutate == "flip-ldmatrix-trans":
-            trans = not trans
-        buf = view.buf
-        assert buf.kind == "shared" and buf.elem in ("f16", "bf16"), \
-            "ldmatrix reads 16-bit elements of shared memory"
-        assert view.strides[-1] == 1
-        assert self.T % LANES == 0, "ldmatrix in a block of partial warps"
-        self.check_warp_uniform(mask, "ldmatrix")
-        lane = np.arange(self.N) % LANES
-        used = mask & (lane < 8 * tiles)
-        flat, _ = self.flat_index(op, view, idx, used, 8)
-        if ((flat[:, 0] * 2) % 16).any():
-            raise EmulationError(f"ldmatrix row address not 16-byte "
-                                 f"aligned: {op.text[:160]}")
-        rows = np.zeros(self.N, np.int64)
-        rows[used] = flat[:, 0]
-        warps = np.nonzero(mask.reshape(-1, LANES).all(axis=1))[0]
-        start = rows.reshape(-1, LANES)[warps, :8 * tiles].reshape(
-            len(warps), tiles, 8)
-        elems = start[..., None] + np.arange(8)  # [warps, tiles, 8, 8]
-        self.check_inflight(buf, elems, op)
-        rlane, relem = ldmatrix_receivers(tiles, trans)
-        dest = warps[:, None, None, None] * LANES + rlane[None]
-        raw = buf.flat[elems]
-        vals = bits_to_bf16_f32(raw) if buf.elem == "bf16" else raw
-        out = np.zeros((self.N, tiles, 2), vals.dtype)
-        tile = np.broadcast_to(np.arange(tiles)[None, :, None, None],
-                               dest.shape)
-        out[dest, tile, np.broadcast_to(relem[None], dest.shape)] = vals
-        self.record(buf, elems, dest, write=False)
-        self.ldmatrix_count += len(warps)
-        return out
-
-    def async_copy(self, op, o, mask):
-        seg = props(op, "operandSegmentSizes")
-        dst, didx = o[0], o[1:1 + seg[1]]
-        src = o[1 + seg[1]]
-        sidx = o[2 + seg[1]:2 + seg[1] + seg[3]]
-        count = int(re.search(r"dstElements = (\d+) : index",
-                              op.text).group(1))
-        size = dst.buf.flat.itemsize
-        nbytes = count * size
-        assert nbytes in (4, 8, 16), f"cp.async of {nbytes} bytes"
-        if "bypassL1" in op.text:
-            assert nbytes == 16, "cp.async.cg copies 16 bytes"
-        assert dst.buf.kind == "shared" and src.buf.kind == "global", \
-            "cp.async copies global to shared memory"
-        assert dst.buf.elem == src.buf.elem
-        assert dst.strides[-1] == 1 and src.strides[-1] == 1
-        if seg[4]:
-            n_src = self.lanes(o[2 + seg[1] + seg[3]]).astype(np.int64)
-        else:
-            n_src = np.full(self.N, count, np.int64)
-        if self.mutate == "drop-zero-fill":
-            n_src = np.full(self.N, count, np.int64)
-        assert ((n_src >= 0) & (n_src <= count)).all()
-        if self.mutate == "async-copy-wrong-stage" and len(didx) >= 3:
-            didx = [(self.lanes(didx[0]) + 1) % dst.shape[0]] + \
-                list(didx[1:])
-        dflat, _ = self.flat_index(op, dst, didx, mask, count)
-        if ((dflat[:, 0] * size) % nbytes).any():
-            raise EmulationError(f"misaligned cp.async destination: "
-                                 f"{op.text[:160]}")
-        lanes = np.nonzero(mask)[0]
-        reads = mask & (n_src > 0)
-        sflat = np.zeros(self.N, np.int64)
-        if reads.any():
-            f, _ = self.flat_index(op, src, sidx, reads, 1)
-            last = np.asarray(self.lanes(sidx[-1]))[reads] + n_src[reads]
-            if (last > src.shape[-1]).any():
-                raise EmulationError(f"out-of-bounds access: "
-                                     f"{op.text[:160]}")
-            if ((f[:, 0] * size) % nbytes).any():
-                raise EmulationError(f"misaligned cp.async source: "
-                                     f"{op.text[:160]}")
-            sflat[reads] = f[:, 0]
-            if self.current is not None:
-                self.current["reads"].add(id(src.buf))
-        j = np.arange(count)[None, :]
-        take = j < n_src[lanes][:, None]
-        idx = np.where(take, sflat[lanes][:, None] + j, 0)
-        vals = np.where(take, src.buf.flat[idx], 0).astype(dst.buf.flat.dtype)
-        self.check_inflight(dst.buf, dflat, op)
-        self.check_wgmma_sources(dst.buf, dflat, op)
-        self.record(dst.buf, dflat, np.repeat(lanes, count), write=True)
-        dst.buf.inflight[dflat.reshape(-1)] += 1
-        self.pending.append({"buf": dst.buf, "flat": dflat, "vals": vals,
-                             "lanes": lanes,
-                             "group": np.full(lanes.size, -1)})
-        self.async_copy_count += lanes.size
-        return np.zeros(self.N, np.int64)
-
-    def wait_group(self, allowed, mask):
-        if self.mutate == "drop-async-wait":
-            return
-        if self.mutate == "async-wait-one-more":
-            allowed += 1
-        keep = []
-        for rec in self.pending:
-            lanes, group = rec["lanes"], rec["group"]
-            done = mask[lanes] & (group >= 0) & \
-                (group < self.commits[lanes] - allowed)
-            if done.any():
-                buf, flat = rec["buf"], rec["flat"][done]
-                buf.inflight[flat.reshape(-1)] -= 1
-                buf.flat[flat] = rec["vals"][done]
-                self.record(buf, flat, np.repeat(lanes[done], flat.shape[1]),
-                            write=True)
-                buf.unfenced[flat] = lanes[done][:, None]
-            if not done.all():
-                keep.append({k: (v[~done] if isinstance(v, np.ndarray)
-                                 else v) for k, v in rec.items()})
-        self.pending = keep
+        return make_tensor_map(op, view.buf.flat, view.buf.elem,
+                               int(view.offset), view.shape, view.strides,
+                               box, owner=view.buf)
 
     def check_warp_uniform(self, mask, what):
         w = mask.reshape(-1, LANES)
@@ -1754,7 +1279,7 @@ class Emulator:
             self.check_inflight(buf, flat, op)
         raw = buf.flat[flat]
         if buf.kind == "shared":
-            self.track(buf, flat, sel, write=False)
+            self.track(buf, flat, np.nonzero(sel)[0], write=False)
         vals = bits_to_bf16_f32(raw) if buf.elem == "bf16" else raw
         out = np.zeros((self.N, w), vals.dtype)
         out[sel] = vals
@@ -1770,10 +1295,7 @@ class Emulator:
         if buf.elem == "bf16":
             v = f32_to_bf16_bits(v)
         if buf.kind == "shared":
-            self.check_inflight(buf, flat, op)
-            self.check_wgmma_sources(buf, flat, op)
-            self.track(buf, flat, sel, write=True)
-            buf.unfenced[flat] = np.nonzero(sel)[0][:, None]
+            self.shared_write(buf, flat, np.nonzero(sel)[0], op)
         buf.flat[flat] = v
 
     def copy(self, src, dst, mask):
@@ -1784,13 +1306,6 @@ class Emulator:
             v = self.load(fake, src, [np.int64(i) for i in idx], mask, None)
             self.store(fake, v, dst, [np.int64(i) for i in idx], mask, None)
 
-    def track(self, buf, flat, sel, write):
-        threads = np.nonzero(sel)[0]
-        e = self.block_epoch[self.block_of[threads]][:, None]
-        t = np.broadcast_to(threads[:, None], flat.shape)
-        record_shared_access(buf, flat, t, np.broadcast_to(e, flat.shape),
-                             write, RaceError)
-
     # -- mma.sync -----------------------------------------------------------
     def nvgpu_mma(self, op, o):
         N = self.N
@@ -1799,23 +1314,12 @@ class Emulator:
             c.shape == (N, 2, 2), (a.shape, b.shape, c.shape)
         ty = op.text.rsplit(" : (", 1)[1]
         assert re.match(r"vector<4x2x(f16|bf16)>", ty), ty
-        return self.mma(a, b, c)
+        return self.mma_sync(a, b, c)
 
-    def mma(self, a, b, c):
+    def mma_sync(self, a, b, c):
         """a [N, 4, 2], b [N, 2, 2] (f16/bf16 values), c [N, 2, 2] f32 in
         register order -> d [N, 2, 2]: one m16n8k16 per warp."""
         N = self.N
-        a = a.reshape(N, 8).astype(np.float64)
-        b = b.reshape(N, 4).astype(np.float64)
-        c = c.reshape(N, 4).astype(np.float64)
-        a, b, c = mutate_fragments(self.mutate, a, b, c)
-        W = N // LANES
-        A = np.zeros((W, 16, 16))
-        A[:, A_RC[0], A_RC[1]] = a.reshape(W, LANES, 8)
-        B = np.zeros((W, 16, 8))
-        B[:, B_RC[0], B_RC[1]] = b.reshape(W, LANES, 4)
-        C = np.zeros((W, 16, 8))
-        C[:, C_RC[0], C_RC[1]] = c.reshape(W, LANES, 4)
-        D = (A @ B + C).astype(np.float32)
-        self.mma_count += W
-        return D[:, C_RC[0], C_RC[1]].reshape(N, 2, 2)
+        d = self.mma(a.reshape(N, 8).astype(np.float64),
+                     b.reshape(N, 4).astype(np.float64), c.reshape(N, 4))
+        return d.reshape(N, 2, 2)

@@ -30,7 +30,6 @@ THIS IS NOT A SUBSTITUTE FOR RUNNING ON A GPU (see gpu_kernel_emulator.py).
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -38,8 +37,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gpu_kernel_emulator import (  # noqa: E402
-    MUTATIONS, Emulator, bf16_bits_to_f64, f32_to_bf16_bits, parse_module)
+from gpu_kernel_emulator import MUTATIONS, Emulator  # noqa: E402
+from gpuemu.driver import run_pass  # noqa: E402
+from gpuemu.ir import parse_module  # noqa: E402
+from gpuemu.numerics import bf16_bits_to_f64, f32_to_bf16_bits  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -188,6 +189,18 @@ NARROW_CASES = [("f16", 64, 64, 32), ("bf16", 32, 64, 32),
                 ("f16", 32, 77, 32), ("bf16", 40, 99, 88)]
 
 
+def matmul_pass(attn_opt, path, ir, pass_options):
+    """@mm of `ir` after --attn-gpu-mma-matmul, and its host ops' names
+    (one gpu.launch)."""
+    flag = "--attn-gpu-mma-matmul"
+    if pass_options:
+        flag += "=" + pass_options
+    func = parse_module(run_pass(attn_opt, path, ir, [flag]))["mm"]
+    names = [op.name for op in func.regions[0][1]]
+    assert names.count("gpu.launch") == 1, names
+    return func, names
+
+
 def run_narrow_case(attn_opt, et, m, n, k, mutate, rng, workdir,
                     pass_options):
     ext2 = dict(idm="#id2", its='"parallel", "parallel"', et=et)
@@ -198,17 +211,9 @@ def run_narrow_case(attn_opt, et, m, n, k, mutate, rng, workdir,
         ext_b=EXT.format(wide="bf", src="bias", shape=f"{n}", idm="#id1",
                          its='"parallel"', et=et),
         epilogue=EPILOGUE.format(m=m, n=n, bias="bf"))
-    path = os.path.join(workdir, f"narrow_{et}_{m}x{n}x{k}.mlir")
-    with open(path, "w") as f:
-        f.write(ir)
-    flag = "--attn-gpu-mma-matmul"
-    if pass_options:
-        flag += "=" + pass_options
-    out = subprocess.run([attn_opt, path, flag, "--mlir-print-op-generic"],
-                         check=True, capture_output=True, text=True).stdout
-    func = parse_module(out)["mm"]
-    names = [op.name for op in func.regions[0][1]]
-    assert names.count("gpu.launch") == 1, names
+    func, names = matmul_pass(
+        attn_opt, os.path.join(workdir, f"narrow_{et}_{m}x{n}x{k}.mlir"), ir,
+        pass_options)
     assert "linalg.generic" not in names and "memref.alloc" not in names, names
 
     x = rng.standard_normal((m, k)).astype(np.float32)
@@ -249,18 +254,9 @@ def ragged(m, n, k):
 def run_case(attn_opt, et, m, n, k, rank3, epilogue, zero_fill, mutate, rng,
              workdir, pass_options):
     ir, x_shape = case_ir(et, m, n, k, rank3, epilogue, zero_fill)
-    path = os.path.join(workdir, f"mm_{et}_{m}x{n}x{k}.mlir")
-    with open(path, "w") as f:
-        f.write(ir)
-    flag = "--attn-gpu-mma-matmul"
-    if pass_options:
-        flag += "=" + pass_options
-    out = subprocess.run([attn_opt, path, flag,
-                          "--mlir-print-op-generic"], check=True,
-                         capture_output=True, text=True).stdout
-    func = parse_module(out)["mm"]
-    names = [op.name for op in func.regions[0][1]]
-    assert names.count("gpu.launch") == 1, names
+    func, names = matmul_pass(
+        attn_opt, os.path.join(workdir, f"mm_{et}_{m}x{n}x{k}.mlir"), ir,
+        pass_options)
     assert "gpu.launch" in names, "the pass did not rewrite the contraction"
     assert "linalg.generic" not in names, names
     assert "linalg.fill" not in names and "memref.copy" not in names, names

@@ -27,9 +27,7 @@ the NVVM lowering, PTX and ptxas are not covered.
 """
 
 import argparse
-import glob
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -42,11 +40,12 @@ ROOT = os.path.join(HERE, "..", "..", "..", "..")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "test", "reference"))
+import checkutil  # noqa: E402
 import gen_examples  # noqa: E402
 import make_weights as mw  # noqa: E402
 import tensorio  # noqa: E402
-from gpu_kernel_emulator import run_cases  # noqa: E402
-from tma_model import DeadlockError, TmaError  # noqa: E402
+from gpuemu.driver import run_cases  # noqa: E402
+from gpuemu.tma import DeadlockError, TmaError  # noqa: E402
 from gpu_model_emulator import (  # noqa: E402
     EmulationError, Emulator, Module)
 
@@ -196,19 +195,12 @@ def run_onnx_case(tools, case, mutate, workdir, host_visible):
     run on the committed inputs and compared with PyTorch's committed
     output."""
     name, kind, model, _, precision, tol = case
-    base = os.path.join(ROOT, "test", "ONNX", "Models", model)
-    stem = re.sub(r"-op\d+$", "", base)
+    source = os.path.join(ROOT, "test", "ONNX", "Models", model + ".onnx")
+    stem, paths = checkutil.model_inputs(source)
     ref = np.load(stem + ".ref.npy").astype(np.float64)
-    inputs = {}
-    for path in sorted(glob.glob(glob.escape(stem) + ".*.npy")):
-        key = path[len(stem) + 1:-len(".npy")]
-        if key != "ref":
-            inputs[key] = np.load(path)
-    options = []
-    for key, x in inputs.items():
-        options += ["--input-shape", key + "=" + "x".join(map(str, x.shape))]
+    inputs = {key: np.load(path) for key, path in paths.items()}
     emu, weights = emulate_import(
-        tools, base + ".onnx", options,
+        tools, source, checkutil.input_shape_flags(paths),
         os.path.join(workdir, os.path.basename(model) + ".mlir"), precision,
         mutate, host_visible)
     (y,) = emu.run_model(weights, inputs)

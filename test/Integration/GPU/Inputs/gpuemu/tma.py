@@ -1,6 +1,6 @@
 """The Tensor Memory Accelerator and mbarriers, modelled from the PTX ISA and
-the CUDA driver API, for gpu_kernel_emulator.py and gpu_model_emulator.py
-(one model, shared by both).
+the CUDA driver API (one model, shared by gpu_kernel_emulator.py and
+gpu_model_emulator.py through core.py).
 
 - Tensor maps: nvgpu.tma.create.descriptor lowers to a call of the runtime's
   mgpuTensorMapEncodeTiledMemref(rank, memref descriptor, data type, ...,
