@@ -265,6 +265,11 @@ void *asVoidPtr(CUdeviceptr p) {
 
 } // namespace
 
+std::recursive_mutex &deviceMutex() {
+  static std::recursive_mutex *mu = new std::recursive_mutex; // never destroyed
+  return *mu;
+}
+
 bool ensureInitialized(std::string &reason) {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.initMu);
