@@ -11,6 +11,7 @@
  * through the model-level API (their implicit contexts), odd ones through
  * a context of their own; meanwhile another thread rebinds the weights (the
  * same file) and two threads share one context that only runs. */
+#define _POSIX_C_SOURCE 200809L
 #include "attnc/Runtime/attnrt.h"
 
 #include <dlfcn.h>
@@ -226,13 +227,13 @@ static volatile int stopRebinding;
 static void *rebinder(void *arg) {
   (void)arg;
   int binds = 0;
-  while (!stopRebinding) {
+  do {
     if (api.bind_weights(model, weightsPath))
       fail("attnrt_bind_weights", api.last_error(model));
     ++binds;
     struct timespec pause = {0, 2000000};
     nanosleep(&pause, NULL);
-  }
+  } while (!stopRebinding);
   return (void *)(intptr_t)binds;
 }
 
