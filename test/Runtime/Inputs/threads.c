@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,7 +223,7 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static volatile int stopRebinding;
+static atomic_int stopRebinding;
 
 static void *rebinder(void *arg) {
   (void)arg;
@@ -233,7 +234,7 @@ static void *rebinder(void *arg) {
     ++binds;
     struct timespec pause = {0, 2000000};
     nanosleep(&pause, NULL);
-  } while (!stopRebinding);
+  } while (!atomic_load(&stopRebinding));
   return (void *)(intptr_t)binds;
 }
 
@@ -341,7 +342,7 @@ int main(int argc, char **argv) {
     pthread_join(threads[t], NULL);
   for (int s = 0; s < 2; ++s)
     pthread_join(sharers[s], NULL);
-  stopRebinding = 1;
+  atomic_store(&stopRebinding, 1);
   void *binds;
   pthread_join(rebind, &binds);
   api.context_free(shared);
