@@ -333,7 +333,6 @@ std::string progName(char **argv) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-
 /// The path of this executable plus ".safetensors", or "" if unknown.
 std::string weightsBesideExecutable() {
   char buf[4096];
@@ -342,7 +341,6 @@ std::string weightsBesideExecutable() {
     return "";
   return std::string(buf, static_cast<size_t>(n)) + ".safetensors";
 }
-
 
 /// Writes `arrays[i]` to `paths[i]` (checked by checkOutputPath into
 /// `kinds` and `targets`): every file to a temporary file first, then the
@@ -403,7 +401,6 @@ bool writeNpyOutputs(const std::vector<std::string> &paths,
   }
   return true;
 }
-
 
 /// "error: <msg>" on errOut after everything written to out; returns the
 /// exit code 1.

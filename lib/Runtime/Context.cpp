@@ -200,8 +200,8 @@ attnrt_context *attnrt::createContext(attnrt_model *m, std::string &err) {
     if (c->isCuda()) {
       std::lock_guard<std::recursive_mutex> deviceLock(cuda::deviceMutex());
       if (!cuda::allocDevice(e.bytes, &c->device[i], err)) {
-        err += std::string(" for ") + entryKindName(e.kind) + " '" + e.name +
-               "'";
+        err +=
+            std::string(" for ") + entryKindName(e.kind) + " '" + e.name + "'";
         return nullptr;
       }
       c->deviceBytes[i] = e.bytes;
@@ -246,8 +246,8 @@ int attnrt::ioSlot(const Manifest &mf, EntryKind kind, int index,
 /// tensor's and its pointer non-null unless the tensor is empty (an output
 /// also needs a successful run). The slot, or -1 with the context's error
 /// set.
-static int checkIoBuffer(attnrt_context &c, bool input, int index,
-                         size_t bytes, const void *data) {
+static int checkIoBuffer(attnrt_context &c, bool input, int index, size_t bytes,
+                         const void *data) {
   const char *fn = input ? "attnrt_set_input" : "attnrt_get_output";
   int slot = ioSlot(c.manifest(), input ? EntryKind::Input : EntryKind::Output,
                     index, fn, c.error);

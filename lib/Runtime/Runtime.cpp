@@ -172,9 +172,8 @@ static T onImplicit(attnrt_model *m, T failed, Call call) {
 extern "C" int attnrt_reset_state(attnrt_model *m) {
   if (!m)
     return 1;
-  return onImplicit(m, 1, [](attnrt_context *c) {
-    return attnrt_context_reset_state(c);
-  });
+  return onImplicit(
+      m, 1, [](attnrt_context *c) { return attnrt_context_reset_state(c); });
 }
 
 extern "C" attnrt_model *attnrt_open_linked(char *err, size_t errlen) {
@@ -336,13 +335,14 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         }
       }
       if (!copies[w].allocate(e.bytes))
-        return failModel(m, strFormat("attnrt: out of memory allocating %llu bytes "
-                                 "for weight '%s'",
-                                 static_cast<unsigned long long>(e.bytes),
-                                 e.name.c_str()));
+        return failModel(
+            m, strFormat("attnrt: out of memory allocating %llu bytes "
+                         "for weight '%s'",
+                         static_cast<unsigned long long>(e.bytes),
+                         e.name.c_str()));
       if (!gatherWeight(*file, e, parts[w], copies[w].data()))
-        return failModel(m, "attnrt: out of memory transposing weight '" + e.name +
-                       "'");
+        return failModel(m, "attnrt: out of memory transposing weight '" +
+                                e.name + "'");
       newBuffers[w] = copies[w].data();
     }
     lock.lock();
@@ -378,13 +378,13 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         AlignedBuffer staging;
         if (!staging.allocate(e.bytes)) {
           freeNew();
-          return failModel(m, "attnrt: out of memory staging weight '" + e.name +
-                         "'");
+          return failModel(m, "attnrt: out of memory staging weight '" +
+                                  e.name + "'");
         }
         if (!gatherWeight(*file, e, parts[w], staging.data())) {
           freeNew();
-          return failModel(m, "attnrt: out of memory transposing weight '" + e.name +
-                         "'");
+          return failModel(m, "attnrt: out of memory transposing weight '" +
+                                  e.name + "'");
         }
         ok = cuda::copyToDevice(newBuffers[w], staging.data(), e.bytes, err);
       }
@@ -442,10 +442,9 @@ extern "C" int attnrt_set_input_shaped(attnrt_model *m, int index,
 extern "C" const int64_t *attnrt_output_shape(attnrt_model *m, int index) {
   if (!m)
     return nullptr;
-  return onImplicit(m, static_cast<const int64_t *>(nullptr),
-                    [&](attnrt_context *c) {
-                      return attnrt_context_output_shape(c, index);
-                    });
+  return onImplicit(
+      m, static_cast<const int64_t *>(nullptr),
+      [&](attnrt_context *c) { return attnrt_context_output_shape(c, index); });
 }
 
 extern "C" int attnrt_run(attnrt_model *m) {

@@ -137,8 +137,7 @@ static int runCase(attnrt_context *c, int k, struct tensor *out,
     const struct tensor *t = &inputs[k][i];
     if (c ? api.context_set_input_shaped(c, i, t->data, t->bytes, t->rank,
                                          t->dims)
-          : api.set_input_shaped(model, i, t->data, t->bytes, t->rank,
-                                 t->dims))
+          : api.set_input_shaped(model, i, t->data, t->bytes, t->rank, t->dims))
       goto failed;
   }
   if (c ? api.context_run(c) : api.run(model))
