@@ -137,7 +137,26 @@ class _Sampling(ctypes.Structure):
                 ("top_p", ctypes.c_float)]
 
 
-class Model:
+class _Closing:
+    """close() at the end of a `with` block and on garbage collection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def _raise_failure(message):
+    """AttncError with the runtime's message (bytes or None)."""
+    raise AttncError(message.decode(errors="replace") if message
+                     else "attnrt call failed")
+
+
+class Model(_Closing):
     """A compiled model library opened through the attnrt C API."""
 
     def __init__(self, library, weights=None):
@@ -249,9 +268,7 @@ class Model:
 
     def _check(self, status):
         if status != 0:
-            message = self._lib.attnrt_last_error(self._m)
-            raise AttncError(message.decode(errors="replace") if message
-                             else "attnrt call failed")
+            _raise_failure(self._lib.attnrt_last_error(self._m))
 
     def run(self, *args, **kwargs):
         """Runs the model on inputs given by position or by name (numpy
@@ -407,15 +424,6 @@ class Model:
             self._lib.attnrt_close(self._m)
         self._m = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
 
 class _ModelCalls:
     """The model-level C calls (this thread's implicit context) for
@@ -430,7 +438,7 @@ class _ModelCalls:
         self._check = model._check
 
 
-class Context:
+class Context(_Closing):
     """An execution context of a Model (Model.context()): runs with its own
     inputs, outputs and state. Contexts of one model may run in different
     threads at once; one context's calls take turns."""
@@ -450,9 +458,7 @@ class Context:
 
     def _check(self, status):
         if status != 0:
-            message = self._lib.attnrt_context_last_error(self._c)
-            raise AttncError(message.decode(errors="replace") if message
-                             else "attnrt call failed")
+            _raise_failure(self._lib.attnrt_context_last_error(self._c))
 
     def _handle(self):
         if self._c is None:
@@ -483,15 +489,6 @@ class Context:
         self._c = None
         if c and self._model._m is not None:
             self._lib.attnrt_context_free(c)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
 
 def load(library, weights=None):

@@ -102,14 +102,9 @@ def main():
         y = bert.run(input_ids=cases[0][0], attention_mask=cases[0][1])[name]
         assert y.tobytes() == want[0].tobytes()
 
-    hf = os.path.join(args.src, "test", "Frontend", "HF", "Inputs", "gpt2")
-    gpt2_lib = attnc.compile(hf, os.path.join(args.workdir, "libgpt2.so"),
-                             input_shape={"input_ids": (2, 40)})
-    with attnc.load(gpt2_lib,
-                    weights=os.path.join(hf, "model.safetensors")) as gpt2:
-        prompt = np.load(os.path.join(hf, "generate_prompt.npy"))
-        lengths = np.load(os.path.join(hf, "generate_lengths.npy"))
-        expected = np.load(os.path.join(hf, "generate_expected.npy"))
+    gpt2, prompt, lengths, expected = checkutil.load_gpt2(attnc, args.src,
+                                                          args.workdir)
+    with gpt2:
 
         def generate(t):
             for _ in range(2):
