@@ -43,7 +43,9 @@
  *    file first, then waits for the runs in flight and swaps the weights in
  *    before the next run starts;
  *  - attnrt_open and attnrt_close: a model must not be closed while another
- *    thread uses it or any of its contexts or sessions.
+ *    thread uses it or any of its contexts or sessions;
+ *  - sessions (attnrt_session_*): see attnrt_session_create;
+ *  - attnrt_dtype_name and attnrt_dtype_size: any thread, any time.
  * On the CPU target runs of different contexts proceed in parallel (the
  * compiled code touches only its own buffers). On CUDA their device work
  * (copies, the graph launch or kernel launches, synchronization) takes turns:
