@@ -10,6 +10,7 @@
 #define ATTNC_LIB_RUNTIME_CUDABACKEND_H
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 
 namespace attnrt {
@@ -30,6 +31,12 @@ bool copyToDevice(void *dst, const void *src, size_t bytes, std::string &err);
 bool copyFromDevice(void *dst, const void *src, size_t bytes, std::string &err);
 /// cuCtxSynchronize; afterwards every pooled block is reusable on any stream.
 bool synchronize(std::string &err);
+
+/// Held by the runtime around each context's device work (copies,
+/// allocations, a run's capture, launches and synchronization, graph
+/// changes): the error slot below, cuCtxSynchronize and stream capture are
+/// per process, so runs from different threads take turns on the device.
+std::recursive_mutex &deviceMutex();
 
 /// The error slot the mgpu* functions record their first failure in. Returns
 /// true (and the message) if an error is pending, and clears it.

@@ -84,6 +84,174 @@ static std::string axisError(const char *keyword, const std::string &axis,
          "' is not a dimension of its shape " + formatShapeList(e.dims);
 }
 
+/// The `dims_from <from>,...` of a record with dynamic dims `dimsText`:
+/// one `-` (a size chosen by this input) or <input>:<axis> per `?`; "" or
+/// the error.
+static std::string parseDimsFrom(const std::string &dimsFromText,
+                                 const std::string &dimsText,
+                                 ManifestEntry &e) {
+  for (const std::string &part : splitList(dimsFromText, ',')) {
+    if (part == "-") {
+      e.dimsFrom.push_back({-1, -1});
+      continue;
+    }
+    size_t colon = part.find(':');
+    uint64_t input, axis;
+    if (colon == std::string::npos ||
+        !parseDecimal(part.substr(0, colon), 1u << 20, input) ||
+        !parseDecimal(part.substr(colon + 1), 1u << 20, axis))
+      return "invalid " + std::string(kDimsFromKeyword) + " '" + part +
+             "' of '" + e.name + "' (expected '-' or <input>:<axis>)";
+    e.dimsFrom.push_back({static_cast<int>(input), static_cast<int>(axis)});
+  }
+  size_t numDynamic = 0;
+  for (int64_t d : e.dims)
+    numDynamic += d == kDynamicDim;
+  if (e.dimsFrom.size() != numDynamic)
+    return std::string(kDimsFromKeyword) + " '" + dimsFromText + "' of '" +
+           e.name + "' names " + std::to_string(e.dimsFrom.size()) +
+           " sizes but " + dimsText + " has " + std::to_string(numDynamic) +
+           " '?'";
+  return {};
+}
+
+/// `concat <axis> <name>,<name>,...` of a weight record (tok[5], tok[6]),
+/// against the untransposed shape; "" or the error.
+static std::string parseConcat(const std::vector<std::string> &tok,
+                               ManifestEntry &e) {
+  uint64_t axis;
+  if (!parseAxis(tok[5], e.dims, axis))
+    return axisError(kConcatKeyword, tok[5], e);
+  e.concatAxis = static_cast<int>(axis);
+  const std::string &list = tok[6];
+  for (std::string &part : splitList(list, ',')) {
+    if (part.empty())
+      return "empty tensor name in concat list '" + list + "' of weight '" +
+             e.name + "'";
+    e.concatParts.push_back(std::move(part));
+  }
+  return {};
+}
+
+/// `gather <axis> <source_extent> <start>:<length>,...` of a weight record
+/// (tok[5..7]), against the untransposed shape; "" or the error.
+static std::string parseGather(const std::vector<std::string> &tok,
+                               ManifestEntry &e) {
+  const std::string what = "weight '" + e.name + "'";
+  uint64_t axis;
+  if (!parseAxis(tok[5], e.dims, axis))
+    return axisError(kGatherKeyword, tok[5], e);
+  e.gatherAxis = static_cast<int>(axis);
+  uint64_t extent;
+  if (!parseDecimal(tok[6], INT64_MAX, extent) || extent == 0)
+    return "invalid gather source extent '" + tok[6] + "' of " + what +
+           " (expected the positive size of the source tensor "
+           "along axis " +
+           std::to_string(axis) + ")";
+  e.gatherSourceExtent = static_cast<int64_t>(extent);
+  std::vector<int64_t> srcDims = e.gatherSourceDims();
+  uint64_t srcElems;
+  if (!numElements(srcDims, srcElems) ||
+      srcElems > UINT64_MAX / dtypeSize(e.dtype))
+    return "gather source shape " + formatShapeList(srcDims) + " of " + what +
+           " is too large";
+  const std::string &list = tok[7];
+  uint64_t total = 0;
+  for (const std::string &part : splitList(list, ',')) {
+    size_t colon = part.find(':');
+    uint64_t first, length;
+    if (colon == std::string::npos ||
+        !parseDecimal(part.substr(0, colon), INT64_MAX, first) ||
+        !parseDecimal(part.substr(colon + 1), INT64_MAX, length))
+      return "invalid gather range '" + part + "' in '" + list + "' of " +
+             what +
+             " (expected <start>:<length> with non-negative "
+             "integers, ranges separated by ',')";
+    if (length == 0)
+      return "gather range '" + part + "' of " + what + " has zero length";
+    if (first >= extent || length > extent - first)
+      return "gather range '" + part + "' of " + what + " selects [" +
+             std::to_string(first) + ", " + std::to_string(first + length) +
+             ") along axis " + std::to_string(axis) +
+             ", outside the source extent [0, " + std::to_string(extent) + ")";
+    total = length > UINT64_MAX - total ? UINT64_MAX : total + length;
+    e.gatherRanges.push_back(
+        {static_cast<int64_t>(first), static_cast<int64_t>(length)});
+  }
+  if (total != static_cast<uint64_t>(e.dims[axis]))
+    return "gather ranges '" + list + "' of " + what + " select " +
+           std::to_string(total) + " along axis " + std::to_string(axis) +
+           " but its shape " + formatShapeList(e.dims) + " has " +
+           std::to_string(e.dims[axis]);
+  return {};
+}
+
+/// `ids <rows>` or `positions <bound>` of an input record (tok[4], tok[5]);
+/// "" or the error.
+static std::string parseIdBound(const std::vector<std::string> &tok,
+                                ManifestEntry &e) {
+  e.positions = tok[4] == kPositionsKeyword;
+  if (e.dtype != DType::I32 && e.dtype != DType::I64)
+    return "input '" + e.name + "' has " + tok[4] + " but dtype " + tok[2] +
+           " (" + tok[4] + " are i32 or i64)";
+  uint64_t rows;
+  if (!parseDecimal(tok[5], INT64_MAX, rows) || rows == 0)
+    return "invalid " + std::string(e.positions ? "position" : "id") +
+           " bound '" + tok[5] + "' of input '" + e.name +
+           (e.positions ? "' (expected the positive number of "
+                          "positions)"
+                        : "' (expected the positive row count of its "
+                          "table)");
+  e.idBound = static_cast<int64_t>(rows);
+  return {};
+}
+
+/// Every dims_from names a chosen (`-`) size of an input, one that comes
+/// before it for inputs.
+static bool checkDimsFrom(const Manifest &out, std::string &err) {
+  for (size_t k = 0; k < out.entries.size(); ++k) {
+    const ManifestEntry &e = out.entries[k];
+    int ordinal = -1;
+    if (e.kind == EntryKind::Input)
+      for (size_t i = 0; i < out.inputs.size(); ++i)
+        if (out.inputs[i] == static_cast<int>(k))
+          ordinal = static_cast<int>(i);
+    for (const auto &[input, axis] : e.dimsFrom) {
+      if (input < 0) {
+        if (e.kind != EntryKind::Input) {
+          err = "manifest: output '" + e.name +
+                "' has a dynamic size that no input gives ('-' in " +
+                kDimsFromKeyword + ")";
+          return false;
+        }
+        continue;
+      }
+      bool ok = static_cast<size_t>(input) < out.inputs.size() &&
+                (e.kind != EntryKind::Input || input < ordinal);
+      if (ok) {
+        const ManifestEntry &src =
+            out.entries[static_cast<size_t>(out.inputs[input])];
+        ok = static_cast<size_t>(axis) < src.dims.size() &&
+             src.dims[axis] == kDynamicDim;
+        if (ok) {
+          size_t which = 0;
+          for (int a = 0; a < axis; ++a)
+            which += src.dims[a] == kDynamicDim;
+          ok = src.dimsFrom[which].first < 0;
+        }
+      }
+      if (!ok) {
+        err = "manifest: " + std::string(entryKindName(e.kind)) + " '" +
+              e.name + "' takes a size from input " + std::to_string(input) +
+              " axis " + std::to_string(axis) +
+              ", which is not a dynamic size chosen by an earlier input";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool parseManifest(const char *text, Manifest &out, std::string &err) {
   out = Manifest();
   if (!text) {
@@ -200,28 +368,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(std::string(entryKindName(e.kind)) + " '" + e.name +
                     "' has dynamic dims " + tok[3] + " but no " +
                     kDimsFromKeyword);
-      for (const std::string &part : splitList(dimsFromText, ',')) {
-        if (part == "-") {
-          e.dimsFrom.push_back({-1, -1});
-          continue;
-        }
-        size_t colon = part.find(':');
-        uint64_t input, axis;
-        if (colon == std::string::npos ||
-            !parseDecimal(part.substr(0, colon), 1u << 20, input) ||
-            !parseDecimal(part.substr(colon + 1), 1u << 20, axis))
-          return fail("invalid " + std::string(kDimsFromKeyword) + " '" + part +
-                      "' of '" + e.name + "' (expected '-' or <input>:<axis>)");
-        e.dimsFrom.push_back({static_cast<int>(input), static_cast<int>(axis)});
-      }
-      size_t numDynamic = 0;
-      for (int64_t d : e.dims)
-        numDynamic += d == kDynamicDim;
-      if (e.dimsFrom.size() != numDynamic)
-        return fail(std::string(kDimsFromKeyword) + " '" + dimsFromText +
-                    "' of '" + e.name + "' names " +
-                    std::to_string(e.dimsFrom.size()) + " sizes but " + tok[3] +
-                    " has " + std::to_string(numDynamic) + " '?'");
+      std::string dimsErr = parseDimsFrom(dimsFromText, tok[3], e);
+      if (!dimsErr.empty())
+        return fail(dimsErr);
       // Sizes are known per run; the entry's own ones stay 0.
     } else if (!numElements(e.dims, e.numElements) ||
                e.numElements > UINT64_MAX / dtypeSize(e.dtype))
@@ -238,69 +387,14 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       std::swap(e.dims[0], e.dims[1]);
     }
     if (isConcat) {
-      uint64_t axis;
-      if (!parseAxis(tok[5], e.dims, axis))
-        return fail(axisError(kConcatKeyword, tok[5], e));
-      e.concatAxis = static_cast<int>(axis);
-      const std::string &list = tok[6];
-      for (std::string &part : splitList(list, ',')) {
-        if (part.empty())
-          return fail("empty tensor name in concat list '" + list +
-                      "' of weight '" + e.name + "'");
-        e.concatParts.push_back(std::move(part));
-      }
+      std::string concatErr = parseConcat(tok, e);
+      if (!concatErr.empty())
+        return fail(concatErr);
     }
     if (isGather) {
-      const std::string what = "weight '" + e.name + "'";
-      uint64_t axis;
-      if (!parseAxis(tok[5], e.dims, axis))
-        return fail(axisError(kGatherKeyword, tok[5], e));
-      e.gatherAxis = static_cast<int>(axis);
-      uint64_t extent;
-      if (!parseDecimal(tok[6], INT64_MAX, extent) || extent == 0)
-        return fail("invalid gather source extent '" + tok[6] + "' of " + what +
-                    " (expected the positive size of the source tensor "
-                    "along axis " +
-                    std::to_string(axis) + ")");
-      e.gatherSourceExtent = static_cast<int64_t>(extent);
-      std::vector<int64_t> srcDims = e.gatherSourceDims();
-      uint64_t srcElems;
-      if (!numElements(srcDims, srcElems) ||
-          srcElems > UINT64_MAX / dtypeSize(e.dtype))
-        return fail("gather source shape " + formatShapeList(srcDims) + " of " +
-                    what + " is too large");
-      const std::string &list = tok[7];
-      uint64_t total = 0;
-      for (const std::string &part : splitList(list, ',')) {
-        size_t colon = part.find(':');
-        uint64_t first, length;
-        if (colon == std::string::npos ||
-            !parseDecimal(part.substr(0, colon), INT64_MAX, first) ||
-            !parseDecimal(part.substr(colon + 1), INT64_MAX, length))
-          return fail("invalid gather range '" + part + "' in '" + list +
-                      "' of " + what +
-                      " (expected <start>:<length> with non-negative "
-                      "integers, ranges separated by ',')");
-        if (length == 0)
-          return fail("gather range '" + part + "' of " + what +
-                      " has zero length");
-        if (first >= extent || length > extent - first)
-          return fail("gather range '" + part + "' of " + what + " selects [" +
-                      std::to_string(first) + ", " +
-                      std::to_string(first + length) + ") along axis " +
-                      std::to_string(axis) +
-                      ", outside the source extent [0, " +
-                      std::to_string(extent) + ")");
-        total = length > UINT64_MAX - total ? UINT64_MAX : total + length;
-        e.gatherRanges.push_back(
-            {static_cast<int64_t>(first), static_cast<int64_t>(length)});
-      }
-      if (total != static_cast<uint64_t>(e.dims[axis]))
-        return fail("gather ranges '" + list + "' of " + what + " select " +
-                    std::to_string(total) + " along axis " +
-                    std::to_string(axis) + " but its shape " +
-                    formatShapeList(e.dims) + " has " +
-                    std::to_string(e.dims[axis]));
+      std::string gatherErr = parseGather(tok, e);
+      if (!gatherErr.empty())
+        return fail(gatherErr);
     }
     if (isTranspose) {
       std::swap(e.dims[0], e.dims[1]);
@@ -313,19 +407,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       e.convert = true;
     }
     if (isIds) {
-      e.positions = tok[4] == kPositionsKeyword;
-      if (e.dtype != DType::I32 && e.dtype != DType::I64)
-        return fail("input '" + e.name + "' has " + tok[4] + " but dtype " +
-                    tok[2] + " (" + tok[4] + " are i32 or i64)");
-      uint64_t rows;
-      if (!parseDecimal(tok[5], INT64_MAX, rows) || rows == 0)
-        return fail("invalid " + std::string(e.positions ? "position" : "id") +
-                    " bound '" + tok[5] + "' of input '" + e.name +
-                    (e.positions ? "' (expected the positive number of "
-                                   "positions)"
-                                 : "' (expected the positive row count of its "
-                                   "table)"));
-      e.idBound = static_cast<int64_t>(rows);
+      std::string idsErr = parseIdBound(tok, e);
+      if (!idsErr.empty())
+        return fail(idsErr);
     }
     if (isCausal) {
       if (!isFloatDType(e.dtype) || e.dims.size() != 3 || e.dims[2] == 0)
@@ -346,48 +430,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       out.outputs.push_back(index);
     out.entries.push_back(std::move(e));
   }
-  // Every dims_from names a chosen (`-`) size of an input, one that comes
-  // before it for inputs.
-  for (size_t k = 0; k < out.entries.size(); ++k) {
-    const ManifestEntry &e = out.entries[k];
-    int ordinal = -1;
-    if (e.kind == EntryKind::Input)
-      for (size_t i = 0; i < out.inputs.size(); ++i)
-        if (out.inputs[i] == static_cast<int>(k))
-          ordinal = static_cast<int>(i);
-    for (const auto &[input, axis] : e.dimsFrom) {
-      if (input < 0) {
-        if (e.kind != EntryKind::Input) {
-          err = "manifest: output '" + e.name +
-                "' has a dynamic size that no input gives ('-' in " +
-                kDimsFromKeyword + ")";
-          return false;
-        }
-        continue;
-      }
-      bool ok = static_cast<size_t>(input) < out.inputs.size() &&
-                (e.kind != EntryKind::Input || input < ordinal);
-      if (ok) {
-        const ManifestEntry &src =
-            out.entries[static_cast<size_t>(out.inputs[input])];
-        ok = static_cast<size_t>(axis) < src.dims.size() &&
-             src.dims[axis] == kDynamicDim;
-        if (ok) {
-          size_t which = 0;
-          for (int a = 0; a < axis; ++a)
-            which += src.dims[a] == kDynamicDim;
-          ok = src.dimsFrom[which].first < 0;
-        }
-      }
-      if (!ok) {
-        err = "manifest: " + std::string(entryKindName(e.kind)) + " '" +
-              e.name + "' takes a size from input " + std::to_string(input) +
-              " axis " + std::to_string(axis) +
-              ", which is not a dynamic size chosen by an earlier input";
-        return false;
-      }
-    }
-  }
+  if (!checkDimsFrom(out, err))
+    return false;
   if (!sawHeader) {
     err = "manifest: empty (expected 'attnc-manifest 1')";
     return false;

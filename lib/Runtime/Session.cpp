@@ -35,6 +35,8 @@ using namespace attnrt;
 
 struct attnrt_session {
   attnrt_model *m = nullptr;
+  /// The session's own inputs, logits and KV caches.
+  attnrt_context *c = nullptr;
   int idsInput = 0, logitsOutput = 0;
   DType idsType = DType::I64, logitsType = DType::F32;
   int64_t maxBatch = 0, capacity = 0, vocab = 0;
@@ -64,6 +66,9 @@ struct attnrt_session {
   int64_t decodeSteps = 0;
 
   int fail(const std::string &msg) { return failModel(m, msg); }
+  /// A failed call on the context: its error becomes the model's.
+  int contextFailed() { return fail(attnrt_context_last_error(c)); }
+  ~attnrt_session() { attnrt_context_free(c); }
   static void store(std::vector<unsigned char> &buffer, DType type, size_t at,
                     int64_t value) {
     if (type == DType::I32) {
@@ -95,14 +100,16 @@ struct attnrt_session {
 /// last token (of row `onlyRow` alone when it is not -1).
 int attnrt_session::run(int64_t onlyRow) {
   const int64_t idsShape[2] = {maxBatch, width};
-  if ((dynamicTokens ? attnrt_set_input_shaped(m, idsInput, ids.data(),
-                                               ids.size(), 2, idsShape)
-                     : attnrt_set_input(m, idsInput, ids.data(), ids.size())) ||
-      (step && attnrt_set_input(m, positionsInput, positions.data(),
-                                positions.size())) ||
-      attnrt_run(m) ||
-      attnrt_get_output(m, logitsOutput, rawLogits.data(), rawLogits.size()))
-    return 1;
+  if ((dynamicTokens
+           ? attnrt_context_set_input_shaped(c, idsInput, ids.data(),
+                                             ids.size(), 2, idsShape)
+           : attnrt_context_set_input(c, idsInput, ids.data(), ids.size())) ||
+      (step && attnrt_context_set_input(c, positionsInput, positions.data(),
+                                        positions.size())) ||
+      attnrt_context_run(c) ||
+      attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
+                                rawLogits.size()))
+    return contextFailed();
   for (int64_t b = 0; b < batch; ++b) {
     if (onlyRow >= 0 && b != onlyRow)
       continue;
@@ -201,8 +208,12 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
                      formatShapeList(in.dims));
     return nullptr;
   }
+  attnrt_context *c = attnrt_context_create(m);
+  if (!c)
+    return nullptr;
   auto *s = new attnrt_session;
   s->m = m;
+  s->c = c;
   s->logitsOutput = logits;
   s->idsType = in.dtype;
   s->logitsType = out.dtype;
@@ -273,9 +284,9 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
     }
     return 0;
   }
-  if (attnrt_reset_state(s->m)) {
+  if (attnrt_context_reset_state(s->c)) {
     s->batch = 0;
-    return 1;
+    return s->contextFailed();
   }
   if (s->dynamicTokens) {
     // The whole prompt in one run from position 0. A row shorter than the

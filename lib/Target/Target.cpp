@@ -201,7 +201,12 @@ static const char *const kExportedApi[] = {
     "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
     "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
     "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size",
-    "attnrt_set_input_shaped", "attnrt_output_shape"};
+    "attnrt_set_input_shaped", "attnrt_output_shape",
+    "attnrt_context_create", "attnrt_context_free",
+    "attnrt_context_set_input", "attnrt_context_set_input_shaped",
+    "attnrt_context_run", "attnrt_context_get_output",
+    "attnrt_context_output_shape", "attnrt_context_reset_state",
+    "attnrt_context_last_run_ms", "attnrt_context_last_error"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

@@ -6,6 +6,11 @@
     out = model.run(input_ids=ids)         # {"last_hidden_state": array}
     new_ids = model.generate(prompt_ids, max_new_tokens=32)  # decoders
 
+A Model may be run from several threads at once: each thread's runs go
+through its own execution context (inputs, outputs, state), all sharing the
+model's weights, and ctypes releases the GIL while the model computes.
+`model.context()` gives a context of one's own to run through explicitly.
+
 `compile` runs attn-compile (the build tree's, $ATTNC_BIN_DIR's or the one on
 PATH) with --shared; `load` opens the library with ctypes (RTLD_LOCAL, so
 several models live side by side) and talks to the C API in
@@ -22,7 +27,8 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["AttncError", "Model", "TensorInfo", "compile", "load"]
+__all__ = ["AttncError", "Context", "Model", "TensorInfo", "compile",
+           "load"]
 
 
 class AttncError(RuntimeError):
@@ -131,7 +137,26 @@ class _Sampling(ctypes.Structure):
                 ("top_p", ctypes.c_float)]
 
 
-class Model:
+class _Closing:
+    """close() at the end of a `with` block and on garbage collection."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+def _raise_failure(message):
+    """AttncError with the runtime's message (bytes or None)."""
+    raise AttncError(message.decode(errors="replace") if message
+                     else "attnrt call failed")
+
+
+class Model(_Closing):
     """A compiled model library opened through the attnrt C API."""
 
     def __init__(self, library, weights=None):
@@ -202,6 +227,18 @@ class Model:
             "attnrt_run": (c_int, [ptr]),
             "attnrt_get_output": (c_int, [ptr, c_int, ptr, size_t]),
             "attnrt_last_run_ms": (ctypes.c_double, [ptr]),
+            "attnrt_context_create": (ptr, [ptr]),
+            "attnrt_context_free": (None, [ptr]),
+            "attnrt_context_last_error": (ctypes.c_char_p, [ptr]),
+            "attnrt_context_set_input_shaped": (
+                c_int, [ptr, c_int, ptr, size_t, c_int,
+                        ctypes.POINTER(ctypes.c_int64)]),
+            "attnrt_context_output_shape": (ctypes.POINTER(ctypes.c_int64),
+                                            [ptr, c_int]),
+            "attnrt_context_run": (c_int, [ptr]),
+            "attnrt_context_get_output": (c_int, [ptr, c_int, ptr, size_t]),
+            "attnrt_context_reset_state": (c_int, [ptr]),
+            "attnrt_context_last_run_ms": (ctypes.c_double, [ptr]),
             "attnrt_session_create": (ptr, [ptr, ctypes.c_uint64]),
             "attnrt_session_free": (None, [ptr]),
             "attnrt_session_generate": (
@@ -231,17 +268,27 @@ class Model:
 
     def _check(self, status):
         if status != 0:
-            message = self._lib.attnrt_last_error(self._m)
-            raise AttncError(message.decode(errors="replace") if message
-                             else "attnrt call failed")
+            _raise_failure(self._lib.attnrt_last_error(self._m))
 
     def run(self, *args, **kwargs):
         """Runs the model on inputs given by position or by name (numpy
         arrays of the model's shape; values are converted to its dtype when
         numpy can do so without changing their kind). Returns a dict of the
-        outputs by name."""
+        outputs by name. Threads may call it at once: each runs in its own
+        context (the runtime's per-thread context of the model)."""
         if self._m is None:
             raise AttncError("the model is closed")
+        return self._run(_ModelCalls(self), args, kwargs)
+
+    def context(self):
+        """A new execution context of the model: its own inputs, outputs and
+        state (KV caches), sharing the model's weights. Close it (or leave a
+        `with` block) before closing the model."""
+        if self._m is None:
+            raise AttncError("the model is closed")
+        return Context(self)
+
+    def _run(self, calls, args, kwargs):
         if len(args) > len(self.inputs):
             raise AttncError("%d inputs given, the model takes %d"
                              % (len(args), len(self.inputs)))
@@ -286,21 +333,20 @@ class Model:
             array = np.ascontiguousarray(array)
             keep.append(array)
             dims = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
-            self._check(self._lib.attnrt_set_input_shaped(
-                self._m, index, array.ctypes.data, array.nbytes, array.ndim,
-                dims))
-        self._check(self._lib.attnrt_run(self._m))
+            calls._check(calls._set_input(
+                index, array.ctypes.data, array.nbytes, array.ndim, dims))
+        calls._check(calls._invoke())
         outputs = {}
         for index, info in enumerate(self.outputs):
             shape = info.shape
             if None in shape:
-                dims = self._lib.attnrt_output_shape(self._m, index)
+                dims = calls._output_shape(index)
                 if not dims:
-                    self._check(1)
+                    calls._check(1)
                 shape = tuple(dims[a] for a in range(len(info.shape)))
             out = np.empty(shape, info.np_dtype)
-            self._check(self._lib.attnrt_get_output(
-                self._m, index, out.ctypes.data, out.nbytes))
+            calls._check(calls._get_output(index, out.ctypes.data,
+                                           out.nbytes))
             outputs[info.name] = out
         return outputs
 
@@ -362,14 +408,15 @@ class Model:
             self._lib.attnrt_session_free(session)
 
     def reset_state(self):
-        """Zeroes the model's state buffers (its KV caches)."""
+        """Zeroes the state buffers (KV caches) of this thread's context."""
         if self._m is None:
             raise AttncError("the model is closed")
         self._check(self._lib.attnrt_reset_state(self._m))
 
     @property
     def last_run_ms(self):
-        """The duration of the last successful run, in milliseconds."""
+        """The duration of this thread's last successful run, in
+        milliseconds."""
         return self._lib.attnrt_last_run_ms(self._m)
 
     def close(self):
@@ -377,14 +424,71 @@ class Model:
             self._lib.attnrt_close(self._m)
         self._m = None
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc):
-        self.close()
+class _ModelCalls:
+    """The model-level C calls (this thread's implicit context) for
+    Model._run."""
 
-    def __del__(self):
-        self.close()
+    def __init__(self, model):
+        lib, m = model._lib, model._m
+        self._set_input = lambda *a: lib.attnrt_set_input_shaped(m, *a)
+        self._invoke = lambda: lib.attnrt_run(m)
+        self._output_shape = lambda i: lib.attnrt_output_shape(m, i)
+        self._get_output = lambda *a: lib.attnrt_get_output(m, *a)
+        self._check = model._check
+
+
+class Context(_Closing):
+    """An execution context of a Model (Model.context()): runs with its own
+    inputs, outputs and state. Contexts of one model may run in different
+    threads at once; one context's calls take turns."""
+
+    def __init__(self, model):
+        self._model = model
+        self._lib = model._lib
+        self._c = self._lib.attnrt_context_create(model._m)
+        if not self._c:
+            model._check(1)
+        # What Model._run calls.
+        lib, c = self._lib, self._c
+        self._set_input = lambda *a: lib.attnrt_context_set_input_shaped(c, *a)
+        self._invoke = lambda: lib.attnrt_context_run(c)
+        self._output_shape = lambda i: lib.attnrt_context_output_shape(c, i)
+        self._get_output = lambda *a: lib.attnrt_context_get_output(c, *a)
+
+    def _check(self, status):
+        if status != 0:
+            _raise_failure(self._lib.attnrt_context_last_error(self._c))
+
+    def _handle(self):
+        if self._c is None:
+            raise AttncError("the context is closed")
+        if self._model._m is None:
+            raise AttncError("the model is closed")
+        return self._c
+
+    def run(self, *args, **kwargs):
+        """Model.run in this context."""
+        self._handle()
+        return self._model._run(self, args, kwargs)
+
+    __call__ = run
+
+    def reset_state(self):
+        """Zeroes this context's state buffers (its KV caches)."""
+        self._check(self._lib.attnrt_context_reset_state(self._handle()))
+
+    @property
+    def last_run_ms(self):
+        """The duration of this context's last successful run, in
+        milliseconds."""
+        return self._lib.attnrt_context_last_run_ms(self._handle())
+
+    def close(self):
+        c = getattr(self, "_c", None)
+        self._c = None
+        if c and self._model._m is not None:
+            self._lib.attnrt_context_free(c)
 
 
 def load(library, weights=None):

@@ -117,14 +117,9 @@ def main():
     # Generation with a decoder checkpoint: greedy tokens equal
     # transformers' (scripts/gen_hf_generation.py), sampling is
     # reproducible by seed, an encoder is refused.
-    hf = os.path.join(args.src, "test", "Frontend", "HF", "Inputs", "gpt2")
-    gpt2_lib = attnc.compile(hf, os.path.join(args.workdir, "libgpt2.so"),
-                             input_shape={"input_ids": (2, 40)})
-    with attnc.load(gpt2_lib,
-                    weights=os.path.join(hf, "model.safetensors")) as gpt2:
-        prompt = np.load(os.path.join(hf, "generate_prompt.npy"))
-        lengths = np.load(os.path.join(hf, "generate_lengths.npy"))
-        want = np.load(os.path.join(hf, "generate_expected.npy"))
+    gpt2, prompt, lengths, want = checkutil.load_gpt2(attnc, args.src,
+                                                      args.workdir)
+    with gpt2:
         got = gpt2.generate(prompt, 24, lengths=lengths)
         assert got.dtype == np.int64 and np.array_equal(got, want), got
         prefill_ms, decode_ms, steps = gpt2.last_generate_timing

@@ -94,3 +94,17 @@ def verdict(ok, message):
     """Prints one PASS/FAIL line with `message`; returns the exit status."""
     print(f"{'PASS' if ok else 'FAIL'} {message}")
     return 0 if ok else 1
+
+
+def load_gpt2(attnc, src, workdir):
+    """The tiny GPT-2 checkpoint of the HF tests compiled for batch 2 and 40
+    positions and loaded, with its generation fixture (scripts/
+    gen_hf_generation.py): (model, prompt, lengths, transformers' 24 greedy
+    tokens per row)."""
+    hf = os.path.join(src, "test", "Frontend", "HF", "Inputs", "gpt2")
+    lib = attnc.compile(hf, os.path.join(workdir, "libgpt2.so"),
+                        input_shape={"input_ids": (2, 40)})
+    model = attnc.load(lib, weights=os.path.join(hf, "model.safetensors"))
+    return (model, np.load(os.path.join(hf, "generate_prompt.npy")),
+            np.load(os.path.join(hf, "generate_lengths.npy")),
+            np.load(os.path.join(hf, "generate_expected.npy")))

@@ -15,6 +15,7 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <thread>
 
 using namespace attnrt;
 using namespace attnrt_test;
@@ -613,6 +614,51 @@ TEST_F(CudaFake, GraphCapturedOnceThenReplayed) {
   m.m = nullptr;
   EXPECT_EQ(controls().liveGraphs(), 0);
   EXPECT_EQ(cuda::poolStats().liveBlocks, 0u);
+}
+
+/// Contexts of one CUDA model run from several threads: each records and
+/// replays its own graph over its own device buffers (their device work
+/// takes turns), the outputs are each context's, and rebinding the weights
+/// drops every context's graph.
+TEST_F(CudaFake, ContextsRunFromThreads) {
+  unsetenv("ATTNRT_CUDA_GRAPHS");
+  ModelPtr m(openReady());
+  ASSERT_NE(m.get(), nullptr);
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<attnrt_context *> contexts(kThreads);
+  for (attnrt_context *&c : contexts) {
+    c = attnrt_context_create(m.get());
+    ASSERT_NE(c, nullptr) << attnrt_last_error(m.get());
+  }
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      attnrt_context *c = contexts[static_cast<size_t>(t)];
+      // out = 2 * (a + w) with w = {10, 20, 30, 40}.
+      std::vector<float> a(4, static_cast<float>(t)), out(4);
+      for (int run = 0; run < kRuns; ++run) {
+        a[3] = static_cast<float>(run);
+        if (attnrt_context_set_input(c, 0, a.data(), 16) ||
+            attnrt_context_run(c) ||
+            attnrt_context_get_output(c, 0, out.data(), 16) ||
+            out != std::vector<float>{2.0f * (t + 10), 2.0f * (t + 20),
+                                      2.0f * (t + 30), 2.0f * (run + 40)})
+          ++wrong[static_cast<size_t>(t)];
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(wrong, std::vector<int>(kThreads, 0));
+  // One capture (two launches) per context, then replays only.
+  EXPECT_EQ(controls().capturedLaunches(), 2 * kThreads);
+  EXPECT_EQ(controls().graphLaunches(), kThreads * kRuns);
+  EXPECT_EQ(controls().liveGraphs(), 2 * kThreads);
+  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(controls().liveGraphs(), 0);
+  for (attnrt_context *c : contexts)
+    attnrt_context_free(c);
 }
 
 TEST_F(CudaFake, GraphDroppedWhenWeightsAreRebound) {

@@ -19,8 +19,39 @@
  * they are not part of this API.
  *
  * Every function returning int returns 0 on success and non-zero on error;
- * the error text is then available from attnrt_last_error(model). A model
- * handle must not be used from two threads at once.
+ * the error text is then available from attnrt_last_error(model) (for
+ * attnrt_context_* functions, attnrt_context_last_error(context)).
+ *
+ * Threads. A model holds what its runs share: the manifest and the bound
+ * weights (read-only while runs are in flight). What a run writes (its
+ * inputs, outputs, state, run-time sizes and errors) lives in an execution
+ * context. Several threads may run one model at once, each through its own
+ * context:
+ *  - the attnrt_context_* functions run on an explicit context; calls on
+ *    different contexts may be made concurrently from any threads, calls on
+ *    one context are serialized (each is atomic, so threads sharing one
+ *    must still order their set_input / run / get_output sequences);
+ *  - the model-level functions (attnrt_set_input, attnrt_run,
+ *    attnrt_get_output, ...) use the calling thread's implicit context of
+ *    the model, created on the thread's first such call (the opening
+ *    thread's at attnrt_open) and freed when the thread ends or the model
+ *    is closed; they may be called concurrently from several threads, and
+ *    attnrt_last_error(m) is the calling thread's last error on m;
+ *  - the description functions (attnrt_num_inputs, attnrt_input_name, ...)
+ *    may be called concurrently with anything but attnrt_close;
+ *  - attnrt_bind_weights may be called concurrently with runs: it reads the
+ *    file first, then waits for the runs in flight and swaps the weights in
+ *    before the next run starts;
+ *  - attnrt_open and attnrt_close: a model must not be closed while another
+ *    thread uses it or any of its contexts or sessions;
+ *  - sessions (attnrt_session_*): see attnrt_session_create;
+ *  - attnrt_dtype_name and attnrt_dtype_size: any thread, any time.
+ * On the CPU target runs of different contexts proceed in parallel (the
+ * compiled code touches only its own buffers). On CUDA their device work
+ * (copies, the graph launch or kernel launches, synchronization) takes turns:
+ * the driver's context is synchronized as a whole after each run. Each
+ * context costs its own input, output and state buffers (on CUDA device
+ * buffers and its own recorded graph, with the temporaries it keeps).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -35,6 +66,7 @@ extern "C" {
 #endif
 
 typedef struct attnrt_model attnrt_model;
+typedef struct attnrt_context attnrt_context;
 
 /* The element type of a model buffer. */
 typedef enum attnrt_dtype {
@@ -67,9 +99,9 @@ attnrt_model *attnrt_open_linked(char *err, size_t errlen);
 /* Frees the model and everything it owns. NULL is ignored. */
 void attnrt_close(attnrt_model *m);
 
-/* The last error recorded on m ("" if none). With m == NULL: the last error
- * of attnrt_open / attnrt_open_linked on this thread. The pointer stays valid
- * until the next call on m. */
+/* The last error recorded on m by the calling thread ("" if none). With
+ * m == NULL: the last error of attnrt_open / attnrt_open_linked on this
+ * thread. The pointer stays valid until this thread's next call on m. */
 const char *attnrt_last_error(attnrt_model *m);
 
 /* ---- Model description (indices are 0-based, in manifest order) -------- */
@@ -79,8 +111,8 @@ const char *attnrt_target(attnrt_model *m);
 int attnrt_num_weights(attnrt_model *m);
 int attnrt_num_inputs(attnrt_model *m);
 int attnrt_num_outputs(attnrt_model *m);
-/* State buffers (`state` records: a decode step's KV caches), owned by the
- * model, updated in place by every run; see attnrt_reset_state. */
+/* State buffers (`state` records: a decode step's KV caches), one set per
+ * context, updated in place by every run; see attnrt_reset_state. */
 int attnrt_num_states(attnrt_model *m);
 
 /* Name, dtype, rank, one dimension, all dimensions (an array of rank values,
@@ -117,7 +149,8 @@ size_t attnrt_state_bytes(attnrt_model *m, int index);
  * otherwise (and concat, gather and transposed weights always) copied into
  * 64-byte aligned buffers; on CUDA assembled on the host and uploaded to the
  * device once. Tensors the manifest does not reference are never read. Binding
- * again replaces the weights. */
+ * again replaces the weights of every context; runs in flight finish with the
+ * old ones. */
 int attnrt_bind_weights(attnrt_model *m, const char *safetensors_path);
 
 /* Copies `bytes` bytes (exactly the input's size) into input `index`. An
@@ -143,9 +176,9 @@ const int64_t *attnrt_output_shape(attnrt_model *m, int index);
  * copied to the device before and outputs back after the run. */
 int attnrt_run(attnrt_model *m);
 
-/* Zeroes the model's state buffers (`state` manifest records, e.g. a decode
- * step's KV cache, which the compiled code updates in place and which
- * persist between runs); attnrt_open starts with them zeroed. */
+/* Zeroes the state buffers (`state` manifest records, e.g. a decode step's
+ * KV cache, which the compiled code updates in place and which persist
+ * between runs) of this thread's context; contexts start with them zeroed. */
 int attnrt_reset_state(attnrt_model *m);
 
 /* Copies output `index` (of the last successful run) into dst; `bytes` must
@@ -153,10 +186,39 @@ int attnrt_reset_state(attnrt_model *m);
  * attnrt_output_shape). */
 int attnrt_get_output(attnrt_model *m, int index, void *dst, size_t bytes);
 
-/* Wall time of the last successful attnrt_run's model computation in
- * milliseconds (steady clock; CUDA: invoke plus device synchronization,
+/* Wall time of this thread's last successful attnrt_run's model computation
+ * in milliseconds (steady clock; CUDA: invoke plus device synchronization,
  * without the input/output copies). 0 before any run. */
 double attnrt_last_run_ms(attnrt_model *m);
+
+/* ---- Execution contexts ------------------------------------------------- */
+
+/* A new context of m: its own inputs, outputs, state (zeroed) and errors,
+ * sharing m's weights. NULL on failure (the error is this thread's
+ * attnrt_last_error(m)). May be called from any thread. Free every context
+ * before closing m. */
+attnrt_context *attnrt_context_create(attnrt_model *m);
+
+/* Frees c (NULL is ignored). No other call on c may be in flight. */
+void attnrt_context_free(attnrt_context *c);
+
+/* The model-level functions of the same names, on context c. */
+int attnrt_context_set_input(attnrt_context *c, int index, const void *data,
+                             size_t bytes);
+int attnrt_context_set_input_shaped(attnrt_context *c, int index,
+                                    const void *data, size_t bytes, int rank,
+                                    const int64_t *dims);
+int attnrt_context_run(attnrt_context *c);
+int attnrt_context_get_output(attnrt_context *c, int index, void *dst,
+                              size_t bytes);
+/* Valid until the next call on c. */
+const int64_t *attnrt_context_output_shape(attnrt_context *c, int index);
+int attnrt_context_reset_state(attnrt_context *c);
+double attnrt_context_last_run_ms(attnrt_context *c);
+
+/* The last error recorded on c ("" if none), copied: the pointer stays
+ * valid until this thread's next attnrt_context_last_error. */
+const char *attnrt_context_last_error(attnrt_context *c);
 
 /* Bytes of the weights file read by the last successful bind: the
  * safetensors header (8-byte length plus JSON), plus for each gather record
@@ -203,7 +265,11 @@ typedef struct attnrt_sampling {
 
 /* Opens a session on m (weights must be bound before the first prefill);
  * `seed` starts its random number generator. NULL (error on m) if m is not
- * a causal language model. The session must be freed before m is closed. */
+ * a causal language model. The session must be freed before m is closed.
+ * A session runs the model in a context of its own (its KV caches are the
+ * context's state): sessions may be used concurrently from different
+ * threads, one session from one thread at a time. Errors of the session
+ * functions are the calling thread's attnrt_last_error(m). */
 attnrt_session *attnrt_session_create(attnrt_model *m, uint64_t seed);
 void attnrt_session_free(attnrt_session *s);
 
