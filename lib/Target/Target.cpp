@@ -188,25 +188,31 @@ Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
   return Error::success();
 }
 
-/// The C API of attnrt.h that a model library exports.
+/// The C API of attnrt.h that a model library exports, in the header's
+/// order (two-models.test checks that none is missing).
 // clang-format off
 static const char *const kExportedApi[] = {
-    "attnrt_open",          "attnrt_open_linked",       "attnrt_close",
-    "attnrt_last_error",    "attnrt_target",            "attnrt_num_weights",
-    "attnrt_num_inputs",    "attnrt_num_outputs",       "attnrt_input_name",
-    "attnrt_input_dtype",   "attnrt_input_rank",        "attnrt_input_dim",
-    "attnrt_input_dims",    "attnrt_input_bytes",       "attnrt_output_name",
-    "attnrt_output_dtype",  "attnrt_output_rank",       "attnrt_output_dim",
-    "attnrt_output_dims",   "attnrt_output_bytes",      "attnrt_bind_weights",
-    "attnrt_set_input",     "attnrt_run",               "attnrt_get_output",
-    "attnrt_last_run_ms",   "attnrt_weight_bytes_read", "attnrt_weight_file_bytes",
-    "attnrt_main",          "attnrt_dtype_name",        "attnrt_dtype_size",
-    "attnrt_set_input_shaped", "attnrt_output_shape",
-    "attnrt_context_create", "attnrt_context_free",
-    "attnrt_context_set_input", "attnrt_context_set_input_shaped",
-    "attnrt_context_run", "attnrt_context_get_output",
-    "attnrt_context_output_shape", "attnrt_context_reset_state",
-    "attnrt_context_last_run_ms", "attnrt_context_last_error"};
+    "attnrt_dtype_name", "attnrt_dtype_size", "attnrt_open",
+    "attnrt_open_linked", "attnrt_close", "attnrt_last_error", "attnrt_target",
+    "attnrt_num_weights", "attnrt_num_inputs", "attnrt_num_outputs",
+    "attnrt_num_states", "attnrt_input_name", "attnrt_input_dtype",
+    "attnrt_input_rank", "attnrt_input_dim", "attnrt_input_dims",
+    "attnrt_input_bytes", "attnrt_output_name", "attnrt_output_dtype",
+    "attnrt_output_rank", "attnrt_output_dim", "attnrt_output_dims",
+    "attnrt_output_bytes", "attnrt_state_name", "attnrt_state_dtype",
+    "attnrt_state_rank", "attnrt_state_dim", "attnrt_state_dims",
+    "attnrt_state_bytes", "attnrt_bind_weights", "attnrt_set_input",
+    "attnrt_set_input_shaped", "attnrt_output_shape", "attnrt_run",
+    "attnrt_reset_state", "attnrt_get_output", "attnrt_last_run_ms",
+    "attnrt_context_create", "attnrt_context_free", "attnrt_context_set_input",
+    "attnrt_context_set_input_shaped", "attnrt_context_run",
+    "attnrt_context_get_output", "attnrt_context_output_shape",
+    "attnrt_context_reset_state", "attnrt_context_last_run_ms",
+    "attnrt_context_last_error", "attnrt_weight_bytes_read",
+    "attnrt_weight_file_bytes", "attnrt_session_create", "attnrt_session_free",
+    "attnrt_session_shape", "attnrt_session_prefill", "attnrt_session_decode",
+    "attnrt_session_logits", "attnrt_session_sample", "attnrt_session_generate",
+    "attnrt_session_timing", "attnrt_main"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

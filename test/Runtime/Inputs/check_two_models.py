@@ -1,7 +1,8 @@
 """Not a test: checker for two-models.test.
 
     check_two_models.py exports LIB PREFIX
-        every dynamic symbol LIB defines is attnrt_* or PREFIX_attnrt_*
+        every dynamic symbol LIB defines is attnrt_* or PREFIX_attnrt_*, and
+        every function attnrt.h declares is there under both names
     check_two_models.py run DIR CMD...
         writes DIR/a.safetensors (Tools/Inputs/two-ops.mlir: relu(x + bias))
         and DIR/b.safetensors (Integration/CPU/Inputs/linear-relu.mlir:
@@ -29,10 +30,16 @@ def exports(lib, prefix):
     stray = [n for n in names if not pattern.match(n)]
     if stray:
         sys.exit("%s exports more than the C API: %s" % (lib, " ".join(stray[:20])))
-    for required in ("attnrt_open_linked", prefix + "_attnrt_open_linked",
-                     "attnrt_run", prefix + "_attnrt_run"):
-        if required not in names:
-            sys.exit("%s does not export %s" % (lib, required))
+    header = os.path.join(HERE, "..", "..", "..", "include", "attnc",
+                          "Runtime", "attnrt.h")
+    with open(header) as f:
+        api = sorted(set(re.findall(r"^[\w ]*?\**\b(attnrt_\w+)\(", f.read(),
+                                    re.MULTILINE)))
+    missing = [n for fn in api for n in (fn, prefix + "_" + fn)
+               if n not in names]
+    if len(api) < 50 or missing:
+        sys.exit("%s does not export %s" % (lib, " ".join(missing) or
+                                            "the API (attnrt.h not parsed?)"))
     print("%s: %d symbols, all attnrt_* or %s_attnrt_*" % (os.path.basename(lib),
                                                           len(names), prefix))
 
