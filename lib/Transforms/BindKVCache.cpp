@@ -29,7 +29,7 @@
 #include "attnc/Transforms/Passes.h"
 
 #include "ProbeEvaluation.h"
-#include "RaiseMatchers.h"
+#include "Raise/RaiseMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ProbeEvaluation.h"
 #include "RaiseMatchers.h"
+#include "Transforms/ProbeEvaluation.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <map>
 #include <optional>
@@ -136,7 +137,11 @@ SmallVector<RotaryTerms> matchRotaryTerms(Operation *add);
 
 /// Applies a raising pass's patterns to `op` greedily, without folding or
 /// constant CSE elsewhere: raising only rewrites the chains it matches.
-LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns);
+/// `simplifyRegions` is the driver's region simplification after the
+/// rewrites (its default unless given).
+LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns,
+                                   GreedySimplifyRegionLevel simplifyRegions =
+                                       GreedySimplifyRegionLevel::Aggressive);
 
 /// The same for a pass whose patterns are `Patterns...`, each built from the
 /// context alone.

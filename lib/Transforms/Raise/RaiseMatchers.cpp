@@ -181,11 +181,12 @@ Value mlir::attn::raise::matchLastDimMean(Value v) {
   return x;
 }
 
-LogicalResult
-mlir::attn::raise::applyRaisingPatterns(Operation *op,
-                                        RewritePatternSet &&patterns) {
+LogicalResult mlir::attn::raise::applyRaisingPatterns(
+    Operation *op, RewritePatternSet &&patterns,
+    GreedySimplifyRegionLevel simplifyRegions) {
   GreedyRewriteConfig config;
   config.enableFolding(false).enableConstantCSE(false);
+  config.setRegionSimplificationLevel(simplifyRegions);
   return applyPatternsGreedily(op, std::move(patterns), config);
 }
 
