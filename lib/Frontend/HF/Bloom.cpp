@@ -74,7 +74,6 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
     return failure();
   int64_t batch = start->batch, seq = start->seq;
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
   auto hType = mb.tensorType({batch, seq, d});
@@ -90,41 +89,33 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *table);
   h = LayerNormOp::create(b, embLoc, h, *ge, *be, b.getF64FloatAttr(*eps));
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
 
   SmallVector<double> slopes = alibiSlopes(heads);
   auto floatType = cast<FloatType>(mb.elementType);
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
     Location l = w.loc();
-    ModelBuilder::AttentionWeights aw;
     FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
                      be1 = w("input_layernorm.bias", {d}, dv),
                      g2 = w("post_attention_layernorm.weight", {d}, dv),
                      be2 = w("post_attention_layernorm.bias", {d}, dv);
-    LogicalResult qkv = w.fusedQkv(
+    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
         "self_attention.query_key_value", 3 * d, d, "3 * hidden_size",
-        /*bias=*/true,
-        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); }, aw);
-    FailureOr<Value> wo = w("self_attention.dense.weight", {d, d},
-                            "[hidden_size, hidden_size]"),
-                     bo = w("self_attention.dense.bias", {d}, dv),
-                     w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
+        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
+        "self_attention.dense", /*bias=*/true);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
                             "[4 * hidden_size, hidden_size]"),
                      b1 = w("mlp.dense_h_to_4h.bias", {4 * d},
                             "[4 * hidden_size]"),
                      w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
                             "[hidden_size, 4 * hidden_size]"),
                      b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    for (const FailureOr<Value> &v : {g1, be1, g2, be2, wo, bo, w1, b1, w2, b2})
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
       if (failed(v))
         return failure();
-    if (failed(qkv))
+    if (failed(aw))
       return failure();
-    aw.wo = *wo;
-    aw.bo = *bo;
     ModelBuilder::AttentionOptions opts;
     // ALiBi: slope_h * j for key j, rounded to the weights' type as
     // transformers does.
@@ -133,11 +124,8 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
     };
     return mb.layerNormDecoderLayer(
         l, x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
-        Activation::gelu_tanh, ModelBuilder::FfnInput::Sequential,
-        [&](Value n1) {
-          return mb.attention(i, n1, decodeStep ? &decode : nullptr, aw, heads,
-                              heads, dh, opts);
-        });
+        Activation::gelu_tanh, ModelBuilder::FfnInput::Sequential, i, decode,
+        *aw, heads, heads, dh, opts);
   };
   FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
   if (failed(out))

@@ -84,12 +84,12 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
   if (failed(rope))
     return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"transformer.", ""}, "word_embeddings.weight");
+  FailureOr<ModelBuilder::DecoderStart> start =
+      mb.startDecoder({"transformer.", ""}, "word_embeddings", vocab, d,
+                      "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
+  const std::string &p = start->prefix;
 
   // The rows of the query (part 0), key (1) and value (2) heads in
   // query_key_value.
@@ -114,8 +114,7 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
       else
         add(heads + part - 1);
     } else {
-      for (int64_t hd = 0; hd < heads; ++hd)
-        add(3 * hd + part);
+      view = interleavedQkvRows(heads, dh, part);
     }
     // Adjacent rows merge into one range.
     GatherView merged{0, {}};
@@ -130,15 +129,6 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
     return merged;
   };
 
-  FailureOr<std::pair<Value, Value>> embedded = mb.embedTokens(
-      start->ids, p + "word_embeddings", vocab, d, "[vocab_size, hidden_size]");
-  if (failed(embedded))
-    return failure();
-  auto [table, h] = *embedded;
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
     StringRef dv = "[hidden_size]";
@@ -148,32 +138,26 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
     auto norm = [&](bool present, StringRef name, StringRef param) {
       return w.optional(present, name.str() + "." + param.str(), {d}, dv);
     };
-    ModelBuilder::AttentionWeights aw;
     FailureOr<Value> g1 = norm(true, ln1, "weight"),
                      be1 = norm(true, ln1, "bias"),
                      g2 = norm(hasLn2, ln2, "weight"),
                      be2 = norm(hasLn2, ln2, "bias");
-    LogicalResult qkv = w.fusedQkv(
-        "self_attention.query_key_value", qkvRows, d,
-        "(num_attention_heads + 2 * kv heads) * head_dim", *bias, rows, aw);
-    FailureOr<Value> wo = w("self_attention.dense.weight", {d, d},
-                            "[hidden_size, hidden_size]"),
-                     bo = w.optional(*bias, "self_attention.dense.bias", {d},
-                                     dv),
-                     w1 = w("mlp.dense_h_to_4h.weight", {*ff, d},
+    FailureOr<ModelBuilder::AttentionWeights> aw =
+        w.fusedAttention("self_attention.query_key_value", qkvRows, d,
+                         "(num_attention_heads + 2 * kv heads) * head_dim",
+                         rows, "self_attention.dense", *bias);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {*ff, d},
                             "[ffn_hidden_size, hidden_size]"),
                      b1 = w.optional(*bias, "mlp.dense_h_to_4h.bias", {*ff},
                                      "[ffn_hidden_size]"),
                      w2 = w("mlp.dense_4h_to_h.weight", {d, *ff},
                             "[hidden_size, ffn_hidden_size]"),
                      b2 = w.optional(*bias, "mlp.dense_4h_to_h.bias", {d}, dv);
-    for (const FailureOr<Value> &v : {g1, be1, g2, be2, wo, bo, w1, b1, w2, b2})
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
       if (failed(v))
         return failure();
-    if (failed(qkv))
+    if (failed(aw))
       return failure();
-    aw.wo = *wo;
-    aw.bo = *bo;
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
     // The FFN's input: ln_mlp(x), the attention's own ln(x), or (the
@@ -184,12 +168,10 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
                                           : ModelBuilder::FfnInput::Sequential;
     return mb.layerNormDecoderLayer(
         w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
-        *activation, ffnInput, [&](Value n1) {
-          return mb.attention(i, n1, decodeStep ? &decode : nullptr, aw, heads,
-                              kvHeads, dh, opts);
-        });
+        *activation, ffnInput, i, start->decode, *aw, heads, kvHeads, dh, opts);
   };
-  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "h.", buildLayer);
   if (failed(out))
     return failure();
   Location headLoc = mb.loc("lm_head");
@@ -197,6 +179,6 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
       mb.layerNorm(headLoc, *out, p + "ln_f", "[hidden_size]", *eps);
   if (failed(normed))
     return failure();
-  return mb.finishLmHead(headLoc, *normed, table, *tied,
+  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
                          "[vocab_size, hidden_size]");
 }

@@ -58,7 +58,6 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(start))
     return failure();
   const std::string &p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
   auto hType = mb.tensorType({start->batch, start->seq, d});
@@ -70,10 +69,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *wte);
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-  h = LearnedPosOp::create(b, embLoc, h, *wpe, decode.positions,
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
+  h = LearnedPosOp::create(b, embLoc, h, *wpe,
+                           decode ? decode->positions : Value(),
                            /*offset=*/0);
 
   int64_t dh = d / heads;
@@ -118,8 +116,8 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
           (*scaleWeights ? 1.0 / std::sqrt(double(dh)) : 1.0) /
           (*scaleByLayer ? double(i + 1) : 1.0));
     auto attention = [&](Value n1) -> FailureOr<Value> {
-      if (decodeStep)
-        return mb.cachedAttention(i, n1, decode, *wq, *bq, *wk, *bk, *wv, *bv,
+      if (decode)
+        return mb.cachedAttention(i, n1, *decode, *wq, *bq, *wk, *bk, *wv, *bv,
                                   *wo, *bo, heads, heads, dh, scale,
                                   std::nullopt);
       return MhaOp::create(b, l, hType, n1, /*key_value=*/Value(), *wq, *wk,

@@ -64,50 +64,35 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
   if (failed(rotaryDim))
     return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"gpt_neox.", ""}, "embed_in.weight");
+  FailureOr<ModelBuilder::DecoderStart> start = mb.startDecoder(
+      {"gpt_neox.", ""}, "embed_in", vocab, d, "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
-
-  FailureOr<std::pair<Value, Value>> embedded = mb.embedTokens(
-      start->ids, p + "embed_in", vocab, d, "[vocab_size, hidden_size]");
-  if (failed(embedded))
-    return failure();
-  auto [table, h] = *embedded;
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const std::string &p = start->prefix;
 
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
     StringRef dv = "[hidden_size]";
-    ModelBuilder::AttentionWeights aw;
     FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
                      be1 = w("input_layernorm.bias", {d}, dv),
                      g2 = w("post_attention_layernorm.weight", {d}, dv),
                      be2 = w("post_attention_layernorm.bias", {d}, dv);
-    LogicalResult qkv = w.fusedQkv(
-        "attention.query_key_value", 3 * d, d, "3 * hidden_size", *bias,
-        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); }, aw);
-    FailureOr<Value> wo = w("attention.dense.weight", {d, d},
-                            "[hidden_size, hidden_size]"),
-                     bo = w.optional(*bias, "attention.dense.bias", {d}, dv),
-                     w1 = w("mlp.dense_h_to_4h.weight", {ff, d},
+    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
+        "attention.query_key_value", 3 * d, d, "3 * hidden_size",
+        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
+        "attention.dense", *bias);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {ff, d},
                             "[intermediate_size, hidden_size]"),
                      b1 = w("mlp.dense_h_to_4h.bias", {ff},
                             "[intermediate_size]"),
                      w2 = w("mlp.dense_4h_to_h.weight", {d, ff},
                             "[hidden_size, intermediate_size]"),
                      b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    for (const FailureOr<Value> &v : {g1, be1, g2, be2, wo, bo, w1, b1, w2, b2})
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
       if (failed(v))
         return failure();
-    if (failed(qkv))
+    if (failed(aw))
       return failure();
-    aw.wo = *wo;
-    aw.bo = *bo;
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
     opts.rotaryDim = *rotaryDim;
@@ -118,12 +103,10 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
         *activation,
         *parallel ? ModelBuilder::FfnInput::Parallel
                   : ModelBuilder::FfnInput::Sequential,
-        [&](Value n1) {
-          return mb.attention(i, n1, decodeStep ? &decode : nullptr, aw, heads,
-                              heads, dh, opts);
-        });
+        i, start->decode, *aw, heads, heads, dh, opts);
   };
-  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "layers.", buildLayer);
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
   if (failed(out))
     return failure();
   Location headLoc = mb.loc("embed_out");
@@ -134,6 +117,6 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
   // transformers 4 saved the head as embed_out, 5 as lm_head.
   StringRef head =
       c.findTensor("embed_out.weight") ? "embed_out.weight" : "lm_head.weight";
-  return mb.finishLmHead(headLoc, *normed, table, *tied,
+  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
                          "[vocab_size, hidden_size]", head);
 }

@@ -163,7 +163,6 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   if (failed(start))
     return failure();
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
   auto hType = mb.tensorType({start->batch, start->seq, d});
@@ -177,9 +176,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   // weights' type as transformers does.
   if (gemma)
     h = mb.scaleBy(embLoc, h, std::sqrt(double(d)));
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
   // An RMSNorm of `x` by the checkpoint's weight `g`; Gemma's scales by
   // (1 + g).
   auto rmsNorm = [&](Location l, Value x, Value g) -> Value {
@@ -259,9 +256,9 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
         return rmsNorm(l, t, isKey ? *kn : *qn);
       };
     Value n1 = rmsNorm(l, x, *g1);
-    FailureOr<Value> attn = mb.attention(
-        i, n1, decodeStep ? &decode : nullptr,
-        {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, *dh, opts);
+    FailureOr<Value> attn =
+        mb.attention(i, n1, decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
+                     heads, *kvHeads, *dh, opts);
     if (failed(attn))
       return failure();
     if (!gemma2) {

@@ -363,6 +363,27 @@ ModelBuilder::DecodeInputs ModelBuilder::addDecodeInputs(Value ids) {
   return {positions, lengths, tokens};
 }
 
+const ModelBuilder::DecodeInputs *ModelBuilder::addStepInputs(Value ids) {
+  if (options.kvCache <= 0)
+    return nullptr;
+  stepInputs = addDecodeInputs(ids);
+  return &stepInputs;
+}
+
+FailureOr<ModelBuilder::DecoderStart>
+ModelBuilder::startDecoder(ArrayRef<StringRef> prefixes, StringRef embedding,
+                           int64_t vocab, int64_t width, StringRef dims) {
+  FailureOr<ModelStart> s = start(prefixes, embedding.str() + ".weight");
+  if (failed(s))
+    return failure();
+  FailureOr<std::pair<Value, Value>> embedded =
+      embedTokens(s->ids, s->prefix + embedding.str(), vocab, width, dims);
+  if (failed(embedded))
+    return failure();
+  const DecodeInputs *decode = addStepInputs(s->ids);
+  return DecoderStart{s->prefix, embedded->first, embedded->second, decode};
+}
+
 FailureOr<Value> ModelBuilder::cachedAttention(
     int64_t layer, Value x, const DecodeInputs &decode, Value wq, Value bq,
     Value wk, Value bk, Value wv, Value bv, Value wo, Value bo, int64_t heads,
@@ -881,6 +902,16 @@ FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
   return AddOp::create(b, l, mid, ffn).getResult();
 }
 
+FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
+    Location l, Value x, const LayerNormLayerWeights &w, double eps,
+    Activation activation, FfnInput input, int64_t layer,
+    const DecodeInputs *decode, const AttentionWeights &attn, int64_t heads,
+    int64_t kvHeads, int64_t headDim, const AttentionOptions &opts) {
+  return layerNormDecoderLayer(l, x, w, eps, activation, input, [&](Value n1) {
+    return attention(layer, n1, decode, attn, heads, kvHeads, headDim, opts);
+  });
+}
+
 FailureOr<Value> ModelBuilder::decoderLayers(
     Value h, int64_t count, StringRef prefix,
     function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
@@ -896,32 +927,28 @@ FailureOr<Value> ModelBuilder::decoderLayers(
   return h;
 }
 
-LogicalResult
-LayerWeights::fusedQkv(StringRef module, int64_t rows, int64_t width,
-                       StringRef rowsDim, bool bias,
-                       function_ref<GatherView(int64_t)> partRows,
-                       ModelBuilder::AttentionWeights &attn) const {
-  std::string weightName = module.str() + ".weight",
-              biasName = module.str() + ".bias",
+FailureOr<ModelBuilder::AttentionWeights>
+LayerWeights::fusedAttention(StringRef qkv, int64_t rows, int64_t width,
+                             StringRef rowsDim,
+                             function_ref<GatherView(int64_t)> partRows,
+                             StringRef out, bool bias) const {
+  std::string qkvWeight = qkv.str() + ".weight", qkvBias = qkv.str() + ".bias",
               weightDims = ("[" + rowsDim + ", hidden_size]").str(),
               biasDims = ("[" + rowsDim + "]").str();
-  FailureOr<Value> parts[6];
+  FailureOr<Value> parts[8];
   for (int64_t part = 0; part < 3; ++part)
-    parts[part] =
-        (*this)(weightName, {rows, width}, weightDims, partRows(part));
+    parts[part] = (*this)(qkvWeight, {rows, width}, weightDims, partRows(part));
   for (int64_t part = 0; part < 3; ++part)
-    parts[3 + part] =
-        optional(bias, biasName, {rows}, biasDims, partRows(part));
+    parts[3 + part] = optional(bias, qkvBias, {rows}, biasDims, partRows(part));
+  parts[6] = (*this)(out.str() + ".weight", {width, width},
+                     "[hidden_size, hidden_size]");
+  parts[7] = optional(bias, out.str() + ".bias", {width}, "[hidden_size]");
   for (const FailureOr<Value> &v : parts)
     if (failed(v))
       return failure();
-  attn.wq = *parts[0];
-  attn.wk = *parts[1];
-  attn.wv = *parts[2];
-  attn.bq = *parts[3];
-  attn.bk = *parts[4];
-  attn.bv = *parts[5];
-  return success();
+  return ModelBuilder::AttentionWeights{*parts[0], *parts[3], *parts[1],
+                                        *parts[4], *parts[2], *parts[5],
+                                        *parts[6], *parts[7]};
 }
 
 GatherView mlir::attn::hf::interleavedQkvRows(int64_t heads, int64_t headDim,

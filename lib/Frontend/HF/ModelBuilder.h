@@ -160,6 +160,20 @@ public:
     OpFoldResult tokens;
   };
   DecodeInputs addDecodeInputs(Value ids);
+  /// In a --kv-cache step, addDecodeInputs; returns them, or null when the
+  /// model is not a step.
+  const DecodeInputs *addStepInputs(Value ids);
+  /// What a decoder builds first: start() (the checkpoint's prefix found
+  /// by `embedding`.weight), the token embeddings by that table
+  /// (embedTokens) and the step's inputs (addStepInputs).
+  struct DecoderStart {
+    std::string prefix;
+    Value table, h;
+    const DecodeInputs *decode;
+  };
+  FailureOr<DecoderStart> startDecoder(ArrayRef<StringRef> prefixes,
+                                       StringRef embedding, int64_t vocab,
+                                       int64_t width, StringRef dims);
   /// With `--kv-cache N`: an error unless the step takes one token per
   /// sequence or a run-time number of them (`seq` 1 or dynamic) and N fits
   /// the position table (`positionsKey` = `maxPositions`; no key for rotary
@@ -236,6 +250,13 @@ public:
   layerNormDecoderLayer(Location loc, Value x, const LayerNormLayerWeights &w,
                         double eps, Activation activation, FfnInput input,
                         function_ref<FailureOr<Value>(Value)> attention);
+  /// The same with the decoder self-attention attention(layer, ln1(x),
+  /// decode, attn, heads, kvHeads, headDim, opts).
+  FailureOr<Value> layerNormDecoderLayer(
+      Location loc, Value x, const LayerNormLayerWeights &w, double eps,
+      Activation activation, FfnInput input, int64_t layer,
+      const DecodeInputs *decode, const AttentionWeights &attn, int64_t heads,
+      int64_t kvHeads, int64_t headDim, const AttentionOptions &opts);
 
   /// Builds layers 0 .. `count` - 1 on the hidden states `h`: layer i is
   /// `buildLayer(i, w, x)` on its input x, with w binding the tensors under
@@ -269,6 +290,8 @@ public:
 
 private:
   func::FuncOp mainFunc;
+  /// A --kv-cache step's inputs (addStepInputs).
+  DecodeInputs stepInputs;
   /// Updated caches and the @main arguments they update.
   SmallVector<std::pair<Value, unsigned>> states;
   SmallVector<Value> currentExtras;
@@ -299,15 +322,17 @@ public:
       return Value();
     return (*this)(name, shape, dims, gather);
   }
-  /// Binds the query, key and value of a fused projection `module` into
-  /// `attn`: gather views of the rows `partRows(part)` (part 0: query, 1:
-  /// key, 2: value) of `module`.weight [rows, width] and, with `bias`, of
-  /// `module`.bias [rows] (`rowsDim` and "hidden_size" name the
-  /// dimensions in errors). Binds all six before failing.
-  LogicalResult fusedQkv(StringRef module, int64_t rows, int64_t width,
-                         StringRef rowsDim, bool bias,
-                         function_ref<GatherView(int64_t)> partRows,
-                         ModelBuilder::AttentionWeights &attn) const;
+  /// The projections of an attention with a fused query/key/value
+  /// projection `qkv`: gather views of the rows `partRows(part)` (part 0:
+  /// query, 1: key, 2: value) of `qkv`.weight [rows, width] and, with
+  /// `bias`, of `qkv`.bias [rows] (`rowsDim` and "hidden_size" name the
+  /// dimensions in errors), then the output projection `out`.weight
+  /// [width, width] and, with `bias`, `out`.bias. Binds all of them before
+  /// failing.
+  FailureOr<ModelBuilder::AttentionWeights>
+  fusedAttention(StringRef qkv, int64_t rows, int64_t width, StringRef rowsDim,
+                 function_ref<GatherView(int64_t)> partRows, StringRef out,
+                 bool bias) const;
   /// The layer's location: its prefix without the trailing dot.
   Location loc() const { return mb.loc(StringRef(prefix).drop_back()); }
 

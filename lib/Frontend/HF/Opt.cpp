@@ -64,7 +64,6 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
     return failure();
   int64_t batch = start->batch, seq = start->seq;
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
   const int64_t e = *embWidth;
   const bool projected = e != d;
 
@@ -86,11 +85,10 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
       return failure();
     h = mb.linear(mb.loc(p + "project_in"), h, *pin);
   }
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
   // OPT's position table starts 2 rows in.
-  h = LearnedPosOp::create(b, embLoc, h, *posTable, decode.positions,
+  h = LearnedPosOp::create(b, embLoc, h, *posTable,
+                           decode ? decode->positions : Value(),
                            /*offset=*/2);
 
   int64_t dh = d / heads;
@@ -122,11 +120,8 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
         return failure();
     return mb.layerNormDecoderLayer(
         w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, 1e-5,
-        *activation, ModelBuilder::FfnInput::Sequential, [&](Value n1) {
-          return mb.attention(i, n1, decodeStep ? &decode : nullptr,
-                              {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-                              heads, dh, {});
-        });
+        *activation, ModelBuilder::FfnInput::Sequential, i, decode,
+        {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, {});
   };
   FailureOr<Value> out = mb.decoderLayers(h, layers, p + "layers.", buildLayer);
   if (failed(out))

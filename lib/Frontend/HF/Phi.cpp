@@ -62,21 +62,11 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   if (failed(rotaryDim))
     return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"model.", ""}, "embed_tokens.weight");
+  FailureOr<ModelBuilder::DecoderStart> start = mb.startDecoder(
+      {"model.", ""}, "embed_tokens", vocab, d, "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
-
-  FailureOr<std::pair<Value, Value>> embedded = mb.embedTokens(
-      start->ids, p + "embed_tokens", vocab, d, "[vocab_size, hidden_size]");
-  if (failed(embedded))
-    return failure();
-  auto [table, h] = *embedded;
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const std::string &p = start->prefix;
 
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
@@ -113,13 +103,11 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
     opts.rotaryDim = *rotaryDim;
     return mb.layerNormDecoderLayer(
         w.loc(), x, {*g, *be, Value(), Value(), *w1, *b1, *w2, *b2}, *eps,
-        *activation, ModelBuilder::FfnInput::SharedNorm, [&](Value n) {
-          return mb.attention(i, n, decodeStep ? &decode : nullptr,
-                              {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-                              *kvHeads, dh, opts);
-        });
+        *activation, ModelBuilder::FfnInput::SharedNorm, i, start->decode,
+        {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, dh, opts);
   };
-  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "layers.", buildLayer);
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
   if (failed(out))
     return failure();
   Location headLoc = mb.loc("lm_head");
@@ -129,7 +117,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
       mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
   if (failed(normed) || failed(headBias))
     return failure();
-  return mb.finishLmHead(headLoc, *normed, table, /*tied=*/false,
+  return mb.finishLmHead(headLoc, *normed, start->table, /*tied=*/false,
                          "[vocab_size, hidden_size]", "lm_head.weight",
                          *headBias);
 }
