@@ -101,23 +101,37 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
     opts.rotaryDim = *rotaryDim;
-    return mb.layerNormDecoderLayer(
-        w.loc(), x, {*g, *be, Value(), Value(), *w1, *b1, *w2, *b2}, *eps,
-        *activation, ModelBuilder::FfnInput::SharedNorm, i, start->decode,
-        {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, dh, opts);
+    // x + attn(ln(x)) + mlp(ln(x)), the FFN built before the residual sum.
+    Location l = w.loc();
+    OpBuilder &b = mb.b;
+    Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
+    FailureOr<Value> attn = mb.attention(
+        i, n, start->decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
+        *kvHeads, dh, opts);
+    if (failed(attn))
+      return failure();
+    Value ffn =
+        FfnOp::create(b, l, x.getType(), n, /*gate_weight=*/Value(),
+                      /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+    return AddOp::create(b, l, AddOp::create(b, l, x, *attn), ffn).getResult();
   };
   FailureOr<Value> out =
       mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
   if (failed(out))
     return failure();
   Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> normed =
-      mb.layerNorm(headLoc, *out, p + "final_layernorm", "[hidden_size]", *eps);
-  FailureOr<Value> headBias =
-      mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
-  if (failed(normed) || failed(headBias))
+  FailureOr<Value> gf = mb.weight(p + "final_layernorm.weight", {d},
+                                  "[hidden_size]"),
+                   bf = mb.weight(p + "final_layernorm.bias", {d},
+                                  "[hidden_size]"),
+                   headBias =
+                       mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
+  if (failed(gf) || failed(bf) || failed(headBias))
     return failure();
-  return mb.finishLmHead(headLoc, *normed, start->table, /*tied=*/false,
+  OpBuilder &b = mb.b;
+  Value h =
+      LayerNormOp::create(b, headLoc, *out, *gf, *bf, b.getF64FloatAttr(*eps));
+  return mb.finishLmHead(headLoc, h, start->table, /*tied=*/false,
                          "[vocab_size, hidden_size]", "lm_head.weight",
                          *headBias);
 }
