@@ -74,7 +74,6 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
     return failure();
   int64_t batch = start->batch, seq = start->seq;
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
   auto hType = mb.tensorType({batch, seq, d});
@@ -90,87 +89,51 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *table);
   h = LayerNormOp::create(b, embLoc, h, *ge, *be, b.getF64FloatAttr(*eps));
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
 
   SmallVector<double> slopes = alibiSlopes(heads);
   auto floatType = cast<FloatType>(mb.elementType);
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "h." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
-                   std::optional<GatherView> gather = std::nullopt) {
-        return mb.weight(lp + name.str(), shape, dims, gather);
-      };
-      // Part `part` (0: query, 1: key, 2: value) of every head's rows.
-      auto rows = [&](int64_t part) {
-        GatherView view{0, {}};
-        for (int64_t hd = 0; hd < heads; ++hd)
-          view.ranges.append({(3 * hd + part) * dh, dh});
-        return view;
-      };
-      auto qkv = [&](int64_t part) {
-        return w("self_attention.query_key_value.weight", {3 * d, d},
-                 "[3 * hidden_size, hidden_size]", rows(part));
-      };
-      auto qkvBias = [&](int64_t part) {
-        return w("self_attention.query_key_value.bias", {3 * d},
-                 "[3 * hidden_size]", rows(part));
-      };
-      FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
-                       be1 = w("input_layernorm.bias", {d}, dv),
-                       g2 = w("post_attention_layernorm.weight", {d}, dv),
-                       be2 = w("post_attention_layernorm.bias", {d}, dv),
-                       wq = qkv(0), wk = qkv(1), wv = qkv(2), bq = qkvBias(0),
-                       bk = qkvBias(1), bv = qkvBias(2),
-                       wo = w("self_attention.dense.weight", {d, d},
-                              "[hidden_size, hidden_size]"),
-                       bo = w("self_attention.dense.bias", {d}, dv),
-                       w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
-                              "[4 * hidden_size, hidden_size]"),
-                       b1 = w("mlp.dense_h_to_4h.bias", {4 * d},
-                              "[4 * hidden_size]"),
-                       w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
-                              "[hidden_size, 4 * hidden_size]"),
-                       b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g1, be1, g2, be2, wq, wk, wv, bq, bk, bv, wo, bo, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      ModelBuilder::AttentionOptions opts;
-      // ALiBi: slope_h * j for key j, rounded to the weights' type as
-      // transformers does.
-      opts.scoreBias = [&](int64_t keys) -> Value {
-        return createKeySlopeBias(b, l, floatType, slopes, keys);
-      };
-      Value n1 =
-          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn = mb.attention(
-          i, n1, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, opts);
-      if (failed(attn))
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    Location l = w.loc();
+    FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
+                     be1 = w("input_layernorm.bias", {d}, dv),
+                     g2 = w("post_attention_layernorm.weight", {d}, dv),
+                     be2 = w("post_attention_layernorm.bias", {d}, dv);
+    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
+        "self_attention.query_key_value", 3 * d, d, "3 * hidden_size",
+        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
+        "self_attention.dense", /*bias=*/true);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
+                            "[4 * hidden_size, hidden_size]"),
+                     b1 = w("mlp.dense_h_to_4h.bias", {4 * d},
+                            "[4 * hidden_size]"),
+                     w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
+                            "[hidden_size, 4 * hidden_size]"),
+                     b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
+      if (failed(v))
         return failure();
-      Value res1 = AddOp::create(b, l, x, *attn);
-      Value n2 =
-          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
-      Value ffn = FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                                /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
-                                Activation::gelu_tanh);
-      return AddOp::create(b, l, res1, ffn).getResult();
-    };
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
+    if (failed(aw))
       return failure();
-    h = *out;
-  }
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {d}, dv),
-                   bf = mb.weight(p + "ln_f.bias", {d}, dv);
-  if (failed(gf) || failed(bf))
+    ModelBuilder::AttentionOptions opts;
+    // ALiBi: slope_h * j for key j, rounded to the weights' type as
+    // transformers does.
+    opts.scoreBias = [&](int64_t keys) -> Value {
+      return createKeySlopeBias(b, l, floatType, slopes, keys);
+    };
+    return mb.layerNormDecoderLayer(
+        l, x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
+        Activation::gelu_tanh, ModelBuilder::FfnInput::Sequential, i, decode,
+        *aw, heads, heads, dh, opts);
+  };
+  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
+  if (failed(out))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
-  return mb.finishLmHead(headLoc, h, *table, *tied,
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> normed = mb.layerNorm(headLoc, *out, p + "ln_f", dv, *eps);
+  if (failed(normed))
+    return failure();
+  return mb.finishLmHead(headLoc, *normed, *table, *tied,
                          "[vocab_size, hidden_size]");
 }

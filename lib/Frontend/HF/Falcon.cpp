@@ -78,21 +78,18 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
   const bool twoLn = *newArch && lnCount == 2;
   const bool parallelResidual = *newArch || *parallel;
   const int64_t kvHeads = *newArch ? *kvConfig : *multiQuery ? 1 : heads;
-  if (heads % kvHeads != 0)
-    return emitError(c.keyLoc("num_kv_heads"))
-           << "num_attention_heads " << heads
-           << " is not a multiple of num_kv_heads " << kvHeads;
+  if (failed(checkKvHeadsDivide(c, heads, "num_kv_heads", kvHeads)))
+    return failure();
   FailureOr<RopeConfig> rope = readRope(c, 10000.0);
   if (failed(rope))
     return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"transformer.", ""}, "word_embeddings.weight");
+  FailureOr<ModelBuilder::DecoderStart> start =
+      mb.startDecoder({"transformer.", ""}, "word_embeddings", vocab, d,
+                      "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  int64_t batch = start->batch, seq = start->seq;
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
+  const std::string &p = start->prefix;
 
   // The rows of the query (part 0), key (1) and value (2) heads in
   // query_key_value.
@@ -117,8 +114,7 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
       else
         add(heads + part - 1);
     } else {
-      for (int64_t hd = 0; hd < heads; ++hd)
-        add(3 * hd + part);
+      view = interleavedQkvRows(heads, dh, part);
     }
     // Adjacent rows merge into one range.
     GatherView merged{0, {}};
@@ -133,106 +129,56 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
     return merged;
   };
 
-  OpBuilder &b = mb.b;
-  auto hType = mb.tensorType({batch, seq, d});
-  FailureOr<Value> table = mb.weight(p + "word_embeddings.weight", {vocab, d},
-                                     "[vocab_size, hidden_size]");
-  if (failed(table))
-    return failure();
-  Value h = EmbeddingOp::create(b, mb.loc(p + "word_embeddings"), hType,
-                                start->ids, *table);
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "h." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
-                   std::optional<GatherView> gather = std::nullopt) {
-        return mb.weight(lp + name.str(), shape, dims, gather);
-      };
-      auto maybe = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
-                       std::optional<GatherView> gather =
-                           std::nullopt) -> FailureOr<Value> {
-        return *bias ? w(name, shape, dims, gather) : FailureOr<Value>(Value());
-      };
-      StringRef qkvDims = "[(num_attention_heads + 2 * kv heads) * head_dim, "
-                          "hidden_size]",
-                dv = "[hidden_size]";
-      auto qkv = [&](int64_t part) {
-        return w("self_attention.query_key_value.weight", {qkvRows, d}, qkvDims,
-                 rows(part));
-      };
-      auto qkvBias = [&](int64_t part) {
-        return maybe("self_attention.query_key_value.bias", {qkvRows},
-                     "[(num_attention_heads + 2 * kv heads) * head_dim]",
-                     rows(part));
-      };
-      StringRef ln1 = twoLn ? "ln_attn" : "input_layernorm",
-                ln2 = twoLn ? "ln_mlp" : "post_attention_layernorm";
-      bool hasLn2 = twoLn || !parallelResidual;
-      auto norm = [&](StringRef name, StringRef param) -> FailureOr<Value> {
-        return w(name.str() + "." + param.str(), {d}, dv);
-      };
-      FailureOr<Value> g1 = norm(ln1, "weight"), be1 = norm(ln1, "bias"),
-                       g2 = hasLn2 ? norm(ln2, "weight")
-                                   : FailureOr<Value>(Value()),
-                       be2 = hasLn2 ? norm(ln2, "bias")
-                                    : FailureOr<Value>(Value()),
-                       wq = qkv(0), wk = qkv(1), wv = qkv(2), bq = qkvBias(0),
-                       bk = qkvBias(1), bv = qkvBias(2),
-                       wo = w("self_attention.dense.weight", {d, d},
-                              "[hidden_size, hidden_size]"),
-                       bo = maybe("self_attention.dense.bias", {d}, dv),
-                       w1 = w("mlp.dense_h_to_4h.weight", {*ff, d},
-                              "[ffn_hidden_size, hidden_size]"),
-                       b1 = maybe("mlp.dense_h_to_4h.bias", {*ff},
-                                  "[ffn_hidden_size]"),
-                       w2 = w("mlp.dense_4h_to_h.weight", {d, *ff},
-                              "[hidden_size, ffn_hidden_size]"),
-                       b2 = maybe("mlp.dense_4h_to_h.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g1, be1, g2, be2, wq, wk, wv, bq, bk, bv, wo, bo, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      ModelBuilder::AttentionOptions opts;
-      opts.rope = *rope;
-      Value n1 =
-          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn = mb.attention(
-          i, n1, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, kvHeads, dh, opts);
-      if (failed(attn))
-        return failure();
-      Value mid = AddOp::create(b, l, x, *attn);
-      // The FFN's input: ln_mlp(x), the attention's own ln(x), or (the
-      // sequential residual) post_attention_layernorm(x + attn).
-      Value n2 =
-          twoLn
-              ? LayerNormOp::create(b, l, x, *g2, *be2, b.getF64FloatAttr(*eps))
-                    .getResult()
-          : parallelResidual ? n1
-                             : LayerNormOp::create(b, l, mid, *g2, *be2,
-                                                   b.getF64FloatAttr(*eps))
-                                   .getResult();
-      Value ffn =
-          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return AddOp::create(b, l, mid, ffn).getResult();
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    StringRef dv = "[hidden_size]";
+    StringRef ln1 = twoLn ? "ln_attn" : "input_layernorm",
+              ln2 = twoLn ? "ln_mlp" : "post_attention_layernorm";
+    bool hasLn2 = twoLn || !parallelResidual;
+    auto norm = [&](bool present, StringRef name, StringRef param) {
+      return w.optional(present, name.str() + "." + param.str(), {d}, dv);
     };
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
+    FailureOr<Value> g1 = norm(true, ln1, "weight"),
+                     be1 = norm(true, ln1, "bias"),
+                     g2 = norm(hasLn2, ln2, "weight"),
+                     be2 = norm(hasLn2, ln2, "bias");
+    FailureOr<ModelBuilder::AttentionWeights> aw =
+        w.fusedAttention("self_attention.query_key_value", qkvRows, d,
+                         "(num_attention_heads + 2 * kv heads) * head_dim",
+                         rows, "self_attention.dense", *bias);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {*ff, d},
+                            "[ffn_hidden_size, hidden_size]"),
+                     b1 = w.optional(*bias, "mlp.dense_h_to_4h.bias", {*ff},
+                                     "[ffn_hidden_size]"),
+                     w2 = w("mlp.dense_4h_to_h.weight", {d, *ff},
+                            "[hidden_size, ffn_hidden_size]"),
+                     b2 = w.optional(*bias, "mlp.dense_4h_to_h.bias", {d}, dv);
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
+      if (failed(v))
+        return failure();
+    if (failed(aw))
       return failure();
-    h = *out;
-  }
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {d}, "[hidden_size]"),
-                   bf = mb.weight(p + "ln_f.bias", {d}, "[hidden_size]");
-  if (failed(gf) || failed(bf))
+    ModelBuilder::AttentionOptions opts;
+    opts.rope = *rope;
+    // The FFN's input: ln_mlp(x), the attention's own ln(x), or (the
+    // sequential residual) post_attention_layernorm(x + attn).
+    ModelBuilder::FfnInput ffnInput = twoLn ? ModelBuilder::FfnInput::Parallel
+                                      : parallelResidual
+                                          ? ModelBuilder::FfnInput::SharedNorm
+                                          : ModelBuilder::FfnInput::Sequential;
+    return mb.layerNormDecoderLayer(
+        w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
+        *activation, ffnInput, i, start->decode, *aw, heads, kvHeads, dh, opts);
+  };
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "h.", buildLayer);
+  if (failed(out))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
-  return mb.finishLmHead(headLoc, h, *table, *tied,
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> normed =
+      mb.layerNorm(headLoc, *out, p + "ln_f", "[hidden_size]", *eps);
+  if (failed(normed))
+    return failure();
+  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
                          "[vocab_size, hidden_size]");
 }

@@ -58,7 +58,6 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(start))
     return failure();
   const std::string &p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
   auto hType = mb.tensorType({start->batch, start->seq, d});
@@ -70,96 +69,76 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *wte);
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-  h = LearnedPosOp::create(b, embLoc, h, *wpe, decode.positions,
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
+  h = LearnedPosOp::create(b, embLoc, h, *wpe,
+                           decode ? decode->positions : Value(),
                            /*offset=*/0);
 
   int64_t dh = d / heads;
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "h." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      StringRef dv = "[n_embd]";
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
-                   std::optional<GatherView> gather = std::nullopt,
-                   bool transpose = false) {
-        return mb.weight(lp + name.str(), shape, dims, gather, transpose);
-      };
-      // Column block `part` (0: query, 1: key, 2: value) of c_attn.
-      auto qkv = [&](int64_t part) {
-        return w("attn.c_attn.weight", {d, 3 * d}, "[n_embd, 3 * n_embd]",
-                 GatherView{1, {part * d, d}}, /*transpose=*/true);
-      };
-      auto qkvBias = [&](int64_t part) {
-        return w("attn.c_attn.bias", {3 * d}, "[3 * n_embd]",
-                 GatherView{0, {part * d, d}});
-      };
-      FailureOr<Value> g1 = w("ln_1.weight", {d}, dv),
-                       be1 = w("ln_1.bias", {d}, dv), wq = qkv(0), wk = qkv(1),
-                       wv = qkv(2), bq = qkvBias(0), bk = qkvBias(1),
-                       bv = qkvBias(2),
-                       wo = w("attn.c_proj.weight", {d, d}, "[n_embd, n_embd]",
-                              std::nullopt, true),
-                       bo = w("attn.c_proj.bias", {d}, dv),
-                       g2 = w("ln_2.weight", {d}, dv),
-                       be2 = w("ln_2.bias", {d}, dv),
-                       w1 = w("mlp.c_fc.weight", {d, *ff}, "[n_embd, n_inner]",
-                              std::nullopt, true),
-                       b1 = w("mlp.c_fc.bias", {*ff}, "[n_inner]"),
-                       w2 = w("mlp.c_proj.weight", {*ff, d},
-                              "[n_inner, n_embd]", std::nullopt, true),
-                       b2 = w("mlp.c_proj.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      // HF divides the scores by sqrt(head_dim) when scale_attn_weights and
-      // also by (layer index + 1) when scale_attn_by_inverse_layer_idx.
-      // The default (no attribute) is attn.mha's 1/sqrt(head_dim).
-      FloatAttr scale;
-      if (!*scaleWeights || *scaleByLayer)
-        scale = b.getF64FloatAttr(
-            (*scaleWeights ? 1.0 / std::sqrt(double(dh)) : 1.0) /
-            (*scaleByLayer ? double(i + 1) : 1.0));
-      Value n1 =
-          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      Value attn;
-      if (decodeStep) {
-        FailureOr<Value> cached =
-            mb.cachedAttention(i, n1, decode, *wq, *bq, *wk, *bk, *wv, *bv, *wo,
-                               *bo, heads, heads, dh, scale, std::nullopt);
-        if (failed(cached))
-          return failure();
-        attn = *cached;
-      } else {
-        attn = MhaOp::create(
-            b, l, hType, n1, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-            ValueRange{*bq, *bk, *bv, *bo}, /*score_bias=*/Value(),
-            /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads), IntegerAttr(),
-            IntegerAttr(), UnitAttr(), b.getUnitAttr(), IntegerAttr(), scale);
-      }
-      Value res1 = AddOp::create(b, l, x, attn);
-      Value n2 =
-          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(*eps));
-      Value ffn =
-          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return AddOp::create(b, l, res1, ffn).getResult();
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    Location l = w.loc();
+    StringRef dv = "[n_embd]";
+    // Column block `part` (0: query, 1: key, 2: value) of c_attn.
+    auto qkv = [&](int64_t part) {
+      return w("attn.c_attn.weight", {d, 3 * d}, "[n_embd, 3 * n_embd]",
+               GatherView{1, {part * d, d}}, /*transpose=*/true);
     };
-    // A decode step's layers take and return their caches: they stay
-    // inline in @main (attn.layer has one input stream and one result).
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
-      return failure();
-    h = *out;
-  }
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "ln_f.weight", {d}, "[n_embd]"),
-                   bf = mb.weight(p + "ln_f.bias", {d}, "[n_embd]");
-  if (failed(gf) || failed(bf))
+    auto qkvBias = [&](int64_t part) {
+      return w("attn.c_attn.bias", {3 * d}, "[3 * n_embd]",
+               GatherView{0, {part * d, d}});
+    };
+    FailureOr<Value> g1 = w("ln_1.weight", {d}, dv),
+                     be1 = w("ln_1.bias", {d}, dv), wq = qkv(0), wk = qkv(1),
+                     wv = qkv(2), bq = qkvBias(0), bk = qkvBias(1),
+                     bv = qkvBias(2),
+                     wo = w("attn.c_proj.weight", {d, d}, "[n_embd, n_embd]",
+                            std::nullopt, true),
+                     bo = w("attn.c_proj.bias", {d}, dv),
+                     g2 = w("ln_2.weight", {d}, dv),
+                     be2 = w("ln_2.bias", {d}, dv),
+                     w1 = w("mlp.c_fc.weight", {d, *ff}, "[n_embd, n_inner]",
+                            std::nullopt, true),
+                     b1 = w("mlp.c_fc.bias", {*ff}, "[n_inner]"),
+                     w2 = w("mlp.c_proj.weight", {*ff, d}, "[n_inner, n_embd]",
+                            std::nullopt, true),
+                     b2 = w("mlp.c_proj.bias", {d}, dv);
+    for (const FailureOr<Value> &v :
+         {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2})
+      if (failed(v))
+        return failure();
+    // HF divides the scores by sqrt(head_dim) when scale_attn_weights and
+    // also by (layer index + 1) when scale_attn_by_inverse_layer_idx.
+    // The default (no attribute) is attn.mha's 1/sqrt(head_dim).
+    FloatAttr scale;
+    if (!*scaleWeights || *scaleByLayer)
+      scale = b.getF64FloatAttr(
+          (*scaleWeights ? 1.0 / std::sqrt(double(dh)) : 1.0) /
+          (*scaleByLayer ? double(i + 1) : 1.0));
+    auto attention = [&](Value n1) -> FailureOr<Value> {
+      if (decode)
+        return mb.cachedAttention(i, n1, *decode, *wq, *bq, *wk, *bk, *wv, *bv,
+                                  *wo, *bo, heads, heads, dh, scale,
+                                  std::nullopt);
+      return MhaOp::create(b, l, hType, n1, /*key_value=*/Value(), *wq, *wk,
+                           *wv, *wo, ValueRange{*bq, *bk, *bv, *bo},
+                           /*score_bias=*/Value(),
+                           /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads),
+                           IntegerAttr(), IntegerAttr(), UnitAttr(),
+                           b.getUnitAttr(), IntegerAttr(), scale)
+          .getResult();
+    };
+    return mb.layerNormDecoderLayer(
+        l, x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps, *activation,
+        ModelBuilder::FfnInput::Sequential, attention);
+  };
+  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
+  if (failed(out))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
-  return mb.finishLmHead(headLoc, h, *wte, *tied, "[vocab_size, n_embd]");
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> normed =
+      mb.layerNorm(headLoc, *out, p + "ln_f", "[n_embd]", *eps);
+  if (failed(normed))
+    return failure();
+  return mb.finishLmHead(headLoc, *normed, *wte, *tied, "[vocab_size, n_embd]");
 }

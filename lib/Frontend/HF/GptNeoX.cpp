@@ -57,116 +57,66 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
   if (!c.has("rope_parameters") && !c.has("rotary_pct") &&
       !c.has("partial_rotary_factor"))
     rope->partialFactor = 0.25;
-  int64_t rotaryDim = static_cast<int64_t>(dh * rope->partialFactor);
-  if (rotaryDim < 2 || rotaryDim % 2 != 0)
-    return emitError(c.keyLoc(c.has("rope_parameters") ? "partial_rotary_factor"
-                                                       : "rotary_pct"))
-           << "the rotary width " << rotaryDim << " (head width " << dh
-           << " times the partial rotary factor) must be even and at least 2";
+  FailureOr<int64_t> rotaryDim = rotaryWidth(
+      c, dh, *rope,
+      c.has("rope_parameters") ? "partial_rotary_factor" : "rotary_pct",
+      "the partial rotary factor");
+  if (failed(rotaryDim))
+    return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"gpt_neox.", ""}, "embed_in.weight");
+  FailureOr<ModelBuilder::DecoderStart> start = mb.startDecoder(
+      {"gpt_neox.", ""}, "embed_in", vocab, d, "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  int64_t batch = start->batch, seq = start->seq;
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
+  const std::string &p = start->prefix;
 
-  OpBuilder &b = mb.b;
-  auto hType = mb.tensorType({batch, seq, d});
-  FailureOr<Value> table =
-      mb.weight(p + "embed_in.weight", {vocab, d}, "[vocab_size, hidden_size]");
-  if (failed(table))
-    return failure();
-  Value h =
-      EmbeddingOp::create(b, mb.loc(p + "embed_in"), hType, start->ids, *table);
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "layers." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims,
-                   std::optional<GatherView> gather = std::nullopt) {
-        return mb.weight(lp + name.str(), shape, dims, gather);
-      };
-      // Part `part` (0: query, 1: key, 2: value) of every head's rows.
-      auto rows = [&](int64_t part) {
-        GatherView view{0, {}};
-        for (int64_t hd = 0; hd < heads; ++hd)
-          view.ranges.append({(3 * hd + part) * dh, dh});
-        return view;
-      };
-      auto qkv = [&](int64_t part) {
-        return w("attention.query_key_value.weight", {3 * d, d},
-                 "[3 * hidden_size, hidden_size]", rows(part));
-      };
-      auto qkvBias = [&](int64_t part) -> FailureOr<Value> {
-        if (!*bias)
-          return Value();
-        return w("attention.query_key_value.bias", {3 * d}, "[3 * hidden_size]",
-                 rows(part));
-      };
-      StringRef dv = "[hidden_size]";
-      FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
-                       be1 = w("input_layernorm.bias", {d}, dv),
-                       g2 = w("post_attention_layernorm.weight", {d}, dv),
-                       be2 = w("post_attention_layernorm.bias", {d}, dv),
-                       wq = qkv(0), wk = qkv(1), wv = qkv(2), bq = qkvBias(0),
-                       bk = qkvBias(1), bv = qkvBias(2),
-                       wo = w("attention.dense.weight", {d, d},
-                              "[hidden_size, hidden_size]"),
-                       bo = *bias ? w("attention.dense.bias", {d}, dv)
-                                  : FailureOr<Value>(Value()),
-                       w1 = w("mlp.dense_h_to_4h.weight", {ff, d},
-                              "[intermediate_size, hidden_size]"),
-                       b1 = w("mlp.dense_h_to_4h.bias", {ff},
-                              "[intermediate_size]"),
-                       w2 = w("mlp.dense_4h_to_h.weight", {d, ff},
-                              "[hidden_size, intermediate_size]"),
-                       b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g1, be1, g2, be2, wq, wk, wv, bq, bk, bv, wo, bo, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      ModelBuilder::AttentionOptions opts;
-      opts.rope = *rope;
-      opts.rotaryDim = rotaryDim;
-      Value n1 =
-          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn = mb.attention(
-          i, n1, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, opts);
-      if (failed(attn))
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    StringRef dv = "[hidden_size]";
+    FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
+                     be1 = w("input_layernorm.bias", {d}, dv),
+                     g2 = w("post_attention_layernorm.weight", {d}, dv),
+                     be2 = w("post_attention_layernorm.bias", {d}, dv);
+    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
+        "attention.query_key_value", 3 * d, d, "3 * hidden_size",
+        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
+        "attention.dense", *bias);
+    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {ff, d},
+                            "[intermediate_size, hidden_size]"),
+                     b1 = w("mlp.dense_h_to_4h.bias", {ff},
+                            "[intermediate_size]"),
+                     w2 = w("mlp.dense_4h_to_h.weight", {d, ff},
+                            "[hidden_size, intermediate_size]"),
+                     b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
+    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
+      if (failed(v))
         return failure();
-      // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the FFN
-      // reads x + attn.
-      Value mid = AddOp::create(b, l, x, *attn);
-      Value n2 = LayerNormOp::create(b, l, *parallel ? x : mid, *g2, *be2,
-                                     b.getF64FloatAttr(*eps));
-      Value ffn =
-          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return AddOp::create(b, l, mid, ffn).getResult();
-    };
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
+    if (failed(aw))
       return failure();
-    h = *out;
-  }
-  Location headLoc = mb.loc("embed_out");
-  FailureOr<Value> gf = mb.weight(p + "final_layer_norm.weight", {d},
-                                  "[hidden_size]"),
-                   bf = mb.weight(p + "final_layer_norm.bias", {d},
-                                  "[hidden_size]");
-  if (failed(gf) || failed(bf))
+    ModelBuilder::AttentionOptions opts;
+    opts.rope = *rope;
+    opts.rotaryDim = *rotaryDim;
+    // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the FFN reads
+    // x + attn.
+    return mb.layerNormDecoderLayer(
+        w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
+        *activation,
+        *parallel ? ModelBuilder::FfnInput::Parallel
+                  : ModelBuilder::FfnInput::Sequential,
+        i, start->decode, *aw, heads, heads, dh, opts);
+  };
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
+  if (failed(out))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
+  Location headLoc = mb.loc("embed_out");
+  FailureOr<Value> normed = mb.layerNorm(headLoc, *out, p + "final_layer_norm",
+                                         "[hidden_size]", *eps);
+  if (failed(normed))
+    return failure();
   // transformers 4 saved the head as embed_out, 5 as lm_head.
   StringRef head =
       c.findTensor("embed_out.weight") ? "embed_out.weight" : "lm_head.weight";
-  return mb.finishLmHead(headLoc, h, *table, *tied, "[vocab_size, hidden_size]",
-                         head);
+  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
+                         "[vocab_size, hidden_size]", head);
 }

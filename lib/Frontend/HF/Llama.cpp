@@ -88,10 +88,8 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   FailureOr<Activation> activation = parseActivation(c, actKey, *act);
   if (failed(activation))
     return failure();
-  if (heads % *kvHeads != 0)
-    return emitError(c.keyLoc("num_key_value_heads"))
-           << "num_attention_heads " << heads
-           << " is not a multiple of num_key_value_heads " << *kvHeads;
+  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", *kvHeads)))
+    return failure();
   if (*dh % 2 != 0)
     return emitError(
                c.keyLoc(c.has("head_dim") ? "head_dim" : "num_attention_heads"))
@@ -127,11 +125,10 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
       readRope(c, 10000.0, "rope_theta", phi3 ? "partial_rotary_factor" : "");
   if (failed(rope))
     return failure();
-  int64_t rotaryDim = static_cast<int64_t>(*dh * rope->partialFactor);
-  if (rotaryDim < 2 || rotaryDim % 2 != 0)
-    return emitError(c.keyLoc("partial_rotary_factor"))
-           << "the rotary width " << rotaryDim << " (head width " << *dh
-           << " times partial_rotary_factor) must be even and at least 2";
+  FailureOr<int64_t> rotaryDim = rotaryWidth(
+      c, *dh, *rope, "partial_rotary_factor", "partial_rotary_factor");
+  if (failed(rotaryDim))
+    return failure();
   // The windows of the layers: Mistral's sliding_window applies to all of
   // them; Qwen's to those layer_types marks (transformers 5), or, in older
   // configs, to layers from max_window_layers on when use_sliding_window.
@@ -165,26 +162,21 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
       mb.start({"model.", ""}, "embed_tokens.weight");
   if (failed(start))
     return failure();
-  // Plain copies: the layer lambdas capture them.
-  int64_t batch = start->batch, seq = start->seq;
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
 
   OpBuilder &b = mb.b;
-  auto hType = mb.tensorType({batch, seq, d});
-  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, d},
-                                     "[vocab_size, hidden_size]");
-  if (failed(table))
+  auto hType = mb.tensorType({start->batch, start->seq, d});
+  FailureOr<std::pair<Value, Value>> embedded = mb.embedTokens(
+      start->ids, p + "embed_tokens", vocab, d, "[vocab_size, hidden_size]");
+  if (failed(embedded))
     return failure();
   Location embLoc = mb.loc(p + "embed_tokens");
-  Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *table);
+  auto [table, h] = *embedded;
   // Gemma scales the embeddings by sqrt(hidden_size), rounded to the
   // weights' type as transformers does.
   if (gemma)
     h = mb.scaleBy(embLoc, h, std::sqrt(double(d)));
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
   // An RMSNorm of `x` by the checkpoint's weight `g`; Gemma's scales by
   // (1 + g).
   auto rmsNorm = [&](Location l, Value x, Value g) -> Value {
@@ -193,123 +185,111 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
     return RmsNormOp::create(b, l, x.getType(), x, g, b.getF64FloatAttr(*eps));
   };
 
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "layers." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
-        return mb.weight(lp + name.str(), shape, dims);
-      };
-      auto maybe = [&](bool present, StringRef name, ArrayRef<int64_t> shape,
-                       StringRef dims) -> FailureOr<Value> {
-        return present ? w(name, shape, dims) : FailureOr<Value>(Value());
-      };
-      int64_t qWidth = heads * *dh, kvWidth = *kvHeads * *dh;
-      // Phi-3's fused projections: rows [start, start + size) of one tensor.
-      auto fused = [&](StringRef name, int64_t rows, StringRef dims,
-                       int64_t start, int64_t size) {
-        return mb.weight(lp + name.str(), {rows, d}, dims,
-                         GatherView{0, {start, size}});
-      };
-      StringRef qkvDims = "[(num_attention_heads + 2 * num_key_value_heads) * "
-                          "head_dim, hidden_size]",
-                gateUpDims = "[2 * intermediate_size, hidden_size]";
-      int64_t qkvRows = qWidth + 2 * kvWidth;
-      FailureOr<Value>
-          g1 = w("input_layernorm.weight", {d}, "[hidden_size]"),
-          wq = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims, 0,
-                            qWidth)
-                    : w("self_attn.q_proj.weight", {qWidth, d},
-                        "[num_attention_heads * head_dim, "
-                        "hidden_size]"),
-          wk = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims,
-                            qWidth, kvWidth)
-                    : w("self_attn.k_proj.weight", {kvWidth, d},
-                        "[num_key_value_heads * head_dim, "
-                        "hidden_size]"),
-          wv = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims,
-                            qWidth + kvWidth, kvWidth)
-                    : w("self_attn.v_proj.weight", {kvWidth, d},
-                        "[num_key_value_heads * head_dim, "
-                        "hidden_size]"),
-          wo = w("self_attn.o_proj.weight", {d, qWidth},
-                 "[hidden_size, num_attention_heads * head_dim]"),
-          bq = maybe(qkvBias, "self_attn.q_proj.bias", {qWidth},
-                     "[num_attention_heads * head_dim]"),
-          bk = maybe(qkvBias, "self_attn.k_proj.bias", {kvWidth},
-                     "[num_key_value_heads * head_dim]"),
-          bv = maybe(qkvBias, "self_attn.v_proj.bias", {kvWidth},
-                     "[num_key_value_heads * head_dim]"),
-          bo = maybe(oBias, "self_attn.o_proj.bias", {d}, "[hidden_size]"),
-          qn = maybe(qwen3, "self_attn.q_norm.weight", {*dh}, "[head_dim]"),
-          kn = maybe(qwen3, "self_attn.k_norm.weight", {*dh}, "[head_dim]"),
-          g2 = w("post_attention_layernorm.weight", {d}, "[hidden_size]"),
-          wg = phi3
-                   ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, 0, ff)
-                   : w("mlp.gate_proj.weight", {ff, d},
-                       "[intermediate_size, hidden_size]"),
-          wu = phi3 ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, ff,
-                            ff)
-                    : w("mlp.up_proj.weight", {ff, d},
-                        "[intermediate_size, hidden_size]"),
-          wd = w("mlp.down_proj.weight", {d, ff},
-                 "[hidden_size, intermediate_size]"),
-          bg = maybe(*mlpBias, "mlp.gate_proj.bias", {ff},
-                     "[intermediate_size]"),
-          bu = maybe(*mlpBias, "mlp.up_proj.bias", {ff}, "[intermediate_size]"),
-          bd = maybe(*mlpBias, "mlp.down_proj.bias", {d}, "[hidden_size]");
-      for (const FailureOr<Value> &v : {g1, wq, wk, wv, wo, bq, bk, bv, bo, qn,
-                                        kn, g2, wg, wu, wd, bg, bu, bd})
-        if (failed(v))
-          return failure();
-
-      ModelBuilder::AttentionOptions opts;
-      opts.rope = *rope;
-      opts.rotaryDim = rotaryDim;
-      opts.window = windows[i];
-      if (gemma2)
-        opts.scale = b.getF64FloatAttr(1.0 / std::sqrt(*preAttnScalar));
-      if (qwen3)
-        opts.headNorm = [&](Value t, bool isKey) {
-          return rmsNorm(l, t, isKey ? *kn : *qn);
-        };
-      Value n1 = rmsNorm(l, x, *g1);
-      FailureOr<Value> attn = mb.attention(
-          i, n1, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, *dh, opts);
-      if (failed(attn))
-        return failure();
-      if (!gemma2) {
-        Value res1 = AddOp::create(b, l, hType, x, *attn);
-        Value n2 = rmsNorm(l, res1, *g2);
-        Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
-                                  *activation);
-        return AddOp::create(b, l, hType, res1, ffn).getResult();
-      }
-      // Gemma 2: x + post_attention_norm(attn), then
-      // + post_feedforward_norm(ffn(pre_feedforward_norm(.))).
-      FailureOr<Value> g3 = w("pre_feedforward_layernorm.weight", {d},
-                              "[hidden_size]"),
-                       g4 = w("post_feedforward_layernorm.weight", {d},
-                              "[hidden_size]");
-      if (failed(g3) || failed(g4))
-        return failure();
-      Value res1 = AddOp::create(b, l, hType, x, rmsNorm(l, *attn, *g2));
-      Value ffn = FfnOp::create(b, l, hType, rmsNorm(l, res1, *g3), *wg, *bg,
-                                *wu, *bu, *wd, *bd, *activation);
-      return AddOp::create(b, l, hType, res1, rmsNorm(l, ffn, *g4)).getResult();
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    Location l = w.loc();
+    int64_t qWidth = heads * *dh, kvWidth = *kvHeads * *dh;
+    // Phi-3's fused projections: rows [start, start + size) of one tensor.
+    auto fused = [&](StringRef name, int64_t rows, StringRef dims,
+                     int64_t start, int64_t size) {
+      return w(name, {rows, d}, dims, GatherView{0, {start, size}});
     };
-    // A decode step's layers take and return their caches: inline in @main.
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
+    StringRef qkvDims = "[(num_attention_heads + 2 * num_key_value_heads) * "
+                        "head_dim, hidden_size]",
+              gateUpDims = "[2 * intermediate_size, hidden_size]";
+    int64_t qkvRows = qWidth + 2 * kvWidth;
+    FailureOr<Value>
+        g1 = w("input_layernorm.weight", {d}, "[hidden_size]"),
+        wq = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims, 0,
+                          qWidth)
+                  : w("self_attn.q_proj.weight", {qWidth, d},
+                      "[num_attention_heads * head_dim, "
+                      "hidden_size]"),
+        wk = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims, qWidth,
+                          kvWidth)
+                  : w("self_attn.k_proj.weight", {kvWidth, d},
+                      "[num_key_value_heads * head_dim, "
+                      "hidden_size]"),
+        wv = phi3 ? fused("self_attn.qkv_proj.weight", qkvRows, qkvDims,
+                          qWidth + kvWidth, kvWidth)
+                  : w("self_attn.v_proj.weight", {kvWidth, d},
+                      "[num_key_value_heads * head_dim, "
+                      "hidden_size]"),
+        wo = w("self_attn.o_proj.weight", {d, qWidth},
+               "[hidden_size, num_attention_heads * head_dim]"),
+        bq = w.optional(qkvBias, "self_attn.q_proj.bias", {qWidth},
+                        "[num_attention_heads * head_dim]"),
+        bk = w.optional(qkvBias, "self_attn.k_proj.bias", {kvWidth},
+                        "[num_key_value_heads * head_dim]"),
+        bv = w.optional(qkvBias, "self_attn.v_proj.bias", {kvWidth},
+                        "[num_key_value_heads * head_dim]"),
+        bo = w.optional(oBias, "self_attn.o_proj.bias", {d}, "[hidden_size]"),
+        qn = w.optional(qwen3, "self_attn.q_norm.weight", {*dh}, "[head_dim]"),
+        kn = w.optional(qwen3, "self_attn.k_norm.weight", {*dh}, "[head_dim]"),
+        g2 = w("post_attention_layernorm.weight", {d}, "[hidden_size]"),
+        wg = phi3 ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, 0, ff)
+                  : w("mlp.gate_proj.weight", {ff, d},
+                      "[intermediate_size, hidden_size]"),
+        wu = phi3 ? fused("mlp.gate_up_proj.weight", 2 * ff, gateUpDims, ff, ff)
+                  : w("mlp.up_proj.weight", {ff, d},
+                      "[intermediate_size, hidden_size]"),
+        wd = w("mlp.down_proj.weight", {d, ff},
+               "[hidden_size, intermediate_size]"),
+        bg = w.optional(*mlpBias, "mlp.gate_proj.bias", {ff},
+                        "[intermediate_size]"),
+        bu = w.optional(*mlpBias, "mlp.up_proj.bias", {ff},
+                        "[intermediate_size]"),
+        bd = w.optional(*mlpBias, "mlp.down_proj.bias", {d}, "[hidden_size]");
+    for (const FailureOr<Value> &v : {g1, wq, wk, wv, wo, bq, bk, bv, bo, qn,
+                                      kn, g2, wg, wu, wd, bg, bu, bd})
+      if (failed(v))
+        return failure();
+
+    ModelBuilder::AttentionOptions opts;
+    opts.rope = *rope;
+    opts.rotaryDim = *rotaryDim;
+    opts.window = windows[i];
+    if (gemma2)
+      opts.scale = b.getF64FloatAttr(1.0 / std::sqrt(*preAttnScalar));
+    if (qwen3)
+      opts.headNorm = [&](Value t, bool isKey) {
+        return rmsNorm(l, t, isKey ? *kn : *qn);
+      };
+    Value n1 = rmsNorm(l, x, *g1);
+    FailureOr<Value> attn =
+        mb.attention(i, n1, decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
+                     heads, *kvHeads, *dh, opts);
+    if (failed(attn))
       return failure();
-    h = *out;
-  }
+    if (!gemma2) {
+      Value res1 = AddOp::create(b, l, hType, x, *attn);
+      Value n2 = rmsNorm(l, res1, *g2);
+      Value ffn = FfnOp::create(b, l, hType, n2, *wg, *bg, *wu, *bu, *wd, *bd,
+                                *activation);
+      return AddOp::create(b, l, hType, res1, ffn).getResult();
+    }
+    // Gemma 2: x + post_attention_norm(attn), then
+    // + post_feedforward_norm(ffn(pre_feedforward_norm(.))).
+    FailureOr<Value> g3 = w("pre_feedforward_layernorm.weight", {d},
+                            "[hidden_size]"),
+                     g4 = w("post_feedforward_layernorm.weight", {d},
+                            "[hidden_size]");
+    if (failed(g3) || failed(g4))
+      return failure();
+    Value res1 = AddOp::create(b, l, hType, x, rmsNorm(l, *attn, *g2));
+    Value ffn = FfnOp::create(b, l, hType, rmsNorm(l, res1, *g3), *wg, *bg, *wu,
+                              *bu, *wd, *bd, *activation);
+    return AddOp::create(b, l, hType, res1, rmsNorm(l, ffn, *g4)).getResult();
+  };
+  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "layers.", buildLayer);
+  if (failed(out))
+    return failure();
+  h = *out;
   Location headLoc = mb.loc("lm_head");
   FailureOr<Value> gf = mb.weight(p + "norm.weight", {d}, "[hidden_size]");
   if (failed(gf))
     return failure();
   h = rmsNorm(headLoc, h, *gf);
-  return mb.finishLmHead(headLoc, h, *table, *tied, "[vocab_size, hidden_size]",
+  return mb.finishLmHead(headLoc, h, table, *tied, "[vocab_size, hidden_size]",
                          "lm_head.weight", Value(), *finalSoftcap);
 }

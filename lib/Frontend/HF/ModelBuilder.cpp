@@ -178,6 +178,30 @@ LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
          << heads;
 }
 
+LogicalResult mlir::attn::hf::checkKvHeadsDivide(Checkpoint &ckpt,
+                                                 int64_t heads,
+                                                 StringRef kvHeadsKey,
+                                                 int64_t kvHeads) {
+  if (heads % kvHeads == 0)
+    return success();
+  return emitError(ckpt.keyLoc(kvHeadsKey))
+         << "num_attention_heads " << heads << " is not a multiple of "
+         << kvHeadsKey << " " << kvHeads;
+}
+
+FailureOr<int64_t> mlir::attn::hf::rotaryWidth(Checkpoint &ckpt,
+                                               int64_t headDim,
+                                               const RopeConfig &rope,
+                                               StringRef factorKey,
+                                               StringRef factorName) {
+  int64_t rotaryDim = static_cast<int64_t>(headDim * rope.partialFactor);
+  if (rotaryDim < 2 || rotaryDim % 2 != 0)
+    return emitError(ckpt.keyLoc(factorKey))
+           << "the rotary width " << rotaryDim << " (head width " << headDim
+           << " times " << factorName << ") must be even and at least 2";
+  return rotaryDim;
+}
+
 FailureOr<SmallVector<int64_t>>
 ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames,
                          std::optional<unsigned> dynamicDim) {
@@ -240,6 +264,32 @@ void ModelBuilder::finishMain(Value result, StringRef resultName) {
   for (auto [i, state] : llvm::enumerate(states))
     mainFunc.setResultAttr(i + 1, AttnDialect::StateArgAttrHelper::getNameStr(),
                            b.getI64IntegerAttr(state.second));
+}
+
+FailureOr<std::pair<Value, Value>>
+ModelBuilder::embedTokens(Value ids, StringRef module, int64_t vocab,
+                          int64_t width, StringRef dims) {
+  FailureOr<Value> table =
+      weight(module.str() + ".weight", {vocab, width}, dims);
+  if (failed(table))
+    return failure();
+  ArrayRef<int64_t> idsShape = cast<RankedTensorType>(ids.getType()).getShape();
+  Value h = EmbeddingOp::create(b, loc(module),
+                                tensorType({idsShape[0], idsShape[1], width}),
+                                ids, *table);
+  return std::make_pair(*table, h);
+}
+
+FailureOr<Value> ModelBuilder::layerNorm(Location loc, Value h,
+                                         StringRef module, StringRef dims,
+                                         double eps) {
+  int64_t width = cast<RankedTensorType>(h.getType()).getShape().back();
+  FailureOr<Value> g = weight(module.str() + ".weight", {width}, dims),
+                   be = weight(module.str() + ".bias", {width}, dims);
+  if (failed(g) || failed(be))
+    return failure();
+  return LayerNormOp::create(b, loc, h, *g, *be, b.getF64FloatAttr(eps))
+      .getResult();
 }
 
 LogicalResult ModelBuilder::finishLmHead(Location loc, Value h, Value table,
@@ -311,6 +361,27 @@ ModelBuilder::DecodeInputs ModelBuilder::addDecodeInputs(Value ids) {
                             ValueRange{positions, counts}, ValueRange{init})
           .getResult(0);
   return {positions, lengths, tokens};
+}
+
+const ModelBuilder::DecodeInputs *ModelBuilder::addStepInputs(Value ids) {
+  if (options.kvCache <= 0)
+    return nullptr;
+  stepInputs = addDecodeInputs(ids);
+  return &stepInputs;
+}
+
+FailureOr<ModelBuilder::DecoderStart>
+ModelBuilder::startDecoder(ArrayRef<StringRef> prefixes, StringRef embedding,
+                           int64_t vocab, int64_t width, StringRef dims) {
+  FailureOr<ModelStart> s = start(prefixes, embedding.str() + ".weight");
+  if (failed(s))
+    return failure();
+  FailureOr<std::pair<Value, Value>> embedded =
+      embedTokens(s->ids, s->prefix + embedding.str(), vocab, width, dims);
+  if (failed(embedded))
+    return failure();
+  const DecodeInputs *decode = addStepInputs(s->ids);
+  return DecoderStart{s->prefix, embedded->first, embedded->second, decode};
 }
 
 FailureOr<Value> ModelBuilder::cachedAttention(
@@ -807,6 +878,85 @@ ModelBuilder::layer(int64_t index, Value h,
     return failure();
   YieldOp::create(b, l, ValueRange{*out});
   return layerOp.getResult(0);
+}
+
+FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
+    Location l, Value x, const LayerNormLayerWeights &w, double eps,
+    Activation activation, FfnInput input,
+    function_ref<FailureOr<Value>(Value)> attention) {
+  Value n1 =
+      LayerNormOp::create(b, l, x, w.ln1, w.ln1Bias, b.getF64FloatAttr(eps));
+  FailureOr<Value> attn = attention(n1);
+  if (failed(attn))
+    return failure();
+  Value mid = AddOp::create(b, l, x, *attn);
+  Value n2 =
+      input == FfnInput::SharedNorm
+          ? n1
+          : LayerNormOp::create(b, l, input == FfnInput::Parallel ? x : mid,
+                                w.ln2, w.ln2Bias, b.getF64FloatAttr(eps))
+                .getResult();
+  Value ffn = FfnOp::create(b, l, x.getType(), n2, /*gate_weight=*/Value(),
+                            /*gate_bias=*/Value(), w.up, w.upBias, w.down,
+                            w.downBias, activation);
+  return AddOp::create(b, l, mid, ffn).getResult();
+}
+
+FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
+    Location l, Value x, const LayerNormLayerWeights &w, double eps,
+    Activation activation, FfnInput input, int64_t layer,
+    const DecodeInputs *decode, const AttentionWeights &attn, int64_t heads,
+    int64_t kvHeads, int64_t headDim, const AttentionOptions &opts) {
+  return layerNormDecoderLayer(l, x, w, eps, activation, input, [&](Value n1) {
+    return attention(layer, n1, decode, attn, heads, kvHeads, headDim, opts);
+  });
+}
+
+FailureOr<Value> ModelBuilder::decoderLayers(
+    Value h, int64_t count, StringRef prefix,
+    function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
+        buildLayer) {
+  for (int64_t i = 0; i < count; ++i) {
+    LayerWeights w(*this, prefix.str() + std::to_string(i) + ".");
+    auto body = [&](Value x) { return buildLayer(i, w, x); };
+    FailureOr<Value> out = options.kvCache > 0 ? body(h) : layer(i, h, body);
+    if (failed(out))
+      return failure();
+    h = *out;
+  }
+  return h;
+}
+
+FailureOr<ModelBuilder::AttentionWeights>
+LayerWeights::fusedAttention(StringRef qkv, int64_t rows, int64_t width,
+                             StringRef rowsDim,
+                             function_ref<GatherView(int64_t)> partRows,
+                             StringRef out, bool bias) const {
+  std::string qkvWeight = qkv.str() + ".weight", qkvBias = qkv.str() + ".bias",
+              weightDims = ("[" + rowsDim + ", hidden_size]").str(),
+              biasDims = ("[" + rowsDim + "]").str();
+  FailureOr<Value> parts[8];
+  for (int64_t part = 0; part < 3; ++part)
+    parts[part] = (*this)(qkvWeight, {rows, width}, weightDims, partRows(part));
+  for (int64_t part = 0; part < 3; ++part)
+    parts[3 + part] = optional(bias, qkvBias, {rows}, biasDims, partRows(part));
+  parts[6] = (*this)(out.str() + ".weight", {width, width},
+                     "[hidden_size, hidden_size]");
+  parts[7] = optional(bias, out.str() + ".bias", {width}, "[hidden_size]");
+  for (const FailureOr<Value> &v : parts)
+    if (failed(v))
+      return failure();
+  return ModelBuilder::AttentionWeights{*parts[0], *parts[3], *parts[1],
+                                        *parts[4], *parts[2], *parts[5],
+                                        *parts[6], *parts[7]};
+}
+
+GatherView mlir::attn::hf::interleavedQkvRows(int64_t heads, int64_t headDim,
+                                              int64_t part) {
+  GatherView view{0, {}};
+  for (int64_t h = 0; h < heads; ++h)
+    view.ranges.append({(3 * h + part) * headDim, headDim});
+  return view;
 }
 
 FailureOr<Activation> mlir::attn::hf::parseActivation(Checkpoint &ckpt,

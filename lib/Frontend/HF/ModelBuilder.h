@@ -1,9 +1,10 @@
 //===- ModelBuilder.h - shared pieces of the HF model builders --*- C++ -*-===//
 //
-// What the BERT, GPT-2 and LLaMA builders share: binding checkpoint tensors
-// as attn.weight ops (plain or as gather/transpose views) after checking
-// their dtype and shape against what config.json implies, the model
-// function with its input ids, and attn.layer regions.
+// What the architecture builders share: binding checkpoint tensors as
+// attn.weight ops (plain or as gather/transpose views) after checking their
+// dtype and shape against what config.json implies, the model function with
+// its input ids, the decoder layers (attn.layer regions, or inline in a
+// --kv-cache step) and their attention, and the LayerNorm decoder layer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,8 @@ struct RopeConfig {
   /// The factor on cos and sin (1 but for yarn).
   double cosSinScale() const;
 };
+
+class LayerWeights;
 
 class ModelBuilder {
 public:
@@ -120,6 +123,16 @@ public:
   /// (With cachedAttention's states, also returns each updated cache tagged
   /// `attn.state_arg` with its argument.)
   void finishMain(Value result, StringRef resultName);
+  /// The token embeddings of `ids` by the table `module`.weight [vocab,
+  /// width] (`dims` names its dimensions in errors), at `module`'s
+  /// location; returns the table and the embeddings.
+  FailureOr<std::pair<Value, Value>> embedTokens(Value ids, StringRef module,
+                                                 int64_t vocab, int64_t width,
+                                                 StringRef dims);
+  /// The LayerNorm `module` (`module`.weight and .bias, [width] named `dims`
+  /// in errors) of `h` [B, S, width] with epsilon `eps`.
+  FailureOr<Value> layerNorm(Location loc, Value h, StringRef module,
+                             StringRef dims, double eps);
   /// A causal LM's head on the final hidden states `h` [B, S, D]: logits
   /// against the embedding `table` [V, D] when `tied` (the same
   /// attn.weight, bound once), else against `headName` (`dims` names
@@ -147,6 +160,20 @@ public:
     OpFoldResult tokens;
   };
   DecodeInputs addDecodeInputs(Value ids);
+  /// In a --kv-cache step, addDecodeInputs; returns them, or null when the
+  /// model is not a step.
+  const DecodeInputs *addStepInputs(Value ids);
+  /// What a decoder builds first: start() (the checkpoint's prefix found
+  /// by `embedding`.weight), the token embeddings by that table
+  /// (embedTokens) and the step's inputs (addStepInputs).
+  struct DecoderStart {
+    std::string prefix;
+    Value table, h;
+    const DecodeInputs *decode;
+  };
+  FailureOr<DecoderStart> startDecoder(ArrayRef<StringRef> prefixes,
+                                       StringRef embedding, int64_t vocab,
+                                       int64_t width, StringRef dims);
   /// With `--kv-cache N`: an error unless the step takes one token per
   /// sequence or a run-time number of them (`seq` 1 or dynamic) and N fits
   /// the position table (`positionsKey` = `maxPositions`; no key for rotary
@@ -201,6 +228,46 @@ public:
                   Value bo, int64_t heads, int64_t kvHeads, int64_t headDim,
                   FloatAttr scale, std::optional<RopeConfig> rope);
 
+  /// Where the FFN of a LayerNorm decoder layer reads from.
+  enum class FfnInput {
+    /// ln2(x + attn): the sequential residual.
+    Sequential,
+    /// ln2(x): a parallel residual with a LayerNorm of its own.
+    Parallel,
+    /// ln1(x), the attention's input: a parallel residual with one
+    /// LayerNorm.
+    SharedNorm,
+  };
+  /// The norms and FFN of a LayerNorm decoder layer (nn.Linear layout;
+  /// absent biases are null; ln2 is null with SharedNorm).
+  struct LayerNormLayerWeights {
+    Value ln1, ln1Bias, ln2, ln2Bias, up, upBias, down, downBias;
+  };
+  /// A LayerNorm decoder layer on `x` [B, S, D]: x + attn + ffn(`input`),
+  /// attn = `attention`(ln1(x)), the FFN (no gate) with `activation`, both
+  /// LayerNorms with epsilon `eps`.
+  FailureOr<Value>
+  layerNormDecoderLayer(Location loc, Value x, const LayerNormLayerWeights &w,
+                        double eps, Activation activation, FfnInput input,
+                        function_ref<FailureOr<Value>(Value)> attention);
+  /// The same with the decoder self-attention attention(layer, ln1(x),
+  /// decode, attn, heads, kvHeads, headDim, opts).
+  FailureOr<Value> layerNormDecoderLayer(
+      Location loc, Value x, const LayerNormLayerWeights &w, double eps,
+      Activation activation, FfnInput input, int64_t layer,
+      const DecodeInputs *decode, const AttentionWeights &attn, int64_t heads,
+      int64_t kvHeads, int64_t headDim, const AttentionOptions &opts);
+
+  /// Builds layers 0 .. `count` - 1 on the hidden states `h`: layer i is
+  /// `buildLayer(i, w, x)` on its input x, with w binding the tensors under
+  /// `prefix` + "<i>.". Each is an attn.layer, but in a --kv-cache step the
+  /// layers take and return their caches: they stay inline in @main
+  /// (attn.layer has one input stream and one result).
+  FailureOr<Value> decoderLayers(
+      Value h, int64_t count, StringRef prefix,
+      function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
+          buildLayer);
+
   /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
   /// fills from the block argument (the residual stream) and returns the
   /// yielded value. The body is isolated from above: it sees `extras` (e.g.
@@ -223,12 +290,61 @@ public:
 
 private:
   func::FuncOp mainFunc;
+  /// A --kv-cache step's inputs (addStepInputs).
+  DecodeInputs stepInputs;
   /// Updated caches and the @main arguments they update.
   SmallVector<std::pair<Value, unsigned>> states;
   SmallVector<Value> currentExtras;
   /// attn.weight ops of the current scope by view key.
   llvm::StringMap<Value> weightCache;
 };
+
+/// Binds the tensors of one layer, named relative to the layer's prefix
+/// (e.g. "model.layers.3.").
+class LayerWeights {
+public:
+  LayerWeights(ModelBuilder &mb, StringRef prefix) : mb(mb), prefix(prefix) {}
+
+  /// ModelBuilder::weight of the tensor `name` of this layer.
+  FailureOr<Value> operator()(StringRef name, ArrayRef<int64_t> shape,
+                              StringRef dims,
+                              std::optional<GatherView> gather = std::nullopt,
+                              bool transpose = false) const {
+    return mb.weight(prefix + name.str(), shape, dims, gather, transpose);
+  }
+  /// The same when `present`; else a null value (e.g. a bias the config
+  /// turns off).
+  FailureOr<Value>
+  optional(bool present, StringRef name, ArrayRef<int64_t> shape,
+           StringRef dims,
+           std::optional<GatherView> gather = std::nullopt) const {
+    if (!present)
+      return Value();
+    return (*this)(name, shape, dims, gather);
+  }
+  /// The projections of an attention with a fused query/key/value
+  /// projection `qkv`: gather views of the rows `partRows(part)` (part 0:
+  /// query, 1: key, 2: value) of `qkv`.weight [rows, width] and, with
+  /// `bias`, of `qkv`.bias [rows] (`rowsDim` and "hidden_size" name the
+  /// dimensions in errors), then the output projection `out`.weight
+  /// [width, width] and, with `bias`, `out`.bias. Binds all of them before
+  /// failing.
+  FailureOr<ModelBuilder::AttentionWeights>
+  fusedAttention(StringRef qkv, int64_t rows, int64_t width, StringRef rowsDim,
+                 function_ref<GatherView(int64_t)> partRows, StringRef out,
+                 bool bias) const;
+  /// The layer's location: its prefix without the trailing dot.
+  Location loc() const { return mb.loc(StringRef(prefix).drop_back()); }
+
+private:
+  ModelBuilder &mb;
+  std::string prefix;
+};
+
+/// The rows of part `part` (0: query, 1: key, 2: value) of a fused
+/// projection that interleaves the heads, as GPT-NeoX's and BLOOM's do:
+/// rows [h * 3 * dh, (h + 1) * 3 * dh) hold head h's query, key and value.
+GatherView interleavedQkvRows(int64_t heads, int64_t headDim, int64_t part);
 
 /// The architecture builders: they read their config keys, bind the
 /// checkpoint's tensors and build @main into the module.
@@ -240,6 +356,17 @@ LogicalResult buildLlama(ModelBuilder &mb);
 /// model width `d` (config key `widthKey`).
 LogicalResult checkHeadsDivide(Checkpoint &ckpt, StringRef widthKey, int64_t d,
                                StringRef headsKey, int64_t heads);
+/// An error at config key `kvHeadsKey` unless its value `kvHeads` divides
+/// the number of query heads `heads` (grouped-query attention).
+LogicalResult checkKvHeadsDivide(Checkpoint &ckpt, int64_t heads,
+                                 StringRef kvHeadsKey, int64_t kvHeads);
+/// The rotary width of heads of `headDim` channels, the first
+/// `rope.partialFactor` of them; an error at config key `factorKey` (the
+/// factor called `factorName` in the message) unless it is even and at
+/// least 2.
+FailureOr<int64_t> rotaryWidth(Checkpoint &ckpt, int64_t headDim,
+                               const RopeConfig &rope, StringRef factorKey,
+                               StringRef factorName);
 
 LogicalResult buildOpt(ModelBuilder &mb);
 LogicalResult buildGptNeoX(ModelBuilder &mb);

@@ -64,12 +64,10 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
     return failure();
   int64_t batch = start->batch, seq = start->seq;
   std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
   const int64_t e = *embWidth;
   const bool projected = e != d;
 
   OpBuilder &b = mb.b;
-  auto hType = mb.tensorType({batch, seq, d});
   Location embLoc = mb.loc(p + "embed_tokens");
   FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, e},
                                      "[vocab_size, word_embed_proj_dim]");
@@ -87,74 +85,53 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
       return failure();
     h = mb.linear(mb.loc(p + "project_in"), h, *pin);
   }
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
+  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
   // OPT's position table starts 2 rows in.
-  h = LearnedPosOp::create(b, embLoc, h, *posTable, decode.positions,
+  h = LearnedPosOp::create(b, embLoc, h, *posTable,
+                           decode ? decode->positions : Value(),
                            /*offset=*/2);
 
   int64_t dh = d / heads;
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "layers." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
-        return mb.weight(lp + name.str(), shape, dims);
-      };
-      auto maybe = [&](StringRef name, ArrayRef<int64_t> shape,
-                       StringRef dims) -> FailureOr<Value> {
-        return *bias ? w(name, shape, dims) : FailureOr<Value>(Value());
-      };
-      StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
-      FailureOr<Value> g1 = w("self_attn_layer_norm.weight", {d}, dv),
-                       be1 = w("self_attn_layer_norm.bias", {d}, dv),
-                       wq = w("self_attn.q_proj.weight", {d, d}, dd),
-                       bq = maybe("self_attn.q_proj.bias", {d}, dv),
-                       wk = w("self_attn.k_proj.weight", {d, d}, dd),
-                       bk = maybe("self_attn.k_proj.bias", {d}, dv),
-                       wv = w("self_attn.v_proj.weight", {d, d}, dd),
-                       bv = maybe("self_attn.v_proj.bias", {d}, dv),
-                       wo = w("self_attn.out_proj.weight", {d, d}, dd),
-                       bo = maybe("self_attn.out_proj.bias", {d}, dv),
-                       g2 = w("final_layer_norm.weight", {d}, dv),
-                       be2 = w("final_layer_norm.bias", {d}, dv),
-                       w1 = w("fc1.weight", {ff, d}, "[ffn_dim, hidden_size]"),
-                       b1 = maybe("fc1.bias", {ff}, "[ffn_dim]"),
-                       w2 = w("fc2.weight", {d, ff}, "[hidden_size, ffn_dim]"),
-                       b2 = maybe("fc2.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g1, be1, wq, bq, wk, bk, wv, bv, wo, bo, g2, be2, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      Value n1 =
-          LayerNormOp::create(b, l, x, *g1, *be1, b.getF64FloatAttr(1e-5));
-      FailureOr<Value> attn = mb.attention(
-          i, n1, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, {});
-      if (failed(attn))
-        return failure();
-      Value res1 = AddOp::create(b, l, x, *attn);
-      Value n2 =
-          LayerNormOp::create(b, l, res1, *g2, *be2, b.getF64FloatAttr(1e-5));
-      Value ffn =
-          FfnOp::create(b, l, hType, n2, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return AddOp::create(b, l, res1, ffn).getResult();
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    auto maybe = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
+      return w.optional(*bias, name, shape, dims);
     };
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
-      return failure();
-    h = *out;
-  }
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> gf = mb.weight(p + "final_layer_norm.weight", {d},
-                                  "[hidden_size]"),
-                   bf = mb.weight(p + "final_layer_norm.bias", {d},
-                                  "[hidden_size]");
-  if (failed(gf) || failed(bf))
+    StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
+    FailureOr<Value> g1 = w("self_attn_layer_norm.weight", {d}, dv),
+                     be1 = w("self_attn_layer_norm.bias", {d}, dv),
+                     wq = w("self_attn.q_proj.weight", {d, d}, dd),
+                     bq = maybe("self_attn.q_proj.bias", {d}, dv),
+                     wk = w("self_attn.k_proj.weight", {d, d}, dd),
+                     bk = maybe("self_attn.k_proj.bias", {d}, dv),
+                     wv = w("self_attn.v_proj.weight", {d, d}, dd),
+                     bv = maybe("self_attn.v_proj.bias", {d}, dv),
+                     wo = w("self_attn.out_proj.weight", {d, d}, dd),
+                     bo = maybe("self_attn.out_proj.bias", {d}, dv),
+                     g2 = w("final_layer_norm.weight", {d}, dv),
+                     be2 = w("final_layer_norm.bias", {d}, dv),
+                     w1 = w("fc1.weight", {ff, d}, "[ffn_dim, hidden_size]"),
+                     b1 = maybe("fc1.bias", {ff}, "[ffn_dim]"),
+                     w2 = w("fc2.weight", {d, ff}, "[hidden_size, ffn_dim]"),
+                     b2 = maybe("fc2.bias", {d}, dv);
+    for (const FailureOr<Value> &v :
+         {g1, be1, wq, bq, wk, bk, wv, bv, wo, bo, g2, be2, w1, b1, w2, b2})
+      if (failed(v))
+        return failure();
+    return mb.layerNormDecoderLayer(
+        w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, 1e-5,
+        *activation, ModelBuilder::FfnInput::Sequential, i, decode,
+        {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, heads, dh, {});
+  };
+  FailureOr<Value> out = mb.decoderLayers(h, layers, p + "layers.", buildLayer);
+  if (failed(out))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(1e-5));
+  Location headLoc = mb.loc("lm_head");
+  FailureOr<Value> normed = mb.layerNorm(headLoc, *out, p + "final_layer_norm",
+                                         "[hidden_size]", 1e-5);
+  if (failed(normed))
+    return failure();
+  h = *normed;
   if (projected) {
     FailureOr<Value> pout = mb.weight(p + "project_out.weight", {e, d},
                                       "[word_embed_proj_dim, hidden_size]");

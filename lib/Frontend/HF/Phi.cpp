@@ -47,10 +47,8 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   if (failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
-  if (heads % *kvHeads != 0)
-    return emitError(c.keyLoc("num_key_value_heads"))
-           << "num_attention_heads " << heads
-           << " is not a multiple of num_key_value_heads " << *kvHeads;
+  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", *kvHeads)))
+    return failure();
   int64_t dh = d / heads;
   FailureOr<RopeConfig> rope =
       readRope(c, 10000.0, "rope_theta", "partial_rotary_factor");
@@ -59,87 +57,68 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   // transformers' default when neither config generation names it.
   if (!c.has("rope_parameters") && !c.has("partial_rotary_factor"))
     rope->partialFactor = 0.5;
-  int64_t rotaryDim = static_cast<int64_t>(dh * rope->partialFactor);
-  if (rotaryDim < 2 || rotaryDim % 2 != 0)
-    return emitError(c.keyLoc("partial_rotary_factor"))
-           << "the rotary width " << rotaryDim << " (head width " << dh
-           << " times partial_rotary_factor) must be even and at least 2";
+  FailureOr<int64_t> rotaryDim = rotaryWidth(
+      c, dh, *rope, "partial_rotary_factor", "partial_rotary_factor");
+  if (failed(rotaryDim))
+    return failure();
 
-  FailureOr<ModelBuilder::ModelStart> start =
-      mb.start({"model.", ""}, "embed_tokens.weight");
+  FailureOr<ModelBuilder::DecoderStart> start = mb.startDecoder(
+      {"model.", ""}, "embed_tokens", vocab, d, "[vocab_size, hidden_size]");
   if (failed(start))
     return failure();
-  int64_t batch = start->batch, seq = start->seq;
-  std::string p = start->prefix;
-  bool decodeStep = mb.options.kvCache > 0;
+  const std::string &p = start->prefix;
 
-  OpBuilder &b = mb.b;
-  auto hType = mb.tensorType({batch, seq, d});
-  FailureOr<Value> table = mb.weight(p + "embed_tokens.weight", {vocab, d},
-                                     "[vocab_size, hidden_size]");
-  if (failed(table))
-    return failure();
-  Value h = EmbeddingOp::create(b, mb.loc(p + "embed_tokens"), hType,
-                                start->ids, *table);
-  ModelBuilder::DecodeInputs decode;
-  if (decodeStep)
-    decode = mb.addDecodeInputs(start->ids);
-
-  for (int64_t i = 0; i < layers; ++i) {
-    std::string lp = p + "layers." + std::to_string(i) + ".";
-    auto body = [&](Value x) -> FailureOr<Value> {
-      Location l = mb.loc(lp.substr(0, lp.size() - 1));
-      auto w = [&](StringRef name, ArrayRef<int64_t> shape, StringRef dims) {
-        return mb.weight(lp + name.str(), shape, dims);
-      };
-      int64_t kvWidth = *kvHeads * dh;
-      StringRef dv = "[hidden_size]";
-      FailureOr<Value> g = w("input_layernorm.weight", {d}, dv),
-                       be = w("input_layernorm.bias", {d}, dv),
-                       wq = w("self_attn.q_proj.weight", {d, d},
-                              "[hidden_size, hidden_size]"),
-                       bq = w("self_attn.q_proj.bias", {d}, dv),
-                       wk = w("self_attn.k_proj.weight", {kvWidth, d},
-                              "[num_key_value_heads * head_dim, hidden_size]"),
-                       bk = w("self_attn.k_proj.bias", {kvWidth},
-                              "[num_key_value_heads * head_dim]"),
-                       wv = w("self_attn.v_proj.weight", {kvWidth, d},
-                              "[num_key_value_heads * head_dim, hidden_size]"),
-                       bv = w("self_attn.v_proj.bias", {kvWidth},
-                              "[num_key_value_heads * head_dim]"),
-                       wo = w("self_attn.dense.weight", {d, d},
-                              "[hidden_size, hidden_size]"),
-                       bo = w("self_attn.dense.bias", {d}, dv),
-                       w1 = w("mlp.fc1.weight", {ff, d},
-                              "[intermediate_size, hidden_size]"),
-                       b1 = w("mlp.fc1.bias", {ff}, "[intermediate_size]"),
-                       w2 = w("mlp.fc2.weight", {d, ff},
-                              "[hidden_size, intermediate_size]"),
-                       b2 = w("mlp.fc2.bias", {d}, dv);
-      for (const FailureOr<Value> &v :
-           {g, be, wq, bq, wk, bk, wv, bv, wo, bo, w1, b1, w2, b2})
-        if (failed(v))
-          return failure();
-      ModelBuilder::AttentionOptions opts;
-      opts.rope = *rope;
-      opts.rotaryDim = rotaryDim;
-      Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
-      FailureOr<Value> attn = mb.attention(
-          i, n, decodeStep ? &decode : nullptr,
-          {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, *kvHeads, dh, opts);
-      if (failed(attn))
+  auto buildLayer = [&](int64_t i, const LayerWeights &w,
+                        Value x) -> FailureOr<Value> {
+    int64_t kvWidth = *kvHeads * dh;
+    StringRef dv = "[hidden_size]";
+    FailureOr<Value> g = w("input_layernorm.weight", {d}, dv),
+                     be = w("input_layernorm.bias", {d}, dv),
+                     wq = w("self_attn.q_proj.weight", {d, d},
+                            "[hidden_size, hidden_size]"),
+                     bq = w("self_attn.q_proj.bias", {d}, dv),
+                     wk = w("self_attn.k_proj.weight", {kvWidth, d},
+                            "[num_key_value_heads * head_dim, hidden_size]"),
+                     bk = w("self_attn.k_proj.bias", {kvWidth},
+                            "[num_key_value_heads * head_dim]"),
+                     wv = w("self_attn.v_proj.weight", {kvWidth, d},
+                            "[num_key_value_heads * head_dim, hidden_size]"),
+                     bv = w("self_attn.v_proj.bias", {kvWidth},
+                            "[num_key_value_heads * head_dim]"),
+                     wo = w("self_attn.dense.weight", {d, d},
+                            "[hidden_size, hidden_size]"),
+                     bo = w("self_attn.dense.bias", {d}, dv),
+                     w1 = w("mlp.fc1.weight", {ff, d},
+                            "[intermediate_size, hidden_size]"),
+                     b1 = w("mlp.fc1.bias", {ff}, "[intermediate_size]"),
+                     w2 = w("mlp.fc2.weight", {d, ff},
+                            "[hidden_size, intermediate_size]"),
+                     b2 = w("mlp.fc2.bias", {d}, dv);
+    for (const FailureOr<Value> &v :
+         {g, be, wq, bq, wk, bk, wv, bv, wo, bo, w1, b1, w2, b2})
+      if (failed(v))
         return failure();
-      Value ffn =
-          FfnOp::create(b, l, hType, n, /*gate_weight=*/Value(),
-                        /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
-      return AddOp::create(b, l, AddOp::create(b, l, x, *attn), ffn)
-          .getResult();
-    };
-    FailureOr<Value> out = decodeStep ? body(h) : mb.layer(i, h, body);
-    if (failed(out))
+    ModelBuilder::AttentionOptions opts;
+    opts.rope = *rope;
+    opts.rotaryDim = *rotaryDim;
+    // x + attn(ln(x)) + mlp(ln(x)), the FFN built before the residual sum.
+    Location l = w.loc();
+    OpBuilder &b = mb.b;
+    Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
+    FailureOr<Value> attn = mb.attention(
+        i, n, start->decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
+        *kvHeads, dh, opts);
+    if (failed(attn))
       return failure();
-    h = *out;
-  }
+    Value ffn =
+        FfnOp::create(b, l, x.getType(), n, /*gate_weight=*/Value(),
+                      /*gate_bias=*/Value(), *w1, *b1, *w2, *b2, *activation);
+    return AddOp::create(b, l, AddOp::create(b, l, x, *attn), ffn).getResult();
+  };
+  FailureOr<Value> out =
+      mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
+  if (failed(out))
+    return failure();
   Location headLoc = mb.loc("lm_head");
   FailureOr<Value> gf = mb.weight(p + "final_layernorm.weight", {d},
                                   "[hidden_size]"),
@@ -149,8 +128,10 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
                        mb.weight("lm_head.bias", {vocab}, "[vocab_size]");
   if (failed(gf) || failed(bf) || failed(headBias))
     return failure();
-  h = LayerNormOp::create(b, headLoc, h, *gf, *bf, b.getF64FloatAttr(*eps));
-  return mb.finishLmHead(headLoc, h, *table, /*tied=*/false,
+  OpBuilder &b = mb.b;
+  Value h =
+      LayerNormOp::create(b, headLoc, *out, *gf, *bf, b.getF64FloatAttr(*eps));
+  return mb.finishLmHead(headLoc, h, start->table, /*tied=*/false,
                          "[vocab_size, hidden_size]", "lm_head.weight",
                          *headBias);
 }

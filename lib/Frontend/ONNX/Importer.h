@@ -322,6 +322,10 @@ public:
   Error importConcat();
   Expected<Value> importTranspose(StringRef op, ArrayRef<Value> in);
   Expected<Value> importSoftmax(StringRef op, ArrayRef<Value> in);
+  /// What LayerNormalization and RMSNormalization check alike: float32
+  /// statistics (stash_type), normalization over the last axis of `x`
+  /// only, static, and a `scale` of that width; returns the width.
+  Expected<int64_t> normalizedWidth(Value x, Value scale);
   Expected<Value> importLayerNorm(StringRef op, ArrayRef<Value> in);
   Expected<Value> importReduceMean(StringRef op, ArrayRef<Value> in);
   Expected<Value> importWhere(StringRef op, ArrayRef<Value> in);

@@ -24,6 +24,15 @@ using namespace attnc::onnx_frontend;
 using llvm::Error;
 using llvm::Expected;
 
+/// A norm's "epsilon" attribute. The attribute is a float; its shortest
+/// decimal form (1e-05, not 9.99999974e-06) is what the exporter meant.
+static double epsilonAttr(const onnx::NodeProto &node) {
+  char epsText[32] = {};
+  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
+                getFloatAttr(node, "epsilon", 1e-5f));
+  return std::strtod(epsText, nullptr);
+}
+
 Expected<Value> Importer::importSoftmax(StringRef op, ArrayRef<Value> in) {
   Value x = in[0];
   auto type = typeOf(x);
@@ -41,13 +50,10 @@ Expected<Value> Importer::importSoftmax(StringRef op, ArrayRef<Value> in) {
   return attn::SoftmaxOp::create(b, loc, x, *axis);
 }
 
-Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
-  for (int i = 1; i < current->output_size(); ++i)
-    if (!current->output(i).empty())
-      return fail("the Mean and InvStdDev outputs are not supported");
-  Value x = in[0], scale = in[1];
-  // The statistics are computed in float32 (attn.layer_norm); a stash type
-  // other than float would ask for another precision.
+Expected<int64_t> Importer::normalizedWidth(Value x, Value scale) {
+  // The statistics are computed in float32 (attn.layer_norm,
+  // attn.rms_norm); a stash type other than float would ask for another
+  // precision.
   if (int64_t stash = getIntAttr(*current, "stash_type", 1);
       stash != onnx::TensorProto::FLOAT)
     return fail("stash_type " + Twine(stash) + " (" +
@@ -64,9 +70,22 @@ Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
   int64_t d = type.getDimSize(rank - 1);
   if (ShapedType::isDynamic(d))
     return failSymbolic("the normalized dimension is symbolic");
-  Type elem = type.getElementType();
   if (!typeOf(scale).hasStaticShape() || typeOf(scale).getNumElements() != d)
     return fail("scale must have " + Twine(d) + " elements");
+  return d;
+}
+
+Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
+  for (int i = 1; i < current->output_size(); ++i)
+    if (!current->output(i).empty())
+      return fail("the Mean and InvStdDev outputs are not supported");
+  Value x = in[0], scale = in[1];
+  auto width = normalizedWidth(x, scale);
+  if (!width)
+    return width.takeError();
+  int64_t d = *width;
+  auto type = typeOf(x);
+  Type elem = type.getElementType();
   Value gamma = reshapeTo(scale, {d});
   Value beta;
   if (hasInput(2)) {
@@ -79,12 +98,7 @@ Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
   } else {
     beta = splat({d}, elem, 0.0);
   }
-  // The attribute is a float; its shortest decimal form (1e-05, not
-  // 9.99999974e-06) is what the exporter meant.
-  char epsText[32] = {};
-  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
-                getFloatAttr(*current, "epsilon", 1e-5f));
-  double eps = std::strtod(epsText, nullptr);
+  double eps = epsilonAttr(*current);
   return attn::LayerNormOp::create(b, loc, type, x, gamma, beta,
                                    b.getF64FloatAttr(eps));
 }
@@ -285,28 +299,12 @@ Expected<Value> Importer::importCumSum(StringRef op, ArrayRef<Value> in) {
 
 Expected<Value> Importer::importRmsNorm(StringRef op, ArrayRef<Value> in) {
   Value x = in[0], scale = in[1];
-  if (int64_t stash = getIntAttr(*current, "stash_type", 1);
-      stash != onnx::TensorProto::FLOAT)
-    return fail("stash_type " + Twine(stash) + " (" +
-                dataTypeName(static_cast<int32_t>(stash)) +
-                ") is not supported (only 1, float)");
+  auto width = normalizedWidth(x, scale);
+  if (!width)
+    return width.takeError();
+  int64_t d = *width;
   auto type = typeOf(x);
-  int64_t rank = type.getRank();
-  auto axis = axisAttr("axis", -1, rank);
-  if (!axis)
-    return axis.takeError();
-  if (*axis != rank - 1)
-    return fail("normalization over dimensions " + Twine(*axis) + ".." +
-                Twine(rank - 1) + " is not supported (only the last axis)");
-  int64_t d = type.getDimSize(rank - 1);
-  if (ShapedType::isDynamic(d))
-    return failSymbolic("the normalized dimension is symbolic");
-  if (!typeOf(scale).hasStaticShape() || typeOf(scale).getNumElements() != d)
-    return fail("scale must have " + Twine(d) + " elements");
-  char epsText[32] = {};
-  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
-                getFloatAttr(*current, "epsilon", 1e-5f));
-  double eps = std::strtod(epsText, nullptr);
+  double eps = epsilonAttr(*current);
   return attn::RmsNormOp::create(b, loc, type, x, reshapeTo(scale, {d}),
                                  b.getF64FloatAttr(eps))
       .getResult();
@@ -361,10 +359,7 @@ Error Importer::importSkipNorm() {
   auto g = vector(gamma, "gamma");
   if (!g)
     return g.takeError();
-  char epsText[32] = {};
-  std::to_chars(epsText, epsText + sizeof(epsText) - 1,
-                getFloatAttr(*current, "epsilon", 1e-5f));
-  double eps = std::strtod(epsText, nullptr);
+  double eps = epsilonAttr(*current);
   Value y;
   if (simplified) {
     y = attn::RmsNormOp::create(b, loc, typeOf(s), s, *g,
