@@ -135,21 +135,17 @@ static void addNested(OpPassManager &pm, std::unique_ptr<Pass> pass) {
   pm.addNestedPass<OpT>(std::move(pass));
 }
 
-/// Whether `chip` (sm_XY[a]) has cp.async (sm_80 and later). The tensor-core
-/// kernels' mma.sync m16n8k16 needs sm_80 too; on an older or unknown chip
-/// they keep plain staging, which needs nothing newer than the mma itself.
-static bool hasAsyncCopy(StringRef chip) {
-  unsigned sm = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, sm))
-    return false;
-  return sm >= 80;
+/// Whether `chip` has cp.async (sm_80 and later). The tensor-core kernels'
+/// mma.sync m16n8k16 needs sm_80 too; on an older chip they would keep
+/// plain staging, which needs nothing newer than the mma itself.
+static bool hasAsyncCopy(attnc::CudaChip chip) {
+  return attnc::smVersion(chip) >= 80;
 }
 
 /// attn -> linalg on tensors, weights as entry arguments.
 static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
                            Target target) {
-  bool cuda = target == Target::Cuda;
+  bool cuda = target == Target::CUDA;
   // Oversized tensors and inconsistent weight bindings are reported at their
   // ops before anything is lowered.
   pm.addPass(attn::createAttnVerifyModel());
@@ -161,7 +157,8 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   }
   // Before tiling and attention, whose choices depend on the element type
   // (f16/bf16 attention and matmuls take the tensor cores on CUDA).
-  if (options.precision != "f32" || options.ioPrecision != "f32") {
+  if (options.precision != attnc::Precision::F32 ||
+      options.ioPrecision != attnc::Precision::F32) {
     attn::AttnConvertPrecisionOptions convert;
     convert.precision = options.precision;
     convert.ioPrecision = options.ioPrecision;
@@ -170,8 +167,14 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   // After the rewrites that create or reshape projections and attention,
   // before the passes that tile them.
   if (options.tile) {
+    // attn-tile asks the target's half of the heuristic, which the target's
+    // library registers.
+    if (cuda)
+      attn::registerCudaTileConfig();
+    else
+      attn::registerCpuTileConfig();
     attn::AttnTileOptions tile;
-    tile.target = cuda ? "cuda" : "cpu";
+    tile.target = target;
     addNested(pm, attn::createAttnTile(tile));
   }
   if (options.flash) {
@@ -382,7 +385,7 @@ static void addCudaToNVVMStage(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions nvvm;
-  nvvm.chip = options.chip;
+  nvvm.chip = attnc::stringifyOption(options.chip).str();
   nvvm.features = options.features;
   nvvm.optLevel = 3;
   nvvm.linkLibs.push_back(options.toolkit + "/nvvm/libdevice/libdevice.10.bc");
@@ -424,12 +427,12 @@ static bool addTargetIndependentStages(OpPassManager &pm,
   if (options.stopAfter == Stage::Bufferized)
     return false;
   if (options.matmulKernels) {
-    if (target == Target::Cuda) {
+    if (target == Target::CUDA) {
       attn::AttnGpuMmaMatmulOptions mma;
       mma.staging = hasAsyncCopy(options.chip) ? "cp-async" : "plain";
       // wgmma needs the architecture-specific features of sm_90a (sm_100a
       // and later dropped it).
-      mma.wgmma = options.wgmma && options.chip == "sm_90a";
+      mma.wgmma = options.wgmma && options.chip == attnc::CudaChip::SM90a;
       mma.tma = mma.wgmma && options.tma;
       addNested(pm, attn::createAttnGpuMmaMatmul(mma));
       addNested(pm, attn::createAttnGpuSimtMatmul());
@@ -444,7 +447,7 @@ static bool addTargetIndependentStages(OpPassManager &pm,
 
 void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                                    const PipelineOptions &options) {
-  if (!addTargetIndependentStages(pm, options, Target::Cpu))
+  if (!addTargetIndependentStages(pm, options, Target::CPU))
     return;
   if (options.attentionKernels)
     addNested(pm, attn::createAttnCpuOuterProductMatmul());
@@ -456,13 +459,13 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
     addNested(pm, attn::createAttnCpuApproximateMath());
   addCpuToLLVMStage(pm, options);
   attn::AttnEmitModelEntryOptions entry;
-  entry.target = "cpu";
+  entry.target = Target::CPU;
   pm.addPass(attn::createAttnEmitModelEntry(entry));
 }
 
 void attnc::buildAttnToCudaPipeline(OpPassManager &pm,
                                     const PipelineOptions &options) {
-  if (!addTargetIndependentStages(pm, options, Target::Cuda))
+  if (!addTargetIndependentStages(pm, options, Target::CUDA))
     return;
   addCudaMapStage(pm);
   if (options.stopAfter == Stage::GpuMapped)
@@ -470,13 +473,13 @@ void attnc::buildAttnToCudaPipeline(OpPassManager &pm,
   addCudaToNVVMStage(pm, options);
   pm.addPass(createCanonicalizerPass());
   attn::AttnEmitModelEntryOptions entry;
-  entry.target = "cuda";
+  entry.target = Target::CUDA;
   pm.addPass(attn::createAttnEmitModelEntry(entry));
 }
 
 void attnc::buildAttnToTargetPipeline(OpPassManager &pm, Target target,
                                       const PipelineOptions &options) {
-  if (target == Target::Cuda)
+  if (target == Target::CUDA)
     buildAttnToCudaPipeline(pm, options);
   else
     buildAttnToCpuPipeline(pm, options);
@@ -524,14 +527,20 @@ struct PipelineCLOptions
                                     *this, name, llvm::cl::desc(description),
                                     llvm::cl::init(defaults.*field))});
     };
-    text("precision",
-         "Compute type of the model's f32 tensors: f32, f16 or bf16 "
-         "(attn-convert-precision)",
-         &PipelineOptions::precision);
-    text("io-precision",
-         "Type of the model's float inputs and outputs: f32 or the precision",
-         &PipelineOptions::ioPrecision);
-    if (target != Target::Cuda) {
+    auto precisionOption = [&](StringRef name, StringRef description,
+                               attnc::Precision value) {
+      return std::make_unique<Option<attnc::Precision>>(
+          *this, name, llvm::cl::desc(description), llvm::cl::init(value));
+    };
+    precision = precisionOption("precision",
+                                "Compute type of the model's f32 tensors: "
+                                "f32, f16 or bf16 (attn-convert-precision)",
+                                defaults.precision);
+    ioPrecision = precisionOption(
+        "io-precision",
+        "Type of the model's float inputs and outputs: f32 or the precision",
+        defaults.ioPrecision);
+    if (target != Target::CUDA) {
       cpuAvx512Bf16 = std::make_unique<Option<bool>>(
           *this, "cpu-avx512bf16",
           llvm::cl::desc("The CPU has AVX-512 BF16: bf16 matmuls on its dot "
@@ -540,8 +549,9 @@ struct PipelineCLOptions
           llvm::cl::init(defaults.cpuAvx512Bf16));
       return;
     }
-    text("chip", "CUDA architecture, e.g. sm_80, sm_90a",
-         &PipelineOptions::chip);
+    chip = std::make_unique<Option<attnc::CudaChip>>(
+        *this, "chip", llvm::cl::desc("CUDA architecture, e.g. sm_80, sm_90a"),
+        llvm::cl::init(defaults.chip));
     text("features", "PTX features, e.g. +ptx80", &PipelineOptions::features);
     text("toolkit", "CUDA toolkit root (ptxas, libdevice)",
          &PipelineOptions::toolkit);
@@ -556,8 +566,12 @@ struct PipelineCLOptions
       options.*(s->field) = *option;
     for (const auto &[field, option] : strings)
       options.*field = *option;
+    options.precision = *precision;
+    options.ioPrecision = *ioPrecision;
     if (cpuAvx512Bf16)
       options.cpuAvx512Bf16 = *cpuAvx512Bf16;
+    if (chip)
+      options.chip = *chip;
     return options;
   }
 
@@ -568,23 +582,25 @@ private:
   std::vector<std::pair<std::string PipelineOptions::*,
                         std::unique_ptr<Option<std::string>>>>
       strings;
+  std::unique_ptr<Option<attnc::Precision>> precision, ioPrecision;
   std::unique_ptr<Option<bool>> cpuAvx512Bf16;
+  std::unique_ptr<Option<attnc::CudaChip>> chip;
 };
 } // namespace
 
 void attnc::registerPipelines() {
-  PassPipelineRegistration<PipelineCLOptions<Target::Cpu>>(
+  PassPipelineRegistration<PipelineCLOptions<Target::CPU>>(
       "attn-to-cpu",
       "Lower attn to the LLVM dialect for the host CPU (linalg, one-shot "
       "bufferization, loops, LLVM) with the attnrt entry points",
-      [](OpPassManager &pm, const PipelineCLOptions<Target::Cpu> &cl) {
+      [](OpPassManager &pm, const PipelineCLOptions<Target::CPU> &cl) {
         buildAttnToCpuPipeline(pm, cl.get());
       });
-  PassPipelineRegistration<PipelineCLOptions<Target::Cuda>>(
+  PassPipelineRegistration<PipelineCLOptions<Target::CUDA>>(
       "attn-to-cuda",
       "Lower attn to host LLVM dialect plus CUDA kernels through NVVM "
       "(gpu mapping, outlining, gpu-module-to-binary via ptxas)",
-      [](OpPassManager &pm, const PipelineCLOptions<Target::Cuda> &cl) {
+      [](OpPassManager &pm, const PipelineCLOptions<Target::CUDA> &cl) {
         buildAttnToCudaPipeline(pm, cl.get());
       });
 }

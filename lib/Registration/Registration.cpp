@@ -32,6 +32,8 @@ void attnc::registerAllPasses() {
   mlir::attn::registerAttncCodegenCommonPasses();
   mlir::attn::registerAttncCodegenCPUPasses();
   mlir::attn::registerAttncCodegenGPUPasses();
+  mlir::attn::registerCpuTileConfig();
+  mlir::attn::registerCudaTileConfig();
   attnc::registerPipelines();
   mlir::attn::registerRaisePipeline();
 }

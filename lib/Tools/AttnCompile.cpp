@@ -19,8 +19,8 @@
 #include "attnc/InitAttnc.h"
 #include "attnc/Support/BytecodeNesting.h"
 #include "attnc/Support/SafeFiles.h"
-#include "attnc/Target/LayerSearch.h"
 #include "attnc/Target/Target.h"
+#include "attnc/Tools/LayerSearch.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -55,6 +55,8 @@
 
 using namespace llvm;
 using attnc::CompileOptions;
+using attnc::CudaChip;
+using attnc::Precision;
 using attnc::Target;
 
 namespace {
@@ -78,9 +80,9 @@ private:
 
 } // namespace
 
-static int fail(const Twine &message) {
+static mlir::LogicalResult fail(const Twine &message) {
   WithColor::error(errs(), "attn-compile") << message << "\n";
-  return 1;
+  return mlir::failure();
 }
 
 //===----------------------------------------------------------------------===//
@@ -153,23 +155,64 @@ static std::string defaultRuntimeDir() {
   return std::string(dir);
 }
 
-int attnc::compile(const CompileOptions &options) {
-  bool cuda = options.target == Target::Cuda;
-  StringRef emit = options.emit;
-  StringRef chip = options.pipeline.chip;
-  static const char *const chips[] = {"sm_80", "sm_86", "sm_87",
-                                      "sm_89", "sm_90", "sm_90a"};
-  if (cuda && !llvm::is_contained(chips, chip))
-    return fail("unknown CUDA chip '" + chip +
-                "' (expected sm_80, sm_86, sm_87, sm_89, sm_90 or sm_90a)");
-  StringRef precision = options.pipeline.precision;
-  StringRef ioPrecision = options.pipeline.ioPrecision;
-  if (precision != "f32" && precision != "f16" && precision != "bf16")
-    return fail("unknown --precision '" + precision +
-                "' (expected f32, f16 or bf16)");
-  if (ioPrecision != "f32" && ioPrecision != precision)
-    return fail("--io-precision '" + ioPrecision +
-                "' must be f32 or the --precision (" + precision + ")");
+// In namespace attnc, like compile() whose phases these are.
+namespace attnc {
+namespace {
+/// One run of attn-compile, in the phases attnc::compile runs: validate the
+/// options, import the model, lower it, emit the output. Each phase reports
+/// its own errors.
+class Compilation {
+public:
+  explicit Compilation(const CompileOptions &options)
+      : options(options), emit(options.emit), outputFile(options.outputPath),
+        progress(options.quiet) {}
+
+  /// Checks every option and every file the compile reads or writes before
+  /// any work, and settles the pipeline's options.
+  mlir::LogicalResult validateOptions();
+  /// Reads the model (and writes the weights of an imported one beside the
+  /// output).
+  mlir::LogicalResult importModel();
+  /// Runs LayerDrop, pruning and the target's pipeline up to --emit's stage.
+  mlir::LogicalResult lower();
+  /// Writes --emit's stage: text, an object, or a linked executable.
+  mlir::LogicalResult emitOutput();
+
+private:
+  bool cuda() const { return options.target == Target::CUDA; }
+  mlir::LogicalResult emitImported();
+  /// Commits the output and the weights beside it, once all was written.
+  mlir::LogicalResult commitOutputs(bool executable);
+  mlir::LogicalResult writeText(function_ref<void(raw_ostream &)> print);
+
+  const CompileOptions &options;
+  StringRef emit;
+  StringRef outputFile;
+  Progress progress;
+
+  // Settled by validateOptions.
+  ModelKind inputKind = ModelKind::AttnIR;
+  bool onnxInput = false;
+  ModelImportOptions importOptions;
+  /// Every file the compile reads; the outputs must be none of them.
+  std::vector<std::string> inputs;
+  std::optional<SafeOutputFile> output;
+  bool search = false;
+  PipelineOptions pipeline;
+
+  // Made by importModel (the context outlives what refers to it).
+  std::unique_ptr<mlir::MLIRContext> context;
+  SourceMgr sourceMgr;
+  std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<SafeOutputFile> weightsOutput;
+};
+} // namespace
+
+mlir::LogicalResult Compilation::validateOptions() {
+  if (std::optional<std::string> message = checkIOPrecision(
+          options.pipeline.precision, options.pipeline.ioPrecision))
+    return fail("--" + *message);
   static const char *const stages[] = {"attn", "linalg", "llvm", "llvm-ir",
                                        "ptx",  "obj",    "exe"};
   if (!llvm::is_contained(stages, emit))
@@ -180,9 +223,10 @@ int attnc::compile(const CompileOptions &options) {
     if (!s.appliesTo(options.target) &&
         options.pipeline.*(s.field) != PipelineOptions().*(s.field))
       return fail(Twine("--") + (s.cpu ? "" : "no-") + s.name +
-                  " is for --target=" + (s.cpu ? "cpu" : "cuda"));
-  ModelKind inputKind = getModelKind(options.inputPath);
-  bool onnxInput = inputKind == ModelKind::ONNX;
+                  " is for --target=" +
+                  stringifyOption(s.cpu ? Target::CPU : Target::CUDA));
+  inputKind = getModelKind(options.inputPath);
+  onnxInput = inputKind == ModelKind::ONNX;
   bool hfInput = inputKind == ModelKind::Checkpoint;
   if (emit == "attn" && !onnxInput && !hfInput)
     return fail("--emit=attn is for imported models (model.onnx or a "
@@ -193,7 +237,6 @@ int attnc::compile(const CompileOptions &options) {
                 "--layer-drop and --prune apply when compiling it");
   if (!onnxInput && options.noRaise)
     return fail("--no-raise is for model.onnx inputs");
-  ModelImportOptions importOptions;
   importOptions.toolName = "attn-compile";
   if (options.verbose)
     importOptions.verbose = &errs();
@@ -205,7 +248,7 @@ int attnc::compile(const CompileOptions &options) {
                             : RaiseMode::AllButAttention;
   if (Error err = checkImportOptions(inputKind, importOptions))
     return fail(toString(std::move(err)));
-  if (emit == "ptx" && !cuda)
+  if (emit == "ptx" && !cuda())
     return fail("--emit=ptx needs --target=cuda");
   if (options.shared && emit != "exe")
     return fail("--shared writes a library; it cannot be combined with --emit");
@@ -217,19 +260,14 @@ int attnc::compile(const CompileOptions &options) {
        isDigit(apiPrefix[0])))
     return fail("--api-prefix needs --shared and a C identifier, got '" +
                 apiPrefix + "'");
-  StringRef outputFile = options.outputPath;
   if (outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("-o - (stdout) is only for text stages: --emit=linalg, llvm, "
                 "llvm-ir or ptx");
   // Before any work: LLVM would otherwise fall back to a generic CPU with a
   // warning, or stop with a fatal error when the target machine is made.
-  StringRef hostCpu = options.hostCpu;
-  StringRef hostCpuFeatures = options.hostCpuFeatures;
-  if (Error err = checkHostCpu(hostCpu, hostCpuFeatures))
+  if (Error err = checkHostCpu(options.hostCpu, options.hostCpuFeatures))
     return fail("--cpu: " + toString(std::move(err)));
-  // Every file the compile reads; the output must be none of them.
-  std::vector<std::string> inputs = {options.inputPath, options.searchWeights,
-                                     options.pruneSpec};
+  inputs = {options.inputPath, options.searchWeights, options.pruneSpec};
   for (const std::vector<std::string> &set : options.calibration)
     llvm::append_range(inputs, set);
   StringRef layerDropSpec = options.layerDrop;
@@ -246,25 +284,25 @@ int attnc::compile(const CompileOptions &options) {
     for (const std::string &file : set)
       if (Error err = checkRegularFile(file, "--calibration file"))
         return fail(toString(std::move(err)));
-  std::optional<SafeOutputFile> output;
   if (outputFile != "-") {
     auto prepared = SafeOutputFile::prepare(outputFile, inputs);
     if (!prepared)
       return fail(toString(prepared.takeError()));
     output.emplace(std::move(*prepared));
   }
-  bool search = StringRef(options.layerDrop).contains("strategy=search");
+  search = StringRef(options.layerDrop).contains("strategy=search");
   if (!search &&
       (!options.calibration.empty() || !options.searchWeights.empty()))
     return fail("--calibration and --weights are for "
                 "--layer-drop='strategy=search keep=k'");
-  PipelineOptions pipeline = options.pipeline;
+  pipeline = options.pipeline;
   if (options.noRaise)
     pipeline.raiseAttention = false;
   pipeline.cpuAvx512Bf16 =
-      !cuda && hostCpuHasFeature(hostCpu, hostCpuFeatures, "avx512bf16");
+      !cuda() &&
+      hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512bf16");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
-  if (cuda) {
+  if (cuda()) {
     auto ptxas = findPtxas();
     if (!ptxas)
       return fail(toString(ptxas.takeError()));
@@ -273,32 +311,33 @@ int attnc::compile(const CompileOptions &options) {
         sys::path::parent_path(sys::path::parent_path(*ptxas)).str();
     pipeline.format = emit == "ptx" ? "isa" : "bin";
   }
+  return mlir::success();
+}
 
-  Progress progress(options.quiet);
+mlir::LogicalResult Compilation::importModel() {
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   registerAllPasses();
-  mlir::MLIRContext context(registry);
-  context.allowUnregisteredDialects(false);
+  context = std::make_unique<mlir::MLIRContext>(registry);
+  context->allowUnregisteredDialects(false);
   // Located messages are enough; dumping a whole model per note is not.
-  context.printOpOnDiagnostic(false);
+  context->printOpOnDiagnostic(false);
+  diagnostics = std::make_unique<mlir::SourceMgrDiagnosticHandler>(
+      sourceMgr, context.get());
 
-  SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   Progress *progressPtr = &progress;
   importOptions.progress = [progressPtr](const Twine &what) {
     progressPtr->step(what);
   };
   mlir::FailureOr<ModelImport> imported =
-      importModel(options.inputPath, context, sourceMgr, importOptions);
+      attnc::importModel(options.inputPath, *context, sourceMgr, importOptions);
   if (failed(imported))
-    return 1; // Reported, located, by the importer.
-  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(imported->module);
+    return mlir::failure(); // Reported, located, by the importer.
+  module = std::move(imported->module);
   // The weights of an imported model go beside what runs them (m ->
   // m.safetensors for exe/obj, m.mlir -> m.safetensors for --emit=attn),
   // committed with it; the text stages in between are for reading.
-  std::optional<SafeOutputFile> weightsOutput;
   if (onnxInput && outputTakesSideFiles(outputFile) &&
       (emit == "attn" || emit == "exe" || emit == "obj")) {
     SmallString<256> weightsPath(outputFile);
@@ -317,51 +356,20 @@ int attnc::compile(const CompileOptions &options) {
                                                     imported->weights))
       return fail(toString(std::move(err)));
   }
-  // The output (and the weights beside it) replace their destinations only
-  // once everything was written.
-  auto commitOutputs = [&](bool executable) -> int {
-    if (weightsOutput)
-      if (Error err = weightsOutput->commit(/*executable=*/false))
-        return fail(toString(std::move(err)));
-    if (Error err = output->commit(executable))
-      return fail(toString(std::move(err)));
-    progress.step("wrote " + outputFile);
-    return 0;
-  };
-  auto writeText = [&](function_ref<void(raw_ostream &)> print) -> int {
-    std::error_code ec;
-    raw_fd_ostream os(output->tempPath(), ec);
-    if (ec)
-      return fail("cannot write " + output->tempPath() + ": " + ec.message());
-    print(os);
-    os.close();
-    if (os.has_error())
-      return fail("error writing " + outputFile);
-    return commitOutputs(/*executable=*/false);
-  };
-  if (emit == "attn") {
-    mlir::OpPrintingFlags flags;
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    if (outputFile == "-") {
-      module->print(outs(), flags);
-      return 0;
-    }
-    return writeText([&](raw_ostream &os) {
-      module->print(os, flags);
-      os << "\n";
-    });
-  }
+  return mlir::success();
+}
 
+mlir::LogicalResult Compilation::lower() {
   // "search" picks the layers by running candidates, then compiles them as
   // an explicit keep-list.
   std::string layerDrop = options.layerDrop;
   if (search) {
     layerDrop = searchLayers(*module, options, progress);
     if (layerDrop.empty())
-      return 1;
+      return mlir::failure();
   }
 
-  mlir::PassManager pm(&context);
+  mlir::PassManager pm(context.get());
   if (!layerDrop.empty() &&
       failed(mlir::parsePassPipeline(
           "attn-layer-drop{" + layerDrop + " report=true}", pm, errs())))
@@ -376,7 +384,7 @@ int attnc::compile(const CompileOptions &options) {
   // ([out, in], one contiguous row per output) faster than the outer-product
   // kernels read K-major ones (GPT-2-small, 1 thread: 1.5x decode tokens/s,
   // prefill about 10% slower; docs/decoding.md).
-  if (!cuda && pipeline.transposeWeights &&
+  if (!cuda() && pipeline.transposeWeights &&
       module
           ->walk([](mlir::attn::CacheWriteOp) {
             return mlir::WalkResult::interrupt();
@@ -384,12 +392,54 @@ int attnc::compile(const CompileOptions &options) {
           .wasInterrupted())
     pipeline.transposeWeights = false;
   buildAttnToTargetPipeline(pm, options.target, pipeline);
-  progress.step(Twine("lowering for ") + (cuda ? "cuda" : "cpu") +
-                (cuda ? (" (" + chip + ")").str() : std::string()) +
+  progress.step(Twine("lowering for ") + stringifyOption(options.target) +
+                (cuda() ? (" (" + stringifyOption(pipeline.chip) + ")").str()
+                        : std::string()) +
                 (pipeline.stopAfter == Stage::Linalg ? " up to linalg" : ""));
-  if (failed(pm.run(*module)))
-    return 1;
+  return pm.run(*module);
+}
 
+mlir::LogicalResult Compilation::commitOutputs(bool executable) {
+  if (weightsOutput)
+    if (Error err = weightsOutput->commit(/*executable=*/false))
+      return fail(toString(std::move(err)));
+  if (Error err = output->commit(executable))
+    return fail(toString(std::move(err)));
+  progress.step("wrote " + outputFile);
+  return mlir::success();
+}
+
+mlir::LogicalResult
+Compilation::writeText(function_ref<void(raw_ostream &)> print) {
+  std::error_code ec;
+  raw_fd_ostream os(output->tempPath(), ec);
+  if (ec)
+    return fail("cannot write " + output->tempPath() + ": " + ec.message());
+  print(os);
+  os.close();
+  if (os.has_error())
+    return fail("error writing " + outputFile);
+  return commitOutputs(/*executable=*/false);
+}
+
+mlir::LogicalResult Compilation::emitImported() {
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  if (outputFile == "-") {
+    module->print(outs(), flags);
+    return mlir::success();
+  }
+  return writeText([&](raw_ostream &os) {
+    module->print(os, flags);
+    os << "\n";
+  });
+}
+
+mlir::LogicalResult Compilation::emitOutput() {
+  if (emit == "attn")
+    return emitImported();
+  StringRef hostCpu = options.hostCpu;
+  StringRef hostCpuFeatures = options.hostCpuFeatures;
   std::string tempPath = output ? output->tempPath().str() : std::string();
 
   if (outputFile == "-" && (emit == "linalg" || emit == "llvm" ||
@@ -410,7 +460,7 @@ int attnc::compile(const CompileOptions &options) {
         return fail(toString(llvmModule.takeError()));
       (*llvmModule)->print(outs(), nullptr);
     }
-    return 0;
+    return mlir::success();
   }
   if (emit == "linalg" || emit == "llvm")
     return writeText([&](raw_ostream &os) { module->print(os); });
@@ -458,6 +508,19 @@ int attnc::compile(const CompileOptions &options) {
   return commitOutputs(/*executable=*/true);
 }
 
+int compile(const CompileOptions &options) {
+  Compilation compilation(options);
+  if (failed(compilation.validateOptions()) ||
+      failed(compilation.importModel()))
+    return 1;
+  // --emit=attn writes the model as imported.
+  if (options.emit != "attn" && failed(compilation.lower()))
+    return 1;
+  return succeeded(compilation.emitOutput()) ? 0 : 1;
+}
+
+} // namespace attnc
+
 //===----------------------------------------------------------------------===//
 // The command line
 //===----------------------------------------------------------------------===//
@@ -482,25 +545,25 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   cl::opt<std::string> outputFile("o", cl::desc("Output path"),
                                   cl::value_desc("path"), cl::Required,
                                   cl::cat(category));
-  cl::opt<std::string> targetName("target",
-                                  cl::desc("Target: cpu (the host) or cuda"),
-                                  cl::init("cpu"), cl::cat(category));
-  cl::opt<std::string> chip("chip",
-                            cl::desc("CUDA architecture for --target=cuda: "
-                                     "sm_80, sm_86, sm_87, sm_89, sm_90, "
-                                     "sm_90a"),
-                            cl::init("sm_90a"), cl::cat(category));
-  cl::opt<std::string> precision(
+  // The enums' parsers (CodegenOptions.h) refuse unknown values.
+  cl::opt<Target> target("target", cl::desc("Target: cpu (the host) or cuda"),
+                         cl::init(Target::CPU), cl::cat(category));
+  cl::opt<CudaChip> chip("chip",
+                         cl::desc("CUDA architecture for --target=cuda: "
+                                  "sm_80, sm_86, sm_87, sm_89, sm_90, "
+                                  "sm_90a"),
+                         cl::init(CudaChip::SM90a), cl::cat(category));
+  cl::opt<Precision> precision(
       "precision",
       cl::desc("Compute the model's f32 tensors in f32, f16 or bf16 (f32 "
                "accumulation, norms and softmax statistics); the runtime "
                "converts the checkpoint's tensors once when it binds them"),
-      cl::init("f32"), cl::cat(category));
-  cl::opt<std::string> ioPrecision(
+      cl::init(Precision::F32), cl::cat(category));
+  cl::opt<Precision> ioPrecision(
       "io-precision",
       cl::desc("Type of the model's float inputs and outputs: f32 (default; "
                "converted inside the model) or the --precision"),
-      cl::init("f32"), cl::cat(category));
+      cl::init(Precision::F32), cl::cat(category));
   cl::opt<std::string> hostCpu("cpu",
                                cl::desc("Host CPU to generate code for "
                                         "(default: this machine; help lists "
@@ -617,13 +680,7 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       "tensors by name from a safetensors file and runs on .npy inputs.\n");
 
   CompileOptions options;
-  std::optional<Target> target = StringSwitch<std::optional<Target>>(targetName)
-                                     .Case("cpu", Target::Cpu)
-                                     .Case("cuda", Target::Cuda)
-                                     .Default(std::nullopt);
-  if (!target)
-    return fail("unknown target '" + targetName + "' (expected cpu or cuda)");
-  options.target = *target;
+  options.target = target;
   options.inputPath = inputFile;
   options.outputPath = outputFile;
   options.hostCpu = hostCpu;

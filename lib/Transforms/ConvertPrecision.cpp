@@ -82,24 +82,17 @@ struct AttnConvertPrecisionPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    if (std::optional<std::string> message =
+            attnc::checkIOPrecision(precision, ioPrecision)) {
+      module.emitError("attn-convert-precision: ") << *message;
+      return signalPassFailure();
+    }
     FloatType target;
-    if (precision == "f16")
+    if (precision == attnc::Precision::F16)
       target = Float16Type::get(ctx);
-    else if (precision == "bf16")
+    else if (precision == attnc::Precision::BF16)
       target = BFloat16Type::get(ctx);
-    else if (precision != "f32") {
-      module.emitError("attn-convert-precision: precision must be f32, f16 "
-                       "or bf16, got '")
-          << precision << "'";
-      return signalPassFailure();
-    }
-    if (ioPrecision != "f32" && ioPrecision != precision) {
-      module.emitError("attn-convert-precision: io-precision must be f32 or "
-                       "the precision (")
-          << precision << "), got '" << ioPrecision << "'";
-      return signalPassFailure();
-    }
-    if (!target)
+    else
       return;
     bool lowIO = ioPrecision == precision;
     auto isBoundary = [&](func::FuncOp func) {

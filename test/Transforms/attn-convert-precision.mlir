@@ -4,7 +4,7 @@
 // RUN: not attn-opt %s --attn-convert-precision=precision=f64 2>&1 | FileCheck %s --check-prefix=BADP
 // RUN: not attn-opt %s --attn-convert-precision="precision=f16 io-precision=bf16" 2>&1 | FileCheck %s --check-prefix=BADIO
 
-// BADP: error: attn-convert-precision: precision must be f32, f16 or bf16, got 'f64'
+// BADP: attn-opt: for the --precision option: unknown precision 'f64' (expected f32, f16 or bf16)
 // BADIO: error: attn-convert-precision: io-precision must be f32 or the precision (f16), got 'bf16'
 
 // attn ops compute in f16; what they do not own (the argument, the constant

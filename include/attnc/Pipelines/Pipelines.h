@@ -11,6 +11,8 @@
 #ifndef ATTNC_PIPELINES_PIPELINES_H
 #define ATTNC_PIPELINES_PIPELINES_H
 
+#include "attnc/Support/CodegenOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
@@ -30,9 +32,6 @@ enum class Stage {
   GpuMapped,
   LLVM, ///< LLVM dialect with the runtime entry points.
 };
-
-/// The code attnc generates: host CPU code, or host code plus CUDA kernels.
-enum class Target { Cpu, Cuda };
 
 /// Everything the default pipelines take.
 struct PipelineOptions {
@@ -84,8 +83,8 @@ struct PipelineOptions {
   /// attn-convert-precision: the compute type of the model's f32 tensors
   /// (f32, f16, bf16) and of its float inputs and outputs (f32 or the
   /// same).
-  std::string precision = "f32";
-  std::string ioPrecision = "f32";
+  Precision precision = Precision::F32;
+  Precision ioPrecision = Precision::F32;
 
   // CPU code generation.
   /// The CPU the code is for has AVX-512 BF16 (attn-compile sets it from
@@ -96,7 +95,7 @@ struct PipelineOptions {
   bool cpuAvx512Bf16 = false;
 
   // CUDA code generation.
-  std::string chip = "sm_90a";
+  CudaChip chip = CudaChip::SM90a;
   /// PTX ISA features passed to the NVVM target (e.g. "+ptx80").
   std::string features = "+ptx80";
   /// gpu-module-to-binary format: bin (cubin), isa (PTX text), fatbin.
@@ -121,7 +120,7 @@ struct PipelineSwitch {
   bool cpu, cuda;
 
   bool appliesTo(Target target) const {
-    return target == Target::Cpu ? cpu : cuda;
+    return target == Target::CPU ? cpu : cuda;
   }
 };
 

@@ -21,7 +21,7 @@ namespace attnc {
 struct CompileOptions {
   std::string inputPath;
   std::string outputPath;
-  Target target = Target::Cpu;
+  Target target = Target::CPU;
   /// The pipeline's switches and CUDA settings (chip, format, toolkit).
   PipelineOptions pipeline;
   /// Host CPU to generate code for ("native": this machine).

@@ -4,6 +4,7 @@
 #define ATTNC_TRANSFORMS_PASSES_H
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Support/CodegenOptions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -308,10 +308,12 @@ def AttnConvertPrecision
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
   let options = [
-    Option<"precision", "precision", "std::string", "\"f32\"",
+    Option<"precision", "precision", "::attnc::Precision",
+           "::attnc::Precision::F32",
            "Compute type of the model's f32 tensors: f32 (no change), f16 or "
            "bf16">,
-    Option<"ioPrecision", "io-precision", "std::string", "\"f32\"",
+    Option<"ioPrecision", "io-precision", "::attnc::Precision",
+           "::attnc::Precision::F32",
            "Type of the model's float inputs and outputs: f32, or the same as "
            "precision">
   ];

@@ -32,7 +32,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
-#include "Codegen/Common/WidenedOperands.h"
+#include "Codegen/Utils/WidenedOperands.h"
 #include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

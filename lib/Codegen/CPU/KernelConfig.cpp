@@ -7,6 +7,8 @@
 
 #include "Codegen/CPU/KernelConfig.h"
 
+#include "attnc/Codegen/CPU/Passes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -209,4 +211,71 @@ void mlir::attn::chooseCpuFlash(const AttentionShape &a, const CpuModel &cpu,
         blockK = bk;
       }
     }
+}
+
+//===----------------------------------------------------------------------===//
+// attn-tile's CPU configuration
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The host's model with the options' overrides; the matmul and flash sizes
+/// the options fix are kept.
+class CpuTileConfig : public TileConfig {
+public:
+  explicit CpuTileConfig(const AttnTileOptions &options)
+      : options(options), cpu(hostCpuModel()) {
+    if (options.simdWidth)
+      cpu.vectorWidth = options.simdWidth;
+    if (options.vectorRegisters)
+      cpu.registers = options.vectorRegisters;
+    if (options.l1KiB)
+      cpu.l1Bytes = options.l1KiB * 1024;
+    if (options.l2KiB)
+      cpu.l2Bytes = options.l2KiB * 1024;
+    if (options.cores)
+      cpu.cores = options.cores;
+  }
+
+  StringRef unusedOptionsSet() const override {
+    return options.warpNTiles || options.threads ? "warp-n-tiles and threads"
+                                                 : "";
+  }
+
+  void chooseMatmul(ArrayRef<MatmulShape> shapes, bool /*narrow*/,
+                    TileChoice &choice) const override {
+    if (shapes.empty())
+      return;
+    CpuMatmulTile t = chooseCpuMatmul(shapes, cpu,
+                                      {options.vectorWidth, options.rowTile,
+                                       options.colTile, options.columnBlock});
+    choice.vectorWidth = t.vectorWidth;
+    choice.rowTile = t.rowTile;
+    choice.colTile = t.colTile;
+    choice.columnBlock = t.columnBlock;
+  }
+
+  void chooseFlash(const AttentionShape &attention,
+                   TileChoice &choice) const override {
+    int64_t q = 0, k = 0;
+    chooseCpuFlash(attention, cpu, options.blockQ, options.blockK, q, k);
+    choice.blockQ = q;
+    choice.blockK = k;
+  }
+
+  std::optional<int64_t> chooseThreads(int64_t) const override {
+    return std::nullopt;
+  }
+
+private:
+  AttnTileOptions options;
+  CpuModel cpu;
+};
+} // namespace
+
+void mlir::attn::registerCpuTileConfig() {
+  registerTileConfig(
+      attnc::Target::CPU,
+      [](const AttnTileOptions &options) -> std::unique_ptr<TileConfig> {
+        return std::make_unique<CpuTileConfig>(options);
+      });
 }

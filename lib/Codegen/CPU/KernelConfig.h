@@ -9,7 +9,7 @@
 #ifndef ATTNC_LIB_CODEGEN_CPU_KERNELCONFIG_H
 #define ATTNC_LIB_CODEGEN_CPU_KERNELCONFIG_H
 
-#include "Codegen/Common/KernelConfig.h"
+#include "attnc/Codegen/Common/TileConfig.h"
 
 #include "mlir/Support/LLVM.h"
 

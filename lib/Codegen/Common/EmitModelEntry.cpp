@@ -36,12 +36,6 @@ struct AttnEmitModelEntryPass
                        "attn-hoist-weights first");
       return signalPassFailure();
     }
-    std::optional<attnrt::Target> targetKind = attnrt::lookupTarget(target);
-    if (!targetKind) {
-      module.emitError("attn-emit-model-entry: unknown target '")
-          << target << "' (expected cpu or cuda)";
-      return signalPassFailure();
-    }
     FailureOr<std::vector<attnrt::ManifestRecord>> records =
         getManifestRecords(module);
     if (failed(records))
@@ -169,7 +163,7 @@ struct AttnEmitModelEntryPass
     LLVM::ReturnOp::create(b, loc, ValueRange{});
 
     // The runtime reads the manifest as a C string.
-    std::string text = attnrt::writeManifest(*targetKind, *records);
+    std::string text = attnrt::writeManifest(target, *records);
     text.push_back('\0');
     b.setInsertionPointToEnd(module.getBody());
     auto arrayType =

@@ -34,10 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Conversion/AttnToLinalg/LinalgBuilder.h"
-
 #include "Codegen/Common/FlashPattern.h"
 #include "attnc/Codegen/Common/Passes.h"
+#include "attnc/Conversion/LinalgBuilder.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
 

@@ -10,7 +10,7 @@
 #ifndef ATTNC_LIB_CONVERSION_MATMULMATCH_H
 #define ATTNC_LIB_CONVERSION_MATMULMATCH_H
 
-#include "Codegen/Common/WidenedOperands.h"
+#include "Codegen/Utils/WidenedOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

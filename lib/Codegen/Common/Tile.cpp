@@ -7,15 +7,15 @@
 // are still those of the model (M, N, K of a projection, the heads and head
 // width of an attention), and records them as #attn.tile for the consumers.
 // This file reads the shapes off the ops and records the choice; the
-// target halves of the heuristic are Codegen/CPU/KernelConfig.cpp and
+// target halves of the heuristic are TileConfigs (TileConfig.h) that the
+// targets register: Codegen/CPU/KernelConfig.cpp and
 // Codegen/GPU/KernelConfig.cpp (rules in docs/passes.md, "Tile sizes").
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Codegen/Common/Passes.h"
 
-#include "Codegen/CPU/KernelConfig.h"
-#include "Codegen/GPU/KernelConfig.h"
+#include "attnc/Codegen/Common/TileConfig.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -23,6 +23,8 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <atomic>
+#include <iterator>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -31,6 +33,21 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// The targets' configurations
+//===----------------------------------------------------------------------===//
+
+TileConfig::~TileConfig() = default;
+
+/// The registered factories, indexed by attnc::Target.
+static std::atomic<TileConfigFactory>
+    tileConfigFactories[std::size(attnrt::kTargetNames)];
+
+void mlir::attn::registerTileConfig(attnc::Target target,
+                                    TileConfigFactory factory) {
+  tileConfigFactories[static_cast<size_t>(target)].store(factory);
+}
 
 namespace {
 
@@ -58,14 +75,14 @@ struct AttnTilePass : public mlir::attn::impl::AttnTileBase<AttnTilePass> {
   void runOnOperation() override;
 
 private:
-  bool cuda() const { return target == "cuda"; }
+  /// The options as set, for the target's TileConfig.
+  AttnTileOptions currentOptions() const;
+  /// The sizes' ranges (the options each target uses are its own check).
   LogicalResult checkOptions();
-  /// The tile attribute of an op that lowers to the contractions `mms` and,
-  /// when `attention` is set, to a flash attention.
-  TileAttr choose(ArrayRef<MatmulShape> mms, bool narrow,
-                  std::optional<AttentionShape> attention);
-
-  CpuModel cpu;
+  /// The tile attribute that `config` chooses for an op that lowers to the
+  /// contractions `mms` and, when `attention` is set, to a flash attention.
+  TileAttr choose(const TileConfig &config, ArrayRef<MatmulShape> mms,
+                  bool narrow, std::optional<AttentionShape> attention);
 };
 
 /// The largest value of a size option: the tiles' own limits
@@ -83,11 +100,27 @@ static int64_t maxOptionValue(StringRef option) {
       .Default(TileAttr::maxValue(field));
 }
 
+AttnTileOptions AttnTilePass::currentOptions() const {
+  AttnTileOptions o;
+  o.target = target;
+  o.blockQ = blockQ;
+  o.blockK = blockK;
+  o.vectorWidth = vectorWidth;
+  o.rowTile = rowTile;
+  o.colTile = colTile;
+  o.columnBlock = columnBlock;
+  o.warpNTiles = warpNTiles;
+  o.threads = threads;
+  o.simdWidth = simdWidth;
+  o.vectorRegisters = vectorRegisters;
+  o.l1KiB = l1KiB;
+  o.l2KiB = l2KiB;
+  o.cores = cores;
+  return o;
+}
+
 LogicalResult AttnTilePass::checkOptions() {
   func::FuncOp func = getOperation();
-  if (target != "cpu" && target != "cuda")
-    return func.emitError()
-           << "attn-tile: target must be cpu or cuda, got '" << target << "'";
   std::pair<StringLiteral, int64_t> sizes[] = {
       {"block-q", blockQ},
       {"block-k", blockK},
@@ -116,73 +149,47 @@ LogicalResult AttnTilePass::checkOptions() {
     if (value && !llvm::isPowerOf2_64(value))
       return func.emitError() << "attn-tile: " << name
                               << " must be a power of two, got " << value;
-  // An option of the other target would be silently ignored: say so.
-  StringRef wrong;
-  if (cuda()) {
-    if (vectorWidth || rowTile || colTile || columnBlock || simdWidth ||
-        vectorRegisters || l1KiB || l2KiB || cores)
-      wrong = "the CPU matmul and CPU model options";
-  } else if (warpNTiles || threads) {
-    wrong = "warp-n-tiles and threads";
-  }
-  if (!wrong.empty())
-    return func.emitError()
-           << "attn-tile: " << wrong << " do not apply to target=" << target;
   return success();
 }
 
-TileAttr AttnTilePass::choose(ArrayRef<MatmulShape> mms, bool narrow,
+TileAttr AttnTilePass::choose(const TileConfig &config,
+                              ArrayRef<MatmulShape> mms, bool narrow,
                               std::optional<AttentionShape> attention) {
-  MLIRContext *ctx = &getContext();
-  std::optional<int64_t> bq, bk, vl, mr, nr, nb, nt;
   SmallVector<MatmulShape> shapes;
   for (const MatmulShape &s : mms)
     if (s.m > 0 && s.n > 0 && s.k > 0)
       shapes.push_back(s);
-  if (cuda()) {
-    // attn-gpu-mma-matmul falls back to NT = 1 where N % (8 NT) != 0, so
-    // the smallest choice among the contractions it applies to suits all.
-    for (const MatmulShape &s : shapes)
-      if (int64_t chosen = narrow ? chooseWarpNTiles(s, warpNTiles) : 0)
-        nt = nt ? std::min(*nt, chosen) : chosen;
-  } else if (!shapes.empty()) {
-    CpuMatmulTile t = chooseCpuMatmul(
-        shapes, cpu, {vectorWidth, rowTile, colTile, columnBlock});
-    vl = t.vectorWidth;
-    mr = t.rowTile;
-    nr = t.colTile;
-    nb = t.columnBlock;
-  }
-  if (attention) {
-    int64_t q = 0, k = 0;
-    if (cuda())
-      chooseCudaFlash(*attention, blockQ, blockK, q, k);
-    else
-      chooseCpuFlash(*attention, cpu, blockQ, blockK, q, k);
-    bq = q;
-    bk = k;
-  }
-  if (!bq && !bk && !vl && !mr && !nr && !nb && !nt)
+  TileChoice c;
+  config.chooseMatmul(shapes, narrow, c);
+  if (attention)
+    config.chooseFlash(*attention, c);
+  if (!c.blockQ && !c.blockK && !c.vectorWidth && !c.rowTile && !c.colTile &&
+      !c.columnBlock && !c.warpNTiles)
     return {};
-  return TileAttr::get(ctx, bq, bk, vl, mr, nr, nb, nt,
+  return TileAttr::get(&getContext(), c.blockQ, c.blockK, c.vectorWidth,
+                       c.rowTile, c.colTile, c.columnBlock, c.warpNTiles,
                        /*threads=*/std::nullopt);
 }
 
 void AttnTilePass::runOnOperation() {
+  TileConfigFactory factory =
+      tileConfigFactories[static_cast<size_t>(target.getValue())].load();
+  if (!factory) {
+    getOperation().emitError()
+        << "attn-tile: no tile configuration registered for target="
+        << attnc::stringifyOption(target.getValue());
+    return signalPassFailure();
+  }
   if (failed(checkOptions()))
     return signalPassFailure();
-  if (!cuda()) {
-    cpu = hostCpuModel();
-    if (simdWidth)
-      cpu.vectorWidth = simdWidth;
-    if (vectorRegisters)
-      cpu.registers = vectorRegisters;
-    if (l1KiB)
-      cpu.l1Bytes = l1KiB * 1024;
-    if (l2KiB)
-      cpu.l2Bytes = l2KiB * 1024;
-    if (cores)
-      cpu.cores = cores;
+  // The target's half of the heuristic, for this function.
+  std::unique_ptr<TileConfig> config = factory(currentOptions());
+  // An option of the other target would be silently ignored: say so.
+  if (StringRef unused = config->unusedOptionsSet(); !unused.empty()) {
+    getOperation().emitError()
+        << "attn-tile: " << unused << " do not apply to target="
+        << attnc::stringifyOption(target.getValue());
+    return signalPassFailure();
   }
 
   func::FuncOp func = getOperation();
@@ -209,12 +216,14 @@ void AttnTilePass::runOnOperation() {
     if (auto linear = dyn_cast<LinearOp>(op)) {
       auto w = linear.getWeight().getType();
       tile = choose(
+          *config,
           {{rowsOf(linear.getInput()), w.getDimSize(0), w.getDimSize(1)}},
           isNarrowFloat(linear.getType()), std::nullopt);
     } else if (auto ffn = dyn_cast<FfnOp>(op)) {
       auto up = ffn.getUpWeight().getType();
       int64_t m = rowsOf(ffn.getInput());
-      tile = choose({{m, up.getDimSize(0), up.getDimSize(1)},
+      tile = choose(*config,
+                    {{m, up.getDimSize(0), up.getDimSize(1)},
                      {m, up.getDimSize(1), up.getDimSize(0)}},
                     isNarrowFloat(ffn.getType()), std::nullopt);
     } else if (auto sdpa = dyn_cast<SdpaOp>(op)) {
@@ -233,7 +242,7 @@ void AttnTilePass::runOnOperation() {
           isNarrowFloat(sdpa.getType()) && q.getElementType() == elt &&
           k.getElementType() == elt && v.getElementType() == elt &&
           (!sdpa.getWindow() || *sdpa.getWindow() == 0);
-      tile = choose({}, false, a);
+      tile = choose(*config, {}, false, a);
     } else if (auto mha = dyn_cast<MhaOp>(op)) {
       // The projections and the attention that attn.mha decomposes into;
       // the decomposition copies this attribute onto each of them.
@@ -249,7 +258,8 @@ void AttnTilePass::runOnOperation() {
       AttentionShape a{batch, kvHeads, heads / kvHeads, sq, sk, dh, dh};
       a.tensorCoreOperands =
           isNarrowFloat(x) && (!mha.getWindow() || *mha.getWindow() == 0);
-      tile = choose({{batch * sq, heads * dh, dm},
+      tile = choose(*config,
+                    {{batch * sq, heads * dh, dm},
                      {batch * sk, kvHeads * dh, dkv},
                      {batch * sq, dm, heads * dh}},
                     isNarrowFloat(x), a);
@@ -261,11 +271,10 @@ void AttnTilePass::runOnOperation() {
   // Threads per block is a property of the function's kernels: the
   // parallel loops that attn-gpu-tile-parallel-loops maps no longer know
   // which attn op they came from.
-  if (cuda() && largestResult > 0 && !TileAttr::lookup(func)) {
-    int64_t t = threads ? threads : chooseThreads(largestResult);
-    func->setAttr(TileAttr::kAttrName,
-                  TileAttr::get(&getContext(), {}, {}, {}, {}, {}, {}, {}, t));
-  }
+  if (largestResult > 0 && !TileAttr::lookup(func))
+    if (std::optional<int64_t> t = config->chooseThreads(largestResult))
+      func->setAttr(TileAttr::kAttrName, TileAttr::get(&getContext(), {}, {},
+                                                       {}, {}, {}, {}, {}, *t));
 }
 
 } // namespace

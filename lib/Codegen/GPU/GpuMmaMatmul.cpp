@@ -20,8 +20,8 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
-#include "Codegen/Common/WidenedOperands.h"
 #include "Codegen/GPU/MmaSync.h"
+#include "Codegen/Utils/WidenedOperands.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

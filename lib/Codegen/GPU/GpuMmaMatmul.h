@@ -12,7 +12,7 @@
 
 #include "Codegen/Common/IndexArith.h"
 #include "Codegen/Common/MatmulMatch.h"
-#include "Codegen/Common/WidenedOperands.h"
+#include "Codegen/Utils/WidenedOperands.h"
 #include "Codegen/GPU/MmaSync.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
 

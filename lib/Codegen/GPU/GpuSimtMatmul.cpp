@@ -9,7 +9,7 @@
 
 #include "Codegen/Common/IndexArith.h"
 #include "Codegen/Common/MatmulMatch.h"
-#include "Codegen/Common/WidenedOperands.h"
+#include "Codegen/Utils/WidenedOperands.h"
 #include "attnc/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -8,6 +8,7 @@
 #include "Codegen/GPU/KernelConfig.h"
 
 #include "Codegen/GPU/TensorCoreTiles.h"
+#include "attnc/Codegen/GPU/Passes.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -88,4 +89,57 @@ int64_t mlir::attn::chooseThreads(int64_t largestResult) {
     if (llvm::divideCeil(largestResult, t) >= kCudaSMs)
       return t;
   return 32;
+}
+
+//===----------------------------------------------------------------------===//
+// attn-tile's CUDA configuration
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CudaTileConfig : public TileConfig {
+public:
+  explicit CudaTileConfig(const AttnTileOptions &options) : options(options) {}
+
+  StringRef unusedOptionsSet() const override {
+    if (options.vectorWidth || options.rowTile || options.colTile ||
+        options.columnBlock || options.simdWidth || options.vectorRegisters ||
+        options.l1KiB || options.l2KiB || options.cores)
+      return "the CPU matmul and CPU model options";
+    return "";
+  }
+
+  void chooseMatmul(ArrayRef<MatmulShape> shapes, bool narrow,
+                    TileChoice &choice) const override {
+    // attn-gpu-mma-matmul falls back to NT = 1 where N % (8 NT) != 0, so
+    // the smallest choice among the contractions it applies to suits all.
+    for (const MatmulShape &s : shapes)
+      if (int64_t chosen = narrow ? chooseWarpNTiles(s, options.warpNTiles) : 0)
+        choice.warpNTiles =
+            choice.warpNTiles ? std::min(*choice.warpNTiles, chosen) : chosen;
+  }
+
+  void chooseFlash(const AttentionShape &attention,
+                   TileChoice &choice) const override {
+    int64_t q = 0, k = 0;
+    chooseCudaFlash(attention, options.blockQ, options.blockK, q, k);
+    choice.blockQ = q;
+    choice.blockK = k;
+  }
+
+  std::optional<int64_t> chooseThreads(int64_t largestResult) const override {
+    return options.threads ? options.threads
+                           : mlir::attn::chooseThreads(largestResult);
+  }
+
+private:
+  AttnTileOptions options;
+};
+} // namespace
+
+void mlir::attn::registerCudaTileConfig() {
+  registerTileConfig(
+      attnc::Target::CUDA,
+      [](const AttnTileOptions &options) -> std::unique_ptr<TileConfig> {
+        return std::make_unique<CudaTileConfig>(options);
+      });
 }

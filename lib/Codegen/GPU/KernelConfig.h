@@ -8,7 +8,7 @@
 #ifndef ATTNC_LIB_CODEGEN_GPU_KERNELCONFIG_H
 #define ATTNC_LIB_CODEGEN_GPU_KERNELCONFIG_H
 
-#include "Codegen/Common/KernelConfig.h"
+#include "attnc/Codegen/Common/TileConfig.h"
 
 namespace mlir::attn {
 

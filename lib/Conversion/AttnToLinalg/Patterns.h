@@ -8,7 +8,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNTOLINALG_PATTERNS_H
 #define ATTNC_LIB_CONVERSION_ATTNTOLINALG_PATTERNS_H
 
-#include "Conversion/AttnToLinalg/LinalgBuilder.h"
+#include "attnc/Conversion/LinalgBuilder.h"
 
 namespace mlir::attn {
 

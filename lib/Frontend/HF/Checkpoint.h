@@ -10,7 +10,7 @@
 #ifndef ATTNC_LIB_FRONTEND_HF_CHECKPOINT_H
 #define ATTNC_LIB_FRONTEND_HF_CHECKPOINT_H
 
-#include "SafeTensors.h"
+#include "attnc/Runtime/SafeTensors.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"

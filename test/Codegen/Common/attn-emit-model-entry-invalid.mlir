@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-emit-model-entry --verify-diagnostics
 // RUN: not attn-opt %s --split-input-file --attn-emit-model-entry="target=rocm" 2>&1 | FileCheck %s --check-prefix=TARGET
 
-// TARGET: error: attn-emit-model-entry: unknown target 'rocm' (expected cpu or cuda)
+// TARGET: attn-opt: for the --target option: unknown target 'rocm' (expected cpu or cuda)
 
 // expected-error @+1 {{attn-emit-model-entry: no model manifest; run attn-hoist-weights first}}
 module {

@@ -14,7 +14,7 @@
 // only negative sizes are invalid; options of the other target are errors
 // rather than silently ignored.
 
-// TARGET: attn-tile-invalid-options.mlir:[[@LINE+17]]:1: error: attn-tile: target must be cpu or cuda, got 'tpu'
+// TARGET: attn-opt: for the --target option: unknown target 'tpu' (expected cpu or cuda)
 // TARGET-NOT: {{^}}module
 // BLOCKQ: attn-tile-invalid-options.mlir:[[@LINE+15]]:1: error: attn-tile: block-q must be >= 0 (0 = choose), got -1
 // BLOCKQ-NOT: {{^}}module

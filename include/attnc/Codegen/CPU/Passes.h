@@ -25,6 +25,9 @@ namespace mlir::attn {
 #define GEN_PASS_DECL
 #include "attnc/Codegen/CPU/Passes.h.inc"
 
+/// Registers the CPU half of attn-tile's heuristic (its TileConfig).
+void registerCpuTileConfig();
+
 #define GEN_PASS_REGISTRATION
 #include "attnc/Codegen/CPU/Passes.h.inc"
 

@@ -9,6 +9,7 @@
 #define ATTNC_CODEGEN_COMMON_PASSES_H
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Support/CodegenOptions.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -65,7 +65,8 @@ def AttnTile : Pass<"attn-tile", "::mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
   let options = [
-    Option<"target", "target", "std::string", "\"cpu\"", "cpu or cuda">,
+    Option<"target", "target", "::attnc::Target", "::attnc::Target::CPU",
+           "cpu or cuda">,
     Option<"blockQ", "block-q", "int64_t", "0",
            "flash attention query rows per block (0 = choose)">,
     Option<"blockK", "block-k", "int64_t", "0",
@@ -376,7 +377,7 @@ def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let options = [
-    Option<"target", "target", "std::string", "\"cpu\"",
+    Option<"target", "target", "::attnc::Target", "::attnc::Target::CPU",
            "the target recorded in the manifest: cpu or cuda">
   ];
 }

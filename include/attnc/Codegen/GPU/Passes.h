@@ -36,6 +36,9 @@ namespace attn {
 /// nvvm.mma.sync), which upstream leaves without effects.
 void registerGpuKernelEffectModels(DialectRegistry &registry);
 
+/// Registers the CUDA half of attn-tile's heuristic (its TileConfig).
+void registerCudaTileConfig();
+
 #define GEN_PASS_REGISTRATION
 #include "attnc/Codegen/GPU/Passes.h.inc"
 

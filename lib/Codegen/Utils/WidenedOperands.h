@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_LIB_CODEGEN_COMMON_WIDENEDOPERANDS_H
-#define ATTNC_LIB_CODEGEN_COMMON_WIDENEDOPERANDS_H
+#ifndef ATTNC_LIB_CODEGEN_UTILS_WIDENEDOPERANDS_H
+#define ATTNC_LIB_CODEGEN_UTILS_WIDENEDOPERANDS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -105,4 +105,4 @@ private:
 
 } // namespace mlir::attn
 
-#endif // ATTNC_LIB_CODEGEN_COMMON_WIDENEDOPERANDS_H
+#endif // ATTNC_LIB_CODEGEN_UTILS_WIDENEDOPERANDS_H

@@ -2,13 +2,13 @@
 //
 // Shared by the attn lowerings (AttnToLinalg.cpp, FlashAttention.cpp):
 // linalg.generic construction, indexing maps, constants and f32 conversions
-// at one location. Private to lib/ (the lowering and the codegen passes
-// that build linalg on tensors).
+// at one location. Header-only, for attn-lower-to-linalg and the codegen
+// passes above it that build linalg on tensors.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H
-#define ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H
+#ifndef ATTNC_CONVERSION_LINALGBUILDER_H
+#define ATTNC_CONVERSION_LINALGBUILDER_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 
@@ -316,4 +316,4 @@ inline Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
 
 } // namespace mlir::attn
 
-#endif // ATTNC_LIB_CONVERSION_ATTNTOLINALG_LINALGBUILDER_H
+#endif // ATTNC_CONVERSION_LINALGBUILDER_H

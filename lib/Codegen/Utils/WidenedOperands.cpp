@@ -1,6 +1,6 @@
 //===- WidenedOperands.cpp - matmul operands widened from f16/bf16 --------===//
 
-#include "Codegen/Common/WidenedOperands.h"
+#include "Codegen/Utils/WidenedOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"

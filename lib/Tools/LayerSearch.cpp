@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Target/LayerSearch.h"
+#include "attnc/Tools/LayerSearch.h"
 
 #include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"

@@ -1,7 +1,7 @@
 //===- LayerSearch.h - LayerDrop search on calibration data -----*- C++ -*-===//
 
-#ifndef ATTNC_TARGET_LAYERSEARCH_H
-#define ATTNC_TARGET_LAYERSEARCH_H
+#ifndef ATTNC_TOOLS_LAYERSEARCH_H
+#define ATTNC_TOOLS_LAYERSEARCH_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -41,4 +41,4 @@ searchLayersToKeep(mlir::ModuleOp module, const LayerSearchOptions &options,
 
 } // namespace attnc
 
-#endif // ATTNC_TARGET_LAYERSEARCH_H
+#endif // ATTNC_TOOLS_LAYERSEARCH_H
