@@ -21,8 +21,8 @@
 
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/GPU/MmaSync.h"
-#include "Codegen/Utils/WidenedOperands.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
+#include "Codegen/Utils/WidenedOperands.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -12,9 +12,9 @@
 
 #include "Codegen/Common/IndexArith.h"
 #include "Codegen/Common/MatmulMatch.h"
-#include "Codegen/Utils/WidenedOperands.h"
 #include "Codegen/GPU/MmaSync.h"
 #include "Codegen/GPU/TensorCoreTiles.h"
+#include "Codegen/Utils/WidenedOperands.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
