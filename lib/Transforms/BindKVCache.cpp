@@ -65,36 +65,26 @@ struct PastPair {
 static void collectArgSources(Value root, Block *entry,
                               llvm::SetVector<BlockArgument> &args,
                               bool throughSizes = true) {
-  SmallVector<Value> work{root};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
+  walkSources(root, [&](Value v, SmallVectorImpl<Value> &work) {
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       if (arg.getOwner() == entry)
         args.insert(arg);
-      continue;
+      return;
     }
     Operation *op = v.getDefiningOp();
     if (isa<tensor::EmptyOp>(op) || (!throughSizes && isa<tensor::DimOp>(op)))
-      continue;
+      return;
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
       work.push_back(expand.getSrc());
-      continue;
+      return;
     }
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
       work.push_back(slice.getSource());
       llvm::append_range(work, slice.getOffsets());
-      continue;
+      return;
     }
-    llvm::append_range(work, op->getOperands());
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands())
-        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-          work.push_back(operand);
-    });
-  }
+    pushOperandsAndCaptures(op, work);
+  });
 }
 
 /// Whether `op` computes values from the loop index alone (a Range, an index

@@ -21,28 +21,40 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-void mlir::attn::collectComputation(Value root,
-                                    llvm::SetVector<Operation *> &ops) {
+void mlir::attn::walkSources(
+    Value root,
+    llvm::function_ref<void(Value, SmallVectorImpl<Value> &)> visit) {
   SmallVector<Value> work{root};
   DenseSet<Value> seen;
   while (!work.empty()) {
     Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
+    if (seen.insert(v).second)
+      visit(v, work);
+  }
+}
+
+void mlir::attn::pushOperandsAndCaptures(Operation *op,
+                                         SmallVectorImpl<Value> &work) {
+  llvm::append_range(work, op->getOperands());
+  op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+        work.push_back(operand);
+  });
+}
+
+void mlir::attn::collectComputation(Value root,
+                                    llvm::SetVector<Operation *> &ops) {
+  walkSources(root, [&](Value v, SmallVectorImpl<Value> &work) {
     Operation *op = v.getDefiningOp();
-    if (!op)
-      continue;
-    if (!ops.insert(op))
-      continue;
-    llvm::append_range(work, op->getOperands());
+    if (!op || !ops.insert(op))
+      return;
     op->walk([&](Operation *inner) {
       if (inner != op)
         ops.insert(inner);
-      for (Value operand : inner->getOperands())
-        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-          work.push_back(operand);
     });
-  }
+    pushOperandsAndCaptures(op, work);
+  });
 }
 
 /// Every dimension symbol of the entry arguments gets `length` (a model

@@ -20,6 +20,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -94,6 +95,16 @@ private:
   llvm::DenseMap<int64_t, int64_t> intOverrides;
   std::string failureReason;
 };
+
+/// Visits `root` and the values it is computed from, each once: `visit`
+/// pushes onto its worklist the values to visit next (e.g. with
+/// pushOperandsAndCaptures).
+void walkSources(
+    Value root,
+    llvm::function_ref<void(Value, SmallVectorImpl<Value> &)> visit);
+
+/// Pushes `op`'s operands and the values its regions capture from above.
+void pushOperandsAndCaptures(Operation *op, SmallVectorImpl<Value> &work);
 
 /// The ops `root` is computed from, nested body ops and the values bodies
 /// capture included (what a probe of `root` evaluates).

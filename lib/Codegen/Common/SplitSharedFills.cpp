@@ -7,9 +7,9 @@
 
 #include "attnc/Codegen/Common/Passes.h"
 
+#include "attnc/Support/PatternDriver.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSPLITSHAREDFILLS
@@ -65,10 +65,7 @@ struct AttnSplitSharedFillsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<SplitSharedFill>(&getContext());
     // Only the fills themselves change: no folding of anything else.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(attn::applyOwnPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -8,11 +8,11 @@
 
 #include "attnc/Codegen/GPU/Passes.h"
 
+#include "attnc/Support/PatternDriver.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNGPUFUSEELEMENTWISE
@@ -104,10 +104,7 @@ struct AttnGpuFuseElementwisePass
     patterns.add<FuseElementwiseChain>(&getContext());
     // Nothing else changes: the loops of the flash kernels stay as
     // attn-flash-attention made them.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    if (failed(attn::applyOwnPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

@@ -462,10 +462,9 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
                              b2 = w(names.down, "bias", {d}, dv),
                              g2 = w(names.ln2, "weight", {d}, dv),
                              be2 = w(names.ln2, "bias", {d}, dv);
-            for (const FailureOr<Value> &v : {wq, bq, wk, bk, wv, bv, wo, bo,
-                                              g1, be1, w1, b1, w2, b2, g2, be2})
-              if (failed(v))
-                return failure();
+            if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2,
+                           b2, g2, be2}))
+              return failure();
             Value attn = MhaOp::create(
                 b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
                 ValueRange{*bq, *bk, *bv, *bo},

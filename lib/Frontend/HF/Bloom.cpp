@@ -111,10 +111,7 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
                      w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
                             "[hidden_size, 4 * hidden_size]"),
                      b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
-      if (failed(v))
-        return failure();
-    if (failed(aw))
+    if (!allFound({g1, be1, g2, be2, w1, b1, w2, b2}) || failed(aw))
       return failure();
     ModelBuilder::AttentionOptions opts;
     // ALiBi: slope_h * j for key j, rounded to the weights' type as

@@ -103,10 +103,9 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
                      w2 = w("mlp.c_proj.weight", {*ff, d}, "[n_inner, n_embd]",
                             std::nullopt, true),
                      b2 = w("mlp.c_proj.bias", {d}, dv);
-    for (const FailureOr<Value> &v :
-         {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2})
-      if (failed(v))
-        return failure();
+    if (!allFound(
+            {g1, be1, wq, wk, wv, bq, bk, bv, wo, bo, g2, be2, w1, b1, w2, b2}))
+      return failure();
     // HF divides the scores by sqrt(head_dim) when scale_attn_weights and
     // also by (layer index + 1) when scale_attn_by_inverse_layer_idx.
     // The default (no attribute) is attn.mha's 1/sqrt(head_dim).

@@ -88,10 +88,7 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
                      w2 = w("mlp.dense_4h_to_h.weight", {d, ff},
                             "[hidden_size, intermediate_size]"),
                      b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    for (const FailureOr<Value> &v : {g1, be1, g2, be2, w1, b1, w2, b2})
-      if (failed(v))
-        return failure();
-    if (failed(aw))
+    if (!allFound({g1, be1, g2, be2, w1, b1, w2, b2}) || failed(aw))
       return failure();
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;

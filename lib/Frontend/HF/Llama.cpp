@@ -52,16 +52,12 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
              qwen2 = family == LlamaFamily::Qwen2,
              qwen3 = family == LlamaFamily::Qwen3,
              phi3 = family == LlamaFamily::Phi3;
-  auto dims =
-      c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
-                         "num_hidden_layers", "num_attention_heads"});
-  if (failed(dims))
+  FailureOr<DecoderSizes> sizes = readDecoderSizes(c);
+  if (failed(sizes))
     return failure();
-  const int64_t vocab = (*dims)[0], d = (*dims)[1], ff = (*dims)[2],
-                layers = (*dims)[3], heads = (*dims)[4];
-  FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", heads);
-  if (failed(kvHeads))
-    return failure();
+  const int64_t vocab = sizes->vocab, d = sizes->width, ff = sizes->ffWidth,
+                layers = sizes->layers, heads = sizes->heads,
+                kvHeads = sizes->kvHeads;
   if (!c.has("head_dim") &&
       failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
@@ -88,7 +84,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   FailureOr<Activation> activation = parseActivation(c, actKey, *act);
   if (failed(activation))
     return failure();
-  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", *kvHeads)))
+  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", kvHeads)))
     return failure();
   if (*dh % 2 != 0)
     return emitError(
@@ -188,7 +184,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
     Location l = w.loc();
-    int64_t qWidth = heads * *dh, kvWidth = *kvHeads * *dh;
+    int64_t qWidth = heads * *dh, kvWidth = kvHeads * *dh;
     // Phi-3's fused projections: rows [start, start + size) of one tensor.
     auto fused = [&](StringRef name, int64_t rows, StringRef dims,
                      int64_t start, int64_t size) {
@@ -240,10 +236,9 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
         bu = w.optional(*mlpBias, "mlp.up_proj.bias", {ff},
                         "[intermediate_size]"),
         bd = w.optional(*mlpBias, "mlp.down_proj.bias", {d}, "[hidden_size]");
-    for (const FailureOr<Value> &v : {g1, wq, wk, wv, wo, bq, bk, bv, bo, qn,
-                                      kn, g2, wg, wu, wd, bg, bu, bd})
-      if (failed(v))
-        return failure();
+    if (!allFound({g1, wq, wk, wv, wo, bq, bk, bv, bo, qn, kn, g2, wg, wu, wd,
+                   bg, bu, bd}))
+      return failure();
 
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
@@ -258,7 +253,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
     Value n1 = rmsNorm(l, x, *g1);
     FailureOr<Value> attn =
         mb.attention(i, n1, decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
-                     heads, *kvHeads, *dh, opts);
+                     heads, kvHeads, *dh, opts);
     if (failed(attn))
       return failure();
     if (!gemma2) {

@@ -548,6 +548,22 @@ static std::string boundText(double v) {
   return text;
 }
 
+FailureOr<DecoderSizes> mlir::attn::hf::readDecoderSizes(Checkpoint &c) {
+  auto dims =
+      c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
+                         "num_hidden_layers", "num_attention_heads"});
+  if (failed(dims))
+    return failure();
+  DecoderSizes sizes{(*dims)[0], (*dims)[1], (*dims)[2],
+                     (*dims)[3], (*dims)[4], (*dims)[4]};
+  FailureOr<int64_t> kvHeads =
+      c.getPositiveInt("num_key_value_heads", sizes.heads);
+  if (failed(kvHeads))
+    return failure();
+  sizes.kvHeads = *kvHeads;
+  return sizes;
+}
+
 FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
                                                double defaultTheta,
                                                StringRef thetaKey,
@@ -943,9 +959,8 @@ LayerWeights::fusedAttention(StringRef qkv, int64_t rows, int64_t width,
   parts[6] = (*this)(out.str() + ".weight", {width, width},
                      "[hidden_size, hidden_size]");
   parts[7] = optional(bias, out.str() + ".bias", {width}, "[hidden_size]");
-  for (const FailureOr<Value> &v : parts)
-    if (failed(v))
-      return failure();
+  if (!allFound(parts))
+    return failure();
   return ModelBuilder::AttentionWeights{*parts[0], *parts[3], *parts[1],
                                         *parts[4], *parts[2], *parts[5],
                                         *parts[6], *parts[7]};

@@ -348,6 +348,22 @@ GatherView interleavedQkvRows(int64_t heads, int64_t headDim, int64_t part);
 
 /// The architecture builders: they read their config keys, bind the
 /// checkpoint's tensors and build @main into the module.
+/// The sizes that LLaMA-style configs (LLaMA and its relatives, Phi) name
+/// alike.
+struct DecoderSizes {
+  int64_t vocab, width, ffWidth, layers, heads, kvHeads;
+};
+/// Reads vocab_size, hidden_size, intermediate_size, num_hidden_layers,
+/// num_attention_heads and num_key_value_heads (default: the heads).
+FailureOr<DecoderSizes> readDecoderSizes(Checkpoint &ckpt);
+
+/// Whether every tensor lookup in `lookups` succeeded (each failure has
+/// been reported at its tensor).
+inline bool allFound(ArrayRef<FailureOr<Value>> lookups) {
+  return llvm::all_of(lookups,
+                      [](const FailureOr<Value> &v) { return succeeded(v); });
+}
+
 LogicalResult buildBert(ModelBuilder &mb);
 LogicalResult buildGpt2(ModelBuilder &mb);
 LogicalResult buildLlama(ModelBuilder &mb);

@@ -114,10 +114,9 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
                      b1 = maybe("fc1.bias", {ff}, "[ffn_dim]"),
                      w2 = w("fc2.weight", {d, ff}, "[hidden_size, ffn_dim]"),
                      b2 = maybe("fc2.bias", {d}, dv);
-    for (const FailureOr<Value> &v :
-         {g1, be1, wq, bq, wk, bk, wv, bv, wo, bo, g2, be2, w1, b1, w2, b2})
-      if (failed(v))
-        return failure();
+    if (!allFound(
+            {g1, be1, wq, bq, wk, bk, wv, bv, wo, bo, g2, be2, w1, b1, w2, b2}))
+      return failure();
     return mb.layerNormDecoderLayer(
         w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, 1e-5,
         *activation, ModelBuilder::FfnInput::Sequential, i, decode,

@@ -18,20 +18,17 @@ using namespace mlir::attn::hf;
 
 LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   Checkpoint &c = mb.ckpt;
-  auto dims =
-      c.getPositiveInts({"vocab_size", "hidden_size", "intermediate_size",
-                         "num_hidden_layers", "num_attention_heads"});
-  if (failed(dims))
+  FailureOr<DecoderSizes> sizes = readDecoderSizes(c);
+  if (failed(sizes))
     return failure();
-  const int64_t vocab = (*dims)[0], d = (*dims)[1], ff = (*dims)[2],
-                layers = (*dims)[3], heads = (*dims)[4];
-  FailureOr<int64_t> kvHeads = c.getPositiveInt("num_key_value_heads", heads);
+  const int64_t vocab = sizes->vocab, d = sizes->width, ff = sizes->ffWidth,
+                layers = sizes->layers, heads = sizes->heads,
+                kvHeads = sizes->kvHeads;
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
   FailureOr<std::string> act = c.getString("hidden_act", "gelu_new");
   FailureOr<bool> qkNorm = c.getBool("qk_layernorm", false),
                   tied = c.getBool("tie_word_embeddings", false);
-  if (failed(kvHeads) || failed(eps) || failed(act) || failed(qkNorm) ||
-      failed(tied))
+  if (failed(eps) || failed(act) || failed(qkNorm) || failed(tied))
     return failure();
   FailureOr<Activation> activation = parseActivation(c, "hidden_act", *act);
   if (failed(activation))
@@ -47,7 +44,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   if (failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
-  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", *kvHeads)))
+  if (failed(checkKvHeadsDivide(c, heads, "num_key_value_heads", kvHeads)))
     return failure();
   int64_t dh = d / heads;
   FailureOr<RopeConfig> rope =
@@ -70,7 +67,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
 
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
-    int64_t kvWidth = *kvHeads * dh;
+    int64_t kvWidth = kvHeads * dh;
     StringRef dv = "[hidden_size]";
     FailureOr<Value> g = w("input_layernorm.weight", {d}, dv),
                      be = w("input_layernorm.bias", {d}, dv),
@@ -94,10 +91,8 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
                      w2 = w("mlp.fc2.weight", {d, ff},
                             "[hidden_size, intermediate_size]"),
                      b2 = w("mlp.fc2.bias", {d}, dv);
-    for (const FailureOr<Value> &v :
-         {g, be, wq, bq, wk, bk, wv, bv, wo, bo, w1, b1, w2, b2})
-      if (failed(v))
-        return failure();
+    if (!allFound({g, be, wq, bq, wk, bk, wv, bv, wo, bo, w1, b1, w2, b2}))
+      return failure();
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
     opts.rotaryDim = *rotaryDim;
@@ -107,7 +102,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
     Value n = LayerNormOp::create(b, l, x, *g, *be, b.getF64FloatAttr(*eps));
     FailureOr<Value> attn = mb.attention(
         i, n, start->decode, {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-        *kvHeads, dh, opts);
+        kvHeads, dh, opts);
     if (failed(attn))
       return failure();
     Value ffn =

@@ -339,15 +339,26 @@ std::vector<int64_t> broadcastIndices(ArrayRef<int64_t> in,
   return result;
 }
 
-bool normalizeAxis(int64_t &axis, int64_t rank, std::string &error) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
-    error = "axis " + std::to_string(axis) + " is out of range for rank " +
-            std::to_string(rank);
+bool wrapIndex(int64_t &i, int64_t extent, std::string &error) {
+  if (i < -extent || i >= extent) {
+    error = "index " + std::to_string(i) + " is out of range for extent " +
+            std::to_string(extent);
     return false;
   }
-  if (axis < 0)
-    axis += rank;
+  if (i < 0)
+    i += extent;
   return true;
+}
+
+bool normalizeAxis(int64_t &axis, int64_t rank, std::string &error) {
+  // A scalar's one axis is 0.
+  if (rank == 0 && axis == 0)
+    return true;
+  if (wrapIndex(axis, rank, error))
+    return true;
+  error = "axis " + std::to_string(axis) + " is out of range for rank " +
+          std::to_string(rank);
+  return false;
 }
 
 HostTensor elementwise(ArrayRef<const HostTensor *> ins, int32_t dtype,

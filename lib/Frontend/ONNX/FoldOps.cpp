@@ -40,19 +40,6 @@ int64_t flatOf(ArrayRef<int64_t> idx, ArrayRef<int64_t> strides) {
   return f;
 }
 
-/// `i` as an index of extent `dim` (negative from the end); false when out
-/// of range.
-bool wrap(int64_t &i, int64_t dim, std::string &error) {
-  if (i < -dim || i >= dim) {
-    error = "index " + std::to_string(i) + " is out of range for extent " +
-            std::to_string(dim);
-    return false;
-  }
-  if (i < 0)
-    i += dim;
-  return true;
-}
-
 std::string stringAttr(const onnx::NodeProto &node, StringRef name,
                        StringRef dflt) {
   const onnx::AttributeProto *a = findAttribute(node, name);
@@ -299,7 +286,7 @@ bool attnc::onnx_frontend::foldTransformerOps(
     for (int64_t i = 0, e = indices.numElements(); i < e; ++i) {
       SmallVector<int64_t> at(idx);
       at[axis] = flat[i];
-      if (!wrap(at[axis], data.shape[axis], error))
+      if (!wrapIndex(at[axis], data.shape[axis], error))
         return false;
       int64_t target = flatOf(at, strides);
       if (!scatter) {
@@ -361,7 +348,7 @@ bool attnc::onnx_frontend::foldTransformerOps(
       }
       for (int64_t j = 0; j < k; ++j) {
         at[batch + j] = flat[t * k + j];
-        if (!wrap(at[batch + j], data.shape[batch + j], error))
+        if (!wrapIndex(at[batch + j], data.shape[batch + j], error))
           return false;
       }
       int64_t base = flatOf(at, strides);

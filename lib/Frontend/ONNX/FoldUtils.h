@@ -54,6 +54,9 @@ llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 /// The flat index into `in` (broadcast to `out`) of each flat index of out.
 std::vector<int64_t> broadcastIndices(llvm::ArrayRef<int64_t> in,
                                       llvm::ArrayRef<int64_t> out);
+/// Makes `i`, an index into an axis of `extent` elements (negative from the
+/// end), non-negative; false with `error` set when it is out of range.
+bool wrapIndex(int64_t &i, int64_t extent, std::string &error);
 /// Makes `axis` of a rank-`rank` tensor non-negative; false with `error`
 /// set when it is out of range.
 bool normalizeAxis(int64_t &axis, int64_t rank, std::string &error);

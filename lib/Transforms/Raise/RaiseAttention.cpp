@@ -89,8 +89,8 @@ struct AttnRaiseAttentionPass
     RewritePatternSet patterns(&getContext());
     populateRaiseAttentionPatterns(patterns);
     // The driver erases the producers the chain leaves dead.
-    if (failed(applyRaisingPatterns(getOperation(), std::move(patterns),
-                                    GreedySimplifyRegionLevel::Disabled)))
+    if (failed(applyOwnPatterns(getOperation(), std::move(patterns),
+                                GreedySimplifyRegionLevel::Disabled)))
       signalPassFailure();
   }
 };

@@ -181,15 +181,6 @@ Value mlir::attn::raise::matchLastDimMean(Value v) {
   return x;
 }
 
-LogicalResult mlir::attn::raise::applyRaisingPatterns(
-    Operation *op, RewritePatternSet &&patterns,
-    GreedySimplifyRegionLevel simplifyRegions) {
-  GreedyRewriteConfig config;
-  config.enableFolding(false).enableConstantCSE(false);
-  config.setRegionSimplificationLevel(simplifyRegions);
-  return applyPatternsGreedily(op, std::move(patterns), config);
-}
-
 namespace {
 /// A run-time size as a product: a constant times dimensions of block
 /// arguments (the model's inputs) and opaque values, sorted.

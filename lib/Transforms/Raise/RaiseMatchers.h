@@ -12,10 +12,10 @@
 #ifndef ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H
 #define ATTNC_LIB_TRANSFORMS_RAISEMATCHERS_H
 
+#include "attnc/Support/PatternDriver.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Value.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <map>
 #include <optional>
@@ -135,21 +135,13 @@ struct RotaryTerms {
 };
 SmallVector<RotaryTerms> matchRotaryTerms(Operation *add);
 
-/// Applies a raising pass's patterns to `op` greedily, without folding or
-/// constant CSE elsewhere: raising only rewrites the chains it matches.
-/// `simplifyRegions` is the driver's region simplification after the
-/// rewrites (its default unless given).
-LogicalResult applyRaisingPatterns(Operation *op, RewritePatternSet &&patterns,
-                                   GreedySimplifyRegionLevel simplifyRegions =
-                                       GreedySimplifyRegionLevel::Aggressive);
-
-/// The same for a pass whose patterns are `Patterns...`, each built from the
-/// context alone.
+/// Applies a raising pass's patterns `Patterns...` (each built from the
+/// context alone) and nothing else: raising only rewrites what it matches.
 template <typename... Patterns>
 LogicalResult applyRaisingPatterns(Operation *op) {
   RewritePatternSet patterns(op->getContext());
   patterns.add<Patterns...>(op->getContext());
-  return applyRaisingPatterns(op, std::move(patterns));
+  return applyOwnPatterns(op, std::move(patterns));
 }
 
 /// The body of a raising pass that only applies `Patterns...`: derive the

@@ -226,8 +226,7 @@ struct AttnRaiseNormsPass
     patterns.add<RaiseLayerNorm, RaiseRmsNorm<linalg::DivOp>,
                  RaiseRmsNorm<linalg::MulOp>, FoldNormAffine<linalg::MulOp>,
                  FoldNormAffine<linalg::AddOp>>(&getContext());
-    if (failed(
-            raise::applyRaisingPatterns(getOperation(), std::move(patterns))))
+    if (failed(applyOwnPatterns(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
