@@ -561,12 +561,21 @@ class Emulator(DeviceCore):
             re.search(r"type = (memref<[^>]*>)", g.text).group(1))
         m = re.search(r"initial_value = dense<(.*?)> : tensor<", g.text)
         lit = m.group(1)
+        count = int(np.prod(shape, dtype=np.int64))
+        if lit.startswith('"0x') and elem in NP_OF and elem != "i1":
+            # MLIR prints large dense data as its little-endian bytes in hex
+            # (one element's bytes for a splat).
+            raw = np.frombuffer(bytes.fromhex(lit.strip('"')[2:]),
+                                np.dtype(NP_OF[elem]).newbyteorder("<"))
+            flat = np.resize(raw, count) if raw.size == 1 else raw
+            assert flat.size == count, (name, flat.size, count)
+            buf = Buffer(flat.astype(NP_OF[elem]), elem, "host", "@" + name)
+            return View(buf, 0, shape, row_major(shape))
         if lit.startswith("["):
             vals = [self.scalar_literal(v.strip(), elem) for v in
                     lit.replace("[", "").replace("]", "").split(",")]
         else:
-            vals = [self.scalar_literal(lit.strip('"'), elem)] * \
-                int(np.prod(shape, dtype=np.int64))
+            vals = [self.scalar_literal(lit.strip('"'), elem)] * count
         if elem == "bf16":
             flat = f32_to_bf16_bits(np.array(vals, np.float32))
         else:

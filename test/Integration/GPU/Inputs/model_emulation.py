@@ -96,6 +96,19 @@ for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
                               + ", ".join(map(str, STEP_SPLITS)),
                               "step", _ckpt, {}, _p, _tol))
 
+# Every checkpoint family of test/Frontend/HF/Inputs at f16 (--families;
+# GPT-2 and LLaMA are the --dynamic cases above): each decoder's KV-cache
+# step as above, each encoder compiled at input_ids=1x16 ("prefill"), both
+# against transformers' committed output.
+HF_DECODERS = ("bloom", "falcon", "falcon_mq", "gemma", "gemma2", "gpt_neox",
+               "mistral", "opt", "phi", "phi3", "qwen2", "qwen3")
+HF_ENCODERS = ("albert", "bert", "distilbert", "electra", "mpnet", "roberta")
+FAMILY_CASES = (
+    [(f"{c} kv-cache step 1x? f16 at T = " + ", ".join(map(str, STEP_SPLITS)),
+      "step", c, {}, "f16", TOL["f16"]) for c in HF_DECODERS] +
+    [(f"{c} 1x16 f16", "prefill", c, {}, "f16", TOL["f16"])
+     for c in HF_ENCODERS])
+
 # Exported ONNX models with PyTorch's committed output (f32: onnx_check.py's
 # tolerance).
 ONNX_CASES = [(f"onnx {m} {p}", "onnx", m, {}, p,
@@ -282,10 +295,29 @@ def run_step_case(tools, case, mutate, workdir, host_visible):
     return compare(y, expected, tol, emu)
 
 
+def run_prefill_case(tools, case, mutate, workdir, host_visible):
+    """An encoder checkpoint compiled at its committed input's shape, against
+    transformers' output."""
+    name, kind, ckpt, _, precision, tol = case
+    base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
+    ids = np.load(os.path.join(base, "input_ids.npy"))
+    expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
+    shape = "x".join(map(str, ids.shape))
+    emu, _ = emulate_import(
+        tools, base, ["--input-shape", f"input_ids={shape}"],
+        os.path.join(workdir, ckpt + "_prefill.mlir"), precision, mutate,
+        host_visible)
+    (y,) = emu.run_model(os.path.join(base, "model.safetensors"),
+                         {"input_ids": ids})
+    return compare(y, expected, tol, emu)
+
+
 def run_case(tools, case, mutate, workdir, host_visible=False):
     name, kind, source, overrides, precision, tol = case
     if kind == "step":
         return run_step_case(tools, case, mutate, workdir, host_visible)
+    if kind == "prefill":
+        return run_prefill_case(tools, case, mutate, workdir, host_visible)
     if kind == "onnx":
         return run_onnx_case(tools, case, mutate, workdir, host_visible)
     if kind in ("export", "export-step"):
@@ -348,6 +380,9 @@ def main():
     ap.add_argument("--exports", action="store_true",
                     help="today's exports (test/ONNX/Exports) and their "
                     "derived KV-cache steps")
+    ap.add_argument("--families", action="store_true",
+                    help="every checkpoint family of test/Frontend/HF/Inputs"
+                    " at f16")
     ap.add_argument("--dynamic", action="store_true",
                     help="the examples with dynamic batch/sequence sizes, "
                     "each compiled once and run at several sizes")
@@ -362,6 +397,7 @@ def main():
     tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
     cases = [c for c in (ONNX_CASES if args.onnx else
                          EXPORT_CASES if args.exports else
+                         FAMILY_CASES if args.families else
                          DYNAMIC_CASES if args.dynamic else CASES)
              if not args.only or args.only in c[0]]
     with tempfile.TemporaryDirectory() as workdir:
