@@ -483,6 +483,28 @@ def cases():
         consts=[const("falses", np.zeros(3, bool)),
                 const("zf", np.array(0.0, np.float32))]))
 
+    # ArgMax/ArgMin: first and last index of ties (integers with repeats),
+    # keepdims, negative axes; CLIP's text tower pools at ArgMax of its ids.
+    out.append(Case("argmax", 13, {"x": f32(2, 5, 4), "xi": i64(3, 6, lo=0, hi=3)}, [
+        helper.make_node("ArgMax", ["x"], ["max_keep"], axis=1),
+        helper.make_node("ArgMin", ["x"], ["min_axis0"], axis=0, keepdims=0),
+        helper.make_node("ArgMax", ["xi"], ["first"], axis=-1, keepdims=0),
+        helper.make_node("ArgMax", ["xi"], ["last"], axis=-1, keepdims=0,
+                         select_last_index=1),
+        helper.make_node("ArgMin", ["xi"], ["min_last"], axis=0,
+                         select_last_index=1),
+    ], ["max_keep", "min_axis0", "first", "last", "min_last"]))
+
+    # The patch embedding of vision transformers: a Conv whose stride is its
+    # kernel, with and without bias and kernel_shape.
+    out.append(Case("conv_patch", 13, {"x": f32(2, 3, 8, 12)}, [
+        helper.make_node("Conv", ["x", "w", "b"], ["y"], strides=[4, 4],
+                         kernel_shape=[4, 4], pads=[0, 0, 0, 0]),
+        helper.make_node("Conv", ["x", "w2"], ["y2"], strides=[2, 3]),
+    ], ["y", "y2"], consts=[const("w", f32(5, 3, 4, 4, scale=0.5)),
+                            const("b", f32(5)),
+                            const("w2", f32(4, 3, 2, 3, scale=0.5))]))
+
     return out
 
 

@@ -543,6 +543,23 @@ def cases():
             opset=20)}, [],
         [r"^model\.onnx:/es: error: equation 'ii->i' is not supported: an "
          r"ellipsis or a repeated index .*\(Einsum, opset 20\)$"]))
+    # Conv: only the patch embedding (stride = kernel, no padding).
+    for case, attrs, message in (
+        ("conv-overlapping", [attr_ints("strides", [1, 1])],
+         r"strides other than the kernel; only the patch embedding of vision "
+         r"transformers \(2-D, strides equal to the kernel, no padding, "
+         r"dilation 1, group 1\) is supported \(Conv, opset 20\)$"),
+        ("conv-padded", [attr_ints("strides", [2, 2]),
+                         attr_ints("pads", [1, 1, 1, 1])],
+         r"kernel_shape, dilations or pads; only the patch embedding"),
+        ("conv-grouped", [attr_ints("strides", [2, 2]), attr_int("group", 2)],
+         r"group != 1; only the patch embedding")):
+        out.append(error_case(case, {"model.onnx": model(
+            [node("Conv", ["x", "w"], ["y"], name="/conv", attrs=attrs)],
+            [value_info("x", FLOAT, [1, 2, 4, 4]),
+             value_info("w", FLOAT, [3, 2, 2, 2])],
+            [value_info("y", FLOAT, [1, 3, 2, 2])], opset=20)}, [],
+            [r"^model\.onnx:/conv: error: " + message]))
     out.append(error_case(
         "einsum-three-operands", {"model.onnx": model(
             [node("Einsum", ["x", "x", "x"], ["y"], name="/es",

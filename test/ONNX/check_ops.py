@@ -32,7 +32,9 @@ OPS = os.path.join(HERE, "Ops")
 NOT_FOLDED = {"gelu", "einsum", "layernorm_stash", "rmsnorm", "ms_norms",
               "attention", "attention_past", "rotary", "rotary_bcast",
               # Relu is a compute op (linalg), not host-folded.
-              "shared_outputs"}
+              "shared_outputs",
+              # Reductions and convolutions are computed, not folded.
+              "argmax", "conv_patch"}
 TOL = 1e-5
 
 

@@ -305,6 +305,7 @@ public:
   Expected<Value> importUnary(StringRef op, ArrayRef<Value> in);
   Expected<Value> importMatMul(StringRef op, ArrayRef<Value> in);
   Expected<Value> importGemm(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importConv(StringRef op, ArrayRef<Value> in);
   Error importReshapeLike(StringRef op, ArrayRef<int64_t> shape);
   Error importSlice(StringRef op, ArrayRef<int64_t> shape);
   /// A Slice start or end clamped to [0, dim] (symbolically).
@@ -346,6 +347,7 @@ public:
   Expected<Value> importGelu(StringRef op, ArrayRef<Value> in);
   Expected<Value> importEinsum(StringRef op, ArrayRef<Value> in);
   Expected<Value> importCumSum(StringRef op, ArrayRef<Value> in);
+  Expected<Value> importArgMaxMin(StringRef op, ArrayRef<Value> in);
   Expected<Value> importReduceSumMax(StringRef op, ArrayRef<Value> in);
   Expected<Value> importRmsNorm(StringRef op, ArrayRef<Value> in);
   /// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization.

@@ -2,7 +2,9 @@
 //
 // MatMul with numpy batch broadcasting (linalg.matmul with the leading dims
 // folded into the rows where the right operand is a matrix, else
-// linalg.batch_matmul) and Gemm with its transposes, alpha and beta.
+// linalg.batch_matmul), Gemm with its transposes, alpha and beta, and the
+// patch embedding of vision transformers (a Conv whose stride is its
+// kernel) as a matmul over the patches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +131,84 @@ Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
             .getResult(0);
   }
   return y;
+}
+
+Expected<Value> Importer::importConv(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0], w = in[1];
+  auto tx = typeOf(x), tw = typeOf(w);
+  if (!isa<FloatType>(tx.getElementType()) ||
+      tx.getElementType() != tw.getElementType())
+    return fail("expects float operands of one element type");
+  // Only the patch embedding: each output pixel reads its own patch, so
+  // the convolution is one matmul of the patches by the flattened filters.
+  const char *only = "; only the patch embedding of vision transformers "
+                     "(2-D, strides equal to the kernel, no padding, "
+                     "dilation 1, group 1) is supported";
+  if (tx.getRank() != 4 || tw.getRank() != 4)
+    return fail(Twine("the input and weight must be 4-D") + only);
+  SmallVector<int64_t> sx = dimsOf(x), sw = dimsOf(w);
+  const int64_t channels = sx[1], height = sx[2], width = sx[3];
+  const int64_t filters = sw[0], kh = sw[2], kw = sw[3];
+  if (ShapedType::isDynamic(channels) || ShapedType::isDynamic(height) ||
+      ShapedType::isDynamic(width) || llvm::any_of(sw, ShapedType::isDynamic))
+    return fail(Twine("the channels, the image size and the weight's shape "
+                      "must be static"));
+  if (getIntAttr(*current, "group", 1) != 1)
+    return fail(Twine("group != 1") + only);
+  if (sw[1] != channels)
+    return fail("the weight has " + Twine(sw[1]) +
+                " input channels but the "
+                "input " +
+                Twine(channels));
+  auto all = [&](StringRef name, int64_t want0, int64_t want1) {
+    std::optional<std::vector<int64_t>> v = getIntsAttr(*current, name);
+    if (!v)
+      return true;
+    if (name == "pads")
+      return llvm::all_of(*v, [](int64_t p) { return p == 0; });
+    return v->size() == 2 && (*v)[0] == want0 && (*v)[1] == want1;
+  };
+  if (const onnx::AttributeProto *pad = findAttribute(*current, "auto_pad"))
+    if (pad->s() != "NOTSET" && pad->s() != "VALID")
+      return fail("auto_pad " + pad->s() + only);
+  if (!all("kernel_shape", kh, kw) || !all("dilations", 1, 1) ||
+      !all("pads", 0, 0))
+    return fail(Twine("kernel_shape, dilations or pads") + only);
+  std::vector<int64_t> strides =
+      getIntsAttr(*current, "strides").value_or(std::vector<int64_t>{1, 1});
+  if (strides != std::vector<int64_t>{kh, kw})
+    return fail(Twine("strides other than the kernel") + only);
+  if (height % kh || width % kw)
+    return fail("the image size " + Twine(height) + "x" + Twine(width) +
+                " is not a multiple of the patch " + Twine(kh) + "x" +
+                Twine(kw));
+  const int64_t rows = height / kh, cols = width / kw;
+  const int64_t patch = channels * kh * kw;
+  auto pixels = syms.mul(sx[0], rows * cols);
+  if (!pixels)
+    return fail("the number of patches overflows");
+  // [N, C, H, W] -> [N, rows, cols, C, kh, kw] -> [N * rows * cols, C*kh*kw]
+  Value patches = reshapeTo(x, {sx[0], channels, rows, kh, cols, kw});
+  patches = transpose(patches, {0, 2, 4, 1, 3, 5});
+  patches = reshapeTo(patches, {*pixels, patch});
+  // [M, C, kh, kw] -> [C*kh*kw, M]
+  Value filtersT = transpose(reshapeTo(w, {filters, patch}), {1, 0});
+  Value y = matmul2d(patches, filtersT);
+  if (hasInput(2)) {
+    auto bias = input(2);
+    if (!bias)
+      return bias.takeError();
+    if (dimsOf(*bias) != ArrayRef<int64_t>{filters})
+      return fail("the bias must be [" + Twine(filters) + "]");
+    Type elem = tx.getElementType();
+    y = linalg::AddOp::create(
+            b, loc, ValueRange{y, broadcastTo(*bias, {*pixels, filters})},
+            ValueRange{empty({*pixels, filters}, elem)})
+            .getResult(0);
+  }
+  // [N * rows * cols, M] -> [N, M, rows, cols]
+  y = reshapeTo(y, {sx[0], rows, cols, filters});
+  return transpose(y, {0, 3, 1, 2});
 }
 
 /// The letters of one Einsum term; nullopt for what the importer does not
@@ -280,6 +360,9 @@ void attnc::onnx_frontend::registerMatMulOps(OpRegistry &r) {
   r.add("MatMul", kMin, kMax, "", valueImporter<&Importer::importMatMul, 2>);
   r.add("Gemm", kMin, kMax, "alpha beta transA transB",
         valueImporter<&Importer::importGemm, 2>);
+  r.add("Conv", kMin, kMax,
+        "auto_pad dilations group kernel_shape pads strides",
+        valueImporter<&Importer::importConv, 2>);
   r.add("Einsum", kMin, kMax, "equation",
         valueImporter<&Importer::importEinsum, 0>);
 }

@@ -297,6 +297,102 @@ Expected<Value> Importer::importCumSum(StringRef op, ArrayRef<Value> in) {
       .getResult(0);
 }
 
+Expected<Value> Importer::importArgMaxMin(StringRef op, ArrayRef<Value> in) {
+  Value x = in[0];
+  auto type = typeOf(x);
+  int64_t rank = type.getRank();
+  Type elem = type.getElementType();
+  bool isMax = op == "ArgMax", isFloat = isa<FloatType>(elem);
+  if (rank == 0 || elem.isInteger(1) || !elem.isIntOrFloat())
+    return fail("expects a numeric tensor of rank >= 1");
+  int64_t axis = getIntAttr(*current, "axis", 0);
+  if (Error err = normalizeAxis(axis, rank))
+    return std::move(err);
+  bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;
+  bool last = getIntAttr(*current, "select_last_index", 0) != 0;
+  SmallVector<int64_t> dims = dimsOf(x), reduced, kept(dims);
+  if (dims[axis] == 0)
+    return fail("reduces over an empty dimension");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      reduced.push_back(dims[d]);
+  kept[axis] = 1;
+  // Two reductions, each of one result as the tilers expect: the extreme
+  // value, then the first (or last) index that holds it.
+  TypedAttr identity;
+  if (isFloat)
+    identity = b.getFloatAttr(
+        elem, APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(),
+                              /*Negative=*/isMax));
+  else
+    identity = b.getIntegerAttr(
+        elem, isMax ? APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())
+                    : APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
+  Value extreme =
+      linalg::ReduceOp::create(
+          b, loc, ValueRange{x},
+          ValueRange{
+              fill(reduced, arith::ConstantOp::create(b, loc, identity))},
+          SmallVector<int64_t>{axis},
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value v;
+            if (isFloat)
+              v = isMax ? arith::MaximumFOp::create(nb, nl, args[0], args[1])
+                              .getResult()
+                        : arith::MinimumFOp::create(nb, nl, args[0], args[1])
+                              .getResult();
+            else
+              v = isMax ? arith::MaxSIOp::create(nb, nl, args[0], args[1])
+                              .getResult()
+                        : arith::MinSIOp::create(nb, nl, args[0], args[1])
+                              .getResult();
+            linalg::YieldOp::create(nb, nl, v);
+          })
+          .getResult(0);
+  record(extreme, reduced);
+  Type i64 = b.getI64Type();
+  int64_t none = last ? -1 : std::numeric_limits<int64_t>::max();
+  Value init = fill(
+      reduced, arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, none)));
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> reducedExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      reducedExprs.push_back(getAffineDimExpr(d, ctx));
+  AffineMap reducedMap = AffineMap::get(rank, 0, reducedExprs, ctx);
+  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                              reducedMap, reducedMap};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters[axis] = utils::IteratorType::reduction;
+  Value index =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x, extreme},
+          ValueRange{init}, maps, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value hit =
+                isFloat
+                    ? arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                            args[0], args[1])
+                          .getResult()
+                    : arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                                            args[0], args[1])
+                          .getResult();
+            Value i = arith::IndexCastOp::create(
+                nb, nl, i64, linalg::IndexOp::create(nb, nl, axis));
+            Value noIndex =
+                arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i64, none));
+            Value pick = arith::SelectOp::create(nb, nl, hit, i, noIndex);
+            Value v =
+                last
+                    ? arith::MaxSIOp::create(nb, nl, args[2], pick).getResult()
+                    : arith::MinSIOp::create(nb, nl, args[2], pick).getResult();
+            linalg::YieldOp::create(nb, nl, v);
+          })
+          .getResult(0);
+  record(index, reduced);
+  return keepDims ? reshapeTo(index, kept) : index;
+}
+
 Expected<Value> Importer::importRmsNorm(StringRef op, ArrayRef<Value> in) {
   Value x = in[0], scale = in[1];
   auto width = normalizedWidth(x, scale);
@@ -402,6 +498,10 @@ void attnc::onnx_frontend::registerReductionOps(OpRegistry &r) {
         valueImporter<&Importer::importReduceSumMax, 1>);
   r.add("ReduceMax", 18, kMax, "keepdims noop_with_empty_axes",
         valueImporter<&Importer::importReduceSumMax, 1>);
+  // select_last_index since opset 12.
+  for (StringRef op : {"ArgMax", "ArgMin"})
+    r.add(op, kMin, kMax, "axis keepdims select_last_index",
+          valueImporter<&Importer::importArgMaxMin, 1>);
   r.add("CumSum", kMin, kMax, "exclusive reverse",
         valueImporter<&Importer::importCumSum, 1>);
   r.add("RMSNormalization", 23, kMax, "axis epsilon stash_type",
