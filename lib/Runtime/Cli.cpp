@@ -1,6 +1,6 @@
 //===- Cli.cpp - the compiled-model command line --------------------------===//
 //
-//   model [run] --weights W.safetensors --input x.npy [--input ...]
+//   model [run] --weights W.safetensors|INDEX.json --input x.npy [...]
 //         [--output y.npy ...] [--bench N] [--warmup N] [-q]
 //   model generate ...                   (CliGenerate.cpp)
 //   model --describe | --help
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attnc/Runtime/SafeTensors.h"
 #include "attnc/Runtime/attnrt.h"
 
 #include "FileIO.h"
@@ -142,8 +143,10 @@ void printUsage(FILE *out, const std::string &prog) {
       "the first argument), or generates text with a causal language model.\n"
       "\n"
       "options:\n"
-      "  --weights FILE  safetensors file with the model's weights (default:\n"
-      "                  this executable's path + .safetensors)\n"
+      "  --weights FILE  safetensors file with the model's weights, or the\n"
+      "                  shard index of a sharded checkpoint\n"
+      "                  (model.safetensors.index.json; the shards beside it)\n"
+      "                  (default: this executable's path + .safetensors)\n"
       "  --input FILE    .npy input, one per model input, in order, or\n"
       "  --input NAME=FILE  by the input's name, in any order\n"
       "  --output FILE   .npy file to write, one per model output, in order\n"
@@ -503,7 +506,8 @@ int runCli(int argc, char **argv, const char *manifestText,
   // written in place, regular files through a temporary file and a rename.
   std::vector<std::string> readPaths = o.inputs;
   if (!o.weights.empty())
-    readPaths.push_back(o.weights);
+    for (const std::string &p : weightFilePaths(o.weights)) // and shards
+      readPaths.push_back(p);
   std::vector<OutputKind> outputKinds(o.outputs.size());
   std::vector<std::string> outputTargets(o.outputs.size());
   for (size_t i = 0; i < o.outputs.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include "attnc/Runtime/SafeTensors.h"
 #include "attnc/Runtime/attnrt.h"
 
 #include "FileIO.h"
@@ -70,8 +71,11 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "  --seed S               random seed for sampling (default 0)\n"
       "  --eos ID               a row stops after ID; the rest of it is ID\n"
       "  --output FILE          write the new ids, i64 [batch, N]\n"
-      "  --weights FILE         default: this executable's path + "
-      ".safetensors\n"
+      "  --weights FILE         safetensors file, or the shard index of a\n"
+      "                         sharded checkpoint "
+      "(model.safetensors.index.json)\n"
+      "                         (default: this executable's path + "
+      ".safetensors)\n"
       "  -q                     print only the timing\n",
       prog.c_str());
 }
@@ -286,7 +290,8 @@ int runGenerate(int argc, char **argv, const char *manifestText,
       return fail("the model has weights: pass --weights FILE.safetensors");
   }
   if (!o.weights.empty())
-    reads.push_back(o.weights);
+    for (const std::string &p : weightFilePaths(o.weights)) // and shards
+      reads.push_back(p);
   std::vector<std::string> outputs, targets(1);
   std::vector<OutputKind> kinds(1);
   if (!o.output.empty()) {

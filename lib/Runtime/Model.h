@@ -72,8 +72,8 @@ struct attnrt_model {
   std::vector<void *> weightBuffers;
   std::vector<attnrt::AlignedBuffer> weightHost;
   std::vector<void *> weightDevice;
-  /// Kept alive while CPU weights point into it.
-  std::unique_ptr<attnrt::SafeTensorsFile> weightsFile;
+  /// Kept alive while CPU weights point into its file(s).
+  std::unique_ptr<attnrt::SafeTensorsWeights> weightsFile;
   uint64_t bytesRead = 0, fileBytes = 0;
 
   /// Every context open on the model, and each thread's slot.

@@ -290,7 +290,8 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
     return 1;
   if (!safetensors_path)
     return failModel(m, "attnrt_bind_weights: no weights file given");
-  std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
+  // A .safetensors file, or a shard index naming the files.
+  std::unique_ptr<SafeTensorsWeights> file(new SafeTensorsWeights());
   std::string err;
   if (!file->open(safetensors_path, err))
     return failModel(m, err);

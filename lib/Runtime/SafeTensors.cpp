@@ -270,10 +270,222 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// SafeTensorsWeights: one file or the shards of an index
+//===----------------------------------------------------------------------===//
+
+/// Far larger than any real shard index (a few hundred bytes per tensor).
+static constexpr uint64_t kMaxIndexBytes = 64ull << 20;
+
+static bool endsWithJson(const std::string &path) {
+  static const std::string kJson = ".json";
+  return path.size() >= kJson.size() &&
+         path.compare(path.size() - kJson.size(), kJson.size(), kJson) == 0;
+}
+
+/// The directory part of `path`, with its trailing '/' ("" for none).
+static std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+/// Whether a weight_map value names a file beside the index: a path could
+/// reach outside the checkpoint directory.
+static bool isPlainFileName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
+void SafeTensorsWeights::close() {
+  shards.clear();
+  shardOf.clear();
+  held.clear();
+  sharded = false;
+}
+
+bool SafeTensorsWeights::open(const std::string &path, std::string &err) {
+  close();
+  weightsPath = path;
+  if (endsWithJson(path)) {
+    sharded = true;
+    if (openIndex(path, err))
+      return true;
+    close();
+    return false;
+  }
+  auto file = std::make_unique<SafeTensorsFile>();
+  if (!file->open(path, err))
+    return false;
+  for (const StTensor &t : file->tensors())
+    shardOf[t.name] = 0;
+  shards.push_back(std::move(file));
+  return true;
+}
+
+bool readShardIndex(const std::string &path,
+                    std::vector<std::pair<std::string, std::string>> &entries,
+                    std::string &err) {
+  entries.clear();
+  const std::string pfx = path + ": ";
+  uint64_t size;
+  int fd = openRegularFile(path, size, err);
+  if (fd < 0)
+    return false;
+  ::close(fd);
+  if (size > kMaxIndexBytes) {
+    err = pfx + strFormat("the shard index is %llu bytes, more than the %llu "
+                          "a shard index may have",
+                          static_cast<unsigned long long>(size),
+                          static_cast<unsigned long long>(kMaxIndexBytes));
+    return false;
+  }
+  std::vector<unsigned char> text;
+  if (!readRegularFile(path, text, err))
+    return false;
+  if (size_t bad = firstInvalidUtf8(text.data(), text.size());
+      bad != text.size()) {
+    err = pfx +
+          strFormat("the shard index is not valid UTF-8 (at byte %zu)", bad);
+    return false;
+  }
+  JsonValue root;
+  std::string jerr;
+  if (!parseJson(reinterpret_cast<const char *>(text.data()), text.size(), root,
+                 jerr)) {
+    // Duplicate keys are refused here: one tensor mapped to two shards.
+    err = pfx + "the shard index is not valid JSON: " + jerr;
+    return false;
+  }
+  if (root.kind != JsonValue::Object) {
+    err = pfx + "the shard index is not a JSON object (it is " +
+          jsonKindName(root.kind) + ")";
+    return false;
+  }
+  const JsonValue *weightMap = root.get("weight_map");
+  if (!weightMap || weightMap->kind != JsonValue::Object) {
+    err = pfx + "the shard index has no \"weight_map\" object (tensor name "
+                "-> shard file)";
+    return false;
+  }
+  for (size_t k = 0; k < weightMap->keys.size(); ++k) {
+    const std::string &name = weightMap->keys[k];
+    const JsonValue &v = weightMap->items[k];
+    if (v.kind != JsonValue::String) {
+      err = pfx + "weight_map entry '" + name + "' must name a shard file";
+      return false;
+    }
+    if (!isPlainFileName(v.text)) {
+      err = pfx + "weight_map entry '" + name + "' names shard '" + v.text +
+            "', which is not a file name in the checkpoint directory";
+      return false;
+    }
+    entries.emplace_back(name, v.text);
+  }
+  if (entries.empty()) {
+    err = pfx + "the shard index's weight_map is empty";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> weightFilePaths(const std::string &path) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::string err;
+  if (!endsWithJson(path) || !readShardIndex(path, entries, err))
+    return {path};
+  std::vector<std::string> paths = {path};
+  for (const auto &entry : entries)
+    paths.push_back(dirOf(path) + entry.second);
+  std::sort(paths.begin() + 1, paths.end());
+  paths.erase(std::unique(paths.begin() + 1, paths.end()), paths.end());
+  return paths;
+}
+
+bool SafeTensorsWeights::openIndex(const std::string &path, std::string &err) {
+  const std::string pfx = path + ": ";
+  std::vector<std::pair<std::string, std::string>> entries;
+  if (!readShardIndex(path, entries, err))
+    return false;
+  std::vector<std::string> files;
+  for (const auto &entry : entries)
+    files.push_back(entry.second);
+  // Each shard once, in a fixed order (the importer takes the checkpoint's
+  // precision from the first float tensor).
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  const std::string dir = dirOf(path);
+  for (const std::string &f : files) {
+    auto shard = std::make_unique<SafeTensorsFile>();
+    // Refuses a missing file, a directory or a FIFO (without waiting).
+    if (!shard->open(dir + f, err))
+      return false;
+    shards.push_back(std::move(shard));
+  }
+  // A tensor in two shards would make the weights depend on which one a
+  // loader reads.
+  for (size_t i = 0; i < shards.size(); ++i)
+    for (const StTensor &t : shards[i]->tensors()) {
+      auto [it, inserted] = held.emplace(t.name, i);
+      if (!inserted) {
+        err = pfx + "tensor '" + t.name + "' is in two shards, " +
+              files[it->second] + " and " + files[i];
+        return false;
+      }
+    }
+  // The weight_map decides what the checkpoint holds; each entry must be
+  // true of its shard.
+  for (const auto &[name, file] : entries) {
+    auto it = held.find(name);
+    if (it == held.end() || files[it->second] != file) {
+      err = pfx + "the shard index maps tensor '" + name + "' to " + file +
+            ", which has no such tensor";
+      return false;
+    }
+    shardOf[name] = it->second;
+  }
+  return true;
+}
+
+const SafeTensorsFile *
+SafeTensorsWeights::fileOf(const std::string &name) const {
+  auto it = shardOf.find(name);
+  return it == shardOf.end() ? nullptr : shards[it->second].get();
+}
+
+const StTensor *SafeTensorsWeights::find(const std::string &name) const {
+  const SafeTensorsFile *file = fileOf(name);
+  return file ? file->find(name) : nullptr;
+}
+
+std::string SafeTensorsWeights::missingReason(const std::string &name) const {
+  if (!sharded)
+    return "the file does not contain it";
+  auto it = held.find(name);
+  if (it != held.end())
+    return "the index's weight_map does not name it (" +
+           files()[it->second]->path() + " holds it)";
+  return strFormat("none of the index's %zu shard%s contains it", shards.size(),
+                   shards.size() == 1 ? "" : "s");
+}
+
+uint64_t SafeTensorsWeights::headerBytes() const {
+  uint64_t n = 0;
+  for (const auto &f : shards)
+    n += f->headerBytes();
+  return n;
+}
+
+uint64_t SafeTensorsWeights::fileSize() const {
+  uint64_t n = 0;
+  for (const auto &f : shards)
+    n += f->fileSize();
+  return n;
+}
+
 /// For a `convert` weight whose file holds another float dtype (that of the
 /// first tensor it names): the record as stored, which the parts are checked
 /// and assembled against before the conversion to `w.dtype`.
-static std::optional<ManifestEntry> storedAs(const SafeTensorsFile &file,
+static std::optional<ManifestEntry> storedAs(const SafeTensorsWeights &file,
                                              const ManifestEntry &w) {
   if (!w.convert)
     return std::nullopt;
@@ -290,14 +502,20 @@ static std::optional<ManifestEntry> storedAs(const SafeTensorsFile &file,
   return stored;
 }
 
-bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+bool resolveWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
                    std::vector<const StTensor *> &parts, std::string &err) {
   if (std::optional<ManifestEntry> stored = storedAs(file, w))
     return resolveWeight(file, *stored, parts, err);
   if (w.transpose)
     return resolveWeight(file, w.untransposed(), parts, err);
   parts.clear();
+  // A missing tensor is the index's (or the file's) fault; a wrong one is
+  // the fault of the file that holds it.
   const std::string pfx = file.path() + ": ";
+  auto at = [&](const std::string &name) {
+    const SafeTensorsFile *holder = file.fileOf(name);
+    return (holder ? holder->path() : file.path()) + ": ";
+  };
   const char *want = dtypeInfo(w.dtype).safetensorsName;
   if (w.isGather()) {
     const std::vector<int64_t> srcDims = w.gatherSourceDims();
@@ -308,17 +526,17 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
         w.gatherRangesText().c_str());
     const StTensor *t = file.find(w.name);
     if (!t) {
-      err = pfx + "the model needs tensor '" + w.name +
-            "' but the file does not contain it" + role;
+      err = pfx + "the model needs tensor '" + w.name + "' but " +
+            file.missingReason(w.name) + role;
       return false;
     }
     if (t->dtype != want) {
-      err = pfx + "tensor '" + w.name + "' has dtype " + t->dtype +
+      err = at(w.name) + "tensor '" + w.name + "' has dtype " + t->dtype +
             " but the model expects " + want + role;
       return false;
     }
     if (t->shape != srcDims) {
-      err = pfx + "tensor '" + w.name + "' has shape " +
+      err = at(w.name) + "tensor '" + w.name + "' has shape " +
             formatShapeList(t->shape) + " but the model expects " +
             formatShapeList(srcDims) + role;
       return false;
@@ -329,17 +547,17 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
   if (w.concatParts.empty()) {
     const StTensor *t = file.find(w.name);
     if (!t) {
-      err = pfx + "the model needs tensor '" + w.name +
-            "' but the file does not contain it";
+      err = pfx + "the model needs tensor '" + w.name + "' but " +
+            file.missingReason(w.name);
       return false;
     }
     if (t->dtype != want) {
-      err = pfx + "tensor '" + w.name + "' has dtype " + t->dtype +
+      err = at(w.name) + "tensor '" + w.name + "' has dtype " + t->dtype +
             " but the model expects " + want;
       return false;
     }
     if (t->shape != w.dims) {
-      err = pfx + "tensor '" + w.name + "' has shape " +
+      err = at(w.name) + "tensor '" + w.name + "' has shape " +
             formatShapeList(t->shape) + " but the model expects " +
             formatShapeList(w.dims);
       return false;
@@ -365,12 +583,12 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
                   k + 1, w.name.c_str(), w.concatAxis);
     const StTensor *t = file.find(pn);
     if (!t) {
-      err = pfx + "the model needs tensor '" + pn +
-            "' but the file does not contain it" + role;
+      err = pfx + "the model needs tensor '" + pn + "' but " +
+            file.missingReason(pn) + role;
       return false;
     }
     if (t->dtype != want) {
-      err = pfx + "tensor '" + pn + "' has dtype " + t->dtype +
+      err = at(pn) + "tensor '" + pn + "' has dtype " + t->dtype +
             " but the model expects " + want + role;
       return false;
     }
@@ -379,8 +597,9 @@ bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &w,
       if (d != axis && t->shape[d] != w.dims[d])
         ok = false;
     if (!ok) {
-      err = pfx + "tensor '" + pn + "' has shape " + formatShapeList(t->shape) +
-            " but the model expects " + expectPart + role;
+      err = at(pn) + "tensor '" + pn + "' has shape " +
+            formatShapeList(t->shape) + " but the model expects " + expectPart +
+            role;
       return false;
     }
     total += t->shape[axis];
@@ -416,7 +635,8 @@ static void transpose2D(const unsigned char *src, unsigned char *dst,
     }
 }
 
-static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+static void assembleWeight(const SafeTensorsWeights &file,
+                           const ManifestEntry &w,
                            const std::vector<const StTensor *> &parts,
                            void *dst);
 
@@ -426,7 +646,7 @@ bool bindsAsStored(const ManifestEntry &w,
          parts[0]->dtype == dtypeInfo(w.dtype).safetensorsName;
 }
 
-bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
   if (std::optional<ManifestEntry> stored = storedAs(file, w)) {
     AlignedBuffer staging;
@@ -469,7 +689,8 @@ static void splitAtAxis(const std::vector<int64_t> &dims, size_t axis,
     inner *= static_cast<uint64_t>(dims[d]);
 }
 
-static void assembleWeight(const SafeTensorsFile &file, const ManifestEntry &w,
+static void assembleWeight(const SafeTensorsWeights &file,
+                           const ManifestEntry &w,
                            const std::vector<const StTensor *> &parts,
                            void *dst) {
   unsigned char *out = static_cast<unsigned char *>(dst);

@@ -1,7 +1,9 @@
 //===- SafeTensors.h - manifest weights from safetensors --------*- C++ -*-===//
 //
 // The runtime's side of the safetensors reader (attnc/Runtime/SafeTensors.h):
-// resolving a manifest weight to the file's tensors and assembling it.
+// resolving a manifest weight to the tensors of a file or of the shards of
+// an index (the parts of a concat weight may sit in different shards) and
+// assembling it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,13 +19,13 @@
 
 namespace attnrt {
 
-/// Checks that the tensor(s) a manifest weight refers to exist in the file
+/// Checks that the tensor(s) a manifest weight refers to exist in the file(s)
 /// with the manifest's dtype and shape (for concat weights: compatible parts
 /// whose concatenation has the manifest's shape; for gather weights: the
 /// tensor `weight.name` with weight.gatherSourceDims()); for `transpose`
 /// weights all of this for weight.untransposed(). On success `parts`
 /// holds the source tensors in order (one for plain and gather weights).
-bool resolveWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
+bool resolveWeight(const SafeTensorsWeights &file, const ManifestEntry &weight,
                    std::vector<const StTensor *> &parts, std::string &err);
 
 /// Whether weight `w`, resolved to `parts`, is its file tensor byte for byte
@@ -39,7 +41,7 @@ bool bindsAsStored(const ManifestEntry &w,
 /// assembled first (directly from the file when plain, else in a temporary
 /// buffer) and written transposed. False only when that temporary buffer
 /// cannot be allocated.
-bool gatherWeight(const SafeTensorsFile &file, const ManifestEntry &weight,
+bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &weight,
                   const std::vector<const StTensor *> &parts, void *dst);
 
 } // namespace attnrt

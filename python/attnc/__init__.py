@@ -3,6 +3,7 @@
     import attnc
     lib = attnc.compile("model.onnx", input_shape={"input_ids": (1, 128)})
     model = attnc.load(lib)                # weights beside it, or weights=...
+                                           # (a file or a shard index)
     out = model.run(input_ids=ids)         # {"last_hidden_state": array}
     new_ids = model.generate(prompt_ids, max_new_tokens=32)  # decoders
 
@@ -493,5 +494,7 @@ class Context(_Closing):
 
 def load(library, weights=None):
     """Opens a library written by `compile` (or attn-compile --shared) and
-    binds its weights: `weights`, else <library>.safetensors beside it."""
+    binds its weights: `weights` (a .safetensors file, or the shard index
+    model.safetensors.index.json of a sharded checkpoint, whose shards lie
+    beside it), else <library>.safetensors beside the library."""
     return Model(library, weights)

@@ -135,6 +135,23 @@ def main():
                      "exceed the model's 40 positions")
         expect_error(lambda: gpt2.generate(prompt, 2, top_p=0.0),
                      "top_p must be in (0, 1]")
+    # The same library bound to a sharded checkpoint (three shards and
+    # model.safetensors.index.json, as save_pretrained writes them): the
+    # same greedy tokens as transformers; a missing shard is an error.
+    hf = os.path.join(args.src, "test", "Frontend", "HF")
+    sharded = os.path.join(args.workdir, "gpt2-sharded")
+    subprocess.run([sys.executable, os.path.join(hf, "rewrite_checkpoint.py"),
+                    os.path.join(hf, "Inputs", "gpt2"), sharded,
+                    "--shards", "3"], check=True)
+    index = os.path.join(sharded, "model.safetensors.index.json")
+    gpt2_lib = os.path.join(args.workdir, "libgpt2.so")
+    with attnc.load(gpt2_lib, weights=index) as gpt2:
+        got = gpt2.generate(prompt, 24, lengths=lengths)
+        assert np.array_equal(got, want), got
+        print("gpt2 from a shard index: greedy tokens equal transformers'")
+    os.remove(os.path.join(sharded, "model-00002-of-00003.safetensors"))
+    expect_error(lambda: attnc.load(gpt2_lib, weights=index),
+                 "model-00002-of-00003.safetensors: cannot open")
     with attnc.load(lib) as bert:
         expect_error(lambda: bert.generate(ids, 2),
                      "not a causal language model")

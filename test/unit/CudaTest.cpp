@@ -441,6 +441,39 @@ TEST_F(CudaFake, GatheredWeight) {
   EXPECT_EQ(controls().liveAllocations(), 5);
 }
 
+TEST_F(CudaFake, ShardedWeights) {
+  // The gather source sits in the second shard of an index; the weight is
+  // gathered on the host from it and uploaded once.
+  static const char *manifest = "attnc-manifest 1\n"
+                                "target cuda\n"
+                                "weight w f32 4 gather 0 8 6:2,0:2\n"
+                                "input a f32 4\n"
+                                "output out f32 4\n";
+  std::vector<float> w = {10, 20, 30, 40, 50, 60, 70, 80};
+  std::string s1 =
+      makeSafetensors({{"big", "F32", {256}, std::string(1024, 0)}});
+  std::string s2 = makeSafetensors({{"w", "F32", {8}, bytesOf(w)}});
+  writeFile(dir.file("s1.safetensors"), s1);
+  writeFile(dir.file("s2.safetensors"), s2);
+  std::string index = dir.file("model.safetensors.index.json");
+  writeFile(index, "{\"weight_map\": {\"big\": \"s1.safetensors\", "
+                   "\"w\": \"s2.safetensors\"}}");
+  char err[512];
+  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m.get(), index.c_str()), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(attnrt_weight_bytes_read(m.get()),
+            headerBytesOf(s1) + headerBytesOf(s2) + 16);
+  EXPECT_EQ(attnrt_weight_file_bytes(m.get()), s1.size() + s2.size());
+  std::vector<float> a = {1, 2, 3, 4};
+  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
+  std::vector<float> out(4);
+  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
+  EXPECT_EQ(out, (std::vector<float>{142, 164, 26, 48}));
+}
+
 TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   // The device lookup can only clamp: ids outside [0, rows) fail the run on
   // the host, before anything is uploaded or launched, naming the first bad

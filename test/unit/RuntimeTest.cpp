@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - attnrt C API tests on the CPU target -------------===//
 
+#include "attnc/Runtime/SafeTensors.h"
 #include "attnc/Runtime/attnrt.h"
 
 #include "TestUtil.h"
@@ -8,8 +9,11 @@
 
 #include <cstring>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace attnrt_test;
+using attnrt::weightFilePaths;
 
 namespace {
 
@@ -275,6 +279,172 @@ TEST(Runtime, BindErrors) {
   // Nothing got bound.
   EXPECT_NE(attnrt_run(m.get()), 0);
   EXPECT_EQ(attnrt_weight_bytes_read(m.get()), 0u);
+}
+
+/// A shard index (model.safetensors.index.json) as save_pretrained writes
+/// it, with `weightMap` the body of its "weight_map" object.
+std::string shardIndex(const std::string &weightMap) {
+  return "{\"metadata\": {\"total_size\": 64},\n \"weight_map\": {" +
+         weightMap + "}}\n";
+}
+
+TEST(Runtime, ShardedWeights) {
+  // The concat weight qkv takes q from one shard and k, v from another;
+  // the unused tensor sits in a third shard that is mapped but not read.
+  TempDir dir;
+  std::string s1 = makeSafetensors({{"q", "F32", {1, 4}, bytesOf(testQ())},
+                                    {"bias", "F32", {4}, bytesOf(testBias())}});
+  std::string s2 = makeSafetensors({{"k", "F32", {1, 4}, bytesOf(testK())},
+                                    {"v", "F32", {1, 4}, bytesOf(testV())}});
+  std::string s3 = makeSafetensors(
+      {{"unused", "F32", {1000}, bytesOf(std::vector<float>(1000, 7.0f))}});
+  writeFile(dir.file("model-00001-of-00003.safetensors"), s1);
+  writeFile(dir.file("model-00002-of-00003.safetensors"), s2);
+  writeFile(dir.file("model-00003-of-00003.safetensors"), s3);
+  std::string index = dir.file("model.safetensors.index.json");
+  writeFile(index,
+            shardIndex("\"q\": \"model-00001-of-00003.safetensors\", "
+                       "\"bias\": \"model-00001-of-00003.safetensors\", "
+                       "\"k\": \"model-00002-of-00003.safetensors\", "
+                       "\"v\": \"model-00002-of-00003.safetensors\", "
+                       "\"unused\": \"model-00003-of-00003.safetensors\""));
+  char err[256];
+  ModelPtr mp(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  attnrt_model *m = mp.get();
+  ASSERT_NE(m, nullptr) << err;
+  ASSERT_EQ(attnrt_bind_weights(m, index.c_str()), 0) << attnrt_last_error(m);
+  // The files a bind reads, for the CLI's check that no output replaces
+  // one of them.
+  EXPECT_EQ(weightFilePaths(index),
+            (std::vector<std::string>{
+                index, dir.file("model-00001-of-00003.safetensors"),
+                dir.file("model-00002-of-00003.safetensors"),
+                dir.file("model-00003-of-00003.safetensors")}));
+  EXPECT_EQ(weightFilePaths(dir.file("x.safetensors")),
+            (std::vector<std::string>{dir.file("x.safetensors")}));
+  // Every shard's header, and the referenced tensors only.
+  EXPECT_EQ(attnrt_weight_bytes_read(m), headerBytesOf(s1) + headerBytesOf(s2) +
+                                             headerBytesOf(s3) + 16 + 48);
+  EXPECT_EQ(attnrt_weight_file_bytes(m), s1.size() + s2.size() + s3.size());
+  std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> b = {10, 20, 30, 40, 50, 60, 70, 80};
+  ASSERT_EQ(attnrt_set_input(m, 0, a.data(), 32), 0);
+  ASSERT_EQ(attnrt_set_input(m, 1, b.data(), 32), 0);
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  std::vector<float> sum(8), qkv(12);
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
+  std::vector<float> bias = testBias();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(sum[i], a[i] + b[i] + bias[i % 4]) << i;
+  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+
+  // A wrong tensor is reported against the shard that holds it.
+  std::string s2bad =
+      makeSafetensors({{"k", "F32", {1, 4}, bytesOf(testK())},
+                       {"v", "F16", {1, 4}, std::string(8, 0)}});
+  writeFile(dir.file("model-00002-of-00003.safetensors"), s2bad);
+  EXPECT_NE(attnrt_bind_weights(m, index.c_str()), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m)),
+            dir.file("model-00002-of-00003.safetensors") +
+                ": tensor 'v' has dtype F16 but the model expects F32 (part 3 "
+                "of weight 'qkv', concatenated along axis 0)");
+  // The old weights stay bound.
+  ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
+  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
+TEST(Runtime, ShardIndexErrors) {
+  TempDir dir;
+  writeFile(dir.file("a.safetensors"),
+            makeSafetensors({{"q", "F32", {1, 4}, bytesOf(testQ())},
+                             {"bias", "F32", {4}, bytesOf(testBias())}}));
+  writeFile(dir.file("b.safetensors"),
+            makeSafetensors({{"k", "F32", {1, 4}, bytesOf(testK())},
+                             {"v", "F32", {1, 4}, bytesOf(testV())}}));
+  const std::string good = "\"q\": \"a.safetensors\", \"bias\": "
+                           "\"a.safetensors\", \"k\": \"b.safetensors\"";
+  char err[256];
+  ModelPtr mp(attnrt_open(kCpuManifest, cpuInvoke, err, sizeof(err)));
+  attnrt_model *m = mp.get();
+  ASSERT_NE(m, nullptr) << err;
+  std::string index = dir.file("model.safetensors.index.json");
+  // The error of binding an index with this text, less "INDEX: " when it
+  // starts with that.
+  auto bindError = [&](const std::string &text) -> std::string {
+    writeFile(index, text);
+    if (attnrt_bind_weights(m, index.c_str()) == 0)
+      return "bound";
+    std::string e = attnrt_last_error(m);
+    if (e.compare(0, index.size() + 2, index + ": ") == 0)
+      e = e.substr(index.size() + 2);
+    return e;
+  };
+  EXPECT_EQ(bindError("{\"weight_map\": {"),
+            "the shard index is not valid JSON: unexpected end of input "
+            "(expected a key) at byte 16");
+  EXPECT_EQ(bindError("[]"),
+            "the shard index is not a JSON object (it is an array)");
+  EXPECT_EQ(bindError("{\"metadata\": {}}"),
+            "the shard index has no \"weight_map\" object (tensor name -> "
+            "shard file)");
+  EXPECT_EQ(bindError("{\"weight_map\": [\"a.safetensors\"]}"),
+            "the shard index has no \"weight_map\" object (tensor name -> "
+            "shard file)");
+  EXPECT_EQ(bindError(shardIndex("")), "the shard index's weight_map is empty");
+  EXPECT_EQ(bindError(shardIndex("\"q\": 1")),
+            "weight_map entry 'q' must name a shard file");
+  for (const char *name : {"../a.safetensors", "sub/a.safetensors", "..", ".",
+                           "", "a\\\\b.safetensors"})
+    EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"" + name + "\"")),
+              "weight_map entry 'v' names shard '" +
+                  std::string(name == std::string("a\\\\b.safetensors")
+                                  ? "a\\b.safetensors"
+                                  : name) +
+                  "', which is not a file name in the checkpoint directory");
+  EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"c.safetensors\"")),
+            dir.file("c.safetensors") +
+                ": cannot open: No such file or directory");
+  const std::string subdir = dir.file("d.safetensors");
+  ASSERT_EQ(::mkdir(subdir.c_str(), 0700), 0);
+  EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"d.safetensors\"")),
+            subdir + ": not a regular file (a directory)");
+  ::rmdir(subdir.c_str());
+  EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"a.safetensors\"")),
+            "the shard index maps tensor 'v' to a.safetensors, which has no "
+            "such tensor");
+  // One tensor mapped twice (a duplicate key), or held by two shards.
+  const std::string twice =
+      shardIndex(good + ", \"v\": \"b.safetensors\", \"q\": \"b.safetensors\"");
+  EXPECT_EQ(bindError(twice),
+            "the shard index is not valid JSON: duplicate key \"q\" at byte " +
+                std::to_string(twice.rfind("\"q\"")));
+  writeFile(dir.file("c.safetensors"),
+            makeSafetensors({{"q", "F32", {1, 4}, bytesOf(testQ())}}));
+  EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"b.safetensors\", "
+                                        "\"w\": \"c.safetensors\"")),
+            "tensor 'q' is in two shards, a.safetensors and c.safetensors");
+  // A tensor the model needs that no shard holds.
+  writeFile(dir.file("k.safetensors"),
+            makeSafetensors({{"k", "F32", {1, 4}, bytesOf(testK())}}));
+  EXPECT_EQ(
+      bindError(shardIndex("\"q\": \"a.safetensors\", \"bias\": "
+                           "\"a.safetensors\", \"k\": \"k.safetensors\"")),
+      "the model needs tensor 'v' but none of the index's 2 shards "
+      "contains it (part 3 of weight 'qkv', concatenated along axis 0)");
+  // The weight_map decides: b.safetensors holds v, but the index does not
+  // name it.
+  EXPECT_EQ(bindError(shardIndex(good)),
+            "the model needs tensor 'v' but the index's weight_map does not "
+            "name it (" +
+                dir.file("b.safetensors") +
+                " holds it) (part 3 of weight 'qkv', concatenated along axis "
+                "0)");
+  // Nothing got bound; then the good index binds.
+  EXPECT_NE(attnrt_run(m), 0);
+  EXPECT_EQ(bindError(shardIndex(good + ", \"v\": \"b.safetensors\"")),
+            "bound");
 }
 
 /// A [4, 6] f32 tensor w[r][c] = 10 * r + c, a bias [3] and an unused one.

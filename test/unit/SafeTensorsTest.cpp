@@ -64,7 +64,7 @@ protected:
   /// (empty, with a failure recorded, if either step fails). The buffer is
   /// prefilled with 0xa5 bytes so that elements left unwritten show.
   template <typename T>
-  static std::vector<T> gatherAs(const SafeTensorsFile &f,
+  static std::vector<T> gatherAs(const SafeTensorsWeights &f,
                                  const ManifestEntry &e) {
     std::vector<const StTensor *> parts;
     std::string err;
@@ -91,7 +91,7 @@ protected:
     return path + ": tensor '" + name + "' has shape " + stored +
            " but the model expects " + expected + detail;
   }
-  static std::string resolveErr(const SafeTensorsFile &f,
+  static std::string resolveErr(const SafeTensorsWeights &f,
                                 const ManifestEntry &e) {
     std::vector<const StTensor *> parts;
     std::string err;
@@ -248,7 +248,7 @@ TEST_F(SafeTensorsTest, BadEntries) {
 }
 
 TEST_F(SafeTensorsTest, MissingFile) {
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   EXPECT_FALSE(f.open(dir.file("nope.safetensors"), err));
   EXPECT_EQ(err, dir.file("nope.safetensors") +
@@ -263,7 +263,7 @@ TEST_F(SafeTensorsTest, ResolveAgainstManifest) {
                               {768, 768},
                               std::string(768 * 768 * 4, 0)},
                              {"h", "F16", {4}, std::string(8, 0)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
   const char *query = "encoder.layer.0.attention.self.query.weight";
@@ -291,7 +291,7 @@ TEST_F(SafeTensorsTest, ConcatWeights) {
   writeFile(path, makeSafetensors({{"q", "I32", {2, 2}, bytesOf(q)},
                                    {"k", "I32", {2, 3}, bytesOf(k)},
                                    {"v", "I32", {2, 1}, bytesOf(v)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
   std::vector<const StTensor *> parts;
@@ -344,7 +344,7 @@ TEST_F(SafeTensorsTest, GatherWeights) {
         t3[(i * 3 + j) * 4 + k] = 100 * i + 10 * j + k;
   writeFile(path, makeSafetensors({{"w", "I32", {4, 3}, bytesOf(w)},
                                    {"t3", "I32", {2, 3, 4}, bytesOf(t3)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
   std::vector<const StTensor *> parts;
@@ -399,7 +399,7 @@ TEST_F(SafeTensorsTest, TransposedWeights) {
   k = {100, 101, 102};
   writeFile(path, makeSafetensors({{"w", "I32", {4, 3}, bytesOf(w)},
                                    {"k", "I32", {1, 3}, bytesOf(k)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
 
@@ -442,7 +442,7 @@ TEST_F(SafeTensorsTest, ConvertedWeights) {
   writeFile(path, makeSafetensors({{"a", "F32", {2, 2}, bytesOf(a)},
                                    {"b", "F32", {1, 2}, bytesOf(b)},
                                    {"h", "F16", {2}, bytesOf(h)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
 
@@ -491,7 +491,7 @@ TEST_F(SafeTensorsTest, GatherSourceErrors) {
                                     "F32",
                                     {768, 768},
                                     std::string(768 * 768 * 4, 0)}}));
-  SafeTensorsFile f;
+  SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
   std::vector<const StTensor *> parts;

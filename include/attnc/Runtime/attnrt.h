@@ -144,13 +144,16 @@ size_t attnrt_state_bytes(attnrt_model *m, int index);
 /* ---- Running ------------------------------------------------------------ */
 
 /* Maps a .safetensors file, validates its header, checks every weight of the
- * manifest against it (name, dtype, shape) and binds them: on the CPU target
- * plain weights in place when 64-byte aligned (the mapping is kept alive),
- * otherwise (and concat, gather and transposed weights always) copied into
- * 64-byte aligned buffers; on CUDA assembled on the host and uploaded to the
- * device once. Tensors the manifest does not reference are never read. Binding
- * again replaces the weights of every context; runs in flight finish with the
- * old ones. */
+ * manifest against it (name, dtype, shape) and binds them. A path ending in
+ * ".json" is a Hugging Face shard index (model.safetensors.index.json): every
+ * shard its weight_map names (files beside the index) is mapped and
+ * validated, and each tensor is taken from the shard that holds it. On the
+ * CPU target plain weights are bound in place when 64-byte aligned (the
+ * mappings are kept alive), otherwise (and concat, gather and transposed
+ * weights always) copied into 64-byte aligned buffers; on CUDA assembled on
+ * the host and uploaded to the device once. Tensors the manifest does not
+ * reference are never read. Binding again replaces the weights of every
+ * context; runs in flight finish with the old ones. */
 int attnrt_bind_weights(attnrt_model *m, const char *safetensors_path);
 
 /* Copies `bytes` bytes (exactly the input's size) into input `index`. An
@@ -221,7 +224,8 @@ double attnrt_context_last_run_ms(attnrt_context *c);
 const char *attnrt_context_last_error(attnrt_context *c);
 
 /* Bytes of the weights file read by the last successful bind: the
- * safetensors header (8-byte length plus JSON), plus for each gather record
+ * safetensors header (8-byte length plus JSON; of every shard of an index),
+ * plus for each gather record
  * the bytes it copies out of the file (its buffer size: only the kept
  * slices; overlapping slices count as often as they are copied, and each
  * gather record counts on its own, even when several gather the same
@@ -231,7 +235,8 @@ const char *attnrt_context_last_error(attnrt_context *c);
  * Tensors no record references are not read. */
 uint64_t attnrt_weight_bytes_read(attnrt_model *m);
 
-/* Size in bytes of the weights file of the last successful bind. */
+/* Size in bytes of the weights file of the last successful bind (of all
+ * the shards of an index together, the index itself not counted). */
 uint64_t attnrt_weight_file_bytes(attnrt_model *m);
 
 /* ---- Generation (causal language models) ------------------------------- */
@@ -314,7 +319,7 @@ void attnrt_session_timing(attnrt_session *s, double *prefill_ms,
                            double *decode_ms, int64_t *decode_steps);
 
 /* The command-line driver (see `--help`) for the linked model:
- *   model --weights W.safetensors --input x.npy [--input ...]
+ *   model --weights W.safetensors|INDEX.json --input x.npy [--input ...]
  *         [--output y.npy ...] [--bench N] [--warmup N] [-q]
  *   model generate --prompt ids.npy --max-new-tokens N [...]
  *   model --describe | --help

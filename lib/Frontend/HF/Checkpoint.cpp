@@ -19,7 +19,7 @@ namespace {
 /// config.json files are flat; anything nested deeper than this is not a
 /// model config and would only risk the recursive parser's stack.
 constexpr int kMaxJsonDepth = 64;
-/// Far larger than any real config.json or shard index.
+/// Far larger than any real config.json.
 constexpr uint64_t kMaxJsonBytes = 64ull << 20;
 } // namespace
 
@@ -134,87 +134,35 @@ LogicalResult Checkpoint::readConfig() {
   return success();
 }
 
-LogicalResult Checkpoint::openShard(const std::string &fileName, Location loc) {
-  SmallString<256> path(dir);
-  llvm::sys::path::append(path, fileName);
-  // Opening a FIFO for reading would wait for a writer.
-  if (!llvm::sys::fs::is_regular_file(path) && llvm::sys::fs::exists(path))
-    return emitError(loc) << path << " is not a regular file";
-  auto file = std::make_unique<attnrt::SafeTensorsFile>();
-  std::string err;
-  if (!file->open(std::string(path), err))
-    return emitError(loc) << err;
-  shards.push_back(std::move(file));
-  return success();
-}
-
 LogicalResult Checkpoint::readWeights() {
   SmallString<256> index(dir), single(dir);
   llvm::sys::path::append(index, "model.safetensors.index.json");
   llvm::sys::path::append(single, "model.safetensors");
-  if (llvm::sys::fs::exists(index)) {
+  if (llvm::sys::fs::exists(index))
     weightsFile = std::string(index);
-    Location loc = fileLoc(weightsFile);
-    std::string text;
-    FailureOr<llvm::json::Object> object =
-        readJsonObject(weightsFile, loc, text);
-    if (failed(object))
-      return failure();
-    const llvm::json::Object *weightMap = object->getObject("weight_map");
-    if (!weightMap)
-      return emitError(loc) << "the shard index has no \"weight_map\" object "
-                               "(tensor name -> shard file)";
-    // Open each shard once, in a fixed order, then map names to shards.
-    llvm::StringMap<size_t> shardOf;
-    std::vector<std::string> files;
-    for (const auto &[name, value] : *weightMap) {
-      std::optional<StringRef> file = value.getAsString();
-      if (!file)
-        return emitError(loc) << "weight_map entry '" << name.str()
-                              << "' must name a shard file";
-      // Shards live beside the index: no paths, so nothing outside the
-      // checkpoint directory is opened.
-      if (file->empty() || file->contains('/') || file->contains('\\') ||
-          *file == "." || *file == "..")
-        return emitError(loc) << "weight_map entry '" << name.str()
-                              << "' names shard '" << *file
-                              << "', which is not a file name in the "
-                                 "checkpoint directory";
-      if (shardOf.try_emplace(*file, files.size()).second)
-        files.push_back(file->str());
-    }
-    if (files.empty())
-      return emitError(loc) << "the shard index's weight_map is empty";
-    llvm::sort(files);
-    for (size_t i = 0; i < files.size(); ++i) {
-      shardOf[files[i]] = i;
-      if (failed(openShard(files[i], loc)))
-        return failure();
-    }
-    for (const auto &[name, value] : *weightMap) {
-      const attnrt::SafeTensorsFile *shard =
-          shards[shardOf[*value.getAsString()]].get();
-      if (!shard->find(name.str()))
-        return emitError(loc)
-               << "the shard index maps tensor '" << name.str() << "' to "
-               << *value.getAsString() << ", which has no such tensor";
-      tensorShard[name.str()] = shard;
-    }
-  } else if (llvm::sys::fs::exists(single)) {
+  else if (llvm::sys::fs::exists(single))
     weightsFile = std::string(single);
-    if (failed(openShard("model.safetensors", fileLoc(weightsFile))))
-      return failure();
-    for (const attnrt::StTensor &t : shards.front()->tensors())
-      tensorShard[t.name] = shards.front().get();
-  } else {
+  else
     return emitError(FileLineColLoc::get(context, dir, 0, 0))
            << "the checkpoint directory has neither model.safetensors nor "
               "model.safetensors.index.json";
+  Location loc = fileLoc(weightsFile);
+  if (!llvm::sys::fs::is_regular_file(weightsFile))
+    return emitError(loc) << weightsFile << " is not a regular file";
+  // The runtime's reader: the importer accepts exactly the checkpoints that
+  // compiled models can run from.
+  std::string err;
+  if (!weights.open(weightsFile, err)) {
+    // The location names the index already; a shard's errors name the shard.
+    StringRef message(err);
+    if (weightsFile == index)
+      message.consume_front(weightsFile + ": ");
+    return emitError(loc) << message;
   }
   // The model computes in the checkpoint's precision: the first float
   // tensor's dtype (every bound tensor is checked against it).
   Builder b(context);
-  for (const auto &shard : shards)
+  for (const auto &shard : weights.files())
     for (const attnrt::StTensor &t : shard->tensors()) {
       if (elementType)
         break;
@@ -232,15 +180,12 @@ LogicalResult Checkpoint::readWeights() {
 }
 
 const attnrt::StTensor *Checkpoint::findTensor(StringRef name) const {
-  auto it = tensorShard.find(name);
-  return it == tensorShard.end() ? nullptr : it->second->find(name.str());
+  return weights.find(name.str());
 }
 
 Location Checkpoint::tensorLoc(StringRef name) const {
-  auto it = tensorShard.find(name);
-  StringRef file =
-      it == tensorShard.end() ? StringRef(weightsFile) : it->second->path();
-  return fileLoc(file);
+  const attnrt::SafeTensorsFile *file = weights.fileOf(name.str());
+  return fileLoc(file ? StringRef(file->path()) : StringRef(weightsFile));
 }
 
 bool Checkpoint::has(StringRef key) const {

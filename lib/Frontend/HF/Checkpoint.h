@@ -3,7 +3,7 @@
 // A Hugging Face checkpoint directory as the importer sees it: the parsed
 // config.json (with the line and column of each key, for diagnostics) and
 // the tensor tables of its safetensors file(s), read by the runtime's
-// safetensors parser. Tensor data is never read.
+// safetensors and shard-index reader. Tensor data is never read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,7 +94,6 @@ private:
   Checkpoint(MLIRContext *context) : context(context) {}
   LogicalResult readConfig();
   LogicalResult readWeights();
-  LogicalResult openShard(const std::string &fileName, Location loc);
   InFlightDiagnostic keyError(StringRef key) const;
   /// The value of `key`; an error when it is missing or null.
   FailureOr<const llvm::json::Value *> getRequired(StringRef key) const;
@@ -111,9 +110,8 @@ private:
   /// The index (sharded) or the single safetensors file.
   std::string weightsFile;
   llvm::json::Object config;
-  std::vector<std::unique_ptr<attnrt::SafeTensorsFile>> shards;
-  /// Tensor name -> shard.
-  llvm::StringMap<const attnrt::SafeTensorsFile *> tensorShard;
+  /// The file, or the shards of the index.
+  attnrt::SafeTensorsWeights weights;
   Type elementType;
 };
 
