@@ -247,6 +247,28 @@ def decode_loop(model, dest):
     return expected
 
 
+STEP_SPLITS = (11, 1, 4)
+
+
+def step_pieces(model, dest):
+    """Logits of input_ids.npy [1, 16] run in the pieces STEP_SPLITS over a
+    KV cache (each piece at the cache's length, cached keys keeping their
+    rotation): for the rotary types whose frequencies follow the run-time
+    length, where the whole-sequence logits (expected.npy) rotate every key
+    at the full length instead. Saved as step_expected.npy."""
+    ids = torch.from_numpy(np.load(os.path.join(dest, "input_ids.npy")))
+    cache = T.DynamicCache(config=model.config)
+    pieces, start = [], 0
+    with torch.no_grad():
+        for t in STEP_SPLITS:
+            out = model(input_ids=ids[:, start:start + t],
+                        past_key_values=cache, use_cache=True)
+            pieces.append(out.logits.numpy().astype(np.float32))
+            start += t
+    np.save(os.path.join(dest, "step_expected.npy"),
+            np.concatenate(pieces, axis=1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
@@ -282,6 +304,8 @@ def main():
             extra = f", generate {expected.tolist()} min top-2 gap {gap:.3g}"
             if name == "phi3_longrope":
                 extra += f", decode loop {decode_loop(model, dest).tolist()}"
+            if name in ("llama_rope_dynamic", "phi3_longrope"):
+                step_pieces(model, dest)
         with open(os.path.join(dest, "config.json")) as f:
             arch = json.load(f)["architectures"]
         size = sum(os.path.getsize(os.path.join(dest, f))
