@@ -699,8 +699,9 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
                  value.kind() == llvm::json::Value::Null) {
         // null: from the factor.
       } else if (longrope && key == "attention_factor") {
+        // attn.rotary's scale must be positive.
         double v = 0.0;
-        ok = number(0.0, false, inf, v);
+        ok = number(0.0, true, inf, v);
         rope.attentionFactor = v;
       } else if (longrope && (key == "short_factor" || key == "long_factor")) {
         // One factor per rotary pair, dividing its frequency.
@@ -822,10 +823,15 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
     rope.lengthThreshold = *maxPositions;
   }
   if (longrope) {
-    if (rope.originalMaxPositions < 1.0)
+    // A length threshold: a whole number of positions, and one that a
+    // sequence can reach.
+    const double maxThreshold = 2147483647.0;
+    if (rope.originalMaxPositions < 1.0 ||
+        rope.originalMaxPositions > maxThreshold)
       return emitError(c.keyLoc("original_max_position_embeddings"))
              << "config.json key \"original_max_position_embeddings\" must "
-                "be at least 1 for rope_type \"longrope\"";
+                "be in [1, 2147483647] for rope_type \"longrope\", got "
+             << rope.originalMaxPositions;
     rope.lengthThreshold =
         static_cast<int64_t>(std::floor(rope.originalMaxPositions));
   }
