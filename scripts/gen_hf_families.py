@@ -125,6 +125,24 @@ def decoders():
         "llama_rope_yarn": llama_rope(
             128, rope_type="yarn", factor=4.0,
             original_max_position_embeddings=32),
+        # Dynamic NTK past a context of 12 positions: the [1, 16] run and
+        # the decode steps past 12 grow the base with the length, the
+        # [2, 7] run and both prompts keep it.
+        "llama_rope_dynamic": llama_rope(12, rope_type="dynamic", factor=2.0),
+        # LongRoPE (Phi-3) with rotary on 3/4 of each head (3 pairs): the
+        # short factors up to 12 positions, the long ones past that, cos
+        # and sin scaled by sqrt(1 + ln(64 / 12) / ln 12).
+        "phi3_longrope": (T.Phi3Config, T.Phi3ForCausalLM,
+                          dict(num_key_value_heads=2,
+                               rope_parameters={
+                                   "rope_type": "longrope",
+                                   "rope_theta": 10000.0,
+                                   "partial_rotary_factor": 0.75,
+                                   "short_factor": [1.0, 1.25, 1.5],
+                                   "long_factor": [2.0, 3.0, 4.0]},
+                               max_position_embeddings=64,
+                               original_max_position_embeddings=12,
+                               pad_token_id=0)),
         # ALiBi with 6 heads (not a power of two: the interleaved extra
         # slopes); interleaved fused QKV; tied head.
         "bloom": (T.BloomConfig, T.BloomForCausalLM,
@@ -207,6 +225,50 @@ def generate(model, dest):
     return expected, min_gap
 
 
+def decode_loop(model, dest):
+    """Greedy tokens of a plain KV-cache loop over `model(...)`, each row
+    alone: for Phi-3's longrope, whose `generate` recomputes the whole cache
+    once the length first passes original_max_position_embeddings (its
+    prepare_inputs_for_generation), while the forward keeps cached keys as
+    they were rotated. Saved as decode_expected.npy."""
+    prompt = np.load(os.path.join(dest, "generate_prompt.npy"))
+    expected = np.zeros((len(LENGTHS), NEW_TOKENS), dtype=np.int64)
+    for row, length in enumerate(LENGTHS):
+        ids = torch.from_numpy(prompt[row:row + 1, :length])
+        cache = T.DynamicCache(config=model.config)
+        with torch.no_grad():
+            for step in range(NEW_TOKENS):
+                out = model(input_ids=ids, past_key_values=cache,
+                            use_cache=True)
+                token = int(out.logits[0, -1].argmax())
+                expected[row, step] = token
+                ids = torch.tensor([[token]])
+    np.save(os.path.join(dest, "decode_expected.npy"), expected)
+    return expected
+
+
+STEP_SPLITS = (11, 1, 4)
+
+
+def step_pieces(model, dest):
+    """Logits of input_ids.npy [1, 16] run in the pieces STEP_SPLITS over a
+    KV cache (each piece at the cache's length, cached keys keeping their
+    rotation): for the rotary types whose frequencies follow the run-time
+    length, where the whole-sequence logits (expected.npy) rotate every key
+    at the full length instead. Saved as step_expected.npy."""
+    ids = torch.from_numpy(np.load(os.path.join(dest, "input_ids.npy")))
+    cache = T.DynamicCache(config=model.config)
+    pieces, start = [], 0
+    with torch.no_grad():
+        for t in STEP_SPLITS:
+            out = model(input_ids=ids[:, start:start + t],
+                        past_key_values=cache, use_cache=True)
+            pieces.append(out.logits.numpy().astype(np.float32))
+            start += t
+    np.save(os.path.join(dest, "step_expected.npy"),
+            np.concatenate(pieces, axis=1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
@@ -240,6 +302,10 @@ def main():
         if decoder:
             expected, gap = generate(model, dest)
             extra = f", generate {expected.tolist()} min top-2 gap {gap:.3g}"
+            if name == "phi3_longrope":
+                extra += f", decode loop {decode_loop(model, dest).tolist()}"
+            if name in ("llama_rope_dynamic", "phi3_longrope"):
+                step_pieces(model, dest)
         with open(os.path.join(dest, "config.json")) as f:
             arch = json.load(f)["architectures"]
         size = sum(os.path.getsize(os.path.join(dest, f))

@@ -634,7 +634,8 @@ struct AttnBindKVCachePass
             b.getF64FloatAttr(10000.0), b.getI64IntegerAttr(0),
             /*rotary_dim=*/IntegerAttr(),
             b.getDenseF64ArrayAttr(probe->invFreq),
-            b.getF64FloatAttr(probe->scale));
+            b.getF64FloatAttr(probe->scale), /*length_threshold=*/IntegerAttr(),
+            /*long_inv_freq=*/DenseF64ArrayAttr(), /*ntk_factor=*/FloatAttr());
         add->getResult(0).replaceAllUsesWith(rotary.getResult());
         add->erase();
         break;

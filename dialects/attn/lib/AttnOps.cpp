@@ -789,21 +789,52 @@ LogicalResult RotaryOp::verify() {
       failed(verifyStartPositions(*this, getPositions(),
                                   getInput().getType().getDimSize(0))))
     return failure();
-  if (std::optional<ArrayRef<double>> invFreq = getInvFreq()) {
-    std::optional<int64_t> r = rotary;
-    if (!r && !ShapedType::isDynamic(*dh))
-      r = *dh;
-    if (r && static_cast<int64_t>(invFreq->size()) * 2 != *r)
-      return emitOpError() << "inv_freq has " << invFreq->size()
+  std::optional<int64_t> r = rotary;
+  if (!r && !ShapedType::isDynamic(*dh))
+    r = *dh;
+  // A table of frequencies, one per rotary pair.
+  auto verifyTable =
+      [&](StringRef name,
+          std::optional<ArrayRef<double>> table) -> LogicalResult {
+    if (!table)
+      return success();
+    if (!r)
+      return emitOpError() << name << " needs rotary_dim or a static head_dim";
+    if (static_cast<int64_t>(table->size()) * 2 != *r)
+      return emitOpError() << name << " has " << table->size()
                            << " values; rotary_dim " << *r << " needs "
                            << *r / 2;
-    if (!r)
-      return emitOpError() << "inv_freq needs rotary_dim or a static head_dim";
-    for (double f : *invFreq)
+    for (double f : *table)
       if (!std::isfinite(f) || f <= 0.0)
-        return emitOpError() << "inv_freq values must be positive and "
-                                "finite, got "
-                             << f;
+        return emitOpError()
+               << name << " values must be positive and finite, got " << f;
+    return success();
+  };
+  if (failed(verifyTable("inv_freq", getInvFreq())) ||
+      failed(verifyTable("long_inv_freq", getLongInvFreq())))
+    return failure();
+  // Past the threshold the frequencies come from exactly one source.
+  std::optional<int64_t> threshold = toSigned(getLengthThreshold());
+  bool hasLong = getLongInvFreq().has_value();
+  std::optional<APFloat> ntk = getNtkFactor();
+  if (threshold && hasLong == ntk.has_value())
+    return emitOpError() << "length_threshold needs exactly one of "
+                            "long_inv_freq and ntk_factor";
+  if (!threshold && (hasLong || ntk))
+    return emitOpError() << (hasLong ? "long_inv_freq" : "ntk_factor")
+                         << " needs length_threshold, the length past which "
+                            "it applies";
+  if (threshold && *threshold <= 0)
+    return emitOpError() << "length_threshold must be positive, got "
+                         << *threshold;
+  if (ntk) {
+    if (failed(
+            verifyPositiveFinite(*this, "ntk_factor", ntk->convertToDouble())))
+      return failure();
+    // The grown base has the exponent R / (R - 2).
+    if (r && *r <= 2)
+      return emitOpError() << "ntk_factor needs a rotary width above 2, got "
+                           << *r;
   }
   return success(verifyPositionOffset(*this, getOffset()).has_value());
 }

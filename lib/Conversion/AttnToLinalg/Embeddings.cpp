@@ -5,6 +5,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -60,6 +61,13 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
 };
 
 /// An index value converted to f32.
+static Value subF(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+static Value divF(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}
+
 static Value indexToF32(OpBuilder &b, Location loc, Value index) {
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
@@ -204,6 +212,27 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
         rewriter, op.getLoc(),
         DenseElementsAttr::get(tableType, ArrayRef<float>(values)));
   }
+  // Frequencies chosen by the row's run-time length (longrope, dynamic
+  // NTK): the long table, or the sequence extent S for the grown base.
+  std::optional<int64_t> threshold;
+  if (std::optional<uint64_t> t = op.getLengthThreshold())
+    threshold = static_cast<int64_t>(*t);
+  Value longTable;
+  if (std::optional<ArrayRef<double>> longFreq = op.getLongInvFreq()) {
+    SmallVector<float> values(longFreq->begin(), longFreq->end());
+    auto tableType = RankedTensorType::get(
+        {static_cast<int64_t>(values.size())}, rewriter.getF32Type());
+    longTable = arith::ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseElementsAttr::get(tableType, ArrayRef<float>(values)));
+  }
+  std::optional<double> ntkFactor;
+  if (std::optional<APFloat> f = op.getNtkFactor())
+    ntkFactor = f->convertToDouble();
+  Value seqExtent;
+  if (threshold)
+    seqExtent =
+        getValueOrCreateConstantIndexOp(rewriter, op.getLoc(), lb.sizes(x)[2]);
   double scale = op.getScale().convertToDouble();
   Value y = lb.pointwise(
       x, [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
@@ -242,6 +271,48 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
                    LinalgBuilder::constF32(
                        b, loc, -2.0 * logBase / static_cast<double>(rotary)));
           freq = math::ExpOp::create(b, loc, expo);
+        }
+        if (threshold) {
+          // The row's length: its last position plus one.
+          Value length = arith::AddIOp::create(
+              b, loc, seqExtent, LinalgBuilder::constIndex(b, loc, offset));
+          if (positions) {
+            Value start = tensor::ExtractOp::create(b, loc, positions, bIdx);
+            start = arith::IndexCastOp::create(b, loc, b.getIndexType(), start);
+            length = arith::AddIOp::create(b, loc, length, start);
+          }
+          Value isLong = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt, length,
+              LinalgBuilder::constIndex(b, loc, *threshold));
+          Value longFreq;
+          if (longTable) {
+            longFreq =
+                tensor::ExtractOp::create(b, loc, longTable, ValueRange{i});
+          } else {
+            // As transformers, in float32: base * (f * L / N - (f - 1)) ^
+            // (R / (R - 2)), then 1 / base_L ^ (2i / R). One statement per
+            // op keeps their order fixed.
+            auto constF = [&](double v) {
+              return LinalgBuilder::constF32(b, loc, v);
+            };
+            double f = *ntkFactor;
+            Value lengthF = indexToF32(b, loc, length);
+            Value ratio = mulF(b, loc, constF(f), lengthF);
+            ratio =
+                divF(b, loc, ratio, constF(static_cast<double>(*threshold)));
+            ratio = subF(b, loc, ratio, constF(f - 1.0));
+            double growth =
+                static_cast<double>(rotary) / static_cast<double>(rotary - 2);
+            Value grown = math::PowFOp::create(b, loc, ratio, constF(growth));
+            grown = mulF(b, loc, constF(op.getBase().convertToDouble()), grown);
+            Value exponent = indexToF32(b, loc, i);
+            exponent = mulF(b, loc, exponent, constF(2.0));
+            exponent =
+                divF(b, loc, exponent, constF(static_cast<double>(rotary)));
+            Value power = math::PowFOp::create(b, loc, grown, exponent);
+            longFreq = divF(b, loc, constF(1.0), power);
+          }
+          freq = arith::SelectOp::create(b, loc, isLong, longFreq, freq);
         }
         Value theta = mulF(b, loc, indexToF32(b, loc, pos), freq);
         Value cosT = math::CosOp::create(b, loc, theta);

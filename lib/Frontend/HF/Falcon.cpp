@@ -81,7 +81,7 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
   if (failed(checkKvHeadsDivide(c, heads, "num_kv_heads", kvHeads)))
     return failure();
   FailureOr<RopeConfig> rope = readRope(c, 10000.0);
-  if (failed(rope))
+  if (failed(rope) || failed(checkRopeWidth(c, *rope, dh)))
     return failure();
 
   FailureOr<ModelBuilder::DecoderStart> start =

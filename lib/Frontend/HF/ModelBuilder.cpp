@@ -199,7 +199,39 @@ FailureOr<int64_t> mlir::attn::hf::rotaryWidth(Checkpoint &ckpt,
     return emitError(ckpt.keyLoc(factorKey))
            << "the rotary width " << rotaryDim << " (head width " << headDim
            << " times " << factorName << ") must be even and at least 2";
+  if (failed(checkRopeWidth(ckpt, rope, rotaryDim)))
+    return failure();
   return rotaryDim;
+}
+
+LogicalResult mlir::attn::hf::checkRopeWidth(Checkpoint &ckpt,
+                                             const RopeConfig &rope,
+                                             int64_t rotaryDim) {
+  if (rope.scaling != RopeConfig::Scaling::Dynamic &&
+      rope.scaling != RopeConfig::Scaling::LongRope)
+    return success();
+  // Only readRope sets these types, from one of the two keys.
+  StringRef objectKey =
+      ckpt.has("rope_parameters") ? "rope_parameters" : "rope_scaling";
+  if (rope.scaling == RopeConfig::Scaling::Dynamic) {
+    if (rotaryDim > 2)
+      return success();
+    return emitError(ckpt.keyLoc(objectKey))
+           << "config.json key \"" << objectKey
+           << "\" has rope_type \"dynamic\", whose base grows with exponent "
+              "R / (R - 2): the rotary width R must exceed 2, got "
+           << rotaryDim;
+  }
+  for (StringRef key : {"short_factor", "long_factor"}) {
+    size_t n =
+        (key == "short_factor" ? rope.shortFactor : rope.longFactor).size();
+    if (static_cast<int64_t>(n) * 2 != rotaryDim)
+      return emitError(ckpt.keyLoc(key))
+             << "config.json key \"" << objectKey << "." << key << "\" has "
+             << n << " values; the rotary width " << rotaryDim << " needs "
+             << rotaryDim / 2 << ", one per pair";
+  }
+  return success();
 }
 
 FailureOr<SmallVector<int64_t>>
@@ -436,14 +468,22 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
       t = opts.headNorm(t, isKey);
     if (rotate && opts.rope) {
       int64_t rotaryDim = opts.rotaryDim ? *opts.rotaryDim : headDim;
-      SmallVector<double> invFreq = opts.rope->inverseFrequencies(rotaryDim);
+      const RopeConfig &rope = *opts.rope;
+      SmallVector<double> invFreq = rope.inverseFrequencies(rotaryDim);
+      SmallVector<double> longFreq = rope.longInverseFrequencies(rotaryDim);
+      bool dynamic = rope.scaling == RopeConfig::Scaling::Dynamic;
       t = RotaryOp::create(
-          b, l, t.getType(), t, positions, b.getF64FloatAttr(opts.rope->theta),
+          b, l, t.getType(), t, positions, b.getF64FloatAttr(rope.theta),
           b.getI64IntegerAttr(0),
           rotaryDim != headDim ? b.getI64IntegerAttr(rotaryDim) : IntegerAttr(),
           invFreq.empty() ? DenseF64ArrayAttr()
                           : b.getDenseF64ArrayAttr(invFreq),
-          b.getF64FloatAttr(opts.rope->cosSinScale()));
+          b.getF64FloatAttr(rope.cosSinScale()),
+          rope.lengthThreshold ? b.getI64IntegerAttr(*rope.lengthThreshold)
+                               : IntegerAttr(),
+          longFreq.empty() ? DenseF64ArrayAttr()
+                           : b.getDenseF64ArrayAttr(longFreq),
+          dynamic ? b.getF64FloatAttr(rope.factor) : FloatAttr());
     }
     return t;
   };
@@ -602,26 +642,21 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
                << "\" must be a string";
       type = *name;
     }
-    if (type == "dynamic" || type == "longrope")
-      return emitError(c.keyLoc(typeKey))
-             << "config.json key \"" << objectKey << ".rope_type\" is \""
-             << type
-             << "\": its frequencies change with the sequence length at run "
-                "time, which attnc does not compile (supported: default, "
-                "linear, llama3, yarn)";
     std::optional<RopeConfig::Scaling> scaling =
         llvm::StringSwitch<std::optional<RopeConfig::Scaling>>(type)
             .Case("default", RopeConfig::Scaling::Default)
             .Case("linear", RopeConfig::Scaling::Linear)
             .Case("llama3", RopeConfig::Scaling::Llama3)
             .Case("yarn", RopeConfig::Scaling::Yarn)
+            .Case("dynamic", RopeConfig::Scaling::Dynamic)
+            .Case("longrope", RopeConfig::Scaling::LongRope)
             .Default(std::nullopt);
     if (!scaling)
       return emitError(c.keyLoc(typeKey))
              << "config.json key \"" << objectKey << ".rope_type\" is \""
              << type
              << "\", which attnc does not know (supported: default, linear, "
-                "llama3, yarn)";
+                "llama3, yarn, dynamic, longrope)";
     rope.scaling = *scaling;
     SmallVector<StringRef> keys;
     for (const auto &entry : *params)
@@ -647,6 +682,7 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
       const double inf = std::numeric_limits<double>::infinity();
       bool llama3 = rope.scaling == RopeConfig::Scaling::Llama3;
       bool yarn = rope.scaling == RopeConfig::Scaling::Yarn;
+      bool longrope = rope.scaling == RopeConfig::Scaling::LongRope;
       LogicalResult ok = success();
       if (key == "rope_theta") {
         ok = number(0.0, true, inf, rope.theta);
@@ -656,13 +692,14 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
         partialSet = true;
       } else if (key == "factor" &&
                  rope.scaling != RopeConfig::Scaling::Default) {
-        // yarn: null means max_position_embeddings over the original.
-        if (!(yarn && value.kind() == llvm::json::Value::Null)) {
+        // yarn, longrope: null means max_position_embeddings over the
+        // original.
+        if (!((yarn || longrope) && value.kind() == llvm::json::Value::Null)) {
           ok = number(0.0, true, inf, rope.factor);
           factorSet = true;
         }
       } else if (key == "original_max_position_embeddings" &&
-                 (llama3 || yarn)) {
+                 (llama3 || yarn || longrope)) {
         ok = number(0.0, true, inf, rope.originalMaxPositions);
         originalSet = true;
       } else if (llama3 && key == "low_freq_factor") {
@@ -674,6 +711,32 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
         if (value.kind() != llvm::json::Value::Null)
           ok = number(0.0, true, inf,
                       key == "beta_fast" ? rope.betaFast : rope.betaSlow);
+      } else if ((yarn || longrope) && key == "attention_factor" &&
+                 value.kind() == llvm::json::Value::Null) {
+        // null: from the factor.
+      } else if (longrope && key == "attention_factor") {
+        // attn.rotary's scale must be positive.
+        double v = 0.0;
+        ok = number(0.0, true, inf, v);
+        rope.attentionFactor = v;
+      } else if (longrope && (key == "short_factor" || key == "long_factor")) {
+        // One factor per rotary pair, dividing its frequency.
+        const llvm::json::Array *list = value.getAsArray();
+        SmallVector<double> &out =
+            key == "short_factor" ? rope.shortFactor : rope.longFactor;
+        if (list)
+          for (const llvm::json::Value &item : *list) {
+            std::optional<double> v = item.getAsNumber();
+            if (!v || !std::isfinite(*v) || *v <= 0.0) {
+              list = nullptr;
+              break;
+            }
+            out.push_back(*v);
+          }
+        if (!list || list->empty())
+          return emitError(c.keyLoc(key))
+                 << "config.json key \"" << objectKey << "." << key
+                 << "\" must be a non-empty list of positive numbers";
       } else if (yarn && (key == "attention_factor" || key == "mscale" ||
                           key == "mscale_all_dim")) {
         if (value.kind() != llvm::json::Value::Null) {
@@ -701,7 +764,8 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
         return failure();
     }
     if ((rope.scaling == RopeConfig::Scaling::Linear ||
-         rope.scaling == RopeConfig::Scaling::Llama3) &&
+         rope.scaling == RopeConfig::Scaling::Llama3 ||
+         rope.scaling == RopeConfig::Scaling::Dynamic) &&
         !factorSet)
       return emitError(c.keyLoc(objectKey))
              << "config.json key \"" << objectKey << "\" has rope_type \""
@@ -712,6 +776,12 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
       return emitError(c.keyLoc("high_freq_factor"))
              << "config.json key \"" << objectKey
              << ".high_freq_factor\" must exceed low_freq_factor";
+    if (rope.scaling == RopeConfig::Scaling::LongRope)
+      for (StringRef key : {"short_factor", "long_factor"})
+        if (!params->get(key))
+          return emitError(c.keyLoc(objectKey))
+                 << "config.json key \"" << objectKey
+                 << "\" has rope_type \"longrope\" but no \"" << key << "\"";
   }
   if (!thetaSet) {
     FailureOr<double> theta = c.getFloat(thetaKey, defaultTheta);
@@ -733,9 +803,13 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
              << "\" must be in (0, 1], got " << *partial;
     rope.partialFactor = *partial;
   }
+  bool longrope = rope.scaling == RopeConfig::Scaling::LongRope;
+  // transformers takes longrope's pre-training context from the top-level
+  // key first (Phi-3 keeps it there), over the one in the rotary settings.
   if ((rope.scaling == RopeConfig::Scaling::Llama3 ||
-       rope.scaling == RopeConfig::Scaling::Yarn) &&
-      !originalSet) {
+       rope.scaling == RopeConfig::Scaling::Yarn || longrope) &&
+      (!originalSet ||
+       (longrope && c.has("original_max_position_embeddings")))) {
     // As transformers: the top-level key, else the model's own context.
     StringRef key = c.has("original_max_position_embeddings")
                         ? "original_max_position_embeddings"
@@ -748,16 +822,41 @@ FailureOr<RopeConfig> mlir::attn::hf::readRope(Checkpoint &c,
              << "config.json key \"" << key << "\" must be positive";
     rope.originalMaxPositions = *original;
   }
-  if (rope.scaling == RopeConfig::Scaling::Yarn && !factorSet) {
+  if ((rope.scaling == RopeConfig::Scaling::Yarn || longrope) && !factorSet) {
     FailureOr<double> maxPositions = c.getFloat("max_position_embeddings");
     if (failed(maxPositions))
       return failure();
     rope.factor = *maxPositions / rope.originalMaxPositions;
   }
+  // The length past which the frequencies change: dynamic grows the base
+  // past the model's context, longrope takes its long factors past the
+  // pre-training context (a length L exceeds x when it exceeds floor(x)).
+  if (rope.scaling == RopeConfig::Scaling::Dynamic) {
+    FailureOr<int64_t> maxPositions =
+        c.getPositiveInt("max_position_embeddings");
+    if (failed(maxPositions))
+      return failure();
+    rope.lengthThreshold = *maxPositions;
+  }
+  if (longrope) {
+    // A length threshold: a whole number of positions, and one that a
+    // sequence can reach.
+    const double maxThreshold = 2147483647.0;
+    if (rope.originalMaxPositions < 1.0 ||
+        rope.originalMaxPositions > maxThreshold)
+      return emitError(c.keyLoc("original_max_position_embeddings"))
+             << "config.json key \"original_max_position_embeddings\" must "
+                "be in [1, 2147483647] for rope_type \"longrope\", got "
+             << rope.originalMaxPositions;
+    rope.lengthThreshold =
+        static_cast<int64_t>(std::floor(rope.originalMaxPositions));
+  }
   return rope;
 }
 
-SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
+SmallVector<double>
+RopeConfig::inverseFrequencies(int64_t rotaryDim,
+                               ArrayRef<double> extFactors) const {
   if (scaling == Scaling::Default)
     return {};
   // transformers computes these in float32: so does this.
@@ -792,6 +891,10 @@ SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
     float f = 1.0f / wavePower;
     switch (scaling) {
     case Scaling::Default:
+    case Scaling::Dynamic:
+      break;
+    case Scaling::LongRope:
+      f = 1.0f / (f32(extFactors[i]) * wavePower);
       break;
     case Scaling::Linear:
       f /= f32(factor);
@@ -822,7 +925,26 @@ SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
   return out;
 }
 
+SmallVector<double> RopeConfig::inverseFrequencies(int64_t rotaryDim) const {
+  return inverseFrequencies(rotaryDim, shortFactor);
+}
+
+SmallVector<double>
+RopeConfig::longInverseFrequencies(int64_t rotaryDim) const {
+  if (scaling != Scaling::LongRope)
+    return {};
+  return inverseFrequencies(rotaryDim, longFactor);
+}
+
 double RopeConfig::cosSinScale() const {
+  if (scaling == Scaling::LongRope) {
+    if (attentionFactor)
+      return *attentionFactor;
+    // As transformers: sqrt(1 + ln(factor) / ln(original context)).
+    if (factor <= 1.0)
+      return 1.0;
+    return std::sqrt(1.0 + std::log(factor) / std::log(originalMaxPositions));
+  }
   if (scaling != Scaling::Yarn)
     return 1.0;
   if (attentionFactor)

@@ -34,16 +34,18 @@ struct GatherView {
 
 /// A decoder's rotary settings: base, the fraction of each head's channels
 /// that rotate, and the scaling of the frequencies (transformers'
-/// rope_type "default", "linear", "llama3" or "yarn", with its keys).
+/// rope_type "default", "linear", "llama3", "yarn", "dynamic" or
+/// "longrope", with its keys).
 struct RopeConfig {
-  enum class Scaling { Default, Linear, Llama3, Yarn };
+  enum class Scaling { Default, Linear, Llama3, Yarn, Dynamic, LongRope };
   double theta;
   double partialFactor = 1.0;
   Scaling scaling = Scaling::Default;
-  /// linear, llama3, yarn: the context extension factor.
+  /// linear, llama3, yarn, dynamic, longrope: the context extension
+  /// factor.
   double factor = 1.0;
-  /// llama3: the wavelength bands; llama3 and yarn: the pre-training
-  /// context (original_max_position_embeddings).
+  /// llama3: the wavelength bands; llama3, yarn and longrope: the
+  /// pre-training context (original_max_position_embeddings).
   double lowFreqFactor = 1.0, highFreqFactor = 4.0;
   double originalMaxPositions = 0.0;
   /// yarn: the ramp between interpolated and extrapolated frequencies and
@@ -51,13 +53,25 @@ struct RopeConfig {
   double betaFast = 32.0, betaSlow = 1.0;
   std::optional<double> attentionFactor, mscale, mscaleAllDim;
   bool truncate = true;
+  /// longrope: the per-pair divisors of the frequencies at and below the
+  /// pre-training context (short) and past it (long).
+  SmallVector<double> shortFactor, longFactor;
+  /// dynamic, longrope: the run-time length past which the frequencies
+  /// change (attn.rotary length_threshold).
+  std::optional<int64_t> lengthThreshold;
 
   /// The inverse frequencies of `rotaryDim` channels as transformers
   /// computes them (in float32), when they are not the default
   /// base^(-2i / rotaryDim); empty otherwise.
   SmallVector<double> inverseFrequencies(int64_t rotaryDim) const;
-  /// The factor on cos and sin (1 but for yarn).
+  /// longrope: the frequencies past lengthThreshold; empty otherwise.
+  SmallVector<double> longInverseFrequencies(int64_t rotaryDim) const;
+  /// The factor on cos and sin (1 but for yarn and longrope).
   double cosSinScale() const;
+
+private:
+  SmallVector<double> inverseFrequencies(int64_t rotaryDim,
+                                         ArrayRef<double> extFactors) const;
 };
 
 class LayerWeights;
@@ -383,6 +397,11 @@ LogicalResult checkKvHeadsDivide(Checkpoint &ckpt, int64_t heads,
 FailureOr<int64_t> rotaryWidth(Checkpoint &ckpt, int64_t headDim,
                                const RopeConfig &rope, StringRef factorKey,
                                StringRef factorName);
+/// An error at the rotary settings unless they fit a rotary width of
+/// `rotaryDim` (longrope's factor lists, one per pair; dynamic's exponent
+/// R / (R - 2)). rotaryWidth checks this too.
+LogicalResult checkRopeWidth(Checkpoint &ckpt, const RopeConfig &rope,
+                             int64_t rotaryDim);
 
 LogicalResult buildOpt(ModelBuilder &mb);
 LogicalResult buildGptNeoX(ModelBuilder &mb);

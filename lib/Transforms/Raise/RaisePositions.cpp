@@ -203,7 +203,9 @@ struct RaiseRotaryPositions : OpRewritePattern<AddOpT> {
           op, type, terms.x, found->first,
           rewriter.getF64FloatAttr(found->second),
           rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
-          /*inv_freq=*/DenseF64ArrayAttr(), rewriter.getF64FloatAttr(1.0));
+          /*inv_freq=*/DenseF64ArrayAttr(), rewriter.getF64FloatAttr(1.0),
+          /*length_threshold=*/IntegerAttr(),
+          /*long_inv_freq=*/DenseF64ArrayAttr(), /*ntk_factor=*/FloatAttr());
       return success();
     }
     return failure();
@@ -304,7 +306,9 @@ template <typename AddOpT> struct RaiseRotaryTables : OpRewritePattern<AddOpT> {
           rewriter.getI64IntegerAttr(0), /*rotary_dim=*/IntegerAttr(),
           base ? DenseF64ArrayAttr()
                : rewriter.getDenseF64ArrayAttr(probe->invFreq),
-          rewriter.getF64FloatAttr(probe->scale));
+          rewriter.getF64FloatAttr(probe->scale),
+          /*length_threshold=*/IntegerAttr(),
+          /*long_inv_freq=*/DenseF64ArrayAttr(), /*ntk_factor=*/FloatAttr());
       return success();
     }
     return failure();

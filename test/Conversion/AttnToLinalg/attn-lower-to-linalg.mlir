@@ -462,6 +462,80 @@ func.func @rotary_scaled(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
   return %0 : tensor<1x2x3x8xf32>
 }
 
+// -----
+
+// LongRoPE: row b's length L = S + positions[b] (3 + start) picks the long
+// table past length_threshold = 12, the short one (inv_freq) otherwise.
+// CHECK-LABEL: func.func @rotary_long_table(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x3x8xf32>, %[[P:[^:]+]]: tensor<1xi64>)
+// CHECK-DAG:     %[[SHORT:.*]] = arith.constant dense<[1.000000e+00, 0.00999999977]> : tensor<2xf32>
+// CHECK-DAG:     %[[LONG:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-03]> : tensor<2xf32>
+// CHECK-DAG:     %[[S:.*]] = arith.constant 3 : index
+// CHECK:         linalg.generic
+// CHECK:           %[[B:.*]] = linalg.index 0 : index
+// CHECK:           %[[PAIR:.*]] = arith.remui
+// CHECK:           %[[SF:.*]] = tensor.extract %[[SHORT]][%[[PAIR]]] : tensor<2xf32>
+// CHECK:           %[[S0:.*]] = arith.addi %[[S]], %{{.*}} : index
+// CHECK-NEXT:      %[[START:.*]] = tensor.extract %[[P]][%[[B]]] : tensor<1xi64>
+// CHECK-NEXT:      %[[STARTI:.*]] = arith.index_cast %[[START]] : i64 to index
+// CHECK-NEXT:      %[[L:.*]] = arith.addi %[[S0]], %[[STARTI]] : index
+// CHECK-NEXT:      %[[N:.*]] = arith.constant 12 : index
+// CHECK-NEXT:      %[[ISLONG:.*]] = arith.cmpi sgt, %[[L]], %[[N]] : index
+// CHECK-NEXT:      %[[LF:.*]] = tensor.extract %[[LONG]][%[[PAIR]]] : tensor<2xf32>
+// CHECK-NEXT:      %[[FREQ:.*]] = arith.select %[[ISLONG]], %[[LF]], %[[SF]] : f32
+// CHECK:           %[[THETA:.*]] = arith.mulf %{{.*}}, %[[FREQ]] : f32
+// CHECK-NEXT:      math.cos %[[THETA]] : f32
+// CHECK-NEXT:      math.sin %[[THETA]] : f32
+// CHECK-NEXT:      arith.constant 1.250000e+00 : f32
+// CHECK:           linalg.yield
+func.func @rotary_long_table(%x: tensor<1x2x3x8xf32>, %p: tensor<1xi64>) -> tensor<1x2x3x8xf32> {
+  %0 = attn.rotary %x positions(%p : tensor<1xi64>) rotary_dim = 4 inv_freq = [1.0, 0.01] scale = 1.25 length_threshold = 12 long_inv_freq = [0.5, 0.0025] : tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+// Dynamic NTK over a run-time sequence length S: past length_threshold =
+// 12 the base grows to 10000 * (2 * S / 12 - 1)^(8 / 6) and the frequency
+// is 1 / base_S^(2i / 8), in f32 inside the body; up to 12, base^(-2i / 8).
+// CHECK-LABEL: func.func @rotary_ntk(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x?x8xf32>)
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<1x2x?x8xf32>
+// CHECK:         linalg.generic
+// CHECK:           %[[PAIR:.*]] = arith.remui
+// CHECK:           %[[BASEF:.*]] = math.exp
+// CHECK:           %[[L:.*]] = arith.addi %[[S]], %{{.*}} : index
+// CHECK-NEXT:      %[[N:.*]] = arith.constant 12 : index
+// CHECK-NEXT:      %[[ISLONG:.*]] = arith.cmpi sgt, %[[L]], %[[N]] : index
+// CHECK-NEXT:      %[[LI:.*]] = arith.index_cast %[[L]] : index to i64
+// CHECK-NEXT:      %[[LF:.*]] = arith.sitofp %[[LI]] : i64 to f32
+// CHECK-NEXT:      %[[F:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      %[[FL:.*]] = arith.mulf %[[F]], %[[LF]] : f32
+// CHECK-NEXT:      %[[NF:.*]] = arith.constant 1.200000e+01 : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[FL]], %[[NF]] : f32
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[RATIO:.*]] = arith.subf %[[Q]], %[[ONE]] : f32
+// CHECK-NEXT:      %[[EXP:.*]] = arith.constant 1.33333337 : f32
+// CHECK-NEXT:      %[[GROWTH:.*]] = math.powf %[[RATIO]], %[[EXP]] : f32
+// CHECK-NEXT:      %[[BASE:.*]] = arith.constant 1.000000e+04 : f32
+// CHECK-NEXT:      %[[GROWN:.*]] = arith.mulf %[[BASE]], %[[GROWTH]] : f32
+// CHECK-NEXT:      %[[PI:.*]] = arith.index_cast %[[PAIR]] : index to i64
+// CHECK-NEXT:      %[[PF:.*]] = arith.sitofp %[[PI]] : i64 to f32
+// CHECK-NEXT:      %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      %[[TWOI:.*]] = arith.mulf %[[PF]], %[[TWO]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.constant 8.000000e+00 : f32
+// CHECK-NEXT:      %[[SHAPE:.*]] = arith.divf %[[TWOI]], %[[R]] : f32
+// CHECK-NEXT:      %[[POW:.*]] = math.powf %[[GROWN]], %[[SHAPE]] : f32
+// CHECK-NEXT:      %[[ONE2:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[NTKF:.*]] = arith.divf %[[ONE2]], %[[POW]] : f32
+// CHECK-NEXT:      %[[FREQ:.*]] = arith.select %[[ISLONG]], %[[NTKF]], %[[BASEF]] : f32
+// CHECK:           arith.mulf %{{.*}}, %[[FREQ]] : f32
+// CHECK:           linalg.yield
+func.func @rotary_ntk(%x: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  %0 = attn.rotary %x length_threshold = 12 ntk_factor = 2.0 : tensor<1x2x?x8xf32>
+  return %0 : tensor<1x2x?x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Scaled dot-product attention
 //===----------------------------------------------------------------------===//

@@ -1142,6 +1142,78 @@ func.func @rotary_inv_freq_zero(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32
 
 // -----
 
+func.func @rotary_threshold_without_table(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op length_threshold needs exactly one of long_inv_freq and ntk_factor}}
+  %0 = attn.rotary %x length_threshold = 12 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_threshold_with_both(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op length_threshold needs exactly one of long_inv_freq and ntk_factor}}
+  %0 = attn.rotary %x length_threshold = 12 long_inv_freq = [1.0, 0.5, 0.25, 0.125, 0.1, 0.1, 0.1, 0.1] ntk_factor = 2.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_long_without_threshold(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op long_inv_freq needs length_threshold, the length past which it applies}}
+  %0 = attn.rotary %x long_inv_freq = [1.0, 0.5, 0.25, 0.125, 0.1, 0.1, 0.1, 0.1] : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_ntk_without_threshold(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op ntk_factor needs length_threshold, the length past which it applies}}
+  %0 = attn.rotary %x ntk_factor = 2.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_threshold_zero(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op length_threshold must be positive, got 0}}
+  %0 = attn.rotary %x length_threshold = 0 ntk_factor = 2.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_long_count(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op long_inv_freq has 2 values; rotary_dim 16 needs 8}}
+  %0 = attn.rotary %x length_threshold = 12 long_inv_freq = [1.0, 0.5] : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_long_negative(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op long_inv_freq values must be positive and finite, got -5.000000e-01}}
+  %0 = attn.rotary %x rotary_dim = 4 length_threshold = 12 long_inv_freq = [1.0, -0.5] : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_ntk_factor_zero(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op ntk_factor must be a positive finite number, got 0.000000e+00}}
+  %0 = attn.rotary %x length_threshold = 12 ntk_factor = 0.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
+func.func @rotary_ntk_narrow(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
+  // expected-error @+1 {{'attn.rotary' op ntk_factor needs a rotary width above 2, got 2}}
+  %0 = attn.rotary %x rotary_dim = 2 length_threshold = 12 ntk_factor = 2.0 : tensor<1x4x6x16xf32>
+  return %0 : tensor<1x4x6x16xf32>
+}
+
+// -----
+
 func.func @rotary_scale(%x: tensor<1x4x6x16xf32>) -> tensor<1x4x6x16xf32> {
   // expected-error @+1 {{'attn.rotary' op scale must be a positive finite number, got -1.000000e+00}}
   %0 = attn.rotary %x scale = -1.0 : tensor<1x4x6x16xf32>

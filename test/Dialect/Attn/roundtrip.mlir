@@ -598,6 +598,19 @@ func.func @rotary_scaled(%x: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
   return %0 : tensor<1x2x3x8xf32>
 }
 
+// -----
+
+// Frequencies chosen by the run-time length: past length_threshold, the
+// long table (longrope) or the base grown by ntk_factor (dynamic NTK).
+// CHECK-LABEL: func.func @rotary_by_length(
+// CHECK:         %[[R0:.*]] = attn.rotary %{{.*}} rotary_dim = 4 inv_freq = [1.000000e+00, 5.000000e-03] scale = 1.250000e+00 length_threshold = 12 long_inv_freq = [5.000000e-01, 1.250000e-03] : tensor<1x2x3x8xf32>
+// CHECK:         attn.rotary %[[R0]] positions(%{{.*}} : tensor<1xi64>) length_threshold = 4096 ntk_factor = 2.000000e+00 : tensor<1x2x3x8xf32>
+func.func @rotary_by_length(%x: tensor<1x2x3x8xf32>, %p: tensor<1xi64>) -> tensor<1x2x3x8xf32> {
+  %0 = attn.rotary %x rotary_dim = 4 inv_freq = [1.0, 0.005] scale = 1.25 length_threshold = 12 long_inv_freq = [0.5, 0.00125] : tensor<1x2x3x8xf32>
+  %1 = attn.rotary %0 positions(%p : tensor<1xi64>) length_threshold = 4096 ntk_factor = 2.0 : tensor<1x2x3x8xf32>
+  return %1 : tensor<1x2x3x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // attn.layer, attn.yield
 //===----------------------------------------------------------------------===//

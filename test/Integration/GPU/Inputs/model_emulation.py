@@ -95,6 +95,14 @@ for _p, _tol in (("f32", 1e-4), ("f16", TOL["f16"])):
         DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? {_p} at T = "
                               + ", ".join(map(str, STEP_SPLITS)),
                               "step", _ckpt, {}, _p, _tol))
+# Rotary frequencies that follow the run-time length (rope_type dynamic and
+# longrope, past 12 positions): the pieces cross the threshold, so they are
+# compared with transformers' logits of the same pieces over its cache
+# (step_expected.npy), not with the whole sequence's.
+for _ckpt in ("llama_rope_dynamic", "phi3_longrope"):
+    DYNAMIC_CASES.append((f"{_ckpt} kv-cache step 1x? f32 at T = "
+                          + ", ".join(map(str, STEP_SPLITS)),
+                          "step", _ckpt, {}, "f32", 1e-4))
 
 # Every checkpoint family of test/Frontend/HF/Inputs at f16 (--families;
 # GPT-2 and LLaMA are the --dynamic cases above): each decoder's KV-cache
@@ -280,7 +288,9 @@ def run_step_case(tools, case, mutate, workdir, host_visible):
         ckpt = ckpt[len("onnx:"):].split("_past")[0]
     base = os.path.join(ROOT, "test", "Frontend", "HF", "Inputs", ckpt)
     ids = np.load(os.path.join(base, "input_ids.npy"))
-    expected = np.load(os.path.join(base, "expected.npy")).astype(np.float64)
+    pieces = os.path.join(base, "step_expected.npy")
+    expected = np.load(pieces if os.path.exists(pieces) else
+                       os.path.join(base, "expected.npy")).astype(np.float64)
     assert sum(STEP_SPLITS) == ids.shape[1]
     out = os.path.join(workdir, ckpt + ("_onnx" if source else "") +
                        "_step.mlir")

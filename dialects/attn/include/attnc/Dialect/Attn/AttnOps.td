@@ -445,6 +445,19 @@ def Attn_RotaryOp : Attn_Op<"rotary",
     the frequencies: `inv_freq` (R / 2 positive values) replaces
     `base^(-2i / R)` with `inv_freq[i]` (`base` is then unused), and `scale`
     multiplies `cos` and `sin` (YaRN's attention factor; default 1).
+
+    Frequencies chosen by the run-time length (transformers' `longrope` and
+    `dynamic` types, which choose per forward call from the largest position
+    plus one): with `length_threshold = N`, row `b`'s length is
+    `L = offset + positions[b] + S` (its last position plus one; `offset +
+    S` without `positions`). Rows with `L <= N` use the frequencies above;
+    rows with `L > N` use `long_inv_freq[i]` (R / 2 positive values,
+    LongRoPE's long factors), or with `ntk_factor = f` (dynamic NTK) the
+    frequencies `base_L^(-2i / R)` of the grown base
+    `base_L = base * (f * L / N - (f - 1))^(R / (R - 2))`, computed in
+    float32 at run time. Exactly one of `long_inv_freq` and `ntk_factor`
+    goes with `length_threshold`. The length is per row, so a row's result
+    does not depend on the other rows of the batch.
   }];
   let arguments = (ins Attn_FloatTensor:$input,
                    Optional<Attn_IndexTensor>:$positions,
@@ -452,13 +465,18 @@ def Attn_RotaryOp : Attn_Op<"rotary",
                    DefaultValuedAttr<I64Attr, "0">:$offset,
                    OptionalAttr<I64Attr>:$rotary_dim,
                    OptionalAttr<DenseF64ArrayAttr>:$inv_freq,
-                   DefaultValuedAttr<F64Attr, "1.0">:$scale);
+                   DefaultValuedAttr<F64Attr, "1.0">:$scale,
+                   OptionalAttr<I64Attr>:$length_threshold,
+                   OptionalAttr<DenseF64ArrayAttr>:$long_inv_freq,
+                   OptionalAttr<F64Attr>:$ntk_factor);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`positions` `(` $positions^ `:` type($positions) `)`)?
     (`base` `=` $base^)? (`offset` `=` $offset^)?
     (`rotary_dim` `=` $rotary_dim^)? (`inv_freq` `=` $inv_freq^)?
-    (`scale` `=` $scale^)? attr-dict `:` type($result)
+    (`scale` `=` $scale^)? (`length_threshold` `=` $length_threshold^)?
+    (`long_inv_freq` `=` $long_inv_freq^)? (`ntk_factor` `=` $ntk_factor^)?
+    attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }
