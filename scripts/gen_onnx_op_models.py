@@ -505,6 +505,14 @@ def cases():
                             const("b", f32(5)),
                             const("w2", f32(4, 3, 2, 3, scale=0.5))]))
 
+    # Log and integer Neg (T5's relative position buckets negate int64
+    # distances and take their log).
+    out.append(Case("log", 13, {"x": np.abs(f32(3, 4)) + 0.1,
+                                "xi": i64(3, 4)}, [
+        helper.make_node("Log", ["x"], ["y"]),
+        helper.make_node("Neg", ["xi"], ["neg_int"]),
+    ], ["y", "neg_int"]))
+
     return out
 
 

@@ -446,7 +446,7 @@ def cases():
                      [value_info(i, FLOAT, list(shape)) for i in inputs],
                      [value_info("y", FLOAT, list(shape))], opset=opset)
     for op in ("Selu", "Elu", "Softplus", "HardSigmoid", "LogSoftmax",
-               "Round", "Log", "Hardmax",
+               "Round", "Hardmax",
                "Softsign", "Shrink", "Celu", "ThresholdedRelu",
                "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tan"):
         out.append(error_case(

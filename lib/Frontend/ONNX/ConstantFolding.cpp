@@ -688,6 +688,7 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
           .Case("Not", [](ArrayRef<double> a) { return double(a[0] == 0); })
           .Case("Reciprocal", [](ArrayRef<double> a) { return 1.0 / a[0]; })
           .Case("Exp", [](ArrayRef<double> a) { return std::exp(a[0]); })
+          .Case("Log", [](ArrayRef<double> a) { return std::log(a[0]); })
           .Default(nullptr);
   if (unary) {
     if (!need(1))

@@ -62,9 +62,18 @@ Expected<Value> Importer::importElementwiseBinary(StringRef op,
 Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
   Value x = in[0];
   auto type = typeOf(x);
+  SmallVector<int64_t> dims = dimsOf(x);
+  // Neg of integers: T5's relative positions negate int64 distances.
+  if (op == "Neg" && type.getElementType().isSignlessInteger() &&
+      !type.getElementType().isInteger(1))
+    return generic({x}, dims, type.getElementType(),
+                   [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                     Value zero = arith::ConstantOp::create(
+                         nb, nl, nb.getIntegerAttr(a[0].getType(), 0));
+                     return arith::SubIOp::create(nb, nl, zero, a[0]);
+                   });
   if (!isa<FloatType>(type.getElementType()))
     return fail("expects a float tensor, got " + typeText(type));
-  SmallVector<int64_t> dims = dimsOf(x);
   Value init = empty(dims, type.getElementType());
   SmallVector<Value> ins{x}, outs{init};
   Value r;
@@ -76,6 +85,8 @@ Expected<Value> Importer::importUnary(StringRef op, ArrayRef<Value> in) {
     r = linalg::TanhOp::create(b, loc, ins, outs).getResult(0);
   else if (op == "Exp")
     r = linalg::ExpOp::create(b, loc, ins, outs).getResult(0);
+  else if (op == "Log")
+    r = linalg::LogOp::create(b, loc, ins, outs).getResult(0);
   else if (op == "Neg")
     r = linalg::NegFOp::create(b, loc, ins, outs).getResult(0);
   else if (op == "Reciprocal")
@@ -414,7 +425,7 @@ void attnc::onnx_frontend::registerElementwiseOps(OpRegistry &r) {
   for (StringRef op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"})
     r.add(op, kMin, kMax, "",
           valueImporter<&Importer::importElementwiseBinary, 2, true>);
-  for (StringRef op : {"Sqrt", "Erf", "Tanh", "Exp", "Neg", "Reciprocal",
+  for (StringRef op : {"Sqrt", "Erf", "Tanh", "Exp", "Log", "Neg", "Reciprocal",
                        "Relu", "Sigmoid", "Sin", "Cos"})
     r.add(op, kMin, kMax, "", valueImporter<&Importer::importUnary, 1>);
   // Equal-19 adds strings, which the importer refuses by type.
