@@ -188,16 +188,20 @@ def build(cfg_class, model_class, over):
     kw.update(over)
     torch.manual_seed(1234)
     model = model_class(cfg_class(**kw))
-    # Random init uses std 0.02; widen the weights so that the test
-    # compares non-trivial activations (norm weights move off 1, or off 0
-    # for Gemma's (1 + w) norms).
+    widen_weights(model)
+    return model.eval()
+
+
+def widen_weights(model):
+    """Random init uses std 0.02; widens the weights so that the tests
+    compare non-trivial activations (norm weights move off 1, or off 0 for
+    Gemma's (1 + w) norms). Draws from torch's current seed."""
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() >= 2:
                 p.mul_(8.0)
             else:
                 p.add_(0.1 * torch.randn_like(p))
-    return model.eval()
 
 
 def generate(model, dest):

@@ -689,6 +689,12 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
           .Case("Reciprocal", [](ArrayRef<double> a) { return 1.0 / a[0]; })
           .Case("Exp", [](ArrayRef<double> a) { return std::exp(a[0]); })
           .Case("Log", [](ArrayRef<double> a) { return std::log(a[0]); })
+          .Case("Sign",
+                [](ArrayRef<double> a) {
+                  return a[0] > 0 ? 1.0 : (a[0] < 0 ? -1.0 : a[0]);
+                })
+          .Case("Floor", [](ArrayRef<double> a) { return std::floor(a[0]); })
+          .Case("Ceil", [](ArrayRef<double> a) { return std::ceil(a[0]); })
           .Default(nullptr);
   if (unary) {
     if (!need(1))

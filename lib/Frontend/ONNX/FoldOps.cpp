@@ -94,20 +94,6 @@ bool attnc::onnx_frontend::foldTransformerOps(
     }
     return done(std::move(out));
   }
-  Fn unary =
-      llvm::StringSwitch<Fn>(op)
-          .Case("Sign",
-                [](ArrayRef<double> a) {
-                  return a[0] > 0 ? 1.0 : (a[0] < 0 ? -1.0 : a[0]);
-                })
-          .Case("Floor", [](ArrayRef<double> a) { return std::floor(a[0]); })
-          .Case("Ceil", [](ArrayRef<double> a) { return std::ceil(a[0]); })
-          .Default(nullptr);
-  if (unary) {
-    if (!need(1))
-      return false;
-    return done(elementwise({in(0)}, in(0)->dtype, in(0)->shape, unary));
-  }
   if (op == "IsNaN" || op == "IsInf") {
     if (!need(1))
       return false;
