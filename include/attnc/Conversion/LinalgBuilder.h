@@ -313,6 +313,12 @@ inline Value addF(OpBuilder &b, Location loc, Value x, Value y) {
 inline Value mulF(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulFOp::create(b, loc, x, y);
 }
+inline Value subF(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+inline Value divF(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}
 
 } // namespace mlir::attn
 

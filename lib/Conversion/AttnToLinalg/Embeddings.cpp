@@ -61,13 +61,6 @@ struct EmbeddingLowering : OpRewritePattern<EmbeddingOp> {
 };
 
 /// An index value converted to f32.
-static Value subF(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::SubFOp::create(b, loc, x, y);
-}
-static Value divF(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
-}
-
 static Value indexToF32(OpBuilder &b, Location loc, Value index) {
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return arith::SIToFPOp::create(b, loc, b.getF32Type(), i64);
@@ -202,30 +195,24 @@ static FailureOr<Value> lowerRotary(RotaryOp op, LinalgBuilder &lb,
   double logBase = std::log(op.getBase().convertToDouble());
   Value positions = op.getPositions();
   Value x = lb.toF32(op.getInput());
-  // Scaled frequencies: a table of R / 2 values, read by pair index.
-  Value invFreqTable;
-  if (std::optional<ArrayRef<double>> invFreq = op.getInvFreq()) {
-    SmallVector<float> values(invFreq->begin(), invFreq->end());
+  // Scaled frequencies: tables of R / 2 values, read by pair index.
+  auto f32Table = [&](std::optional<ArrayRef<double>> freqs) -> Value {
+    if (!freqs)
+      return Value();
+    SmallVector<float> values(freqs->begin(), freqs->end());
     auto tableType = RankedTensorType::get(
         {static_cast<int64_t>(values.size())}, rewriter.getF32Type());
-    invFreqTable = arith::ConstantOp::create(
+    return arith::ConstantOp::create(
         rewriter, op.getLoc(),
         DenseElementsAttr::get(tableType, ArrayRef<float>(values)));
-  }
+  };
+  Value invFreqTable = f32Table(op.getInvFreq());
   // Frequencies chosen by the row's run-time length (longrope, dynamic
   // NTK): the long table, or the sequence extent S for the grown base.
   std::optional<int64_t> threshold;
   if (std::optional<uint64_t> t = op.getLengthThreshold())
     threshold = static_cast<int64_t>(*t);
-  Value longTable;
-  if (std::optional<ArrayRef<double>> longFreq = op.getLongInvFreq()) {
-    SmallVector<float> values(longFreq->begin(), longFreq->end());
-    auto tableType = RankedTensorType::get(
-        {static_cast<int64_t>(values.size())}, rewriter.getF32Type());
-    longTable = arith::ConstantOp::create(
-        rewriter, op.getLoc(),
-        DenseElementsAttr::get(tableType, ArrayRef<float>(values)));
-  }
+  Value longTable = f32Table(op.getLongInvFreq());
   std::optional<double> ntkFactor;
   if (std::optional<APFloat> f = op.getNtkFactor())
     ntkFactor = f->convertToDouble();

@@ -121,24 +121,26 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
     StringRef prefix;
     StringRef missing;
   };
+  static constexpr const char *t5 =
+      "an encoder-decoder: cross-attention, T5's relative position buckets "
+      "and encoder-decoder generation are not built yet";
+  static constexpr const char *bart = "an encoder-decoder: cross-attention "
+                                      "and encoder-decoder generation are "
+                                      "not built yet";
+  static constexpr const char *vit =
+      "a vision transformer: pixel_values inputs and the patch embedding (a "
+      "strided Conv2d) are not built yet";
   static const Unbuilt unbuilt[] = {
-      {"T5", "an encoder-decoder: cross-attention, T5's relative position "
-             "buckets and encoder-decoder generation are not built yet"},
-      {"MT5", "an encoder-decoder: cross-attention, T5's relative position "
-              "buckets and encoder-decoder generation are not built yet"},
-      {"Bart", "an encoder-decoder: cross-attention and encoder-decoder "
-               "generation are not built yet"},
-      {"MBart", "an encoder-decoder: cross-attention and encoder-decoder "
-                "generation are not built yet"},
-      {"Marian", "an encoder-decoder: cross-attention and encoder-decoder "
-                 "generation are not built yet"},
+      {"T5", t5},
+      {"MT5", t5},
+      {"Bart", bart},
+      {"MBart", bart},
+      {"Marian", bart},
       {"Whisper", "an audio encoder-decoder: the convolutional audio input, "
                   "cross-attention and encoder-decoder generation are not "
                   "built yet"},
-      {"ViT", "a vision transformer: pixel_values inputs and the patch "
-              "embedding (a strided Conv2d) are not built yet"},
-      {"DeiT", "a vision transformer: pixel_values inputs and the patch "
-               "embedding (a strided Conv2d) are not built yet"},
+      {"ViT", vit},
+      {"DeiT", vit},
       {"CLIP", "CLIP's text tower (pooled at the end-of-text token) and "
                "vision tower (pixel_values and the patch embedding) are not "
                "built yet"},

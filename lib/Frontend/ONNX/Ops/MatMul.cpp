@@ -160,23 +160,19 @@ Expected<Value> Importer::importConv(StringRef op, ArrayRef<Value> in) {
                 " input channels but the "
                 "input " +
                 Twine(channels));
-  auto all = [&](StringRef name, int64_t want0, int64_t want1) {
-    std::optional<std::vector<int64_t>> v = getIntsAttr(*current, name);
-    if (!v)
-      return true;
-    if (name == "pads")
-      return llvm::all_of(*v, [](int64_t p) { return p == 0; });
-    return v->size() == 2 && (*v)[0] == want0 && (*v)[1] == want1;
+  // An absent attribute takes its ONNX default.
+  auto attrIs = [&](StringRef name, std::vector<int64_t> dflt,
+                    const std::vector<int64_t> &want) {
+    return getIntsAttr(*current, name).value_or(std::move(dflt)) == want;
   };
   if (const onnx::AttributeProto *pad = findAttribute(*current, "auto_pad"))
     if (pad->s() != "NOTSET" && pad->s() != "VALID")
       return fail("auto_pad " + pad->s() + only);
-  if (!all("kernel_shape", kh, kw) || !all("dilations", 1, 1) ||
-      !all("pads", 0, 0))
+  if (!attrIs("kernel_shape", {kh, kw}, {kh, kw}) ||
+      !attrIs("dilations", {1, 1}, {1, 1}) ||
+      !attrIs("pads", {0, 0, 0, 0}, {0, 0, 0, 0}))
     return fail(Twine("kernel_shape, dilations or pads") + only);
-  std::vector<int64_t> strides =
-      getIntsAttr(*current, "strides").value_or(std::vector<int64_t>{1, 1});
-  if (strides != std::vector<int64_t>{kh, kw})
+  if (!attrIs("strides", {1, 1}, {kh, kw}))
     return fail(Twine("strides other than the kernel") + only);
   if (height % kh || width % kw)
     return fail("the image size " + Twine(height) + "x" + Twine(width) +
