@@ -34,7 +34,7 @@ namespace {
 
 struct GenerateOptions {
   bool help = false, quiet = false;
-  std::string weights, prompt, promptLengths, output;
+  std::string weights, prompt, promptLengths, output, encoderInput;
   long maxNewTokens = -1;
   attnrt_sampling sampling = {0.0f, 0, 1.0f};
   uint64_t seed = 0;
@@ -47,7 +47,7 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "usage: %s generate --prompt ids.npy --max-new-tokens N\n"
       "       [--prompt-lengths lengths.npy] [--temperature T] [--top-k K]\n"
       "       [--top-p P] [--seed S] [--eos ID] [--output new_ids.npy]\n"
-      "       [--weights W.safetensors] [-q]\n"
+      "       [--encoder-input ids.npy] [--weights W.safetensors] [-q]\n"
       "\n"
       "Generates text with a causal language model (a decoder whose logits\n"
       "the manifest marks causal). A step compiled with --kv-cache N runs\n"
@@ -55,7 +55,9 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "run when its token count is dynamic (input_ids Bx?), else token by\n"
       "token, then one token per sequence per run; a full-sequence model is\n"
       "re-run over its whole window per step (prompt plus new tokens up to\n"
-      "its sequence length).\n"
+      "its sequence length). An encoder-decoder (T5, BART) generates from\n"
+      "--encoder-input; its prompt is the decoder's start (usually\n"
+      "[[decoder_start_token_id]] per row).\n"
       "\n"
       "options:\n"
       "  --prompt FILE          token ids, i32/i64 [batch, width] (or "
@@ -71,6 +73,8 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "  --seed S               random seed for sampling (default 0)\n"
       "  --eos ID               a row stops after ID; the rest of it is ID\n"
       "  --output FILE          write the new ids, i64 [batch, N]\n"
+      "  --encoder-input FILE   an encoder-decoder's encoder ids, i32/i64\n"
+      "                         [batch, seq] (the prompt's batch)\n"
       "  --weights FILE         safetensors file, or the shard index of a\n"
       "                         sharded checkpoint "
       "(model.safetensors.index.json)\n"
@@ -122,7 +126,7 @@ bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
     static const char *const valued[] = {
         "--weights",     "--prompt", "--prompt-lengths", "--max-new-tokens",
         "--temperature", "--top-k",  "--top-p",          "--seed",
-        "--eos",         "--output"};
+        "--eos",         "--output", "--encoder-input"};
     if (std::find(std::begin(valued), std::end(valued), a) ==
         std::end(valued)) {
       err = "generate: unknown argument '" + a + "' (see generate --help)";
@@ -146,11 +150,12 @@ bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
     long long n;
     double f;
     if (a == "--weights" || a == "--prompt" || a == "--prompt-lengths" ||
-        a == "--output") {
-      std::string &slot = a == "--weights"  ? o.weights
-                          : a == "--prompt" ? o.prompt
-                          : a == "--output" ? o.output
-                                            : o.promptLengths;
+        a == "--output" || a == "--encoder-input") {
+      std::string &slot = a == "--weights"         ? o.weights
+                          : a == "--prompt"        ? o.prompt
+                          : a == "--output"        ? o.output
+                          : a == "--encoder-input" ? o.encoderInput
+                                                   : o.promptLengths;
       if (!slot.empty()) {
         err = "generate: " + a + " given twice";
         return false;
@@ -280,9 +285,25 @@ int runGenerate(int argc, char **argv, const char *manifestText,
   if (!session)
     return fail(attnrt_last_error(m));
 
+  std::vector<int64_t> encoderIds, encoderShape;
+  if (!o.encoderInput.empty()) {
+    if (!readIds(o.encoderInput, "the encoder input", 2, encoderIds,
+                 encoderShape, err))
+      return fail(err);
+    int64_t rows = encoderShape.size() == 2 ? encoderShape[0] : 1;
+    if (rows != batch)
+      return fail(strFormat(
+          "%s: %lld encoder rows for %lld prompt rows", o.encoderInput.c_str(),
+          static_cast<long long>(rows), static_cast<long long>(batch)));
+    if (attnrt_session_set_encoder_input(session, encoderIds.data(), rows,
+                                         encoderShape.back()))
+      return fail(attnrt_last_error(m));
+  }
   std::vector<std::string> reads = {o.prompt};
   if (!o.promptLengths.empty())
     reads.push_back(o.promptLengths);
+  if (!o.encoderInput.empty())
+    reads.push_back(o.encoderInput);
   if (attnrt_num_weights(m) > 0 && o.weights.empty()) {
     o.weights = weightsBesideExecutable();
     struct stat st;

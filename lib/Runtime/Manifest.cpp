@@ -326,6 +326,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         isWeight && tok.size() > 4 && tok.back() == kTransposeKeyword;
     if (isTranspose)
       tok.pop_back();
+    bool isEncoder = e.kind == EntryKind::Input && tok.size() > 4 &&
+                     tok.back() == kEncoderKeyword;
+    if (isEncoder)
+      tok.pop_back();
     bool isConcat = isWeight && tok.size() == 7 && tok[4] == kConcatKeyword;
     bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
     bool isIds = e.kind == EntryKind::Input && tok.size() == 6 &&
@@ -339,8 +343,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
             "<name>,<name>,... | gather <axis> <source_extent> "
             "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
       if (e.kind == EntryKind::Input)
-        return fail("expected 'input <name> <dtype> <dims> [ids <rows> | "
-                    "positions <bound>]'");
+        return fail("expected 'input <name> <dtype> <dims> [ids <rows> "
+                    "[encoder] | positions <bound>]'");
       if (e.kind == EntryKind::Output)
         return fail("expected 'output <name> <dtype> <dims> [causal]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
@@ -410,6 +414,12 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       std::string idsErr = parseIdBound(tok, e);
       if (!idsErr.empty())
         return fail(idsErr);
+    }
+    if (isEncoder) {
+      if (!isIds || e.positions || e.dims.size() != 2)
+        return fail("input '" + e.name + "' is marked encoder but is not " +
+                    "token ids [batch, seq] ('ids <rows> encoder')");
+      e.encoder = true;
     }
     if (isCausal) {
       if (!isFloatDType(e.dtype) || e.dims.size() != 3 || e.dims[2] == 0)

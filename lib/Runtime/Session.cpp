@@ -14,6 +14,10 @@
 //    manifest marks the logits `causal` (position t depends only on
 //    positions <= t, so the padding after a sequence never reaches it), and
 //    costs a full forward pass per step.
+// An encoder-decoder has one more input, marked `encoder` in the manifest:
+// the encoder's token ids, set once per prompt (attnrt_session_set_encoder
+// _input) and passed to every run; the generated tokens are the decoder
+// stream (the other id input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +51,12 @@ struct attnrt_session {
   bool dynamicTokens = false;
   int positionsInput = -1;
   DType positionsType = DType::I64;
+  /// An encoder-decoder's encoder input (-1: none), its width and its ids
+  /// (maxBatch x encoderWidth, zero-padded) for `encoderRows` rows.
+  int encoderInput = -1;
+  DType encoderType = DType::I64;
+  int64_t encoderWidth = 0, encoderRows = 0;
+  std::vector<unsigned char> encoderIds;
   /// Tokens per sequence the model takes in the next run: capacity for a
   /// full-sequence model, 1 for a step (the prompt length while a dynamic
   /// step prefills).
@@ -106,6 +116,9 @@ int attnrt_session::run(int64_t onlyRow) {
            : attnrt_context_set_input(c, idsInput, ids.data(), ids.size())) ||
       (step && attnrt_context_set_input(c, positionsInput, positions.data(),
                                         positions.size())) ||
+      (encoderInput >= 0 &&
+       attnrt_context_set_input(c, encoderInput, encoderIds.data(),
+                                encoderIds.size())) ||
       attnrt_context_run(c) ||
       attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
                                 rawLogits.size()))
@@ -159,16 +172,33 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
       mf.entries[static_cast<size_t>(mf.outputs[static_cast<size_t>(logits)])];
   // A decode step (attn-import --kv-cache) also takes the positions.
   bool step = !mf.states.empty();
+  // The decoder stream's inputs (ids, then a step's positions) and an
+  // encoder-decoder's encoder input, in manifest order.
+  std::vector<int> streamInputs;
+  int encoder = -1;
+  for (size_t i = 0; i < mf.inputs.size(); ++i) {
+    if (!mf.entries[static_cast<size_t>(mf.inputs[i])].encoder)
+      streamInputs.push_back(static_cast<int>(i));
+    else if (encoder < 0)
+      encoder = static_cast<int>(i);
+    else {
+      failModel(m, "generation takes one encoder input; this model marks "
+                   "two");
+      return nullptr;
+    }
+  }
   size_t wantInputs = step ? 2 : 1;
-  if (mf.inputs.size() != wantInputs) {
-    failModel(m, strFormat("generation needs a model with %s, this one has "
-                           "%zu inputs",
+  if (streamInputs.size() != wantInputs) {
+    failModel(m, strFormat("generation needs a model with %s%s, this one has "
+                           "%zu",
                            step ? "two inputs (token ids and positions)"
                                 : "one input (the token ids)",
-                           mf.inputs.size()));
+                           encoder >= 0 ? " besides the encoder input" : "",
+                           streamInputs.size()));
     return nullptr;
   }
-  const ManifestEntry &in = mf.entries[static_cast<size_t>(mf.inputs[0])];
+  const ManifestEntry &in =
+      mf.entries[static_cast<size_t>(mf.inputs[streamInputs[0]])];
   // A KV-cache step may take a run-time number of tokens (prefill in one
   // run); everything else about a generating model is static.
   bool dynamicTokens = step && in.dims.size() == 2 && out.dims.size() == 3 &&
@@ -187,7 +217,8 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     return nullptr;
   }
   const ManifestEntry *pos =
-      step ? &mf.entries[static_cast<size_t>(mf.inputs[1])] : nullptr;
+      step ? &mf.entries[static_cast<size_t>(mf.inputs[streamInputs[1]])]
+           : nullptr;
   if (pos && ((pos->dtype != DType::I32 && pos->dtype != DType::I64) ||
               pos->dims.size() != 1 || pos->dims[0] != out.dims[0] ||
               !pos->positions || pos->idBound < 1)) {
@@ -208,6 +239,16 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
                      formatShapeList(in.dims));
     return nullptr;
   }
+  const ManifestEntry *enc =
+      encoder >= 0 ? &mf.entries[static_cast<size_t>(mf.inputs[encoder])]
+                   : nullptr;
+  if (enc && (enc->dims[0] != out.dims[0] || enc->dims[1] == kDynamicDim)) {
+    failModel(m, "generation needs the encoder input [batch, seq] static, "
+                 "with the logits' batch; input '" +
+                     enc->name + "' is " + formatShapeList(enc->dims) +
+                     " and the logits " + formatShapeList(out.dims));
+    return nullptr;
+  }
   attnrt_context *c = attnrt_context_create(m);
   if (!c)
     return nullptr;
@@ -215,6 +256,7 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   s->m = m;
   s->c = c;
   s->logitsOutput = logits;
+  s->idsInput = streamInputs[0];
   s->idsType = in.dtype;
   s->logitsType = out.dtype;
   s->maxBatch = out.dims[0];
@@ -223,8 +265,14 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   s->vocab = out.dims[2];
   s->step = step;
   s->dynamicTokens = dynamicTokens;
+  if (enc) {
+    s->encoderInput = encoder;
+    s->encoderType = enc->dtype;
+    s->encoderWidth = enc->dims[1];
+    s->encoderIds.assign(static_cast<size_t>(enc->bytes), 0);
+  }
   if (step) {
-    s->positionsInput = 1;
+    s->positionsInput = streamInputs[1];
     s->positionsType = pos->dtype;
     s->positions.assign(static_cast<size_t>(pos->bytes), 0);
   }
@@ -234,6 +282,34 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
 }
 
 extern "C" void attnrt_session_free(attnrt_session *s) { delete s; }
+
+extern "C" int attnrt_session_set_encoder_input(attnrt_session *s,
+                                                const int64_t *ids,
+                                                int64_t batch, int64_t width) {
+  if (!s)
+    return 1;
+  if (s->encoderInput < 0)
+    return s->fail("the model has no encoder input (it is not an "
+                   "encoder-decoder)");
+  s->encoderRows = 0;
+  if (!ids || batch < 1 || batch > s->maxBatch)
+    return s->fail(strFormat("encoder input: %lld rows, but the model was "
+                             "compiled for 1 to %lld",
+                             static_cast<long long>(batch),
+                             static_cast<long long>(s->maxBatch)));
+  if (width != s->encoderWidth)
+    return s->fail(strFormat("encoder input: %lld tokens per row, but the "
+                             "model was compiled for %lld (its input is "
+                             "static)",
+                             static_cast<long long>(width),
+                             static_cast<long long>(s->encoderWidth)));
+  std::fill(s->encoderIds.begin(), s->encoderIds.end(), 0);
+  for (int64_t i = 0; i < batch * width; ++i)
+    attnrt_session::store(s->encoderIds, s->encoderType, static_cast<size_t>(i),
+                          ids[i]);
+  s->encoderRows = batch;
+  return 0;
+}
 
 extern "C" void attnrt_session_shape(attnrt_session *s, int64_t *max_batch,
                                      int64_t *capacity, int64_t *vocab) {
@@ -260,6 +336,17 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
                              static_cast<long long>(s->maxBatch)));
   if (!ids || !lengths || stride < 1)
     return s->fail("prefill: needs ids, lengths and a positive stride");
+  if (s->encoderInput >= 0 && s->encoderRows != batch)
+    return s->fail(
+        s->encoderRows == 0
+            ? std::string("prefill: the model is an encoder-decoder and "
+                          "needs its encoder input first (generate "
+                          "--encoder-input, Model.generate's "
+                          "encoder_input_ids, "
+                          "attnrt_session_set_encoder_input)")
+            : strFormat("prefill: %lld rows, but the encoder input has %lld",
+                        static_cast<long long>(batch),
+                        static_cast<long long>(s->encoderRows)));
   for (int64_t b = 0; b < batch; ++b)
     if (lengths[b] < 1 || lengths[b] > stride || lengths[b] > s->capacity)
       return s->fail(strFormat(

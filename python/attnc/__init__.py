@@ -242,6 +242,8 @@ class Model(_Closing):
             "attnrt_context_last_run_ms": (ctypes.c_double, [ptr]),
             "attnrt_session_create": (ptr, [ptr, ctypes.c_uint64]),
             "attnrt_session_free": (None, [ptr]),
+            "attnrt_session_set_encoder_input": (
+                c_int, [ptr, ptr, ctypes.c_int64, ctypes.c_int64]),
             "attnrt_session_generate": (
                 c_int, [ptr, ptr, ptr, ctypes.c_int64, ctypes.c_int64,
                         ctypes.c_int64, ctypes.POINTER(_Sampling),
@@ -354,7 +356,8 @@ class Model(_Closing):
     __call__ = run
 
     def generate(self, prompt, max_new_tokens, *, lengths=None,
-                 temperature=0.0, top_k=0, top_p=1.0, seed=0, eos=None):
+                 temperature=0.0, top_k=0, top_p=1.0, seed=0, eos=None,
+                 encoder_input_ids=None):
         """Generates `max_new_tokens` tokens per prompt row with a causal
         language model and returns them, int64 [batch, max_new_tokens].
 
@@ -365,6 +368,9 @@ class Model(_Closing):
         reaching probability top_p. With `eos`, a row stops after producing
         it and the rest of the row is eos. Each step re-runs the model over
         its compiled window, so prompt plus new tokens must fit it.
+        An encoder-decoder (T5, BART) takes `encoder_input_ids` [batch,
+        seq] (the compiled width) and `prompt` is the decoder's start,
+        usually [[decoder_start_token_id]] per row.
         `last_generate_timing` then holds (prefill ms, decode ms, steps)."""
         if self._m is None:
             raise AttncError("the model is closed")
@@ -387,10 +393,24 @@ class Model(_Closing):
         if max_new_tokens < 1:
             raise AttncError("max_new_tokens must be >= 1, got %d"
                              % max_new_tokens)
+        encoder = None
+        if encoder_input_ids is not None:
+            encoder = np.asarray(encoder_input_ids)
+            if encoder.ndim == 1:
+                encoder = encoder[None, :]
+            if (encoder.ndim != 2 or encoder.dtype.kind not in "iu"
+                    or encoder.shape[0] != batch):
+                raise AttncError("encoder_input_ids must be an integer "
+                                 "array [%d, seq], got %s %s"
+                                 % (batch, encoder.dtype, encoder.shape))
+            encoder = np.ascontiguousarray(encoder, dtype=np.int64)
         session = self._lib.attnrt_session_create(self._m, int(seed))
         if not session:
             self._check(1)
         try:
+            if encoder is not None:
+                self._check(self._lib.attnrt_session_set_encoder_input(
+                    session, encoder.ctypes.data, *encoder.shape))
             out = np.empty((batch, max_new_tokens), np.int64)
             sampling = _Sampling(float(temperature), int(top_k), float(top_p))
             self._check(self._lib.attnrt_session_generate(

@@ -183,12 +183,12 @@ TEST(Manifest, Errors) {
             "large");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
-      "positions <bound>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> "
+      "[encoder] | positions <bound>]'");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
-      "positions <bound>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> "
+      "[encoder] | positions <bound>]'");
   EXPECT_EQ(
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
@@ -301,7 +301,30 @@ TEST(Manifest, Causal) {
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input ids i64 2x8x5 causal\n"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows> | positions <bound>]'");
+            "<rows> [encoder] | positions <bound>]'");
+}
+
+TEST(Manifest, Encoder) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "input input_ids i64 2x6 ids 50 encoder\n"
+                          "input decoder_input_ids i32 2x4 ids 50\n"
+                          "output logits f32 2x4x50 causal\n");
+  EXPECT_TRUE(m.entries[0].encoder);
+  EXPECT_FALSE(m.entries[1].encoder);
+  EXPECT_EQ(formatManifestRecord(m.entries[0]),
+            "input input_ids i64 2x6 ids 50 encoder");
+  // Only token-id inputs [batch, seq] are encoder inputs.
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input x f32 2x6 encoder\n"),
+            "manifest line 3: input 'x' is marked encoder but is not token "
+            "ids [batch, seq] ('ids <rows> encoder')");
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input p i64 2 positions 8 encoder\n"),
+            "manifest line 3: input 'p' is marked encoder but is not token "
+            "ids [batch, seq] ('ids <rows> encoder')");
+  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "output y f32 2x6 encoder\n"),
+            "");
 }
 
 TEST(Manifest, State) {
@@ -374,7 +397,7 @@ TEST(Manifest, TransposeErrors) {
   // Only weights take it, and only last.
   EXPECT_EQ(recordErr("input x f32 4x3 transpose"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows> | positions <bound>]'");
+            "<rows> [encoder] | positions <bound>]'");
   EXPECT_EQ(
       recordErr("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
@@ -405,7 +428,7 @@ TEST(Manifest, IdBound) {
       "manifest line 3: expected 'output <name> <dtype> <dims> [causal]'");
   EXPECT_EQ(recordErr("input x i64 2x8 rows 10"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
-            "<rows> | positions <bound>]'");
+            "<rows> [encoder] | positions <bound>]'");
 }
 
 TEST(Manifest, GatherErrors) {
@@ -484,8 +507,8 @@ TEST(Manifest, GatherErrors) {
             std::string::npos);
   EXPECT_EQ(
       recordErr("input w f32 4x3 gather 0 6 0:4"),
-      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> | "
-      "positions <bound>]'");
+      "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> "
+      "[encoder] | positions <bound>]'");
 }
 
 TEST(Manifest, RepeatedWeightNames) {

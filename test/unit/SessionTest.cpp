@@ -259,6 +259,72 @@ TEST(Session, Errors) {
         << o.temperature << " " << o.top_k << " " << o.top_p;
 }
 
+/// An encoder-decoder: encoder ids [2, 3] (buffer 0), the decoder stream
+/// [2, 8] (buffer 1), logits preferring (ids[t] + enc[0] + enc[2]) % V at
+/// position t, so the generated tokens show the encoder input.
+const char *const kEncoderDecoderManifest =
+    "attnc-manifest 1\n"
+    "target cpu\n"
+    "input input_ids i64 2x3 ids 10 encoder\n"
+    "input decoder_input_ids i64 2x8\n"
+    "output logits f32 2x8x5 causal\n";
+
+void encoderDecoderInvoke(void **buffers) {
+  auto *enc = static_cast<const int64_t *>(buffers[0]);
+  auto *ids = static_cast<const int64_t *>(buffers[1]);
+  auto *logits = static_cast<float *>(buffers[2]);
+  for (int64_t b = 0; b < kBatch; ++b)
+    for (int64_t t = 0; t < kSeq; ++t)
+      for (int64_t v = 0; v < kVocab; ++v)
+        logits[(b * kSeq + t) * kVocab + v] =
+            v == (ids[b * kSeq + t] + enc[b * 3] + enc[b * 3 + 2]) % kVocab
+                ? 1.0f
+                : 0.0f;
+}
+
+TEST(Session, EncoderDecoderGeneratesFromItsEncoderInput) {
+  char err[256];
+  ModelPtr m(attnrt_open(kEncoderDecoderManifest, encoderDecoderInvoke, err,
+                         sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  const int64_t start[] = {0, 0}, lengths[] = {1, 1};
+  int64_t out[2 * 4];
+  // Without its encoder input the session cannot start.
+  EXPECT_NE(attnrt_session_generate(s.get(), start, lengths, 2, 1, 4, nullptr,
+                                    -1, out),
+            0);
+  EXPECT_NE(std::string(attnrt_last_error(m.get())).find("--encoder-input"),
+            std::string::npos);
+  const int64_t wide[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_NE(attnrt_session_set_encoder_input(s.get(), wide, 2, 4), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "encoder input: 4 tokens per row, but the model was compiled for "
+            "3 (its input is static)");
+  // Row 0 steps by 1 + 3 = 4, row 1 by 4 + 6 = 10 = 0 (mod 5).
+  const int64_t encoder[] = {1, 2, 3, 4, 5, 6};
+  ASSERT_EQ(attnrt_session_set_encoder_input(s.get(), encoder, 2, 3), 0);
+  ASSERT_EQ(attnrt_session_generate(s.get(), start, lengths, 2, 1, 4, nullptr,
+                                    -1, out),
+            0)
+      << attnrt_last_error(m.get());
+  const int64_t expected[] = {4, 3, 2, 1, 0, 0, 0, 0};
+  EXPECT_EQ(std::vector<int64_t>(out, out + 8),
+            std::vector<int64_t>(expected, expected + 8));
+  // The prefill's batch must be the encoder input's.
+  EXPECT_NE(attnrt_session_prefill(s.get(), start, lengths, 1, 1), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "prefill: 1 rows, but the encoder input has 2");
+
+  // A decoder has no encoder input to set.
+  ModelPtr decoder(
+      attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
+  SessionPtr d(attnrt_session_create(decoder.get(), 0));
+  ASSERT_NE(d.get(), nullptr);
+  EXPECT_NE(attnrt_session_set_encoder_input(d.get(), encoder, 2, 3), 0);
+}
+
 /// A model with state: each run adds its input to the state and outputs
 /// the new state (a running sum), so the state must persist between runs
 /// and start zeroed.

@@ -4,6 +4,7 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -68,6 +69,51 @@ LogicalResult TileAttr::verify(
   return success();
 }
 
+/// Adds the results of `op` to `stream` when they depend on a value in it;
+/// see collectDecoderStreamValues.
+static void collectStreamValues(Operation *op, DenseSet<Value> &stream) {
+  auto inStream = [&](Value v) { return stream.contains(v); };
+  bool depends = llvm::any_of(op->getOperands(), inStream);
+  for (Region &region : op->getRegions()) {
+    for (Block &block : region) {
+      bool positional =
+          isa<LayerOp>(op) && block.getNumArguments() == op->getNumOperands();
+      for (BlockArgument arg : block.getArguments())
+        if (positional ? inStream(op->getOperand(arg.getArgNumber())) : depends)
+          stream.insert(arg);
+      for (Operation &inner : block)
+        collectStreamValues(&inner, stream);
+    }
+    // The results also depend on what the body computes from the stream.
+    region.walk([&](Operation *inner) {
+      depends = depends || llvm::any_of(inner->getOperands(), inStream);
+    });
+  }
+  if (depends)
+    stream.insert(op->result_begin(), op->result_end());
+}
+
+/// The values of `module` that depend on a function argument not marked
+/// attn.encoder_input (the decoder stream of an encoder-decoder; every input
+/// of a decoder). They flow into attn.layer bodies argument by argument, so
+/// that a decoder layer's encoder extra stays out, and through other regions
+/// as a whole.
+static DenseSet<Value> collectDecoderStreamValues(Operation *module) {
+  DenseSet<Value> stream;
+  module->walk([&](FunctionOpInterface func) {
+    if (func.isExternal())
+      return;
+    for (BlockArgument arg : func.getArguments())
+      if (!func.getArgAttr(arg.getArgNumber(),
+                           AttnDialect::EncoderInputAttrHelper::getNameStr()))
+        stream.insert(arg);
+    for (Block &block : func.getFunctionBody())
+      for (Operation &op : block)
+        collectStreamValues(&op, stream);
+  });
+  return stream;
+}
+
 LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() == TileAttr::kAttrName && !isa<TileAttr>(attr.getValue()))
@@ -79,14 +125,26 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a unit attribute on a module";
     // Generation relies on the claim: an attention that sees later
-    // positions would make every generated token wrong.
+    // positions would make every generated token wrong. An encoder-decoder
+    // may attend without a mask where that cannot happen: to keys and
+    // values (and biases, lengths) of the encoder alone, whether the
+    // queries are the encoder's (its self-attention) or the decoder
+    // stream's (cross-attention).
+    DenseSet<Value> streamValues = collectDecoderStreamValues(op);
+    auto fromStream = [&](ValueRange values) {
+      return llvm::any_of(values,
+                          [&](Value v) { return streamValues.contains(v); });
+    };
     WalkResult walk = op->walk([&](Operation *inner) {
-      bool causal = true;
+      bool allowed = true;
+      // Everything but the query is what the attention reads across
+      // positions (mha without key_value reads its query that way too).
       if (auto sdpa = dyn_cast<SdpaOp>(inner))
-        causal = sdpa.getCausal();
+        allowed =
+            sdpa.getCausal() || !fromStream(inner->getOperands().drop_front());
       else if (auto mha = dyn_cast<MhaOp>(inner))
-        causal = mha.getCausal();
-      if (causal)
+        allowed = mha.getCausal() || !fromStream(inner->getOperands());
+      if (allowed)
         return WalkResult::advance();
       inner->emitOpError() << "is not causal, but the module is marked '"
                            << attr.getName().getValue()

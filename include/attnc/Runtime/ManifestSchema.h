@@ -20,6 +20,7 @@
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   input <name> <dtype> <dims> positions <bound>
+//   input <name> <dtype> <dims> ids <rows> encoder
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
 //   state <name> <dtype> <dims>
@@ -60,6 +61,10 @@
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
 // compiler writes it for modules marked `attn.causal_lm`.
+// An `encoder` input (token ids, [batch, seq], after `ids <rows>`) is an
+// encoder-decoder's encoder input: the logits depend on all of it and
+// causally on the model's other id input (the decoder stream). Generation
+// sets it once per prompt.
 // Dynamic sizes: an input or output whose dims hold a `?` carries
 // `dims_from` (before any other trailing keyword) with one <from> per `?`,
 // in order: `-` for a size the caller chooses (inputs only), or
@@ -104,6 +109,7 @@ inline constexpr const char *kTransposeKeyword = "transpose";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
+inline constexpr const char *kEncoderKeyword = "encoder";
 inline constexpr const char *kPositionsKeyword = "positions";
 inline constexpr const char *kDimsFromKeyword = "dims_from";
 /// A dynamic size in a record's dims (`?` in the text).
@@ -269,6 +275,9 @@ struct ManifestRecord {
   int64_t idBound = -1;
   /// For `output ... causal`: causal language-model logits.
   bool causal = false;
+  /// For `input ... encoder`: an encoder-decoder's encoder input (token
+  /// ids); the other id input is the decoder stream.
+  bool encoder = false;
   /// For `input ... positions <bound>`: idBound bounds run-time positions
   /// (a decode step's cache length) rather than embedding ids.
   bool positions = false;
@@ -362,6 +371,10 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.causal) {
     s += " ";
     s += kCausalKeyword;
+  }
+  if (r.encoder) {
+    s += " ";
+    s += kEncoderKeyword;
   }
   return s;
 }

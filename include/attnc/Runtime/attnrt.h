@@ -253,7 +253,12 @@ uint64_t attnrt_weight_file_bytes(attnrt_model *m);
  * and decode runs T = 1; a step compiled for T = 1 takes the prompt one
  * token per run. A full-sequence model is re-run over its whole
  * window at every step instead (exact for a causal model: later, padded
- * positions do not influence earlier ones), a full forward pass per step. */
+ * positions do not influence earlier ones), a full forward pass per step.
+ *
+ * An encoder-decoder (an input marked `encoder` in the manifest: T5, BART)
+ * generates its decoder stream from an encoder input that stays fixed per
+ * prompt: attnrt_session_set_encoder_input before prefill; the prompt is
+ * then the decoder's start (e.g. its decoder_start_token_id). */
 typedef struct attnrt_session attnrt_session;
 
 /* How the next token is chosen from a row's logits. temperature 0 (or
@@ -282,6 +287,12 @@ void attnrt_session_free(attnrt_session *s);
  * vocabulary size (any pointer may be NULL). */
 void attnrt_session_shape(attnrt_session *s, int64_t *max_batch,
                           int64_t *capacity, int64_t *vocab);
+
+/* An encoder-decoder's encoder input for the next prefill: `batch` rows of
+ * `width` token ids (row-major), the width the model was compiled for; the
+ * batch must be the prefill's. An error for other models. */
+int attnrt_session_set_encoder_input(attnrt_session *s, const int64_t *ids,
+                                     int64_t batch, int64_t width);
 
 /* Starts `batch` rows: row b is ids[b * stride, b * stride + lengths[b]),
  * 1 <= lengths[b] <= min(stride, capacity). Runs the model. */

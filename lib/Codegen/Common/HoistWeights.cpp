@@ -177,13 +177,15 @@ struct AttnHoistWeightsPass
       weightNames.insert(uses.front().getName());
 
     SmallVector<Attribute> manifest;
-    auto record =
-        [&](attnrt::EntryKind kind, StringRef name, Type type, Location loc,
-            WeightOp weight = {}, IntegerAttr idBound = {}, bool causal = false,
-            IntegerAttr positionBound = {},
-            ArrayRef<std::pair<int, int>> dimsFrom = {}) -> LogicalResult {
-      FailureOr<DictionaryAttr> dict = buildManifestRecord(
-          kind, name, type, weight, idBound, causal, positionBound, dimsFrom);
+    auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
+                      Location loc, WeightOp weight = {},
+                      IntegerAttr idBound = {}, bool causal = false,
+                      IntegerAttr positionBound = {},
+                      ArrayRef<std::pair<int, int>> dimsFrom = {},
+                      bool encoder = false) -> LogicalResult {
+      FailureOr<DictionaryAttr> dict =
+          buildManifestRecord(kind, name, type, weight, idBound, causal,
+                              positionBound, dimsFrom, encoder);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
@@ -260,11 +262,14 @@ struct AttnHoistWeightsPass
       if (failed(ioName(entry.getArgAttrOfType<StringAttr>(i, "attn.name"),
                         ((state ? "state" : "input") + Twine(i - index)).str(),
                         name)) ||
-          failed(record(state ? attnrt::EntryKind::State
-                              : attnrt::EntryKind::Input,
-                        name, entry.getArgument(i).getType(), entry.getLoc(),
-                        /*weight=*/{}, idBound, /*causal=*/false, positionBound,
-                        dynamicDims->inputs[i - index])))
+          failed(record(
+              state ? attnrt::EntryKind::State : attnrt::EntryKind::Input, name,
+              entry.getArgument(i).getType(), entry.getLoc(),
+              /*weight=*/{}, idBound, /*causal=*/false, positionBound,
+              dynamicDims->inputs[i - index],
+              /*encoder=*/
+              static_cast<bool>(entry.getArgAttr(
+                  i, AttnDialect::EncoderInputAttrHelper::getNameStr())))))
         return signalPassFailure();
     }
     // A causal language model's [batch, seq, vocab] float outputs are the

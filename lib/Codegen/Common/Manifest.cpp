@@ -19,11 +19,10 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
   return std::nullopt;
 }
 
-FailureOr<DictionaryAttr>
-mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
-                                Type type, WeightOp weight, IntegerAttr idBound,
-                                bool causal, IntegerAttr positionBound,
-                                ArrayRef<std::pair<int, int>> dimsFrom) {
+FailureOr<DictionaryAttr> mlir::attn::buildManifestRecord(
+    attnrt::EntryKind kind, StringRef name, Type type, WeightOp weight,
+    IntegerAttr idBound, bool causal, IntegerAttr positionBound,
+    ArrayRef<std::pair<int, int>> dimsFrom, bool encoder) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !getManifestDType(tensor.getElementType()))
     return failure();
@@ -61,6 +60,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
     fields.append(kManifestCausalKey, b.getUnitAttr());
   if (positionBound)
     fields.append(kManifestPositionBoundKey, positionBound);
+  if (encoder)
+    fields.append(kManifestEncoderKey, b.getUnitAttr());
   return fields.getDictionary(type.getContext());
 }
 
@@ -161,6 +162,13 @@ static LogicalResult readRecord(DictionaryAttr dict,
       return fail() << "has " << kManifestCausalKey
                     << " but is not a float [batch, seq, vocab] output";
     record.causal = true;
+  }
+  if (dict.get(kManifestEncoderKey)) {
+    if (record.kind != attnrt::EntryKind::Input || record.idBound < 0 ||
+        record.positions || record.dims.size() != 2)
+      return fail() << "has " << kManifestEncoderKey
+                    << " but is not an input of token ids [batch, seq]";
+    record.encoder = true;
   }
   return success();
 }

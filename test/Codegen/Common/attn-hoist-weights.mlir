@@ -186,6 +186,18 @@ module attributes {attn.causal_lm} {
 
 // -----
 
+// An encoder-decoder: the argument tagged attn.encoder_input (token ids) is
+// marked `encoder`, the logits `causal`.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = [{encoder, id_bound = 50 : i64, kind = "input", name = "input_ids", type = tensor<1x6xi64>}, {id_bound = 50 : i64, kind = "input", name = "decoder_input_ids", type = tensor<1x4xi64>}, {kind = "input", name = "input2", type = tensor<1x4x8xf32>}, {causal, kind = "output", name = "logits", type = tensor<1x4x8xf32>}]
+module attributes {attn.causal_lm} {
+  func.func @main(%enc: tensor<1x6xi64> {attn.encoder_input, attn.id_bound = 50 : i64, attn.name = "input_ids"}, %dec: tensor<1x4xi64> {attn.id_bound = 50 : i64, attn.name = "decoder_input_ids"}, %h: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32> {attn.name = "logits"}) {
+    return %h : tensor<1x4x8xf32>
+  }
+}
+
+// -----
+
 // Model state: a result tagged attn.state_arg = i is the new value of
 // argument i (a KV cache): the argument is a `state` record, the result no
 // output record, and the tag is renumbered past the hoisted weights.

@@ -51,6 +51,8 @@ constexpr llvm::StringLiteral kManifestPositionBoundKey = "position_bound";
 constexpr llvm::StringLiteral kManifestDimsFromKey = "dims_from";
 /// Outputs holding causal language-model logits (a unit attribute).
 constexpr llvm::StringLiteral kManifestCausalKey = "causal";
+/// An encoder-decoder's encoder input (a unit attribute).
+constexpr llvm::StringLiteral kManifestEncoderKey = "encoder";
 
 /// The manifest dtype of an element type: f32, f16, bf16 and the signless
 /// i32 and i64 (whose MLIR spellings are the manifest's).
@@ -61,14 +63,16 @@ std::optional<attnrt::DType> getManifestDType(Type elementType);
 /// embedding ids) the table's row count, `causal` (for outputs of causal
 /// language models) the causal mark, `positionBound` (for inputs of
 /// run-time positions) their bound, `dimsFrom` (for inputs and outputs with
-/// dynamic sizes, one per dynamic dimension) where their sizes come from.
-/// Fails (without a diagnostic) when the runtime cannot take the type: see
-/// getManifestDType; only inputs and outputs may be dynamic.
+/// dynamic sizes, one per dynamic dimension) where their sizes come from,
+/// `encoder` (for an encoder-decoder's encoder input of token ids) the
+/// encoder mark. Fails (without a diagnostic) when the runtime cannot take the
+/// type: see getManifestDType; only inputs and outputs may be dynamic.
 FailureOr<DictionaryAttr>
 buildManifestRecord(attnrt::EntryKind kind, StringRef name, Type type,
                     WeightOp weight = {}, IntegerAttr idBound = {},
                     bool causal = false, IntegerAttr positionBound = {},
-                    ArrayRef<std::pair<int, int>> dimsFrom = {});
+                    ArrayRef<std::pair<int, int>> dimsFrom = {},
+                    bool encoder = false);
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

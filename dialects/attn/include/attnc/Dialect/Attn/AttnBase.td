@@ -47,9 +47,16 @@ def Attn_Dialect : Dialect {
   //                        the runtime checks them, see DynamicDims.cpp)
   //   attn.causal_lm       (module) a causal language model: every output
   //                        position depends only on input positions up to
-  //                        it (set by the importers for decoders; every
-  //                        attention in the module must be causal); its
-  //                        logits outputs are marked `causal` in the manifest
+  //                        it (set by the importers for decoders and
+  //                        encoder-decoders; every attention in the module
+  //                        must be causal, except where the queries, or the
+  //                        keys and values, depend on encoder inputs only);
+  //                        its logits outputs are marked `causal` in the
+  //                        manifest
+  //   attn.encoder_input   (function argument) an encoder-decoder's encoder
+  //                        input: the outputs depend on all of it, and
+  //                        causally on the other inputs (the decoder
+  //                        stream); marked `encoder` in the manifest
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$entry,
     "::mlir::UnitAttr":$fuse_rows,
@@ -58,7 +65,8 @@ def Attn_Dialect : Dialect {
     "::mlir::IntegerAttr":$position_bound,
     "::mlir::IntegerAttr":$state_arg,
     "::mlir::ArrayAttr":$dim_symbols,
-    "::mlir::UnitAttr":$causal_lm
+    "::mlir::UnitAttr":$causal_lm,
+    "::mlir::UnitAttr":$encoder_input
   );
 }
 
