@@ -241,6 +241,20 @@ def table(results, ntest, bench):
     return "\n".join(lines) + "\n"
 
 
+BEGIN, END = "<!-- layerdrop table: begin -->\n", "<!-- layerdrop table: end -->"
+
+
+def write_table(path, text):
+    """Replaces the table between the markers of an existing document
+    (docs/layerdrop.md), or writes a file holding the table alone."""
+    doc = open(path).read() if os.path.exists(path) else ""
+    if BEGIN in doc and END in doc:
+        head, rest = doc.split(BEGIN, 1)
+        text = head + BEGIN + text + END + rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def plot(results, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -341,7 +355,8 @@ def main():
     p.add_argument("--depths", default=",".join(map(str, DEPTHS)))
     p.add_argument("--bench", type=int, default=20,
                    help="timed runs per executable (the fastest is reported)")
-    p.add_argument("--md", help="write the markdown table here")
+    p.add_argument("--md", help="write the markdown table here (between "
+                   "the table markers if the file has them)")
     p.add_argument("--png", help="write the plot here")
     p.add_argument("--write-lit", metavar="DIR",
                    help="also write test/LayerDrop's inputs into DIR")
@@ -360,8 +375,7 @@ def main():
     text = table(results, ntest, args.bench)
     print(text)
     if args.md:
-        with open(args.md, "w") as f:
-            f.write(text)
+        write_table(args.md, text)
     if args.png:
         plot(results, args.png)
     if args.write_lit:
