@@ -262,7 +262,11 @@ def plot(results, path):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     styles = {"layerdrop": "-", "baseline": "--"}
     markers = {"every-other": "o", "top-k": "s", "search": "^"}
+    colors = {"layerdrop": "tab:blue", "baseline": "tab:red"}
     for res in results:
+        for ax in axes:
+            ax.axhline(100 * res["torch_full_accuracy"], color=colors[res["model"]],
+                       linestyle=styles[res["model"]], linewidth=0.8, alpha=0.5)
         for strategy in STRATEGIES:
             rows = sorted((r for r in res["rows"] if r["strategy"] == strategy),
                           key=lambda r: r["depth"])
@@ -280,7 +284,7 @@ def plot(results, path):
     axes[0].set_xticks(DEPTHS)
     axes[0].legend(fontsize=8)
     fig.suptitle("LayerDrop on load_digits: accuracy of attnc-pruned "
-                 "12-layer encoders")
+                 "12-layer encoders (thin lines: PyTorch, all layers)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
