@@ -105,10 +105,13 @@ if [[ "${1:-}" == "--generators" ]]; then
     /usr/bin/python3 -m venv "$VENV"
   fi
   # What users export with today; the committed test models say which
-  # versions made them (test/ONNX/Exports/manifest.json).
+  # versions made them (test/ONNX/Exports/manifest.json). scikit-learn
+  # ships the digits data set and matplotlib draws the plot of the
+  # LayerDrop study (examples/layerdrop, docs/layerdrop.md).
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "torch==2.15.0" "transformers==5.23.0" "onnx==1.23.2" \
-    "onnxruntime==1.32.0" "onnxscript==0.7.2" "safetensors==0.8.0"
+    "onnxruntime==1.32.0" "onnxscript==0.7.2" "safetensors==0.8.0" \
+    "scikit-learn==1.9.1" "matplotlib==3.11.2"
 fi
 
 echo "setup: configuring and building in $BUILD_DIR" >&2

@@ -220,6 +220,15 @@ attnc::searchLayersToKeep(ModuleOp module, const LayerSearchOptions &options,
       std::string message;
       if (!attnrt::readNpy(files[i], arrays[i], message))
         return makeError(message);
+      // The gated model is run at one size: dynamic batch or sequence
+      // dimensions (an ONNX export's) must be fixed to the calibration's.
+      for (int axis = 0; axis < attnrt_input_rank(model, i); ++axis)
+        if (attnrt_input_dim(model, i, axis) < 0)
+          return makeError(
+              "search: input " + Twine(i) + " '" + attnrt_input_name(model, i) +
+              "' has dynamic dimensions; fix "
+              "them to the calibration files' shape with --input-shape "
+              "NAME=AxB...");
       if (arrays[i].dataBytes != attnrt_input_bytes(model, i))
         return makeError(files[i] + ": " + Twine(arrays[i].dataBytes) +
                          " bytes but the model's input " + Twine(i) +
