@@ -172,6 +172,16 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
                            StringRef positionsKey, int64_t maxPositions) {
   if (failed(checkInputNames({"input_ids", "decoder_input_ids"})))
     return failure();
+  // Checked here: inputShape's hint (a --kv-cache step) does not apply.
+  for (StringRef name : {"input_ids", "decoder_input_ids"}) {
+    auto it = options.inputShapes.find(name);
+    if (it != options.inputShapes.end() &&
+        llvm::any_of(it->second, ShapedType::isDynamic))
+      return emitError(ckpt.configLoc())
+             << "--input-shape " << name
+             << " has a '?' dimension, but encoder-decoder imports take "
+                "static shapes only";
+  }
   FailureOr<SmallVector<int64_t>> source =
       inputShape("input_ids", {"batch", "source_sequence"});
   if (failed(source))
