@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the tiny Hugging Face encoder-decoder checkpoints (T5, BART,
+"""Builds the tiny Hugging Face encoder-decoder checkpoints (T5, MT5, BART,
 MBart) that test `attn-import --hf` / `attn-compile DIR`.
 
 Made with transformers 5.23.0 and torch 2.15. Each model is constructed
@@ -74,6 +74,9 @@ def families():
         # T5 v1.1 / MT5: gated GELU (gelu_new) FFN, untied head.
         "t5_gated": (T.T5Config, T.T5ForConditionalGeneration,
                      dict(T5_COMMON, feed_forward_proj="gated-gelu")),
+        # MT5: gated GELU; transformers 5 ties its head (saved without
+        # lm_head.weight) and never rescales the decoder output.
+        "mt5": (T.MT5Config, T.MT5ForConditionalGeneration, dict(T5_COMMON)),
         # Post-LN, GELU, scaled embeddings, learned positions offset 2.
         "bart": (T.BartConfig, T.BartForConditionalGeneration,
                  dict(BART_COMMON, scale_embedding=True)),
@@ -95,7 +98,7 @@ def build(name, cfg_class, model_class, over):
     # T5 scores are not scaled by 1/sqrt(d_kv): widened by 8 as the other
     # families are, its float32 logits drift from float64 ones by 1e-4
     # relative, the tests' tolerance.
-    widen_weights(model, 2.0 if name.startswith("t5") else 8.0)
+    widen_weights(model, 2.0 if "t5" in name else 8.0)
     if hasattr(model, "final_logits_bias"):
         with torch.no_grad():
             model.final_logits_bias.copy_(

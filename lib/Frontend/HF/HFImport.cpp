@@ -91,6 +91,8 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
        albert = bertLike(BertFamily::Albert),
        distilBert = bertLike(BertFamily::DistilBert),
        mpnet = bertLike(BertFamily::MPNet);
+  auto t5 = [](ModelBuilder &m) { return buildT5(m, /*mt5=*/false); };
+  auto mt5 = [](ModelBuilder &m) { return buildT5(m, /*mt5=*/true); };
   auto bart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/false); };
   auto mbart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/true); };
   const Architecture architectures[] = {
@@ -114,8 +116,8 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"BloomForCausalLM", buildBloom, true},
       {"FalconForCausalLM", buildFalcon, true},
       // Encoder-decoders, as one full-sequence model (no generation yet).
-      {"T5ForConditionalGeneration", buildT5, false},
-      {"MT5ForConditionalGeneration", buildT5, false},
+      {"T5ForConditionalGeneration", t5, false},
+      {"MT5ForConditionalGeneration", mt5, false},
       {"BartForConditionalGeneration", bart, false},
       {"MBartForConditionalGeneration", mbart, false},
   };

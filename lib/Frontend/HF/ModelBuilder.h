@@ -447,7 +447,9 @@ LogicalResult buildGptNeoX(ModelBuilder &mb);
 LogicalResult buildPhi(ModelBuilder &mb);
 LogicalResult buildBloom(ModelBuilder &mb);
 LogicalResult buildFalcon(ModelBuilder &mb);
-LogicalResult buildT5(ModelBuilder &mb);
+/// T5ForConditionalGeneration and, with `mt5`, MT5ForConditionalGeneration
+/// (no rescale before the LM head).
+LogicalResult buildT5(ModelBuilder &mb, bool mt5);
 /// BartForConditionalGeneration (post-LN) and, with `preNorm`,
 /// MBartForConditionalGeneration (pre-LN, final LayerNorms).
 LogicalResult buildBart(ModelBuilder &mb, bool preNorm);

@@ -14,10 +14,10 @@
 // whose table each stack keeps in its block 0 and shares with all its
 // blocks. The FFN is `feed_forward_proj`: "ACT" (wo(act(wi(x))), e.g.
 // "relu") or "gated-ACT" (wo(act(wi_0(x)) * wi_1(x)); "gated-gelu" is
-// gelu_new, T5 v1.1 / MT5). The LM head is the shared table, with the
-// decoder output scaled by d_model**-0.5, when tie_word_embeddings (else
-// lm_head.weight, unscaled); transformers 5's scale_decoder_outputs, when
-// present, says whether to scale.
+// gelu_new, T5 v1.1 / MT5). The LM head is the shared table when
+// tie_word_embeddings, else lm_head.weight. T5 scales the decoder output by
+// d_model**-0.5 when tie_word_embeddings, or as transformers 5's
+// scale_decoder_outputs says when present; MT5 never does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,7 +82,7 @@ static FailureOr<T5Ffn> readFfn(Checkpoint &c) {
   return T5Ffn{*activation, gated};
 }
 
-LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb) {
+LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
   Checkpoint &c = mb.ckpt;
   auto dims = c.getPositiveInts(
       {"vocab_size", "d_model", "d_kv", "d_ff", "num_layers", "num_heads"});
@@ -101,7 +101,9 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb) {
   if (failed(decLayers) || failed(buckets) || failed(maxDistance) ||
       failed(eps) || failed(tied))
     return failure();
-  FailureOr<bool> scaleOutput = c.getBool("scale_decoder_outputs", *tied);
+  // MT5 never rescales (transformers' modeling_mt5).
+  FailureOr<bool> scaleOutput =
+      mt5 ? false : c.getBool("scale_decoder_outputs", *tied);
   FailureOr<T5Ffn> ffn = readFfn(c);
   if (failed(scaleOutput) || failed(ffn))
     return failure();
