@@ -243,7 +243,7 @@ def cases():
         ("marian-not-built", "gpt2", {"architectures": ["MarianMTModel"]},
          r'architecture "MarianMTModel" is an encoder-decoder whose sinusoidal positions \(sines in the first half of the channels, cosines in the second\) are not built yet'),
         ("whisper-not-built", "gpt2", {"architectures": ["WhisperForConditionalGeneration"]},
-         r'architecture "WhisperForConditionalGeneration" is an audio encoder-decoder: the convolutional audio input'),
+         r'architecture "WhisperForConditionalGeneration" is an audio encoder-decoder: its convolutional audio input is not built yet'),
         ("vit-not-built", "gpt2", {"architectures": ["ViTForImageClassification"]},
          r'architecture "ViTForImageClassification" is a vision transformer: pixel_values inputs and the patch embedding \(a strided Conv2d\) are not built yet'),
         ("clip-not-built", "gpt2", {"architectures": ["CLIPModel"]},

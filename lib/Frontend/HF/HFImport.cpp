@@ -130,17 +130,15 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
     StringRef prefix;
     StringRef missing;
   };
-  static constexpr const char *marian =
-      "an encoder-decoder whose sinusoidal positions (sines in the first "
-      "half of the channels, cosines in the second) are not built yet";
   static constexpr const char *vit =
       "a vision transformer: pixel_values inputs and the patch embedding (a "
       "strided Conv2d) are not built yet";
   static const Unbuilt unbuilt[] = {
-      {"Marian", marian},
-      {"Whisper", "an audio encoder-decoder: the convolutional audio input, "
-                  "cross-attention and encoder-decoder generation are not "
-                  "built yet"},
+      {"Marian", "an encoder-decoder whose sinusoidal positions (sines in "
+                 "the first half of the channels, cosines in the second) are "
+                 "not built yet"},
+      {"Whisper", "an audio encoder-decoder: its convolutional audio input is "
+                  "not built yet"},
       {"ViT", vit},
       {"DeiT", vit},
       {"CLIP", "CLIP's text tower (pooled at the end-of-text token) and "

@@ -1219,21 +1219,26 @@ GatherView mlir::attn::hf::interleavedQkvRows(int64_t heads, int64_t headDim,
   return view;
 }
 
+std::optional<Activation> mlir::attn::hf::activationByName(StringRef value) {
+  // transformers' ACT2FN names for the activations attn has.
+  return llvm::StringSwitch<std::optional<Activation>>(value)
+      .Case("gelu", Activation::gelu)
+      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_fast"},
+             Activation::gelu_tanh)
+      .Case("relu", Activation::relu)
+      .Cases({"silu", "swish"}, Activation::silu)
+      .Default(std::nullopt);
+}
+
+const char *const mlir::attn::hf::activationNames =
+    "gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish";
+
 FailureOr<Activation> mlir::attn::hf::parseActivation(Checkpoint &ckpt,
                                                       StringRef key,
                                                       StringRef value) {
-  // transformers' ACT2FN names for the activations attn has.
-  if (value == "gelu")
-    return Activation::gelu;
-  if (value == "gelu_new" || value == "gelu_pytorch_tanh" ||
-      value == "gelu_fast")
-    return Activation::gelu_tanh;
-  if (value == "relu")
-    return Activation::relu;
-  if (value == "silu" || value == "swish")
-    return Activation::silu;
+  if (std::optional<Activation> act = activationByName(value))
+    return *act;
   return emitError(ckpt.keyLoc(key))
          << "config.json key \"" << key << "\" is \"" << value
-         << "\"; supported activations: gelu, gelu_new, gelu_pytorch_tanh, "
-            "gelu_fast, relu, silu, swish";
+         << "\"; supported activations: " << activationNames;
 }

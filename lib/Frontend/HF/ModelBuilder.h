@@ -487,6 +487,11 @@ FailureOr<int64_t> layerWindow(Checkpoint &ckpt, int64_t layer,
 int64_t relativePositionBucket(int64_t relative, int64_t buckets,
                                int64_t maxDistance, bool bidirectional);
 
+/// The attn activation for transformers' ACT2FN name `value`, if attn has
+/// it.
+std::optional<Activation> activationByName(StringRef value);
+/// The names activationByName knows, for messages.
+extern const char *const activationNames;
 /// The attn activation for a config's `hidden_act` / `activation_function`
 /// value; an error naming `key` otherwise.
 FailureOr<Activation> parseActivation(Checkpoint &ckpt, StringRef key,

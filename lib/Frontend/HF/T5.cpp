@@ -47,24 +47,12 @@ static FailureOr<T5Ffn> readFfn(Checkpoint &c) {
   StringRef act = *proj;
   bool gated = act.consume_front("gated-");
   std::string actName = *proj == "gated-gelu" ? "gelu_new" : act.str();
-  auto unknown = [&]() {
+  std::optional<Activation> activation = activationByName(actName);
+  if (act.empty() || act.contains('-') || !activation)
     return emitError(c.keyLoc("feed_forward_proj"))
            << "config.json key \"feed_forward_proj\" is \"" << *proj
-           << "\"; supported: \"ACT\" or \"gated-ACT\" with ACT one of gelu, "
-              "gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish";
-  };
-  if (act.empty() || act.contains('-'))
-    return unknown();
-  // parseActivation's own message would not name the format.
-  static const char *const known[] = {
-      "gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "relu",
-      "silu", "swish"};
-  if (!llvm::is_contained(known, StringRef(actName)))
-    return unknown();
-  FailureOr<Activation> activation =
-      parseActivation(c, "feed_forward_proj", actName);
-  if (failed(activation))
-    return failure();
+           << "\"; supported: \"ACT\" or \"gated-ACT\" with ACT one of "
+           << activationNames;
   FailureOr<bool> isGated = c.getBool("is_gated_act", gated);
   FailureOr<std::string> denseAct = c.getString("dense_act_fn", actName);
   if (failed(isGated) || failed(denseAct))
