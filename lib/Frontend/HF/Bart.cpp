@@ -123,6 +123,22 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
     return mb.layerNorm(mb.loc(s + "layernorm_embedding"), h,
                         s + "layernorm_embedding", dv, eps);
   };
+  // A sub-layer `body` with its LayerNorm `norm` and residual:
+  // x + body(LN(x)) (mBART) or LN(x + body(x)) (BART).
+  auto residual = [&](const LayerWeights &w, StringRef norm, Value x,
+                      function_ref<Value(Value)> body) -> FailureOr<Value> {
+    FailureOr<Value> g = w(norm.str() + ".weight", {d}, dv),
+                     be = w(norm.str() + ".bias", {d}, dv);
+    if (failed(g) || failed(be))
+      return failure();
+    Location l = w.loc();
+    auto ln = [&](Value v) {
+      return LayerNormOp::create(b, l, v, *g, *be, b.getF64FloatAttr(eps))
+          .getResult();
+    };
+    Value sum = AddOp::create(b, l, x, body(preNorm ? ln(x) : x));
+    return preNorm ? sum : ln(sum);
+  };
   // One attention (`module`) with its LayerNorm and residual.
   auto attention = [&](const LayerWeights &w, StringRef module, StringRef norm,
                        Value x, Value memory, bool causal,
@@ -135,42 +151,29 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
                      wv = w(m + "v_proj.weight", {d, d}, dd),
                      bv = w(m + "v_proj.bias", {d}, dv),
                      wo = w(m + "out_proj.weight", {d, d}, dd),
-                     bo = w(m + "out_proj.bias", {d}, dv),
-                     g = w(norm.str() + ".weight", {d}, dv),
-                     be = w(norm.str() + ".bias", {d}, dv);
-    if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo, g, be}))
+                     bo = w(m + "out_proj.bias", {d}, dv);
+    if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo}))
       return failure();
-    Location l = w.loc();
-    auto ln = [&](Value v) {
-      return LayerNormOp::create(b, l, v, *g, *be, b.getF64FloatAttr(eps))
-          .getResult();
-    };
-    Value a = mb.multiHeadAttention(l, preNorm ? ln(x) : x, memory,
-                                    {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
-                                    heads, d / heads, causal);
-    Value sum = AddOp::create(b, l, x, a);
-    return preNorm ? sum : ln(sum);
+    return residual(w, norm, x, [&](Value n) {
+      return mb.multiHeadAttention(w.loc(), n, memory,
+                                   {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
+                                   heads, d / heads, causal);
+    });
   };
   auto feedForward = [&](const LayerWeights &w, Value x,
                          int64_t ff) -> FailureOr<Value> {
     FailureOr<Value> w1 = w("fc1.weight", {ff, d}, "[ffn_dim, d_model]"),
                      b1 = w("fc1.bias", {ff}, "[ffn_dim]"),
                      w2 = w("fc2.weight", {d, ff}, "[d_model, ffn_dim]"),
-                     b2 = w("fc2.bias", {d}, dv),
-                     g = w("final_layer_norm.weight", {d}, dv),
-                     be = w("final_layer_norm.bias", {d}, dv);
-    if (!allFound({w1, b1, w2, b2, g, be}))
+                     b2 = w("fc2.bias", {d}, dv);
+    if (!allFound({w1, b1, w2, b2}))
       return failure();
-    Location l = w.loc();
-    auto ln = [&](Value v) {
-      return LayerNormOp::create(b, l, v, *g, *be, b.getF64FloatAttr(eps))
+    return residual(w, "final_layer_norm", x, [&](Value n) {
+      return FfnOp::create(b, w.loc(), x.getType(), n, /*gate_weight=*/Value(),
+                           /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
+                           *activation)
           .getResult();
-    };
-    Value y = FfnOp::create(b, l, x.getType(), preNorm ? ln(x) : x,
-                            /*gate_weight=*/Value(), /*gate_bias=*/Value(), *w1,
-                            *b1, *w2, *b2, *activation);
-    Value sum = AddOp::create(b, l, x, y);
-    return preNorm ? sum : ln(sum);
+    });
   };
   // mBART's final LayerNorm of a stack.
   auto finalNorm = [&](StringRef stack, Value h) -> FailureOr<Value> {
