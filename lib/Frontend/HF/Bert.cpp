@@ -453,13 +453,11 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
             if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2,
                            b2, g2, be2}))
               return failure();
-            Value attn = MhaOp::create(
-                b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-                ValueRange{*bq, *bk, *bv, *bo},
-                mb.layerExtras().empty() ? Value() : mb.layerExtras()[0],
-                /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads),
-                IntegerAttr(), IntegerAttr(), UnitAttr(), UnitAttr(),
-                IntegerAttr(), FloatAttr());
+            Value attn = mb.multiHeadAttention(
+                l, x, /*memory=*/Value(),
+                {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, d / heads,
+                /*causal=*/false,
+                mb.layerExtras().empty() ? Value() : mb.layerExtras()[0]);
             Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
                                            *g1, *be1, b.getF64FloatAttr(*eps));
             Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),
