@@ -3,8 +3,11 @@
 // What the architecture builders share: binding checkpoint tensors as
 // attn.weight ops (plain or as gather/transpose views) after checking their
 // dtype and shape against what config.json implies, the model function with
-// its input ids, the decoder layers (attn.layer regions, or inline in a
-// --kv-cache step) and their attention, and the LayerNorm decoder layer.
+// its input ids (an encoder-decoder's two), the decoder layers (attn.layer
+// regions, or inline in a --kv-cache step) and their attention, full-sequence
+// multi-head attention (an encoder's, or a decoder's cross-attention over the
+// encoder output), relative position biases, and the LayerNorm decoder
+// layer.
 //
 //===----------------------------------------------------------------------===//
 
