@@ -192,14 +192,15 @@ def build(cfg_class, model_class, over):
     return model.eval()
 
 
-def widen_weights(model):
-    """Random init uses std 0.02; widens the weights so that the tests
-    compare non-trivial activations (norm weights move off 1, or off 0 for
-    Gemma's (1 + w) norms). Draws from torch's current seed."""
+def widen_weights(model, factor=8.0):
+    """Random init uses std 0.02; widens the weights (matrices times
+    `factor`) so that the tests compare non-trivial activations (norm
+    weights move off 1, or off 0 for Gemma's (1 + w) norms). Draws from
+    torch's current seed."""
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() >= 2:
-                p.mul_(8.0)
+                p.mul_(factor)
             else:
                 p.add_(0.1 * torch.randn_like(p))
 

@@ -232,14 +232,18 @@ def cases():
     # Architecture selection and config keys: (name, family, config.json
     # changes, the error located in config.json).
     for name, family, over, message in (
-        ("t5-not-built", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
-         r'architecture "T5ForConditionalGeneration" is an encoder-decoder: cross-attention, T5\'s relative position buckets and encoder-decoder generation are not built yet'),
-        ("bart-not-built", "gpt2", {"architectures": ["BartForConditionalGeneration"]},
-         r'architecture "BartForConditionalGeneration" is an encoder-decoder: cross-attention and encoder-decoder generation are not built yet'),
-        ("mbart-not-built", "gpt2", {"architectures": ["MBartForConditionalGeneration"]},
-         r'architecture "MBartForConditionalGeneration" is an encoder-decoder'),
+        # Encoder-decoders read their own config keys (a GPT-2 config lacks
+        # them) and name both inputs.
+        ("t5-reads-its-keys", "gpt2", {"architectures": ["T5ForConditionalGeneration"]},
+         r'config\.json has no key "d_model", which this architecture needs'),
+        ("bart-reads-its-keys", "gpt2", {"architectures": ["BartForConditionalGeneration"]},
+         r'config\.json has no key "encoder_layers", which this architecture needs'),
+        ("mbart-reads-its-keys", "gpt2", {"architectures": ["MBartForConditionalGeneration"]},
+         r'config\.json has no key "decoder_ffn_dim", which this architecture needs'),
+        ("marian-not-built", "gpt2", {"architectures": ["MarianMTModel"]},
+         r'architecture "MarianMTModel" is an encoder-decoder whose sinusoidal positions \(sines in the first half of the channels, cosines in the second\) are not built yet'),
         ("whisper-not-built", "gpt2", {"architectures": ["WhisperForConditionalGeneration"]},
-         r'architecture "WhisperForConditionalGeneration" is an audio encoder-decoder: the convolutional audio input'),
+         r'architecture "WhisperForConditionalGeneration" is an audio encoder-decoder: its convolutional audio input is not built yet'),
         ("vit-not-built", "gpt2", {"architectures": ["ViTForImageClassification"]},
          r'architecture "ViTForImageClassification" is a vision transformer: pixel_values inputs and the patch embedding \(a strided Conv2d\) are not built yet'),
         ("clip-not-built", "gpt2", {"architectures": ["CLIPModel"]},
@@ -247,7 +251,7 @@ def cases():
         ("family-prefix-is-a-word", "gpt2", {"architectures": ["Bartpho"]},
          r'unsupported architecture "Bartpho"; supported: BertModel'),
         ("unknown-architecture", "gpt2", {"architectures": ["XLNetLMHeadModel"]},
-         r'unsupported architecture "XLNetLMHeadModel"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, MPNetModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM'),
+         r'unsupported architecture "XLNetLMHeadModel"; supported: BertModel, RobertaModel, DistilBertModel, ElectraModel, AlbertModel, MPNetModel, GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, OPTForCausalLM, GPTNeoXForCausalLM, PhiForCausalLM, Phi3ForCausalLM, BloomForCausalLM, FalconForCausalLM, T5ForConditionalGeneration, MT5ForConditionalGeneration, BartForConditionalGeneration, MBartForConditionalGeneration'),
         ("base-model-class-not-supported", "gpt2", {"architectures": ["GPT2Model"]},
          r'unsupported architecture "GPT2Model"'),
         ("no-architectures", "gpt2", {"architectures": "<drop>"}, r'config\.json has no key "architectures"'),

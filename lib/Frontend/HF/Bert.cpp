@@ -365,23 +365,11 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
     if (failed(relTable))
       return failure();
     SmallVector<int64_t> ids;
-    const int64_t half = *buckets / 2, maxExact = half / 2;
     for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < seq; ++j) {
-        // n = -(j - i) = i - j; as transformers computes it (in f32).
-        int64_t n = i - j, bucket = n < 0 ? half : 0;
-        n = std::abs(n);
-        if (n < maxExact) {
-          bucket += n;
-        } else {
-          float large = std::log(float(n) / float(maxExact)) /
-                        float(std::log(128.0 / double(maxExact))) *
-                        float(half - maxExact);
-          bucket += std::min<int64_t>(maxExact + static_cast<int64_t>(large),
-                                      half - 1);
-        }
-        ids.push_back(bucket);
-      }
+      for (int64_t j = 0; j < seq; ++j)
+        ids.push_back(relativePositionBucket(j - i, *buckets,
+                                             /*maxDistance=*/128,
+                                             /*bidirectional=*/true));
     auto bucketType = RankedTensorType::get({seq, seq}, b.getI64Type());
     Value bucketIds = arith::ConstantOp::create(
         b, l, DenseElementsAttr::get(bucketType, ArrayRef<int64_t>(ids)));
@@ -465,13 +453,11 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
             if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo, g1, be1, w1, b1, w2,
                            b2, g2, be2}))
               return failure();
-            Value attn = MhaOp::create(
-                b, l, hType, x, /*key_value=*/Value(), *wq, *wk, *wv, *wo,
-                ValueRange{*bq, *bk, *bv, *bo},
-                mb.layerExtras().empty() ? Value() : mb.layerExtras()[0],
-                /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads),
-                IntegerAttr(), IntegerAttr(), UnitAttr(), UnitAttr(),
-                IntegerAttr(), FloatAttr());
+            Value attn = mb.multiHeadAttention(
+                l, x, /*memory=*/Value(),
+                {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads, d / heads,
+                /*causal=*/false,
+                mb.layerExtras().empty() ? Value() : mb.layerExtras()[0]);
             Value n1 = LayerNormOp::create(b, l, AddOp::create(b, l, x, attn),
                                            *g1, *be1, b.getF64FloatAttr(*eps));
             Value ffn = FfnOp::create(b, l, hType, n1, /*gate_weight=*/Value(),

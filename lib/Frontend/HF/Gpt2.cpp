@@ -119,13 +119,10 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
         return mb.cachedAttention(i, n1, *decode, *wq, *bq, *wk, *bk, *wv, *bv,
                                   *wo, *bo, heads, heads, dh, scale,
                                   std::nullopt);
-      return MhaOp::create(b, l, hType, n1, /*key_value=*/Value(), *wq, *wk,
-                           *wv, *wo, ValueRange{*bq, *bk, *bv, *bo},
-                           /*score_bias=*/Value(),
-                           /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads),
-                           IntegerAttr(), IntegerAttr(), UnitAttr(),
-                           b.getUnitAttr(), IntegerAttr(), scale)
-          .getResult();
+      return mb.multiHeadAttention(l, n1, /*memory=*/Value(),
+                                   {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
+                                   heads, dh, /*causal=*/true,
+                                   /*scoreBias=*/Value(), scale);
     };
     return mb.layerNormDecoderLayer(
         l, x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps, *activation,

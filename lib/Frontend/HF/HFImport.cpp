@@ -91,6 +91,10 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
        albert = bertLike(BertFamily::Albert),
        distilBert = bertLike(BertFamily::DistilBert),
        mpnet = bertLike(BertFamily::MPNet);
+  auto t5 = [](ModelBuilder &m) { return buildT5(m, /*mt5=*/false); };
+  auto mt5 = [](ModelBuilder &m) { return buildT5(m, /*mt5=*/true); };
+  auto bart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/false); };
+  auto mbart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/true); };
   const Architecture architectures[] = {
       {"BertModel", buildBert, false},
       {"RobertaModel", roberta, false},
@@ -111,6 +115,11 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"Phi3ForCausalLM", phi3, true},
       {"BloomForCausalLM", buildBloom, true},
       {"FalconForCausalLM", buildFalcon, true},
+      // Encoder-decoders, as one full-sequence model (no generation yet).
+      {"T5ForConditionalGeneration", t5, false},
+      {"MT5ForConditionalGeneration", mt5, false},
+      {"BartForConditionalGeneration", bart, false},
+      {"MBartForConditionalGeneration", mbart, false},
   };
   const Architecture *arch =
       llvm::find_if(architectures,
@@ -121,24 +130,15 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
     StringRef prefix;
     StringRef missing;
   };
-  static constexpr const char *t5 =
-      "an encoder-decoder: cross-attention, T5's relative position buckets "
-      "and encoder-decoder generation are not built yet";
-  static constexpr const char *bart = "an encoder-decoder: cross-attention "
-                                      "and encoder-decoder generation are "
-                                      "not built yet";
   static constexpr const char *vit =
       "a vision transformer: pixel_values inputs and the patch embedding (a "
       "strided Conv2d) are not built yet";
   static const Unbuilt unbuilt[] = {
-      {"T5", t5},
-      {"MT5", t5},
-      {"Bart", bart},
-      {"MBart", bart},
-      {"Marian", bart},
-      {"Whisper", "an audio encoder-decoder: the convolutional audio input, "
-                  "cross-attention and encoder-decoder generation are not "
-                  "built yet"},
+      {"Marian", "an encoder-decoder whose sinusoidal positions (sines in "
+                 "the first half of the channels, cosines in the second) are "
+                 "not built yet"},
+      {"Whisper", "an audio encoder-decoder: its convolutional audio input is "
+                  "not built yet"},
       {"ViT", vit},
       {"DeiT", vit},
       {"CLIP", "CLIP's text tower (pooled at the end-of-text token) and "

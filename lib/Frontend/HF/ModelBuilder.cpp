@@ -167,6 +167,125 @@ ModelBuilder::start(ArrayRef<StringRef> prefixes, StringRef probe,
   return ModelStart{shape->first, shape->second, std::move(*prefix), ids};
 }
 
+FailureOr<ModelBuilder::Seq2SeqStart>
+ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
+                           StringRef positionsKey, int64_t maxPositions) {
+  if (failed(checkInputNames({"input_ids", "decoder_input_ids"})))
+    return failure();
+  // Checked here: inputShape's hint (a --kv-cache step) does not apply.
+  for (StringRef name : {"input_ids", "decoder_input_ids"}) {
+    auto it = options.inputShapes.find(name);
+    if (it != options.inputShapes.end() &&
+        llvm::any_of(it->second, ShapedType::isDynamic))
+      return emitError(ckpt.configLoc())
+             << "--input-shape " << name
+             << " has a '?' dimension, but encoder-decoder imports take "
+                "static shapes only";
+  }
+  FailureOr<SmallVector<int64_t>> source =
+      inputShape("input_ids", {"batch", "source_sequence"});
+  if (failed(source))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target =
+      inputShape("decoder_input_ids", {"batch", "target_sequence"});
+  if (failed(target))
+    return failure();
+  if ((*source)[0] != (*target)[0])
+    return emitError(ckpt.configLoc())
+           << "--input-shape gives input_ids batch " << (*source)[0]
+           << " but decoder_input_ids batch " << (*target)[0]
+           << "; the encoder and the decoder take the same batch";
+  for (auto [name, len] : {std::make_pair("input_ids", (*source)[1]),
+                           std::make_pair("decoder_input_ids", (*target)[1])})
+    if (!positionsKey.empty() && len > maxPositions)
+      return emitError(ckpt.keyLoc(positionsKey))
+             << "sequence length " << len << " (--input-shape " << name
+             << ") exceeds " << positionsKey << " = " << maxPositions;
+  FailureOr<std::string> prefix = detectPrefix(prefixes, probe);
+  if (failed(prefix))
+    return failure();
+  Value ids = createMain(*source);
+  Value decoderIds = addInput("decoder_input_ids",
+                              RankedTensorType::get(*target, b.getI64Type()));
+  if (!decoderIds)
+    return failure();
+  return Seq2SeqStart{(*source)[0],       (*source)[1], (*target)[1],
+                      std::move(*prefix), ids,          decoderIds};
+}
+
+Value ModelBuilder::multiHeadAttention(Location l, Value x, Value memory,
+                                       const AttentionWeights &w, int64_t heads,
+                                       int64_t headDim, bool causal,
+                                       Value scoreBias, FloatAttr scale) {
+  int64_t width = cast<RankedTensorType>(x.getType()).getShape().back();
+  SmallVector<Value> biases;
+  if (w.bq)
+    biases = {w.bq, w.bk, w.bv, w.bo};
+  return MhaOp::create(
+             b, l, x.getType(), x, memory, w.wq, w.wk, w.wv, w.wo, biases,
+             scoreBias, /*kv_lengths=*/Value(), b.getI64IntegerAttr(heads),
+             /*num_kv_heads=*/IntegerAttr(),
+             headDim * heads != width ? b.getI64IntegerAttr(headDim)
+                                      : IntegerAttr(),
+             /*wide=*/UnitAttr(), causal ? b.getUnitAttr() : UnitAttr(),
+             /*window=*/IntegerAttr(), scale)
+      .getResult();
+}
+
+int64_t mlir::attn::hf::relativePositionBucket(int64_t relative,
+                                               int64_t buckets,
+                                               int64_t maxDistance,
+                                               bool bidirectional) {
+  int64_t bucket = 0, n;
+  if (bidirectional) {
+    buckets /= 2;
+    bucket = relative > 0 ? buckets : 0;
+    n = std::abs(relative);
+  } else {
+    n = std::max<int64_t>(-relative, 0);
+  }
+  const int64_t maxExact = buckets / 2;
+  if (n < maxExact)
+    return bucket + n;
+  // As transformers computes it: log in float32, the ratio of the logs
+  // and the product with a float32 tensor.
+  float large = std::log(float(n) / float(maxExact)) /
+                float(std::log(double(maxDistance) / double(maxExact))) *
+                float(buckets - maxExact);
+  return bucket +
+         std::min<int64_t>(maxExact + static_cast<int64_t>(large), buckets - 1);
+}
+
+Value ModelBuilder::relativePositionBias(Location l, Value table,
+                                         int64_t queries, int64_t keys,
+                                         int64_t maxDistance,
+                                         bool bidirectional) {
+  ArrayRef<int64_t> tableShape =
+      cast<RankedTensorType>(table.getType()).getShape();
+  int64_t buckets = tableShape[0], heads = tableShape[1];
+  SmallVector<int64_t> ids;
+  for (int64_t i = 0; i < queries; ++i)
+    for (int64_t j = 0; j < keys; ++j)
+      ids.push_back(
+          relativePositionBucket(j - i, buckets, maxDistance, bidirectional));
+  auto bucketType = RankedTensorType::get({queries, keys}, b.getI64Type());
+  Value bucketIds = arith::ConstantOp::create(
+      b, l, DenseElementsAttr::get(bucketType, ArrayRef<int64_t>(ids)));
+  Value looked = EmbeddingOp::create(b, l, tensorType({queries, keys, heads}),
+                                     bucketIds, table);
+  // [Q, K, H] -> [1, H, Q, K].
+  Value perHead =
+      linalg::TransposeOp::create(
+          b, l, looked,
+          tensor::EmptyOp::create(b, l, ArrayRef<int64_t>{heads, queries, keys},
+                                  elementType),
+          ArrayRef<int64_t>{2, 0, 1})
+          .getResult()[0];
+  return tensor::ExpandShapeOp::create(
+      b, l, tensorType({1, heads, queries, keys}), perHead,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
 LogicalResult mlir::attn::hf::checkHeadsDivide(Checkpoint &ckpt,
                                                StringRef widthKey, int64_t d,
                                                StringRef headsKey,
@@ -1053,11 +1172,15 @@ FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
 FailureOr<Value> ModelBuilder::decoderLayers(
     Value h, int64_t count, StringRef prefix,
     function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
-        buildLayer) {
+        buildLayer,
+    ValueRange extras, int64_t firstIndex) {
   for (int64_t i = 0; i < count; ++i) {
     LayerWeights w(*this, prefix.str() + std::to_string(i) + ".");
     auto body = [&](Value x) { return buildLayer(i, w, x); };
-    FailureOr<Value> out = options.kvCache > 0 ? body(h) : layer(i, h, body);
+    if (options.kvCache > 0)
+      currentExtras.assign(extras.begin(), extras.end());
+    FailureOr<Value> out =
+        options.kvCache > 0 ? body(h) : layer(firstIndex + i, h, body, extras);
     if (failed(out))
       return failure();
     h = *out;
@@ -1096,21 +1219,26 @@ GatherView mlir::attn::hf::interleavedQkvRows(int64_t heads, int64_t headDim,
   return view;
 }
 
+std::optional<Activation> mlir::attn::hf::activationByName(StringRef value) {
+  // transformers' ACT2FN names for the activations attn has.
+  return llvm::StringSwitch<std::optional<Activation>>(value)
+      .Case("gelu", Activation::gelu)
+      .Cases({"gelu_new", "gelu_pytorch_tanh", "gelu_fast"},
+             Activation::gelu_tanh)
+      .Case("relu", Activation::relu)
+      .Cases({"silu", "swish"}, Activation::silu)
+      .Default(std::nullopt);
+}
+
+const char *const mlir::attn::hf::activationNames =
+    "gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, swish";
+
 FailureOr<Activation> mlir::attn::hf::parseActivation(Checkpoint &ckpt,
                                                       StringRef key,
                                                       StringRef value) {
-  // transformers' ACT2FN names for the activations attn has.
-  if (value == "gelu")
-    return Activation::gelu;
-  if (value == "gelu_new" || value == "gelu_pytorch_tanh" ||
-      value == "gelu_fast")
-    return Activation::gelu_tanh;
-  if (value == "relu")
-    return Activation::relu;
-  if (value == "silu" || value == "swish")
-    return Activation::silu;
+  if (std::optional<Activation> act = activationByName(value))
+    return *act;
   return emitError(ckpt.keyLoc(key))
          << "config.json key \"" << key << "\" is \"" << value
-         << "\"; supported activations: gelu, gelu_new, gelu_pytorch_tanh, "
-            "gelu_fast, relu, silu, swish";
+         << "\"; supported activations: " << activationNames;
 }

@@ -3,8 +3,11 @@
 // What the architecture builders share: binding checkpoint tensors as
 // attn.weight ops (plain or as gather/transpose views) after checking their
 // dtype and shape against what config.json implies, the model function with
-// its input ids, the decoder layers (attn.layer regions, or inline in a
-// --kv-cache step) and their attention, and the LayerNorm decoder layer.
+// its input ids (an encoder-decoder's two), the decoder layers (attn.layer
+// regions, or inline in a --kv-cache step) and their attention, full-sequence
+// multi-head attention (an encoder's, or a decoder's cross-attention over the
+// encoder output), relative position biases, and the LayerNorm decoder
+// layer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -242,6 +245,42 @@ public:
                   Value bo, int64_t heads, int64_t kvHeads, int64_t headDim,
                   FloatAttr scale, std::optional<RopeConfig> rope);
 
+  /// What an encoder-decoder builder reads first: the (batch, sequence)
+  /// shapes of `input_ids` (the encoder's) and `decoder_input_ids` (both
+  /// required, static, the same batch), the sequences no longer than
+  /// config value `positionsKey` = `maxPositions` when a key is given (a
+  /// learned position table), and the checkpoint's prefix (detectPrefix);
+  /// then creates @main with both inputs.
+  struct Seq2SeqStart {
+    int64_t batch, sourceLen, targetLen;
+    std::string prefix;
+    Value ids, decoderIds;
+  };
+  FailureOr<Seq2SeqStart> startSeq2Seq(ArrayRef<StringRef> prefixes,
+                                       StringRef probe,
+                                       StringRef positionsKey = {},
+                                       int64_t maxPositions = 0);
+  /// Full-sequence multi-head attention (attn.mha) of the queries from `x`
+  /// [B, T, D] over the keys and values from `memory` [B, S, D] (null:
+  /// self-attention on `x`): heads of `headDim` channels, the projections
+  /// of `w` (all four biases or none), causal when `causal` (self-attention
+  /// only), plus the additive `scoreBias` broadcastable to [B, heads, T, S]
+  /// when given, scores scaled by `scale` (null: 1/sqrt(headDim)). An
+  /// encoder's self-attention is (x, null, not causal), a decoder's
+  /// cross-attention (x, the encoder output, not causal).
+  Value multiHeadAttention(Location loc, Value x, Value memory,
+                           const AttentionWeights &w, int64_t heads,
+                           int64_t headDim, bool causal,
+                           Value scoreBias = Value(),
+                           FloatAttr scale = FloatAttr());
+  /// A learned bias by bucketed relative position (T5, MPNet): rows
+  /// relativePositionBucket(j - i, buckets, maxDistance, bidirectional) of
+  /// `table` [buckets, heads] for query i < `queries` and key j < `keys`,
+  /// as [1, heads, queries, keys] (a constant bucket table, looked up).
+  Value relativePositionBias(Location loc, Value table, int64_t queries,
+                             int64_t keys, int64_t maxDistance,
+                             bool bidirectional);
+
   /// Where the FFN of a LayerNorm decoder layer reads from.
   enum class FfnInput {
     /// ln2(x + attn): the sequential residual.
@@ -274,13 +313,16 @@ public:
 
   /// Builds layers 0 .. `count` - 1 on the hidden states `h`: layer i is
   /// `buildLayer(i, w, x)` on its input x, with w binding the tensors under
-  /// `prefix` + "<i>.". Each is an attn.layer, but in a --kv-cache step the
-  /// layers take and return their caches: they stay inline in @main
+  /// `prefix` + "<i>.". Each is an attn.layer of index `firstIndex` + i
+  /// (an encoder-decoder numbers its decoder layers after the encoder's:
+  /// one stack), with `extras` as layerExtras(); but in a --kv-cache step
+  /// the layers take and return their caches: they stay inline in @main
   /// (attn.layer has one input stream and one result).
   FailureOr<Value> decoderLayers(
       Value h, int64_t count, StringRef prefix,
       function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
-          buildLayer);
+          buildLayer,
+      ValueRange extras = {}, int64_t firstIndex = 0);
 
   /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
   /// fills from the block argument (the residual stream) and returns the
@@ -408,6 +450,12 @@ LogicalResult buildGptNeoX(ModelBuilder &mb);
 LogicalResult buildPhi(ModelBuilder &mb);
 LogicalResult buildBloom(ModelBuilder &mb);
 LogicalResult buildFalcon(ModelBuilder &mb);
+/// T5ForConditionalGeneration and, with `mt5`, MT5ForConditionalGeneration
+/// (no rescale before the LM head).
+LogicalResult buildT5(ModelBuilder &mb, bool mt5);
+/// BartForConditionalGeneration (post-LN) and, with `preNorm`,
+/// MBartForConditionalGeneration (pre-LN, final LayerNorms).
+LogicalResult buildBart(ModelBuilder &mb, bool preNorm);
 
 /// The LLaMA-like decoders buildLlama builds (they differ in options).
 enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma2, Phi3 };
@@ -434,6 +482,19 @@ FailureOr<RopeConfig> readRope(Checkpoint &ckpt, double defaultTheta,
 FailureOr<int64_t> layerWindow(Checkpoint &ckpt, int64_t layer,
                                int64_t numLayers, StringRef allLayersKey);
 
+/// transformers' relative_position_bucket (T5, MPNet) of the relative
+/// position `relative` (key minus query): with `bidirectional`, half of
+/// the `buckets` for keys after the query; distances below half of the
+/// (remaining) buckets exact, larger ones in logarithmic buckets up to
+/// `maxDistance`, computed in float32 as transformers does.
+int64_t relativePositionBucket(int64_t relative, int64_t buckets,
+                               int64_t maxDistance, bool bidirectional);
+
+/// The attn activation for transformers' ACT2FN name `value`, if attn has
+/// it.
+std::optional<Activation> activationByName(StringRef value);
+/// The names activationByName knows, for messages.
+extern const char *const activationNames;
 /// The attn activation for a config's `hidden_act` / `activation_function`
 /// value; an error naming `key` otherwise.
 FailureOr<Activation> parseActivation(Checkpoint &ckpt, StringRef key,
