@@ -152,6 +152,25 @@ def main():
     os.remove(os.path.join(sharded, "model-00002-of-00003.safetensors"))
     expect_error(lambda: attnc.load(gpt2_lib, weights=index),
                  "model-00002-of-00003.safetensors: cannot open")
+    # An encoder-decoder (T5 v1.1 layout): the encoder input goes with
+    # encoder_input_ids, the prompt is the decoder's start token; greedy
+    # tokens equal transformers' (scripts/gen_hf_encdec.py).
+    t5_dir = os.path.join(hf, "Inputs", "t5_gated")
+    t5_lib = attnc.compile(t5_dir, os.path.join(args.workdir, "libt5.so"),
+                           input_shape={"input_ids": (2, 10),
+                                        "decoder_input_ids": (2, 17)})
+    with attnc.load(t5_lib,
+                    weights=os.path.join(t5_dir, "model.safetensors")) as t5:
+        load = lambda name: np.load(os.path.join(t5_dir, name))
+        start = load("generate_decoder_start.npy")
+        got = t5.generate(start, 16,
+                          encoder_input_ids=load("generate_input_ids.npy"))
+        assert np.array_equal(got, load("generate_expected.npy")), got
+        print("t5 generate: greedy tokens equal transformers'")
+        expect_error(lambda: t5.generate(start, 16), "--encoder-input")
+        expect_error(lambda: t5.generate(start, 16, encoder_input_ids=np.zeros(
+            (2, 9), np.int64)), "encoder input: 9 tokens per row, but the "
+            "model was compiled for 10")
     with attnc.load(lib) as bert:
         expect_error(lambda: bert.generate(ids, 2),
                      "not a causal language model")

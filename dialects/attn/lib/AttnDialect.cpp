@@ -143,7 +143,9 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
         allowed =
             sdpa.getCausal() || !fromStream(inner->getOperands().drop_front());
       else if (auto mha = dyn_cast<MhaOp>(inner))
-        allowed = mha.getCausal() || !fromStream(inner->getOperands());
+        allowed =
+            mha.getCausal() || !fromStream(inner->getOperands().drop_front(
+                                   mha.getKeyValue() ? 1 : 0));
       if (allowed)
         return WalkResult::advance();
       inner->emitOpError() << "is not causal, but the module is marked '"

@@ -68,11 +68,13 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(FileLineColLoc::get(context, dir, 0, 0));
   ModelBuilder mb(*ckpt, options, *module);
-  // The model classes and their builders; decoders can drive generation.
+  // The model classes and their builders; decoders and encoder-decoders
+  // can drive generation.
+  enum Kind { Encoder, Decoder, EncoderDecoder };
   struct Architecture {
     StringRef name;
     function_ref<LogicalResult(ModelBuilder &)> build;
-    bool decoder;
+    Kind kind;
   };
   auto llamaLike = [](LlamaFamily f) {
     return [f](ModelBuilder &m) { return buildLlamaLike(m, f); };
@@ -96,30 +98,31 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   auto bart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/false); };
   auto mbart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/true); };
   const Architecture architectures[] = {
-      {"BertModel", buildBert, false},
-      {"RobertaModel", roberta, false},
-      {"DistilBertModel", distilBert, false},
-      {"ElectraModel", electra, false},
-      {"AlbertModel", albert, false},
-      {"MPNetModel", mpnet, false},
-      {"GPT2LMHeadModel", buildGpt2, true},
-      {"LlamaForCausalLM", buildLlama, true},
-      {"MistralForCausalLM", mistral, true},
-      {"Qwen2ForCausalLM", qwen2, true},
-      {"Qwen3ForCausalLM", qwen3, true},
-      {"GemmaForCausalLM", gemma, true},
-      {"Gemma2ForCausalLM", gemma2, true},
-      {"OPTForCausalLM", buildOpt, true},
-      {"GPTNeoXForCausalLM", buildGptNeoX, true},
-      {"PhiForCausalLM", buildPhi, true},
-      {"Phi3ForCausalLM", phi3, true},
-      {"BloomForCausalLM", buildBloom, true},
-      {"FalconForCausalLM", buildFalcon, true},
-      // Encoder-decoders, as one full-sequence model (no generation yet).
-      {"T5ForConditionalGeneration", t5, false},
-      {"MT5ForConditionalGeneration", mt5, false},
-      {"BartForConditionalGeneration", bart, false},
-      {"MBartForConditionalGeneration", mbart, false},
+      {"BertModel", buildBert, Encoder},
+      {"RobertaModel", roberta, Encoder},
+      {"DistilBertModel", distilBert, Encoder},
+      {"ElectraModel", electra, Encoder},
+      {"AlbertModel", albert, Encoder},
+      {"MPNetModel", mpnet, Encoder},
+      {"GPT2LMHeadModel", buildGpt2, Decoder},
+      {"LlamaForCausalLM", buildLlama, Decoder},
+      {"MistralForCausalLM", mistral, Decoder},
+      {"Qwen2ForCausalLM", qwen2, Decoder},
+      {"Qwen3ForCausalLM", qwen3, Decoder},
+      {"GemmaForCausalLM", gemma, Decoder},
+      {"Gemma2ForCausalLM", gemma2, Decoder},
+      {"OPTForCausalLM", buildOpt, Decoder},
+      {"GPTNeoXForCausalLM", buildGptNeoX, Decoder},
+      {"PhiForCausalLM", buildPhi, Decoder},
+      {"Phi3ForCausalLM", phi3, Decoder},
+      {"BloomForCausalLM", buildBloom, Decoder},
+      {"FalconForCausalLM", buildFalcon, Decoder},
+      // Encoder-decoders, as one full-sequence model: generation re-runs
+      // the decoder stream over its window (no KV-cache step yet).
+      {"T5ForConditionalGeneration", t5, EncoderDecoder},
+      {"MT5ForConditionalGeneration", mt5, EncoderDecoder},
+      {"BartForConditionalGeneration", bart, EncoderDecoder},
+      {"MBartForConditionalGeneration", mbart, EncoderDecoder},
   };
   const Architecture *arch =
       llvm::find_if(architectures,
@@ -164,10 +167,10 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
         << "\"; supported: " << names;
     return nullptr;
   }
-  if (!arch->decoder && options.kvCache > 0) {
+  if (arch->kind != Decoder && options.kvCache > 0) {
     std::string decoders;
     for (const Architecture &a : architectures)
-      if (a.decoder)
+      if (a.kind == Decoder)
         decoders += (decoders.empty() ? "" : ", ") + a.name.str();
     emitError(ckpt->keyLoc("architectures"))
         << "--kv-cache builds a decode step for decoders (" << decoders
@@ -177,8 +180,10 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   if (failed(arch->build(mb)))
     return nullptr;
   // The *LMHeadModel / *ForCausalLM classes are decoders: their logits can
-  // drive generation (the verifier checks every attention is causal).
-  if (arch->decoder)
+  // drive generation (the verifier checks every attention is causal). So
+  // can an encoder-decoder's, causal in the decoder stream (the verifier
+  // lets attention read the encoder unmasked, nothing else).
+  if (arch->kind != Encoder)
     AttnDialect::CausalLmAttrHelper(context).setAttr(*module,
                                                      UnitAttr::get(context));
   if (failed(verify(*module)))

@@ -205,6 +205,11 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
   if (failed(prefix))
     return failure();
   Value ids = createMain(*source);
+  // The encoder's input: generation sets it once per prompt, and the
+  // causal_lm verifier lets attention read it unmasked.
+  mainFunc.setArgAttr(cast<BlockArgument>(ids).getArgNumber(),
+                      AttnDialect::EncoderInputAttrHelper::getNameStr(),
+                      b.getUnitAttr());
   Value decoderIds = addInput("decoder_input_ids",
                               RankedTensorType::get(*target, b.getI64Type()));
   if (!decoderIds)

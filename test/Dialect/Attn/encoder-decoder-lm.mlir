@@ -29,6 +29,34 @@ module attributes {attn.causal_lm} {
 
 // -----
 
+// The same with attn.mha: the encoder's self-attention (no key_value) and
+// cross-attention (key_value from the encoder) need no mask.
+// CHECK-LABEL: func.func @encoder_decoder_mha
+module attributes {attn.causal_lm} {
+  func.func @encoder_decoder_mha(%enc: tensor<1x6x8xf32> {attn.encoder_input}, %dec: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+    %w = attn.weight "w" : tensor<8x8xf32>
+    // CHECK: attn.mha
+    %e = attn.mha %enc weights(%w, %w, %w, %w) heads = 2 : (tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x6x8xf32>
+    // CHECK: attn.mha
+    %c = attn.mha %dec, %e weights(%w, %w, %w, %w) heads = 2 : (tensor<1x3x8xf32>, tensor<1x6x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
+    return %c : tensor<1x3x8xf32>
+  }
+}
+
+// -----
+
+// An attn.mha self-attention on the decoder stream must be causal.
+module attributes {attn.causal_lm} {
+  func.func @stream_mha(%enc: tensor<1x6x8xf32> {attn.encoder_input}, %dec: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+    %w = attn.weight "w" : tensor<8x8xf32>
+    // expected-error @+1 {{'attn.mha' op is not causal, but the module is marked 'attn.causal_lm' (a causal language model)}}
+    %s = attn.mha %dec weights(%w, %w, %w, %w) heads = 2 : (tensor<1x3x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x3x8xf32>
+    return %s : tensor<1x3x8xf32>
+  }
+}
+
+// -----
+
 // Keys that mix in the decoder stream make an unmasked attention see later
 // decoder positions.
 module attributes {attn.causal_lm} {
