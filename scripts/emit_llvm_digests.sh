@@ -48,11 +48,14 @@ for target in cpu cuda; do
   for d in "$ROOT"/test/Frontend/HF/Inputs/*/; do
     n=$(basename "$d")
     set -- "$d" --target=$target $chip --input-shape=input_ids=2x8
-    # Decoders take input_ids alone; encoders a mask and token types too.
+    # Decoders take input_ids alone; encoder-decoders decoder_input_ids;
+    # encoders a mask and token types too.
     if try "$@"; then
       emit "$target $n" "$@"
       emit "$target $n kv-cache" "$d" --target=$target $chip --kv-cache 40 \
         --input-shape 'input_ids=2x?'
+    elif try "$@" --input-shape=decoder_input_ids=2x5; then
+      emit "$target $n" "$@" --input-shape=decoder_input_ids=2x5
     elif try "$@" --input-shape=attention_mask=2x8; then
       emit "$target $n" "$@" --input-shape=attention_mask=2x8
     else
