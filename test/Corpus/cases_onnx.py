@@ -408,6 +408,9 @@ def cases():
             ("rank", "x=2x8", r"has rank 2, but the input has rank 3"),
             ("fixed-dim", "x=2x8x17",
              r"gives dimension 2 as 17, but the model fixes it to 16"),
+            ("fixed-dim-dynamic", "x=2x8x?",
+             r"gives dimension 2 as \?, but the model fixes it to 16 "
+             r"\(export it with that axis dynamic\)"),
             ("unknown-name", "y=2x8x16",
              r"names 'y', which is not a graph input"),
             ("zero", "x=0x8x16", r"'0' is not a positive dimension or \?"),

@@ -182,6 +182,12 @@ Error Importer::importInputs(const llvm::StringSet<> &initializerNames) {
         continue;
       }
       if (isStatic) {
+        // `?` asks for a size chosen per run, which the graph cannot give.
+        if (!fixed.empty())
+          return fail("--input-shape " + in.name() + " gives dimension " +
+                      Twine(d) + " as ?, but the model fixes it to " +
+                      Twine(dim.dim_value()) +
+                      " (export it with that axis dynamic)");
         shape.push_back(dim.dim_value());
         continue;
       }
