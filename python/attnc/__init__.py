@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 
 import numpy as np
 
@@ -168,6 +169,9 @@ class Model(_Closing):
         except OSError as e:
             raise AttncError("cannot load %s: %s" % (library, e)) from None
         self._declare()
+        # Per-thread results (generate timings), like the runtime's
+        # per-thread run state.
+        self._thread = threading.local()
         err = ctypes.create_string_buffer(1024)
         self._m = self._lib.attnrt_open_linked(err, len(err))
         if not self._m:
@@ -422,7 +426,7 @@ class Model(_Closing):
             self._lib.attnrt_session_timing(session, ctypes.byref(prefill),
                                             ctypes.byref(decode),
                                             ctypes.byref(steps))
-            self.last_generate_timing = (prefill.value, decode.value,
+            self._thread.generate_timing = (prefill.value, decode.value,
                                          steps.value)
             return out
         finally:
@@ -439,6 +443,12 @@ class Model(_Closing):
         """The duration of this thread's last successful run, in
         milliseconds."""
         return self._lib.attnrt_last_run_ms(self._m)
+
+    @property
+    def last_generate_timing(self):
+        """This thread's last successful generate: (prefill ms, decode
+        ms, decode steps); None before one."""
+        return getattr(self._thread, "generate_timing", None)
 
     def close(self):
         if getattr(self, "_m", None):

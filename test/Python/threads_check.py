@@ -114,6 +114,20 @@ def main():
         run_threads(4, generate)
         print("gpt2 generate from 4 threads: greedy tokens equal "
               "transformers'")
+        # Each thread reads its own generate's timing, after all of them
+        # generated.
+        everyone_generated = threading.Barrier(4)
+
+        def own_timing(t):
+            n = 20 + t
+            got = gpt2.generate(prompt, n, lengths=lengths)
+            assert np.array_equal(got, expected[:, :n]), (t, got)
+            everyone_generated.wait()
+            steps = gpt2.last_generate_timing[2]
+            assert steps == n - 1, (t, gpt2.last_generate_timing)
+
+        run_threads(4, own_timing)
+        print("gpt2 last_generate_timing: per thread")
     print("PASS")
 
 
