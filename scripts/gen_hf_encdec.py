@@ -16,6 +16,9 @@ the compiled model is checked against:
   generate_expected.npy      int64 [2, 16] the new tokens of
                              `model.generate(do_sample=False)`, without the
                              leading start token
+  generate_padded_input_ids.npy, generate_padded_lengths.npy,
+  generate_padded_expected.npy  the same for rows of 6 and 10 tokens padded
+                             to 10 with pad_token_id under attention_mask
 Generation is plain greedy: one beam, no forced BOS/EOS, no n-gram ban,
 no end-of-sequence token (all 16 tokens are real). It prints the smallest
 gap between the best and second-best logit over the generation steps: a
@@ -49,6 +52,7 @@ VOCAB = 99
 NEW_TOKENS = 16
 SHAPES = (("", (1, 12), (1, 7)), ("_2", (2, 9), (2, 5)))
 PROMPT = (2, 10)
+PADDED_LENGTHS = [6, 10]
 
 T5_COMMON = dict(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64,
                  num_layers=2, num_decoder_layers=2, num_heads=4,
@@ -124,14 +128,21 @@ def save(name, model, dest):
         f.write("\n")
 
 
-def generate(model, dest):
-    rng = np.random.default_rng(1234)
+def generate(model, dest, padded=False):
+    """Greedy references: full encoder rows, or (padded) rows of
+    PADDED_LENGTHS tokens padded with pad_token_id under attention_mask."""
+    rng = np.random.default_rng(4321 if padded else 1234)
     prompt = rng.integers(3, VOCAB, size=PROMPT, dtype=np.int64)
+    mask = np.ones(PROMPT, dtype=np.int64)
+    if padded:
+        for row, length in enumerate(PADDED_LENGTHS):
+            prompt[row, length:] = model.config.pad_token_id
+            mask[row, length:] = 0
     start = model.config.decoder_start_token_id
     ids = torch.from_numpy(prompt)
     with torch.no_grad():
         out = model.generate(
-            ids, attention_mask=torch.ones_like(ids),
+            ids, attention_mask=torch.from_numpy(mask),
             decoder_input_ids=torch.full((PROMPT[0], 1), start),
             max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
             do_sample=False, num_beams=1, no_repeat_ngram_size=0,
@@ -144,6 +155,13 @@ def generate(model, dest):
     for scores in out.scores:
         top2 = torch.topk(scores, 2, dim=-1).values
         min_gap = min(min_gap, float((top2[:, 0] - top2[:, 1]).min()))
+    if padded:
+        np.save(os.path.join(dest, "generate_padded_input_ids.npy"), prompt)
+        np.save(os.path.join(dest, "generate_padded_lengths.npy"),
+                np.array(PADDED_LENGTHS, dtype=np.int64))
+        np.save(os.path.join(dest, "generate_padded_expected.npy"),
+                expected.astype(np.int64))
+        return expected, min_gap
     np.save(os.path.join(dest, "generate_input_ids.npy"), prompt)
     np.save(os.path.join(dest, "generate_decoder_start.npy"),
             np.full((PROMPT[0], 1), start, dtype=np.int64))
@@ -181,6 +199,8 @@ def main():
             np.save(os.path.join(dest, f"expected{suffix}.npy"),
                     logits.numpy().astype(np.float32))
         expected, gap = generate(model, dest)
+        _, padded_gap = generate(model, dest, padded=True)
+        gap = min(gap, padded_gap)
         with open(os.path.join(dest, "config.json")) as f:
             arch = json.load(f)["architectures"]
         size = sum(os.path.getsize(os.path.join(dest, f))

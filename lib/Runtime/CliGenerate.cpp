@@ -34,7 +34,8 @@ namespace {
 
 struct GenerateOptions {
   bool help = false, quiet = false;
-  std::string weights, prompt, promptLengths, output, encoderInput;
+  std::string weights, prompt, promptLengths, output, encoderInput,
+      encoderLengths;
   long maxNewTokens = -1;
   attnrt_sampling sampling = {0.0f, 0, 1.0f};
   uint64_t seed = 0;
@@ -47,7 +48,8 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "usage: %s generate --prompt ids.npy --max-new-tokens N\n"
       "       [--prompt-lengths lengths.npy] [--temperature T] [--top-k K]\n"
       "       [--top-p P] [--seed S] [--eos ID] [--output new_ids.npy]\n"
-      "       [--encoder-input ids.npy] [--weights W.safetensors] [-q]\n"
+      "       [--encoder-input ids.npy [--encoder-lengths lengths.npy]]\n"
+      "       [--weights W.safetensors] [-q]\n"
       "\n"
       "Generates text with a causal language model (a decoder whose logits\n"
       "the manifest marks causal). A step compiled with --kv-cache N runs\n"
@@ -75,6 +77,9 @@ void printGenerateUsage(FILE *out, const std::string &prog) {
       "  --output FILE          write the new ids, i64 [batch, N]\n"
       "  --encoder-input FILE   an encoder-decoder's encoder ids, i32/i64\n"
       "                         [batch, seq] (the prompt's batch)\n"
+      "  --encoder-lengths FILE i32/i64 [batch]: encoder row b is its first\n"
+      "                         lengths[b] ids (a model compiled with an\n"
+      "                         attention_mask masks the rest)\n"
       "  --weights FILE         safetensors file, or the shard index of a\n"
       "                         sharded checkpoint "
       "(model.safetensors.index.json)\n"
@@ -126,7 +131,7 @@ bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
     static const char *const valued[] = {
         "--weights",     "--prompt", "--prompt-lengths", "--max-new-tokens",
         "--temperature", "--top-k",  "--top-p",          "--seed",
-        "--eos",         "--output", "--encoder-input"};
+        "--eos",         "--output", "--encoder-input",  "--encoder-lengths"};
     if (std::find(std::begin(valued), std::end(valued), a) ==
         std::end(valued)) {
       err = "generate: unknown argument '" + a + "' (see generate --help)";
@@ -150,12 +155,13 @@ bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
     long long n;
     double f;
     if (a == "--weights" || a == "--prompt" || a == "--prompt-lengths" ||
-        a == "--output" || a == "--encoder-input") {
-      std::string &slot = a == "--weights"         ? o.weights
-                          : a == "--prompt"        ? o.prompt
-                          : a == "--output"        ? o.output
-                          : a == "--encoder-input" ? o.encoderInput
-                                                   : o.promptLengths;
+        a == "--output" || a == "--encoder-input" || a == "--encoder-lengths") {
+      std::string &slot = a == "--weights"           ? o.weights
+                          : a == "--prompt"          ? o.prompt
+                          : a == "--output"          ? o.output
+                          : a == "--encoder-input"   ? o.encoderInput
+                          : a == "--encoder-lengths" ? o.encoderLengths
+                                                     : o.promptLengths;
       if (!slot.empty()) {
         err = "generate: " + a + " given twice";
         return false;
@@ -285,7 +291,10 @@ int runGenerate(int argc, char **argv, const char *manifestText,
   if (!session)
     return fail(attnrt_last_error(m));
 
-  std::vector<int64_t> encoderIds, encoderShape;
+  std::vector<int64_t> encoderIds, encoderShape, encoderLengths,
+      encoderLengthsShape;
+  if (!o.encoderLengths.empty() && o.encoderInput.empty())
+    return fail("generate: --encoder-lengths needs --encoder-input");
   if (!o.encoderInput.empty()) {
     if (!readIds(o.encoderInput, "the encoder input", 2, encoderIds,
                  encoderShape, err))
@@ -295,8 +304,20 @@ int runGenerate(int argc, char **argv, const char *manifestText,
       return fail(strFormat(
           "%s: %lld encoder rows for %lld prompt rows", o.encoderInput.c_str(),
           static_cast<long long>(rows), static_cast<long long>(batch)));
-    if (attnrt_session_set_encoder_input(session, encoderIds.data(), rows,
-                                         encoderShape.back()))
+    if (!o.encoderLengths.empty()) {
+      if (!readIds(o.encoderLengths, "the encoder lengths", 1, encoderLengths,
+                   encoderLengthsShape, err))
+        return fail(err);
+      if (encoderLengthsShape[0] != rows)
+        return fail(strFormat("%s: %lld lengths for %lld encoder rows",
+                              o.encoderLengths.c_str(),
+                              static_cast<long long>(encoderLengthsShape[0]),
+                              static_cast<long long>(rows)));
+    }
+    if (attnrt_session_set_encoder_input(
+            session, encoderIds.data(),
+            encoderLengths.empty() ? nullptr : encoderLengths.data(), rows,
+            encoderShape.back()))
       return fail(attnrt_last_error(m));
   }
   std::vector<std::string> reads = {o.prompt};
@@ -304,6 +325,8 @@ int runGenerate(int argc, char **argv, const char *manifestText,
     reads.push_back(o.promptLengths);
   if (!o.encoderInput.empty())
     reads.push_back(o.encoderInput);
+  if (!o.encoderLengths.empty())
+    reads.push_back(o.encoderLengths);
   if (attnrt_num_weights(m) > 0 && o.weights.empty()) {
     o.weights = weightsBesideExecutable();
     struct stat st;

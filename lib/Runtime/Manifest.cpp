@@ -416,9 +416,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(idsErr);
     }
     if (isEncoder) {
-      if (!isIds || e.positions || e.dims.size() != 2)
+      if (e.positions || e.dims.size() != 2 ||
+          (e.dtype != DType::I32 && e.dtype != DType::I64))
         return fail("input '" + e.name + "' is marked encoder but is not " +
-                    "token ids [batch, seq] ('ids <rows> encoder')");
+                    "i32/i64 [batch, seq] (token ids or their mask)");
       e.encoder = true;
     }
     if (isCausal) {

@@ -14,10 +14,10 @@
 //    manifest marks the logits `causal` (position t depends only on
 //    positions <= t, so the padding after a sequence never reaches it), and
 //    costs a full forward pass per step.
-// An encoder-decoder has one more input, marked `encoder` in the manifest:
-// the encoder's token ids, set once per prompt (attnrt_session_set_encoder
-// _input) and passed to every run; the generated tokens are the decoder
-// stream (the other id input).
+// An encoder-decoder has inputs marked `encoder` in the manifest: the
+// encoder's token ids and, optionally, their padding mask, set once per
+// prompt (attnrt_session_set_encoder_input) and passed to every run; the
+// generated tokens are the decoder stream (the other id input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,12 +51,13 @@ struct attnrt_session {
   bool dynamicTokens = false;
   int positionsInput = -1;
   DType positionsType = DType::I64;
-  /// An encoder-decoder's encoder input (-1: none), its width and its ids
-  /// (maxBatch x encoderWidth, zero-padded) for `encoderRows` rows.
-  int encoderInput = -1;
-  DType encoderType = DType::I64;
+  /// An encoder-decoder's encoder ids input (-1: none) and its padding
+  /// mask input (-1: none), their width, and their values (maxBatch x
+  /// encoderWidth, zero-padded) for `encoderRows` rows.
+  int encoderInput = -1, encoderMaskInput = -1;
+  DType encoderType = DType::I64, encoderMaskType = DType::I64;
   int64_t encoderWidth = 0, encoderRows = 0;
-  std::vector<unsigned char> encoderIds;
+  std::vector<unsigned char> encoderIds, encoderMask;
   /// Tokens per sequence the model takes in the next run: capacity for a
   /// full-sequence model, 1 for a step (the prompt length while a dynamic
   /// step prefills).
@@ -119,6 +120,9 @@ int attnrt_session::run(int64_t onlyRow) {
       (encoderInput >= 0 &&
        attnrt_context_set_input(c, encoderInput, encoderIds.data(),
                                 encoderIds.size())) ||
+      (encoderMaskInput >= 0 &&
+       attnrt_context_set_input(c, encoderMaskInput, encoderMask.data(),
+                                encoderMask.size())) ||
       attnrt_context_run(c) ||
       attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
                                 rawLogits.size()))
@@ -173,19 +177,27 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   // A decode step (attn-import --kv-cache) also takes the positions.
   bool step = !mf.states.empty();
   // The decoder stream's inputs (ids, then a step's positions) and an
-  // encoder-decoder's encoder input, in manifest order.
+  // encoder-decoder's encoder inputs (token ids, and their mask without an
+  // id bound), in manifest order.
   std::vector<int> streamInputs;
-  int encoder = -1;
+  int encoder = -1, encoderMask = -1;
   for (size_t i = 0; i < mf.inputs.size(); ++i) {
-    if (!mf.entries[static_cast<size_t>(mf.inputs[i])].encoder)
+    const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.inputs[i])];
+    int &slot = e.idBound >= 0 ? encoder : encoderMask;
+    if (!e.encoder) {
       streamInputs.push_back(static_cast<int>(i));
-    else if (encoder < 0)
-      encoder = static_cast<int>(i);
-    else {
-      failModel(m, "generation takes one encoder input; this model marks "
-                   "two");
+    } else if (slot < 0) {
+      slot = static_cast<int>(i);
+    } else {
+      failModel(m, std::string("generation takes one encoder ") +
+                       (e.idBound >= 0 ? "ids" : "mask") +
+                       " input; this model marks two");
       return nullptr;
     }
+  }
+  if (encoderMask >= 0 && encoder < 0) {
+    failModel(m, "the model marks an encoder mask input but no encoder ids");
+    return nullptr;
   }
   size_t wantInputs = step ? 2 : 1;
   if (streamInputs.size() != wantInputs) {
@@ -242,6 +254,16 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   const ManifestEntry *enc =
       encoder >= 0 ? &mf.entries[static_cast<size_t>(mf.inputs[encoder])]
                    : nullptr;
+  const ManifestEntry *encMask =
+      encoderMask >= 0
+          ? &mf.entries[static_cast<size_t>(mf.inputs[encoderMask])]
+          : nullptr;
+  if (encMask && encMask->dims != enc->dims) {
+    failModel(m, "the encoder mask input '" + encMask->name + "' is " +
+                     formatShapeList(encMask->dims) + ", the encoder ids " +
+                     formatShapeList(enc->dims));
+    return nullptr;
+  }
   if (enc && (enc->dims[0] != out.dims[0] || enc->dims[1] == kDynamicDim)) {
     failModel(m, "generation needs the encoder input [batch, seq] static, "
                  "with the logits' batch; input '" +
@@ -271,6 +293,11 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     s->encoderWidth = enc->dims[1];
     s->encoderIds.assign(static_cast<size_t>(enc->bytes), 0);
   }
+  if (encMask) {
+    s->encoderMaskInput = encoderMask;
+    s->encoderMaskType = encMask->dtype;
+    s->encoderMask.assign(static_cast<size_t>(encMask->bytes), 0);
+  }
   if (step) {
     s->positionsInput = streamInputs[1];
     s->positionsType = pos->dtype;
@@ -285,6 +312,7 @@ extern "C" void attnrt_session_free(attnrt_session *s) { delete s; }
 
 extern "C" int attnrt_session_set_encoder_input(attnrt_session *s,
                                                 const int64_t *ids,
+                                                const int64_t *lengths,
                                                 int64_t batch, int64_t width) {
   if (!s)
     return 1;
@@ -297,16 +325,39 @@ extern "C" int attnrt_session_set_encoder_input(attnrt_session *s,
                              "compiled for 1 to %lld",
                              static_cast<long long>(batch),
                              static_cast<long long>(s->maxBatch)));
-  if (width != s->encoderWidth)
-    return s->fail(strFormat("encoder input: %lld tokens per row, but the "
-                             "model was compiled for %lld (its input is "
-                             "static)",
-                             static_cast<long long>(width),
-                             static_cast<long long>(s->encoderWidth)));
+  bool masked = s->encoderMaskInput >= 0;
+  if (width < 1 || width > s->encoderWidth ||
+      (!masked && width != s->encoderWidth))
+    return s->fail(strFormat(
+        "encoder input: %lld tokens per row, but the model was compiled for "
+        "%s%lld%s",
+        static_cast<long long>(width), masked ? "1 to " : "",
+        static_cast<long long>(s->encoderWidth),
+        masked ? ""
+               : " (its input is static; compile it with an "
+                 "attention_mask to take shorter rows)"));
+  for (int64_t b = 0; lengths && b < batch; ++b)
+    if (lengths[b] < 1 || lengths[b] > width ||
+        (!masked && lengths[b] != width))
+      return s->fail(strFormat(
+          "encoder input: row %lld has length %lld; lengths must be in "
+          "[%lld, %lld]%s",
+          static_cast<long long>(b), static_cast<long long>(lengths[b]),
+          static_cast<long long>(masked ? 1 : width),
+          static_cast<long long>(width),
+          masked ? "" : " (the model has no attention_mask input)"));
   std::fill(s->encoderIds.begin(), s->encoderIds.end(), 0);
-  for (int64_t i = 0; i < batch * width; ++i)
-    attnrt_session::store(s->encoderIds, s->encoderType, static_cast<size_t>(i),
-                          ids[i]);
+  std::fill(s->encoderMask.begin(), s->encoderMask.end(), 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t length = lengths ? lengths[b] : width;
+    for (int64_t t = 0; t < length; ++t) {
+      size_t at = static_cast<size_t>(b * s->encoderWidth + t);
+      attnrt_session::store(s->encoderIds, s->encoderType, at,
+                            ids[b * width + t]);
+      if (masked)
+        attnrt_session::store(s->encoderMask, s->encoderMaskType, at, 1);
+    }
+  }
   s->encoderRows = batch;
   return 0;
 }

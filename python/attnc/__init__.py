@@ -247,7 +247,7 @@ class Model(_Closing):
             "attnrt_session_create": (ptr, [ptr, ctypes.c_uint64]),
             "attnrt_session_free": (None, [ptr]),
             "attnrt_session_set_encoder_input": (
-                c_int, [ptr, ptr, ctypes.c_int64, ctypes.c_int64]),
+                c_int, [ptr, ptr, ptr, ctypes.c_int64, ctypes.c_int64]),
             "attnrt_session_generate": (
                 c_int, [ptr, ptr, ptr, ctypes.c_int64, ctypes.c_int64,
                         ctypes.c_int64, ctypes.POINTER(_Sampling),
@@ -361,7 +361,7 @@ class Model(_Closing):
 
     def generate(self, prompt, max_new_tokens, *, lengths=None,
                  temperature=0.0, top_k=0, top_p=1.0, seed=0, eos=None,
-                 encoder_input_ids=None):
+                 encoder_input_ids=None, encoder_lengths=None):
         """Generates `max_new_tokens` tokens per prompt row with a causal
         language model and returns them, int64 [batch, max_new_tokens].
 
@@ -373,8 +373,10 @@ class Model(_Closing):
         it and the rest of the row is eos. Each step re-runs the model over
         its compiled window, so prompt plus new tokens must fit it.
         An encoder-decoder (T5, BART) takes `encoder_input_ids` [batch,
-        seq] (the compiled width) and `prompt` is the decoder's start,
-        usually [[decoder_start_token_id]] per row.
+        seq] and `prompt` is the decoder's start, usually
+        [[decoder_start_token_id]] per row; encoder row b is its first
+        encoder_lengths[b] ids (default: all), which needs a model compiled
+        with an attention_mask input unless they fill its width.
         `last_generate_timing` then holds (prefill ms, decode ms, steps)."""
         if self._m is None:
             raise AttncError("the model is closed")
@@ -408,13 +410,24 @@ class Model(_Closing):
                                  "array [%d, seq], got %s %s"
                                  % (batch, encoder.dtype, encoder.shape))
             encoder = np.ascontiguousarray(encoder, dtype=np.int64)
+            if encoder_lengths is not None:
+                encoder_lengths = np.ascontiguousarray(encoder_lengths,
+                                                       dtype=np.int64)
+                if encoder_lengths.shape != (batch,):
+                    raise AttncError("encoder_lengths must have shape (%d,), "
+                                     "got %s" % (batch,
+                                                 encoder_lengths.shape))
+        elif encoder_lengths is not None:
+            raise AttncError("encoder_lengths needs encoder_input_ids")
         session = self._lib.attnrt_session_create(self._m, int(seed))
         if not session:
             self._check(1)
         try:
             if encoder is not None:
                 self._check(self._lib.attnrt_session_set_encoder_input(
-                    session, encoder.ctypes.data, *encoder.shape))
+                    session, encoder.ctypes.data,
+                    None if encoder_lengths is None
+                    else encoder_lengths.ctypes.data, *encoder.shape))
             out = np.empty((batch, max_new_tokens), np.int64)
             sampling = _Sampling(float(temperature), int(top_k), float(top_p))
             self._check(self._lib.attnrt_session_generate(

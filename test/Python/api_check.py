@@ -171,6 +171,21 @@ def main():
         expect_error(lambda: t5.generate(start, 16, encoder_input_ids=np.zeros(
             (2, 9), np.int64)), "encoder input: 9 tokens per row, but the "
             "model was compiled for 10")
+    # Compiled with the encoder's attention_mask: shorter encoder rows.
+    t5m_lib = attnc.compile(t5_dir, os.path.join(args.workdir, "libt5m.so"),
+                            input_shape={"input_ids": (2, 10),
+                                         "attention_mask": (2, 10),
+                                         "decoder_input_ids": (2, 17)})
+    with attnc.load(t5m_lib,
+                    weights=os.path.join(t5_dir, "model.safetensors")) as t5:
+        got = t5.generate(
+            start, 16, encoder_input_ids=load("generate_padded_input_ids.npy"),
+            encoder_lengths=load("generate_padded_lengths.npy"))
+        assert np.array_equal(got, load("generate_padded_expected.npy")), got
+        print("t5 generate, padded encoder rows: greedy tokens equal "
+              "transformers'")
+        expect_error(lambda: t5.generate(start, 2, encoder_lengths=[4, 5]),
+                     "encoder_lengths needs encoder_input_ids")
     with attnc.load(lib) as bert:
         expect_error(lambda: bert.generate(ids, 2),
                      "not a causal language model")

@@ -313,15 +313,21 @@ TEST(Manifest, Encoder) {
   EXPECT_FALSE(m.entries[1].encoder);
   EXPECT_EQ(formatManifestRecord(m.entries[0]),
             "input input_ids i64 2x6 ids 50 encoder");
-  // Only token-id inputs [batch, seq] are encoder inputs.
+  // The encoder's mask has no id bound.
+  Manifest masked = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                               "input attention_mask i64 2x6 encoder\n");
+  EXPECT_TRUE(masked.entries[0].encoder);
+  EXPECT_EQ(formatManifestRecord(masked.entries[0]),
+            "input attention_mask i64 2x6 encoder");
+  // Only integer inputs [batch, seq] are encoder inputs.
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input x f32 2x6 encoder\n"),
-            "manifest line 3: input 'x' is marked encoder but is not token "
-            "ids [batch, seq] ('ids <rows> encoder')");
+            "manifest line 3: input 'x' is marked encoder but is not "
+            "i32/i64 [batch, seq] (token ids or their mask)");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input p i64 2 positions 8 encoder\n"),
-            "manifest line 3: input 'p' is marked encoder but is not token "
-            "ids [batch, seq] ('ids <rows> encoder')");
+            "manifest line 3: input 'p' is marked encoder but is not "
+            "i32/i64 [batch, seq] (token ids or their mask)");
   EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "output y f32 2x6 encoder\n"),
             "");

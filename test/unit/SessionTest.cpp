@@ -298,13 +298,15 @@ TEST(Session, EncoderDecoderGeneratesFromItsEncoderInput) {
   EXPECT_NE(std::string(attnrt_last_error(m.get())).find("--encoder-input"),
             std::string::npos);
   const int64_t wide[] = {1, 2, 3, 4, 5, 6, 7, 8};
-  EXPECT_NE(attnrt_session_set_encoder_input(s.get(), wide, 2, 4), 0);
+  EXPECT_NE(attnrt_session_set_encoder_input(s.get(), wide, nullptr, 2, 4), 0);
   EXPECT_EQ(std::string(attnrt_last_error(m.get())),
             "encoder input: 4 tokens per row, but the model was compiled for "
-            "3 (its input is static)");
+            "3 (its input is static; compile it with an attention_mask to "
+            "take shorter rows)");
   // Row 0 steps by 1 + 3 = 4, row 1 by 4 + 6 = 10 = 0 (mod 5).
   const int64_t encoder[] = {1, 2, 3, 4, 5, 6};
-  ASSERT_EQ(attnrt_session_set_encoder_input(s.get(), encoder, 2, 3), 0);
+  ASSERT_EQ(attnrt_session_set_encoder_input(s.get(), encoder, nullptr, 2, 3),
+            0);
   ASSERT_EQ(attnrt_session_generate(s.get(), start, lengths, 2, 1, 4, nullptr,
                                     -1, out),
             0)
@@ -322,7 +324,68 @@ TEST(Session, EncoderDecoderGeneratesFromItsEncoderInput) {
       attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
   SessionPtr d(attnrt_session_create(decoder.get(), 0));
   ASSERT_NE(d.get(), nullptr);
-  EXPECT_NE(attnrt_session_set_encoder_input(d.get(), encoder, 2, 3), 0);
+  EXPECT_NE(attnrt_session_set_encoder_input(d.get(), encoder, nullptr, 2, 3),
+            0);
+}
+
+/// The same with an encoder mask (buffer 1): the logits prefer (ids[t] +
+/// the encoder ids under the mask, summed) % V.
+const char *const kMaskedEncoderDecoderManifest =
+    "attnc-manifest 1\n"
+    "target cpu\n"
+    "input input_ids i64 2x3 ids 10 encoder\n"
+    "input attention_mask i64 2x3 encoder\n"
+    "input decoder_input_ids i64 2x8\n"
+    "output logits f32 2x8x5 causal\n";
+
+void maskedEncoderDecoderInvoke(void **buffers) {
+  auto *enc = static_cast<const int64_t *>(buffers[0]);
+  auto *mask = static_cast<const int64_t *>(buffers[1]);
+  auto *ids = static_cast<const int64_t *>(buffers[2]);
+  auto *logits = static_cast<float *>(buffers[3]);
+  for (int64_t b = 0; b < kBatch; ++b) {
+    int64_t sum = 0;
+    for (int64_t j = 0; j < 3; ++j)
+      sum += mask[b * 3 + j] * enc[b * 3 + j];
+    for (int64_t t = 0; t < kSeq; ++t)
+      for (int64_t v = 0; v < kVocab; ++v)
+        logits[(b * kSeq + t) * kVocab + v] =
+            v == (ids[b * kSeq + t] + sum) % kVocab ? 1.0f : 0.0f;
+  }
+}
+
+TEST(Session, EncoderDecoderMasksShorterEncoderRows) {
+  char err[256];
+  ModelPtr m(attnrt_open(kMaskedEncoderDecoderManifest,
+                         maskedEncoderDecoderInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  // Rows of width 2 (narrower than the compiled 3): row 0 has 1 token (its
+  // 9 must be masked out), row 1 both. Steps: 1 and 3 + 4 = 7 = 2 (mod 5).
+  const int64_t encoder[] = {1, 9, 3, 4}, lengths[] = {1, 2};
+  ASSERT_EQ(attnrt_session_set_encoder_input(s.get(), encoder, lengths, 2, 2),
+            0)
+      << attnrt_last_error(m.get());
+  const int64_t start[] = {0, 0}, ones[] = {1, 1};
+  int64_t out[2 * 3];
+  ASSERT_EQ(
+      attnrt_session_generate(s.get(), start, ones, 2, 1, 3, nullptr, -1, out),
+      0)
+      << attnrt_last_error(m.get());
+  const int64_t expected[] = {1, 2, 3, 2, 4, 1};
+  EXPECT_EQ(std::vector<int64_t>(out, out + 6),
+            std::vector<int64_t>(expected, expected + 6));
+  const int64_t tooLong[] = {1, 3};
+  EXPECT_NE(attnrt_session_set_encoder_input(s.get(), encoder, tooLong, 2, 2),
+            0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "encoder input: row 1 has length 3; lengths must be in [1, 2]");
+  const int64_t wide[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_NE(attnrt_session_set_encoder_input(s.get(), wide, nullptr, 2, 4), 0);
+  EXPECT_EQ(std::string(attnrt_last_error(m.get())),
+            "encoder input: 4 tokens per row, but the model was compiled for "
+            "1 to 3");
 }
 
 /// A model with state: each run adds its input to the state and outputs

@@ -20,7 +20,7 @@
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   input <name> <dtype> <dims> positions <bound>
-//   input <name> <dtype> <dims> ids <rows> encoder
+//   input <name> <dtype> <dims> [ids <rows>] encoder
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
 //   state <name> <dtype> <dims>
@@ -61,10 +61,11 @@
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
 // compiler writes it for modules marked `attn.causal_lm`.
-// An `encoder` input (token ids, [batch, seq], after `ids <rows>`) is an
-// encoder-decoder's encoder input: the logits depend on all of it and
-// causally on the model's other id input (the decoder stream). Generation
-// sets it once per prompt.
+// An `encoder` input (i32/i64 [batch, seq]) is an encoder-decoder's encoder
+// input: its token ids (with `ids <rows>`) or their padding mask (1: a
+// token, 0: padding; without). The logits depend on all of it and causally
+// on the model's other id input (the decoder stream). Generation sets it
+// once per prompt.
 // Dynamic sizes: an input or output whose dims hold a `?` carries
 // `dims_from` (before any other trailing keyword) with one <from> per `?`,
 // in order: `-` for a size the caller chooses (inputs only), or

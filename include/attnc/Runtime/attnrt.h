@@ -288,11 +288,14 @@ void attnrt_session_free(attnrt_session *s);
 void attnrt_session_shape(attnrt_session *s, int64_t *max_batch,
                           int64_t *capacity, int64_t *vocab);
 
-/* An encoder-decoder's encoder input for the next prefill: `batch` rows of
- * `width` token ids (row-major), the width the model was compiled for; the
- * batch must be the prefill's. An error for other models. */
+/* An encoder-decoder's encoder input for the next prefill: row b is
+ * ids[b * width, b * width + lengths[b]) (lengths NULL: whole rows). The
+ * batch must be the prefill's. A model with an encoder mask input
+ * (attention_mask) takes rows up to its compiled width, padded and masked;
+ * one without takes exactly that width. An error for other models. */
 int attnrt_session_set_encoder_input(attnrt_session *s, const int64_t *ids,
-                                     int64_t batch, int64_t width);
+                                     const int64_t *lengths, int64_t batch,
+                                     int64_t width);
 
 /* Starts `batch` rows: row b is ids[b * stride, b * stride + lengths[b]),
  * 1 <= lengths[b] <= min(stride, capacity). Runs the model. */

@@ -164,10 +164,13 @@ static LogicalResult readRecord(DictionaryAttr dict,
     record.causal = true;
   }
   if (dict.get(kManifestEncoderKey)) {
-    if (record.kind != attnrt::EntryKind::Input || record.idBound < 0 ||
-        record.positions || record.dims.size() != 2)
+    if (record.kind != attnrt::EntryKind::Input || record.positions ||
+        (record.dtype != attnrt::DType::I32 &&
+         record.dtype != attnrt::DType::I64) ||
+        record.dims.size() != 2)
       return fail() << "has " << kManifestEncoderKey
-                    << " but is not an input of token ids [batch, seq]";
+                    << " but is not an i32/i64 input [batch, seq] (token ids "
+                       "or their mask)";
     record.encoder = true;
   }
   return success();

@@ -139,10 +139,11 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
     Value sum = AddOp::create(b, l, x, body(preNorm ? ln(x) : x));
     return preNorm ? sum : ln(sum);
   };
-  // One attention (`module`) with its LayerNorm and residual.
+  // One attention (`module`) with its LayerNorm and residual; `bias`: the
+  // encoder's padding over the keys, or null.
   auto attention = [&](const LayerWeights &w, StringRef module, StringRef norm,
-                       Value x, Value memory, bool causal,
-                       int64_t heads) -> FailureOr<Value> {
+                       Value x, Value memory, bool causal, int64_t heads,
+                       Value bias) -> FailureOr<Value> {
     std::string m = module.str() + ".";
     FailureOr<Value> wq = w(m + "q_proj.weight", {d, d}, dd),
                      bq = w(m + "q_proj.bias", {d}, dv),
@@ -157,7 +158,7 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
     return residual(w, norm, x, [&](Value n) {
       return mb.multiHeadAttention(w.loc(), n, memory,
                                    {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
-                                   heads, d / heads, causal);
+                                   heads, d / heads, causal, bias);
     });
   };
   auto feedForward = [&](const LayerWeights &w, Value x,
@@ -186,15 +187,21 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
   FailureOr<Value> h = embed("encoder", start->ids);
   if (failed(h))
     return failure();
+  // The encoder's padding masks its own keys and the cross-attention's.
+  Value padding = start->sourcePadding;
+  ValueRange paddingExtra = padding ? ValueRange(padding) : ValueRange();
   FailureOr<Value> encoded = mb.decoderLayers(
       *h, encLayers, p + "encoder.layers.",
       [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
-        FailureOr<Value> y = attention(w, "self_attn", "self_attn_layer_norm",
-                                       x, Value(), /*causal=*/false, encHeads);
+        FailureOr<Value> y =
+            attention(w, "self_attn", "self_attn_layer_norm", x, Value(),
+                      /*causal=*/false, encHeads,
+                      padding ? mb.layerExtras()[0] : Value());
         if (failed(y))
           return failure();
         return feedForward(w, *y, encFf);
-      });
+      },
+      paddingExtra);
   if (failed(encoded))
     return failure();
   FailureOr<Value> encOut = finalNorm("encoder", *encoded);
@@ -209,17 +216,20 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
   FailureOr<Value> decoded = mb.decoderLayers(
       *h, decLayers, p + "decoder.layers.",
       [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
-        FailureOr<Value> y = attention(w, "self_attn", "self_attn_layer_norm",
-                                       x, Value(), /*causal=*/true, decHeads);
+        FailureOr<Value> y =
+            attention(w, "self_attn", "self_attn_layer_norm", x, Value(),
+                      /*causal=*/true, decHeads, Value());
         if (failed(y))
           return failure();
         y = attention(w, "encoder_attn", "encoder_attn_layer_norm", *y,
-                      mb.layerExtras()[0], /*causal=*/false, decHeads);
+                      mb.layerExtras()[0], /*causal=*/false, decHeads,
+                      padding ? mb.layerExtras()[1] : Value());
         if (failed(y))
           return failure();
         return feedForward(w, *y, decFf);
       },
-      ValueRange{*encOut}, /*firstIndex=*/encLayers);
+      padding ? ValueRange{*encOut, padding} : ValueRange{*encOut},
+      /*firstIndex=*/encLayers);
   if (failed(decoded))
     return failure();
   FailureOr<Value> out = finalNorm("decoder", *decoded);

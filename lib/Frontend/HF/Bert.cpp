@@ -318,40 +318,9 @@ LogicalResult mlir::attn::hf::buildBertLike(ModelBuilder &mb,
     h = mb.linear(projLoc, h, *wp, *bp);
   }
 
-  // transformers' extended attention mask: (1 - mask) * finfo.min, [B, 1, 1,
-  // S], added to every head's scores.
-  Value scoreBias;
-  if (mask) {
-    Location l = mb.loc(p + "embeddings");
-    auto biasType = mb.tensorType({batch, 1, 1, seq});
-    Value mask4 = tensor::ExpandShapeOp::create(
-        b, l, RankedTensorType::get({batch, 1, 1, seq}, b.getI64Type()), mask,
-        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-    AffineMap identity = b.getMultiDimIdentityMap(4);
-    Value init = tensor::EmptyOp::create(b, l, biasType.getShape(),
-                                         biasType.getElementType());
-    scoreBias =
-        linalg::GenericOp::create(
-            b, l, biasType, mask4, init,
-            ArrayRef<AffineMap>{identity, identity},
-            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-            [&](OpBuilder &nb, Location nl, ValueRange args) {
-              Type f = biasType.getElementType();
-              Value m = arith::SIToFPOp::create(nb, nl, f, args[0]);
-              Value one =
-                  arith::ConstantOp::create(nb, nl, nb.getFloatAttr(f, 1.0));
-              Value lowest = arith::ConstantOp::create(
-                  nb, nl,
-                  nb.getFloatAttr(f, APFloat::getLargest(
-                                         cast<FloatType>(f).getFloatSemantics(),
-                                         /*Negative=*/true)));
-              Value off = arith::SubFOp::create(nb, nl, one, m);
-              linalg::YieldOp::create(
-                  nb, nl,
-                  ValueRange{arith::MulFOp::create(nb, nl, off, lowest)});
-            })
-            .getResult(0);
-  }
+  // transformers' extended attention mask, added to every head's scores.
+  Value scoreBias =
+      mask ? mb.paddingScoreBias(mb.loc(p + "embeddings"), mask) : Value();
 
   // MPNet adds a learned bias by relative position (transformers'
   // relative_position_bucket of j - i: the bucket table is a constant)

@@ -170,10 +170,11 @@ ModelBuilder::start(ArrayRef<StringRef> prefixes, StringRef probe,
 FailureOr<ModelBuilder::Seq2SeqStart>
 ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
                            StringRef positionsKey, int64_t maxPositions) {
-  if (failed(checkInputNames({"input_ids", "decoder_input_ids"})))
+  if (failed(checkInputNames(
+          {"input_ids", "attention_mask", "decoder_input_ids"})))
     return failure();
   // Checked here: inputShape's hint (a --kv-cache step) does not apply.
-  for (StringRef name : {"input_ids", "decoder_input_ids"}) {
+  for (StringRef name : {"input_ids", "attention_mask", "decoder_input_ids"}) {
     auto it = options.inputShapes.find(name);
     if (it != options.inputShapes.end() &&
         llvm::any_of(it->second, ShapedType::isDynamic))
@@ -201,6 +202,12 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
       return emitError(ckpt.keyLoc(positionsKey))
              << "sequence length " << len << " (--input-shape " << name
              << ") exceeds " << positionsKey << " = " << maxPositions;
+  auto maskShape = options.inputShapes.find("attention_mask");
+  if (maskShape != options.inputShapes.end() &&
+      ArrayRef<int64_t>(maskShape->second) != ArrayRef<int64_t>(*source))
+    return emitError(ckpt.configLoc())
+           << "--input-shape attention_mask must equal input_ids' shape "
+           << (*source)[0] << "x" << (*source)[1];
   FailureOr<std::string> prefix = detectPrefix(prefixes, probe);
   if (failed(prefix))
     return failure();
@@ -210,12 +217,94 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
   mainFunc.setArgAttr(cast<BlockArgument>(ids).getArgNumber(),
                       AttnDialect::EncoderInputAttrHelper::getNameStr(),
                       b.getUnitAttr());
+  // transformers' forward order: input_ids, attention_mask,
+  // decoder_input_ids. The mask is the encoder's too.
+  Value sourcePadding;
+  if (maskShape != options.inputShapes.end()) {
+    Value mask = addInput("attention_mask",
+                          RankedTensorType::get(*source, b.getI64Type()));
+    if (!mask)
+      return failure();
+    mainFunc.setArgAttr(cast<BlockArgument>(mask).getArgNumber(),
+                        AttnDialect::EncoderInputAttrHelper::getNameStr(),
+                        b.getUnitAttr());
+    sourcePadding = paddingScoreBias(ckpt.configLoc(), mask);
+  }
   Value decoderIds = addInput("decoder_input_ids",
                               RankedTensorType::get(*target, b.getI64Type()));
   if (!decoderIds)
     return failure();
   return Seq2SeqStart{(*source)[0],       (*source)[1], (*target)[1],
-                      std::move(*prefix), ids,          decoderIds};
+                      std::move(*prefix), ids,          decoderIds,
+                      sourcePadding};
+}
+
+Value ModelBuilder::paddingScoreBias(Location loc, Value mask) {
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  int64_t batch = maskType.getDimSize(0), len = maskType.getDimSize(1);
+  auto biasType = tensorType({batch, 1, 1, len});
+  Value mask4 = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({batch, 1, 1, len}, maskType.getElementType()),
+      mask, ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  Value init = tensor::EmptyOp::create(b, loc, biasType.getShape(),
+                                       biasType.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, biasType, mask4, init,
+             ArrayRef<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Type f = biasType.getElementType();
+               Value m = arith::SIToFPOp::create(nb, nl, f, args[0]);
+               Value one =
+                   arith::ConstantOp::create(nb, nl, nb.getFloatAttr(f, 1.0));
+               Value lowest = arith::ConstantOp::create(
+                   nb, nl,
+                   nb.getFloatAttr(f,
+                                   APFloat::getLargest(
+                                       cast<FloatType>(f).getFloatSemantics(),
+                                       /*Negative=*/true)));
+               Value off = arith::SubFOp::create(nb, nl, one, m);
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::MulFOp::create(nb, nl, off, lowest)});
+             })
+      .getResult(0);
+}
+
+Value ModelBuilder::addScoreBiases(Location loc, Value lhs, Value rhs) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  unsigned rank = lhsType.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> lhsExprs, rhsExprs;
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t l = lhsType.getDimSize(i), r = rhsType.getDimSize(i);
+    shape.push_back(std::max(l, r));
+    // A size-1 dimension is read at 0 along the other's extent.
+    lhsExprs.push_back(l == 1 ? b.getAffineConstantExpr(0)
+                              : b.getAffineDimExpr(i));
+    rhsExprs.push_back(r == 1 ? b.getAffineConstantExpr(0)
+                              : b.getAffineDimExpr(i));
+  }
+  MLIRContext *ctx = b.getContext();
+  auto type = tensorType(shape);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{lhs, rhs}, init,
+             ArrayRef<AffineMap>{AffineMap::get(rank, 0, lhsExprs, ctx),
+                                 AffineMap::get(rank, 0, rhsExprs, ctx),
+                                 b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
+             })
+      .getResult(0);
 }
 
 Value ModelBuilder::multiHeadAttention(Location l, Value x, Value memory,

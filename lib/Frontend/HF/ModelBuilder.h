@@ -255,7 +255,19 @@ public:
     int64_t batch, sourceLen, targetLen;
     std::string prefix;
     Value ids, decoderIds;
+    /// With --input-shape attention_mask (the encoder's padding, input_ids'
+    /// shape): transformers' additive bias (paddingScoreBias) over the
+    /// source, [batch, 1, 1, source]; null otherwise.
+    Value sourcePadding;
   };
+  /// transformers' extended attention mask for `mask` [B, S] (integer, 1:
+  /// attend, 0: padding): (1 - mask) * lowest float, [B, 1, 1, S], added
+  /// to every head's scores over those S keys.
+  Value paddingScoreBias(Location loc, Value mask);
+  /// `a` + `b` for score biases that broadcast along their size-1
+  /// dimensions (e.g. a position bias [1, H, Q, K] and a padding bias
+  /// [B, 1, 1, K]): the result has the larger size of each dimension.
+  Value addScoreBiases(Location loc, Value a, Value b);
   FailureOr<Seq2SeqStart> startSeq2Seq(ArrayRef<StringRef> prefixes,
                                        StringRef probe,
                                        StringRef positionsKey = {},

@@ -186,6 +186,10 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
       positionBias("encoder", start->sourceLen, /*bidirectional=*/true);
   if (failed(encBias))
     return failure();
+  // The encoder's padding masks its own keys and the cross-attention's.
+  Value padding = start->sourcePadding;
+  if (padding)
+    encBias = mb.addScoreBiases(mb.loc("encoder"), *encBias, padding);
   FailureOr<Value> encoded = mb.decoderLayers(
       enc->second, encLayers, "encoder.block.",
       [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
@@ -218,12 +222,14 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
         if (failed(h))
           return failure();
         h = attention(w, "layer.1.", "EncDecAttention", *h, extras[0],
-                      /*causal=*/false, Value());
+                      /*causal=*/false, padding ? extras[2] : Value());
         if (failed(h))
           return failure();
         return feedForward(w, "layer.2.", *h);
       },
-      ValueRange{*encOut, *decBias}, /*firstIndex=*/encLayers);
+      padding ? ValueRange{*encOut, *decBias, padding}
+              : ValueRange{*encOut, *decBias},
+      /*firstIndex=*/encLayers);
   if (failed(decoded))
     return failure();
   Location headLoc = mb.loc("lm_head");
