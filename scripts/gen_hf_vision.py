@@ -13,7 +13,8 @@ checked against:
           pixel_values_2.npy f32 [2, 3, 16, 16] -> expected_2.npy
   text:   input_ids.npy [1, 7] -> expected.npy, input_ids_2.npy [2, 5]
           -> expected_2.npy
-The reference is the output the importer builds: ViTModel's
+plus clip_text's input_ids_legacy.npy [2, 6] -> expected_legacy.npy (the
+pooling of configs whose eos_token_id is 2). The reference is the output the importer builds: ViTModel's
 last_hidden_state, ViTForImageClassification's logits, the CLIP towers'
 pooler_output (the post-LayerNormed CLS token; the final-LayerNormed state
 at each row's first end-of-text token).
@@ -102,6 +103,23 @@ def main():
                     y.numpy().astype(np.float32))
             print(name, suffix or "_1", tuple(y.shape),
                   float(y.abs().max()))
+        if name == "clip_text":
+            legacy(model, dest, rng)
+
+
+def legacy(model, dest, rng):
+    """CLIP configs whose eos_token_id is the legacy 2 pool at each row's
+    first largest id: input_ids_legacy.npy [2, 6] (no end-of-text token,
+    row 0's largest id twice) -> expected_legacy.npy, transformers' output
+    with the model's eos_token_id set to 2."""
+    ids = rng.integers(2, EOS - 1, size=(2, 6), dtype=np.int64)
+    ids[0, 1] = ids[0, 4] = EOS - 1
+    model.eos_token_id = 2
+    with torch.no_grad():
+        y = model(input_ids=torch.from_numpy(ids)).pooler_output
+    np.save(os.path.join(dest, "input_ids_legacy.npy"), ids)
+    np.save(os.path.join(dest, "expected_legacy.npy"),
+            y.numpy().astype(np.float32))
 
 
 if __name__ == "__main__":
