@@ -86,7 +86,9 @@ startVision(ModelBuilder &mb, ArrayRef<StringRef> prefixes, StringRef probe) {
     return failure();
   const SmallVector<int64_t> want = {(*shape)[0], *channels, *image, *image};
   if (*shape != want)
-    return emitError(c.keyLoc("image_size"))
+    return emitError(c.keyLoc((*shape)[1] != *channels && c.has("num_channels")
+                                  ? "num_channels"
+                                  : "image_size"))
            << "--input-shape pixel_values="
            << llvm::join(
                   llvm::map_range(*shape,
@@ -250,14 +252,13 @@ static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h, int64_t count,
       });
 }
 
-/// The MLP activation of `hidden_act`: attn's, or none for quick_gelu
-/// when `allowQuick`.
-static FailureOr<std::optional<Activation>>
-readActivation(Checkpoint &c, StringRef fallback, bool allowQuick) {
+/// The MLP activation of `hidden_act`: attn's, or none for quick_gelu.
+static FailureOr<std::optional<Activation>> readActivation(Checkpoint &c,
+                                                           StringRef fallback) {
   FailureOr<std::string> act = c.getString("hidden_act", fallback);
   if (failed(act))
     return failure();
-  if (allowQuick && *act == "quick_gelu")
+  if (*act == "quick_gelu")
     return std::optional<Activation>();
   FailureOr<Activation> parsed = parseActivation(c, "hidden_act", *act);
   if (failed(parsed))
@@ -284,8 +285,7 @@ LogicalResult mlir::attn::hf::buildViT(ModelBuilder &mb, bool classifier) {
   const auto [d, layers, heads, ff] = *dims;
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-12);
   FailureOr<bool> qkvBias = c.getBool("qkv_bias", true);
-  FailureOr<std::optional<Activation>> act =
-      readActivation(c, "gelu", /*allowQuick=*/false);
+  FailureOr<std::optional<Activation>> act = readActivation(c, "gelu");
   if (failed(eps) || failed(qkvBias) || failed(act))
     return failure();
   if (!*qkvBias)
@@ -379,8 +379,7 @@ LogicalResult mlir::attn::hf::buildClipVision(ModelBuilder &mb) {
     return failure();
   const auto [d, layers, heads, ff] = *dims;
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
-  FailureOr<std::optional<Activation>> act =
-      readActivation(c, "quick_gelu", /*allowQuick=*/true);
+  FailureOr<std::optional<Activation>> act = readActivation(c, "quick_gelu");
   if (failed(eps) || failed(act))
     return failure();
   FailureOr<VisionStart> start =
@@ -519,8 +518,7 @@ LogicalResult mlir::attn::hf::buildClipText(ModelBuilder &mb) {
     return failure();
   const auto [d, layers, heads, ff] = *dims;
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
-  FailureOr<std::optional<Activation>> act =
-      readActivation(c, "quick_gelu", /*allowQuick=*/true);
+  FailureOr<std::optional<Activation>> act = readActivation(c, "quick_gelu");
   if (failed(eps) || failed(act))
     return failure();
   FailureOr<ModelBuilder::ModelStart> start =
