@@ -36,7 +36,16 @@ namespace {
 struct VisionStart {
   int64_t batch, channels, patch, tokens;
   std::string prefix;
-  Value pixels;
+  /// The input and its embeddings [B, tokens, hidden] (embedImage).
+  Value pixels, embeddings;
+};
+
+/// The sizes and settings of a ViT or CLIP encoder.
+struct EncoderConfig {
+  int64_t d, layers, heads, ff;
+  double eps;
+  /// The MLP activation; unset: quick_gelu.
+  std::optional<Activation> act;
 };
 
 /// The module names of one pre-LN encoder layer (each with .weight and
@@ -149,6 +158,75 @@ static Value prependClass(ModelBuilder &mb, Location l, Value h, Value cls) {
   return tensor::ConcatOp::create(b, l, /*dim=*/1, ValueRange{rows, h});
 }
 
+/// The embeddings of the image: patchEmbedding by `conv`.weight (with
+/// `conv`.bias in ViT's layout), the class embedding `cls` first, then the
+/// learned positions `positions` (names under the prefix's "embeddings.").
+/// ViT's layout keeps the leading 1s of cls_token [1, 1, hidden] and
+/// position_embeddings [1, tokens, hidden]; CLIP's are [hidden] and
+/// [tokens, hidden], and its conv has no bias.
+static FailureOr<Value> embedImage(ModelBuilder &mb, const VisionStart &s,
+                                   int64_t d, StringRef conv, StringRef cls,
+                                   StringRef positions, bool vitLayout) {
+  const std::string e = s.prefix + "embeddings.";
+  const int64_t p = s.patch, tokens = s.tokens;
+  auto lead = [&](SmallVector<int64_t> shape) {
+    if (vitLayout)
+      shape.insert(shape.begin(), 1);
+    return shape;
+  };
+  StringRef leadDims = vitLayout ? "1, " : "";
+  FailureOr<Value> w = mb.weight(
+                       e + conv.str() + ".weight", {d, s.channels, p, p},
+                       "[hidden_size, num_channels, patch_size, patch_size]"),
+                   bias = vitLayout ? mb.weight(e + conv.str() + ".bias", {d},
+                                                "[hidden_size]")
+                                    : FailureOr<Value>(Value()),
+                   clsW = mb.weight(
+                       e + cls.str(),
+                       lead(vitLayout ? SmallVector<int64_t>{1, d}
+                                      : SmallVector<int64_t>{d}),
+                       ("[" + leadDims + leadDims + "hidden_size]").str()),
+                   table = mb.weight(e + positions.str(), lead({tokens, d}),
+                                     ("[" + leadDims +
+                                      "(image_size / patch_size)^2 + 1, "
+                                      "hidden_size]")
+                                         .str());
+  if (!allFound({w, bias, clsW, table}))
+    return failure();
+  OpBuilder &b = mb.b;
+  Location l = mb.loc(e.substr(0, e.size() - 1));
+  Value h = patchEmbedding(mb, l, s.pixels, *w, *bias, p);
+  Value clsRow = *clsW, posTable = *table;
+  if (vitLayout) {
+    clsRow = tensor::CollapseShapeOp::create(
+        b, l, mb.tensorType({d}), clsRow,
+        ArrayRef<ReassociationIndices>{{0, 1, 2}});
+    posTable = tensor::CollapseShapeOp::create(
+        b, l, mb.tensorType({tokens, d}), posTable,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  }
+  h = prependClass(mb, l, h, clsRow);
+  return LearnedPosOp::create(b, l, h, posTable, /*positions=*/Value(),
+                              /*offset=*/0)
+      .getResult();
+}
+
+/// What a vision builder reads first: startVision (the prefix found by
+/// the class embedding `cls`), then the image's embeddings (embedImage).
+static FailureOr<VisionStart>
+startImage(ModelBuilder &mb, ArrayRef<StringRef> prefixes, int64_t d,
+           StringRef conv, StringRef cls, StringRef positions, bool vitLayout) {
+  FailureOr<VisionStart> s =
+      startVision(mb, prefixes, ("embeddings." + cls).str());
+  if (failed(s))
+    return failure();
+  FailureOr<Value> h = embedImage(mb, *s, d, conv, cls, positions, vitLayout);
+  if (failed(h))
+    return failure();
+  s->embeddings = *h;
+  return s;
+}
+
 /// Row `row` of `h` [B, S, D] per sequence: [B, 1, D].
 static Value selectRow(ModelBuilder &mb, Location l, Value h, int64_t row) {
   ArrayRef<int64_t> s = cast<RankedTensorType>(h.getType()).getShape();
@@ -196,18 +274,18 @@ static Value quickGelu(ModelBuilder &mb, Location l, Value x) {
       .getResult(0);
 }
 
-/// `count` pre-LN encoder layers on `h` [B, S, hidden] under `prefix`
-/// (module names `n`, attention projections with biases), causal when
-/// `causal`; the MLP's activation `act`, or quick_gelu when unset.
-static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h, int64_t count,
+/// The pre-LN encoder layers of `cfg` on `h` [B, S, hidden] under
+/// `prefix` (module names `n`, attention projections with biases), causal
+/// when `causal`.
+static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h,
                                      StringRef prefix, const PreLnNames &n,
-                                     int64_t heads, int64_t ff, double eps,
-                                     std::optional<Activation> act,
-                                     bool causal) {
-  const int64_t d = cast<RankedTensorType>(h.getType()).getShape().back();
+                                     const EncoderConfig &cfg, bool causal) {
+  const int64_t d = cfg.d, ff = cfg.ff, heads = cfg.heads;
+  const double eps = cfg.eps;
+  const std::optional<Activation> act = cfg.act;
   StringRef dd = "[hidden_size, hidden_size]", dv = "[hidden_size]";
   return mb.decoderLayers(
-      h, count, prefix,
+      h, cfg.layers, prefix,
       [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
         auto pair = [&](StringRef module, ArrayRef<int64_t> shape,
                         StringRef dims, StringRef biasDims) {
@@ -252,81 +330,53 @@ static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h, int64_t count,
       });
 }
 
-/// The MLP activation of `hidden_act`: attn's, or none for quick_gelu.
-static FailureOr<std::optional<Activation>> readActivation(Checkpoint &c,
-                                                           StringRef fallback) {
-  FailureOr<std::string> act = c.getString("hidden_act", fallback);
-  if (failed(act))
-    return failure();
-  if (*act == "quick_gelu")
-    return std::optional<Activation>();
-  FailureOr<Activation> parsed = parseActivation(c, "hidden_act", *act);
-  if (failed(parsed))
-    return failure();
-  return std::optional<Activation>(*parsed);
-}
-
-/// The sizes both families name alike.
-static FailureOr<std::array<int64_t, 4>> readEncoderSizes(Checkpoint &c) {
+/// What every encoder here reads: the sizes (both families name them
+/// alike), the LayerNorm epsilon and the MLP activation, with the family's
+/// defaults.
+static FailureOr<EncoderConfig>
+readEncoderConfig(Checkpoint &c, double defaultEps, StringRef defaultAct) {
   auto dims = c.getPositiveInts({"hidden_size", "num_hidden_layers",
                                  "num_attention_heads", "intermediate_size"});
-  if (failed(dims) ||
+  FailureOr<double> eps = c.getFloat("layer_norm_eps", defaultEps);
+  FailureOr<std::string> act = c.getString("hidden_act", defaultAct);
+  if (failed(dims) || failed(eps) || failed(act) ||
       failed(checkHeadsDivide(c, "hidden_size", (*dims)[0],
                               "num_attention_heads", (*dims)[2])))
     return failure();
-  return *dims;
+  EncoderConfig cfg{(*dims)[0], (*dims)[1], (*dims)[2],
+                    (*dims)[3], *eps,       std::nullopt};
+  // attn has no quick_gelu activation: preLnEncoder builds it.
+  if (*act != "quick_gelu") {
+    FailureOr<Activation> parsed = parseActivation(c, "hidden_act", *act);
+    if (failed(parsed))
+      return failure();
+    cfg.act = *parsed;
+  }
+  return cfg;
 }
 
 LogicalResult mlir::attn::hf::buildViT(ModelBuilder &mb, bool classifier) {
   Checkpoint &c = mb.ckpt;
-  FailureOr<std::array<int64_t, 4>> dims = readEncoderSizes(c);
-  if (failed(dims))
+  FailureOr<EncoderConfig> cfg = readEncoderConfig(c, 1e-12, "gelu");
+  if (failed(cfg))
     return failure();
-  const auto [d, layers, heads, ff] = *dims;
-  FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-12);
+  const int64_t d = cfg->d;
   FailureOr<bool> qkvBias = c.getBool("qkv_bias", true);
-  FailureOr<std::optional<Activation>> act = readActivation(c, "gelu");
-  if (failed(eps) || failed(qkvBias) || failed(act))
+  if (failed(qkvBias))
     return failure();
   if (!*qkvBias)
     return emitError(c.keyLoc("qkv_bias"))
            << "config.json key \"qkv_bias\" is false; only true (query, key "
               "and value projections with biases) is supported";
-  FailureOr<VisionStart> start =
-      startVision(mb,
-                  classifier ? ArrayRef<StringRef>{"vit."}
-                             : ArrayRef<StringRef>{"", "vit."},
-                  "embeddings.cls_token");
+  FailureOr<VisionStart> start = startImage(
+      mb,
+      classifier ? ArrayRef<StringRef>{"vit."}
+                 : ArrayRef<StringRef>{"", "vit."},
+      d, "patch_embeddings.projection", "cls_token", "position_embeddings",
+      /*vitLayout=*/true);
   if (failed(start))
     return failure();
-  const std::string p = start->prefix, e = p + "embeddings.";
-  const int64_t patch = start->patch, tokens = start->tokens;
-  FailureOr<Value> conv = mb.weight(
-                       e + "patch_embeddings.projection.weight",
-                       {d, start->channels, patch, patch},
-                       "[hidden_size, num_channels, patch_size, patch_size]"),
-                   convBias = mb.weight(e + "patch_embeddings.projection.bias",
-                                        {d}, "[hidden_size]"),
-                   cls = mb.weight(e + "cls_token", {1, 1, d},
-                                   "[1, 1, hidden_size]"),
-                   positions =
-                       mb.weight(e + "position_embeddings", {1, tokens, d},
-                                 "[1, (image_size / patch_size)^2 + "
-                                 "1, hidden_size]");
-  if (!allFound({conv, convBias, cls, positions}))
-    return failure();
-  OpBuilder &b = mb.b;
-  Location l = mb.loc(e.substr(0, e.size() - 1));
-  Value h = patchEmbedding(mb, l, start->pixels, *conv, *convBias, patch);
-  Value clsRow = tensor::CollapseShapeOp::create(
-      b, l, mb.tensorType({d}), *cls,
-      ArrayRef<ReassociationIndices>{{0, 1, 2}});
-  h = prependClass(mb, l, h, clsRow);
-  Value table = tensor::CollapseShapeOp::create(
-      b, l, mb.tensorType({tokens, d}), *positions,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  h = LearnedPosOp::create(b, l, h, table, /*positions=*/Value(),
-                           /*offset=*/0);
+  const std::string p = start->prefix;
 
   const PreLnNames names = {
       "attention.attention.query", "attention.attention.key",
@@ -334,12 +384,13 @@ LogicalResult mlir::attn::hf::buildViT(ModelBuilder &mb, bool classifier) {
       "layernorm_before",          "layernorm_after",
       "intermediate.dense",        "output.dense"};
   FailureOr<Value> encoded =
-      preLnEncoder(mb, h, layers, p + "encoder.layer.", names, heads, ff, *eps,
-                   *act, /*causal=*/false);
+      preLnEncoder(mb, start->embeddings, p + "encoder.layer.", names, *cfg,
+                   /*causal=*/false);
   if (failed(encoded))
     return failure();
-  FailureOr<Value> out = mb.layerNorm(mb.loc(p + "layernorm"), *encoded,
-                                      p + "layernorm", "[hidden_size]", *eps);
+  FailureOr<Value> out =
+      mb.layerNorm(mb.loc(p + "layernorm"), *encoded, p + "layernorm",
+                   "[hidden_size]", cfg->eps);
   if (failed(out))
     return failure();
   if (!classifier) {
@@ -373,50 +424,32 @@ static const PreLnNames clipNames = {"self_attn.q_proj", "self_attn.k_proj",
                                      "mlp.fc1",          "mlp.fc2"};
 
 LogicalResult mlir::attn::hf::buildClipVision(ModelBuilder &mb) {
-  Checkpoint &c = mb.ckpt;
-  FailureOr<std::array<int64_t, 4>> dims = readEncoderSizes(c);
-  if (failed(dims))
+  FailureOr<EncoderConfig> cfg = readEncoderConfig(mb.ckpt, 1e-5, "quick_gelu");
+  if (failed(cfg))
     return failure();
-  const auto [d, layers, heads, ff] = *dims;
-  FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
-  FailureOr<std::optional<Activation>> act = readActivation(c, "quick_gelu");
-  if (failed(eps) || failed(act))
-    return failure();
+  const int64_t d = cfg->d;
+  const double eps = cfg->eps;
   FailureOr<VisionStart> start =
-      startVision(mb, {"", "vision_model."}, "embeddings.class_embedding");
+      startImage(mb, {"", "vision_model."}, d, "patch_embedding",
+                 "class_embedding", "position_embedding.weight",
+                 /*vitLayout=*/false);
   if (failed(start))
     return failure();
-  const std::string p = start->prefix, e = p + "embeddings.";
-  const int64_t patch = start->patch, tokens = start->tokens;
-  FailureOr<Value> conv = mb.weight(
-                       e + "patch_embedding.weight",
-                       {d, start->channels, patch, patch},
-                       "[hidden_size, num_channels, patch_size, patch_size]"),
-                   cls = mb.weight(e + "class_embedding", {d}, "[hidden_size]"),
-                   positions = mb.weight(
-                       e + "position_embedding.weight", {tokens, d},
-                       "[(image_size / patch_size)^2 + 1, hidden_size]");
-  if (!allFound({conv, cls, positions}))
-    return failure();
-  Location l = mb.loc(e.substr(0, e.size() - 1));
-  Value h =
-      patchEmbedding(mb, l, start->pixels, *conv, /*convBias=*/Value(), patch);
-  h = prependClass(mb, l, h, *cls);
-  h = LearnedPosOp::create(mb.b, l, h, *positions, /*positions=*/Value(),
-                           /*offset=*/0);
-  FailureOr<Value> pre = mb.layerNorm(
-      mb.loc(p + "pre_layrnorm"), h, p + "pre_layrnorm", "[hidden_size]", *eps);
+  const std::string p = start->prefix;
+  FailureOr<Value> pre =
+      mb.layerNorm(mb.loc(p + "pre_layrnorm"), start->embeddings,
+                   p + "pre_layrnorm", "[hidden_size]", eps);
   if (failed(pre))
     return failure();
   FailureOr<Value> encoded =
-      preLnEncoder(mb, *pre, layers, p + "encoder.layers.", clipNames, heads,
-                   ff, *eps, *act, /*causal=*/false);
+      preLnEncoder(mb, *pre, p + "encoder.layers.", clipNames, *cfg,
+                   /*causal=*/false);
   if (failed(encoded))
     return failure();
   Location pl = mb.loc(p + "post_layernorm");
   FailureOr<Value> pooled =
       mb.layerNorm(pl, selectRow(mb, pl, *encoded, 0), p + "post_layernorm",
-                   "[hidden_size]", *eps);
+                   "[hidden_size]", eps);
   if (failed(pooled))
     return failure();
   mb.finishMain(dropRowDim(mb, pl, *pooled), "pooler_output");
@@ -510,17 +543,13 @@ static Value poolAtToken(ModelBuilder &mb, Location l, Value h, Value ids,
 
 LogicalResult mlir::attn::hf::buildClipText(ModelBuilder &mb) {
   Checkpoint &c = mb.ckpt;
-  FailureOr<std::array<int64_t, 4>> dims = readEncoderSizes(c);
+  FailureOr<EncoderConfig> cfg = readEncoderConfig(c, 1e-5, "quick_gelu");
   FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
                      maxPositions = c.getPositiveInt("max_position_embeddings"),
                      eos = c.getPositiveInt("eos_token_id", 2);
-  if (failed(dims) || failed(vocab) || failed(maxPositions) || failed(eos))
+  if (failed(cfg) || failed(vocab) || failed(maxPositions) || failed(eos))
     return failure();
-  const auto [d, layers, heads, ff] = *dims;
-  FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
-  FailureOr<std::optional<Activation>> act = readActivation(c, "quick_gelu");
-  if (failed(eps) || failed(act))
-    return failure();
+  const int64_t d = cfg->d;
   FailureOr<ModelBuilder::ModelStart> start =
       mb.start({"", "text_model."}, "embeddings.token_embedding.weight",
                "max_position_embeddings", *maxPositions);
@@ -539,13 +568,13 @@ LogicalResult mlir::attn::hf::buildClipText(ModelBuilder &mb) {
   Value h = LearnedPosOp::create(mb.b, l, tokens->second, *positions,
                                  /*positions=*/Value(), /*offset=*/0);
   FailureOr<Value> encoded =
-      preLnEncoder(mb, h, layers, p + "encoder.layers.", clipNames, heads, ff,
-                   *eps, *act, /*causal=*/true);
+      preLnEncoder(mb, h, p + "encoder.layers.", clipNames, *cfg,
+                   /*causal=*/true);
   if (failed(encoded))
     return failure();
   Location fl = mb.loc(p + "final_layer_norm");
-  FailureOr<Value> out =
-      mb.layerNorm(fl, *encoded, p + "final_layer_norm", "[hidden_size]", *eps);
+  FailureOr<Value> out = mb.layerNorm(fl, *encoded, p + "final_layer_norm",
+                                      "[hidden_size]", cfg->eps);
   if (failed(out))
     return failure();
   // transformers pools at the first eos_token_id, but for configs whose
