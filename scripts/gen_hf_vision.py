@@ -13,7 +13,8 @@ checked against:
           pixel_values_2.npy f32 [2, 3, 16, 16] -> expected_2.npy
   text:   input_ids.npy [1, 7] -> expected.npy, input_ids_2.npy [2, 5]
           -> expected_2.npy
-plus clip_text's input_ids_legacy.npy [2, 6] -> expected_legacy.npy (the
+plus vit's expected_nobias.npy (qkv_bias false) and clip_text's
+input_ids_legacy.npy [2, 6] -> expected_legacy.npy (the
 pooling of configs whose eos_token_id is 2). The reference is the output the importer builds: ViTModel's
 last_hidden_state, ViTForImageClassification's logits, the CLIP towers'
 pooler_output (the post-LayerNormed CLS token; the final-LayerNormed state
@@ -105,6 +106,23 @@ def main():
                   float(y.abs().max()))
         if name == "clip_text":
             legacy(model, dest, rng)
+        if name == "vit":
+            without_qkv_bias(model, dest)
+
+
+def without_qkv_bias(model, dest):
+    """expected_nobias.npy: transformers' ViTModel with qkv_bias false and
+    the other weights of `model` on pixel_values.npy (the test sets the key
+    in a copy of the config; the unused bias tensors stay in the file)."""
+    plain = T.ViTModel(T.ViTConfig(**VIT, qkv_bias=False))
+    missing, _ = plain.load_state_dict(model.state_dict(), strict=False)
+    assert not missing, missing
+    plain.eval()
+    x = torch.from_numpy(np.load(os.path.join(dest, "pixel_values.npy")))
+    with torch.no_grad():
+        y = plain(pixel_values=x).last_hidden_state
+    np.save(os.path.join(dest, "expected_nobias.npy"),
+            y.numpy().astype(np.float32))
 
 
 def legacy(model, dest, rng):

@@ -46,6 +46,8 @@ struct EncoderConfig {
   double eps;
   /// The MLP activation; unset: quick_gelu.
   std::optional<Activation> act;
+  /// Whether the query, key and value projections have biases.
+  bool qkvBias = true;
 };
 
 /// The module names of one pre-LN encoder layer (each with .weight and
@@ -288,14 +290,14 @@ static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h,
       h, cfg.layers, prefix,
       [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
         auto pair = [&](StringRef module, ArrayRef<int64_t> shape,
-                        StringRef dims, StringRef biasDims) {
-          return std::make_pair(
-              w(module.str() + ".weight", shape, dims),
-              w(module.str() + ".bias", {shape.front()}, biasDims));
+                        StringRef dims, StringRef biasDims, bool bias = true) {
+          return std::make_pair(w(module.str() + ".weight", shape, dims),
+                                w.optional(bias, module.str() + ".bias",
+                                           {shape.front()}, biasDims));
         };
-        auto [wq, bq] = pair(n.q, {d, d}, dd, dv);
-        auto [wk, bk] = pair(n.k, {d, d}, dd, dv);
-        auto [wv, bv] = pair(n.v, {d, d}, dd, dv);
+        auto [wq, bq] = pair(n.q, {d, d}, dd, dv, cfg.qkvBias);
+        auto [wk, bk] = pair(n.k, {d, d}, dd, dv, cfg.qkvBias);
+        auto [wv, bv] = pair(n.v, {d, d}, dd, dv, cfg.qkvBias);
         auto [wo, bo] = pair(n.o, {d, d}, dd, dv);
         auto [ln1, ln1b] = pair(n.ln1, {d}, dv, dv);
         auto [ln2, ln2b] = pair(n.ln2, {d}, dv, dv);
@@ -310,9 +312,21 @@ static FailureOr<Value> preLnEncoder(ModelBuilder &mb, Value h,
         OpBuilder &b = mb.b;
         Value n1 =
             LayerNormOp::create(b, l, x, *ln1, *ln1b, b.getF64FloatAttr(eps));
+        // attn.mha takes all four biases or none: without query, key and
+        // value biases (ViT's qkv_bias false), the output's is added after.
         Value attn = mb.multiHeadAttention(
-            l, n1, Value(), {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo}, heads,
-            d / heads, causal);
+            l, n1, Value(),
+            {*wq, *bq, *wk, *bk, *wv, *bv, *wo, cfg.qkvBias ? *bo : Value()},
+            heads, d / heads, causal);
+        if (!cfg.qkvBias) {
+          auto type = cast<RankedTensorType>(attn.getType());
+          Value init = tensor::EmptyOp::create(b, l, type.getShape(),
+                                               type.getElementType());
+          Value bias = linalg::BroadcastOp::create(b, l, *bo, init,
+                                                   ArrayRef<int64_t>{0, 1})
+                           .getResult()[0];
+          attn = AddOp::create(b, l, attn, bias);
+        }
         Value mid = AddOp::create(b, l, x, attn);
         Value n2 =
             LayerNormOp::create(b, l, mid, *ln2, *ln2b, b.getF64FloatAttr(eps));
@@ -364,10 +378,7 @@ LogicalResult mlir::attn::hf::buildViT(ModelBuilder &mb, bool classifier) {
   FailureOr<bool> qkvBias = c.getBool("qkv_bias", true);
   if (failed(qkvBias))
     return failure();
-  if (!*qkvBias)
-    return emitError(c.keyLoc("qkv_bias"))
-           << "config.json key \"qkv_bias\" is false; only true (query, key "
-              "and value projections with biases) is supported";
+  cfg->qkvBias = *qkvBias;
   FailureOr<VisionStart> start = startImage(
       mb,
       classifier ? ArrayRef<StringRef>{"vit."}
