@@ -557,7 +557,8 @@ LogicalResult mlir::attn::hf::buildClipText(ModelBuilder &mb) {
   FailureOr<EncoderConfig> cfg = readEncoderConfig(c, 1e-5, "quick_gelu");
   FailureOr<int64_t> vocab = c.getPositiveInt("vocab_size"),
                      maxPositions = c.getPositiveInt("max_position_embeddings"),
-                     eos = c.getPositiveInt("eos_token_id", 2);
+                     eos = c.has("eos_token_id") ? c.getInt("eos_token_id")
+                                                 : FailureOr<int64_t>(2);
   if (failed(cfg) || failed(vocab) || failed(maxPositions) || failed(eos))
     return failure();
   const int64_t d = cfg->d;
