@@ -97,6 +97,10 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
   auto mt5 = [](ModelBuilder &m) { return buildT5(m, /*mt5=*/true); };
   auto bart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/false); };
   auto mbart = [](ModelBuilder &m) { return buildBart(m, /*preNorm=*/true); };
+  auto vit = [](ModelBuilder &m) { return buildViT(m, /*classifier=*/false); };
+  auto vitClassifier = [](ModelBuilder &m) {
+    return buildViT(m, /*classifier=*/true);
+  };
   const Architecture architectures[] = {
       {"BertModel", buildBert, Encoder},
       {"RobertaModel", roberta, Encoder},
@@ -123,6 +127,10 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"MT5ForConditionalGeneration", mt5, EncoderDecoder},
       {"BartForConditionalGeneration", bart, EncoderDecoder},
       {"MBartForConditionalGeneration", mbart, EncoderDecoder},
+      {"ViTModel", vit, Encoder},
+      {"ViTForImageClassification", vitClassifier, Encoder},
+      {"CLIPVisionModel", buildClipVision, Encoder},
+      {"CLIPTextModel", buildClipText, Encoder},
   };
   const Architecture *arch =
       llvm::find_if(architectures,
@@ -133,20 +141,19 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
     StringRef prefix;
     StringRef missing;
   };
-  static constexpr const char *vit =
-      "a vision transformer: pixel_values inputs and the patch embedding (a "
-      "strided Conv2d) are not built yet";
   static const Unbuilt unbuilt[] = {
       {"Marian", "an encoder-decoder whose sinusoidal positions (sines in "
                  "the first half of the channels, cosines in the second) are "
                  "not built yet"},
       {"Whisper", "an audio encoder-decoder: its convolutional audio input is "
                   "not built yet"},
-      {"ViT", vit},
-      {"DeiT", vit},
-      {"CLIP", "CLIP's text tower (pooled at the end-of-text token) and "
-               "vision tower (pixel_values and the patch embedding) are not "
-               "built yet"},
+      {"ViT", "a ViT variant that is not built yet (ViTModel and "
+              "ViTForImageClassification are)"},
+      {"DeiT", "a vision transformer with a distillation token, which is "
+               "not built yet (ViTModel and ViTForImageClassification are)"},
+      {"CLIP", "a CLIP class that is not built yet (its towers, "
+               "CLIPVisionModel and CLIPTextModel, are; the dual-encoder "
+               "CLIPModel and the projection heads are not)"},
   };
   if (arch == std::end(architectures)) {
     for (const Unbuilt &u : unbuilt) {

@@ -479,12 +479,15 @@ ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames,
 }
 
 Value ModelBuilder::createMain(ArrayRef<int64_t> idsShape) {
-  auto idsType = RankedTensorType::get(idsShape, b.getI64Type());
+  return createMain("input_ids",
+                    RankedTensorType::get(idsShape, b.getI64Type()));
+}
+
+Value ModelBuilder::createMain(StringRef name, RankedTensorType type) {
   Location l = ckpt.configLoc();
-  mainFunc =
-      func::FuncOp::create(b, l, "main", b.getFunctionType({idsType}, {}));
+  mainFunc = func::FuncOp::create(b, l, "main", b.getFunctionType({type}, {}));
   // transformers' names, for the manifest and the model CLI.
-  mainFunc.setArgAttr(0, "attn.name", b.getStringAttr("input_ids"));
+  mainFunc.setArgAttr(0, "attn.name", b.getStringAttr(name));
   Block *entry = mainFunc.addEntryBlock();
   b.setInsertionPointToStart(entry);
   return entry->getArgument(0);

@@ -133,6 +133,9 @@ public:
   /// named "input_ids" by an `attn.name` attribute) with the insertion point
   /// in its body; returns the ids argument.
   Value createMain(ArrayRef<int64_t> idsShape);
+  /// The same with a first input `name` of `type` (e.g. a vision model's
+  /// pixel_values).
+  Value createMain(StringRef name, RankedTensorType type);
   /// Appends an input `name` of `type` to @main; returns its argument.
   Value addInput(StringRef name, RankedTensorType type);
   /// Terminates @main with `result` (named `resultName`, as transformers
@@ -468,6 +471,12 @@ LogicalResult buildT5(ModelBuilder &mb, bool mt5);
 /// BartForConditionalGeneration (post-LN) and, with `preNorm`,
 /// MBartForConditionalGeneration (pre-LN, final LayerNorms).
 LogicalResult buildBart(ModelBuilder &mb, bool preNorm);
+/// ViTModel (last_hidden_state) and, with `classifier`,
+/// ViTForImageClassification (logits).
+LogicalResult buildViT(ModelBuilder &mb, bool classifier);
+/// CLIPVisionModel and CLIPTextModel (pooler_output).
+LogicalResult buildClipVision(ModelBuilder &mb);
+LogicalResult buildClipText(ModelBuilder &mb);
 
 /// The LLaMA-like decoders buildLlama builds (they differ in options).
 enum class LlamaFamily { Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma2, Phi3 };
