@@ -48,12 +48,22 @@ for target in cpu cuda; do
   for d in "$ROOT"/test/Frontend/HF/Inputs/*/; do
     n=$(basename "$d")
     set -- "$d" --target=$target $chip --input-shape=input_ids=2x8
-    # Decoders take input_ids alone; encoder-decoders decoder_input_ids;
-    # encoders a mask and token types too.
+    # Decoders take input_ids alone; vision encoders pixel_values;
+    # encoder-decoders decoder_input_ids; encoders a mask and token types
+    # too.
     if try "$@"; then
       emit "$target $n" "$@"
-      emit "$target $n kv-cache" "$d" --target=$target $chip --kv-cache 40 \
+      # Decoders also as a KV-cache step (encoders such as CLIP's text
+      # tower have none).
+      set -- "$d" --target=$target $chip --kv-cache 40 \
         --input-shape 'input_ids=2x?'
+      if try "$@"; then
+        emit "$target $n kv-cache" "$@"
+      fi
+    elif try "$d" --target=$target $chip \
+      --input-shape=pixel_values=2x3x16x16; then
+      emit "$target $n" "$d" --target=$target $chip \
+        --input-shape=pixel_values=2x3x16x16
     elif try "$@" --input-shape=decoder_input_ids=2x5; then
       emit "$target $n" "$@" --input-shape=decoder_input_ids=2x5
     elif try "$@" --input-shape=attention_mask=2x8; then
