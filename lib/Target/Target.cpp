@@ -210,6 +210,7 @@ static const char *const kExportedApi[] = {
     "attnrt_context_reset_state", "attnrt_context_last_run_ms",
     "attnrt_context_last_error", "attnrt_weight_bytes_read",
     "attnrt_weight_file_bytes", "attnrt_session_create", "attnrt_session_free",
+    "attnrt_session_set_encoder_input",
     "attnrt_session_shape", "attnrt_session_prefill", "attnrt_session_decode",
     "attnrt_session_logits", "attnrt_session_sample", "attnrt_session_generate",
     "attnrt_session_timing", "attnrt_main"};
