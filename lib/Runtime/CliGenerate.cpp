@@ -195,6 +195,10 @@ bool parseGenerateArgs(int argc, char **argv, GenerateOptions &o,
   }
   if (o.help)
     return true;
+  if (!o.encoderLengths.empty() && o.encoderInput.empty()) {
+    err = "generate: --encoder-lengths needs --encoder-input";
+    return false;
+  }
   if (o.prompt.empty() || o.maxNewTokens < 0) {
     err = "generate: needs --prompt FILE.npy and --max-new-tokens N (see "
           "generate --help)";
@@ -232,6 +236,22 @@ bool readIds(const std::string &path, const char *what, size_t maxRank,
   return true;
 }
 
+/// Row lengths, an i32/i64 .npy [rows] (`what` names it, `rowsWhat` the
+/// rows in the message when the count differs).
+bool readRowLengths(const std::string &path, const char *what, int64_t rows,
+                    const char *rowsWhat, std::vector<int64_t> &lengths,
+                    std::string &err) {
+  std::vector<int64_t> shape;
+  if (!readIds(path, what, 1, lengths, shape, err))
+    return false;
+  if (shape[0] == rows)
+    return true;
+  err = strFormat("%s: %lld lengths for %lld %s", path.c_str(),
+                  static_cast<long long>(shape[0]),
+                  static_cast<long long>(rows), rowsWhat);
+  return false;
+}
+
 struct SessionFreer {
   attnrt_session *s;
   ~SessionFreer() { attnrt_session_free(s); }
@@ -253,7 +273,7 @@ int runGenerate(int argc, char **argv, const char *manifestText,
     std::fflush(out);
     return 0;
   }
-  std::vector<int64_t> prompt, promptShape, lengths, lengthsShape;
+  std::vector<int64_t> prompt, promptShape, lengths;
   if (!readIds(o.prompt, "the prompt", 2, prompt, promptShape, err))
     return fail(err);
   int64_t batch = promptShape.size() == 2 ? promptShape[0] : 1;
@@ -263,15 +283,9 @@ int runGenerate(int argc, char **argv, const char *manifestText,
                 " is empty");
   if (o.promptLengths.empty()) {
     lengths.assign(static_cast<size_t>(batch), width);
-  } else {
-    if (!readIds(o.promptLengths, "the prompt lengths", 1, lengths,
-                 lengthsShape, err))
-      return fail(err);
-    if (lengthsShape[0] != batch)
-      return fail(strFormat("%s: %lld lengths for %lld prompt rows",
-                            o.promptLengths.c_str(),
-                            static_cast<long long>(lengthsShape[0]),
-                            static_cast<long long>(batch)));
+  } else if (!readRowLengths(o.promptLengths, "the prompt lengths", batch,
+                             "prompt rows", lengths, err)) {
+    return fail(err);
   }
 
   if (!manifestText) {
@@ -291,10 +305,7 @@ int runGenerate(int argc, char **argv, const char *manifestText,
   if (!session)
     return fail(attnrt_last_error(m));
 
-  std::vector<int64_t> encoderIds, encoderShape, encoderLengths,
-      encoderLengthsShape;
-  if (!o.encoderLengths.empty() && o.encoderInput.empty())
-    return fail("generate: --encoder-lengths needs --encoder-input");
+  std::vector<int64_t> encoderIds, encoderShape, encoderLengths;
   if (!o.encoderInput.empty()) {
     if (!readIds(o.encoderInput, "the encoder input", 2, encoderIds,
                  encoderShape, err))
@@ -304,16 +315,10 @@ int runGenerate(int argc, char **argv, const char *manifestText,
       return fail(strFormat(
           "%s: %lld encoder rows for %lld prompt rows", o.encoderInput.c_str(),
           static_cast<long long>(rows), static_cast<long long>(batch)));
-    if (!o.encoderLengths.empty()) {
-      if (!readIds(o.encoderLengths, "the encoder lengths", 1, encoderLengths,
-                   encoderLengthsShape, err))
-        return fail(err);
-      if (encoderLengthsShape[0] != rows)
-        return fail(strFormat("%s: %lld lengths for %lld encoder rows",
-                              o.encoderLengths.c_str(),
-                              static_cast<long long>(encoderLengthsShape[0]),
-                              static_cast<long long>(rows)));
-    }
+    if (!o.encoderLengths.empty() &&
+        !readRowLengths(o.encoderLengths, "the encoder lengths", rows,
+                        "encoder rows", encoderLengths, err))
+      return fail(err);
     if (attnrt_session_set_encoder_input(
             session, encoderIds.data(),
             encoderLengths.empty() ? nullptr : encoderLengths.data(), rows,
