@@ -16,8 +16,9 @@
 //    costs a full forward pass per step.
 // An encoder-decoder has inputs marked `encoder` in the manifest: the
 // encoder's token ids and, optionally, their padding mask, set once per
-// prompt (attnrt_session_set_encoder_input) and passed to every run; the
-// generated tokens are the decoder stream (the other id input).
+// prompt (attnrt_session_set_encoder_input: the session's context keeps
+// them for every run); the generated tokens are the decoder stream (the
+// other id input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,12 +53,12 @@ struct attnrt_session {
   int positionsInput = -1;
   DType positionsType = DType::I64;
   /// An encoder-decoder's encoder ids input (-1: none) and its padding
-  /// mask input (-1: none), their width, and their values (maxBatch x
-  /// encoderWidth, zero-padded) for `encoderRows` rows.
+  /// mask input (-1: none), their dtypes and bytes, their width, and the
+  /// rows last set (attnrt_session_set_encoder_input).
   int encoderInput = -1, encoderMaskInput = -1;
   DType encoderType = DType::I64, encoderMaskType = DType::I64;
+  size_t encoderBytes = 0, encoderMaskBytes = 0;
   int64_t encoderWidth = 0, encoderRows = 0;
-  std::vector<unsigned char> encoderIds, encoderMask;
   /// Tokens per sequence the model takes in the next run: capacity for a
   /// full-sequence model, 1 for a step (the prompt length while a dynamic
   /// step prefills).
@@ -117,12 +118,6 @@ int attnrt_session::run(int64_t onlyRow) {
            : attnrt_context_set_input(c, idsInput, ids.data(), ids.size())) ||
       (step && attnrt_context_set_input(c, positionsInput, positions.data(),
                                         positions.size())) ||
-      (encoderInput >= 0 &&
-       attnrt_context_set_input(c, encoderInput, encoderIds.data(),
-                                encoderIds.size())) ||
-      (encoderMaskInput >= 0 &&
-       attnrt_context_set_input(c, encoderMaskInput, encoderMask.data(),
-                                encoderMask.size())) ||
       attnrt_context_run(c) ||
       attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
                                 rawLogits.size()))
@@ -291,12 +286,12 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     s->encoderInput = encoder;
     s->encoderType = enc->dtype;
     s->encoderWidth = enc->dims[1];
-    s->encoderIds.assign(static_cast<size_t>(enc->bytes), 0);
+    s->encoderBytes = static_cast<size_t>(enc->bytes);
   }
   if (encMask) {
     s->encoderMaskInput = encoderMask;
     s->encoderMaskType = encMask->dtype;
-    s->encoderMask.assign(static_cast<size_t>(encMask->bytes), 0);
+    s->encoderMaskBytes = static_cast<size_t>(encMask->bytes);
   }
   if (step) {
     s->positionsInput = streamInputs[1];
@@ -346,18 +341,25 @@ extern "C" int attnrt_session_set_encoder_input(attnrt_session *s,
           static_cast<long long>(masked ? 1 : width),
           static_cast<long long>(width),
           masked ? "" : " (the model has no attention_mask input)"));
-  std::fill(s->encoderIds.begin(), s->encoderIds.end(), 0);
-  std::fill(s->encoderMask.begin(), s->encoderMask.end(), 0);
+  // Zero-padded to the compiled batch and width; the context keeps them
+  // for every run of the session.
+  std::vector<unsigned char> encoderIds(s->encoderBytes, 0),
+      encoderMask(s->encoderMaskBytes, 0);
   for (int64_t b = 0; b < batch; ++b) {
     int64_t length = lengths ? lengths[b] : width;
     for (int64_t t = 0; t < length; ++t) {
       size_t at = static_cast<size_t>(b * s->encoderWidth + t);
-      attnrt_session::store(s->encoderIds, s->encoderType, at,
-                            ids[b * width + t]);
+      attnrt_session::store(encoderIds, s->encoderType, at, ids[b * width + t]);
       if (masked)
-        attnrt_session::store(s->encoderMask, s->encoderMaskType, at, 1);
+        attnrt_session::store(encoderMask, s->encoderMaskType, at, 1);
     }
   }
+  if (attnrt_context_set_input(s->c, s->encoderInput, encoderIds.data(),
+                               encoderIds.size()) ||
+      (masked &&
+       attnrt_context_set_input(s->c, s->encoderMaskInput, encoderMask.data(),
+                                encoderMask.size())))
+    return s->contextFailed();
   s->encoderRows = batch;
   return 0;
 }
