@@ -46,8 +46,8 @@ import make_weights as mw  # noqa: E402
 import tensorio  # noqa: E402
 from gpuemu.driver import run_cases  # noqa: E402
 from gpuemu.tma import DeadlockError, TmaError  # noqa: E402
-from gpu_model_emulator import (  # noqa: E402
-    EmulationError, Emulator, Module)
+from gpu_model_emulator import EmulationError, Emulator  # noqa: E402
+from gpuemu.host import Module  # noqa: E402
 
 SHARPEN = 8.0  # query and key projections
 SCALE = 4.0  # the other projections

@@ -7,6 +7,9 @@ host code and every kernel it launches, many blocks at once).
 - numerics: bf16 rounding, and the PTX ISA models of the mma.sync m16n8k16
   and wgmma m64nNk16 fragment layouts, wgmma matrix descriptors and
   ldmatrix.
+- host: the whole-model emulator's memory (buffers, strided views), the
+  parsed module and its manifest, and the binding of safetensors weights.
+- memory: the whole-model emulator's memref views, loads and stores.
 - tma: tensor maps, TMA box loads and mbarriers (PTX ISA / driver API).
 - core: shared-memory race bookkeeping and the device ops whose rules are
   the same in both emulators (cp.async groups, TMA loads and mbarriers,
