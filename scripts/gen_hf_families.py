@@ -205,9 +205,17 @@ def widen_weights(model, factor=8.0):
                 p.add_(0.1 * torch.randn_like(p))
 
 
-def generate(model, dest):
+def generate(model, dest, first_id=3, vocab=VOCAB, stop_at_eos=False):
+    """transformers' greedy continuation (`model.generate`, NEW_TOKENS
+    tokens, past the model's eos token unless `stop_at_eos`) of each row
+    of a seeded prompt of ids in [first_id, vocab), LENGTHS[row] tokens
+    long, alone (no padding). Saves generate_{prompt,lengths,expected}.npy
+    under `dest`; returns the new tokens and the smallest top-2 logit gap
+    over all steps (a near tie could flip under float rounding)."""
+    no_stop = {} if stop_at_eos else dict(min_new_tokens=NEW_TOKENS,
+                                          eos_token_id=None)
     rng = np.random.default_rng(1234)
-    prompt = rng.integers(3, VOCAB, size=(len(LENGTHS), max(LENGTHS)),
+    prompt = rng.integers(first_id, vocab, size=(len(LENGTHS), max(LENGTHS)),
                           dtype=np.int64)
     expected = np.zeros((len(LENGTHS), NEW_TOKENS), dtype=np.int64)
     min_gap = float("inf")
@@ -215,10 +223,10 @@ def generate(model, dest):
         ids = torch.from_numpy(prompt[row:row + 1, :length])
         with torch.no_grad():
             out = model.generate(ids, attention_mask=torch.ones_like(ids),
-                                 max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS,
-                                 do_sample=False, output_scores=True,
+                                 max_new_tokens=NEW_TOKENS, do_sample=False,
+                                 output_scores=True,
                                  return_dict_in_generate=True, pad_token_id=0,
-                                 eos_token_id=None)
+                                 **no_stop)
         expected[row] = out.sequences[0, length:].numpy()
         for scores in out.scores:
             top2 = torch.topk(scores[0], 2).values

@@ -17,13 +17,12 @@ tiny.
 
 import argparse
 import os
+import sys
 
-import numpy as np
-import torch
 from transformers import AutoModelForCausalLM
 
-NEW_TOKENS = 24
-LENGTHS = [5, 9]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_hf_families import generate  # noqa: E402
 
 
 def main():
@@ -33,27 +32,9 @@ def main():
     for name in ("gpt2", "llama"):
         d = os.path.join(args.inputs, name)
         model = AutoModelForCausalLM.from_pretrained(d).eval()
-        vocab = model.config.vocab_size
-        rng = np.random.default_rng(1234)
-        prompt = rng.integers(0, vocab, size=(len(LENGTHS), max(LENGTHS)),
-                              dtype=np.int64)
-        expected = np.zeros((len(LENGTHS), NEW_TOKENS), dtype=np.int64)
-        min_gap = float("inf")
-        for row, length in enumerate(LENGTHS):
-            ids = torch.from_numpy(prompt[row:row + 1, :length])
-            with torch.no_grad():
-                out = model.generate(ids, max_new_tokens=NEW_TOKENS,
-                                     do_sample=False, output_scores=True,
-                                     return_dict_in_generate=True,
-                                     pad_token_id=0)
-            expected[row] = out.sequences[0, length:].numpy()
-            for scores in out.scores:
-                top2 = torch.topk(scores[0], 2).values
-                min_gap = min(min_gap, float(top2[0] - top2[1]))
-        np.save(os.path.join(d, "generate_prompt.npy"), prompt)
-        np.save(os.path.join(d, "generate_lengths.npy"),
-                np.array(LENGTHS, dtype=np.int64))
-        np.save(os.path.join(d, "generate_expected.npy"), expected)
+        expected, min_gap = generate(model, d, first_id=0,
+                                     vocab=model.config.vocab_size,
+                                     stop_at_eos=True)
         print(f"{name}: expected {expected.tolist()} min top-2 logit gap "
               f"{min_gap:.3g}")
 

@@ -318,6 +318,24 @@ def export_past(model, exporter, path):
                for g, r in zip(got, refs)), runner
 
 
+def try_export(name, entry, path, exports, run):
+    """Runs `run()`, one export to `path`, with the exporter's output
+    captured. Returns the exported model, with entry["opset"] set, and what
+    `run` returned; (None, None) where the exporter refused it (recorded by
+    `refused`)."""
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            result = run()
+    except Exception as e:  # the exporter refused it
+        refused(name, entry, e, path, exports)
+        return None, None
+    proto = onnx.load(path)
+    entry["opset"] = next(o.version for o in proto.opset_import
+                          if o.domain in ("", "ai.onnx"))
+    return proto, result
+
+
 def refused(name, entry, error, path, exports):
     """Records that the exporter refused `name` (no file is left)."""
     msg = str(error).strip().splitlines()
@@ -342,17 +360,12 @@ def write_past_exports(family, outdir, exports, exporters=EXPORTERS):
         path = os.path.join(outdir, name + ".onnx")
         entry = {"family": family, "attention": attention,
                  "exporter": exporter, "past": True}
-        log = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(log), \
-                    contextlib.redirect_stderr(log):
-                err, runner = export_past(model, exporter, path)
-        except Exception as e:  # the exporter refused it
-            refused(name, entry, e, path, exports)
+        proto, result = try_export(
+            name, entry, path, exports,
+            lambda: export_past(model, exporter, path))
+        if proto is None:
             continue
-        proto = onnx.load(path)
-        entry["opset"] = next(o.version for o in proto.opset_import
-                              if o.domain in ("", "ai.onnx"))
+        err, runner = result
         entry["export_max_abs_err"] = err
         entry["export_checked_by"] = runner
         entry["status"] = "exported"
@@ -492,18 +505,12 @@ def main():
                 path = os.path.join(args.outdir, name + ".onnx")
                 entry = {"family": family, "attention": attn,
                          "exporter": exporter}
-                log = io.StringIO()
-                try:
-                    with contextlib.redirect_stdout(log), \
-                            contextlib.redirect_stderr(log):
-                        export(model, exporter, path, inputs[1][1:])
-                    strip(path)
-                except Exception as e:  # the exporter refused it
-                    refused(name, entry, e, path, exports)
+                proto, _ = try_export(
+                    name, entry, path, exports,
+                    lambda: (export(model, exporter, path, inputs[1][1:]),
+                             strip(path)))
+                if proto is None:
                     continue
-                proto = onnx.load(path)
-                entry["opset"] = next(o.version for o in proto.opset_import
-                                      if o.domain in ("", "ai.onnx"))
                 entry["ops"] = dict(sorted(collections.Counter(
                     n.op_type for n in proto.graph.node).items()))
                 entry["functions"] = [f.name for f in proto.functions]

@@ -266,18 +266,22 @@ Error writeFileSafely(StringRef path, StringRef contents,
   auto out = SafeOutputFile::prepare(path, inputs);
   if (!out)
     return out.takeError();
-  {
-    std::error_code ec;
-    raw_fd_ostream os(out->tempPath(), ec);
-    if (ec)
-      return makeError("cannot write '" + out->tempPath() +
-                       "': " + ec.message());
-    os << contents;
-    os.close();
-    if (os.has_error())
-      return makeError("cannot write '" + path + "': " + os.error().message());
-  }
+  if (Error err = out->write([&](raw_ostream &os) { os << contents; }))
+    return err;
   return out->commit();
+}
+
+Error SafeOutputFile::write(function_ref<void(raw_ostream &)> print) {
+  std::error_code ec;
+  raw_fd_ostream os(temp, ec);
+  if (ec)
+    return makeError("cannot write '" + temp + "': " + ec.message());
+  print(os);
+  os.close();
+  if (os.has_error())
+    return makeError("cannot write '" + finalPath +
+                     "': " + os.error().message());
+  return Error::success();
 }
 
 std::optional<size_t> findExcessiveMlirNesting(StringRef text,

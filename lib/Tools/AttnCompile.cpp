@@ -411,14 +411,8 @@ mlir::LogicalResult Compilation::commitOutputs(bool executable) {
 
 mlir::LogicalResult
 Compilation::writeText(function_ref<void(raw_ostream &)> print) {
-  std::error_code ec;
-  raw_fd_ostream os(output->tempPath(), ec);
-  if (ec)
-    return fail("cannot write " + output->tempPath() + ": " + ec.message());
-  print(os);
-  os.close();
-  if (os.has_error())
-    return fail("error writing " + outputFile);
+  if (Error err = output->write(print))
+    return fail(toString(std::move(err)));
   return commitOutputs(/*executable=*/false);
 }
 

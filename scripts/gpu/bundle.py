@@ -179,22 +179,15 @@ def add_examples(b):
     refd = b.data("small_encoder/ref_3x7.npy", array=f32(np.concatenate([
         mw.run_reference("small_encoder", W, {"ids": r}, cfg)
         for r in rows])))
-    text = open(os.path.join(ROOT, "examples", "small_encoder.mlir")).read()
-    dyn = os.path.join(src, "small_encoder_dyn.mlir")
-    with open(dyn, "w") as f:
-        f.write(text.replace("1x16x", "?x?x"))
-    for p in PRECISIONS:
-        flags = [] if p == "f32" else [f"--precision={p}"]
-        exe = b.compile(f"bin/small_encoder_{p}",
-                        os.path.join(ROOT, "examples", "small_encoder.mlir"),
-                        flags)
-        b.case(name=f"small_encoder {p}", exe=exe, weights=w, inputs=[x],
-               ref=ref, tol=TOL[p], graphs=True, emulate=p == "f32",
-               source="examples/small_encoder.mlir", precision=p,
-               sanitize=p == "f16")
-        exe = b.compile(f"bin/small_encoder_dyn_{p}", dyn, flags)
-        b.case(name=f"small_encoder ?x? {p} at 3x7", exe=exe, weights=w,
-               inputs=[xd], ref=refd, tol=TOL[p], graphs=True)
+    add_example(
+        b, src, "small_encoder", "1x16x", "?x?x",
+        lambda p: dict(name=f"small_encoder {p}", weights=w, inputs=[x],
+                       ref=ref, tol=TOL[p], graphs=True,
+                       emulate=p == "f32",
+                       source="examples/small_encoder.mlir", precision=p,
+                       sanitize=p == "f16"),
+        lambda p: dict(name=f"small_encoder ?x? {p} at 3x7", weights=w,
+                       inputs=[xd], ref=refd, tol=TOL[p], graphs=True))
 
     # decoder_block: seeded weights; the dynamic build (1x?x) at 1x37.
     W, res = mw.make_weights("decoder_block", 0)
@@ -211,40 +204,43 @@ def add_examples(b):
     x37 = b.data("decoder_block/x_1x37.npy", array=inp37["x"])
     ref37 = b.data("decoder_block/ref_1x37.npy", array=f32(mw.run_reference(
         "decoder_block", W, inp37, cfg)))
-    text = open(os.path.join(ROOT, "examples", "decoder_block.mlir")).read()
-    dyn = os.path.join(src, "decoder_block_dyn.mlir")
-    with open(dyn, "w") as f:
-        f.write(text.replace("1x64x", "1x?x"))
-    for p in PRECISIONS:
-        flags = [] if p == "f32" else [f"--precision={p}"]
-        exe = b.compile(f"bin/decoder_block_{p}",
-                        os.path.join(ROOT, "examples", "decoder_block.mlir"),
-                        flags)
-        b.case(name=f"decoder_block {p}", exe=exe, weights=w, inputs=[x],
-               ref=ref, tol=TOL[p], graphs=True)
-        exe = b.compile(f"bin/decoder_block_dyn_{p}", dyn, flags)
-        b.case(name=f"decoder_block 1x? {p} at 1x37", exe=exe, weights=w,
-               inputs=[x37], ref=ref37, tol=TOL[p], graphs=True)
+    add_example(
+        b, src, "decoder_block", "1x64x", "1x?x",
+        lambda p: dict(name=f"decoder_block {p}", weights=w, inputs=[x],
+                       ref=ref, tol=TOL[p], graphs=True),
+        lambda p: dict(name=f"decoder_block 1x? {p} at 1x37", weights=w,
+                       inputs=[x37], ref=ref37, tol=TOL[p], graphs=True))
 
     # BERT-base (examples/bert_base.mlir): weights and reference made on
     # the GPU machine (340 MB); the dynamic build (?x?x) at 2x77.
-    text = open(os.path.join(ROOT, "examples", "bert_base.mlir")).read()
-    dyn = os.path.join(src, "bert_base_dyn.mlir")
-    with open(dyn, "w") as f:
-        f.write(text.replace("1x128x", "?x?x"))
+    def bert_tol(p):
+        return TOL_BERT_F32 if p == "f32" else TOL[p]
+
+    add_example(
+        b, src, "bert_base", "1x128x", "?x?x",
+        lambda p: dict(name=f"bert_base {p}", weights="make:bert",
+                       inputs=["make:bert:1x128"], ref="make:bert:1x128",
+                       tol=bert_tol(p), graphs=p == "f16"),
+        lambda p: dict(name=f"bert_base ?x? {p} at 2x77",
+                       weights="make:bert", inputs=["make:bert:2x77"],
+                       ref="make:bert:2x77", tol=bert_tol(p)))
+
+
+def add_example(b, src, name, static_dims, dynamic_dims, static_case,
+                dynamic_case):
+    """Builds examples/<name>.mlir at each precision, and a copy of it whose
+    `static_dims` become `dynamic_dims`; `static_case(p)` and
+    `dynamic_case(p)` give the case arguments of each build."""
+    path = os.path.join(ROOT, "examples", name + ".mlir")
+    dyn = os.path.join(src, name + "_dyn.mlir")
+    with open(path) as f, open(dyn, "w") as out:
+        out.write(f.read().replace(static_dims, dynamic_dims))
     for p in PRECISIONS:
         flags = [] if p == "f32" else [f"--precision={p}"]
-        tol = TOL_BERT_F32 if p == "f32" else TOL[p]
-        exe = b.compile(f"bin/bert_base_{p}",
-                        os.path.join(ROOT, "examples", "bert_base.mlir"),
-                        flags)
-        b.case(name=f"bert_base {p}", exe=exe, weights="make:bert",
-               inputs=["make:bert:1x128"], ref="make:bert:1x128", tol=tol,
-               graphs=p == "f16")
-        exe = b.compile(f"bin/bert_base_dyn_{p}", dyn, flags)
-        b.case(name=f"bert_base ?x? {p} at 2x77", exe=exe,
-               weights="make:bert", inputs=["make:bert:2x77"],
-               ref="make:bert:2x77", tol=tol)
+        b.case(exe=b.compile(f"bin/{name}_{p}", path, flags),
+               **static_case(p))
+        b.case(exe=b.compile(f"bin/{name}_dyn_{p}", dyn, flags),
+               **dynamic_case(p))
 
 
 def onnx_inputs(stem):

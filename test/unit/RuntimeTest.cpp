@@ -27,6 +27,19 @@ std::string openError(const char *manifest, void (*invoke)(void **)) {
   return err;
 }
 
+/// The two outputs of the test model after a run on inputs `a` and `b`:
+/// `sum` is a + b + bias, `qkv` the three weights side by side.
+void expectTestModelOutputs(attnrt_model *m, const std::vector<float> &a,
+                            const std::vector<float> &b) {
+  std::vector<float> sum(8), qkv(12);
+  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
+  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
+  std::vector<float> bias = testBias();
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(sum[i], a[i] + b[i] + bias[i % 4]) << i;
+  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+}
+
 TEST(Runtime, OpenErrors) {
   EXPECT_EQ(
       openError("attnc-manifest 1\ntarget cpu\ninput a f31 4\n", cpuInvoke),
@@ -172,12 +185,7 @@ TEST(Runtime, EndToEndCpu) {
   EXPECT_STREQ(attnrt_last_error(m),
                "attnrt_get_output: output 0 'sum' (f32 (2, 4)) is 32 bytes "
                "but the destination holds 31");
-  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
-  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
-  std::vector<float> bias = testBias();
-  for (int i = 0; i < 8; ++i)
-    EXPECT_EQ(sum[i], a[i] + b[i] + bias[i % 4]) << i;
-  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  expectTestModelOutputs(m, a, b);
 
   // Inputs persist across runs; a new input changes the result.
   a[0] = 100;
@@ -331,13 +339,7 @@ TEST(Runtime, ShardedWeights) {
   ASSERT_EQ(attnrt_set_input(m, 0, a.data(), 32), 0);
   ASSERT_EQ(attnrt_set_input(m, 1, b.data(), 32), 0);
   ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
-  std::vector<float> sum(8), qkv(12);
-  ASSERT_EQ(attnrt_get_output(m, 0, sum.data(), 32), 0);
-  ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
-  std::vector<float> bias = testBias();
-  for (int i = 0; i < 8; ++i)
-    EXPECT_EQ(sum[i], a[i] + b[i] + bias[i % 4]) << i;
-  EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  expectTestModelOutputs(m, a, b);
 
   // A wrong tensor is reported against the shard that holds it.
   std::string s2bad =
@@ -351,6 +353,7 @@ TEST(Runtime, ShardedWeights) {
                 "of weight 'qkv', concatenated along axis 0)");
   // The old weights stay bound.
   ASSERT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  std::vector<float> qkv(12);
   ASSERT_EQ(attnrt_get_output(m, 1, qkv.data(), 48), 0);
   EXPECT_EQ(qkv, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
 }

@@ -193,15 +193,8 @@ int main(int argc, char **argv) {
   if (!mlirOut) {
     print(outs());
     outs().flush();
-  } else {
-    std::error_code ec;
-    raw_fd_ostream os(mlirOut->tempPath(), ec);
-    if (ec)
-      return fail("cannot write " + mlirOut->tempPath() + ": " + ec.message());
-    print(os);
-    os.close();
-    if (os.has_error())
-      return fail("error writing " + outputFile);
+  } else if (Error err = mlirOut->write(print)) {
+    return fail(toString(std::move(err)));
   }
   // The weights first: a model whose weights could not be written is not
   // put in place.

@@ -216,14 +216,19 @@ public:
     // Dynamic leading dimensions: the expansion needs their run-time sizes.
     SmallVector<OpFoldResult> outSizes = sizes(x);
     outSizes.back() = b.getIndexAttr(n);
-    ReassociationIndices outer;
-    for (int64_t d = 0; d < rank - 1; ++d)
-      outer.push_back(d);
     auto type = RankedTensorType::get(
         shape, cast<RankedTensorType>(result.getType()).getElementType());
-    return tensor::ExpandShapeOp::create(
-        b, loc, type, result, ArrayRef<ReassociationIndices>{outer, {rank - 1}},
-        outSizes);
+    return tensor::ExpandShapeOp::create(b, loc, type, result,
+                                         leadingAndLastGroups(rank), outSizes);
+  }
+
+  /// The reassociation {{0, ..., rank - 2}, {rank - 1}}: every dimension but
+  /// the last folded into one.
+  static SmallVector<ReassociationIndices> leadingAndLastGroups(int64_t rank) {
+    ReassociationIndices leading;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      leading.push_back(d);
+    return {leading, {rank - 1}};
   }
 
   /// `[d0, ..., dn-1]` -> `[d0 * ... * dn-2, dn-1]`.
@@ -238,11 +243,8 @@ public:
       return tensor::ExpandShapeOp::create(
           b, loc, resultType, x, ArrayRef<ReassociationIndices>{{0, 1}});
     }
-    ReassociationIndices outer;
-    for (int64_t d = 0; d < rank - 1; ++d)
-      outer.push_back(d);
-    SmallVector<ReassociationIndices> reassociation = {outer, {rank - 1}};
-    return tensor::CollapseShapeOp::create(b, loc, x, reassociation);
+    return tensor::CollapseShapeOp::create(b, loc, x,
+                                           leadingAndLastGroups(rank));
   }
 
   Value expandFromMatrix(Value x, ArrayRef<int64_t> shape, int64_t rank) {
@@ -253,11 +255,8 @@ public:
     if (rank == 1)
       return tensor::CollapseShapeOp::create(
           b, loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}});
-    ReassociationIndices outer;
-    for (int64_t d = 0; d < rank - 1; ++d)
-      outer.push_back(d);
-    SmallVector<ReassociationIndices> reassociation = {outer, {rank - 1}};
-    return tensor::ExpandShapeOp::create(b, loc, type, x, reassociation);
+    return tensor::ExpandShapeOp::create(b, loc, type, x,
+                                         leadingAndLastGroups(rank));
   }
 
   /// Reduces the last dimension of an f32 tensor with `combine`, starting

@@ -1,4 +1,5 @@
-//===- SafeFiles.h - hostile-input-safe file reading and writing -*- C++ -*-===//
+//===- SafeFiles.h - hostile-input-safe file reading and writing -*- C++
+//-*-===//
 //
 // What the tools do with the paths a user names: inputs must be regular
 // files (a FIFO blocks in open, /dev/zero never ends), read no further than
@@ -13,9 +14,11 @@
 #define ATTNC_SUPPORT_SAFEFILES_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
@@ -56,6 +59,9 @@ public:
   prepare(llvm::StringRef path, llvm::ArrayRef<std::string> inputs = {});
 
   llvm::StringRef tempPath() const { return temp; }
+  /// Writes what `print` prints into the temporary file (commit puts it in
+  /// place); an error names the file that could not be written.
+  llvm::Error write(llvm::function_ref<void(llvm::raw_ostream &)> print);
   llvm::Error commit(bool executable = false);
 
 private:

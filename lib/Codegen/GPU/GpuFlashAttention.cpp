@@ -375,12 +375,9 @@ struct AttnGpuFlashAttentionPass
                                "and max-head-dim must be >= 16");
       return signalPassFailure();
     }
-    if (staging != "cp-async" && staging != "plain") {
-      getOperation().emitError("attn-gpu-flash-attention: staging must be "
-                               "cp-async or plain, not '")
-          << staging << "'";
+    if (failed(checkStagingOption(getOperation(), "attn-gpu-flash-attention",
+                                  staging)))
       return signalPassFailure();
-    }
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     patterns.add<GpuFlashSdpaLowering>(ctx, blockQ, blockK, maxHeadDim,

@@ -162,12 +162,9 @@ struct AttnGpuMmaMatmulPass
           "attn-gpu-mma-matmul: warp-n-tiles must be >= 1");
       return signalPassFailure();
     }
-    if (staging != "cp-async" && staging != "plain") {
-      getOperation().emitError("attn-gpu-mma-matmul: staging must be "
-                               "cp-async or plain, not '")
-          << staging << "'";
+    if (failed(attn::checkStagingOption(getOperation(), "attn-gpu-mma-matmul",
+                                        staging)))
       return signalPassFailure();
-    }
     if (stages < 2) {
       getOperation().emitError("attn-gpu-mma-matmul: stages must be >= 2");
       return signalPassFailure();

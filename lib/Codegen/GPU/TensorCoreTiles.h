@@ -10,9 +10,22 @@
 #ifndef ATTNC_CONVERSION_TENSORCORETILES_H
 #define ATTNC_CONVERSION_TENSORCORETILES_H
 
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
 #include <cstdint>
 
 namespace mlir::attn {
+
+/// The `staging` option of the tensor-core passes: cp-async or plain. Emits
+/// an error on `op` naming `pass` otherwise.
+inline LogicalResult checkStagingOption(Operation *op, StringRef pass,
+                                        StringRef staging) {
+  if (staging == "cp-async" || staging == "plain")
+    return success();
+  return op->emitError() << pass << ": staging must be cp-async or plain, not '"
+                         << staging << "'";
+}
 
 /// Query rows per warp (the m of mma.sync m16n8k16).
 constexpr int64_t kTensorCoreFlashRows = 16;

@@ -96,22 +96,10 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
     Location l = w.loc();
-    FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
-                     be1 = w("input_layernorm.bias", {d}, dv),
-                     g2 = w("post_attention_layernorm.weight", {d}, dv),
-                     be2 = w("post_attention_layernorm.bias", {d}, dv);
-    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
-        "self_attention.query_key_value", 3 * d, d, "3 * hidden_size",
-        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
-        "self_attention.dense", /*bias=*/true);
-    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {4 * d, d},
-                            "[4 * hidden_size, hidden_size]"),
-                     b1 = w("mlp.dense_h_to_4h.bias", {4 * d},
-                            "[4 * hidden_size]"),
-                     w2 = w("mlp.dense_4h_to_h.weight", {d, 4 * d},
-                            "[hidden_size, 4 * hidden_size]"),
-                     b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    if (!allFound({g1, be1, g2, be2, w1, b1, w2, b2}) || failed(aw))
+    FailureOr<MegatronLayerWeights> lw = readMegatronLayer(
+        w, "self_attention", d, 4 * d, "4 * hidden_size", heads, dh,
+        /*qkvBias=*/true);
+    if (failed(lw))
       return failure();
     ModelBuilder::AttentionOptions opts;
     // ALiBi: slope_h * j for key j, rounded to the weights' type as
@@ -120,17 +108,14 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
       return createKeySlopeBias(b, l, floatType, slopes, keys);
     };
     return mb.layerNormDecoderLayer(
-        l, x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
-        Activation::gelu_tanh, ModelBuilder::FfnInput::Sequential, i, decode,
-        *aw, heads, heads, dh, opts);
+        l, x, lw->normsAndFfn, *eps, Activation::gelu_tanh,
+        ModelBuilder::FfnInput::Sequential, i, decode, lw->attention, heads,
+        heads, dh, opts);
   };
   FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
   if (failed(out))
     return failure();
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> normed = mb.layerNorm(headLoc, *out, p + "ln_f", dv, *eps);
-  if (failed(normed))
-    return failure();
-  return mb.finishLmHead(headLoc, *normed, *table, *tied,
-                         "[vocab_size, hidden_size]");
+  return mb.finishLmHeadAfterLayerNorm(mb.loc("lm_head"), *out, p + "ln_f", dv,
+                                       *eps, *table, *tied,
+                                       "[vocab_size, hidden_size]");
 }

@@ -171,11 +171,7 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
       mb.decoderLayers(start->h, layers, p + "h.", buildLayer);
   if (failed(out))
     return failure();
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> normed =
-      mb.layerNorm(headLoc, *out, p + "ln_f", "[hidden_size]", *eps);
-  if (failed(normed))
-    return failure();
-  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
-                         "[vocab_size, hidden_size]");
+  return mb.finishLmHeadAfterLayerNorm(mb.loc("lm_head"), *out, p + "ln_f",
+                                       "[hidden_size]", *eps, start->table,
+                                       *tied, "[vocab_size, hidden_size]");
 }

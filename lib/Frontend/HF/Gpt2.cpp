@@ -131,10 +131,7 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   FailureOr<Value> out = mb.decoderLayers(h, layers, p + "h.", buildLayer);
   if (failed(out))
     return failure();
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> normed =
-      mb.layerNorm(headLoc, *out, p + "ln_f", "[n_embd]", *eps);
-  if (failed(normed))
-    return failure();
-  return mb.finishLmHead(headLoc, *normed, *wte, *tied, "[vocab_size, n_embd]");
+  return mb.finishLmHeadAfterLayerNorm(mb.loc("lm_head"), *out, p + "ln_f",
+                                       "[n_embd]", *eps, *wte, *tied,
+                                       "[vocab_size, n_embd]");
 }

@@ -72,23 +72,9 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
 
   auto buildLayer = [&](int64_t i, const LayerWeights &w,
                         Value x) -> FailureOr<Value> {
-    StringRef dv = "[hidden_size]";
-    FailureOr<Value> g1 = w("input_layernorm.weight", {d}, dv),
-                     be1 = w("input_layernorm.bias", {d}, dv),
-                     g2 = w("post_attention_layernorm.weight", {d}, dv),
-                     be2 = w("post_attention_layernorm.bias", {d}, dv);
-    FailureOr<ModelBuilder::AttentionWeights> aw = w.fusedAttention(
-        "attention.query_key_value", 3 * d, d, "3 * hidden_size",
-        [&](int64_t part) { return interleavedQkvRows(heads, dh, part); },
-        "attention.dense", *bias);
-    FailureOr<Value> w1 = w("mlp.dense_h_to_4h.weight", {ff, d},
-                            "[intermediate_size, hidden_size]"),
-                     b1 = w("mlp.dense_h_to_4h.bias", {ff},
-                            "[intermediate_size]"),
-                     w2 = w("mlp.dense_4h_to_h.weight", {d, ff},
-                            "[hidden_size, intermediate_size]"),
-                     b2 = w("mlp.dense_4h_to_h.bias", {d}, dv);
-    if (!allFound({g1, be1, g2, be2, w1, b1, w2, b2}) || failed(aw))
+    FailureOr<MegatronLayerWeights> lw = readMegatronLayer(
+        w, "attention", d, ff, "intermediate_size", heads, dh, *bias);
+    if (failed(lw))
       return failure();
     ModelBuilder::AttentionOptions opts;
     opts.rope = *rope;
@@ -96,24 +82,19 @@ LogicalResult mlir::attn::hf::buildGptNeoX(ModelBuilder &mb) {
     // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the FFN reads
     // x + attn.
     return mb.layerNormDecoderLayer(
-        w.loc(), x, {*g1, *be1, *g2, *be2, *w1, *b1, *w2, *b2}, *eps,
-        *activation,
+        w.loc(), x, lw->normsAndFfn, *eps, *activation,
         *parallel ? ModelBuilder::FfnInput::Parallel
                   : ModelBuilder::FfnInput::Sequential,
-        i, start->decode, *aw, heads, heads, dh, opts);
+        i, start->decode, lw->attention, heads, heads, dh, opts);
   };
   FailureOr<Value> out =
       mb.decoderLayers(start->h, layers, p + "layers.", buildLayer);
   if (failed(out))
     return failure();
-  Location headLoc = mb.loc("embed_out");
-  FailureOr<Value> normed = mb.layerNorm(headLoc, *out, p + "final_layer_norm",
-                                         "[hidden_size]", *eps);
-  if (failed(normed))
-    return failure();
   // transformers 4 saved the head as embed_out, 5 as lm_head.
   StringRef head =
       c.findTensor("embed_out.weight") ? "embed_out.weight" : "lm_head.weight";
-  return mb.finishLmHead(headLoc, *normed, start->table, *tied,
-                         "[vocab_size, hidden_size]", head);
+  return mb.finishLmHeadAfterLayerNorm(
+      mb.loc("embed_out"), *out, p + "final_layer_norm", "[hidden_size]", *eps,
+      start->table, *tied, "[vocab_size, hidden_size]", head);
 }

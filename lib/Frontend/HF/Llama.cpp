@@ -55,9 +55,7 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
   FailureOr<DecoderSizes> sizes = readDecoderSizes(c);
   if (failed(sizes))
     return failure();
-  const int64_t vocab = sizes->vocab, d = sizes->width, ff = sizes->ffWidth,
-                layers = sizes->layers, heads = sizes->heads,
-                kvHeads = sizes->kvHeads;
+  const auto [vocab, d, ff, layers, heads, kvHeads] = *sizes;
   if (!c.has("head_dim") &&
       failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))

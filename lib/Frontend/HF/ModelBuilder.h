@@ -163,6 +163,13 @@ public:
                              StringRef dims,
                              StringRef headName = "lm_head.weight",
                              Value headBias = Value(), double softcap = 0.0);
+  /// finishLmHead after the final LayerNorm `norm` (layerNorm's `module`,
+  /// `normDims`, `eps`) of `h`.
+  LogicalResult
+  finishLmHeadAfterLayerNorm(Location loc, Value h, StringRef norm,
+                             StringRef normDims, double eps, Value table,
+                             bool tied, StringRef dims,
+                             StringRef headName = "lm_head.weight");
 
   /// `x` times the constant `factor` (e.g. Gemma's embedding scale).
   Value scaleBy(Location loc, Value x, double factor);
@@ -416,6 +423,22 @@ private:
 /// projection that interleaves the heads, as GPT-NeoX's and BLOOM's do:
 /// rows [h * 3 * dh, (h + 1) * 3 * dh) hold head h's query, key and value.
 GatherView interleavedQkvRows(int64_t heads, int64_t headDim, int64_t part);
+
+/// The weights of a decoder layer named as Megatron-style checkpoints
+/// (BLOOM, GPT-NeoX) name them: LayerNorms `input_layernorm` and
+/// `post_attention_layernorm`, a fused query/key/value projection
+/// `<attention>.query_key_value` that interleaves the heads
+/// (interleavedQkvRows) with output `<attention>.dense` (biases with
+/// `qkvBias`), and the FFN `mlp.dense_h_to_4h` / `mlp.dense_4h_to_h` of `ff`
+/// rows, a size that `ffDim` names in errors.
+struct MegatronLayerWeights {
+  ModelBuilder::LayerNormLayerWeights normsAndFfn;
+  ModelBuilder::AttentionWeights attention;
+};
+FailureOr<MegatronLayerWeights>
+readMegatronLayer(const LayerWeights &w, StringRef attention, int64_t width,
+                  int64_t ff, StringRef ffDim, int64_t heads, int64_t headDim,
+                  bool qkvBias);
 
 /// The architecture builders: they read their config keys, bind the
 /// checkpoint's tensors and build @main into the module.

@@ -21,9 +21,7 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   FailureOr<DecoderSizes> sizes = readDecoderSizes(c);
   if (failed(sizes))
     return failure();
-  const int64_t vocab = sizes->vocab, d = sizes->width, ff = sizes->ffWidth,
-                layers = sizes->layers, heads = sizes->heads,
-                kvHeads = sizes->kvHeads;
+  const auto [vocab, d, ff, layers, heads, kvHeads] = *sizes;
   FailureOr<double> eps = c.getFloat("layer_norm_eps", 1e-5);
   FailureOr<std::string> act = c.getString("hidden_act", "gelu_new");
   FailureOr<bool> qkNorm = c.getBool("qk_layernorm", false),

@@ -625,9 +625,7 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
                          FoldResult &result, std::string &error) {
   StringRef op = node.op_type();
   fold::FoldArgs args{inputs, result, error};
-  auto in = [&](size_t i) { return args.in(i); };
-  auto done = [&](HostTensor t) { return args.done(std::move(t)); };
-  auto need = [&](size_t count) { return args.need(count); };
+  auto [in, done, need] = args.accessors();
 
   if (op == "Identity" || op == "Dropout") {
     if (!need(1))
@@ -669,13 +667,9 @@ static bool foldConcrete(const onnx::NodeProto &node, int opset,
     };
   }
   if (binary || compare) {
-    if (!need(2))
+    auto shape = args.binaryShape();
+    if (!shape)
       return false;
-    auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
-    if (!shape) {
-      error = "operand shapes do not broadcast";
-      return false;
-    }
     int32_t dtype = compare ? int32_t(onnx::TensorProto::BOOL) : in(0)->dtype;
     return done(
         elementwise({in(0), in(1)}, dtype, *shape, compare ? compare : binary));

@@ -52,19 +52,13 @@ bool attnc::onnx_frontend::foldTransformerOps(
     FoldResult &result, std::string &error) {
   StringRef op = node.op_type();
   fold::FoldArgs args{inputs, result, error};
-  auto in = [&](size_t i) { return args.in(i); };
-  auto done = [&](HostTensor t) { return args.done(std::move(t)); };
-  auto need = [&](size_t count) { return args.need(count); };
+  auto [in, done, need] = args.accessors();
 
   using Fn = std::function<double(ArrayRef<double>)>;
   if (op == "Xor" || op == "Mod") {
-    if (!need(2))
+    auto shape = args.binaryShape();
+    if (!shape)
       return false;
-    auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
-    if (!shape) {
-      error = "operand shapes do not broadcast";
-      return false;
-    }
     if (op == "Xor")
       return done(elementwise({in(0), in(1)}, in(0)->dtype, *shape,
                               [](ArrayRef<double> a) {

@@ -12,6 +12,9 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <string>
+#include <tuple>
+
 namespace attnc::onnx_frontend {
 
 /// Evaluates the ops of transformer exporters' masks and indexing (logical,
@@ -46,6 +49,23 @@ struct FoldArgs {
         return false;
       }
     return true;
+  }
+  /// The broadcast shape of inputs 0 and 1 (a binary elementwise op);
+  /// nullopt with `error` set when one is missing or they do not broadcast.
+  std::optional<llvm::SmallVector<int64_t>> binaryShape() {
+    if (!need(2))
+      return std::nullopt;
+    auto shape = broadcastShapes(in(0)->shape, in(1)->shape);
+    if (!shape)
+      error = "operand shapes do not broadcast";
+    return shape;
+  }
+  /// `in`, `done` and `need` as callables, so that a fold body reads
+  /// `auto [in, done, need] = args.accessors();` and then `in(0)`.
+  auto accessors() {
+    return std::make_tuple([this](size_t i) { return in(i); },
+                           [this](HostTensor t) { return done(std::move(t)); },
+                           [this](size_t count) { return need(count); });
   }
 };
 
