@@ -243,7 +243,8 @@ def decode_loop(model, dest):
     alone: for Phi-3's longrope, whose `generate` recomputes the whole cache
     once the length first passes original_max_position_embeddings (its
     prepare_inputs_for_generation), while the forward keeps cached keys as
-    they were rotated. Saved as decode_expected.npy."""
+    they were rotated, as a decode step of one token must. Saved as
+    decode_expected.npy."""
     prompt = np.load(os.path.join(dest, "generate_prompt.npy"))
     expected = np.zeros((len(LENGTHS), NEW_TOKENS), dtype=np.int64)
     for row, length in enumerate(LENGTHS):

@@ -206,6 +206,11 @@ void printDescription(FILE *out, const Manifest &mf) {
                    static_cast<long long>(e.idBound));
     if (e.causal)
       std::fprintf(out, ", causal language-model logits (generate)");
+    if (e.recomputePast >= 0)
+      std::fprintf(out,
+                   ", generation recomputes the sequence once past %lld "
+                   "tokens",
+                   static_cast<long long>(e.recomputePast));
     if (!e.dimsFrom.empty()) {
       // Where each `?` comes from: the caller, or an earlier input.
       std::string from;

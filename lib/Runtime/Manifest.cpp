@@ -334,6 +334,13 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     bool isGather = isWeight && tok.size() == 8 && tok[4] == kGatherKeyword;
     bool isIds = e.kind == EntryKind::Input && tok.size() == 6 &&
                  (tok[4] == kIdsKeyword || tok[4] == kPositionsKeyword);
+    // `causal recompute_past <length>` after the dims of causal logits.
+    std::string recomputeText;
+    if (e.kind == EntryKind::Output && tok.size() == 7 &&
+        tok[4] == kCausalKeyword && tok[5] == kRecomputePastKeyword) {
+      recomputeText = tok[6];
+      tok.resize(5);
+    }
     bool isCausal = e.kind == EntryKind::Output && tok.size() == 5 &&
                     tok[4] == kCausalKeyword;
     if (tok.size() != 4 && !isConcat && !isGather && !isIds && !isCausal) {
@@ -346,7 +353,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail("expected 'input <name> <dtype> <dims> [ids <rows> "
                     "[encoder] | positions <bound>]'");
       if (e.kind == EntryKind::Output)
-        return fail("expected 'output <name> <dtype> <dims> [causal]'");
+        return fail("expected 'output <name> <dtype> <dims> [causal "
+                    "[recompute_past <length>]]'");
       return fail(std::string("expected '") + kw + " <name> <dtype> <dims>'");
     }
     e.name = tok[1];
@@ -429,6 +437,15 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
             formatShapeList(e.dims) +
             " (causal logits are float [batch, seq, vocab], vocab > 0)");
       e.causal = true;
+    }
+    if (!recomputeText.empty()) {
+      uint64_t length;
+      if (!parseDecimal(recomputeText, INT64_MAX, length) || length == 0)
+        return fail("invalid recompute_past length '" + recomputeText +
+                    "' of output '" + e.name +
+                    "' (expected the positive token count past which "
+                    "generation recomputes the sequence)");
+      e.recomputePast = static_cast<int64_t>(length);
     }
     int index = static_cast<int>(out.entries.size());
     if (e.kind == EntryKind::Weight)

@@ -14,6 +14,17 @@
 //    manifest marks the logits `causal` (position t depends only on
 //    positions <= t, so the padding after a sequence never reaches it), and
 //    costs a full forward pass per step.
+// When the manifest gives the logits `recompute_past N` (Phi-3 with
+// LongRoPE), a dynamic step follows transformers' `generate`: the decode
+// step at which the longest row first grows past N tokens drops the KV
+// caches and re-runs every row's whole sequence so far (prompt and
+// generated tokens) from position 0 in one run, so that the cached keys
+// take the rotation of that length rather than keep the one they were
+// written with. transformers pads a batch's rows to one length, so its
+// cache is dropped for the whole batch when the longest row passes N. A
+// step compiled for T = 1 cannot re-run a sequence at one length (its
+// tokens go one by one, each at its own length) and a full-sequence model
+// always runs its whole window: both ignore the mark.
 // An encoder-decoder has inputs marked `encoder` in the manifest: the
 // encoder's token ids and, optionally, their padding mask, set once per
 // prompt (attnrt_session_set_encoder_input: the session's context keeps
@@ -66,6 +77,10 @@ struct attnrt_session {
   /// Rows started by the last prefill, and each row's token count.
   int64_t batch = 0;
   std::vector<int64_t> lengths;
+  /// A dynamic step's `recompute_past` length (-1: none) and, with one,
+  /// every row's tokens so far (maxBatch x capacity), to re-run them.
+  int64_t recomputePast = -1;
+  std::vector<int64_t> history;
   /// The id input as the model takes it (maxBatch x width, zero-padded),
   /// and a step's positions (maxBatch).
   std::vector<unsigned char> ids, positions;
@@ -106,7 +121,27 @@ struct attnrt_session {
     store(positions, positionsType, static_cast<size_t>(row), pos);
   }
   int run(int64_t onlyRow = -1);
+  int runFromStart(const int64_t *tokens, int64_t stride);
 };
+
+/// A dynamic step's run of every row's first lengths[b] `tokens` (row b at
+/// tokens + b * stride) from position 0 over emptied caches. A row shorter
+/// than the longest is padded with id 0: its padded tokens write cache rows
+/// past its length, which nothing reads (the attention of a later step sees
+/// rows below that step's positions + 1) and its decode steps overwrite,
+/// since each row continues at its own length.
+int attnrt_session::runFromStart(const int64_t *tokens, int64_t stride) {
+  if (attnrt_context_reset_state(c))
+    return contextFailed();
+  std::fill(positions.begin(), positions.end(), 0);
+  setWidth(*std::max_element(lengths.begin(), lengths.end()));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < lengths[static_cast<size_t>(b)]; ++t)
+      setId(b, t, tokens[b * stride + t]);
+  int failed = run();
+  setWidth(1);
+  return failed;
+}
 
 /// Runs the model on the current rows and gathers the logits of each row's
 /// last token (of row `onlyRow` alone when it is not -1).
@@ -298,6 +333,10 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     s->positionsType = pos->dtype;
     s->positions.assign(static_cast<size_t>(pos->bytes), 0);
   }
+  if (dynamicTokens && out.recomputePast > 0) {
+    s->recomputePast = out.recomputePast;
+    s->history.assign(static_cast<size_t>(s->maxBatch * s->capacity), 0);
+  }
   s->setWidth(s->width);
   s->rng = seed;
   return s;
@@ -424,25 +463,20 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
     }
     return 0;
   }
-  if (attnrt_context_reset_state(s->c)) {
-    s->batch = 0;
-    return s->contextFailed();
-  }
   if (s->dynamicTokens) {
-    // The whole prompt in one run from position 0. A row shorter than the
-    // longest is padded with id 0: its padded tokens write cache rows past
-    // its length, which nothing reads (the attention of a later step sees
-    // rows below that step's positions + 1) and its decode steps overwrite,
-    // since each row continues at its own length.
-    s->setWidth(longest);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = 0; t < lengths[b]; ++t)
-        s->setId(b, t, ids[b * stride + t]);
-    int failed = s->run();
-    s->setWidth(1);
+    // The whole prompt in one run from position 0.
+    if (s->recomputePast > 0)
+      for (int64_t b = 0; b < batch; ++b)
+        std::copy(ids + b * stride, ids + b * stride + lengths[b],
+                  s->history.begin() + b * s->capacity);
+    int failed = s->runFromStart(ids, stride);
     if (failed)
       s->batch = 0;
     return failed;
+  }
+  if (attnrt_context_reset_state(s->c)) {
+    s->batch = 0;
+    return s->contextFailed();
   }
   // One token per step through the cache. A sequence whose prompt is done
   // repeats its last token at its last position, which rewrites the same
@@ -474,14 +508,23 @@ extern "C" int attnrt_session_decode(attnrt_session *s,
                                "compiled for %lld positions",
                                static_cast<long long>(b),
                                static_cast<long long>(s->capacity)));
+  int64_t longest = *std::max_element(s->lengths.begin(), s->lengths.end());
   for (int64_t b = 0; b < s->batch; ++b) {
     int64_t &length = s->lengths[static_cast<size_t>(b)];
+    if (s->recomputePast > 0)
+      s->history[static_cast<size_t>(b * s->capacity + length)] = next_ids[b];
     if (s->step)
       s->setStep(b, next_ids[b], length);
     else
       s->setId(b, length, next_ids[b]);
     ++length;
   }
+  // As transformers' Phi-3 `generate`: when the longest row first grows
+  // past recompute_past tokens, every row's whole sequence again over
+  // emptied caches, instead of the one-token step.
+  if (s->recomputePast > 0 && longest <= s->recomputePast &&
+      longest + 1 > s->recomputePast)
+    return s->runFromStart(s->history.data(), s->capacity);
   return s->run();
 }
 

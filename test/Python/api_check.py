@@ -152,6 +152,25 @@ def main():
     os.remove(os.path.join(sharded, "model-00002-of-00003.safetensors"))
     expect_error(lambda: attnc.load(gpt2_lib, weights=index),
                  "model-00002-of-00003.safetensors: cannot open")
+    # Phi-3 with LongRoPE as a KV-cache step: generation recomputes the
+    # sequence once past original_max_position_embeddings (12), as
+    # transformers' generate does, so each prompt alone gives its greedy
+    # tokens (scripts/gen_hf_families.py).
+    phi3_dir = os.path.join(hf, "Inputs", "phi3_longrope")
+    phi3_lib = attnc.compile(phi3_dir, os.path.join(args.workdir,
+                                                    "libphi3.so"),
+                             input_shape={"input_ids": (2, None)},
+                             kv_cache=40)
+    with attnc.load(phi3_lib,
+                    weights=os.path.join(phi3_dir, "model.safetensors")) as phi3:
+        prompt = np.load(os.path.join(phi3_dir, "generate_prompt.npy"))
+        lengths = np.load(os.path.join(phi3_dir, "generate_lengths.npy"))
+        want = np.load(os.path.join(phi3_dir, "generate_expected.npy"))
+        for row, length in enumerate(lengths):
+            got = phi3.generate(prompt[row, :length], 24)
+            assert np.array_equal(got, want[row:row + 1]), (row, got)
+        print("phi3 longrope generate: greedy tokens equal transformers' "
+              "across the threshold")
     # An encoder-decoder (T5 v1.1 layout): the encoder input goes with
     # encoder_input_ids, the prompt is the decoder's start token; greedy
     # tokens equal transformers' (scripts/gen_hf_encdec.py).

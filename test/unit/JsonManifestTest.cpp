@@ -304,6 +304,46 @@ TEST(Manifest, Causal) {
             "<rows> [encoder] | positions <bound>]'");
 }
 
+TEST(Manifest, RecomputePast) {
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "input ids i64 2x8\n"
+                          "output logits f32 2x8x5 causal recompute_past 12\n"
+                          "output h f32 2x8x4\n");
+  ASSERT_EQ(m.entries.size(), 3u);
+  EXPECT_TRUE(m.entries[1].causal);
+  EXPECT_EQ(m.entries[1].recomputePast, 12);
+  // Without the field, as before: no recomputation.
+  EXPECT_EQ(m.entries[2].recomputePast, -1);
+  EXPECT_EQ(manifestOk("attnc-manifest 1\ntarget cpu\n"
+                       "output logits f32 2x8x5 causal\n")
+                .entries[0]
+                .recomputePast,
+            -1);
+  EXPECT_EQ(formatManifestRecord(m.entries[1]),
+            "output logits f32 2x8x5 causal recompute_past 12");
+  for (const char *length : {"0", "-1", "x", "99999999999999999999"})
+    EXPECT_EQ(recordErr(std::string("output logits f32 2x8x5 causal "
+                                    "recompute_past ") +
+                        length),
+              std::string("manifest line 3: invalid recompute_past length '") +
+                  length +
+                  "' of output 'logits' (expected the positive token count "
+                  "past which generation recomputes the sequence)");
+  // Only causal logits take it, after `causal`, with a length.
+  const char *const malformed[] = {
+      "output logits f32 2x8x5 recompute_past 12",
+      "output logits f32 2x8x5 recompute_past 12 causal",
+      "output logits f32 2x8x5 causal recompute_past",
+      "input ids i64 2x8 causal recompute_past 12"};
+  for (const char *record : malformed)
+    EXPECT_NE(recordErr(record), "") << record;
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "output logits i32 2x8x5 causal recompute_past 12\n"),
+            "manifest line 3: output 'logits' is marked causal but is i32 "
+            "[2, 8, 5] (causal logits are float [batch, seq, vocab], vocab > "
+            "0)");
+}
+
 TEST(Manifest, Encoder) {
   Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
                           "input input_ids i64 2x6 ids 50 encoder\n"
@@ -429,9 +469,9 @@ TEST(Manifest, IdBound) {
                   "' of input 'x' (expected the positive row count of its "
                   "table)");
   // Only inputs take it.
-  EXPECT_EQ(
-      recordErr("output y i64 2x8 ids 10"),
-      "manifest line 3: expected 'output <name> <dtype> <dims> [causal]'");
+  EXPECT_EQ(recordErr("output y i64 2x8 ids 10"),
+            "manifest line 3: expected 'output <name> <dtype> <dims> [causal "
+            "[recompute_past <length>]]'");
   EXPECT_EQ(recordErr("input x i64 2x8 rows 10"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows> [encoder] | positions <bound>]'");

@@ -26,7 +26,8 @@ namespace {
 auto fieldsOf(const ManifestRecord &r) {
   return std::tie(r.kind, r.name, r.dtype, r.dims, r.concatAxis, r.concatParts,
                   r.gatherAxis, r.gatherSourceExtent, r.gatherRanges,
-                  r.transpose, r.convert, r.idBound, r.dimsFrom);
+                  r.transpose, r.convert, r.idBound, r.causal, r.recomputePast,
+                  r.dimsFrom);
 }
 
 TEST(DTypeTable, Spellings) {
@@ -178,13 +179,16 @@ TEST(ManifestSchema, DynamicDims) {
                             {kDynamicDim, kDynamicDim, 64});
   y.dimsFrom = {{0, 0}, {0, 1}};
   y.causal = true;
+  y.recomputePast = 4096;
   std::vector<ManifestRecord> records = {ids, mask, y};
   std::string text = writeManifest(Target::CPU, records);
-  EXPECT_EQ(text, "attnc-manifest 1\n"
-                  "target cpu\n"
-                  "input ids i64 ?x? dims_from -,- ids 100\n"
-                  "input mask f32 ?x? dims_from 0:0,0:1\n"
-                  "output y f32 ?x?x64 dims_from 0:0,0:1 causal\n");
+  EXPECT_EQ(
+      text,
+      "attnc-manifest 1\n"
+      "target cpu\n"
+      "input ids i64 ?x? dims_from -,- ids 100\n"
+      "input mask f32 ?x? dims_from 0:0,0:1\n"
+      "output y f32 ?x?x64 dims_from 0:0,0:1 causal recompute_past 4096\n");
   Manifest m;
   std::string err;
   ASSERT_TRUE(parseManifest(text.c_str(), m, err)) << err;
@@ -194,6 +198,7 @@ TEST(ManifestSchema, DynamicDims) {
     EXPECT_TRUE(m.entries[i].isDynamic());
   }
   EXPECT_TRUE(m.entries[2].causal);
+  EXPECT_EQ(m.entries[2].recomputePast, 4096);
 }
 
 } // namespace

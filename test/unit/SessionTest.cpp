@@ -189,6 +189,92 @@ TEST(Session, DynamicStepPrefillsInOneRun) {
   EXPECT_FLOAT_EQ(logits[kVocab + 3], 0.25f); // 1 * 2 + 2 * 3 = 8
 }
 
+TEST(Session, RecomputePastReRunsEverySequenceOnce) {
+  // Phi-3's LongRoPE mark: when the longest row first grows past 3 tokens,
+  // the decode step re-runs every row's whole sequence (prompt and
+  // generated tokens) from position 0 over emptied caches, once.
+  const char *manifest =
+      "attnc-manifest 1\n"
+      "target cpu\n"
+      "input ids i64 2x? dims_from -\n"
+      "input positions i64 2 positions 8\n"
+      "state cache f32 2x8\n"
+      "output logits f32 2x?x5 dims_from 0:1 causal recompute_past 3\n";
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
+  const int64_t lengths[] = {2, 1};
+  std::vector<int64_t> out(kBatch * 5);
+  gStepTokens.clear();
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 5,
+                                    nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+  // Prefill (T = 2), a step to lengths 3 and 2, then the re-run of row 0's
+  // 1 2 3 4 and row 1's 2 3 4 (T = 4, the longest row past 3), then steps.
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 4, 1, 1}));
+  // The re-run rebuilt the caches from the right tokens at the right
+  // positions: the tokens are those of the full-sequence model.
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 2, 3, 4, 0, 1, 2}));
+
+  // The re-run's logits are each row's last token's: row 0's 1 2 3 4
+  // -> 0 (weighted sum 30), row 1's 2 3 4 -> 0 (sum 20).
+  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  const int64_t steps[][2] = {{3, 3}, {4, 4}};
+  for (const int64_t *next : steps)
+    ASSERT_EQ(attnrt_session_decode(s.get(), next), 0);
+  const float *logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[0], 3.25f);
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 3.25f);
+
+  // A prompt already past the length never re-runs (as transformers,
+  // whose prefill is the whole prompt anyway).
+  const int64_t longPrompt[] = {1, 2, 3, 4, 2, 0, 0, 0};
+  const int64_t longLengths[] = {4, 1};
+  gStepTokens.clear();
+  ASSERT_EQ(attnrt_session_generate(s.get(), longPrompt, longLengths, kBatch, 4,
+                                    3, nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{4, 1, 1}));
+}
+
+/// stepInvoke for a step compiled for T = 1 (no run-time sizes).
+void stepOneInvoke(void **buffers) {
+  int64_t one = 1;
+  void *withTokens[] = {buffers[0], buffers[1], buffers[2], buffers[3], &one};
+  stepInvoke(withTokens);
+}
+
+TEST(Session, RecomputePastIsIgnoredWithoutADynamicStep) {
+  // A step of T = 1 takes every token at its own length, so a re-run would
+  // change nothing: the mark is accepted and the steps stay one token.
+  const char *manifest = "attnc-manifest 1\n"
+                         "target cpu\n"
+                         "input ids i64 2x1\n"
+                         "input positions i64 2 positions 8\n"
+                         "state cache f32 2x8\n"
+                         "output logits f32 2x1x5 causal recompute_past 2\n";
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, stepOneInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
+  const int64_t lengths[] = {2, 1};
+  std::vector<int64_t> out(kBatch * 4);
+  gStepTokens.clear();
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
+                                    nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>(5, 1)));
+}
+
 TEST(Session, DynamicShapesOtherThanTheStepTokensAreRefused) {
   // A dynamic batch (the caches fix it), and a dynamic sequence without a
   // KV cache (a full-sequence model re-runs a fixed window).

@@ -2,6 +2,7 @@
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Dialect/Attn/GenerationAttrs.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -120,6 +121,13 @@ LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << TileAttr::kAttrName
                            << "' must be a #attn.tile attribute, got "
                            << attr.getValue();
+  if (attr.getName() == kRecomputePastAttrName) {
+    auto length = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !length || length.getValue().isNonPositive())
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a positive integer on a module";
+    return success();
+  }
   if (attr.getName() == CausalLmAttrHelper::getNameStr()) {
     if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << attr.getName().getValue()

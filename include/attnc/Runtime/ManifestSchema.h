@@ -23,6 +23,7 @@
 //   input <name> <dtype> <dims> [ids <rows>] encoder
 //   output <name> <dtype> <dims>
 //   output <name> <dtype> <dims> causal
+//   output <name> <dtype> <dims> causal recompute_past <length>
 //   state <name> <dtype> <dims>
 //   input|output <name> <dtype> <dims> dims_from <from>,<from>,... [...]
 //
@@ -60,7 +61,14 @@
 // A `causal` output (float, [batch, seq, vocab]) holds a causal language
 // model's logits: position t depends only on input positions <= t, so text
 // can be generated with it (attnrt_session_*, `model generate`). The
-// compiler writes it for modules marked `attn.causal_lm`.
+// compiler writes it for modules marked `attn.causal_lm`. With
+// `recompute_past <length>` (a positive token count; the compiler writes it
+// for modules marked `attn.recompute_past`), generation follows
+// transformers' Phi-3 `generate` with LongRoPE: when the sequence (the
+// longest row) first grows from at most <length> tokens past it, the
+// session drops the KV cache and recomputes every row's whole sequence so
+// far in one run, so that all of it takes the rotation of the longer
+// length.
 // An `encoder` input (i32/i64 [batch, seq]) is an encoder-decoder's encoder
 // input: its token ids (with `ids <rows>`) or their padding mask (1: a
 // token, 0: padding; without). The logits depend on all of it and causally
@@ -110,6 +118,7 @@ inline constexpr const char *kTransposeKeyword = "transpose";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
+inline constexpr const char *kRecomputePastKeyword = "recompute_past";
 inline constexpr const char *kEncoderKeyword = "encoder";
 inline constexpr const char *kPositionsKeyword = "positions";
 inline constexpr const char *kDimsFromKeyword = "dims_from";
@@ -276,6 +285,10 @@ struct ManifestRecord {
   int64_t idBound = -1;
   /// For `output ... causal`: causal language-model logits.
   bool causal = false;
+  /// For `output ... causal recompute_past <length>`: generation recomputes
+  /// the whole sequence when it first grows past this many tokens
+  /// (otherwise -1).
+  int64_t recomputePast = -1;
   /// For `input ... encoder`: an encoder-decoder's encoder input (token
   /// ids); the other id input is the decoder stream.
   bool encoder = false;
@@ -372,6 +385,11 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.causal) {
     s += " ";
     s += kCausalKeyword;
+  }
+  if (r.recomputePast >= 0) {
+    s += " ";
+    s += kRecomputePastKeyword;
+    s += " " + std::to_string(r.recomputePast);
   }
   if (r.encoder) {
     s += " ";

@@ -254,6 +254,11 @@ uint64_t attnrt_weight_file_bytes(attnrt_model *m);
  * token per run. A full-sequence model is re-run over its whole
  * window at every step instead (exact for a causal model: later, padded
  * positions do not influence earlier ones), a full forward pass per step.
+ * When the logits are marked `causal recompute_past N` (Phi-3 with
+ * LongRoPE), a dynamic step follows transformers' `generate`: the decode
+ * at which the longest row first grows past N tokens re-runs every row's
+ * whole sequence so far from position 0 over emptied caches instead of a
+ * one-token step.
  *
  * An encoder-decoder (an input marked `encoder` in the manifest: T5, BART)
  * generates its decoder stream from an encoder input that stays fixed per

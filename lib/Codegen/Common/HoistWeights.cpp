@@ -11,6 +11,7 @@
 #include "attnc/Codegen/Common/Manifest.h"
 #include "attnc/Codegen/Common/Passes.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Dialect/Attn/GenerationAttrs.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -177,15 +178,15 @@ struct AttnHoistWeightsPass
       weightNames.insert(uses.front().getName());
 
     SmallVector<Attribute> manifest;
-    auto record = [&](attnrt::EntryKind kind, StringRef name, Type type,
-                      Location loc, WeightOp weight = {},
-                      IntegerAttr idBound = {}, bool causal = false,
-                      IntegerAttr positionBound = {},
-                      ArrayRef<std::pair<int, int>> dimsFrom = {},
-                      bool encoder = false) -> LogicalResult {
+    auto record =
+        [&](attnrt::EntryKind kind, StringRef name, Type type, Location loc,
+            WeightOp weight = {}, IntegerAttr idBound = {}, bool causal = false,
+            IntegerAttr positionBound = {},
+            ArrayRef<std::pair<int, int>> dimsFrom = {}, bool encoder = false,
+            IntegerAttr recomputePast = {}) -> LogicalResult {
       FailureOr<DictionaryAttr> dict =
           buildManifestRecord(kind, name, type, weight, idBound, causal,
-                              positionBound, dimsFrom, encoder);
+                              positionBound, dimsFrom, encoder, recomputePast);
       if (failed(dict))
         return emitError(loc)
                << "model " << attnrt::entryKindName(kind) << " '" << name
@@ -276,6 +277,11 @@ struct AttnHoistWeightsPass
     // logits that generation samples from.
     bool causalModel =
         AttnDialect::CausalLmAttrHelper(&getContext()).isAttrPresent(module);
+    // When generation recomputes the sequence (Phi-3's LongRoPE), the
+    // logits say past which length.
+    IntegerAttr recomputePast =
+        causalModel ? module->getAttrOfType<IntegerAttr>(kRecomputePastAttrName)
+                    : IntegerAttr();
     unsigned outputs = 0;
     for (auto [i, type] : llvm::enumerate(entry.getResultTypes())) {
       if (auto it = stateArgs->find(i); it != stateArgs->end()) {
@@ -293,7 +299,8 @@ struct AttnHoistWeightsPass
                         ("output" + Twine(outputs++)).str(), name)) ||
           failed(record(attnrt::EntryKind::Output, name, type, entry.getLoc(),
                         /*weight=*/{}, /*idBound=*/{}, causal, {},
-                        dynamicDims->outputs[i])))
+                        dynamicDims->outputs[i], /*encoder=*/false,
+                        causal ? recomputePast : IntegerAttr())))
         return signalPassFailure();
     }
     module->setAttr(kManifestAttrName, builder.getArrayAttr(manifest));

@@ -19,10 +19,12 @@ std::optional<attnrt::DType> mlir::attn::getManifestDType(Type elementType) {
   return std::nullopt;
 }
 
-FailureOr<DictionaryAttr> mlir::attn::buildManifestRecord(
-    attnrt::EntryKind kind, StringRef name, Type type, WeightOp weight,
-    IntegerAttr idBound, bool causal, IntegerAttr positionBound,
-    ArrayRef<std::pair<int, int>> dimsFrom, bool encoder) {
+FailureOr<DictionaryAttr>
+mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
+                                Type type, WeightOp weight, IntegerAttr idBound,
+                                bool causal, IntegerAttr positionBound,
+                                ArrayRef<std::pair<int, int>> dimsFrom,
+                                bool encoder, IntegerAttr recomputePast) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !getManifestDType(tensor.getElementType()))
     return failure();
@@ -62,6 +64,8 @@ FailureOr<DictionaryAttr> mlir::attn::buildManifestRecord(
     fields.append(kManifestPositionBoundKey, positionBound);
   if (encoder)
     fields.append(kManifestEncoderKey, b.getUnitAttr());
+  if (recomputePast)
+    fields.append(kManifestRecomputePastKey, recomputePast);
   return fields.getDictionary(type.getContext());
 }
 
@@ -162,6 +166,12 @@ static LogicalResult readRecord(DictionaryAttr dict,
       return fail() << "has " << kManifestCausalKey
                     << " but is not a float [batch, seq, vocab] output";
     record.causal = true;
+  }
+  if (auto length = dict.getAs<IntegerAttr>(kManifestRecomputePastKey)) {
+    if (!record.causal || length.getInt() <= 0)
+      return fail() << "has " << kManifestRecomputePastKey
+                    << " but is not causal logits with a positive length";
+    record.recomputePast = length.getInt();
   }
   if (dict.get(kManifestEncoderKey)) {
     if (record.kind != attnrt::EntryKind::Input || record.positions ||

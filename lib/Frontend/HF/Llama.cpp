@@ -119,6 +119,12 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
       readRope(c, 10000.0, "rope_theta", phi3 ? "partial_rotary_factor" : "");
   if (failed(rope))
     return failure();
+  // transformers' Phi-3 `generate` drops its KV cache once, when the
+  // sequence first grows past original_max_position_embeddings, and
+  // recomputes all of it; with LongRoPE that rotates every cached key by the
+  // long factors, which the generation session then does too.
+  if (phi3 && rope->scaling == RopeConfig::Scaling::LongRope)
+    mb.setRecomputePast(*rope->lengthThreshold);
   FailureOr<int64_t> rotaryDim = rotaryWidth(
       c, *dh, *rope, "partial_rotary_factor", "partial_rotary_factor");
   if (failed(rotaryDim))

@@ -2,6 +2,7 @@
 
 #include "ModelBuilder.h"
 
+#include "attnc/Dialect/Attn/GenerationAttrs.h"
 #include "attnc/Support/ShapeText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,8 +38,12 @@ static StringRef safetensorsDType(Type t) {
 ModelBuilder::ModelBuilder(Checkpoint &ckpt, const ImportOptions &options,
                            ModuleOp module)
     : ckpt(ckpt), options(options), b(module.getContext()),
-      elementType(ckpt.getElementType()) {
+      elementType(ckpt.getElementType()), module(module) {
   b.setInsertionPointToEnd(module.getBody());
+}
+
+void ModelBuilder::setRecomputePast(int64_t length) {
+  module->setAttr(kRecomputePastAttrName, b.getI64IntegerAttr(length));
 }
 
 Location ModelBuilder::loc(StringRef name) const {

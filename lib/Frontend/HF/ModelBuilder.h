@@ -356,6 +356,11 @@ public:
   /// The block arguments for the extras of the layer being built.
   ArrayRef<Value> layerExtras() const { return currentExtras; }
 
+  /// Marks the module `attn.recompute_past = length`: its generation drops
+  /// the KV cache and recomputes the whole sequence once, when the sequence
+  /// first grows past `length` tokens (transformers' Phi-3 `generate`).
+  void setRecomputePast(int64_t length);
+
   RankedTensorType tensorType(ArrayRef<int64_t> shape) const {
     return RankedTensorType::get(shape, elementType);
   }
@@ -367,6 +372,7 @@ public:
   Type elementType;
 
 private:
+  ModuleOp module;
   func::FuncOp mainFunc;
   /// A --kv-cache step's inputs (addStepInputs).
   DecodeInputs stepInputs;

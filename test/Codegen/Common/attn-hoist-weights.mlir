@@ -186,6 +186,20 @@ module attributes {attn.causal_lm} {
 
 // -----
 
+// A causal language model whose generation recomputes the sequence past 12
+// tokens (attn.recompute_past, Phi-3's LongRoPE): the causal logits carry
+// the length; other outputs do not.
+// CHECK-LABEL: module attributes
+// CHECK-SAME:    attn.manifest = [{kind = "input", name = "input0", type = tensor<1x4xi64>}, {kind = "input", name = "input1", type = tensor<1x4x8xf32>}, {causal, kind = "output", name = "output0", recompute_past = 12 : i64, type = tensor<1x4x8xf32>}, {kind = "output", name = "output1", type = tensor<1x4xf32>}]
+module attributes {attn.causal_lm, attn.recompute_past = 12 : i64} {
+  func.func @main(%ids: tensor<1x4xi64>, %h: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4xf32>) {
+    %c = arith.constant dense<0.0> : tensor<1x4xf32>
+    return %h, %c : tensor<1x4x8xf32>, tensor<1x4xf32>
+  }
+}
+
+// -----
+
 // An encoder-decoder: the argument tagged attn.encoder_input (token ids) is
 // marked `encoder`, the logits `causal`.
 // CHECK-LABEL: module attributes

@@ -1497,6 +1497,19 @@ func.func @causal_lm_on_func() attributes {attn.causal_lm} {
 
 // -----
 
+// expected-error @+1 {{'attn.recompute_past' must be a positive integer on a module}}
+module attributes {attn.causal_lm, attn.recompute_past = 0 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'attn.recompute_past' must be a positive integer on a module}}
+func.func @recompute_past_on_func() attributes {attn.recompute_past = 12 : i64} {
+  return
+}
+
+// -----
+
 func.func @learned_pos_positions_batch(%x: tensor<2x1x8xf32>, %t: tensor<16x8xf32>, %p: tensor<3xi64>) -> tensor<2x1x8xf32> {
   // expected-error @+1 {{'attn.learned_pos' op positions dimension 0 is 3 but must be 2 (input dimension 0, batch)}}
   %0 = attn.learned_pos %x, %t positions(%p : tensor<3xi64>) : tensor<2x1x8xf32>, tensor<16x8xf32>

@@ -53,6 +53,9 @@ constexpr llvm::StringLiteral kManifestDimsFromKey = "dims_from";
 constexpr llvm::StringLiteral kManifestCausalKey = "causal";
 /// An encoder-decoder's encoder input (a unit attribute).
 constexpr llvm::StringLiteral kManifestEncoderKey = "encoder";
+/// Causal logits whose generation recomputes the whole sequence once past
+/// this many tokens (an integer).
+constexpr llvm::StringLiteral kManifestRecomputePastKey = "recompute_past";
 
 /// The manifest dtype of an element type: f32, f16, bf16 and the signless
 /// i32 and i64 (whose MLIR spellings are the manifest's).
@@ -65,14 +68,16 @@ std::optional<attnrt::DType> getManifestDType(Type elementType);
 /// run-time positions) their bound, `dimsFrom` (for inputs and outputs with
 /// dynamic sizes, one per dynamic dimension) where their sizes come from,
 /// `encoder` (for an encoder-decoder's encoder input of token ids) the
-/// encoder mark. Fails (without a diagnostic) when the runtime cannot take the
-/// type: see getManifestDType; only inputs and outputs may be dynamic.
+/// encoder mark, `recomputePast` (for causal logits) the length past which
+/// generation recomputes the sequence. Fails (without a diagnostic) when the
+/// runtime cannot take the type: see getManifestDType; only inputs and outputs
+/// may be dynamic.
 FailureOr<DictionaryAttr>
 buildManifestRecord(attnrt::EntryKind kind, StringRef name, Type type,
                     WeightOp weight = {}, IntegerAttr idBound = {},
                     bool causal = false, IntegerAttr positionBound = {},
                     ArrayRef<std::pair<int, int>> dimsFrom = {},
-                    bool encoder = false);
+                    bool encoder = false, IntegerAttr recomputePast = {});
 
 /// The records of the module's manifest, or an error on `module` when it has
 /// none or a malformed one.

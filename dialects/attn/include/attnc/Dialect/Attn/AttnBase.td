@@ -57,6 +57,7 @@ def Attn_Dialect : Dialect {
   //                        input: the outputs depend on all of it, and
   //                        causally on the other inputs (the decoder
   //                        stream); marked `encoder` in the manifest
+  // (attn.recompute_past, about generation, is in GenerationAttrs.h.)
   let discardableAttrs = (ins
     "::mlir::FlatSymbolRefAttr":$entry,
     "::mlir::UnitAttr":$fuse_rows,
