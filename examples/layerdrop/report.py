@@ -442,7 +442,7 @@ def plot(results, path):
                  "thin lines: PyTorch, unpruned; dotted in the lower "
                  "panels: head / FFN pruning")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=80)
 
 
 def write_lit(results, data, out, calibration):
