@@ -402,8 +402,8 @@ def plot(results, path):
         for strategy in STRATEGIES + PRUNE_STRATEGIES:
             pruned = strategy in PRUNE_STRATEGIES
             rows = [r for r in res["rows"] if r["strategy"] == strategy]
-            if not rows:
-                continue
+            if len(rows) < 2 and not pruned:
+                continue  # Not run on this model (the search, by default).
             full = next(r for r in res["rows"] if r["strategy"] == "every-other"
                         and r["depth"] == max(DEPTHS))
             if pruned:
