@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The LayerDrop study of docs/layerdrop.md, end to end: trains the two
-# encoders (train.py), prunes and measures them with attn-compile
-# (report.py), and rewrites the table in docs/layerdrop.md and the plot
-# docs/layerdrop.png.
+# The LayerDrop study of docs/layerdrop.md, end to end: trains the three
+# encoders (train.py: LayerDrop, structured head / FFN-group dropout,
+# baseline), prunes and measures them with attn-compile (report.py: layers
+# with --layer-drop, heads and FFN groups with --prune), and rewrites the
+# table in docs/layerdrop.md and the plot docs/layerdrop.png.
 #
 #   scripts/setup.sh --generators        # build/ and .venv-gen
 #   examples/layerdrop/run.sh [BUILD_DIR] [OUT_DIR]
