@@ -238,6 +238,11 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   attn::AttnOutlineLayersOptions outline;
   if (!options.outlineLayers || options.runtimeChecks)
     outline.minGroupSize = std::numeric_limits<int64_t>::max();
+  // A CUDA layer body returning a buffer it allocated (run-time sizes)
+  // would move that allocation to the device inside the callee and free it
+  // in the caller, which the device-buffer and async-region passes were
+  // not written for: there such layers stay inlined.
+  outline.dynamicShapes = !cuda;
   pm.addPass(attn::createAttnOutlineLayers(outline));
   pm.addPass(attn::createAttnHoistWeights());
   // The head split and merge transposes around the generic flash loops are
@@ -275,10 +280,10 @@ static void addBufferizeStage(OpPassManager &pm) {
   // Two outputs of one value get a buffer each.
   pm.addPass(attn::createAttnDistinctResults());
   addNested(pm, attn::createAttnPromoteLoopBuffers());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.modifyPublicFunctions = true;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Out-params wherever the caller can allocate them; a layer body with
+  // run-time sizes returns the buffer it allocated, which the deallocation
+  // pipeline frees in the caller.
+  pm.addPass(attn::createAttnResultsToOutParams());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 }

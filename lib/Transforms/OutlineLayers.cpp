@@ -35,17 +35,15 @@ static SmallVector<WeightOp> bodyWeights(LayerOp layer) {
 
 /// Whether `layer` can become a call: its weights are all top-level (they
 /// become arguments) and it holds no layers of its own (those are outlined
-/// on their own once this one is inlined).
-static bool isOutlinable(LayerOp layer) {
-  // A call returning a dynamically shaped tensor (run-time batch or
-  // sequence) cannot get an out-parameter after bufferization
-  // (buffer-results-to-out-params cannot allocate it at the call site):
-  // such layers stay inline.
+/// on their own once this one is inlined). Layers with dynamically shaped
+/// results (run-time batch or sequence) only with `dynamicShapes`: their
+/// bodies return a buffer they allocate, which a target must support.
+static bool isOutlinable(LayerOp layer, bool dynamicShapes) {
   auto isDynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && !shaped.hasStaticShape();
   };
-  if (llvm::any_of(layer.getResultTypes(), isDynamic))
+  if (!dynamicShapes && llvm::any_of(layer.getResultTypes(), isDynamic))
     return false;
   Block &body = layer.getBody().front();
   WalkResult result = body.walk([&](Operation *op) {
@@ -178,7 +176,8 @@ struct AttnOutlineLayersPass
     while (true) {
       SmallVector<LayerOp> blocking;
       module.walk([&](LayerOp layer) {
-        if (!layer->getParentOfType<LayerOp>() && !isOutlinable(layer))
+        if (!layer->getParentOfType<LayerOp>() &&
+            !isOutlinable(layer, dynamicShapes))
           blocking.push_back(layer);
       });
       if (blocking.empty())
