@@ -1246,6 +1246,17 @@ ModelBuilder::layer(int64_t index, Value h,
   if (captured.empty() && results.size() == 1)
     return layerOp.getResult(0);
 
+  // The caches come right after the residual stream, in the order of the
+  // results that update them, so that result i stays input i updated (what
+  // LayerDrop forwards when it drops a layer: its caches unchanged).
+  unsigned position = 1;
+  for (auto &state : llvm::drop_begin(states, firstState)) {
+    Value cache = mainFunc.getArgument(state.second);
+    Value arg = body->insertArgument(position, cache.getType(), cache.getLoc());
+    replaceAllUsesInRegionWith(cache, arg, layerOp.getBody());
+    operands.insert(operands.begin() + position++, cache);
+    captured.remove(cache);
+  }
   for (Value value : captured) {
     Value arg = body->addArgument(value.getType(), value.getLoc());
     replaceAllUsesInRegionWith(value, arg, layerOp.getBody());
