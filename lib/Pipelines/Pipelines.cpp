@@ -238,11 +238,13 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   attn::AttnOutlineLayersOptions outline;
   if (!options.outlineLayers || options.runtimeChecks)
     outline.minGroupSize = std::numeric_limits<int64_t>::max();
-  // A CUDA layer body returning a buffer it allocated (run-time sizes)
-  // would move that allocation to the device inside the callee and free it
-  // in the caller, which the device-buffer and async-region passes were
-  // not written for: there such layers stay inlined.
+  // On CUDA, layers with run-time sizes and layers that update KV caches
+  // stay inlined: a body returning a buffer it allocated (moved to the
+  // device inside the callee, freed in the caller) and cache-write kernels
+  // on a callee's state arguments are not what the device-buffer and
+  // async-region passes were checked against.
   outline.dynamicShapes = !cuda;
+  outline.cacheWrites = !cuda;
   pm.addPass(attn::createAttnOutlineLayers(outline));
   pm.addPass(attn::createAttnHoistWeights());
   // The head split and merge transposes around the generic flash loops are

@@ -38,7 +38,8 @@ static SmallVector<WeightOp> bodyWeights(LayerOp layer) {
 /// on their own once this one is inlined). Layers with dynamically shaped
 /// results (run-time batch or sequence) only with `dynamicShapes`: their
 /// bodies return a buffer they allocate, which a target must support.
-static bool isOutlinable(LayerOp layer, bool dynamicShapes) {
+/// Layers that update a KV cache only with `cacheWrites`.
+static bool isOutlinable(LayerOp layer, bool dynamicShapes, bool cacheWrites) {
   auto isDynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && !shaped.hasStaticShape();
@@ -47,7 +48,8 @@ static bool isOutlinable(LayerOp layer, bool dynamicShapes) {
     return false;
   Block &body = layer.getBody().front();
   WalkResult result = body.walk([&](Operation *op) {
-    if (isa<LayerOp>(op) || (isa<WeightOp>(op) && op->getBlock() != &body))
+    if (isa<LayerOp>(op) || (isa<WeightOp>(op) && op->getBlock() != &body) ||
+        (!cacheWrites && isa<CacheWriteOp>(op)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -177,7 +179,7 @@ struct AttnOutlineLayersPass
       SmallVector<LayerOp> blocking;
       module.walk([&](LayerOp layer) {
         if (!layer->getParentOfType<LayerOp>() &&
-            !isOutlinable(layer, dynamicShapes))
+            !isOutlinable(layer, dynamicShapes, cacheWrites))
           blocking.push_back(layer);
       });
       if (blocking.empty())

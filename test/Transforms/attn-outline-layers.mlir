@@ -2,6 +2,7 @@
 // RUN: attn-opt %s --split-input-file --attn-outline-layers=min-group-size=3 | FileCheck %s --check-prefix=MIN3 --implicit-check-not=attn.layer --implicit-check-not=call
 // RUN: attn-opt %s --split-input-file --attn-lower-to-linalg=inline-layers=false --attn-outline-layers | FileCheck %s --check-prefix=LINALG --implicit-check-not=attn.layer
 // RUN: attn-opt %s --split-input-file --attn-outline-layers=dynamic-shapes=false | FileCheck %s --check-prefix=STATIC --implicit-check-not=attn.layer
+// RUN: attn-opt %s --split-input-file --attn-outline-layers=cache-writes=false | FileCheck %s --check-prefix=NOCACHE --implicit-check-not=attn.layer
 
 // Two layers that compute the same thing on their own weights: one private
 // function whose arguments are the layer's input, then its weights in body
@@ -245,4 +246,37 @@ func.func @dynamic_cache(%x: tensor<1x2x?x4xf32>, %pos: tensor<1xi64>, %kc0: ten
     attn.yield %o, %u : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>
   }
   return %1#0, %0#1, %1#1 : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A one-token step (static shapes) that updates its caches: outlined, unless
+// cache-writes=false (the CUDA pipeline), which inlines the layers.
+// CHECK-LABEL: func.func @static_cache(
+// CHECK:         call @attn_layer_body_0(
+// CHECK:         call @attn_layer_body_0(
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK:         attn.cache_write
+// NOCACHE-LABEL: func.func @static_cache(
+// NOCACHE-NOT:   call
+// NOCACHE-COUNT-2: attn.cache_write
+// NOCACHE-NOT:   func.func private
+// STATIC-LABEL: func.func @static_cache(
+// STATIC-COUNT-2: call @attn_layer_body_0(
+// MIN3-LABEL: func.func @static_cache(
+// LINALG-LABEL: func.func @static_cache(
+func.func @static_cache(%x: tensor<1x2x1x4xf32>, %pos: tensor<1xi64>, %kc0: tensor<1x2x8x4xf32>, %kc1: tensor<1x2x8x4xf32>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %0:2 = attn.layer index = 0 (%x, %kc0, %pos) : (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x1x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %u = attn.cache_write %h into %c at %p : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %h, %u, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x1x4xf32>
+    attn.yield %o, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
+  }
+  %1:2 = attn.layer index = 1 (%0#0, %kc1, %pos) : (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x1x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %u = attn.cache_write %h into %c at %p : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %h, %u, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x1x4xf32>
+    attn.yield %o, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
+  }
+  return %1#0, %0#1, %1#1 : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }

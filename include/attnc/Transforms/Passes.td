@@ -370,7 +370,10 @@ def AttnOutlineLayers : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
            "smaller groups are inlined">,
     Option<"dynamicShapes", "dynamic-shapes", "bool", "true",
            "outline layers with dynamically shaped results (a run-time "
-           "batch or sequence) too; when false they are inlined">
+           "batch or sequence) too; when false they are inlined">,
+    Option<"cacheWrites", "cache-writes", "bool", "true",
+           "outline layers that update a KV cache (attn.cache_write) too; "
+           "when false they are inlined">
   ];
   let statistics = [
     Statistic<"numFunctions", "num-functions", "Layer body functions created">,
