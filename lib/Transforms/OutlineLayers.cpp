@@ -38,8 +38,12 @@ static SmallVector<WeightOp> bodyWeights(LayerOp layer) {
 /// on their own once this one is inlined). Layers with dynamically shaped
 /// results (run-time batch or sequence) only with `dynamicShapes`: their
 /// bodies return a buffer they allocate, which a target must support.
-/// Layers that update a KV cache only with `cacheWrites`.
+/// Layers that update a KV cache only with `cacheWrites`: those holding an
+/// attn.cache_write or returning more than the residual stream (their
+/// updated caches, after a target lowered the writes already).
 static bool isOutlinable(LayerOp layer, bool dynamicShapes, bool cacheWrites) {
+  if (!cacheWrites && layer.getNumResults() > 1)
+    return false;
   auto isDynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && !shaped.hasStaticShape();

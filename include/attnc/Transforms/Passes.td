@@ -372,8 +372,9 @@ def AttnOutlineLayers : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
            "outline layers with dynamically shaped results (a run-time "
            "batch or sequence) too; when false they are inlined">,
     Option<"cacheWrites", "cache-writes", "bool", "true",
-           "outline layers that update a KV cache (attn.cache_write) too; "
-           "when false they are inlined">
+           "outline layers that update a KV cache (holding attn.cache_write, "
+           "or returning more than the residual stream) too; when false "
+           "they are inlined">
   ];
   let statistics = [
     Statistic<"numFunctions", "num-functions", "Layer body functions created">,
