@@ -238,6 +238,13 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   attn::AttnOutlineLayersOptions outline;
   if (!options.outlineLayers || options.runtimeChecks)
     outline.minGroupSize = std::numeric_limits<int64_t>::max();
+  // On CUDA, layers with run-time sizes and layers that update KV caches
+  // stay inlined: a body returning a buffer it allocated (moved to the
+  // device inside the callee, freed in the caller) and cache-write kernels
+  // on a callee's state arguments are not what the device-buffer and
+  // async-region passes were checked against.
+  outline.dynamicShapes = !cuda;
+  outline.cacheWrites = !cuda;
   pm.addPass(attn::createAttnOutlineLayers(outline));
   pm.addPass(attn::createAttnHoistWeights());
   // The head split and merge transposes around the generic flash loops are
@@ -275,10 +282,10 @@ static void addBufferizeStage(OpPassManager &pm) {
   // Two outputs of one value get a buffer each.
   pm.addPass(attn::createAttnDistinctResults());
   addNested(pm, attn::createAttnPromoteLoopBuffers());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.modifyPublicFunctions = true;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Out-params wherever the caller can allocate them; a layer body with
+  // run-time sizes returns the buffer it allocated, which the deallocation
+  // pipeline frees in the caller.
+  pm.addPass(attn::createAttnResultsToOutParams());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 }

@@ -35,21 +35,25 @@ static SmallVector<WeightOp> bodyWeights(LayerOp layer) {
 
 /// Whether `layer` can become a call: its weights are all top-level (they
 /// become arguments) and it holds no layers of its own (those are outlined
-/// on their own once this one is inlined).
-static bool isOutlinable(LayerOp layer) {
-  // A call returning a dynamically shaped tensor (run-time batch or
-  // sequence) cannot get an out-parameter after bufferization
-  // (buffer-results-to-out-params cannot allocate it at the call site):
-  // such layers stay inline.
+/// on their own once this one is inlined). Layers with dynamically shaped
+/// results (run-time batch or sequence) only with `dynamicShapes`: their
+/// bodies return a buffer they allocate, which a target must support.
+/// Layers that update a KV cache only with `cacheWrites`: those holding an
+/// attn.cache_write or returning more than the residual stream (their
+/// updated caches, after a target lowered the writes already).
+static bool isOutlinable(LayerOp layer, bool dynamicShapes, bool cacheWrites) {
+  if (!cacheWrites && layer.getNumResults() > 1)
+    return false;
   auto isDynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && !shaped.hasStaticShape();
   };
-  if (llvm::any_of(layer.getResultTypes(), isDynamic))
+  if (!dynamicShapes && llvm::any_of(layer.getResultTypes(), isDynamic))
     return false;
   Block &body = layer.getBody().front();
   WalkResult result = body.walk([&](Operation *op) {
-    if (isa<LayerOp>(op) || (isa<WeightOp>(op) && op->getBlock() != &body))
+    if (isa<LayerOp>(op) || (isa<WeightOp>(op) && op->getBlock() != &body) ||
+        (!cacheWrites && isa<CacheWriteOp>(op)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -178,7 +182,8 @@ struct AttnOutlineLayersPass
     while (true) {
       SmallVector<LayerOp> blocking;
       module.walk([&](LayerOp layer) {
-        if (!layer->getParentOfType<LayerOp>() && !isOutlinable(layer))
+        if (!layer->getParentOfType<LayerOp>() &&
+            !isOutlinable(layer, dynamicShapes, cacheWrites))
           blocking.push_back(layer);
       });
       if (blocking.empty())

@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --split-input-file --attn-outline-layers | FileCheck %s --implicit-check-not=attn.layer
 // RUN: attn-opt %s --split-input-file --attn-outline-layers=min-group-size=3 | FileCheck %s --check-prefix=MIN3 --implicit-check-not=attn.layer --implicit-check-not=call
 // RUN: attn-opt %s --split-input-file --attn-lower-to-linalg=inline-layers=false --attn-outline-layers | FileCheck %s --check-prefix=LINALG --implicit-check-not=attn.layer
+// RUN: attn-opt %s --split-input-file --attn-outline-layers=dynamic-shapes=false | FileCheck %s --check-prefix=STATIC --implicit-check-not=attn.layer
+// RUN: attn-opt %s --split-input-file --attn-outline-layers=cache-writes=false | FileCheck %s --check-prefix=NOCACHE --implicit-check-not=attn.layer
 
 // Two layers that compute the same thing on their own weights: one private
 // function whose arguments are the layer's input, then its weights in body
@@ -158,19 +160,34 @@ func.func @gated(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
 
 // -----
 
-// Layers with a dynamic (run-time) sequence stay inline: after bufferization
-// a call could not get an out-parameter for a dynamically shaped result.
+// Layers with a dynamic (run-time) sequence are outlined too: the body
+// function takes and returns the dynamic type (after bufferization it
+// returns the buffer it allocates). With dynamic-shapes=false (the CUDA
+// pipeline) they stay inline.
 // CHECK-LABEL: func.func @dynamic_seq(
-// CHECK-NEXT:    attn.weight "layer.0.w"
-// CHECK-NEXT:    attn.linear
-// CHECK-NEXT:    attn.weight "layer.1.w"
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x?x8xf32>)
+// CHECK-NEXT:    %[[W0:.*]] = attn.weight "layer.0.w"
+// CHECK-NEXT:    %[[L0:.*]] = call @attn_layer_body_0(%[[X]], %[[W0]]) : (tensor<1x?x8xf32>, tensor<8x8xf32>) -> tensor<1x?x8xf32>
+// CHECK-NEXT:    %[[W1:.*]] = attn.weight "layer.1.w"
+// CHECK-NEXT:    %[[L1:.*]] = call @attn_layer_body_0(%[[L0]], %[[W1]])
+// CHECK-NEXT:    return %[[L1]]
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK-SAME:    %{{[^:]+}}: tensor<1x?x8xf32>, %{{[^:]+}}: tensor<8x8xf32>) -> tensor<1x?x8xf32>
 // CHECK-NEXT:    attn.linear
 // CHECK-NEXT:    return
-// CHECK-NOT:   func.func private
+// STATIC-LABEL: func.func @dynamic_seq(
+// STATIC-NEXT:    attn.weight "layer.0.w"
+// STATIC-NEXT:    attn.linear
+// STATIC-NEXT:    attn.weight "layer.1.w"
+// STATIC-NEXT:    attn.linear
+// STATIC-NEXT:    return
+// STATIC-NOT:   func.func private
 // MIN3-LABEL: func.func @dynamic_seq(
 // LINALG-LABEL: func.func @dynamic_seq(
-// LINALG-NOT:     call
-// LINALG:         return
+// LINALG:         call @attn_layer_body_0(
+// LINALG:         call @attn_layer_body_0(
+// LINALG-LABEL: func.func private @attn_layer_body_0(
+// LINALG-SAME:    -> tensor<1x?x8xf32>
 func.func @dynamic_seq(%x: tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
   %0 = attn.layer index = 0 (%x) : (tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
   ^bb0(%h: tensor<1x?x8xf32>):
@@ -185,4 +202,81 @@ func.func @dynamic_seq(%x: tensor<1x?x8xf32>) -> tensor<1x?x8xf32> {
     attn.yield %p : tensor<1x?x8xf32>
   }
   return %1 : tensor<1x?x8xf32>
+}
+
+// -----
+
+// A KV-cache step of a run-time number of tokens: each layer writes its new
+// keys into its own cache (an input) and returns the updated cache with its
+// dynamic hidden state. Both layers share one body; each call passes its own
+// cache and returns it updated.
+// CHECK-LABEL: func.func @dynamic_cache(
+// CHECK-SAME:    %[[X:[^:]+]]: tensor<1x2x?x4xf32>, %[[P:[^:]+]]: tensor<1xi64>, %[[C0:[^:]+]]: tensor<1x2x8x4xf32>, %[[C1:[^:]+]]: tensor<1x2x8x4xf32>)
+// CHECK-NEXT:    %[[W0:.*]] = attn.weight "layer.0.w"
+// CHECK-NEXT:    %[[L0:.*]]:2 = call @attn_layer_body_0(%[[X]], %[[C0]], %[[P]], %[[W0]]) : (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<4x4xf32>) -> (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>)
+// CHECK-NEXT:    %[[W1:.*]] = attn.weight "layer.1.w"
+// CHECK-NEXT:    %[[L1:.*]]:2 = call @attn_layer_body_0(%[[L0]]#0, %[[C1]], %[[P]], %[[W1]])
+// CHECK-NEXT:    return %[[L1]]#0, %[[L0]]#1, %[[L1]]#1
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK-SAME:    %[[H:[^:]+]]: tensor<1x2x?x4xf32>, %[[C:[^:]+]]: tensor<1x2x8x4xf32>, %[[Q:[^:]+]]: tensor<1xi64>, %[[W:[^:]+]]: tensor<4x4xf32>) -> (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>)
+// CHECK-NEXT:    %[[K:.*]] = attn.linear %[[H]], %[[W]]
+// CHECK-NEXT:    %[[U:.*]] = attn.cache_write %[[K]] into %[[C]] at %[[Q]]
+// CHECK-NEXT:    %[[O:.*]] = attn.sdpa %[[K]], %[[U]], %[[U]] :
+// CHECK-NEXT:    return %[[O]], %[[U]]
+// STATIC-LABEL: func.func @dynamic_cache(
+// STATIC-COUNT-2: attn.cache_write
+// STATIC-NOT:   func.func private
+// MIN3-LABEL: func.func @dynamic_cache(
+// LINALG-LABEL: func.func @dynamic_cache(
+func.func @dynamic_cache(%x: tensor<1x2x?x4xf32>, %pos: tensor<1xi64>, %kc0: tensor<1x2x8x4xf32>, %kc1: tensor<1x2x8x4xf32>) -> (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %0:2 = attn.layer index = 0 (%x, %kc0, %pos) : (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x?x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %w = attn.weight "layer.0.w" : tensor<4x4xf32>
+    %k = attn.linear %h, %w : (tensor<1x2x?x4xf32>, tensor<4x4xf32>) -> tensor<1x2x?x4xf32>
+    %u = attn.cache_write %k into %c at %p : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %k, %u, %u : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x?x4xf32>
+    attn.yield %o, %u : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>
+  }
+  %1:2 = attn.layer index = 1 (%0#0, %kc1, %pos) : (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x?x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %w = attn.weight "layer.1.w" : tensor<4x4xf32>
+    %k = attn.linear %h, %w : (tensor<1x2x?x4xf32>, tensor<4x4xf32>) -> tensor<1x2x?x4xf32>
+    %u = attn.cache_write %k into %c at %p : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %k, %u, %u : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x?x4xf32>
+    attn.yield %o, %u : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>
+  }
+  return %1#0, %0#1, %1#1 : tensor<1x2x?x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A one-token step (static shapes) that updates its caches: outlined, unless
+// cache-writes=false (the CUDA pipeline), which inlines the layers.
+// CHECK-LABEL: func.func @static_cache(
+// CHECK:         call @attn_layer_body_0(
+// CHECK:         call @attn_layer_body_0(
+// CHECK-LABEL: func.func private @attn_layer_body_0(
+// CHECK:         attn.cache_write
+// NOCACHE-LABEL: func.func @static_cache(
+// NOCACHE-NOT:   call
+// NOCACHE-COUNT-2: attn.cache_write
+// NOCACHE-NOT:   func.func private
+// STATIC-LABEL: func.func @static_cache(
+// STATIC-COUNT-2: call @attn_layer_body_0(
+// MIN3-LABEL: func.func @static_cache(
+// LINALG-LABEL: func.func @static_cache(
+func.func @static_cache(%x: tensor<1x2x1x4xf32>, %pos: tensor<1xi64>, %kc0: tensor<1x2x8x4xf32>, %kc1: tensor<1x2x8x4xf32>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %0:2 = attn.layer index = 0 (%x, %kc0, %pos) : (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x1x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %u = attn.cache_write %h into %c at %p : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %h, %u, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x1x4xf32>
+    attn.yield %o, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
+  }
+  %1:2 = attn.layer index = 1 (%0#0, %kc1, %pos) : (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>) -> (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>) {
+  ^bb0(%h: tensor<1x2x1x4xf32>, %c: tensor<1x2x8x4xf32>, %p: tensor<1xi64>):
+    %u = attn.cache_write %h into %c at %p : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1xi64>
+    %o = attn.sdpa %h, %u, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x1x4xf32>
+    attn.yield %o, %u : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>
+  }
+  return %1#0, %0#1, %1#1 : tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }

@@ -355,12 +355,26 @@ def AttnOutlineLayers : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
     bodies were already lowered (the pipelines run it on linalg, after
     attn-cpu-transpose-weights, so that weight rewrites happen while
     weights are still `attn.weight` ops).
+
+    Layers with dynamically shaped results (a KV-cache decode step with a
+    run-time number of new tokens) are outlined too, unless
+    `dynamic-shapes=false`: after bufferization such a body returns the
+    buffer it allocated (see attn-results-to-out-params), while the model
+    state it updates (`attn.cache_write` on a cache argument) stays the
+    caller's buffer, updated in place.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let options = [
     Option<"minGroupSize", "min-group-size", "int64_t", "2",
            "outline groups of at least this many identical layers (>= 1); "
-           "smaller groups are inlined">
+           "smaller groups are inlined">,
+    Option<"dynamicShapes", "dynamic-shapes", "bool", "true",
+           "outline layers with dynamically shaped results (a run-time "
+           "batch or sequence) too; when false they are inlined">,
+    Option<"cacheWrites", "cache-writes", "bool", "true",
+           "outline layers that update a KV cache (holding attn.cache_write, "
+           "or returning more than the residual stream) too; when false "
+           "they are inlined">
   ];
   let statistics = [
     Statistic<"numFunctions", "num-functions", "Layer body functions created">,

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -719,6 +720,7 @@ ModelBuilder::layer(int64_t index, Value h,
   currentExtras.clear();
   for (Value extra : extras)
     currentExtras.push_back(body->addArgument(extra.getType(), l));
+  size_t firstState = states.size();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
   // The body is isolated from above: it binds its own weights.
@@ -728,8 +730,47 @@ ModelBuilder::layer(int64_t index, Value h,
   weightCache = std::move(outerCache);
   if (failed(out))
     return failure();
-  YieldOp::create(b, l, ValueRange{*out});
-  return layerOp.getResult(0);
+  // A --kv-cache step's layer reads step inputs (positions, lengths, its
+  // caches) that are @main's, and updates its caches: the values it reads
+  // from outside become further inputs, the caches it wrote further
+  // results, so that the layer stays isolated and one body can serve
+  // every layer (attn-outline-layers).
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(layerOp.getBody(), captured);
+  SmallVector<Value> results = {*out};
+  for (auto &state : llvm::drop_begin(states, firstState))
+    results.push_back(state.first);
+  YieldOp::create(b, l, results);
+  if (captured.empty() && results.size() == 1)
+    return layerOp.getResult(0);
+
+  // The caches come right after the residual stream, in the order of the
+  // results that update them, so that result i stays input i updated (what
+  // LayerDrop forwards when it drops a layer: its caches unchanged).
+  unsigned position = 1;
+  for (auto &state : llvm::drop_begin(states, firstState)) {
+    Value cache = mainFunc.getArgument(state.second);
+    Value arg = body->insertArgument(position, cache.getType(), cache.getLoc());
+    replaceAllUsesInRegionWith(cache, arg, layerOp.getBody());
+    operands.insert(operands.begin() + position++, cache);
+    captured.remove(cache);
+  }
+  for (Value value : captured) {
+    Value arg = body->addArgument(value.getType(), value.getLoc());
+    replaceAllUsesInRegionWith(value, arg, layerOp.getBody());
+    operands.push_back(value);
+  }
+  b.setInsertionPoint(layerOp);
+  auto extended =
+      LayerOp::create(b, l, ValueRange(results).getTypes(), operands,
+                      layerOp.getIndexAttr(), layerOp.getScoreAttr());
+  extended.getBody().takeBody(layerOp.getBody());
+  layerOp.erase();
+  for (auto [state, result] :
+       llvm::zip_equal(llvm::drop_begin(states, firstState),
+                       extended.getResults().drop_front()))
+    state.first = result;
+  return extended.getResult(0);
 }
 
 FailureOr<Value> ModelBuilder::layerNormDecoderLayer(
@@ -772,10 +813,7 @@ FailureOr<Value> ModelBuilder::decoderLayers(
   for (int64_t i = 0; i < count; ++i) {
     LayerWeights w(*this, prefix.str() + std::to_string(i) + ".");
     auto body = [&](Value x) { return buildLayer(i, w, x); };
-    if (options.kvCache > 0)
-      currentExtras.assign(extras.begin(), extras.end());
-    FailureOr<Value> out =
-        options.kvCache > 0 ? body(h) : layer(firstIndex + i, h, body, extras);
+    FailureOr<Value> out = layer(firstIndex + i, h, body, extras);
     if (failed(out))
       return failure();
     h = *out;

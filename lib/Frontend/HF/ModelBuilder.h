@@ -337,9 +337,9 @@ public:
   /// `buildLayer(i, w, x)` on its input x, with w binding the tensors under
   /// `prefix` + "<i>.". Each is an attn.layer of index `firstIndex` + i
   /// (an encoder-decoder numbers its decoder layers after the encoder's:
-  /// one stack), with `extras` as layerExtras(); but in a --kv-cache step
-  /// the layers take and return their caches: they stay inline in @main
-  /// (attn.layer has one input stream and one result).
+  /// one stack), with `extras` as layerExtras(). In a --kv-cache step a
+  /// layer also takes its caches and the step inputs, and returns its
+  /// updated caches after the hidden states (see layer()).
   FailureOr<Value> decoderLayers(
       Value h, int64_t count, StringRef prefix,
       function_ref<FailureOr<Value>(int64_t, const LayerWeights &, Value)>
@@ -349,7 +349,10 @@ public:
   /// Builds `attn.layer index = i (%h, extras...)` whose body `buildBody`
   /// fills from the block argument (the residual stream) and returns the
   /// yielded value. The body is isolated from above: it sees `extras` (e.g.
-  /// an attention mask) as layerExtras().
+  /// an attention mask) as layerExtras(). Values of @main the body reads
+  /// otherwise (a --kv-cache step's positions and caches) become further
+  /// inputs, and the caches it updates further results, which the model's
+  /// state results then are.
   FailureOr<Value> layer(int64_t index, Value h,
                          function_ref<FailureOr<Value>(Value)> buildBody,
                          ValueRange extras = {});

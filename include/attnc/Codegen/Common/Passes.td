@@ -293,6 +293,25 @@ def AttnDistinctResults
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnResultsToOutParams
+    : Pass<"attn-results-to-out-params", "::mlir::ModuleOp"> {
+  let summary = "Buffer results become out-params, except dynamically sized "
+                "results of private functions";
+  let description = [{
+    Runs after One-Shot Bufferize and attn-drop-state-results, before the
+    buffer deallocation pipeline. Upstream's buffer-results-to-out-params
+    (with `hoist-static-allocs`, on public functions too, so that the model
+    entry takes one buffer per output record), except that a private
+    function with a dynamically shaped memref result (an outlined layer
+    body of a model with a run-time batch or sequence) keeps returning its
+    buffers: its callers cannot allocate a buffer whose size only the
+    callee computes. The ownership-based deallocation that follows frees
+    such a buffer in the caller after its last use; the callee allocated it,
+    so nothing is copied.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AttnHoistWeights : Pass<"attn-hoist-weights", "::mlir::ModuleOp"> {
   let summary = "Turn attn.weight ops into leading arguments of the model entry";
   let description = [{
