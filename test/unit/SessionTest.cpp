@@ -189,6 +189,27 @@ TEST(Session, DynamicStepPrefillsInOneRun) {
   EXPECT_FLOAT_EQ(logits[kVocab + 3], 0.25f); // 1 * 2 + 2 * 3 = 8
 }
 
+/// Opens the step model `manifest` (run by `invoke`) and a session on it,
+/// and generates `newTokens` greedy tokens into `out` from the prompt rows
+/// {1, 2} and {2}; gStepTokens records each run's token count.
+void generateFromTwoRows(const char *manifest, void (*invoke)(void **),
+                         int64_t newTokens, ModelPtr &m, SessionPtr &s,
+                         std::vector<int64_t> &out) {
+  char err[256];
+  m.reset(attnrt_open(manifest, invoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  s.reset(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
+  const int64_t lengths[] = {2, 1};
+  out.assign(static_cast<size_t>(kBatch * newTokens), 0);
+  gStepTokens.clear();
+  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3,
+                                    newTokens, nullptr, -1, out.data()),
+            0)
+      << attnrt_last_error(m.get());
+}
+
 TEST(Session, RecomputePastReRunsEverySequenceOnce) {
   // Phi-3's LongRoPE mark: when the longest row first grows past 3 tokens,
   // the decode step re-runs every row's whole sequence (prompt and
@@ -200,19 +221,13 @@ TEST(Session, RecomputePastReRunsEverySequenceOnce) {
       "input positions i64 2 positions 8\n"
       "state cache f32 2x8\n"
       "output logits f32 2x?x5 dims_from 0:1 causal recompute_past 3\n";
-  char err[256];
-  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ModelPtr m;
+  SessionPtr s;
+  std::vector<int64_t> out;
+  ASSERT_NO_FATAL_FAILURE(
+      generateFromTwoRows(manifest, stepInvoke, 5, m, s, out));
   const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
   const int64_t lengths[] = {2, 1};
-  std::vector<int64_t> out(kBatch * 5);
-  gStepTokens.clear();
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 5,
-                                    nullptr, -1, out.data()),
-            0)
-      << attnrt_last_error(m.get());
   // Prefill (T = 2), a step to lengths 3 and 2, then the re-run of row 0's
   // 1 2 3 4 and row 1's 2 3 4 (T = 4, the longest row past 3), then steps.
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 4, 1, 1}));
@@ -258,19 +273,11 @@ TEST(Session, RecomputePastIsIgnoredWithoutADynamicStep) {
                          "input positions i64 2 positions 8\n"
                          "state cache f32 2x8\n"
                          "output logits f32 2x1x5 causal recompute_past 2\n";
-  char err[256];
-  ModelPtr m(attnrt_open(manifest, stepOneInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
-  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
-  const int64_t lengths[] = {2, 1};
-  std::vector<int64_t> out(kBatch * 4);
-  gStepTokens.clear();
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
-                                    nullptr, -1, out.data()),
-            0)
-      << attnrt_last_error(m.get());
+  ModelPtr m;
+  SessionPtr s;
+  std::vector<int64_t> out;
+  ASSERT_NO_FATAL_FAILURE(
+      generateFromTwoRows(manifest, stepOneInvoke, 4, m, s, out));
   EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>(5, 1)));
 }

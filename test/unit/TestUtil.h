@@ -77,11 +77,16 @@ extern const char *const kCudaManifest;
 
 /// Closes the model it holds when it goes out of scope.
 struct ModelPtr {
-  attnrt_model *m;
+  attnrt_model *m = nullptr;
+  ModelPtr() = default;
   explicit ModelPtr(attnrt_model *m) : m(m) {}
   ModelPtr(const ModelPtr &) = delete;
   ModelPtr &operator=(const ModelPtr &) = delete;
   ~ModelPtr() { attnrt_close(m); }
+  void reset(attnrt_model *other) {
+    attnrt_close(m);
+    m = other;
+  }
   attnrt_model *get() const { return m; }
 };
 

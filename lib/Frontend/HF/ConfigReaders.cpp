@@ -1,5 +1,4 @@
 //===- ConfigReaders.cpp - config.json readers of the HF builders ---------===//
-//---===//
 //
 // What several architectures read the same way from config.json: head
 // counts that must divide the width, the LLaMA-style sizes, the rotary
@@ -93,37 +92,6 @@ LogicalResult mlir::attn::hf::checkRopeWidth(Checkpoint &ckpt,
              << rotaryDim / 2 << ", one per pair";
   }
   return success();
-}
-
-FailureOr<SmallVector<int64_t>>
-ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames,
-                         std::optional<unsigned> dynamicDim) {
-  std::string symbolic;
-  for (StringRef d : dimNames)
-    symbolic += (symbolic.empty() ? "" : ", ") + d.str();
-  auto it = options.inputShapes.find(name);
-  if (it == options.inputShapes.end())
-    return emitError(ckpt.configLoc())
-           << "input '" << name << "' has symbolic dimensions [" << symbolic
-           << "]; fix them with --input-shape " << name << "=<"
-           << llvm::join(dimNames, ">x<") << ">";
-  if (it->second.size() != dimNames.size())
-    return emitError(ckpt.configLoc())
-           << "--input-shape " << name << " has " << it->second.size()
-           << " dimensions, but input '" << name << "' has " << dimNames.size()
-           << " ([" << symbolic << "])";
-  for (auto [i, dim] : llvm::enumerate(it->second))
-    if (ShapedType::isDynamic(dim) && dynamicDim != i)
-      return emitError(ckpt.configLoc())
-             << "--input-shape " << name << ": dimension " << i << " ("
-             << dimNames[i] << ") is '?', but "
-             << (options.kvCache > 0 || name != "input_ids"
-                     ? "only the sequence of a --kv-cache step's input_ids "
-                       "may be chosen at run time"
-                     : "checkpoint imports take run-time sequence lengths "
-                       "only for a --kv-cache step (fix it, or add "
-                       "--kv-cache N)");
-  return it->second;
 }
 
 /// A bound of a config value's range as an error message shows it (0, 1,

@@ -384,6 +384,37 @@ Value ModelBuilder::relativePositionBias(Location l, Value table,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+FailureOr<SmallVector<int64_t>>
+ModelBuilder::inputShape(StringRef name, ArrayRef<StringRef> dimNames,
+                         std::optional<unsigned> dynamicDim) {
+  std::string symbolic;
+  for (StringRef d : dimNames)
+    symbolic += (symbolic.empty() ? "" : ", ") + d.str();
+  auto it = options.inputShapes.find(name);
+  if (it == options.inputShapes.end())
+    return emitError(ckpt.configLoc())
+           << "input '" << name << "' has symbolic dimensions [" << symbolic
+           << "]; fix them with --input-shape " << name << "=<"
+           << llvm::join(dimNames, ">x<") << ">";
+  if (it->second.size() != dimNames.size())
+    return emitError(ckpt.configLoc())
+           << "--input-shape " << name << " has " << it->second.size()
+           << " dimensions, but input '" << name << "' has " << dimNames.size()
+           << " ([" << symbolic << "])";
+  for (auto [i, dim] : llvm::enumerate(it->second))
+    if (ShapedType::isDynamic(dim) && dynamicDim != i)
+      return emitError(ckpt.configLoc())
+             << "--input-shape " << name << ": dimension " << i << " ("
+             << dimNames[i] << ") is '?', but "
+             << (options.kvCache > 0 || name != "input_ids"
+                     ? "only the sequence of a --kv-cache step's input_ids "
+                       "may be chosen at run time"
+                     : "checkpoint imports take run-time sequence lengths "
+                       "only for a --kv-cache step (fix it, or add "
+                       "--kv-cache N)");
+  return it->second;
+}
+
 Value ModelBuilder::createMain(ArrayRef<int64_t> idsShape) {
   return createMain("input_ids",
                     RankedTensorType::get(idsShape, b.getI64Type()));
