@@ -214,6 +214,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     addNested(pm, attn::createAttnGpuCacheWrite());
   attn::AttnLowerToLinalgOptions lower;
   lower.inlineLayers = false;
+  // On CUDA the layers of a KV-cache step stay inlined (below): inlined
+  // before the row fusion, which fuses each layer's elementwise chains as
+  // in a model imported without layers; inlined after it, the elementwise
+  // fusion would chain every layer's residual stream into one kernel whose
+  // parameters grow with depth (past ptxas' 4 KiB on GPT-2-small).
+  lower.inlineStateLayers = cuda;
   pm.addPass(attn::createAttnLowerToLinalg(lower));
   // Again on the lowered form, whose temporaries (e.g. unfused attention
   // scores) may be larger than any attn-level tensor.

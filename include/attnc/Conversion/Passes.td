@@ -30,7 +30,12 @@ def AttnLowerToLinalg : Pass<"attn-lower-to-linalg", "::mlir::ModuleOp"> {
   let options = [
     Option<"inlineLayers", "inline-layers", "bool", "true",
            "Inline attn.layer bodies in place; false keeps the layers (their "
-           "bodies lowered) for attn-outline-layers">
+           "bodies lowered) for attn-outline-layers">,
+    Option<"inlineStateLayers", "inline-state-layers", "bool", "false",
+           "Inline the attn.layer ops that return more than their stream (a "
+           "KV-cache step's layers, which also return their updated caches) "
+           "even with inline-layers=false, so that the row fusion sees them "
+           "in their function as it sees an inlined model">
   ];
 }
 

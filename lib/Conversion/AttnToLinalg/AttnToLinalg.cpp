@@ -124,11 +124,16 @@ struct AttnLowerToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<AttnDialect>();
     target.addLegalOp<WeightOp>();
-    if (!inlineLayers)
-      target.addLegalOp<LayerOp, YieldOp>();
+    if (!inlineLayers) {
+      bool inlineState = inlineStateLayers;
+      target.addDynamicallyLegalOp<LayerOp>([inlineState](LayerOp layer) {
+        return !inlineState || layer->getNumResults() == 1;
+      });
+      target.addLegalOp<YieldOp>();
+    }
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(ctx);
-    if (inlineLayers)
+    if (inlineLayers || inlineStateLayers)
       patterns.add<LayerInlining>(ctx);
     populateAttnToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
