@@ -473,6 +473,7 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   addCpuToLLVMStage(pm, options);
   attn::AttnEmitModelEntryOptions entry;
   entry.target = Target::CPU;
+  entry.symbolPrefix = options.entrySymbolPrefix;
   pm.addPass(attn::createAttnEmitModelEntry(entry));
 }
 
@@ -487,6 +488,7 @@ void attnc::buildAttnToCudaPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   attn::AttnEmitModelEntryOptions entry;
   entry.target = Target::CUDA;
+  entry.symbolPrefix = options.entrySymbolPrefix;
   pm.addPass(attn::createAttnEmitModelEntry(entry));
 }
 

@@ -288,10 +288,8 @@ int runGenerate(int argc, char **argv, const char *manifestText,
     return fail(err);
   }
 
-  if (!manifestText) {
-    manifestText = linkedModelManifest();
-    invoke = linkedModelInvoke();
-  }
+  // The program's own model opens with what is linked beside it (an
+  // encoder-decoder step's encoder).
   char openErr[1024];
   attnrt_model *m =
       manifestText && invoke

@@ -424,10 +424,13 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(idsErr);
     }
     if (isEncoder) {
-      if (e.positions || e.dims.size() != 2 ||
-          (e.dtype != DType::I32 && e.dtype != DType::I64))
-        return fail("input '" + e.name + "' is marked encoder but is not " +
-                    "i32/i64 [batch, seq] (token ids or their mask)");
+      bool ids = (e.dtype == DType::I32 || e.dtype == DType::I64) &&
+                 e.dims.size() == 2;
+      if (e.positions ||
+          (!ids && (!isFloatDType(e.dtype) || e.isDynamic() || e.dims.empty())))
+        return fail("input '" + e.name + "' is marked encoder but is neither " +
+                    "i32/i64 [batch, seq] (token ids or their mask) nor a " +
+                    "static float [batch, ...] (an encoder output)");
       e.encoder = true;
     }
     if (isCausal) {

@@ -55,6 +55,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err);
 /// The manifest of an open model, and recording an error on it (returns 1),
 /// for the parts of libattnrt built over the public API (Session.cpp).
 const Manifest &modelManifest(attnrt_model *m);
+/// The encoder linked beside a decoder step (null: none).
+attnrt_model *modelEncoder(attnrt_model *m);
 int failModel(attnrt_model *m, const std::string &msg);
 
 } // namespace attnrt

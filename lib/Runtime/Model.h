@@ -82,6 +82,10 @@ struct attnrt_model {
   std::shared_ptr<attnrt::ThreadSlots> threadSlots =
       std::make_shared<attnrt::ThreadSlots>();
 
+  /// An encoder-decoder's decoder step: the encoder linked beside it
+  /// (owned; bound to the same weights), which generation runs once per
+  /// prompt. Null otherwise.
+  attnrt_model *encoder = nullptr;
   bool isCuda() const { return manifest.target == attnrt::Target::CUDA; }
   ~attnrt_model();
 };

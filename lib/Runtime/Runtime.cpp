@@ -19,10 +19,13 @@
 #include <memory>
 #include <set>
 
-// The model a program is linked with, if any (weak: absent -> null).
+// The model a program is linked with, if any, and the encoder an
+// encoder-decoder's decoder step is linked with (weak: absent -> null).
 extern "C" {
 extern const char attn_model_manifest[] __attribute__((weak));
 void attn_model_invoke(void **) __attribute__((weak));
+extern const char attn_encoder_manifest[] __attribute__((weak));
+void attn_encoder_invoke(void **) __attribute__((weak));
 }
 
 using namespace attnrt;
@@ -45,11 +48,14 @@ attnrt_model::~attnrt_model() {
   for (void *p : weightDevice)
     if (p)
       cuda::freeDevice(p);
+  delete encoder;
 }
 
 const attnrt::Manifest &attnrt::modelManifest(attnrt_model *m) {
   return m->manifest;
 }
+
+attnrt_model *attnrt::modelEncoder(attnrt_model *m) { return m->encoder; }
 
 namespace {
 /// The models this thread has a slot in; its slots are removed (and their
@@ -182,7 +188,20 @@ extern "C" attnrt_model *attnrt_open_linked(char *err, size_t errlen) {
                       "(attn_model_manifest / attn_model_invoke are not "
                       "defined)",
                       err, errlen);
-  return attnrt_open(attn_model_manifest, attn_model_invoke, err, errlen);
+  attnrt_model *m =
+      attnrt_open(attn_model_manifest, attn_model_invoke, err, errlen);
+  if (!m || !attn_encoder_manifest || !attn_encoder_invoke)
+    return m;
+  // The decoder step's encoder: bound to the same weights, run by
+  // generation once per prompt.
+  m->encoder =
+      attnrt_open(attn_encoder_manifest, attn_encoder_invoke, err, errlen);
+  if (!m->encoder) {
+    std::string why = tlsOpenError;
+    attnrt_close(m);
+    return openFailed("attnrt: the linked encoder: " + why, err, errlen);
+  }
+  return m;
 }
 
 const char *attnrt::linkedModelManifest() {
@@ -290,6 +309,10 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
     return 1;
   if (!safetensors_path)
     return failModel(m, "attnrt_bind_weights: no weights file given");
+  // A decoder step's encoder reads the same checkpoint.
+  if (m->encoder && attnrt_bind_weights(m->encoder, safetensors_path))
+    return failModel(m, std::string("the encoder's weights: ") +
+                            attnrt_last_error(m->encoder));
   // A .safetensors file, or a shard index naming the files.
   std::unique_ptr<SafeTensorsWeights> file(new SafeTensorsWeights());
   std::string err;

@@ -29,7 +29,11 @@
 // encoder's token ids and, optionally, their padding mask, set once per
 // prompt (attnrt_session_set_encoder_input: the session's context keeps
 // them for every run); the generated tokens are the decoder stream (the
-// other id input).
+// other id input). A decoder step (--kv-cache) takes float `encoder` inputs
+// instead of the ids: the outputs of the encoder linked beside it (each
+// layer's cross-attention keys and values), which the session computes
+// once per prompt by running the encoder on the ids and mask in a context
+// of its own, then binds to the step's context with the mask.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +74,38 @@ struct attnrt_session {
   DType encoderType = DType::I64, encoderMaskType = DType::I64;
   size_t encoderBytes = 0, encoderMaskBytes = 0;
   int64_t encoderWidth = 0, encoderRows = 0;
+  /// A decoder step's linked encoder: its context (which the ids and mask
+  /// inputs above index), the step's own mask input (-1: none) and, per
+  /// float encoder input of the step, the encoder output it takes.
+  attnrt_context *encoderContext = nullptr;
+  int stepMaskInput = -1;
+  std::vector<std::pair<int, int>> encoderOutputs;
+  /// The encoder has new inputs it has not run on yet.
+  bool encoderPending = false;
+
+  /// Runs the linked encoder once for the prompt, if it has not yet; the
+  /// step keeps its outputs for every run until the next prompt.
+  int runEncoder() {
+    if (!encoderPending)
+      return 0;
+    if (attnrt_context_run(encoderContext))
+      return fail(std::string("the encoder: ") +
+                  attnrt_context_last_error(encoderContext));
+    const Manifest &mf = modelManifest(m);
+    std::vector<unsigned char> buffer;
+    for (auto [input, output] : encoderOutputs) {
+      buffer.resize(static_cast<size_t>(
+          mf.entries[static_cast<size_t>(mf.inputs[input])].bytes));
+      if (attnrt_context_get_output(encoderContext, output, buffer.data(),
+                                    buffer.size()))
+        return fail(std::string("the encoder: ") +
+                    attnrt_context_last_error(encoderContext));
+      if (attnrt_context_set_input(c, input, buffer.data(), buffer.size()))
+        return contextFailed();
+    }
+    encoderPending = false;
+    return 0;
+  }
   /// Tokens per sequence the model takes in the next run: capacity for a
   /// full-sequence model, 1 for a step (the prompt length while a dynamic
   /// step prefills).
@@ -95,7 +131,10 @@ struct attnrt_session {
   int fail(const std::string &msg) { return failModel(m, msg); }
   /// A failed call on the context: its error becomes the model's.
   int contextFailed() { return fail(attnrt_context_last_error(c)); }
-  ~attnrt_session() { attnrt_context_free(c); }
+  ~attnrt_session() {
+    attnrt_context_free(c);
+    attnrt_context_free(encoderContext);
+  }
   static void store(std::vector<unsigned char> &buffer, DType type, size_t at,
                     int64_t value) {
     if (type == DType::I32) {
@@ -210,25 +249,91 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   // encoder-decoder's encoder inputs (token ids, and their mask without an
   // id bound), in manifest order.
   std::vector<int> streamInputs;
-  int encoder = -1, encoderMask = -1;
+  // The encoder's ids and mask inputs (in `encoderModel` when a decoder
+  // step's encoder is linked beside it, else in m), the step's own mask,
+  // and the step's float encoder inputs with the encoder outputs that fill
+  // them.
+  attnrt_model *encoderModel = nullptr;
+  int encoder = -1, encoderMask = -1, stepMask = -1;
+  std::vector<std::pair<int, int>> encoderOutputs;
+  auto findEncoderInputs = [&](const Manifest &from, int &ids,
+                               int &mask) -> bool {
+    for (size_t i = 0; i < from.inputs.size(); ++i) {
+      const ManifestEntry &e =
+          from.entries[static_cast<size_t>(from.inputs[i])];
+      if (!e.encoder || isFloatDType(e.dtype))
+        continue;
+      int &slot = e.idBound >= 0 ? ids : mask;
+      if (slot >= 0) {
+        failModel(m, std::string("generation takes one encoder ") +
+                         (e.idBound >= 0 ? "ids" : "mask") +
+                         " input; this model marks two");
+        return false;
+      }
+      slot = static_cast<int>(i);
+    }
+    return true;
+  };
   for (size_t i = 0; i < mf.inputs.size(); ++i) {
     const ManifestEntry &e = mf.entries[static_cast<size_t>(mf.inputs[i])];
-    int &slot = e.idBound >= 0 ? encoder : encoderMask;
-    if (!e.encoder) {
+    if (!e.encoder)
       streamInputs.push_back(static_cast<int>(i));
-    } else if (slot < 0) {
-      slot = static_cast<int>(i);
-    } else {
-      failModel(m, std::string("generation takes one encoder ") +
-                       (e.idBound >= 0 ? "ids" : "mask") +
-                       " input; this model marks two");
+    else if (isFloatDType(e.dtype))
+      encoderOutputs.push_back({static_cast<int>(i), -1});
+  }
+  if (!encoderOutputs.empty()) {
+    const ManifestEntry &first =
+        mf.entries[static_cast<size_t>(mf.inputs[encoderOutputs[0].first])];
+    encoderModel = modelEncoder(m);
+    if (!encoderModel) {
+      failModel(m, "the model takes encoder outputs (input '" + first.name +
+                       "'), but no encoder is linked with it");
       return nullptr;
     }
+    const Manifest &ef = modelManifest(encoderModel);
+    int stepIds = -1;
+    if (!findEncoderInputs(mf, stepIds, stepMask) ||
+        !findEncoderInputs(ef, encoder, encoderMask))
+      return nullptr;
+    // Each float encoder input is the encoder output of its name, shape
+    // and dtype.
+    for (auto &[input, output] : encoderOutputs) {
+      const ManifestEntry &e =
+          mf.entries[static_cast<size_t>(mf.inputs[input])];
+      for (size_t o = 0; o < ef.outputs.size() && output < 0; ++o) {
+        const ManifestEntry &eo =
+            ef.entries[static_cast<size_t>(ef.outputs[o])];
+        if (eo.name == e.name && eo.dtype == e.dtype && eo.dims == e.dims)
+          output = static_cast<int>(o);
+      }
+      if (output < 0) {
+        failModel(m, "the linked encoder has no output '" + e.name + "' " +
+                         dtypeName(e.dtype) + " " + formatShapeList(e.dims) +
+                         " for the decoder step's input of that name");
+        return nullptr;
+      }
+    }
+    if (stepIds >= 0 || (stepMask >= 0) != (encoderMask >= 0)) {
+      failModel(m, "a decoder step with a linked encoder takes the encoder's "
+                   "mask, if the encoder has one, and no encoder ids");
+      return nullptr;
+    }
+    if (stepMask >= 0 &&
+        mf.entries[static_cast<size_t>(mf.inputs[stepMask])].dims !=
+            ef.entries[static_cast<size_t>(ef.inputs[encoderMask])].dims) {
+      failModel(m, "the decoder step's encoder mask and the encoder's differ "
+                   "in shape");
+      return nullptr;
+    }
+  } else if (!findEncoderInputs(mf, encoder, encoderMask)) {
+    return nullptr;
   }
   if (encoderMask >= 0 && encoder < 0) {
     failModel(m, "the model marks an encoder mask input but no encoder ids");
     return nullptr;
   }
+  const Manifest &encoderManifest =
+      encoderModel ? modelManifest(encoderModel) : mf;
   size_t wantInputs = step ? 2 : 1;
   if (streamInputs.size() != wantInputs) {
     failModel(m, strFormat("generation needs a model with %s%s, this one has "
@@ -282,12 +387,14 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
     return nullptr;
   }
   const ManifestEntry *enc =
-      encoder >= 0 ? &mf.entries[static_cast<size_t>(mf.inputs[encoder])]
-                   : nullptr;
-  const ManifestEntry *encMask =
-      encoderMask >= 0
-          ? &mf.entries[static_cast<size_t>(mf.inputs[encoderMask])]
+      encoder >= 0
+          ? &encoderManifest
+                 .entries[static_cast<size_t>(encoderManifest.inputs[encoder])]
           : nullptr;
+  const ManifestEntry *encMask =
+      encoderMask >= 0 ? &encoderManifest.entries[static_cast<size_t>(
+                             encoderManifest.inputs[encoderMask])]
+                       : nullptr;
   if (encMask && encMask->dims != enc->dims) {
     failModel(m, "the encoder mask input '" + encMask->name + "' is " +
                      formatShapeList(encMask->dims) + ", the encoder ids " +
@@ -304,9 +411,19 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   attnrt_context *c = attnrt_context_create(m);
   if (!c)
     return nullptr;
+  attnrt_context *ec = nullptr;
+  if (encoderModel && !(ec = attnrt_context_create(encoderModel))) {
+    failModel(m, std::string("the linked encoder: ") +
+                     attnrt_last_error(encoderModel));
+    attnrt_context_free(c);
+    return nullptr;
+  }
   auto *s = new attnrt_session;
   s->m = m;
   s->c = c;
+  s->encoderContext = ec;
+  s->stepMaskInput = stepMask;
+  s->encoderOutputs = std::move(encoderOutputs);
   s->logitsOutput = logits;
   s->idsInput = streamInputs[0];
   s->idsType = in.dtype;
@@ -393,12 +510,19 @@ extern "C" int attnrt_session_set_encoder_input(attnrt_session *s,
         attnrt_session::store(encoderMask, s->encoderMaskType, at, 1);
     }
   }
-  if (attnrt_context_set_input(s->c, s->encoderInput, encoderIds.data(),
+  attnrt_context *ec = s->encoderContext ? s->encoderContext : s->c;
+  if (attnrt_context_set_input(ec, s->encoderInput, encoderIds.data(),
                                encoderIds.size()) ||
       (masked &&
-       attnrt_context_set_input(s->c, s->encoderMaskInput, encoderMask.data(),
+       attnrt_context_set_input(ec, s->encoderMaskInput, encoderMask.data(),
                                 encoderMask.size())))
+    return s->fail(attnrt_context_last_error(ec));
+  if (s->stepMaskInput >= 0 &&
+      attnrt_context_set_input(s->c, s->stepMaskInput, encoderMask.data(),
+                               encoderMask.size()))
     return s->contextFailed();
+  // A linked encoder runs at the next prefill, once the weights are bound.
+  s->encoderPending = s->encoderContext != nullptr;
   s->encoderRows = batch;
   return 0;
 }
@@ -439,6 +563,8 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
             : strFormat("prefill: %lld rows, but the encoder input has %lld",
                         static_cast<long long>(batch),
                         static_cast<long long>(s->encoderRows)));
+  if (s->runEncoder())
+    return 1;
   for (int64_t b = 0; b < batch; ++b)
     if (lengths[b] < 1 || lengths[b] > stride || lengths[b] > s->capacity)
       return s->fail(strFormat(

@@ -229,7 +229,7 @@ std::string attnc::defaultApiPrefix(StringRef outputPath) {
   return prefix;
 }
 
-Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
+Error attnc::linkModel(ArrayRef<std::string> objectPaths, StringRef outputPath,
                        StringRef runtimeDir, bool shared, StringRef apiPrefix) {
   SmallString<256> runtime(runtimeDir), runtimeMain(runtimeDir);
   sys::path::append(runtime, "libattnrt.a");
@@ -278,9 +278,9 @@ Error attnc::linkModel(StringRef objectPath, StringRef outputPath,
     args.push_back("-Wl,--whole-archive");
     args.push_back(std::string(runtime));
     args.push_back("-Wl,--no-whole-archive");
-    args.push_back(objectPath.str());
+    llvm::append_range(args, objectPaths);
   } else {
-    args.push_back(objectPath.str());
+    llvm::append_range(args, objectPaths);
     args.push_back(std::string(runtimeMain));
     args.push_back(std::string(runtime));
   }

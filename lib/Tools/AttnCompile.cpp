@@ -15,6 +15,7 @@
 #include "attnc/Tools/AttnCompile.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Dialect/Attn/GenerationAttrs.h"
 #include "attnc/Frontend/Import.h"
 #include "attnc/InitAttnc.h"
 #include "attnc/Support/BytecodeNesting.h"
@@ -23,6 +24,7 @@
 #include "attnc/Tools/LayerSearch.h"
 #include "attnc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -50,6 +52,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <list>
 #include <memory>
 #include <optional>
 
@@ -205,7 +208,16 @@ private:
   SourceMgr sourceMgr;
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// An encoder-decoder's --kv-cache build: its @encoder, split off
+  /// `module` (which keeps the decoder step @main) and lowered beside it
+  /// with the entry symbols attn_encoder_*.
+  mlir::OwningOpRef<mlir::ModuleOp> encoderModule;
   std::optional<SafeOutputFile> weightsOutput;
+
+  mlir::LogicalResult splitEncoder(StringRef layerDrop);
+  /// Prints `module` and, after a `// -----` line (as --split-input-file
+  /// reads it), the encoder's.
+  void printModules(raw_ostream &os, mlir::OpPrintingFlags flags = {});
 };
 } // namespace
 
@@ -359,6 +371,42 @@ mlir::LogicalResult Compilation::importModel() {
   return mlir::success();
 }
 
+mlir::LogicalResult Compilation::splitEncoder(StringRef layerDrop) {
+  auto encoder = module->lookupSymbol<mlir::func::FuncOp>("encoder");
+  if (!encoder || encoder.isPrivate() || encoder.isExternal())
+    return mlir::success();
+  auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main)
+    return fail("the module has an @encoder but no @main (the decoder step "
+                "an encoder-decoder's --kv-cache build pairs it with)");
+  if (cuda())
+    return fail("an encoder-decoder's --kv-cache build (@encoder beside the "
+                "decoder step @main) compiles for the CPU only; for CUDA, "
+                "compile it without --kv-cache (generation then re-runs the "
+                "whole sequence)");
+  if (!layerDrop.empty() || !options.pruneSpec.empty())
+    return fail("--layer-drop and --prune do not apply to an "
+                "encoder-decoder's --kv-cache build (@encoder beside the "
+                "decoder step @main); compile it without --kv-cache");
+  encoderModule = module->clone();
+  // The encoder hands keys and values to the step; its outputs are no
+  // language model's logits.
+  (*encoderModule)
+      ->removeAttr(mlir::attn::AttnDialect::CausalLmAttrHelper::getNameStr());
+  (*encoderModule)->removeAttr(mlir::attn::kRecomputePastAttrName);
+  encoderModule->lookupSymbol<mlir::func::FuncOp>("main").erase();
+  encoder.erase();
+  return mlir::success();
+}
+
+void Compilation::printModules(raw_ostream &os, mlir::OpPrintingFlags flags) {
+  module->print(os, flags);
+  if (encoderModule) {
+    os << "\n// -----\n";
+    encoderModule->print(os, flags);
+  }
+}
+
 mlir::LogicalResult Compilation::lower() {
   // "search" picks the layers by running candidates, then compiles them as
   // an explicit keep-list.
@@ -368,6 +416,12 @@ mlir::LogicalResult Compilation::lower() {
     if (layerDrop.empty())
       return mlir::failure();
   }
+  if (failed(splitEncoder(layerDrop)))
+    return mlir::failure();
+  // The encoder runs once per prompt on whole sequences: it keeps the
+  // pipeline's defaults, whatever suits the decoder step.
+  PipelineOptions encoderPipeline = pipeline;
+  encoderPipeline.entrySymbolPrefix = "attn_encoder";
 
   mlir::PassManager pm(context.get());
   if (!layerDrop.empty() &&
@@ -396,7 +450,14 @@ mlir::LogicalResult Compilation::lower() {
                 (cuda() ? (" (" + stringifyOption(pipeline.chip) + ")").str()
                         : std::string()) +
                 (pipeline.stopAfter == Stage::Linalg ? " up to linalg" : ""));
-  return pm.run(*module);
+  if (failed(pm.run(*module)))
+    return mlir::failure();
+  if (!encoderModule)
+    return mlir::success();
+  mlir::PassManager encoderPm(context.get());
+  buildAttnToTargetPipeline(encoderPm, options.target, encoderPipeline);
+  progress.step("lowering the encoder (run once per prompt)");
+  return encoderPm.run(*encoderModule);
 }
 
 mlir::LogicalResult Compilation::commitOutputs(bool executable) {
@@ -440,7 +501,7 @@ mlir::LogicalResult Compilation::emitOutput() {
                             emit == "llvm-ir" || emit == "ptx")) {
     // As with other MLIR tools, "-o -" writes text stages to stdout.
     if (emit == "linalg" || emit == "llvm")
-      module->print(outs());
+      printModules(outs());
     else if (emit == "ptx") {
       auto ptx = extractPtx(*module);
       if (!ptx)
@@ -448,16 +509,21 @@ mlir::LogicalResult Compilation::emitOutput() {
       outs() << *ptx;
     } else {
       LLVMContext llvmContext;
-      auto llvmModule =
-          translateToHostLLVMIR(*module, llvmContext, hostCpu, hostCpuFeatures);
-      if (!llvmModule)
-        return fail(toString(llvmModule.takeError()));
-      (*llvmModule)->print(outs(), nullptr);
+      for (mlir::ModuleOp m :
+           {*module, encoderModule ? *encoderModule : mlir::ModuleOp()}) {
+        if (!m)
+          continue;
+        auto llvmModule =
+            translateToHostLLVMIR(m, llvmContext, hostCpu, hostCpuFeatures);
+        if (!llvmModule)
+          return fail(toString(llvmModule.takeError()));
+        (*llvmModule)->print(outs(), nullptr);
+      }
     }
     return mlir::success();
   }
   if (emit == "linalg" || emit == "llvm")
-    return writeText([&](raw_ostream &os) { module->print(os); });
+    return writeText([&](raw_ostream &os) { printModules(os); });
   if (emit == "ptx") {
     auto ptx = extractPtx(*module);
     if (!ptx)
@@ -465,6 +531,10 @@ mlir::LogicalResult Compilation::emitOutput() {
     return writeText([&](raw_ostream &os) { os << *ptx; });
   }
 
+  if (emit == "obj" && encoderModule)
+    return fail("--emit=obj writes one object, but an encoder-decoder's "
+                "--kv-cache build has two (the decoder step and its "
+                "encoder); emit an executable, or a library with --shared");
   progress.step("translating to LLVM IR and optimizing (-O3, cpu " + hostCpu +
                 ")");
   LLVMContext llvmContext;
@@ -472,9 +542,19 @@ mlir::LogicalResult Compilation::emitOutput() {
       translateToHostLLVMIR(*module, llvmContext, hostCpu, hostCpuFeatures);
   if (!llvmModule)
     return fail(toString(llvmModule.takeError()));
+  std::optional<Expected<std::unique_ptr<llvm::Module>>> llvmEncoder;
+  if (encoderModule) {
+    llvmEncoder.emplace(translateToHostLLVMIR(*encoderModule, llvmContext,
+                                              hostCpu, hostCpuFeatures));
+    if (!*llvmEncoder)
+      return fail(toString(llvmEncoder->takeError()));
+  }
   if (emit == "llvm-ir")
-    return writeText(
-        [&](raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+    return writeText([&](raw_ostream &os) {
+      (*llvmModule)->print(os, nullptr);
+      if (llvmEncoder)
+        (**llvmEncoder)->print(os, nullptr);
+    });
 
   progress.step("emitting object code");
   if (emit == "obj") {
@@ -483,21 +563,28 @@ mlir::LogicalResult Compilation::emitOutput() {
       return fail(toString(std::move(err)));
     return commitOutputs(/*executable=*/false);
   }
-  SmallString<256> objectPath;
-  if (std::error_code ec =
-          sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
-    return fail("cannot create a temporary object file: " + ec.message());
-  FileRemover removeObject(objectPath);
-  if (Error err =
-          emitObjectFile(**llvmModule, objectPath, hostCpu, hostCpuFeatures))
-    return fail(toString(std::move(err)));
+  std::vector<std::string> objectPaths;
+  std::list<FileRemover> removeObjects;
+  for (llvm::Module *m :
+       {llvmModule->get(), llvmEncoder ? (*llvmEncoder)->get() : nullptr}) {
+    if (!m)
+      continue;
+    SmallString<256> objectPath;
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("attnc-model", "o", objectPath))
+      return fail("cannot create a temporary object file: " + ec.message());
+    removeObjects.emplace_back(objectPath);
+    objectPaths.push_back(std::string(objectPath));
+    if (Error err = emitObjectFile(*m, objectPath, hostCpu, hostCpuFeatures))
+      return fail(toString(std::move(err)));
+  }
   std::string runtime =
       options.runtimeDir.empty() ? defaultRuntimeDir() : options.runtimeDir;
   progress.step(Twine("linking with libattnrt from ") + runtime);
   std::string prefix = options.apiPrefix.empty() ? defaultApiPrefix(outputFile)
                                                  : options.apiPrefix;
   if (Error err =
-          linkModel(objectPath, tempPath, runtime, options.shared, prefix))
+          linkModel(objectPaths, tempPath, runtime, options.shared, prefix))
     return fail(toString(std::move(err)));
   return commitOutputs(/*executable=*/true);
 }

@@ -205,6 +205,28 @@ def main():
               "transformers'")
         expect_error(lambda: t5.generate(start, 2, encoder_lengths=[4, 5]),
                      "encoder_lengths needs encoder_input_ids")
+    # With a KV cache the library holds the encoder (run once per prompt)
+    # beside the decoder step; the same calls generate the same tokens, two
+    # prompts in a row on one model.
+    t5kv_lib = attnc.compile(t5_dir, os.path.join(args.workdir, "libt5kv.so"),
+                             input_shape={"input_ids": (2, 10),
+                                          "attention_mask": (2, 10),
+                                          "decoder_input_ids": (2, None)},
+                             kv_cache=24)
+    with attnc.load(t5kv_lib,
+                    weights=os.path.join(t5_dir, "model.safetensors")) as t5:
+        for _ in range(2):
+            got = t5.generate(
+                start, 16,
+                encoder_input_ids=load("generate_padded_input_ids.npy"),
+                encoder_lengths=load("generate_padded_lengths.npy"))
+            assert np.array_equal(got, load("generate_padded_expected.npy")), \
+                got
+            got = t5.generate(start, 16,
+                              encoder_input_ids=load("generate_input_ids.npy"))
+            assert np.array_equal(got, load("generate_expected.npy")), got
+        print("t5 kv-cache step generate: greedy tokens equal transformers'")
+        expect_error(lambda: t5.generate(start, 16), "--encoder-input")
     with attnc.load(lib) as bert:
         expect_error(lambda: bert.generate(ids, 2),
                      "not a causal language model")

@@ -359,15 +359,29 @@ TEST(Manifest, Encoder) {
   EXPECT_TRUE(masked.entries[0].encoder);
   EXPECT_EQ(formatManifestRecord(masked.entries[0]),
             "input attention_mask i64 2x6 encoder");
-  // Only integer inputs [batch, seq] are encoder inputs.
+  // A decoder step's encoder output (e.g. cross-attention keys) is a
+  // static float encoder input.
+  Manifest keys = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                             "input encoder_kv.0.key f32 2x4x6x8 encoder\n");
+  EXPECT_TRUE(keys.entries[0].encoder);
+  EXPECT_EQ(formatManifestRecord(keys.entries[0]),
+            "input encoder_kv.0.key f32 2x4x6x8 encoder");
+  // Otherwise only integer inputs [batch, seq] are encoder inputs.
+  const char *notEncoder = "is marked encoder but is neither i32/i64 [batch, "
+                           "seq] (token ids or their mask) nor a static float "
+                           "[batch, ...] (an encoder output)";
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input x f32 2x6 encoder\n"),
-            "manifest line 3: input 'x' is marked encoder but is not "
-            "i32/i64 [batch, seq] (token ids or their mask)");
+                        "input x f32 2x? dims_from - encoder\n"),
+            std::string("manifest line 3: input 'x' ") + notEncoder);
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input x f32 scalar encoder\n"),
+            std::string("manifest line 3: input 'x' ") + notEncoder);
+  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
+                        "input x i64 2x6x3 encoder\n"),
+            std::string("manifest line 3: input 'x' ") + notEncoder);
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input p i64 2 positions 8 encoder\n"),
-            "manifest line 3: input 'p' is marked encoder but is not "
-            "i32/i64 [batch, seq] (token ids or their mask)");
+            std::string("manifest line 3: input 'p' ") + notEncoder);
   EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "output y f32 2x6 encoder\n"),
             "");

@@ -93,6 +93,10 @@ struct PipelineOptions {
   /// instructions. Without it the conversions are expanded into integer
   /// arithmetic (LLVM would call __truncsfbf2, which GCC 12's libgcc lacks).
   bool cpuAvx512Bf16 = false;
+  /// The prefix of the model's entry symbols (attn-emit-model-entry
+  /// symbol-prefix): attn_model, or attn_encoder for an encoder-decoder's
+  /// encoder linked beside its decoder step.
+  std::string entrySymbolPrefix = "attn_model";
 
   // CUDA code generation.
   CudaChip chip = CudaChip::SM90a;

@@ -73,7 +73,11 @@
 // input: its token ids (with `ids <rows>`) or their padding mask (1: a
 // token, 0: padding; without). The logits depend on all of it and causally
 // on the model's other id input (the decoder stream). Generation sets it
-// once per prompt.
+// once per prompt. A float `encoder` input (static, [batch, ...]) belongs to
+// a decoder step whose program also links an encoder model (entry symbols
+// `attn_encoder_manifest` and `attn_encoder_invoke`): generation runs the
+// encoder once per prompt on the ids and mask and binds its output of the
+// same name (e.g. a decoder layer's cross-attention keys) to the input.
 // Dynamic sizes: an input or output whose dims hold a `?` carries
 // `dims_from` (before any other trailing keyword) with one <from> per `?`,
 // in order: `-` for a size the caller chooses (inputs only), or
@@ -290,7 +294,8 @@ struct ManifestRecord {
   /// (otherwise -1).
   int64_t recomputePast = -1;
   /// For `input ... encoder`: an encoder-decoder's encoder input (token
-  /// ids); the other id input is the decoder stream.
+  /// ids or their mask, or an output of the linked encoder); the other id
+  /// input is the decoder stream.
   bool encoder = false;
   /// For `input ... positions <bound>`: idBound bounds run-time positions
   /// (a decode step's cache length) rather than embedding ids.

@@ -42,14 +42,15 @@ bool hostCpuHasFeature(llvm::StringRef cpu, llvm::StringRef features,
 llvm::Error emitObjectFile(llvm::Module &module, llvm::StringRef path,
                            llvm::StringRef cpu, llvm::StringRef features = "");
 
-/// Links `objectPath` with libattnrt into an executable (or a shared
+/// Links `objectPaths` (the model's object, and an encoder-decoder's
+/// encoder object beside it) with libattnrt into an executable (or a shared
 /// library) at `outputPath`. `runtimeDir` holds libattnrt.a and
 /// libattnrt_main.a. A shared library exports only the C API, under its
 /// own names and as `apiPrefix`_attnrt_* (so that a program can link two
 /// models); all else is local to it.
-llvm::Error linkModel(llvm::StringRef objectPath, llvm::StringRef outputPath,
-                      llvm::StringRef runtimeDir, bool shared,
-                      llvm::StringRef apiPrefix = "model");
+llvm::Error linkModel(llvm::ArrayRef<std::string> objectPaths,
+                      llvm::StringRef outputPath, llvm::StringRef runtimeDir,
+                      bool shared, llvm::StringRef apiPrefix = "model");
 
 /// The default API prefix of a model library: its file name without "lib"
 /// and extensions, other characters than [A-Za-z0-9] as '_'

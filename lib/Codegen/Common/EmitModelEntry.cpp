@@ -72,7 +72,8 @@ struct AttnEmitModelEntryPass
     }
 
     // The user's `main` must not clash with the executable's own main.
-    StringAttr forwardName = StringAttr::get(ctx, "attn_model_forward");
+    StringAttr forwardName =
+        StringAttr::get(ctx, symbolPrefix.getValue() + "_forward");
     if (failed(SymbolTable::replaceAllSymbolUses(forward, forwardName, module)))
       return signalPassFailure();
     forward.setSymName(forwardName);
@@ -90,8 +91,8 @@ struct AttnEmitModelEntryPass
     Location loc = forward.getLoc();
     auto invokeType =
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType});
-    auto invoke =
-        LLVM::LLVMFuncOp::create(b, loc, "attn_model_invoke", invokeType);
+    auto invoke = LLVM::LLVMFuncOp::create(
+        b, loc, symbolPrefix.getValue() + "_invoke", invokeType);
     Block *block = invoke.addEntryBlock(b);
     b.setInsertionPointToStart(block);
     SmallVector<Value> args;
@@ -168,9 +169,9 @@ struct AttnEmitModelEntryPass
     b.setInsertionPointToEnd(module.getBody());
     auto arrayType =
         LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size());
-    LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
-                           LLVM::Linkage::External, "attn_model_manifest",
-                           b.getStringAttr(text));
+    LLVM::GlobalOp::create(
+        b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::External,
+        symbolPrefix.getValue() + "_manifest", b.getStringAttr(text));
   }
 };
 } // namespace

@@ -174,13 +174,17 @@ static LogicalResult readRecord(DictionaryAttr dict,
     record.recomputePast = length.getInt();
   }
   if (dict.get(kManifestEncoderKey)) {
+    bool ids = (record.dtype == attnrt::DType::I32 ||
+                record.dtype == attnrt::DType::I64) &&
+               record.dims.size() == 2;
+    bool encoderOutput = attnrt::isFloatDType(record.dtype) &&
+                         !record.dims.empty() && !record.isDynamic();
     if (record.kind != attnrt::EntryKind::Input || record.positions ||
-        (record.dtype != attnrt::DType::I32 &&
-         record.dtype != attnrt::DType::I64) ||
-        record.dims.size() != 2)
+        (!ids && !encoderOutput))
       return fail() << "has " << kManifestEncoderKey
-                    << " but is not an i32/i64 input [batch, seq] (token ids "
-                       "or their mask)";
+                    << " but is neither an i32/i64 input [batch, seq] (token "
+                       "ids or their mask) nor a static float input [batch, "
+                       "...] (an encoder output)";
     record.encoder = true;
   }
   return success();

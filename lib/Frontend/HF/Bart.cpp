@@ -3,7 +3,10 @@
 // BartForConditionalGeneration and MBartForConditionalGeneration
 // (transformers' modeling_bart / modeling_mbart) as one full-sequence
 // model: the encoder over `input_ids` and the decoder over
-// `decoder_input_ids`, whose logits are the result (no KV cache).
+// `decoder_input_ids`, whose logits are the result; with --kv-cache, the
+// encoder (@encoder, once per prompt: every decoder layer's
+// cross-attention keys and values) and a decoder step over KV caches
+// (@main).
 //
 // Each stack embeds its ids by the shared table (times sqrt(d_model) when
 // scale_embedding), adds learned positions (table row = position + 2) and
@@ -102,8 +105,10 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
   StringRef dd = "[d_model, d_model]", dv = "[d_model]";
   Value table;
 
-  // The embeddings of one stack ("encoder" or "decoder").
-  auto embed = [&](StringRef stack, Value ids) -> FailureOr<Value> {
+  // The embeddings of one stack ("encoder" or "decoder"), at
+  // `stepPositions` (a step's run-time positions; null: 0, 1, ...).
+  auto embed = [&](StringRef stack, Value ids,
+                   Value stepPositions = Value()) -> FailureOr<Value> {
     std::string s = p + stack.str() + ".";
     FailureOr<std::pair<Value, Value>> e =
         mb.embedTokens(ids, p + "shared", vocab, d, "[vocab_size, d_model]");
@@ -118,15 +123,15 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
     if (*scaleEmbedding)
       h = mb.scaleBy(l, h, std::sqrt(static_cast<double>(d)));
     // BART's position table starts 2 rows in.
-    h = LearnedPosOp::create(b, l, h, *posTable, /*positions=*/Value(),
-                             /*offset=*/2);
+    h = LearnedPosOp::create(b, l, h, *posTable, stepPositions, /*offset=*/2);
     return mb.layerNorm(mb.loc(s + "layernorm_embedding"), h,
                         s + "layernorm_embedding", dv, eps);
   };
   // A sub-layer `body` with its LayerNorm `norm` and residual:
   // x + body(LN(x)) (mBART) or LN(x + body(x)) (BART).
-  auto residual = [&](const LayerWeights &w, StringRef norm, Value x,
-                      function_ref<Value(Value)> body) -> FailureOr<Value> {
+  auto residual =
+      [&](const LayerWeights &w, StringRef norm, Value x,
+          function_ref<FailureOr<Value>(Value)> body) -> FailureOr<Value> {
     FailureOr<Value> g = w(norm.str() + ".weight", {d}, dv),
                      be = w(norm.str() + ".bias", {d}, dv);
     if (failed(g) || failed(be))
@@ -136,29 +141,47 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
       return LayerNormOp::create(b, l, v, *g, *be, b.getF64FloatAttr(eps))
           .getResult();
     };
-    Value sum = AddOp::create(b, l, x, body(preNorm ? ln(x) : x));
+    FailureOr<Value> y = body(preNorm ? ln(x) : x);
+    if (failed(y))
+      return failure();
+    Value sum = AddOp::create(b, l, x, *y);
     return preNorm ? sum : ln(sum);
+  };
+  // The projections of one attention (`module`); `query`, `keyValue`:
+  // which of them to bind (a step's cross-attention has its keys and values
+  // from the encoder, which binds only those).
+  auto attentionWeights =
+      [&](const LayerWeights &w, StringRef module, bool query = true,
+          bool keyValue = true) -> FailureOr<ModelBuilder::AttentionWeights> {
+    std::string m = module.str() + ".";
+    auto proj = [&](bool present, StringRef name, ArrayRef<int64_t> shape,
+                    StringRef dims) {
+      return w.optional(present, m + name.str(), shape, dims);
+    };
+    FailureOr<Value> wq = proj(query, "q_proj.weight", {d, d}, dd),
+                     bq = proj(query, "q_proj.bias", {d}, dv),
+                     wk = proj(keyValue, "k_proj.weight", {d, d}, dd),
+                     bk = proj(keyValue, "k_proj.bias", {d}, dv),
+                     wv = proj(keyValue, "v_proj.weight", {d, d}, dd),
+                     bv = proj(keyValue, "v_proj.bias", {d}, dv),
+                     wo = proj(query, "out_proj.weight", {d, d}, dd),
+                     bo = proj(query, "out_proj.bias", {d}, dv);
+    if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo}))
+      return failure();
+    return ModelBuilder::AttentionWeights{*wq, *bq, *wk, *bk,
+                                          *wv, *bv, *wo, *bo};
   };
   // One attention (`module`) with its LayerNorm and residual; `bias`: the
   // encoder's padding over the keys, or null.
   auto attention = [&](const LayerWeights &w, StringRef module, StringRef norm,
                        Value x, Value memory, bool causal, int64_t heads,
                        Value bias) -> FailureOr<Value> {
-    std::string m = module.str() + ".";
-    FailureOr<Value> wq = w(m + "q_proj.weight", {d, d}, dd),
-                     bq = w(m + "q_proj.bias", {d}, dv),
-                     wk = w(m + "k_proj.weight", {d, d}, dd),
-                     bk = w(m + "k_proj.bias", {d}, dv),
-                     wv = w(m + "v_proj.weight", {d, d}, dd),
-                     bv = w(m + "v_proj.bias", {d}, dv),
-                     wo = w(m + "out_proj.weight", {d, d}, dd),
-                     bo = w(m + "out_proj.bias", {d}, dv);
-    if (!allFound({wq, bq, wk, bk, wv, bv, wo, bo}))
+    FailureOr<ModelBuilder::AttentionWeights> aw = attentionWeights(w, module);
+    if (failed(aw))
       return failure();
-    return residual(w, norm, x, [&](Value n) {
-      return mb.multiHeadAttention(w.loc(), n, memory,
-                                   {*wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo},
-                                   heads, d / heads, causal, bias);
+    return residual(w, norm, x, [&](Value n) -> FailureOr<Value> {
+      return mb.multiHeadAttention(w.loc(), n, memory, *aw, heads, d / heads,
+                                   causal, bias);
     });
   };
   auto feedForward = [&](const LayerWeights &w, Value x,
@@ -169,7 +192,7 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
                      b2 = w("fc2.bias", {d}, dv);
     if (!allFound({w1, b1, w2, b2}))
       return failure();
-    return residual(w, "final_layer_norm", x, [&](Value n) {
+    return residual(w, "final_layer_norm", x, [&](Value n) -> FailureOr<Value> {
       return FfnOp::create(b, w.loc(), x.getType(), n, /*gate_weight=*/Value(),
                            /*gate_bias=*/Value(), *w1, *b1, *w2, *b2,
                            *activation)
@@ -208,28 +231,89 @@ LogicalResult mlir::attn::hf::buildBart(ModelBuilder &mb, bool preNorm) {
   if (failed(encOut))
     return failure();
 
-  h = embed("decoder", start->decoderIds);
-  if (failed(h))
-    return failure();
-  // Decoder layers follow the encoder's in one stack and see the encoder
-  // output as an extra.
-  FailureOr<Value> decoded = mb.decoderLayers(
-      *h, decLayers, p + "decoder.layers.",
-      [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
-        FailureOr<Value> y =
-            attention(w, "self_attn", "self_attn_layer_norm", x, Value(),
-                      /*causal=*/true, decHeads, Value());
-        if (failed(y))
-          return failure();
-        y = attention(w, "encoder_attn", "encoder_attn_layer_norm", *y,
-                      mb.layerExtras()[0], /*causal=*/false, decHeads,
-                      padding ? mb.layerExtras()[1] : Value());
-        if (failed(y))
-          return failure();
-        return feedForward(w, *y, decFf);
-      },
-      padding ? ValueRange{*encOut, padding} : ValueRange{*encOut},
-      /*firstIndex=*/encLayers);
+  FailureOr<Value> decoded;
+  if (mb.options.kvCache > 0) {
+    // A --kv-cache build: @encoder hands each decoder layer's
+    // cross-attention keys and values to the decoder step @main.
+    const int64_t dh = d / decHeads;
+    SmallVector<std::pair<std::string, Value>> crossKV;
+    for (int64_t i = 0; i < decLayers; ++i) {
+      LayerWeights w(mb, p + "decoder.layers." + std::to_string(i) + ".");
+      FailureOr<ModelBuilder::AttentionWeights> aw =
+          attentionWeights(w, "encoder_attn", /*query=*/false);
+      if (failed(aw))
+        return failure();
+      crossKV.push_back(
+          {ModelBuilder::crossKeyName(i),
+           mb.projectHeads(w.loc(), *encOut, aw->wk, aw->bk, decHeads, dh)});
+      crossKV.push_back(
+          {ModelBuilder::crossValueName(i),
+           mb.projectHeads(w.loc(), *encOut, aw->wv, aw->bv, decHeads, dh)});
+    }
+    mb.finishEncoder(crossKV);
+    FailureOr<ModelBuilder::Seq2SeqStep> step =
+        mb.startSeq2SeqStep(*start, decLayers, decHeads, dh);
+    if (failed(step))
+      return failure();
+    h = embed("decoder", step->decoderIds, step->decode->positions);
+    if (failed(h))
+      return failure();
+    Value stepPadding = step->sourcePadding;
+    decoded = mb.decoderLayers(
+        *h, decLayers, p + "decoder.layers.",
+        [&](int64_t i, const LayerWeights &w, Value x) -> FailureOr<Value> {
+          FailureOr<ModelBuilder::AttentionWeights> self =
+              attentionWeights(w, "self_attn");
+          FailureOr<ModelBuilder::AttentionWeights> cross =
+              attentionWeights(w, "encoder_attn", /*query=*/true,
+                               /*keyValue=*/false);
+          if (failed(self) || failed(cross))
+            return failure();
+          FailureOr<Value> y =
+              residual(w, "self_attn_layer_norm", x, [&](Value n) {
+                return mb.attention(i, n, step->decode, *self, decHeads,
+                                    decHeads, dh, {});
+              });
+          if (failed(y))
+            return failure();
+          y = residual(w, "encoder_attn_layer_norm", *y,
+                       [&](Value n) -> FailureOr<Value> {
+                         return mb.stepCrossAttention(
+                             w.loc(), n, step->crossKeys[i],
+                             step->crossValues[i], cross->wq, cross->bq,
+                             cross->wo, cross->bo, decHeads, dh,
+                             stepPadding ? mb.layerExtras()[0] : Value());
+                       });
+          if (failed(y))
+            return failure();
+          return feedForward(w, *y, decFf);
+        },
+        stepPadding ? ValueRange{stepPadding} : ValueRange{},
+        /*firstIndex=*/encLayers);
+  } else {
+    h = embed("decoder", start->decoderIds);
+    if (failed(h))
+      return failure();
+    // Decoder layers follow the encoder's in one stack and see the encoder
+    // output as an extra.
+    decoded = mb.decoderLayers(
+        *h, decLayers, p + "decoder.layers.",
+        [&](int64_t, const LayerWeights &w, Value x) -> FailureOr<Value> {
+          FailureOr<Value> y =
+              attention(w, "self_attn", "self_attn_layer_norm", x, Value(),
+                        /*causal=*/true, decHeads, Value());
+          if (failed(y))
+            return failure();
+          y = attention(w, "encoder_attn", "encoder_attn_layer_norm", *y,
+                        mb.layerExtras()[0], /*causal=*/false, decHeads,
+                        padding ? mb.layerExtras()[1] : Value());
+          if (failed(y))
+            return failure();
+          return feedForward(w, *y, decFf);
+        },
+        padding ? ValueRange{*encOut, padding} : ValueRange{*encOut},
+        /*firstIndex=*/encLayers);
+  }
   if (failed(decoded))
     return failure();
   FailureOr<Value> out = finalNorm("decoder", *decoded);

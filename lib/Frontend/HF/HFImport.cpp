@@ -121,8 +121,9 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
       {"Phi3ForCausalLM", phi3, Decoder},
       {"BloomForCausalLM", buildBloom, Decoder},
       {"FalconForCausalLM", buildFalcon, Decoder},
-      // Encoder-decoders, as one full-sequence model: generation re-runs
-      // the decoder stream over its window (no KV-cache step yet).
+      // Encoder-decoders: one full-sequence model (generation re-runs the
+      // decoder stream over its window), or with --kv-cache the encoder and
+      // a decoder step over KV caches.
       {"T5ForConditionalGeneration", t5, EncoderDecoder},
       {"MT5ForConditionalGeneration", mt5, EncoderDecoder},
       {"BartForConditionalGeneration", bart, EncoderDecoder},
@@ -174,14 +175,15 @@ mlir::attn::hf::importCheckpoint(StringRef dir, const ImportOptions &options,
         << "\"; supported: " << names;
     return nullptr;
   }
-  if (arch->kind != Decoder && options.kvCache > 0) {
-    std::string decoders;
+  if (arch->kind == Encoder && options.kvCache > 0) {
+    std::string generators;
     for (const Architecture &a : architectures)
-      if (a.kind == Decoder)
-        decoders += (decoders.empty() ? "" : ", ") + a.name.str();
+      if (a.kind != Encoder)
+        generators += (generators.empty() ? "" : ", ") + a.name.str();
     emitError(ckpt->keyLoc("architectures"))
-        << "--kv-cache builds a decode step for decoders (" << decoders
-        << "), not for \"" << *archName << "\"";
+        << "--kv-cache builds a decode step for decoders and "
+           "encoder-decoders ("
+        << generators << "), not for \"" << *archName << "\"";
     return nullptr;
   }
   if (failed(arch->build(mb)))

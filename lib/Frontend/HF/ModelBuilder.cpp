@@ -177,23 +177,34 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
   if (failed(checkInputNames(
           {"input_ids", "attention_mask", "decoder_input_ids"})))
     return failure();
-  // Checked here: inputShape's hint (a --kv-cache step) does not apply.
+  // Checked here: inputShape's hint (a decoder's --kv-cache step) does not
+  // apply. A step's decoder_input_ids may take a run-time token count.
+  const bool step = options.kvCache > 0;
   for (StringRef name : {"input_ids", "attention_mask", "decoder_input_ids"}) {
     auto it = options.inputShapes.find(name);
-    if (it != options.inputShapes.end() &&
-        llvm::any_of(it->second, ShapedType::isDynamic))
-      return emitError(ckpt.configLoc())
-             << "--input-shape " << name
-             << " has a '?' dimension, but encoder-decoder imports take "
-                "static shapes only";
+    if (it == options.inputShapes.end() ||
+        !llvm::any_of(it->second, ShapedType::isDynamic))
+      continue;
+    if (step && name == "decoder_input_ids" && it->second.size() == 2 &&
+        !ShapedType::isDynamic(it->second[0]))
+      continue;
+    return emitError(ckpt.configLoc())
+           << "--input-shape " << name
+           << " has a '?' dimension, but encoder-decoder imports take "
+              "static shapes only"
+           << (step ? " (but for the sequence of a --kv-cache step's "
+                      "decoder_input_ids)"
+                    : "");
   }
   FailureOr<SmallVector<int64_t>> source =
       inputShape("input_ids", {"batch", "source_sequence"});
   if (failed(source))
     return failure();
   FailureOr<SmallVector<int64_t>> target =
-      inputShape("decoder_input_ids", {"batch", "target_sequence"});
-  if (failed(target))
+      inputShape("decoder_input_ids", {"batch", "target_sequence"},
+                 step ? std::optional<unsigned>(1) : std::nullopt);
+  if (failed(target) ||
+      failed(checkDecodeStep((*target)[1], positionsKey, maxPositions)))
     return failure();
   if ((*source)[0] != (*target)[0])
     return emitError(ckpt.configLoc())
@@ -202,7 +213,8 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
            << "; the encoder and the decoder take the same batch";
   for (auto [name, len] : {std::make_pair("input_ids", (*source)[1]),
                            std::make_pair("decoder_input_ids", (*target)[1])})
-    if (!positionsKey.empty() && len > maxPositions)
+    if (!positionsKey.empty() && !ShapedType::isDynamic(len) &&
+        len > maxPositions)
       return emitError(ckpt.keyLoc(positionsKey))
              << "sequence length " << len << " (--input-shape " << name
              << ") exceeds " << positionsKey << " = " << maxPositions;
@@ -215,7 +227,9 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
   FailureOr<std::string> prefix = detectPrefix(prefixes, probe);
   if (failed(prefix))
     return failure();
-  Value ids = createMain(*source);
+  // A step's encoder is a function of its own.
+  Value ids = createEntry(step ? "encoder" : "main", "input_ids",
+                          RankedTensorType::get(*source, b.getI64Type()));
   // The encoder's input: generation sets it once per prompt, and the
   // causal_lm verifier lets attention read it unmasked.
   mainFunc.setArgAttr(cast<BlockArgument>(ids).getArgNumber(),
@@ -234,10 +248,13 @@ ModelBuilder::startSeq2Seq(ArrayRef<StringRef> prefixes, StringRef probe,
                         b.getUnitAttr());
     sourcePadding = paddingScoreBias(ckpt.configLoc(), mask);
   }
-  Value decoderIds = addInput("decoder_input_ids",
-                              RankedTensorType::get(*target, b.getI64Type()));
-  if (!decoderIds)
-    return failure();
+  Value decoderIds;
+  if (!step) {
+    decoderIds = addInput("decoder_input_ids",
+                          RankedTensorType::get(*target, b.getI64Type()));
+    if (!decoderIds)
+      return failure();
+  }
   return Seq2SeqStart{(*source)[0],       (*source)[1], (*target)[1],
                       std::move(*prefix), ids,          decoderIds,
                       sourcePadding};
@@ -421,12 +438,20 @@ Value ModelBuilder::createMain(ArrayRef<int64_t> idsShape) {
 }
 
 Value ModelBuilder::createMain(StringRef name, RankedTensorType type) {
+  return createEntry("main", name, type);
+}
+
+Value ModelBuilder::createEntry(StringRef name, StringRef argName,
+                                RankedTensorType type) {
   Location l = ckpt.configLoc();
-  mainFunc = func::FuncOp::create(b, l, "main", b.getFunctionType({type}, {}));
+  b.setInsertionPointToEnd(module.getBody());
+  mainFunc = func::FuncOp::create(b, l, name, b.getFunctionType({type}, {}));
   // transformers' names, for the manifest and the model CLI.
-  mainFunc.setArgAttr(0, "attn.name", b.getStringAttr(name));
+  mainFunc.setArgAttr(0, "attn.name", b.getStringAttr(argName));
   Block *entry = mainFunc.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  // Weights are bound per function.
+  weightCache.clear();
   return entry->getArgument(0);
 }
 
@@ -603,29 +628,10 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
   // whole sequence.
   OpFoldResult tokens = decode ? decode->tokens : b.getIndexAttr(seq);
   Value positions = decode ? decode->positions : Value();
-  // A tensor.empty of `shape` whose dimension 1 or 2 (`seqDim`) is T.
-  auto empty = [&](ArrayRef<int64_t> shape, unsigned seqDim) -> Value {
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t size : shape)
-      sizes.push_back(b.getIndexAttr(size));
-    sizes[seqDim] = tokens;
-    return tensor::EmptyOp::create(b, l, sizes, elementType);
-  };
   // [B, T, n * dh] -> [B, n, T, dh], normed and rotated (at the run-time
   // positions in a step).
   auto split = [&](Value wt, Value bias, int64_t n, bool rotate, bool isKey) {
-    Value flat = LinearOp::create(b, l, tensorType({batch, seq, n * headDim}),
-                                  x, wt, bias);
-    SmallVector<OpFoldResult> partSizes = {b.getIndexAttr(batch), tokens,
-                                           b.getIndexAttr(n),
-                                           b.getIndexAttr(headDim)};
-    Value parts = tensor::ExpandShapeOp::create(
-        b, l, tensorType({batch, seq, n, headDim}), flat,
-        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}}, partSizes);
-    Value init = empty({batch, n, seq, headDim}, 2);
-    Value t = linalg::TransposeOp::create(b, l, parts, init,
-                                          ArrayRef<int64_t>{0, 2, 1, 3})
-                  .getResult()[0];
+    Value t = splitHeads(l, x, wt, bias, n, headDim, tokens);
     if (rotate && opts.headNorm)
       t = opts.headNorm(t, isKey);
     if (rotate && opts.rope) {
@@ -684,13 +690,193 @@ FailureOr<Value> ModelBuilder::attention(int64_t layer, Value x,
                        ScoreFunction::scaled_dot, opts.scale,
                        /*causal=*/true, window);
   }
-  Value merged = linalg::TransposeOp::create(
-                     b, l, o, empty({batch, seq, heads, headDim}, 1),
-                     ArrayRef<int64_t>{0, 2, 1, 3})
-                     .getResult()[0];
+  return mergeHeads(l, o, w.wo, w.bo, xType, tokens);
+}
+
+/// A tensor.empty of `shape` whose dimension `seqDim` is `tokens` (a
+/// run-time size when it is a value).
+static Value emptyWithTokens(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
+                             unsigned seqDim, OpFoldResult tokens,
+                             Type elementType) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : shape)
+    sizes.push_back(b.getIndexAttr(size));
+  sizes[seqDim] = tokens;
+  return tensor::EmptyOp::create(b, l, sizes, elementType);
+}
+
+std::string ModelBuilder::crossKeyName(int64_t layer) {
+  return "encoder_kv." + std::to_string(layer) + ".key";
+}
+
+std::string ModelBuilder::crossValueName(int64_t layer) {
+  return "encoder_kv." + std::to_string(layer) + ".value";
+}
+
+void ModelBuilder::finishEncoder(
+    ArrayRef<std::pair<std::string, Value>> outputs) {
+  SmallVector<Value> values;
+  for (const auto &output : outputs)
+    values.push_back(output.second);
+  func::ReturnOp::create(b, ckpt.configLoc(), values);
+  mainFunc.setFunctionType(b.getFunctionType(
+      mainFunc.getFunctionType().getInputs(), ValueRange(values).getTypes()));
+  for (auto [i, output] : llvm::enumerate(outputs))
+    mainFunc.setResultAttr(i, "attn.name", b.getStringAttr(output.first));
+}
+
+FailureOr<ModelBuilder::Seq2SeqStep>
+ModelBuilder::startSeq2SeqStep(const Seq2SeqStart &start, int64_t layers,
+                               int64_t heads, int64_t headDim) {
+  Seq2SeqStep step;
+  step.decoderIds = createEntry(
+      "main", "decoder_input_ids",
+      RankedTensorType::get({start.batch, start.targetLen}, b.getI64Type()));
+  step.decode = addStepInputs(step.decoderIds);
+  // Bound once per prompt, as the encoder's own inputs are.
+  auto addEncoderInput = [&](StringRef name, RankedTensorType type) -> Value {
+    Value arg = addInput(name, type);
+    if (arg)
+      mainFunc.setArgAttr(cast<BlockArgument>(arg).getArgNumber(),
+                          AttnDialect::EncoderInputAttrHelper::getNameStr(),
+                          b.getUnitAttr());
+    return arg;
+  };
+  if (start.sourcePadding) {
+    Value mask = addEncoderInput(
+        "attention_mask",
+        RankedTensorType::get({start.batch, start.sourceLen}, b.getI64Type()));
+    if (!mask)
+      return failure();
+    step.sourcePadding = paddingScoreBias(ckpt.configLoc(), mask);
+  }
+  auto type = tensorType({start.batch, heads, start.sourceLen, headDim});
+  for (int64_t i = 0; i < layers; ++i) {
+    Value k = addEncoderInput(crossKeyName(i), type);
+    Value v = addEncoderInput(crossValueName(i), type);
+    if (!k || !v)
+      return failure();
+    step.crossKeys.push_back(k);
+    step.crossValues.push_back(v);
+  }
+  return step;
+}
+
+Value ModelBuilder::projectHeads(Location loc, Value memory, Value w,
+                                 Value bias, int64_t heads, int64_t headDim) {
+  int64_t len = cast<RankedTensorType>(memory.getType()).getDimSize(1);
+  return splitHeads(loc, memory, w, bias, heads, headDim, b.getIndexAttr(len));
+}
+
+Value ModelBuilder::stepCrossAttention(Location loc, Value x, Value keys,
+                                       Value values, Value wq, Value bq,
+                                       Value wo, Value bo, int64_t heads,
+                                       int64_t headDim, Value scoreBias,
+                                       FloatAttr scale) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1);
+  OpFoldResult tokens =
+      xType.isDynamicDim(1)
+          ? OpFoldResult(tensor::DimOp::create(b, loc, x, 1).getResult())
+          : OpFoldResult(b.getIndexAttr(seq));
+  Value q = splitHeads(loc, x, wq, bq, heads, headDim, tokens);
+  Value o = SdpaOp::create(b, loc, tensorType({batch, heads, seq, headDim}), q,
+                           keys, values, scoreBias, /*kv_lengths=*/Value(),
+                           /*query_positions=*/Value(), ValueRange{},
+                           ScoreFunction::scaled_dot, scale,
+                           /*causal=*/false, IntegerAttr());
+  return mergeHeads(loc, o, wo, bo, xType, tokens);
+}
+
+Value ModelBuilder::stepRelativePositionBias(Location l, Value table,
+                                             const DecodeInputs &decode,
+                                             int64_t maxDistance) {
+  ArrayRef<int64_t> tableShape =
+      cast<RankedTensorType>(table.getType()).getShape();
+  const int64_t buckets = tableShape[0], heads = tableShape[1];
+  const int64_t keys = options.kvCache;
+  // A query sees keys at or before it: the distance n = query - key in
+  // [0, keys) decides the bucket (later keys are masked; they take n = 0).
+  SmallVector<int64_t> bucketOf;
+  for (int64_t n = 0; n < keys; ++n)
+    bucketOf.push_back(relativePositionBucket(-n, buckets, maxDistance,
+                                              /*bidirectional=*/false));
+  auto bucketType = RankedTensorType::get({keys}, b.getI64Type());
+  Value bucketTable = arith::ConstantOp::create(
+      b, l, DenseElementsAttr::get(bucketType, ArrayRef<int64_t>(bucketOf)));
+  int64_t batch =
+      cast<RankedTensorType>(decode.positions.getType()).getDimSize(0);
+  Value init = emptyWithTokens(b, l, {batch, heads, ShapedType::kDynamic, keys},
+                               2, decode.tokens, elementType);
+  MLIRContext *ctx = b.getContext();
+  AffineMap rowMap = AffineMap::get(4, 0, getAffineDimExpr(0, ctx));
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  auto resultType = cast<RankedTensorType>(init.getType());
+  return linalg::GenericOp::create(
+             b, l, resultType, decode.positions, init,
+             ArrayRef<AffineMap>{rowMap, identity},
+             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Type i64 = nb.getI64Type();
+               auto index = [&](unsigned dim) -> Value {
+                 return arith::IndexCastOp::create(
+                     nb, nl, i64, linalg::IndexOp::create(nb, nl, dim));
+               };
+               auto constant = [&](int64_t v) -> Value {
+                 return arith::ConstantOp::create(nb, nl,
+                                                  nb.getI64IntegerAttr(v));
+               };
+               Value query = arith::AddIOp::create(nb, nl, args[0], index(2));
+               Value n = arith::SubIOp::create(nb, nl, query, index(3));
+               n = arith::MaxSIOp::create(nb, nl, n, constant(0));
+               n = arith::MinSIOp::create(nb, nl, n, constant(keys - 1));
+               Value at =
+                   arith::IndexCastOp::create(nb, nl, nb.getIndexType(), n);
+               Value bucket =
+                   tensor::ExtractOp::create(nb, nl, bucketTable, at);
+               bucket = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                   bucket);
+               Value head = linalg::IndexOp::create(nb, nl, 1);
+               Value bias = tensor::ExtractOp::create(nb, nl, table,
+                                                      ValueRange{bucket, head});
+               linalg::YieldOp::create(nb, nl, bias);
+             })
+      .getResult(0);
+}
+
+Value ModelBuilder::splitHeads(Location l, Value x, Value w, Value bias,
+                               int64_t n, int64_t headDim,
+                               OpFoldResult tokens) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t batch = xType.getDimSize(0), seq = xType.getDimSize(1);
+  Value flat =
+      LinearOp::create(b, l, tensorType({batch, seq, n * headDim}), x, w, bias);
+  SmallVector<OpFoldResult> partSizes = {b.getIndexAttr(batch), tokens,
+                                         b.getIndexAttr(n),
+                                         b.getIndexAttr(headDim)};
+  Value parts = tensor::ExpandShapeOp::create(
+      b, l, tensorType({batch, seq, n, headDim}), flat,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}}, partSizes);
+  Value init =
+      emptyWithTokens(b, l, {batch, n, seq, headDim}, 2, tokens, elementType);
+  return linalg::TransposeOp::create(b, l, parts, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+Value ModelBuilder::mergeHeads(Location l, Value o, Value wo, Value bo,
+                               RankedTensorType xType, OpFoldResult tokens) {
+  ArrayRef<int64_t> oShape = cast<RankedTensorType>(o.getType()).getShape();
+  Value merged =
+      linalg::TransposeOp::create(
+          b, l, o,
+          emptyWithTokens(b, l, {oShape[0], oShape[2], oShape[1], oShape[3]}, 1,
+                          tokens, elementType),
+          ArrayRef<int64_t>{0, 2, 1, 3})
+          .getResult()[0];
   merged = tensor::CollapseShapeOp::create(
       b, l, merged, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  return LinearOp::create(b, l, xType, merged, w.wo, w.bo).getResult();
+  return LinearOp::create(b, l, xType, merged, wo, bo).getResult();
 }
 
 /// `x` with `fn(element, constant c)` applied elementwise.

@@ -278,10 +278,59 @@ public:
   /// dimensions (e.g. a position bias [1, H, Q, K] and a padding bias
   /// [B, 1, 1, K]): the result has the larger size of each dimension.
   Value addScoreBiases(Location loc, Value a, Value b);
+  /// With --kv-cache the decoder is a step (decoder_input_ids [batch, 1]
+  /// or [batch, ?]) in a model of its own: this creates @encoder (the
+  /// encoder's inputs) instead of @main, and leaves `decoderIds` null
+  /// (startSeq2SeqStep creates the step).
   FailureOr<Seq2SeqStart> startSeq2Seq(ArrayRef<StringRef> prefixes,
                                        StringRef probe,
                                        StringRef positionsKey = {},
                                        int64_t maxPositions = 0);
+
+  /// An encoder-decoder's --kv-cache build is two functions: @encoder,
+  /// run once per prompt, returns every decoder layer's cross-attention
+  /// keys and values; @main, the decoder step, takes them as encoder
+  /// inputs (bound once per prompt) beside its own KV caches.
+  /// The names of layer `layer`'s cross-attention keys and values.
+  static std::string crossKeyName(int64_t layer);
+  static std::string crossValueName(int64_t layer);
+  /// Terminates @encoder with `outputs` (name, value), in order.
+  void finishEncoder(ArrayRef<std::pair<std::string, Value>> outputs);
+  /// Creates the decoder step @main: decoder_input_ids [batch, T] (T as
+  /// startSeq2Seq read it), the step inputs (addStepInputs), the
+  /// encoder's attention_mask again when the encoder took one (its
+  /// paddingScoreBias is the returned start's sourcePadding), and one
+  /// encoder input [batch, heads, source, headDim] per cross key and value
+  /// of `layers` layers (`crossKeys`/`crossValues`).
+  struct Seq2SeqStep {
+    Value decoderIds, sourcePadding;
+    const DecodeInputs *decode;
+    SmallVector<Value> crossKeys, crossValues;
+  };
+  FailureOr<Seq2SeqStep> startSeq2SeqStep(const Seq2SeqStart &start,
+                                          int64_t layers, int64_t heads,
+                                          int64_t headDim);
+  /// `memory` [B, S, D] projected by `w` (+ `bias`) and split into `heads`
+  /// heads: [B, heads, S, headDim] (the keys or values the encoder hands
+  /// a decoder step).
+  Value projectHeads(Location loc, Value memory, Value w, Value bias,
+                     int64_t heads, int64_t headDim);
+  /// Cross-attention in a decoder step: queries from `x` [B, T, D] by
+  /// `wq` (+ `bq`) over the encoder's `keys` and `values` [B, heads, S,
+  /// headDim], not causal, plus `scoreBias` (broadcastable to [B, heads,
+  /// T, S]) when given, scaled by `scale` (null: 1/sqrt(headDim)), heads
+  /// merged and projected by `wo` (+ `bo`).
+  Value stepCrossAttention(Location loc, Value x, Value keys, Value values,
+                           Value wq, Value bq, Value wo, Value bo,
+                           int64_t heads, int64_t headDim, Value scoreBias,
+                           FloatAttr scale = FloatAttr());
+  /// A decoder step's relative position bias (T5's unidirectional
+  /// buckets): [B, heads, T, kvCache] with query i of row b at
+  /// positions[b] + i and key j at j, looked up in `table` [buckets,
+  /// heads].
+  Value stepRelativePositionBias(Location loc, Value table,
+                                 const DecodeInputs &decode,
+                                 int64_t maxDistance);
   /// Full-sequence multi-head attention (attn.mha) of the queries from `x`
   /// [B, T, D] over the keys and values from `memory` [B, S, D] (null:
   /// self-attention on `x`): heads of `headDim` channels, the projections
@@ -375,6 +424,17 @@ public:
   Type elementType;
 
 private:
+  /// `x` [B, T, D] by `w` (+ `bias`) as [B, n, T, headDim] (T: `tokens`).
+  Value splitHeads(Location loc, Value x, Value w, Value bias, int64_t n,
+                   int64_t headDim, OpFoldResult tokens);
+  /// `o` [B, heads, T, headDim] as [B, T, heads * headDim] projected by `wo`
+  /// (+ `bo`) to `xType` [B, T, D].
+  Value mergeHeads(Location loc, Value o, Value wo, Value bo,
+                   RankedTensorType xType, OpFoldResult tokens);
+  /// Creates the public function `name` with a first input `argName` of
+  /// `type` as the function being built.
+  Value createEntry(StringRef name, StringRef argName, RankedTensorType type);
+
   ModuleOp module;
   func::FuncOp mainFunc;
   /// A --kv-cache step's inputs (addStepInputs).

@@ -3,7 +3,9 @@
 // T5ForConditionalGeneration and MT5ForConditionalGeneration (transformers'
 // modeling_t5 / modeling_mt5) as one full-sequence model: the encoder over
 // `input_ids` and the decoder over `decoder_input_ids`, whose logits are
-// the result (no KV cache).
+// the result; with --kv-cache, the encoder (@encoder, once per prompt:
+// every decoder layer's cross-attention keys and values) and a decoder
+// step over KV caches (@main).
 //
 // Both stacks embed their ids by the shared table and run pre-norm blocks
 // with T5's LayerNorm (RMS: no mean, no bias): self-attention (the
@@ -182,6 +184,95 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
     return AddOp::create(b, w.loc(), x, y).getResult();
   };
 
+  // The decoder's final norm, output scale and LM head.
+  auto finish = [&](Value decoded) -> LogicalResult {
+    Location headLoc = mb.loc("lm_head");
+    FailureOr<Value> out =
+        norm(LayerWeights(mb, "decoder."), "final_layer_norm.weight", decoded);
+    if (failed(out))
+      return failure();
+    Value h = *out;
+    if (*scaleOutput)
+      h = mb.scaleBy(headLoc, h, 1.0 / std::sqrt(static_cast<double>(d)));
+    return mb.finishLmHead(headLoc, h, table, *tied, "[vocab_size, d_model]");
+  };
+  // A --kv-cache build: @encoder hands each decoder layer's cross-attention
+  // keys and values (from the encoder output `encOut`) to the decoder step
+  // @main, whose self-attention bias follows the run-time positions.
+  auto buildStep = [&](Value encOut) -> FailureOr<Value> {
+    StringRef in = "[num_heads * d_kv, d_model]";
+    SmallVector<std::pair<std::string, Value>> crossKV;
+    for (int64_t i = 0; i < *decLayers; ++i) {
+      LayerWeights w(mb, "decoder.block." + std::to_string(i) + ".");
+      std::string p = "layer.1.EncDecAttention.";
+      FailureOr<Value> wk = w(p + "k.weight", {inner, d}, in),
+                       wv = w(p + "v.weight", {inner, d}, in);
+      if (!allFound({wk, wv}))
+        return failure();
+      crossKV.push_back(
+          {ModelBuilder::crossKeyName(i),
+           mb.projectHeads(w.loc(), encOut, *wk, Value(), heads, dh)});
+      crossKV.push_back(
+          {ModelBuilder::crossValueName(i),
+           mb.projectHeads(w.loc(), encOut, *wv, Value(), heads, dh)});
+    }
+    mb.finishEncoder(crossKV);
+    FailureOr<ModelBuilder::Seq2SeqStep> step =
+        mb.startSeq2SeqStep(*start, *decLayers, heads, dh);
+    if (failed(step))
+      return failure();
+    FailureOr<std::pair<Value, Value>> dec = mb.embedTokens(
+        step->decoderIds, "shared", vocab, d, "[vocab_size, d_model]");
+    std::string biasName =
+        "decoder.block.0.layer.0.SelfAttention.relative_attention_bias";
+    FailureOr<Value> biasTable =
+        mb.weight(biasName + ".weight", {*buckets, heads},
+                  "[relative_attention_num_buckets, num_heads]");
+    if (failed(dec) || failed(biasTable))
+      return failure();
+    table = dec->first;
+    Value decBias = mb.stepRelativePositionBias(mb.loc(biasName), *biasTable,
+                                                *step->decode, *maxDistance);
+    Value padding = step->sourcePadding;
+    return mb.decoderLayers(
+        dec->second, *decLayers, "decoder.block.",
+        [&](int64_t i, const LayerWeights &w, Value x) -> FailureOr<Value> {
+          ArrayRef<Value> extras = mb.layerExtras();
+          std::string self = "layer.0.SelfAttention.",
+                      cross = "layer.1.EncDecAttention.";
+          StringRef out = "[d_model, num_heads * d_kv]";
+          FailureOr<Value> n1 = norm(w, "layer.0.layer_norm.weight", x),
+                           wq = w(self + "q.weight", {inner, d}, in),
+                           wk = w(self + "k.weight", {inner, d}, in),
+                           wv = w(self + "v.weight", {inner, d}, in),
+                           wo = w(self + "o.weight", {d, inner}, out),
+                           cq = w(cross + "q.weight", {inner, d}, in),
+                           co = w(cross + "o.weight", {d, inner}, out);
+          if (!allFound({n1, wq, wk, wv, wo, cq, co}))
+            return failure();
+          ModelBuilder::AttentionOptions opts;
+          opts.scale = unscaled;
+          opts.scoreBias = [&](int64_t) { return extras[0]; };
+          FailureOr<Value> a = mb.attention(
+              i, *n1, step->decode, {*wq, {}, *wk, {}, *wv, {}, *wo, {}}, heads,
+              heads, dh, opts);
+          if (failed(a))
+            return failure();
+          Value h = AddOp::create(b, w.loc(), x, *a);
+          FailureOr<Value> n2 = norm(w, "layer.1.layer_norm.weight", h);
+          if (failed(n2))
+            return failure();
+          Value c = mb.stepCrossAttention(
+              w.loc(), *n2, step->crossKeys[i], step->crossValues[i], *cq,
+              Value(), *co, Value(), heads, dh, padding ? extras[1] : Value(),
+              unscaled);
+          h = AddOp::create(b, w.loc(), h, c);
+          return feedForward(w, "layer.2.", h);
+        },
+        padding ? ValueRange{decBias, padding} : ValueRange{decBias},
+        /*firstIndex=*/encLayers);
+  };
+
   FailureOr<Value> encBias =
       positionBias("encoder", start->sourceLen, /*bidirectional=*/true);
   if (failed(encBias))
@@ -205,6 +296,12 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
     return failure();
   FailureOr<Value> encOut =
       norm(LayerWeights(mb, "encoder."), "final_layer_norm.weight", *encoded);
+  if (succeeded(encOut) && mb.options.kvCache > 0) {
+    FailureOr<Value> decoded = buildStep(*encOut);
+    if (failed(decoded))
+      return failure();
+    return finish(*decoded);
+  }
   FailureOr<std::pair<Value, Value>> dec = mb.embedTokens(
       start->decoderIds, "shared", vocab, d, "[vocab_size, d_model]");
   FailureOr<Value> decBias =
@@ -232,13 +329,5 @@ LogicalResult mlir::attn::hf::buildT5(ModelBuilder &mb, bool mt5) {
       /*firstIndex=*/encLayers);
   if (failed(decoded))
     return failure();
-  Location headLoc = mb.loc("lm_head");
-  FailureOr<Value> out =
-      norm(LayerWeights(mb, "decoder."), "final_layer_norm.weight", *decoded);
-  if (failed(out))
-    return failure();
-  Value h = *out;
-  if (*scaleOutput)
-    h = mb.scaleBy(headLoc, h, 1.0 / std::sqrt(static_cast<double>(d)));
-  return mb.finishLmHead(headLoc, h, table, *tied, "[vocab_size, d_model]");
+  return finish(*decoded);
 }

@@ -397,7 +397,12 @@ def AttnEmitModelEntry : Pass<"attn-emit-model-entry", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let options = [
     Option<"target", "target", "::attnc::Target", "::attnc::Target::CPU",
-           "the target recorded in the manifest: cpu or cuda">
+           "the target recorded in the manifest: cpu or cuda">,
+    Option<"symbolPrefix", "symbol-prefix", "std::string", "\"attn_model\"",
+           "the prefix of the entry symbols (PREFIX_invoke, "
+           "PREFIX_manifest, PREFIX_forward): attn_model for the model a "
+           "program runs, attn_encoder for an encoder-decoder's encoder "
+           "linked beside its decoder step">
   ];
 }
 
