@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Tokenizers and text continuations of tiny checkpoints, by transformers.
 
-For the decoder gpt2 and the encoder-decoder t5_gated in
+For the decoder gpt2 and the encoder-decoders t5_gated and bart in
 test/Frontend/HF/Inputs this writes into the checkpoint's directory
   tokenizer.json   a small BPE tokenizer (sentencepiece-like: Metaspace
                    pre-tokenizer and decoder) trained with Hugging Face's
                    `tokenizers` on a few fixed sentences, exactly the
                    model's 99 tokens; T5's has <pad> </s> <unk> at 0, 1, 2
-                   and appends </s> to every encoded text, as T5's does
+                   and appends </s> to every encoded text, as T5's does;
+                   BART's has <s> <pad> </s> <unk> and frames every text
+                   with <s> and </s>, as BART's does
   text_expected.json  the prompts and transformers' greedy continuations
                    (`model.generate(do_sample=False)`, each prompt alone,
                    decoded with skip_special_tokens; T5's first prompt
-                   ends with its eos), the independent
+                   ends with its eos, BART's generation config forces eos
+                   as the last token), the independent
                    reference for `Model.generate_text` of the attnc Python
                    package
 The existing files of the checkpoints (weights, config.json,
@@ -60,10 +63,13 @@ GPT2_NEW_TOKENS = 20
 # </s> (T5's eos) a few tokens in.
 T5_PROMPTS = ["to be or not", "thanks", "the rain in spain"]
 T5_NEW_TOKENS = 12
+BART_PROMPTS = ["she sells", "the rain in spain"]
+BART_NEW_TOKENS = 12
 
 
-def train_tokenizer(specials, eos=None):
-    """A BPE tokenizer of exactly VOCAB tokens, `specials` first."""
+def train_tokenizer(specials, template=None):
+    """A BPE tokenizer of exactly VOCAB tokens, `specials` first; with
+    `template` (e.g. "$A </s>") its special tokens frame every text."""
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
@@ -71,9 +77,11 @@ def train_tokenizer(specials, eos=None):
                                   show_progress=False)
     tok.train_from_iterator(TRAINING_TEXT, trainer)
     assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
-    if eos is not None:
+    if template is not None:
         tok.post_processor = processors.TemplateProcessing(
-            single="$A " + eos, special_tokens=[(eos, tok.token_to_id(eos))])
+            single=template,
+            special_tokens=[(t, tok.token_to_id(t)) for t in template.split()
+                            if t != "$A"])
     return tok
 
 
@@ -173,7 +181,7 @@ def gpt2(inputs):
 
 def t5(inputs):
     d = os.path.join(inputs, "t5_gated")
-    tok = train_tokenizer(["<pad>", "</s>", "<unk>"], eos="</s>")
+    tok = train_tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
     tok_path = os.path.join(d, "tokenizer.json")
     tok.save(tok_path)
     hf_tok = hf_tokenizer(tok_path)
@@ -196,6 +204,28 @@ def t5(inputs):
     print(f"t5_gated: {expected} min top-2 logit gap {gap:.3g}")
 
 
+def bart(inputs):
+    d = os.path.join(inputs, "bart")
+    tok = train_tokenizer(["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>")
+    tok_path = os.path.join(d, "tokenizer.json")
+    tok.save(tok_path)
+    hf_tok = hf_tokenizer(tok_path)
+    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    rows, gap = greedy(model, tok, hf_tok, BART_PROMPTS, BART_NEW_TOKENS,
+                       encoder=True)
+    # The generation config's forced_eos_token_id ends every row.
+    forced = model.generation_config.forced_eos_token_id
+    assert all(ids[-1] == forced for ids, _ in rows), rows
+    expected = {
+        "prompts": BART_PROMPTS,
+        "max_new_tokens": BART_NEW_TOKENS,
+        "greedy": [t for _, t in rows],
+        "greedy_ids": [ids for ids, _ in rows],
+    }
+    write_json(os.path.join(d, "text_expected.json"), expected)
+    print(f"bart: {expected} min top-2 logit gap {gap:.3g}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("inputs")
@@ -203,6 +233,7 @@ def main():
     torch.manual_seed(0)
     gpt2(args.inputs)
     t5(args.inputs)
+    bart(args.inputs)
 
 
 if __name__ == "__main__":

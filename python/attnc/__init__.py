@@ -59,7 +59,8 @@ _FROM_CONFIG = object()
 
 # The token ids of a generation config that generate_text uses.
 _GENERATION_KEYS = ("eos_token_id", "pad_token_id", "bos_token_id",
-                    "decoder_start_token_id")
+                    "decoder_start_token_id", "forced_bos_token_id",
+                    "forced_eos_token_id")
 
 
 def _token_ids(value, what):
@@ -78,7 +79,8 @@ def _load_tokenizer(path):
     """(tokenizers.Tokenizer, generation config) from a checkpoint directory
     holding tokenizer.json (or from that file). The config is the token ids
     of generation_config.json beside it, those it lacks from config.json
-    (eos_token_id a tuple of ids, the others ints)."""
+    (eos_token_id and forced_eos_token_id tuples of ids, the others
+    ints)."""
     path = os.fspath(path)
     if os.path.isdir(path):
         directory, file = path, os.path.join(path, "tokenizer.json")
@@ -113,7 +115,7 @@ def _load_tokenizer(path):
                 continue
             seen.add(key)
             ids = _token_ids(values[key], "%s's %s" % (name, key))
-            if key == "eos_token_id":
+            if key in ("eos_token_id", "forced_eos_token_id"):
                 config[key] = ids
             elif ids:
                 if len(ids) != 1:
@@ -548,7 +550,10 @@ class Model(_Closing):
         of `eos_token_id` (default: the checkpoint's generation config; an
         int, a list, or None for none), or once its text holds one of the
         `stop` strings (a str or a list), and is then cut before the stop
-        string; the others go on. The prompts run in batches of the rows the
+        string; the others go on. The config's forced_bos_token_id (an
+        encoder-decoder's first new token) and forced_eos_token_id (the
+        last) apply as in transformers; its other settings (beams,
+        repetition penalties, minimum lengths) do not. The prompts run in batches of the rows the
         model was compiled for, padded to the longest, so the longest prompt
         plus max_new_tokens must fit the compiled sequence. An
         encoder-decoder (T5, BART) takes each prompt as its encoder input
@@ -658,6 +663,10 @@ class Model(_Closing):
         timing[0] += (decoded - began) * 1e3
         decode = lambda row: self.tokenizer.decode(row,
                                                    skip_special_tokens=True)
+        config = self.generation_config
+        forced_bos = (config.get("forced_bos_token_id") if start is not None
+                      else None)
+        forced_eos = config.get("forced_eos_token_id", ())
         tokens = [[] for _ in range(batch)]
         texts = [None] * batch
         next_ids = np.zeros(batch, np.int64)
@@ -667,6 +676,12 @@ class Model(_Closing):
                 timing[2] += 1
             check(lib.attnrt_session_sample(session, ctypes.byref(sampling),
                                             next_ids.ctypes.data))
+            # As transformers' forced BOS (an encoder-decoder's first token)
+            # and forced EOS (the last token) logits processors.
+            if step == 0 and forced_bos is not None:
+                next_ids[:] = forced_bos
+            if step == max_new_tokens - 1 and forced_eos:
+                next_ids[:] = min(forced_eos)
             for b in range(batch):
                 if texts[b] is not None:
                     continue
@@ -789,7 +804,8 @@ def load(library, weights=None, tokenizer=None):
     (`Model.generate_text`): the tokenizer is read with the `tokenizers`
     package (needed only then), and the token ids of generation_config.json
     beside it (eos_token_id, pad_token_id, bos_token_id,
-    decoder_start_token_id; those it lacks from config.json) become
+    decoder_start_token_id, forced_bos_token_id, forced_eos_token_id; those
+    it lacks from config.json) become
     `Model.generation_config`. `Model.tokenizer` is the
     tokenizers.Tokenizer."""
     return Model(library, weights, tokenizer)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Text in, text out with the attnc Python package: `attnc.load(...,
-tokenizer=DIR)` and `Model.generate_text` on the tiny GPT-2 and T5 v1.1
-checkpoints, whose tokenizer.json and text_expected.json come from
+tokenizer=DIR)` and `Model.generate_text` on the tiny GPT-2, T5 v1.1 and
+BART checkpoints, whose tokenizer.json and text_expected.json come from
 scripts/gen_hf_text.py: transformers' greedy continuations (its own
 `generate`, each prompt alone) are the reference. Needs the `tokenizers`
 package in the interpreter.
@@ -143,6 +143,24 @@ def main():
         expect_error(lambda: t5.generate_text("the quick brown fox jumps", 4),
                      "prompt 0 is 15 tokens; the model's encoder takes at "
                      "most 10")
+
+    # BART: its tokenizer frames the encoder's text with <s> and </s>, its
+    # generation config forces </s> as the last token (not in the text).
+    bart_dir = os.path.join(inputs, "bart")
+    with open(os.path.join(bart_dir, "text_expected.json")) as f:
+        want = json.load(f)
+    bart_lib = attnc.compile(bart_dir, lib_path("libbart.so"),
+                             input_shape={"input_ids": (2, 10),
+                                          "attention_mask": (2, 10),
+                                          "decoder_input_ids": (2, 17)})
+    with attnc.load(bart_lib, weights=os.path.join(bart_dir,
+                                                   "model.safetensors"),
+                    tokenizer=bart_dir) as bart:
+        assert bart.generation_config["forced_eos_token_id"] == (2,)
+        got = bart.generate_text(want["prompts"], want["max_new_tokens"])
+        assert got == want["greedy"], (got, want["greedy"])
+        print("bart generate_text, forced eos: greedy texts equal "
+              "transformers'")
 
     # Load errors: a directory without tokenizer.json, a generation config
     # with a malformed id, no tokenizer at all.
