@@ -553,11 +553,12 @@ class Model(_Closing):
         string; the others go on. The config's forced_bos_token_id (an
         encoder-decoder's first new token) and forced_eos_token_id (the
         last) apply as in transformers; its other settings (beams,
-        repetition penalties, minimum lengths) do not. The prompts run in batches of the rows the
-        model was compiled for, padded to the longest, so the longest prompt
-        plus max_new_tokens must fit the compiled sequence. An
-        encoder-decoder (T5, BART) takes each prompt as its encoder input
-        and starts its decoder with the config's decoder_start_token_id.
+        repetition penalties, minimum lengths) do not. The prompts run in
+        batches of the rows the model was compiled for, padded to the
+        longest, so the longest prompt plus max_new_tokens must fit the
+        compiled sequence. An encoder-decoder (T5, BART) takes each prompt
+        as its encoder input and starts its decoder with the config's
+        decoder_start_token_id.
         `last_generate_timing` then holds (prefill ms, decode ms, steps),
         summed over the batches."""
         if self._m is None:
@@ -619,13 +620,17 @@ class Model(_Closing):
             max_batch, capacity = ctypes.c_int64(), ctypes.c_int64()
             self._lib.attnrt_session_shape(session, ctypes.byref(max_batch),
                                            ctypes.byref(capacity), None)
-            for i, ids in enumerate(encoded):
-                length = 1 if encoder else len(ids)
-                if length + max_new_tokens > capacity.value:
+            if encoder and 1 + max_new_tokens > capacity.value:
+                raise AttncError(
+                    "the decoder's start token plus %d new tokens exceed the "
+                    "model's %d decoder positions (compile it for a longer "
+                    "decoder_input_ids)" % (max_new_tokens, capacity.value))
+            for i, ids in enumerate([] if encoder else encoded):
+                if len(ids) + max_new_tokens > capacity.value:
                     raise AttncError(
                         "prompt %d: %d tokens plus %d new tokens exceed the "
                         "model's %d positions (compile it for a longer "
-                        "sequence)" % (i, length, max_new_tokens,
+                        "sequence)" % (i, len(ids), max_new_tokens,
                                        capacity.value))
             texts, timing = [], [0.0, 0.0, 0]
             for first in range(0, len(encoded), max_batch.value):
@@ -659,8 +664,8 @@ class Model(_Closing):
             width = 1
         check(lib.attnrt_session_prefill(session, ids.ctypes.data,
                                          lengths.ctypes.data, batch, width))
-        decoded = time.perf_counter()
-        timing[0] += (decoded - began) * 1e3
+        prefilled = time.perf_counter()
+        timing[0] += (prefilled - began) * 1e3
         decode = lambda row: self.tokenizer.decode(row,
                                                    skip_special_tokens=True)
         config = self.generation_config
@@ -694,7 +699,7 @@ class Model(_Closing):
                         texts[b] = text
             if all(t is not None for t in texts):
                 break
-        timing[1] += (time.perf_counter() - decoded) * 1e3
+        timing[1] += (time.perf_counter() - prefilled) * 1e3
         out = []
         for b in range(batch):
             text = decode(tokens[b]) if texts[b] is None else texts[b]

@@ -143,6 +143,9 @@ def main():
         expect_error(lambda: t5.generate_text("the quick brown fox jumps", 4),
                      "prompt 0 is 15 tokens; the model's encoder takes at "
                      "most 10")
+        expect_error(lambda: t5.generate_text("thanks", 17),
+                     "the decoder's start token plus 17 new tokens exceed "
+                     "the model's 17 decoder positions")
 
     # BART: its tokenizer frames the encoder's text with <s> and </s>, its
     # generation config forces </s> as the last token (not in the text).
