@@ -7,6 +7,10 @@
 #                                AddressSanitizer + UndefinedBehaviorSanitizer
 #                                (compiled models link the sanitized runtime)
 #                                and runs the same suite there
+#
+# The Python scripts run under lit's interpreter (Debian's python3), or
+# $ATTNC_TEST_PYTHON (e.g. a virtual environment with numpy and Hugging
+# Face's tokenizers, whose text-generation test is otherwise unsupported).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,7 +47,11 @@ fi
 
 ninja -C "$BUILD_DIR" || exit 1
 LIT=$(command -v lit-22 || echo /usr/lib/llvm-22/bin/lit)
-"$LIT" -sv "$BUILD_DIR/test" -o "$BUILD_DIR/lit-results.json"
+params=()
+if [[ -n "${ATTNC_TEST_PYTHON:-}" ]]; then
+  params=(--param "python=$ATTNC_TEST_PYTHON")
+fi
+"$LIT" -sv "${params[@]}" "$BUILD_DIR/test" -o "$BUILD_DIR/lit-results.json"
 status=$?
 /usr/bin/python3 "$ROOT/scripts/lit_summary.py" "$BUILD_DIR/lit-results.json" || status=1
 exit $status

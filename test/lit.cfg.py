@@ -18,8 +18,26 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt",
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
 config.substitutions.append(("%attnc_bin", config.attnc_tools_dir))
-# The interpreter running lit is the one with numpy (Debian's python3).
-config.substitutions.append(("%python", sys.executable))
+# The interpreter of the Python scripts: the one running lit (Debian's
+# python3, with numpy), or --param python=PATH (e.g. a virtual environment's,
+# with numpy and the Python package's optional dependencies).
+_python = lit_config.params.get("python", sys.executable)
+config.substitutions.append(("%python", _python))
+
+
+def _python_imports(module):
+    """Whether %python can import `module`."""
+    import subprocess
+    return subprocess.run([_python, "-c", "import " + module],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+# Tests of the Python package's text generation need Hugging Face's
+# `tokenizers` (an optional dependency that Debian does not package);
+# elsewhere lit reports them UNSUPPORTED.
+if _python_imports("tokenizers"):
+    config.available_features.add("python-tokenizers")
 # Under scripts/test.sh --sanitize, LeakSanitizer's tracer itself crashes
 # (SIGSEGV in its stop-the-world scan) at the exit of an attn-compile that
 # ran the JIT-compiled LayerDrop search; such commands run with the leak

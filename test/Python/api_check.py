@@ -114,6 +114,22 @@ def main():
     expect_error(lambda: attnc.load(enc_lib), "has 25 weights: pass weights=")
     expect_error(lambda: attnc.load(enc_lib, weights=lib),
                  "libbert.so")
+    # A tokenizer (text_check.py tests text generation where the
+    # `tokenizers` package is installed): a directory without
+    # tokenizer.json, and the package missing (blocked here, whether
+    # installed or not), are errors that say so.
+    expect_error(lambda: attnc.load(lib, tokenizer=args.workdir),
+                 "no tokenizer.json in")
+    saved = {name: sys.modules.pop(name) for name in list(sys.modules)
+             if name == "tokenizers" or name.startswith("tokenizers.")}
+    sys.modules["tokenizers"] = None
+    try:
+        expect_error(lambda: attnc.load(lib, tokenizer=os.path.join(
+            args.src, "test", "Frontend", "HF", "Inputs", "gpt2")),
+            "needs Hugging Face's 'tokenizers' package")
+    finally:
+        del sys.modules["tokenizers"]
+        sys.modules.update(saved)
     # Generation with a decoder checkpoint: greedy tokens equal
     # transformers' (scripts/gen_hf_generation.py), sampling is
     # reproducible by seed, an encoder is refused.
