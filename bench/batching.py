@@ -39,16 +39,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def make_checkpoint(directory, layers):
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-    torch.manual_seed(0)
-    cfg = GPT2Config(n_layer=layers, resid_pdrop=0.0, embd_pdrop=0.0,
-                     attn_pdrop=0.0)
-    GPT2LMHeadModel(cfg).eval().save_pretrained(directory,
-                                                safe_serialization=True)
-
-
 def static_schedule(model, prompts, budgets, slots):
     """Groups of `slots` requests, each group padded to its longest prompt
     and run to its longest budget; returns (tokens per request, runs)."""
@@ -83,6 +73,8 @@ def main():
 
     ckpt = os.path.join(args.workdir, "gpt2-small-%d" % args.layers)
     if not os.path.exists(os.path.join(ckpt, "model.safetensors")):
+        sys.path.insert(0, HERE)
+        from decode import make_checkpoint  # the decode benchmark's model
         make_checkpoint(ckpt, args.layers)
     rng = np.random.default_rng(0)
     prompts = [rng.integers(0, 50257, int(rng.integers(8, 65)))

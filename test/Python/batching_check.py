@@ -21,19 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "reference"))
 import checkutil  # noqa: E402
-
-
-def expect_error(fn, *fragments):
-    import attnc
-    try:
-        fn()
-    except attnc.AttncError as e:
-        message = str(e)
-        for fragment in fragments:
-            assert fragment in message, (fragment, message)
-        print("error:", message.splitlines()[0])
-        return
-    raise AssertionError("no AttncError for %s" % (fragments,))
+from api_check import expect_error  # noqa: E402
 
 
 def main():

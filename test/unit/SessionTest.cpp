@@ -117,6 +117,14 @@ TEST(Session, GreedyFollowsTheCausalModel) {
 /// sum of the cache up to it (sum of (j + 1) * id_j), so a wrong start
 /// position, a stale cache or a wrong logits column shows. Records each
 /// run's T.
+/// stepInvoke's manifest.
+const char *const kDynamicStepManifest =
+    "attnc-manifest 1\n"
+    "target cpu\n"
+    "input ids i64 2x? dims_from -\n"
+    "input positions i64 2 positions 8\n"
+    "state cache f32 2x8\n"
+    "output logits f32 2x?x5 dims_from 0:1 causal\n";
 std::vector<int64_t> gStepTokens;
 void stepInvoke(void **buffers) {
   auto *ids = static_cast<const int64_t *>(buffers[0]);
@@ -141,12 +149,7 @@ void stepInvoke(void **buffers) {
 }
 
 TEST(Session, DynamicStepPrefillsInOneRun) {
-  const char *manifest = "attnc-manifest 1\n"
-                         "target cpu\n"
-                         "input ids i64 2x? dims_from -\n"
-                         "input positions i64 2 positions 8\n"
-                         "state cache f32 2x8\n"
-                         "output logits f32 2x?x5 dims_from 0:1 causal\n";
+  const char *manifest = kDynamicStepManifest;
   char err[256];
   ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
   ASSERT_NE(m.get(), nullptr) << err;
@@ -190,12 +193,7 @@ TEST(Session, DynamicStepPrefillsInOneRun) {
 }
 
 TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
-  const char *manifest = "attnc-manifest 1\n"
-                         "target cpu\n"
-                         "input ids i64 2x? dims_from -\n"
-                         "input positions i64 2 positions 8\n"
-                         "state cache f32 2x8\n"
-                         "output logits f32 2x?x5 dims_from 0:1 causal\n";
+  const char *manifest = kDynamicStepManifest;
   char err[256];
   ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
   ASSERT_NE(m.get(), nullptr) << err;
