@@ -2,8 +2,8 @@
 """Continuous batching throughput: many generation requests through one
 KV-cache step compiled for B rows (slots), at B = 1, 4 and 16.
 
-    bench/batching.py [--requests 32] [--slots 1,4,16] [--layers 12]
-                      [--threads 2] [--workdir DIR]
+    bench/batching.py [--requests 32] [--slots 1,4,16] [--chunks 0,1]
+                      [--layers 12] [--threads 2] [--workdir DIR]
 
 Needs numpy, and torch with transformers to write the checkpoint once
 (the .venv-bench of `scripts/setup.sh --bench`, or any Python with them);
@@ -16,8 +16,10 @@ workload is --requests prompts (seeded: 8 to 64 tokens each, 8 to 64 new
 tokens each, greedy). Two schedules run it on the same compiled model:
 
   continuous  Model.generate_many: a request takes a slot as soon as one is
-              free and starts at its own position while the others go on
-              (its prompt fed whole in the same run as their next tokens);
+              free and starts at its own position while the others go on,
+              its prompt fed in the same runs as their next tokens: whole
+              (chunk 0; the running rows are padded to its length) or
+              --chunks C tokens per run;
   static      Model.generate on groups of B requests in arrival order:
               a group's prompts are padded to its longest and it runs until
               its longest budget, so a short request's slot idles.
@@ -61,6 +63,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=32)
     ap.add_argument("--slots", default="1,4,16")
+    ap.add_argument("--chunks", default="0,1",
+                    help="prompt tokens per run of the continuous schedule "
+                         "(0: whole)")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workdir",
@@ -84,6 +89,7 @@ def main():
     print("%d requests, %d new tokens in all; load average %.2f"
           % (args.requests, total, os.getloadavg()[0]))
     rows = []
+    chunks = [int(c) for c in args.chunks.split(",")]
     for slots in [int(s) for s in args.slots.split(",")]:
         lib = attnc.compile(ckpt, os.path.join(args.workdir,
                                                "libgpt2_%d.so" % slots),
@@ -93,26 +99,34 @@ def main():
                 ckpt, "model.safetensors")) as model:
             model.generate_many(prompts[:1], 2)  # warm-up
             began = time.perf_counter()
-            cont = model.generate_many(prompts, budgets)
-            cont_s = time.perf_counter() - began
-            cont_runs = model.last_generate_many_stats[0]
-            began = time.perf_counter()
             stat, stat_runs = static_schedule(model, prompts, budgets, slots)
-            stat_s = time.perf_counter() - began
-            same = all(np.array_equal(a, b) for a, b in zip(cont, stat))
-            if not same:
-                print("slots %d: the schedules' tokens differ" % slots)
-                return 1
-            rows.append((slots, total / cont_s, cont_runs, total / stat_s,
-                         stat_runs))
-            print("slots %d: continuous %.1f tokens/s (%d runs), static "
-                  "%.1f tokens/s (%d runs)" % rows[-1], flush=True)
-    print("\n| slots | continuous tokens/s | runs | static tokens/s | runs "
-          "| continuous / static |")
-    print("|---|---|---|---|---|---|")
-    for slots, ct, cr, st, sr in rows:
-        print("| %d | %.1f | %d | %.1f | %d | %.2f |"
-              % (slots, ct, cr, st, sr, ct / st))
+            row = [slots, total / (time.perf_counter() - began), stat_runs]
+            for chunk in chunks:
+                began = time.perf_counter()
+                cont = model.generate_many(prompts, budgets,
+                                           prompt_chunk=chunk)
+                row += [total / (time.perf_counter() - began),
+                        model.last_generate_many_stats[0]]
+                if not all(np.array_equal(a, b) for a, b in zip(cont, stat)):
+                    print("slots %d, chunk %d: the schedules' tokens differ"
+                          % (slots, chunk))
+                    return 1
+            rows.append(row)
+            print("slots %d: static %.1f tokens/s (%d runs)" % tuple(row[:3])
+                  + "".join(", continuous chunk %d %.1f tokens/s (%d runs)"
+                            % (c, row[3 + 2 * i], row[4 + 2 * i])
+                            for i, c in enumerate(chunks)), flush=True)
+    name = lambda c: "whole prompts" if c == 0 else "%d per run" % c
+    print("\n| slots | static tokens/s (runs) | "
+          + " | ".join("continuous, %s (runs) | / static" % name(c)
+                       for c in chunks) + " |")
+    print("|---" * (2 + 2 * len(chunks)) + "|")
+    for row in rows:
+        cells = ["%d" % row[0], "%.1f (%d)" % (row[1], row[2])]
+        for i in range(len(chunks)):
+            tps, runs = row[3 + 2 * i], row[4 + 2 * i]
+            cells += ["%.1f (%d)" % (tps, runs), "%.2f" % (tps / row[1])]
+        print("| " + " | ".join(cells) + " |")
     print("load average at the end %.2f" % os.getloadavg()[0])
     return 0
 

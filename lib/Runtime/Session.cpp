@@ -894,12 +894,17 @@ extern "C" int attnrt_session_slot_free(attnrt_session *s, int64_t slot) {
 
 extern "C" int attnrt_session_slots_step(attnrt_session *s,
                                          const int64_t *next_ids,
+                                         int64_t max_prompt_tokens,
                                          int64_t *ready) {
   using Kind = attnrt_session::Slot::Kind;
   if (!s)
     return 1;
   if (s->slots.empty())
     return s->fail("slots_step: no slot started (attnrt_session_slot_start)");
+  if (max_prompt_tokens < 0)
+    return s->fail(strFormat("slots_step: max_prompt_tokens must be >= 0 "
+                             "(0: as many as fit), got %lld",
+                             static_cast<long long>(max_prompt_tokens)));
   // Every row takes T tokens this run: a running slot its next token, a
   // slot with a prompt as much of it as fits (all of it, or one token of a
   // step compiled for T = 1), a free slot padding. A running row's padding
@@ -927,10 +932,13 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
     if (sl.kind == Kind::Running)
       feed[b] = 1;
     else if (sl.kind == Kind::Prompt)
-      feed[b] = s->dynamicTokens
-                    ? std::min<int64_t>(
-                          static_cast<int64_t>(sl.prompt.size() - sl.fed), room)
-                    : 1;
+      feed[b] =
+          s->dynamicTokens
+              ? std::min<int64_t>(
+                    static_cast<int64_t>(sl.prompt.size() - sl.fed),
+                    max_prompt_tokens > 0 ? std::min(room, max_prompt_tokens)
+                                          : room)
+              : 1;
     tokens = std::max(tokens, feed[b]);
   }
   s->setWidth(tokens);

@@ -348,7 +348,8 @@ class Model(_Closing):
                        ctypes.POINTER(ctypes.c_int64)]),
             "attnrt_session_slot_start": (
                 c_int, [ptr, ctypes.c_int64, ptr, ctypes.c_int64]),
-            "attnrt_session_slots_step": (c_int, [ptr, ptr, ptr]),
+            "attnrt_session_slots_step": (
+                c_int, [ptr, ptr, ctypes.c_int64, ptr]),
             "attnrt_session_slot_free": (c_int, [ptr, ctypes.c_int64]),
         }
         for name, (restype, argtypes) in sigs.items():
@@ -540,7 +541,8 @@ class Model(_Closing):
             self._lib.attnrt_session_free(session)
 
     def generate_many(self, prompts, max_new_tokens, *, temperature=0.0,
-                      top_k=0, top_p=1.0, seed=0, eos=None):
+                      top_k=0, top_p=1.0, seed=0, eos=None,
+                      prompt_chunk=0):
         """Generates for any number of prompts with continuous batching
         over a KV-cache step (attn-compile --kv-cache): each of the model's
         compiled rows is a slot; a prompt waits for a free slot, starts
@@ -551,7 +553,11 @@ class Model(_Closing):
         stopped there). Greedy results equal each prompt generated alone;
         sampling (temperature > 0) draws every slot's token from one
         seeded generator, so a prompt's tokens depend on what shared its
-        steps. `last_generate_many_stats` then holds (model runs, tokens
+        steps. Every run feeds all rows the same number of tokens, so a
+        new prompt fed whole pads the running rows to its length;
+        `prompt_chunk` > 0 feeds at most that many prompt tokens per run
+        (1: no padding, as a step compiled for one token does).
+        `last_generate_many_stats` then holds (model runs, tokens
         generated, milliseconds)."""
         if self._m is None:
             raise AttncError("the model is closed")
@@ -604,7 +610,8 @@ class Model(_Closing):
                             requests[r].size))
                         owner[slot] = r
                 check(lib.attnrt_session_slots_step(
-                    session, next_ids.ctypes.data, ready.ctypes.data))
+                    session, next_ids.ctypes.data, int(prompt_chunk),
+                    ready.ctypes.data))
                 runs += 1
                 check(lib.attnrt_session_sample(
                     session, ctypes.byref(sampling), next_ids.ctypes.data))

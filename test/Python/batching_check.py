@@ -69,8 +69,14 @@ def main():
                 assert np.array_equal(alone, outs[i]), (i, alone, outs[i])
             runs, produced, _ = model.last_generate_many_stats
             assert produced == sum(budgets), model.last_generate_many_stats
+            # Prompts fed a few tokens per run: the same tokens.
+            for chunk in (1, 3):
+                assert all(np.array_equal(a, b) for a, b in zip(
+                    model.generate_many(prompts, budgets, prompt_chunk=chunk),
+                    outs)), chunk
             print("%s: 12 prompts in 3 slots, %d runs: transformers' tokens, "
-                  "the full-sequence argmax, each alone" % (name, runs))
+                  "the full-sequence argmax, each alone, prompts in pieces"
+                  % (name, runs))
             # eos: a prompt stops at its first eos, its slot goes to the next.
             eos = int(outs[2][1])
             stopped = model.generate_many(prompts, budgets, eos=eos)

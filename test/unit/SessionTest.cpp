@@ -206,7 +206,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   const int64_t first[] = {1, 2};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, first, 2), 0)
       << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0)
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
       << attnrt_last_error(m.get());
   EXPECT_EQ(ready[0], 1);
   EXPECT_EQ(ready[1], 0);
@@ -219,7 +219,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
   next[0] = 3;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0)
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
       << attnrt_last_error(m.get());
   EXPECT_EQ(ready[0], 1);
   EXPECT_EQ(ready[1], 1);
@@ -232,13 +232,31 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   // own cache never reaches it).
   ASSERT_EQ(attnrt_session_slot_free(s.get(), 0), 0);
   next[1] = 4;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0);
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
   EXPECT_EQ(ready[0], 0);
   EXPECT_EQ(ready[1], 1);
   logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[kVocab + 0], 3.0f);  // 4 -> 0
   EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 15 + 4 * 4 = 31
-  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 3, 1}));
+
+  // A prompt fed one token per run (max_prompt_tokens 1) gives the same
+  // logits, ready after its last token.
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, first, 2), 0);
+  next[1] = 0;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 1, ready), 0);
+  EXPECT_EQ(ready[0], 0);
+  EXPECT_EQ(ready[1], 1);
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 1, ready), 0);
+  EXPECT_EQ(ready[0], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[3], 3.0f);
+  EXPECT_FLOAT_EQ(logits[0], 0.25f);
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 3, 1, 1, 1}));
+  EXPECT_NE(attnrt_session_slots_step(s.get(), next, -1, ready), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slots_step: max_prompt_tokens must be >= 0 (0: as many as "
+               "fit), got -1");
+  ASSERT_EQ(attnrt_session_slot_free(s.get(), 0), 0);
 
   // Misuse is an error naming what is wrong.
   EXPECT_NE(attnrt_session_slot_start(s.get(), 2, first, 2), 0);
@@ -256,7 +274,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
                "decode: the session runs slots (continue them with "
                "attnrt_session_slots_step)");
   ASSERT_EQ(attnrt_session_slot_free(s.get(), 1), 0);
-  EXPECT_NE(attnrt_session_slots_step(s.get(), next, ready), 0);
+  EXPECT_NE(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
   EXPECT_STREQ(attnrt_last_error(m.get()), "slots_step: every slot is free");
 
   // A full-sequence model has no slots.

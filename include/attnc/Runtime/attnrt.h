@@ -339,8 +339,9 @@ int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
  * attnrt_session_slot_start: slot `slot` (a free one) takes the prompt
  * ids[0, length), 1 <= length < capacity, fed at the next steps.
  * attnrt_session_slots_step: runs the model once: a slot with a prompt
- * feeds it (as much as fits, all of it with a run-time token count; one
- * token per run for a step compiled for T = 1), a running slot appends
+ * feeds the next max_prompt_tokens of it (0: as many as fit, all of it with
+ * a run-time token count; one token per run for a step compiled for T = 1),
+ * a running slot appends
  * next_ids[slot] (its token sampled from the last logits), a free slot
  * feeds padding. ready[slot] (max_batch entries; may be NULL) is then 1
  * where attnrt_session_logits' row `slot` is the distribution of the
@@ -352,7 +353,7 @@ int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
 int attnrt_session_slot_start(attnrt_session *s, int64_t slot,
                               const int64_t *ids, int64_t length);
 int attnrt_session_slots_step(attnrt_session *s, const int64_t *next_ids,
-                              int64_t *ready);
+                              int64_t max_prompt_tokens, int64_t *ready);
 int attnrt_session_slot_free(attnrt_session *s, int64_t slot);
 
 /* Wall time of the last attnrt_session_generate: its prefill (one model
