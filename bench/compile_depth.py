@@ -36,7 +36,10 @@ parameters, save_pretrained) and both executables are compared byte for byte.
 parameters, save_pretrained), compiles it outlined and inlined, and runs each
 executable's `generate` on the same random prompt (--prompt tokens, --new
 new tokens, greedy, OMP_NUM_THREADS=--threads) in alternation for --rounds
-rounds: the medians of decode tokens/s and prefill ms, and whether both
+rounds: the medians of decode tokens/s and prefill ms as `generate` reports
+them (wall clock), of the decode CPU time per token (the process's user +
+system time minus that of the same run with one new token, over the other
+new tokens: steadier than wall clock on a shared machine), and whether both
 builds generated the same tokens.
 
 The checkpoints are written by --gen-python (a Python with torch and
@@ -245,18 +248,27 @@ def compile_rows(args, work):
 
 
 def generate(exe, weights, prompt_path, new, threads):
+    """One `generate` run: its tokens, the prefill ms and decode tokens/s it
+    reports (wall clock), and the CPU seconds (user + system) it used."""
     out = prompt_path + ".out.npy"
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    r = subprocess.run([exe, "generate", "--weights", weights, "--prompt",
-                        prompt_path, "--max-new-tokens", str(new), "--output",
-                        out, "-q"], capture_output=True, text=True, env=env,
-                       check=True)
+    with tempfile.TemporaryFile("w+") as log:
+        p = subprocess.Popen([exe, "generate", "--weights", weights,
+                              "--prompt", prompt_path, "--max-new-tokens",
+                              str(new), "--output", out, "-q"], stdout=log,
+                             stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+        log.seek(0)
+        text = log.read()
+    if status != 0:
+        raise SystemExit(f"{exe} generate failed:\n{text}")
     import numpy as np
+    rate = re.search(r"([0-9.e+]+) tokens/s", text)
     return {"tokens": np.load(out)[0].tolist(),
             "prefill_ms": float(re.search(r"prefill: ([0-9.e+]+) ms",
-                                          r.stdout).group(1)),
-            "tokens_per_s": float(re.search(r"([0-9.e+]+) tokens/s",
-                                            r.stdout).group(1))}
+                                          text).group(1)),
+            "tokens_per_s": float(rate.group(1)) if rate else None,
+            "cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 def decode(args, work):
@@ -283,23 +295,35 @@ def decode(args, work):
         for name in order:
             r = generate(builds[name], weights, prompt, args.new,
                          args.threads)
+            # The same run with one new token: what the process spends
+            # besides decoding (start, binding the weights, prefill).
+            r1 = generate(builds[name], weights, prompt, 1, args.threads)
+            r["cpu_per_token_ms"] = (r["cpu_s"] - r1["cpu_s"]) / (
+                args.new - 1) * 1e3
+            r["tokens1"] = r1["tokens"]
             runs[name].append(r)
             print(f"# round {rnd + 1} {name}: {r['tokens_per_s']:.2f} "
-                  f"tokens/s, prefill {r['prefill_ms']:.1f} ms, load "
-                  f"{loadavg()}", flush=True)
-    same = all(r["tokens"] == runs["outlined"][0]["tokens"]
+                  f"tokens/s, prefill {r['prefill_ms']:.1f} ms, decode CPU "
+                  f"{r['cpu_per_token_ms']:.1f} ms/token, load {loadavg()}",
+                  flush=True)
+    first = runs["outlined"][0]["tokens"]
+    same = all(r["tokens"] == first and r["tokens1"] == first[:1]
                for rs in runs.values() for r in rs)
-    med = {name: (statistics.median(r["tokens_per_s"] for r in rs),
-                  statistics.median(r["prefill_ms"] for r in rs))
+    med = {name: {k: statistics.median(r[k] for r in rs)
+                  for k in ("tokens_per_s", "prefill_ms", "cpu_per_token_ms")}
            for name, rs in runs.items()}
     print(f"decode {family} {layers} layers, prompt {args.prompt}, "
           f"{args.new} new tokens, OMP_NUM_THREADS={args.threads}, medians "
           f"of {args.rounds} alternating rounds:")
-    for name, (tps, pre) in med.items():
-        print(f"  {name}: {tps:.2f} tokens/s, prefill {pre:.1f} ms")
-    print(f"  outlined / inlined tokens/s: "
-          f"{med['outlined'][0] / med['inlined'][0]:.4f}; same greedy "
-          f"tokens in every run: {'yes' if same else 'NO'}")
+    for name, m in med.items():
+        print(f"  {name}: {m['tokens_per_s']:.2f} tokens/s (wall), prefill "
+              f"{m['prefill_ms']:.1f} ms, decode CPU time "
+              f"{m['cpu_per_token_ms']:.1f} ms/token "
+              f"({1e3 / m['cpu_per_token_ms']:.2f} tokens per CPU second)")
+    o, i = med["outlined"], med["inlined"]
+    print(f"  outlined / inlined: tokens/s {o['tokens_per_s'] / i['tokens_per_s']:.4f}"
+          f", CPU ms/token {o['cpu_per_token_ms'] / i['cpu_per_token_ms']:.4f}"
+          f"; same greedy tokens in every run: {'yes' if same else 'NO'}")
     shutil.rmtree(ckpt)
     return same
 
@@ -318,7 +342,7 @@ def main():
                     help="FAMILY:DEPTH: outlined against inlined decode")
     ap.add_argument("--prompt", type=int, default=32)
     ap.add_argument("--new", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--kv-cache", type=int, default=256)
     ap.add_argument("--workdir")
