@@ -253,10 +253,24 @@ bool mlir::attn::overwritesAll(linalg::GenericOp op, Value buffer) {
   return true;
 }
 
+/// Whether `user` reads or writes nothing of a buffer it uses: it takes
+/// the buffer's address or sizes, or frees it. The ownership-based
+/// deallocation of a function that receives buffers from calls (an outlined
+/// layer body returning the hidden states it allocated) compares the
+/// addresses of the buffers it may free with those of the call results and
+/// frees each under an scf.if: none of that reads the contents.
+static bool usesOnlyAddress(Operation *user) {
+  return isa<memref::ExtractAlignedPointerAsIndexOp,
+             memref::ExtractStridedMetadataOp, memref::DimOp,
+             memref::DeallocOp>(user);
+}
+
 /// Whether nothing but `readers` reads what the extf generic `ext` wrote:
 /// after it, the first other op of its block that uses the buffer (or a
 /// view of it) frees it or is a generic overwriting all of it without
 /// reading it (another extf generic, say), or no other op uses it at all.
+/// Ops that only take its address or free it under a condition are passed
+/// over.
 static bool isDeadStore(linalg::GenericOp ext,
                         const llvm::SmallPtrSetImpl<Operation *> &readers) {
   Value wide = ext.getDpsInits()[0];
@@ -267,19 +281,23 @@ static bool isDeadStore(linalg::GenericOp ext,
   if (!ownBuffer && !isa<BlockArgument>(wide))
     return false;
   Block *block = ext->getBlock();
-  llvm::SmallPtrSet<Operation *, 8> users;
+  // The ops of the block that use the buffer, each with the users it holds.
+  llvm::DenseMap<Operation *, SmallVector<Operation *, 2>> users;
   for (Value alias : aliasesOf(wide))
     for (Operation *user : alias.getUsers())
       if (!isa<ViewLikeOpInterface>(user))
         if (Operation *ancestor = block->findAncestorOpInBlock(*user))
-          users.insert(ancestor);
+          users[ancestor].push_back(user);
   for (Operation *op = ext->getNextNode(); op; op = op->getNextNode()) {
-    if (!users.contains(op) || readers.contains(op))
+    auto it = users.find(op);
+    if (it == users.end() || readers.contains(op))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
       return dealloc.getMemref() == wide;
-    auto next = dyn_cast<linalg::GenericOp>(op);
-    return next && overwritesAll(next, wide);
+    if (auto next = dyn_cast<linalg::GenericOp>(op))
+      return overwritesAll(next, wide);
+    if (!ownBuffer || !llvm::all_of(it->second, usesOnlyAddress))
+      return false;
   }
   return ownBuffer;
 }

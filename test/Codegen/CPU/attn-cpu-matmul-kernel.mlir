@@ -310,3 +310,80 @@ func.func @f16_weight_copy_kept(%w: memref<32x64xf16>, %x: memref<4x64xf32>, %ou
   }
   return %wide_w : memref<32x64xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// The widened weight of a function that also receives a buffer from a call
+// (an entry calling outlined layer bodies): the ownership-based deallocation
+// compares the copy's address with the call result's and frees it under an
+// scf.if. Neither reads the copy, so it is dead after the contraction and
+// not written on every run (only its unused allocation stays).
+// CHECK-LABEL: func.func @bf16_copy_freed_by_ownership
+// CHECK-NOT:     arith.extf {{.*}} : bf16 to f32
+// CHECK:         vector.load %arg0[%{{.*}}, %{{.*}}] : memref<32x64xbf16>, vector<16xbf16>
+// CHECK:         %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<32x64xf32>
+// CHECK:         call @owned(%[[PTR]]
+// CHECK:         scf.if
+// CHECK-NEXT:      memref.dealloc %{{.*}} : memref<32x64xf32>
+func.func private @body(memref<4x64xf32>) -> memref<4x64xf32>
+func.func private @owned(index, index) -> i1
+func.func @bf16_copy_freed_by_ownership(%w: memref<32x64xbf16>, %h: memref<4x64xf32>, %out: memref<4x32xf32>) -> memref<4x64xf32> {
+  %x = call @body(%h) : (memref<4x64xf32>) -> memref<4x64xf32>
+  %wide_w = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : memref<32x64xbf16>) outs(%wide_w : memref<32x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide_w : memref<4x64xf32>, memref<32x64xf32>) outs(%out : memref<4x32xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 4, column_block = 16>} {
+  ^bb0(%in: f32, %in_2: f32, %o: f32):
+    %0 = arith.mulf %in, %in_2 : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
+  %p = memref.extract_aligned_pointer_as_index %wide_w : memref<32x64xf32> -> index
+  %q = memref.extract_aligned_pointer_as_index %x : memref<4x64xf32> -> index
+  %free = call @owned(%p, %q) : (index, index) -> i1
+  scf.if %free {
+    memref.dealloc %wide_w : memref<32x64xf32>
+  }
+  return %x : memref<4x64xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Taking the copy's address does not make it dead: a later op that reads
+// it (here a call receiving the buffer) keeps it written.
+// CHECK-LABEL: func.func @bf16_copy_read_after_address
+// CHECK:         linalg.generic {{.*}} ins(%arg0 : memref<32x64xbf16>) outs(%[[COPY:.*]] : memref<32x64xf32>)
+// CHECK:         memref.extract_aligned_pointer_as_index %[[COPY]]
+// CHECK:         call @reads(%[[COPY]])
+func.func private @reads(memref<32x64xf32>)
+func.func @bf16_copy_read_after_address(%w: memref<32x64xbf16>, %x: memref<4x64xf32>, %out: memref<4x32xf32>) -> index {
+  %wide_w = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : memref<32x64xbf16>) outs(%wide_w : memref<32x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide_w : memref<4x64xf32>, memref<32x64xf32>) outs(%out : memref<4x32xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 4, column_block = 16>} {
+  ^bb0(%in: f32, %in_2: f32, %o: f32):
+    %0 = arith.mulf %in, %in_2 : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
+  %p = memref.extract_aligned_pointer_as_index %wide_w : memref<32x64xf32> -> index
+  call @reads(%wide_w) : (memref<32x64xf32>) -> ()
+  memref.dealloc %wide_w : memref<32x64xf32>
+  return %p : index
+}
