@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Serving demo and check (attnc.serve on Ray Serve, loopback only).
+
+Compiles the tiny GPT-2 (with its tokenizer) and BERT test checkpoints,
+starts a one-node Ray cluster on 127.0.0.1, deploys two replicas of GPT-2
+and one of BERT, and sends a bounded number of concurrent requests: every
+answer is checked against the model run directly in this process (attnc,
+whose greedy GPT-2 texts are first checked against transformers'). Then,
+as asked:
+
+  --load N     N concurrent completions at once: none lost, all correct
+  --faults     malformed requests get 4xx and the replicas stay up; a
+               replica killed mid-run is restarted by Ray Serve, its
+               in-flight requests fail with an error (and are retried) or
+               succeed, none hangs
+  --bench N    N completions (concurrency 8) at a one-replica deployment:
+               requests/s and tokens/s, beside the model run directly
+
+Every request has a timeout; the cluster is shut down at the end.
+
+    serve_demo.py --src ATTNC_SRC --bin BUILD_BIN --workdir DIR [options]
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+TIMEOUT_S = 120  # one request, at most
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def post(url, body, timeout=TIMEOUT_S, raw=None):
+    """(status, JSON answer) of a POST; a connection failure is status 0
+    with the error's text."""
+    data = raw if raw is not None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        text = e.read().decode(errors="replace")
+        try:
+            return e.code, json.loads(text)
+        except ValueError:
+            return e.code, {"error": {"message": text}}
+    except (OSError, urllib.error.URLError) as e:
+        return 0, {"error": {"message": "%s: %s" % (type(e).__name__, e)}}
+
+
+def stream(url, body, timeout=TIMEOUT_S):
+    """The text pieces and the last event (finish reason, usage) of a
+    streamed completion."""
+    request = urllib.request.Request(
+        url, data=json.dumps(dict(body, stream=True)).encode(),
+        headers={"Content-Type": "application/json"})
+    pieces, last, done = [], None, False
+    with urllib.request.urlopen(request, timeout=timeout) as r:
+        assert r.headers["Content-Type"].startswith("text/event-stream"), \
+            r.headers["Content-Type"]
+        for line in r:
+            line = line.decode().rstrip("\n")
+            if not line.startswith("data: "):
+                continue
+            if line == "data: [DONE]":
+                done = True
+                break
+            event = json.loads(line[6:])
+            choice = event["choices"][0]
+            if choice["finish_reason"] is None:
+                pieces.append(choice["text"])
+            else:
+                last = event
+    assert done and last is not None, (done, last)
+    return pieces, last
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Reference:
+    """The models run directly, in this process."""
+
+    def __init__(self, attnc, gpt2_lib, gpt2_dir, bert_lib, bert_weights):
+        self.gpt2 = attnc.load(gpt2_lib,
+                               weights=os.path.join(gpt2_dir,
+                                                    "model.safetensors"),
+                               tokenizer=gpt2_dir)
+        self.bert = attnc.load(bert_lib, weights=bert_weights)
+
+    def completion(self, body):
+        prompts = body["prompt"]
+        options = {k: body[k] for k in ("temperature", "top_p", "top_k",
+                                        "seed", "stop") if k in body}
+        return self.gpt2.generate_text_details(prompts,
+                                               body.get("max_tokens", 16),
+                                               **options)
+
+    def embedding(self, row):
+        batch, width = self.bert.inputs[0].shape
+        ids = np.zeros((batch, width), np.int64)
+        mask = np.zeros_like(ids)
+        ids[0, :len(row)] = row
+        mask[0, :len(row)] = 1
+        hidden = self.bert.run(input_ids=ids, attention_mask=mask)
+        return hidden["last_hidden_state"][0, :len(row)].mean(axis=0)
+
+
+def check_completion(ref, body, status, answer):
+    """'' when the answer is the direct run's, else what differs."""
+    if status != 200:
+        return "status %d: %s" % (status, answer)
+    want = ref.completion(body)
+    got = answer["choices"]
+    if [c["text"] for c in got] != [r.text for r in want]:
+        return "texts %r, direct %r" % ([c["text"] for c in got],
+                                        [r.text for r in want])
+    if [c["finish_reason"] for c in got] != [r.finish_reason for r in want]:
+        return "finish reasons differ"
+    usage = answer["usage"]
+    if (usage["prompt_tokens"] != sum(r.prompt_tokens for r in want)
+            or usage["completion_tokens"] != sum(r.completion_tokens
+                                                 for r in want)
+            or usage["total_tokens"] != usage["prompt_tokens"] +
+            usage["completion_tokens"]):
+        return "usage %s differs" % usage
+    return ""
+
+
+WORDS = ["the", "quick", "brown", "fox", "lazy", "dog", "jumps", "over",
+         "a", "cat", "sat", "on", "mat", "hello", "world"]
+
+
+def completion_body(i, max_tokens=12):
+    """The i-th request of a mix: greedy, sampled (a seed of its own), with
+    stop strings, and a list of two prompts."""
+    rng = np.random.default_rng(i)
+    prompt = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 8))))
+    body = {"prompt": prompt, "max_tokens": max_tokens}
+    kind = i % 4
+    if kind == 1:
+        body.update(temperature=0.8, top_p=0.9, top_k=40, seed=1000 + i)
+    elif kind == 2:
+        body.update(stop=["or", "\n"])
+    elif kind == 3:
+        body["prompt"] = [prompt, " ".join(rng.choice(WORDS, size=3))]
+    return body
+
+
+def run_concurrently(jobs, workers):
+    """Each job's result, all started at once (at most `workers` in
+    flight), each bounded by its request's timeout."""
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [f.result(timeout=TIMEOUT_S * 4) for f in futures]
+
+
+def replicas(app):
+    """The names of the live replica actors of an application."""
+    import ray
+    return sorted(a["name"] for a in ray.util.list_named_actors(
+        all_namespaces=True) if a["name"].startswith(
+            "SERVE_REPLICA::%s#" % app))
+
+
+def running(serve, app):
+    """The running replicas of an application per serve.status()."""
+    status = serve.status().applications.get(app)
+    if status is None:
+        return 0
+    return sum(d.replica_states.get("RUNNING", 0)
+               for d in status.deployments.values())
+
+
+def wait_for(what, predicate, limit_s=180):
+    began = time.time()
+    while not predicate():
+        if time.time() - began > limit_s:
+            raise SystemExit("FAIL: %s within %d s" % (what, limit_s))
+        time.sleep(0.5)
+    return time.time() - began
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for option in ("--src", "--bin", "--workdir"):
+        parser.add_argument(option, required=True)
+    parser.add_argument("--requests", type=int, default=24)
+    parser.add_argument("--load", type=int, default=0)
+    parser.add_argument("--faults", action="store_true")
+    parser.add_argument("--bench", type=int, default=0)
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.join(args.src, "python"))
+    os.environ["ATTNC_BIN_DIR"] = args.bin
+    import attnc
+    try:
+        import attnc.serve as attnc_serve
+        attnc_serve._serve()
+    except attnc.AttncError as e:
+        raise SystemExit("error: %s" % e)
+    import ray
+    from ray import serve
+
+    os.makedirs(args.workdir, exist_ok=True)
+    inputs = os.path.join(args.src, "test", "Frontend", "HF", "Inputs")
+    gpt2_dir = os.path.join(inputs, "gpt2")
+    bert_weights = os.path.join(inputs, "bert", "model.safetensors")
+    # GPT-2 as a KV-cache step, 4 rows of up to 64 positions; BERT at 4
+    # rows of 16 tokens with an attention mask (shorter inputs padded).
+    gpt2_lib = attnc.compile(gpt2_dir, os.path.join(args.workdir,
+                                                    "libgpt2.so"),
+                             input_shape={"input_ids": (4, None)},
+                             kv_cache=64)
+    bert_lib = attnc.compile(os.path.join(inputs, "bert"),
+                             os.path.join(args.workdir, "libbert.so"),
+                             input_shape={"input_ids": (4, 16),
+                                          "attention_mask": (4, 16)})
+    ref = Reference(attnc, gpt2_lib, gpt2_dir, bert_lib, bert_weights)
+    with open(os.path.join(gpt2_dir, "text_expected.json")) as f:
+        want = json.load(f)
+    assert ref.gpt2.generate_text(want["prompts"], want["max_new_tokens"]) \
+        == want["greedy"]
+    log("direct: gpt2 greedy texts equal transformers'")
+
+    port = free_port()
+    # A short temporary directory: Ray's sockets live there.
+    ray_tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=ray_tmp,
+             _node_ip_address="127.0.0.1", log_to_driver=False,
+             runtime_env={"env_vars": {
+                 "PYTHONPATH": os.path.join(args.src, "python")}})
+    failures = []
+    try:
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        began = time.time()
+        serve.run(attnc_serve.deployment(
+            gpt2_lib, weights=os.path.join(gpt2_dir, "model.safetensors"),
+            tokenizer=gpt2_dir, name="gpt2", num_replicas=2,
+            ray_actor_options={"num_cpus": 0.5}),
+            name="gpt2", route_prefix="/gpt2")
+        serve.run(attnc_serve.deployment(
+            bert_lib, weights=bert_weights, name="bert", num_replicas=1,
+            ray_actor_options={"num_cpus": 0.5}),
+            name="bert", route_prefix="/bert")
+        log("deployed: gpt2 (2 replicas), bert (1 replica) in %.0f s"
+            % (time.time() - began))
+        base = "http://127.0.0.1:%d" % port
+        complete = base + "/gpt2/v1/completions"
+
+        # The demo: a bounded mix of concurrent requests.
+        bodies = [completion_body(i) for i in range(args.requests)]
+        answers = run_concurrently(
+            [lambda b=b: post(complete, b) for b in bodies], 16)
+        bad = [(b, check_completion(ref, b, *a))
+               for b, a in zip(bodies, answers)]
+        bad = [x for x in bad if x[1]]
+        if bad:
+            failures.append("demo completions: %d wrong, e.g. %s"
+                            % (len(bad), bad[0]))
+        else:
+            log("completions: %d concurrent requests, every answer equals "
+                "the direct run" % len(bodies))
+        for i in range(4):
+            body = completion_body(i * 4 + (i % 3), max_tokens=16)
+            body["prompt"] = body["prompt"] if isinstance(
+                body["prompt"], str) else body["prompt"][0]
+            pieces, last = stream(complete, body)
+            direct = ref.completion(body)[0]
+            if ("".join(pieces) != direct.text or
+                    last["choices"][0]["finish_reason"] !=
+                    direct.finish_reason or
+                    last["usage"]["completion_tokens"] !=
+                    direct.completion_tokens):
+                failures.append("stream %r: %r %s, direct %r" % (
+                    body, pieces, last, direct))
+        log("streaming: 4 completions as server-sent events, the pieces "
+            "joined equal the direct run")
+        rows = [[int(t) for t in np.random.default_rng(i).integers(
+            1, 99, size=int(2 + i % 14))] for i in range(12)]
+        answers = run_concurrently(
+            [lambda r=r: post(base + "/bert/v1/embeddings", {"input": r})
+             for r in rows], 12)
+        worst = 0.0
+        for row, (status, answer) in zip(rows, answers):
+            if status != 200:
+                failures.append("embedding: %d %s" % (status, answer))
+                continue
+            got = np.array(answer["data"][0]["embedding"])
+            direct = ref.embedding(row)
+            worst = max(worst, float(np.abs(got - direct).max()))
+        if worst > 1e-5:
+            failures.append("embeddings differ by %.1e" % worst)
+        log("embeddings: 12 concurrent requests, max abs diff to the direct "
+            "run %s 1e-5" % ("<=" if worst <= 1e-5 else ">"))
+
+        if args.load:
+            bodies = [completion_body(i) for i in range(args.load)]
+            began = time.time()
+            answers = run_concurrently(
+                [lambda b=b: post(complete, b) for b in bodies], args.load)
+            took = time.time() - began
+            lost = sum(1 for s, _ in answers if s != 200)
+            wrong = sum(1 for b, a in zip(bodies, answers)
+                        if a[0] == 200 and check_completion(ref, b, *a))
+            if lost or wrong:
+                failures.append("load: %d failed, %d wrong of %d: %s" % (
+                    lost, wrong, len(bodies), next(
+                        (a for a in answers if a[0] != 200), "")))
+            log("load: %d concurrent requests, %d failed, %d wrong "
+                "(%.1f s)" % (len(bodies), lost, wrong, took))
+
+        if args.faults:
+            failures += faults(serve, base, complete, ref)
+
+        if args.bench:
+            bench(attnc_serve, serve, base, gpt2_lib, gpt2_dir, ref,
+                  args.bench)
+    finally:
+        try:
+            serve.shutdown()
+        finally:
+            ray.shutdown()
+    for failure in failures:
+        log("FAIL:", failure)
+    if failures:
+        raise SystemExit(1)
+    log("PASS")
+
+
+def faults(serve, base, complete, ref):
+    failures = []
+    before = replicas("gpt2")
+    cases = [
+        ("bad JSON", None, b"{\"prompt\": \"the\", max_tokens: 3"),
+        ("a list body", [1, 2], None),
+        ("no prompt", {"max_tokens": 3}, None),
+        ("an unknown field", {"prompt": "the", "max_token": 3}, None),
+        ("too many tokens", {"prompt": "the", "max_tokens": 100000}, None),
+        ("a prompt too long",
+         {"prompt": " ".join(["the quick brown fox"] * 20),
+          "max_tokens": 20}, None),
+        ("a bad type", {"prompt": "the", "temperature": "hot"}, None),
+        ("stream with two prompts",
+         {"prompt": ["a", "b"], "stream": True}, None),
+    ]
+    for what, body, raw in cases:
+        status, answer = post(complete, body, timeout=30, raw=raw)
+        message = answer.get("error", {}).get("message", "")
+        if not 400 <= status < 500 or not message:
+            failures.append("%s: status %d %s" % (what, status, answer))
+        log("malformed, %s: %d %s" % (what, status, message))
+    status, answer = post(base + "/bert/v1/embeddings", {"input": [1, 500]},
+                          timeout=30)
+    log("malformed, a token id out of the vocabulary: %d %s"
+        % (status, answer.get("error", {}).get("message", "")))
+    if status != 400:
+        failures.append("embedding out of vocabulary: %d %s"
+                        % (status, answer))
+    body = {"prompt": "the lazy dog", "max_tokens": 5}
+    status, answer = post(complete, body)
+    if check_completion(ref, body, status, answer) or \
+            replicas("gpt2") != before:
+        failures.append("after malformed requests: %d %s, replicas %s -> %s"
+                        % (status, answer, before, replicas("gpt2")))
+    else:
+        log("after malformed requests: the same %d replicas answer "
+            "correctly" % len(before))
+
+    # A replica killed while 60 requests are in flight.
+    import ray
+    bodies = [completion_body(i, max_tokens=40) for i in range(60)]
+    for b in bodies:
+        if isinstance(b["prompt"], str):
+            b["prompt"] = b["prompt"][:40]
+    victim = before[0]
+    with concurrent.futures.ThreadPoolExecutor(60) as pool:
+        futures = [pool.submit(post, complete, b, 60) for b in bodies]
+        time.sleep(0.3)
+        ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
+        killed_at = time.time()
+        answers = [f.result(timeout=TIMEOUT_S) for f in futures]
+    first_failed = [(b, a) for b, a in zip(bodies, answers) if a[0] != 200]
+    for b, a in first_failed[:3]:
+        log("killed replica: an in-flight request failed: %d %s"
+            % (a[0], a[1].get("error", {}).get("message", a[1])[:200]))
+    # The failed ones again (a client's retry), at most 3 times each.
+    retried = 0
+    for attempt in range(3):
+        again = []
+        for b, a in first_failed:
+            status, answer = post(complete, b, 60)
+            if status != 200:
+                again.append((b, (status, answer)))
+            else:
+                retried += 1
+                answers[bodies.index(b)] = (status, answer)
+        first_failed = again
+        if not again:
+            break
+        time.sleep(2)
+    wrong = sum(1 for b, a in zip(bodies, answers)
+                if check_completion(ref, b, *a))
+    log("killed replica: 60 requests, %d failed and succeeded on a retry, "
+        "%d wrong or lost, none hung" % (retried, wrong))
+    if wrong:
+        failures.append("killed replica: %d of 60 wrong or lost" % wrong)
+    took = wait_for("gpt2 back at 2 running replicas", lambda: running(
+        serve, "gpt2") == 2 and victim not in replicas("gpt2") and len(
+            replicas("gpt2")) == 2)
+    log("killed replica: Ray Serve restarted it (2 running replicas, a new "
+        "one, %.0f s after the kill)" % (time.time() - killed_at))
+    body = {"prompt": "hello world", "max_tokens": 8}
+    answers = run_concurrently([lambda: post(complete, body)] * 8, 8)
+    if any(check_completion(ref, body, *a) for a in answers):
+        failures.append("after the restart: %s" % answers)
+    else:
+        log("after the restart: 8 requests answered correctly")
+    del took
+    return failures
+
+
+def bench(attnc_serve, serve, base, gpt2_lib, gpt2_dir, ref, count):
+    """Throughput of one replica over HTTP, and of the model run directly
+    (one generate_text of 4 prompts at a time)."""
+    serve.run(attnc_serve.deployment(
+        gpt2_lib, weights=os.path.join(gpt2_dir, "model.safetensors"),
+        tokenizer=gpt2_dir, name="gpt2", num_replicas=1,
+        ray_actor_options={"num_cpus": 0.5}),
+        name="bench", route_prefix="/bench")
+    url = base + "/bench/v1/completions"
+    bodies = [{"prompt": completion_body(i)["prompt"] if i % 4 != 3 else
+               "the quick brown fox", "max_tokens": 32}
+              for i in range(count)]
+    for b in bodies:
+        if not isinstance(b["prompt"], str):
+            b["prompt"] = b["prompt"][0]
+    post(url, bodies[0])  # warm
+    began = time.time()
+    answers = run_concurrently([lambda b=b: post(url, b) for b in bodies], 8)
+    took = time.time() - began
+    ok = [a for s, a in answers if s == 200]
+    tokens = sum(a["usage"]["completion_tokens"] for a in ok)
+    log("bench: one replica, %d requests (concurrency 8, 32 new tokens): "
+        "%.1f requests/s, %.0f tokens/s, %d failed"
+        % (count, len(ok) / took, tokens / took, count - len(ok)))
+    began = time.time()
+    tokens = 0
+    for first in range(0, count, 4):
+        results = ref.gpt2.generate_text_details(
+            [b["prompt"] for b in bodies[first:first + 4]], 32)
+        tokens += sum(r.completion_tokens for r in results)
+    took = time.time() - began
+    log("bench: direct, the same prompts 4 at a time: %.1f requests/s, "
+        "%.0f tokens/s" % (count / took, tokens / took))
+    serve.delete("bench")
+
+
+if __name__ == "__main__":
+    main()
