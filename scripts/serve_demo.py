@@ -41,14 +41,17 @@ def log(*args):
     print(*args, flush=True)
 
 
-def post(url, body, timeout=TIMEOUT_S, raw=None):
+def post(url, body, timeout=TIMEOUT_S, raw=None, attempts=None):
     """(status, JSON answer) of a POST; a connection failure is status 0
-    with the error's text."""
+    with the error's text. `attempts`, a list, gets the times the server
+    sent it to a model replica."""
     data = raw if raw is not None else json.dumps(body).encode()
     request = urllib.request.Request(
         url, data=data, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as r:
+            if attempts is not None:
+                attempts.append(int(r.headers.get("x-attnc-attempts", 1)))
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         text = e.read().decode(errors="replace")
@@ -102,6 +105,8 @@ class Reference:
                                                     "model.safetensors"),
                                tokenizer=gpt2_dir)
         self.bert = attnc.load(bert_lib, weights=bert_weights)
+        self.gpt2_lib = gpt2_lib
+        self.gpt2_weights = os.path.join(gpt2_dir, "model.safetensors")
 
     def completion(self, body):
         prompts = body["prompt"]
@@ -171,20 +176,20 @@ def run_concurrently(jobs, workers):
 
 
 def replicas(app):
-    """The names of the live replica actors of an application."""
+    """The names of the live model replica actors of an application."""
     import ray
     return sorted(a["name"] for a in ray.util.list_named_actors(
         all_namespaces=True) if a["name"].startswith(
-            "SERVE_REPLICA::%s#" % app))
+            "SERVE_REPLICA::%s#attnc-%s#" % (app, app)))
 
 
 def running(serve, app):
-    """The running replicas of an application per serve.status()."""
+    """The running model replicas of an application per serve.status()."""
     status = serve.status().applications.get(app)
     if status is None:
         return 0
-    return sum(d.replica_states.get("RUNNING", 0)
-               for d in status.deployments.values())
+    return status.deployments["attnc-" + app].replica_states.get(
+        "RUNNING", 0)
 
 
 def wait_for(what, predicate, limit_s=180):
@@ -381,22 +386,26 @@ def faults(serve, base, complete, ref):
         log("after malformed requests: the same %d replicas answer "
             "correctly" % len(before))
 
-    # A replica killed while 60 requests are in flight.
+    # A replica killed while requests are in flight: 120 requests, 24 at a
+    # time, the kill when 30 have been answered.
     import ray
-    bodies = [completion_body(i, max_tokens=40) for i in range(60)]
-    for b in bodies:
-        if isinstance(b["prompt"], str):
-            b["prompt"] = b["prompt"][:40]
+    bodies = [completion_body(i, max_tokens=40) for i in range(120)]
+    for b in bodies:  # short enough for 40 new tokens
+        b["prompt"] = (b["prompt"][:30] if isinstance(b["prompt"], str)
+                       else [p[:30] for p in b["prompt"]])
     victim = before[0]
-    with concurrent.futures.ThreadPoolExecutor(60) as pool:
-        futures = [pool.submit(post, complete, b, 60) for b in bodies]
-        time.sleep(0.3)
+    attempts = []
+    with concurrent.futures.ThreadPoolExecutor(24) as pool:
+        futures = [pool.submit(post, complete, b, 60, None, attempts)
+                   for b in bodies]
+        wait_for("30 answers", lambda: sum(f.done() for f in futures) >= 30,
+                 TIMEOUT_S)
         ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
         killed_at = time.time()
         answers = [f.result(timeout=TIMEOUT_S) for f in futures]
     first_failed = [(b, a) for b, a in zip(bodies, answers) if a[0] != 200]
     for b, a in first_failed[:3]:
-        log("killed replica: an in-flight request failed: %d %s"
+        log("killed replica: a request failed: %d %s"
             % (a[0], a[1].get("error", {}).get("message", a[1])[:200]))
     # The failed ones again (a client's retry), at most 3 times each.
     retried = 0
@@ -415,10 +424,11 @@ def faults(serve, base, complete, ref):
         time.sleep(2)
     wrong = sum(1 for b, a in zip(bodies, answers)
                 if check_completion(ref, b, *a))
-    log("killed replica: 60 requests, %d failed and succeeded on a retry, "
-        "%d wrong or lost, none hung" % (retried, wrong))
+    log("killed replica: 120 requests, %d sent again by the server, %d "
+        "failed and succeeded on the client's retry, %d wrong or lost, none "
+        "hung" % (sum(1 for a in attempts if a > 1), retried, wrong))
     if wrong:
-        failures.append("killed replica: %d of 60 wrong or lost" % wrong)
+        failures.append("killed replica: %d of 120 wrong or lost" % wrong)
     took = wait_for("gpt2 back at 2 running replicas", lambda: running(
         serve, "gpt2") == 2 and victim not in replicas("gpt2") and len(
             replicas("gpt2")) == 2)
@@ -431,6 +441,49 @@ def faults(serve, base, complete, ref):
     else:
         log("after the restart: 8 requests answered correctly")
     del took
+    return failures + no_retries(serve, base, ref)
+
+
+def no_retries(serve, base, ref):
+    """Without the server's retries, the requests in flight on a killed
+    replica fail with a 503 that says why; none hangs, and the replica
+    comes back."""
+    import attnc.serve as attnc_serve
+    import ray
+    failures = []
+    gpt2_dir = os.path.dirname(ref.gpt2_weights)
+    serve.run(attnc_serve.deployment(
+        ref.gpt2_lib, weights=ref.gpt2_weights, tokenizer=gpt2_dir,
+        name="once", num_replicas=1, retries=0,
+        ray_actor_options={"num_cpus": 0.5}), name="once",
+        route_prefix="/once")
+    url = base + "/once/v1/completions"
+    victim = replicas("once")[0]
+    bodies = [{"prompt": "the", "max_tokens": 60, "seed": i,
+               "temperature": 1.0} for i in range(16)]
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(post, url, b, 60) for b in bodies]
+        time.sleep(0.2)
+        ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
+        answers = [f.result(timeout=TIMEOUT_S) for f in futures]
+    failed = [a for a in answers if a[0] != 200]
+    right = sum(1 for b, a in zip(bodies, answers)
+                if a[0] == 200 and not check_completion(ref, b, *a))
+    for status, answer in failed[:1]:
+        log("no retries, killed replica: %d %s" % (
+            status, answer.get("error", {}).get("message", answer)))
+    if any(a[0] != 503 for a in failed) or right + len(failed) != 16:
+        failures.append("no retries: %s" % answers)
+    log("no retries, killed replica: %d of 16 requests failed with 503, the "
+        "others correct, none hung" % len(failed))
+    wait_for("the replica back", lambda: running(serve, "once") == 1 and
+             victim not in replicas("once"))
+    status, answer = post(url, bodies[0])
+    if check_completion(ref, bodies[0], status, answer):
+        failures.append("no retries, after the restart: %d %s"
+                        % (status, answer))
+    log("no retries: the replica is back and answers correctly")
+    serve.delete("once")
     return failures
 
 

@@ -74,6 +74,21 @@ class _BadRequest(Exception):
     """A request that is not well formed: a 400 with this message."""
 
 
+def _error(message, kind="invalid_request_error"):
+    return {"error": {"message": message, "type": kind}}
+
+
+def _parse(raw):
+    """A request's JSON object."""
+    try:
+        body = json.loads(raw)
+    except ValueError as e:
+        raise _BadRequest("the body is not JSON: %s" % e) from None
+    if not isinstance(body, dict):
+        raise _BadRequest("the body must be a JSON object")
+    return body
+
+
 def _field(body, name, kinds, default, check=None, what=None):
     """body[name] when of one of `kinds` (bool is not an int), else a
     _BadRequest."""
@@ -235,69 +250,62 @@ class _Server:
         finally:
             lib.attnrt_session_free(session)
 
-    async def __call__(self, request):
-        _, JSONResponse, _ = _serve()
-        path = request.url.path.rstrip("/")
+    async def answer(self, method, path, raw):
+        """(HTTP status, JSON payload) of a request (not a streamed
+        completion: see stream)."""
+        path = path.rstrip("/")
         try:
-            if path.endswith("/v1/models") or path == "/v1/models":
-                if request.method != "GET":
-                    raise _BadRequest("GET /v1/models")
-                return JSONResponse({"object": "list", "data": [{
+            if path.endswith("/v1/models"):
+                if method != "GET":
+                    raise _BadRequest("/v1/models takes GET")
+                return 200, {"object": "list", "data": [{
                     "id": self.name, "object": "model",
                     "kind": "decoder" if self.decoder else "encoder",
-                    "replica": self.replica, "pid": os.getpid()}]})
+                    "replica": self.replica, "pid": os.getpid()}]}
             if path.endswith("/v1/completions"):
                 if not self.decoder:
-                    return JSONResponse({"error": {
-                        "message": "this model is an encoder: POST "
-                                   "/v1/embeddings", "type": "not_found"}},
-                        status_code=404)
-                return await self._completions(request)
+                    return 404, _error("this model is an encoder: POST "
+                                       "/v1/embeddings", "not_found")
+                return 200, await self._completions(method, raw)
             if path.endswith("/v1/embeddings"):
                 if self.decoder:
-                    return JSONResponse({"error": {
-                        "message": "this model is a decoder: POST "
-                                   "/v1/completions", "type": "not_found"}},
-                        status_code=404)
-                return await self._embeddings(request)
-            return JSONResponse({"error": {
-                "message": "no route %s %s (POST /v1/completions or "
-                           "/v1/embeddings, GET /v1/models)"
-                           % (request.method, request.url.path),
-                "type": "not_found"}}, status_code=404)
+                    return 404, _error("this model is a decoder: POST "
+                                       "/v1/completions", "not_found")
+                return 200, await self._embeddings(method, raw)
+            return 404, _error("no route %s %s (POST /v1/completions or "
+                               "/v1/embeddings, GET /v1/models)"
+                               % (method, path), "not_found")
         except (_BadRequest, AttncError) as e:
-            return JSONResponse({"error": {"message": str(e),
-                                           "type": "invalid_request_error"}},
-                                status_code=400)
+            return 400, _error(str(e))
 
-    async def _body(self, request):
-        if request.method != "POST":
-            raise _BadRequest("%s takes POST" % request.url.path)
-        raw = await request.body()
+    async def stream(self, raw):
+        """A streamed completion: first (status, payload), an error's or
+        (200, None), then on success its server-sent events."""
         try:
-            body = json.loads(raw)
-        except ValueError as e:
-            raise _BadRequest("the body is not JSON: %s" % e) from None
-        if not isinstance(body, dict):
-            raise _BadRequest("the body must be a JSON object")
-        return body
+            completion = _Completion(_parse(raw), self.max_tokens_limit)
+            self._check_lengths(completion)
+            events = await self._stream(completion, "cmpl-" +
+                                        uuid.uuid4().hex, int(time.time()))
+        except (_BadRequest, AttncError) as e:
+            yield 400, _error(str(e))
+            return
+        yield 200, None
+        async for event in events:
+            yield event
 
-    async def _completions(self, request):
-        _, JSONResponse, StreamingResponse = _serve()
-        completion = _Completion(await self._body(request),
-                                 self.max_tokens_limit)
+    async def _completions(self, method, raw):
+        if method != "POST":
+            raise _BadRequest("/v1/completions takes POST")
+        completion = _Completion(_parse(raw), self.max_tokens_limit)
+        if completion.stream:
+            raise _BadRequest("a streamed completion goes through stream()")
         self._check_lengths(completion)
         request_id = "cmpl-" + uuid.uuid4().hex
         created = int(time.time())
-        if completion.stream:
-            return StreamingResponse(
-                await self._stream(completion, request_id, created),
-                media_type="text/event-stream")
         results = await self._complete_batch(completion)
         if isinstance(results, Exception):
             raise results
-        return JSONResponse(_completion_json(request_id, created, self.name,
-                                             results))
+        return _completion_json(request_id, created, self.name, results)
 
     def _check_lengths(self, completion):
         """A prompt too long for the compiled sequence is the client's
@@ -384,9 +392,10 @@ class _Server:
 
         return events()
 
-    async def _embeddings(self, request):
-        _, JSONResponse, _ = _serve()
-        body = await self._body(request)
+    async def _embeddings(self, method, raw):
+        if method != "POST":
+            raise _BadRequest("/v1/embeddings takes POST")
+        body = _parse(raw)
         unknown = sorted(set(body) - set(_EMBEDDING_FIELDS))
         if unknown:
             raise _BadRequest("unknown field '%s' (the fields: %s)"
@@ -433,10 +442,8 @@ class _Server:
             data.append({"object": "embedding", "index": i,
                          "embedding": embedding.tolist()})
         tokens = sum(len(row) for row in rows)
-        return JSONResponse({"object": "list", "data": data,
-                             "model": self.name,
-                             "usage": {"prompt_tokens": tokens,
-                                       "total_tokens": tokens}})
+        return {"object": "list", "data": data, "model": self.name,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
     def _embed_rows(self, rows):
         """Each row's hidden states [its length, hidden], the rows run in
@@ -480,14 +487,87 @@ class _Server:
         return out
 
 
-_DEPLOYMENT = None
+def _wants_stream(raw):
+    """Whether a completion's body asks for a stream (the replica checks
+    the rest)."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
 
 
-def _server_class():
-    """_Server with Ray Serve's batching on its batch methods (made once,
-    when Ray is first needed)."""
-    global _DEPLOYMENT
-    if _DEPLOYMENT is None:
+class _Ingress:
+    """The HTTP side: forwards each request to a model replica (Ray Serve
+    picks one) and answers with what it returns. A request whose replica
+    stops while it runs (a crash, a killed process, a lost node) is sent
+    again, up to `retries` times, to a replica that is up (completions
+    with a seed or greedy give the same text again); after that, or for a
+    stream that has begun, the client gets a 503 or an error event that
+    says so."""
+
+    def __init__(self, server, retries=1):
+        self.server = server
+        self.retries = retries
+
+    async def __call__(self, request):
+        _, JSONResponse, StreamingResponse = _serve()
+        from ray.exceptions import ActorUnavailableError, RayActorError
+        lost = (RayActorError, ActorUnavailableError)
+        raw = await request.body()
+        path = request.url.path
+        streamed = (request.method == "POST" and path.rstrip("/").endswith(
+            "/v1/completions") and _wants_stream(raw))
+        failure = None
+        for attempt in range(1 + self.retries):
+            headers = {"x-attnc-attempts": str(attempt + 1)}
+            try:
+                if not streamed:
+                    status, payload = await self.server.answer.remote(
+                        request.method, path, raw)
+                    return JSONResponse(payload, status_code=status,
+                                        headers=headers)
+                events = self.server.options(stream=True).stream.remote(raw)
+                status, payload = await events.__anext__()
+                if status != 200:
+                    return JSONResponse(payload, status_code=status,
+                                        headers=headers)
+                return StreamingResponse(self._relay(events, lost),
+                                         media_type="text/event-stream",
+                                         headers=headers)
+            except lost as e:
+                failure = e
+            except Exception as e:  # a fault of the server, not the client
+                return JSONResponse(_error("%s: %s" % (type(e).__name__, e),
+                                           "server_error"), status_code=500,
+                                    headers=headers)
+        return JSONResponse(_error(
+            "the model replica answering this request stopped (%s), on "
+            "each of %d tries; Ray Serve replaces stopped replicas: send "
+            "it again" % (type(failure).__name__, 1 + self.retries),
+            "replica_unavailable"), status_code=503,
+            headers={"x-attnc-attempts": str(1 + self.retries)})
+
+    @staticmethod
+    async def _relay(events, lost):
+        try:
+            async for event in events:
+                yield event
+        except lost as e:
+            yield "data: %s\n\n" % json.dumps(_error(
+                "the model replica streaming this completion stopped (%s); "
+                "the text so far is incomplete" % type(e).__name__,
+                "replica_unavailable"))
+
+
+_CLASSES = None
+
+
+def _classes():
+    """The deployments' classes, _Server with Ray Serve's batching on its
+    batch methods (made once, when Ray is first needed)."""
+    global _CLASSES
+    if _CLASSES is None:
         serve = _serve()[0]
 
         class AttncServer(_Server):
@@ -501,14 +581,18 @@ def _server_class():
             async def _embed_batch(self, rows):
                 return await self._embed_batch_impl(rows)
 
-        _DEPLOYMENT = AttncServer
-    return _DEPLOYMENT
+        class AttncHTTP(_Ingress):
+            __doc__ = _Ingress.__doc__
+
+        _CLASSES = AttncServer, AttncHTTP
+    return _CLASSES
 
 
 def deployment(library, *, weights=None, tokenizer=None, name=None,
                num_replicas=1, max_batch_size=None, batch_wait_timeout_s=0.01,
                max_tokens_limit=None, max_ongoing_requests=32,
-               ray_actor_options=None, **options):
+               ray_actor_options=None, retries=1, http_replicas=1,
+               **options):
     """A Ray Serve application serving the compiled model `library` (as
     `attnc.load(library, weights, tokenizer)` opens it on each replica; the
     paths must exist where the replicas run): pass it to `serve.run`.
@@ -517,17 +601,26 @@ def deployment(library, *, weights=None, tokenizer=None, name=None,
     (default: the model's compiled rows) that arrive within
     `batch_wait_timeout_s` of each other are batched; `max_tokens_limit`
     caps a completion's max_tokens (default: what the compiled sequence
-    holds). `ray_actor_options` (e.g. {"num_cpus": 1} or {"num_gpus": 1},
-    one replica per GPU) and other keyword options go to
-    `serve.deployment`. `name` is the model's name in answers (default:
-    the library's file name)."""
+    holds). `ray_actor_options` (default {"num_cpus": 1}; {"num_gpus": 1}
+    for one replica per GPU) and other keyword options go to the model's
+    `serve.deployment`. In front of the model, `http_replicas` light
+    replicas (no CPU reserved) take HTTP and send a request again, up to
+    `retries` times, when its model replica stops while answering. `name`
+    is the model's name in answers and in the deployments' names
+    (default: the library's file name)."""
     serve = _serve()[0]
-    cls = _server_class()
-    app = serve.deployment(
-        cls, name="attnc-" + (name or os.path.splitext(
-            os.path.basename(str(library)))[0]),
-        num_replicas=num_replicas, max_ongoing_requests=max_ongoing_requests,
+    server, http = _classes()
+    label = name or os.path.splitext(os.path.basename(str(library)))[0]
+    model = serve.deployment(
+        server, name="attnc-" + label, num_replicas=num_replicas,
+        max_ongoing_requests=max_ongoing_requests,
         ray_actor_options=ray_actor_options or {"num_cpus": 1}, **options)
-    return app.bind(str(library), None if weights is None else str(weights),
-                    None if tokenizer is None else str(tokenizer), name,
-                    max_batch_size, batch_wait_timeout_s, max_tokens_limit)
+    front = serve.deployment(
+        http, name="attnc-%s-http" % label, num_replicas=http_replicas,
+        max_ongoing_requests=1000, ray_actor_options={"num_cpus": 0})
+    return front.bind(
+        model.bind(str(library),
+                   None if weights is None else str(weights),
+                   None if tokenizer is None else str(tokenizer), name,
+                   max_batch_size, batch_wait_timeout_s, max_tokens_limit),
+        retries)
