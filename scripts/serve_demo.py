@@ -488,29 +488,32 @@ def no_retries(serve, base, ref):
 
 
 def bench(attnc_serve, serve, base, gpt2_lib, gpt2_dir, ref, count):
-    """Throughput of one replica over HTTP, and of the model run directly
-    (one generate_text of 4 prompts at a time)."""
+    """Throughput over HTTP of a one-replica deployment and of the
+    two-replica one, beside the model run directly (one generate_text of 4
+    prompts at a time); a streamed completion's time to its first piece."""
     serve.run(attnc_serve.deployment(
         gpt2_lib, weights=os.path.join(gpt2_dir, "model.safetensors"),
-        tokenizer=gpt2_dir, name="gpt2", num_replicas=1,
+        tokenizer=gpt2_dir, name="bench", num_replicas=1,
         ray_actor_options={"num_cpus": 0.5}),
         name="bench", route_prefix="/bench")
-    url = base + "/bench/v1/completions"
-    bodies = [{"prompt": completion_body(i)["prompt"] if i % 4 != 3 else
-               "the quick brown fox", "max_tokens": 32}
-              for i in range(count)]
-    for b in bodies:
-        if not isinstance(b["prompt"], str):
-            b["prompt"] = b["prompt"][0]
-    post(url, bodies[0])  # warm
-    began = time.time()
-    answers = run_concurrently([lambda b=b: post(url, b) for b in bodies], 8)
-    took = time.time() - began
-    ok = [a for s, a in answers if s == 200]
-    tokens = sum(a["usage"]["completion_tokens"] for a in ok)
-    log("bench: one replica, %d requests (concurrency 8, 32 new tokens): "
-        "%.1f requests/s, %.0f tokens/s, %d failed"
-        % (count, len(ok) / took, tokens / took, count - len(ok)))
+    bodies = []
+    for i in range(count):
+        prompt = completion_body(i)["prompt"]
+        prompt = prompt if isinstance(prompt, str) else prompt[0]
+        bodies.append({"prompt": prompt[:40], "max_tokens": 32})
+    for label, app in (("one replica", "bench"), ("two replicas", "gpt2")):
+        url = base + "/%s/v1/completions" % app
+        run_concurrently([lambda b=b: post(url, b) for b in bodies[:8]], 8)
+        began = time.time()
+        answers = run_concurrently([lambda b=b: post(url, b)
+                                    for b in bodies], 8)
+        took = time.time() - began
+        ok = [a for s, a in answers if s == 200]
+        tokens = sum(a["usage"]["completion_tokens"] for a in ok)
+        log("bench: %s, %d requests (8 at a time, 32 new tokens each): "
+            "%.1f requests/s, %.0f tokens/s, %d failed"
+            % (label, count, len(ok) / took, tokens / took,
+               count - len(ok)))
     began = time.time()
     tokens = 0
     for first in range(0, count, 4):
@@ -518,8 +521,25 @@ def bench(attnc_serve, serve, base, gpt2_lib, gpt2_dir, ref, count):
             [b["prompt"] for b in bodies[first:first + 4]], 32)
         tokens += sum(r.completion_tokens for r in results)
     took = time.time() - began
-    log("bench: direct, the same prompts 4 at a time: %.1f requests/s, "
+    log("bench: direct, in-process, 4 prompts at a time: %.1f requests/s, "
         "%.0f tokens/s" % (count / took, tokens / took))
+    url = base + "/bench/v1/completions"
+    first_ms, total_ms = [], []
+    for b in bodies[:8]:
+        began = time.time()
+        request = urllib.request.Request(
+            url, data=json.dumps(dict(b, stream=True)).encode(),
+            headers={"Content-Type": "application/json"})
+        first = None
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as r:
+            for line in r:
+                if first is None and line.startswith(b"data: {"):
+                    first = time.time()
+        first_ms.append((first - began) * 1e3)
+        total_ms.append((time.time() - began) * 1e3)
+    log("bench: streamed, one at a time: first piece after %.0f ms, all 32 "
+        "tokens after %.0f ms (medians)" % (float(np.median(first_ms)),
+                                            float(np.median(total_ms))))
     serve.delete("bench")
 
 
