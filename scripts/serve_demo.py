@@ -16,7 +16,8 @@ as asked:
   --bench N    N completions (concurrency 8) at a one-replica deployment:
                requests/s and tokens/s, beside the model run directly
 
-Every request has a timeout; the cluster is shut down at the end.
+Every request has a timeout, the whole run a limit (--limit-s); the cluster
+is shut down at the end.
 
     serve_demo.py --src ATTNC_SRC --bin BUILD_BIN --workdir DIR [options]
 """
@@ -25,6 +26,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -209,7 +211,15 @@ def main():
     parser.add_argument("--load", type=int, default=0)
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--bench", type=int, default=0)
+    parser.add_argument("--limit-s", type=int, default=480,
+                        help="the whole run's limit: past it, the cluster "
+                        "is shut down and the run fails")
     args = parser.parse_args()
+
+    def overrun(signum, frame):
+        raise TimeoutError("the demo ran past its %d s limit" % args.limit_s)
+    signal.signal(signal.SIGALRM, overrun)
+    signal.alarm(args.limit_s)
     sys.path.insert(0, os.path.join(args.src, "python"))
     os.environ["ATTNC_BIN_DIR"] = args.bin
     import attnc
@@ -235,6 +245,16 @@ def main():
                              os.path.join(args.workdir, "libbert.so"),
                              input_shape={"input_ids": (4, 16),
                                           "attention_mask": (4, 16)})
+    t5_dir = os.path.join(inputs, "t5_gated")
+    t5_lib = attnc.compile(t5_dir, os.path.join(args.workdir, "libt5.so"),
+                           input_shape={"input_ids": (2, 10),
+                                        "attention_mask": (2, 10),
+                                        "decoder_input_ids": (2, 17)})
+    t5 = attnc.load(t5_lib, weights=os.path.join(t5_dir,
+                                                 "model.safetensors"),
+                    tokenizer=t5_dir)
+    with open(os.path.join(t5_dir, "text_expected.json")) as f:
+        t5_want = json.load(f)
     ref = Reference(attnc, gpt2_lib, gpt2_dir, bert_lib, bert_weights)
     with open(os.path.join(gpt2_dir, "text_expected.json")) as f:
         want = json.load(f)
@@ -245,6 +265,9 @@ def main():
     port = free_port()
     # A short temporary directory: Ray's sockets live there.
     ray_tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    # Two logical CPUs: the replicas reserve 0.5 (GPT-2, two) and 0.25
+    # (BERT, T5, the one without retries, the benchmark's) of them, so that
+    # all fit at once.
     ray.init(num_cpus=2, include_dashboard=False, _temp_dir=ray_tmp,
              _node_ip_address="127.0.0.1", log_to_driver=False,
              runtime_env={"env_vars": {
@@ -260,10 +283,15 @@ def main():
             name="gpt2", route_prefix="/gpt2")
         serve.run(attnc_serve.deployment(
             bert_lib, weights=bert_weights, name="bert", num_replicas=1,
-            ray_actor_options={"num_cpus": 0.5}),
+            ray_actor_options={"num_cpus": 0.25}),
             name="bert", route_prefix="/bert")
-        log("deployed: gpt2 (2 replicas), bert (1 replica) in %.0f s"
-            % (time.time() - began))
+        serve.run(attnc_serve.deployment(
+            t5_lib, weights=os.path.join(t5_dir, "model.safetensors"),
+            tokenizer=t5_dir, name="t5", num_replicas=1,
+            ray_actor_options={"num_cpus": 0.25}),
+            name="t5", route_prefix="/t5")
+        log("deployed: gpt2 (2 replicas), bert (1 replica), t5 (1 replica) "
+            "in %.0f s" % (time.time() - began))
         base = "http://127.0.0.1:%d" % port
         complete = base + "/gpt2/v1/completions"
 
@@ -295,6 +323,26 @@ def main():
                     body, pieces, last, direct))
         log("streaming: 4 completions as server-sent events, the pieces "
             "joined equal the direct run")
+        # An encoder-decoder: T5's texts equal transformers' and the direct
+        # run's, streamed or not.
+        t5_url = base + "/t5/v1/completions"
+        bodies = [{"prompt": p, "max_tokens": t5_want["max_new_tokens"]}
+                  for p in t5_want["prompts"]]
+        answers = run_concurrently(
+            [lambda b=b: post(t5_url, b) for b in bodies], 4)
+        for body, (status, answer), text in zip(bodies, answers,
+                                                t5_want["greedy"]):
+            direct, = t5.generate_text_details(
+                [body["prompt"]], body["max_tokens"])
+            got = answer["choices"][0]["text"] if status == 200 else answer
+            pieces, last = stream(t5_url, body)
+            if got != text or direct.text != text or \
+                    "".join(pieces) != text:
+                failures.append("t5 %r: %r, streamed %r, direct %r, "
+                                "transformers' %r" % (body, got, pieces,
+                                                      direct.text, text))
+        log("t5: %d completions, streamed and not, equal the direct run and "
+            "transformers'" % len(bodies))
         rows = [[int(t) for t in np.random.default_rng(i).integers(
             1, 99, size=int(2 + i % 14))] for i in range(12)]
         answers = run_concurrently(
@@ -455,7 +503,7 @@ def no_retries(serve, base, ref):
     serve.run(attnc_serve.deployment(
         ref.gpt2_lib, weights=ref.gpt2_weights, tokenizer=gpt2_dir,
         name="once", num_replicas=1, retries=0,
-        ray_actor_options={"num_cpus": 0.5}), name="once",
+        ray_actor_options={"num_cpus": 0.25}), name="once",
         route_prefix="/once")
     url = base + "/once/v1/completions"
     victim = replicas("once")[0]
@@ -494,7 +542,7 @@ def bench(attnc_serve, serve, base, gpt2_lib, gpt2_dir, ref, count):
     serve.run(attnc_serve.deployment(
         gpt2_lib, weights=os.path.join(gpt2_dir, "model.safetensors"),
         tokenizer=gpt2_dir, name="bench", num_replicas=1,
-        ray_actor_options={"num_cpus": 0.5}),
+        ray_actor_options={"num_cpus": 0.25}),
         name="bench", route_prefix="/bench")
     bodies = []
     for i in range(count):

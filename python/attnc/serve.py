@@ -206,7 +206,9 @@ class _Server:
                 raise AttncError("a decoder is served with its tokenizer: "
                                  "deployment(..., tokenizer=CHECKPOINT_DIR)")
             self.capacity = self._capacity()
-            limit = self.capacity - (0 if self.encoder_decoder else 1)
+            # At least one prompt token (a decoder) or the start token (an
+            # encoder-decoder's decoder) comes first.
+            limit = self.capacity - 1
             self.max_tokens_limit = min(max_tokens_limit or limit, limit)
         else:
             self._output = next(
