@@ -434,10 +434,10 @@ def faults(serve, base, complete, ref):
         log("after malformed requests: the same %d replicas answer "
             "correctly" % len(before))
 
-    # A replica killed while requests are in flight: 120 requests, 24 at a
+    # A replica killed while requests are in flight: 360 requests, 24 at a
     # time, the kill when 30 have been answered.
     import ray
-    bodies = [completion_body(i, max_tokens=40) for i in range(120)]
+    bodies = [completion_body(i, max_tokens=40) for i in range(360)]
     for b in bodies:  # short enough for 40 new tokens
         b["prompt"] = (b["prompt"][:30] if isinstance(b["prompt"], str)
                        else [p[:30] for p in b["prompt"]])
@@ -472,11 +472,14 @@ def faults(serve, base, complete, ref):
         time.sleep(2)
     wrong = sum(1 for b, a in zip(bodies, answers)
                 if check_completion(ref, b, *a))
-    log("killed replica: 120 requests, %d sent again by the server, %d "
+    resent = sum(1 for a in attempts if a > 1)
+    log("killed replica: 360 requests, %d sent again by the server, %d "
         "failed and succeeded on the client's retry, %d wrong or lost, none "
-        "hung" % (sum(1 for a in attempts if a > 1), retried, wrong))
+        "hung" % (resent, retried, wrong))
     if wrong:
-        failures.append("killed replica: %d of 120 wrong or lost" % wrong)
+        failures.append("killed replica: %d of 360 wrong or lost" % wrong)
+    if not resent + retried:
+        failures.append("killed replica: no request was in flight on it")
     took = wait_for("gpt2 back at 2 running replicas", lambda: running(
         serve, "gpt2") == 2 and victim not in replicas("gpt2") and len(
             replicas("gpt2")) == 2)

@@ -544,9 +544,10 @@ class _Ingress:
                                            "server_error"), status_code=500,
                                     headers=headers)
         return JSONResponse(_error(
-            "the model replica answering this request stopped (%s), on "
-            "each of %d tries; Ray Serve replaces stopped replicas: send "
-            "it again" % (type(failure).__name__, 1 + self.retries),
+            "the model replica answering this request stopped (%s) %s; "
+            "Ray Serve replaces stopped replicas: send it again"
+            % (type(failure).__name__, "on each of its %d tries"
+               % (1 + self.retries) if self.retries else "on its only try"),
             "replica_unavailable"), status_code=503,
             headers={"x-attnc-attempts": str(1 + self.retries)})
 
