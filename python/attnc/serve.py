@@ -10,7 +10,10 @@
     serve.run(app, route_prefix="/")
     # POST /v1/completions {"prompt": "Once upon a time", "max_tokens": 16}
 
-Each replica loads the library once (`attnc.load`) and answers HTTP:
+An HTTP replica takes each request and passes it to one of the model's
+replicas, each of which loads the library once (`attnc.load`); a request
+whose model replica stops while answering is sent again (`retries`), or
+gets a 503 that says so. The routes:
 
 - POST /v1/completions (a decoder or an encoder-decoder loaded with a
   tokenizer): OpenAI-style completions. Fields: prompt (a str or a list of
@@ -34,12 +37,13 @@ compiled for), embeddings as one run of the model; sampled completions run
 on their own, so that a seed gives the texts that generate_text gives for
 that seed. A request that is not well formed (JSON, a field, its type, a
 prompt too long for the compiled sequence) gets a 400 with a message, and
-the replica serves on.
+the replica serves on. docs/serving.md has more.
 
 Ray is an optional dependency, imported when a deployment is made.
 """
 
 import asyncio
+import ctypes
 import json
 import os
 import time
@@ -234,13 +238,12 @@ class _Server:
         try:
             self.replica = _serve()[0].get_replica_context() \
                 .replica_id.unique_id
-        except Exception:  # outside a replica (tests of the class)
+        except Exception:  # the class used outside Ray Serve
             self.replica = None
 
     def _capacity(self):
         """The decoder positions a session holds per row."""
         lib = self.model._lib
-        import ctypes
         session = lib.attnrt_session_create(self.model._m, 0)
         if not session:
             self.model._check(1)
