@@ -424,6 +424,32 @@ def faults(serve, base, complete, ref):
     if status != 400:
         failures.append("embedding out of vocabulary: %d %s"
                         % (status, answer))
+    # A bad request in a batch with good ones fails alone: a T5 prompt
+    # longer than its encoder (found while generating) and an embedding
+    # with a token id outside the vocabulary (found while running), sent
+    # at once with good ones.
+    t5_url = base + "/t5/v1/completions"
+    t5_bodies = [{"prompt": p, "max_tokens": 8} for p in
+                 ("thanks", "the quick brown fox jumps over", "hello",
+                  "the house")]
+    t5_answers = run_concurrently(
+        [lambda b=b: post(t5_url, b) for b in t5_bodies], 4)
+    rows = [[5, 6, 7], [8, 9, 10, 11], [1, 999], [12, 13]]
+    bert_answers = run_concurrently(
+        [lambda r=r: post(base + "/bert/v1/embeddings", {"input": r})
+         for r in rows], 4)
+    bad = [(t5_bodies[1], t5_answers[1]), (rows[2], bert_answers[2])]
+    good = t5_answers[:1] + t5_answers[2:] + bert_answers[:2] + \
+        bert_answers[3:]
+    for what, (status, answer) in bad:
+        log("malformed, batched with good ones: %d %s" % (
+            status, answer.get("error", {}).get("message", "")))
+    if any(status != 400 for _, (status, _) in bad) or \
+            any(status != 200 for status, _ in good):
+        failures.append("batched with good ones: %s %s" % (t5_answers,
+                                                           bert_answers))
+    else:
+        log("malformed, batched with good ones: the good ones answered")
     body = {"prompt": "the lazy dog", "max_tokens": 5}
     status, answer = post(complete, body)
     if check_completion(ref, body, status, answer) or \
