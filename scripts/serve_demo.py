@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -388,6 +389,7 @@ def main():
             serve.shutdown()
         finally:
             ray.shutdown()
+            shutil.rmtree(ray_tmp, ignore_errors=True)
     for failure in failures:
         log("FAIL:", failure)
     if failures:
