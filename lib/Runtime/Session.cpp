@@ -128,6 +128,22 @@ struct attnrt_session {
   double prefillMs = 0, decodeMs = 0;
   int64_t decodeSteps = 0;
 
+  /// Continuous batching (attnrt_session_slot_*): each of the model's rows
+  /// is a slot holding one sequence at a time. A slot is free, feeding its
+  /// prompt (`prompt`, of which `fed` tokens are in its cache) or running
+  /// (it takes its sampled tokens); `lengths` holds every slot's cache
+  /// length. Empty until the first attnrt_session_slot_start.
+  struct Slot {
+    enum class Kind { Free, Prompt, Running };
+    Kind kind = Kind::Free;
+    std::vector<int64_t> prompt;
+    size_t fed = 0;
+  };
+  std::vector<Slot> slots;
+  /// Per row: the column of the run's logits to read (the row's last real
+  /// token); empty: as run() decides for prefill and decode.
+  std::vector<int64_t> lastColumns;
+
   int fail(const std::string &msg) { return failModel(m, msg); }
   /// A failed call on the context: its error becomes the model's.
   int contextFailed() { return fail(attnrt_context_last_error(c)); }
@@ -202,7 +218,9 @@ int attnrt_session::run(int64_t onlyRow) {
     // A one-token step's logits are its only column; a prompt's (the
     // whole window, or a dynamic step's prefill from position 0) are at
     // the row's last token.
-    int64_t col = step && width == 1 ? 0 : lengths[static_cast<size_t>(b)] - 1;
+    int64_t col = !lastColumns.empty() ? lastColumns[static_cast<size_t>(b)]
+                  : step && width == 1 ? 0
+                                       : lengths[static_cast<size_t>(b)] - 1;
     size_t from = static_cast<size_t>((b * width + col) * vocab);
     float *row = logits.data() + b * vocab;
     for (int64_t v = 0; v < vocab; ++v) {
@@ -545,6 +563,9 @@ extern "C" int attnrt_session_prefill(attnrt_session *s, const int64_t *ids,
   if (!s)
     return 1;
   s->batch = 0;
+  // A prefill takes the whole session: any slots are dropped.
+  s->slots.clear();
+  s->lastColumns.clear();
   if (batch < 1 || batch > s->maxBatch)
     return s->fail(strFormat("prefill: batch %lld, but the model was "
                              "compiled for 1 to %lld rows",
@@ -626,8 +647,11 @@ extern "C" int attnrt_session_decode(attnrt_session *s,
                                      const int64_t *next_ids) {
   if (!s)
     return 1;
-  if (s->batch == 0)
-    return s->fail("decode: no rows (call attnrt_session_prefill first)");
+  if (s->batch == 0 || !s->slots.empty())
+    return s->fail(s->slots.empty()
+                       ? "decode: no rows (call attnrt_session_prefill first)"
+                       : "decode: the session runs slots (continue them "
+                         "with attnrt_session_slots_step)");
   for (int64_t b = 0; b < s->batch; ++b)
     if (s->lengths[static_cast<size_t>(b)] >= s->capacity)
       return s->fail(strFormat("decode: row %lld is full: the model was "
@@ -800,6 +824,146 @@ extern "C" int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
     }
   }
   s->decodeMs = ms(start, Clock::now());
+  return 0;
+}
+
+/// Whether `s` can run slots; records why not.
+static int checkSlots(attnrt_session *s) {
+  if (!s->step)
+    return s->fail("slots need a KV-cache step (attn-compile --kv-cache); "
+                   "this model re-runs its whole window per token");
+  if (s->encoderInput >= 0)
+    return s->fail("slots do not take encoder-decoders yet: their encoder "
+                   "input is one per batch (use attnrt_session_generate)");
+  if (s->recomputePast > 0)
+    return s->fail("slots do not take a model whose cache is recomputed "
+                   "past a length (recompute_past); use "
+                   "attnrt_session_generate");
+  return 0;
+}
+
+extern "C" int attnrt_session_slot_start(attnrt_session *s, int64_t slot,
+                                         const int64_t *ids, int64_t length) {
+  if (!s)
+    return 1;
+  if (checkSlots(s))
+    return 1;
+  if (slot < 0 || slot >= s->maxBatch)
+    return s->fail(strFormat("slot %lld: the model has slots 0 to %lld",
+                             static_cast<long long>(slot),
+                             static_cast<long long>(s->maxBatch - 1)));
+  if (!ids || length < 1 || length >= s->capacity)
+    return s->fail(strFormat("slot %lld: a prompt of %lld tokens; it must "
+                             "have 1 to %lld (the model's %lld positions, "
+                             "one left to generate)",
+                             static_cast<long long>(slot),
+                             static_cast<long long>(length),
+                             static_cast<long long>(s->capacity - 1),
+                             static_cast<long long>(s->capacity)));
+  if (s->slots.empty()) {
+    // The session turns to slots: every row free, at position 0.
+    s->slots.assign(static_cast<size_t>(s->maxBatch), {});
+    s->lengths.assign(static_cast<size_t>(s->maxBatch), 0);
+    s->batch = s->maxBatch;
+    s->logits.assign(static_cast<size_t>(s->maxBatch * s->vocab), 0.0f);
+  }
+  attnrt_session::Slot &sl = s->slots[static_cast<size_t>(slot)];
+  if (sl.kind != attnrt_session::Slot::Kind::Free)
+    return s->fail(strFormat("slot %lld is in use (free it first)",
+                             static_cast<long long>(slot)));
+  // The new sequence writes its cache from row 0; rows its predecessor
+  // left above are never read (a query sees rows up to its own position)
+  // and are overwritten as it grows.
+  sl.kind = attnrt_session::Slot::Kind::Prompt;
+  sl.prompt.assign(ids, ids + length);
+  sl.fed = 0;
+  s->lengths[static_cast<size_t>(slot)] = 0;
+  return 0;
+}
+
+extern "C" int attnrt_session_slot_free(attnrt_session *s, int64_t slot) {
+  if (!s)
+    return 1;
+  if (slot < 0 || static_cast<size_t>(slot) >= s->slots.size())
+    return s->fail(strFormat("slot %lld: no such slot in use",
+                             static_cast<long long>(slot)));
+  s->slots[static_cast<size_t>(slot)] = {};
+  s->lengths[static_cast<size_t>(slot)] = 0;
+  return 0;
+}
+
+extern "C" int attnrt_session_slots_step(attnrt_session *s,
+                                         const int64_t *next_ids,
+                                         int64_t *ready) {
+  using Kind = attnrt_session::Slot::Kind;
+  if (!s)
+    return 1;
+  if (s->slots.empty())
+    return s->fail("slots_step: no slot started (attnrt_session_slot_start)");
+  // Every row takes T tokens this run: a running slot its next token, a
+  // slot with a prompt as much of it as fits (all of it, or one token of a
+  // step compiled for T = 1), a free slot padding. A running row's padding
+  // writes cache rows above its length that no query reads and its next
+  // tokens overwrite, as in a padded prefill; so T is bounded by the room
+  // left in the fullest active row.
+  int64_t room = s->capacity, anyActive = 0;
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    if (s->slots[b].kind == Kind::Free)
+      continue;
+    anyActive = 1;
+    if (s->lengths[b] >= s->capacity)
+      return s->fail(strFormat("slot %lld is full: the model was compiled "
+                               "for %lld positions",
+                               static_cast<long long>(b),
+                               static_cast<long long>(s->capacity)));
+    room = std::min(room, s->capacity - s->lengths[b]);
+  }
+  if (!anyActive)
+    return s->fail("slots_step: every slot is free");
+  int64_t tokens = 1;
+  std::vector<int64_t> feed(s->slots.size(), 0);
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    const attnrt_session::Slot &sl = s->slots[b];
+    if (sl.kind == Kind::Running)
+      feed[b] = 1;
+    else if (sl.kind == Kind::Prompt)
+      feed[b] = s->dynamicTokens
+                    ? std::min<int64_t>(
+                          static_cast<int64_t>(sl.prompt.size() - sl.fed), room)
+                    : 1;
+    tokens = std::max(tokens, feed[b]);
+  }
+  s->setWidth(tokens);
+  s->lastColumns.assign(s->slots.size(), 0);
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    attnrt_session::Slot &sl = s->slots[b];
+    int64_t row = static_cast<int64_t>(b);
+    s->store(s->positions, s->positionsType, b, s->lengths[b]);
+    if (sl.kind == Kind::Running)
+      s->setId(row, 0, next_ids[b]);
+    for (int64_t t = 0; sl.kind == Kind::Prompt && t < feed[b]; ++t)
+      s->setId(row, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
+    s->lastColumns[b] = std::max<int64_t>(feed[b] - 1, 0);
+  }
+  int failed = s->run();
+  s->lastColumns.clear();
+  s->setWidth(1);
+  if (failed)
+    return 1;
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    attnrt_session::Slot &sl = s->slots[b];
+    s->lengths[b] += feed[b];
+    bool fresh = sl.kind == Kind::Running;
+    if (sl.kind == Kind::Prompt) {
+      sl.fed += static_cast<size_t>(feed[b]);
+      if (sl.fed == sl.prompt.size()) {
+        sl.kind = Kind::Running;
+        fresh = true;
+      }
+    }
+    if (ready)
+      ready[b] = fresh ? 1 : 0;
+  }
   return 0;
 }
 

@@ -213,7 +213,8 @@ static const char *const kExportedApi[] = {
     "attnrt_session_set_encoder_input",
     "attnrt_session_shape", "attnrt_session_prefill", "attnrt_session_decode",
     "attnrt_session_logits", "attnrt_session_sample", "attnrt_session_generate",
-    "attnrt_session_timing", "attnrt_main"};
+    "attnrt_session_timing", "attnrt_session_slot_start",
+    "attnrt_session_slots_step", "attnrt_session_slot_free", "attnrt_main"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

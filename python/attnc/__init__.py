@@ -368,6 +368,10 @@ class Model(_Closing):
                 None, [ptr, ctypes.POINTER(ctypes.c_double),
                        ctypes.POINTER(ctypes.c_double),
                        ctypes.POINTER(ctypes.c_int64)]),
+            "attnrt_session_slot_start": (
+                c_int, [ptr, ctypes.c_int64, ptr, ctypes.c_int64]),
+            "attnrt_session_slots_step": (c_int, [ptr, ptr, ptr]),
+            "attnrt_session_slot_free": (c_int, [ptr, ctypes.c_int64]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(lib, name)
@@ -556,6 +560,98 @@ class Model(_Closing):
             return out
         finally:
             self._lib.attnrt_session_free(session)
+
+    def generate_many(self, prompts, max_new_tokens, *, temperature=0.0,
+                      top_k=0, top_p=1.0, seed=0, eos=None):
+        """Generates for any number of prompts with continuous batching
+        over a KV-cache step (attn-compile --kv-cache): each of the model's
+        compiled rows is a slot; a prompt waits for a free slot, starts
+        there at its own position while the others go on, and leaves it
+        when it produced `eos` or its `max_new_tokens` (an int, or one per
+        prompt). `prompts` is a list of 1-D token id sequences. Returns one
+        int64 array of new tokens per prompt (ending with eos when it
+        stopped there). Greedy results equal each prompt generated alone;
+        sampling (temperature > 0) draws every slot's token from one
+        seeded generator, so a prompt's tokens depend on what shared its
+        steps. `last_generate_many_stats` then holds (model runs, tokens
+        generated, milliseconds)."""
+        if self._m is None:
+            raise AttncError("the model is closed")
+        requests = []
+        for i, p in enumerate(prompts):
+            ids = np.ascontiguousarray(np.asarray(p), dtype=np.int64)
+            if ids.ndim != 1 or ids.size == 0:
+                raise AttncError("prompt %d must be a non-empty 1-D token id "
+                                 "sequence, got shape %s" % (i, ids.shape))
+            requests.append(ids)
+        if not requests:
+            raise AttncError("generate_many needs at least one prompt")
+        limits = (list(max_new_tokens)
+                  if isinstance(max_new_tokens, (list, tuple, np.ndarray))
+                  else [max_new_tokens] * len(requests))
+        if len(limits) != len(requests) or any(int(n) < 1 for n in limits):
+            raise AttncError("max_new_tokens must be >= 1, one int or one "
+                             "per prompt (%d)" % len(requests))
+        lib, check = self._lib, self._check
+        session = lib.attnrt_session_create(self._m, int(seed))
+        if not session:
+            check(1)
+        try:
+            max_batch, capacity = ctypes.c_int64(), ctypes.c_int64()
+            lib.attnrt_session_shape(session, ctypes.byref(max_batch),
+                                     ctypes.byref(capacity), None)
+            slots = max_batch.value
+            for i, ids in enumerate(requests):
+                if ids.size + int(limits[i]) > capacity.value:
+                    raise AttncError(
+                        "prompt %d: %d tokens plus %d new tokens exceed the "
+                        "model's %d positions (compile it with a larger "
+                        "--kv-cache)" % (i, ids.size, int(limits[i]),
+                                         capacity.value))
+            sampling = _Sampling(float(temperature), int(top_k), float(top_p))
+            results = [[] for _ in requests]
+            owner = [None] * slots
+            waiting = list(range(len(requests)))[::-1]
+            next_ids = np.zeros(slots, np.int64)
+            ready = np.zeros(slots, np.int64)
+            runs = produced = 0
+            began = time.perf_counter()
+            while waiting or any(o is not None for o in owner):
+                # Free slots take waiting prompts between steps.
+                for slot in range(slots):
+                    if owner[slot] is None and waiting:
+                        r = waiting.pop()
+                        check(lib.attnrt_session_slot_start(
+                            session, slot, requests[r].ctypes.data,
+                            requests[r].size))
+                        owner[slot] = r
+                check(lib.attnrt_session_slots_step(
+                    session, next_ids.ctypes.data, ready.ctypes.data))
+                runs += 1
+                check(lib.attnrt_session_sample(
+                    session, ctypes.byref(sampling), next_ids.ctypes.data))
+                for slot in range(slots):
+                    r = owner[slot]
+                    if r is None or not ready[slot]:
+                        continue
+                    token = int(next_ids[slot])
+                    results[r].append(token)
+                    produced += 1
+                    if ((eos is not None and token == int(eos))
+                            or len(results[r]) == int(limits[r])):
+                        check(lib.attnrt_session_slot_free(session, slot))
+                        owner[slot] = None
+            self._thread.generate_many_stats = (
+                runs, produced, (time.perf_counter() - began) * 1e3)
+        finally:
+            lib.attnrt_session_free(session)
+        return [np.array(r, np.int64) for r in results]
+
+    @property
+    def last_generate_many_stats(self):
+        """(model runs, tokens generated, milliseconds) of this thread's
+        last generate_many."""
+        return getattr(self._thread, "generate_many_stats", None)
 
     def generate_text(self, prompts, max_new_tokens, *, temperature=0.0,
                       top_k=0, top_p=1.0, seed=0, stop=None,

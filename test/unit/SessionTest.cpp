@@ -117,6 +117,14 @@ TEST(Session, GreedyFollowsTheCausalModel) {
 /// sum of the cache up to it (sum of (j + 1) * id_j), so a wrong start
 /// position, a stale cache or a wrong logits column shows. Records each
 /// run's T.
+/// stepInvoke's manifest.
+const char *const kDynamicStepManifest =
+    "attnc-manifest 1\n"
+    "target cpu\n"
+    "input ids i64 2x? dims_from -\n"
+    "input positions i64 2 positions 8\n"
+    "state cache f32 2x8\n"
+    "output logits f32 2x?x5 dims_from 0:1 causal\n";
 std::vector<int64_t> gStepTokens;
 void stepInvoke(void **buffers) {
   auto *ids = static_cast<const int64_t *>(buffers[0]);
@@ -141,12 +149,7 @@ void stepInvoke(void **buffers) {
 }
 
 TEST(Session, DynamicStepPrefillsInOneRun) {
-  const char *manifest = "attnc-manifest 1\n"
-                         "target cpu\n"
-                         "input ids i64 2x? dims_from -\n"
-                         "input positions i64 2 positions 8\n"
-                         "state cache f32 2x8\n"
-                         "output logits f32 2x?x5 dims_from 0:1 causal\n";
+  const char *manifest = kDynamicStepManifest;
   char err[256];
   ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
   ASSERT_NE(m.get(), nullptr) << err;
@@ -187,6 +190,84 @@ TEST(Session, DynamicStepPrefillsInOneRun) {
   EXPECT_FLOAT_EQ(logits[4], 3.25f);          // row 0: 1 2 3 -> 4; 14 % 5
   EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // row 1: 2 3 -> 4
   EXPECT_FLOAT_EQ(logits[kVocab + 3], 0.25f); // 1 * 2 + 2 * 3 = 8
+}
+
+TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
+  const char *manifest = kDynamicStepManifest;
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  gStepTokens.clear();
+  int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
+
+  // Slot 0 alone: its prompt in one run; slot 1 (free) is padding.
+  const int64_t first[] = {1, 2};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, first, 2), 0)
+      << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 1);
+  EXPECT_EQ(ready[1], 0);
+  const float *logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[3], 3.0f);  // 2 -> 3
+  EXPECT_FLOAT_EQ(logits[0], 0.25f); // 1 * 1 + 2 * 2 = 5
+
+  // Slot 1 starts beside it: its three prompt tokens and slot 0's next
+  // token share a run of T = 3, each row's logits at its last real token.
+  const int64_t second[] = {4, 1, 3};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
+  next[0] = 3;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 1);
+  EXPECT_EQ(ready[1], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[4], 3.25f);          // 3 at position 2; 14 % 5
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f); // 4 + 2 * 1 + 3 * 3 = 15
+
+  // Slot 0 leaves; slot 1 goes on at position 3 (slot 0's padding in its
+  // own cache never reaches it).
+  ASSERT_EQ(attnrt_session_slot_free(s.get(), 0), 0);
+  next[1] = 4;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, ready), 0);
+  EXPECT_EQ(ready[0], 0);
+  EXPECT_EQ(ready[1], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 3.0f);  // 4 -> 0
+  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 15 + 4 * 4 = 31
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 3, 1}));
+
+  // Misuse is an error naming what is wrong.
+  EXPECT_NE(attnrt_session_slot_start(s.get(), 2, first, 2), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slot 2: the model has slots 0 to 1");
+  EXPECT_NE(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()), "slot 1 is in use (free it first)");
+  const int64_t eight[8] = {};
+  EXPECT_NE(attnrt_session_slot_start(s.get(), 0, eight, 8), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slot 0: a prompt of 8 tokens; it must have 1 to 7 (the "
+               "model's 8 positions, one left to generate)");
+  EXPECT_NE(attnrt_session_decode(s.get(), next), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "decode: the session runs slots (continue them with "
+               "attnrt_session_slots_step)");
+  ASSERT_EQ(attnrt_session_slot_free(s.get(), 1), 0);
+  EXPECT_NE(attnrt_session_slots_step(s.get(), next, ready), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()), "slots_step: every slot is free");
+
+  // A full-sequence model has no slots.
+  ModelPtr full(attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
+  ASSERT_NE(full.get(), nullptr) << err;
+  SessionPtr fs(attnrt_session_create(full.get(), 0));
+  ASSERT_NE(fs.get(), nullptr);
+  EXPECT_NE(attnrt_session_slot_start(fs.get(), 0, first, 2), 0);
+  EXPECT_STREQ(attnrt_last_error(full.get()),
+               "slots need a KV-cache step (attn-compile --kv-cache); this "
+               "model re-runs its whole window per token");
 }
 
 /// Opens the step model `manifest` (run by `invoke`) and a session on it,

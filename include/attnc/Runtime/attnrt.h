@@ -331,6 +331,30 @@ int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
                             const attnrt_sampling *options, int64_t eos,
                             int64_t *out_ids);
 
+/* Continuous batching over a KV-cache step: each of the model's rows is a
+ * slot that holds one sequence at a time, each at its own position, so a
+ * finished sequence's slot takes a waiting one between steps without
+ * recompiling. (A prefill drops the slots; decode does not run them.)
+ *
+ * attnrt_session_slot_start: slot `slot` (a free one) takes the prompt
+ * ids[0, length), 1 <= length < capacity, fed at the next steps.
+ * attnrt_session_slots_step: runs the model once: a slot with a prompt
+ * feeds it (as much as fits, all of it with a run-time token count; one
+ * token per run for a step compiled for T = 1), a running slot appends
+ * next_ids[slot] (its token sampled from the last logits), a free slot
+ * feeds padding. ready[slot] (max_batch entries; may be NULL) is then 1
+ * where attnrt_session_logits' row `slot` is the distribution of the
+ * slot's next token (its prompt done, or it ran), else 0. A full slot is an
+ * error. attnrt_session_sample draws one token per row (max_batch rows).
+ * attnrt_session_slot_free: the slot becomes free. Models that re-run
+ * their whole window, encoder-decoders and `recompute_past` models do not
+ * run slots. */
+int attnrt_session_slot_start(attnrt_session *s, int64_t slot,
+                              const int64_t *ids, int64_t length);
+int attnrt_session_slots_step(attnrt_session *s, const int64_t *next_ids,
+                              int64_t *ready);
+int attnrt_session_slot_free(attnrt_session *s, int64_t slot);
+
 /* Wall time of the last attnrt_session_generate: its prefill (one model
  * run) and its decode steps (run plus sampling), in milliseconds, and the
  * number of decode steps. */
