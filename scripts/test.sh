@@ -9,8 +9,9 @@
 #                                and runs the same suite there
 #
 # The Python scripts run under lit's interpreter (Debian's python3), or
-# $ATTNC_TEST_PYTHON (e.g. a virtual environment with numpy and Hugging
-# Face's tokenizers, whose text-generation test is otherwise unsupported).
+# $ATTNC_TEST_PYTHON (e.g. a virtual environment with numpy, Hugging
+# Face's tokenizers and Ray Serve, whose text-generation and serving tests
+# are otherwise unsupported).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -38,6 +38,9 @@ def _python_imports(module):
 # elsewhere lit reports them UNSUPPORTED.
 if _python_imports("tokenizers"):
     config.available_features.add("python-tokenizers")
+# The serving tests need Ray Serve (attnc.serve's optional dependency).
+if _python_imports("ray.serve"):
+    config.available_features.add("python-ray")
 # Under scripts/test.sh --sanitize, LeakSanitizer's tracer itself crashes
 # (SIGSEGV in its stop-the-world scan) at the exit of an attn-compile that
 # ran the JIT-compiled LayerDrop search; such commands run with the leak

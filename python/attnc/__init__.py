@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-__all__ = ["AttncError", "Context", "Model", "TensorInfo", "compile",
-           "load"]
+__all__ = ["AttncError", "Context", "Model", "TensorInfo", "TextResult",
+           "compile", "load"]
 
 
 class AttncError(RuntimeError):
@@ -123,6 +123,28 @@ def _load_tokenizer(path):
                                      % (name, key, values[key]))
                 config[key] = ids[0]
     return tokenizer, config
+
+
+class TextResult:
+    """A generated text and what a server reports about it: prompt_tokens
+    (the prompt's tokens), completion_tokens (the new tokens, an eos among
+    them) and finish_reason ("stop": an eos token or a stop string ended it;
+    "length": max_new_tokens did)."""
+
+    __slots__ = ("text", "prompt_tokens", "completion_tokens",
+                 "finish_reason")
+
+    def __init__(self, text, prompt_tokens, completion_tokens,
+                 finish_reason):
+        self.text = text
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.finish_reason = finish_reason
+
+    def __repr__(self):
+        return "TextResult(%r, %d, %d, %r)" % (
+            self.text, self.prompt_tokens, self.completion_tokens,
+            self.finish_reason)
 
 
 class TensorInfo:
@@ -664,14 +686,79 @@ class Model(_Closing):
         decoder_start_token_id.
         `last_generate_timing` then holds (prefill ms, decode ms, steps),
         summed over the batches."""
+        single = isinstance(prompts, str)
+        results = self.generate_text_details(
+            prompts, max_new_tokens, temperature=temperature, top_k=top_k,
+            top_p=top_p, seed=seed, stop=stop, eos_token_id=eos_token_id)
+        texts = [r.text for r in results]
+        return texts[0] if single else texts
+
+    def generate_text_details(self, prompts, max_new_tokens, *,
+                              temperature=0.0, top_k=0, top_p=1.0, seed=0,
+                              stop=None, eos_token_id=_FROM_CONFIG):
+        """generate_text with what a server reports about each prompt: a
+        list of TextResult (text, prompt_tokens, completion_tokens,
+        finish_reason "stop" after an eos token or a stop string, else
+        "length"), one per prompt (a str counts as a list of one)."""
+        results = []
+        for event in self._text_events(prompts, max_new_tokens, temperature,
+                                       top_k, top_p, seed, stop,
+                                       eos_token_id):
+            if event[0] == "done":
+                results += event[1]
+        return results
+
+    def stream_text(self, prompt, max_new_tokens, *, temperature=0.0,
+                    top_k=0, top_p=1.0, seed=0, stop=None,
+                    eos_token_id=_FROM_CONFIG):
+        """generate_text of one prompt (a str), token by token: yields the
+        text as it grows, in pieces whose concatenation is generate_text's
+        text (the same arguments give the same text). A piece is held back
+        while it might still become part of a stop string or ends inside a
+        character that a later token completes, so a step may yield
+        nothing; the last item is the TextResult of generate_text_details.
+        Close the generator (or run it to its end) to free its session."""
+        if not isinstance(prompt, str):
+            raise AttncError("stream_text takes one prompt, a str")
+        sent = ""
+        for event in self._text_events(prompt, max_new_tokens, temperature,
+                                       top_k, top_p, seed, stop,
+                                       eos_token_id):
+            if event[0] == "done":
+                result = event[1][0]
+                if result.text.startswith(sent) and result.text != sent:
+                    yield result.text[len(sent):]
+                yield result
+                return
+            _, tokens, texts, stops = event
+            if texts[0] is not None:
+                continue  # stopped: the rest comes with the result
+            text = self.tokenizer.decode(tokens[0], skip_special_tokens=True)
+            # Hold back an incomplete character and a tail that a stop
+            # string may start with.
+            safe = len(text.rstrip("\ufffd"))
+            longest = max(map(len, stops), default=1)
+            safe = next((p for p in range(max(safe - longest + 1, 0), safe)
+                         if any(s.startswith(text[p:safe]) for s in stops)),
+                        safe)
+            text = text[:safe]
+            if len(text) > len(sent) and text.startswith(sent):
+                yield text[len(sent):]
+                sent = text
+
+    def _text_events(self, prompts, max_new_tokens, temperature, top_k,
+                     top_p, seed, stop, eos_token_id):
+        """The generation of generate_text, as events: ("step", tokens,
+        stopped texts, stop strings) after each token of a batch of
+        prompts, ("done", [TextResult]) at the end of each batch."""
+
         if self._m is None:
             raise AttncError("the model is closed")
         if self.tokenizer is None:
             raise AttncError("generate_text needs a tokenizer: load the "
                              "model with tokenizer=CHECKPOINT_DIR (a "
                              "directory holding tokenizer.json)")
-        single = isinstance(prompts, str)
-        rows = [prompts] if single else list(prompts)
+        rows = [prompts] if isinstance(prompts, str) else list(prompts)
         if not rows or not all(isinstance(p, str) for p in rows):
             raise AttncError("prompts must be a str or a non-empty list of "
                              "str")
@@ -735,21 +822,20 @@ class Model(_Closing):
                         "model's %d positions (compile it for a longer "
                         "sequence)" % (i, len(ids), max_new_tokens,
                                        capacity.value))
-            texts, timing = [], [0.0, 0.0, 0]
+            timing = [0.0, 0.0, 0]
             for first in range(0, len(encoded), max_batch.value):
-                texts += self._generate_batch(
+                yield from self._generate_batch(
                     session, encoded[first:first + max_batch.value], start,
                     max_new_tokens, sampling, eos, stops, timing)
             self._thread.generate_timing = tuple(timing)
         finally:
             self._lib.attnrt_session_free(session)
-        return texts[0] if single else texts
 
     def _generate_batch(self, session, encoded, start, max_new_tokens,
                         sampling, eos, stops, timing):
-        """generate_text's texts of at most a compiled batch of prompts:
-        the runtime's prefill, then its sampler and a decode step per
-        token, until every row has stopped."""
+        """_text_events of at most a compiled batch of prompts: the
+        runtime's prefill, then its sampler and a decode step per token,
+        until every row has stopped."""
         lib, check = self._lib, self._check
         batch = len(encoded)
         pad = self.generation_config.get("pad_token_id") or 0
@@ -800,6 +886,7 @@ class Model(_Closing):
                     text = decode(tokens[b])
                     if any(s in text for s in stops):
                         texts[b] = text
+            yield ("step", tokens, texts, stops)
             if all(t is not None for t in texts):
                 break
         timing[1] += (time.perf_counter() - prefilled) * 1e3
@@ -808,8 +895,10 @@ class Model(_Closing):
             text = decode(tokens[b]) if texts[b] is None else texts[b]
             cut = min((text.find(s) for s in stops if s in text),
                       default=len(text))
-            out.append(text[:cut])
-        return out
+            out.append(TextResult(text[:cut], len(encoded[b]),
+                                  len(tokens[b]),
+                                  "length" if texts[b] is None else "stop"))
+        yield ("done", out)
 
     def reset_state(self):
         """Zeroes the state buffers (KV caches) of this thread's context."""

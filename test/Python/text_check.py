@@ -108,6 +108,33 @@ def main():
     print("gpt2 stop strings:", json.dumps(stop["stop"]), "texts equal "
           "transformers'")
 
+    # What a server reports (generate_text_details) and token by token
+    # (stream_text): the texts are generate_text's (transformers' when
+    # greedy); the pieces of a stream, joined, are the text, and its last
+    # item is the details, with or without stop strings and sampling.
+    details = gpt2.generate_text_details(prompts, new)
+    assert [d.text for d in details] == want["greedy"]
+    assert [(d.prompt_tokens, d.completion_tokens, d.finish_reason)
+            for d in details] == [(len(e), len(ids), "length") for e, ids in
+                                  zip(encoded, want["greedy_ids"])], details
+    details = gpt2.generate_text_details(prompts, new, stop=stop["stop"])
+    assert [d.text for d in details] == stop["texts"]
+    assert [d.finish_reason for d in details] == ["stop", "length"], details
+    for options in ({}, dict(stop=stop["stop"]), dict(stop=["or", "bou"]),
+                    dict(temperature=1.0, top_p=0.9, seed=3)):
+        for prompt in prompts:
+            want_one, = gpt2.generate_text_details([prompt], new, **options)
+            *pieces, last = gpt2.stream_text(prompt, new, **options)
+            assert all(isinstance(p, str) and p for p in pieces), pieces
+            assert "".join(pieces) == want_one.text == last.text, (
+                pieces, want_one)
+            assert (last.completion_tokens, last.finish_reason) == (
+                want_one.completion_tokens, want_one.finish_reason)
+            if not options:
+                assert len(pieces) == new, pieces  # one piece a token
+    print("gpt2 generate_text_details and stream_text: the same texts, "
+          "token by token")
+
     expect_error(lambda: gpt2.generate_text(prompts, 31),
                  "prompt 0: 10 tokens plus 31 new tokens exceed the model's "
                  "40 positions")
@@ -140,6 +167,10 @@ def main():
                                stop=want["stop"]["stop"])
         assert got == want["stop"]["texts"], (got, want["stop"]["texts"])
         print("t5 stop strings: texts equal transformers'")
+        for prompt, text in zip(want["prompts"], want["greedy"]):
+            *pieces, last = t5.stream_text(prompt, want["max_new_tokens"])
+            assert "".join(pieces) == text == last.text, (pieces, text)
+        print("t5 stream_text: the pieces joined are transformers' texts")
         expect_error(lambda: t5.generate_text("the quick brown fox jumps", 4),
                      "prompt 0 is 15 tokens; the model's encoder takes at "
                      "most 10")
