@@ -3,7 +3,8 @@
 KV-cache step compiled for B rows (slots), at B = 1, 4 and 16.
 
     bench/batching.py [--requests 32] [--slots 1,4,16] [--chunks 0,1]
-                      [--layers 12] [--threads 2] [--workdir DIR]
+                      [--prompts 8:64] [--budgets 8:64] [--layers 12]
+                      [--threads 2] [--workdir DIR]
 
 Needs numpy, and torch with transformers to write the checkpoint once
 (the .venv-bench of `scripts/setup.sh --bench`, or any Python with them);
@@ -12,8 +13,8 @@ the runs themselves use only the attnc Python package.
 The model is Hugging Face's GPT2LMHeadModel at GPT-2-small size (12
 layers, hidden 768, vocab 50257, f32, seeded random parameters), compiled
 with `--input-shape 'input_ids=Bx?' --kv-cache 160` for each B. The
-workload is --requests prompts (seeded: 8 to 64 tokens each, 8 to 64 new
-tokens each, greedy). Two schedules run it on the same compiled model:
+workload is --requests prompts (seeded: --prompts LO:HI tokens each,
+--budgets LO:HI new tokens each, uniform, greedy). Two schedules run it on the same compiled model:
 
   continuous  Model.generate_many: a request takes a slot as soon as one is
               free and starts at its own position while the others go on,
@@ -66,6 +67,10 @@ def main():
     ap.add_argument("--chunks", default="0,1",
                     help="prompt tokens per run of the continuous schedule "
                          "(0: whole)")
+    ap.add_argument("--prompts", default="8:64",
+                    help="prompt lengths LO:HI (uniform)")
+    ap.add_argument("--budgets", default="8:64",
+                    help="new tokens per request LO:HI (uniform)")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workdir",
@@ -82,12 +87,16 @@ def main():
         from decode import make_checkpoint  # the decode benchmark's model
         make_checkpoint(ckpt, args.layers)
     rng = np.random.default_rng(0)
-    prompts = [rng.integers(0, 50257, int(rng.integers(8, 65)))
+    span = lambda text: [int(v) for v in text.split(":")]
+    (plo, phi), (blo, bhi) = span(args.prompts), span(args.budgets)
+    prompts = [rng.integers(0, 50257, int(rng.integers(plo, phi + 1)))
                for _ in range(args.requests)]
-    budgets = [int(rng.integers(8, 65)) for _ in range(args.requests)]
+    budgets = [int(rng.integers(blo, bhi + 1)) for _ in range(args.requests)]
     total = sum(budgets)
-    print("%d requests, %d new tokens in all; load average %.2f"
-          % (args.requests, total, os.getloadavg()[0]))
+    print("%d requests (prompts %s tokens, budgets %s), %d new tokens in "
+          "all; load average %.2f" % (args.requests, args.prompts,
+                                      args.budgets, total,
+                                      os.getloadavg()[0]))
     rows = []
     chunks = [int(c) for c in args.chunks.split(",")]
     for slots in [int(s) for s in args.slots.split(",")]:
