@@ -929,7 +929,7 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
     print("Preparation (s, at the first thread count): attn-compile (import to linked "
           "executable); ORT's transformer optimizer (+ quantize_dynamic) and session creation; "
           "iree-import-onnx + iree-compile; torch.compile's first call (tracing, inductor, C++ "
-          "compilation); PyTorch's model build")
+          "compilation); PyTorch's model build (once per layer count: 0.0 at the second shape)")
     print("| setting | " + " | ".join("L%d S%d" % m for m in models) + " |")
     print("|---|" + "---|" * len(models))
     for n in names:
