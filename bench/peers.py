@@ -1,44 +1,61 @@
 #!/usr/bin/python3
-"""attnc against the CPU peers a user would pick, on one ONNX BERT export.
+"""attnc against the CPU peers as users install them, on one ONNX BERT export.
 
     bench/peers.py [--layers 12] [--seqs 128,512] [--threads 1,2] [--rounds 3]
-                   [--no-layer-rows] [--peers ort,iree,torch] [--workdir DIR]
+                   [--no-layer-rows] [--peers NAME,...] [--venv DIR] [--workdir DIR]
     bench/peers.py --check        # 1 layer, seq 16, 1 thread: outputs only
 
-Runs under the virtual environment from `scripts/setup.sh --bench`
-(.venv-bench; the script re-executes itself there when started elsewhere).
+Runs under a virtual environment with the peers from the Python package
+index: `.venv-peers` (`scripts/setup.sh --peers`: torch 2.x with MKL and
+oneDNN, transformers 5.x, onnx, onnxruntime, IREE), or the one --venv (or
+ATTNC_PEERS_VENV) names; the script re-executes itself there.
 
-The model is Hugging Face's BertModel (transformers, BERT-base: hidden 768,
-12 heads, FFN 3072, erf GELU, no pooler) with seeded random parameters,
-batch 1, f32, inputs `input_ids` and `attention_mask` (all ones), exported
-once per sequence length by torch.onnx.export (opset 17, static shapes).
-Every peer runs that same .onnx file:
+The model is Hugging Face's BertModel (BERT-base: hidden 768, 12 heads, FFN
+3072, erf GELU, no pooler) with seeded random parameters, batch 1, inputs
+`input_ids` and `attention_mask` (all ones), exported once per sequence
+length by torch.onnx.export's TorchScript exporter (dynamo=False, opset 17,
+static shapes; onnxruntime.transformers' BERT optimizer fuses attention in
+that graph, not in the dynamo exporter's). What runs (--peers picks; attnc
+f32 always runs):
 
-  attnc        attn-compile model.onnx --target=cpu; the executable's --bench
-               (inference only), OMP_NUM_THREADS=N
-  ONNX Runtime CPUExecutionProvider, ORT_ENABLE_ALL (its transformer fusions),
-               intra_op_num_threads=N, sequential
-  IREE         iree-import-onnx, iree-compile --iree-hal-target-backends=llvm-cpu
-               --iree-llvmcpu-target-cpu=host; local-task driver, N workers
-  PyTorch      the BertModel that produced the export, eager, no_grad,
-               torch.set_num_threads(N)
+  attnc          attn-compile model.onnx --target=cpu; the executable's
+                 --bench (inference only), OMP_NUM_THREADS=N
+  attnc-bf16     the same with --precision=bf16 (bf16 activations and
+                 weights, f32 accumulation, norms and softmax statistics)
+  ort            ONNX Runtime CPUExecutionProvider on the export, session
+                 ORT_ENABLE_ALL (its default), intra_op_num_threads=N
+  ort-opt        the export through onnxruntime.transformers.optimizer
+                 (model_type bert: Attention, SkipLayerNormalization, BiasGelu)
+  ort-int8       ort-opt's model through onnxruntime.quantization's
+                 quantize_dynamic (int8 weights, activations quantized per run)
+  iree           iree-import-onnx, iree-compile llvm-cpu (host CPU);
+                 local-task driver, N workers
+  torch-eager    the BertModel that was exported (attn_implementation eager),
+                 torch.no_grad, torch.set_num_threads(N)
+  torch-sdpa     the same with attn_implementation sdpa
+  torch-compile  torch.compile of the sdpa model (inductor, default mode;
+                 compiled once per shape, its compile time reported)
+  torch-bf16     the sdpa model under torch.autocast("cpu", torch.bfloat16)
 
-Before timing, every peer's output is compared with the exporting model's
-(PyTorch's) output, and all pairs of peers with each other; a peer that
-disagrees (relative error max|a - ref| / max|ref| above --tol) is reported
-and not timed. PyTorch's OpenBLAS core type is detected (bench/openblas_kernel)
-and, where Debian's OpenBLAS falls back to narrower kernels than the host
-has, OPENBLAS_CORETYPE is set for the peers; a ratio against a peer still on
-a fallback kernel is refused. Peers run in worker processes (one per peer and
-thread count) and are timed in alternation with attnc, rotating the order
-each round; the table gives the median over rounds of each run's median and
-the ratio attnc / peer (lower is better for attnc) with its range over rounds.
-With --layers > 1 a second row set times a 1-layer export the same way.
+Before timing, every output is compared with PyTorch's output at export: f32
+settings must agree to --tol (relative error max|a - ref| / max|ref|) or are
+reported and not timed; the bf16/int8 settings' relative error and cosine
+similarity are reported. The kernels each peer runs are probed and stated
+(MKL / oneDNN verbose output for PyTorch, ORT's optimized graph, the host's
+CPU flags). Peers run in worker processes (one per setting and thread count)
+and are timed in alternation with attnc, rotating the order each round; the
+table gives the median over rounds of each run's median and the ratio attnc /
+peer (attnc f32 for f32 peers, attnc bf16 for bf16/int8 peers; lower is
+better for attnc) with its range over rounds. A torch built on OpenBLAS
+(Debian's 1.13) is shown but kept out of the ratios.
 """
 
 import argparse
 import collections
+import json
 import os
+import re
+import selectors
 import shutil
 import statistics
 import subprocess
@@ -49,42 +66,75 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from workers import RunFailed, WorkerProcess, exit_status, median_ms, serve  # noqa: E402
 ROOT = os.path.dirname(HERE)
-VENV = os.path.join(ROOT, ".venv-bench")
-MODEL_TAG = "hfbert-v1"  # bump when the model or its parameters change
+DEFAULT_VENV = os.path.join(ROOT, ".venv-peers")
+MODEL_TAG = "hfbert-ts-v2"  # bump when the model, its parameters or the export change
 SEED = 1234
 OPSET = 17
 D, HEADS, DFF, VOCAB = 768, 12, 3072, 30522
-PEERS = ("ort", "iree", "torch")
-TITLE = {"attnc": "attnc", "ort": "ONNX Runtime", "iree": "IREE", "torch": "PyTorch"}
 PEER_IDLE_S = 0.25  # let a worker's threads stop spinning before the next peer runs
 
 
+class Setting(collections.namedtuple("Setting", "name kind title precision")):
+    @property
+    def low(self):
+        return self.precision != "f32"
+
+
+SETTINGS = collections.OrderedDict((s.name, s) for s in [
+    Setting("attnc", "attnc", "attnc", "f32"),
+    Setting("attnc-bf16", "attnc", "attnc --precision=bf16", "bf16"),
+    Setting("ort", "ort", "ONNX Runtime (session optimizations only)", "f32"),
+    Setting("ort-opt", "ort", "ONNX Runtime + transformers optimizer", "f32"),
+    Setting("ort-int8", "ort", "ONNX Runtime + optimizer + quantize_dynamic", "int8 dynamic"),
+    Setting("iree", "iree", "IREE llvm-cpu", "f32"),
+    Setting("torch-eager", "torch", "PyTorch eager", "f32"),
+    Setting("torch-sdpa", "torch", "PyTorch SDPA", "f32"),
+    Setting("torch-compile", "torch", "PyTorch SDPA + torch.compile", "f32"),
+    Setting("torch-bf16", "torch", "PyTorch SDPA, bf16 autocast", "bf16 autocast"),
+])
+PEERS = [n for n in SETTINGS if n != "attnc"]
+MODULES = {"attnc": (), "ort": ("onnxruntime", "onnx"), "iree": ("iree.compiler", "iree.runtime"),
+           "torch": ("torch", "transformers")}
+
+
+def venv_dir(argv):
+    for i, a in enumerate(argv):
+        if a == "--venv" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--venv="):
+            return a.split("=", 1)[1]
+    return os.environ.get("ATTNC_PEERS_VENV") or DEFAULT_VENV
+
+
 def _reexec_in_venv():
-    """Run under .venv-bench when started with another interpreter."""
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+    """Run under the peers' virtual environment when started with another interpreter."""
+    venv = venv_dir(sys.argv[1:])
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv) or os.environ.get(
+            "ATTNC_PEERS_NO_REEXEC"):
         return
-    py = os.path.join(VENV, "bin", "python")
-    if os.path.exists(py) and not os.environ.get("ATTNC_PEERS_NO_REEXEC"):
-        os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        raise SystemExit("peers: no Python at %s: run scripts/setup.sh --peers, or name a "
+                         "virtual environment with torch, transformers, onnx, onnxruntime "
+                         "and IREE by --venv DIR" % py)
+    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
 
 
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-
-
 # ---------------------------------------------------------------------------
 # The model: HF BertModel, seeded
 # ---------------------------------------------------------------------------
 
-def build_bert(layers):
+def build_bert(layers, attn="eager"):
     import torch
     from transformers import BertConfig, BertModel
 
     cfg = BertConfig(vocab_size=VOCAB, hidden_size=D, num_hidden_layers=layers,
                      num_attention_heads=HEADS, intermediate_size=DFF, hidden_act="gelu",
-                     layer_norm_eps=1e-12, attn_implementation="eager")
+                     layer_norm_eps=1e-12, attn_implementation=attn)
     model = BertModel(cfg, add_pooling_layer=False).eval()
     # HF's init leaves biases 0 and LayerNorm at (1, 0), which the exporter
     # folds into shared constants; random values keep every tensor distinct.
@@ -120,27 +170,38 @@ def export_main(wd, layers, seq):
     import numpy as np
     import torch
 
+    class Encoder(torch.nn.Module):
+        # transformers 5's forward takes its options as keywords; the
+        # TorchScript exporter passes positional arguments.
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids,
+                             attention_mask=attention_mask).last_hidden_state
+
     p = paths(wd, layers, seq)
     ids, mask = model_inputs(seq)
     np.save(p["ids"], ids)
     np.save(p["mask"], mask)
-    model = build_bert(layers)
+    model = Encoder(build_bert(layers))
     args = (torch.from_numpy(ids), torch.from_numpy(mask))
     with torch.no_grad():
-        ref = model(*args).last_hidden_state.numpy()
+        ref = model(*args).numpy()
         tmp = p["onnx"] + ".tmp"
         torch.onnx.export(model, args, tmp, input_names=["input_ids", "attention_mask"],
                           output_names=["last_hidden_state"], opset_version=OPSET,
-                          do_constant_folding=True)
+                          do_constant_folding=True, dynamo=False)
     np.save(p["ref"], ref)
     os.replace(tmp, p["onnx"])
 
 
 # ---------------------------------------------------------------------------
-# Peer workers: one process per peer and thread count, JSON lines on stdio
+# Peer workers: one process per setting and thread count, JSON lines on stdio
 # ---------------------------------------------------------------------------
 
-def _ort_worker(threads):
+def _ort_worker(setting, threads):
     import onnx
     import onnxruntime as ort
 
@@ -159,20 +220,22 @@ def _ort_worker(threads):
         feeds = {"input_ids": _npload(req["ids"]), "attention_mask": _npload(req["mask"])}
         info = {"load_s": load_s, "providers": sess.get_providers()}
         if req.get("describe"):
-            # What ORT's optimizer made of the graph: its fused ops, counted.
+            # What ORT's session made of the graph: its operators, counted.
             so = options()
-            so.optimized_model_filepath = req["stem"] + ".ort-opt.onnx"
+            so.optimized_model_filepath = req["stem"] + ".%s-session.onnx" % setting
             ort.InferenceSession(req["onnx"], so, providers=["CPUExecutionProvider"])
             g = onnx.load(so.optimized_model_filepath, load_external_data=False).graph
             info["ops"] = dict(collections.Counter(n.op_type for n in g.node))
-            os.remove(so.optimized_model_filepath)
+            for f in os.listdir(os.path.dirname(so.optimized_model_filepath)):
+                if f.startswith(os.path.basename(so.optimized_model_filepath)):
+                    os.remove(os.path.join(os.path.dirname(so.optimized_model_filepath), f))
         return (lambda: sess.run(None, feeds)[0]), info
 
     hello = {"version": ort.__version__, "providers": ort.get_available_providers()}
     return hello, load
 
 
-def _iree_worker(threads):
+def _iree_worker(setting, threads):
     import iree.runtime as rt
 
     # The task system reads its topology when the device is created.
@@ -200,7 +263,7 @@ def _iree_worker(threads):
     return hello, load
 
 
-def _torch_worker(threads):
+def _torch_worker(setting, threads):
     import numpy as np
     import torch
     import transformers
@@ -211,29 +274,48 @@ def _torch_worker(threads):
     torch.set_num_threads(threads)
     a = torch.ones(64, 64)
     a @ a  # load the BLAS before asking which kernels it chose
+    cfg = torch.__config__.show()
     cap = ""
-    for line in torch.__config__.show().splitlines():
+    for line in cfg.splitlines():
         if "CPU capability usage" in line:
             cap = line.split(":", 1)[1].strip()
-    models = {}
+    m = re.search(r"BLAS_INFO=(\w+)", cfg)
+    attn = "eager" if setting == "torch-eager" else "sdpa"
+    models, compiled = {}, {}
 
     def load(req):
         t0 = time.perf_counter()
         if req["layers"] not in models:
-            models[req["layers"]] = build_bert(req["layers"])
+            models[req["layers"]] = build_bert(req["layers"], attn)
         model = models[req["layers"]]
         ids = torch.from_numpy(_npload(req["ids"]))
         mask = torch.from_numpy(_npload(req["mask"]))
+        info = {}
+        if setting == "torch-compile":
+            # One compiled module per shape (static), compiled by its first call.
+            fwd = compiled[req["key"]] = torch.compile(model)
+            with torch.no_grad():
+                fwd(input_ids=ids, attention_mask=mask)
+            info["compile_s"] = time.perf_counter() - t0
+        else:
+            fwd = model
 
         def run():
             with torch.no_grad():
-                return model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
-        return run, {"load_s": time.perf_counter() - t0}
+                if setting == "torch-bf16":
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        y = fwd(input_ids=ids, attention_mask=mask).last_hidden_state
+                    return y.float().numpy()
+                return fwd(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
+        info["load_s"] = time.perf_counter() - t0
+        return run, info
 
     libs = ok.loaded_openblas()
     hello = {"version": torch.__version__, "transformers": transformers.__version__,
              "threads": torch.get_num_threads(), "aten_capability": cap, "openblas": libs,
-             "fallback": any(ok.is_fallback(lib["corename"]) for lib in libs),
+             "blas": m.group(1) if m else "?", "mkldnn": torch.backends.mkldnn.is_available(),
+             "fallback": (m is None or m.group(1) != "mkl") and any(
+                 ok.is_fallback(lib["corename"]) for lib in libs),
              "numpy": np.__version__, "wait_policy": os.environ.get("OMP_WAIT_POLICY")}
     return hello, load
 
@@ -243,15 +325,20 @@ def _npload(path):
     return np.load(path)
 
 
-def worker_main(kind, threads):
+def worker_main(setting, threads):
     import numpy as np
-    hello, load = {"ort": _ort_worker, "iree": _iree_worker, "torch": _torch_worker}[kind](threads)
+    kind = SETTINGS[setting].kind
+    hello, load = {"ort": _ort_worker, "iree": _iree_worker,
+                   "torch": _torch_worker}[kind](setting, threads)
     runs = {}
 
     def handle(req):
         if req["op"] == "load":
             runs[req["key"]], rep = load(req)
             return rep
+        if req["op"] == "drop":
+            runs.pop(req["key"], None)
+            return {}
         fn = runs[req["key"]]
         rep = {"ms": median_ms(fn, req["reps"], req["warmup"])}
         if req.get("out"):
@@ -263,32 +350,90 @@ def worker_main(kind, threads):
 
 
 class Worker(WorkerProcess):
-    def __init__(self, kind, threads, env_overrides):
-        super().__init__(__file__, ["--worker", kind, "--threads", str(threads)],
-                         threads, torch=(kind == "torch"), env_overrides=env_overrides)
+    def __init__(self, setting, threads, env_overrides, passive_torch):
+        # OMP_WAIT_POLICY=PASSIVE only for a torch whose GEMMs run on
+        # OpenBLAS's own threads (Debian's); torch on MKL keeps its default.
+        super().__init__(__file__, ["--worker", setting, "--threads", str(threads)], threads,
+                         torch=(SETTINGS[setting].kind == "torch" and passive_torch),
+                         env_overrides=env_overrides)
         if "error" in self.hello:
             raise RunFailed(self.hello["error"])
 
-    def call(self, **req):
-        return self.request(**req)
+    def call(self, timeout=None, **req):
+        """The worker's reply, or {"error": ...} after `timeout` seconds (the
+        worker is then killed: a torch.compile that does not finish)."""
+        if timeout is None:
+            return self.request(**req)
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            self.proc.kill()
+            self.proc.wait()
+            self.dead = True
+            return {"error": "no reply in %d s (stopped)" % timeout}
+        return self.read()
+
+    def close(self, timeout=60):
+        if getattr(self, "dead", False):
+            return
+        super().close(timeout)
+
+
+def kernel_probe():
+    """Which kernels PyTorch's f32 and bf16 Linear layers run: MKL's and
+    oneDNN's verbose lines, read in a child process (their output goes to
+    stdout, which the workers use for replies)."""
+    code = r"""
+import torch
+torch.set_num_threads(1)
+x, w = torch.randn(128, 768), torch.randn(3072, 768)
+torch.nn.functional.linear(x, w)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    torch.nn.functional.linear(x, w)
+"""
+    env = dict(os.environ, MKL_VERBOSE="1", ONEDNN_VERBOSE="1", DNNL_VERBOSE="1")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"error": str(e)}
+    rep = {"mkl": None, "mkl_f32": None, "onednn": None, "onednn_isa": None,
+           "onednn_bf16": None}
+    for ln in out.splitlines():
+        if ln.startswith("MKL_VERBOSE") and "Intel(R)" in ln and rep["mkl"] is None:
+            rep["mkl"] = ln[len("MKL_VERBOSE"):].strip()
+        elif ln.startswith("MKL_VERBOSE") and "GEMM" in ln and rep["mkl_f32"] is None:
+            rep["mkl_f32"] = ln.split()[1].split("(")[0]
+        elif ln.startswith("onednn_verbose"):
+            f = ln.split(",")
+            if "oneDNN" in ln and rep["onednn"] is None:
+                rep["onednn"] = ln.split("oneDNN", 1)[1].split(",")[0].strip()
+            elif "isa:" in ln and rep["onednn_isa"] is None:
+                rep["onednn_isa"] = ln.split("isa:", 1)[1].strip()
+            elif len(f) > 6 and f[-1] and ("exec" in f and "matmul" in f or "inner_product" in f):
+                impl = [x for x in f if ":" in x and ("avx" in x or "amx" in x or "ref" in x)]
+                if impl and rep["onednn_bf16"] is None:
+                    rep["onednn_bf16"] = impl[0]
+    return rep
 
 
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
 
-def peer_availability():
-    """{peer: None if importable, else why not}."""
+def availability():
+    """{worker kind: None if importable, else why not}."""
     import importlib
     why = {}
-    for peer, mods in (("ort", ("onnxruntime", "onnx")), ("iree", ("iree.compiler", "iree.runtime")),
-                       ("torch", ("torch", "transformers"))):
-        why[peer] = None
+    for kind, mods in MODULES.items():
+        why[kind] = None
         for m in mods:
             try:
                 importlib.import_module(m)
             except Exception as e:  # ImportError, or a broken install raising anything
-                why[peer] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
+                why[kind] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:120])
                 break
     for tool in ("iree-import-onnx", "iree-compile"):
         if why["iree"] is None and not _venv_tool(tool):
@@ -301,6 +446,14 @@ def _venv_tool(name):
     return cand if os.path.exists(cand) else shutil.which(name)
 
 
+def host_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
 def optimize_for_ort(p):
     """The export through onnxruntime.transformers' BERT optimizer; returns
     (path, fused operator counts)."""
@@ -310,6 +463,19 @@ def optimize_for_ort(p):
     out = p["stem"] + ".ort.onnx"
     m.save_model_to_file(out)
     return out, {k: v for k, v in m.get_fused_operator_statistics().items() if v}
+
+
+def quantize_for_ort(src, p):
+    """ONNX Runtime's dynamic int8 quantization (signed int8 weights, uint8
+    activations quantized per run: MLAS's U8S8 kernels)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    out = p["stem"] + ".ort-int8.onnx"
+    # Shape inference does not type the outputs of the optimizer's contrib
+    # ops (Attention, SkipLayerNormalization); they are float.
+    quantize_dynamic(src, out, weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return out
 
 
 def timed_run(cmd, what):
@@ -330,6 +496,14 @@ def rel_err(a, ref):
         return float("inf")
     err = float(np.max(np.abs(a.astype(np.float64) - ref.astype(np.float64))))
     return err / max(float(np.max(np.abs(ref))), 1e-30)
+
+
+def cosine(a, ref):
+    import numpy as np
+    if a.shape != ref.shape:
+        return float("nan")
+    a, b = a.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+    return float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-300))
 
 
 def run_attnc(exe, p, threads, reps=0, warmup=0, out=None):
@@ -358,11 +532,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--budget-ms", type=float, default=1500,
                     help="aim for about this much time per measurement (reps = budget / run)")
-    ap.add_argument("--peers", default=",".join(PEERS), help="subset of ort,iree,torch")
+    ap.add_argument("--peers", default=",".join(PEERS), help="subset of " + ",".join(PEERS))
+    ap.add_argument("--venv", default=None,
+                    help="virtual environment with the peers (default .venv-peers, or "
+                    "$ATTNC_PEERS_VENV)")
     ap.add_argument("--no-layer-rows", action="store_true",
                     help="skip the 1-layer row set (only timed when --layers > 1)")
     ap.add_argument("--tol", type=float, default=1e-4,
-                    help="largest relative error max|a-b|/max|b| between two peers' outputs")
+                    help="largest relative error max|a-b|/max|b| of an f32 peer's output")
+    ap.add_argument("--compile-timeout", type=int, default=900,
+                    help="seconds torch.compile may take per shape before it is dropped")
     ap.add_argument("--keep-coretype", action="store_true",
                     help="do not set OPENBLAS_CORETYPE on a fallback (ratios are then refused)")
     ap.add_argument("--check", action="store_true",
@@ -396,179 +575,208 @@ def main():
     load0 = os.getloadavg()
     failures = []
 
-    # Which peers exist, and which BLAS kernels PyTorch gets --------------
-    wanted = [p for p in args.peers.split(",") if p]
+    # Which peers exist, and which kernels PyTorch gets ---------------------
+    wanted = [p for p in args.peers.split(",") if p and p != "attnc"]
     for p in wanted:
         if p not in PEERS:
-            raise SystemExit("unknown peer %r (ort, iree, torch)" % p)
-    missing = {p: why for p, why in peer_availability().items() if p in wanted and why}
-    if missing.get("torch"):
+            raise SystemExit("unknown peer %r (%s)" % (p, ", ".join(PEERS)))
+    why = availability()
+    if why["torch"]:
         raise SystemExit("PyTorch and transformers are needed for the export: %s "
-                         "(run scripts/setup.sh --bench)" % missing["torch"])
-    peers = [p for p in wanted if p not in missing]
-    for p, why in missing.items():
-        log("peer %s not installed: %s" % (TITLE[p], why))
+                         "(run scripts/setup.sh --peers, or --venv)" % why["torch"])
+    missing = {p: why[SETTINGS[p].kind] for p in wanted if why[SETTINGS[p].kind]}
+    run_names = ["attnc"] + [p for p in wanted if p not in missing]
+    peers = [n for n in run_names if n != "attnc"]
+    for p, w in missing.items():
+        log("peer %s not installed: %s" % (p, w))
     log("checking OpenBLAS's core type ...")
     env_overrides, blas = ok.peer_environment(log=log, keep=args.keep_coretype)
     log(blas["note"])
+    log("probing PyTorch's kernels (MKL / oneDNN verbose) ...")
+    kernels = kernel_probe()
 
     models = [(args.layers, s) for s in seqs]
     if not args.no_layer_rows and args.layers > 1:
         models += [(1, s) for s in seqs]
 
     # Export, compile -------------------------------------------------------
-    compile_s = collections.defaultdict(dict)
-    exes, vmfbs, ort_opt = {}, {}, {}
+    compile_s = collections.defaultdict(dict)   # (L, s) -> {setting: s}
+    exes = collections.defaultdict(dict)        # (L, s) -> {attnc setting: executable}
+    files, fused = collections.defaultdict(dict), {}
+    bad = collections.defaultdict(dict)  # (L, s) -> {setting: why not timed}
     for L, s in models:
         p = paths(wd, L, s)
         if not (os.path.exists(p["onnx"]) and os.path.exists(p["ref"])):
             log("exporting BERT-base L=%d seq=%d (opset %d) ..." % (L, s, OPSET))
             timed_run([sys.executable, os.path.abspath(__file__), "--workdir", wd,
                        "--export", str(L), str(s)], "export")
-        log("attn-compile L=%d seq=%d ..." % (L, s))
-        exes[(L, s)] = p["stem"] + ".attnc"
-        try:
-            compile_s[(L, s)]["attnc"] = timed_run(
-                [args.attn_compile, p["onnx"], "--target=cpu", "-q", "-o", exes[(L, s)]],
-                "attn-compile")
-        except RunFailed as e:
-            failures.append(str(e))
-            exes[(L, s)] = None
-        if "ort" in peers:
+        for n in [x for x in run_names if SETTINGS[x].kind == "attnc"]:
+            log("attn-compile L=%d seq=%d (%s) ..." % (L, s, n))
+            exe = p["stem"] + "." + n
+            flags = ["--precision=bf16"] if n == "attnc-bf16" else []
+            try:
+                compile_s[(L, s)][n] = timed_run(
+                    [args.attn_compile, p["onnx"], "--target=cpu", "-q", "-o", exe] + flags,
+                    "attn-compile")
+                exes[(L, s)][n] = exe
+            except RunFailed as e:
+                failures.append(str(e))
+                bad[(L, s)][n] = "compile failed"
+        files[(L, s)]["ort"] = p["onnx"]
+        if "ort-opt" in peers or "ort-int8" in peers:
             # ONNX Runtime's transformer optimizer (what its docs prescribe for
             # BERT on CPU) fuses Attention, SkipLayerNormalization and BiasGelu,
             # which the session's ORT_ENABLE_ALL alone does not.
             log("onnxruntime.transformers optimizer L=%d seq=%d ..." % (L, s))
             try:
                 t0 = time.perf_counter()
-                ort_opt[(L, s)] = optimize_for_ort(p)
-                compile_s[(L, s)]["ort optimize"] = time.perf_counter() - t0
+                files[(L, s)]["ort-opt"], fused[(L, s)] = optimize_for_ort(p)
+                compile_s[(L, s)]["ort-opt"] = time.perf_counter() - t0
             except Exception as e:  # the optimizer raises anything on a model it cannot read
                 failures.append("ORT transformer optimizer L=%d S=%d: %s: %s"
                                 % (L, s, type(e).__name__, e))
+                bad[(L, s)]["ort-opt"] = bad[(L, s)]["ort-int8"] = "optimizer failed"
+        if "ort-int8" in peers and "ort-opt" in files[(L, s)]:
+            log("onnxruntime.quantization.quantize_dynamic L=%d seq=%d ..." % (L, s))
+            try:
+                t0 = time.perf_counter()
+                files[(L, s)]["ort-int8"] = quantize_for_ort(files[(L, s)]["ort-opt"], p)
+                compile_s[(L, s)]["ort-int8"] = (time.perf_counter() - t0
+                                                 + compile_s[(L, s)]["ort-opt"])
+            except Exception as e:  # the quantizer raises anything it meets
+                failures.append("ORT quantize_dynamic L=%d S=%d: %s: %s"
+                                % (L, s, type(e).__name__, e))
+                bad[(L, s)]["ort-int8"] = "quantization failed"
         if "iree" in peers:
             log("iree-import-onnx + iree-compile L=%d seq=%d ..." % (L, s))
-            mlir, vmfbs[(L, s)] = p["stem"] + ".iree.mlir", p["stem"] + ".vmfb"
+            mlir, vmfb = p["stem"] + ".iree.mlir", p["stem"] + ".vmfb"
             try:
-                compile_s[(L, s)]["iree import"] = timed_run(
-                    [_venv_tool("iree-import-onnx"), p["onnx"], "-o", mlir], "iree-import-onnx")
-                compile_s[(L, s)]["iree"] = timed_run(
+                t_imp = timed_run([_venv_tool("iree-import-onnx"), p["onnx"], "-o", mlir],
+                                  "iree-import-onnx")
+                compile_s[(L, s)]["iree"] = t_imp + timed_run(
                     [_venv_tool("iree-compile"), mlir, "--iree-hal-target-backends=llvm-cpu",
-                     "--iree-llvmcpu-target-cpu=host", "-o", vmfbs[(L, s)]], "iree-compile")
+                     "--iree-llvmcpu-target-cpu=host", "-o", vmfb], "iree-compile")
+                files[(L, s)]["iree"] = vmfb
             except RunFailed as e:
                 failures.append(str(e))
-                vmfbs[(L, s)] = None
+                bad[(L, s)]["iree"] = "compile failed"
             if os.path.exists(mlir):
                 os.remove(mlir)  # the weights as hex text: ~2.7x the .onnx
 
     # Per thread count: load, check outputs (first time), time -------------
-    errors = {}       # (L, s) -> {peer: rel err vs PyTorch's exported output}
-    pair_err = {}     # (L, s) -> largest relative error between two peers
-    bad = collections.defaultdict(dict)  # (L, s) -> {peer: why not timed}
+    errors = collections.defaultdict(dict)   # (L, s) -> {setting: (rel err, cosine)}
+    pair_err = {}     # (L, s) -> largest relative error between two f32 settings
     hellos, infos = {}, collections.defaultdict(dict)
-    results = {}      # (L, s, t) -> {peer: [ms per round]}
+    results = {}      # (L, s, t) -> {setting: [ms per round]}
     for t in threads:
         workers = {}
-        for peer in peers:
-            log("starting %s worker, %d thread(s) ..." % (TITLE[peer], t))
+        for n in [x for x in peers if SETTINGS[x].kind != "attnc"]:
+            log("starting %s worker, %d thread(s) ..." % (n, t))
             try:
-                workers[peer] = Worker(peer, t, env_overrides)
-                hellos.setdefault(peer, workers[peer].hello)
+                workers[n] = Worker(n, t, env_overrides, not kernels.get("mkl_f32"))
+                hellos.setdefault(n, workers[n].hello)
             except RunFailed as e:
-                failures.append("%s worker: %s" % (TITLE[peer], e))
-        if "torch" in workers:
-            h = workers["torch"].hello
-            if h["threads"] != t:
-                failures.append("torch runs %s threads, wanted %d" % (h["threads"], t))
+                failures.append("%s worker: %s" % (n, e))
+                for m in models:
+                    bad[m].setdefault(n, "worker failed")
+        for n, w in workers.items():
+            if SETTINGS[n].kind == "torch" and w.hello["threads"] != t:
+                failures.append("%s runs %s threads, wanted %d" % (n, w.hello["threads"], t))
         for L, s in models:
             key = "L%d_S%d" % (L, s)
             p = paths(wd, L, s)
             live = {}
-            for peer, w in workers.items():
-                if peer in bad[(L, s)]:
+            for n, w in workers.items():
+                if n in bad[(L, s)] or getattr(w, "dead", False):
                     continue
-                if peer == "iree" and not vmfbs.get((L, s)):
-                    bad[(L, s)]["iree"] = "compile failed"
-                    continue
-                if peer == "ort" and (L, s) not in ort_opt:
-                    bad[(L, s)]["ort"] = "transformer optimizer failed"
-                    continue
-                rep = w.call(op="load", key=key, vmfb=vmfbs.get((L, s)),
-                             onnx=ort_opt[(L, s)][0] if peer == "ort" else p["onnx"],
-                             ids=p["ids"], mask=p["mask"], stem=p["stem"], layers=L, seq=s,
-                             describe=(t == threads[0]))
+                log("loading %s L=%d seq=%d ..." % (n, L, s))
+                rep = w.call(op="load", key=key, vmfb=files[(L, s)].get("iree"),
+                             onnx=files[(L, s)].get(n), ids=p["ids"], mask=p["mask"],
+                             stem=p["stem"], layers=L, seq=s, describe=(t == threads[0]),
+                             timeout=args.compile_timeout if n == "torch-compile" else None)
                 if "error" in rep:
-                    bad[(L, s)][peer] = "load failed: " + rep["error"][:300]
-                    failures.append("%s L=%d S=%d: %s" % (TITLE[peer], L, s, rep["error"]))
+                    bad[(L, s)][n] = "load failed: " + rep["error"][:300]
+                    failures.append("%s L=%d S=%d: %s" % (n, L, s, rep["error"]))
                     continue
-                infos[(L, s)].setdefault(peer, rep)
-                live[peer] = w
-            if exes.get((L, s)) is None:
-                bad[(L, s)]["attnc"] = "compile failed"
+                infos[(L, s, t)][n] = rep
+                live[n] = w
 
-            est_ms = None
-            if (L, s) not in errors:
-                log("checking outputs L=%d seq=%d ..." % (L, s))
-                ref = np.load(p["ref"])
-                outs, errors[(L, s)] = {}, {}
-                if "attnc" not in bad[(L, s)]:
-                    o = p["stem"] + ".out.attnc.npy"
-                    try:
-                        run_attnc(exes[(L, s)], p, t, out=o)
-                        outs["attnc"] = np.load(o)
-                    except RunFailed as e:
-                        bad[(L, s)]["attnc"] = "run failed"
-                        failures.append(str(e))
-                for peer, w in live.items():
-                    o = p["stem"] + ".out.%s.npy" % peer
-                    rep = w.call(op="run", key=key, reps=1, warmup=0, out=o)
-                    if "error" in rep:
-                        bad[(L, s)][peer] = "run failed: " + rep["error"][:300]
-                        failures.append("%s L=%d S=%d: %s" % (TITLE[peer], L, s, rep["error"]))
-                        continue
-                    outs[peer] = np.load(o)
-                    if peer == "torch":
-                        est_ms = rep["ms"]
-                for name, o in outs.items():
-                    errors[(L, s)][name] = rel_err(o, ref)
-                    if not errors[(L, s)][name] <= args.tol:
-                        bad[(L, s)][name] = "disagrees (rel err %.2g vs PyTorch's export)" % (
-                            errors[(L, s)][name])
-                        failures.append("%s L=%d S=%d: output differs from PyTorch's by %.3g "
-                                        "relative" % (TITLE[name], L, s, errors[(L, s)][name]))
-                names = sorted(outs)
-                pair_err[(L, s)] = max([rel_err(outs[a], outs[b]) for a in names for b in names
-                                        if a < b] or [float("nan")])
+            est = {}
+            log("checking outputs L=%d seq=%d ..." % (L, s))
+            ref = np.load(p["ref"])
+            outs = {}
+            for n in [x for x in run_names if SETTINGS[x].kind == "attnc"]:
+                if n in bad[(L, s)]:
+                    continue
+                o = p["stem"] + ".out.%s.npy" % n
+                try:
+                    t0 = time.perf_counter()
+                    run_attnc(exes[(L, s)][n], p, t, out=o)
+                    est[n] = (time.perf_counter() - t0) * 1e3
+                    outs[n] = np.load(o)
+                    os.remove(o)
+                except RunFailed as e:
+                    bad[(L, s)][n] = "run failed"
+                    failures.append(str(e))
+            for n, w in live.items():
+                o = p["stem"] + ".out.%s.npy" % n
+                rep = w.call(op="run", key=key, reps=1, warmup=1, out=o)
+                if "error" in rep:
+                    bad[(L, s)][n] = "run failed: " + rep["error"][:300]
+                    failures.append("%s L=%d S=%d: %s" % (n, L, s, rep["error"]))
+                    continue
+                outs[n] = np.load(o)
+                os.remove(o)
+                est[n] = rep["ms"]
+            for n, o in outs.items():
+                e = (rel_err(o, ref), cosine(o, ref))
+                if t == threads[0]:
+                    errors[(L, s)][n] = e
+                if SETTINGS[n].low:
+                    ok_out = np.isfinite(o).all() and e[1] > 0.9
+                else:
+                    ok_out = e[0] <= args.tol
+                if not ok_out:
+                    bad[(L, s)][n] = "disagrees (rel err %.2g, cosine %.4f)" % e
+                    failures.append("%s L=%d S=%d threads %d: output differs from PyTorch's: "
+                                    "relative error %.3g, cosine %.5f" % ((n, L, s, t) + e))
+            f32 = sorted(n for n in outs if not SETTINGS[n].low)
+            pairs = [rel_err(outs[a], outs[b]) for a in f32 for b in f32 if a < b]
+            if (L, s) in pair_err:
+                pairs.append(pair_err[(L, s)])
+            if pairs:
+                pair_err[(L, s)] = max(pairs)
             if args.check:
                 continue
 
             # Timing: attnc and the live peers in rotating order.
-            timed = [n for n in ["attnc"] + list(live) if n not in bad[(L, s)]]
-            if est_ms is None:
-                est_ms = run_attnc(exes[(L, s)], p, t, reps=1) if "attnc" in timed else 100.0
-            reps = max(2, min(30, int(args.budget_ms / max(est_ms, 1e-3))))
-            warm = 1 if reps < 10 else 2
-            log("timing L=%d seq=%d threads=%d: %s, %d rounds x %d runs ..."
-                % (L, s, t, ", ".join(TITLE[n] for n in timed), args.rounds, reps))
+            timed = [n for n in run_names if n not in bad[(L, s)] and n in est]
+            reps = {n: max(2, min(30, int(args.budget_ms / max(est[n], 1e-3)))) for n in timed}
+            log("timing L=%d seq=%d threads=%d: %s, %d rounds ..."
+                % (L, s, t, ", ".join("%s x%d" % (n, reps[n]) for n in timed), args.rounds))
             res = results[(L, s, t)] = {n: [] for n in timed}
             for r in range(args.rounds):
                 order = timed[r % len(timed):] + timed[:r % len(timed)] if timed else []
                 for n in order:
                     if n not in res:
                         continue
-                    if n == "attnc":
+                    warm = 1 if reps[n] < 10 else 2
+                    if SETTINGS[n].kind == "attnc":
                         try:
-                            res[n].append(run_attnc(exes[(L, s)], p, t, reps, warm))
+                            res[n].append(run_attnc(exes[(L, s)][n], p, t, reps[n], warm))
                         except RunFailed as e:
                             failures.append(str(e))
                             del res[n]
                     else:
-                        rep = live[n].call(op="run", key=key, reps=reps, warmup=warm)
+                        rep = live[n].call(op="run", key=key, reps=reps[n], warmup=warm)
                         if "error" in rep:
-                            failures.append("%s: %s" % (TITLE[n], rep["error"]))
+                            failures.append("%s: %s" % (n, rep["error"]))
                             del res[n]
                         else:
                             res[n].append(rep["ms"])
+            for n, w in live.items():
+                if not getattr(w, "dead", False):
+                    w.call(op="drop", key=key)
         for w in workers.values():
             w.close()
 
@@ -582,162 +790,225 @@ def main():
     # weights again (about 0.45 GB each at 12 layers).
     for L, s in models:
         stem = paths(wd, L, s)["stem"]
-        for suffix in (".attnc", ".attnc.safetensors", ".vmfb", ".ort.onnx", ".out.attnc.npy",
-                       ".out.ort.npy", ".out.iree.npy", ".out.torch.npy"):
+        for suffix in (".attnc", ".attnc.safetensors", ".attnc-bf16", ".attnc-bf16.safetensors",
+                       ".vmfb", ".ort.onnx", ".ort-int8.onnx"):
             if os.path.exists(stem + suffix):
                 os.remove(stem + suffix)
-    print_report(args, threads, models, peers, missing, blas, env_overrides, hellos, infos,
-                 compile_s, errors, pair_err, bad, results, load0, t_start, ort_opt, iree_version)
+    print_report(args, threads, models, run_names, missing, blas, env_overrides, hellos, infos,
+                 compile_s, errors, pair_err, bad, results, load0, t_start, fused, iree_version,
+                 kernels)
     return exit_status(failures)
 
 
-def print_report(args, threads, models, peers, missing, blas, env_overrides, hellos, infos,
-                 compile_s, errors, pair_err, bad, results, load0, t_start, ort_opt, iree_version):
-    sys.path.insert(0, HERE)
-    import cpu_bench as cb
+def lscpu_model():
+    try:
+        for ln in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if ln.startswith("Model name:"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "?"
+
+
+def print_report(args, threads, models, run_names, missing, blas, env_overrides, hellos, infos,
+                 compile_s, errors, pair_err, bad, results, load0, t_start, fused, iree_version,
+                 kernels):
     try:
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True).stdout.strip()
     except OSError:
         head = "?"
-    try:
-        host_cpu = [ln.split(":", 1)[1].strip() for ln in subprocess.run(
-            ["/usr/lib/llvm-22/bin/llc", "--version"], capture_output=True,
-            text=True).stdout.splitlines() if "Host CPU" in ln][0]
-    except (OSError, IndexError):
-        host_cpu = "?"
+    flags = host_flags()
     load1 = os.getloadavg()
     first = models[0]
+    th = hellos.get(next((n for n in run_names if SETTINGS[n].kind == "torch"), ""), {})
+    ort_v = next((h["version"] for n, h in hellos.items() if SETTINGS[n].kind == "ort"), "?")
+    bf16_hw = "avx512_bf16" in flags
+    vnni = "avx512_vnni" in flags
+    mkl_gemm = kernels.get("mkl_f32")
+    lib = {
+        "attnc": "attnc's generated code (MLIR -> LLVM, AVX-512 GEMM microkernels), OpenMP",
+        "attnc-bf16": "attnc's generated code, bf16 GEMMs on %s" % (
+            "AVX512-BF16 vdpbf16ps" if bf16_hw else "AVX-512 (bf16 widened in registers)"),
+        "ort": "MLAS (ORT's own), ORT_ENABLE_ALL fusions",
+        "ort-opt": "MLAS + ORT contrib ops (fused Attention, SkipLayerNorm, BiasGelu)",
+        "ort-int8": "MLAS int8 U8S8 GEMM%s" % (" (host has AVX512-VNNI)" if vnni else ""),
+        "iree": "IREE-generated code (llvm-cpu, host CPU)",
+        "torch-eager": "MKL %s (Linear), ATen" % (mkl_gemm or "?"),
+        "torch-sdpa": "MKL %s (Linear), ATen SDPA" % (mkl_gemm or "?"),
+        "torch-compile": "inductor C++/OpenMP kernels + MKL %s" % (mkl_gemm or "?"),
+        "torch-bf16": "oneDNN %s (Linear)" % (kernels.get("onednn_bf16") or "?"),
+    }
+    if th and th.get("blas") != "mkl":
+        for n in ("torch-eager", "torch-sdpa", "torch-compile"):
+            lib[n] = "%s (Linear), ATen" % th.get("blas", "?")
+
+    def in_ratios(n):
+        if SETTINGS[n].kind != "torch":
+            return True
+        h = hellos.get(n, {})
+        return (h.get("version", "0").split(".")[0] not in ("0", "1")
+                and not h.get("fallback"))
+
     print("attnc vs CPU peers on one ONNX export of HF BertModel (BERT-base: hidden 768, 12 heads, "
-          "FFN 3072, f32, batch 1, opset %d, random seeded weights)" % OPSET)
-    print("%s; %s, %d CPUs (LLVM host cpu %s); load average at start %.2f, at end %.2f; attnc %s"
-          % (time.strftime("%Y-%m-%d %H:%M %Z"), cb.cpu_name(), os.cpu_count(), host_cpu,
-             load0[0], load1[0], head))
+          "FFN 3072, batch 1, opset %d TorchScript export, random seeded weights)" % OPSET)
+    print("%s; %s, %d CPUs (%s); load average at start %.2f, at end %.2f; attnc %s; "
+          "Python environment %s"
+          % (time.strftime("%Y-%m-%d %H:%M %Z"), lscpu_model(), os.cpu_count(),
+             " ".join(f for f in ("avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16")
+                      if f in flags), load0[0], load1[0], head, sys.prefix))
     if max(load0[0], load1[0]) > 0.5 * os.cpu_count():
         print("WARNING: other processes kept the CPUs busy (load average above half the CPU "
               "count): read the ratios, and treat 2-thread ones with care.")
     print()
-    print("Peers (kernel / version):")
-    print("- attnc: `attn-compile model.onnx --target=cpu` (host CPU, native), OMP_NUM_THREADS=N, "
-          "timed by the executable's --bench (inference only)")
-    for peer in PEERS:
-        if peer in missing:
-            print("- %s: not installed (%s)" % (TITLE[peer], missing[peer]))
-            continue
-        if peer not in args.peers.split(","):
-            print("- %s: not selected (--peers)" % TITLE[peer])
-            continue
-        h = hellos.get(peer)
-        if h is None:
-            print("- %s: worker failed to start" % TITLE[peer])
-            continue
-        if peer == "ort":
-            ops = (infos.get(first) or {}).get("ort", {}).get("ops", {})
-            fused = (ort_opt.get(first) or (None, {}))[1]
-            print("- ONNX Runtime %s: CPUExecutionProvider (MLAS); the export through "
-                  "onnxruntime.transformers.optimizer (model_type bert; fused: %s), then a session "
-                  "with ORT_ENABLE_ALL, intra_op_num_threads=N, inter_op 1, sequential; graph the "
-                  "session runs (L=%d): %s; timed around InferenceSession.run"
-                  % (h["version"], ", ".join("%s %d" % kv for kv in sorted(fused.items())) or "none",
-                     first[0], ", ".join("%s %d" % kv for kv in sorted(ops.items())) or "?"))
-        elif peer == "iree":
-            print("- IREE runtime %s, compiler %s: iree-import-onnx, iree-compile "
-                  "--iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host; "
-                  "local-task driver, --task_topology_group_count=N; timed around the call "
-                  "and to_host()" % (h["version"], iree_version))
-        else:
-            libs = ", ".join("%s (%s)" % (lib["corename"], os.path.basename(lib["path"]))
-                             for lib in h["openblas"]) or "none loaded"
-            print("- PyTorch %s eager (transformers %s BertModel, torch.no_grad, "
-                  "torch.set_num_threads(N), OMP_WAIT_POLICY=%s): OpenBLAS core type %s, "
-                  "ATen CPU capability %s%s"
-                  % (h["version"], h["transformers"], h["wait_policy"], libs, h["aten_capability"],
-                     "; FALLBACK KERNEL: ratios refused" if h["fallback"] else ""))
-    print("- OpenBLAS check: %s%s" % (blas["note"], "" if not env_overrides else
-                                      " (peer environment: %s)" % env_overrides))
+    print("Peers (versions, kernel libraries):")
+    print("- attnc: `attn-compile model.onnx --target=cpu` (host CPU) and with `--precision=bf16`; "
+          "OMP_NUM_THREADS=N; timed by the executable's --bench (inference only)")
+    for n in PEERS:
+        if n in missing:
+            print("- %s: not installed (%s)" % (n, missing[n]))
+        elif n not in run_names:
+            print("- %s: not selected (--peers)" % n)
+        elif n not in hellos and SETTINGS[n].kind != "attnc":
+            print("- %s: worker failed to start" % n)
+    if any(SETTINGS[n].kind == "ort" for n in hellos):
+        print("- ONNX Runtime %s, CPUExecutionProvider (MLAS), sessions ORT_ENABLE_ALL, "
+              "intra_op_num_threads=N, inter_op 1, sequential; timed around "
+              "InferenceSession.run" % ort_v)
+        f = fused.get(first)
+        if f is not None:
+            print("  - transformers optimizer (model_type bert) fused (L=%d): %s"
+                  % (first[0], ", ".join("%s %d" % kv for kv in sorted(f.items())) or "none"))
+        for n in ("ort", "ort-opt", "ort-int8"):
+            ops = infos.get(first + (threads[0],), {}).get(n, {}).get("ops")
+            if ops:
+                print("  - graph the %s session runs (L=%d): %s"
+                      % (n, first[0], ", ".join("%s %d" % kv for kv in sorted(ops.items()))))
+    if "iree" in hellos:
+        print("- IREE runtime %s, compiler %s: iree-import-onnx, iree-compile "
+              "--iree-hal-target-backends=llvm-cpu --iree-llvmcpu-target-cpu=host; local-task "
+              "driver, --task_topology_group_count=N; timed around the call and to_host()"
+              % (hellos["iree"]["version"], iree_version))
+    if th:
+        print("- PyTorch %s (transformers %s, BertModel, torch.no_grad, torch.set_num_threads(N), "
+              "OMP_WAIT_POLICY=%s): BLAS %s%s; oneDNN %s (%s); ATen CPU capability %s%s"
+              % (th["version"], th["transformers"], th["wait_policy"], th["blas"],
+                 " (%s)" % kernels["mkl"] if kernels.get("mkl") else "",
+                 kernels.get("onednn") or "?", kernels.get("onednn_isa") or "?",
+                 th["aten_capability"],
+                 "" if in_ratios(next(n for n in hellos if SETTINGS[n].kind == "torch"))
+                 else "; NOT IN THE RATIOS (torch 1.x or an OpenBLAS fallback kernel)"))
+        print("  - probed kernels: f32 Linear -> %s; bf16 autocast Linear -> oneDNN %s"
+              % ("MKL " + mkl_gemm if mkl_gemm else "?", kernels.get("onednn_bf16") or "?"))
+        tc = [infos.get(m + (threads[0],), {}).get("torch-compile", {}).get("compile_s")
+              for m in models]
+        if any(tc):
+            print("  - torch.compile (inductor, default mode) compile time at the first call: %s"
+                  % ", ".join("L=%d S=%d %.0f s" % (m + (c,)) for m, c in zip(models, tc) if c))
+    print("- OpenBLAS check (numpy, and torch if it loads OpenBLAS): %s%s"
+          % (blas["note"], "" if not env_overrides else " (peer environment: %s)" % env_overrides))
     print()
 
-    print("Outputs: relative error max|peer - ref| / max|ref| against PyTorch's output at export "
-          "(tolerance %g); last column: the largest between any two peers" % args.tol)
-    cols = ["attnc"] + [p for p in PEERS if p in peers]
-    print("| layers | seq | " + " | ".join(TITLE[c] for c in cols) + " | max pairwise |")
-    print("|---" * (len(cols) + 3) + "|")
-    for m in models:
-        e = errors.get(m, {})
-        cells = ["%.1e" % e[c] if c in e else bad[m].get(c, "-") for c in cols]
-        print("| %d | %d | %s | %.1e |" % (m[0], m[1], " | ".join(cells), pair_err.get(m, float("nan"))))
+    names = [n for n in run_names]
+    print("Outputs against PyTorch's f32 output at export: relative error max|y - ref| / "
+          "max|ref| and cosine similarity (f32 settings must be within %g); last row: the "
+          "largest relative error between two f32 settings" % args.tol)
+    print("| setting | precision | " + " | ".join(
+        "L%d S%d rel err | cosine" % m for m in models) + " |")
+    print("|---|---|" + "---|---|" * len(models))
+    for n in names:
+        cells = []
+        for m in models:
+            e = errors.get(m, {}).get(n)
+            cells += (["%.1e" % e[0], "%.6f" % e[1]] if e else [bad[m].get(n, "-"), "-"])
+        print("| %s | %s | %s |" % (n, SETTINGS[n].precision, " | ".join(cells)))
+    print("| max pairwise (f32) | | %s |" % " | ".join(
+        x for m in models for x in ("%.1e" % pair_err[m] if m in pair_err else "-", "")))
     print()
 
-    print("Compile / load times (s): attn-compile (import, raise, lower, LLVM -O3, link); "
-          "iree-import-onnx and iree-compile; ONNX Runtime's transformer optimizer and session "
-          "creation (its own graph optimization), at the first thread count")
-    print("| layers | seq | attnc compile | IREE import | IREE compile | ORT optimizer | "
-          "ORT session |")
-    print("|---|---|---|---|---|---|---|")
-    for m in models:
-        c = compile_s.get(m, {})
-        ort_s = (infos.get(m) or {}).get("ort", {}).get("load_s")
-        f = lambda v: "%.1f" % v if v is not None else "-"  # noqa: E731
-        print("| %d | %d | %s | %s | %s | %s | %s |" % (
-            m[0], m[1], f(c.get("attnc")), f(c.get("iree import")), f(c.get("iree")),
-            f(c.get("ort optimize")), f(ort_s)))
+    print("Preparation (s, at the first thread count): attn-compile (import to linked "
+          "executable); ORT's transformer optimizer (+ quantize_dynamic) and session creation; "
+          "iree-import-onnx + iree-compile; torch.compile's first call (tracing, inductor, C++ "
+          "compilation); PyTorch's model build (once per layer count: 0.0 at the second shape)")
+    print("| setting | " + " | ".join("L%d S%d" % m for m in models) + " |")
+    print("|---|" + "---|" * len(models))
+    for n in names:
+        cells = []
+        for m in models:
+            v = compile_s.get(m, {}).get(n, 0.0)
+            rep = infos.get(m + (threads[0],), {}).get(n, {})
+            v += rep.get("load_s", 0.0)
+            cells.append("%.1f" % v if v else bad[m].get(n, "-"))
+        print("| %s | %s |" % (n, " | ".join(cells)))
     print()
     if args.check:
         print("--check: outputs only, nothing timed (total %.0f s)" % (time.time() - t_start))
         return
 
-    torch_fallback = bool(hellos.get("torch", {}).get("fallback"))
-    print("Latency (ms, median over %d rounds of each run's median) and attnc / peer "
-          "(median over rounds, range); < 1 means attnc is faster" % args.rounds)
-    print("| layers | seq | thr | attnc | " + " | ".join(TITLE[p] for p in PEERS) + " | "
-          + " | ".join("attnc/" + TITLE[p] for p in PEERS) + " | attnc/fastest |")
-    print("|---" * (4 + 2 * len(PEERS) + 1) + "|")
-    for m in models:
-        for t in threads:
-            res = results.get((m[0], m[1], t), {})
-            a = res.get("attnc")
-            cells, ratios, fastest = [], [], None
-            for peer in PEERS:
-                if peer in missing:
-                    cells.append("not installed")
-                    ratios.append("-")
-                    continue
-                if peer not in peers:
-                    cells.append("-")
-                    ratios.append("-")
-                    continue
-                v = res.get(peer)
-                if not v:
-                    cells.append(bad[m].get(peer, "failed"))
-                    ratios.append("-")
-                    continue
-                cells.append("%.1f" % statistics.median(v))
-                if not a:
-                    ratios.append("-")
-                elif peer == "torch" and torch_fallback:
-                    ratios.append("refused (fallback BLAS kernel)")
-                else:
-                    ratios.append(fmt_ratio([x / y for x, y in zip(a, v)]))
-                    if fastest is None or statistics.median(v) < statistics.median(fastest[1]):
-                        fastest = (peer, v)
-            fr = ("%s (%s)" % (fmt_ratio([x / y for x, y in zip(a, fastest[1])]),
-                               TITLE[fastest[0]]) if a and fastest else "-")
-            print("| %d | %d | %d | %s | %s | %s | %s |" % (
-                m[0], m[1], t, "%.1f" % statistics.median(a) if a else bad[m].get("attnc", "failed"),
-                " | ".join(cells), " | ".join(ratios), fr))
+    cfgs = [m + (t,) for m in models for t in threads]
+    print("Latency: ms (median over %d rounds of each run's median) and ratio = attnc / this "
+          "row (attnc f32 for f32 rows, attnc bf16 for bf16/int8 rows; median over rounds, "
+          "range); < 1 means attnc is faster" % args.rounds)
+    print("| setting | precision | kernels | " + " | ".join(
+        "L%d S%d T%d ms | ratio" % c for c in cfgs) + " |")
+    print("|---|---|---|" + "---|---|" * len(cfgs))
+    fastest = {}   # (cfg, low) -> (name, runs)
+    for n in names:
+        cells = []
+        for c in cfgs:
+            res = results.get(c, {})
+            v = res.get(n)
+            if not v:
+                cells += [bad[c[:2]].get(n, "failed"), "-"]
+                continue
+            base = res.get("attnc-bf16" if SETTINGS[n].low else "attnc")
+            if SETTINGS[n].kind == "attnc":
+                ratio = "-"
+            elif not in_ratios(n):
+                ratio = "not in ratios"
+            elif not base:
+                ratio = "-"
+            else:
+                ratio = fmt_ratio([x / y for x, y in zip(base, v)])
+            if SETTINGS[n].kind != "attnc" and in_ratios(n):
+                k = (c, SETTINGS[n].low)
+                if k not in fastest or statistics.median(v) < statistics.median(fastest[k][1]):
+                    fastest[k] = (n, v)
+            cells += ["%.1f" % statistics.median(v), ratio]
+        print("| %s | %s | %s | %s |" % (n, SETTINGS[n].precision, lib[n], " | ".join(cells)))
+
+    def summary(label, num, den_of):
+        cells = []
+        for c in cfgs:
+            a = results.get(c, {}).get(num)
+            d = den_of(c)
+            if a and d:
+                cells += ["", "%s%s" % (fmt_ratio([x / y for x, y in zip(a, d[1])]),
+                                        " (%s)" % d[0] if d[0] else "")]
+            else:
+                cells += ["", "-"]
+        print("| **%s** | | | %s |" % (label, " | ".join(cells)))
+
+    summary("attnc f32 / fastest f32 peer", "attnc", lambda c: fastest.get((c, False)))
+    if "attnc-bf16" in names:
+        summary("attnc bf16 / fastest bf16-int8 peer", "attnc-bf16",
+                lambda c: fastest.get((c, True)))
+        summary("attnc bf16 speed-up: attnc f32 / attnc bf16", "attnc",
+                lambda c: (("", results[c]["attnc-bf16"])
+                           if results.get(c, {}).get("attnc-bf16") else None))
     if 1 in threads and len(threads) > 1:
         print()
-        print("Thread scaling: 1-thread latency / N-thread latency (medians above; the issue's "
-              "goal for attnc is >= 1.8 at 2 threads)")
-        multi = [t for t in threads if t != 1]
-        print("| layers | seq | N | " + " | ".join(TITLE[p] for p in ("attnc",) + PEERS) + " |")
-        print("|---" * (4 + len(PEERS)) + "|")
-        for m in models:
-            for t in multi:
-                r1, rn = results.get((m[0], m[1], 1), {}), results.get((m[0], m[1], t), {})
-                cells = ["%.2f" % (statistics.median(r1[p]) / statistics.median(rn[p]))
-                         if r1.get(p) and rn.get(p) else "-" for p in ("attnc",) + PEERS]
-                print("| %d | %d | %d | %s |" % (m[0], m[1], t, " | ".join(cells)))
+        print("Thread scaling: 1-thread latency / N-thread latency (medians above)")
+        multi = [m + (t,) for m in models for t in threads if t != 1]
+        print("| setting | " + " | ".join("L%d S%d N=%d" % c for c in multi) + " |")
+        print("|---|" + "---|" * len(multi))
+        for n in names:
+            cells = []
+            for c in multi:
+                r1, rn = results.get(c[:2] + (1,), {}).get(n), results.get(c, {}).get(n)
+                cells.append("%.2f" % (statistics.median(r1) / statistics.median(rn))
+                             if r1 and rn else "-")
+            print("| %s | %s |" % (n, " | ".join(cells)))
     print()
     print("total benchmark time %.0f s" % (time.time() - t_start))
 

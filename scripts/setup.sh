@@ -41,6 +41,12 @@ if [[ "${1:-}" == "--generators" ]]; then
   PACKAGES+=(python3-venv)
 fi
 
+# bench/peers.py's peers as users install them today (--peers, below):
+# the interpreter for their virtual environment.
+if [[ "${1:-}" == "--peers" ]]; then
+  PACKAGES+=(python3-venv)
+fi
+
 # Benchmarks compare against PyTorch and OpenBLAS: only with --bench, which
 # also creates .venv-bench with the peers from the Python package index.
 if [[ "${1:-}" == "--bench" ]]; then
@@ -66,12 +72,12 @@ else
   echo "setup: all packages present" >&2
 fi
 
-# The benchmark peers (bench/peers.py) in a virtual environment that sees
+# The peers of bench/decode.py (and the Python of the older exports in
+# scripts/gen_onnx_models.py) in a virtual environment that sees
 # Debian's numpy and torch 1.13 (--system-site-packages); numpy stays 1.x,
 # which that torch needs. Nothing else (compiler, tests) uses it. Each peer
 # is installed on its own so that one that cannot be fetched or built for
-# this platform is reported and the others still come; bench/peers.py says
-# "not installed (why)" for it.
+# this platform is reported and the others still come.
 if [[ "${1:-}" == "--bench" ]]; then
   VENV="$ROOT/.venv-bench"
   if [[ ! -x "$VENV/bin/python" ]]; then
@@ -96,6 +102,21 @@ if [[ "${1:-}" == "--bench" ]]; then
   if ((${#failed[@]})); then
     echo "setup: WARNING: could not install ${failed[*]}; bench/peers.py reports them as not installed" >&2
   fi
+fi
+
+# bench/peers.py's peers from the Python package index, as users have them
+# today: torch 2.x (MKL and oneDNN), transformers 5.x, ONNX Runtime with its
+# transformer optimizer and quantizer, IREE. A virtual environment of its
+# own: .venv-bench keeps Debian's torch 1.13 for the other benchmarks.
+if [[ "${1:-}" == "--peers" ]]; then
+  VENV="$ROOT/.venv-peers"
+  if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "setup: creating $VENV" >&2
+    /usr/bin/python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "torch==2.15.0" "transformers==5.23.0" "onnx==1.23.2" "onnxruntime==1.32.0" \
+    "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0"
 fi
 
 if [[ "${1:-}" == "--generators" ]]; then
