@@ -916,6 +916,9 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
     if (s->slots[b].kind == Kind::Free)
       continue;
     anyActive = 1;
+    if (s->slots[b].kind == Kind::Running && !next_ids)
+      return s->fail("slots_step: running slots need next_ids (one token "
+                     "per slot)");
     if (s->lengths[b] >= s->capacity)
       return s->fail(strFormat("slot %lld is full: the model was compiled "
                                "for %lld positions",

@@ -252,6 +252,9 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   EXPECT_FLOAT_EQ(logits[3], 3.0f);
   EXPECT_FLOAT_EQ(logits[0], 0.25f);
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 3, 1, 1, 1}));
+  EXPECT_NE(attnrt_session_slots_step(s.get(), nullptr, 0, ready), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slots_step: running slots need next_ids (one token per slot)");
   EXPECT_NE(attnrt_session_slots_step(s.get(), next, -1, ready), 0);
   EXPECT_STREQ(attnrt_last_error(m.get()),
                "slots_step: max_prompt_tokens must be >= 0 (0: as many as "
