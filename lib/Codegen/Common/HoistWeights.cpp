@@ -142,9 +142,15 @@ struct AttnHoistWeightsPass
 
     // Weights used outside the entry would be unbound at run time.
     WalkResult outside = module.walk([&](WeightOp weight) {
-      if (weight->getParentOfType<func::FuncOp>() != entry) {
-        weight.emitOpError("is outside the model entry @")
+      auto func = weight->getParentOfType<func::FuncOp>();
+      if (func != entry) {
+        InFlightDiagnostic diag =
+            weight.emitOpError("is outside the model entry @")
             << entry.getName() << "; only the entry's weights can be bound";
+        // An encoder-decoder's --kv-cache import is two models.
+        if (func && func.getName() == "encoder" && entry.getName() == "main")
+          diag << " (@encoder and the decoder step @main are two models: "
+                  "attn-compile lowers each and links both)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -33,6 +33,17 @@ func.func private @helper() -> tensor<4x8xf32> {
 }
 
 // -----
+// An encoder-decoder's --kv-cache import: the message says how it compiles.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  return %x : tensor<2x8xf32>
+}
+func.func @encoder(%x: tensor<2x8xi64>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'attn.weight' op is outside the model entry @main; only the entry's weights can be bound (@encoder and the decoder step @main are two models: attn-compile lowers each and links both)}}
+  %w = attn.weight "w" : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
 
 // No @main and two public functions: the entry is ambiguous.
 // expected-error @+1 {{cannot tell the model entry: no @main and several public functions (@a, @b)}}
