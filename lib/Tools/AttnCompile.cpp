@@ -410,14 +410,15 @@ void Compilation::printModules(raw_ostream &os, mlir::OpPrintingFlags flags) {
 mlir::LogicalResult Compilation::lower() {
   // "search" picks the layers by running candidates, then compiles them as
   // an explicit keep-list.
+  // Before the search, which would run the two-model module.
+  if (failed(splitEncoder(options.layerDrop)))
+    return mlir::failure();
   std::string layerDrop = options.layerDrop;
   if (search) {
     layerDrop = searchLayers(*module, options, progress);
     if (layerDrop.empty())
       return mlir::failure();
   }
-  if (failed(splitEncoder(layerDrop)))
-    return mlir::failure();
   // The encoder runs once per prompt on whole sequences: it keeps the
   // pipeline's defaults, whatever suits the decoder step.
   PipelineOptions encoderPipeline = pipeline;
