@@ -225,6 +225,10 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   // scores) may be larger than any attn-level tensor.
   pm.addPass(attn::createAttnVerifyModel());
   addNested(pm, attn::createAttnReassociateReductions());
+  // Before attn-cpu-transpose-weights, which would bind the f32 weights
+  // that the int8 projections no longer read.
+  if (!cuda && options.quantizeInt8)
+    pm.addPass(attn::createAttnCpuQuantizeInt8());
   if (options.fuseRows) {
     // CPU rows are too small to pay for a thread fork each.
     attn::AttnFuseRowsOptions fuse;
@@ -452,7 +456,8 @@ static bool addTargetIndependentStages(OpPassManager &pm,
     } else {
       addNested(
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
-                  .bf16Dot = options.cpuAvx512Bf16}));
+                  .bf16Dot = options.cpuAvx512Bf16,
+                  .int8Dot = options.cpuAvx512Vnni}));
     }
   }
   return true;

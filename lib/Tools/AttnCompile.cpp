@@ -51,7 +51,10 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <optional>
@@ -213,8 +216,14 @@ private:
   /// with the entry symbols attn_encoder_*.
   mlir::OwningOpRef<mlir::ModuleOp> encoderModule;
   std::optional<SafeOutputFile> weightsOutput;
+  /// With --quantize=int8: the imported weights, written after lowering
+  /// together with the quantized forms the lowered model binds.
+  std::vector<onnx_frontend::WeightTensor> pendingWeights;
 
   mlir::LogicalResult splitEncoder(StringRef layerDrop);
+  /// Quantizes the weights that attn-cpu-quantize-int8 recorded and writes
+  /// them with the imported ones.
+  mlir::LogicalResult writeQuantizedWeights();
   /// Prints `module` and, after a `// -----` line (as --split-input-file
   /// reads it), the encoder's.
   void printModules(raw_ostream &os, mlir::OpPrintingFlags flags = {});
@@ -308,11 +317,33 @@ mlir::LogicalResult Compilation::validateOptions() {
     return fail("--calibration and --weights are for "
                 "--layer-drop='strategy=search keep=k'");
   pipeline = options.pipeline;
+  if (pipeline.quantizeInt8) {
+    // The quantized weights go into the weights file attn-compile writes
+    // beside an imported model's executable.
+    if (cuda())
+      return fail("--quantize=int8 is for --target=cpu");
+    if (pipeline.precision != Precision::F32 ||
+        pipeline.ioPrecision != Precision::F32)
+      return fail("--quantize=int8 computes between the projections in f32; "
+                  "it does not combine with --precision or --io-precision");
+    if (!onnxInput)
+      return fail("--quantize=int8 needs a model.onnx input (its quantized "
+                  "weights are written into the weights file attn-compile "
+                  "writes beside the output)");
+    if (emit != "exe" && emit != "obj" && emit != "linalg" && emit != "llvm")
+      return fail("--quantize=int8 is for --emit=exe, obj, linalg or llvm");
+    if (search || options.kvCache > 0)
+      return fail("--quantize=int8 is for encoders: it does not combine with "
+                  "--kv-cache or --layer-drop='strategy=search ...'");
+  }
   if (options.noRaise)
     pipeline.raiseAttention = false;
   pipeline.cpuAvx512Bf16 =
       !cuda() &&
       hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512bf16");
+  pipeline.cpuAvx512Vnni =
+      !cuda() &&
+      hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512vnni");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda()) {
     auto ptxas = findPtxas();
@@ -364,10 +395,138 @@ mlir::LogicalResult Compilation::importModel() {
     if (Error err = checkSideFileReplaceable(weightsPath, options.force))
       return fail(toString(std::move(err)));
     weightsOutput.emplace(std::move(*prepared));
+    if (pipeline.quantizeInt8) {
+      pendingWeights = std::move(imported->weights);
+      return mlir::success();
+    }
     if (Error err = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(),
                                                     imported->weights))
       return fail(toString(std::move(err)));
   }
+  return mlir::success();
+}
+
+/// The f32 matrix [N, K] that the `attn.weight` with attributes `recipe`
+/// binds (a plain, transposed and/or concatenated tensor), from `byName`.
+static Expected<std::vector<float>>
+assembleBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
+                const StringMap<const onnx_frontend::WeightTensor *> &byName) {
+  auto name = recipe.getAs<mlir::StringAttr>("name");
+  auto concat = recipe.getAs<mlir::ArrayAttr>("concat_names");
+  auto axisAttr = recipe.getAs<mlir::IntegerAttr>("concat_axis");
+  bool transpose = static_cast<bool>(recipe.get("transpose"));
+  SmallVector<StringRef> parts;
+  if (concat)
+    for (mlir::Attribute part : concat)
+      parts.push_back(cast<mlir::StringAttr>(part).getValue());
+  else
+    parts.push_back(name.getValue());
+  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
+  // The stored (untransposed) matrix: the parts side by side along `axis`.
+  int64_t rows = 0, cols = 0;
+  SmallVector<const onnx_frontend::WeightTensor *> tensors;
+  for (StringRef part : parts) {
+    auto it = byName.find(part);
+    if (it == byName.end() || it->second->shape.size() != 2)
+      return createStringError("--quantize=int8: no 2-D f32 weight '" + part +
+                               "' among the model's initializers");
+    const onnx_frontend::WeightTensor *t = it->second;
+    tensors.push_back(t);
+    if (axis == 0) {
+      rows += t->shape[0];
+      cols = t->shape[1];
+    } else {
+      rows = t->shape[0];
+      cols += t->shape[1];
+    }
+  }
+  int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
+  if (shape.size() != 2 || shape[0] != n || shape[1] != k)
+    return createStringError("--quantize=int8: the binding of '" +
+                             name.getValue() + "' is not the recorded shape");
+  std::vector<float> stored(rows * cols);
+  int64_t offset = 0;
+  for (const onnx_frontend::WeightTensor *t : tensors) {
+    const float *src = reinterpret_cast<const float *>(t->bytes.data());
+    int64_t r = t->shape[0], c = t->shape[1];
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        stored[axis == 0 ? (offset + i) * cols + j : i * cols + offset + j] =
+            src[i * c + j];
+    offset += axis == 0 ? r : c;
+  }
+  if (!transpose)
+    return stored;
+  std::vector<float> bound(n * k);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      bound[j * k + i] = stored[i * cols + j];
+  return bound;
+}
+
+mlir::LogicalResult Compilation::writeQuantizedWeights() {
+  auto recorded =
+      (*module)->getAttrOfType<mlir::DictionaryAttr>("attn.int8_weights");
+  if (recorded)
+    (*module)->removeAttr("attn.int8_weights");
+  if (!weightsOutput)
+    return mlir::success(); // A text stage: nothing is bound.
+  StringMap<const onnx_frontend::WeightTensor *> byName;
+  for (const onnx_frontend::WeightTensor &w : pendingWeights)
+    byName[w.name] = &w;
+  std::vector<onnx_frontend::WeightTensor> derived;
+  for (mlir::NamedAttribute entry :
+       recorded ? recorded.getValue() : ArrayRef<mlir::NamedAttribute>()) {
+    auto info = cast<mlir::DictionaryAttr>(entry.getValue());
+    ArrayRef<int64_t> shape =
+        info.getAs<mlir::DenseI64ArrayAttr>("shape").asArrayRef();
+    Expected<std::vector<float>> bound = assembleBinding(
+        info.getAs<mlir::DictionaryAttr>("weight"), shape, byName);
+    if (!bound)
+      return fail(toString(bound.takeError()));
+    // Per output column n: symmetric s8 with scale max|W[n, :]| / 127; the
+    // k bytes in order are the little-endian i32 words [N, K/4] that
+    // vpdpbusd reads. Round half to even, as the generated code does.
+    int64_t n = shape[0], k = shape[1];
+    std::string name = entry.getName().str();
+    onnx_frontend::WeightTensor q{
+        name, {n, k / 4}, std::string(n * k, '\0'), "I32"};
+    onnx_frontend::WeightTensor scale{
+        name + "_scale", {n}, std::string(n * 4, '\0'), "F32"};
+    onnx_frontend::WeightTensor colsum{
+        name + "_colsum", {n}, std::string(n * 4, '\0'), "F32"};
+    for (int64_t i = 0; i < n; ++i) {
+      const float *row = bound->data() + i * k;
+      float amax = 0.0f;
+      for (int64_t j = 0; j < k; ++j)
+        amax = std::max(amax, std::fabs(row[j]));
+      float s = amax / 127.0f;
+      if (s == 0.0f)
+        s = 1.0f;
+      int64_t sum = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        float v = std::nearbyint(row[j] / s);
+        auto b = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+        q.bytes[i * k + j] = static_cast<char>(b);
+        sum += b;
+      }
+      float sumF = static_cast<float>(sum);
+      std::memcpy(&scale.bytes[i * 4], &s, 4);
+      std::memcpy(&colsum.bytes[i * 4], &sumF, 4);
+    }
+    derived.push_back(std::move(q));
+    derived.push_back(std::move(scale));
+    derived.push_back(std::move(colsum));
+  }
+  for (onnx_frontend::WeightTensor &w : derived) {
+    if (byName.count(w.name))
+      return fail("--quantize=int8: the model already has a weight named '" +
+                  w.name + "'");
+    pendingWeights.push_back(std::move(w));
+  }
+  if (Error err = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(),
+                                                  pendingWeights))
+    return fail(toString(std::move(err)));
   return mlir::success();
 }
 
@@ -452,6 +611,8 @@ mlir::LogicalResult Compilation::lower() {
                         : std::string()) +
                 (pipeline.stopAfter == Stage::Linalg ? " up to linalg" : ""));
   if (failed(pm.run(*module)))
+    return mlir::failure();
+  if (pipeline.quantizeInt8 && failed(writeQuantizedWeights()))
     return mlir::failure();
   if (!encoderModule)
     return mlir::success();
@@ -641,6 +802,13 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                "accumulation, norms and softmax statistics); the runtime "
                "converts the checkpoint's tensors once when it binds them"),
       cl::init(Precision::F32), cl::cat(category));
+  cl::opt<std::string> quantize(
+      "quantize",
+      cl::desc("none, or int8: projections with constant weights as u8 x s8 "
+               "contractions (activations quantized per row at run time, "
+               "weights per output column at compile time into the weights "
+               "file); CPU, model.onnx encoders"),
+      cl::init("none"), cl::cat(category));
   cl::opt<Precision> ioPrecision(
       "io-precision",
       cl::desc("Type of the model's float inputs and outputs: f32 (default; "
@@ -788,6 +956,11 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.pipeline.chip = chip;
   options.pipeline.precision = precision;
   options.pipeline.ioPrecision = ioPrecision;
+  if (quantize != "none" && quantize != "int8") {
+    (void)fail("unknown --quantize '" + quantize + "' (expected none or int8)");
+    return 1;
+  }
+  options.pipeline.quantizeInt8 = quantize == "int8";
   for (const auto &[s, flag] : switches)
     if (*flag)
       options.pipeline.*(s->field) = !(defaults.*(s->field));

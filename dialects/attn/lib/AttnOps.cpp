@@ -219,6 +219,9 @@ LogicalResult WeightOp::verify() {
     return emitOpError() << "weight '" << getName() << "' has type " << type
                          << " with no elements; every dimension must be at "
                             "least 1";
+  if (getConvert() && !isa<FloatType>(type.getElementType()))
+    return emitOpError() << "weight '" << getName() << "' has type " << type
+                         << "; only float weights convert";
   if (getTranspose()) {
     if (type.getRank() != 2)
       return emitOpError() << "weight '" << getName()

@@ -93,6 +93,14 @@ struct PipelineOptions {
   /// instructions. Without it the conversions are expanded into integer
   /// arithmetic (LLVM would call __truncsfbf2, which GCC 12's libgcc lacks).
   bool cpuAvx512Bf16 = false;
+  /// Dynamic int8 projections (attn-cpu-quantize-int8): u8 activations per
+  /// row, s8 weights per column, whose quantized tensors attn-compile
+  /// writes into the weights file.
+  bool quantizeInt8 = false;
+  /// The CPU the code is for has AVX-512 VNNI (attn-compile sets it from
+  /// --cpu / --cpu-features): the int8 contractions run on vpdpbusd
+  /// (attn-cpu-matmul-kernel{int8-dot}); without it they stay scalar loops.
+  bool cpuAvx512Vnni = false;
   /// The prefix of the model's entry symbols (attn-emit-model-entry
   /// symbol-prefix): attn_model, or attn_encoder for an encoder-decoder's
   /// encoder linked beside its decoder step.

@@ -240,6 +240,9 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
       if (map != mn)
         return {};
       readsC = true;
+      // The product's own element type: i32 for the integer contractions
+      // of attn-cpu-quantize-int8, whose epilogue dequantizes it.
+      continue;
     } else if (map != mn && map != onlyN && map != onlyM) {
       return {};
     }

@@ -436,7 +436,7 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
       for (const WeightTensor &w : weights) {
         uint64_t bytes = w.bytes.size();
         j.attributeObject(w.name, [&] {
-          j.attribute("dtype", "F32");
+          j.attribute("dtype", w.dtype);
           j.attributeArray("shape", [&] {
             for (int64_t d : w.shape)
               j.value(d);

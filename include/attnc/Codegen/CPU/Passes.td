@@ -24,6 +24,44 @@ def AttnCpuTransposeWeights
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AttnCpuQuantizeInt8 : Pass<"attn-cpu-quantize-int8", "::mlir::ModuleOp"> {
+  let summary = "Dynamic int8 projections: u8 activations per row, s8 weights per column";
+  let description = [{
+    Runs on tensors right after attn-lower-to-linalg, before
+    attn-cpu-transpose-weights and attn-hoist-weights. Each contraction
+    `C[m, n] += A[m, k] * W[n, k]` (f32) whose `W` is a 2-D `attn.weight`
+    (plain, transposed or concatenated; not gathered) with K a multiple of 4
+    becomes:
+
+    - per row m of A: `lo = min(0, min_k A)`, `hi = max(0, max_k A)`,
+      `s = (hi - lo) / 255` (1 when the row is all zeros),
+      `z = roundeven(-lo / s)`, and the row quantized to u8
+      `q = clamp(roundeven(A / s) + z, 0, 255)` (asymmetric, so that the
+      post-GELU rows of an FFN keep their resolution);
+    - an integer contraction `P[m, n] = sum_k q[m, k] * Wq[n, k]` (u8 x s8
+      -> i32) whose weight is `attn.weight "<name>.int8"`,
+      `tensor<N x K/4 x i32>`: the s8 weight quantized symmetrically per
+      output column, 4 consecutive k bytes per i32 (the layout of an
+      AVX-512 VNNI `vpdpbusd` lane, little-endian);
+    - the dequantization `(P - z * colsum[n]) * s * scale[n]`, with
+      `attn.weight "<name>.int8_scale"` and `"<name>.int8_colsum"` (both
+      `tensor<N x f32>`), merged into the contraction's elementwise consumer
+      (bias, activation, residual) when it has one.
+
+    The compiler never sees weight values: the module records, in the
+    `attn.int8_weights` dictionary (derived name -> the original
+    `attn.weight` attributes), which f32 bindings attn-compile must
+    quantize into the weights file it writes. Per column n of the bound
+    weight `W[n, :]`: `scale = max|W[n, :]| / 127` (1 for a zero column),
+    `Wq = clamp(roundeven(W / scale), -127, 127)`,
+    `colsum = sum_k Wq[n, k]`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp"> {
   let summary = "Register-tiled vector kernels for x * W^T contractions on the CPU";
   let description = [{
@@ -81,6 +119,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "multiply bf16 operands with AVX-512 BF16 dot products "
            "(vdpbf16ps; the host must have avx512bf16); otherwise narrow "
            "operands are widened in registers">,
+    Option<"int8Dot", "int8-dot", "bool", "false",
+           "rewrite the u8 x s8 contractions of attn-cpu-quantize-int8 into "
+           "AVX-512 VNNI dot products (vpdpbusd; the host must have "
+           "avx512vnni); otherwise they stay generic loops">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
@@ -90,7 +132,8 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::x86vector::X86VectorDialect"];
+                           "::mlir::x86vector::X86VectorDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def AttnCpuOuterProductMatmul

@@ -40,6 +40,9 @@ struct WeightTensor {
   /// The values as little-endian f32 bytes (safetensors' F32 layout, and
   /// ONNX raw_data's, from which they are moved without a copy).
   std::string bytes;
+  /// The safetensors dtype of `bytes`: F32 for initializers; attn-compile's
+  /// --quantize=int8 adds I32 tensors (s8 weights, 4 per word).
+  std::string dtype = "F32";
 };
 
 struct ImportOptions {
@@ -72,7 +75,7 @@ llvm::Expected<ImportedModel> importONNXModel(llvm::StringRef path,
 constexpr const char *kWrittenByKey = "written_by";
 constexpr const char *kWrittenByValue = "attnc";
 
-/// Writes `weights` as a safetensors file (F32, in the given order), marked
+/// Writes `weights` as a safetensors file (in the given order), marked
 /// as attnc's in its metadata.
 llvm::Error writeSafeTensors(llvm::StringRef path,
                              llvm::ArrayRef<WeightTensor> weights);

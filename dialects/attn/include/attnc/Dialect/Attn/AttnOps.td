@@ -63,6 +63,10 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     f16, bf16): the runtime converts it to the result's element type once,
     at bind time (attn-convert-precision sets it when it changes a weight's
     type, so that an f32 checkpoint serves an f16 or bf16 model).
+
+    An `i32` weight holds integers as stored (no `convert`): the s8 weights
+    of attn-cpu-quantize-int8, four per i32, which attn-compile writes into
+    the weights file under names derived from the f32 weight's.
   }];
   let arguments = (ins StrAttr:$name,
                    OptionalAttr<I64Attr>:$gather_axis,
@@ -72,7 +76,7 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
                    OptionalAttr<I64Attr>:$concat_axis,
                    UnitAttr:$transpose,
                    UnitAttr:$convert);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs RankedTensorOf<[F32, F16, BF16, I32]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
