@@ -20,6 +20,8 @@ f32 always runs):
 
   attnc          attn-compile model.onnx --target=cpu; the executable's
                  --bench (inference only), OMP_NUM_THREADS=N
+  attnc-int8     the same with --quantize=int8 (u8 activations per token,
+                 s8 weights per column, VNNI GEMMs where the host has them)
   attnc-bf16     the same with --precision=bf16 (bf16 activations and
                  weights, f32 accumulation, norms and softmax statistics)
   ort            ONNX Runtime CPUExecutionProvider on the export, session
@@ -83,6 +85,7 @@ class Setting(collections.namedtuple("Setting", "name kind title precision")):
 SETTINGS = collections.OrderedDict((s.name, s) for s in [
     Setting("attnc", "attnc", "attnc", "f32"),
     Setting("attnc-bf16", "attnc", "attnc --precision=bf16", "bf16"),
+    Setting("attnc-int8", "attnc", "attnc --quantize=int8", "int8 dynamic"),
     Setting("ort", "ort", "ONNX Runtime (session optimizations only)", "f32"),
     Setting("ort-opt", "ort", "ONNX Runtime + transformers optimizer", "f32"),
     Setting("ort-int8", "ort", "ONNX Runtime + optimizer + quantize_dynamic", "int8 dynamic"),
@@ -613,7 +616,8 @@ def main():
         for n in [x for x in run_names if SETTINGS[x].kind == "attnc"]:
             log("attn-compile L=%d seq=%d (%s) ..." % (L, s, n))
             exe = p["stem"] + "." + n
-            flags = ["--precision=bf16"] if n == "attnc-bf16" else []
+            flags = {"attnc-bf16": ["--precision=bf16"],
+                     "attnc-int8": ["--quantize=int8"]}.get(n, [])
             try:
                 compile_s[(L, s)][n] = timed_run(
                     [args.attn_compile, p["onnx"], "--target=cpu", "-q", "-o", exe] + flags,
@@ -791,6 +795,7 @@ def main():
     for L, s in models:
         stem = paths(wd, L, s)["stem"]
         for suffix in (".attnc", ".attnc.safetensors", ".attnc-bf16", ".attnc-bf16.safetensors",
+                       ".attnc-int8", ".attnc-int8.safetensors",
                        ".vmfb", ".ort.onnx", ".ort-int8.onnx"):
             if os.path.exists(stem + suffix):
                 os.remove(stem + suffix)
@@ -830,6 +835,8 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
         "attnc": "attnc's generated code (MLIR -> LLVM, AVX-512 GEMM microkernels), OpenMP",
         "attnc-bf16": "attnc's generated code, bf16 GEMMs on %s" % (
             "AVX512-BF16 vdpbf16ps" if bf16_hw else "AVX-512 (bf16 widened in registers)"),
+        "attnc-int8": "attnc's generated code, u8 x s8 GEMMs on %s" % (
+            "AVX512-VNNI vpdpbusd" if vnni else "scalar loops (no VNNI)"),
         "ort": "MLAS (ORT's own), ORT_ENABLE_ALL fusions",
         "ort-opt": "MLAS + ORT contrib ops (fused Attention, SkipLayerNorm, BiasGelu)",
         "ort-int8": "MLAS int8 U8S8 GEMM%s" % (" (host has AVX512-VNNI)" if vnni else ""),
@@ -996,6 +1003,10 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
         summary("attnc bf16 speed-up: attnc f32 / attnc bf16", "attnc",
                 lambda c: (("", results[c]["attnc-bf16"])
                            if results.get(c, {}).get("attnc-bf16") else None))
+    if "attnc-int8" in names and "ort-int8" in names:
+        summary("attnc int8 / ORT int8", "attnc-int8",
+                lambda c: (("", results[c]["ort-int8"])
+                           if results.get(c, {}).get("ort-int8") else None))
     if 1 in threads and len(threads) > 1:
         print()
         print("Thread scaling: 1-thread latency / N-thread latency (medians above)")

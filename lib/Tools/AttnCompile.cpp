@@ -330,8 +330,9 @@ mlir::LogicalResult Compilation::validateOptions() {
       return fail("--quantize=int8 needs a model.onnx input (its quantized "
                   "weights are written into the weights file attn-compile "
                   "writes beside the output)");
-    if (emit != "exe" && emit != "obj" && emit != "linalg" && emit != "llvm")
-      return fail("--quantize=int8 is for --emit=exe, obj, linalg or llvm");
+    if (emit == "attn" || emit == "ptx")
+      return fail("--quantize=int8 is for --emit=exe, obj, linalg, llvm or "
+                  "llvm-ir");
     if (search || options.kvCache > 0)
       return fail("--quantize=int8 is for encoders: it does not combine with "
                   "--kv-cache or --layer-drop='strategy=search ...'");

@@ -1,0 +1,80 @@
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int8-dot=true}))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s --check-prefix=NOVNNI
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#mn = affine_map<(d0, d1) -> (d0, d1)>
+#m = affine_map<(d0, d1) -> (d0)>
+
+// The u8 x s8 contraction of attn-cpu-quantize-int8 (dynamic rows, K = 128)
+// becomes vpdpbusd tiles (64 k bytes per step: the rows of A as bytes, the
+// weight's i32 words reinterpreted as bytes) and lane sums; the
+// dequantizing epilogue is applied at the store.
+// CHECK-LABEL: func.func @int8
+// CHECK:         scf.parallel
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK:             vector.load %{{.*}} : memref<?x128xi8>, vector<64xi8>
+// CHECK:             %[[WORD:.*]] = arith.divui %[[K]], %c4
+// CHECK:             %[[W:.*]] = vector.load %{{.*}}[%{{.*}}, %[[WORD]]] : memref<32x32xi32>, vector<16xi32>
+// CHECK:             vector.bitcast %[[W]] : vector<16xi32> to vector<64xi8>
+// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// CHECK:           vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK:           arith.addi
+// CHECK:           arith.sitofp
+// CHECK:           memref.store %{{.*}}, %{{.*}} : memref<?x32xf32>
+// CHECK-NOT:     linalg.generic
+// NOVNNI-LABEL: func.func @int8
+// NOVNNI:         linalg.generic {{.*}} attrs =  {attn.int8_matmul}
+// NOVNNI-NOT:     vpdpbusd
+func.func @int8(%x: memref<?x128xi8>, %w: memref<32x32xi32>, %s: memref<?xf32>, %out: memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0 : i32
+  %rows = memref.dim %x, %c0 : memref<?x128xi8>
+  %c = memref.alloc(%rows) : memref<?x32xi32>
+  linalg.fill ins(%zero : i32) outs(%c : memref<?x32xi32>)
+  %g = memref.expand_shape %x [[0], [1, 2]] output_shape [%rows, 32, 4] : memref<?x128xi8> into memref<?x32x4xi8>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%g, %w : memref<?x32x4xi8>, memref<32x32xi32>) outs(%c : memref<?x32xi32>) attrs = {attn.int8_matmul} {
+  ^bb0(%in: i8, %word: i32, %acc: i32):
+    %j = linalg.index 3 : index
+    %c8 = arith.constant 8 : i32
+    %ji = arith.index_cast %j : index to i32
+    %sh = arith.muli %ji, %c8 : i32
+    %hi = arith.shrsi %word, %sh : i32
+    %b = arith.trunci %hi : i32 to i8
+    %bs = arith.extsi %b : i8 to i32
+    %au = arith.extui %in : i8 to i32
+    %p = arith.muli %au, %bs : i32
+    %r = arith.addi %acc, %p : i32
+    linalg.yield %r : i32
+  }
+  linalg.generic {indexing_maps = [#mn, #m, #mn], iterator_types = ["parallel", "parallel"]} ins(%c, %s : memref<?x32xi32>, memref<?xf32>) outs(%out : memref<?x32xf32>) {
+  ^bb0(%p: i32, %scale: f32, %o: f32):
+    %f = arith.sitofp %p : i32 to f32
+    %y = arith.mulf %f, %scale : f32
+    linalg.yield %y : f32
+  }
+  memref.dealloc %c : memref<?x32xi32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+
+// K = 32 is no whole number of 64-byte steps: the loops stay generic.
+// CHECK-LABEL: func.func @short_k
+// CHECK:         linalg.generic {{.*}} attrs =  {attn.int8_matmul}
+// CHECK-NOT:     vpdpbusd
+func.func @short_k(%x: memref<4x32xi8>, %w: memref<16x8xi32>, %c: memref<4x16xi32>) {
+  %g = memref.expand_shape %x [[0], [1, 2]] output_shape [4, 8, 4] : memref<4x32xi8> into memref<4x8x4xi8>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%g, %w : memref<4x8x4xi8>, memref<16x8xi32>) outs(%c : memref<4x16xi32>) attrs = {attn.int8_matmul} {
+  ^bb0(%in: i8, %word: i32, %acc: i32):
+    %au = arith.extui %in : i8 to i32
+    %r = arith.addi %acc, %au : i32
+    linalg.yield %r : i32
+  }
+  return
+}
