@@ -20,9 +20,18 @@ func.func @weight_dynamic_shape() -> tensor<?x4xf32> {
 
 // -----
 
-func.func @weight_integer() -> tensor<4xi32> {
-  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
-  %0 = attn.weight "ids" : tensor<4xi32>
+func.func @weight_integer() -> tensor<4xi64> {
+  // expected-error @+1 {{'attn.weight' op result #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 32-bit signless integer values, but got 'tensor<4xi64>'}}
+  %0 = attn.weight "ids" : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// i32 weights (attn-cpu-quantize-int8's packed s8) are bound as stored.
+func.func @weight_integer_convert() -> tensor<4xi32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w.int8' has type 'tensor<4xi32>'; only float weights convert}}
+  %0 = attn.weight "w.int8" {convert} : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
 
