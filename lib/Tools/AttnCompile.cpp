@@ -485,13 +485,14 @@ mlir::LogicalResult Compilation::writeQuantizedWeights() {
         info.getAs<mlir::DictionaryAttr>("weight"), shape, byName);
     if (!bound)
       return fail(toString(bound.takeError()));
-    // Per output column n: symmetric s8 with scale max|W[n, :]| / 127; the
-    // k bytes in order are the little-endian i32 words [N, K/4] that
-    // vpdpbusd reads. Round half to even, as the generated code does.
+    // Per output column n: symmetric s8 with scale max|W[n, :]| / 127,
+    // rounded half to even as the generated code does; stored K-major as
+    // little-endian i32 words [K/4, N] of 4 consecutive k bytes, what one
+    // vpdpbusd lane multiplies.
     int64_t n = shape[0], k = shape[1];
     std::string name = entry.getName().str();
     onnx_frontend::WeightTensor q{
-        name, {n, k / 4}, std::string(n * k, '\0'), "I32"};
+        name, {k / 4, n}, std::string(n * k, '\0'), "I32"};
     onnx_frontend::WeightTensor scale{
         name + "_scale", {n}, std::string(n * 4, '\0'), "F32"};
     onnx_frontend::WeightTensor colsum{
@@ -508,7 +509,7 @@ mlir::LogicalResult Compilation::writeQuantizedWeights() {
       for (int64_t j = 0; j < k; ++j) {
         float v = std::nearbyint(row[j] / s);
         auto b = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
-        q.bytes[i * k + j] = static_cast<char>(b);
+        q.bytes[(j / 4) * n * 4 + i * 4 + j % 4] = static_cast<char>(b);
         sum += b;
       }
       float sumF = static_cast<float>(sum);

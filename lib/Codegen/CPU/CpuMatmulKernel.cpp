@@ -352,6 +352,10 @@ struct OuterProductKernelBuilder {
   int64_t kBegin = 0, kEnd = 0;
   bool firstK = true, lastK = true;
 
+  /// The u8 x s8 contraction of attn-cpu-quantize-int8 (mm.k counts i32
+  /// words of 4 k bytes).
+  bool int8 = false;
+
   /// Whether each column block copies its [kc, width] slices of W^T into
   /// contiguous panels before the row tiles read them (see emitRegion).
   bool packPanels = false;
@@ -363,6 +367,7 @@ struct OuterProductKernelBuilder {
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv,
                 Value panel = {}) {
     attn::OuterProductOperands operands{mm.a, mm.b, mm.c, Value()};
+    operands.int8 = int8;
     if (panel) {
       // The panel as a [K, width] matrix whose column 0 is C's column n0.
       auto type = cast<MemRefType>(panels.getType());
@@ -498,9 +503,9 @@ struct OuterProductKernelBuilder {
 };
 
 /// The u8 x s8 contraction of attn-cpu-quantize-int8 on buffers:
-/// C[m, n] += A[m, kq, j] * byte_j(B[n, kq]) with A the [M, K/4, 4] view
-/// of a contiguous i8 [M, K] buffer, B i32 [N, K/4], C i32 [M, N] (M may be
-/// dynamic). `a` is the [M, K] buffer, `k` is K.
+/// C[m, n] += A[m, kq, j] * byte_j(B[kq, n]) with A the [M, K/4, 4] view
+/// of a contiguous i8 [M, K] buffer, B i32 [K/4, N], C i32 [M, N] (M may be
+/// dynamic). `a` is the [M, K] buffer, `k` is K/4 (words).
 static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
@@ -520,16 +525,16 @@ static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
   Type i8 = IntegerType::get(ctx, 8), i32 = IntegerType::get(ctx, 32);
   if (!contiguous(aType, i8, true) || !contiguous(bType, i32, false) ||
       !contiguous(cType, i32, true) ||
-      aType.getDimSize(1) != 4 * bType.getDimSize(1) ||
-      cType.getDimSize(1) != bType.getDimSize(0))
+      aType.getDimSize(1) != 4 * bType.getDimSize(0) ||
+      cType.getDimSize(1) != bType.getDimSize(1))
     return std::nullopt;
   return NTMatmul{op,
                   expand.getSrc(),
                   op.getDpsInputs()[1],
                   op.getDpsInits()[0],
                   aType.getDimSize(0),
-                  bType.getDimSize(0),
-                  aType.getDimSize(1)};
+                  bType.getDimSize(1),
+                  bType.getDimSize(0)};
 }
 
 struct AttnCpuMatmulKernelPass
@@ -553,7 +558,7 @@ struct AttnCpuMatmulKernelPass
   }
 
   /// Outer-product tiles for a K-major weight, in parallel column blocks.
-  void rewriteKMajor(NTMatmul &mm, Tiles t) {
+  void rewriteKMajor(NTMatmul &mm, Tiles t, bool int8 = false) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
     linalg::GenericOp epilogue =
@@ -570,8 +575,9 @@ struct AttnCpuMatmulKernelPass
                                  /*zeroInit=*/zeroInit != nullptr};
     // Dynamic M: the row count is read once, before the column blocks; the
     // panels pay off for many rows, which a dynamic M may not have.
-    kb.packPanels =
-        packMinRows > 0 && !ShapedType::isDynamic(mm.m) && mm.m >= packMinRows;
+    kb.int8 = int8;
+    kb.packPanels = !int8 && packMinRows > 0 && !ShapedType::isDynamic(mm.m) &&
+                    mm.m >= packMinRows;
     if (ShapedType::isDynamic(mm.m))
       kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     // Column blocks: whole tiles, about as many weight columns as the
@@ -655,7 +661,7 @@ struct AttnCpuMatmulKernelPass
         if (std::optional<NTMatmul> mm = matchInt8Matmul(op)) {
           Tiles t = tilesFor(op);
           if (int8Dot && (t.vl == 4 || t.vl == 8 || t.vl == 16) &&
-              mm->k % (4 * t.vl) == 0)
+              mm->n % t.vl == 0)
             int8.push_back({*mm, t});
         }
         return;
@@ -675,14 +681,8 @@ struct AttnCpuMatmulKernelPass
     });
     for (auto &[mm, t] : kMajor)
       rewriteKMajor(mm, t);
-    for (auto &[mm, t] : int8) {
-      OpBuilder b(mm.op);
-      linalg::GenericOp epilogue =
-          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
-      KernelBuilder kb{b, mm.op.getLoc(), mm, epilogue, t.vl, mm.a, mm.b};
-      kb.mode = Operands::Int8Dot;
-      emitColumnBlocks(kb, t);
-    }
+    for (auto &[mm, t] : int8)
+      rewriteKMajor(mm, t, /*int8=*/true);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;

@@ -10,8 +10,9 @@
 //   sum_k (q[m,k] - z[m]) * Wq[n,k] = P[m,n] - z[m] * colsum[n]
 //
 // so that the inner loop is a plain u8 x s8 dot product. The weight is
-// bound as i32 words of 4 consecutive k bytes (a vpdpbusd lane), which the
-// runtime binds like any other tensor.
+// bound K-major as i32 words of 4 consecutive k bytes, [K/4, N] (a row of
+// words is one vpdpbusd operand per 16 columns, against 4 bytes of an
+// activation row broadcast), which the runtime binds like any other tensor.
 //
 // The pass cannot see weight values: it records which f32 bindings it
 // replaced (module attribute `attn.int8_weights`), and attn-compile writes
@@ -179,7 +180,7 @@ struct AttnCpuQuantizeInt8Pass
             .getResult();
       };
       Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
-      Value qWeight = makeWeight("", RankedTensorType::get({n, k / 4}, i32));
+      Value qWeight = makeWeight("", RankedTensorType::get({k / 4, n}, i32));
       Value wScale = makeWeight("_scale", RankedTensorType::get({n}, f32));
       Value colSum = makeWeight("_colsum", RankedTensorType::get({n}, f32));
 
@@ -200,10 +201,17 @@ struct AttnCpuQuantizeInt8Pass
           ValueRange{lo, hi}, {map2({d0, d1}), map2({d0}), map2({d0})},
           {parallel, reduction},
           [](OpBuilder &nb, Location l, ValueRange args) {
+            // Compare and select, which x86 does in one vminss / vmaxss
+            // (minnumf / minimumf would add NaN tests per element).
+            auto pick = [&](arith::CmpFPredicate pred, Value acc) {
+              Value take = arith::CmpFOp::create(nb, l, pred, args[0], acc);
+              return arith::SelectOp::create(nb, l, take, args[0], acc)
+                  .getResult();
+            };
             linalg::YieldOp::create(
                 nb, l,
-                ValueRange{arith::MinimumFOp::create(nb, l, args[0], args[1]),
-                           arith::MaximumFOp::create(nb, l, args[0], args[2])});
+                ValueRange{pick(arith::CmpFPredicate::OLT, args[1]),
+                           pick(arith::CmpFPredicate::OGT, args[2])});
           });
       // Scale and zero point per row.
       auto map1 = AffineMap::get(1, 0, {d0}, ctx);
@@ -245,8 +253,8 @@ struct AttnCpuQuantizeInt8Pass
                 math::RoundEvenOp::create(
                     nb, l, arith::DivFOp::create(nb, l, args[0], args[1])),
                 args[2]);
-            q = arith::MinimumFOp::create(
-                nb, l, arith::MaximumFOp::create(nb, l, q, cst(0.0f)),
+            q = arith::MinNumFOp::create(
+                nb, l, arith::MaxNumFOp::create(nb, l, q, cst(0.0f)),
                 cst(255.0f));
             Value word = arith::FPToUIOp::create(nb, l, nb.getI32Type(), q);
             linalg::YieldOp::create(nb, l,
@@ -271,7 +279,7 @@ struct AttnCpuQuantizeInt8Pass
       };
       auto product = linalg::GenericOp::create(
           b, loc, TypeRange{acc.getType()}, ValueRange{grouped, qWeight},
-          ValueRange{acc}, {map4({d0, d2, d3}), map4({d1, d2}), map4({d0, d1})},
+          ValueRange{acc}, {map4({d0, d2, d3}), map4({d2, d1}), map4({d0, d1})},
           {parallel, parallel, reduction, reduction},
           [](OpBuilder &nb, Location l, ValueRange args) {
             Type i32 = nb.getI32Type();

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -24,9 +25,12 @@ OuterProductTile mlir::attn::emitOuterProductTile(
     int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, OpFoldResult kBegin,
     OpFoldResult kEnd, bool zeroInit, Value mask) {
   IndexArith ix(b, loc);
-  auto vecType = VectorType::get({vl}, b.getF32Type());
-  Value zero = arith::ConstantOp::create(b, loc, vecType,
-                                         DenseElementsAttr::get(vecType, 0.0f));
+  bool int8 = operands.int8;
+  auto vecType =
+      VectorType::get({vl}, int8 ? Type(b.getI32Type()) : Type(b.getF32Type()));
+  auto bytesType = VectorType::get({4 * vl}, b.getI8Type());
+  Value zero = arith::ConstantOp::create(
+      b, loc, vecType, cast<TypedAttr>(b.getZeroAttr(vecType)));
   OuterProductTile tile;
   for (int64_t r = 0; r < mr; ++r)
     tile.rows.push_back(ix.add(m0, r));
@@ -57,7 +61,31 @@ OuterProductTile mlir::attn::emitOuterProductTile(
         for (Value col : bCols)
           bs.push_back(load(lb, operands.b, ValueRange{k, col}));
         SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t r = 0; r < mr; ++r) {
+        for (int64_t r = 0; r < mr && int8; ++r) {
+          // A's 4 bytes of word k, in every lane.
+          Value k4 = arith::MulIOp::create(
+              lb, loc, k, arith::ConstantIndexOp::create(lb, loc, 4));
+          Value word = vector::LoadOp::create(
+              lb, loc, VectorType::get({4}, lb.getI8Type()), operands.a,
+              operands.indices(tile.rows[r], k4));
+          word = vector::BitCastOp::create(
+              lb, loc, VectorType::get({1}, lb.getI32Type()), word);
+          Value splat = vector::BroadcastOp::create(
+              lb, loc, vecType,
+              vector::ExtractOp::create(lb, loc, word, ArrayRef<int64_t>{0}));
+          splat = vector::BitCastOp::create(lb, loc, bytesType, splat);
+          for (int64_t v = 0; v < nv; ++v) {
+            Value w = vector::BitCastOp::create(lb, loc, bytesType, bs[v]);
+            next[r * nv + v] =
+                LLVM::CallIntrinsicOp::create(
+                    lb, loc, vecType,
+                    lb.getStringAttr("llvm.x86.avx512.vpdpbusd." +
+                                     std::to_string(vl * 32)),
+                    ValueRange{next[r * nv + v], splat, w})
+                    .getResult(0);
+          }
+        }
+        for (int64_t r = 0; r < mr && !int8; ++r) {
           Value a = memref::LoadOp::create(lb, loc, operands.a,
                                            operands.indices(tile.rows[r], k));
           Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);

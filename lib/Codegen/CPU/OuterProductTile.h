@@ -26,6 +26,11 @@ struct OuterProductOperands {
   /// B's column that holds C's column n0 of the tile (B a packed panel);
   /// null when B and C share column indices.
   Value bColumn;
+  /// u8 x s8 -> i32 (attn-cpu-quantize-int8): A is u8 [M, K] (held as i8),
+  /// B is [K/4, N] i32 words of 4 consecutive k (s8), C is i32, and the k
+  /// range counts words; each step broadcasts 4 bytes of A's row and issues
+  /// AVX-512 VNNI vpdpbusd instead of FMAs.
+  bool int8 = false;
 
   /// Indices of A or C at (row, col), behind the batch index if any.
   SmallVector<Value> indices(Value row, Value col) const;

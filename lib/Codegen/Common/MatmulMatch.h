@@ -127,6 +127,8 @@ inline std::optional<NTMatmul> matchNTMatmul(linalg::GenericOp op,
 /// Whether `fill` writes +0.0.
 inline bool isZeroFill(linalg::FillOp fill) {
   auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  if (auto value = cst ? dyn_cast<IntegerAttr>(cst.getValue()) : nullptr)
+    return value.getValue().isZero();
   auto value = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
   return value && value.getValue().isPosZero();
 }

@@ -2,27 +2,28 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s --check-prefix=NOVNNI
 
 #a = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
-#b = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#b = affine_map<(d0, d1, d2, d3) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 #mn = affine_map<(d0, d1) -> (d0, d1)>
 #m = affine_map<(d0, d1) -> (d0)>
 
-// The u8 x s8 contraction of attn-cpu-quantize-int8 (dynamic rows, K = 128)
-// becomes vpdpbusd tiles (64 k bytes per step: the rows of A as bytes, the
-// weight's i32 words reinterpreted as bytes) and lane sums; the
-// dequantizing epilogue is applied at the store.
+// The u8 x s8 contraction of attn-cpu-quantize-int8 (dynamic rows, K = 128,
+// the weight K-major as [K/4, N] i32 words) becomes outer-product tiles of
+// vpdpbusd: per word k, 4 bytes of each row of A broadcast against a row of
+// B's words; C starts at zero (its fill is dropped) and the dequantizing
+// epilogue runs on whole vectors at the store.
 // CHECK-LABEL: func.func @int8
+// CHECK-NOT:     linalg.fill
 // CHECK:         scf.parallel
-// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64
-// CHECK:             vector.load %{{.*}} : memref<?x128xi8>, vector<64xi8>
-// CHECK:             %[[WORD:.*]] = arith.divui %[[K]], %c4
-// CHECK:             %[[W:.*]] = vector.load %{{.*}}[%{{.*}}, %[[WORD]]] : memref<32x32xi32>, vector<16xi32>
-// CHECK:             vector.bitcast %[[W]] : vector<16xi32> to vector<64xi8>
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:             vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<32x32xi32>, vector<16xi32>
+// CHECK:             %[[K4:.*]] = arith.muli %[[K]], %c4
+// CHECK:             %[[A:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K4]]] : memref<?x128xi8>, vector<4xi8>
+// CHECK:             vector.bitcast %[[A]] : vector<4xi8> to vector<1xi32>
+// CHECK:             vector.broadcast %{{.*}} : i32 to vector<16xi32>
 // CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
-// CHECK:           vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
-// CHECK:           arith.addi
-// CHECK:           arith.sitofp
-// CHECK:           memref.store %{{.*}}, %{{.*}} : memref<?x32xf32>
+// CHECK:           arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK:           vector.store %{{.*}} : memref<?x32xf32>, vector<16xf32>
 // CHECK-NOT:     linalg.generic
 // NOVNNI-LABEL: func.func @int8
 // NOVNNI:         linalg.generic {{.*}} attrs =  {attn.int8_matmul}
@@ -31,9 +32,9 @@ func.func @int8(%x: memref<?x128xi8>, %w: memref<32x32xi32>, %s: memref<?xf32>, 
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0 : i32
   %rows = memref.dim %x, %c0 : memref<?x128xi8>
+  %g = memref.expand_shape %x [[0], [1, 2]] output_shape [%rows, 32, 4] : memref<?x128xi8> into memref<?x32x4xi8>
   %c = memref.alloc(%rows) : memref<?x32xi32>
   linalg.fill ins(%zero : i32) outs(%c : memref<?x32xi32>)
-  %g = memref.expand_shape %x [[0], [1, 2]] output_shape [%rows, 32, 4] : memref<?x128xi8> into memref<?x32x4xi8>
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%g, %w : memref<?x32x4xi8>, memref<32x32xi32>) outs(%c : memref<?x32xi32>) attrs = {attn.int8_matmul} {
   ^bb0(%in: i8, %word: i32, %acc: i32):
     %j = linalg.index 3 : index
@@ -61,16 +62,16 @@ func.func @int8(%x: memref<?x128xi8>, %w: memref<32x32xi32>, %s: memref<?xf32>, 
 // -----
 
 #a = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
-#b = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#b = affine_map<(d0, d1, d2, d3) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 
-// K = 32 is no whole number of 64-byte steps: the loops stay generic.
-// CHECK-LABEL: func.func @short_k
+// N = 8 is no whole number of 16-lane vectors: the loops stay generic.
+// CHECK-LABEL: func.func @narrow_n
 // CHECK:         linalg.generic {{.*}} attrs =  {attn.int8_matmul}
 // CHECK-NOT:     vpdpbusd
-func.func @short_k(%x: memref<4x32xi8>, %w: memref<16x8xi32>, %c: memref<4x16xi32>) {
+func.func @narrow_n(%x: memref<4x32xi8>, %w: memref<8x8xi32>, %c: memref<4x8xi32>) {
   %g = memref.expand_shape %x [[0], [1, 2]] output_shape [4, 8, 4] : memref<4x32xi8> into memref<4x8x4xi8>
-  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%g, %w : memref<4x8x4xi8>, memref<16x8xi32>) outs(%c : memref<4x16xi32>) attrs = {attn.int8_matmul} {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%g, %w : memref<4x8x4xi8>, memref<8x8xi32>) outs(%c : memref<4x8xi32>) attrs = {attn.int8_matmul} {
   ^bb0(%in: i8, %word: i32, %acc: i32):
     %au = arith.extui %in : i8 to i32
     %r = arith.addi %acc, %au : i32

@@ -12,13 +12,13 @@
 // CHECK-LABEL: module attributes {attn.int8_weights = {w.int8 = {shape = array<i64: 16, 8>, weight = {name = "w", transpose}}}}
 // CHECK-LABEL: func.func @projection
 // CHECK-NOT:     attn.weight "w" {
-// CHECK-DAG:     %[[QW:.*]] = attn.weight "w.int8" : tensor<16x2xi32>
+// CHECK-DAG:     %[[QW:.*]] = attn.weight "w.int8" : tensor<2x16xi32>
 // CHECK-DAG:     %[[WS:.*]] = attn.weight "w.int8_scale" : tensor<16xf32>
 // CHECK-DAG:     %[[CS:.*]] = attn.weight "w.int8_colsum" : tensor<16xf32>
 // Row ranges (0 included), then scale and zero point per row.
 // CHECK:         %[[RANGE:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X:.*]] : tensor<4x8xf32>)
-// CHECK:           arith.minimumf
-// CHECK:           arith.maximumf
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.cmpf ogt
 // CHECK:         %[[P:.*]]:2 = linalg.generic {{.*}} ins(%[[RANGE]]#0, %[[RANGE]]#1 : tensor<4xf32>, tensor<4xf32>)
 // CHECK:           arith.subf
 // CHECK:           arith.divf
@@ -29,7 +29,7 @@
 // CHECK:           arith.fptoui
 // CHECK:           arith.trunci
 // CHECK:         %[[G:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0], [1, 2]] output_shape [4, 2, 4] : tensor<4x8xi8> into tensor<4x2x4xi8>
-// CHECK:         %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[G]], %[[QW]] : tensor<4x2x4xi8>, tensor<16x2xi32>) outs(%{{.*}} : tensor<4x16xi32>) attrs =  {attn.int8_matmul}
+// CHECK:         %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[G]], %[[QW]] : tensor<4x2x4xi8>, tensor<2x16xi32>) outs(%{{.*}} : tensor<4x16xi32>) attrs =  {attn.int8_matmul}
 // CHECK:           linalg.index 3
 // CHECK:           arith.shrsi
 // CHECK:           arith.extsi
@@ -67,13 +67,13 @@ func.func @projection(%x: tensor<4x8xf32>, %init: tensor<4x16xf32>) -> tensor<4x
 // way (concatenated) gets a name of its own.
 // CHECK-LABEL: module attributes {attn.int8_weights = {w.int8 = {shape = array<i64: 16, 8>, weight = {name = "w"}}, w.int82 = {shape = array<i64: 32, 8>, weight = {concat_axis = 0 : i64, concat_names = ["w", "v"], name = "w"}}}}
 // CHECK-LABEL: func.func @shared
-// CHECK:         attn.weight "w.int8" : tensor<16x2xi32>
+// CHECK:         attn.weight "w.int8" : tensor<2x16xi32>
 // CHECK:         tensor.expand_shape %{{.*}} output_shape [%{{.*}}, 2, 4] : tensor<?x8xi8> into tensor<?x2x4xi8>
 // CHECK:         attn.int8_matmul
 // CHECK:         %[[D0:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x16xf32>)
-// CHECK:         attn.weight "w.int8" : tensor<16x2xi32>
+// CHECK:         attn.weight "w.int8" : tensor<2x16xi32>
 // CHECK:         attn.int8_matmul
-// CHECK:         attn.weight "w.int82" : tensor<32x2xi32>
+// CHECK:         attn.weight "w.int82" : tensor<2x32xi32>
 // CHECK:         attn.int8_matmul
 // CHECK-NOT:     attn.weight "w" :
 func.func @shared(%x: tensor<?x8xf32>, %init: tensor<?x16xf32>, %init2: tensor<?x32xf32>) -> (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x32xf32>) {

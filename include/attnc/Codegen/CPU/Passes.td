@@ -40,9 +40,9 @@ def AttnCpuQuantizeInt8 : Pass<"attn-cpu-quantize-int8", "::mlir::ModuleOp"> {
       post-GELU rows of an FFN keep their resolution);
     - an integer contraction `P[m, n] = sum_k q[m, k] * Wq[n, k]` (u8 x s8
       -> i32) whose weight is `attn.weight "<name>.int8"`,
-      `tensor<N x K/4 x i32>`: the s8 weight quantized symmetrically per
-      output column, 4 consecutive k bytes per i32 (the layout of an
-      AVX-512 VNNI `vpdpbusd` lane, little-endian);
+      `tensor<K/4 x N x i32>`: the s8 weight quantized symmetrically per
+      output column, K-major, 4 consecutive k bytes per i32 (little-endian:
+      what one AVX-512 VNNI `vpdpbusd` lane multiplies);
     - the dequantization `(P - z * colsum[n]) * s * scale[n]`, with
       `attn.weight "<name>.int8_scale"` and `"<name>.int8_colsum"` (both
       `tensor<N x f32>`), merged into the contraction's elementwise consumer
@@ -121,8 +121,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "operands are widened in registers">,
     Option<"int8Dot", "int8-dot", "bool", "false",
            "rewrite the u8 x s8 contractions of attn-cpu-quantize-int8 into "
-           "AVX-512 VNNI dot products (vpdpbusd; the host must have "
-           "avx512vnni); otherwise they stay generic loops">,
+           "outer-product tiles of AVX-512 VNNI dot products (vpdpbusd: 4 "
+           "bytes of a row of A broadcast against a row of B's words, N a "
+           "multiple of VL; the host must have avx512vnni); otherwise they "
+           "stay generic loops">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
