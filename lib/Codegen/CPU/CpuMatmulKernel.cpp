@@ -71,10 +71,6 @@ enum class Operands {
   /// Both bf16: pairs of k multiplied and added by AVX-512 BF16's
   /// vdpbf16ps (x86vector.avx512.dot), 2 * VL k per step.
   Bf16Dot,
-  /// A u8 [M, K] (as i8), B s8 as i32 words of 4 consecutive k [N, K/4]
-  /// (attn-cpu-quantize-int8): 4 k per i32 lane by AVX-512 VNNI's vpdpbusd,
-  /// 4 * VL k per step, i32 accumulation.
-  Int8Dot,
 };
 
 struct KernelBuilder {
@@ -106,11 +102,9 @@ struct KernelBuilder {
   /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
   /// reduction and the store of each output.
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
-    bool int8 = mode == Operands::Int8Dot;
-    auto vecType = VectorType::get({vl}, int8 ? Type(nb.getI32Type())
-                                              : Type(nb.getF32Type()));
+    auto vecType = VectorType::get({vl}, nb.getF32Type());
     Value zero = arith::ConstantOp::create(
-        nb, loc, vecType, cast<TypedAttr>(nb.getZeroAttr(vecType)));
+        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
     SmallVector<Value> init(mr * nr, zero);
     SmallVector<Value> rows, cols;
     for (int64_t i = 0; i < mr; ++i)
@@ -126,20 +120,9 @@ struct KernelBuilder {
     bool dot = mode == Operands::Bf16Dot;
     // vdpbf16ps adds the products of k pairs (2 * VL bf16 per operand) into
     // VL f32 lanes; the lane sums below are the same dot products.
-    int64_t kStep = int8 ? 4 * vl : dot ? 2 * vl : vl;
+    int64_t kStep = dot ? 2 * vl : vl;
     auto load = [&](OpBuilder &lb, Location l, Value src, Value row,
                     Value k) -> Value {
-      if (int8) {
-        auto bytes = VectorType::get({kStep}, lb.getI8Type());
-        if (src == a)
-          return vector::LoadOp::create(lb, l, bytes, src, ValueRange{row, k});
-        // The weight's words: k / 4.
-        Value word = arith::DivUIOp::create(
-            lb, l, k, arith::ConstantIndexOp::create(lb, l, 4));
-        Value words =
-            vector::LoadOp::create(lb, l, vecType, src, ValueRange{row, word});
-        return vector::BitCastOp::create(lb, l, bytes, words);
-      }
       Type elem = cast<MemRefType>(src.getType()).getElementType();
       auto type = VectorType::get({kStep}, elem);
       Value v = vector::LoadOp::create(lb, l, type, src, ValueRange{row, k});
@@ -161,18 +144,12 @@ struct KernelBuilder {
           for (int64_t i = 0; i < mr; ++i)
             for (int64_t j = 0; j < nr; ++j)
               next.push_back(
-                  int8  ? LLVM::CallIntrinsicOp::create(
-                              lb, l, vecType,
-                              lb.getStringAttr("llvm.x86.avx512.vpdpbusd." +
-                                               std::to_string(vl * 32)),
-                              ValueRange{accs[i * nr + j], as[i], bs[j]})
-                              .getResult(0)
-                  : dot ? x86vector::DotBF16Op::create(
-                              lb, l, vecType, accs[i * nr + j], as[i], bs[j])
-                              .getResult()
-                        : vector::FMAOp::create(lb, l, as[i], bs[j],
-                                                accs[i * nr + j])
-                              .getResult());
+                  dot ? x86vector::DotBF16Op::create(
+                            lb, l, vecType, accs[i * nr + j], as[i], bs[j])
+                            .getResult()
+                      : vector::FMAOp::create(lb, l, as[i], bs[j],
+                                              accs[i * nr + j])
+                            .getResult());
           scf::YieldOp::create(lb, l, next);
         });
     for (int64_t i = 0; i < mr; ++i)
@@ -182,10 +159,7 @@ struct KernelBuilder {
         // The generic accumulated into C's initial value.
         Value initC =
             memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
-        Value total =
-            int8 ? arith::AddIOp::create(nb, loc, initC, sum).getResult()
-                 : arith::AddFOp::create(nb, loc, initC, sum).getResult();
-        store(nb, total, rows[i], cols[j]);
+        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
       }
   }
 
@@ -557,7 +531,8 @@ struct AttnCpuMatmulKernelPass
     return t;
   }
 
-  /// Outer-product tiles for a K-major weight, in parallel column blocks.
+  /// Outer-product tiles for a K-major weight, in parallel column blocks
+  /// (with `int8`, the u8 x s8 contraction of attn-cpu-quantize-int8).
   void rewriteKMajor(NTMatmul &mm, Tiles t, bool int8 = false) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
@@ -613,42 +588,6 @@ struct AttnCpuMatmulKernelPass
       mlir::attn::eraseZeroInit(zeroInit);
   }
 
-  /// The reduction kernel's tiles over all of C: full column blocks in
-  /// parallel, the remainder block after them; then the matmul (and its
-  /// fused epilogue) are erased.
-  void emitColumnBlocks(KernelBuilder &kb, Tiles t) {
-    OpBuilder &b = kb.b;
-    Location loc = kb.loc;
-    NTMatmul &mm = kb.mm;
-    linalg::GenericOp epilogue = kb.epilogue;
-    if (ShapedType::isDynamic(mm.m))
-      kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
-    auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
-      if (kb.mSize)
-        kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
-      else
-        kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
-    };
-    int64_t nb = std::min<int64_t>(t.nb, mm.n);
-    int64_t blocks = mm.n / nb;
-    // Full column blocks in parallel; the remainder block after them.
-    if (blocks > 0) {
-      auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
-                                         ValueRange{kb.idx(blocks)},
-                                         ValueRange{kb.idx(1)});
-      OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
-      Value nStart =
-          arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
-                                arith::ConstantIndexOp::create(pb, loc, nb));
-      region(pb, nStart, nb);
-    }
-    if (int64_t rest = mm.n - blocks * nb)
-      region(b, kb.idx(blocks * nb), rest);
-    if (epilogue)
-      epilogue.erase();
-    mm.op.erase();
-  }
-
   void runOnOperation() override {
     if (rowTile < 1 || colVectors < 1) {
       getOperation().emitError("attn-cpu-matmul-kernel: row-tile and "
@@ -658,6 +597,7 @@ struct AttnCpuMatmulKernelPass
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor, int8;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr("attn.int8_matmul")) {
+        // VNNI's 4 * VL bytes per operand; N whole vectors.
         if (std::optional<NTMatmul> mm = matchInt8Matmul(op)) {
           Tiles t = tilesFor(op);
           if (int8Dot && (t.vl == 4 || t.vl == 8 || t.vl == 16) &&
@@ -717,7 +657,32 @@ struct AttnCpuMatmulKernelPass
           if (*w)
             *operand = narrowOperand(b, loc, **w);
       }
-      emitColumnBlocks(kb, t);
+      if (ShapedType::isDynamic(mm.m))
+        kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
+      auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
+        if (kb.mSize)
+          kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
+        else
+          kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
+      };
+      int64_t nb = std::min<int64_t>(t.nb, mm.n);
+      int64_t blocks = mm.n / nb;
+      // Full column blocks in parallel; the remainder block after them.
+      if (blocks > 0) {
+        auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
+                                           ValueRange{kb.idx(blocks)},
+                                           ValueRange{kb.idx(1)});
+        OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+        Value nStart =
+            arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                  arith::ConstantIndexOp::create(pb, loc, nb));
+        region(pb, nStart, nb);
+      }
+      if (int64_t rest = mm.n - blocks * nb)
+        region(b, kb.idx(blocks * nb), rest);
+      if (epilogue)
+        epilogue.erase();
+      mm.op.erase();
     }
     widened.eraseDead();
   }
