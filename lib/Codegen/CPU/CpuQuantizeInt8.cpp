@@ -191,34 +191,83 @@ struct AttnCpuQuantizeInt8Pass
       };
       auto parallel = utils::IteratorType::parallel;
       auto reduction = utils::IteratorType::reduction;
+      Value rangeLo, rangeHi;
 
-      // Row ranges, with 0 inside so that it is exact (zero padding).
+      // Row ranges, with 0 inside so that it is exact (zero padding). A
+      // row of 16-element groups first keeps 16 running minima and maxima,
+      // one per lane (independent chains the loops can vectorize), which a
+      // second reduction folds; a plain row reduction is one serial chain.
       Value zero = r.cstF(0.0f);
-      Value lo = r.fill(r.empty(a, {}, f32), zero);
-      Value hi = r.fill(r.empty(a, {}, f32), zero);
-      auto range = linalg::GenericOp::create(
-          b, loc, TypeRange{lo.getType(), hi.getType()}, ValueRange{a},
-          ValueRange{lo, hi}, {map2({d0, d1}), map2({d0}), map2({d0})},
-          {parallel, reduction},
-          [](OpBuilder &nb, Location l, ValueRange args) {
-            // Compare and select, which x86 does in one vminss / vmaxss
-            // (minnumf / minimumf would add NaN tests per element).
-            auto pick = [&](arith::CmpFPredicate pred, Value acc) {
-              Value take = arith::CmpFOp::create(nb, l, pred, args[0], acc);
-              return arith::SelectOp::create(nb, l, take, args[0], acc)
-                  .getResult();
-            };
-            linalg::YieldOp::create(
-                nb, l,
-                ValueRange{pick(arith::CmpFPredicate::OLT, args[1]),
-                           pick(arith::CmpFPredicate::OGT, args[2])});
-          });
+      auto pickBody = [](OpBuilder &nb, Location l, ValueRange args) {
+        // Compare and select, which x86 does in one vminss / vmaxss
+        // (minnumf / minimumf would add NaN tests per element).
+        auto pick = [&](arith::CmpFPredicate pred, Value acc) {
+          Value take = arith::CmpFOp::create(nb, l, pred, args[0], acc);
+          return arith::SelectOp::create(nb, l, take, args[0], acc).getResult();
+        };
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{pick(arith::CmpFPredicate::OLT, args[1]),
+                       pick(arith::CmpFPredicate::OGT, args[2])});
+      };
+      Value rangeInput = a;
+      AffineMap rangeInputMap = map2({d0, d1});
+      if (k % 16 == 0 && k > 16) {
+        auto aType = cast<RankedTensorType>(a.getType());
+        Value lanes = tensor::ExpandShapeOp::create(
+            b, loc,
+            RankedTensorType::get({aType.getDimSize(0), k / 16, 16}, f32), a,
+            SmallVector<ReassociationIndices>{{0}, {1, 2}},
+            SmallVector<OpFoldResult>{tensor::getMixedSize(b, loc, a, 0),
+                                      b.getIndexAttr(k / 16),
+                                      b.getIndexAttr(16)});
+        auto map3 = [&](ArrayRef<AffineExpr> results) {
+          return AffineMap::get(3, 0, results, ctx);
+        };
+        Value lo16 = r.fill(r.empty(a, {16}, f32), zero);
+        Value hi16 = r.fill(r.empty(a, {16}, f32), zero);
+        auto partial = linalg::GenericOp::create(
+            b, loc, TypeRange{lo16.getType(), hi16.getType()},
+            ValueRange{lanes}, ValueRange{lo16, hi16},
+            {map3({d0, d1, d2}), map3({d0, d2}), map3({d0, d2})},
+            {parallel, reduction, parallel}, pickBody);
+        // The minima and maxima come in pairs: fold each output by itself.
+        Value lo = r.fill(r.empty(a, {}, f32), zero);
+        Value hi = r.fill(r.empty(a, {}, f32), zero);
+        auto fold = [&](Value in, Value init, arith::CmpFPredicate pred) {
+          return linalg::GenericOp::create(
+                     b, loc, TypeRange{init.getType()}, ValueRange{in},
+                     ValueRange{init}, {map2({d0, d1}), map2({d0})},
+                     {parallel, reduction},
+                     [pred](OpBuilder &nb, Location l, ValueRange args) {
+                       Value take =
+                           arith::CmpFOp::create(nb, l, pred, args[0], args[1]);
+                       linalg::YieldOp::create(
+                           nb, l,
+                           ValueRange{arith::SelectOp::create(
+                               nb, l, take, args[0], args[1])});
+                     })
+              .getResult(0);
+        };
+        rangeLo = fold(partial.getResult(0), lo, arith::CmpFPredicate::OLT);
+        rangeHi = fold(partial.getResult(1), hi, arith::CmpFPredicate::OGT);
+      } else {
+        Value lo = r.fill(r.empty(a, {}, f32), zero);
+        Value hi = r.fill(r.empty(a, {}, f32), zero);
+        auto range = linalg::GenericOp::create(
+            b, loc, TypeRange{lo.getType(), hi.getType()},
+            ValueRange{rangeInput}, ValueRange{lo, hi},
+            {rangeInputMap, map2({d0}), map2({d0})}, {parallel, reduction},
+            pickBody);
+        rangeLo = range.getResult(0);
+        rangeHi = range.getResult(1);
+      }
       // Scale and zero point per row.
       auto map1 = AffineMap::get(1, 0, {d0}, ctx);
       Value rowInit = r.empty(a, {}, f32);
       auto params = linalg::GenericOp::create(
           b, loc, TypeRange{rowInit.getType(), rowInit.getType()},
-          range.getResults(), ValueRange{rowInit, rowInit},
+          ValueRange{rangeLo, rangeHi}, ValueRange{rowInit, rowInit},
           {map1, map1, map1, map1}, {parallel},
           [](OpBuilder &nb, Location l, ValueRange args) {
             auto cst = [&](float v) {
