@@ -134,3 +134,32 @@ func.func @kept(%x: tensor<4x6xf32>, %y: tensor<16x6xf32>, %x8: tensor<4x8xf32>,
   } -> tensor<4x16xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// K a multiple of 16: the row ranges run as 16 lanes of running minima and
+// maxima over [M, K/16, 16], folded per row afterwards.
+// CHECK-LABEL: module attributes {attn.int8_weights = {w.int8 = {shape = array<i64: 16, 32>, weight = {name = "w"}}}}
+// CHECK-LABEL: func.func @lanes
+// CHECK:         %[[L:.*]] = tensor.expand_shape %[[X:.*]] {{\[}}[0], [1, 2]] output_shape [4, 2, 16] : tensor<4x32xf32> into tensor<4x2x16xf32>
+// CHECK:         %[[P:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[L]] : tensor<4x2x16xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<4x16xf32>)
+// CHECK:         %[[LO:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]]#0 : tensor<4x16xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:           arith.cmpf olt
+// CHECK:         %[[HI:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]]#1 : tensor<4x16xf32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK:           arith.cmpf ogt
+// CHECK:         linalg.generic {{.*}} ins(%[[LO]], %[[HI]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:         attn.int8_matmul
+func.func @lanes(%x: tensor<4x32xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %w = attn.weight "w" : tensor<16x32xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x32xf32>, tensor<16x32xf32>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
