@@ -7,8 +7,8 @@
                           [--attn-compile PATH]
 
 Run it with a Python that has torch 2.x, transformers 5.x, onnx and
-onnxruntime from the Python package index (the generator environment of
-scripts/setup.sh --gen, or .venv-peers of scripts/setup.sh --peers).
+onnxruntime from the Python package index: .venv-peers of
+`scripts/setup.sh --peers`.
 
 Decoding one token reads every weight a step multiplies by once, and the
 KV caches up to the current position: it is bound by memory bandwidth,
