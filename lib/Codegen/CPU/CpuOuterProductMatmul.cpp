@@ -11,6 +11,11 @@
 // MR x NV block of vector<VLxf32> accumulators that hold C's rows, which
 // are loaded before the k loop and stored after it.
 //
+// A and B may be f16/bf16 (an f16/bf16 model's Q, K and V, which
+// attn-flash-attention widens inside the contraction body): B's vectors are
+// loaded narrow and widened in registers, A's scalars widened before the
+// broadcast; the accumulators stay f32.
+//
 // Extents may be dynamic (partial last query or key blocks): rows beyond a
 // multiple of MR get one-row tiles, and columns beyond a multiple of NV * VL
 // get one-vector tiles whose loads and stores are masked.
@@ -40,8 +45,9 @@ using namespace mlir;
 
 namespace {
 
-/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] on f32 memrefs,
-/// B and C with unit stride along n.
+/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] with C f32 and A,
+/// B f32 or f16/bf16 (widened in registers), B and C with unit stride along
+/// n.
 struct NNMatmul {
   linalg::GenericOp op;
   Value a, b, c;
@@ -52,14 +58,54 @@ struct NNMatmul {
   linalg::FillOp zeroFill;
 };
 
-static bool isF32WithUnitInnerStride(Value v) {
+/// A memref of f32 (or, with `narrow`, also f16/bf16) elements with unit
+/// stride along its last dimension.
+static bool isFloatWithUnitInnerStride(Value v, bool narrow) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+  if (!type || type.getRank() == 0)
+    return false;
+  Type elem = type.getElementType();
+  if (!elem.isF32() && !(narrow && (elem.isF16() || elem.isBF16())))
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
   return succeeded(type.getStridesAndOffset(strides, offset)) &&
          strides.back() == 1;
+}
+
+/// The body is `out + widen(a) * widen(b)` (the product in either order)
+/// and nothing else, where widen is an `arith.extf` to f32 of the input or
+/// nothing: attn-flash-attention widens f16/bf16 Q, K and V inside its
+/// block contractions, and the tiles widen them in registers alike.
+static bool isWideningMulAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1)
+    return false;
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  BlockArgument a = body.getArgument(0), b = body.getArgument(1),
+                out = body.getArgument(2);
+  if (!add || !add.getType().isF32())
+    return false;
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  unsigned widened = 0;
+  auto source = [&](Value v) -> Value {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      ++widened;
+      return ext.getIn();
+    }
+    return v;
+  };
+  Value x = source(mul.getLhs()), y = source(mul.getRhs());
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return false;
+  // Nothing but the widenings, the product and the sum.
+  return body.getOperations().size() == 3 + widened;
 }
 
 static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
@@ -90,13 +136,15 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
       linalg::inferContractionDims(op);
   if (op.getIndexingMapsArray() != expected || failed(contraction) ||
       !contraction->batch.empty() || contraction->k.size() != 1 ||
-      !attn::isMulAddBody(op))
+      !isWideningMulAddBody(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
   auto aType = dyn_cast<MemRefType>(a.getType());
-  if (!aType || !aType.getElementType().isF32() ||
-      !isF32WithUnitInnerStride(b) || !isF32WithUnitInnerStride(c))
+  Type aElem = aType ? aType.getElementType() : Type();
+  if (!aElem || !(aElem.isF32() || aElem.isF16() || aElem.isBF16()) ||
+      !isFloatWithUnitInnerStride(b, /*narrow=*/true) ||
+      !isFloatWithUnitInnerStride(c, /*narrow=*/false))
     return std::nullopt;
   linalg::FillOp zeroFill;
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());

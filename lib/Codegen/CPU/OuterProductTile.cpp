@@ -42,6 +42,26 @@ OuterProductTile mlir::attn::emitOuterProductTile(
                                           zero);
     return vector::LoadOp::create(lb, loc, vecType, base, indices);
   };
+  // B may be f16/bf16: its vectors are loaded narrow (half the bytes) and
+  // widened in registers, so the FMAs stay f32.
+  Type bElem = cast<MemRefType>(operands.b.getType()).getElementType();
+  auto loadB = [&](OpBuilder &lb, ValueRange indices) -> Value {
+    if (bElem.isF32())
+      return load(lb, operands.b, indices);
+    auto narrowType = VectorType::get({vl}, bElem);
+    Value v;
+    if (mask) {
+      Value pass = arith::ConstantOp::create(
+          lb, loc, narrowType,
+          DenseElementsAttr::get(narrowType,
+                                 lb.getFloatAttr(bElem, 0.0).getValue()));
+      v = vector::MaskedLoadOp::create(lb, loc, narrowType, operands.b, indices,
+                                       mask, pass);
+    } else {
+      v = vector::LoadOp::create(lb, loc, narrowType, operands.b, indices);
+    }
+    return arith::ExtFOp::create(lb, loc, vecType, v);
+  };
   SmallVector<Value> init;
   for (Value row : tile.rows)
     for (Value col : tile.cols)
@@ -55,11 +75,13 @@ OuterProductTile mlir::attn::emitOuterProductTile(
       [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
         SmallVector<Value> bs;
         for (Value col : bCols)
-          bs.push_back(load(lb, operands.b, ValueRange{k, col}));
+          bs.push_back(loadB(lb, ValueRange{k, col}));
         SmallVector<Value> next(accs.begin(), accs.end());
         for (int64_t r = 0; r < mr; ++r) {
           Value a = memref::LoadOp::create(lb, loc, operands.a,
                                            operands.indices(tile.rows[r], k));
+          if (!a.getType().isF32())
+            a = arith::ExtFOp::create(lb, loc, lb.getF32Type(), a);
           Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);
           for (int64_t v = 0; v < nv; ++v)
             next[r * nv + v] =

@@ -17,8 +17,8 @@
 
 namespace mlir::attn {
 
-/// C[(g,) m, n] += sum_k A[(g,) m, k] * B[k, n] on f32 memrefs, B and C
-/// contiguous along n.
+/// C[(g,) m, n] += sum_k A[(g,) m, k] * B[k, n] with C f32 and A, B f32 or
+/// f16/bf16 (widened to f32 in registers), B and C contiguous along n.
 struct OuterProductOperands {
   Value a, b, c;
   /// The leading index of A and C when they are batched, else null.

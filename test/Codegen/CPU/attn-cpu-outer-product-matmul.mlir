@@ -124,3 +124,85 @@ func.func @plain_2d(%x: memref<6x8xf32>, %w: memref<8x32xf32>, %y: memref<6x32xf
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A bf16 model's score tile: Q and K^T are bf16 and the body widens both.
+// B's rows are loaded as bf16 vectors and widened in registers, A's
+// scalars widened before the broadcast; the FMAs and C stay f32.
+// CHECK-LABEL: func.func @scores_bf16
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{.*}}) -> (vector<16xf32>
+// CHECK:           %[[B:.*]] = vector.load %{{.*}} : memref<64x64xbf16, strided<[128, 1], offset: ?>>, vector<16xbf16>
+// CHECK:           arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
+// CHECK:           %[[A:.*]] = memref.load %{{.*}} : memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>
+// CHECK:           %[[AW:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK:           vector.broadcast %[[AW]] : f32 to vector<16xf32>
+// CHECK-COUNT-16:  vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}} : memref<1x64x64xf32>, vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @scores_bf16(%q: memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>, %kt: memref<64x64xbf16, strided<[128, 1], offset: ?>>, %s: memref<1x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>, memref<64x64xbf16, strided<[128, 1], offset: ?>>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %yw = arith.extf %y fastmath<reassoc,contract> : bf16 to f32
+    %xw = arith.extf %x fastmath<reassoc,contract> : bf16 to f32
+    %m = arith.mulf %xw, %yw fastmath<reassoc,contract> : f32
+    %r = arith.addf %acc, %m fastmath<reassoc,contract> : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// O += P V with f32 P and a bf16 V whose 24 columns end in a masked
+// vector: the masked load is bf16 (zero pass-through), then widened.
+// CHECK-LABEL: func.func @pv_bf16_masked
+// CHECK:         vector.load %{{.*}} : memref<64x24xbf16>, vector<16xbf16>
+// CHECK:         vector.create_mask
+// CHECK:         %[[M:.*]] = vector.maskedload %{{.*}} : memref<64x24xbf16>, vector<16xi1>, vector<16xbf16> into vector<16xbf16>
+// CHECK:         arith.extf %[[M]] : vector<16xbf16> to vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @pv_bf16_masked(%p: memref<1x64x64xf32>, %v: memref<64x24xbf16>, %o: memref<1x64x24xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x64x64xf32>, memref<64x24xbf16>) outs(%o : memref<1x64x24xf32>) {
+  ^bb0(%x: f32, %y: bf16, %acc: f32):
+    %yw = arith.extf %y : bf16 to f32
+    %m = arith.mulf %x, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A body that does more than widen, multiply and add is left alone.
+// CHECK-LABEL: func.func @not_widening_body
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.fma
+func.func @not_widening_body(%p: memref<1x64x64xbf16>, %v: memref<64x32xbf16>, %o: memref<1x64x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x64x64xbf16>, memref<64x32xbf16>) outs(%o : memref<1x64x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xw = arith.extf %x : bf16 to f32
+    %yw = arith.extf %y : bf16 to f32
+    %e = math.exp %xw : f32
+    %m = arith.mulf %e, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -98,8 +98,10 @@ def AttnCpuOuterProductMatmul
   let summary = "Outer-product register tiles for C += A * B contractions on the CPU";
   let description = [{
     Rewrites buffer-level `linalg.generic` contractions
-    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (f32; B and C contiguous along
-    n, any strides otherwise, static or dynamic extents) into loops over
+    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (C f32; A and B f32, or f16/bf16
+    widened to f32 by `arith.extf` in the body, which the tiles do in
+    registers after narrow loads; B and C contiguous along n, any strides
+    otherwise, static or dynamic extents) into loops over
     MR x NV tiles of vector<VLxf32> accumulators holding rows of C: per k
     step, NV vector loads of B's row k, MR scalar broadcasts of A and
     MR * NV FMAs, with no horizontal reductions. Edge columns use masked
