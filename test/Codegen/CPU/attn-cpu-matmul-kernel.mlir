@@ -13,16 +13,28 @@
 #col = affine_map<(d0, d1) -> (d1)>
 
 // x W^T with a bias + relu epilogue: vector<16xf32> accumulators over k,
-// column blocks in parallel, the epilogue folded into the store.
+// column blocks in parallel. The tiles store the reduced sums in C; the
+// epilogue then runs on vector<16xf32> over the finished column block
+// (per row, 64 columns in steps of 16), writing the output.
 // CHECK-LABEL: func.func @nt_matmul_epilogue
-// CHECK: scf.parallel
+// CHECK: %[[C:.*]] = memref.alloc() : memref<8x128xf32>
+// CHECK: scf.parallel (%[[BLK:.*]]) =
+// CHECK: %[[N0:.*]] = arith.muli %[[BLK]], %c64
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
 // CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] : memref<8x64xf32>, vector<16xf32>
 // CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
 // CHECK: vector.fma
 // CHECK: vector.reduction <add>
-// CHECK: arith.maximumf
-// CHECK: memref.store %{{.*}}, %arg3
+// CHECK-NOT: arith.maximumf
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %c8{{.*}} step %c1
+// CHECK:   scf.for %[[N:.*]] = %c0{{.*}} to %c64{{.*}} step %c16
+// CHECK:     %[[COL:.*]] = arith.addi %[[N0]], %[[N]]
+// CHECK:     %[[V:.*]] = vector.load %[[C]][%[[M]], %[[COL]]] : memref<8x128xf32>, vector<16xf32>
+// CHECK:     %[[B:.*]] = vector.load %arg2[%[[COL]]] : memref<128xf32>, vector<16xf32>
+// CHECK:     %[[S:.*]] = arith.addf %[[V]], %[[B]] : vector<16xf32>
+// CHECK:     %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<16xf32>
+// CHECK:     vector.store %[[R]], %arg3[%[[M]], %[[COL]]] : memref<8x128xf32>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 func.func @nt_matmul_epilogue(%x: memref<8x64xf32>, %w: memref<128x64xf32>, %bias: memref<128xf32>, %out: memref<8x128xf32>) {
   %zero = arith.constant 0.0 : f32
