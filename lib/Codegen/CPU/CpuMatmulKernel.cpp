@@ -392,7 +392,7 @@ struct OuterProductKernelBuilder {
   Value a, b;
   /// Both narrow operands bf16 on AVX-512 BF16: the panels hold pairs of k
   /// interleaved per column (see emitPack) and the tiles multiply them with
-  /// vdpbf16ps (emitDotTile).
+  /// vdpbf16ps (emitOuterProductDotTile).
   bool dot = false;
 
   /// Whether each column block copies its [kc, width] slices of W^T into
@@ -400,67 +400,6 @@ struct OuterProductKernelBuilder {
   bool packPanels = false;
   /// The current column block's panels, [nMain / width, K, width], or null.
   Value panels;
-
-  /// The outer-product tile on bf16 pairs: operands.b is the tile's panel
-  /// ([kc / 2, 2 * width] bf16, k pairs interleaved per column), operands.a
-  /// the bf16 rows of A. Each step over a pair of k loads NV vectors of 16
-  /// column pairs, broadcasts MR pairs of A (one 32-bit lane each) and
-  /// issues MR * NV vdpbf16ps, which add both products of a pair into the
-  /// f32 lane of their column.
-  attn::OuterProductTile emitDotTile(OpBuilder &nb,
-                                     const attn::OuterProductOperands &operands,
-                                     Value m0, Value n0, int64_t mr,
-                                     int64_t nv) {
-    attn::IndexArith ix(nb, loc);
-    VectorType accType = vecType();
-    Type bf16 = nb.getBF16Type();
-    auto pairsType = VectorType::get({2 * vl}, bf16);
-    auto lanesType = VectorType::get({vl}, nb.getI32Type());
-    Value zero = arith::ConstantOp::create(
-        nb, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-    attn::OuterProductTile tile;
-    for (int64_t r = 0; r < mr; ++r)
-      tile.rows.push_back(ix.add(m0, r));
-    for (int64_t v = 0; v < nv; ++v)
-      tile.cols.push_back(ix.add(n0, v * vl));
-    SmallVector<Value> init;
-    for (Value row : tile.rows)
-      for (Value col : tile.cols)
-        init.push_back(zeroInit && firstK
-                           ? zero
-                           : vector::LoadOp::create(nb, loc, accType, mm.c,
-                                                    ValueRange{row, col})
-                                 .getResult());
-    auto kLoop = scf::ForOp::create(
-        nb, loc, ix.cst(kBegin / 2), ix.cst(kEnd / 2), ix.cst(1), init,
-        [&](OpBuilder &lb, Location, Value j, ValueRange accs) {
-          attn::IndexArith lx(lb, loc);
-          SmallVector<Value> bs;
-          for (int64_t v = 0; v < nv; ++v)
-            bs.push_back(vector::LoadOp::create(
-                lb, loc, pairsType, operands.b,
-                ValueRange{j, lx.add(operands.bColumn, 2 * v * vl)}));
-          Value k = arith::MulIOp::create(lb, loc, j, lx.cst(2));
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t r = 0; r < mr; ++r) {
-            Value pair =
-                vector::LoadOp::create(lb, loc, VectorType::get({2}, bf16),
-                                       operands.a, ValueRange{tile.rows[r], k});
-            Value bits = vector::BitCastOp::create(
-                lb, loc, VectorType::get({1}, lb.getI32Type()), pair);
-            Value lane = vector::ExtractOp::create(lb, loc, bits, 0);
-            Value splat = vector::BitCastOp::create(
-                lb, loc, pairsType,
-                vector::BroadcastOp::create(lb, loc, lanesType, lane));
-            for (int64_t v = 0; v < nv; ++v)
-              next[r * nv + v] = x86vector::DotBF16Op::create(
-                  lb, loc, accType, next[r * nv + v], splat, bs[v]);
-          }
-          scf::YieldOp::create(lb, loc, next);
-        });
-    tile.accs.assign(kLoop.getResults().begin(), kLoop.getResults().end());
-    return tile;
-  }
 
   /// One mr x nv-vector tile of C at (m0, n0). With panels, `panel` is the
   /// tile's panel index and B's columns are read from it.
@@ -483,7 +422,9 @@ struct OuterProductKernelBuilder {
       operands.bColumn = idx(nb, 0);
     }
     attn::OuterProductTile tile =
-        dot ? emitDotTile(nb, operands, m0, n0, mr, nv)
+        dot ? attn::emitOuterProductDotTile(nb, loc, operands, vl, m0, n0, mr,
+                                            nv, kBegin, kEnd,
+                                            /*zeroInit=*/zeroInit && firstK)
             : attn::emitOuterProductTile(nb, loc, operands, vl, m0, n0, mr, nv,
                                          nb.getIndexAttr(kBegin),
                                          nb.getIndexAttr(kEnd),

@@ -14,7 +14,13 @@
 // A and B may be f16/bf16 (an f16/bf16 model's Q, K and V, which
 // attn-flash-attention widens inside the contraction body): B's vectors are
 // loaded narrow and widened in registers, A's scalars widened before the
-// broadcast; the accumulators stay f32.
+// broadcast; the accumulators stay f32. With bf16-dot (AVX-512 BF16), a
+// bf16 B with static extents is first packed with pairs of k interleaved
+// per column into a panel on the stack, and the tiles multiply it with
+// vdpbf16ps against A's pairs broadcast as 32-bit lanes: half the steps of
+// the FMA form. A is then bf16 (Q in Q K^T) or f32 rounded to bf16 in
+// registers (the probabilities P in P V, as bf16 flash kernels keep them);
+// the sums stay f32.
 //
 // Extents may be dynamic (partial last query or key blocks): rows beyond a
 // multiple of MR get one-row tiles, and columns beyond a multiple of NV * VL
@@ -35,6 +41,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUOUTERPRODUCTMATMUL
@@ -165,6 +173,9 @@ struct OuterProductBuilder {
   const NNMatmul &mm;
   int64_t vl, mrMax, nvMax;
   Value g; // Batch index when batched.
+  /// B's pairs of k interleaved per column ([K / 2, 2 * N padded to VL]
+  /// bf16, on the stack) for vdpbf16ps tiles; null for the FMA tiles.
+  Value panel;
 
   Value idx(OpBuilder &nb, int64_t v) {
     return attn::IndexArith(nb, loc).cst(v);
@@ -197,9 +208,17 @@ struct OuterProductBuilder {
                 int64_t nv, Value mask) {
     attn::OuterProductOperands operands{mm.a, mm.b, mm.c,
                                         mm.batched ? g : Value()};
-    attn::OuterProductTile tile = attn::emitOuterProductTile(
-        nb, loc, operands, vl, i0, n0, mr, nv, nb.getIndexAttr(0), kExtent,
-        /*zeroInit=*/bool(mm.zeroFill), mask);
+    attn::OuterProductTile tile;
+    if (panel) {
+      operands.b = panel;
+      tile = attn::emitOuterProductDotTile(
+          nb, loc, operands, vl, i0, n0, mr, nv, 0,
+          *getConstantIntValue(kExtent), /*zeroInit=*/bool(mm.zeroFill), mask);
+    } else {
+      tile = attn::emitOuterProductTile(nb, loc, operands, vl, i0, n0, mr, nv,
+                                        nb.getIndexAttr(0), kExtent,
+                                        /*zeroInit=*/bool(mm.zeroFill), mask);
+    }
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
         Value acc = tile.acc(r, v);
@@ -235,7 +254,88 @@ struct OuterProductBuilder {
     });
   }
 
+  /// Whether the tiles can multiply bf16 pairs: B bf16 (A bf16, or f32
+  /// rounded to bf16 in registers) with static, even K and static N.
+  bool canDot() const {
+    auto bType = cast<MemRefType>(mm.b.getType());
+    auto cType = cast<MemRefType>(mm.c.getType());
+    int64_t k = bType.getDimSize(0), n = cType.getDimSize(cType.getRank() - 1);
+    Type aElem = cast<MemRefType>(mm.a.getType()).getElementType();
+    if (!bType.getElementType().isBF16() ||
+        !(aElem.isBF16() || aElem.isF32()) || ShapedType::isDynamic(k) ||
+        k % 2 != 0 || ShapedType::isDynamic(n))
+      return false;
+    return panelScope() != nullptr;
+  }
+
+  /// The op at whose body's entry the panel is allocated, or null: the
+  /// nearest parallel loop (the flash query blocks' scf.forall: one panel
+  /// per iteration, which the OpenMP lowering scopes per iteration like the
+  /// blocks' other buffers, see attn-promote-loop-buffers), allocation
+  /// scope or function. Not merely the nearest automatic allocation scope:
+  /// scf.for is one, but its lowering frees nothing per iteration, so an
+  /// alloca in the flash key loop would grow the stack with every key block.
+  Operation *panelScope() const {
+    for (Operation *p = mm.op->getParentOp(); p; p = p->getParentOp())
+      if (isa<scf::ForallOp, scf::ParallelOp, memref::AllocaScopeOp,
+              FunctionOpInterface>(p))
+        return p->getNumRegions() == 1 && !p->getRegion(0).empty() ? p
+                                                                   : nullptr;
+    return nullptr;
+  }
+
+  /// panel[j, 2 c + t] = B[2 j + t, c], zero beyond N.
+  void emitPack(OpBuilder &nb) {
+    auto bType = cast<MemRefType>(mm.b.getType());
+    int64_t k = bType.getDimSize(0), n = bType.getDimSize(1);
+    int64_t padded = llvm::divideCeil(n, vl) * vl;
+    auto ab = OpBuilder::atBlockBegin(&panelScope()->getRegion(0).front());
+    panel = memref::AllocaOp::create(
+        ab, loc, MemRefType::get({k / 2, 2 * padded}, nb.getBF16Type()),
+        nb.getI64IntegerAttr(64));
+    auto rowType = VectorType::get({vl}, nb.getBF16Type());
+    Value zeros = arith::ConstantOp::create(
+        nb, loc, rowType,
+        DenseElementsAttr::get(
+            rowType, nb.getFloatAttr(nb.getBF16Type(), 0.0).getValue()));
+    loop(nb, idx(nb, 0), idx(nb, k / 2), 1, [&](OpBuilder &kb, Value j) {
+      Value even = arith::MulIOp::create(kb, loc, j, idx(kb, 2));
+      Value odd = add(kb, even, 1);
+      auto pack = [&](OpBuilder &cb, Value col, Value mask) {
+        auto row = [&](Value r) -> Value {
+          if (mask)
+            return vector::MaskedLoadOp::create(
+                cb, loc, rowType, mm.b, ValueRange{r, col}, mask, zeros);
+          return vector::LoadOp::create(cb, loc, rowType, mm.b,
+                                        ValueRange{r, col});
+        };
+        Value pairs =
+            vector::InterleaveOp::create(cb, loc, row(even), row(odd));
+        Value at = arith::MulIOp::create(cb, loc, col, idx(cb, 2));
+        vector::StoreOp::create(cb, loc, pairs, panel, ValueRange{j, at});
+      };
+      int64_t full = n / vl * vl;
+      loop(kb, idx(kb, 0), idx(kb, full), vl,
+           [&](OpBuilder &cb, Value col) { pack(cb, col, Value()); });
+      if (full < n) {
+        Value mask = vector::CreateMaskOp::create(
+            kb, loc, VectorType::get({vl}, kb.getI1Type()),
+            ValueRange{idx(kb, n - full)});
+        pack(kb, idx(kb, full), mask);
+      }
+    });
+  }
+
   void emit() {
+    if (dot)
+      emitPack(b);
+    emitTiles(b);
+  }
+
+  /// Use vdpbf16ps tiles on a packed panel (canDot).
+  bool dot = false;
+
+  void emitTiles(OpBuilder &b) {
     int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
     auto dim = [&](Value v, int64_t d) -> Value {
       return getValueOrCreateConstantIndexOp(
@@ -283,6 +383,7 @@ struct AttnCpuOuterProductMatmulPass
     for (NNMatmul &mm : matches) {
       OpBuilder b(mm.op);
       OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
+      builder.dot = bf16Dot && builder.canDot();
       builder.emit();
       mm.op.erase();
       if (mm.zeroFill)

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -86,6 +87,76 @@ OuterProductTile mlir::attn::emitOuterProductTile(
           for (int64_t v = 0; v < nv; ++v)
             next[r * nv + v] =
                 vector::FMAOp::create(lb, loc, splat, bs[v], next[r * nv + v]);
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  tile.accs.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+  return tile;
+}
+
+OuterProductTile mlir::attn::emitOuterProductDotTile(
+    OpBuilder &b, Location loc, const OuterProductOperands &operands,
+    int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, int64_t kBegin,
+    int64_t kEnd, bool zeroInit, Value mask) {
+  IndexArith ix(b, loc);
+  auto accType = VectorType::get({vl}, b.getF32Type());
+  Type bf16 = b.getBF16Type();
+  auto pairsType = VectorType::get({2 * vl}, bf16);
+  auto lanesType = VectorType::get({vl}, b.getI32Type());
+  Type aElem = cast<MemRefType>(operands.a.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, accType,
+                                         DenseElementsAttr::get(accType, 0.0f));
+  OuterProductTile tile;
+  for (int64_t r = 0; r < mr; ++r)
+    tile.rows.push_back(ix.add(m0, r));
+  SmallVector<Value> bCols;
+  for (int64_t v = 0; v < nv; ++v) {
+    tile.cols.push_back(ix.add(n0, v * vl));
+    Value col =
+        operands.bColumn ? ix.add(operands.bColumn, v * vl) : tile.cols.back();
+    bCols.push_back(arith::MulIOp::create(b, loc, col, ix.cst(2)));
+  }
+  SmallVector<Value> init;
+  for (Value row : tile.rows)
+    for (Value col : tile.cols) {
+      if (zeroInit) {
+        init.push_back(zero);
+        continue;
+      }
+      SmallVector<Value> indices = operands.indices(row, col);
+      init.push_back(
+          mask ? vector::MaskedLoadOp::create(b, loc, accType, operands.c,
+                                              indices, mask, zero)
+                     .getResult()
+               : vector::LoadOp::create(b, loc, accType, operands.c, indices)
+                     .getResult());
+    }
+  auto kLoop = scf::ForOp::create(
+      b, loc, ix.cst(kBegin / 2), ix.cst(kEnd / 2), ix.cst(1), init,
+      [&](OpBuilder &lb, Location, Value j, ValueRange accs) {
+        IndexArith lx(lb, loc);
+        SmallVector<Value> bs;
+        for (Value col : bCols)
+          bs.push_back(vector::LoadOp::create(lb, loc, pairsType, operands.b,
+                                              ValueRange{j, col}));
+        Value k = arith::MulIOp::create(lb, loc, j, lx.cst(2));
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t r = 0; r < mr; ++r) {
+          Value pair = vector::LoadOp::create(
+              lb, loc, VectorType::get({2}, aElem), operands.a,
+              operands.indices(tile.rows[r], k));
+          if (!aElem.isBF16())
+            pair = arith::TruncFOp::create(lb, loc, VectorType::get({2}, bf16),
+                                           pair);
+          Value bits = vector::BitCastOp::create(
+              lb, loc, VectorType::get({1}, lb.getI32Type()), pair);
+          Value lane = vector::ExtractOp::create(lb, loc, bits, 0);
+          Value splat = vector::BitCastOp::create(
+              lb, loc, pairsType,
+              vector::BroadcastOp::create(lb, loc, lanesType, lane));
+          for (int64_t v = 0; v < nv; ++v)
+            next[r * nv + v] = x86vector::DotBF16Op::create(
+                lb, loc, accType, next[r * nv + v], splat, bs[v]);
         }
         scf::YieldOp::create(lb, loc, next);
       });

@@ -115,12 +115,17 @@ def AttnCpuOuterProductMatmul
            "lanes per accumulator (16 = one AVX-512 register of f32)">,
     Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
     Option<"colVectors", "col-vectors", "int64_t", "4",
-           "vectors of C per tile row (NV)">
+           "vectors of C per tile row (NV)">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "AVX-512 BF16: a bf16 B with static extents is packed into pairs "
+           "of k per column and multiplied with vdpbf16ps "
+           "(x86vector.avx512.dot), A rounded to bf16 when it is f32">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def AttnCpuVectorizeRows
