@@ -265,6 +265,17 @@ struct OuterProductBuilder {
         !(aElem.isBF16() || aElem.isF32()) || ShapedType::isDynamic(k) ||
         k % 2 != 0 || ShapedType::isDynamic(n))
       return false;
+    // Packing B costs about one tile row's multiplications: with a few rows
+    // of A (a decode step's single query row) it would cost as much as it
+    // saves.
+    int64_t rows = 1;
+    for (int64_t d : cType.getShape().drop_back()) {
+      if (ShapedType::isDynamic(d))
+        return false;
+      rows *= d;
+    }
+    if (rows < 2 * mrMax)
+      return false;
     return panelScope() != nullptr;
   }
 
