@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -42,6 +43,26 @@ OuterProductTile mlir::attn::emitOuterProductTile(
                                           zero);
     return vector::LoadOp::create(lb, loc, vecType, base, indices);
   };
+  // B may be f16/bf16: its vectors are loaded narrow (half the bytes) and
+  // widened in registers, so the FMAs stay f32.
+  Type bElem = cast<MemRefType>(operands.b.getType()).getElementType();
+  auto loadB = [&](OpBuilder &lb, ValueRange indices) -> Value {
+    if (bElem.isF32())
+      return load(lb, operands.b, indices);
+    auto narrowType = VectorType::get({vl}, bElem);
+    Value v;
+    if (mask) {
+      Value pass = arith::ConstantOp::create(
+          lb, loc, narrowType,
+          DenseElementsAttr::get(narrowType,
+                                 lb.getFloatAttr(bElem, 0.0).getValue()));
+      v = vector::MaskedLoadOp::create(lb, loc, narrowType, operands.b, indices,
+                                       mask, pass);
+    } else {
+      v = vector::LoadOp::create(lb, loc, narrowType, operands.b, indices);
+    }
+    return arith::ExtFOp::create(lb, loc, vecType, v);
+  };
   SmallVector<Value> init;
   for (Value row : tile.rows)
     for (Value col : tile.cols)
@@ -55,15 +76,87 @@ OuterProductTile mlir::attn::emitOuterProductTile(
       [&](OpBuilder &lb, Location, Value k, ValueRange accs) {
         SmallVector<Value> bs;
         for (Value col : bCols)
-          bs.push_back(load(lb, operands.b, ValueRange{k, col}));
+          bs.push_back(loadB(lb, ValueRange{k, col}));
         SmallVector<Value> next(accs.begin(), accs.end());
         for (int64_t r = 0; r < mr; ++r) {
           Value a = memref::LoadOp::create(lb, loc, operands.a,
                                            operands.indices(tile.rows[r], k));
+          if (!a.getType().isF32())
+            a = arith::ExtFOp::create(lb, loc, lb.getF32Type(), a);
           Value splat = vector::BroadcastOp::create(lb, loc, vecType, a);
           for (int64_t v = 0; v < nv; ++v)
             next[r * nv + v] =
                 vector::FMAOp::create(lb, loc, splat, bs[v], next[r * nv + v]);
+        }
+        scf::YieldOp::create(lb, loc, next);
+      });
+  tile.accs.assign(kLoop.getResults().begin(), kLoop.getResults().end());
+  return tile;
+}
+
+OuterProductTile mlir::attn::emitOuterProductDotTile(
+    OpBuilder &b, Location loc, const OuterProductOperands &operands,
+    int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, int64_t kBegin,
+    int64_t kEnd, bool zeroInit, Value mask) {
+  IndexArith ix(b, loc);
+  auto accType = VectorType::get({vl}, b.getF32Type());
+  Type bf16 = b.getBF16Type();
+  auto pairsType = VectorType::get({2 * vl}, bf16);
+  auto lanesType = VectorType::get({vl}, b.getI32Type());
+  Type aElem = cast<MemRefType>(operands.a.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, accType,
+                                         DenseElementsAttr::get(accType, 0.0f));
+  OuterProductTile tile;
+  for (int64_t r = 0; r < mr; ++r)
+    tile.rows.push_back(ix.add(m0, r));
+  SmallVector<Value> bCols;
+  for (int64_t v = 0; v < nv; ++v) {
+    tile.cols.push_back(ix.add(n0, v * vl));
+    Value col =
+        operands.bColumn ? ix.add(operands.bColumn, v * vl) : tile.cols.back();
+    bCols.push_back(arith::MulIOp::create(b, loc, col, ix.cst(2)));
+  }
+  SmallVector<Value> init;
+  for (Value row : tile.rows)
+    for (Value col : tile.cols) {
+      if (zeroInit) {
+        init.push_back(zero);
+        continue;
+      }
+      SmallVector<Value> indices = operands.indices(row, col);
+      init.push_back(
+          mask ? vector::MaskedLoadOp::create(b, loc, accType, operands.c,
+                                              indices, mask, zero)
+                     .getResult()
+               : vector::LoadOp::create(b, loc, accType, operands.c, indices)
+                     .getResult());
+    }
+  auto kLoop = scf::ForOp::create(
+      b, loc, ix.cst(kBegin / 2), ix.cst(kEnd / 2), ix.cst(1), init,
+      [&](OpBuilder &lb, Location, Value j, ValueRange accs) {
+        IndexArith lx(lb, loc);
+        SmallVector<Value> bs;
+        for (Value col : bCols)
+          bs.push_back(vector::LoadOp::create(lb, loc, pairsType, operands.b,
+                                              ValueRange{j, col}));
+        Value k = arith::MulIOp::create(lb, loc, j, lx.cst(2));
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t r = 0; r < mr; ++r) {
+          Value pair = vector::LoadOp::create(
+              lb, loc, VectorType::get({2}, aElem), operands.a,
+              operands.indices(tile.rows[r], k));
+          if (!aElem.isBF16())
+            pair = arith::TruncFOp::create(lb, loc, VectorType::get({2}, bf16),
+                                           pair);
+          Value bits = vector::BitCastOp::create(
+              lb, loc, VectorType::get({1}, lb.getI32Type()), pair);
+          Value lane = vector::ExtractOp::create(lb, loc, bits, 0);
+          Value splat = vector::BitCastOp::create(
+              lb, loc, pairsType,
+              vector::BroadcastOp::create(lb, loc, lanesType, lane));
+          for (int64_t v = 0; v < nv; ++v)
+            next[r * nv + v] = x86vector::DotBF16Op::create(
+                lb, loc, accType, next[r * nv + v], splat, bs[v]);
         }
         scf::YieldOp::create(lb, loc, next);
       });
