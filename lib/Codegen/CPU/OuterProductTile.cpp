@@ -20,6 +20,48 @@ SmallVector<Value> OuterProductOperands::indices(Value row, Value col) const {
   return {row, col};
 }
 
+/// The tile's rows and columns, and in `bCols` the B column of each of its
+/// vectors.
+static OuterProductTile placeTile(IndexArith &ix,
+                                  const OuterProductOperands &operands,
+                                  int64_t vl, Value m0, Value n0, int64_t mr,
+                                  int64_t nv, SmallVectorImpl<Value> &bCols) {
+  OuterProductTile tile;
+  for (int64_t r = 0; r < mr; ++r)
+    tile.rows.push_back(ix.add(m0, r));
+  for (int64_t v = 0; v < nv; ++v) {
+    tile.cols.push_back(ix.add(n0, v * vl));
+    bCols.push_back(operands.bColumn ? ix.add(operands.bColumn, v * vl)
+                                     : tile.cols.back());
+  }
+  return tile;
+}
+
+/// C's vectors under the tile (masked where `mask` is given), or zeros.
+static SmallVector<Value> loadAccumulators(OpBuilder &b, Location loc,
+                                           const OuterProductOperands &operands,
+                                           const OuterProductTile &tile,
+                                           Value zero, bool zeroInit,
+                                           Value mask) {
+  auto type = cast<VectorType>(zero.getType());
+  SmallVector<Value> init;
+  for (Value row : tile.rows)
+    for (Value col : tile.cols) {
+      if (zeroInit) {
+        init.push_back(zero);
+        continue;
+      }
+      SmallVector<Value> indices = operands.indices(row, col);
+      if (mask)
+        init.push_back(vector::MaskedLoadOp::create(b, loc, type, operands.c,
+                                                    indices, mask, zero));
+      else
+        init.push_back(
+            vector::LoadOp::create(b, loc, type, operands.c, indices));
+    }
+  return init;
+}
+
 OuterProductTile mlir::attn::emitOuterProductTile(
     OpBuilder &b, Location loc, const OuterProductOperands &operands,
     int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, OpFoldResult kBegin,
@@ -28,15 +70,8 @@ OuterProductTile mlir::attn::emitOuterProductTile(
   auto vecType = VectorType::get({vl}, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, vecType,
                                          DenseElementsAttr::get(vecType, 0.0f));
-  OuterProductTile tile;
-  for (int64_t r = 0; r < mr; ++r)
-    tile.rows.push_back(ix.add(m0, r));
   SmallVector<Value> bCols;
-  for (int64_t v = 0; v < nv; ++v) {
-    tile.cols.push_back(ix.add(n0, v * vl));
-    bCols.push_back(operands.bColumn ? ix.add(operands.bColumn, v * vl)
-                                     : tile.cols.back());
-  }
+  OuterProductTile tile = placeTile(ix, operands, vl, m0, n0, mr, nv, bCols);
   auto load = [&](OpBuilder &lb, Value base, ValueRange indices) -> Value {
     if (mask)
       return vector::MaskedLoadOp::create(lb, loc, vecType, base, indices, mask,
@@ -63,11 +98,8 @@ OuterProductTile mlir::attn::emitOuterProductTile(
     }
     return arith::ExtFOp::create(lb, loc, vecType, v);
   };
-  SmallVector<Value> init;
-  for (Value row : tile.rows)
-    for (Value col : tile.cols)
-      init.push_back(
-          zeroInit ? zero : load(b, operands.c, operands.indices(row, col)));
+  SmallVector<Value> init =
+      loadAccumulators(b, loc, operands, tile, zero, zeroInit, mask);
   Value step = ix.cst(1);
   Value upper = getValueOrCreateConstantIndexOp(b, loc, kEnd);
   Value lower = getValueOrCreateConstantIndexOp(b, loc, kBegin);
@@ -106,31 +138,13 @@ OuterProductTile mlir::attn::emitOuterProductDotTile(
   Type aElem = cast<MemRefType>(operands.a.getType()).getElementType();
   Value zero = arith::ConstantOp::create(b, loc, accType,
                                          DenseElementsAttr::get(accType, 0.0f));
-  OuterProductTile tile;
-  for (int64_t r = 0; r < mr; ++r)
-    tile.rows.push_back(ix.add(m0, r));
+  // B holds k in pairs: its column index is twice the tile's.
   SmallVector<Value> bCols;
-  for (int64_t v = 0; v < nv; ++v) {
-    tile.cols.push_back(ix.add(n0, v * vl));
-    Value col =
-        operands.bColumn ? ix.add(operands.bColumn, v * vl) : tile.cols.back();
-    bCols.push_back(arith::MulIOp::create(b, loc, col, ix.cst(2)));
-  }
-  SmallVector<Value> init;
-  for (Value row : tile.rows)
-    for (Value col : tile.cols) {
-      if (zeroInit) {
-        init.push_back(zero);
-        continue;
-      }
-      SmallVector<Value> indices = operands.indices(row, col);
-      init.push_back(
-          mask ? vector::MaskedLoadOp::create(b, loc, accType, operands.c,
-                                              indices, mask, zero)
-                     .getResult()
-               : vector::LoadOp::create(b, loc, accType, operands.c, indices)
-                     .getResult());
-    }
+  OuterProductTile tile = placeTile(ix, operands, vl, m0, n0, mr, nv, bCols);
+  for (Value &col : bCols)
+    col = arith::MulIOp::create(b, loc, col, ix.cst(2));
+  SmallVector<Value> init =
+      loadAccumulators(b, loc, operands, tile, zero, zeroInit, mask);
   auto kLoop = scf::ForOp::create(
       b, loc, ix.cst(kBegin / 2), ix.cst(kEnd / 2), ix.cst(1), init,
       [&](OpBuilder &lb, Location, Value j, ValueRange accs) {
