@@ -253,11 +253,11 @@ class WithPast(torch.nn.Module):
         return (out.logits, *presents)
 
 
-def export_past(model, exporter, path):
-    """Exports `model` with past key/values; returns the largest error of
-    onnxruntime's outputs (or ONNX's reference evaluator's, where
-    onnxruntime cannot run the model) against torch at batch 2, past 3,
-    sequence 4, and which of the two ran."""
+def save_past_export(model, exporter, path):
+    """Writes `model` exported with past key/values by `exporter` to `path`
+    (external data beside it where the model passes protobuf's 2 GB);
+    returns the wrapped model, the sample arguments at batch 2, past 3,
+    sequence 4, and the input names."""
     wrapped = WithPast(model).eval()
     config = model.config
     heads = getattr(config, "num_key_value_heads", None) or \
@@ -300,6 +300,15 @@ def export_past(model, exporter, path):
                                     dynamic_shapes=shapes, input_names=names,
                                     output_names=outputs, **kw)
         program.save(path)
+    return wrapped, args, names
+
+
+def export_past(model, exporter, path):
+    """Exports `model` with past key/values; returns the largest error of
+    onnxruntime's outputs (or ONNX's reference evaluator's, where
+    onnxruntime cannot run the model) against torch at batch 2, past 3,
+    sequence 4, and which of the two ran."""
+    wrapped, args, names = save_past_export(model, exporter, path)
     strip(path)
     with torch.no_grad():
         refs = wrapped(*args)

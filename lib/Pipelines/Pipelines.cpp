@@ -468,7 +468,9 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   if (!addTargetIndependentStages(pm, options, Target::CPU))
     return;
   if (options.attentionKernels)
-    addNested(pm, attn::createAttnCpuOuterProductMatmul());
+    addNested(pm, attn::createAttnCpuOuterProductMatmul(
+                      attn::AttnCpuOuterProductMatmulOptions{
+                          .bf16Dot = options.cpuAvx512Bf16}));
   if (options.vectorizeRows)
     addNested(pm, attn::createAttnCpuVectorizeRows());
   // After the matmul kernels have folded GELU epilogues into their stores,

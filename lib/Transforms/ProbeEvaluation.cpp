@@ -136,102 +136,17 @@ evaluateScalarOp(Operation *op, ArrayRef<Scalar> in,
       .Case([&](arith::OrIOp) { return integer(in[0].i | in[1].i); })
       .Case([&](arith::XOrIOp) { return integer(in[0].i ^ in[1].i); })
       .Case([&](arith::CmpIOp c) {
+        // The scalars hold sign-extended values of the operand's width.
         unsigned w = widthOf(operandType(0));
-        uint64_t mask = w >= 64 ? ~uint64_t(0) : ((uint64_t(1) << w) - 1);
-        int64_t a = in[0].i, b = in[1].i;
-        uint64_t ua = static_cast<uint64_t>(a) & mask,
-                 ub = static_cast<uint64_t>(b) & mask;
-        bool v = false;
-        switch (c.getPredicate()) {
-        case arith::CmpIPredicate::eq:
-          v = a == b;
-          break;
-        case arith::CmpIPredicate::ne:
-          v = a != b;
-          break;
-        case arith::CmpIPredicate::slt:
-          v = a < b;
-          break;
-        case arith::CmpIPredicate::sle:
-          v = a <= b;
-          break;
-        case arith::CmpIPredicate::sgt:
-          v = a > b;
-          break;
-        case arith::CmpIPredicate::sge:
-          v = a >= b;
-          break;
-        case arith::CmpIPredicate::ult:
-          v = ua < ub;
-          break;
-        case arith::CmpIPredicate::ule:
-          v = ua <= ub;
-          break;
-        case arith::CmpIPredicate::ugt:
-          v = ua > ub;
-          break;
-        case arith::CmpIPredicate::uge:
-          v = ua >= ub;
-          break;
-        }
-        return integer(v);
+        APInt a(w, static_cast<uint64_t>(in[0].i), /*isSigned=*/true,
+                /*implicitTrunc=*/true),
+            b(w, static_cast<uint64_t>(in[1].i), /*isSigned=*/true,
+              /*implicitTrunc=*/true);
+        return integer(arith::applyCmpPredicate(c.getPredicate(), a, b));
       })
-      .Case([&](arith::CmpFOp c) -> FailureOr<Scalar> {
-        double a = in[0].f, b = in[1].f;
-        bool unordered = std::isnan(a) || std::isnan(b);
-        bool v = false;
-        using P = arith::CmpFPredicate;
-        switch (c.getPredicate()) {
-        case P::OEQ:
-          v = !unordered && a == b;
-          break;
-        case P::ONE:
-          v = !unordered && a != b;
-          break;
-        case P::OLT:
-          v = !unordered && a < b;
-          break;
-        case P::OLE:
-          v = !unordered && a <= b;
-          break;
-        case P::OGT:
-          v = !unordered && a > b;
-          break;
-        case P::OGE:
-          v = !unordered && a >= b;
-          break;
-        case P::UEQ:
-          v = unordered || a == b;
-          break;
-        case P::UNE:
-          v = unordered || a != b;
-          break;
-        case P::ULT:
-          v = unordered || a < b;
-          break;
-        case P::ULE:
-          v = unordered || a <= b;
-          break;
-        case P::UGT:
-          v = unordered || a > b;
-          break;
-        case P::UGE:
-          v = unordered || a >= b;
-          break;
-        case P::ORD:
-          v = !unordered;
-          break;
-        case P::UNO:
-          v = unordered;
-          break;
-        case P::AlwaysTrue:
-          v = true;
-          break;
-        case P::AlwaysFalse:
-          v = false;
-          break;
-        }
-        return integer(v);
+      .Case([&](arith::CmpFOp c) {
+        return integer(arith::applyCmpPredicate(
+            c.getPredicate(), APFloat(in[0].f), APFloat(in[1].f)));
       })
       .Case([&](arith::SelectOp) -> FailureOr<Scalar> {
         return in[0].i ? in[1] : in[2];

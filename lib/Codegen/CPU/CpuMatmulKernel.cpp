@@ -73,6 +73,80 @@ enum class Operands {
   Bf16Dot,
 };
 
+/// Whether the epilogue's body can run on vectors: elementwise ops (and
+/// scalar constants) on f32 / i1 values only.
+static bool isVectorizableEpilogue(linalg::GenericOp epilogue) {
+  Block &body = epilogue.getRegion().front();
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return false;
+    Type type = op.getResult(0).getType();
+    if (!type.isF32() && !type.isInteger(1))
+      return false;
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (!op.hasTrait<OpTrait::Elementwise>() || !isPure(&op))
+      return false;
+    for (Value operand : op.getOperands())
+      if (!operand.getType().isIntOrFloat())
+        return false;
+  }
+  return true;
+}
+
+/// Stores the epilogue's value for the vector `v` of C's row m at columns
+/// [n, n + vl) into the epilogue's output: its other inputs loaded as
+/// vectors (or one scalar broadcast when indexed by the row only) and its
+/// body cloned on vectors (isVectorizableEpilogue).
+static void storeVectorEpilogue(OpBuilder &nb, Location loc,
+                                linalg::GenericOp epilogue, Value c, Value v,
+                                Value m, Value n, int64_t vl) {
+  VectorType vt = VectorType::get({vl}, nb.getF32Type());
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = body.getArgument(input->getOperandNumber());
+    if (input->get() == c) {
+      map.map(arg, v);
+      continue;
+    }
+    AffineMap indexing = epilogue.getMatchingIndexingMap(input);
+    if (indexing.getNumResults() == 1 &&
+        cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
+      // Indexed by the row only: one scalar for the whole vector.
+      Value s = memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
+      map.map(arg, vector::BroadcastOp::create(nb, loc, vt, s));
+      continue;
+    }
+    SmallVector<Value> indices;
+    for (AffineExpr e : indexing.getResults())
+      indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+    map.map(arg, vector::LoadOp::create(nb, loc, vt, input->get(), indices));
+  }
+  for (Operation &op : body.without_terminator()) {
+    Type scalar = op.getResult(0).getType();
+    auto resultType = VectorType::get({vl}, scalar);
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = DenseElementsAttr::get(resultType, cst.getValue());
+      map.map(op.getResult(0),
+              arith::ConstantOp::create(nb, loc, resultType, attr));
+      continue;
+    }
+    // Scalars from outside the body are broadcast.
+    for (Value operand : op.getOperands())
+      if (!map.contains(operand))
+        map.map(operand, vector::BroadcastOp::create(
+                             nb, loc, VectorType::get({vl}, operand.getType()),
+                             operand));
+    Operation *clone = nb.clone(op, map);
+    clone->getResult(0).setType(resultType);
+  }
+  Value result =
+      map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
+                          ValueRange{m, n});
+}
+
 struct KernelBuilder {
   OpBuilder &b;
   Location loc;
@@ -87,9 +161,15 @@ struct KernelBuilder {
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
-  /// Stores value `v` of output (m, n): through the epilogue when present.
+  /// The epilogue runs on vectors over each finished column block
+  /// (emitDeferredEpilogue) instead of per element in the tile stores,
+  /// which leave the plain sums in C.
+  bool deferEpilogue = false;
+
+  /// Stores value `v` of output (m, n): through the epilogue when present
+  /// and not deferred.
   void store(OpBuilder &nb, Value v, Value m, Value n) {
-    if (!epilogue) {
+    if (!epilogue || deferEpilogue) {
       memref::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
       return;
     }
@@ -163,6 +243,51 @@ struct KernelBuilder {
       }
   }
 
+  /// The epilogue over rows [0, M) and columns [nStart, nStart + nExtent)
+  /// of C, which the tiles have finished: VL-wide vectors, then single
+  /// elements for the columns beyond the last multiple of VL. The tiles'
+  /// stores reduce one sum per element, and the epilogue per element would
+  /// be scalar code (a GELU's polynomial per output); the block is still in
+  /// cache when this reads it back.
+  void emitDeferredEpilogue(OpBuilder &nb, Value nStart, int64_t nExtent) {
+    // Constants at `nb` (inside the parallel column loop), not at `b`.
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(nb, loc, v);
+    };
+    Value rows = mSize ? mSize : cst(mm.m);
+    int64_t nVec = nExtent / vl * vl;
+    scf::ForOp::create(
+        nb, loc, cst(0), rows, cst(1), ValueRange{},
+        [&](OpBuilder &rb, Location l, Value m, ValueRange) {
+          auto columns = [&](int64_t n0, int64_t n1, int64_t step, auto fn) {
+            if (n1 <= n0)
+              return;
+            scf::ForOp::create(
+                rb, l, arith::ConstantIndexOp::create(rb, l, n0),
+                arith::ConstantIndexOp::create(rb, l, n1),
+                arith::ConstantIndexOp::create(rb, l, step), ValueRange{},
+                [&](OpBuilder &cb, Location cl, Value n, ValueRange) {
+                  fn(cb, arith::AddIOp::create(cb, cl, nStart, n));
+                  scf::YieldOp::create(cb, cl);
+                });
+          };
+          columns(0, nVec, vl, [&](OpBuilder &cb, Value n) {
+            auto vt = VectorType::get({vl}, cb.getF32Type());
+            Value v =
+                vector::LoadOp::create(cb, loc, vt, mm.c, ValueRange{m, n});
+            storeVectorEpilogue(cb, loc, epilogue, mm.c, v, m, n, vl);
+          });
+          columns(nVec, nExtent, 1, [&](OpBuilder &cb, Value n) {
+            Value v = memref::LoadOp::create(cb, loc, mm.c, ValueRange{m, n});
+            Value result = mlir::attn::buildEpilogueValue(cb, loc, epilogue,
+                                                          mm.c, v, m, n);
+            memref::StoreOp::create(cb, loc, result, epilogue.getDpsInits()[0],
+                                    ValueRange{m, n});
+          });
+          scf::YieldOp::create(rb, l);
+        });
+  }
+
   /// Tiles of tm x tn over rows [m0, m1) and the block's columns [n0, n1)
   /// (from nStart).
   void emitTiles(OpBuilder &nb, Value nStart, Value m0, Value m1, int64_t tm,
@@ -224,27 +349,6 @@ struct KernelBuilder {
   }
 };
 
-/// Whether the epilogue's body can run on vectors: elementwise ops (and
-/// scalar constants) on f32 / i1 values only.
-static bool isVectorizableEpilogue(linalg::GenericOp epilogue) {
-  Block &body = epilogue.getRegion().front();
-  for (Operation &op : body.without_terminator()) {
-    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
-      return false;
-    Type type = op.getResult(0).getType();
-    if (!type.isF32() && !type.isInteger(1))
-      return false;
-    if (isa<arith::ConstantOp>(op))
-      continue;
-    if (!op.hasTrait<OpTrait::Elementwise>() || !isPure(&op))
-      return false;
-    for (Value operand : op.getOperands())
-      if (!operand.getType().isIntOrFloat())
-        return false;
-  }
-  return true;
-}
-
 /// Outer-product tiles for C[m, n] += A[m, k] * B[k, n] (B K-major).
 struct OuterProductKernelBuilder {
   Location loc;
@@ -273,51 +377,7 @@ struct OuterProductKernelBuilder {
       vector::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
       return;
     }
-    VectorType vt = vecType();
-    Block &body = epilogue.getRegion().front();
-    IRMapping map;
-    for (OpOperand *input : epilogue.getDpsInputOperands()) {
-      BlockArgument arg = body.getArgument(input->getOperandNumber());
-      if (input->get() == mm.c) {
-        map.map(arg, v);
-        continue;
-      }
-      AffineMap indexing = epilogue.getMatchingIndexingMap(input);
-      if (indexing.getNumResults() == 1 &&
-          cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
-        // Indexed by the row only: one scalar for the whole vector.
-        Value s = memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
-        map.map(arg, vector::BroadcastOp::create(nb, loc, vt, s));
-        continue;
-      }
-      SmallVector<Value> indices;
-      for (AffineExpr e : indexing.getResults())
-        indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
-      map.map(arg, vector::LoadOp::create(nb, loc, vt, input->get(), indices));
-    }
-    for (Operation &op : body.without_terminator()) {
-      Type scalar = op.getResult(0).getType();
-      auto resultType = VectorType::get({vl}, scalar);
-      if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-        auto attr = DenseElementsAttr::get(resultType, cst.getValue());
-        map.map(op.getResult(0),
-                arith::ConstantOp::create(nb, loc, resultType, attr));
-        continue;
-      }
-      // Scalars from outside the body are broadcast.
-      for (Value operand : op.getOperands())
-        if (!map.contains(operand))
-          map.map(
-              operand,
-              vector::BroadcastOp::create(
-                  nb, loc, VectorType::get({vl}, operand.getType()), operand));
-      Operation *clone = nb.clone(op, map);
-      clone->getResult(0).setType(resultType);
-    }
-    Value result =
-        map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
-    vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
-                            ValueRange{m, n});
+    storeVectorEpilogue(nb, loc, epilogue, mm.c, v, m, n, vl);
   }
 
   /// The k range [kBegin, kEnd) of the current k block; the first block
@@ -326,6 +386,14 @@ struct OuterProductKernelBuilder {
   int64_t kBegin = 0, kEnd = 0;
   bool firstK = true, lastK = true;
 
+  /// What the tiles read: mm.a / mm.b, or the f16/bf16 buffers they were
+  /// widened from (B's vectors and A's scalars are then widened in
+  /// registers).
+  Value a, b;
+  /// Both narrow operands bf16 on AVX-512 BF16: the panels hold pairs of k
+  /// interleaved per column (see emitPack) and the tiles multiply them with
+  /// vdpbf16ps (emitOuterProductDotTile).
+  bool dot = false;
   /// The u8 x s8 contraction of attn-cpu-quantize-int8 (mm.k counts i32
   /// words of 4 k bytes).
   bool int8 = false;
@@ -340,7 +408,7 @@ struct OuterProductKernelBuilder {
   /// tile's panel index and B's columns are read from it.
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv,
                 Value panel = {}) {
-    attn::OuterProductOperands operands{mm.a, mm.b, mm.c, Value()};
+    attn::OuterProductOperands operands{a, b, mm.c, Value()};
     operands.int8 = int8;
     if (panel) {
       // The panel as a [K, width] matrix whose column 0 is C's column n0.
@@ -357,10 +425,14 @@ struct OuterProductKernelBuilder {
           nb, loc, cast<MemRefType>(viewType), panels, offsets, sizes, strides);
       operands.bColumn = idx(nb, 0);
     }
-    attn::OuterProductTile tile = attn::emitOuterProductTile(
-        nb, loc, operands, vl, m0, n0, mr, nv, nb.getIndexAttr(kBegin),
-        nb.getIndexAttr(kEnd),
-        /*zeroInit=*/zeroInit && firstK);
+    attn::OuterProductTile tile =
+        dot ? attn::emitOuterProductDotTile(nb, loc, operands, vl, m0, n0, mr,
+                                            nv, kBegin, kEnd,
+                                            /*zeroInit=*/zeroInit && firstK)
+            : attn::emitOuterProductTile(nb, loc, operands, vl, m0, n0, mr, nv,
+                                         nb.getIndexAttr(kBegin),
+                                         nb.getIndexAttr(kEnd),
+                                         /*zeroInit=*/zeroInit && firstK);
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
         Value acc = tile.acc(r, v);
@@ -400,7 +472,9 @@ struct OuterProductKernelBuilder {
     int64_t nPanels = nExtent / width;
     panels = {};
     if (packPanels && nPanels > 0) {
-      auto type = MemRefType::get({nPanels, mm.k, width}, nb.getF32Type());
+      Type elem = cast<MemRefType>(b.getType()).getElementType();
+      auto type = dot ? MemRefType::get({nPanels, mm.k / 2, 2 * width}, elem)
+                      : MemRefType::get({nPanels, mm.k, width}, elem);
       panels = memref::AllocOp::create(nb, loc, type, nb.getI64IntegerAttr(64));
     }
     for (int64_t k0 = 0; k0 < mm.k; k0 += kBlock) {
@@ -417,16 +491,37 @@ struct OuterProductKernelBuilder {
   }
 
   /// panels[p, k, :] = B[k, nStart + p * width + (0 .. width)] for the
-  /// current k block.
+  /// current k block. With `dot`, pairs of k are interleaved per column
+  /// instead (the layout vdpbf16ps multiplies, "VNNI"):
+  /// panels[p, j, 2 c + t] = B[2 j + t, nStart + p * width + c].
   void emitPack(OpBuilder &nb, Value nStart, int64_t nPanels) {
     int64_t width = nvMax * vl;
+    auto rowType =
+        VectorType::get({vl}, cast<MemRefType>(b.getType()).getElementType());
     loop(nb, 0, nPanels, 1, [&](OpBuilder &pb, Value p) {
       Value col0 = arith::AddIOp::create(
           pb, loc, nStart, arith::MulIOp::create(pb, loc, p, idx(pb, width)));
+      if (dot) {
+        loop(pb, kBegin / 2, kEnd / 2, 1, [&](OpBuilder &kb, Value j) {
+          Value k = arith::MulIOp::create(kb, loc, j, idx(kb, 2));
+          Value k1 = add(kb, k, 1);
+          for (int64_t v = 0; v < nvMax; ++v) {
+            Value col = add(kb, col0, v * vl);
+            Value even =
+                vector::LoadOp::create(kb, loc, rowType, b, ValueRange{k, col});
+            Value odd = vector::LoadOp::create(kb, loc, rowType, b,
+                                               ValueRange{k1, col});
+            Value pairs = vector::InterleaveOp::create(kb, loc, even, odd);
+            vector::StoreOp::create(kb, loc, pairs, panels,
+                                    ValueRange{p, j, idx(kb, 2 * v * vl)});
+          }
+        });
+        return;
+      }
       loop(pb, kBegin, kEnd, 1, [&](OpBuilder &kb, Value k) {
         for (int64_t v = 0; v < nvMax; ++v) {
           Value x = vector::LoadOp::create(
-              kb, loc, vecType(), mm.b, ValueRange{k, add(kb, col0, v * vl)});
+              kb, loc, rowType, b, ValueRange{k, add(kb, col0, v * vl)});
           vector::StoreOp::create(kb, loc, x, panels,
                                   ValueRange{p, k, idx(kb, v * vl)});
         }
@@ -533,7 +628,11 @@ struct AttnCpuMatmulKernelPass
 
   /// Outer-product tiles for a K-major weight, in parallel column blocks
   /// (with `int8`, the u8 x s8 contraction of attn-cpu-quantize-int8).
-  void rewriteKMajor(NTMatmul &mm, Tiles t, bool int8 = false) {
+  /// `wa` / `wb`: the operands' f16/bf16 sources, when they were widened.
+  void rewriteKMajor(NTMatmul &mm, Tiles t,
+                     const std::optional<WidenedOperand> &wa,
+                     const std::optional<WidenedOperand> &wb,
+                     bool int8 = false) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
     linalg::GenericOp epilogue =
@@ -548,16 +647,27 @@ struct AttnCpuMatmulKernelPass
                                  /*mrMax=*/rowTile,
                                  /*nvMax=*/colVectors,
                                  /*zeroInit=*/zeroInit != nullptr};
+    kb.a = wa ? mlir::attn::narrowOperand(b, loc, *wa) : mm.a;
+    kb.b = wb ? mlir::attn::narrowOperand(b, loc, *wb) : mm.b;
+    int64_t width = colVectors * t.vl;
+    auto isBf16 = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType().isBF16();
+    };
+    // The pairs of k must not straddle a k block, nor whole tiles a column
+    // block (every column is read from a panel).
+    kb.dot = bf16Dot && wa && wb && isBf16(kb.a) && isBf16(kb.b) &&
+             mm.k % 2 == 0 && mm.n % width == 0;
     // Dynamic M: the row count is read once, before the column blocks; the
-    // panels pay off for many rows, which a dynamic M may not have.
+    // panels pay off for many rows, which a dynamic M may not have. The
+    // bf16 dot products read nothing but panels.
     kb.int8 = int8;
-    kb.packPanels = !int8 && packMinRows > 0 && !ShapedType::isDynamic(mm.m) &&
-                    mm.m >= packMinRows;
+    kb.packPanels =
+        !int8 && (kb.dot || (packMinRows > 0 && !ShapedType::isDynamic(mm.m) &&
+                             mm.m >= packMinRows));
     if (ShapedType::isDynamic(mm.m))
       kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     // Column blocks: whole tiles, about as many weight columns as the
     // reduction kernel's block of weight rows.
-    int64_t width = colVectors * t.vl;
     int64_t nb = std::max<int64_t>(1, t.nb / width) * width;
     if (nb >= mm.n)
       nb = mm.n;
@@ -565,10 +675,14 @@ struct AttnCpuMatmulKernelPass
     // within about a quarter of L2 (256 KiB), in equal parts.
     int64_t kc = kBlock;
     if (kc <= 0) {
-      int64_t bytes = mm.k * nb * 4, budget = 256 * 1024;
+      int64_t elementBytes =
+          cast<MemRefType>(kb.b.getType()).getElementTypeBitWidth() / 8;
+      int64_t bytes = mm.k * nb * elementBytes, budget = 256 * 1024;
       int64_t parts = std::max<int64_t>(1, (bytes + budget - 1) / budget);
       kc = (mm.k + parts - 1) / parts;
     }
+    if (kb.dot)
+      kc += kc % 2;
     int64_t blocks = mm.n / nb;
     if (blocks > 0) {
       auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(b, 0)},
@@ -619,16 +733,22 @@ struct AttnCpuMatmulKernelPass
           kMajor.push_back({*kmm, t});
       }
     });
-    for (auto &[mm, t] : kMajor)
-      rewriteKMajor(mm, t);
     for (auto &[mm, t] : int8)
-      rewriteKMajor(mm, t, /*int8=*/true);
+      rewriteKMajor(mm, t, std::nullopt, std::nullopt, /*int8=*/true);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;
     SmallVector<
         std::pair<std::optional<WidenedOperand>, std::optional<WidenedOperand>>>
-        traced;
+        traced, tracedKMajor;
+    for (auto &[mm, t] : kMajor) {
+      tracedKMajor.push_back(
+          {traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
+      for (const std::optional<WidenedOperand> &w :
+           {tracedKMajor.back().first, tracedKMajor.back().second})
+        if (w)
+          widened.add(*w, mm.op);
+    }
     for (auto &[mm, t] : matches) {
       traced.push_back({traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
       for (const std::optional<WidenedOperand> &w :
@@ -637,6 +757,8 @@ struct AttnCpuMatmulKernelPass
           widened.add(*w, mm.op);
     }
     widened.findDead();
+    for (auto [match, operands] : llvm::zip(kMajor, tracedKMajor))
+      rewriteKMajor(match.first, match.second, operands.first, operands.second);
     for (auto [match, operands] : llvm::zip(matches, traced)) {
       auto &[mm, t] = match;
       auto &[wa, wb] = operands;
@@ -659,11 +781,14 @@ struct AttnCpuMatmulKernelPass
       }
       if (ShapedType::isDynamic(mm.m))
         kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
+      kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);
       auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
         if (kb.mSize)
           kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
         else
           kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
+        if (kb.deferEpilogue)
+          kb.emitDeferredEpilogue(rb, nStart, nExtent);
       };
       int64_t nb = std::min<int64_t>(t.nb, mm.n);
       int64_t blocks = mm.n / nb;

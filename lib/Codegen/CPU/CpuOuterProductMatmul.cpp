@@ -11,6 +11,17 @@
 // MR x NV block of vector<VLxf32> accumulators that hold C's rows, which
 // are loaded before the k loop and stored after it.
 //
+// A and B may be f16/bf16 (an f16/bf16 model's Q, K and V, which
+// attn-flash-attention widens inside the contraction body): B's vectors are
+// loaded narrow and widened in registers, A's scalars widened before the
+// broadcast; the accumulators stay f32. With bf16-dot (AVX-512 BF16), a
+// bf16 B with static extents is first packed with pairs of k interleaved
+// per column into a panel on the stack, and the tiles multiply it with
+// vdpbf16ps against A's pairs broadcast as 32-bit lanes: half the steps of
+// the FMA form. A is then bf16 (Q in Q K^T) or f32 rounded to bf16 in
+// registers (the probabilities P in P V, as bf16 flash kernels keep them);
+// the sums stay f32.
+//
 // Extents may be dynamic (partial last query or key blocks): rows beyond a
 // multiple of MR get one-row tiles, and columns beyond a multiple of NV * VL
 // get one-vector tiles whose loads and stores are masked.
@@ -30,6 +41,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNCPUOUTERPRODUCTMATMUL
@@ -40,8 +53,9 @@ using namespace mlir;
 
 namespace {
 
-/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] on f32 memrefs,
-/// B and C with unit stride along n.
+/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] with C f32 and A,
+/// B f32 or f16/bf16 (widened in registers), B and C with unit stride along
+/// n.
 struct NNMatmul {
   linalg::GenericOp op;
   Value a, b, c;
@@ -52,14 +66,54 @@ struct NNMatmul {
   linalg::FillOp zeroFill;
 };
 
-static bool isF32WithUnitInnerStride(Value v) {
+/// A memref of f32 (or, with `narrow`, also f16/bf16) elements with unit
+/// stride along its last dimension.
+static bool isFloatWithUnitInnerStride(Value v, bool narrow) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+  if (!type || type.getRank() == 0)
+    return false;
+  Type elem = type.getElementType();
+  if (!elem.isF32() && !(narrow && (elem.isF16() || elem.isBF16())))
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
   return succeeded(type.getStridesAndOffset(strides, offset)) &&
          strides.back() == 1;
+}
+
+/// The body is `out + widen(a) * widen(b)` (the product in either order)
+/// and nothing else, where widen is an `arith.extf` to f32 of the input or
+/// nothing: attn-flash-attention widens f16/bf16 Q, K and V inside its
+/// block contractions, and the tiles widen them in registers alike.
+static bool isWideningMulAddBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1)
+    return false;
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  BlockArgument a = body.getArgument(0), b = body.getArgument(1),
+                out = body.getArgument(2);
+  if (!add || !add.getType().isF32())
+    return false;
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  unsigned widened = 0;
+  auto source = [&](Value v) -> Value {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      ++widened;
+      return ext.getIn();
+    }
+    return v;
+  };
+  Value x = source(mul.getLhs()), y = source(mul.getRhs());
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return false;
+  // Nothing but the widenings, the product and the sum.
+  return body.getOperations().size() == 3 + widened;
 }
 
 static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
@@ -90,13 +144,15 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
       linalg::inferContractionDims(op);
   if (op.getIndexingMapsArray() != expected || failed(contraction) ||
       !contraction->batch.empty() || contraction->k.size() != 1 ||
-      !attn::isMulAddBody(op))
+      !isWideningMulAddBody(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
   auto aType = dyn_cast<MemRefType>(a.getType());
-  if (!aType || !aType.getElementType().isF32() ||
-      !isF32WithUnitInnerStride(b) || !isF32WithUnitInnerStride(c))
+  Type aElem = aType ? aType.getElementType() : Type();
+  if (!aElem || !(aElem.isF32() || aElem.isF16() || aElem.isBF16()) ||
+      !isFloatWithUnitInnerStride(b, /*narrow=*/true) ||
+      !isFloatWithUnitInnerStride(c, /*narrow=*/false))
     return std::nullopt;
   linalg::FillOp zeroFill;
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
@@ -117,6 +173,9 @@ struct OuterProductBuilder {
   const NNMatmul &mm;
   int64_t vl, mrMax, nvMax;
   Value g; // Batch index when batched.
+  /// B's pairs of k interleaved per column ([K / 2, 2 * N padded to VL]
+  /// bf16, on the stack) for vdpbf16ps tiles; null for the FMA tiles.
+  Value panel;
 
   Value idx(OpBuilder &nb, int64_t v) {
     return attn::IndexArith(nb, loc).cst(v);
@@ -149,9 +208,17 @@ struct OuterProductBuilder {
                 int64_t nv, Value mask) {
     attn::OuterProductOperands operands{mm.a, mm.b, mm.c,
                                         mm.batched ? g : Value()};
-    attn::OuterProductTile tile = attn::emitOuterProductTile(
-        nb, loc, operands, vl, i0, n0, mr, nv, nb.getIndexAttr(0), kExtent,
-        /*zeroInit=*/bool(mm.zeroFill), mask);
+    attn::OuterProductTile tile;
+    if (panel) {
+      operands.b = panel;
+      tile = attn::emitOuterProductDotTile(
+          nb, loc, operands, vl, i0, n0, mr, nv, 0,
+          *getConstantIntValue(kExtent), /*zeroInit=*/bool(mm.zeroFill), mask);
+    } else {
+      tile = attn::emitOuterProductTile(nb, loc, operands, vl, i0, n0, mr, nv,
+                                        nb.getIndexAttr(0), kExtent,
+                                        /*zeroInit=*/bool(mm.zeroFill), mask);
+    }
     for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v) {
         Value acc = tile.acc(r, v);
@@ -187,7 +254,99 @@ struct OuterProductBuilder {
     });
   }
 
+  /// Whether the tiles can multiply bf16 pairs: B bf16 (A bf16, or f32
+  /// rounded to bf16 in registers) with static, even K and static N.
+  bool canDot() const {
+    auto bType = cast<MemRefType>(mm.b.getType());
+    auto cType = cast<MemRefType>(mm.c.getType());
+    int64_t k = bType.getDimSize(0), n = cType.getDimSize(cType.getRank() - 1);
+    Type aElem = cast<MemRefType>(mm.a.getType()).getElementType();
+    if (!bType.getElementType().isBF16() ||
+        !(aElem.isBF16() || aElem.isF32()) || ShapedType::isDynamic(k) ||
+        k % 2 != 0 || ShapedType::isDynamic(n))
+      return false;
+    // Packing B costs about one tile row's multiplications: with a few rows
+    // of A (a decode step's single query row) it would cost as much as it
+    // saves.
+    int64_t rows = 1;
+    for (int64_t d : cType.getShape().drop_back()) {
+      if (ShapedType::isDynamic(d))
+        return false;
+      rows *= d;
+    }
+    if (rows < 2 * mrMax)
+      return false;
+    return panelScope() != nullptr;
+  }
+
+  /// The op at whose body's entry the panel is allocated, or null: the
+  /// nearest parallel loop (the flash query blocks' scf.forall: one panel
+  /// per iteration, which the OpenMP lowering scopes per iteration like the
+  /// blocks' other buffers, see attn-promote-loop-buffers), allocation
+  /// scope or function. Not merely the nearest automatic allocation scope:
+  /// scf.for is one, but its lowering frees nothing per iteration, so an
+  /// alloca in the flash key loop would grow the stack with every key block.
+  Operation *panelScope() const {
+    for (Operation *p = mm.op->getParentOp(); p; p = p->getParentOp())
+      if (isa<scf::ForallOp, scf::ParallelOp, memref::AllocaScopeOp,
+              FunctionOpInterface>(p))
+        return p->getNumRegions() == 1 && !p->getRegion(0).empty() ? p
+                                                                   : nullptr;
+    return nullptr;
+  }
+
+  /// panel[j, 2 c + t] = B[2 j + t, c], zero beyond N.
+  void emitPack(OpBuilder &nb) {
+    auto bType = cast<MemRefType>(mm.b.getType());
+    int64_t k = bType.getDimSize(0), n = bType.getDimSize(1);
+    int64_t padded = llvm::divideCeil(n, vl) * vl;
+    auto ab = OpBuilder::atBlockBegin(&panelScope()->getRegion(0).front());
+    panel = memref::AllocaOp::create(
+        ab, loc, MemRefType::get({k / 2, 2 * padded}, nb.getBF16Type()),
+        nb.getI64IntegerAttr(64));
+    auto rowType = VectorType::get({vl}, nb.getBF16Type());
+    Value zeros = arith::ConstantOp::create(
+        nb, loc, rowType,
+        DenseElementsAttr::get(
+            rowType, nb.getFloatAttr(nb.getBF16Type(), 0.0).getValue()));
+    loop(nb, idx(nb, 0), idx(nb, k / 2), 1, [&](OpBuilder &kb, Value j) {
+      Value even = arith::MulIOp::create(kb, loc, j, idx(kb, 2));
+      Value odd = add(kb, even, 1);
+      auto pack = [&](OpBuilder &cb, Value col, Value mask) {
+        auto row = [&](Value r) -> Value {
+          if (mask)
+            return vector::MaskedLoadOp::create(
+                cb, loc, rowType, mm.b, ValueRange{r, col}, mask, zeros);
+          return vector::LoadOp::create(cb, loc, rowType, mm.b,
+                                        ValueRange{r, col});
+        };
+        Value pairs =
+            vector::InterleaveOp::create(cb, loc, row(even), row(odd));
+        Value at = arith::MulIOp::create(cb, loc, col, idx(cb, 2));
+        vector::StoreOp::create(cb, loc, pairs, panel, ValueRange{j, at});
+      };
+      int64_t full = n / vl * vl;
+      loop(kb, idx(kb, 0), idx(kb, full), vl,
+           [&](OpBuilder &cb, Value col) { pack(cb, col, Value()); });
+      if (full < n) {
+        Value mask = vector::CreateMaskOp::create(
+            kb, loc, VectorType::get({vl}, kb.getI1Type()),
+            ValueRange{idx(kb, n - full)});
+        pack(kb, idx(kb, full), mask);
+      }
+    });
+  }
+
   void emit() {
+    if (dot)
+      emitPack(b);
+    emitTiles(b);
+  }
+
+  /// Use vdpbf16ps tiles on a packed panel (canDot).
+  bool dot = false;
+
+  void emitTiles(OpBuilder &b) {
     int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
     auto dim = [&](Value v, int64_t d) -> Value {
       return getValueOrCreateConstantIndexOp(
@@ -235,6 +394,7 @@ struct AttnCpuOuterProductMatmulPass
     for (NNMatmul &mm : matches) {
       OpBuilder b(mm.op);
       OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
+      builder.dot = bf16Dot && builder.canDot();
       builder.emit();
       mm.op.erase();
       if (mm.zeroFill)

@@ -12,6 +12,12 @@
 // embedding table) stays as it is: a transposed copy would hold the largest
 // tensor of the model twice.
 //
+// An f16/bf16 model's weight reaches its f32 contraction through an
+// elementwise `arith.extf` generic (attn-convert-precision): the weight is
+// transposed the same way and the widening follows it, so that the matmul
+// kernel reads the narrow W^T (and widens it in registers or feeds it to
+// bf16 dot products).
+//
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Codegen/CPU/Passes.h"
@@ -19,7 +25,9 @@
 
 #include "Codegen/Common/MatmulMatch.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -34,32 +42,72 @@ using namespace mlir::attn;
 
 namespace {
 
-/// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an attn.weight: the
-/// weight, else null.
-static WeightOp matchProjection(linalg::GenericOp op) {
+/// A projection's weight and, for an f16/bf16 weight, the elementwise
+/// `arith.extf` generic that widens it for the f32 contraction.
+struct Projection {
+  WeightOp weight;
+  linalg::GenericOp widen;
+  /// The weight's use that the projection owns (by the contraction, or by
+  /// the widening generic).
+  OpOperand *use;
+};
+
+/// The 2-D identity `arith.extf` generic to f32 of an f16/bf16 attn.weight
+/// that only `contraction` reads: the weight; else null.
+static WeightOp matchWidenedWeight(Value operand, linalg::GenericOp &widen) {
+  widen = operand.getDefiningOp<linalg::GenericOp>();
+  if (!widen || !widen.hasPureTensorSemantics() ||
+      widen.getNumDpsInputs() != 1 || widen.getNumDpsInits() != 1 ||
+      widen.getNumLoops() != 2 || widen.getNumReductionLoops() != 0 ||
+      !llvm::all_of(widen.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      !operand.hasOneUse())
+    return {};
+  Block &body = widen.getRegion().front();
+  auto ext = dyn_cast<arith::ExtFOp>(&body.front());
+  if (body.getOperations().size() != 2 || !ext ||
+      ext.getIn() != body.getArgument(0) || !ext.getType().isF32() ||
+      cast<linalg::YieldOp>(body.getTerminator()).getValues()[0] != ext)
+    return {};
+  auto weight = widen.getDpsInputs()[0].getDefiningOp<WeightOp>();
+  if (!weight)
+    return {};
+  Type elem = weight.getResult().getType().getElementType();
+  return elem.isF16() || elem.isBF16() ? weight : WeightOp();
+}
+
+/// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an f32 attn.weight or
+/// one widened from f16/bf16 (an f16/bf16 model's projection).
+static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   std::optional<ContractionLoops> loops = matchContractionLoops(op);
   if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
       loops->kMajorB)
-    return {};
-  auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
-  if (!weight)
-    return {};
-  RankedTensorType type = weight.getResult().getType();
-  if (type.getRank() != 2 || !type.getElementType().isF32())
-    return {};
-  return weight;
+    return std::nullopt;
+  Value b = op.getDpsInputs()[1];
+  Projection p{b.getDefiningOp<WeightOp>(), {}, &op->getOpOperand(1)};
+  if (!p.weight) {
+    p.weight = matchWidenedWeight(b, p.widen);
+    if (!p.weight)
+      return std::nullopt;
+    p.use = &p.widen->getOpOperand(0);
+  } else if (!p.weight.getResult().getType().getElementType().isF32()) {
+    return std::nullopt;
+  }
+  if (p.weight.getResult().getType().getRank() != 2)
+    return std::nullopt;
+  return p;
 }
 
 struct AttnCpuTransposeWeightsPass
     : public mlir::attn::impl::AttnCpuTransposeWeightsBase<
           AttnCpuTransposeWeightsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::GenericOp, WeightOp>> matches;
+    SmallVector<std::pair<linalg::GenericOp, Projection>> matches;
     llvm::SmallPtrSet<OpOperand *, 8> projectionUses;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (WeightOp weight = matchProjection(op)) {
-        matches.push_back({op, weight});
-        projectionUses.insert(&op->getOpOperand(1));
+      if (std::optional<Projection> p = matchProjection(op)) {
+        matches.push_back({op, *p});
+        projectionUses.insert(p->use);
       }
     });
     // Bindings (attributes and type) that a non-projection user reads.
@@ -70,7 +118,8 @@ struct AttnCpuTransposeWeightsPass
           }))
         keptAsIs.insert({weight->getAttrDictionary(), weight.getType()});
     });
-    for (auto [op, weight] : matches) {
+    for (auto [op, p] : matches) {
+      WeightOp weight = p.weight;
       if (keptAsIs.contains({weight->getAttrDictionary(), weight.getType()}))
         continue;
       OpBuilder b(weight);
@@ -85,13 +134,29 @@ struct AttnCpuTransposeWeightsPass
       auto transposed = cast<WeightOp>(b.clone(*weight));
       transposed.getResult().setType(transposedType);
       transposed.setTranspose(!weight.getTranspose());
+      Value operand = transposed.getResult();
+      if (p.widen) {
+        // The widening follows the weight: an f32 [k, n] copy of W^T, which
+        // the matmul kernel reads narrow from the transposed binding.
+        OpBuilder wb(p.widen);
+        Location loc = p.widen.getLoc();
+        Value empty = tensor::EmptyOp::create(
+            wb, loc, transposedType.getShape(), wb.getF32Type());
+        auto widen = cast<linalg::GenericOp>(wb.clone(*p.widen));
+        widen->setOperand(0, operand);
+        widen->setOperand(1, empty);
+        widen.getResult(0).setType(cast<RankedTensorType>(empty.getType()));
+        operand = widen.getResult(0);
+      }
       MLIRContext *ctx = op.getContext();
       AffineExpr d0, d1, d2;
       bindDims(ctx, d0, d1, d2);
       SmallVector<AffineMap> maps = op.getIndexingMapsArray();
       maps[1] = AffineMap::get(3, 0, {d2, d1}, ctx);
       op.setIndexingMapsAttr(Builder(ctx).getAffineMapArrayAttr(maps));
-      op->setOperand(1, transposed.getResult());
+      op->setOperand(1, operand);
+      if (p.widen && p.widen->use_empty())
+        p.widen.erase();
       if (weight->use_empty())
         weight.erase();
     }

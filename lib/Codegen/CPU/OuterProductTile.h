@@ -17,8 +17,8 @@
 
 namespace mlir::attn {
 
-/// C[(g,) m, n] += sum_k A[(g,) m, k] * B[k, n] on f32 memrefs, B and C
-/// contiguous along n.
+/// C[(g,) m, n] += sum_k A[(g,) m, k] * B[k, n] with C f32 and A, B f32 or
+/// f16/bf16 (widened to f32 in registers), B and C contiguous along n.
 struct OuterProductOperands {
   Value a, b, c;
   /// The leading index of A and C when they are batched, else null.
@@ -57,6 +57,20 @@ OuterProductTile emitOuterProductTile(OpBuilder &b, Location loc,
                                       int64_t mr, int64_t nv,
                                       OpFoldResult kBegin, OpFoldResult kEnd,
                                       bool zeroInit, Value mask = {});
+
+/// The tile on AVX-512 BF16 (vdpbf16ps): `operands.b` is a panel of pairs
+/// of k interleaved per column, [K / 2, 2 * columns] bf16, where C's column
+/// n (or bColumn + (n - n0)) is read at 2 * n; A is bf16 or f32 (rounded to
+/// bf16 in registers). Each step over a pair of k in [kBegin, kEnd) (both
+/// even) loads NV vectors of VL column pairs, broadcasts MR pairs of A as
+/// one 32-bit lane each and issues MR * NV vdpbf16ps into the f32
+/// accumulators. `mask` masks C's loads only (the panel is padded).
+OuterProductTile emitOuterProductDotTile(OpBuilder &b, Location loc,
+                                         const OuterProductOperands &operands,
+                                         int64_t vl, Value m0, Value n0,
+                                         int64_t mr, int64_t nv, int64_t kBegin,
+                                         int64_t kEnd, bool zeroInit,
+                                         Value mask = {});
 
 } // namespace mlir::attn
 

@@ -10,8 +10,9 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 
-// The reduction form with its bias epilogue folded into the store: 4-row
-// tiles up to (M / 4) * 4, then one row at a time up to M.
+// The reduction form with its bias epilogue: 4-row tiles up to (M / 4) * 4,
+// then one row at a time up to M, then the epilogue on vectors over the
+// column block's M rows.
 // CHECK-LABEL: func.func @nt_matmul_dynamic_rows(
 // CHECK-SAME:    %[[X:[^:]+]]: memref<?x64xf32>, %[[W:[^:]+]]: memref<128x64xf32>, %[[BIAS:[^:]+]]: memref<128xf32>, %[[OUT:[^:]+]]: memref<?x128xf32>)
 // CHECK:         %[[M:.*]] = memref.dim %[[OUT]], %{{.*}} : memref<?x128xf32>
@@ -24,10 +25,14 @@
 // CHECK:               vector.load %[[W]]{{.*}} : memref<128x64xf32>, vector<16xf32>
 // CHECK:               vector.fma
 // CHECK:             vector.reduction <add>
-// CHECK:             memref.load %[[BIAS]]
 // CHECK:             memref.store %{{.*}}, %[[OUT]][{{.*}}] : memref<?x128xf32>
 // CHECK:           scf.for %{{.*}} = %[[MAIN]] to %[[M]] step %{{.*}} {
 // CHECK:             vector.fma
+// CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %[[M]] step
+// CHECK:             scf.for
+// CHECK:               vector.load %[[OUT]][%[[ROW]], %{{.*}}] : memref<?x128xf32>, vector<16xf32>
+// CHECK:               vector.load %[[BIAS]]
+// CHECK:               vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}] : memref<?x128xf32>, vector<16xf32>
 // CHECK-NOT:     linalg.generic
 func.func @nt_matmul_dynamic_rows(%x: memref<?x64xf32>, %w: memref<128x64xf32>, %bias: memref<128xf32>, %out: memref<?x128xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<?x64xf32>, memref<128x64xf32>) outs(%out : memref<?x128xf32>) {

@@ -13,16 +13,28 @@
 #col = affine_map<(d0, d1) -> (d1)>
 
 // x W^T with a bias + relu epilogue: vector<16xf32> accumulators over k,
-// column blocks in parallel, the epilogue folded into the store.
+// column blocks in parallel. The tiles store the reduced sums in C; the
+// epilogue then runs on vector<16xf32> over the finished column block
+// (per row, 64 columns in steps of 16), writing the output.
 // CHECK-LABEL: func.func @nt_matmul_epilogue
-// CHECK: scf.parallel
+// CHECK: %[[C:.*]] = memref.alloc() : memref<8x128xf32>
+// CHECK: scf.parallel (%[[BLK:.*]]) =
+// CHECK: %[[N0:.*]] = arith.muli %[[BLK]], %c64
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
 // CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] : memref<8x64xf32>, vector<16xf32>
 // CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
 // CHECK: vector.fma
 // CHECK: vector.reduction <add>
-// CHECK: arith.maximumf
-// CHECK: memref.store %{{.*}}, %arg3
+// CHECK-NOT: arith.maximumf
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %c8{{.*}} step %c1
+// CHECK:   scf.for %[[N:.*]] = %c0{{.*}} to %c64{{.*}} step %c16
+// CHECK:     %[[COL:.*]] = arith.addi %[[N0]], %[[N]]
+// CHECK:     %[[V:.*]] = vector.load %[[C]][%[[M]], %[[COL]]] : memref<8x128xf32>, vector<16xf32>
+// CHECK:     %[[B:.*]] = vector.load %arg2[%[[COL]]] : memref<128xf32>, vector<16xf32>
+// CHECK:     %[[S:.*]] = arith.addf %[[V]], %[[B]] : vector<16xf32>
+// CHECK:     %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<16xf32>
+// CHECK:     vector.store %[[R]], %arg3[%[[M]], %[[COL]]] : memref<8x128xf32>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 func.func @nt_matmul_epilogue(%x: memref<8x64xf32>, %w: memref<128x64xf32>, %bias: memref<128xf32>, %out: memref<8x128xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -386,4 +398,89 @@ func.func @bf16_copy_read_after_address(%w: memref<32x64xbf16>, %x: memref<4x64x
   call @reads(%wide_w) : (memref<32x64xf32>) -> ()
   memref.dealloc %wide_w : memref<32x64xf32>
   return %p : index
+}
+
+// -----
+
+// A bf16 model's projection with a K-major weight (attn-cpu-transpose-weights
+// on the bf16 binding): both operands are f32 copies widened from bf16.
+// Without bf16-dot, the tiles read the bf16 buffers and widen in registers
+// (B's vectors, A's scalars), and the copies go. With bf16-dot, each
+// column block packs W^T's k pairs interleaved per column into a panel,
+// and the tiles multiply it with vdpbf16ps against A's pairs broadcast as
+// 32-bit lanes; the bias epilogue is applied to the f32 vectors.
+// CHECK-LABEL: func.func @kmajor_bf16
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[B:.*]] = vector.load %arg1{{.*}} : memref<64x128xbf16>, vector<16xbf16>
+// CHECK:         arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
+// CHECK:         %[[A:.*]] = memref.load %arg0{{.*}} : memref<8x64xbf16>
+// CHECK:         arith.extf %[[A]] : bf16 to f32
+// CHECK:         vector.fma
+// CHECK-NOT:     x86vector
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref<64x128xf32>
+// BF16DOT-LABEL: func.func @kmajor_bf16
+// BF16DOT-NOT:   linalg.generic
+// BF16DOT:       scf.parallel
+// BF16DOT:         %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x128xbf16>
+// BF16DOT:         scf.for %[[PANEL:.*]] = %{{.*}} to %{{.*}} step
+// BF16DOT:           scf.for %[[J:.*]] = %{{.*}} to %c32 step
+// BF16DOT:           %[[K:.*]] = arith.muli %[[J]], %{{.*}}
+// BF16DOT:           %[[K1:.*]] = arith.addi %[[K]], %{{.*}}
+// BF16DOT:           %[[E:.*]] = vector.load %arg1[%[[K]], %{{.*}}] : memref<64x128xbf16>, vector<16xbf16>
+// BF16DOT:           %[[O:.*]] = vector.load %arg1[%[[K1]], %{{.*}}] : memref<64x128xbf16>, vector<16xbf16>
+// BF16DOT:           %[[I:.*]] = vector.interleave %[[E]], %[[O]] : vector<16xbf16> -> vector<32xbf16>
+// BF16DOT:           vector.store %[[I]], %[[P]][%[[PANEL]], %[[J]], %{{.*}}] : memref<1x32x128xbf16>, vector<32xbf16>
+// BF16DOT:         memref.subview %[[P]]
+// BF16DOT:         scf.for {{.*}} -> (vector<16xf32>
+// BF16DOT:           vector.load %{{.*}} : memref<32x128xbf16, strided<[128, 1], offset: ?>>, vector<32xbf16>
+// BF16DOT:           %[[PAIR:.*]] = vector.load %arg0{{.*}} : memref<8x64xbf16>, vector<2xbf16>
+// BF16DOT:           %[[BITS:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// BF16DOT:           %[[LANE:.*]] = vector.extract %[[BITS]][0] : i32 from vector<1xi32>
+// BF16DOT:           %[[SPLAT:.*]] = vector.broadcast %[[LANE]] : i32 to vector<16xi32>
+// BF16DOT:           %[[AV:.*]] = vector.bitcast %[[SPLAT]] : vector<16xi32> to vector<32xbf16>
+// BF16DOT-COUNT-4:   x86vector.avx512.dot %{{.*}}, %[[AV]], %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16DOT:         vector.load %arg2
+// BF16DOT:         arith.addf {{.*}} : vector<16xf32>
+// BF16DOT:         vector.store %{{.*}}, %arg3
+// BF16DOT:         memref.dealloc %[[P]]
+// BF16DOT-NOT:   linalg.generic
+// BF16DOT-NOT:   memref<64x128xf32>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+func.func @kmajor_bf16(%xn: memref<8x64xbf16>, %wn: memref<64x128xbf16>, %bias: memref<128xf32>, %out: memref<8x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %x = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%xn : memref<8x64xbf16>) outs(%x : memref<8x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  }
+  %w = memref.alloc() : memref<64x128xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%wn : memref<64x128xbf16>) outs(%w : memref<64x128xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  }
+  %c = memref.alloc() : memref<8x128xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x128xf32>)
+  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<8x64xf32>, memref<64x128xf32>) outs(%c : memref<8x128xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%c, %bias : memref<8x128xf32>, memref<128xf32>) outs(%out : memref<8x128xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<8x128xf32>
+  memref.dealloc %w : memref<64x128xf32>
+  memref.dealloc %x : memref<8x64xf32>
+  return
 }

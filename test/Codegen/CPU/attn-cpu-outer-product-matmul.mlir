@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul,cse))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=2 col-vectors=1},cse))" | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{bf16-dot=1},cse))" | FileCheck %s --check-prefix=DOT
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: attn-cpu-outer-product-matmul: vector-width, row-tile and col-vectors must be >= 1
@@ -121,6 +122,173 @@ func.func @plain_2d(%x: memref<6x8xf32>, %w: memref<8x32xf32>, %y: memref<6x32xf
     %m = arith.mulf %in, %in_0 : f16
     %s = arith.addf %acc, %m : f16
     linalg.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A bf16 model's score tile: Q and K^T are bf16 and the body widens both.
+// B's rows are loaded as bf16 vectors and widened in registers, A's
+// scalars widened before the broadcast; the FMAs and C stay f32.
+// CHECK-LABEL: func.func @scores_bf16
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{.*}}) -> (vector<16xf32>
+// CHECK:           %[[B:.*]] = vector.load %{{.*}} : memref<64x64xbf16, strided<[128, 1], offset: ?>>, vector<16xbf16>
+// CHECK:           arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
+// CHECK:           %[[A:.*]] = memref.load %{{.*}} : memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>
+// CHECK:           %[[AW:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK:           vector.broadcast %[[AW]] : f32 to vector<16xf32>
+// CHECK-COUNT-16:  vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}} : memref<1x64x64xf32>, vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @scores_bf16(%q: memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>, %kt: memref<64x64xbf16, strided<[128, 1], offset: ?>>, %s: memref<1x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xbf16, strided<[98304, 64, 1], offset: ?>>, memref<64x64xbf16, strided<[128, 1], offset: ?>>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %yw = arith.extf %y fastmath<reassoc,contract> : bf16 to f32
+    %xw = arith.extf %x fastmath<reassoc,contract> : bf16 to f32
+    %m = arith.mulf %xw, %yw fastmath<reassoc,contract> : f32
+    %r = arith.addf %acc, %m fastmath<reassoc,contract> : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// O += P V with f32 P and a bf16 V whose 24 columns end in a masked
+// vector: the masked load is bf16 (zero pass-through), then widened.
+// CHECK-LABEL: func.func @pv_bf16_masked
+// CHECK:         vector.load %{{.*}} : memref<64x24xbf16>, vector<16xbf16>
+// CHECK:         vector.create_mask
+// CHECK:         %[[M:.*]] = vector.maskedload %{{.*}} : memref<64x24xbf16>, vector<16xi1>, vector<16xbf16> into vector<16xbf16>
+// CHECK:         arith.extf %[[M]] : vector<16xbf16> to vector<16xf32>
+// CHECK-NOT:     linalg.generic
+func.func @pv_bf16_masked(%p: memref<1x64x64xf32>, %v: memref<64x24xbf16>, %o: memref<1x64x24xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x64x64xf32>, memref<64x24xbf16>) outs(%o : memref<1x64x24xf32>) {
+  ^bb0(%x: f32, %y: bf16, %acc: f32):
+    %yw = arith.extf %y : bf16 to f32
+    %m = arith.mulf %x, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A body that does more than widen, multiply and add is left alone.
+// CHECK-LABEL: func.func @not_widening_body
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.fma
+func.func @not_widening_body(%p: memref<1x64x64xbf16>, %v: memref<64x32xbf16>, %o: memref<1x64x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x64x64xbf16>, memref<64x32xbf16>) outs(%o : memref<1x64x32xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xw = arith.extf %x : bf16 to f32
+    %yw = arith.extf %y : bf16 to f32
+    %e = math.exp %xw : f32
+    %m = arith.mulf %e, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// O += P V inside a flash query block's key loop, with bf16-dot: V's pairs
+// of rows are interleaved into a panel allocated at the start of the
+// scf.forall body (not in the key loop, which would keep one per key
+// block), padded with zeros beyond V's 24 columns; the tiles load 32 bf16
+// of the panel per vector, round P's f32 pairs to bf16 and broadcast them
+// as 32-bit lanes, and accumulate with vdpbf16ps; the ragged last vector
+// of O is loaded and stored masked. Without bf16-dot: f32 FMAs on widened
+// V.
+// CHECK-LABEL: func.func @pv_bf16_in_key_loop
+// CHECK-NOT:     x86vector
+// CHECK:         vector.fma
+// DOT-LABEL: func.func @pv_bf16_in_key_loop
+// DOT:         scf.forall
+// DOT-NEXT:      %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x64xbf16>
+// DOT:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// DOT:             scf.for %[[J:.*]] = %{{.*}} to %c32 step
+// DOT:               %[[K:.*]] = arith.muli %[[J]], %c2
+// DOT:               %[[K1:.*]] = arith.addi %[[K]], %c1
+// DOT:               scf.for %[[COL:.*]] = %{{.*}} to %c16 step %c16
+// DOT:                 %[[ODD:.*]] = vector.load %{{.*}}[%[[K1]], %[[COL]]] : memref<64x24xbf16>, vector<16xbf16>
+// DOT:                 %[[EVEN:.*]] = vector.load %{{.*}}[%[[K]], %[[COL]]] : memref<64x24xbf16>, vector<16xbf16>
+// DOT:                 %[[PAIRS:.*]] = vector.interleave %[[EVEN]], %[[ODD]] : vector<16xbf16> -> vector<32xbf16>
+// DOT:                 %[[AT:.*]] = arith.muli %[[COL]], %c2
+// DOT:                 vector.store %[[PAIRS]], %[[PANEL]][%[[J]], %[[AT]]] : memref<32x64xbf16>, vector<32xbf16>
+// DOT:               %[[TAIL:.*]] = vector.create_mask %c8 : vector<16xi1>
+// DOT:               vector.maskedload %{{.*}}[%[[K1]], %c16], %[[TAIL]], %{{.*}} : memref<64x24xbf16>, vector<16xi1>, vector<16xbf16> into vector<16xbf16>
+// DOT:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// DOT:               vector.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<32x64xbf16>, vector<32xbf16>
+// DOT:               %[[P:.*]] = vector.load %{{.*}} : memref<1x64x64xf32>, vector<2xf32>
+// DOT:               %[[PB:.*]] = arith.truncf %[[P]] : vector<2xf32> to vector<2xbf16>
+// DOT:               vector.bitcast %[[PB]] : vector<2xbf16> to vector<1xi32>
+// DOT:               vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// DOT:               x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// DOT:             vector.create_mask
+// DOT:             vector.maskedload %{{.*}} : memref<1x64x24xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// DOT:             x86vector.avx512.dot
+// DOT:             vector.maskedstore %{{.*}} : memref<1x64x24xf32>, vector<16xi1>, vector<16xf32>
+// DOT-NOT:     linalg.generic
+func.func @pv_bf16_in_key_loop(%p: memref<1x64x64xf32>, %v: memref<64x24xbf16>, %o: memref<1x64x24xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.forall (%q) in (2) {
+    scf.for %kb = %c0 to %c2 step %c1 {
+      linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x64x64xf32>, memref<64x24xbf16>) outs(%o : memref<1x64x24xf32>) {
+      ^bb0(%x: f32, %y: bf16, %acc: f32):
+        %yw = arith.extf %y : bf16 to f32
+        %m = arith.mulf %x, %yw : f32
+        %r = arith.addf %acc, %m : f32
+        linalg.yield %r : f32
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A dynamic reduction extent (a partial key block) keeps the FMA tiles even
+// with bf16-dot: the panel needs static pairs.
+// DOT-LABEL: func.func @dynamic_k_no_dot
+// DOT-NOT:     x86vector
+// DOT:         vector.fma
+func.func @dynamic_k_no_dot(%q: memref<1x8x?xbf16>, %kt: memref<?x16xbf16>, %s: memref<1x8x16xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x8x?xbf16>, memref<?x16xbf16>) outs(%s : memref<1x8x16xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xw = arith.extf %x : bf16 to f32
+    %yw = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xw, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
   }
   return
 }

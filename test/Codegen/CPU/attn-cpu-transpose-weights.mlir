@@ -98,3 +98,66 @@ func.func @near_misses(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %xh: tensor<4x
   } -> tensor<4x16xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf16>, tensor<4x16xf32>
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A bf16 model's projection reads its weight through an arith.extf generic
+// (attn-convert-precision): the bf16 weight is bound transposed and the
+// widening follows it, [k, n] f32 read (k, n) by the contraction.
+// CHECK-LABEL: func.func @widened_bf16
+// CHECK:         %[[WT:.*]] = attn.weight "w" {convert, transpose} : tensor<8x16xbf16>
+// CHECK-NOT:     attn.weight
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<8x16xf32>
+// CHECK:         %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[WT]] : tensor<8x16xbf16>) outs(%[[E]] : tensor<8x16xf32>)
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[BN:.*]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[WIDE]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK-NOT:     tensor<16x8xf32>
+func.func @widened_bf16(%x: tensor<4x8xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %w = attn.weight "w" {convert} : tensor<16x8xbf16>
+  %e = tensor.empty() : tensor<16x8xf32>
+  %wide = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<16x8xbf16>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<16x8xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide : tensor<4x8xf32>, tensor<16x8xf32>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A widened weight whose f32 copy something else also reads is left alone.
+// CHECK-LABEL: func.func @widened_shared
+// CHECK:         attn.weight "w" {convert} : tensor<16x8xbf16>
+// CHECK-NOT:     transpose
+func.func @widened_shared(%x: tensor<4x8xf32>, %init: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<16x8xf32>) {
+  %w = attn.weight "w" {convert} : tensor<16x8xbf16>
+  %e = tensor.empty() : tensor<16x8xf32>
+  %wide = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<16x8xbf16>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<16x8xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide : tensor<4x8xf32>, tensor<16x8xf32>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0, %wide : tensor<4x16xf32>, tensor<16x8xf32>
+}

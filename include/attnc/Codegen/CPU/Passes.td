@@ -11,7 +11,9 @@ def AttnCpuTransposeWeights
   let description = [{
     Runs on tensors, before attn-hoist-weights. A contraction
     `C[m, n] += A[m, k] * W[n, k]` (the lowering of `x W^T`, f32) whose `W`
-    is an `attn.weight` (plain, gathered or concatenated) reads
+    is an `attn.weight` (plain, gathered or concatenated; f32, or f16/bf16
+    widened by a 2-D `arith.extf` generic that only this contraction reads,
+    which then follows the transposed weight) reads
     `attn.weight {transpose}` (`W^T`, `[k, n]`) instead, indexed `(k, n)`.
     The runtime transposes the tensor once when it binds the weights (the
     manifest record gets `transpose`; the weights file is not rewritten), so
@@ -71,7 +73,9 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     k (both operands are contiguous along k, so the checkpoint weights are
     used as they are), then reduce and store. Column blocks run in parallel
     (scf.parallel). A following elementwise generic that reads the product
-    at (m, n) (bias, activation, residual) is fused into the store.
+    at (m, n) (bias, activation, residual) is fused: on vectors over each
+    finished column block when its body is elementwise f32 arithmetic (the
+    tiles then store the plain sums), else into each scalar store.
 
     Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
     An operand that attn-convert-precision widened from f16/bf16 (an
@@ -92,6 +96,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     (W^T's rows are N floats apart, which maps a tile column's rows onto
     few cache sets); off by default, since on AMD Zen 4 it measured no
     faster (BERT shapes, 1 thread: 88-98% of the FMA peak either way).
+    Widened f16/bf16 operands are read narrow here too (B's vectors widened
+    in registers); with `bf16-dot`, both operands bf16 and N a multiple of
+    NV * VL, the panels are always packed, with pairs of k interleaved per
+    column, and the tiles multiply them with vdpbf16ps against A's pairs
+    broadcast as 32-bit lanes.
 
     The rows M (batch times sequence) may be dynamic (a model compiled for
     run-time lengths): the row loops then run to the run-time M, MR rows at
@@ -143,8 +152,10 @@ def AttnCpuOuterProductMatmul
   let summary = "Outer-product register tiles for C += A * B contractions on the CPU";
   let description = [{
     Rewrites buffer-level `linalg.generic` contractions
-    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (f32; B and C contiguous along
-    n, any strides otherwise, static or dynamic extents) into loops over
+    `C[(g,) i, n] += A[(g,) i, k] * B[k, n]` (C f32; A and B f32, or f16/bf16
+    widened to f32 by `arith.extf` in the body, which the tiles do in
+    registers after narrow loads; B and C contiguous along n, any strides
+    otherwise, static or dynamic extents) into loops over
     MR x NV tiles of vector<VLxf32> accumulators holding rows of C: per k
     step, NV vector loads of B's row k, MR scalar broadcasts of A and
     MR * NV FMAs, with no horizontal reductions. Edge columns use masked
@@ -158,12 +169,17 @@ def AttnCpuOuterProductMatmul
            "lanes per accumulator (16 = one AVX-512 register of f32)">,
     Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
     Option<"colVectors", "col-vectors", "int64_t", "4",
-           "vectors of C per tile row (NV)">
+           "vectors of C per tile row (NV)">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "AVX-512 BF16: a bf16 B with static extents is packed into pairs "
+           "of k per column and multiplied with vdpbf16ps "
+           "(x86vector.avx512.dot), A rounded to bf16 when it is f32">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def AttnCpuVectorizeRows
