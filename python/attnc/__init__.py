@@ -615,30 +615,9 @@ class Model(_Closing):
             raise AttncError("max_new_tokens must be >= 1, one int or one "
                              "per prompt (%d)" % len(requests))
         lib, check = self._lib, self._check
-        one_row = None
-        if prefill is not None:
-            if not isinstance(prefill, Model) or prefill._m is None:
-                raise AttncError("prefill must be an open attnc.Model (a "
-                                 "one-row step of the same checkpoint)")
-            # Its code, opened by this library's runtime: the session runs
-            # it over rows of its own caches.
-            manifest, invoke = ctypes.c_char_p(), ctypes.c_void_p()
-            prefill._lib.attnrt_linked_entry(ctypes.byref(manifest),
-                                             ctypes.byref(invoke))
-            err = ctypes.create_string_buffer(1024)
-            one_row = lib.attnrt_open(manifest, invoke, err, len(err))
-            if not one_row:
-                raise AttncError("prefill: " +
-                                 err.value.decode(errors="replace"))
-            if prefill._weights is not None and lib.attnrt_bind_weights(
-                    one_row, os.fsencode(str(prefill._weights))):
-                message = lib.attnrt_last_error(one_row)
-                lib.attnrt_close(one_row)
-                _raise_failure(b"prefill: " + message)
+        one_row = self._slot_prefill(prefill) if prefill is not None else None
         session = lib.attnrt_session_create(self._m, int(seed))
         if not session:
-            if one_row:
-                lib.attnrt_close(one_row)
             check(1)
         try:
             if one_row:
@@ -703,9 +682,41 @@ class Model(_Closing):
                 runs, produced, (time.perf_counter() - began) * 1e3)
         finally:
             lib.attnrt_session_free(session)
-            if one_row:
-                lib.attnrt_close(one_row)
         return [np.array(r, np.int64) for r in results]
+
+    def _slot_prefill(self, prefill):
+        """`prefill`'s compiled code opened by this library's runtime, its
+        weights bound (kept for the next generate_many with it): a session
+        runs it over rows of its own caches."""
+        if not isinstance(prefill, Model) or prefill._m is None:
+            raise AttncError("prefill must be an open attnc.Model (a "
+                             "one-row step of the same checkpoint)")
+        cached = getattr(self, "_prefill", None)
+        if cached is not None and cached[0] is prefill:
+            return cached[1]
+        self._close_prefill()
+        lib = self._lib
+        manifest, invoke = ctypes.c_char_p(), ctypes.c_void_p()
+        prefill._lib.attnrt_linked_entry(ctypes.byref(manifest),
+                                         ctypes.byref(invoke))
+        err = ctypes.create_string_buffer(1024)
+        one_row = lib.attnrt_open(manifest, invoke, err, len(err))
+        if not one_row:
+            raise AttncError("prefill: " + err.value.decode(errors="replace"))
+        if prefill._weights is not None and lib.attnrt_bind_weights(
+                one_row, os.fsencode(str(prefill._weights))):
+            message = lib.attnrt_last_error(one_row)
+            lib.attnrt_close(one_row)
+            _raise_failure(b"prefill: " + message)
+        # The Model is kept too: its library holds the compiled code.
+        self._prefill = (prefill, one_row)
+        return one_row
+
+    def _close_prefill(self):
+        cached = getattr(self, "_prefill", None)
+        self._prefill = None
+        if cached is not None:
+            self._lib.attnrt_close(cached[1])
 
     @property
     def last_generate_many_stats(self):
@@ -973,6 +984,7 @@ class Model(_Closing):
 
     def close(self):
         if getattr(self, "_m", None):
+            self._close_prefill()
             self._lib.attnrt_close(self._m)
         self._m = None
 
