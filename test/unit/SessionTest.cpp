@@ -335,18 +335,18 @@ TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
   gOneRowTokens.clear();
   int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
 
-  // The same sequences as SlotsShareAStepAtTheirOwnPositions, the same
-  // logits; but each prompt runs alone (the one-row step) over its slot's
-  // row of the cache, and the two-row step runs only T = 1.
-  const int64_t first[] = {1, 2};
+  // Each prompt runs alone (the one-row step) over its slot's row of the
+  // cache, and the two-row step runs only T = 1; the logits read each
+  // row's own cache (a prompt written into another row shows).
+  const int64_t first[] = {1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
   ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
       << attnrt_last_error(m.get());
   EXPECT_EQ(ready[0], 0);
   EXPECT_EQ(ready[1], 1);
   const float *logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 3], 3.0f);  // 2 -> 3
-  EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f); // 1 * 1 + 2 * 2 = 5
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
 
   const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
@@ -356,7 +356,8 @@ TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
   EXPECT_EQ(ready[0], 1);
   EXPECT_EQ(ready[1], 1);
   logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.25f); // 3 at position 2; 14 % 5
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 at position 2 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 7 + 3 * 3 = 16
   EXPECT_FLOAT_EQ(logits[4], 3.0f);           // 3 -> 4
   EXPECT_FLOAT_EQ(logits[0], 0.25f);          // 4 + 2 * 1 + 3 * 3 = 15
 
@@ -368,7 +369,7 @@ TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
   EXPECT_FLOAT_EQ(logits[0], 3.0f);           // 4 -> 0
   EXPECT_FLOAT_EQ(logits[1], 0.25f);          // 15 + 4 * 4 = 31
   EXPECT_FLOAT_EQ(logits[kVocab + 2], 3.0f);  // 1 -> 2
-  EXPECT_FLOAT_EQ(logits[kVocab + 3], 0.25f); // 14 + 4 * 1 = 18
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f); // 16 + 4 * 1 = 20
 
   // A prompt in pieces of max_prompt_tokens, ready after its last.
   ASSERT_EQ(attnrt_session_slot_free(s.get(), 1), 0);
