@@ -615,6 +615,55 @@ static int run(attnrt_context &c) {
   return 0;
 }
 
+int attnrt::runOnStateRow(attnrt_context *one, attnrt_context *many,
+                          int64_t row, std::string &error) {
+  const Manifest &mo = one->manifest(), &mm = many->manifest();
+  if (one->isCuda() || many->isCuda()) {
+    error = "a one-row step over another context's cache rows runs on the "
+            "CPU target only";
+    return 1;
+  }
+  if (mo.states.size() != mm.states.size()) {
+    error = strFormat("the one-row step has %zu states, the model %zu",
+                      mo.states.size(), mm.states.size());
+    return 1;
+  }
+  std::vector<void *> rows(mo.states.size());
+  for (size_t k = 0; k < mo.states.size(); ++k) {
+    const ManifestEntry &eo = mo.entries[static_cast<size_t>(mo.states[k])];
+    const ManifestEntry &em = mm.entries[static_cast<size_t>(mm.states[k])];
+    std::vector<int64_t> want = em.dims;
+    if (!want.empty())
+      want[0] = 1;
+    if (eo.name != em.name || eo.dtype != em.dtype || eo.dims != want ||
+        em.dims.empty() || row < 0 || row >= em.dims[0]) {
+      error = "state '" + eo.name + "' " + dtypeName(eo.dtype) + " " +
+              formatShapeList(eo.dims) + " of the one-row step is not row " +
+              std::to_string(row) + " of the model's '" + em.name + "' " +
+              dtypeName(em.dtype) + " " + formatShapeList(em.dims);
+      return 1;
+    }
+    rows[k] = static_cast<unsigned char *>(
+                  many->host[static_cast<size_t>(mm.states[k])].data()) +
+              static_cast<size_t>(row) * eo.bytes;
+  }
+  std::scoped_lock lock(one->mu, many->mu);
+  // The run writes row `row` of `many`'s caches in place; `one`'s own state
+  // buffers are put back afterwards, untouched.
+  std::vector<void *> own(mo.states.size());
+  for (size_t k = 0; k < mo.states.size(); ++k) {
+    void *&buffer = one->buffers[static_cast<size_t>(mo.states[k])];
+    own[k] = buffer;
+    buffer = rows[k];
+  }
+  int failed = run(*one);
+  for (size_t k = 0; k < mo.states.size(); ++k)
+    one->buffers[static_cast<size_t>(mo.states[k])] = own[k];
+  if (failed)
+    error = one->error;
+  return failed;
+}
+
 static int getOutput(attnrt_context &c, int index, void *dst, size_t bytes) {
   int slot = checkIoBuffer(c, false, index, bytes, dst);
   if (slot < 0)

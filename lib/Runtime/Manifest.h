@@ -58,6 +58,14 @@ const Manifest &modelManifest(attnrt_model *m);
 /// The encoder linked beside a decoder step (null: none).
 attnrt_model *modelEncoder(attnrt_model *m);
 int failModel(attnrt_model *m, const std::string &msg);
+/// Runs context `one` (of a one-row KV-cache step, CPU) with its state
+/// buffers taken from row `row` of context `many`'s (a step of the same
+/// model compiled for more rows): each state is [rows, ...] row-major, so
+/// the one row's part of every buffer is contiguous and has the shape of
+/// `one`'s state. Only that row of `many`'s caches changes. 1 with
+/// `error` on failure (the run's error is `one`'s context error).
+int runOnStateRow(attnrt_context *one, attnrt_context *many, int64_t row,
+                  std::string &error);
 
 } // namespace attnrt
 

@@ -204,6 +204,16 @@ extern "C" attnrt_model *attnrt_open_linked(char *err, size_t errlen) {
   return m;
 }
 
+extern "C" int attnrt_linked_entry(const char **manifest,
+                                   void (**invoke)(void **)) {
+  bool linked = attn_model_manifest && attn_model_invoke;
+  if (manifest)
+    *manifest = linked ? attn_model_manifest : nullptr;
+  if (invoke)
+    *invoke = linked ? attn_model_invoke : nullptr;
+  return linked ? 0 : 1;
+}
+
 const char *attnrt::linkedModelManifest() {
   return attn_model_manifest ? attn_model_manifest : nullptr;
 }

@@ -65,6 +65,10 @@ struct attnrt_session {
   bool step = false;
   /// A step whose token count is chosen per run (input_ids [batch, ?]).
   bool dynamicTokens = false;
+  /// Such a step's logits are [batch, 1, vocab]: each row's last token
+  /// only (attn-compile --logits=last), so every row of a run must end
+  /// its tokens in the run's last column.
+  bool lastOnly = false;
   int positionsInput = -1;
   DType positionsType = DType::I64;
   /// An encoder-decoder's encoder ids input (-1: none) and its padding
@@ -143,11 +147,18 @@ struct attnrt_session {
   /// Per row: the column of the run's logits to read (the row's last real
   /// token); empty: as run() decides for prefill and decode.
   std::vector<int64_t> lastColumns;
+  /// attnrt_session_set_slot_prefill: a session over the one-row step that
+  /// feeds slot prompts (owned). In that session, the context whose cache
+  /// row `stateRow` its runs read and write instead of its own caches.
+  attnrt_session *slotPrefill = nullptr;
+  attnrt_context *stateOwner = nullptr;
+  int64_t stateRow = 0;
 
   int fail(const std::string &msg) { return failModel(m, msg); }
   /// A failed call on the context: its error becomes the model's.
   int contextFailed() { return fail(attnrt_context_last_error(c)); }
   ~attnrt_session() {
+    delete slotPrefill;
     attnrt_context_free(c);
     attnrt_context_free(encoderContext);
   }
@@ -160,6 +171,8 @@ struct attnrt_session {
       std::memcpy(buffer.data() + at * 8, &value, 8);
     }
   }
+  /// Columns of the logits output in a run of `width` tokens per row.
+  int64_t logitColumns() const { return lastOnly ? 1 : width; }
   void setId(int64_t row, int64_t col, int64_t id) {
     store(ids, idsType, static_cast<size_t>(row * width + col), id);
   }
@@ -167,7 +180,7 @@ struct attnrt_session {
   void setWidth(int64_t tokens) {
     width = tokens;
     ids.assign(static_cast<size_t>(maxBatch * width) * dtypeSize(idsType), 0);
-    rawLogits.resize(static_cast<size_t>(maxBatch * width * vocab) *
+    rawLogits.resize(static_cast<size_t>(maxBatch * logitColumns() * vocab) *
                      dtypeSize(logitsType));
   }
   /// A step's token for `row`: `id` at position `pos`.
@@ -189,7 +202,31 @@ int attnrt_session::runFromStart(const int64_t *tokens, int64_t stride) {
   if (attnrt_context_reset_state(c))
     return contextFailed();
   std::fill(positions.begin(), positions.end(), 0);
-  setWidth(*std::max_element(lengths.begin(), lengths.end()));
+  int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  if (lastOnly) {
+    // Logits of the last column only: the shortest row's length in one
+    // run, then one token per run; a row whose tokens are done repeats its
+    // last token at its last position (the same cache row, rewritten with
+    // the same keys and values), so at the last run every row's last
+    // column is its last token.
+    int64_t shortest = *std::min_element(lengths.begin(), lengths.end());
+    setWidth(shortest);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < shortest; ++t)
+        setId(b, t, tokens[b * stride + t]);
+    // Only the last run's logits are read (row `batch` is none).
+    int failed = run(shortest == longest ? -1 : batch);
+    setWidth(1);
+    for (int64_t t = shortest; !failed && t < longest; ++t) {
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t at = std::min(t, lengths[static_cast<size_t>(b)] - 1);
+        setStep(b, tokens[b * stride + at], at);
+      }
+      failed = run(t + 1 == longest ? -1 : batch);
+    }
+    return failed;
+  }
+  setWidth(longest);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t t = 0; t < lengths[static_cast<size_t>(b)]; ++t)
       setId(b, t, tokens[b * stride + t]);
@@ -207,9 +244,16 @@ int attnrt_session::run(int64_t onlyRow) {
                                              ids.size(), 2, idsShape)
            : attnrt_context_set_input(c, idsInput, ids.data(), ids.size())) ||
       (step && attnrt_context_set_input(c, positionsInput, positions.data(),
-                                        positions.size())) ||
-      attnrt_context_run(c) ||
-      attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
+                                        positions.size())))
+    return contextFailed();
+  if (stateOwner) {
+    std::string error;
+    if (runOnStateRow(c, stateOwner, stateRow, error))
+      return fail(error);
+  } else if (attnrt_context_run(c)) {
+    return contextFailed();
+  }
+  if (attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
                                 rawLogits.size()))
     return contextFailed();
   for (int64_t b = 0; b < batch; ++b) {
@@ -218,10 +262,12 @@ int attnrt_session::run(int64_t onlyRow) {
     // A one-token step's logits are its only column; a prompt's (the
     // whole window, or a dynamic step's prefill from position 0) are at
     // the row's last token.
-    int64_t col = !lastColumns.empty() ? lastColumns[static_cast<size_t>(b)]
-                  : step && width == 1 ? 0
-                                       : lengths[static_cast<size_t>(b)] - 1;
-    size_t from = static_cast<size_t>((b * width + col) * vocab);
+    // A last-only step's logits are its last column's.
+    int64_t col = lastOnly               ? 0
+                  : !lastColumns.empty() ? lastColumns[static_cast<size_t>(b)]
+                  : step && width == 1   ? 0
+                                         : lengths[static_cast<size_t>(b)] - 1;
+    size_t from = static_cast<size_t>((b * logitColumns() + col) * vocab);
     float *row = logits.data() + b * vocab;
     for (int64_t v = 0; v < vocab; ++v) {
       row[v] = static_cast<float>(elementAsDouble(
@@ -366,8 +412,11 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
       mf.entries[static_cast<size_t>(mf.inputs[streamInputs[0]])];
   // A KV-cache step may take a run-time number of tokens (prefill in one
   // run); everything else about a generating model is static.
+  // Its logits are then [batch, ?, vocab], or [batch, 1, vocab] for the
+  // last token of each row only (--logits=last).
   bool dynamicTokens = step && in.dims.size() == 2 && out.dims.size() == 3 &&
-                       in.dims[1] == kDynamicDim && out.dims[1] == kDynamicDim;
+                       in.dims[1] == kDynamicDim &&
+                       (out.dims[1] == kDynamicDim || out.dims[1] == 1);
   auto staticExcept = [&](const ManifestEntry &e, size_t axis) {
     for (size_t d = 0; d < e.dims.size(); ++d)
       if (e.dims[d] == kDynamicDim && !(dynamicTokens && d == axis))
@@ -395,7 +444,7 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   }
   if ((in.dtype != DType::I32 && in.dtype != DType::I64) ||
       in.dims.size() != 2 || in.dims[0] != out.dims[0] ||
-      in.dims[1] != out.dims[1] || in.dims[1] == 0 ||
+      (in.dims[1] != out.dims[1] && !dynamicTokens) || in.dims[1] == 0 ||
       (step && in.dims[1] != 1 && !dynamicTokens)) {
     failModel(m, "generation needs token ids i32/i64 [batch, seq] matching "
                  "the logits' " +
@@ -452,6 +501,7 @@ extern "C" attnrt_session *attnrt_session_create(attnrt_model *m,
   s->vocab = out.dims[2];
   s->step = step;
   s->dynamicTokens = dynamicTokens;
+  s->lastOnly = dynamicTokens && out.dims[1] == 1;
   if (enc) {
     s->encoderInput = encoder;
     s->encoderType = enc->dtype;
@@ -892,6 +942,130 @@ extern "C" int attnrt_session_slot_free(attnrt_session *s, int64_t slot) {
   return 0;
 }
 
+/// attnrt_session_slots_step with a one-row step for the prompts: the
+/// running slots take one token each in a run of the session's step at
+/// T = 1, then each slot with a prompt feeds it in a run of the one-row
+/// step alone over that slot's cache rows.
+static int slotsStepUnpadded(attnrt_session *s, const int64_t *next_ids,
+                             int64_t max_prompt_tokens, int64_t *ready) {
+  using Kind = attnrt_session::Slot::Kind;
+  std::vector<int64_t> feed(s->slots.size(), 0);
+  bool anyRunning = false;
+  for (size_t b = 0; b < s->slots.size(); ++b)
+    anyRunning = anyRunning || s->slots[b].kind == Kind::Running;
+  if (anyRunning) {
+    // The other rows feed padding at their length: a free row's cache is
+    // not read, and a prompt's next run (below, or at a later step)
+    // overwrites that cache row with its next token before anything reads
+    // it.
+    s->setWidth(1);
+    for (size_t b = 0; b < s->slots.size(); ++b) {
+      bool running = s->slots[b].kind == Kind::Running;
+      s->setStep(static_cast<int64_t>(b), running ? next_ids[b] : 0,
+                 s->lengths[b]);
+      feed[b] = running ? 1 : 0;
+    }
+    if (s->run())
+      return 1;
+  }
+  attnrt_session &p = *s->slotPrefill;
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    attnrt_session::Slot &sl = s->slots[b];
+    if (sl.kind != Kind::Prompt)
+      continue;
+    int64_t left = static_cast<int64_t>(sl.prompt.size() - sl.fed);
+    int64_t n =
+        max_prompt_tokens > 0 ? std::min(left, max_prompt_tokens) : left;
+    p.setWidth(n);
+    for (int64_t t = 0; t < n; ++t)
+      p.setId(0, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
+    attnrt_session::store(p.positions, p.positionsType, 0, s->lengths[b]);
+    p.lastColumns.assign(1, n - 1);
+    p.stateOwner = s->c;
+    p.stateRow = static_cast<int64_t>(b);
+    int failed = p.run();
+    p.stateOwner = nullptr;
+    p.setWidth(1);
+    if (failed)
+      return s->fail(std::string("the one-row step: ") +
+                     attnrt_last_error(p.m));
+    std::copy(p.logits.begin(), p.logits.end(),
+              s->logits.begin() + static_cast<int64_t>(b) * s->vocab);
+    feed[b] = n;
+  }
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    attnrt_session::Slot &sl = s->slots[b];
+    s->lengths[b] += feed[b];
+    bool fresh = sl.kind == Kind::Running;
+    if (sl.kind == Kind::Prompt) {
+      sl.fed += static_cast<size_t>(feed[b]);
+      if (sl.fed == sl.prompt.size()) {
+        sl.kind = Kind::Running;
+        fresh = true;
+      }
+    }
+    if (ready)
+      ready[b] = fresh ? 1 : 0;
+  }
+  return 0;
+}
+
+extern "C" int attnrt_session_set_slot_prefill(attnrt_session *s,
+                                               attnrt_model *one_row) {
+  if (!s)
+    return 1;
+  delete s->slotPrefill;
+  s->slotPrefill = nullptr;
+  if (!one_row)
+    return 0;
+  if (checkSlots(s))
+    return 1;
+  const Manifest &mm = modelManifest(s->m), &mo = modelManifest(one_row);
+  if (mm.target != Target::CPU || mo.target != Target::CPU)
+    return s->fail("slot prefill: a one-row step over a slot's cache rows "
+                   "runs on the CPU target only");
+  attnrt_session *p = attnrt_session_create(one_row, 0);
+  if (!p)
+    return s->fail(std::string("slot prefill: the one-row step: ") +
+                   attnrt_last_error(one_row));
+  std::string why;
+  if (!p->step || !p->dynamicTokens || p->maxBatch != 1 ||
+      p->encoderInput >= 0 || p->recomputePast > 0)
+    why = "it must be a KV-cache step for one row with a run-time token "
+          "count (attn-compile --kv-cache N --input-shape input_ids=1x?)";
+  else if (p->capacity != s->capacity || p->vocab != s->vocab)
+    why = strFormat(
+        "it holds %lld positions and %lld logits, the session's "
+        "step %lld and %lld",
+        static_cast<long long>(p->capacity), static_cast<long long>(p->vocab),
+        static_cast<long long>(s->capacity), static_cast<long long>(s->vocab));
+  else if (mo.states.size() != mm.states.size())
+    why = strFormat("it has %zu caches, the session's step %zu",
+                    mo.states.size(), mm.states.size());
+  for (size_t k = 0; why.empty() && k < mo.states.size(); ++k) {
+    const ManifestEntry &eo = mo.entries[static_cast<size_t>(mo.states[k])];
+    const ManifestEntry &em = mm.entries[static_cast<size_t>(mm.states[k])];
+    std::vector<int64_t> want = em.dims;
+    want[0] = 1;
+    if (eo.name != em.name || eo.dtype != em.dtype || eo.dims != want)
+      why = "its cache '" + eo.name + "' " + dtypeName(eo.dtype) + " " +
+            formatShapeList(eo.dims) + " is not one row of the session's '" +
+            em.name + "' " + dtypeName(em.dtype) + " " +
+            formatShapeList(em.dims);
+  }
+  if (!why.empty()) {
+    delete p;
+    return s->fail("slot prefill: the one-row step does not fit the "
+                   "session's: " +
+                   why);
+  }
+  p->batch = 1;
+  p->lengths.assign(1, 0);
+  p->logits.assign(static_cast<size_t>(p->vocab), 0.0f);
+  s->slotPrefill = p;
+  return 0;
+}
+
 extern "C" int attnrt_session_slots_step(attnrt_session *s,
                                          const int64_t *next_ids,
                                          int64_t max_prompt_tokens,
@@ -928,6 +1102,8 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
   }
   if (!anyActive)
     return s->fail("slots_step: every slot is free");
+  if (s->slotPrefill)
+    return slotsStepUnpadded(s, next_ids, max_prompt_tokens, ready);
   int64_t tokens = 1;
   std::vector<int64_t> feed(s->slots.size(), 0);
   for (size_t b = 0; b < s->slots.size(); ++b) {
@@ -943,6 +1119,21 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
                                           : room)
               : 1;
     tokens = std::max(tokens, feed[b]);
+  }
+  // A last-only step reads every row's logits in the run's last column:
+  // every prompt fed takes the run's token count, one beside running slots.
+  if (s->lastOnly) {
+    bool anyRunning = false;
+    int64_t shortest = tokens;
+    for (size_t b = 0; b < s->slots.size(); ++b) {
+      anyRunning = anyRunning || s->slots[b].kind == Kind::Running;
+      if (s->slots[b].kind == Kind::Prompt)
+        shortest = std::min(shortest, feed[b]);
+    }
+    tokens = anyRunning ? 1 : shortest;
+    for (size_t b = 0; b < s->slots.size(); ++b)
+      if (s->slots[b].kind == Kind::Prompt)
+        feed[b] = tokens;
   }
   s->setWidth(tokens);
   s->lastColumns.assign(s->slots.size(), 0);

@@ -193,7 +193,7 @@ Error attnc::emitObjectFile(Module &module, StringRef path, StringRef cpu,
 // clang-format off
 static const char *const kExportedApi[] = {
     "attnrt_dtype_name", "attnrt_dtype_size", "attnrt_open",
-    "attnrt_open_linked", "attnrt_close", "attnrt_last_error", "attnrt_target",
+    "attnrt_open_linked", "attnrt_linked_entry", "attnrt_close", "attnrt_last_error", "attnrt_target",
     "attnrt_num_weights", "attnrt_num_inputs", "attnrt_num_outputs",
     "attnrt_num_states", "attnrt_input_name", "attnrt_input_dtype",
     "attnrt_input_rank", "attnrt_input_dim", "attnrt_input_dims",
@@ -214,7 +214,8 @@ static const char *const kExportedApi[] = {
     "attnrt_session_shape", "attnrt_session_prefill", "attnrt_session_decode",
     "attnrt_session_logits", "attnrt_session_sample", "attnrt_session_generate",
     "attnrt_session_timing", "attnrt_session_slot_start",
-    "attnrt_session_slots_step", "attnrt_session_slot_free", "attnrt_main"};
+    "attnrt_session_slots_step", "attnrt_session_slot_free",
+    "attnrt_session_set_slot_prefill", "attnrt_main"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

@@ -263,6 +263,10 @@ mlir::LogicalResult Compilation::validateOptions() {
     importOptions.verbose = &errs();
   importOptions.inputShapes = options.inputShapes;
   importOptions.kvCache = options.kvCache;
+  if (options.lastTokenLogits && options.kvCache <= 0)
+    return fail("--logits=last is for --kv-cache steps: a full-sequence "
+                "model's generation reads each row's logits at its own "
+                "length, not the last column");
   importOptions.raise = options.noRaise ? RaiseMode::None
                         : options.pipeline.raiseAttention
                             ? RaiseMode::All
@@ -586,6 +590,8 @@ mlir::LogicalResult Compilation::lower() {
   encoderPipeline.entrySymbolPrefix = "attn_encoder";
 
   mlir::PassManager pm(context.get());
+  if (options.lastTokenLogits)
+    pm.addPass(mlir::attn::createAttnLastTokenLogits());
   if (!layerDrop.empty() &&
       failed(mlir::parsePassPipeline(
           "attn-layer-drop{" + layerDrop + " report=true}", pm, errs())))
@@ -895,6 +901,15 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                "`model generate` prefills in one run, then decodes a token "
                "per run; with Bx1, a one-token step"),
       cl::value_desc("N"), cl::init(0), cl::cat(category));
+  cl::opt<std::string> logits(
+      "logits",
+      cl::desc("With --kv-cache: `all` (default) computes the logits of "
+               "every token a run takes ([B, T, vocab]); `last` only each "
+               "row's last token's ([B, 1, vocab]), which is all generation "
+               "reads: a prompt's run skips T - 1 columns of the LM head "
+               "(generation then feeds each row's prompt in runs that end "
+               "at it)"),
+      cl::value_desc("all|last"), cl::init("all"), cl::cat(category));
   cl::opt<bool> noRaise("no-raise",
                         cl::desc("model.onnx: compile the imported graph as "
                                  "it is, without the raising passes (implies "
@@ -953,6 +968,12 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.verbose = verbose;
   options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   options.kvCache = kvCache;
+  if (logits != "all" && logits != "last") {
+    errs() << "attn-compile: --logits must be all or last, got '" << logits
+           << "'\n";
+    return 1;
+  }
+  options.lastTokenLogits = logits == "last";
   options.noRaise = noRaise;
   options.force = force;
   options.pipeline.chip = chip;

@@ -296,6 +296,9 @@ class Model(_Closing):
                 raise AttncError("%s has %d weights: pass weights=PATH (there "
                                  "is no %s)" % (library, num_weights, beside))
             weights = beside
+        # Kept for a library that opens this model's code with its own
+        # runtime (generate_many's prefill).
+        self._weights = weights
         if weights is not None:
             self._check(self._lib.attnrt_bind_weights(
                 self._m, os.fsencode(str(weights))))
@@ -373,6 +376,12 @@ class Model(_Closing):
             "attnrt_session_slots_step": (
                 c_int, [ptr, ptr, ctypes.c_int64, ptr]),
             "attnrt_session_slot_free": (c_int, [ptr, ctypes.c_int64]),
+            "attnrt_session_set_slot_prefill": (c_int, [ptr, ptr]),
+            "attnrt_open": (ptr, [ctypes.c_char_p, ptr, ctypes.c_char_p,
+                                  size_t]),
+            "attnrt_linked_entry": (
+                c_int, [ctypes.POINTER(ctypes.c_char_p),
+                        ctypes.POINTER(ptr)]),
         }
         for name, (restype, argtypes) in sigs.items():
             fn = getattr(lib, name)
@@ -564,7 +573,7 @@ class Model(_Closing):
 
     def generate_many(self, prompts, max_new_tokens, *, temperature=0.0,
                       top_k=0, top_p=1.0, seed=0, eos=None,
-                      prompt_chunk=0):
+                      prompt_chunk=0, prefill=None):
         """Generates for any number of prompts with continuous batching
         over a KV-cache step (attn-compile --kv-cache): each of the model's
         compiled rows is a slot; a prompt waits for a free slot, starts
@@ -579,6 +588,13 @@ class Model(_Closing):
         new prompt fed whole pads the running rows to its length;
         `prompt_chunk` > 0 feeds at most that many prompt tokens per run
         (1: no padding, as a step compiled for one token does).
+        `prefill`: a Model of the same checkpoint compiled as a one-row
+        step with a run-time token count (input_shape={"input_ids":
+        (1, None)}, the same kv_cache; logits="last" suits it), CPU only:
+        each prompt then runs alone through it over its slot's rows of the
+        caches (`prompt_chunk` tokens per run, 0: all), and the running
+        slots take one token per run of this model, so no row computes
+        padding for another's prompt.
         `last_generate_many_stats` then holds (model runs, tokens
         generated, milliseconds)."""
         if self._m is None:
@@ -599,10 +615,13 @@ class Model(_Closing):
             raise AttncError("max_new_tokens must be >= 1, one int or one "
                              "per prompt (%d)" % len(requests))
         lib, check = self._lib, self._check
+        one_row = self._slot_prefill(prefill) if prefill is not None else None
         session = lib.attnrt_session_create(self._m, int(seed))
         if not session:
             check(1)
         try:
+            if one_row:
+                check(lib.attnrt_session_set_slot_prefill(session, one_row))
             max_batch, capacity = ctypes.c_int64(), ctypes.c_int64()
             lib.attnrt_session_shape(session, ctypes.byref(max_batch),
                                      ctypes.byref(capacity), None)
@@ -617,6 +636,8 @@ class Model(_Closing):
             sampling = _Sampling(float(temperature), int(top_k), float(top_p))
             results = [[] for _ in requests]
             owner = [None] * slots
+            # Slots still feeding their prompt (not yet ready once).
+            feeding = [False] * slots
             waiting = list(range(len(requests)))[::-1]
             next_ids = np.zeros(slots, np.int64)
             ready = np.zeros(slots, np.int64)
@@ -631,16 +652,25 @@ class Model(_Closing):
                             session, slot, requests[r].ctypes.data,
                             requests[r].size))
                         owner[slot] = r
+                        feeding[slot] = True
                 check(lib.attnrt_session_slots_step(
                     session, next_ids.ctypes.data, int(prompt_chunk),
                     ready.ctypes.data))
-                runs += 1
+                if one_row:
+                    # A run at T = 1 for the running slots, one per prompt.
+                    active = [o is not None for o in owner]
+                    runs += int(any(a and not f
+                                    for a, f in zip(active, feeding)))
+                    runs += sum(feeding)
+                else:
+                    runs += 1
                 check(lib.attnrt_session_sample(
                     session, ctypes.byref(sampling), next_ids.ctypes.data))
                 for slot in range(slots):
                     r = owner[slot]
                     if r is None or not ready[slot]:
                         continue
+                    feeding[slot] = False
                     token = int(next_ids[slot])
                     results[r].append(token)
                     produced += 1
@@ -653,6 +683,40 @@ class Model(_Closing):
         finally:
             lib.attnrt_session_free(session)
         return [np.array(r, np.int64) for r in results]
+
+    def _slot_prefill(self, prefill):
+        """`prefill`'s compiled code opened by this library's runtime, its
+        weights bound (kept for the next generate_many with it): a session
+        runs it over rows of its own caches."""
+        if not isinstance(prefill, Model) or prefill._m is None:
+            raise AttncError("prefill must be an open attnc.Model (a "
+                             "one-row step of the same checkpoint)")
+        cached = getattr(self, "_prefill", None)
+        if cached is not None and cached[0] is prefill:
+            return cached[1]
+        self._close_prefill()
+        lib = self._lib
+        manifest, invoke = ctypes.c_char_p(), ctypes.c_void_p()
+        prefill._lib.attnrt_linked_entry(ctypes.byref(manifest),
+                                         ctypes.byref(invoke))
+        err = ctypes.create_string_buffer(1024)
+        one_row = lib.attnrt_open(manifest, invoke, err, len(err))
+        if not one_row:
+            raise AttncError("prefill: " + err.value.decode(errors="replace"))
+        if prefill._weights is not None and lib.attnrt_bind_weights(
+                one_row, os.fsencode(str(prefill._weights))):
+            message = lib.attnrt_last_error(one_row)
+            lib.attnrt_close(one_row)
+            _raise_failure(b"prefill: " + message)
+        # The Model is kept too: its library holds the compiled code.
+        self._prefill = (prefill, one_row)
+        return one_row
+
+    def _close_prefill(self):
+        cached = getattr(self, "_prefill", None)
+        self._prefill = None
+        if cached is not None:
+            self._lib.attnrt_close(cached[1])
 
     @property
     def last_generate_many_stats(self):
@@ -920,6 +984,7 @@ class Model(_Closing):
 
     def close(self):
         if getattr(self, "_m", None):
+            self._close_prefill()
             self._lib.attnrt_close(self._m)
         self._m = None
 

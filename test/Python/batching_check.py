@@ -54,6 +54,7 @@ def main():
             want = logits[p.size - 1:seq.size - 1].argmax(axis=-1)
             assert np.array_equal(want, out), (name, i, want, out)
 
+    results = {}
     for name, shape in (("dynamic", (3, None)), ("one-token", (3, 1))):
         lib = attnc.compile(hf, os.path.join(args.workdir,
                                              "lib%s.so" % name),
@@ -67,6 +68,7 @@ def main():
             for i, (p, n) in enumerate(zip(prompts, budgets)):
                 alone = model.generate(p, n)[0]
                 assert np.array_equal(alone, outs[i]), (i, alone, outs[i])
+            results[name] = outs
             runs, produced, _ = model.last_generate_many_stats
             assert produced == sum(budgets), model.last_generate_many_stats
             # Prompts fed a few tokens per run: the same tokens.
@@ -96,6 +98,62 @@ def main():
                          "prompt 0: 30 tokens plus 20 new tokens exceed")
             expect_error(lambda: model.generate_many([[]], 2),
                          "prompt 0 must be a non-empty")
+    outs = results["dynamic"]
+
+    # --logits=last: the LM head over each row's last token. A one-row
+    # step's logits for a whole prompt are transformers' last column.
+    one_lib = attnc.compile(hf, os.path.join(args.workdir, "libone.so"),
+                            input_shape={"input_ids": (1, None)},
+                            kv_cache=40, logits="last")
+    one = attnc.load(one_lib, weights=weights)
+    ids = np.load(os.path.join(hf, "input_ids.npy"))
+    want = np.load(os.path.join(hf, "expected.npy"))
+    got = list(one.run(input_ids=ids,
+                       positions=np.zeros(1, np.int64)).values())[0]
+    assert got.shape == (1, 1, want.shape[2]), got.shape
+    err = float(np.abs(got[0, 0] - want[0, -1]).max())
+    assert err < 1e-4, err
+    print("last-token logits: [1, 1, %d], transformers' last column within "
+          "%.1e" % (want.shape[2], err))
+
+    # A prompt fed alone through the one-row step over its slot's cache
+    # rows, the running slots a token per run of the 3-row step.
+    with attnc.load(os.path.join(args.workdir, "libdynamic.so"),
+                    weights=weights) as model:
+        for chunk in (0, 1, 5):
+            got = model.generate_many(prompts, budgets, prompt_chunk=chunk,
+                                      prefill=one)
+            assert all(np.array_equal(a, b) for a, b in zip(got, outs)), chunk
+        check_against_full("prefill", got)
+        runs = model.last_generate_many_stats[0]
+        print("unpadded prompts: 12 prompts in 3 slots, %d runs: the same "
+              "tokens, the full-sequence argmax, prompts in pieces" % runs)
+        expect_error(lambda: model.generate_many(prompts, budgets,
+                                                 prefill=model),
+                     "slot prefill: the one-row step does not fit the "
+                     "session's: it must be a KV-cache step for one row")
+    # A 3-row step with last-token logits: prefill and slots feed each
+    # row's prompt in runs that end at it.
+    last_lib = attnc.compile(hf, os.path.join(args.workdir, "liblast.so"),
+                             input_shape={"input_ids": (3, None)},
+                             kv_cache=40, logits="last")
+    with attnc.load(last_lib, weights=weights) as model:
+        for chunk in (0, 3):
+            got = model.generate_many(prompts, budgets, prompt_chunk=chunk)
+            assert all(np.array_equal(a, b) for a, b in zip(got, outs)), chunk
+        check_against_full("logits=last", got)
+        group = prompts[2:5]
+        padded = np.zeros((3, max(p.size for p in group)), np.int64)
+        for r, p in enumerate(group):
+            padded[r, :p.size] = p
+        n = min(budgets[2:5])
+        got = model.generate(padded, n, lengths=np.array(
+            [p.size for p in group], np.int64))
+        for r in range(3):
+            assert np.array_equal(got[r], outs[2 + r][:n]), (r, got[r])
+        print("logits=last step: generate_many and generate give the same "
+              "tokens")
+    one.close()
     with full:
         expect_error(lambda: full.generate_many([[1, 2]], 2),
                      "slots need a KV-cache step")

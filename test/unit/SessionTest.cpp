@@ -291,6 +291,111 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
                "model re-runs its whole window per token");
 }
 
+/// stepInvoke's model for one row, with logits for the last token only
+/// (attn-compile --input-shape input_ids=1x? --logits=last).
+const char *const kOneRowLastManifest = "attnc-manifest 1\n"
+                                        "target cpu\n"
+                                        "input ids i64 1x? dims_from -\n"
+                                        "input positions i64 1 positions 8\n"
+                                        "state cache f32 1x8\n"
+                                        "output logits f32 1x1x5 causal\n";
+std::vector<int64_t> gOneRowTokens;
+void oneRowLastInvoke(void **buffers) {
+  auto *ids = static_cast<const int64_t *>(buffers[0]);
+  auto *positions = static_cast<const int64_t *>(buffers[1]);
+  auto *cache = static_cast<float *>(buffers[2]);
+  auto *logits = static_cast<float *>(buffers[3]);
+  const int64_t tokens = static_cast<const int64_t *>(buffers[4])[0];
+  gOneRowTokens.push_back(tokens);
+  for (int64_t t = 0; t < tokens; ++t) {
+    int64_t p = positions[0] + t;
+    ASSERT_LT(p, kSeq);
+    cache[p] = static_cast<float>(ids[t]);
+  }
+  int64_t p = positions[0] + tokens - 1, id = ids[tokens - 1], sum = 0;
+  for (int64_t j = 0; j <= p; ++j)
+    sum += (j + 1) * static_cast<int64_t>(cache[j]);
+  for (int64_t v = 0; v < kVocab; ++v)
+    logits[v] = (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
+                (v == sum % kVocab ? 0.25f : 0.0f);
+}
+
+TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
+  char err[256];
+  ModelPtr m(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ModelPtr one(
+      attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
+  ASSERT_NE(one.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
+      << attnrt_last_error(m.get());
+  gStepTokens.clear();
+  gOneRowTokens.clear();
+  int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
+
+  // Each prompt runs alone (the one-row step) over its slot's row of the
+  // cache, and the two-row step runs only T = 1; the logits read each
+  // row's own cache (a prompt written into another row shows).
+  const int64_t first[] = {1, 3};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 0);
+  EXPECT_EQ(ready[1], 1);
+  const float *logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
+
+  const int64_t second[] = {4, 1, 3};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
+  next[1] = 3;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 1);
+  EXPECT_EQ(ready[1], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 at position 2 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 7 + 3 * 3 = 16
+  EXPECT_FLOAT_EQ(logits[4], 3.0f);           // 3 -> 4
+  EXPECT_FLOAT_EQ(logits[0], 0.25f);          // 4 + 2 * 1 + 3 * 3 = 15
+
+  // Both running: one run of the two-row step, each at its own position.
+  next[0] = 4;
+  next[1] = 1;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[0], 3.0f);           // 4 -> 0
+  EXPECT_FLOAT_EQ(logits[1], 0.25f);          // 15 + 4 * 4 = 31
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 3.0f);  // 1 -> 2
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f); // 16 + 4 * 1 = 20
+
+  // A prompt in pieces of max_prompt_tokens, ready after its last.
+  ASSERT_EQ(attnrt_session_slot_free(s.get(), 1), 0);
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
+  next[0] = 0;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 2, ready), 0);
+  EXPECT_EQ(ready[1], 0);
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 2, ready), 0);
+  EXPECT_EQ(ready[1], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);
+  EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f);
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(gOneRowTokens, (std::vector<int64_t>{2, 3, 2, 1}));
+
+  // The session's own step is not a one-row step.
+  EXPECT_NE(attnrt_session_set_slot_prefill(s.get(), m.get()), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slot prefill: the one-row step does not fit the session's: "
+               "it must be a KV-cache step for one row with a run-time token "
+               "count (attn-compile --kv-cache N --input-shape "
+               "input_ids=1x?)");
+  // Freed before the models (SessionPtr); NULL goes back to padded runs.
+  EXPECT_EQ(attnrt_session_set_slot_prefill(s.get(), nullptr), 0);
+}
+
 /// Opens the step model `manifest` (run by `invoke`) and a session on it,
 /// and generates `newTokens` greedy tokens into `out` from the prompt rows
 /// {1, 2} and {2}; gStepTokens records each run's token count.

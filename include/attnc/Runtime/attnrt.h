@@ -96,6 +96,12 @@ attnrt_model *attnrt_open(const char *manifest, void (*invoke)(void **),
  * linked into the program (weak references: fails if they are absent). */
 attnrt_model *attnrt_open_linked(char *err, size_t errlen);
 
+/* The manifest text and invoke function linked into this program or
+ * library (both NULL, and 1 returned, if none). Another library's runtime
+ * can open the same compiled code with its own attnrt_open, e.g. a one-row
+ * step for attnrt_session_set_slot_prefill. */
+int attnrt_linked_entry(const char **manifest, void (**invoke)(void **));
+
 /* Frees the model and everything it owns. NULL is ignored. */
 void attnrt_close(attnrt_model *m);
 
@@ -346,7 +352,11 @@ int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
  * feeds padding. ready[slot] (max_batch entries; may be NULL) is then 1
  * where attnrt_session_logits' row `slot` is the distribution of the
  * slot's next token (its prompt done, or it ran), else 0. A full slot is an
- * error. attnrt_session_sample draws one token per row (max_batch rows).
+ * error. A step whose logits are each row's last token only (logits
+ * [batch, 1, vocab], attn-compile --logits=last) feeds every prompt of a
+ * run the same count of tokens, and one beside running slots; its prefill
+ * runs every row up to the shortest prompt, then a token per run.
+ * attnrt_session_sample draws one token per row (max_batch rows).
  * attnrt_session_slot_free: the slot becomes free. Models that re-run
  * their whole window, encoder-decoders and `recompute_past` models do not
  * run slots. */
@@ -355,6 +365,19 @@ int attnrt_session_slot_start(attnrt_session *s, int64_t slot,
 int attnrt_session_slots_step(attnrt_session *s, const int64_t *next_ids,
                               int64_t max_prompt_tokens, int64_t *ready);
 int attnrt_session_slot_free(attnrt_session *s, int64_t slot);
+
+/* Feeds slot prompts through `one_row` instead of padding them into the
+ * session's runs: a KV-cache step of the same model (weights bound) for
+ * one row with a run-time token count (input_ids=1x?), the same cache
+ * length, caches and vocabulary; the session's own step may take T = 1.
+ * attnrt_session_slots_step then runs the session's step once at T = 1
+ * over the running slots (if any), and each slot with a prompt in a run of
+ * `one_row` alone over that slot's rows of the caches: the next
+ * max_prompt_tokens of the prompt (0: all of it). No row computes padding
+ * for another's prompt. CPU target only; NULL goes back to padded runs.
+ * The session keeps a context of one_row: free the session before closing
+ * one_row. */
+int attnrt_session_set_slot_prefill(attnrt_session *s, attnrt_model *one_row);
 
 /* Wall time of the last attnrt_session_generate: its prefill (one model
  * run) and its decode steps (run plus sampling), in milliseconds, and the

@@ -57,6 +57,9 @@ struct CompileOptions {
   /// Checkpoint directories of decoders: build a one-token decode step over
   /// a KV cache of this many positions (0: the full-sequence model).
   int64_t kvCache = 0;
+  /// --logits=last: the LM head computes each row's last token only
+  /// (attn-last-token-logits).
+  bool lastTokenLogits = false;
   /// Replace a file beside the output that attnc did not write (the
   /// weights of an imported model go to OUT.safetensors).
   bool force = false;

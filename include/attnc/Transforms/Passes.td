@@ -332,6 +332,29 @@ def AttnDecomposeMha : Pass<"attn-decompose-mha", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnLastTokenLogits
+    : Pass<"attn-last-token-logits", "::mlir::ModuleOp"> {
+  let summary = "Compute a causal language model's logits for each row's "
+                "last token only";
+  let description = [{
+    Generation reads one column of the logits per row: the distribution of
+    the next token after the last one the run took. For a KV-cache step
+    over T tokens (a prompt) the LM head otherwise computes all T columns,
+    T x vocab outputs per row, of which T - 1 are discarded. This pass
+    slices the final hidden state `[B, T, C]` to its last position
+    `[B, 1, C]` (T - 1; for a run-time T, the run's) before the LM head, so
+    that the logits result becomes `[B, 1, vocab]`.
+
+    Applies to every public function of a module marked `attn.causal_lm`:
+    each float `[B, T, V]` result that is not model state (`attn.state_arg`)
+    must be an `attn.linear` of the hidden state. Every row must then end
+    its tokens in the run's last column: generation feeds a row's prompt
+    in runs that end at it (attn-compile --logits=last).
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnOutlineLayers : Pass<"attn-outline-layers", "::mlir::ModuleOp"> {
   let summary = "Compile each distinct attn.layer body once: one function "
                 "called per layer with that layer's weights";
