@@ -878,6 +878,27 @@ extern "C" int attnrt_session_generate(attnrt_session *s, const int64_t *ids,
 }
 
 /// Whether `s` can run slots; records why not.
+/// After a step that fed `feed[b]` tokens to each slot: the slots' lengths,
+/// prompts that are now fed whole, and which rows have a next token.
+static void advanceSlots(attnrt_session *s, const std::vector<int64_t> &feed,
+                         int64_t *ready) {
+  using Kind = attnrt_session::Slot::Kind;
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    attnrt_session::Slot &sl = s->slots[b];
+    s->lengths[b] += feed[b];
+    bool fresh = sl.kind == Kind::Running;
+    if (sl.kind == Kind::Prompt) {
+      sl.fed += static_cast<size_t>(feed[b]);
+      if (sl.fed == sl.prompt.size()) {
+        sl.kind = Kind::Running;
+        fresh = true;
+      }
+    }
+    if (ready)
+      ready[b] = fresh ? 1 : 0;
+  }
+}
+
 static int checkSlots(attnrt_session *s) {
   if (!s->step)
     return s->fail("slots need a KV-cache step (attn-compile --kv-cache); "
@@ -993,20 +1014,7 @@ static int slotsStepUnpadded(attnrt_session *s, const int64_t *next_ids,
               s->logits.begin() + static_cast<int64_t>(b) * s->vocab);
     feed[b] = n;
   }
-  for (size_t b = 0; b < s->slots.size(); ++b) {
-    attnrt_session::Slot &sl = s->slots[b];
-    s->lengths[b] += feed[b];
-    bool fresh = sl.kind == Kind::Running;
-    if (sl.kind == Kind::Prompt) {
-      sl.fed += static_cast<size_t>(feed[b]);
-      if (sl.fed == sl.prompt.size()) {
-        sl.kind = Kind::Running;
-        fresh = true;
-      }
-    }
-    if (ready)
-      ready[b] = fresh ? 1 : 0;
-  }
+  advanceSlots(s, feed, ready);
   return 0;
 }
 
@@ -1152,20 +1160,7 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
   s->setWidth(1);
   if (failed)
     return 1;
-  for (size_t b = 0; b < s->slots.size(); ++b) {
-    attnrt_session::Slot &sl = s->slots[b];
-    s->lengths[b] += feed[b];
-    bool fresh = sl.kind == Kind::Running;
-    if (sl.kind == Kind::Prompt) {
-      sl.fed += static_cast<size_t>(feed[b]);
-      if (sl.fed == sl.prompt.size()) {
-        sl.kind = Kind::Running;
-        fresh = true;
-      }
-    }
-    if (ready)
-      ready[b] = fresh ? 1 : 0;
-  }
+  advanceSlots(s, feed, ready);
   return 0;
 }
 
