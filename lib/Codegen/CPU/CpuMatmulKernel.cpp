@@ -118,10 +118,9 @@ static void storeVectorEpilogue(OpBuilder &nb, Location loc,
       map.map(arg, vector::BroadcastOp::create(nb, loc, vt, s));
       continue;
     }
-    SmallVector<Value> indices;
-    for (AffineExpr e : indexing.getResults())
-      indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
-    map.map(arg, vector::LoadOp::create(nb, loc, vt, input->get(), indices));
+    map.map(arg, vector::LoadOp::create(
+                     nb, loc, vt, input->get(),
+                     attn::epilogueIndices(epilogue, input, m, n)));
   }
   for (Operation &op : body.without_terminator()) {
     Type scalar = op.getResult(0).getType();

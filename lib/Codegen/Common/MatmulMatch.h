@@ -304,6 +304,16 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
   return hoistAllocs();
 }
 
+/// Where the epilogue reads `input` for C's element (m, n): each result of
+/// its indexing map is loop 0 (the row) or loop 1 (the column).
+inline SmallVector<Value> epilogueIndices(linalg::GenericOp epilogue,
+                                          OpOperand *input, Value m, Value n) {
+  SmallVector<Value> indices;
+  for (AffineExpr e : epilogue.getMatchingIndexingMap(input).getResults())
+    indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+  return indices;
+}
+
 /// The epilogue's value at (m, n) for the product `v`: its other inputs
 /// loaded at (m, n), (m) or (n) and its body cloned after them. An input
 /// that `narrowInputs` maps (an f32 copy widened from an f16/bf16 buffer,
@@ -321,9 +331,7 @@ buildEpilogueValue(OpBuilder &b, Location loc, linalg::GenericOp epilogue,
       map.map(arg, v);
       continue;
     }
-    SmallVector<Value> indices;
-    for (AffineExpr e : epilogue.getMatchingIndexingMap(input).getResults())
-      indices.push_back(cast<AffineDimExpr>(e).getPosition() == 0 ? m : n);
+    SmallVector<Value> indices = epilogueIndices(epilogue, input, m, n);
     Value narrow = narrowInputs ? narrowInputs->lookup(input->get()) : Value();
     if (narrow) {
       Value x = memref::LoadOp::create(b, loc, narrow, indices);
