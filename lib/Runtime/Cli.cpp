@@ -180,22 +180,32 @@ void printDescription(FILE *out, const Manifest &mf) {
     std::fprintf(out, "  %-6s %d '%s' %s %s", entryKindName(e.kind),
                  counts[k]++, e.name.c_str(), dtypeName(e.dtype),
                  formatShapeTuple(e.dims).c_str());
-    // Concat and gather describe the untransposed tensor.
+    // Transpose describes the tensor that panels lay out; concat and gather
+    // the untransposed one.
+    const ManifestEntry flat = e.unpaneled();
     const ManifestEntry src = e.untransposed();
-    if (e.transpose)
-      std::fprintf(out, " = transpose of %s",
+    const char *equals = " = ";
+    if (e.panels) {
+      std::fprintf(out, " = panels of %s",
+                   flat.isPlainWeight() ? formatShapeTuple(flat.dims).c_str()
+                                        : "");
+      equals = "";
+    }
+    if (e.transpose) {
+      std::fprintf(out, "%stranspose of %s", equals,
                    src.isPlainWeight() ? formatShapeTuple(src.dims).c_str()
                                        : "");
+      equals = "";
+    }
     if (!src.concatParts.empty()) {
       std::string parts;
       for (size_t p = 0; p < src.concatParts.size(); ++p)
         parts += (p ? ", " : "") + src.concatParts[p];
-      std::fprintf(out, "%sconcat(axis %d: %s)", e.transpose ? "" : " = ",
-                   src.concatAxis, parts.c_str());
+      std::fprintf(out, "%sconcat(axis %d: %s)", equals, src.concatAxis,
+                   parts.c_str());
     }
     if (src.isGather())
-      std::fprintf(out, "%sgather(axis %d of %s: %s)", e.transpose ? "" : " = ",
-                   src.gatherAxis,
+      std::fprintf(out, "%sgather(axis %d of %s: %s)", equals, src.gatherAxis,
                    formatShapeTuple(src.gatherSourceDims()).c_str(),
                    src.gatherRangesText().c_str());
     if (e.convert)

@@ -13,8 +13,17 @@ std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
   return src;
 }
 
-ManifestEntry ManifestEntry::untransposed() const {
+ManifestEntry ManifestEntry::unpaneled() const {
   ManifestEntry e = *this;
+  if (e.panels) {
+    e.panels = false;
+    e.dims = {dims[1], dims[0] * dims[2]};
+  }
+  return e;
+}
+
+ManifestEntry ManifestEntry::untransposed() const {
+  ManifestEntry e = unpaneled();
   if (e.transpose) {
     e.transpose = false;
     std::swap(e.dims[0], e.dims[1]);
@@ -322,6 +331,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         isWeight && tok.size() > 4 && tok.back() == kConvertKeyword;
     if (isConvert)
       tok.pop_back();
+    bool isPanels = isWeight && tok.size() > 4 && tok.back() == kPanelsKeyword;
+    if (isPanels)
+      tok.pop_back();
     bool isTranspose =
         isWeight && tok.size() > 4 && tok.back() == kTransposeKeyword;
     if (isTranspose)
@@ -348,7 +360,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(
             "expected 'weight <name> <dtype> <dims> [concat <axis> "
             "<name>,<name>,... | gather <axis> <source_extent> "
-            "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
+            "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
+            "[convert]'");
       if (e.kind == EntryKind::Input)
         return fail("expected 'input <name> <dtype> <dims> [ids <rows> "
                     "[encoder] | positions <bound>]'");
@@ -389,6 +402,16 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
       return fail("shape " + formatShapeList(e.dims) + " of '" + e.name +
                   "' is too large");
     e.bytes = e.numElements * dtypeSize(e.dtype);
+    // Concat, gather and transpose describe the 2-D tensor that panels lay
+    // out: validate them against its shape, then restore the buffer's.
+    const std::vector<int64_t> bufferDims = e.dims;
+    if (isPanels) {
+      if (e.dims.size() != 3)
+        return fail("weight '" + e.name + "' is marked panels but has shape " +
+                    formatShapeList(e.dims) +
+                    "; panels are 3-D ([P, K, W] of a [K, P * W] tensor)");
+      e.dims = {bufferDims[1], bufferDims[0] * bufferDims[2]};
+    }
     if (isTranspose) {
       if (e.dims.size() != 2)
         return fail(
@@ -411,6 +434,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (isTranspose) {
       std::swap(e.dims[0], e.dims[1]);
       e.transpose = true;
+    }
+    if (isPanels) {
+      e.dims = bufferDims;
+      e.panels = true;
     }
     if (isConvert) {
       if (!isFloatDType(e.dtype))

@@ -23,10 +23,14 @@ struct ManifestEntry : ManifestRecord {
   /// A weight bound straight from one same-shaped tensor of the file.
   bool isPlainWeight() const {
     return kind == EntryKind::Weight && !isConcat() && !isGather() &&
-           !transpose;
+           !transpose && !panels;
   }
+  /// The record of the 2-D tensor a `panels` weight lays out: this one
+  /// without `panels`, its dims [P, K, W] as [K, P * W].
+  ManifestEntry unpaneled() const;
   /// The record describing the tensor as assembled from the file: this one
-  /// without `transpose`, its dims reversed when transposed.
+  /// without `panels` (see unpaneled) and `transpose`, its dims reversed
+  /// when transposed.
   ManifestEntry untransposed() const;
   /// For gather weights: the shape the source tensor must have.
   std::vector<int64_t> gatherSourceDims() const;

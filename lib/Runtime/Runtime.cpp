@@ -375,7 +375,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
                          static_cast<unsigned long long>(e.bytes),
                          e.name.c_str()));
       if (!gatherWeight(*file, e, parts[w], copies[w].data()))
-        return failModel(m, "attnrt: out of memory transposing weight '" +
+        return failModel(m, "attnrt: out of memory laying out weight '" +
                                 e.name + "'");
       newBuffers[w] = copies[w].data();
     }
@@ -417,7 +417,7 @@ extern "C" int attnrt_bind_weights(attnrt_model *m,
         }
         if (!gatherWeight(*file, e, parts[w], staging.data())) {
           freeNew();
-          return failModel(m, "attnrt: out of memory transposing weight '" +
+          return failModel(m, "attnrt: out of memory laying out weight '" +
                                   e.name + "'");
         }
         ok = cuda::copyToDevice(newBuffers[w], staging.data(), e.bytes, err);

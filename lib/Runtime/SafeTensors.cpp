@@ -506,7 +506,7 @@ bool resolveWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
                    std::vector<const StTensor *> &parts, std::string &err) {
   if (std::optional<ManifestEntry> stored = storedAs(file, w))
     return resolveWeight(file, *stored, parts, err);
-  if (w.transpose)
+  if (w.transpose || w.panels)
     return resolveWeight(file, w.untransposed(), parts, err);
   parts.clear();
   // A missing tensor is the index's (or the file's) fault; a wrong one is
@@ -654,6 +654,26 @@ bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
         !gatherWeight(file, *stored, parts, staging.data()))
       return false;
     convertFloats(staging.data(), stored->dtype, dst, w.dtype, w.numElements);
+    return true;
+  }
+  if (w.panels) {
+    // The 2-D tensor [K, N] first, then its column panels [N / W, K, W].
+    ManifestEntry flat = w.unpaneled();
+    AlignedBuffer staging;
+    if (!staging.allocate(w.bytes) ||
+        !gatherWeight(file, flat, parts, staging.data()))
+      return false;
+    const size_t es = dtypeSize(w.dtype);
+    const uint64_t k = static_cast<uint64_t>(flat.dims[0]),
+                   n = static_cast<uint64_t>(flat.dims[1]),
+                   width = static_cast<uint64_t>(w.dims[2]);
+    const unsigned char *src =
+        static_cast<const unsigned char *>(staging.data());
+    unsigned char *out = static_cast<unsigned char *>(dst);
+    for (uint64_t p = 0; p < n / width; ++p)
+      for (uint64_t r = 0; r < k; ++r)
+        std::memcpy(out + ((p * k + r) * width) * es,
+                    src + (r * n + p * width) * es, width * es);
     return true;
   }
   if (!w.transpose) {

@@ -193,7 +193,8 @@ TEST(Manifest, Errors) {
       manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
       "<axis> <name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
+      "[convert]'");
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
                         "input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
@@ -442,6 +443,54 @@ TEST(Manifest, Transpose) {
   EXPECT_EQ(m.entries[3].concatParts, (std::vector<std::string>{"q", "k"}));
 }
 
+TEST(Manifest, Panels) {
+  // dims are the buffer's [P, K, W]; transpose, concat and gather describe
+  // the [K, P * W] tensor the panels lay out ([3, 8] here).
+  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
+                          "weight w f32 2x3x4 panels\n"
+                          "weight t f32 2x3x4 transpose panels convert\n"
+                          "weight g f32 2x3x4 gather 1 10 2:8 panels\n");
+  ASSERT_EQ(m.entries.size(), 3u);
+  const ManifestEntry &w = m.entries[0];
+  EXPECT_TRUE(w.panels);
+  EXPECT_FALSE(w.transpose);
+  EXPECT_FALSE(w.isPlainWeight());
+  EXPECT_EQ(w.dims, (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(w.bytes, 2u * 3 * 4 * 4);
+  EXPECT_EQ(w.unpaneled().dims, (std::vector<int64_t>{3, 8}));
+  EXPECT_TRUE(w.unpaneled().isPlainWeight());
+  const ManifestEntry &t = m.entries[1];
+  EXPECT_TRUE(t.panels && t.transpose && t.convert);
+  EXPECT_EQ(t.unpaneled().dims, (std::vector<int64_t>{3, 8}));
+  EXPECT_TRUE(t.unpaneled().transpose);
+  EXPECT_EQ(t.untransposed().dims, (std::vector<int64_t>{8, 3}));
+  EXPECT_TRUE(t.untransposed().isPlainWeight());
+  EXPECT_EQ(m.entries[2].untransposed().gatherSourceDims(),
+            (std::vector<int64_t>{3, 10}));
+  EXPECT_EQ(formatManifestRecord(t),
+            "weight t f32 2x3x4 transpose panels convert");
+}
+
+TEST(Manifest, PanelsErrors) {
+  EXPECT_EQ(recordErr("weight w f32 3x8 panels"),
+            "manifest line 3: weight 'w' is marked panels but has shape "
+            "[3, 8]; panels are 3-D ([P, K, W] of a [K, P * W] tensor)");
+  // The gather selects 9 columns of the [3, 8] tensor.
+  EXPECT_EQ(recordErr("weight g f32 2x3x4 gather 1 10 0:9 panels"),
+            "manifest line 3: gather ranges '0:9' of weight 'g' select 9 "
+            "along axis 1 but its shape [3, 8] has 8");
+  // Keyword order: transpose, panels, convert.
+  EXPECT_EQ(
+      recordErr("weight w f32 2x3x4 panels transpose"),
+      "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
+      "<name>,<name>,... | gather <axis> <source_extent> "
+      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
+      "[convert]'");
+  EXPECT_EQ(recordErr("input x f32 2x3x4 panels"),
+            "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
+            "<rows> [encoder] | positions <bound>]'");
+}
+
 TEST(Manifest, TransposeErrors) {
   EXPECT_EQ(recordErr("weight w f32 4 transpose"),
             "manifest line 3: weight 'w' is marked transpose but has shape "
@@ -462,7 +511,8 @@ TEST(Manifest, TransposeErrors) {
       recordErr("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose] [convert]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
+      "[convert]'");
 }
 
 TEST(Manifest, IdBound) {

@@ -26,8 +26,8 @@ namespace {
 auto fieldsOf(const ManifestRecord &r) {
   return std::tie(r.kind, r.name, r.dtype, r.dims, r.concatAxis, r.concatParts,
                   r.gatherAxis, r.gatherSourceExtent, r.gatherRanges,
-                  r.transpose, r.convert, r.idBound, r.causal, r.recomputePast,
-                  r.dimsFrom);
+                  r.transpose, r.panels, r.convert, r.idBound, r.causal,
+                  r.recomputePast, r.dimsFrom);
 }
 
 TEST(DTypeTable, Spellings) {
@@ -111,6 +111,13 @@ TEST(ManifestSchema, RoundTrip) {
   t.transpose = true;
   t.convert = true;
   records.push_back(t);
+  // Panels of W^T [768, 512] (a [512, 768] tensor), converted.
+  ManifestRecord pt =
+      record(EntryKind::Weight, "w.0", DType::F32, {8, 768, 64});
+  pt.transpose = true;
+  pt.panels = true;
+  pt.convert = true;
+  records.push_back(pt);
   records.push_back(record(EntryKind::Input, "ids", DType::I64, {1, 128}));
   ManifestRecord bounded = record(EntryKind::Input, "tt", DType::I32, {1, 8});
   bounded.idBound = 2;
@@ -132,9 +139,9 @@ TEST(ManifestSchema, RoundTrip) {
       EXPECT_EQ(fieldsOf(got), fieldsOf(want)) << i;
       EXPECT_EQ(formatManifestRecord(got), formatManifestRecord(want)) << i;
     }
-    EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3}));
-    EXPECT_EQ(m.inputs, (std::vector<int>{4, 5, 6}));
-    EXPECT_EQ(m.outputs, (std::vector<int>{7}));
+    EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(m.inputs, (std::vector<int>{5, 6, 7}));
+    EXPECT_EQ(m.outputs, (std::vector<int>{8}));
   }
 }
 

@@ -432,6 +432,43 @@ TEST_F(SafeTensorsTest, TransposedWeights) {
   EXPECT_EQ(resolveErr(f, bad), shapeErr(path, "w", "[4, 3]", "[3, 4]"));
 }
 
+TEST_F(SafeTensorsTest, PanelWeights) {
+  std::string path = dir.file("w.safetensors");
+  // w [4, 3]: w[r][c] = 10 * r + c; v [2, 4]: v[r][c] = 10 * r + c.
+  std::vector<int32_t> w(4 * 3), v(2 * 4);
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      w[r * 3 + c] = 10 * r + c;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 4; ++c)
+      v[r * 4 + c] = 10 * r + c;
+  writeFile(path, makeSafetensors({{"w", "I32", {4, 3}, bytesOf(w)},
+                                   {"v", "I32", {2, 4}, bytesOf(v)}}));
+  SafeTensorsWeights f;
+  std::string err;
+  ASSERT_TRUE(f.open(path, err)) << err;
+
+  // v as stored ([K, N] = [2, 4]) in panels of 2 columns: [2, 2, 2].
+  ManifestEntry p = weight("v", DType::I32, {2, 2, 2});
+  p.panels = true;
+  EXPECT_EQ(gatherAs<int32_t>(f, p),
+            (std::vector<int32_t>{0, 1, 10, 11, 2, 3, 12, 13}));
+
+  // w^T ([3, 4]) in panels of 2 columns: [2, 3, 2].
+  ManifestEntry t = weight("w", DType::I32, {2, 3, 2});
+  t.transpose = true;
+  t.panels = true;
+  EXPECT_EQ(
+      gatherAs<int32_t>(f, t),
+      (std::vector<int32_t>{0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32}));
+
+  // Shape errors name the tensor the file must hold.
+  ManifestEntry bad = weight("w", DType::I32, {2, 4, 2});
+  bad.transpose = true;
+  bad.panels = true;
+  EXPECT_EQ(resolveErr(f, bad), shapeErr(path, "w", "[4, 3]", "[4, 4]"));
+}
+
 TEST_F(SafeTensorsTest, ConvertedWeights) {
   std::string path = dir.file("w.safetensors");
   // a [2, 2] f32: 1, 2.5, -0.1, 65520 (f16 overflows to infinity there);

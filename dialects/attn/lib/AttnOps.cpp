@@ -14,6 +14,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -222,6 +223,21 @@ LogicalResult WeightOp::verify() {
   if (getConvert() && !isa<FloatType>(type.getElementType()))
     return emitOpError() << "weight '" << getName() << "' has type " << type
                          << "; only float weights convert";
+  if (getPanels()) {
+    if (type.getRank() != 3)
+      return emitOpError() << "weight '" << getName()
+                           << "' is bound in panels but has type " << type
+                           << "; panels are [N / W, K, W] views of a 2-D "
+                              "tensor";
+    if (type.getDimSize(0) >
+        std::numeric_limits<int64_t>::max() / type.getDimSize(2))
+      return emitOpError() << "weight '" << getName() << "' has type " << type
+                           << ", whose panels hold too many columns";
+    // Gather, concat and transpose refer to the [K, N] tensor.
+    type = RankedTensorType::get(
+        {type.getDimSize(1), type.getDimSize(0) * type.getDimSize(2)},
+        type.getElementType());
+  }
   if (getTranspose()) {
     if (type.getRank() != 2)
       return emitOpError() << "weight '" << getName()

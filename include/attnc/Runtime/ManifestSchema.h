@@ -16,7 +16,7 @@
 //   weight <name> <dtype> <dims> gather <axis> <source_extent>
 //          <start>:<length>,<start>:<length>,...      (all on one line)
 //   weight <name> <dtype> <dims> [concat ... | gather ...] [transpose]
-//          [convert]
+//          [panels] [convert]
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   input <name> <dtype> <dims> positions <bound>
@@ -47,6 +47,10 @@
 // then the buffer's shape [d0, d1] and the tensor as assembled from the file
 // (plain, concat or gather, whose axis and shapes refer to this tensor) has
 // shape [d1, d0].
+// A trailing `panels` (3-D weights only) binds column panels: <dims> is then
+// the buffer's shape [P, K, W], and the 2-D tensor it lays out (the transpose
+// with `transpose`; plain, concat or gather as above otherwise) has shape
+// [K, P * W]; buffer[p, k, c] = tensor[k, p * W + c].
 // A trailing `convert` (float weights only) lets the file hold the tensors in
 // any float dtype (f32, f16, bf16): the runtime assembles them as stored and
 // converts the result to <dtype> once, at bind time (round to nearest even).
@@ -119,6 +123,7 @@ inline constexpr const char *kTargetKeyword = "target";
 inline constexpr const char *kConcatKeyword = "concat";
 inline constexpr const char *kGatherKeyword = "gather";
 inline constexpr const char *kTransposeKeyword = "transpose";
+inline constexpr const char *kPanelsKeyword = "panels";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
@@ -281,6 +286,9 @@ struct ManifestRecord {
   /// tensor assembled from the file (plain, concat or gather, all described
   /// relative to it) has the reversed shape; the buffer is its transpose.
   bool transpose = false;
+  /// For `... panels` weights (3-D): `dims` is the buffer's shape [P, K, W]
+  /// and the 2-D tensor it lays out (after any transpose) is [K, P * W].
+  bool panels = false;
   /// For `... convert` weights: the file's tensors may have any float dtype;
   /// the runtime converts to `dtype` at bind time.
   bool convert = false;
@@ -377,6 +385,10 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.transpose) {
     s += " ";
     s += kTransposeKeyword;
+  }
+  if (r.panels) {
+    s += " ";
+    s += kPanelsKeyword;
   }
   if (r.convert) {
     s += " ";

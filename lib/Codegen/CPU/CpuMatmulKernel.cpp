@@ -58,6 +58,7 @@ using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
 using mlir::attn::narrowOperand;
 using mlir::attn::NTMatmul;
+using mlir::attn::tracePanels;
 using mlir::attn::traceWidened;
 using mlir::attn::WidenedOperand;
 
@@ -402,6 +403,10 @@ struct OuterProductKernelBuilder {
   bool packPanels = false;
   /// The current column block's panels, [nMain / width, K, width], or null.
   Value panels;
+  /// A weight bound in panels, [N / width, K, width] (attn-cpu-transpose-
+  /// weights{panel-vectors}): every tile reads its panel in place and
+  /// nothing is packed per run.
+  Value boundPanels;
 
   /// One mr x nv-vector tile of C at (m0, n0). With panels, `panel` is the
   /// tile's panel index and B's columns are read from it.
@@ -469,8 +474,8 @@ struct OuterProductKernelBuilder {
                   int64_t kBlock) {
     int64_t width = nvMax * vl;
     int64_t nPanels = nExtent / width;
-    panels = {};
-    if (packPanels && nPanels > 0) {
+    panels = boundPanels;
+    if (!boundPanels && packPanels && nPanels > 0) {
       Type elem = cast<MemRefType>(b.getType()).getElementType();
       auto type = dot ? MemRefType::get({nPanels, mm.k / 2, 2 * width}, elem)
                       : MemRefType::get({nPanels, mm.k, width}, elem);
@@ -481,11 +486,11 @@ struct OuterProductKernelBuilder {
       kEnd = std::min(mm.k, k0 + kBlock);
       firstK = k0 == 0;
       lastK = kEnd == mm.k;
-      if (panels)
+      if (panels && !boundPanels)
         emitPack(nb, nStart, nPanels);
       emitKBlock(nb, nStart, nExtent);
     }
-    if (panels)
+    if (panels && !boundPanels)
       memref::DeallocOp::create(nb, loc, panels);
   }
 
@@ -537,8 +542,12 @@ struct OuterProductKernelBuilder {
     auto rowTiles = [&](OpBuilder &rb, Value m0, int64_t mr) {
       loop(rb, 0, nMain, width, [&](OpBuilder &tb, Value n) {
         Value panel;
-        if (panels)
-          panel = arith::DivUIOp::create(tb, loc, n, idx(tb, width));
+        if (panels) {
+          // Bound panels cover all of N; packed ones this column block.
+          Value column =
+              boundPanels ? arith::AddIOp::create(tb, loc, nStart, n) : n;
+          panel = arith::DivUIOp::create(tb, loc, column, idx(tb, width));
+        }
         emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax,
                  panel);
       });
@@ -628,9 +637,11 @@ struct AttnCpuMatmulKernelPass
   /// Outer-product tiles for a K-major weight, in parallel column blocks
   /// (with `int8`, the u8 x s8 contraction of attn-cpu-quantize-int8).
   /// `wa` / `wb`: the operands' f16/bf16 sources, when they were widened.
+  /// `panels`: B's column panels, when B is their copy (tracePanels).
   void rewriteKMajor(NTMatmul &mm, Tiles t,
                      const std::optional<WidenedOperand> &wa,
                      const std::optional<WidenedOperand> &wb,
+                     const std::optional<WidenedOperand> &panels,
                      bool int8 = false) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
@@ -648,6 +659,8 @@ struct AttnCpuMatmulKernelPass
                                  /*zeroInit=*/zeroInit != nullptr};
     kb.a = wa ? mlir::attn::narrowOperand(b, loc, *wa) : mm.a;
     kb.b = wb ? mlir::attn::narrowOperand(b, loc, *wb) : mm.b;
+    if (panels)
+      kb.boundPanels = panels->narrow;
     int64_t width = colVectors * t.vl;
     auto isBf16 = [](Value v) {
       return cast<MemRefType>(v.getType()).getElementType().isBF16();
@@ -733,18 +746,26 @@ struct AttnCpuMatmulKernelPass
       }
     });
     for (auto &[mm, t] : int8)
-      rewriteKMajor(mm, t, std::nullopt, std::nullopt, /*int8=*/true);
+      rewriteKMajor(mm, t, std::nullopt, std::nullopt, std::nullopt,
+                    /*int8=*/true);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;
     SmallVector<
         std::pair<std::optional<WidenedOperand>, std::optional<WidenedOperand>>>
         traced, tracedKMajor;
+    // K-major weights bound in panels are read in place; their copies back
+    // to [K, N] die like the widened ones.
+    SmallVector<std::optional<WidenedOperand>> panelsKMajor;
     for (auto &[mm, t] : kMajor) {
       tracedKMajor.push_back(
           {traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
+      panelsKMajor.push_back(tracedKMajor.back().second
+                                 ? std::nullopt
+                                 : tracePanels(mm.b, mm.op, colVectors * t.vl));
       for (const std::optional<WidenedOperand> &w :
-           {tracedKMajor.back().first, tracedKMajor.back().second})
+           {tracedKMajor.back().first, tracedKMajor.back().second,
+            panelsKMajor.back()})
         if (w)
           widened.add(*w, mm.op);
     }
@@ -756,8 +777,10 @@ struct AttnCpuMatmulKernelPass
           widened.add(*w, mm.op);
     }
     widened.findDead();
-    for (auto [match, operands] : llvm::zip(kMajor, tracedKMajor))
-      rewriteKMajor(match.first, match.second, operands.first, operands.second);
+    for (auto [match, operands, panels] :
+         llvm::zip(kMajor, tracedKMajor, panelsKMajor))
+      rewriteKMajor(match.first, match.second, operands.first, operands.second,
+                    panels);
     for (auto [match, operands] : llvm::zip(matches, traced)) {
       auto &[mm, t] = match;
       auto &[wa, wb] = operands;

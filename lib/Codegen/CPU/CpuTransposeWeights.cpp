@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -50,6 +51,9 @@ struct Projection {
   /// The weight's use that the projection owns (by the contraction, or by
   /// the widening generic).
   OpOperand *use;
+  /// The contraction already reads the weight K-major (an ONNX MatMul's
+  /// [in, out] initializer): only panels can change its binding.
+  bool kMajor = false;
 };
 
 /// The 2-D identity `arith.extf` generic to f32 of an f16/bf16 attn.weight
@@ -77,14 +81,17 @@ static WeightOp matchWidenedWeight(Value operand, linalg::GenericOp &widen) {
 }
 
 /// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an f32 attn.weight or
-/// one widened from f16/bf16 (an f16/bf16 model's projection).
+/// one widened from f16/bf16 (an f16/bf16 model's projection); or
+/// C[m, n] += A[m, k] * B[k, n] with B an f32 attn.weight (kMajor).
 static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   std::optional<ContractionLoops> loops = matchContractionLoops(op);
-  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
-      loops->kMajorB)
+  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops)
     return std::nullopt;
   Value b = op.getDpsInputs()[1];
-  Projection p{b.getDefiningOp<WeightOp>(), {}, &op->getOpOperand(1)};
+  Projection p{
+      b.getDefiningOp<WeightOp>(), {}, &op->getOpOperand(1), loops->kMajorB};
+  if (p.kMajor && (!p.weight || p.weight.getPanels()))
+    return std::nullopt;
   if (!p.weight) {
     p.weight = matchWidenedWeight(b, p.widen);
     if (!p.weight)
@@ -98,9 +105,41 @@ static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   return p;
 }
 
+/// `weight` (a transposed f32 binding [K, N]) bound in column panels of
+/// `width` instead, read back as [K, N] through a permuting copy and a
+/// collapse (see the pass description); the [K, N] value.
+static Value bindInPanels(OpBuilder &b, WeightOp weight, int64_t width) {
+  Location loc = weight.getLoc();
+  RankedTensorType type = weight.getResult().getType();
+  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  auto panels = cast<WeightOp>(b.clone(*weight));
+  panels.getResult().setType(
+      RankedTensorType::get({n / width, k, width}, type.getElementType()));
+  panels.setPanels(true);
+  Value empty = tensor::EmptyOp::create(b, loc, {k, n / width, width},
+                                        type.getElementType());
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d1, d0, d2}, ctx),
+                                 AffineMap::getMultiDimIdentityMap(3, ctx)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(
+      b, loc, empty.getType(), ValueRange{panels.getResult()},
+      ValueRange{empty}, maps, iterators,
+      [](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, args[0]);
+      });
+  return tensor::CollapseShapeOp::create(
+      b, loc, type, copy.getResult(0),
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
 struct AttnCpuTransposeWeightsPass
     : public mlir::attn::impl::AttnCpuTransposeWeightsBase<
           AttnCpuTransposeWeightsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, Projection>> matches;
     llvm::SmallPtrSet<OpOperand *, 8> projectionUses;
@@ -122,6 +161,23 @@ struct AttnCpuTransposeWeightsPass
       WeightOp weight = p.weight;
       if (keptAsIs.contains({weight->getAttrDictionary(), weight.getType()}))
         continue;
+      int64_t vl = vectorWidth;
+      if (auto tile = TileAttr::lookup(op))
+        vl = tile.getVectorWidth().value_or(vl);
+      int64_t width = panelVectors * vl;
+      auto panelsFit = [&](RankedTensorType kn) {
+        return width > 0 && kn.getDimSize(1) > width &&
+               kn.getDimSize(1) % width == 0;
+      };
+      if (p.kMajor) {
+        if (panelsFit(weight.getResult().getType())) {
+          OpBuilder pb(op);
+          op->setOperand(1, bindInPanels(pb, weight, width));
+          if (weight->use_empty())
+            weight.erase();
+        }
+        continue;
+      }
       OpBuilder b(weight);
       RankedTensorType type = weight.getResult().getType();
       auto transposedType = RankedTensorType::get(
@@ -135,7 +191,10 @@ struct AttnCpuTransposeWeightsPass
       transposed.getResult().setType(transposedType);
       transposed.setTranspose(!weight.getTranspose());
       Value operand = transposed.getResult();
-      if (p.widen) {
+      if (!p.widen && panelsFit(transposedType)) {
+        OpBuilder pb(op);
+        operand = bindInPanels(pb, transposed, width);
+      } else if (p.widen) {
         // The widening follows the weight: an f32 [k, n] copy of W^T, which
         // the matmul kernel reads narrow from the transposed binding.
         OpBuilder wb(p.widen);
@@ -157,6 +216,8 @@ struct AttnCpuTransposeWeightsPass
       op->setOperand(1, operand);
       if (p.widen && p.widen->use_empty())
         p.widen.erase();
+      if (transposed->use_empty())
+        transposed.erase();
       if (weight->use_empty())
         weight.erase();
     }

@@ -43,6 +43,8 @@ static std::string weightKey(WeightOp weight) {
   }
   if (weight.getTranspose())
     key += "|transpose";
+  if (weight.getPanels())
+    key += "|panels";
   if (weight.getConvert())
     key += "|convert";
   return key;

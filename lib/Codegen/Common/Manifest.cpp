@@ -47,12 +47,12 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
     fields.append(kManifestDimsFromKey, b.getDenseI64ArrayAttr(pairs));
   }
   if (weight) {
-    // The op's own spelling of concat, gather and transpose.
+    // The op's own spelling of concat, gather, transpose and panels.
     for (StringAttr key :
          {weight.getConcatAxisAttrName(), weight.getConcatNamesAttrName(),
           weight.getGatherAxisAttrName(), weight.getGatherExtentAttrName(),
           weight.getGatherRangesAttrName(), weight.getTransposeAttrName(),
-          weight.getConvertAttrName()})
+          weight.getPanelsAttrName(), weight.getConvertAttrName()})
       if (Attribute value = weight->getAttr(key))
         fields.append(key, value);
   }
@@ -140,6 +140,7 @@ static LogicalResult readRecord(DictionaryAttr dict,
       record.gatherRanges.push_back({ranges[i], ranges[i + 1]});
   }
   record.transpose = static_cast<bool>(dict.get("transpose"));
+  record.panels = static_cast<bool>(dict.get("panels"));
   record.convert = static_cast<bool>(dict.get("convert"));
   if (auto idBound = dict.getAs<IntegerAttr>(kManifestIdBoundKey)) {
     if (record.kind != attnrt::EntryKind::Input || idBound.getInt() <= 0 ||

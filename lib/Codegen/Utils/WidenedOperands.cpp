@@ -113,6 +113,23 @@ static bool writtenBetween(Value buffer, Operation *begin, Operation *end) {
   return false;
 }
 
+/// The last generic of the contraction's block before it that writes
+/// `buffer` (one buffer may hold several copies one after the other).
+static linalg::GenericOp lastWriterBefore(Value buffer,
+                                          Operation *contraction) {
+  linalg::GenericOp writer;
+  for (Operation *user : buffer.getUsers()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic->getBlock() != contraction->getBlock() ||
+        !generic->isBeforeInBlock(contraction) ||
+        !llvm::is_contained(generic.getDpsInits(), buffer))
+      continue;
+    if (!writer || writer->isBeforeInBlock(generic))
+      writer = generic;
+  }
+  return writer;
+}
+
 std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
                                                        Operation *contraction,
                                                        bool dynamicShapes) {
@@ -122,18 +139,7 @@ std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
     w.view = collapse;
     w.wide = collapse.getSrc();
   }
-  // The last generic before the contraction that writes the buffer (one
-  // buffer may hold several widened tensors one after the other).
-  linalg::GenericOp writer;
-  for (Operation *user : w.wide.getUsers()) {
-    auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || generic->getBlock() != contraction->getBlock() ||
-        !generic->isBeforeInBlock(contraction) ||
-        !llvm::is_contained(generic.getDpsInits(), w.wide))
-      continue;
-    if (!writer || writer->isBeforeInBlock(generic))
-      writer = generic;
-  }
+  linalg::GenericOp writer = lastWriterBefore(w.wide, contraction);
   if (!writer || !isExtFGeneric(writer, dynamicShapes))
     return std::nullopt;
   w.ext = writer;
@@ -142,6 +148,50 @@ std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
   // narrow buffer: neither may be written in between.
   if (writtenBetween(w.wide, writer, contraction) ||
       writtenBetween(w.narrow, writer, contraction))
+    return std::nullopt;
+  return w;
+}
+
+std::optional<WidenedOperand>
+mlir::attn::tracePanels(Value operand, Operation *contraction, int64_t width) {
+  auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>();
+  if (!collapse || collapse.getReassociationIndices() !=
+                       SmallVector<ReassociationIndices>{{0}, {1, 2}})
+    return std::nullopt;
+  WidenedOperand w;
+  w.view = collapse;
+  w.wide = collapse.getSrc();
+  linalg::GenericOp copy = lastWriterBefore(w.wide, contraction);
+  if (!copy || !copy.hasPureBufferSemantics() || copy.getNumDpsInputs() != 1 ||
+      copy.getNumDpsInits() != 1 || copy.getNumLoops() != 3 ||
+      copy.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Value panels = copy.getDpsInputs()[0];
+  if (!isIdentityMemRef(panels, false) || !isIdentityMemRef(w.wide, false))
+    return std::nullopt;
+  auto panelType = cast<MemRefType>(panels.getType());
+  auto wideType = cast<MemRefType>(w.wide.getType());
+  if (panelType.getElementType() != wideType.getElementType() ||
+      panelType.getDimSize(2) != width ||
+      wideType.getShape() != ArrayRef<int64_t>{panelType.getDimSize(1),
+                                               panelType.getDimSize(0), width})
+    return std::nullopt;
+  MLIRContext *ctx = copy.getContext();
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  SmallVector<AffineMap> maps = copy.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(3, 0, {d1, d0, d2}, ctx) ||
+      !maps[1].isIdentity())
+    return std::nullopt;
+  Block &body = copy.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (body.getOperations().size() != 1 ||
+      yield.getValues()[0] != body.getArgument(0))
+    return std::nullopt;
+  w.ext = copy;
+  w.narrow = panels;
+  if (writtenBetween(w.wide, copy, contraction) ||
+      writtenBetween(w.narrow, copy, contraction))
     return std::nullopt;
   return w;
 }

@@ -24,7 +24,7 @@ namespace mlir::attn {
 /// An f32 operand of a contraction traced back to the narrow buffer it was
 /// widened from.
 struct WidenedOperand {
-  linalg::GenericOp ext;        // the extf generic writing `wide`
+  linalg::GenericOp ext;        // the extf generic (or copy) writing `wide`
   Value wide;                   // its f32 output buffer
   memref::CollapseShapeOp view; // optional 2-D view the contraction reads
   Value narrow;                 // the f16/bf16 source of the extf generic
@@ -38,6 +38,14 @@ struct WidenedOperand {
 std::optional<WidenedOperand>
 traceWidened(Value operand, Operation *contraction, bool dynamicShapes = false);
 
+/// The column panels [N / W, K, W] that `operand` ([K, N], a collapse of a
+/// [K, N / W, W] buffer) of `contraction` holds copied back (the form
+/// attn-cpu-transpose-weights reads a `panels` weight through): the last
+/// generic writing the buffer before the contraction is a plain permuting
+/// copy of the panels, W is `width`, and neither is written in between. The
+/// result's `ext` is the copy and `narrow` the panels (same element type).
+std::optional<WidenedOperand> tracePanels(Value operand, Operation *contraction,
+                                          int64_t width);
 /// The narrow source viewed like the operand the contraction read.
 Value narrowOperand(OpBuilder &b, Location loc, const WidenedOperand &w);
 

@@ -1468,6 +1468,32 @@ func.func @weight_transpose_rank() -> tensor<8xf32> {
 
 // -----
 
+func.func @weight_panels_rank() -> tensor<8x4xf32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' is bound in panels but has type 'tensor<8x4xf32>'; panels are [N / W, K, W] views of a 2-D tensor}}
+  %0 = attn.weight "w" {panels} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Gather ranges refer to the [K, N] = [4, 16] tensor the panels lay out:
+// 8 of its 4 rows.
+func.func @weight_panels_gather() -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'attn.weight' op gather ranges select 8 entries but the result has 4 along axis 0}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 8>, panels} : tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// -----
+
+func.func @weight_panels_overflow() -> tensor<4611686018427387904x1x4xf32> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' has type 'tensor<4611686018427387904x1x4xf32>', whose panels hold too many columns}}
+  %0 = attn.weight "w" {panels} : tensor<4611686018427387904x1x4xf32>
+  return %0 : tensor<4611686018427387904x1x4xf32>
+}
+
+// -----
+
 // The gather axis refers to the untransposed [16, 8] tensor.
 func.func @weight_transpose_gather_count() -> tensor<8x16xf32> {
   // expected-error @+1 {{'attn.weight' op gather ranges select 8 entries but the result has 16 along axis 0}}

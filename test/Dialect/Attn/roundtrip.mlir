@@ -713,6 +713,17 @@ func.func @weight_transpose() -> tensor<8x8xf32> {
 
 // -----
 
+// Panels of 4 columns of W^T [8, 16] (a [16, 8] tensor transposed); the
+// gather's ranges refer to the [16, 8] tensor.
+// CHECK-LABEL: func.func @weight_panels
+// CHECK: attn.weight "q" {gather_axis = 0 : i64, gather_extent = 32 : i64, gather_ranges = array<i64: 0, 16>, panels, transpose} : tensor<4x8x4xf32>
+func.func @weight_panels() -> tensor<4x8x4xf32> {
+  %0 = attn.weight "q" {gather_axis = 0 : i64, gather_extent = 32 : i64, gather_ranges = array<i64: 0, 16>, panels, transpose} : tensor<4x8x4xf32>
+  return %0 : tensor<4x8x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @mha_explicit_head_dim
 // CHECK: attn.mha %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) heads = 2 head_dim = 3 :
 func.func @mha_explicit_head_dim(%x: tensor<1x4x8xf32>, %w: tensor<6x8xf32>, %wo: tensor<8x6xf32>) -> tensor<1x4x8xf32> {

@@ -22,8 +22,28 @@ def AttnCpuTransposeWeights
     A binding that another op also reads (a tied LM head and its embedding
     table) is left as it is, so that the tensor is held once; that
     projection keeps the dot-product kernel.
+
+    With `panel-vectors` = NV > 0, an f32 `W^T` whose N is a multiple of
+    W = NV * VL (VL: the contraction's `attn.tile` vector width, else
+    `vector-width`) and larger than W is bound in column panels instead,
+    `attn.weight {transpose, panels} : tensor<N/W x K x W>` (the runtime
+    lays them out at bind time), and read through a copy back to `[k, n]`
+    (a permuting `linalg.generic` and a `tensor.collapse_shape`), so that
+    the IR stays exact. attn-cpu-matmul-kernel, whose outer-product tiles
+    are NV vectors wide, reads the panels directly and drops the copy: per
+    k step one contiguous run of W columns instead of a row of `W^T`, whose
+    rows lie N floats apart (at N = 3072 every row of a tile column falls
+    into the same few cache sets).
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let options = [
+    Option<"panelVectors", "panel-vectors", "int64_t", "0",
+           "bind f32 K-major weights in column panels of this many vectors "
+           "(0 = no panels)">,
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "lanes per vector where the contraction has no attn.tile">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AttnCpuQuantizeInt8 : Pass<"attn-cpu-quantize-int8", "::mlir::ModuleOp"> {

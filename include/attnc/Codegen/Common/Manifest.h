@@ -6,7 +6,7 @@
 //
 //   {kind = "weight", name = "w", type = tensor<8x4xf32>,
 //    [concat_axis, concat_names,] [gather_axis, gather_extent, gather_ranges,]
-//    [transpose]}
+//    [transpose] [panels]}
 //   {kind = "input", name = "ids", type = tensor<1x128xi64>, [id_bound =
 //   30522]}
 //   {kind = "output", name = "y", type = tensor<1x?x64xf32>,

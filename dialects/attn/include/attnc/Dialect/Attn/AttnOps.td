@@ -59,6 +59,17 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     %wt = attn.weight "layers.0.ffn.up.weight" {transpose} : tensor<768x3072xf32>
     ```
 
+    With `panels` the result is that 2-D tensor [K, N] (after any
+    transpose) cut into column panels of W: a 3-D result [N / W, K, W] with
+    `result[p, k, c] = tensor[k, p * W + c]`. The runtime lays it out once at
+    bind time, so that the CPU matmul kernel's tiles read W output columns of
+    consecutive k as one contiguous run instead of rows N elements apart.
+
+    ```mlir
+    // W^T of a [3072, 768] checkpoint tensor in panels of 64 columns.
+    %wp = attn.weight "layers.0.ffn.up.weight" {transpose, panels} : tensor<48x768x64xf32>
+    ```
+
     With `convert` the checkpoint may hold the tensor in any float type (f32,
     f16, bf16): the runtime converts it to the result's element type once,
     at bind time (attn-convert-precision sets it when it changes a weight's
@@ -75,6 +86,7 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
                    OptionalAttr<StrArrayAttr>:$concat_names,
                    OptionalAttr<I64Attr>:$concat_axis,
                    UnitAttr:$transpose,
+                   UnitAttr:$panels,
                    UnitAttr:$convert);
   let results = (outs RankedTensorOf<[F32, F16, BF16, I32]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
