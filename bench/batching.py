@@ -3,7 +3,8 @@
 KV-cache step compiled for B rows (slots), at B = 1, 4 and 16.
 
     bench/batching.py [--requests 32] [--slots 1,4,16] [--chunks 0,1]
-                      [--no-unpadded] [--reuse-libs] [--rounds 2]
+                      [--no-unpadded] [--pad-budgets 32,64]
+                      [--reuse-libs] [--rounds 2]
                       [--prompts 8:64] [--budgets 8:64] [--layers 12]
                       [--threads 2] [--workdir DIR]
 
@@ -26,6 +27,11 @@ workload is --requests prompts (seeded: --prompts LO:HI tokens each,
               one-row build (input_ids=1x?, --logits=last: the LM head over
               its last token only) over its slot's cache rows, the running
               slots a token per run of the B-row step;
+  pad budget  the unpadded schedule with the cost rule for short prompts
+              (generate_many(prefill=..., pad_budget=K) for each of
+              --pad-budgets K): a prompt of n tokens with B x n <= K is
+              padded into the B-row run beside the running slots' tokens
+              instead of running alone;
   static      Model.generate on groups of B requests in arrival order:
               a group's prompts are padded to its longest and it runs until
               its longest budget, so a short request's slot idles.
@@ -75,6 +81,9 @@ def main():
                          "(0: whole)")
     ap.add_argument("--no-unpadded", dest="unpadded", action="store_false",
                     help="skip the schedule with a one-row prefill step")
+    ap.add_argument("--pad-budgets", default="32,64",
+                    help="pad budgets of the unpadded schedule's cost rule "
+                         "for short prompts ('' for none)")
     ap.add_argument("--rounds", type=int, default=2,
                     help="runs of every schedule, alternating; the best "
                          "counts")
@@ -124,11 +133,14 @@ def main():
         one = attnc.load(build(
             "libgpt2_1_last.so", input_shape={"input_ids": (1, None)}, kv_cache=160,
             logits="last"), weights=os.path.join(ckpt, "model.safetensors"))
-    # The continuous schedules: (label, prompt_chunk, prefill model).
-    schedules = [("whole prompts" if c == 0 else "%d per run" % c, c, None)
-                 for c in chunks]
+    # The continuous schedules: (label, prompt_chunk, prefill model, pad
+    # budget).
+    schedules = [("whole prompts" if c == 0 else "%d per run" % c, c, None,
+                  0) for c in chunks]
     if one is not None:
-        schedules.append(("unpadded", 0, one))
+        schedules.append(("unpadded", 0, one, 0))
+        schedules += [("pad budget %d" % int(k), 0, one, int(k))
+                      for k in args.pad_budgets.split(",") if k]
     for slots in [int(s) for s in args.slots.split(",")]:
         lib = build("libgpt2_%d.so" % slots,
                     input_shape={"input_ids": (slots, None)}, kv_cache=160)
@@ -147,10 +159,11 @@ def main():
                         stat, runs[0] = static_schedule(model, prompts,
                                                         budgets, slots)
                     else:
-                        _, chunk, prefill = schedules[k - 1]
+                        _, chunk, prefill, pad = schedules[k - 1]
                         cont = model.generate_many(prompts, budgets,
                                                    prompt_chunk=chunk,
-                                                   prefill=prefill)
+                                                   prefill=prefill,
+                                                   pad_budget=pad)
                         runs[k] = model.last_generate_many_stats[0]
                         if not all(np.array_equal(a, b)
                                    for a, b in zip(cont, stat)):
@@ -166,11 +179,11 @@ def main():
             print("slots %d: static %.1f tokens/s (%d runs)" % tuple(row[:3])
                   + "".join(", continuous %s %.1f tokens/s (%d runs)"
                             % (label, row[3 + 2 * i], row[4 + 2 * i])
-                            for i, (label, _, _) in enumerate(schedules))
+                            for i, (label, _, _, _) in enumerate(schedules))
                   + "; load average %.2f" % os.getloadavg()[0], flush=True)
     print("\n| slots | static tokens/s (runs) | "
           + " | ".join("continuous, %s (runs) | / static" % label
-                       for label, _, _ in schedules) + " |")
+                       for label, _, _, _ in schedules) + " |")
     print("|---" * (2 + 2 * len(schedules)) + "|")
     for row in rows:
         cells = ["%d" % row[0], "%.1f (%d)" % (row[1], row[2])]
