@@ -6,6 +6,7 @@ KV-cache step compiled for B rows (slots), at B = 1, 4 and 16.
                       [--no-unpadded] [--pad-budgets 32,64]
                       [--reuse-libs] [--rounds 2]
                       [--prompts 8:64] [--budgets 8:64] [--layers 12]
+                      [--run-costs 1,2,4,8,16]
                       [--threads 2] [--workdir DIR]
 
 Needs numpy, and torch with transformers to write the checkpoint once
@@ -72,6 +73,39 @@ def static_schedule(model, prompts, budgets, slots):
     return outs, runs
 
 
+def run_costs(model, one, slots, lengths, reps):
+    """The pad budget's trade, measured: a prompt of n tokens padded into
+    the B-row run makes it a run at T = n instead of T = 1; alone it is a
+    run of the one-row step at n. Each is the median of `reps` runs,
+    interleaved (the machine may be shared)."""
+    rng = np.random.default_rng(1)
+
+    def timed(m, rows, tokens):
+        ids = rng.integers(0, 50257, (rows, tokens))
+        m.run(input_ids=ids, positions=np.zeros(rows, np.int64))
+        return m.last_run_ms
+    times = {}
+    for _ in range(reps):
+        for n in lengths:
+            for key, m, rows, tokens in (("T=1", model, slots, 1),
+                                         ("T=n", model, slots, n),
+                                         ("one", one, 1, n)):
+                times.setdefault((key, n), []).append(timed(m, rows,
+                                                            tokens))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    base = float(np.median([med[("T=1", n)] for n in lengths]))
+    print("slots %d: a run at T = 1 %.1f ms; load average %.2f"
+          % (slots, base, os.getloadavg()[0]))
+    print("| n | slots x n | B-row run at T = n, ms | padding's extra, ms | "
+          "one-row run of n, ms | cheaper |")
+    print("|---|---|---|---|---|---|")
+    for n in lengths:
+        extra = med[("T=n", n)] - base
+        print("| %d | %d | %.1f | %.1f | %.1f | %s |" % (
+            n, slots * n, med[("T=n", n)], extra, med[("one", n)],
+            "padded" if extra < med[("one", n)] else "alone"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=32)
@@ -84,6 +118,10 @@ def main():
     ap.add_argument("--pad-budgets", default="32,64",
                     help="pad budgets of the unpadded schedule's cost rule "
                          "for short prompts ('' for none)")
+    ap.add_argument("--run-costs", default="",
+                    help="prompt lengths (e.g. 1,2,4,8,16) at which to time "
+                         "single runs instead of the schedules: the B-row "
+                         "step at T = 1 and T = n, the one-row step at n")
     ap.add_argument("--rounds", type=int, default=2,
                     help="runs of every schedule, alternating; the best "
                          "counts")
@@ -146,6 +184,11 @@ def main():
                     input_shape={"input_ids": (slots, None)}, kv_cache=160)
         with attnc.load(lib, weights=os.path.join(
                 ckpt, "model.safetensors")) as model:
+            if args.run_costs:
+                run_costs(model, one, slots,
+                          [int(n) for n in args.run_costs.split(",")],
+                          args.rounds)
+                continue
             model.generate_many(prompts[:1], 2)  # warm-up
             # Each round runs every schedule once, in a rotated order; the
             # best round of each counts (the machine may be shared).

@@ -247,6 +247,9 @@ class _SlotScheduler:
         self.forced_eos = config.get("forced_eos_token_id", ())
         self.bos = config.get("bos_token_id")
         self.steps = 0  # decode steps run so far
+        self._next_ids = np.zeros(self.slots, np.int64)
+        self._ready = np.zeros(self.slots, np.int64)
+        self.broken = None
         self.cond = threading.Condition()
         self.waiting = collections.deque()
         self.closed = False
@@ -290,7 +293,8 @@ class _SlotScheduler:
             jobs.append(_SlotJob(ids, completion, loop, stream))
         with self.cond:
             if self.closed:
-                raise AttncError("the replica is shutting down")
+                raise AttncError(self.broken or
+                                 "the replica is shutting down")
             self.waiting.extend(jobs)
             self.cond.notify()
         return jobs
@@ -299,7 +303,7 @@ class _SlotScheduler:
         with self.cond:
             self.closed = True
             self.cond.notify()
-        self.thread.join(timeout=60)
+        self.thread.join(timeout=5)
 
     def _decode(self, tokens):
         return self.model.tokenizer.decode(tokens, skip_special_tokens=True)
@@ -313,42 +317,20 @@ class _SlotScheduler:
                                 "length" if job.text is None else "stop")
 
     def _loop(self):
-        lib, model = self.model._lib, self.model
         owner = [None] * self.slots
-        next_ids = np.zeros(self.slots, np.int64)
-        ready = np.zeros(self.slots, np.int64)
         while True:
             with self.cond:
                 while not self.waiting and not any(owner):
                     if self.closed:
-                        lib.attnrt_session_free(self.session)
+                        self.model._lib.attnrt_session_free(self.session)
                         self.session = None
                         return
                     self.cond.wait()
-                admitted = []
                 for slot in range(self.slots):
                     if owner[slot] is None and self.waiting:
                         owner[slot] = self.waiting.popleft()
-                        owner[slot].slot = slot
-                        admitted.append(slot)
-            for slot in admitted:
-                job = owner[slot]
-                if lib.attnrt_session_slot_start(
-                        self.session, slot, job.ids.ctypes.data,
-                        job.ids.size):
-                    # This prompt's error alone (the others go on).
-                    job.emit("error", AttncError(
-                        (lib.attnrt_last_error(model._m) or
-                         b"slot_start failed").decode(errors="replace")))
-                    owner[slot] = None
-            if not any(owner):
-                continue
             try:
-                model._check(lib.attnrt_session_slots_step(
-                    self.session, next_ids.ctypes.data, 0,
-                    ready.ctypes.data))
-                model._check(lib.attnrt_session_sample(
-                    self.session, None, next_ids.ctypes.data))
+                self._step(owner)
             except Exception as e:  # the step's error is every job's
                 error = e if isinstance(e, AttncError) else AttncError(
                     "%s: %s" % (type(e).__name__, e))
@@ -356,35 +338,70 @@ class _SlotScheduler:
                     if job is not None:
                         job.emit("error", error)
                 owner = [None] * self.slots
-                lib.attnrt_session_free(self.session)
-                self.session = self._open(self.one_row, self.pad_budget)
+                self.model._lib.attnrt_session_free(self.session)
+                try:
+                    self.session = self._open(self.one_row, self.pad_budget)
+                except Exception as e:
+                    # No session: this replica fails every request that
+                    # comes, rather than leaving it waiting.
+                    with self.cond:
+                        self.closed = True
+                        self.broken = "the replica's session could not be " \
+                            "opened again: %s" % e
+                        for job in self.waiting:
+                            job.emit("error", AttncError(self.broken))
+                        self.waiting.clear()
+                    self.session = None
+                    return
+
+    def _step(self, owner):
+        """Starts the prompts that took a slot, runs one step and hands
+        out its tokens; a finished prompt frees its slot."""
+        lib, model = self.model._lib, self.model
+        for slot, job in enumerate(owner):
+            if job is None or job.slot is not None:
                 continue
-            self.steps += 1
-            for slot, job in enumerate(owner):
-                if job is None or not ready[slot]:
-                    continue
-                if job.first_step is None:
-                    job.first_step = self.steps
-                # As transformers' forced EOS logits processor.
-                if len(job.tokens) + 1 == job.max_tokens and self.forced_eos:
-                    next_ids[slot] = min(self.forced_eos)
-                token = int(next_ids[slot])
-                job.tokens.append(token)
-                if token in self.eos:
-                    job.text = self._decode(job.tokens)
-                elif job.stops:
-                    text = self._decode(job.tokens)
-                    if any(s in text for s in job.stops):
-                        job.text = text
-                if job.text is None and len(job.tokens) < job.max_tokens:
-                    if job.stream:
-                        job.emit("step", list(job.tokens), None)
-                    continue
-                model._check(lib.attnrt_session_slot_free(self.session,
-                                                          slot))
+            job.slot = slot
+            if lib.attnrt_session_slot_start(self.session, slot,
+                                             job.ids.ctypes.data,
+                                             job.ids.size):
+                # This prompt's error alone (the others go on).
+                job.emit("error", AttncError(
+                    (lib.attnrt_last_error(model._m) or
+                     b"slot_start failed").decode(errors="replace")))
                 owner[slot] = None
-                job.last_step = self.steps
-                job.emit("done", self._result(job))
+        if not any(owner):
+            return
+        next_ids, ready = self._next_ids, self._ready
+        model._check(lib.attnrt_session_slots_step(
+            self.session, next_ids.ctypes.data, 0, ready.ctypes.data))
+        model._check(lib.attnrt_session_sample(self.session, None,
+                                               next_ids.ctypes.data))
+        self.steps += 1
+        for slot, job in enumerate(owner):
+            if job is None or not ready[slot]:
+                continue
+            if job.first_step is None:
+                job.first_step = self.steps
+            # As transformers' forced EOS logits processor.
+            if len(job.tokens) + 1 == job.max_tokens and self.forced_eos:
+                next_ids[slot] = min(self.forced_eos)
+            token = int(next_ids[slot])
+            job.tokens.append(token)
+            if token in self.eos:
+                job.text = self._decode(job.tokens)
+            elif job.stops:
+                text = self._decode(job.tokens)
+                if any(s in text for s in job.stops):
+                    job.text = text
+            if job.text is None and len(job.tokens) < job.max_tokens:
+                if job.stream:
+                    job.emit("step", list(job.tokens), None)
+                continue
+            model._check(lib.attnrt_session_slot_free(self.session, slot))
+            owner[slot] = None
+            job.last_step = self.steps
+            job.emit("done", self._result(job))
 
 
 def _completion_json(request_id, created, model, results):
@@ -460,6 +477,11 @@ class _Server:
                 .replica_id.unique_id
         except Exception:  # the class used outside Ray Serve
             self.replica = None
+
+    def __del__(self):
+        slots = getattr(self, "slots", None)
+        if slots is not None:
+            slots.close()
 
     def _capacity(self):
         """The decoder positions a session holds per row."""
