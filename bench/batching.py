@@ -3,8 +3,10 @@
 KV-cache step compiled for B rows (slots), at B = 1, 4 and 16.
 
     bench/batching.py [--requests 32] [--slots 1,4,16] [--chunks 0,1]
-                      [--no-unpadded] [--reuse-libs] [--rounds 2]
+                      [--no-unpadded] [--pad-budgets 32,64]
+                      [--reuse-libs] [--rounds 2]
                       [--prompts 8:64] [--budgets 8:64] [--layers 12]
+                      [--run-costs 1,2,4,8,16]
                       [--threads 2] [--workdir DIR]
 
 Needs numpy, and torch with transformers to write the checkpoint once
@@ -26,6 +28,11 @@ workload is --requests prompts (seeded: --prompts LO:HI tokens each,
               one-row build (input_ids=1x?, --logits=last: the LM head over
               its last token only) over its slot's cache rows, the running
               slots a token per run of the B-row step;
+  pad budget  the unpadded schedule with the cost rule for short prompts
+              (generate_many(prefill=..., pad_budget=K) for each of
+              --pad-budgets K): a prompt of n tokens with B x n <= K is
+              padded into the B-row run beside the running slots' tokens
+              instead of running alone;
   static      Model.generate on groups of B requests in arrival order:
               a group's prompts are padded to its longest and it runs until
               its longest budget, so a short request's slot idles.
@@ -66,6 +73,39 @@ def static_schedule(model, prompts, budgets, slots):
     return outs, runs
 
 
+def run_costs(model, one, slots, lengths, reps):
+    """The pad budget's trade, measured: a prompt of n tokens padded into
+    the B-row run makes it a run at T = n instead of T = 1; alone it is a
+    run of the one-row step at n. Each is the median of `reps` runs,
+    interleaved (the machine may be shared)."""
+    rng = np.random.default_rng(1)
+
+    def timed(m, rows, tokens):
+        ids = rng.integers(0, 50257, (rows, tokens))
+        m.run(input_ids=ids, positions=np.zeros(rows, np.int64))
+        return m.last_run_ms
+    times = {}
+    for _ in range(reps):
+        for n in lengths:
+            for key, m, rows, tokens in (("T=1", model, slots, 1),
+                                         ("T=n", model, slots, n),
+                                         ("one", one, 1, n)):
+                times.setdefault((key, n), []).append(timed(m, rows,
+                                                            tokens))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    base = float(np.median([med[("T=1", n)] for n in lengths]))
+    print("slots %d: a run at T = 1 %.1f ms; load average %.2f"
+          % (slots, base, os.getloadavg()[0]))
+    print("| n | slots x n | B-row run at T = n, ms | padding's extra, ms | "
+          "one-row run of n, ms | cheaper |")
+    print("|---|---|---|---|---|---|")
+    for n in lengths:
+        extra = med[("T=n", n)] - base
+        print("| %d | %d | %.1f | %.1f | %.1f | %s |" % (
+            n, slots * n, med[("T=n", n)], extra, med[("one", n)],
+            "padded" if extra < med[("one", n)] else "alone"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=32)
@@ -75,6 +115,13 @@ def main():
                          "(0: whole)")
     ap.add_argument("--no-unpadded", dest="unpadded", action="store_false",
                     help="skip the schedule with a one-row prefill step")
+    ap.add_argument("--pad-budgets", default="32,64",
+                    help="pad budgets of the unpadded schedule's cost rule "
+                         "for short prompts ('' for none)")
+    ap.add_argument("--run-costs", default="",
+                    help="prompt lengths (e.g. 1,2,4,8,16) at which to time "
+                         "single runs instead of the schedules: the B-row "
+                         "step at T = 1 and T = n, the one-row step at n")
     ap.add_argument("--rounds", type=int, default=2,
                     help="runs of every schedule, alternating; the best "
                          "counts")
@@ -124,16 +171,24 @@ def main():
         one = attnc.load(build(
             "libgpt2_1_last.so", input_shape={"input_ids": (1, None)}, kv_cache=160,
             logits="last"), weights=os.path.join(ckpt, "model.safetensors"))
-    # The continuous schedules: (label, prompt_chunk, prefill model).
-    schedules = [("whole prompts" if c == 0 else "%d per run" % c, c, None)
-                 for c in chunks]
+    # The continuous schedules: (label, prompt_chunk, prefill model, pad
+    # budget).
+    schedules = [("whole prompts" if c == 0 else "%d per run" % c, c, None,
+                  0) for c in chunks]
     if one is not None:
-        schedules.append(("unpadded", 0, one))
+        schedules.append(("unpadded", 0, one, 0))
+        schedules += [("pad budget %d" % int(k), 0, one, int(k))
+                      for k in args.pad_budgets.split(",") if k]
     for slots in [int(s) for s in args.slots.split(",")]:
         lib = build("libgpt2_%d.so" % slots,
                     input_shape={"input_ids": (slots, None)}, kv_cache=160)
         with attnc.load(lib, weights=os.path.join(
                 ckpt, "model.safetensors")) as model:
+            if args.run_costs:
+                run_costs(model, one, slots,
+                          [int(n) for n in args.run_costs.split(",")],
+                          args.rounds)
+                continue
             model.generate_many(prompts[:1], 2)  # warm-up
             # Each round runs every schedule once, in a rotated order; the
             # best round of each counts (the machine may be shared).
@@ -147,10 +202,11 @@ def main():
                         stat, runs[0] = static_schedule(model, prompts,
                                                         budgets, slots)
                     else:
-                        _, chunk, prefill = schedules[k - 1]
+                        _, chunk, prefill, pad = schedules[k - 1]
                         cont = model.generate_many(prompts, budgets,
                                                    prompt_chunk=chunk,
-                                                   prefill=prefill)
+                                                   prefill=prefill,
+                                                   pad_budget=pad)
                         runs[k] = model.last_generate_many_stats[0]
                         if not all(np.array_equal(a, b)
                                    for a, b in zip(cont, stat)):
@@ -166,11 +222,11 @@ def main():
             print("slots %d: static %.1f tokens/s (%d runs)" % tuple(row[:3])
                   + "".join(", continuous %s %.1f tokens/s (%d runs)"
                             % (label, row[3 + 2 * i], row[4 + 2 * i])
-                            for i, (label, _, _) in enumerate(schedules))
+                            for i, (label, _, _, _) in enumerate(schedules))
                   + "; load average %.2f" % os.getloadavg()[0], flush=True)
     print("\n| slots | static tokens/s (runs) | "
           + " | ".join("continuous, %s (runs) | / static" % label
-                       for label, _, _ in schedules) + " |")
+                       for label, _, _, _ in schedules) + " |")
     print("|---" * (2 + 2 * len(schedules)) + "|")
     for row in rows:
         cells = ["%d" % row[0], "%.1f (%d)" % (row[1], row[2])]

@@ -9,6 +9,10 @@ whose greedy GPT-2 texts are first checked against transformers'). Then,
 as asked:
 
   --load N     N concurrent completions at once: none lost, all correct
+
+(and always: short requests sent while long ones run at a one-replica
+deployment finish while the long ones go on, the replica's slots taking
+them between decode steps)
   --faults     malformed requests get 4xx and the replicas stay up; a
                replica killed mid-run is restarted by Ray Serve, its
                in-flight requests fail with an error (and are retried) or
@@ -212,7 +216,7 @@ def main():
     parser.add_argument("--load", type=int, default=0)
     parser.add_argument("--faults", action="store_true")
     parser.add_argument("--bench", type=int, default=0)
-    parser.add_argument("--limit-s", type=int, default=480,
+    parser.add_argument("--limit-s", type=int, default=600,
                         help="the whole run's limit: past it, the cluster "
                         "is shut down and the run fails")
     args = parser.parse_args()
@@ -378,6 +382,9 @@ def main():
             log("load: %d concurrent requests, %d failed, %d wrong "
                 "(%.1f s)" % (len(bodies), lost, wrong, took))
 
+        failures += mixed_lengths(attnc, attnc_serve, serve, base, ref,
+                                  args.workdir)
+
         if args.faults:
             failures += faults(serve, base, complete, ref)
 
@@ -395,6 +402,87 @@ def main():
     if failures:
         raise SystemExit(1)
     log("PASS")
+
+
+def mixed_lengths(attnc, attnc_serve, serve, base, ref, workdir):
+    """Requests of very different max_tokens at one replica's 4 slots: 3
+    long ones (56 tokens) and short ones (2 tokens) sent by three clients
+    one after another while they run. The short ones take the free slot and finish while the
+    long ones go on (the answers' attnc_schedule: the replica's decode
+    steps of each prompt's first and last token). A one-row build feeds
+    new prompts, those of at most 4 tokens padded into the step's run
+    (pad_budget 16)."""
+    failures = []
+    gpt2_dir = os.path.dirname(ref.gpt2_weights)
+    one_row = attnc.compile(gpt2_dir, os.path.join(workdir, "libgpt2_1.so"),
+                            input_shape={"input_ids": (1, None)},
+                            kv_cache=64, logits="last")
+    serve.run(attnc_serve.deployment(
+        ref.gpt2_lib, weights=ref.gpt2_weights, tokenizer=gpt2_dir,
+        name="mixed", num_replicas=1, prefill=one_row, pad_budget=16,
+        ray_actor_options={"num_cpus": 0.25}), name="mixed",
+        route_prefix="/mixed")
+    url = base + "/mixed/v1/completions"
+    longs = [{"prompt": p, "max_tokens": 56}
+             for p in ("the", "hello world", "a cat sat")]
+    for body in longs:  # no eos before 56 tokens
+        assert ref.completion(body)[0].completion_tokens == 56, body
+    words = ["the lazy dog", "hello", "over the mat the quick brown fox",
+             "a cat", "jumps over the lazy dog on a mat"]
+    overlapped, shorts_sent, wrong = 0, 0, []
+    for round_ in range(5):  # until short ones ran beside long ones
+        shorts = []
+
+        def send_shorts(first):
+            # Three senders, one request at a time each, while the long
+            # ones run (at most 60 in all).
+            for i in range(first, 60, 3):
+                if all(f.done() for f in long_futures):
+                    break
+                body = {"prompt": words[i % len(words)], "max_tokens": 2}
+                shorts.append((body, post(url, body)))
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            long_futures = [pool.submit(post, url, b) for b in longs]
+            senders = [pool.submit(send_shorts, i) for i in range(3)]
+            long_answers = [f.result(timeout=TIMEOUT_S)
+                            for f in long_futures]
+            for f in senders:
+                f.result(timeout=TIMEOUT_S)
+        shorts_sent += len(shorts)
+        answers = list(zip(longs, long_answers)) + shorts
+        for body, (status, answer) in answers:
+            problem = check_completion(ref, body, status, answer)
+            if not problem:
+                sched, = answer["attnc_schedule"]
+                tokens = answer["usage"]["completion_tokens"]
+                if sched["last_step"] - sched["first_step"] + 1 != tokens:
+                    problem = "its %d tokens took steps %s" % (tokens, sched)
+            if problem:
+                wrong.append((body, problem))
+        if wrong:
+            break
+        spans = [a["attnc_schedule"][0] for _, (_, a) in
+                 zip(longs, long_answers)]
+        overlapped += sum(1 for _, (_, a) in shorts if any(
+            long["first_step"] < a["attnc_schedule"][0]["first_step"] and
+            a["attnc_schedule"][0]["last_step"] < long["last_step"]
+            for long in spans))
+        if overlapped:
+            break
+    if wrong:
+        failures.append("mixed lengths: %d wrong, e.g. %s"
+                        % (len(wrong), wrong[0]))
+    if not overlapped:
+        failures.append("mixed lengths: no short request finished while a "
+                        "long one ran (%d rounds)" % (round_ + 1))
+    log("mixed lengths: %s short requests (2 tokens) finished while long "
+        "ones (56 tokens) ran, every request's tokens in consecutive steps, "
+        "every answer equals the direct run"
+        % ("some" if overlapped and not wrong else "NO"))
+    log("mixed lengths: %d of %d short requests ran beside the long ones "
+        "(%d rounds)" % (overlapped, shorts_sent, round_ + 1))
+    serve.delete("mixed")
+    return failures
 
 
 def faults(serve, base, complete, ref):

@@ -151,6 +151,10 @@ struct attnrt_session {
   /// feeds slot prompts (owned). In that session, the context whose cache
   /// row `stateRow` its runs read and write instead of its own caches.
   attnrt_session *slotPrefill = nullptr;
+  /// attnrt_session_set_slot_pad_budget: with slotPrefill, a prompt whose
+  /// padded run computes at most this many token rows (maxBatch x its
+  /// tokens) is fed in the session's own run instead (0: none is).
+  int64_t slotPadBudget = 0;
   attnrt_context *stateOwner = nullptr;
   int64_t stateRow = 0;
 
@@ -966,33 +970,63 @@ extern "C" int attnrt_session_slot_free(attnrt_session *s, int64_t slot) {
 /// attnrt_session_slots_step with a one-row step for the prompts: the
 /// running slots take one token each in a run of the session's step at
 /// T = 1, then each slot with a prompt feeds it in a run of the one-row
-/// step alone over that slot's cache rows.
+/// step alone over that slot's cache rows. A prompt short enough for the
+/// pad budget (maxBatch x its tokens <= slotPadBudget) is fed in the
+/// session's run instead, beside the running slots' tokens, which are
+/// padded to its length: that run then computes at most the budget's token
+/// rows, while a one-row run costs a pass over all the weights of its own.
 static int slotsStepUnpadded(attnrt_session *s, const int64_t *next_ids,
-                             int64_t max_prompt_tokens, int64_t *ready) {
+                             int64_t max_prompt_tokens, int64_t *ready,
+                             int64_t room) {
   using Kind = attnrt_session::Slot::Kind;
   std::vector<int64_t> feed(s->slots.size(), 0);
-  bool anyRunning = false;
-  for (size_t b = 0; b < s->slots.size(); ++b)
-    anyRunning = anyRunning || s->slots[b].kind == Kind::Running;
-  if (anyRunning) {
+  // Which prompts go in the session's run (padded), and how many tokens.
+  std::vector<bool> padded(s->slots.size(), false);
+  bool anyRunning = false, anyPadded = false;
+  int64_t tokens = 1;
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    const attnrt_session::Slot &sl = s->slots[b];
+    anyRunning = anyRunning || sl.kind == Kind::Running;
+    if (sl.kind != Kind::Prompt || !s->dynamicTokens || s->lastOnly)
+      continue;
+    int64_t left = static_cast<int64_t>(sl.prompt.size() - sl.fed);
+    int64_t n =
+        max_prompt_tokens > 0 ? std::min(left, max_prompt_tokens) : left;
+    if (n <= room && s->maxBatch * n <= s->slotPadBudget) {
+      padded[b] = anyPadded = true;
+      feed[b] = n;
+      tokens = std::max(tokens, n);
+    }
+  }
+  if (anyRunning || anyPadded) {
     // The other rows feed padding at their length: a free row's cache is
     // not read, and a prompt's next run (below, or at a later step)
     // overwrites that cache row with its next token before anything reads
     // it.
-    s->setWidth(1);
+    s->setWidth(tokens);
+    s->lastColumns.assign(s->slots.size(), 0);
     for (size_t b = 0; b < s->slots.size(); ++b) {
-      bool running = s->slots[b].kind == Kind::Running;
-      s->setStep(static_cast<int64_t>(b), running ? next_ids[b] : 0,
-                 s->lengths[b]);
-      feed[b] = running ? 1 : 0;
+      const attnrt_session::Slot &sl = s->slots[b];
+      int64_t row = static_cast<int64_t>(b);
+      bool running = sl.kind == Kind::Running;
+      s->store(s->positions, s->positionsType, b, s->lengths[b]);
+      if (running)
+        feed[b] = 1;
+      s->setId(row, 0, running ? next_ids[b] : 0);
+      for (int64_t t = 0; padded[b] && t < feed[b]; ++t)
+        s->setId(row, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
+      s->lastColumns[b] = std::max<int64_t>(feed[b] - 1, 0);
     }
-    if (s->run())
+    int failed = s->run();
+    s->lastColumns.clear();
+    s->setWidth(1);
+    if (failed)
       return 1;
   }
   attnrt_session &p = *s->slotPrefill;
   for (size_t b = 0; b < s->slots.size(); ++b) {
     attnrt_session::Slot &sl = s->slots[b];
-    if (sl.kind != Kind::Prompt)
+    if (sl.kind != Kind::Prompt || padded[b])
       continue;
     int64_t left = static_cast<int64_t>(sl.prompt.size() - sl.fed);
     int64_t n =
@@ -1015,6 +1049,18 @@ static int slotsStepUnpadded(attnrt_session *s, const int64_t *next_ids,
     feed[b] = n;
   }
   advanceSlots(s, feed, ready);
+  return 0;
+}
+
+extern "C" int attnrt_session_set_slot_pad_budget(attnrt_session *s,
+                                                  int64_t max_tokens) {
+  if (!s)
+    return 1;
+  if (max_tokens < 0)
+    return s->fail(strFormat("slot pad budget: must be >= 0 (0: every "
+                             "prompt through the one-row step), got %lld",
+                             static_cast<long long>(max_tokens)));
+  s->slotPadBudget = max_tokens;
   return 0;
 }
 
@@ -1111,7 +1157,7 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
   if (!anyActive)
     return s->fail("slots_step: every slot is free");
   if (s->slotPrefill)
-    return slotsStepUnpadded(s, next_ids, max_prompt_tokens, ready);
+    return slotsStepUnpadded(s, next_ids, max_prompt_tokens, ready, room);
   int64_t tokens = 1;
   std::vector<int64_t> feed(s->slots.size(), 0);
   for (size_t b = 0; b < s->slots.size(); ++b) {

@@ -215,7 +215,8 @@ static const char *const kExportedApi[] = {
     "attnrt_session_logits", "attnrt_session_sample", "attnrt_session_generate",
     "attnrt_session_timing", "attnrt_session_slot_start",
     "attnrt_session_slots_step", "attnrt_session_slot_free",
-    "attnrt_session_set_slot_prefill", "attnrt_main"};
+    "attnrt_session_set_slot_prefill", "attnrt_session_set_slot_pad_budget",
+    "attnrt_main"};
 // clang-format on
 
 std::string attnc::defaultApiPrefix(StringRef outputPath) {

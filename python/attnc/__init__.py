@@ -147,6 +147,41 @@ class TextResult:
             self.finish_reason)
 
 
+class _TextPieces:
+    """stream_text's pieces of one row's text as its tokens come: a piece
+    is held back while it might still become part of a stop string or ends
+    inside a character that a later token completes."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.sent = ""
+
+    def step(self, tokens, stopped, stops):
+        """The new piece after a step (or None): `tokens` the row's tokens
+        so far, `stopped` its text once a stop ended it (else None)."""
+        if stopped is not None:
+            return None  # stopped: the rest comes with the result
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        # Hold back an incomplete character and a tail that a stop string
+        # may start with.
+        safe = len(text.rstrip("\ufffd"))
+        longest = max(map(len, stops), default=1)
+        safe = next((p for p in range(max(safe - longest + 1, 0), safe)
+                     if any(s.startswith(text[p:safe]) for s in stops)),
+                    safe)
+        text = text[:safe]
+        if len(text) > len(self.sent) and text.startswith(self.sent):
+            piece, self.sent = text[len(self.sent):], text
+            return piece
+        return None
+
+    def done(self, result):
+        """The last piece (or None) given the row's TextResult."""
+        if result.text.startswith(self.sent) and result.text != self.sent:
+            return result.text[len(self.sent):]
+        return None
+
+
 class TensorInfo:
     """A model input or output: name, dtype ("f32", ...), numpy dtype, shape
     (a tuple; None for a dynamic dimension, e.g. a sequence length chosen
@@ -377,6 +412,8 @@ class Model(_Closing):
                 c_int, [ptr, ptr, ctypes.c_int64, ptr]),
             "attnrt_session_slot_free": (c_int, [ptr, ctypes.c_int64]),
             "attnrt_session_set_slot_prefill": (c_int, [ptr, ptr]),
+            "attnrt_session_set_slot_pad_budget": (
+                c_int, [ptr, ctypes.c_int64]),
             "attnrt_open": (ptr, [ctypes.c_char_p, ptr, ctypes.c_char_p,
                                   size_t]),
             "attnrt_linked_entry": (
@@ -573,7 +610,7 @@ class Model(_Closing):
 
     def generate_many(self, prompts, max_new_tokens, *, temperature=0.0,
                       top_k=0, top_p=1.0, seed=0, eos=None,
-                      prompt_chunk=0, prefill=None):
+                      prompt_chunk=0, prefill=None, pad_budget=0):
         """Generates for any number of prompts with continuous batching
         over a KV-cache step (attn-compile --kv-cache): each of the model's
         compiled rows is a slot; a prompt waits for a free slot, starts
@@ -595,6 +632,13 @@ class Model(_Closing):
         caches (`prompt_chunk` tokens per run, 0: all), and the running
         slots take one token per run of this model, so no row computes
         padding for another's prompt.
+        `pad_budget` (with `prefill`): a cost rule for short prompts. A
+        prompt of n tokens with slots x n <= pad_budget is fed in this
+        model's run beside the running slots' next tokens (padded to n)
+        instead of in a run of `prefill` of its own, which reads all the
+        weights once more; 0: every prompt goes through `prefill`. The
+        tokens are the same either way (docs/serving.md gives measured
+        budgets).
         `last_generate_many_stats` then holds (model runs, tokens
         generated, milliseconds)."""
         if self._m is None:
@@ -622,6 +666,8 @@ class Model(_Closing):
         try:
             if one_row:
                 check(lib.attnrt_session_set_slot_prefill(session, one_row))
+                check(lib.attnrt_session_set_slot_pad_budget(
+                    session, int(pad_budget)))
             max_batch, capacity = ctypes.c_int64(), ctypes.c_int64()
             lib.attnrt_session_shape(session, ctypes.byref(max_batch),
                                      ctypes.byref(capacity), None)
@@ -638,6 +684,7 @@ class Model(_Closing):
             owner = [None] * slots
             # Slots still feeding their prompt (not yet ready once).
             feeding = [False] * slots
+            left = [0] * slots  # their prompt tokens not yet fed
             waiting = list(range(len(requests)))[::-1]
             next_ids = np.zeros(slots, np.int64)
             ready = np.zeros(slots, np.int64)
@@ -653,15 +700,22 @@ class Model(_Closing):
                             requests[r].size))
                         owner[slot] = r
                         feeding[slot] = True
+                        left[slot] = requests[r].size
                 check(lib.attnrt_session_slots_step(
                     session, next_ids.ctypes.data, int(prompt_chunk),
                     ready.ctypes.data))
                 if one_row:
-                    # A run at T = 1 for the running slots, one per prompt.
+                    # A run of this model for the running slots and the
+                    # prompts within the pad budget, one per other prompt.
                     active = [o is not None for o in owner]
-                    runs += int(any(a and not f
-                                    for a, f in zip(active, feeding)))
-                    runs += sum(feeding)
+                    fed = [min(left[b], prompt_chunk or left[b])
+                           if feeding[b] else 0 for b in range(slots)]
+                    padded = [n and slots * n <= pad_budget for n in fed]
+                    runs += int(any((a and not f) or p for a, f, p in
+                                    zip(active, feeding, padded)))
+                    runs += sum(1 for f, p in zip(feeding, padded)
+                                if f and not p)
+                    left = [n - f for n, f in zip(left, fed)]
                 else:
                     runs += 1
                 check(lib.attnrt_session_sample(
@@ -784,31 +838,21 @@ class Model(_Closing):
         Close the generator (or run it to its end) to free its session."""
         if not isinstance(prompt, str):
             raise AttncError("stream_text takes one prompt, a str")
-        sent = ""
+        pieces = _TextPieces(self.tokenizer)
         for event in self._text_events(prompt, max_new_tokens, temperature,
                                        top_k, top_p, seed, stop,
                                        eos_token_id):
             if event[0] == "done":
                 result = event[1][0]
-                if result.text.startswith(sent) and result.text != sent:
-                    yield result.text[len(sent):]
+                piece = pieces.done(result)
+                if piece:
+                    yield piece
                 yield result
                 return
             _, tokens, texts, stops = event
-            if texts[0] is not None:
-                continue  # stopped: the rest comes with the result
-            text = self.tokenizer.decode(tokens[0], skip_special_tokens=True)
-            # Hold back an incomplete character and a tail that a stop
-            # string may start with.
-            safe = len(text.rstrip("\ufffd"))
-            longest = max(map(len, stops), default=1)
-            safe = next((p for p in range(max(safe - longest + 1, 0), safe)
-                         if any(s.startswith(text[p:safe]) for s in stops)),
-                        safe)
-            text = text[:safe]
-            if len(text) > len(sent) and text.startswith(sent):
-                yield text[len(sent):]
-                sent = text
+            piece = pieces.step(tokens[0], texts[0], stops)
+            if piece:
+                yield piece
 
     def _text_events(self, prompts, max_new_tokens, temperature, top_k,
                      top_p, seed, stop, eos_token_id):

@@ -30,8 +30,19 @@ gets a 503 that says so. The routes:
   vector)}; the answer's data[].embedding is the model's hidden state.
 - GET /v1/models: the model, its kind and this replica's id.
 
-Requests that arrive together are batched with Ray Serve's `@serve.batch`:
-greedy completions with the same max_tokens and stop strings run as one
+A decoder compiled as a KV-cache step serves greedy completions, streamed
+or not, by continuous batching over its session's slots (one per compiled
+row): a thread of the replica owns the session; a request's prompts join
+the queue at any time and take a free slot between two decode steps,
+starting at their own position while the others go on, and a prompt that
+ends frees its slot at once, so a short request never waits for a long
+one to end. With `prefill=` (a one-row build) a new prompt runs alone over
+its slot's cache rows, or padded into the step's run when short
+(`pad_budget`). Each answer's `attnc_schedule` gives, per prompt, its slot
+and the replica's decode steps of its first and last tokens.
+Other requests that arrive together are batched with Ray Serve's
+`@serve.batch`: an encoder-decoder's (or a full-sequence decoder's) greedy
+completions with the same max_tokens and stop strings run as one
 generate_text over their prompts (in batches of the rows the model was
 compiled for), embeddings as one run of the model; sampled completions run
 on their own, so that a seed gives the texts that generate_text gives for
@@ -43,9 +54,11 @@ Ray is an optional dependency, imported when a deployment is made.
 """
 
 import asyncio
+import collections
 import ctypes
 import json
 import os
+import threading
 import time
 import uuid
 
@@ -179,6 +192,218 @@ class _Completion:
         return (self.max_tokens, tuple(self.stop or ()))
 
 
+class _SlotJob:
+    """One prompt of a completion in the slot scheduler: its token ids and
+    options, its tokens so far, and the asyncio queue (of the event loop
+    that submitted it) that gets its events: ("step", tokens, stopped
+    text) after each token when streamed, then ("done", TextResult) or
+    ("error", exception)."""
+
+    def __init__(self, ids, completion, loop, stream):
+        self.ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self.max_tokens = completion.max_tokens
+        self.stops = completion.stop or []
+        self.loop = loop
+        self.queue = asyncio.Queue()
+        self.stream = stream
+        self.tokens = []
+        self.text = None  # the text, once an eos or a stop string ends it
+        self.slot = self.first_step = self.last_step = None
+
+    def emit(self, *event):
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        except RuntimeError:  # the request's event loop is gone
+            pass
+
+
+class _SlotScheduler:
+    """Continuous batching of a replica's greedy completions over the
+    runtime's session slots (attnrt_session_slot_*): a thread of its own
+    owns one session of the model; each of the model's compiled rows is a
+    slot. Requests enqueue their prompts at any time; between two decode
+    steps every free slot takes the oldest waiting prompt, which starts at
+    its own position while the others go on, and a prompt that ends (an
+    eos token, a stop string, max_tokens) frees its slot at once. With a
+    one-row build (`prefill`), a new prompt runs alone over its slot's
+    cache rows unless it is short enough for `pad_budget` (slots x its
+    tokens <= pad_budget), when it is padded into the step's run instead
+    (attnrt_session_set_slot_pad_budget). Greedy tokens do not depend on
+    what shares a step, so each prompt's text is generate_text's."""
+
+    def __init__(self, model, prefill=None, pad_budget=0):
+        self.model = model
+        lib = model._lib
+        one_row = model._slot_prefill(prefill) if prefill is not None \
+            else None
+        self.session = self._open(one_row, pad_budget)
+        rows = ctypes.c_int64()
+        lib.attnrt_session_shape(self.session, ctypes.byref(rows), None,
+                                 None)
+        self.slots = rows.value
+        self.one_row, self.pad_budget = one_row, pad_budget
+        config = model.generation_config
+        self.eos = frozenset(config.get("eos_token_id", ()))
+        self.forced_eos = config.get("forced_eos_token_id", ())
+        self.bos = config.get("bos_token_id")
+        self.steps = 0  # decode steps run so far
+        self._next_ids = np.zeros(self.slots, np.int64)
+        self._ready = np.zeros(self.slots, np.int64)
+        self.broken = None
+        self.cond = threading.Condition()
+        self.waiting = collections.deque()
+        self.closed = False
+        self.thread = threading.Thread(target=self._loop, daemon=True,
+                                       name="attnc-slots")
+        self.thread.start()
+
+    def _open(self, one_row, pad_budget):
+        """A session ready for slots, or AttncError (the model does not run
+        slots: a full-sequence model, an encoder-decoder)."""
+        lib, model = self.model._lib, self.model
+        session = lib.attnrt_session_create(model._m, 0)
+        if not session:
+            model._check(1)
+        probe = np.zeros(1, np.int64)
+        try:
+            model._check(lib.attnrt_session_slot_start(
+                session, 0, probe.ctypes.data, 1))
+            model._check(lib.attnrt_session_slot_free(session, 0))
+            if one_row:
+                model._check(lib.attnrt_session_set_slot_prefill(session,
+                                                                 one_row))
+                model._check(lib.attnrt_session_set_slot_pad_budget(
+                    session, int(pad_budget)))
+        except AttncError:
+            lib.attnrt_session_free(session)
+            raise
+        return session
+
+    def submit(self, encoded, completion, stream=False):
+        """The jobs of a completion's prompts (token id lists), queued."""
+        loop = asyncio.get_running_loop()
+        jobs = []
+        for i, ids in enumerate(encoded):
+            if not ids:
+                if self.bos is None:
+                    raise _BadRequest("prompt %d encodes to no tokens and "
+                                      "there is no bos_token_id to start it"
+                                      % i)
+                ids = [self.bos]
+            jobs.append(_SlotJob(ids, completion, loop, stream))
+        with self.cond:
+            if self.closed:
+                raise AttncError(self.broken or
+                                 "the replica is shutting down")
+            self.waiting.extend(jobs)
+            self.cond.notify()
+        return jobs
+
+    def close(self):
+        with self.cond:
+            self.closed = True
+            self.cond.notify()
+        self.thread.join(timeout=5)
+
+    def _decode(self, tokens):
+        return self.model.tokenizer.decode(tokens, skip_special_tokens=True)
+
+    def _result(self, job):
+        text = self._decode(job.tokens) if job.text is None else job.text
+        cut = min((text.find(s) for s in job.stops if s in text),
+                  default=len(text))
+        return attnc.TextResult(text[:cut], int(job.ids.size),
+                                len(job.tokens),
+                                "length" if job.text is None else "stop")
+
+    def _loop(self):
+        owner = [None] * self.slots
+        while True:
+            with self.cond:
+                while not self.waiting and not any(owner):
+                    if self.closed:
+                        self.model._lib.attnrt_session_free(self.session)
+                        self.session = None
+                        return
+                    self.cond.wait()
+                for slot in range(self.slots):
+                    if owner[slot] is None and self.waiting:
+                        owner[slot] = self.waiting.popleft()
+            try:
+                self._step(owner)
+            except Exception as e:  # the step's error is every job's
+                error = e if isinstance(e, AttncError) else AttncError(
+                    "%s: %s" % (type(e).__name__, e))
+                for job in owner:
+                    if job is not None:
+                        job.emit("error", error)
+                owner = [None] * self.slots
+                self.model._lib.attnrt_session_free(self.session)
+                try:
+                    self.session = self._open(self.one_row, self.pad_budget)
+                except Exception as e:
+                    # No session: this replica fails every request that
+                    # comes, rather than leaving it waiting.
+                    with self.cond:
+                        self.closed = True
+                        self.broken = "the replica's session could not be " \
+                            "opened again: %s" % e
+                        for job in self.waiting:
+                            job.emit("error", AttncError(self.broken))
+                        self.waiting.clear()
+                    self.session = None
+                    return
+
+    def _step(self, owner):
+        """Starts the prompts that took a slot, runs one step and hands
+        out its tokens; a finished prompt frees its slot."""
+        lib, model = self.model._lib, self.model
+        for slot, job in enumerate(owner):
+            if job is None or job.slot is not None:
+                continue
+            job.slot = slot
+            if lib.attnrt_session_slot_start(self.session, slot,
+                                             job.ids.ctypes.data,
+                                             job.ids.size):
+                # This prompt's error alone (the others go on).
+                job.emit("error", AttncError(
+                    (lib.attnrt_last_error(model._m) or
+                     b"slot_start failed").decode(errors="replace")))
+                owner[slot] = None
+        if not any(owner):
+            return
+        next_ids, ready = self._next_ids, self._ready
+        model._check(lib.attnrt_session_slots_step(
+            self.session, next_ids.ctypes.data, 0, ready.ctypes.data))
+        model._check(lib.attnrt_session_sample(self.session, None,
+                                               next_ids.ctypes.data))
+        self.steps += 1
+        for slot, job in enumerate(owner):
+            if job is None or not ready[slot]:
+                continue
+            if job.first_step is None:
+                job.first_step = self.steps
+            # As transformers' forced EOS logits processor.
+            if len(job.tokens) + 1 == job.max_tokens and self.forced_eos:
+                next_ids[slot] = min(self.forced_eos)
+            token = int(next_ids[slot])
+            job.tokens.append(token)
+            if token in self.eos:
+                job.text = self._decode(job.tokens)
+            elif job.stops:
+                text = self._decode(job.tokens)
+                if any(s in text for s in job.stops):
+                    job.text = text
+            if job.text is None and len(job.tokens) < job.max_tokens:
+                if job.stream:
+                    job.emit("step", list(job.tokens), None)
+                continue
+            model._check(lib.attnrt_session_slot_free(self.session, slot))
+            owner[slot] = None
+            job.last_step = self.steps
+            job.emit("done", self._result(job))
+
+
 def _completion_json(request_id, created, model, results):
     usage = dict(prompt_tokens=sum(r.prompt_tokens for r in results),
                  completion_tokens=sum(r.completion_tokens for r in results))
@@ -197,8 +422,9 @@ class _Server:
 
     def __init__(self, library, weights=None, tokenizer=None, name=None,
                  max_batch_size=None, batch_wait_timeout_s=0.01,
-                 max_tokens_limit=None):
+                 max_tokens_limit=None, prefill=None, pad_budget=0):
         self.model = attnc.load(library, weights=weights, tokenizer=tokenizer)
+        self.slots = None
         self.name = name or os.path.basename(str(library))
         names = {i.name for i in self.model.inputs}
         self.decoder = any(o.name == "logits" for o in self.model.outputs) \
@@ -214,6 +440,17 @@ class _Server:
             # encoder-decoder's decoder) comes first.
             limit = self.capacity - 1
             self.max_tokens_limit = min(max_tokens_limit or limit, limit)
+            if not self.encoder_decoder:
+                # A KV-cache step serves greedy completions from its slots;
+                # a full-sequence model (no slots) as fixed batches.
+                one_row = None if prefill is None else attnc.load(
+                    prefill, weights=weights)
+                try:
+                    self.slots = _SlotScheduler(self.model, one_row,
+                                                pad_budget)
+                except AttncError:
+                    if one_row is not None:
+                        raise
         else:
             self._output = next(
                 (o.name for o in self.model.outputs
@@ -240,6 +477,11 @@ class _Server:
                 .replica_id.unique_id
         except Exception:  # the class used outside Ray Serve
             self.replica = None
+
+    def __del__(self):
+        slots = getattr(self, "slots", None)
+        if slots is not None:
+            slots.close()
 
     def _capacity(self):
         """The decoder positions a session holds per row."""
@@ -288,9 +530,15 @@ class _Server:
         (200, None), then on success its server-sent events."""
         try:
             completion = _Completion(_parse(raw), self.max_tokens_limit)
-            self._check_lengths(completion)
-            events = await self._stream(completion, "cmpl-" +
-                                        uuid.uuid4().hex, int(time.time()))
+            encoded = self._check_lengths(completion)
+            if self._slotted(completion):
+                events = await self._slot_stream(
+                    completion, encoded, "cmpl-" + uuid.uuid4().hex,
+                    int(time.time()))
+            else:
+                events = await self._stream(completion, "cmpl-" +
+                                            uuid.uuid4().hex,
+                                            int(time.time()))
         except (_BadRequest, AttncError) as e:
             yield 400, _error(str(e))
             return
@@ -304,26 +552,51 @@ class _Server:
         completion = _Completion(_parse(raw), self.max_tokens_limit)
         if completion.stream:
             raise _BadRequest("a streamed completion goes through stream()")
-        self._check_lengths(completion)
+        encoded = self._check_lengths(completion)
         request_id = "cmpl-" + uuid.uuid4().hex
         created = int(time.time())
+        if self._slotted(completion):
+            jobs = self.slots.submit(encoded, completion)
+            results = []
+            for job in jobs:
+                kind, value = (await job.queue.get())[:2]
+                if kind == "error":
+                    raise value
+                results.append(value)
+            answer = _completion_json(request_id, created, self.name,
+                                      results)
+            # Where each prompt ran: its slot and the replica's decode
+            # steps that gave its first and last tokens.
+            answer["attnc_schedule"] = [
+                {"slot": j.slot, "first_step": j.first_step,
+                 "last_step": j.last_step} for j in jobs]
+            return answer
         results = await self._complete_batch(completion)
         if isinstance(results, Exception):
             raise results
         return _completion_json(request_id, created, self.name, results)
 
+    def _slotted(self, completion):
+        """Whether a completion runs in the slots: greedy ones do when the
+        model runs slots; sampled ones run on their own, so that a seed
+        gives generate_text's texts whatever else is being served."""
+        return self.slots is not None and completion.temperature == 0
+
     def _check_lengths(self, completion):
-        """A prompt too long for the compiled sequence is the client's
-        error, found before it joins a batch."""
+        """The prompts' token ids (None for an encoder-decoder). A prompt
+        too long for the compiled sequence is the client's error, found
+        before it joins a batch."""
         if self.encoder_decoder:
-            return  # generate_text checks the encoder's width itself
-        for i, e in enumerate(self.model.tokenizer.encode_batch(
-                completion.prompts)):
-            if len(e.ids) + completion.max_tokens > self.capacity:
+            return None  # generate_text checks the encoder's width itself
+        encoded = [e.ids for e in self.model.tokenizer.encode_batch(
+            completion.prompts)]
+        for i, ids in enumerate(encoded):
+            if len(ids) + completion.max_tokens > self.capacity:
                 raise _BadRequest(
                     "prompt %d is %d tokens; with max_tokens %d that "
                     "exceeds the model's %d positions"
-                    % (i, len(e.ids), completion.max_tokens, self.capacity))
+                    % (i, len(ids), completion.max_tokens, self.capacity))
+        return encoded
 
     async def _complete_batch_impl(self, completions):
         """TextResults (or the exception) of each completion: those of a
@@ -394,6 +667,49 @@ class _Server:
                     pieces.close()  # frees its session
                 except ValueError:  # still running in its thread
                     pass
+
+        return events()
+
+    async def _slot_stream(self, completion, encoded, request_id, created):
+        """_stream of a completion run in the slots: its events come from
+        the scheduler's thread, step by step. Its first token (and so its
+        errors) comes before the response starts."""
+        job, = self.slots.submit(encoded, completion, stream=True)
+        pieces = attnc._TextPieces(self.model.tokenizer)
+        first = await job.queue.get()
+        if first[0] == "error":
+            raise first[1]
+
+        def event(text, finish=None, usage=None):
+            chunk = {"id": request_id, "object": "text_completion",
+                     "created": created, "model": self.name,
+                     "choices": [{"index": 0, "text": text, "logprobs": None,
+                                  "finish_reason": finish}]}
+            if usage is not None:
+                chunk["usage"] = usage
+            return "data: %s\n\n" % json.dumps(chunk)
+
+        async def events():
+            item = first
+            while True:
+                kind = item[0]
+                if kind == "error":
+                    yield "data: %s\n\n" % json.dumps(_error(
+                        str(item[1]), "server_error"))
+                    return
+                if kind == "done":
+                    piece = pieces.done(item[1])
+                    if piece:
+                        yield event(piece)
+                    usage = _completion_json(request_id, created, self.name,
+                                             [item[1]])["usage"]
+                    yield event("", item[1].finish_reason, usage)
+                    yield "data: [DONE]\n\n"
+                    return
+                piece = pieces.step(item[1], item[2], job.stops)
+                if piece:
+                    yield event(piece)
+                item = await job.queue.get()
 
         return events()
 
@@ -598,7 +914,7 @@ def deployment(library, *, weights=None, tokenizer=None, name=None,
                num_replicas=1, max_batch_size=None, batch_wait_timeout_s=0.01,
                max_tokens_limit=None, max_ongoing_requests=32,
                ray_actor_options=None, retries=1, http_replicas=1,
-               **options):
+               prefill=None, pad_budget=0, **options):
     """A Ray Serve application serving the compiled model `library` (as
     `attnc.load(library, weights, tokenizer)` opens it on each replica; the
     paths must exist where the replicas run): pass it to `serve.run`.
@@ -613,7 +929,15 @@ def deployment(library, *, weights=None, tokenizer=None, name=None,
     replicas (no CPU reserved) take HTTP and send a request again, up to
     `retries` times, when its model replica stops while answering. `name`
     is the model's name in answers and in the deployments' names
-    (default: the library's file name)."""
+    (default: the library's file name).
+
+    A decoder compiled as a KV-cache step serves greedy completions from
+    its session's slots (continuous batching, see the module's
+    docstring); `prefill`, a one-row build of the same checkpoint
+    (input_shape={"input_ids": (1, None)}, the same kv_cache,
+    logits="last"; CPU), then runs each new prompt alone over its slot's
+    cache rows, except those within `pad_budget` (slots x prompt tokens <=
+    pad_budget), which are padded into the step's run."""
     serve = _serve()[0]
     server, http = _classes()
     label = name or os.path.splitext(os.path.basename(str(library)))[0]
@@ -628,5 +952,6 @@ def deployment(library, *, weights=None, tokenizer=None, name=None,
         model.bind(str(library),
                    None if weights is None else str(weights),
                    None if tokenizer is None else str(tokenizer), name,
-                   max_batch_size, batch_wait_timeout_s, max_tokens_limit),
+                   max_batch_size, batch_wait_timeout_s, max_tokens_limit,
+                   None if prefill is None else str(prefill), pad_budget),
         retries)

@@ -128,6 +128,22 @@ def main():
         runs = model.last_generate_many_stats[0]
         print("unpadded prompts: 12 prompts in 3 slots, %d runs: the same "
               "tokens, the full-sequence argmax, prompts in pieces" % runs)
+        # The pad budget's rule: prompts of at most 5 tokens (3 slots x 5
+        # <= 15) fed in the 3-row run beside the running slots, the longer
+        # ones alone; all of them padded (1000); in pieces of 4.
+        for budget, chunk in ((15, 0), (1000, 0), (15, 4)):
+            got = model.generate_many(prompts, budgets, prompt_chunk=chunk,
+                                      prefill=one, pad_budget=budget)
+            assert all(np.array_equal(a, b)
+                       for a, b in zip(got, outs)), (budget, chunk)
+            padded_runs = model.last_generate_many_stats[0]
+            assert padded_runs < runs, (budget, padded_runs, runs)
+        check_against_full("pad budget", got)
+        print("pad budget: short prompts padded into the 3-row run, long ones "
+              "alone: the same tokens, fewer runs")
+        expect_error(lambda: model.generate_many(prompts, budgets,
+                                                 prefill=one, pad_budget=-1),
+                     "slot pad budget: must be >= 0")
         expect_error(lambda: model.generate_many(prompts, budgets,
                                                  prefill=model),
                      "slot prefill: the one-row step does not fit the "

@@ -396,6 +396,57 @@ TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
   EXPECT_EQ(attnrt_session_set_slot_prefill(s.get(), nullptr), 0);
 }
 
+TEST(Session, SlotPadBudgetFeedsShortPromptsInTheStepsRun) {
+  char err[256];
+  ModelPtr m(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
+  ASSERT_NE(m.get(), nullptr) << err;
+  ModelPtr one(
+      attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
+  ASSERT_NE(one.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
+      << attnrt_last_error(m.get());
+  // 2 rows x 2 tokens fit a budget of 4; 2 x 3 do not.
+  ASSERT_EQ(attnrt_session_set_slot_pad_budget(s.get(), 4), 0);
+  gStepTokens.clear();
+  gOneRowTokens.clear();
+  int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
+
+  // A 2-token prompt in the two-row step's run (T = 2).
+  const int64_t first[] = {1, 3};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 0);
+  EXPECT_EQ(ready[1], 1);
+  const float *logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
+  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
+
+  // A 3-token prompt alone (the one-row step), the running slot at T = 1:
+  // the logits of SlotPromptsRunAloneOverTheirCacheRows.
+  const int64_t second[] = {4, 1, 3};
+  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
+  next[1] = 3;
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(ready[0], 1);
+  EXPECT_EQ(ready[1], 1);
+  logits = attnrt_session_logits(s.get());
+  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);
+  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f);
+  EXPECT_FLOAT_EQ(logits[4], 3.0f);
+  EXPECT_FLOAT_EQ(logits[0], 0.25f);
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(gOneRowTokens, (std::vector<int64_t>{3}));
+
+  EXPECT_NE(attnrt_session_set_slot_pad_budget(s.get(), -1), 0);
+  EXPECT_STREQ(attnrt_last_error(m.get()),
+               "slot pad budget: must be >= 0 (0: every prompt through the "
+               "one-row step), got -1");
+}
+
 /// Opens the step model `manifest` (run by `invoke`) and a session on it,
 /// and generates `newTokens` greedy tokens into `out` from the prompt rows
 /// {1, 2} and {2}; gStepTokens records each run's token count.

@@ -379,6 +379,18 @@ int attnrt_session_slot_free(attnrt_session *s, int64_t slot);
  * one_row. */
 int attnrt_session_set_slot_prefill(attnrt_session *s, attnrt_model *one_row);
 
+/* A cost rule between the two ways of feeding a prompt, with a one-row
+ * step set (attnrt_session_set_slot_prefill): a prompt of n tokens (the
+ * next max_prompt_tokens of it) with max_batch * n <= max_tokens is fed
+ * in the session's own run beside the running slots' tokens, which are
+ * padded to its length, instead of in a run of the one-row step; longer
+ * ones still run alone. A one-row run reads all the weights once more,
+ * which a short prompt's padding costs less than. Needs a session step
+ * with a run-time token count and every column's logits (not
+ * --logits=last); otherwise every prompt takes the one-row step. 0 (the
+ * default): every prompt does. The tokens are the same either way. */
+int attnrt_session_set_slot_pad_budget(attnrt_session *s, int64_t max_tokens);
+
 /* Wall time of the last attnrt_session_generate: its prefill (one model
  * run) and its decode steps (run plus sampling), in milliseconds, and the
  * number of decode steps. */
