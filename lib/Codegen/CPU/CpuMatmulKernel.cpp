@@ -157,8 +157,46 @@ struct KernelBuilder {
   Operands mode = Operands::F32;
   /// The run-time row count when M is dynamic (else null).
   Value mSize = {};
+  /// The weight-only contraction of attn-cpu-quantize-weights: B (bNk) is
+  /// [N, K * bits / 32] i32 words of packed weights, `woqScale` the f32
+  /// [N, K / group] scales (woqBits 0 otherwise).
+  Value woqScale = {};
+  int64_t woqBits = 0, woqGroup = 0;
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+
+  /// Weights [k, k + vl) of row `row` of a weight-only B, dequantized in
+  /// registers: one load of vl * bits / 8 bytes, sign extension (int4: the
+  /// low and high nibbles of each byte, interleaved back into k order),
+  /// conversion to f32 and one multiply by the group's scale, which the
+  /// whole vector shares (vl divides the group).
+  Value loadQuantized(OpBuilder &lb, Location l, Value row, Value k) {
+    int64_t perWord = 32 / woqBits;
+    Type i8 = lb.getI8Type();
+    Value kWord = arith::DivUIOp::create(
+        lb, l, k, arith::ConstantIndexOp::create(lb, l, perWord));
+    Value words = vector::LoadOp::create(
+        lb, l, VectorType::get({vl / perWord}, lb.getI32Type()), bNk,
+        ValueRange{row, kWord});
+    auto byteType = VectorType::get({vl * woqBits / 8}, i8);
+    Value q = vector::BitCastOp::create(lb, l, byteType, words);
+    if (woqBits == 4) {
+      Value four = arith::ConstantOp::create(
+          lb, l, byteType,
+          DenseElementsAttr::get(byteType, lb.getIntegerAttr(i8, 4)));
+      Value lo = arith::ShRSIOp::create(
+          lb, l, arith::ShLIOp::create(lb, l, q, four), four);
+      Value hi = arith::ShRSIOp::create(lb, l, q, four);
+      q = vector::InterleaveOp::create(lb, l, lo, hi);
+    }
+    auto vecType = VectorType::get({vl}, lb.getF32Type());
+    Value f = arith::SIToFPOp::create(lb, l, vecType, q);
+    Value group = arith::DivUIOp::create(
+        lb, l, k, arith::ConstantIndexOp::create(lb, l, woqGroup));
+    Value s = memref::LoadOp::create(lb, l, woqScale, ValueRange{row, group});
+    return arith::MulFOp::create(
+        lb, l, f, vector::BroadcastOp::create(lb, l, vecType, s));
+  }
 
   /// The epilogue runs on vectors over each finished column block
   /// (emitDeferredEpilogue) instead of per element in the tile stores,
@@ -218,7 +256,8 @@ struct KernelBuilder {
           for (Value r : rows)
             as.push_back(load(lb, l, a, r, k));
           for (Value c : cols)
-            bs.push_back(load(lb, l, bNk, c, k));
+            bs.push_back(woqBits ? loadQuantized(lb, l, c, k)
+                                 : load(lb, l, bNk, c, k));
           SmallVector<Value> next;
           for (int64_t i = 0; i < mr; ++i)
             for (int64_t j = 0; j < nr; ++j)
@@ -605,6 +644,39 @@ static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
                   bType.getDimSize(0)};
 }
 
+/// The weight-only contraction of attn-cpu-quantize-weights on buffers:
+/// C[m, n] += A[m, k] * (field_k(B[n, k / (32 / bits)]) * S[n, k / group]),
+/// A f32 [M, K] (M may be dynamic), B i32, S f32, C f32 [M, N], all
+/// contiguous. Returns the matmul (mm.b = B, mm.k = K) and S.
+static std::optional<std::pair<NTMatmul, Value>>
+matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto type = [&](Value v) { return dyn_cast<MemRefType>(v.getType()); };
+  MemRefType aType = type(op.getDpsInputs()[0]),
+             bType = type(op.getDpsInputs()[1]),
+             sType = type(op.getDpsInputs()[2]),
+             cType = type(op.getDpsInits()[0]);
+  auto contiguous = [](MemRefType t, bool dynamicRows) {
+    return t && t.getRank() == 2 && t.getLayout().isIdentity() &&
+           !t.isDynamicDim(1) && (dynamicRows || !t.isDynamicDim(0));
+  };
+  if (!contiguous(aType, true) || !contiguous(bType, false) ||
+      !contiguous(sType, false) || !contiguous(cType, true) ||
+      !aType.getElementType().isF32() ||
+      !bType.getElementType().isInteger(32) ||
+      !sType.getElementType().isF32() || !cType.getElementType().isF32())
+    return std::nullopt;
+  int64_t k = aType.getDimSize(1), n = bType.getDimSize(0);
+  if (bType.getDimSize(1) * (32 / bits) != k || sType.getDimSize(0) != n ||
+      sType.getDimSize(1) * group != k || cType.getDimSize(1) != n)
+    return std::nullopt;
+  return std::pair{NTMatmul{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
+                            op.getDpsInits()[0], aType.getDimSize(0), n, k},
+                   op.getDpsInputs()[2]};
+}
+
 struct AttnCpuMatmulKernelPass
     : public mlir::attn::impl::AttnCpuMatmulKernelBase<
           AttnCpuMatmulKernelPass> {
@@ -701,6 +773,65 @@ struct AttnCpuMatmulKernelPass
       mlir::attn::eraseZeroInit(zeroInit);
   }
 
+  /// Dot-product tiles for a weight read as stored ([N, K]), in parallel
+  /// column blocks. `wa` / `wb`: the operands' f16/bf16 sources, when they
+  /// were widened; `scale` (with bits and group): B is the packed weight of
+  /// a weight-only contraction (attn-cpu-quantize-weights).
+  void rewriteDot(NTMatmul &mm, Tiles t,
+                  const std::optional<WidenedOperand> &wa,
+                  const std::optional<WidenedOperand> &wb, Value scale = {},
+                  int64_t bits = 0, int64_t group = 0) {
+    OpBuilder b(mm.op);
+    Location loc = mm.op.getLoc();
+    linalg::GenericOp epilogue =
+        fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
+    KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
+    kb.woqScale = scale;
+    kb.woqBits = bits;
+    kb.woqGroup = group;
+    auto isBf16 = [](const std::optional<WidenedOperand> &w) {
+      return w &&
+             cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
+    };
+    if (wa || wb) {
+      kb.mode = bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % (2 * t.vl) == 0
+                    ? Operands::Bf16Dot
+                    : Operands::Widen;
+      for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
+        if (*w)
+          *operand = narrowOperand(b, loc, **w);
+    }
+    if (ShapedType::isDynamic(mm.m))
+      kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
+    kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);
+    auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
+      if (kb.mSize)
+        kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
+      else
+        kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
+      if (kb.deferEpilogue)
+        kb.emitDeferredEpilogue(rb, nStart, nExtent);
+    };
+    int64_t nb = std::min<int64_t>(t.nb, mm.n);
+    int64_t blocks = mm.n / nb;
+    // Full column blocks in parallel; the remainder block after them.
+    if (blocks > 0) {
+      auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
+                                         ValueRange{kb.idx(blocks)},
+                                         ValueRange{kb.idx(1)});
+      OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+      Value nStart =
+          arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                arith::ConstantIndexOp::create(pb, loc, nb));
+      region(pb, nStart, nb);
+    }
+    if (int64_t rest = mm.n - blocks * nb)
+      region(b, kb.idx(blocks * nb), rest);
+    if (epilogue)
+      epilogue.erase();
+    mm.op.erase();
+  }
+
   void runOnOperation() override {
     if (rowTile < 1 || colVectors < 1) {
       getOperation().emitError("attn-cpu-matmul-kernel: row-tile and "
@@ -708,7 +839,30 @@ struct AttnCpuMatmulKernelPass
       return signalPassFailure();
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor, int8;
+    struct WeightOnly {
+      NTMatmul mm;
+      Tiles t;
+      Value scale;
+      int64_t bits, group;
+    };
+    SmallVector<WeightOnly> weightOnly;
     getOperation().walk([&](linalg::GenericOp op) {
+      if (auto woq = op->getAttrOfType<DictionaryAttr>("attn.woq_matmul")) {
+        // A vector of k lies in one group and is whole i32 words; else the
+        // contraction stays a loop nest (convert-linalg-to-loops).
+        auto bits = woq.getAs<IntegerAttr>("bits");
+        auto group = woq.getAs<IntegerAttr>("group");
+        if (!bits || !group || (bits.getInt() != 8 && bits.getInt() != 4) ||
+            group.getInt() <= 0)
+          return;
+        auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt());
+        Tiles t = tilesFor(op);
+        if (match && t.vl % (32 / bits.getInt()) == 0 &&
+            group.getInt() % t.vl == 0)
+          weightOnly.push_back(
+              {match->first, t, match->second, bits.getInt(), group.getInt()});
+        return;
+      }
       if (op->hasAttr("attn.int8_matmul")) {
         // VNNI's 4 * VL bytes per operand; N whole vectors.
         if (std::optional<NTMatmul> mm = matchInt8Matmul(op)) {
@@ -734,6 +888,9 @@ struct AttnCpuMatmulKernelPass
     });
     for (auto &[mm, t] : int8)
       rewriteKMajor(mm, t, std::nullopt, std::nullopt, /*int8=*/true);
+    for (WeightOnly &w : weightOnly)
+      rewriteDot(w.mm, w.t, std::nullopt, std::nullopt, w.scale, w.bits,
+                 w.group);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;
@@ -758,56 +915,8 @@ struct AttnCpuMatmulKernelPass
     widened.findDead();
     for (auto [match, operands] : llvm::zip(kMajor, tracedKMajor))
       rewriteKMajor(match.first, match.second, operands.first, operands.second);
-    for (auto [match, operands] : llvm::zip(matches, traced)) {
-      auto &[mm, t] = match;
-      auto &[wa, wb] = operands;
-      OpBuilder b(mm.op);
-      Location loc = mm.op.getLoc();
-      linalg::GenericOp epilogue =
-          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
-      KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
-      auto isBf16 = [](const std::optional<WidenedOperand> &w) {
-        return w &&
-               cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
-      };
-      if (wa || wb) {
-        kb.mode = bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % (2 * t.vl) == 0
-                      ? Operands::Bf16Dot
-                      : Operands::Widen;
-        for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
-          if (*w)
-            *operand = narrowOperand(b, loc, **w);
-      }
-      if (ShapedType::isDynamic(mm.m))
-        kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
-      kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);
-      auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
-        if (kb.mSize)
-          kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
-        else
-          kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
-        if (kb.deferEpilogue)
-          kb.emitDeferredEpilogue(rb, nStart, nExtent);
-      };
-      int64_t nb = std::min<int64_t>(t.nb, mm.n);
-      int64_t blocks = mm.n / nb;
-      // Full column blocks in parallel; the remainder block after them.
-      if (blocks > 0) {
-        auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
-                                           ValueRange{kb.idx(blocks)},
-                                           ValueRange{kb.idx(1)});
-        OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
-        Value nStart =
-            arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
-                                  arith::ConstantIndexOp::create(pb, loc, nb));
-        region(pb, nStart, nb);
-      }
-      if (int64_t rest = mm.n - blocks * nb)
-        region(b, kb.idx(blocks * nb), rest);
-      if (epilogue)
-        epilogue.erase();
-      mm.op.erase();
-    }
+    for (auto [match, operands] : llvm::zip(matches, traced))
+      rewriteDot(match.first, match.second, operands.first, operands.second);
     widened.eraseDead();
   }
 };
