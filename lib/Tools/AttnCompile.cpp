@@ -793,6 +793,10 @@ mlir::LogicalResult Compilation::lower() {
   // Before the search, which would run the two-model module.
   if (failed(splitEncoder(options.layerDrop)))
     return mlir::failure();
+  if (encoderModule && pipeline.quantizeWeightBits)
+    return fail("--quantize=int8-weights / int4-weights is for decoder-only "
+                "checkpoints: an encoder-decoder's --kv-cache build (@encoder "
+                "beside the decoder step) is not supported");
   std::string layerDrop = options.layerDrop;
   if (search) {
     layerDrop = searchLayers(*module, options, progress);
@@ -1035,7 +1039,8 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                "file; CPU, model.onnx encoders); int8-weights / "
                "int4-weights: weight-only, for checkpoint directories "
                "(decoders, --kv-cache steps included): the projections and "
-               "the LM head read int8 or packed int4 weights with one f32 "
+               "the LM head read int8 or packed int4 weights (two per byte, "
+               "the even k in the low nibble) with one f32 "
                "scale per --quantize-group weights along K, dequantized in "
                "registers; activations stay f32. The quantized weights go "
                "into OUT.safetensors (run the model with --weights "
