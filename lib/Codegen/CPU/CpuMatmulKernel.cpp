@@ -170,7 +170,8 @@ struct KernelBuilder {
   /// low and high nibbles of each byte, interleaved back into k order),
   /// conversion to f32 and one multiply by the group's scale, which the
   /// whole vector shares (vl divides the group).
-  Value loadQuantized(OpBuilder &lb, Location l, Value row, Value k) {
+  Value loadQuantized(OpBuilder &lb, Location l, Value row, Value k,
+                      bool scaled = true) {
     int64_t perWord = 32 / woqBits;
     Type i8 = lb.getI8Type();
     Value kWord = arith::DivUIOp::create(
@@ -191,6 +192,8 @@ struct KernelBuilder {
     }
     auto vecType = VectorType::get({vl}, lb.getF32Type());
     Value f = arith::SIToFPOp::create(lb, l, vecType, q);
+    if (!scaled)
+      return f;
     Value group = arith::DivUIOp::create(
         lb, l, k, arith::ConstantIndexOp::create(lb, l, woqGroup));
     Value s = memref::LoadOp::create(lb, l, woqScale, ValueRange{row, group});
@@ -247,6 +250,60 @@ struct KernelBuilder {
         return v;
       return arith::ExtFOp::create(lb, l, vecType, v);
     };
+    auto cstIdx = [&](OpBuilder &ob, Location l, int64_t v) {
+      return arith::ConstantIndexOp::create(ob, l, v).getResult();
+    };
+    if (woqBits) {
+      // Weight-only: per group, the products of the unscaled integer
+      // weights are summed in partial accumulators, which the group's
+      // scale (one per column) multiplies once into the totals; the inner
+      // loop is one conversion and one FMA per loaded vector.
+      auto groups = scf::ForOp::create(
+          nb, loc, cstIdx(nb, loc, 0), cstIdx(nb, loc, mm.k),
+          cstIdx(nb, loc, woqGroup), init,
+          [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
+            Value g1 =
+                arith::AddIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
+            auto inner = scf::ForOp::create(
+                gb, l, g0, g1, cstIdx(gb, l, vl), init,
+                [&](OpBuilder &lb, Location il, Value k, ValueRange parts) {
+                  SmallVector<Value> as, bs;
+                  for (Value r : rows)
+                    as.push_back(load(lb, il, a, r, k));
+                  for (Value c : cols)
+                    bs.push_back(loadQuantized(lb, il, c, k, false));
+                  SmallVector<Value> next;
+                  for (int64_t i = 0; i < mr; ++i)
+                    for (int64_t j = 0; j < nr; ++j)
+                      next.push_back(vector::FMAOp::create(lb, il, as[i], bs[j],
+                                                           parts[i * nr + j]));
+                  scf::YieldOp::create(lb, il, next);
+                });
+            Value group =
+                arith::DivUIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
+            SmallVector<Value> next(accs.begin(), accs.end());
+            for (int64_t j = 0; j < nr; ++j) {
+              Value s = memref::LoadOp::create(gb, l, woqScale,
+                                               ValueRange{cols[j], group});
+              Value sv = vector::BroadcastOp::create(gb, l, vecType, s);
+              for (int64_t i = 0; i < mr; ++i)
+                next[i * nr + j] = vector::FMAOp::create(
+                    gb, l, inner.getResult(i * nr + j), sv, accs[i * nr + j]);
+            }
+            scf::YieldOp::create(gb, l, next);
+          });
+      for (int64_t i = 0; i < mr; ++i)
+        for (int64_t j = 0; j < nr; ++j) {
+          Value sum =
+              vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD,
+                                          groups.getResult(i * nr + j));
+          Value initC = memref::LoadOp::create(nb, loc, mm.c,
+                                               ValueRange{rows[i], cols[j]});
+          store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i],
+                cols[j]);
+        }
+      return;
+    }
     auto loop = scf::ForOp::create(
         nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
         arith::ConstantIndexOp::create(nb, loc, mm.k),
@@ -256,8 +313,7 @@ struct KernelBuilder {
           for (Value r : rows)
             as.push_back(load(lb, l, a, r, k));
           for (Value c : cols)
-            bs.push_back(woqBits ? loadQuantized(lb, l, c, k)
-                                 : load(lb, l, bNk, c, k));
+            bs.push_back(load(lb, l, bNk, c, k));
           SmallVector<Value> next;
           for (int64_t i = 0; i < mr; ++i)
             for (int64_t j = 0; j < nr; ++j)
