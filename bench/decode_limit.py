@@ -3,7 +3,8 @@
 
     bench/decode_limit.py [--models gpt2,llama1b] [--threads 1,2]
                           [--prompt 32] [--new 48] [--rounds 3]
-                          [--precisions f32,bf16] [--no-ort] [--workdir DIR]
+                          [--precisions f32,bf16,int8,int4]
+                          [--quantize-group 128] [--no-ort] [--workdir DIR]
                           [--attn-compile PATH]
 
 Run it with a Python that has torch 2.x, transformers 5.x, onnx and
@@ -26,7 +27,13 @@ tokens/s against it:
              bf16), except tables that are only gathered a row per token
              (position tables; the token embedding where a separate LM
              head exists: GPT-2 ties its embedding to the LM head, so it
-             counts in full), plus the KV caches at the mean decode
+             counts in full). For int8 and int4 (attn-compile
+             --quantize=int8-weights / int4-weights --quantize-group=G)
+             the bytes of the weights file attn-compile wrote (packed
+             weights, their scales, the f32 norms and biases), except the
+             tables gathered a row per token (there GPT-2's f32 token
+             table is only gathered: its LM head reads the quantized
+             copy). Plus the KV caches (f32) at the mean decode
              position (prompt + new / 2) at the cache's width as
              `--describe` reports attnc's step state
   limit      read bandwidth / bytes per token, in tokens/s
@@ -57,7 +64,8 @@ Sides, batch 1, greedy, the same random prompt, in alternation for
 
 Every side's greedy tokens are compared with torch f32's (random weights
 decide by margins far above f32 rounding; a bf16 side may differ, so it is
-a count). int8 and int4 weight-only decoding are not built yet: no rows.
+a count; so may int8 and int4, attnc only: torch and onnxruntime run no
+weight-only int8 / int4 here).
 """
 
 import argparse
@@ -75,6 +83,7 @@ ROOT = os.path.dirname(HERE)
 SEED = 0
 WIDTH = {"f32": 4, "bf16": 2}
 STATE_WIDTH = {"f32": 4, "bf16": 2, "f16": 2}
+QUANTIZED = ("int8", "int4")
 
 
 def make_config(name):
@@ -117,6 +126,29 @@ def weight_elements(directory):
         else:
             full += count
     return full, gathered
+
+
+def quantized_weight_bytes(path):
+    """Bytes a decode step reads from the weights file attn-compile wrote
+    for --quantize=int8-weights / int4-weights: every tensor but those only
+    gathered a row per token (position tables; token tables whose LM head
+    is a separate tensor or their quantized copy)."""
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+    header.pop("__metadata__", None)
+    names = set(header)
+    total = 0
+    for name, info in header.items():
+        a, b = info["data_offsets"]
+        gathered = name.endswith("wpe.weight") or (
+            name.endswith(("wte.weight", "embed_tokens.weight")) and
+            (any(n.endswith("lm_head.weight") or n.startswith("lm_head.")
+                 for n in names) or
+             any(n.startswith(name + ".q") for n in names)))
+        if not gathered:
+            total += b - a
+    return total
 
 
 def state_bytes_per_position(binary):
@@ -204,6 +236,8 @@ def main():
     ap.add_argument("--new", type=int, default=48)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--precisions", default="f32,bf16")
+    ap.add_argument("--quantize-group", type=int, default=128,
+                    help="--quantize-group of the int8 / int4 builds")
     ap.add_argument("--no-ort", action="store_true",
                     help="skip the onnxruntime side")
     ap.add_argument("--workdir")
@@ -239,7 +273,7 @@ def main():
     thread_counts = [int(t) for t in args.threads.split(",")]
     precisions = args.precisions.split(",")
     for p in precisions:
-        if p not in WIDTH:
+        if p not in WIDTH and p not in QUANTIZED:
             raise SystemExit(f"decode_limit: unknown precision {p!r}")
     # Bandwidth samples are taken in every round, beside the sides: the
     # machine's bandwidth varies with its load as the sides' speed does.
@@ -264,13 +298,20 @@ def main():
         weights = os.path.join(directory, "model.safetensors")
 
         binaries, compile_s, per_position = {}, {}, {}
+        side_weights, weight_bytes = {}, {}
         for p in precisions:
             binary = os.path.join(work, f"{name}-{p}")
             start = time.perf_counter()
+            mode = [f"--quantize={p}-weights",
+                    f"--quantize-group={args.quantize_group}"] \
+                if p in QUANTIZED else [f"--precision={p}"]
             subprocess.run([args.attn_compile, "-q", directory,
                             "--input-shape", "input_ids=1x?", "--kv-cache",
-                            str(capacity), f"--precision={p}", "-o", binary],
-                           check=True)
+                            str(capacity), "-o", binary] + mode, check=True)
+            side_weights[p] = binary + ".safetensors" \
+                if p in QUANTIZED else weights
+            weight_bytes[p] = quantized_weight_bytes(side_weights[p]) \
+                if p in QUANTIZED else full * WIDTH[p]
             compile_s[p] = time.perf_counter() - start
             binaries[p] = binary
             per_position[p] = state_bytes_per_position(binary)
@@ -285,7 +326,7 @@ def main():
                 ort_error = f"export failed: {e}"
 
         sides = [("attnc", p) for p in precisions] + \
-            [("torch", p) for p in precisions]
+            [("torch", p) for p in precisions if p in WIDTH]
         if not args.no_ort and "f32" in precisions and ort_error is None:
             sides.append(("ort", "f32"))
         for threads in thread_counts:
@@ -302,7 +343,8 @@ def main():
                     try:
                         if who == "attnc":
                             s = run_attnc(binaries[p], directory, prompt_path,
-                                          args.new, threads, weights=weights)
+                                          args.new, threads,
+                                          weights=side_weights[p])
                         elif who == "torch":
                             s = worker(["--torch-worker", directory,
                                         prompt_path, str(args.new),
@@ -331,7 +373,9 @@ def main():
                 prefill = statistics.median(s["prefill_ms"] for s in got)
                 state_width = per_position[p] if p in per_position else \
                     per_position["f32"] * WIDTH[p] // 4
-                per_token = full * WIDTH[p] + state_width * mean_position
+                per_token = (weight_bytes[p] if who == "attnc"
+                             else full * WIDTH[p]) + \
+                    state_width * mean_position
                 limit = read * 1e9 / per_token
                 equal = None
                 if ref_tokens is not None:

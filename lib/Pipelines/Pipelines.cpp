@@ -229,6 +229,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   // that the int8 projections no longer read.
   if (!cuda && options.quantizeInt8)
     pm.addPass(attn::createAttnCpuQuantizeInt8());
+  if (!cuda && options.quantizeWeightBits) {
+    attn::AttnCpuQuantizeWeightsOptions woq;
+    woq.bits = options.quantizeWeightBits;
+    woq.groupSize = options.quantizeGroup;
+    pm.addPass(attn::createAttnCpuQuantizeWeights(woq));
+  }
   if (options.fuseRows) {
     // CPU rows are too small to pay for a thread fork each.
     attn::AttnFuseRowsOptions fuse;

@@ -18,6 +18,7 @@
 #include "attnc/Dialect/Attn/GenerationAttrs.h"
 #include "attnc/Frontend/Import.h"
 #include "attnc/InitAttnc.h"
+#include "attnc/Runtime/SafeTensors.h"
 #include "attnc/Support/BytecodeNesting.h"
 #include "attnc/Support/SafeFiles.h"
 #include "attnc/Target/Target.h"
@@ -35,6 +36,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -224,6 +226,10 @@ private:
   /// Quantizes the weights that attn-cpu-quantize-int8 recorded and writes
   /// them with the imported ones.
   mlir::LogicalResult writeQuantizedWeights();
+  /// With --quantize=int8-weights / int4-weights: writes the checkpoint's
+  /// tensors that the model still binds and the grouped quantized forms
+  /// that attn-cpu-quantize-weights recorded.
+  mlir::LogicalResult writeWeightOnlyWeights();
   /// Prints `module` and, after a `// -----` line (as --split-input-file
   /// reads it), the encoder's.
   void printModules(raw_ostream &os, mlir::OpPrintingFlags flags = {});
@@ -341,6 +347,28 @@ mlir::LogicalResult Compilation::validateOptions() {
       return fail("--quantize=int8 is for encoders: it does not combine with "
                   "--kv-cache or --layer-drop='strategy=search ...'");
   }
+  if (pipeline.quantizeWeightBits) {
+    std::string mode =
+        pipeline.quantizeWeightBits == 8 ? "int8-weights" : "int4-weights";
+    if (cuda())
+      return fail("--quantize=" + mode + " is for --target=cpu");
+    if (pipeline.precision != Precision::F32 ||
+        pipeline.ioPrecision != Precision::F32)
+      return fail("--quantize=" + mode +
+                  " keeps activations in f32; it does not combine with "
+                  "--precision or --io-precision");
+    if (!hfInput)
+      return fail("--quantize=" + mode +
+                  " needs a checkpoint directory input (its quantized "
+                  "weights are written into OUT.safetensors beside the "
+                  "output)");
+    if (emit == "attn" || emit == "ptx")
+      return fail("--quantize=" + mode +
+                  " is for --emit=exe, obj, linalg, llvm or llvm-ir");
+    if (search || !options.pruneSpec.empty() || !options.layerDrop.empty())
+      return fail("--quantize=" + mode +
+                  " does not combine with --layer-drop or --prune");
+  }
   if (options.noRaise)
     pipeline.raiseAttention = false;
   pipeline.cpuAvx512Bf16 =
@@ -407,6 +435,16 @@ mlir::LogicalResult Compilation::importModel() {
     if (Error err = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(),
                                                     imported->weights))
       return fail(toString(std::move(err)));
+  }
+  if (inputKind == ModelKind::Checkpoint && pipeline.quantizeWeightBits &&
+      outputTakesSideFiles(outputFile) && (emit == "exe" || emit == "obj")) {
+    std::string weightsPath = outputFile.str() + ".safetensors";
+    auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
+    if (!prepared)
+      return fail(toString(prepared.takeError()));
+    if (Error err = checkSideFileReplaceable(weightsPath, options.force))
+      return fail(toString(std::move(err)));
+    weightsOutput.emplace(std::move(*prepared));
   }
   return mlir::success();
 }
@@ -536,6 +574,183 @@ mlir::LogicalResult Compilation::writeQuantizedWeights() {
   return mlir::success();
 }
 
+/// The f32 matrix [N, K] that the `attn.weight` with attributes `recipe`
+/// binds, read from the checkpoint: the named tensor (or the
+/// concatenation of `concat_names` along `concat_axis`), sliced by
+/// `gather_ranges` along `gather_axis`, then transposed with `transpose`.
+static Expected<std::vector<float>>
+assembleCheckpointBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
+                          const attnrt::SafeTensorsWeights &weights) {
+  auto name = recipe.getAs<mlir::StringAttr>("name").getValue();
+  SmallVector<StringRef> parts;
+  if (auto concat = recipe.getAs<mlir::ArrayAttr>("concat_names"))
+    for (mlir::Attribute part : concat)
+      parts.push_back(cast<mlir::StringAttr>(part).getValue());
+  else
+    parts.push_back(name);
+  auto axisAttr = recipe.getAs<mlir::IntegerAttr>("concat_axis");
+  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
+  // The stored matrix: the parts side by side along `axis`.
+  int64_t rows = 0, cols = 0;
+  std::vector<std::pair<const attnrt::StTensor *, const float *>> tensors;
+  for (StringRef part : parts) {
+    const attnrt::StTensor *t = weights.find(part.str());
+    if (!t || t->shape.size() != 2 || t->dtype != "F32")
+      return createStringError(
+          "--quantize: '" + part +
+          "' is not a 2-D F32 tensor of the checkpoint (weight-only "
+          "quantization reads f32 checkpoints)");
+    tensors.push_back(
+        {t, reinterpret_cast<const float *>(weights.tensorData(*t))});
+    if (axis == 0) {
+      rows += t->shape[0];
+      cols = t->shape[1];
+    } else {
+      rows = t->shape[0];
+      cols += t->shape[1];
+    }
+  }
+  std::vector<float> stored(rows * cols);
+  int64_t offset = 0;
+  for (auto [t, src] : tensors) {
+    int64_t r = t->shape[0], c = t->shape[1];
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j)
+        stored[axis == 0 ? (offset + i) * cols + j : i * cols + offset + j] =
+            src[i * c + j];
+    offset += axis == 0 ? r : c;
+  }
+  if (auto ranges = recipe.getAs<mlir::DenseI64ArrayAttr>("gather_ranges")) {
+    int64_t gAxis = recipe.getAs<mlir::IntegerAttr>("gather_axis").getInt();
+    std::vector<int64_t> keep;
+    ArrayRef<int64_t> pairs = ranges.asArrayRef();
+    for (size_t i = 0; i + 1 < pairs.size(); i += 2)
+      for (int64_t j = 0; j < pairs[i + 1]; ++j)
+        keep.push_back(pairs[i] + j);
+    int64_t newRows = gAxis == 0 ? keep.size() : rows;
+    int64_t newCols = gAxis == 0 ? cols : keep.size();
+    std::vector<float> gathered(newRows * newCols);
+    for (int64_t i = 0; i < newRows; ++i)
+      for (int64_t j = 0; j < newCols; ++j)
+        gathered[i * newCols + j] = gAxis == 0 ? stored[keep[i] * cols + j]
+                                               : stored[i * cols + keep[j]];
+    stored = std::move(gathered);
+    rows = newRows;
+    cols = newCols;
+  }
+  bool transpose = static_cast<bool>(recipe.get("transpose"));
+  int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
+  if (shape.size() != 2 || shape[0] != n || shape[1] != k)
+    return createStringError("--quantize: the binding of '" + name +
+                             "' is not the recorded shape");
+  if (!transpose)
+    return stored;
+  std::vector<float> bound(n * k);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      bound[j * k + i] = stored[i * cols + j];
+  return bound;
+}
+
+mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
+  auto recorded =
+      (*module)->getAttrOfType<mlir::DictionaryAttr>("attn.woq_weights");
+  auto replaced =
+      (*module)->getAttrOfType<mlir::ArrayAttr>("attn.woq_replaced");
+  (*module)->removeAttr("attn.woq_weights");
+  (*module)->removeAttr("attn.woq_replaced");
+  if (!weightsOutput)
+    return mlir::success(); // A text stage: nothing is bound.
+  SmallString<256> path(options.inputPath);
+  sys::path::append(path, "model.safetensors");
+  if (!sys::fs::exists(path)) {
+    path = options.inputPath;
+    sys::path::append(path, "model.safetensors.index.json");
+  }
+  attnrt::SafeTensorsWeights weights;
+  std::string err;
+  if (!weights.open(std::string(path), err))
+    return fail(err);
+  llvm::StringSet<> dropped;
+  if (replaced)
+    for (mlir::Attribute name : replaced)
+      dropped.insert(cast<mlir::StringAttr>(name).getValue());
+  std::vector<onnx_frontend::WeightTensor> out;
+  StringSet<> names;
+  // The checkpoint's tensors that some binding still reads, as stored.
+  for (const auto &file : weights.files())
+    for (const attnrt::StTensor &t : file->tensors()) {
+      if (dropped.contains(t.name) || !weights.find(t.name))
+        continue;
+      const unsigned char *data = file->tensorData(t);
+      onnx_frontend::WeightTensor copy;
+      copy.name = t.name;
+      copy.shape.assign(t.shape.begin(), t.shape.end());
+      copy.bytes.assign(reinterpret_cast<const char *>(data), t.bytes());
+      copy.dtype = t.dtype;
+      out.push_back(std::move(copy));
+      names.insert(t.name);
+    }
+  for (mlir::NamedAttribute entry :
+       recorded ? recorded.getValue() : ArrayRef<mlir::NamedAttribute>()) {
+    auto info = cast<mlir::DictionaryAttr>(entry.getValue());
+    ArrayRef<int64_t> shape =
+        info.getAs<mlir::DenseI64ArrayAttr>("shape").asArrayRef();
+    int64_t bits = info.getAs<mlir::IntegerAttr>("bits").getInt();
+    int64_t group = info.getAs<mlir::IntegerAttr>("group").getInt();
+    Expected<std::vector<float>> bound = assembleCheckpointBinding(
+        info.getAs<mlir::DictionaryAttr>("weight"), shape, weights);
+    if (!bound)
+      return fail(toString(bound.takeError()));
+    // Symmetric per group of `group` k of a row: scale = max|w| / qmax,
+    // q = clamp(roundeven(w / scale), -qmax, qmax), packed little-endian
+    // into i32 words along k, weight k in bits [bits * (k mod per),
+    // bits * (k mod per + 1)) of word k / per (int4: even k in a byte's
+    // low nibble, odd k in its high nibble).
+    int64_t n = shape[0], k = shape[1], per = 32 / bits;
+    float qmax = bits == 8 ? 127.0f : 7.0f;
+    std::string name = entry.getName().str();
+    onnx_frontend::WeightTensor q{
+        name, {n, k / per}, std::string(n * k / per * 4, '\0'), "I32"};
+    onnx_frontend::WeightTensor scale{name + "_scale",
+                                      {n, k / group},
+                                      std::string(n * (k / group) * 4, '\0'),
+                                      "F32"};
+    std::vector<uint32_t> words(n * (k / per), 0);
+    std::vector<float> scales(n * (k / group));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t g = 0; g < k / group; ++g) {
+        const float *w = bound->data() + i * k + g * group;
+        float amax = 0.0f;
+        for (int64_t j = 0; j < group; ++j)
+          amax = std::max(amax, std::fabs(w[j]));
+        float s = amax / qmax;
+        if (s == 0.0f)
+          s = 1.0f;
+        scales[i * (k / group) + g] = s;
+        for (int64_t j = 0; j < group; ++j) {
+          int64_t kk = g * group + j;
+          float v = std::clamp(std::nearbyint(w[j] / s), -qmax, qmax);
+          uint32_t field = static_cast<uint32_t>(static_cast<int32_t>(v)) &
+                           ((1u << bits) - 1);
+          words[i * (k / per) + kk / per] |= field << (bits * (kk % per));
+        }
+      }
+    std::memcpy(q.bytes.data(), words.data(), words.size() * 4);
+    std::memcpy(scale.bytes.data(), scales.data(), scales.size() * 4);
+    for (onnx_frontend::WeightTensor *t : {&q, &scale}) {
+      if (names.contains(t->name))
+        return fail("--quantize: the checkpoint already has a tensor named '" +
+                    t->name + "'");
+      names.insert(t->name);
+      out.push_back(std::move(*t));
+    }
+  }
+  if (Error e = onnx_frontend::writeSafeTensors(weightsOutput->tempPath(), out))
+    return fail(toString(std::move(e)));
+  return mlir::success();
+}
+
 mlir::LogicalResult Compilation::splitEncoder(StringRef layerDrop) {
   auto encoder = module->lookupSymbol<mlir::func::FuncOp>("encoder");
   if (!encoder || encoder.isPrivate() || encoder.isExternal())
@@ -578,6 +793,10 @@ mlir::LogicalResult Compilation::lower() {
   // Before the search, which would run the two-model module.
   if (failed(splitEncoder(options.layerDrop)))
     return mlir::failure();
+  if (encoderModule && pipeline.quantizeWeightBits)
+    return fail("--quantize=int8-weights / int4-weights is for decoder-only "
+                "checkpoints: an encoder-decoder's --kv-cache build (@encoder "
+                "beside the decoder step) is not supported");
   std::string layerDrop = options.layerDrop;
   if (search) {
     layerDrop = searchLayers(*module, options, progress);
@@ -621,6 +840,8 @@ mlir::LogicalResult Compilation::lower() {
   if (failed(pm.run(*module)))
     return mlir::failure();
   if (pipeline.quantizeInt8 && failed(writeQuantizedWeights()))
+    return mlir::failure();
+  if (pipeline.quantizeWeightBits && failed(writeWeightOnlyWeights()))
     return mlir::failure();
   if (!encoderModule)
     return mlir::success();
@@ -812,11 +1033,28 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
       cl::init(Precision::F32), cl::cat(category));
   cl::opt<std::string> quantize(
       "quantize",
-      cl::desc("none, or int8: projections with constant weights as u8 x s8 "
+      cl::desc("none; int8: projections with constant weights as u8 x s8 "
                "contractions (activations quantized per row at run time, "
                "weights per output column at compile time into the weights "
-               "file); CPU, model.onnx encoders"),
+               "file; CPU, model.onnx encoders); int8-weights / "
+               "int4-weights: weight-only, for checkpoint directories "
+               "(decoders, --kv-cache steps included): the projections and "
+               "the LM head read int8 or packed int4 weights (two per byte, "
+               "the even k in the low nibble) with one f32 "
+               "scale per --quantize-group weights along K, dequantized in "
+               "registers; activations stay f32. The quantized weights go "
+               "into OUT.safetensors (run the model with --weights "
+               "OUT.safetensors); CPU only"),
       cl::init("none"), cl::cat(category));
+  cl::opt<int64_t> quantizeGroup(
+      "quantize-group",
+      cl::desc("With --quantize=int8-weights / int4-weights: weights per "
+               "scale along K (a multiple of 8 dividing every projection's "
+               "input size; default 128: one 4-byte scale per 128 weights "
+               "adds 0.25 bits per weight, and 128 divides the hidden and "
+               "FFN sizes of common decoders; smaller groups, e.g. 32, "
+               "follow outliers more closely at 1 bit per weight)"),
+      cl::value_desc("G"), cl::init(128), cl::cat(category));
   cl::opt<Precision> ioPrecision(
       "io-precision",
       cl::desc("Type of the model's float inputs and outputs: f32 (default; "
@@ -979,11 +1217,28 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
   options.pipeline.chip = chip;
   options.pipeline.precision = precision;
   options.pipeline.ioPrecision = ioPrecision;
-  if (quantize != "none" && quantize != "int8") {
-    (void)fail("unknown --quantize '" + quantize + "' (expected none or int8)");
+  if (quantize != "none" && quantize != "int8" && quantize != "int8-weights" &&
+      quantize != "int4-weights") {
+    (void)fail("unknown --quantize '" + quantize +
+               "' (expected none, int8, int8-weights or int4-weights)");
     return 1;
   }
   options.pipeline.quantizeInt8 = quantize == "int8";
+  options.pipeline.quantizeWeightBits = quantize == "int8-weights"   ? 8
+                                        : quantize == "int4-weights" ? 4
+                                                                     : 0;
+  if (quantizeGroup.getNumOccurrences() &&
+      !options.pipeline.quantizeWeightBits) {
+    (void)fail("--quantize-group is for --quantize=int8-weights or "
+               "int4-weights");
+    return 1;
+  }
+  if (quantizeGroup < 8 || quantizeGroup % 8 != 0) {
+    (void)fail("--quantize-group must be a positive multiple of 8, got " +
+               Twine(quantizeGroup.getValue()));
+    return 1;
+  }
+  options.pipeline.quantizeGroup = quantizeGroup;
   for (const auto &[s, flag] : switches)
     if (*flag)
       options.pipeline.*(s->field) = !(defaults.*(s->field));

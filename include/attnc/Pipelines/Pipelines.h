@@ -97,6 +97,11 @@ struct PipelineOptions {
   /// row, s8 weights per column, whose quantized tensors attn-compile
   /// writes into the weights file.
   bool quantizeInt8 = false;
+  /// Weight-only projections (attn-cpu-quantize-weights): 8 or 4 bits per
+  /// weight with one f32 scale per `quantizeGroup` weights along K, whose
+  /// quantized tensors attn-compile writes into the weights file; 0: off.
+  int64_t quantizeWeightBits = 0;
+  int64_t quantizeGroup = 128;
   /// The CPU the code is for has AVX-512 VNNI (attn-compile sets it from
   /// --cpu / --cpu-features): the int8 contractions run on vpdpbusd
   /// (attn-cpu-matmul-kernel{int8-dot}); without it they stay scalar loops.

@@ -158,8 +158,49 @@ struct KernelBuilder {
   Operands mode = Operands::F32;
   /// The run-time row count when M is dynamic (else null).
   Value mSize = {};
+  /// The weight-only contraction of attn-cpu-quantize-weights: B (bNk) is
+  /// [N, K * bits / 32] i32 words of packed weights, `woqScale` the f32
+  /// [N, K / group] scales (woqBits 0 otherwise).
+  Value woqScale = {};
+  int64_t woqBits = 0, woqGroup = 0;
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+
+  /// Weights [k, k + vl) of row `row` of a weight-only B, dequantized in
+  /// registers: one load of vl * bits / 8 bytes, sign extension (int4: the
+  /// low and high nibbles of each byte, interleaved back into k order),
+  /// conversion to f32 and one multiply by the group's scale, which the
+  /// whole vector shares (vl divides the group).
+  Value loadQuantized(OpBuilder &lb, Location l, Value row, Value k,
+                      bool scaled = true) {
+    int64_t perWord = 32 / woqBits;
+    Type i8 = lb.getI8Type();
+    Value kWord = arith::DivUIOp::create(
+        lb, l, k, arith::ConstantIndexOp::create(lb, l, perWord));
+    Value words = vector::LoadOp::create(
+        lb, l, VectorType::get({vl / perWord}, lb.getI32Type()), bNk,
+        ValueRange{row, kWord});
+    auto byteType = VectorType::get({vl * woqBits / 8}, i8);
+    Value q = vector::BitCastOp::create(lb, l, byteType, words);
+    if (woqBits == 4) {
+      Value four = arith::ConstantOp::create(
+          lb, l, byteType,
+          DenseElementsAttr::get(byteType, lb.getIntegerAttr(i8, 4)));
+      Value lo = arith::ShRSIOp::create(
+          lb, l, arith::ShLIOp::create(lb, l, q, four), four);
+      Value hi = arith::ShRSIOp::create(lb, l, q, four);
+      q = vector::InterleaveOp::create(lb, l, lo, hi);
+    }
+    auto vecType = VectorType::get({vl}, lb.getF32Type());
+    Value f = arith::SIToFPOp::create(lb, l, vecType, q);
+    if (!scaled)
+      return f;
+    Value group = arith::DivUIOp::create(
+        lb, l, k, arith::ConstantIndexOp::create(lb, l, woqGroup));
+    Value s = memref::LoadOp::create(lb, l, woqScale, ValueRange{row, group});
+    return arith::MulFOp::create(
+        lb, l, f, vector::BroadcastOp::create(lb, l, vecType, s));
+  }
 
   /// The epilogue runs on vectors over each finished column block
   /// (emitDeferredEpilogue) instead of per element in the tile stores,
@@ -210,6 +251,60 @@ struct KernelBuilder {
         return v;
       return arith::ExtFOp::create(lb, l, vecType, v);
     };
+    auto cstIdx = [&](OpBuilder &ob, Location l, int64_t v) {
+      return arith::ConstantIndexOp::create(ob, l, v).getResult();
+    };
+    if (woqBits) {
+      // Weight-only: per group, the products of the unscaled integer
+      // weights are summed in partial accumulators, which the group's
+      // scale (one per column) multiplies once into the totals; the inner
+      // loop is one conversion and one FMA per loaded vector.
+      auto groups = scf::ForOp::create(
+          nb, loc, cstIdx(nb, loc, 0), cstIdx(nb, loc, mm.k),
+          cstIdx(nb, loc, woqGroup), init,
+          [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
+            Value g1 =
+                arith::AddIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
+            auto inner = scf::ForOp::create(
+                gb, l, g0, g1, cstIdx(gb, l, vl), init,
+                [&](OpBuilder &lb, Location il, Value k, ValueRange parts) {
+                  SmallVector<Value> as, bs;
+                  for (Value r : rows)
+                    as.push_back(load(lb, il, a, r, k));
+                  for (Value c : cols)
+                    bs.push_back(loadQuantized(lb, il, c, k, false));
+                  SmallVector<Value> next;
+                  for (int64_t i = 0; i < mr; ++i)
+                    for (int64_t j = 0; j < nr; ++j)
+                      next.push_back(vector::FMAOp::create(lb, il, as[i], bs[j],
+                                                           parts[i * nr + j]));
+                  scf::YieldOp::create(lb, il, next);
+                });
+            Value group =
+                arith::DivUIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
+            SmallVector<Value> next(accs.begin(), accs.end());
+            for (int64_t j = 0; j < nr; ++j) {
+              Value s = memref::LoadOp::create(gb, l, woqScale,
+                                               ValueRange{cols[j], group});
+              Value sv = vector::BroadcastOp::create(gb, l, vecType, s);
+              for (int64_t i = 0; i < mr; ++i)
+                next[i * nr + j] = vector::FMAOp::create(
+                    gb, l, inner.getResult(i * nr + j), sv, accs[i * nr + j]);
+            }
+            scf::YieldOp::create(gb, l, next);
+          });
+      for (int64_t i = 0; i < mr; ++i)
+        for (int64_t j = 0; j < nr; ++j) {
+          Value sum =
+              vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD,
+                                          groups.getResult(i * nr + j));
+          Value initC = memref::LoadOp::create(nb, loc, mm.c,
+                                               ValueRange{rows[i], cols[j]});
+          store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i],
+                cols[j]);
+        }
+      return;
+    }
     auto loop = scf::ForOp::create(
         nb, loc, arith::ConstantIndexOp::create(nb, loc, 0),
         arith::ConstantIndexOp::create(nb, loc, mm.k),
@@ -614,6 +709,39 @@ static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
                   bType.getDimSize(0)};
 }
 
+/// The weight-only contraction of attn-cpu-quantize-weights on buffers:
+/// C[m, n] += A[m, k] * (field_k(B[n, k / (32 / bits)]) * S[n, k / group]),
+/// A f32 [M, K] (M may be dynamic), B i32, S f32, C f32 [M, N], all
+/// contiguous. Returns the matmul (mm.b = B, mm.k = K) and S.
+static std::optional<std::pair<NTMatmul, Value>>
+matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  auto type = [&](Value v) { return dyn_cast<MemRefType>(v.getType()); };
+  MemRefType aType = type(op.getDpsInputs()[0]),
+             bType = type(op.getDpsInputs()[1]),
+             sType = type(op.getDpsInputs()[2]),
+             cType = type(op.getDpsInits()[0]);
+  auto contiguous = [](MemRefType t, bool dynamicRows) {
+    return t && t.getRank() == 2 && t.getLayout().isIdentity() &&
+           !t.isDynamicDim(1) && (dynamicRows || !t.isDynamicDim(0));
+  };
+  if (!contiguous(aType, true) || !contiguous(bType, false) ||
+      !contiguous(sType, false) || !contiguous(cType, true) ||
+      !aType.getElementType().isF32() ||
+      !bType.getElementType().isInteger(32) ||
+      !sType.getElementType().isF32() || !cType.getElementType().isF32())
+    return std::nullopt;
+  int64_t k = aType.getDimSize(1), n = bType.getDimSize(0);
+  if (bType.getDimSize(1) * (32 / bits) != k || sType.getDimSize(0) != n ||
+      sType.getDimSize(1) * group != k || cType.getDimSize(1) != n)
+    return std::nullopt;
+  return std::pair{NTMatmul{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
+                            op.getDpsInits()[0], aType.getDimSize(0), n, k},
+                   op.getDpsInputs()[2]};
+}
+
 struct AttnCpuMatmulKernelPass
     : public mlir::attn::impl::AttnCpuMatmulKernelBase<
           AttnCpuMatmulKernelPass> {
@@ -714,6 +842,65 @@ struct AttnCpuMatmulKernelPass
       mlir::attn::eraseZeroInit(zeroInit);
   }
 
+  /// Dot-product tiles for a weight read as stored ([N, K]), in parallel
+  /// column blocks. `wa` / `wb`: the operands' f16/bf16 sources, when they
+  /// were widened; `scale` (with bits and group): B is the packed weight of
+  /// a weight-only contraction (attn-cpu-quantize-weights).
+  void rewriteDot(NTMatmul &mm, Tiles t,
+                  const std::optional<WidenedOperand> &wa,
+                  const std::optional<WidenedOperand> &wb, Value scale = {},
+                  int64_t bits = 0, int64_t group = 0) {
+    OpBuilder b(mm.op);
+    Location loc = mm.op.getLoc();
+    linalg::GenericOp epilogue =
+        fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
+    KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
+    kb.woqScale = scale;
+    kb.woqBits = bits;
+    kb.woqGroup = group;
+    auto isBf16 = [](const std::optional<WidenedOperand> &w) {
+      return w &&
+             cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
+    };
+    if (wa || wb) {
+      kb.mode = bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % (2 * t.vl) == 0
+                    ? Operands::Bf16Dot
+                    : Operands::Widen;
+      for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
+        if (*w)
+          *operand = narrowOperand(b, loc, **w);
+    }
+    if (ShapedType::isDynamic(mm.m))
+      kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
+    kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);
+    auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
+      if (kb.mSize)
+        kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
+      else
+        kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
+      if (kb.deferEpilogue)
+        kb.emitDeferredEpilogue(rb, nStart, nExtent);
+    };
+    int64_t nb = std::min<int64_t>(t.nb, mm.n);
+    int64_t blocks = mm.n / nb;
+    // Full column blocks in parallel; the remainder block after them.
+    if (blocks > 0) {
+      auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
+                                         ValueRange{kb.idx(blocks)},
+                                         ValueRange{kb.idx(1)});
+      OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
+      Value nStart =
+          arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
+                                arith::ConstantIndexOp::create(pb, loc, nb));
+      region(pb, nStart, nb);
+    }
+    if (int64_t rest = mm.n - blocks * nb)
+      region(b, kb.idx(blocks * nb), rest);
+    if (epilogue)
+      epilogue.erase();
+    mm.op.erase();
+  }
+
   void runOnOperation() override {
     if (rowTile < 1 || colVectors < 1) {
       getOperation().emitError("attn-cpu-matmul-kernel: row-tile and "
@@ -721,7 +908,30 @@ struct AttnCpuMatmulKernelPass
       return signalPassFailure();
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor, int8;
+    struct WeightOnly {
+      NTMatmul mm;
+      Tiles t;
+      Value scale;
+      int64_t bits, group;
+    };
+    SmallVector<WeightOnly> weightOnly;
     getOperation().walk([&](linalg::GenericOp op) {
+      if (auto woq = op->getAttrOfType<DictionaryAttr>("attn.woq_matmul")) {
+        // A vector of k lies in one group and is whole i32 words; else the
+        // contraction stays a loop nest (convert-linalg-to-loops).
+        auto bits = woq.getAs<IntegerAttr>("bits");
+        auto group = woq.getAs<IntegerAttr>("group");
+        if (!bits || !group || (bits.getInt() != 8 && bits.getInt() != 4) ||
+            group.getInt() <= 0)
+          return;
+        auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt());
+        Tiles t = tilesFor(op);
+        if (match && t.vl % (32 / bits.getInt()) == 0 &&
+            group.getInt() % t.vl == 0)
+          weightOnly.push_back(
+              {match->first, t, match->second, bits.getInt(), group.getInt()});
+        return;
+      }
       if (op->hasAttr("attn.int8_matmul")) {
         // VNNI's 4 * VL bytes per operand; N whole vectors.
         if (std::optional<NTMatmul> mm = matchInt8Matmul(op)) {
@@ -748,6 +958,9 @@ struct AttnCpuMatmulKernelPass
     for (auto &[mm, t] : int8)
       rewriteKMajor(mm, t, std::nullopt, std::nullopt, std::nullopt,
                     /*int8=*/true);
+    for (WeightOnly &w : weightOnly)
+      rewriteDot(w.mm, w.t, std::nullopt, std::nullopt, w.scale, w.bits,
+                 w.group);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;
@@ -781,56 +994,8 @@ struct AttnCpuMatmulKernelPass
          llvm::zip(kMajor, tracedKMajor, panelsKMajor))
       rewriteKMajor(match.first, match.second, operands.first, operands.second,
                     panels);
-    for (auto [match, operands] : llvm::zip(matches, traced)) {
-      auto &[mm, t] = match;
-      auto &[wa, wb] = operands;
-      OpBuilder b(mm.op);
-      Location loc = mm.op.getLoc();
-      linalg::GenericOp epilogue =
-          fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
-      KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
-      auto isBf16 = [](const std::optional<WidenedOperand> &w) {
-        return w &&
-               cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
-      };
-      if (wa || wb) {
-        kb.mode = bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % (2 * t.vl) == 0
-                      ? Operands::Bf16Dot
-                      : Operands::Widen;
-        for (auto [w, operand] : {std::pair{&wa, &kb.a}, {&wb, &kb.bNk}})
-          if (*w)
-            *operand = narrowOperand(b, loc, **w);
-      }
-      if (ShapedType::isDynamic(mm.m))
-        kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
-      kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);
-      auto region = [&](OpBuilder &rb, Value nStart, int64_t nExtent) {
-        if (kb.mSize)
-          kb.emitDynamicRegion(rb, nStart, nExtent, t.mr, t.nr);
-        else
-          kb.emitRegion(rb, 0, mm.m, nStart, nExtent, t.mr, t.nr);
-        if (kb.deferEpilogue)
-          kb.emitDeferredEpilogue(rb, nStart, nExtent);
-      };
-      int64_t nb = std::min<int64_t>(t.nb, mm.n);
-      int64_t blocks = mm.n / nb;
-      // Full column blocks in parallel; the remainder block after them.
-      if (blocks > 0) {
-        auto par = scf::ParallelOp::create(b, loc, ValueRange{kb.idx(0)},
-                                           ValueRange{kb.idx(blocks)},
-                                           ValueRange{kb.idx(1)});
-        OpBuilder pb = OpBuilder::atBlockBegin(par.getBody());
-        Value nStart =
-            arith::MulIOp::create(pb, loc, par.getInductionVars()[0],
-                                  arith::ConstantIndexOp::create(pb, loc, nb));
-        region(pb, nStart, nb);
-      }
-      if (int64_t rest = mm.n - blocks * nb)
-        region(b, kb.idx(blocks * nb), rest);
-      if (epilogue)
-        epilogue.erase();
-      mm.op.erase();
-    }
+    for (auto [match, operands] : llvm::zip(matches, traced))
+      rewriteDot(match.first, match.second, operands.first, operands.second);
     widened.eraseDead();
   }
 };

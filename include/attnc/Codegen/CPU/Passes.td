@@ -84,6 +84,54 @@ def AttnCpuQuantizeInt8 : Pass<"attn-cpu-quantize-int8", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnCpuQuantizeWeights
+    : Pass<"attn-cpu-quantize-weights", "::mlir::ModuleOp"> {
+  let summary = "Weight-only int8 / int4 projections: f32 activations, "
+                "grouped symmetric weights";
+  let description = [{
+    Runs on tensors right after attn-lower-to-linalg, before
+    attn-cpu-transpose-weights and attn-hoist-weights. Each contraction
+    `C[m, n] += A[m, k] * W[n, k]` (f32) whose `W` is a 2-D f32
+    `attn.weight` (plain, gathered, concatenated or transposed) becomes a
+    contraction that reads
+
+    - `attn.weight "<name>.q8"` (bits=8), `tensor<N x K/4 x i32>`, or
+      `attn.weight "<name>.q4"` (bits=4), `tensor<N x K/8 x i32>`: row n
+      holds `Wq[n, :]` packed along k in little-endian i32 words, weight
+      `k` in bits `[b * (k mod 32/b), b * (k mod 32/b) + b)` of word
+      `k / (32/b)`, two's complement. As bytes: int8 is one weight per
+      byte in k order; int4 is two per byte, the even k in the low nibble
+      and the odd k in the high nibble;
+    - `attn.weight "<name>.q8_scale"` / `"<name>.q4_scale"`,
+      `tensor<N x K/G x f32>`: one scale per group of G = group-size
+      consecutive k of a row,
+
+    and computes `C[m, n] += A[m, k] * (Wq[n, k] * scale[n, k / G])` in
+    f32: the weight is dequantized where it is read (in registers, by
+    attn-cpu-matmul-kernel), never into an f32 copy. The contraction is
+    marked `attn.woq_matmul {bits, group}`.
+
+    The compiler never sees weight values: the module records, in the
+    `attn.woq_weights` dictionary (derived name -> the original
+    `attn.weight` attributes, shape, bits and group), which f32 bindings
+    attn-compile must quantize into the weights file it writes, and in
+    `attn.woq_replaced` the checkpoint tensors no binding reads any more
+    (which it leaves out of that file). Symmetric, per group:
+    `scale = max|W[n, group]| / (2^(b-1) - 1)` (1 for an all-zero group),
+    `Wq = clamp(roundeven(W / scale), -(2^(b-1) - 1), 2^(b-1) - 1)`.
+
+    K must be a multiple of group-size (an error names the weight); the
+    group size is a multiple of 8, so that no word straddles two groups.
+  }];
+  let options = [
+    Option<"bits", "bits", "int64_t", "8", "weight width: 8 or 4">,
+    Option<"groupSize", "group-size", "int64_t", "128",
+           "consecutive k per scale (a multiple of 8 dividing every K)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp"> {
   let summary = "Register-tiled vector kernels for x * W^T contractions on the CPU";
   let description = [{

@@ -1,0 +1,239 @@
+//===- CpuQuantizeWeights.cpp - weight-only int8 / int4 projections -------===//
+//
+// Decoding one token reads every projection weight once and does two flops
+// per weight read: it is bound by memory bandwidth. Storing the weights as
+// int8 or int4 with one f32 scale per group of G weights along K cuts the
+// bytes per token by about 4x or 8x, while the activations and the
+// arithmetic stay f32: the contraction reads the narrow weight and widens
+// it in registers (attn-cpu-matmul-kernel), never an f32 copy of it.
+//
+// The pass cannot see weight values: it records which f32 bindings it
+// replaced (module attribute `attn.woq_weights`), and attn-compile writes
+// their quantized forms into the weights file, once, at compile time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "Codegen/Common/MatmulMatch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUQUANTIZEWEIGHTS
+#include "attnc/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// C[m, n] += A[m, k] * W[n, k] on f32 tensors, W a 2-D f32 attn.weight
+/// (plain, gathered, concatenated and/or transposed: attn-compile assembles
+/// the bound matrix the same way): the weight, else null.
+static WeightOp matchProjection(linalg::GenericOp op) {
+  std::optional<ContractionLoops> loops = matchContractionLoops(op);
+  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
+      loops->kMajorB)
+    return {};
+  auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
+  if (!weight || weight.getConvert())
+    return {};
+  RankedTensorType type = weight.getResult().getType();
+  auto aType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  if (type.getRank() != 2 || !type.getElementType().isF32() || !aType ||
+      aType.getRank() != 2 || !aType.getElementType().isF32() ||
+      !cast<ShapedType>(op.getDpsInits()[0].getType()).getElementType().isF32())
+    return {};
+  return weight;
+}
+
+struct AttnCpuQuantizeWeightsPass
+    : public mlir::attn::impl::AttnCpuQuantizeWeightsBase<
+          AttnCpuQuantizeWeightsPass> {
+  using AttnCpuQuantizeWeightsBase::AttnCpuQuantizeWeightsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (bits != 8 && bits != 4) {
+      module.emitError("attn-cpu-quantize-weights: bits must be 8 or 4, got ")
+          << static_cast<int64_t>(bits);
+      return signalPassFailure();
+    }
+    // Whole i32 words (4 int8 or 8 int4 weights) never straddle a group.
+    if (groupSize < 8 || groupSize % 8 != 0) {
+      module.emitError("attn-cpu-quantize-weights: group-size must be a "
+                       "positive multiple of 8, got ")
+          << static_cast<int64_t>(groupSize);
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::GenericOp, WeightOp>> matches;
+    module.walk([&](linalg::GenericOp op) {
+      if (WeightOp weight = matchProjection(op))
+        matches.push_back({op, weight});
+    });
+    // The first projection that does not divide is enough to say why.
+    for (auto [op, weight] : matches) {
+      int64_t k = weight.getResult().getType().getDimSize(1);
+      if (k % groupSize != 0) {
+        weight.emitError("attn-cpu-quantize-weights: the input size K = ")
+            << k << " of the projection by '" << weight.getName()
+            << "' is not a multiple of group-size "
+            << static_cast<int64_t>(groupSize);
+        return signalPassFailure();
+      }
+    }
+    if (matches.empty())
+      return;
+
+    // The checkpoint tensors the replaced bindings read; those that no
+    // remaining attn.weight reads are not written into the weights file.
+    llvm::StringSet<> sources;
+    auto sourcesOf = [](WeightOp weight) {
+      SmallVector<StringRef> names;
+      if (ArrayAttr parts = weight.getConcatNamesAttr())
+        for (Attribute part : parts)
+          names.push_back(cast<StringAttr>(part).getValue());
+      else
+        names.push_back(weight.getName());
+      return names;
+    };
+
+    // Derived names, one per binding (name and how it is assembled).
+    SmallVector<NamedAttribute> recorded;
+    if (auto old = module->getAttrOfType<DictionaryAttr>("attn.woq_weights"))
+      llvm::append_range(recorded, old.getValue());
+    llvm::StringMap<DictionaryAttr> byName;
+    for (NamedAttribute entry : recorded)
+      byName[entry.getName()] = cast<DictionaryAttr>(
+          cast<DictionaryAttr>(entry.getValue()).get("weight"));
+    std::string suffix = bits == 8 ? ".q8" : ".q4";
+    Builder builder(ctx);
+    auto derivedName = [&](WeightOp weight) {
+      DictionaryAttr recipe = weight->getAttrDictionary();
+      std::string base = weight.getName().str() + suffix;
+      for (int i = 1;; ++i) {
+        std::string candidate = i == 1 ? base : base + std::to_string(i);
+        auto it = byName.find(candidate);
+        if (it == byName.end()) {
+          RankedTensorType type = weight.getResult().getType();
+          recorded.push_back(builder.getNamedAttr(
+              candidate,
+              builder.getDictionaryAttr(
+                  {builder.getNamedAttr("weight", recipe),
+                   builder.getNamedAttr(
+                       "shape", builder.getDenseI64ArrayAttr(type.getShape())),
+                   builder.getNamedAttr("bits",
+                                        builder.getI64IntegerAttr(bits)),
+                   builder.getNamedAttr(
+                       "group", builder.getI64IntegerAttr(groupSize))})));
+          byName[candidate] = recipe;
+          return candidate;
+        }
+        if (it->second == recipe)
+          return candidate;
+      }
+    };
+
+    int64_t perWord = 32 / bits;
+    for (auto [op, weight] : matches) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      RankedTensorType wType = weight.getResult().getType();
+      int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
+      std::string name = derivedName(weight);
+      auto makeWeight = [&](StringRef tail, RankedTensorType type) {
+        return WeightOp::create(b, loc, type, b.getStringAttr(name + tail),
+                                nullptr, nullptr, nullptr, nullptr, nullptr,
+                                nullptr, nullptr)
+            .getResult();
+      };
+      Type f32 = b.getF32Type(), i32 = b.getI32Type();
+      // [N, K / perWord] words, k-contiguous like the f32 weight they
+      // replace (the dot-product kernel reads rows of W).
+      Value packed =
+          makeWeight("", RankedTensorType::get({n, k / perWord}, i32));
+      Value scale =
+          makeWeight("_scale", RankedTensorType::get({n, k / groupSize}, f32));
+      for (StringRef source : sourcesOf(weight))
+        sources.insert(source);
+
+      AffineExpr m, nn, kk;
+      bindDims(ctx, m, nn, kk);
+      auto map = [&](ArrayRef<AffineExpr> results) {
+        return AffineMap::get(3, 0, results, ctx);
+      };
+      int64_t w = bits, group = groupSize;
+      auto product = linalg::GenericOp::create(
+          b, loc, TypeRange{op.getResult(0).getType()},
+          ValueRange{op.getDpsInputs()[0], packed, scale},
+          ValueRange{op.getDpsInits()[0]},
+          {map({m, kk}), map({nn, kk.floorDiv(perWord)}),
+           map({nn, kk.floorDiv(group)}), map({m, nn})},
+          {utils::IteratorType::parallel, utils::IteratorType::parallel,
+           utils::IteratorType::reduction},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            auto cst = [&](int64_t v) {
+              return arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(v))
+                  .getResult();
+            };
+            // Field j = k mod perWord of the little-endian word, moved to
+            // the top and shifted back arithmetically (sign extension).
+            Value j = arith::IndexCastOp::create(
+                nb, l, nb.getI32Type(),
+                arith::RemUIOp::create(
+                    nb, l, linalg::IndexOp::create(nb, l, 2),
+                    arith::ConstantIndexOp::create(nb, l, perWord)));
+            Value up = arith::SubIOp::create(
+                nb, l, cst(32 - w), arith::MulIOp::create(nb, l, j, cst(w)));
+            Value q = arith::ShRSIOp::create(
+                nb, l, arith::ShLIOp::create(nb, l, args[1], up), cst(32 - w));
+            Value dequant = arith::MulFOp::create(
+                nb, l, arith::SIToFPOp::create(nb, l, nb.getF32Type(), q),
+                args[2]);
+            Value sum = arith::AddFOp::create(
+                nb, l, args[3], arith::MulFOp::create(nb, l, args[0], dequant));
+            linalg::YieldOp::create(nb, l, ValueRange{sum});
+          });
+      product->setAttr(
+          "attn.woq_matmul",
+          builder.getDictionaryAttr(
+              {builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
+               builder.getNamedAttr("group",
+                                    builder.getI64IntegerAttr(group))}));
+      (void)f32;
+      op.getResult(0).replaceAllUsesWith(product.getResult(0));
+      op.erase();
+      if (weight->use_empty())
+        weight.erase();
+    }
+
+    // Checkpoint tensors that no binding reads any more.
+    llvm::StringSet<> stillRead;
+    module.walk([&](WeightOp weight) {
+      for (StringRef source : sourcesOf(weight))
+        stillRead.insert(source);
+    });
+    SmallVector<StringRef> dropped;
+    for (const auto &source : sources)
+      if (!stillRead.contains(source.getKey()))
+        dropped.push_back(source.getKey());
+    llvm::sort(dropped);
+    SmallVector<Attribute> droppedAttrs;
+    if (auto old = module->getAttrOfType<ArrayAttr>("attn.woq_replaced"))
+      llvm::append_range(droppedAttrs, old.getValue());
+    for (StringRef name : dropped)
+      droppedAttrs.push_back(builder.getStringAttr(name));
+    module->setAttr("attn.woq_weights", DictionaryAttr::get(ctx, recorded));
+    module->setAttr("attn.woq_replaced", ArrayAttr::get(ctx, droppedAttrs));
+  }
+};
+
+} // namespace

@@ -1,0 +1,79 @@
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8" | FileCheck %s --check-prefix=INT8
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8" | FileCheck %s --check-prefix=INT4
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=32" 2>&1 | FileCheck %s --check-prefix=GROUP
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=3" 2>&1 | FileCheck %s --check-prefix=BITS
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="group-size=12" 2>&1 | FileCheck %s --check-prefix=MULT8
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// x W^T with W [24, 16] (K = 16): the contraction reads the packed words
+// [N, K * bits / 32] and the group scales [N, K / G], widens and scales the
+// weight in its body and accumulates in f32; the f32 weight is no longer
+// bound, the module records how to quantize it and which checkpoint tensor
+// no binding reads any more.
+// INT8-LABEL: module attributes {attn.woq_replaced = ["w"], attn.woq_weights = {w.q8 = {bits = 8 : i64, group = 8 : i64, shape = array<i64: 24, 16>, weight = {name = "w", transpose}}}}
+// INT8-LABEL: func.func @projection
+// INT8-NOT:     attn.weight "w" {
+// INT8-DAG:     %[[QW:.*]] = attn.weight "w.q8" : tensor<24x4xi32>
+// INT8-DAG:     %[[S:.*]] = attn.weight "w.q8_scale" : tensor<24x2xf32>
+// INT8:         %[[Y:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[WMAP:.*]], #[[SMAP:.*]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[QW]], %[[S]] : tensor<?x16xf32>, tensor<24x4xi32>, tensor<24x2xf32>) outs(%{{.*}} : tensor<?x24xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 8 : i64}}
+// INT8:           linalg.index 2
+// INT8:           arith.shli
+// INT8:           arith.shrsi
+// INT8:           arith.sitofp
+// INT8:           arith.mulf
+// INT8:           arith.mulf
+// INT8:           arith.addf
+// INT8:         return %[[Y]]
+// INT4-LABEL: module attributes {attn.woq_replaced = ["w"], attn.woq_weights = {w.q4 = {bits = 4 : i64, group = 8 : i64, shape = array<i64: 24, 16>, weight = {name = "w", transpose}}}}
+// INT4-LABEL: func.func @projection
+// INT4-DAG:     attn.weight "w.q4" : tensor<24x2xi32>
+// INT4-DAG:     attn.weight "w.q4_scale" : tensor<24x2xf32>
+// INT4:         attn.woq_matmul = {bits = 4 : i64, group = 8 : i64}
+// GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
+// BITS:         error: attn-cpu-quantize-weights: bits must be 8 or 4, got 3
+// MULT8:        error: attn-cpu-quantize-weights: group-size must be a positive multiple of 8, got 12
+func.func @projection(%x: tensor<?x16xf32>, %init: tensor<?x24xf32>) -> tensor<?x24xf32> {
+  %w = attn.weight "w" {transpose} : tensor<24x16xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x16xf32>, tensor<24x16xf32>) outs(%init : tensor<?x24xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x24xf32>
+  return %0 : tensor<?x24xf32>
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A tied table: the LM head's binding is quantized, the embedding keeps
+// gathering from the f32 tensor, which therefore is not replaced; the
+// packed QKV binding gets one quantized form for its concatenation.
+// INT8-LABEL: module attributes {attn.woq_replaced = ["k", "q"], attn.woq_weights = {"q+k.q8" = {bits = 8 : i64, group = 8 : i64, shape = array<i64: 16, 8>, weight = {concat_axis = 0 : i64, concat_names = ["q", "k"], name = "q+k"}}, table.q8 = {bits = 8 : i64, group = 8 : i64, shape = array<i64: 8, 8>, weight = {name = "table"}}}}
+// INT8-LABEL: func.func @tied
+// INT8:         attn.weight "table" : tensor<8x8xf32>
+// INT8:         attn.weight "table.q8" : tensor<8x2xi32>
+// INT8:         attn.weight "q+k.q8" : tensor<16x2xi32>
+func.func @tied(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>, %init2: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x16xf32>) {
+  %w = attn.weight "table" : tensor<8x8xf32>
+  %qk = attn.weight "q+k" {concat_names = ["q", "k"], concat_axis = 0 : i64} : tensor<16x8xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %qk : tensor<4x8xf32>, tensor<16x8xf32>) outs(%init2 : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0, %w, %1 : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x16xf32>
+}

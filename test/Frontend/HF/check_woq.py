@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Checks the weights file of attn-compile --quantize=int8-weights /
+int4-weights against the f32 checkpoint it was made from, with numpy only.
+
+    check_woq.py layout CKPT_DIR OUT.safetensors --bits B --group G
+                 [--dequantized DIR]
+    check_woq.py tokens GOT.npy WANT.npy --min-agree F
+
+layout: every `<name>.q8` / `.q4` tensor (i32 words [N, K * B / 32], weight
+k in bits [B * (k mod 32/B), ...) of word k / (32/B), little-endian, two's
+complement: int4's even k in a byte's low nibble, odd k in its high one)
+is unpacked here and multiplied by `<name>.q*_scale` ([N, K / G] f32); the
+result must be within half a quantization step (scale / 2) of the original
+f32 weight W[n, k] (the checkpoint tensor, or its transpose for GPT-2's
+Conv1D layout), the scale must be max|W| / (2^(B-1) - 1) over its group,
+and the f32 tensors the model replaced must be absent. With --dequantized,
+writes a checkpoint directory whose tensors are those dequantized weights
+(in the checkpoint's own layout), for an f32 build to run as a reference.
+
+tokens: the share of generated tokens equal to the reference's (same row,
+same position); PASS when it is at least --min-agree.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+
+DTYPES = {"F32": np.float32, "I32": np.int32, "I64": np.int64}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        data = f.read()
+    meta = header.pop("__metadata__", None)
+    out = {}
+    for name, info in header.items():
+        a, b = info["data_offsets"]
+        out[name] = np.frombuffer(data[a:b], DTYPES[info["dtype"]]).reshape(
+            info["shape"])
+    return out, meta
+
+
+def write_safetensors(path, tensors):
+    header, offset, blobs = {}, 0, []
+    for name, t in tensors.items():
+        t = np.ascontiguousarray(t, dtype=np.float32)
+        header[name] = {"dtype": "F32", "shape": list(t.shape),
+                        "data_offsets": [offset, offset + t.nbytes]}
+        offset += t.nbytes
+        blobs.append(t.tobytes())
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def unpack(words, bits):
+    """i32 words [N, K * bits / 32] -> int8 weights [N, K] in k order."""
+    b = np.ascontiguousarray(words).view(np.uint8)  # little-endian bytes
+    if bits == 8:
+        return b.view(np.int8).astype(np.int32)
+    lo = (b.astype(np.int32) & 0xF)
+    hi = (b.astype(np.int32) >> 4) & 0xF
+    lo = np.where(lo >= 8, lo - 16, lo)
+    hi = np.where(hi >= 8, hi - 16, hi)
+    q = np.empty((b.shape[0], b.shape[1] * 2), np.int32)
+    q[:, 0::2], q[:, 1::2] = lo, hi
+    return q
+
+
+def layout(args):
+    ckpt, _ = read_safetensors(os.path.join(args.checkpoint,
+                                            "model.safetensors"))
+    written, meta = read_safetensors(args.weights)
+    with open(os.path.join(args.checkpoint, "config.json")) as f:
+        conv1d = json.load(f).get("model_type") == "gpt2"
+    suffix = ".q8" if args.bits == 8 else ".q4"
+    qmax = 2 ** (args.bits - 1) - 1
+    dequantized = dict(ckpt)
+    count, worst, untie = 0, 0.0, False
+    for name, words in written.items():
+        if not name.endswith(suffix):
+            continue
+        source = name[:-len(suffix)]
+        # Packed projections (QKV, gate and up) are named "a+b+c" and bind
+        # the concatenation of their rows; GPT-2's Conv1D stores [in, out].
+        parts = source.split("+")
+        transposed = conv1d and not source.endswith("wte.weight")
+        ws = [ckpt[p].T if transposed else ckpt[p] for p in parts]
+        wb = np.concatenate(ws, axis=0)
+        q = unpack(words, args.bits)
+        n, k = q.shape
+        if wb.shape != (n, k):
+            print(f"FAIL {name}: {q.shape} does not match {source} {w.shape}")
+            return 1
+        scale = written[name + "_scale"]
+        if scale.shape != (n, k // args.group):
+            print(f"FAIL {name}_scale shape {scale.shape}")
+            return 1
+        groups = np.abs(wb).reshape(n, k // args.group, args.group).max(-1)
+        want_scale = np.where(groups == 0, 1, groups / qmax)
+        if not np.allclose(scale, want_scale, rtol=1e-6, atol=0):
+            print(f"FAIL {name}_scale is not max|W| / {qmax} per group")
+            return 1
+        if np.abs(q).max() > qmax:
+            print(f"FAIL {name}: |q| > {qmax}")
+            return 1
+        step = np.repeat(scale, args.group, axis=1)
+        deq = q * step
+        err = np.abs(deq - wb) / step
+        worst = max(worst, float(err.max()))
+        if err.max() > 0.5 + 1e-4:
+            print(f"FAIL {name}: {err.max():.4f} steps from W")
+            return 1
+        row = 0
+        for p, w in zip(parts, ws):
+            d = deq[row:row + w.shape[0]]
+            row += w.shape[0]
+            if p.endswith("wte.weight"):
+                # The tied LM head: the embedding still gathers from the f32
+                # table, so the reference gets an untied head instead.
+                untie = True
+                p = "lm_head.weight"
+            dequantized[p] = d.T if transposed else d
+            if p in written and not p.endswith(
+                    ("wte.weight", "embed_tokens.weight")):
+                print(f"FAIL {p} (replaced) is still in the file")
+                return 1
+        count += 1
+    if count == 0:
+        print(f"FAIL no {suffix} tensors in {args.weights}")
+        return 1
+    if args.dequantized:
+        os.makedirs(args.dequantized, exist_ok=True)
+        for f in os.listdir(args.checkpoint):
+            if f.endswith(".json"):
+                shutil.copy(os.path.join(args.checkpoint, f), args.dequantized)
+        write_safetensors(os.path.join(args.dequantized, "model.safetensors"),
+                          dequantized)
+        if untie:
+            path = os.path.join(args.dequantized, "config.json")
+            with open(path) as f:
+                config = json.load(f)
+            config["tie_word_embeddings"] = False
+            with open(path, "w") as f:
+                json.dump(config, f)
+    print(f"PASS {count} int{args.bits} weights (group {args.group}) within "
+          f"{worst:.4f} steps of the f32 weights")
+    return 0
+
+
+def tokens(args):
+    got, want = np.load(args.got), np.load(args.want)
+    if got.shape != want.shape:
+        print(f"FAIL shape {got.shape} != {want.shape}")
+        return 1
+    agree = float((got == want).mean())
+    verdict = "PASS" if agree >= args.min_agree else "FAIL"
+    print(f"{verdict} {agree:.3f} of {got.size} tokens agree "
+          f"(min {args.min_agree})")
+    return 0 if verdict == "PASS" else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    lp = sub.add_parser("layout")
+    lp.add_argument("checkpoint")
+    lp.add_argument("weights")
+    lp.add_argument("--bits", type=int, required=True)
+    lp.add_argument("--group", type=int, required=True)
+    lp.add_argument("--dequantized")
+    tp = sub.add_parser("tokens")
+    tp.add_argument("got")
+    tp.add_argument("want")
+    tp.add_argument("--min-agree", type=float, required=True)
+    args = ap.parse_args()
+    return layout(args) if args.cmd == "layout" else tokens(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
