@@ -1,0 +1,100 @@
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
+
+// Weight-only projections as attn-cpu-quantize-weights leaves them (here
+// bufferized): the contraction's body unpacks the i32 words of W [N, K]
+// (int4: two per byte, even k in the low nibble; int8: one per byte),
+// scales by the group's scale and accumulates in f32. The kernel loads the
+// packed words as vectors, widens them to f32 in registers, sums each group
+// of 16 k and applies the group's scale once per group; no f32 copy of the
+// weight and no scalar loop remain.
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 8)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @int4_groups
+// CHECK:         scf.parallel
+// CHECK:           scf.for %[[G:.*]] = %{{.*}} to %c32{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
+// CHECK:             scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c16{{[_0-9]*}} iter_args
+// CHECK:               vector.load %arg2[%{{.*}}, %[[K]]] : memref<2x32xf32>, vector<16xf32>
+// CHECK:               %[[W:.*]] = arith.divui %[[K]], %c8{{[_0-9]*}}
+// CHECK:               %[[Q:.*]] = vector.load %arg0[%{{.*}}, %[[W]]] : memref<16x4xi32>, vector<2xi32>
+// CHECK:               %[[B:.*]] = vector.bitcast %[[Q]] : vector<2xi32> to vector<8xi8>
+// CHECK:               %[[LO:.*]] = arith.shrsi %{{.*}} : vector<8xi8>
+// CHECK:               %[[HI:.*]] = arith.shrsi %[[B]], %{{.*}} : vector<8xi8>
+// CHECK:               %[[I:.*]] = vector.interleave %[[LO]], %[[HI]] : vector<8xi8> -> vector<16xi8>
+// CHECK:               %[[F:.*]] = arith.sitofp %[[I]] : vector<16xi8> to vector<16xf32>
+// CHECK:               vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<16xf32>
+// CHECK:             %[[SI:.*]] = arith.divui %[[G]], %c16{{[_0-9]*}}
+// CHECK:             %[[S:.*]] = memref.load %arg1[%{{.*}}, %[[SI]]] : memref<16x2xf32>
+// CHECK:             %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
+// CHECK:             vector.fma %{{.*}}, %[[SV]], %{{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <add>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+  func.func @int4_groups(%arg0: memref<16x4xi32>, %arg1: memref<16x2xf32>, %arg2: memref<2x32xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x32xf32>, memref<16x4xi32>, memref<16x2xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 16 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %c8 = arith.constant 8 : index
+      %0 = linalg.index 2 : index
+      %1 = arith.remui %0, %c8 : index
+      %2 = arith.index_cast %1 : index to i32
+      %c4_i32 = arith.constant 4 : i32
+      %3 = arith.muli %2, %c4_i32 : i32
+      %c28_i32 = arith.constant 28 : i32
+      %4 = arith.subi %c28_i32, %3 : i32
+      %c28_i32_2 = arith.constant 28 : i32
+      %5 = arith.shli %in_0, %4 : i32
+      %6 = arith.shrsi %5, %c28_i32_2 : i32
+      %7 = arith.sitofp %6 : i32 to f32
+      %8 = arith.mulf %7, %in_1 : f32
+      %9 = arith.mulf %in, %8 : f32
+      %10 = arith.addf %out, %9 : f32
+      linalg.yield %10 : f32
+    }
+    return %arg3 : memref<2x16xf32>
+  }
+
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @int8_groups
+// CHECK:           scf.for %[[G:.*]] = %{{.*}} to %c32{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
+// CHECK:             scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c16{{[_0-9]*}} iter_args
+// CHECK:               %[[W:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
+// CHECK:               %[[Q:.*]] = vector.load %arg0[%{{.*}}, %[[W]]] : memref<16x8xi32>, vector<4xi32>
+// CHECK:               %[[B:.*]] = vector.bitcast %[[Q]] : vector<4xi32> to vector<16xi8>
+// CHECK:               %[[F:.*]] = arith.sitofp %[[B]] : vector<16xi8> to vector<16xf32>
+// CHECK:               vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<16xf32>
+// CHECK:             memref.load %arg1[
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+  func.func @int8_groups(%arg0: memref<16x8xi32>, %arg1: memref<16x2xf32>, %arg2: memref<2x32xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x32xf32>, memref<16x8xi32>, memref<16x2xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 16 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %c4 = arith.constant 4 : index
+      %0 = linalg.index 2 : index
+      %1 = arith.remui %0, %c4 : index
+      %2 = arith.index_cast %1 : index to i32
+      %c8_i32 = arith.constant 8 : i32
+      %3 = arith.muli %2, %c8_i32 : i32
+      %c24_i32 = arith.constant 24 : i32
+      %4 = arith.subi %c24_i32, %3 : i32
+      %c24_i32_2 = arith.constant 24 : i32
+      %5 = arith.shli %in_0, %4 : i32
+      %6 = arith.shrsi %5, %c24_i32_2 : i32
+      %7 = arith.sitofp %6 : i32 to f32
+      %8 = arith.mulf %7, %in_1 : f32
+      %9 = arith.mulf %in, %8 : f32
+      %10 = arith.addf %out, %9 : f32
+      linalg.yield %10 : f32
+    }
+    return %arg3 : memref<2x16xf32>
+  }
+
