@@ -449,6 +449,20 @@ mlir::LogicalResult Compilation::importModel() {
   return mlir::success();
 }
 
+/// The row-major [rows, cols] matrix `stored`, or its transpose [cols, rows]
+/// when `transpose` (the binding of a `transpose` weight).
+static std::vector<float> transposedIf(bool transpose,
+                                       std::vector<float> stored, int64_t rows,
+                                       int64_t cols) {
+  if (!transpose)
+    return stored;
+  std::vector<float> bound(stored.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      bound[j * rows + i] = stored[i * cols + j];
+  return bound;
+}
+
 /// The f32 matrix [N, K] that the `attn.weight` with attributes `recipe`
 /// binds (a plain, transposed and/or concatenated tensor), from `byName`.
 static Expected<std::vector<float>>
@@ -498,13 +512,7 @@ assembleBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
             src[i * c + j];
     offset += axis == 0 ? r : c;
   }
-  if (!transpose)
-    return stored;
-  std::vector<float> bound(n * k);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      bound[j * k + i] = stored[i * cols + j];
-  return bound;
+  return transposedIf(transpose, std::move(stored), rows, cols);
 }
 
 mlir::LogicalResult Compilation::writeQuantizedWeights() {
@@ -643,13 +651,7 @@ assembleCheckpointBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
   if (shape.size() != 2 || shape[0] != n || shape[1] != k)
     return createStringError("--quantize: the binding of '" + name +
                              "' is not the recorded shape");
-  if (!transpose)
-    return stored;
-  std::vector<float> bound(n * k);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      bound[j * k + i] = stored[i * cols + j];
-  return bound;
+  return transposedIf(transpose, std::move(stored), rows, cols);
 }
 
 mlir::LogicalResult Compilation::writeWeightOnlyWeights() {

@@ -43,21 +43,12 @@ using namespace mlir::attn;
 
 namespace {
 
-/// C[m, n] += A[m, k] * W[n, k] on f32 tensors, W a 2-D f32 attn.weight that
-/// is not gathered, K a multiple of 4: the weight, else null.
+/// An f32 weight projection (matchF32WeightProjection) whose weight is not
+/// gathered, K a multiple of 4: the weight, else null.
 static WeightOp matchProjection(linalg::GenericOp op) {
-  std::optional<ContractionLoops> loops = matchContractionLoops(op);
-  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
-      loops->kMajorB)
-    return {};
-  auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
-  if (!weight || weight.getGatherRanges() || weight.getConvert())
-    return {};
-  RankedTensorType type = weight.getResult().getType();
-  auto aType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
-  if (type.getRank() != 2 || !type.getElementType().isF32() || !aType ||
-      aType.getRank() != 2 || !aType.getElementType().isF32() ||
-      type.getDimSize(1) % 4 != 0)
+  WeightOp weight = matchF32WeightProjection(op);
+  if (!weight || weight.getGatherRanges() ||
+      weight.getResult().getType().getDimSize(1) % 4 != 0)
     return {};
   return weight;
 }

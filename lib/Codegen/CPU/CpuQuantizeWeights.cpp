@@ -34,26 +34,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// C[m, n] += A[m, k] * W[n, k] on f32 tensors, W a 2-D f32 attn.weight
-/// (plain, gathered, concatenated and/or transposed: attn-compile assembles
-/// the bound matrix the same way): the weight, else null.
-static WeightOp matchProjection(linalg::GenericOp op) {
-  std::optional<ContractionLoops> loops = matchContractionLoops(op);
-  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
-      loops->kMajorB)
-    return {};
-  auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
-  if (!weight || weight.getConvert())
-    return {};
-  RankedTensorType type = weight.getResult().getType();
-  auto aType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
-  if (type.getRank() != 2 || !type.getElementType().isF32() || !aType ||
-      aType.getRank() != 2 || !aType.getElementType().isF32() ||
-      !cast<ShapedType>(op.getDpsInits()[0].getType()).getElementType().isF32())
-    return {};
-  return weight;
-}
-
 struct AttnCpuQuantizeWeightsPass
     : public mlir::attn::impl::AttnCpuQuantizeWeightsBase<
           AttnCpuQuantizeWeightsPass> {
@@ -76,7 +56,7 @@ struct AttnCpuQuantizeWeightsPass
     }
     SmallVector<std::pair<linalg::GenericOp, WeightOp>> matches;
     module.walk([&](linalg::GenericOp op) {
-      if (WeightOp weight = matchProjection(op))
+      if (WeightOp weight = matchF32WeightProjection(op))
         matches.push_back({op, weight});
     });
     // The first projection that does not divide is enough to say why.

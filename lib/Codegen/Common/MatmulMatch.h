@@ -11,6 +11,7 @@
 #define ATTNC_LIB_CONVERSION_MATMULMATCH_H
 
 #include "Codegen/Utils/WidenedOperands.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -91,6 +92,27 @@ matchContractionLoops(linalg::LinalgOp op) {
       (maps[1] != map(n, k) && maps[1] != map(k, n)))
     return std::nullopt;
   return ContractionLoops{maps[1] == map(k, n)};
+}
+
+/// C[m, n] += A[m, k] * W[n, k] on f32 tensors with a 2-D A and W a 2-D
+/// f32 attn.weight bound without conversion (plain, gathered, concatenated
+/// and/or transposed), the projections that the quantizing passes replace:
+/// the weight, else null.
+inline WeightOp matchF32WeightProjection(linalg::GenericOp op) {
+  std::optional<ContractionLoops> loops = matchContractionLoops(op);
+  if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops ||
+      loops->kMajorB)
+    return {};
+  auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
+  if (!weight || weight.getConvert())
+    return {};
+  RankedTensorType type = weight.getResult().getType();
+  auto aType = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+  if (type.getRank() != 2 || !type.getElementType().isF32() || !aType ||
+      aType.getRank() != 2 || !aType.getElementType().isF32() ||
+      !cast<ShapedType>(op.getDpsInits()[0].getType()).getElementType().isF32())
+    return {};
+  return weight;
 }
 
 /// C[m, n] += sum_k A[m, k] * B on static f32 memrefs with identity
