@@ -226,6 +226,9 @@ private:
   /// Quantizes the weights that attn-cpu-quantize-int8 recorded and writes
   /// them with the imported ones.
   mlir::LogicalResult writeQuantizedWeights();
+  /// Opens `weightsOutput` at `path`: refused when it is one of the inputs
+  /// or a file that attnc did not write (without --force).
+  mlir::LogicalResult prepareWeightsOutput(const Twine &path);
   /// With --quantize=int8-weights / int4-weights: writes the checkpoint's
   /// tensors that the model still binds and the grouped quantized forms
   /// that attn-cpu-quantize-weights recorded.
@@ -421,13 +424,8 @@ mlir::LogicalResult Compilation::importModel() {
       sys::path::replace_extension(weightsPath, "safetensors");
     else
       weightsPath += ".safetensors";
-    auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
-    if (!prepared)
-      return fail(toString(prepared.takeError()));
-    // After the check against the inputs, which says more.
-    if (Error err = checkSideFileReplaceable(weightsPath, options.force))
-      return fail(toString(std::move(err)));
-    weightsOutput.emplace(std::move(*prepared));
+    if (failed(prepareWeightsOutput(weightsPath)))
+      return mlir::failure();
     if (pipeline.quantizeInt8) {
       pendingWeights = std::move(imported->weights);
       return mlir::success();
@@ -438,13 +436,8 @@ mlir::LogicalResult Compilation::importModel() {
   }
   if (inputKind == ModelKind::Checkpoint && pipeline.quantizeWeightBits &&
       outputTakesSideFiles(outputFile) && (emit == "exe" || emit == "obj")) {
-    std::string weightsPath = outputFile.str() + ".safetensors";
-    auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
-    if (!prepared)
-      return fail(toString(prepared.takeError()));
-    if (Error err = checkSideFileReplaceable(weightsPath, options.force))
-      return fail(toString(std::move(err)));
-    weightsOutput.emplace(std::move(*prepared));
+    if (failed(prepareWeightsOutput(outputFile.str() + ".safetensors")))
+      return mlir::failure();
   }
   return mlir::success();
 }
@@ -513,6 +506,18 @@ assembleBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
     offset += axis == 0 ? r : c;
   }
   return transposedIf(transpose, std::move(stored), rows, cols);
+}
+
+mlir::LogicalResult Compilation::prepareWeightsOutput(const Twine &path) {
+  std::string weightsPath = path.str();
+  auto prepared = SafeOutputFile::prepare(weightsPath, inputs);
+  if (!prepared)
+    return fail(toString(prepared.takeError()));
+  // After the check against the inputs, which says more.
+  if (Error err = checkSideFileReplaceable(weightsPath, options.force))
+    return fail(toString(std::move(err)));
+  weightsOutput.emplace(std::move(*prepared));
+  return mlir::success();
 }
 
 mlir::LogicalResult Compilation::writeQuantizedWeights() {
