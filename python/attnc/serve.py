@@ -76,6 +76,18 @@ _COMPLETION_FIELDS = ("prompt", "max_tokens", "temperature", "top_p",
 _EMBEDDING_FIELDS = ("input", "pooling", "model", "user")
 
 
+
+def _completion_event(request_id, created, model, text, finish=None,
+                      usage=None):
+    """One server-sent event of a streamed OpenAI-style completion."""
+    chunk = {"id": request_id, "object": "text_completion",
+             "created": created, "model": model,
+             "choices": [{"index": 0, "text": text, "logprobs": None,
+                          "finish_reason": finish}]}
+    if usage is not None:
+        chunk["usage"] = usage
+    return "data: %s\n\n" % json.dumps(chunk)
+
 def _serve():
     """Ray Serve and Starlette's responses, or a clear error."""
     try:
@@ -642,13 +654,8 @@ class _Server:
         first = await asyncio.to_thread(next, pieces, done)
 
         def event(text, finish=None, usage=None):
-            chunk = {"id": request_id, "object": "text_completion",
-                     "created": created, "model": self.name,
-                     "choices": [{"index": 0, "text": text, "logprobs": None,
-                                  "finish_reason": finish}]}
-            if usage is not None:
-                chunk["usage"] = usage
-            return "data: %s\n\n" % json.dumps(chunk)
+            return _completion_event(request_id, created, self.name, text,
+                                     finish, usage)
 
         async def events():
             try:
@@ -681,13 +688,8 @@ class _Server:
             raise first[1]
 
         def event(text, finish=None, usage=None):
-            chunk = {"id": request_id, "object": "text_completion",
-                     "created": created, "model": self.name,
-                     "choices": [{"index": 0, "text": text, "logprobs": None,
-                                  "finish_reason": finish}]}
-            if usage is not None:
-                chunk["usage"] = usage
-            return "data: %s\n\n" % json.dumps(chunk)
+            return _completion_event(request_id, created, self.name, text,
+                                     finish, usage)
 
         async def events():
             item = first
