@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <optional>
@@ -155,13 +157,58 @@ inline bool isZeroFill(linalg::FillOp fill) {
   return value && value.getValue().isPosZero();
 }
 
-/// What zeroes C right before the contraction, if anything: a zero fill of
-/// C, or a copy into C of a buffer that nothing but a zero fill writes (one
-/// zero tensor shared by several contractions bufferizes to such copies).
-/// A kernel that starts its accumulators from zero makes it redundant:
-/// eraseZeroInit removes it.
+/// The buffer that `v` views: the source at the end of a chain of view-like
+/// ops (subview, collapse_shape, cast, ...).
+inline Value getViewedBuffer(Value v) {
+  while (true) {
+    if (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    else if (auto cast = v.getDefiningOp<memref::CastOp>())
+      v = cast.getSource();
+    else
+      return v;
+  }
+}
+
+/// Whether the memref `v` may view the buffer `root`: it does, or it views
+/// something other than an allocation, a global or a function argument
+/// (whose buffers are distinct).
+inline bool mayViewBuffer(Value v, Value root) {
+  Value viewed = getViewedBuffer(v);
+  if (viewed == root)
+    return true;
+  if (auto arg = dyn_cast<BlockArgument>(viewed))
+    return !isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return !viewed.getDefiningOp<memref::AllocOp>() &&
+         !viewed.getDefiningOp<memref::AllocaOp>() &&
+         !viewed.getDefiningOp<memref::GetGlobalOp>();
+}
+
+/// Whether `op` (regions included) certainly leaves the buffer `root` alone:
+/// a buffer is only read or written through a memref operand that views it.
+inline bool leavesBufferAlone(Operation *op, Value root) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          mayViewBuffer(operand, root))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+/// What zeroes C before the contraction, if anything: a zero fill of C, or
+/// a copy into C of a buffer that nothing but a zero fill writes (one zero
+/// tensor shared by several contractions bufferizes to such copies). Ops
+/// between them that leave C alone are looked past: preparing B (a weight's
+/// permuting copy into its panels) often lands there. A kernel that starts
+/// its accumulators from zero makes the zeroing redundant: eraseZeroInit
+/// removes it.
 inline Operation *findZeroInit(const NTMatmul &mm) {
   Operation *prev = mm.op->getPrevNode();
+  Value root = getViewedBuffer(mm.c);
+  while (prev && leavesBufferAlone(prev, root))
+    prev = prev->getPrevNode();
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
     return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == mm.c &&
                    isZeroFill(fill)
