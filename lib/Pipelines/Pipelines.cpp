@@ -236,9 +236,12 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     pm.addPass(attn::createAttnCpuQuantizeWeights(woq));
   }
   if (options.fuseRows) {
-    // CPU rows are too small to pay for a thread fork each.
+    // On the CPU the threads share the rows of a static row count of 32 or
+    // more; fewer rows, or a count known only at run time (often one token)
+    // do not pay for the fork.
     attn::AttnFuseRowsOptions fuse;
-    fuse.parallel = cuda;
+    fuse.parallel = true;
+    fuse.parallelMinRows = cuda ? 0 : 32;
     // A GPU row kernel keeps each row temporary in per-thread local memory:
     // the conversions of f16/bf16 norms must not add one per step.
     fuse.fuseElementwise = cuda;
@@ -479,7 +482,9 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
                       attn::AttnCpuOuterProductMatmulOptions{
                           .bf16Dot = options.cpuAvx512Bf16}));
   if (options.vectorizeRows)
-    addNested(pm, attn::createAttnCpuVectorizeRows());
+    addNested(
+        pm, attn::createAttnCpuVectorizeRows(attn::AttnCpuVectorizeRowsOptions{
+                .parallelMinElements = 32 * 1024}));
   // After the matmul kernels have folded GELU epilogues into their stores,
   // so that those are approximated too (vector math included).
   if (options.approximateMath)

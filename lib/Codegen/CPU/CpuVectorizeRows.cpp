@@ -20,12 +20,15 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <limits>
 
@@ -52,21 +55,21 @@ static bool hasUnitInnerStride(MemRefType type) {
          strides.back() == 1;
 }
 
-/// Whether `map` selects loop dims in increasing order (a projection that
-/// keeps the operand's dims in loop order), and whether it uses `inner`,
-/// which must then be its last result.
-static bool isOrderedProjection(AffineMap map, unsigned inner,
-                                bool &usesInner) {
+/// Whether `map` selects distinct loop dims, and whether it uses `inner`,
+/// which must then be its last result (the operand's contiguous one).
+static bool isProjectionWithInnerLast(AffineMap map, unsigned inner,
+                                      bool &usesInner) {
   usesInner = false;
-  int64_t last = -1;
+  llvm::SmallBitVector seen(map.getNumDims());
   for (AffineExpr e : map.getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(e);
-    if (!dim || static_cast<int64_t>(dim.getPosition()) <= last)
+    if (!dim || seen.test(dim.getPosition()))
       return false;
-    last = dim.getPosition();
+    seen.set(dim.getPosition());
   }
-  usesInner = last == static_cast<int64_t>(inner);
-  return true;
+  usesInner = seen.test(inner);
+  return !usesInner ||
+         cast<AffineDimExpr>(map.getResults().back()).getPosition() == inner;
 }
 
 /// Matches a generic that can be vectorized along its innermost loop;
@@ -86,8 +89,8 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
     if (!type || !type.getElementType().isF32())
       return false;
     bool usesInner;
-    if (!isOrderedProjection(op.getMatchingIndexingMap(&operand), inner,
-                             usesInner))
+    if (!isProjectionWithInnerLast(op.getMatchingIndexingMap(&operand), inner,
+                                   usesInner))
       return false;
     if (usesInner && !hasUnitInnerStride(type))
       return false;
@@ -144,6 +147,8 @@ struct RowVectorizer {
   const RowReduction &reduction;
   int64_t vl;
   bool reduce;
+  /// The outer loop that runs as scf.parallel, if any.
+  std::optional<unsigned> parallelDim;
 
   Value cst(OpBuilder &nb, int64_t v) {
     return attn::IndexArith(nb, loc).cst(v);
@@ -305,6 +310,17 @@ struct RowVectorizer {
           if (d == inner)
             return emitRow(nb, ivs, extent);
           Value ub = getValueOrCreateConstantIndexOp(nb, loc, ranges[d].size);
+          if (parallelDim == d) {
+            scf::ParallelOp::create(
+                nb, loc, ValueRange{cst(nb, 0)}, ValueRange{ub},
+                ValueRange{cst(nb, 1)},
+                [&](OpBuilder &lb, Location, ValueRange iv) {
+                  SmallVector<Value> next = ivs;
+                  next.push_back(iv.front());
+                  nest(lb, d + 1, next);
+                });
+            return;
+          }
           scf::ForOp::create(
               nb, loc, cst(nb, 0), ub, cst(nb, 1), ValueRange{},
               [&](OpBuilder &lb, Location, Value iv, ValueRange) {
@@ -323,11 +339,48 @@ struct AttnCpuVectorizeRowsPass
           AttnCpuVectorizeRowsPass> {
   using AttnCpuVectorizeRowsBase::AttnCpuVectorizeRowsBase;
 
+  /// The outer loop to split among threads: the first with more than one
+  /// iteration, when the op is outside every parallel loop and has at least
+  /// `parallelMinElements` elements (static sizes only: a run-time size
+  /// may well be one row, which a thread fork would not pay for).
+  std::optional<unsigned> chooseParallelDim(linalg::GenericOp op) {
+    if (parallelMinElements <= 0 || op->getParentOfType<scf::ParallelOp>() ||
+        op->getParentOfType<scf::ForallOp>())
+      return std::nullopt;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return std::nullopt;
+    int64_t elements = 1;
+    for (int64_t r : ranges)
+      elements *= r;
+    if (elements < parallelMinElements)
+      return std::nullopt;
+    for (unsigned d = 0; d + 1 < ranges.size(); ++d)
+      if (ranges[d] > 1)
+        return d;
+    return std::nullopt;
+  }
+
   void runOnOperation() override {
     if (vectorWidth < 1) {
       getOperation().emitError(
           "attn-cpu-vectorize-rows: vector-width must be >= 1");
       return signalPassFailure();
+    }
+    // Transposes that keep the innermost dimension innermost copy
+    // contiguous rows: as generics they get vector loops too.
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp op) {
+      ArrayRef<int64_t> perm = op.getPermutation();
+      if (op.hasPureBufferSemantics() && !perm.empty() &&
+          perm.back() == static_cast<int64_t>(perm.size()) - 1)
+        transposes.push_back(op);
+    });
+    for (linalg::TransposeOp op : transposes) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(rewriter, op)))
+        return signalPassFailure();
     }
     SmallVector<std::pair<linalg::GenericOp, RowReduction>> matches;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -341,6 +394,7 @@ struct AttnCpuVectorizeRowsPass
           op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
       RowVectorizer vectorizer{b,         op.getLoc(), op,
                                reduction, vectorWidth, reduce};
+      vectorizer.parallelDim = chooseParallelDim(op);
       vectorizer.emit();
       op.erase();
     }

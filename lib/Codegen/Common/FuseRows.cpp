@@ -51,6 +51,22 @@ struct AttnFuseRowsPass
     : public mlir::attn::impl::AttnFuseRowsBase<AttnFuseRowsPass> {
   using AttnFuseRowsBase::AttnFuseRowsBase;
 
+  /// Whether `root`'s rows go to an scf.forall.
+  bool sharesRows(linalg::GenericOp root) {
+    if (!parallel)
+      return false;
+    if (parallelMinRows <= 0)
+      return true;
+    int64_t rowCount = 1;
+    SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+    for (int64_t size : ArrayRef(ranges).drop_back()) {
+      if (ShapedType::isDynamic(size))
+        return false;
+      rowCount *= size;
+    }
+    return rowCount >= parallelMinRows;
+  }
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> roots;
     attn::AttnDialect::FuseRowsAttrHelper fuseRows(&getContext());
@@ -78,8 +94,9 @@ struct AttnFuseRowsPass
       tileSizes.push_back(rewriter.getIndexAttr(0));
       scf::SCFTilingOptions tiling;
       tiling.setTileSizes(tileSizes);
-      tiling.setLoopType(parallel ? scf::SCFTilingOptions::LoopType::ForallOp
-                                  : scf::SCFTilingOptions::LoopType::ForOp);
+      tiling.setLoopType(sharesRows(root)
+                             ? scf::SCFTilingOptions::LoopType::ForallOp
+                             : scf::SCFTilingOptions::LoopType::ForOp);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
       // Fuse the elementwise and row-reduction producers; never a matmul,

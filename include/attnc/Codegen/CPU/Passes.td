@@ -256,22 +256,34 @@ def AttnCpuVectorizeRows
   let description = [{
     Rewrites buffer-level f32 `linalg.generic` ops whose loops are all
     parallel but possibly the innermost, which every operand that uses it
-    stores contiguously (operand maps are ordered projections of the loop
-    dims), into scalar loops over the outer dimensions around a
-    vector<VLxf32> loop along the innermost one (masked when its extent is
+    stores contiguously (operand maps select distinct loop dims, the
+    innermost one last), into scalar loops over the outer dimensions around
+    a vector<VLxf32> loop along the innermost one (masked when its extent is
     dynamic or not a multiple of VL). Operands that do not use it are loaded
     once per row and broadcast; `linalg.index` of it becomes a step vector.
     A reduction along it (`yield combiner(out, x)` with maximumf, minimumf,
     or an addf marked reassoc) keeps a vector accumulator per row. Bodies
-    may hold arith and math ops only. On the CPU this vectorizes flash
-    attention's online softmax (scale and masks, row max, exp, row sum,
-    rescaling) and elementwise epilogues along the rows, which LLVM would
-    otherwise vectorize across rows with gathers after fully unrolling the
-    short row loops.
+    may hold arith and math ops only. `linalg.transpose` ops that keep the
+    innermost dimension innermost (attention's head split and merge) are
+    generalized first and copied the same way. On the CPU this vectorizes
+    flash attention's online softmax (scale and masks, row max, exp, row
+    sum, rescaling) and elementwise epilogues along the rows, which LLVM
+    would otherwise vectorize across rows with gathers after fully unrolling
+    the short row loops.
+
+    With `parallel-min-elements`, a large op outside every parallel loop
+    gets its first outer loop of more than one iteration as `scf.parallel`,
+    so that the threads share it instead of one running it while the others
+    wait at the next parallel loop.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
-           "lanes per vector (16 = one AVX-512 register of f32)">
+           "lanes per vector (16 = one AVX-512 register of f32)">,
+    Option<"parallelMinElements", "parallel-min-elements", "int64_t", "0",
+           "split the first outer loop of more than one iteration among "
+           "threads (scf.parallel) when the op is outside every parallel "
+           "loop, its sizes are static and it has at least this many "
+           "elements (0: never)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",

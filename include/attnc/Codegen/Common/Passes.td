@@ -173,8 +173,11 @@ def AttnFuseRows : Pass<"attn-fuse-rows", "::mlir::func::FuncOp"> {
   let options = [
     Option<"rows", "rows", "int64_t", "1", "rows per loop iteration">,
     Option<"parallel", "parallel", "bool", "true",
-           "scf.forall (GPU: one kernel over rows) or a sequential scf.for "
-           "(CPU: rows are too small to pay for a thread fork each)">,
+           "scf.forall (GPU: one kernel over rows; CPU: the threads share "
+           "the rows) or a sequential scf.for">,
+    Option<"parallelMinRows", "parallel-min-rows", "int64_t", "0",
+           "with parallel: a sequential scf.for where the row count is "
+           "below this or known only at run time (0: always scf.forall)">,
     Option<"fuseElementwise", "fuse-elementwise", "bool", "false",
            "fuse single-use elementwise generics in the row loops into "
            "their consumers">
