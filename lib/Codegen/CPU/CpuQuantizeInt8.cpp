@@ -21,6 +21,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Codegen/CPU/Passes.h"
+
+#include "DerivedWeights.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
@@ -126,35 +128,7 @@ struct AttnCpuQuantizeInt8Pass
 
     // Derived names, one per binding (name and how it is assembled): the
     // same tensor bound two ways would otherwise get one quantized form.
-    SmallVector<NamedAttribute> recorded;
-    if (auto old = module->getAttrOfType<DictionaryAttr>("attn.int8_weights"))
-      llvm::append_range(recorded, old.getValue());
-    llvm::StringMap<DictionaryAttr> byName;
-    for (NamedAttribute entry : recorded)
-      byName[entry.getName()] = cast<DictionaryAttr>(
-          cast<DictionaryAttr>(entry.getValue()).get("weight"));
-    auto derivedName = [&](WeightOp weight) {
-      DictionaryAttr recipe = weight->getAttrDictionary();
-      std::string base = weight.getName().str() + ".int8";
-      for (int i = 1;; ++i) {
-        std::string candidate = i == 1 ? base : base + std::to_string(i);
-        auto it = byName.find(candidate);
-        if (it == byName.end()) {
-          RankedTensorType type = weight.getResult().getType();
-          Builder builder(ctx);
-          recorded.push_back(builder.getNamedAttr(
-              candidate,
-              builder.getDictionaryAttr(
-                  {builder.getNamedAttr("weight", recipe),
-                   builder.getNamedAttr("shape", builder.getDenseI64ArrayAttr(
-                                                     type.getShape()))})));
-          byName[candidate] = recipe;
-          return candidate;
-        }
-        if (it->second == recipe)
-          return candidate;
-      }
-    };
+    DerivedWeights derived(module, "attn.int8_weights", ".int8");
 
     for (auto [op, weight] : matches) {
       OpBuilder b(op);
@@ -163,12 +137,9 @@ struct AttnCpuQuantizeInt8Pass
       Value a = op.getDpsInputs()[0];
       RankedTensorType wType = weight.getResult().getType();
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-      std::string name = derivedName(weight);
-      auto makeWeight = [&](StringRef suffix, RankedTensorType type) {
-        return WeightOp::create(b, loc, type, b.getStringAttr(name + suffix),
-                                nullptr, nullptr, nullptr, nullptr, nullptr,
-                                nullptr, nullptr)
-            .getResult();
+      std::string name = derived.nameFor(weight);
+      auto makeWeight = [&](StringRef tail, RankedTensorType type) {
+        return DerivedWeights::create(b, loc, name + tail.str(), type);
       };
       Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
       Value qWeight = makeWeight("", RankedTensorType::get({k / 4, n}, i32));
@@ -397,7 +368,7 @@ struct AttnCpuQuantizeInt8Pass
       if (weight->use_empty())
         weight.erase();
     }
-    module->setAttr("attn.int8_weights", DictionaryAttr::get(ctx, recorded));
+    derived.save();
   }
 };
 

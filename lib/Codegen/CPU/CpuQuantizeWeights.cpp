@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Codegen/CPU/Passes.h"
+
+#include "DerivedWeights.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "Codegen/Common/MatmulMatch.h"
@@ -86,41 +88,14 @@ struct AttnCpuQuantizeWeightsPass
       return names;
     };
 
-    // Derived names, one per binding (name and how it is assembled).
-    SmallVector<NamedAttribute> recorded;
-    if (auto old = module->getAttrOfType<DictionaryAttr>("attn.woq_weights"))
-      llvm::append_range(recorded, old.getValue());
-    llvm::StringMap<DictionaryAttr> byName;
-    for (NamedAttribute entry : recorded)
-      byName[entry.getName()] = cast<DictionaryAttr>(
-          cast<DictionaryAttr>(entry.getValue()).get("weight"));
-    std::string suffix = bits == 8 ? ".q8" : ".q4";
+    // Derived names, one per binding (name and how it is assembled): the
+    // same tensor bound two ways would otherwise get one quantized form.
+    DerivedWeights derived(module, "attn.woq_weights",
+                           bits == 8 ? ".q8" : ".q4");
     Builder builder(ctx);
-    auto derivedName = [&](WeightOp weight) {
-      DictionaryAttr recipe = weight->getAttrDictionary();
-      std::string base = weight.getName().str() + suffix;
-      for (int i = 1;; ++i) {
-        std::string candidate = i == 1 ? base : base + std::to_string(i);
-        auto it = byName.find(candidate);
-        if (it == byName.end()) {
-          RankedTensorType type = weight.getResult().getType();
-          recorded.push_back(builder.getNamedAttr(
-              candidate,
-              builder.getDictionaryAttr(
-                  {builder.getNamedAttr("weight", recipe),
-                   builder.getNamedAttr(
-                       "shape", builder.getDenseI64ArrayAttr(type.getShape())),
-                   builder.getNamedAttr("bits",
-                                        builder.getI64IntegerAttr(bits)),
-                   builder.getNamedAttr(
-                       "group", builder.getI64IntegerAttr(groupSize))})));
-          byName[candidate] = recipe;
-          return candidate;
-        }
-        if (it->second == recipe)
-          return candidate;
-      }
-    };
+    NamedAttribute params[] = {
+        builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
+        builder.getNamedAttr("group", builder.getI64IntegerAttr(groupSize))};
 
     int64_t perWord = 32 / bits;
     for (auto [op, weight] : matches) {
@@ -128,12 +103,9 @@ struct AttnCpuQuantizeWeightsPass
       Location loc = op.getLoc();
       RankedTensorType wType = weight.getResult().getType();
       int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
-      std::string name = derivedName(weight);
+      std::string name = derived.nameFor(weight, params);
       auto makeWeight = [&](StringRef tail, RankedTensorType type) {
-        return WeightOp::create(b, loc, type, b.getStringAttr(name + tail),
-                                nullptr, nullptr, nullptr, nullptr, nullptr,
-                                nullptr, nullptr)
-            .getResult();
+        return DerivedWeights::create(b, loc, name + tail.str(), type);
       };
       Type f32 = b.getF32Type(), i32 = b.getI32Type();
       // [N, K / perWord] words, k-contiguous like the f32 weight they
@@ -211,7 +183,7 @@ struct AttnCpuQuantizeWeightsPass
       llvm::append_range(droppedAttrs, old.getValue());
     for (StringRef name : dropped)
       droppedAttrs.push_back(builder.getStringAttr(name));
-    module->setAttr("attn.woq_weights", DictionaryAttr::get(ctx, recorded));
+    derived.save();
     module->setAttr("attn.woq_replaced", ArrayAttr::get(ctx, droppedAttrs));
   }
 };
