@@ -349,6 +349,10 @@ static void addCpuToLLVMStage(OpPassManager &pm,
   }
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.x86Vector = options.cpuAvx512Bf16;
+  // attn-cpu-vectorize-rows transposes 16 x 16 blocks of keys: shuffles of
+  // whole rows, not 256 element moves.
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // Before scf-to-cf: memref.alloca_scope (which scf-to-openmp wraps
   // parallel bodies in) must keep a single block until it is lowered. Heap

@@ -85,8 +85,16 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
       return false;
   bool reduce = iters[inner] == utils::IteratorType::reduction;
   for (OpOperand &operand : op->getOpOperands()) {
+    // Reductions are f32; elementwise ops may also read and write integers
+    // of whole bytes (a quantization's f32 rows to i8). Not i1 buffers: a
+    // vector of i1 is stored as bits, a memref of i1 as bytes. Not f16/bf16
+    // arithmetic, which the host may lack.
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32())
+    if (!type)
+      return false;
+    Type elem = type.getElementType();
+    if (!elem.isF32() &&
+        (reduce || !elem.isInteger() || elem.getIntOrFloatBitWidth() % 8 != 0))
       return false;
     bool usesInner;
     if (!isProjectionWithInnerLast(op.getMatchingIndexingMap(&operand), inner,
@@ -140,6 +148,63 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
   return true;
 }
 
+/// Matches a generic whose innermost loop is parallel, with reduction loops
+/// right before it (parallel ones before those): each lane of the innermost
+/// dimension is reduced on its own, in the generic's order, so any body of
+/// arith and math ops vectorizes along it with the outputs held in vector
+/// registers across the reduction loops (a quantization's running row
+/// minimum and maximum over 16 lanes). f32 only; the innermost extent is
+/// static and a multiple of `vl`. Returns the first reduction loop.
+static std::optional<unsigned> matchLaneReduction(linalg::GenericOp op,
+                                                  int64_t vl) {
+  unsigned loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0 || loops < 2)
+    return std::nullopt;
+  unsigned inner = loops - 1;
+  auto iters = op.getIteratorTypesArray();
+  if (iters[inner] != utils::IteratorType::parallel)
+    return std::nullopt;
+  unsigned first = inner;
+  while (first > 0 && iters[first - 1] == utils::IteratorType::reduction)
+    --first;
+  if (first == inner)
+    return std::nullopt;
+  for (unsigned d = 0; d < first; ++d)
+    if (iters[d] != utils::IteratorType::parallel)
+      return std::nullopt;
+  int64_t extent = op.getStaticLoopRanges()[inner];
+  if (ShapedType::isDynamic(extent) || extent % vl != 0)
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.getElementType().isF32())
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool usesInner;
+    if (!isProjectionWithInnerLast(map, inner, usesInner))
+      return std::nullopt;
+    if (usesInner && !hasUnitInnerStride(type))
+      return std::nullopt;
+    // Outputs: one vector per lane group, the same through the reduction.
+    if (op.isDpsInit(&operand) &&
+        (!usesInner || llvm::any_of(map.getResults(), [&](AffineExpr e) {
+          unsigned d = cast<AffineDimExpr>(e).getPosition();
+          return d >= first && d < inner;
+        })))
+      return std::nullopt;
+  }
+  for (Operation &inside : op.getRegion().front().without_terminator()) {
+    bool elementwise = isa_and_nonnull<arith::ArithDialect, math::MathDialect>(
+        inside.getDialect());
+    if (inside.getNumRegions() != 0 || !elementwise)
+      return std::nullopt;
+    for (Type t : inside.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return std::nullopt;
+  }
+  return first;
+}
+
 struct RowVectorizer {
   OpBuilder &b;
   Location loc;
@@ -149,6 +214,8 @@ struct RowVectorizer {
   bool reduce;
   /// The outer loop that runs as scf.parallel, if any.
   std::optional<unsigned> parallelDim;
+  /// With a lane reduction (matchLaneReduction): its first reduction loop.
+  std::optional<unsigned> laneReduction;
 
   Value cst(OpBuilder &nb, int64_t v) {
     return attn::IndexArith(nb, loc).cst(v);
@@ -246,13 +313,16 @@ struct RowVectorizer {
             Value left = arith::SubIOp::create(lb, loc, extent, j);
             mask = vector::CreateMaskOp::create(lb, loc, maskType, left);
           }
-          Value zero = arith::ConstantOp::create(
-              lb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
           auto load = [&](Value base, ValueRange idx) -> Value {
-            if (mask)
-              return vector::MaskedLoadOp::create(lb, loc, vecType, base, idx,
+            auto type = VectorType::get(
+                {vl}, cast<MemRefType>(base.getType()).getElementType());
+            if (mask) {
+              Value zero = arith::ConstantOp::create(
+                  lb, loc, type, cast<TypedAttr>(lb.getZeroAttr(type)));
+              return vector::MaskedLoadOp::create(lb, loc, type, base, idx,
                                                   mask, zero);
-            return vector::LoadOp::create(lb, loc, vecType, base, idx);
+            }
+            return vector::LoadOp::create(lb, loc, type, base, idx);
           };
           IRMapping map = rowMap;
           for (OpOperand &operand : op->getOpOperands()) {
@@ -300,6 +370,71 @@ struct RowVectorizer {
     memref::StoreOp::create(nb, loc, combined, init->get(), idx);
   }
 
+  /// A lane reduction for the outer ivs `ivs`: per group of vl lanes, the
+  /// outputs are loaded into vectors, carried through the reduction loops
+  /// (the body cloned on vectors at each step), and stored once.
+  void emitLanes(OpBuilder &nb, SmallVector<Value> ivs,
+                 ArrayRef<Range> ranges) {
+    unsigned inner = op.getNumLoops() - 1;
+    Block &body = op.getRegion().front();
+    Value extent = getValueOrCreateConstantIndexOp(nb, loc, ranges[inner].size);
+    scf::ForOp::create(
+        nb, loc, cst(nb, 0), extent, cst(nb, vl), ValueRange{},
+        [&](OpBuilder &lb, Location, Value j, ValueRange) {
+          // Every loop's iv; the reduction ones are set in their loops.
+          SmallVector<Value> all(op.getNumLoops());
+          llvm::copy(ivs, all.begin());
+          all[inner] = j;
+          SmallVector<Value> accs;
+          for (OpOperand &init : op.getDpsInitsMutable())
+            accs.push_back(vector::LoadOp::create(
+                lb, loc, VectorType::get({vl}, lb.getF32Type()), init.get(),
+                indices(init, all)));
+          std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)>
+              reduce = [&](OpBuilder &rb, unsigned d,
+                           ValueRange current) -> SmallVector<Value> {
+            if (d == inner) {
+              IRMapping map;
+              for (OpOperand *input : op.getDpsInputOperands()) {
+                BlockArgument arg = body.getArgument(input->getOperandNumber());
+                if (arg.use_empty())
+                  continue;
+                if (usesInner(*input))
+                  map.map(arg,
+                          vector::LoadOp::create(
+                              rb, loc, VectorType::get({vl}, rb.getF32Type()),
+                              input->get(), indices(*input, all)));
+                else
+                  map.map(arg, memref::LoadOp::create(rb, loc, input->get(),
+                                                      indices(*input, all)));
+              }
+              for (auto [i, acc] : llvm::enumerate(current))
+                map.map(body.getArgument(op.getNumDpsInputs() + i), acc);
+              cloneBody(rb, all, map);
+              SmallVector<Value> next;
+              for (Value v :
+                   cast<linalg::YieldOp>(body.getTerminator()).getValues())
+                next.push_back(broadcastIfScalar(rb, map.lookupOrDefault(v)));
+              return next;
+            }
+            Value ub = getValueOrCreateConstantIndexOp(rb, loc, ranges[d].size);
+            auto loop = scf::ForOp::create(
+                rb, loc, cst(rb, 0), ub, cst(rb, 1), current,
+                [&](OpBuilder &fb, Location, Value iv, ValueRange iter) {
+                  all[d] = iv;
+                  scf::YieldOp::create(fb, loc, reduce(fb, d + 1, iter));
+                });
+            return SmallVector<Value>(loop.getResults());
+          };
+          SmallVector<Value> results = reduce(lb, *laneReduction, accs);
+          for (auto [init, result] :
+               llvm::zip(op.getDpsInitsMutable(), results))
+            vector::StoreOp::create(lb, loc, result, init.get(),
+                                    indices(init, all));
+          scf::YieldOp::create(lb, loc);
+        });
+  }
+
   void emit() {
     SmallVector<Range, 4> ranges =
         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
@@ -307,6 +442,8 @@ struct RowVectorizer {
     Value extent = getValueOrCreateConstantIndexOp(b, loc, ranges[inner].size);
     std::function<void(OpBuilder &, unsigned, SmallVector<Value>)> nest =
         [&](OpBuilder &nb, unsigned d, SmallVector<Value> ivs) {
+          if (laneReduction && d == *laneReduction)
+            return emitLanes(nb, ivs, ranges);
           if (d == inner)
             return emitRow(nb, ivs, extent);
           Value ub = getValueOrCreateConstantIndexOp(nb, loc, ranges[d].size);
@@ -339,11 +476,13 @@ struct AttnCpuVectorizeRowsPass
           AttnCpuVectorizeRowsPass> {
   using AttnCpuVectorizeRowsBase::AttnCpuVectorizeRowsBase;
 
-  /// The outer loop to split among threads: the first with more than one
-  /// iteration, when the op is outside every parallel loop and has at least
+  /// The outer loop to split among threads: the first before `end` (the
+  /// vector or reduction loops) with more than one iteration, when the op
+  /// is outside every parallel loop and has at least
   /// `parallelMinElements` elements (static sizes only: a run-time size
   /// may well be one row, which a thread fork would not pay for).
-  std::optional<unsigned> chooseParallelDim(linalg::GenericOp op) {
+  std::optional<unsigned> chooseParallelDim(linalg::GenericOp op,
+                                            unsigned end) {
     if (parallelMinElements <= 0 || op->getParentOfType<scf::ParallelOp>() ||
         op->getParentOfType<scf::ForallOp>())
       return std::nullopt;
@@ -355,10 +494,107 @@ struct AttnCpuVectorizeRowsPass
       elements *= r;
     if (elements < parallelMinElements)
       return std::nullopt;
-    for (unsigned d = 0; d + 1 < ranges.size(); ++d)
+    for (unsigned d = 0; d < end; ++d)
       if (ranges[d] > 1)
         return d;
     return std::nullopt;
+  }
+
+  /// A transpose that moves the innermost dimension, on static f32 buffers
+  /// with unit inner strides, whose two swapped extents (the output dims
+  /// that read and write the input's and the output's innermost one) are
+  /// multiples of the vector width.
+  bool isBlockTransposable(linalg::TransposeOp op) {
+    auto in = dyn_cast<MemRefType>(op.getInput().getType());
+    auto out = dyn_cast<MemRefType>(op.getInit().getType());
+    if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+        !in.getElementType().isF32() || !out.getElementType().isF32() ||
+        !hasUnitInnerStride(in) || !hasUnitInnerStride(out))
+      return false;
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t last = static_cast<int64_t>(perm.size()) - 1;
+    int64_t q = llvm::find(perm, last) - perm.begin();
+    return out.getDimSize(q) % vectorWidth == 0 &&
+           out.getDimSize(last) % vectorWidth == 0;
+  }
+
+  /// out[..., q = d, ..., s] = in[..., s, ..., d] in blocks of VL x VL: VL
+  /// rows of the input (VL values of s, VL contiguous values of d) are
+  /// loaded, transposed in registers (vector.transpose; the CPU pipeline
+  /// lowers a 16 x 16 one to shuffles) and stored as VL contiguous rows of
+  /// the output. The other dims are loops, the first of more than one
+  /// iteration split among threads when the copy is large enough.
+  void emitBlockTranspose(linalg::TransposeOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto out = cast<MemRefType>(op.getInit().getType());
+    ArrayRef<int64_t> perm = op.getPermutation();
+    unsigned rank = perm.size(), last = rank - 1;
+    unsigned q = llvm::find(perm, int64_t(last)) - perm.begin();
+    int64_t vl = vectorWidth;
+    auto rowType = VectorType::get({vl}, b.getF32Type());
+    auto blockType = VectorType::get({vl, vl}, b.getF32Type());
+    std::optional<unsigned> parallel;
+    if (parallelMinElements > 0 && !op->getParentOfType<scf::ParallelOp>() &&
+        !op->getParentOfType<scf::ForallOp>() &&
+        out.getNumElements() >= parallelMinElements)
+      for (unsigned d = 0; d < rank; ++d)
+        if (d != q && d != last && out.getDimSize(d) > 1) {
+          parallel = d;
+          break;
+        }
+    // Output ivs, in output dim order; dims q and last hold block starts.
+    std::function<void(OpBuilder &, unsigned, SmallVector<Value>)> nest =
+        [&](OpBuilder &nb, unsigned d, SmallVector<Value> ivs) {
+          if (d == rank) {
+            attn::IndexArith a(nb, loc);
+            Value block = arith::ConstantOp::create(
+                nb, loc, blockType, cast<TypedAttr>(nb.getZeroAttr(blockType)));
+            SmallVector<Value> inIdx(rank);
+            for (unsigned k = 0; k < rank; ++k)
+              inIdx[perm[k]] = ivs[k];
+            for (int64_t t = 0; t < vl; ++t) {
+              SmallVector<Value> idx = inIdx;
+              idx[perm[last]] = a.add(ivs[last], t);
+              Value row =
+                  vector::LoadOp::create(nb, loc, rowType, op.getInput(), idx);
+              block = vector::InsertOp::create(nb, loc, row, block, t);
+            }
+            Value transposed =
+                vector::TransposeOp::create(nb, loc, block, {1, 0});
+            for (int64_t u = 0; u < vl; ++u) {
+              SmallVector<Value> idx = ivs;
+              idx[q] = a.add(ivs[q], u);
+              Value row = vector::ExtractOp::create(nb, loc, transposed, u);
+              vector::StoreOp::create(nb, loc, row, op.getInit(), idx);
+            }
+            return;
+          }
+          int64_t step = d == q || d == last ? vl : 1;
+          Value lb = attn::IndexArith(nb, loc).cst(0);
+          Value ub = attn::IndexArith(nb, loc).cst(out.getDimSize(d));
+          Value st = attn::IndexArith(nb, loc).cst(step);
+          auto next = [&](OpBuilder &bb, Value iv) {
+            SmallVector<Value> more = ivs;
+            more.push_back(iv);
+            nest(bb, d + 1, more);
+          };
+          if (parallel == d) {
+            scf::ParallelOp::create(
+                nb, loc, ValueRange{lb}, ValueRange{ub}, ValueRange{st},
+                [&](OpBuilder &bb, Location, ValueRange iv) {
+                  next(bb, iv.front());
+                });
+            return;
+          }
+          scf::ForOp::create(
+              nb, loc, lb, ub, st, ValueRange{},
+              [&](OpBuilder &bb, Location, Value iv, ValueRange) {
+                next(bb, iv);
+                scf::YieldOp::create(bb, loc);
+              });
+        };
+    nest(b, 0, {});
   }
 
   void runOnOperation() override {
@@ -368,33 +604,51 @@ struct AttnCpuVectorizeRowsPass
       return signalPassFailure();
     }
     // Transposes that keep the innermost dimension innermost copy
-    // contiguous rows: as generics they get vector loops too.
+    // contiguous rows: as generics they get vector loops too. Those that
+    // move it (keys transposed for Q K^T) become square vector transposes.
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::TransposeOp> transposes;
+    SmallVector<linalg::TransposeOp> transposes, moves;
     getOperation().walk([&](linalg::TransposeOp op) {
       ArrayRef<int64_t> perm = op.getPermutation();
-      if (op.hasPureBufferSemantics() && !perm.empty() &&
-          perm.back() == static_cast<int64_t>(perm.size()) - 1)
+      if (!op.hasPureBufferSemantics() || perm.empty())
+        return;
+      if (perm.back() == static_cast<int64_t>(perm.size()) - 1)
         transposes.push_back(op);
+      else if (isBlockTransposable(op))
+        moves.push_back(op);
     });
     for (linalg::TransposeOp op : transposes) {
       rewriter.setInsertionPoint(op);
       if (failed(linalg::generalizeNamedOp(rewriter, op)))
         return signalPassFailure();
     }
-    SmallVector<std::pair<linalg::GenericOp, RowReduction>> matches;
+    for (linalg::TransposeOp op : moves) {
+      emitBlockTranspose(op);
+      op.erase();
+    }
+    struct Match {
+      linalg::GenericOp op;
+      RowReduction reduction;
+      std::optional<unsigned> laneReduction;
+    };
+    SmallVector<Match> matches;
     getOperation().walk([&](linalg::GenericOp op) {
       RowReduction reduction;
       if (matchRowGeneric(op, reduction))
-        matches.push_back({op, reduction});
+        matches.push_back({op, reduction, std::nullopt});
+      else if (std::optional<unsigned> first =
+                   matchLaneReduction(op, vectorWidth))
+        matches.push_back({op, reduction, first});
     });
-    for (auto &[op, reduction] : matches) {
+    for (auto &[op, reduction, laneReduction] : matches) {
       OpBuilder b(op);
-      bool reduce =
-          op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
+      bool reduce = !laneReduction && op.getIteratorTypesArray().back() ==
+                                          utils::IteratorType::reduction;
       RowVectorizer vectorizer{b,         op.getLoc(), op,
                                reduction, vectorWidth, reduce};
-      vectorizer.parallelDim = chooseParallelDim(op);
+      vectorizer.laneReduction = laneReduction;
+      vectorizer.parallelDim =
+          chooseParallelDim(op, laneReduction.value_or(op.getNumLoops() - 1));
       vectorizer.emit();
       op.erase();
     }

@@ -263,9 +263,18 @@ def AttnCpuVectorizeRows
     once per row and broadcast; `linalg.index` of it becomes a step vector.
     A reduction along it (`yield combiner(out, x)` with maximumf, minimumf,
     or an addf marked reassoc) keeps a vector accumulator per row. Bodies
-    may hold arith and math ops only. `linalg.transpose` ops that keep the
+    may hold arith and math ops only; reductions are f32, elementwise ops
+    may also read and write integers of whole bytes (a quantization's f32
+    rows to i8), never i1 buffers (a vector of i1 is stored as bits). Reduction
+    loops right before a parallel innermost loop (a running minimum and
+    maximum over 16 lanes of each row) reduce each lane on its own: the
+    outputs are held in vectors across the reduction loops, in the
+    generic's order, whatever the body. `linalg.transpose` ops that keep the
     innermost dimension innermost (attention's head split and merge) are
-    generalized first and copied the same way. On the CPU this vectorizes
+    generalized first and copied the same way; those that move it (keys
+    transposed for Q K^T), with both swapped extents multiples of VL, go by
+    VL x VL blocks: VL rows loaded, a `vector.transpose` (which the CPU
+    pipeline lowers to shuffles), VL rows stored. On the CPU this vectorizes
     flash attention's online softmax (scale and masks, row max, exp, row
     sum, rescaling) and elementwise epilogues along the rows, which LLVM
     would otherwise vectorize across rows with gathers after fully unrolling
