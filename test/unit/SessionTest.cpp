@@ -320,19 +320,30 @@ void oneRowLastInvoke(void **buffers) {
                 (v == sum % kVocab ? 0.25f : 0.0f);
 }
 
-TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
-  char err[256];
-  ModelPtr m(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ModelPtr one(
-      attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
-  ASSERT_NE(one.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
-      << attnrt_last_error(m.get());
-  gStepTokens.clear();
-  gOneRowTokens.clear();
+/// A two-slot session of the dynamic step whose prompts run alone through
+/// the one-row step (attnrt_session_set_slot_prefill).
+class SlotPrefill : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char err[256];
+    m.reset(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
+    ASSERT_NE(m.get(), nullptr) << err;
+    one.reset(
+        attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
+    ASSERT_NE(one.get(), nullptr) << err;
+    s.reset(attnrt_session_create(m.get(), 0));
+    ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+    ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
+        << attnrt_last_error(m.get());
+    gStepTokens.clear();
+    gOneRowTokens.clear();
+  }
+  // The session, declared last, is destroyed before the models.
+  ModelPtr m, one;
+  SessionPtr s;
+};
+
+TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
   int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
 
   // Each prompt runs alone (the one-row step) over its slot's row of the
@@ -396,21 +407,9 @@ TEST(Session, SlotPromptsRunAloneOverTheirCacheRows) {
   EXPECT_EQ(attnrt_session_set_slot_prefill(s.get(), nullptr), 0);
 }
 
-TEST(Session, SlotPadBudgetFeedsShortPromptsInTheStepsRun) {
-  char err[256];
-  ModelPtr m(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ModelPtr one(
-      attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
-  ASSERT_NE(one.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
-      << attnrt_last_error(m.get());
+TEST_F(SlotPrefill, PadBudgetFeedsShortPromptsInTheStepsRun) {
   // 2 rows x 2 tokens fit a budget of 4; 2 x 3 do not.
   ASSERT_EQ(attnrt_session_set_slot_pad_budget(s.get(), 4), 0);
-  gStepTokens.clear();
-  gOneRowTokens.clear();
   int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
 
   // A 2-token prompt in the two-row step's run (T = 2).
@@ -425,7 +424,7 @@ TEST(Session, SlotPadBudgetFeedsShortPromptsInTheStepsRun) {
   EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
 
   // A 3-token prompt alone (the one-row step), the running slot at T = 1:
-  // the logits of SlotPromptsRunAloneOverTheirCacheRows.
+  // the logits of PromptsRunAloneOverTheirCacheRows.
   const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
   next[1] = 3;

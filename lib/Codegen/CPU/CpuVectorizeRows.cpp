@@ -86,15 +86,17 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
   bool reduce = iters[inner] == utils::IteratorType::reduction;
   for (OpOperand &operand : op->getOpOperands()) {
     // Reductions are f32; elementwise ops may also read and write integers
-    // of whole bytes (a quantization's f32 rows to i8). Not i1 buffers: a
-    // vector of i1 is stored as bits, a memref of i1 as bytes. Not f16/bf16
-    // arithmetic, which the host may lack.
+    // of whole bytes (a quantization's f32 rows to i8) and f16/bf16 (copies
+    // and conversions only, see below). Not i1 buffers: a vector of i1 is
+    // stored as bits, a memref of i1 as bytes.
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
       return false;
     Type elem = type.getElementType();
-    if (!elem.isF32() &&
-        (reduce || !elem.isInteger() || elem.getIntOrFloatBitWidth() % 8 != 0))
+    bool wholeBytes =
+        elem.isIntOrFloat() && elem.getIntOrFloatBitWidth() % 8 == 0;
+    if (!elem.isF32() && (reduce || !wholeBytes ||
+                          !(elem.isInteger() || elem.isF16() || elem.isBF16())))
       return false;
     bool usesInner;
     if (!isProjectionWithInnerLast(op.getMatchingIndexingMap(&operand), inner,
@@ -113,6 +115,9 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
   if (!ShapedType::isDynamic(ranges[inner]) && ranges[inner] < 8)
     return false;
   Block &body = op.getRegion().front();
+  // f16/bf16 values are only converted: their arithmetic may need
+  // instructions the host lacks.
+  auto isHalf = [](Type t) { return t.isF16() || t.isBF16(); };
   for (Operation &inside : body.without_terminator()) {
     bool elementwise = isa_and_nonnull<arith::ArithDialect, math::MathDialect>(
                            inside.getDialect()) ||
@@ -122,6 +127,10 @@ static bool matchRowGeneric(linalg::GenericOp op, RowReduction &reduction) {
     for (Type t : inside.getResultTypes())
       if (!t.isIntOrIndexOrFloat())
         return false;
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(inside) &&
+        (llvm::any_of(inside.getResultTypes(), isHalf) ||
+         llvm::any_of(inside.getOperandTypes(), isHalf)))
+      return false;
   }
   if (!reduce)
     return true;

@@ -163,3 +163,32 @@ func.func @lane_min_max(%x: memref<8x48x16xf32>, %lo: memref<8x16xf32>, %hi: mem
   }
   return
 }
+
+// -----
+
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+
+// bf16 buffers when the body only converts them: an f32 result narrowed to
+// bf16 (as a bf16 model stores a GEMM's output) gets a vector loop; bf16
+// arithmetic is left alone.
+// CHECK-LABEL: func.func @narrow_rows
+// CHECK:         scf.for %[[M:.*]] = %c0 to %c4
+// CHECK:           scf.for %[[J:.*]] = %c0 to %c64 step %c16
+// CHECK:             %[[X:.*]] = vector.load %arg0[%[[M]], %[[J]]] : memref<4x64xf32>, vector<16xf32>
+// CHECK:             %[[T:.*]] = arith.truncf %[[X]] : vector<16xf32> to vector<16xbf16>
+// CHECK:             vector.store %[[T]], %arg1[%[[M]], %[[J]]] : memref<4x64xbf16>, vector<16xbf16>
+// CHECK:         linalg.generic
+// CHECK:           arith.addf %{{.*}} : bf16
+func.func @narrow_rows(%x: memref<4x64xf32>, %y: memref<4x64xbf16>, %z: memref<4x64xbf16>) {
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%x : memref<4x64xf32>) outs(%y : memref<4x64xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %t = arith.truncf %v : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]} ins(%y : memref<4x64xbf16>) outs(%z : memref<4x64xbf16>) {
+  ^bb0(%v: bf16, %o: bf16):
+    %s = arith.addf %v, %v : bf16
+    linalg.yield %s : bf16
+  }
+  return
+}

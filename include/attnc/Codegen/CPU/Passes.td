@@ -265,7 +265,9 @@ def AttnCpuVectorizeRows
     or an addf marked reassoc) keeps a vector accumulator per row. Bodies
     may hold arith and math ops only; reductions are f32, elementwise ops
     may also read and write integers of whole bytes (a quantization's f32
-    rows to i8), never i1 buffers (a vector of i1 is stored as bits). Reduction
+    rows to i8) and f16/bf16 when the body only converts them (a bf16
+    model's narrowed activations), never i1 buffers (a vector of i1 is
+    stored as bits). Reduction
     loops right before a parallel innermost loop (a running minimum and
     maximum over 16 lanes of each row) reduce each lane on its own: the
     outputs are held in vectors across the reduction loops, in the
