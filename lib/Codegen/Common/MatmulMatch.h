@@ -178,7 +178,8 @@ inline bool mayViewBuffer(Value v, Value root) {
   if (viewed == root)
     return true;
   if (auto arg = dyn_cast<BlockArgument>(viewed))
-    return !isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    return !arg.getOwner()->isEntryBlock() ||
+           !isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
   return !viewed.getDefiningOp<memref::AllocOp>() &&
          !viewed.getDefiningOp<memref::AllocaOp>() &&
          !viewed.getDefiningOp<memref::GetGlobalOp>();
