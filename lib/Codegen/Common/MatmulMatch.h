@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
@@ -186,9 +187,14 @@ inline bool mayViewBuffer(Value v, Value root) {
 }
 
 /// Whether `op` (regions included) certainly leaves the buffer `root` alone:
-/// a buffer is only read or written through a memref operand that views it.
+/// a buffer is only read or written through a memref operand that views it,
+/// except that a call may reach a global or an argument's buffer by itself.
 inline bool leavesBufferAlone(Operation *op, Value root) {
+  bool local = root.getDefiningOp<memref::AllocOp>() ||
+               root.getDefiningOp<memref::AllocaOp>();
   WalkResult result = op->walk([&](Operation *nested) {
+    if (!local && isa<CallOpInterface>(nested))
+      return WalkResult::interrupt();
     for (Value operand : nested->getOperands())
       if (isa<BaseMemRefType>(operand.getType()) &&
           mayViewBuffer(operand, root))
