@@ -76,7 +76,6 @@ _COMPLETION_FIELDS = ("prompt", "max_tokens", "temperature", "top_p",
 _EMBEDDING_FIELDS = ("input", "pooling", "model", "user")
 
 
-
 def _completion_event(request_id, created, model, text, finish=None,
                       usage=None):
     """One server-sent event of a streamed OpenAI-style completion."""
@@ -87,6 +86,7 @@ def _completion_event(request_id, created, model, text, finish=None,
     if usage is not None:
         chunk["usage"] = usage
     return "data: %s\n\n" % json.dumps(chunk)
+
 
 def _serve():
     """Ray Serve and Starlette's responses, or a clear error."""

@@ -214,6 +214,24 @@ static std::optional<unsigned> matchLaneReduction(linalg::GenericOp op,
   return first;
 }
 
+/// One loop of a nest: scf.parallel when `parallel` (the threads share it),
+/// else scf.for; `body` builds the inside for the induction variable.
+static void buildLoop(OpBuilder &b, Location loc, Value lb, Value ub,
+                      Value step, bool parallel,
+                      function_ref<void(OpBuilder &, Value)> body) {
+  if (parallel) {
+    scf::ParallelOp::create(
+        b, loc, ValueRange{lb}, ValueRange{ub}, ValueRange{step},
+        [&](OpBuilder &nb, Location, ValueRange iv) { body(nb, iv.front()); });
+    return;
+  }
+  scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                     [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                       body(nb, iv);
+                       scf::YieldOp::create(nb, loc);
+                     });
+}
+
 struct RowVectorizer {
   OpBuilder &b;
   Location loc;
@@ -456,25 +474,12 @@ struct RowVectorizer {
           if (d == inner)
             return emitRow(nb, ivs, extent);
           Value ub = getValueOrCreateConstantIndexOp(nb, loc, ranges[d].size);
-          if (parallelDim == d) {
-            scf::ParallelOp::create(
-                nb, loc, ValueRange{cst(nb, 0)}, ValueRange{ub},
-                ValueRange{cst(nb, 1)},
-                [&](OpBuilder &lb, Location, ValueRange iv) {
-                  SmallVector<Value> next = ivs;
-                  next.push_back(iv.front());
-                  nest(lb, d + 1, next);
-                });
-            return;
-          }
-          scf::ForOp::create(
-              nb, loc, cst(nb, 0), ub, cst(nb, 1), ValueRange{},
-              [&](OpBuilder &lb, Location, Value iv, ValueRange) {
-                SmallVector<Value> next = ivs;
-                next.push_back(iv);
-                nest(lb, d + 1, next);
-                scf::YieldOp::create(lb, loc);
-              });
+          buildLoop(nb, loc, cst(nb, 0), ub, cst(nb, 1), parallelDim == d,
+                    [&](OpBuilder &lb, Value iv) {
+                      SmallVector<Value> next = ivs;
+                      next.push_back(iv);
+                      nest(lb, d + 1, next);
+                    });
         };
     nest(b, 0, {});
   }
@@ -485,6 +490,14 @@ struct AttnCpuVectorizeRowsPass
           AttnCpuVectorizeRowsPass> {
   using AttnCpuVectorizeRowsBase::AttnCpuVectorizeRowsBase;
 
+  /// Whether `op`, of `elements` elements, may split a loop among threads:
+  /// it is outside every parallel loop (no nested forks) and large enough.
+  bool worthForking(Operation *op, int64_t elements) {
+    return parallelMinElements > 0 && elements >= parallelMinElements &&
+           !op->getParentOfType<scf::ParallelOp>() &&
+           !op->getParentOfType<scf::ForallOp>();
+  }
+
   /// The outer loop to split among threads: the first before `end` (the
   /// vector or reduction loops) with more than one iteration, when the op
   /// is outside every parallel loop and has at least
@@ -492,16 +505,13 @@ struct AttnCpuVectorizeRowsPass
   /// may well be one row, which a thread fork would not pay for).
   std::optional<unsigned> chooseParallelDim(linalg::GenericOp op,
                                             unsigned end) {
-    if (parallelMinElements <= 0 || op->getParentOfType<scf::ParallelOp>() ||
-        op->getParentOfType<scf::ForallOp>())
-      return std::nullopt;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, ShapedType::isDynamic))
       return std::nullopt;
     int64_t elements = 1;
     for (int64_t r : ranges)
       elements *= r;
-    if (elements < parallelMinElements)
+    if (!worthForking(op, elements))
       return std::nullopt;
     for (unsigned d = 0; d < end; ++d)
       if (ranges[d] > 1)
@@ -544,9 +554,7 @@ struct AttnCpuVectorizeRowsPass
     auto rowType = VectorType::get({vl}, b.getF32Type());
     auto blockType = VectorType::get({vl, vl}, b.getF32Type());
     std::optional<unsigned> parallel;
-    if (parallelMinElements > 0 && !op->getParentOfType<scf::ParallelOp>() &&
-        !op->getParentOfType<scf::ForallOp>() &&
-        out.getNumElements() >= parallelMinElements)
+    if (worthForking(op, out.getNumElements()))
       for (unsigned d = 0; d < rank; ++d)
         if (d != q && d != last && out.getDimSize(d) > 1) {
           parallel = d;
@@ -579,29 +587,14 @@ struct AttnCpuVectorizeRowsPass
             }
             return;
           }
+          attn::IndexArith a(nb, loc);
           int64_t step = d == q || d == last ? vl : 1;
-          Value lb = attn::IndexArith(nb, loc).cst(0);
-          Value ub = attn::IndexArith(nb, loc).cst(out.getDimSize(d));
-          Value st = attn::IndexArith(nb, loc).cst(step);
-          auto next = [&](OpBuilder &bb, Value iv) {
-            SmallVector<Value> more = ivs;
-            more.push_back(iv);
-            nest(bb, d + 1, more);
-          };
-          if (parallel == d) {
-            scf::ParallelOp::create(
-                nb, loc, ValueRange{lb}, ValueRange{ub}, ValueRange{st},
-                [&](OpBuilder &bb, Location, ValueRange iv) {
-                  next(bb, iv.front());
-                });
-            return;
-          }
-          scf::ForOp::create(
-              nb, loc, lb, ub, st, ValueRange{},
-              [&](OpBuilder &bb, Location, Value iv, ValueRange) {
-                next(bb, iv);
-                scf::YieldOp::create(bb, loc);
-              });
+          buildLoop(nb, loc, a.cst(0), a.cst(out.getDimSize(d)), a.cst(step),
+                    parallel == d, [&](OpBuilder &bb, Value iv) {
+                      SmallVector<Value> more = ivs;
+                      more.push_back(iv);
+                      nest(bb, d + 1, more);
+                    });
         };
     nest(b, 0, {});
   }
