@@ -163,6 +163,9 @@ struct KernelBuilder {
   /// [N, K / group] scales (woqBits 0 otherwise).
   Value woqScale = {};
   int64_t woqBits = 0, woqGroup = 0;
+  /// Independent FMA chains a weight-only tile keeps at least: about the
+  /// FMA latency times its throughput.
+  static constexpr int64_t kMinChains = 4;
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
@@ -220,6 +223,15 @@ struct KernelBuilder {
                             ValueRange{m, n});
   }
 
+  /// The sum of an accumulator's lanes. The lanes already hold partial
+  /// sums of k in another order than the generic's, so the lane sum may
+  /// reassociate too: a tree of shuffles, not a chain of VL dependent
+  /// scalar adds after every output.
+  Value laneSum(OpBuilder &nb, Value acc) {
+    return vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD,
+                                       acc, arith::FastMathFlags::reassoc);
+  }
+
   /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
   /// reduction and the store of each output.
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
@@ -259,6 +271,16 @@ struct KernelBuilder {
       // weights are summed in partial accumulators, which the group's
       // scale (one per column) multiplies once into the totals; the inner
       // loop is one conversion and one FMA per loaded vector.
+      //
+      // A small tile (a decode step's single row) would leave one or two
+      // FMA chains, each waiting on the previous FMA's latency: the tile's
+      // k steps are then split among `chains` partial accumulators, so
+      // that the weights are still read as one sequential stream.
+      int64_t chains = 1;
+      while (mr * nr * chains < kMinChains && woqGroup % (2 * chains * vl) == 0)
+        chains *= 2;
+      int64_t tileAccs = mr * nr;
+      SmallVector<Value> partInit(tileAccs * chains, zero);
       auto groups = scf::ForOp::create(
           nb, loc, cstIdx(nb, loc, 0), cstIdx(nb, loc, mm.k),
           cstIdx(nb, loc, woqGroup), init,
@@ -266,20 +288,34 @@ struct KernelBuilder {
             Value g1 =
                 arith::AddIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
             auto inner = scf::ForOp::create(
-                gb, l, g0, g1, cstIdx(gb, l, vl), init,
-                [&](OpBuilder &lb, Location il, Value k, ValueRange parts) {
-                  SmallVector<Value> as, bs;
-                  for (Value r : rows)
-                    as.push_back(load(lb, il, a, r, k));
-                  for (Value c : cols)
-                    bs.push_back(loadQuantized(lb, il, c, k, false));
+                gb, l, g0, g1, cstIdx(gb, l, vl * chains), partInit,
+                [&](OpBuilder &lb, Location il, Value k0, ValueRange parts) {
                   SmallVector<Value> next;
-                  for (int64_t i = 0; i < mr; ++i)
-                    for (int64_t j = 0; j < nr; ++j)
-                      next.push_back(vector::FMAOp::create(lb, il, as[i], bs[j],
-                                                           parts[i * nr + j]));
+                  for (int64_t c = 0; c < chains; ++c) {
+                    Value k = c == 0 ? k0
+                                     : arith::AddIOp::create(
+                                           lb, il, k0, cstIdx(lb, il, c * vl));
+                    SmallVector<Value> as, bs;
+                    for (Value r : rows)
+                      as.push_back(load(lb, il, a, r, k));
+                    for (Value col : cols)
+                      bs.push_back(loadQuantized(lb, il, col, k, false));
+                    for (int64_t i = 0; i < mr; ++i)
+                      for (int64_t j = 0; j < nr; ++j)
+                        next.push_back(vector::FMAOp::create(
+                            lb, il, as[i], bs[j],
+                            parts[c * tileAccs + i * nr + j]));
+                  }
                   scf::YieldOp::create(lb, il, next);
                 });
+            // The chains' partial sums, pairwise.
+            SmallVector<Value> sums(inner.getResults());
+            for (int64_t width = chains; width > 1; width /= 2)
+              for (int64_t c = 0; c < width / 2; ++c)
+                for (int64_t t = 0; t < tileAccs; ++t)
+                  sums[c * tileAccs + t] = arith::AddFOp::create(
+                      gb, l, sums[c * tileAccs + t],
+                      sums[(c + width / 2) * tileAccs + t]);
             Value group =
                 arith::DivUIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
             SmallVector<Value> next(accs.begin(), accs.end());
@@ -289,15 +325,13 @@ struct KernelBuilder {
               Value sv = vector::BroadcastOp::create(gb, l, vecType, s);
               for (int64_t i = 0; i < mr; ++i)
                 next[i * nr + j] = vector::FMAOp::create(
-                    gb, l, inner.getResult(i * nr + j), sv, accs[i * nr + j]);
+                    gb, l, sums[i * nr + j], sv, accs[i * nr + j]);
             }
             scf::YieldOp::create(gb, l, next);
           });
       for (int64_t i = 0; i < mr; ++i)
         for (int64_t j = 0; j < nr; ++j) {
-          Value sum =
-              vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD,
-                                          groups.getResult(i * nr + j));
+          Value sum = laneSum(nb, groups.getResult(i * nr + j));
           Value initC = memref::LoadOp::create(nb, loc, mm.c,
                                                ValueRange{rows[i], cols[j]});
           store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i],
@@ -329,8 +363,7 @@ struct KernelBuilder {
         });
     for (int64_t i = 0; i < mr; ++i)
       for (int64_t j = 0; j < nr; ++j) {
-        Value sum = vector::ReductionOp::create(
-            nb, loc, vector::CombiningKind::ADD, loop.getResult(i * nr + j));
+        Value sum = laneSum(nb, loop.getResult(i * nr + j));
         // The generic accumulated into C's initial value.
         Value initC =
             memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});

@@ -98,3 +98,56 @@
     return %arg3 : memref<2x16xf32>
   }
 
+
+// -----
+
+// A decode step: one row at run time (M dynamic) leaves 1 x 1 tiles. Their
+// k steps are split among four partial accumulators (four independent FMA
+// chains over one sequential read of the weight row), summed pairwise
+// before the group's scale; the lanes are summed as a tree (reassoc).
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 64)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @int8_decode_chains
+// The 4 x 4 tiles for whole blocks of 4 rows come first; then the rows
+// left over:
+// CHECK:             %[[IN:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[P0:.*]] = %{{.*}}, %[[P1:.*]] = %{{.*}}, %[[P2:.*]] = %{{.*}}, %[[P3:.*]] = %{{.*}})
+// CHECK:               %[[F0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P0]] : vector<16xf32>
+// CHECK:               %[[K1:.*]] = arith.addi %[[K]], %c16
+// CHECK:               vector.load %arg2[%{{.*}}, %[[K1]]]
+// CHECK:               %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P1]] : vector<16xf32>
+// CHECK:               %[[F2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P2]] : vector<16xf32>
+// CHECK:               %[[F3:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P3]] : vector<16xf32>
+// CHECK:               scf.yield %[[F0]], %[[F1]], %[[F2]], %[[F3]]
+// CHECK:             %[[S02:.*]] = arith.addf %[[IN]]#0, %[[IN]]#2
+// CHECK:             %[[S13:.*]] = arith.addf %[[IN]]#1, %[[IN]]#3
+// CHECK:             %[[S:.*]] = arith.addf %[[S02]], %[[S13]]
+// CHECK:             vector.fma %[[S]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+  func.func @int8_decode_chains(%arg0: memref<16x32xi32>, %arg1: memref<16x2xf32>, %arg2: memref<?x128xf32>, %arg3: memref<?x16xf32>) -> memref<?x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<?x128xf32>, memref<16x32xi32>, memref<16x2xf32>) outs(%arg3 : memref<?x16xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 64 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %c4 = arith.constant 4 : index
+      %0 = linalg.index 2 : index
+      %1 = arith.remui %0, %c4 : index
+      %2 = arith.index_cast %1 : index to i32
+      %c8_i32 = arith.constant 8 : i32
+      %3 = arith.muli %2, %c8_i32 : i32
+      %c24_i32 = arith.constant 24 : i32
+      %4 = arith.subi %c24_i32, %3 : i32
+      %c24_i32_2 = arith.constant 24 : i32
+      %5 = arith.shli %in_0, %4 : i32
+      %6 = arith.shrsi %5, %c24_i32_2 : i32
+      %7 = arith.sitofp %6 : i32 to f32
+      %8 = arith.mulf %7, %in_1 : f32
+      %9 = arith.mulf %in, %8 : f32
+      %10 = arith.addf %out, %9 : f32
+      linalg.yield %10 : f32
+    }
+    return %arg3 : memref<?x16xf32>
+  }
