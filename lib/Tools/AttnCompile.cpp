@@ -14,6 +14,7 @@
 
 #include "attnc/Tools/AttnCompile.h"
 
+#include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Dialect/Attn/GenerationAttrs.h"
 #include "attnc/Frontend/Import.h"
@@ -710,20 +711,19 @@ mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
     if (!bound)
       return fail(toString(bound.takeError()));
     // Symmetric per group of `group` k of a row: scale = max|w| / qmax,
-    // q = clamp(roundeven(w / scale), -qmax, qmax), packed little-endian
-    // into i32 words along k, weight k in bits [bits * (k mod per),
-    // bits * (k mod per + 1)) of word k / per (int4: even k in a byte's
-    // low nibble, odd k in its high nibble).
-    int64_t n = shape[0], k = shape[1], per = 32 / bits;
+    // q = clamp(roundeven(w / scale), -qmax, qmax), packed into rows of
+    // i32 words as WeightOnlyLayout.h lays them out.
+    int64_t n = shape[0], k = shape[1];
+    int64_t rowWords = mlir::attn::packedWeightWords(k, bits);
     float qmax = bits == 8 ? 127.0f : 7.0f;
     std::string name = entry.getName().str();
     onnx_frontend::WeightTensor q{
-        name, {n, k / per}, std::string(n * k / per * 4, '\0'), "I32"};
+        name, {n, rowWords}, std::string(n * rowWords * 4, '\0'), "I32"};
     onnx_frontend::WeightTensor scale{name + "_scale",
                                       {n, k / group},
                                       std::string(n * (k / group) * 4, '\0'),
                                       "F32"};
-    std::vector<uint32_t> words(n * (k / per), 0);
+    std::vector<uint32_t> words(n * rowWords, 0);
     std::vector<float> scales(n * (k / group));
     for (int64_t i = 0; i < n; ++i)
       for (int64_t g = 0; g < k / group; ++g) {
@@ -740,7 +740,9 @@ mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
           float v = std::clamp(std::nearbyint(w[j] / s), -qmax, qmax);
           uint32_t field = static_cast<uint32_t>(static_cast<int32_t>(v)) &
                            ((1u << bits) - 1);
-          words[i * (k / per) + kk / per] |= field << (bits * (kk % per));
+          mlir::attn::PackedWeightField at =
+              mlir::attn::packedWeightField(kk, bits);
+          words[i * rowWords + at.word] |= field << at.shift;
         }
       }
     std::memcpy(q.bytes.data(), words.data(), words.size() * 4);
@@ -1046,8 +1048,9 @@ int attnc::runAttnCompileMain(int argc, char **argv) {
                "file; CPU, model.onnx encoders); int8-weights / "
                "int4-weights: weight-only, for checkpoint directories "
                "(decoders, --kv-cache steps included): the projections and "
-               "the LM head read int8 or packed int4 weights (two per byte, "
-               "the even k in the low nibble) with one f32 "
+               "the LM head read int8 or packed int4 weights (two per byte: "
+               "a block of 32 weights in 16 bytes, byte j holding weights j "
+               "and 16 + j) with one f32 "
                "scale per --quantize-group weights along K, dequantized in "
                "registers; activations stay f32. The quantized weights go "
                "into OUT.safetensors (run the model with --weights "

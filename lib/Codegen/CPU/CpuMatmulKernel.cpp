@@ -34,6 +34,7 @@
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/Utils/WidenedOperands.h"
 #include "OuterProductTile.h"
+#include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -159,7 +160,7 @@ struct KernelBuilder {
   /// The run-time row count when M is dynamic (else null).
   Value mSize = {};
   /// The weight-only contraction of attn-cpu-quantize-weights: B (bNk) is
-  /// [N, K * bits / 32] i32 words of packed weights, `woqScale` the f32
+  /// rows of packed i32 words (WeightOnlyLayout.h), `woqScale` the f32
   /// [N, K / group] scales (woqBits 0 otherwise).
   Value woqScale = {};
   int64_t woqBits = 0, woqGroup = 0;
@@ -169,40 +170,44 @@ struct KernelBuilder {
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
-  /// Weights [k, k + vl) of row `row` of a weight-only B, dequantized in
-  /// registers: one load of vl * bits / 8 bytes, sign extension (int4: the
-  /// low and high nibbles of each byte, interleaved back into k order),
-  /// conversion to f32 and one multiply by the group's scale, which the
-  /// whole vector shares (vl divides the group).
-  Value loadQuantized(OpBuilder &lb, Location l, Value row, Value k,
-                      bool scaled = true) {
-    int64_t perWord = 32 / woqBits;
-    Type i8 = lb.getI8Type();
-    Value kWord = arith::DivUIOp::create(
-        lb, l, k, arith::ConstantIndexOp::create(lb, l, perWord));
-    Value words = vector::LoadOp::create(
-        lb, l, VectorType::get({vl / perWord}, lb.getI32Type()), bNk,
-        ValueRange{row, kWord});
-    auto byteType = VectorType::get({vl * woqBits / 8}, i8);
-    Value q = vector::BitCastOp::create(lb, l, byteType, words);
-    if (woqBits == 4) {
-      Value four = arith::ConstantOp::create(
-          lb, l, byteType,
-          DenseElementsAttr::get(byteType, lb.getIntegerAttr(i8, 4)));
-      Value lo = arith::ShRSIOp::create(
-          lb, l, arith::ShLIOp::create(lb, l, q, four), four);
-      Value hi = arith::ShRSIOp::create(lb, l, q, four);
-      q = vector::InterleaveOp::create(lb, l, lo, hi);
-    }
+  /// Vectors of k one load of a weight-only B yields: int8 one (vl bytes),
+  /// int4 two (a whole block of 2 * vl = 32 weights in vl bytes).
+  int64_t vectorsPerLoad() const { return woqBits == 4 ? 2 : 1; }
+
+  /// Weights [k, k + vl * vectorsPerLoad()) of row `row` of a weight-only
+  /// B, unscaled, in registers as f32 vectors: one load of vl bytes and a
+  /// sign extension to i32 lanes. int8: the lanes are the weights. int4
+  /// (k starts a block): a lane's low nibble is weight k + lane and its
+  /// high nibble weight k + vl + lane, so two shifts split the lanes into
+  /// two vectors already in k order.
+  SmallVector<Value> loadQuantized(OpBuilder &lb, Location l, Value row,
+                                   Value k) {
+    Type i32 = lb.getI32Type();
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(lb, l, v).getResult();
+    };
+    // int8: word k / 4; int4: block k / 32 is words [4 * (k / 32), + 4).
+    Value kWord = arith::DivUIOp::create(lb, l, k, cst(woqBits == 4 ? 8 : 4));
+    Value words = vector::LoadOp::create(lb, l, VectorType::get({vl / 4}, i32),
+                                         bNk, ValueRange{row, kWord});
+    Value bytes = vector::BitCastOp::create(
+        lb, l, VectorType::get({vl}, lb.getI8Type()), words);
     auto vecType = VectorType::get({vl}, lb.getF32Type());
-    Value f = arith::SIToFPOp::create(lb, l, vecType, q);
-    if (!scaled)
-      return f;
-    Value group = arith::DivUIOp::create(
-        lb, l, k, arith::ConstantIndexOp::create(lb, l, woqGroup));
-    Value s = memref::LoadOp::create(lb, l, woqScale, ValueRange{row, group});
-    return arith::MulFOp::create(
-        lb, l, f, vector::BroadcastOp::create(lb, l, vecType, s));
+    if (woqBits == 8)
+      return {arith::SIToFPOp::create(lb, l, vecType, bytes)};
+    auto laneType = VectorType::get({vl}, i32);
+    Value lanes = arith::ExtSIOp::create(lb, l, laneType, bytes);
+    auto splat = [&](int64_t v) {
+      return arith::ConstantOp::create(
+          lb, l, laneType,
+          DenseElementsAttr::get(laneType, lb.getI32IntegerAttr(v)));
+    };
+    Value up = splat(28);
+    Value lo = arith::ShRSIOp::create(
+        lb, l, arith::ShLIOp::create(lb, l, lanes, up), up);
+    Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(4));
+    return {arith::SIToFPOp::create(lb, l, vecType, lo),
+            arith::SIToFPOp::create(lb, l, vecType, hi)};
   }
 
   /// The epilogue runs on vectors over each finished column block
@@ -228,8 +233,8 @@ struct KernelBuilder {
   /// reassociate too: a tree of shuffles, not a chain of VL dependent
   /// scalar adds after every output.
   Value laneSum(OpBuilder &nb, Value acc) {
-    return vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD,
-                                       acc, arith::FastMathFlags::reassoc);
+    return vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD, acc,
+                                       arith::FastMathFlags::reassoc);
   }
 
   /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
@@ -276,10 +281,15 @@ struct KernelBuilder {
       // FMA chains, each waiting on the previous FMA's latency: the tile's
       // k steps are then split among `chains` partial accumulators, so
       // that the weights are still read as one sequential stream.
-      int64_t chains = 1;
-      while (mr * nr * chains < kMinChains && woqGroup % (2 * chains * vl) == 0)
-        chains *= 2;
+      int64_t perLoad = vectorsPerLoad(), loadK = perLoad * vl;
       int64_t tileAccs = mr * nr;
+      int64_t wanted = std::max<int64_t>(1, kMinChains / tileAccs);
+      int64_t loads = 1;
+      while (loads * perLoad < wanted && woqGroup % (2 * loads * loadK) == 0)
+        loads *= 2;
+      int64_t chains = 1;
+      while (2 * chains <= std::min(wanted, loads * perLoad))
+        chains *= 2;
       SmallVector<Value> partInit(tileAccs * chains, zero);
       auto groups = scf::ForOp::create(
           nb, loc, cstIdx(nb, loc, 0), cstIdx(nb, loc, mm.k),
@@ -288,23 +298,33 @@ struct KernelBuilder {
             Value g1 =
                 arith::AddIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
             auto inner = scf::ForOp::create(
-                gb, l, g0, g1, cstIdx(gb, l, vl * chains), partInit,
+                gb, l, g0, g1, cstIdx(gb, l, loadK * loads), partInit,
                 [&](OpBuilder &lb, Location il, Value k0, ValueRange parts) {
-                  SmallVector<Value> next;
-                  for (int64_t c = 0; c < chains; ++c) {
-                    Value k = c == 0 ? k0
-                                     : arith::AddIOp::create(
-                                           lb, il, k0, cstIdx(lb, il, c * vl));
-                    SmallVector<Value> as, bs;
-                    for (Value r : rows)
-                      as.push_back(load(lb, il, a, r, k));
+                  // Vectors beyond `chains` add into the chains in turn.
+                  SmallVector<Value> next(parts.begin(), parts.end());
+                  auto at = [&](int64_t offset) {
+                    return offset == 0 ? k0
+                                       : arith::AddIOp::create(
+                                             lb, il, k0, cstIdx(lb, il, offset))
+                                             .getResult();
+                  };
+                  for (int64_t u = 0; u < loads; ++u) {
+                    Value kLoad = at(u * loadK);
+                    SmallVector<SmallVector<Value>> bs;
                     for (Value col : cols)
-                      bs.push_back(loadQuantized(lb, il, col, k, false));
-                    for (int64_t i = 0; i < mr; ++i)
-                      for (int64_t j = 0; j < nr; ++j)
-                        next.push_back(vector::FMAOp::create(
-                            lb, il, as[i], bs[j],
-                            parts[c * tileAccs + i * nr + j]));
+                      bs.push_back(loadQuantized(lb, il, col, kLoad));
+                    for (int64_t p = 0; p < perLoad; ++p) {
+                      int64_t chain = (u * perLoad + p) % chains;
+                      Value k = p == 0 ? kLoad : at(u * loadK + p * vl);
+                      for (int64_t i = 0; i < mr; ++i) {
+                        Value av = load(lb, il, a, rows[i], k);
+                        for (int64_t j = 0; j < nr; ++j) {
+                          int64_t slot = chain * tileAccs + i * nr + j;
+                          next[slot] = vector::FMAOp::create(
+                              lb, il, av, bs[j][p], next[slot]);
+                        }
+                      }
+                    }
                   }
                   scf::YieldOp::create(lb, il, next);
                 });
@@ -743,9 +763,9 @@ static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
 }
 
 /// The weight-only contraction of attn-cpu-quantize-weights on buffers:
-/// C[m, n] += A[m, k] * (field_k(B[n, k / (32 / bits)]) * S[n, k / group]),
-/// A f32 [M, K] (M may be dynamic), B i32, S f32, C f32 [M, N], all
-/// contiguous. Returns the matmul (mm.b = B, mm.k = K) and S.
+/// C[m, n] += A[m, k] * (q_k(B[n, :]) * S[n, k / group]), A f32 [M, K] (M
+/// may be dynamic), B i32 [N, packedWords(K, bits)], S f32, C f32 [M, N],
+/// all contiguous. Returns the matmul (mm.b = B, mm.k = K) and S.
 static std::optional<std::pair<NTMatmul, Value>>
 matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
@@ -767,8 +787,9 @@ matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
       !sType.getElementType().isF32() || !cType.getElementType().isF32())
     return std::nullopt;
   int64_t k = aType.getDimSize(1), n = bType.getDimSize(0);
-  if (bType.getDimSize(1) * (32 / bits) != k || sType.getDimSize(0) != n ||
-      sType.getDimSize(1) * group != k || cType.getDimSize(1) != n)
+  if (bType.getDimSize(1) != mlir::attn::packedWeightWords(k, bits) ||
+      sType.getDimSize(0) != n || sType.getDimSize(1) * group != k ||
+      cType.getDimSize(1) != n)
     return std::nullopt;
   return std::pair{NTMatmul{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
                             op.getDpsInits()[0], aType.getDimSize(0), n, k},
@@ -950,8 +971,10 @@ struct AttnCpuMatmulKernelPass
     SmallVector<WeightOnly> weightOnly;
     getOperation().walk([&](linalg::GenericOp op) {
       if (auto woq = op->getAttrOfType<DictionaryAttr>("attn.woq_matmul")) {
-        // A vector of k lies in one group and is whole i32 words; else the
-        // contraction stays a loop nest (convert-linalg-to-loops).
+        // A load of k lies in one group and is whole i32 words (int4: one
+        // block of 32 weights in 16 bytes, which the kernel reads as 16
+        // lanes); else the contraction stays a loop nest
+        // (convert-linalg-to-loops).
         auto bits = woq.getAs<IntegerAttr>("bits");
         auto group = woq.getAs<IntegerAttr>("group");
         if (!bits || !group || (bits.getInt() != 8 && bits.getInt() != 4) ||
@@ -959,8 +982,10 @@ struct AttnCpuMatmulKernelPass
           return;
         auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt());
         Tiles t = tilesFor(op);
-        if (match && t.vl % (32 / bits.getInt()) == 0 &&
-            group.getInt() % t.vl == 0)
+        bool fits = bits.getInt() == 8
+                        ? t.vl % 4 == 0 && group.getInt() % t.vl == 0
+                        : t.vl == 16 && group.getInt() % 32 == 0;
+        if (match && fits)
           weightOnly.push_back(
               {match->first, t, match->second, bits.getInt(), group.getInt()});
         return;

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Codegen/CPU/Passes.h"
+#include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
 #include "DerivedWeights.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
@@ -97,7 +98,6 @@ struct AttnCpuQuantizeWeightsPass
         builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
         builder.getNamedAttr("group", builder.getI64IntegerAttr(groupSize))};
 
-    int64_t perWord = 32 / bits;
     for (auto [op, weight] : matches) {
       OpBuilder b(op);
       Location loc = op.getLoc();
@@ -108,10 +108,11 @@ struct AttnCpuQuantizeWeightsPass
         return DerivedWeights::create(b, loc, name + tail.str(), type);
       };
       Type f32 = b.getF32Type(), i32 = b.getI32Type();
-      // [N, K / perWord] words, k-contiguous like the f32 weight they
-      // replace (the dot-product kernel reads rows of W).
-      Value packed =
-          makeWeight("", RankedTensorType::get({n, k / perWord}, i32));
+      // [N, words] rows, k-contiguous like the f32 weight they replace
+      // (the dot-product kernel reads rows of W), in WeightOnlyLayout.h's
+      // layout.
+      Value packed = makeWeight(
+          "", RankedTensorType::get({n, packedWeightWords(k, bits)}, i32));
       Value scale =
           makeWeight("_scale", RankedTensorType::get({n, k / groupSize}, f32));
       for (StringRef source : sourcesOf(weight))
@@ -123,12 +124,16 @@ struct AttnCpuQuantizeWeightsPass
         return AffineMap::get(3, 0, results, ctx);
       };
       int64_t w = bits, group = groupSize;
+      // packedWeightField's word as an affine expression of k.
+      AffineExpr wordOf = bits == 8 ? kk.floorDiv(4)
+                                    : kk.floorDiv(kInt4BlockWeights) * 4 +
+                                          (kk % 16).floorDiv(4);
       auto product = linalg::GenericOp::create(
           b, loc, TypeRange{op.getResult(0).getType()},
           ValueRange{op.getDpsInputs()[0], packed, scale},
           ValueRange{op.getDpsInits()[0]},
-          {map({m, kk}), map({nn, kk.floorDiv(perWord)}),
-           map({nn, kk.floorDiv(group)}), map({m, nn})},
+          {map({m, kk}), map({nn, wordOf}), map({nn, kk.floorDiv(group)}),
+           map({m, nn})},
           {utils::IteratorType::parallel, utils::IteratorType::parallel,
            utils::IteratorType::reduction},
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -136,15 +141,29 @@ struct AttnCpuQuantizeWeightsPass
               return arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(v))
                   .getResult();
             };
-            // Field j = k mod perWord of the little-endian word, moved to
-            // the top and shifted back arithmetically (sign extension).
-            Value j = arith::IndexCastOp::create(
-                nb, l, nb.getI32Type(),
-                arith::RemUIOp::create(
-                    nb, l, linalg::IndexOp::create(nb, l, 2),
-                    arith::ConstantIndexOp::create(nb, l, perWord)));
+            auto index = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(nb, l, v).getResult();
+            };
+            // The bit k's field starts at: 8 * (k mod 4), plus 4 in the
+            // second half of an int4 block.
+            Value k = linalg::IndexOp::create(nb, l, 2);
+            Value start = arith::MulIOp::create(
+                nb, l, index(8), arith::RemUIOp::create(nb, l, k, index(4)));
+            if (bits == 4)
+              start = arith::AddIOp::create(
+                  nb, l, start,
+                  arith::MulIOp::create(
+                      nb, l, index(4),
+                      arith::DivUIOp::create(
+                          nb, l,
+                          arith::RemUIOp::create(nb, l, k,
+                                                 index(kInt4BlockWeights)),
+                          index(16))));
+            // The field, moved to the top of the word and shifted back
+            // arithmetically (sign extension).
             Value up = arith::SubIOp::create(
-                nb, l, cst(32 - w), arith::MulIOp::create(nb, l, j, cst(w)));
+                nb, l, cst(32 - w),
+                arith::IndexCastOp::create(nb, l, nb.getI32Type(), start));
             Value q = arith::ShRSIOp::create(
                 nb, l, arith::ShLIOp::create(nb, l, args[1], up), cst(32 - w));
             Value dequant = arith::MulFOp::create(

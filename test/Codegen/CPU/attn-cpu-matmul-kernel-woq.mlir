@@ -2,60 +2,88 @@
 
 // Weight-only projections as attn-cpu-quantize-weights leaves them (here
 // bufferized): the contraction's body unpacks the i32 words of W [N, K]
-// (int4: two per byte, even k in the low nibble; int8: one per byte),
-// scales by the group's scale and accumulates in f32. The kernel loads the
-// packed words as vectors, widens them to f32 in registers, sums each group
-// of 16 k and applies the group's scale once per group; no f32 copy of the
-// weight and no scalar loop remain.
+// (int4: blocks of 32 weights in 16 bytes, byte j holding weight j in its
+// low nibble and 16 + j in its high one; int8: one per byte), scales by
+// the group's scale and accumulates in f32. The kernel loads the packed
+// words as vectors, widens them to f32 in registers, sums each group and
+// applies the group's scale once per group; no f32 copy of the weight and
+// no scalar loop remain.
 
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
-#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 8)>
-#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 32)>
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
 
+// int4: one load of a block's 16 bytes, sign-extended to 16 i32 lanes; the
+// low nibbles (shifted up and back) are weights k .. k + 15, the high
+// nibbles (shifted down) k + 16 .. k + 31: no interleave.
 // CHECK-LABEL: func.func @int4_groups
 // CHECK:         scf.parallel
-// CHECK:           scf.for %[[G:.*]] = %{{.*}} to %c32{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
-// CHECK:             scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c16{{[_0-9]*}} iter_args
-// CHECK:               vector.load %arg2[%{{.*}}, %[[K]]] : memref<2x32xf32>, vector<16xf32>
+// CHECK:           scf.for %[[G:.*]] = %{{.*}} to %c64{{[_0-9]*}} step %c32{{[_0-9]*}} iter_args
+// CHECK:             scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c32{{[_0-9]*}} iter_args
 // CHECK:               %[[W:.*]] = arith.divui %[[K]], %c8{{[_0-9]*}}
-// CHECK:               %[[Q:.*]] = vector.load %arg0[%{{.*}}, %[[W]]] : memref<16x4xi32>, vector<2xi32>
-// CHECK:               %[[B:.*]] = vector.bitcast %[[Q]] : vector<2xi32> to vector<8xi8>
-// CHECK:               %[[LO:.*]] = arith.shrsi %{{.*}} : vector<8xi8>
-// CHECK:               %[[HI:.*]] = arith.shrsi %[[B]], %{{.*}} : vector<8xi8>
-// CHECK:               %[[I:.*]] = vector.interleave %[[LO]], %[[HI]] : vector<8xi8> -> vector<16xi8>
-// CHECK:               %[[F:.*]] = arith.sitofp %[[I]] : vector<16xi8> to vector<16xf32>
-// CHECK:               vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<16xf32>
-// CHECK:             %[[SI:.*]] = arith.divui %[[G]], %c16{{[_0-9]*}}
+// CHECK:               %[[Q:.*]] = vector.load %arg0[%{{.*}}, %[[W]]] : memref<16x8xi32>, vector<4xi32>
+// CHECK:               %[[B:.*]] = vector.bitcast %[[Q]] : vector<4xi32> to vector<16xi8>
+// CHECK:               %[[L:.*]] = arith.extsi %[[B]] : vector<16xi8> to vector<16xi32>
+// CHECK:               %[[UP:.*]] = arith.shli %[[L]], %[[C28:.*]] : vector<16xi32>
+// CHECK:               %[[LO:.*]] = arith.shrsi %[[UP]], %[[C28]] : vector<16xi32>
+// CHECK:               %[[HI:.*]] = arith.shrsi %[[L]], %{{.*}} : vector<16xi32>
+// CHECK:               %[[FLO:.*]] = arith.sitofp %[[LO]] : vector<16xi32> to vector<16xf32>
+// CHECK:               %[[FHI:.*]] = arith.sitofp %[[HI]] : vector<16xi32> to vector<16xf32>
+// CHECK:               vector.load %arg2[%{{.*}}, %[[K]]] : memref<2x64xf32>, vector<16xf32>
+// CHECK:               vector.fma %{{.*}}, %[[FLO]], %{{.*}} : vector<16xf32>
+// CHECK:               %[[K16:.*]] = arith.addi %[[K]], %c16
+// CHECK:               vector.load %arg2[%{{.*}}, %[[K16]]] : memref<2x64xf32>, vector<16xf32>
+// CHECK:               vector.fma %{{.*}}, %[[FHI]], %{{.*}} : vector<16xf32>
+// CHECK:             %[[SI:.*]] = arith.divui %[[G]], %c32{{[_0-9]*}}
 // CHECK:             %[[S:.*]] = memref.load %arg1[%{{.*}}, %[[SI]]] : memref<16x2xf32>
 // CHECK:             %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
 // CHECK:             vector.fma %{{.*}}, %[[SV]], %{{.*}} : vector<16xf32>
 // CHECK:           vector.reduction <add>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
-  func.func @int4_groups(%arg0: memref<16x4xi32>, %arg1: memref<16x2xf32>, %arg2: memref<2x32xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
-    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x32xf32>, memref<16x4xi32>, memref<16x2xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 16 : i64}} {
+  func.func @int4_groups(%arg0: memref<16x8xi32>, %arg1: memref<16x2xf32>, %arg2: memref<2x64xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x64xf32>, memref<16x8xi32>, memref<16x2xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 32 : i64}} {
     ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
-      %c8 = arith.constant 8 : index
       %0 = linalg.index 2 : index
-      %1 = arith.remui %0, %c8 : index
-      %2 = arith.index_cast %1 : index to i32
-      %c4_i32 = arith.constant 4 : i32
-      %3 = arith.muli %2, %c4_i32 : i32
+      %c4 = arith.constant 4 : index
+      %1 = arith.remui %0, %c4 : index
+      %c8 = arith.constant 8 : index
+      %2 = arith.muli %c8, %1 : index
+      %c16 = arith.constant 16 : index
+      %c32 = arith.constant 32 : index
+      %3 = arith.remui %0, %c32 : index
+      %4 = arith.divui %3, %c16 : index
+      %5 = arith.muli %c4, %4 : index
+      %6 = arith.addi %2, %5 : index
+      %7 = arith.index_cast %6 : index to i32
       %c28_i32 = arith.constant 28 : i32
-      %4 = arith.subi %c28_i32, %3 : i32
-      %c28_i32_2 = arith.constant 28 : i32
-      %5 = arith.shli %in_0, %4 : i32
-      %6 = arith.shrsi %5, %c28_i32_2 : i32
-      %7 = arith.sitofp %6 : i32 to f32
-      %8 = arith.mulf %7, %in_1 : f32
-      %9 = arith.mulf %in, %8 : f32
-      %10 = arith.addf %out, %9 : f32
-      linalg.yield %10 : f32
+      %8 = arith.subi %c28_i32, %7 : i32
+      %9 = arith.shli %in_0, %8 : i32
+      %10 = arith.shrsi %9, %c28_i32 : i32
+      %11 = arith.sitofp %10 : i32 to f32
+      %12 = arith.mulf %11, %in_1 : f32
+      %13 = arith.mulf %in, %12 : f32
+      %14 = arith.addf %out, %13 : f32
+      linalg.yield %14 : f32
     }
     return %arg3 : memref<2x16xf32>
   }
 
+  // An int4 group of 16 splits a block: the contraction stays a loop nest.
+  // CHECK-LABEL: func.func @int4_group_splits_block
+  // CHECK:         linalg.generic
+  func.func @int4_group_splits_block(%arg0: memref<16x8xi32>, %arg1: memref<16x4xf32>, %arg2: memref<2x64xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x64xf32>, memref<16x8xi32>, memref<16x4xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 16 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %0 = arith.sitofp %in_0 : i32 to f32
+      %1 = arith.mulf %0, %in_1 : f32
+      %2 = arith.mulf %in, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    return %arg3 : memref<2x16xf32>
+  }
 
 // -----
 

@@ -9,16 +9,22 @@
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // x W^T with W [24, 16] (K = 16): the contraction reads the packed words
-// [N, K * bits / 32] and the group scales [N, K / G], widens and scales the
+// (int8: [N, K / 4]; int4: [N, 4] per block of 32 weights, the block
+// padded past K) and the group scales [N, K / G], widens and scales the
 // weight in its body and accumulates in f32; the f32 weight is no longer
 // bound, the module records how to quantize it and which checkpoint tensor
 // no binding reads any more.
+// int8 weight k's word is k / 4, its field at bit 8 * (k mod 4). int4 weight k
+// lives in block k / 32's byte k mod 16, in the high nibble for the second
+// half of the block.
+// INT8-DAG:   #[[WMAP8:.*]] = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+// INT4-DAG:   #[[WMAP4:.*]] = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
 // INT8-LABEL: module attributes {attn.woq_replaced = ["w"], attn.woq_weights = {w.q8 = {bits = 8 : i64, group = 8 : i64, shape = array<i64: 24, 16>, weight = {name = "w", transpose}}}}
 // INT8-LABEL: func.func @projection
 // INT8-NOT:     attn.weight "w" {
 // INT8-DAG:     %[[QW:.*]] = attn.weight "w.q8" : tensor<24x4xi32>
 // INT8-DAG:     %[[S:.*]] = attn.weight "w.q8_scale" : tensor<24x2xf32>
-// INT8:         %[[Y:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[WMAP:.*]], #[[SMAP:.*]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[QW]], %[[S]] : tensor<?x16xf32>, tensor<24x4xi32>, tensor<24x2xf32>) outs(%{{.*}} : tensor<?x24xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 8 : i64}}
+// INT8:         %[[Y:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[WMAP8]], #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[QW]], %[[S]] : tensor<?x16xf32>, tensor<24x4xi32>, tensor<24x2xf32>) outs(%{{.*}} : tensor<?x24xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 8 : i64}}
 // INT8:           linalg.index 2
 // INT8:           arith.shli
 // INT8:           arith.shrsi
@@ -29,9 +35,20 @@
 // INT8:         return %[[Y]]
 // INT4-LABEL: module attributes {attn.woq_replaced = ["w"], attn.woq_weights = {w.q4 = {bits = 4 : i64, group = 8 : i64, shape = array<i64: 24, 16>, weight = {name = "w", transpose}}}}
 // INT4-LABEL: func.func @projection
-// INT4-DAG:     attn.weight "w.q4" : tensor<24x2xi32>
+// INT4-DAG:     %[[QW4:.*]] = attn.weight "w.q4" : tensor<24x4xi32>
 // INT4-DAG:     attn.weight "w.q4_scale" : tensor<24x2xf32>
-// INT4:         attn.woq_matmul = {bits = 4 : i64, group = 8 : i64}
+// INT4:         linalg.generic {indexing_maps = [#{{.*}}, #[[WMAP4]], #{{.*}}, #{{.*}}], {{.*}} ins(%{{.*}}, %[[QW4]], %{{.*}} : {{.*}}) {{.*}}attn.woq_matmul = {bits = 4 : i64, group = 8 : i64}
+// INT4:           %[[K:.*]] = linalg.index 2
+// INT4:           %[[LOW:.*]] = arith.remui %[[K]], %c4
+// INT4:           %[[BYTEBIT:.*]] = arith.muli %c8{{.*}}, %[[LOW]]
+// INT4:           %[[INBLOCK:.*]] = arith.remui %[[K]], %c32
+// INT4:           %[[HALF:.*]] = arith.divui %[[INBLOCK]], %c16
+// INT4:           %[[NIBBLE:.*]] = arith.muli %c4{{.*}}, %[[HALF]]
+// INT4:           %[[START:.*]] = arith.addi %[[BYTEBIT]], %[[NIBBLE]]
+// INT4:           %[[START32:.*]] = arith.index_cast %[[START]] : index to i32
+// INT4:           %[[UP:.*]] = arith.subi %c28_i32, %[[START32]]
+// INT4:           %[[TOP:.*]] = arith.shli %{{.*}}, %[[UP]]
+// INT4:           arith.shrsi %[[TOP]], %c28_i32
 // GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
 // BITS:         error: attn-cpu-quantize-weights: bits must be 8 or 4, got 3
 // MULT8:        error: attn-cpu-quantize-weights: group-size must be a positive multiple of 8, got 12

@@ -6,10 +6,10 @@ int4-weights against the f32 checkpoint it was made from, with numpy only.
                  [--dequantized DIR]
     check_woq.py tokens GOT.npy WANT.npy --min-agree F
 
-layout: every `<name>.q8` / `.q4` tensor (i32 words [N, K * B / 32], weight
-k in bits [B * (k mod 32/B), ...) of word k / (32/B), little-endian, two's
-complement: int4's even k in a byte's low nibble, odd k in its high one)
-is unpacked here and multiplied by `<name>.q*_scale` ([N, K / G] f32); the
+layout: every `<name>.q8` / `.q4` tensor (rows of little-endian i32 words,
+two's complement; int8: weight k is byte k; int4: blocks of 32 weights in
+16 bytes, byte j of a block holding weight j in its low nibble and weight
+16 + j in its high nibble, zero past K) is unpacked here and multiplied by `<name>.q*_scale` ([N, K / G] f32); the
 result must be within half a quantization step (scale / 2) of the original
 f32 weight W[n, k] (the checkpoint tensor, or its transpose for GPT-2's
 Conv1D layout), the scale must be max|W| / (2^(B-1) - 1) over its group,
@@ -62,17 +62,19 @@ def write_safetensors(path, tensors):
 
 
 def unpack(words, bits):
-    """i32 words [N, K * bits / 32] -> int8 weights [N, K] in k order."""
+    """i32 words [N, W] -> weights [N, 4 * W] (int8) or [N, 8 * W] (int4,
+    whole blocks of 32, padding included) in k order."""
     b = np.ascontiguousarray(words).view(np.uint8)  # little-endian bytes
     if bits == 8:
         return b.view(np.int8).astype(np.int32)
-    lo = (b.astype(np.int32) & 0xF)
-    hi = (b.astype(np.int32) >> 4) & 0xF
+    n = b.shape[0]
+    blocks = b.reshape(n, -1, 16).astype(np.int32)
+    lo = blocks & 0xF
+    hi = (blocks >> 4) & 0xF
     lo = np.where(lo >= 8, lo - 16, lo)
     hi = np.where(hi >= 8, hi - 16, hi)
-    q = np.empty((b.shape[0], b.shape[1] * 2), np.int32)
-    q[:, 0::2], q[:, 1::2] = lo, hi
-    return q
+    # Block b's weights 32b .. 32b + 15 are the low nibbles, then the high.
+    return np.concatenate([lo, hi], axis=2).reshape(n, -1)
 
 
 def layout(args):
@@ -96,10 +98,15 @@ def layout(args):
         ws = [ckpt[p].T if transposed else ckpt[p] for p in parts]
         wb = np.concatenate(ws, axis=0)
         q = unpack(words, args.bits)
-        n, k = q.shape
-        if wb.shape != (n, k):
-            print(f"FAIL {name}: {q.shape} does not match {source} {w.shape}")
+        n, k = wb.shape
+        padded = k if args.bits == 8 else -(-k // 32) * 32
+        if q.shape != (n, padded):
+            print(f"FAIL {name}: {q.shape} does not match {source} {wb.shape}")
             return 1
+        if np.any(q[:, k:]):
+            print(f"FAIL {name}: the padding past K = {k} is not zero")
+            return 1
+        q = q[:, :k]
         scale = written[name + "_scale"]
         if scale.shape != (n, k // args.group):
             print(f"FAIL {name}_scale shape {scale.shape}")

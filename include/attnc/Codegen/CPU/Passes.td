@@ -96,12 +96,13 @@ def AttnCpuQuantizeWeights
     contraction that reads
 
     - `attn.weight "<name>.q8"` (bits=8), `tensor<N x K/4 x i32>`, or
-      `attn.weight "<name>.q4"` (bits=4), `tensor<N x K/8 x i32>`: row n
-      holds `Wq[n, :]` packed along k in little-endian i32 words, weight
-      `k` in bits `[b * (k mod 32/b), b * (k mod 32/b) + b)` of word
-      `k / (32/b)`, two's complement. As bytes: int8 is one weight per
-      byte in k order; int4 is two per byte, the even k in the low nibble
-      and the odd k in the high nibble;
+      `attn.weight "<name>.q4"` (bits=4), `tensor<N x 4*ceil(K/32) x i32>`:
+      row n holds `Wq[n, :]` in little-endian i32 words, two's complement
+      (WeightOnlyLayout.h). int8 is one weight per byte in k order; int4
+      is blocks of 32 weights in 16 bytes, byte j of a block holding
+      weight j in its low nibble and weight 16 + j in its high nibble
+      (zero past K), so that a 16-lane vector splits a block into its two
+      halves without an interleave;
     - `attn.weight "<name>.q8_scale"` / `"<name>.q4_scale"`,
       `tensor<N x K/G x f32>`: one scale per group of G = group-size
       consecutive k of a row,

@@ -1,0 +1,49 @@
+//===- WeightOnlyLayout.h - packed int8 / int4 weight rows ------*- C++ -*-===//
+//
+// The layout of a weight-only quantized row, shared by the pass that
+// rewrites the contraction (attn-cpu-quantize-weights), the kernel that
+// reads it (attn-cpu-matmul-kernel) and the tool that writes the weights
+// file (attn-compile). A row of K weights is a run of little-endian i32
+// words, two's complement:
+//
+// - int8: weight k is byte k (word k / 4, bits 8 * (k mod 4) and up);
+// - int4: blocks of 32 weights in 16 bytes (4 words); byte j of block b
+//   holds weight 32b + j in its low nibble and weight 32b + 16 + j in its
+//   high nibble, zero past K. A 16-lane vector then splits a block into
+//   two vectors already in k order with two shifts, no interleave.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_CODEGEN_CPU_WEIGHTONLYLAYOUT_H
+#define ATTNC_CODEGEN_CPU_WEIGHTONLYLAYOUT_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// Weights per int4 block (16 bytes).
+constexpr int64_t kInt4BlockWeights = 32;
+
+/// i32 words per packed row of `k` weights of `bits` (8 or 4).
+inline int64_t packedWeightWords(int64_t k, int64_t bits) {
+  if (bits == 8)
+    return (k + 3) / 4;
+  return (k + kInt4BlockWeights - 1) / kInt4BlockWeights * 4;
+}
+
+/// Where weight `k` of a packed row lives: its word and the bit its field
+/// starts at.
+struct PackedWeightField {
+  int64_t word, shift;
+};
+inline PackedWeightField packedWeightField(int64_t k, int64_t bits) {
+  if (bits == 8)
+    return {k / 4, 8 * (k % 4)};
+  int64_t inBlock = k % kInt4BlockWeights, byte = inBlock % 16;
+  return {k / kInt4BlockWeights * 4 + byte / 4,
+          8 * (byte % 4) + 4 * (inBlock / 16)};
+}
+
+} // namespace mlir::attn
+
+#endif // ATTNC_CODEGEN_CPU_WEIGHTONLYLAYOUT_H
