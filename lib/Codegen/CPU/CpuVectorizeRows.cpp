@@ -382,8 +382,14 @@ struct RowVectorizer {
         });
     if (!reduce)
       return;
-    Value rowValue =
-        vector::ReductionOp::create(nb, loc, reduction.kind, loop.getResult(0));
+    // The lanes are combined with the combiner's own flags: a sum that may
+    // reassociate becomes a shuffle tree, a maximum without NaN and signed
+    // zeros plain vmaxps.
+    arith::FastMathFlags flags = arith::FastMathFlags::none;
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(reduction.combiner))
+      flags = fm.getFastMathFlagsAttr().getValue();
+    Value rowValue = vector::ReductionOp::create(nb, loc, reduction.kind,
+                                                 loop.getResult(0), flags);
     SmallVector<Value> idx = indices(*init, ivs);
     Value old = memref::LoadOp::create(nb, loc, init->get(), idx);
     IRMapping map;

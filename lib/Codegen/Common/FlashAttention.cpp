@@ -59,6 +59,17 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The running row maximum of the online softmax. It only shifts the
+/// exponents (any value at least about the true maximum gives the same
+/// probabilities), so it may ignore NaN and the sign of zero: without those
+/// flags a CPU maximum of a vector is a compare-and-blend sequence per step
+/// instead of one vmaxps. A NaN score still reaches the output through
+/// exp(NaN - m) in the row's sum.
+static Value rowMax(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MaximumFOp::create(
+      b, loc, x, y, arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+}
+
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
@@ -387,7 +398,7 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   Value tileMax =
       lb.generic({scores}, lb.fill(state[4], kNegInf), {id3, rowOf3}, rowReduce,
                  [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                   return arith::MaximumFOp::create(nb, l, args[1], args[0]);
+                   return rowMax(nb, l, args[1], args[0]);
                  });
   // alpha = exp(m - m_new). While a row has seen only hidden keys both are
   // -inf (exp would give NaN); its l and O are still 0, so any factor works:
@@ -395,7 +406,7 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   Value alpha = lb.generic(
       {m, tileMax}, state[5], {id2, id2, id2}, par2,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value mNew = arith::MaximumFOp::create(nb, l, args[0], args[1]);
+        Value mNew = rowMax(nb, l, args[0], args[1]);
         Value none =
             arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, mNew,
                                   LinalgBuilder::constF32(nb, l, kNegInf));
@@ -408,7 +419,7 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   Value probs = lb.generic(
       {m, tileMax}, scores, {rowOf3, rowOf3, id3}, par3,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value mNew = arith::MaximumFOp::create(nb, l, args[0], args[1]);
+        Value mNew = rowMax(nb, l, args[0], args[1]);
         Value hidden =
             arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, args[2],
                                   LinalgBuilder::constF32(nb, l, kNegInf));
@@ -440,7 +451,7 @@ SmallVector<Value> FlashBlockBuilder::keyStep(Value k0, ValueRange state) {
   Value mNew =
       lb.generic({tileMax}, m, {id2, id2}, par2,
                  [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                   return arith::MaximumFOp::create(nb, l, args[1], args[0]);
+                   return rowMax(nb, l, args[1], args[0]);
                  });
   Value sOut = fullKeyBlock
                    ? probs

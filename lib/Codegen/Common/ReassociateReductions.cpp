@@ -17,14 +17,18 @@ struct AttnReassociateReductionsPass
     : public mlir::attn::impl::AttnReassociateReductionsBase<
           AttnReassociateReductionsPass> {
   void runOnOperation() override {
-    auto flags = arith::FastMathFlagsAttr::get(
-        &getContext(),
-        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+    auto added = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.getNumReductionLoops() == 0)
         return;
+      // Added to the flags an op already has (a maximum that may ignore
+      // NaN keeps saying so).
       op.getRegion().walk([&](arith::ArithFastMathInterface arith) {
-        arith->setAttr(arith.getFastMathAttrName(), flags);
+        arith::FastMathFlags flags = added;
+        if (arith::FastMathFlagsAttr old = arith.getFastMathFlagsAttr())
+          flags = flags | old.getValue();
+        arith->setAttr(arith.getFastMathAttrName(),
+                       arith::FastMathFlagsAttr::get(&getContext(), flags));
       });
     });
   }

@@ -70,7 +70,7 @@ func.func @row_max_and_exp(%s: memref<1x64x64xf32>, %m: memref<1x64xf32>) {
 // CHECK:           %[[SUM:.*]] = arith.addf %[[A]], %{{.*}} fastmath<reassoc,contract> : vector<16xf32>
 // CHECK:           %[[KEEP:.*]] = arith.select %{{.*}}, %[[SUM]], %[[A]] : vector<16xi1>, vector<16xf32>
 // CHECK:           scf.yield %[[KEEP]]
-// CHECK:         vector.reduction <add>
+// CHECK:         vector.reduction <add>, %{{.*}} fastmath<reassoc,contract> : vector<16xf32> into f32
 func.func @masked_rows(%s: memref<1x?x?xf32, strided<[4096, 64, 1]>>, %l: memref<1x?xf32, strided<[64, 1]>>, %q0: index) {
   %neg = arith.constant 0xFF800000 : f32
   linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel"]} outs(%s : memref<1x?x?xf32, strided<[4096, 64, 1]>>) {
@@ -85,6 +85,27 @@ func.func @masked_rows(%s: memref<1x?x?xf32, strided<[4096, 64, 1]>>, %l: memref
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : memref<1x?x?xf32, strided<[4096, 64, 1]>>) outs(%l : memref<1x?xf32, strided<[64, 1]>>) {
   ^bb0(%x: f32, %acc: f32):
     %r = arith.addf %acc, %x fastmath<reassoc, contract> : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// The lanes are combined with the combiner's flags: a maximum that may
+// ignore NaN and signed zeros (flash attention's) stays one instruction per
+// step on a CPU.
+// CHECK-LABEL: func.func @row_max_flags
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : vector<16xf32>
+// CHECK:         vector.reduction <maximumf>, %{{.*}} fastmath<nnan,nsz> : vector<16xf32> into f32
+// CHECK:         arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : f32
+func.func @row_max_flags(%s: memref<1x64x64xf32>, %m: memref<1x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]} ins(%s : memref<1x64x64xf32>) outs(%m : memref<1x64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %acc, %x fastmath<nnan, nsz> : f32
     linalg.yield %r : f32
   }
   return

@@ -54,9 +54,10 @@
 // CHECK-NEXT:          linalg.yield %[[SEL]] : f32
 // The tile's row max, alpha = exp(m - max(m, t)), P = exp(S - max(m, t))
 // (0 where masked), l and O rescaled by alpha and accumulated, m updated
-// last.
+// last. The maximum only shifts the exponents: it may ignore NaN and the
+// sign of zero.
 // CHECK:             %[[TMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[SC]] : tensor<1x64x64xf32>)
-// CHECK:               arith.maximumf
+// CHECK:               arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : f32
 // CHECK:             %[[ALPHA:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[TMAX]] : tensor<1x64xf32>, tensor<1x64xf32>) outs(%[[A]] : tensor<1x64xf32>)
 // CHECK:               math.exp
 // CHECK:             %[[P:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[TMAX]] : tensor<1x64xf32>, tensor<1x64xf32>) outs(%[[SC]] : tensor<1x64x64xf32>)

@@ -190,8 +190,9 @@ def AttnReassociateReductions
     : Pass<"attn-reassociate-reductions", "::mlir::func::FuncOp"> {
   let summary = "Allow reassociation in the bodies of reduction generics";
   let description = [{
-    Marks the float arithmetic inside `linalg.generic` ops that have a
-    reduction dimension with `fastmath<reassoc, contract>`, so that LLVM can
+    Adds `fastmath<reassoc, contract>` to the flags of the float arithmetic
+    inside `linalg.generic` ops that have a reduction dimension (flags an op
+    already has stay), so that LLVM can
     vectorize the reduction loops (several partial sums instead of one
     serial chain) and fuse multiply-adds. Sums then round differently, at
     the level of f32 rounding noise; elementwise generics are untouched.
