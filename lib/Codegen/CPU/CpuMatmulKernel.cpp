@@ -55,6 +55,8 @@ using namespace mlir;
 
 namespace {
 
+using mlir::attn::cloneEpilogueOnVectors;
+using mlir::attn::isVectorizableEpilogue;
 using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
 using mlir::attn::narrowOperand;
@@ -74,27 +76,6 @@ enum class Operands {
   /// vdpbf16ps (x86vector.avx512.dot), 2 * VL k per step.
   Bf16Dot,
 };
-
-/// Whether the epilogue's body can run on vectors: elementwise ops (and
-/// scalar constants) on f32 / i1 values only.
-static bool isVectorizableEpilogue(linalg::GenericOp epilogue) {
-  Block &body = epilogue.getRegion().front();
-  for (Operation &op : body.without_terminator()) {
-    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
-      return false;
-    Type type = op.getResult(0).getType();
-    if (!type.isF32() && !type.isInteger(1))
-      return false;
-    if (isa<arith::ConstantOp>(op))
-      continue;
-    if (!op.hasTrait<OpTrait::Elementwise>() || !isPure(&op))
-      return false;
-    for (Value operand : op.getOperands())
-      if (!operand.getType().isIntOrFloat())
-        return false;
-  }
-  return true;
-}
 
 /// Stores the epilogue's value for the vector `v` of C's row m at columns
 /// [n, n + vl) into the epilogue's output: its other inputs loaded as
@@ -124,26 +105,7 @@ static void storeVectorEpilogue(OpBuilder &nb, Location loc,
                      nb, loc, vt, input->get(),
                      attn::epilogueIndices(epilogue, input, m, n)));
   }
-  for (Operation &op : body.without_terminator()) {
-    Type scalar = op.getResult(0).getType();
-    auto resultType = VectorType::get({vl}, scalar);
-    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-      auto attr = DenseElementsAttr::get(resultType, cst.getValue());
-      map.map(op.getResult(0),
-              arith::ConstantOp::create(nb, loc, resultType, attr));
-      continue;
-    }
-    // Scalars from outside the body are broadcast.
-    for (Value operand : op.getOperands())
-      if (!map.contains(operand))
-        map.map(operand, vector::BroadcastOp::create(
-                             nb, loc, VectorType::get({vl}, operand.getType()),
-                             operand));
-    Operation *clone = nb.clone(op, map);
-    clone->getResult(0).setType(resultType);
-  }
-  Value result =
-      map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
+  Value result = cloneEpilogueOnVectors(nb, loc, epilogue, map, vl);
   vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
                           ValueRange{m, n});
 }

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
@@ -64,6 +65,9 @@ struct NNMatmul {
   /// at zero instead of reading C, and the fill goes away (the kernel
   /// writes every element of C).
   linalg::FillOp zeroFill;
+  /// An elementwise update of C right after the contraction, applied to
+  /// the accumulators before they are stored (findInPlaceEpilogue).
+  linalg::GenericOp epilogue;
 };
 
 /// A memref of f32 (or, with `narrow`, also f16/bf16) elements with unit
@@ -116,6 +120,41 @@ static bool isWideningMulAddBody(linalg::GenericOp op) {
   return body.getOperations().size() == 3 + widened;
 }
 
+/// An elementwise generic right after the contraction that updates C in
+/// place (C its only output, identity-indexed, read through its block
+/// argument or not at all), whose other inputs are f32 memrefs of C's rank
+/// indexed by C's own indices or broadcast along some of them (each map
+/// result d_i or 0), contiguous along the last dimension unless broadcast
+/// there: flash attention's scale and bias of the scores. Running its body
+/// on the accumulators before they are stored saves a pass over C.
+static linalg::GenericOp findInPlaceEpilogue(linalg::GenericOp op, Value c) {
+  auto next = dyn_cast_or_null<linalg::GenericOp>(op->getNextNode());
+  unsigned rank = cast<MemRefType>(c.getType()).getRank();
+  if (!next || !next.hasPureBufferSemantics() || next.getNumDpsInits() != 1 ||
+      next.getDpsInits()[0] != c || next.getNumReductionLoops() != 0 ||
+      next.getNumLoops() != rank ||
+      !next.getMatchingIndexingMap(next.getDpsInitOperand(0)).isIdentity() ||
+      !attn::isVectorizableEpilogue(next))
+    return {};
+  for (OpOperand *input : next.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (input->get() == c || !type || type.getRank() != rank ||
+        !type.getElementType().isF32())
+      return {};
+    AffineMap map = next.getMatchingIndexingMap(input);
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      auto cst = dyn_cast<AffineConstantExpr>(e);
+      if (!(dim && dim.getPosition() == i) && !(cst && cst.getValue() == 0))
+        return {};
+    }
+    if (isa<AffineDimExpr>(map.getResults().back()) &&
+        !isFloatWithUnitInnerStride(input->get(), /*narrow=*/false))
+      return {};
+  }
+  return next;
+}
+
 static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
@@ -159,7 +198,7 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
       fill && fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == c)
     if (matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
       zeroFill = fill;
-  return NNMatmul{op, a, b, c, batched, zeroFill};
+  return NNMatmul{op, a, b, c, batched, zeroFill, {}};
 }
 
 struct OuterProductBuilder {
@@ -224,11 +263,47 @@ struct OuterProductBuilder {
         Value acc = tile.acc(r, v);
         SmallVector<Value> indices =
             operands.indices(tile.rows[r], tile.cols[v]);
+        if (mm.epilogue)
+          acc = applyEpilogue(nb, acc, indices, mask);
         if (mask)
           vector::MaskedStoreOp::create(nb, loc, mm.c, indices, mask, acc);
         else
           vector::StoreOp::create(nb, loc, acc, mm.c, indices);
       }
+  }
+
+  /// The epilogue's value for the accumulator `acc` of C at `indices` (a
+  /// vector along the last one; `mask` masks the loads of a ragged edge):
+  /// its inputs loaded at those indices, 0 along their broadcast
+  /// dimensions (one scalar broadcast when broadcast along the last).
+  Value applyEpilogue(OpBuilder &nb, Value acc, ArrayRef<Value> indices,
+                      Value mask) {
+    linalg::GenericOp epilogue = mm.epilogue;
+    Block &body = epilogue.getRegion().front();
+    auto vecType = VectorType::get({vl}, nb.getF32Type());
+    IRMapping map;
+    map.map(body.getArgument(epilogue.getNumDpsInputs()), acc);
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      AffineMap indexing = epilogue.getMatchingIndexingMap(input);
+      SmallVector<Value> at;
+      for (auto [i, e] : llvm::enumerate(indexing.getResults()))
+        at.push_back(isa<AffineDimExpr>(e) ? indices[i] : idx(nb, 0));
+      Value loaded;
+      if (!isa<AffineDimExpr>(indexing.getResults().back())) {
+        loaded = vector::BroadcastOp::create(
+            nb, loc, vecType,
+            memref::LoadOp::create(nb, loc, input->get(), at));
+      } else if (mask) {
+        Value zero = arith::ConstantOp::create(
+            nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+        loaded = vector::MaskedLoadOp::create(nb, loc, vecType, input->get(),
+                                              at, mask, zero);
+      } else {
+        loaded = vector::LoadOp::create(nb, loc, vecType, input->get(), at);
+      }
+      map.map(body.getArgument(input->getOperandNumber()), loaded);
+    }
+    return attn::cloneEpilogueOnVectors(nb, loc, epilogue, map, vl);
   }
 
   /// All column tiles of rows [i0, i0 + mr).
@@ -388,8 +463,11 @@ struct AttnCpuOuterProductMatmulPass
     }
     SmallVector<NNMatmul> matches;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (auto mm = matchNNMatmul(op))
+      if (auto mm = matchNNMatmul(op)) {
+        if (fuseEpilogues)
+          mm->epilogue = findInPlaceEpilogue(op, mm->c);
         matches.push_back(*mm);
+      }
     });
     for (NNMatmul &mm : matches) {
       OpBuilder b(mm.op);
@@ -399,6 +477,8 @@ struct AttnCpuOuterProductMatmulPass
       mm.op.erase();
       if (mm.zeroFill)
         mm.zeroFill.erase();
+      if (mm.epilogue)
+        mm.epilogue.erase();
     }
   }
 };

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -204,4 +205,47 @@ OuterProductTile mlir::attn::emitOuterProductDotTile(
       });
   tile.accs.assign(kLoop.getResults().begin(), kLoop.getResults().end());
   return tile;
+}
+
+bool mlir::attn::isVectorizableEpilogue(linalg::GenericOp epilogue) {
+  Block &body = epilogue.getRegion().front();
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return false;
+    Type type = op.getResult(0).getType();
+    if (!type.isF32() && !type.isInteger(1))
+      return false;
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (!op.hasTrait<OpTrait::Elementwise>() || !isPure(&op))
+      return false;
+    for (Value operand : op.getOperands())
+      if (!operand.getType().isIntOrFloat())
+        return false;
+  }
+  return true;
+}
+
+Value mlir::attn::cloneEpilogueOnVectors(OpBuilder &b, Location loc,
+                                         linalg::GenericOp epilogue,
+                                         IRMapping &map, int64_t vl) {
+  Block &body = epilogue.getRegion().front();
+  for (Operation &op : body.without_terminator()) {
+    Type scalar = op.getResult(0).getType();
+    auto resultType = VectorType::get({vl}, scalar);
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto attr = DenseElementsAttr::get(resultType, cst.getValue());
+      map.map(op.getResult(0),
+              arith::ConstantOp::create(b, loc, resultType, attr));
+      continue;
+    }
+    for (Value operand : op.getOperands())
+      if (!map.contains(operand))
+        map.map(operand,
+                vector::BroadcastOp::create(
+                    b, loc, VectorType::get({vl}, operand.getType()), operand));
+    Operation *clone = b.clone(op, map);
+    clone->getResult(0).setType(resultType);
+  }
+  return map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
 }

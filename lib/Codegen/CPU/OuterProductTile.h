@@ -12,7 +12,9 @@
 #ifndef ATTNC_LIB_CODEGEN_CPU_OUTERPRODUCTTILE_H
 #define ATTNC_LIB_CODEGEN_CPU_OUTERPRODUCTTILE_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace mlir::attn {
@@ -71,6 +73,17 @@ OuterProductTile emitOuterProductDotTile(OpBuilder &b, Location loc,
                                          int64_t mr, int64_t nv, int64_t kBegin,
                                          int64_t kEnd, bool zeroInit,
                                          Value mask = {});
+
+/// Whether an epilogue's body can run on vectors: elementwise ops (and
+/// scalar constants) on f32 / i1 values only.
+bool isVectorizableEpilogue(linalg::GenericOp epilogue);
+
+/// Clones the body of `epilogue` (isVectorizableEpilogue) on vectors of
+/// `vl` lanes, its block arguments already mapped to vectors in `map`;
+/// scalars from outside the body are broadcast. Returns the yielded vector.
+Value cloneEpilogueOnVectors(OpBuilder &b, Location loc,
+                             linalg::GenericOp epilogue, IRMapping &map,
+                             int64_t vl);
 
 } // namespace mlir::attn
 

@@ -292,3 +292,145 @@ func.func @dynamic_k_no_dot(%q: memref<1x8x?xbf16>, %kt: memref<?x16xbf16>, %s: 
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bias = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+
+// The scores' scale and bias, an in-place update of S right after Q K^T,
+// run on the accumulators before the store: the bias (broadcast along g,
+// strided) is loaded as a vector at the tile's row and columns, and the
+// update goes away.
+// CHECK-LABEL: func.func @scores_scale_bias
+// CHECK:         %[[C:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK:         scf.for %[[G:.*]] = %c0 to %c1 step %c1
+// CHECK:           scf.for %[[I:.*]] = %c0 to %c64 step %c4
+// CHECK:             scf.for %[[N:.*]] = %c0 to %c64 step %c64
+// CHECK:               %[[R:.*]]:16 = scf.for
+// CHECK:               %[[B:.*]] = vector.load %{{.*}}[%c0, %[[I]], %[[N]]] : memref<1x64x64xf32, strided<[16384, 128, 1], offset: ?>>, vector<16xf32>
+// CHECK:               %[[SCALE:.*]] = vector.broadcast %[[C]] : f32 to vector<16xf32>
+// CHECK:               %[[S:.*]] = arith.mulf %[[R]]#0, %[[SCALE]] : vector<16xf32>
+// CHECK:               %[[Y:.*]] = arith.addf %[[S]], %[[B]] : vector<16xf32>
+// CHECK:               vector.store %[[Y]], %{{.*}}[%[[G]], %[[I]], %[[N]]] : memref<1x64x64xf32>, vector<16xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @scores_scale_bias(%q: memref<1x64x64xf32, strided<[16384, 64, 1], offset: ?>>, %kt: memref<64x64xf32, strided<[256, 1], offset: ?>>, %bias: memref<1x64x64xf32, strided<[16384, 128, 1], offset: ?>>, %s: memref<1x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xf32, strided<[16384, 64, 1], offset: ?>>, memref<64x64xf32, strided<[256, 1], offset: ?>>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : memref<1x64x64xf32, strided<[16384, 128, 1], offset: ?>>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %out, %scale : f32
+    %1 = arith.addf %0, %in : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#keys = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#rows = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+
+// A partial key block (24 columns: one vector, then 8 masked): a bias per
+// key (broadcast over rows) is loaded with the tile's mask, one per row
+// (broadcast along the columns) as a scalar.
+// CHECK-LABEL: func.func @ragged_broadcasts
+// CHECK:         vector.load %{{.*}}[%c0, %c0, %{{.*}}] : memref<1x1x24xf32>, vector<16xf32>
+// CHECK:         memref.load %{{.*}}[%{{.*}}, %{{.*}}, %c0] : memref<1x8x1xf32>
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK:         vector.store
+// CHECK:         %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK:         vector.maskedload %{{.*}}[%c0, %c0, %{{.*}}], %[[MASK]], %{{.*}} : memref<1x1x24xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:         vector.maskedstore %{{.*}}, %[[MASK]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @ragged_broadcasts(%p: memref<1x8x32xf32>, %v: memref<32x24xf32>, %kb: memref<1x1x24xf32>, %rb: memref<1x8x1xf32>, %o: memref<1x8x24xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x8x32xf32>, memref<32x24xf32>) outs(%o : memref<1x8x24xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#keys, #rows, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%kb, %rb : memref<1x1x24xf32>, memref<1x8x1xf32>) outs(%o : memref<1x8x24xf32>) {
+  ^bb0(%k: f32, %r: f32, %out: f32):
+    %0 = arith.addf %out, %k : f32
+    %1 = arith.mulf %0, %r : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Left alone (each stays a generic after the tiles): an update that reads
+// the key index (a causal mask, linalg.index), one that writes another
+// buffer, and one whose input is transposed.
+// CHECK-LABEL: func.func @epilogue_near_misses
+// CHECK:         vector.store
+// CHECK:         linalg.generic
+// CHECK:           linalg.index 2
+// CHECK:         vector.store
+// CHECK:         linalg.generic {{.*}} outs(%arg4 : memref<1x8x16xf32>)
+// CHECK:         vector.store
+// CHECK:         linalg.generic {{.*}} ins(%arg5 : memref<1x16x8xf32>)
+// CHECK:         return
+func.func @epilogue_near_misses(%p: memref<1x8x32xf32>, %v: memref<32x16xf32>, %o: memref<1x8x16xf32>, %o2: memref<1x8x16xf32>, %other: memref<1x8x16xf32>, %t: memref<1x16x8xf32>) {
+  %neg = arith.constant 0xFF800000 : f32
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x8x32xf32>, memref<32x16xf32>) outs(%o : memref<1x8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel", "parallel"]} outs(%o : memref<1x8x16xf32>) {
+  ^bb0(%out: f32):
+    %j = linalg.index 2 : index
+    %i = linalg.index 1 : index
+    %vis = arith.cmpi sle, %j, %i : index
+    %0 = arith.select %vis, %out, %neg : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x8x32xf32>, memref<32x16xf32>) outs(%o2 : memref<1x8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%o2 : memref<1x8x16xf32>) outs(%other : memref<1x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x8x32xf32>, memref<32x16xf32>) outs(%other : memref<1x8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%t : memref<1x16x8xf32>) outs(%other : memref<1x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

@@ -232,6 +232,14 @@ def AttnCpuOuterProductMatmul
     contractions of attn-flash-attention with transpose-keys (Q K^T and
     P V), whose tiles are too small for the reduction form of
     attn-cpu-matmul-kernel.
+
+    With fuse-epilogues, an elementwise generic right after the contraction
+    that updates C in place (its other inputs f32, indexed like C or
+    broadcast along some dimensions, contiguous along the last unless
+    broadcast there; a body of elementwise arith/math on f32 and i1, no
+    `linalg.index`) runs on the accumulators before they are stored, and
+    goes away: the scale and bias of the attention scores cost no pass of
+    their own over the tile.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
@@ -242,7 +250,10 @@ def AttnCpuOuterProductMatmul
     Option<"bf16Dot", "bf16-dot", "bool", "false",
            "AVX-512 BF16: a bf16 B with static extents is packed into pairs "
            "of k per column and multiplied with vdpbf16ps "
-           "(x86vector.avx512.dot), A rounded to bf16 when it is f32">
+           "(x86vector.avx512.dot), A rounded to bf16 when it is f32">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
+           "apply an in-place elementwise update of C that follows the "
+           "contraction to the accumulators before they are stored">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
