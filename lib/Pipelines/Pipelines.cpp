@@ -470,6 +470,7 @@ static bool addTargetIndependentStages(OpPassManager &pm,
     } else {
       addNested(
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
+                  .fmaRowTile = options.cpuAvx512 ? 6 : 0,
                   .bf16Dot = options.cpuAvx512Bf16,
                   .int8Dot = options.cpuAvx512Vnni}));
     }
@@ -585,6 +586,13 @@ struct PipelineCLOptions
                          "products (attn-cpu-matmul-kernel{bf16-dot}) and "
                          "bf16 conversions on its instructions"),
           llvm::cl::init(defaults.cpuAvx512Bf16));
+      cpuAvx512 = std::make_unique<Option<bool>>(
+          *this, "cpu-avx512",
+          llvm::cl::desc("The CPU has AVX-512F (32 vector registers): the "
+                         "f32 GEMM tiles of transposed weights hold 6 x 4 "
+                         "vector accumulators "
+                         "(attn-cpu-matmul-kernel{fma-row-tile=6})"),
+          llvm::cl::init(defaults.cpuAvx512));
       return;
     }
     chip = std::make_unique<Option<attnc::CudaChip>>(
@@ -608,6 +616,8 @@ struct PipelineCLOptions
     options.ioPrecision = *ioPrecision;
     if (cpuAvx512Bf16)
       options.cpuAvx512Bf16 = *cpuAvx512Bf16;
+    if (cpuAvx512)
+      options.cpuAvx512 = *cpuAvx512;
     if (chip)
       options.chip = *chip;
     return options;
@@ -621,7 +631,7 @@ private:
                         std::unique_ptr<Option<std::string>>>>
       strings;
   std::unique_ptr<Option<attnc::Precision>> precision, ioPrecision;
-  std::unique_ptr<Option<bool>> cpuAvx512Bf16;
+  std::unique_ptr<Option<bool>> cpuAvx512Bf16, cpuAvx512;
   std::unique_ptr<Option<attnc::CudaChip>> chip;
 };
 } // namespace

@@ -381,6 +381,9 @@ mlir::LogicalResult Compilation::validateOptions() {
   pipeline.cpuAvx512Vnni =
       !cuda() &&
       hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512vnni");
+  pipeline.cpuAvx512 =
+      !cuda() &&
+      hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512f");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda()) {
     auto ptxas = findPtxas();

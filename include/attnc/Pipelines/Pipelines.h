@@ -93,6 +93,11 @@ struct PipelineOptions {
   /// instructions. Without it the conversions are expanded into integer
   /// arithmetic (LLVM would call __truncsfbf2, which GCC 12's libgcc lacks).
   bool cpuAvx512Bf16 = false;
+  /// The CPU the code is for has AVX-512F (attn-compile sets it from --cpu
+  /// / --cpu-features): 32 vector registers, which the f32 GEMM tiles of
+  /// transposed weights fill with 6 x 4 vector accumulators
+  /// (attn-cpu-matmul-kernel{fma-row-tile=6}).
+  bool cpuAvx512 = false;
   /// Dynamic int8 projections (attn-cpu-quantize-int8): u8 activations per
   /// row, s8 weights per column, whose quantized tensors attn-compile
   /// writes into the weights file.

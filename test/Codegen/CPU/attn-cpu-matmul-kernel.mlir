@@ -3,8 +3,10 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{row-tile=2 col-vectors=2}))" | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{pack-min-rows=8 k-block=16}))" | FileCheck %s --check-prefix=PACK
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{bf16-dot=1}))" | FileCheck %s --check-prefix=BF16DOT
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{fma-row-tile=6 bf16-dot=1}))" | FileCheck %s --check-prefix=FMA6
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{col-vectors=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: attn-cpu-matmul-kernel: row-tile and col-vectors must be >= 1
+// RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{fma-row-tile=-1}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: attn-cpu-matmul-kernel: row-tile and col-vectors must be >= 1, fma-row-tile >= 0
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -446,6 +448,11 @@ func.func @bf16_copy_read_after_address(%w: memref<32x64xbf16>, %x: memref<4x64x
 // BF16DOT:         memref.dealloc %[[P]]
 // BF16DOT-NOT:   linalg.generic
 // BF16DOT-NOT:   memref<64x128xf32>
+// fma-row-tile leaves the dot-product tiles at row-tile's 4 rows.
+// FMA6-LABEL: func.func @kmajor_bf16
+// FMA6:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// FMA6:           x86vector.avx512.dot
+// FMA6:         scf.reduce
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #bn = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -482,5 +489,33 @@ func.func @kmajor_bf16(%xn: memref<8x64xbf16>, %wn: memref<64x128xbf16>, %bias: 
   memref.dealloc %c : memref<8x128xf32>
   memref.dealloc %w : memref<64x128xf32>
   memref.dealloc %x : memref<8x64xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// fma-row-tile: the f32 FMA tiles of a K-major weight take 6 rows (6 x 4
+// vector accumulators, AVX-512's 32 registers); the 2 rows left over form
+// one 2-row tile. The bf16 dot-product tiles (@kmajor_bf16 above) keep
+// row-tile's 4 rows.
+// FMA6-LABEL: func.func @k_major_six_rows
+// FMA6:         scf.for %{{.*}} = %c0{{[_0-9]*}} to %c6{{[_0-9]*}} step %c6
+// FMA6:           scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// FMA6-COUNT-24:    vector.fma
+// FMA6:         scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// FMA6-COUNT-8:     vector.fma
+// FMA6-NOT:     linalg.generic
+// FMA6:         return
+func.func @k_major_six_rows(%x: memref<8x16xf32>, %wt: memref<16x64xf32>, %c: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #bn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wt : memref<8x16xf32>, memref<16x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }

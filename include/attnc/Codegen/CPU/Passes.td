@@ -182,6 +182,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     Option<"rowTile", "row-tile", "int64_t", "4",
            "rows of A per tile (MR), in both forms (#attn.tile's row_tile "
            "sets it for the reduction form only)">,
+    Option<"fmaRowTile", "fma-row-tile", "int64_t", "0",
+           "K-major weights: rows per outer-product tile of f32 FMAs (0 = "
+           "row-tile); 6 with 4 column vectors fills AVX-512's 32 "
+           "registers. The bf16 and int8 dot-product tiles keep row-tile">,
     Option<"colTile", "col-tile", "int64_t", "4", "rows of B per tile (NR)">,
     Option<"columnBlock", "column-block", "int64_t", "64",
            "rows of B per parallel block (kept in L2)">,
