@@ -123,13 +123,13 @@ static std::string searchLayers(mlir::ModuleOp module,
   // option: 'x' value invalid").
   auto parsed = LayerSearchCLOptions::createFromString(options.layerDrop);
   if (!parsed) {
-    fail("bad --layer-drop='" + options.layerDrop +
-         "': strategy=search takes keep=k and exhaustive-limit=n");
+    (void)fail("bad --layer-drop='" + options.layerDrop +
+               "': strategy=search takes keep=k and exhaustive-limit=n");
     return "";
   }
   if (parsed->exhaustiveLimit < 0) {
-    fail("bad exhaustive-limit=" + Twine(parsed->exhaustiveLimit) +
-         " in --layer-drop (must be >= 0)");
+    (void)fail("bad exhaustive-limit=" + Twine(parsed->exhaustiveLimit) +
+               " in --layer-drop (must be >= 0)");
     return "";
   }
   attnc::LayerSearchOptions search;
@@ -140,7 +140,7 @@ static std::string searchLayers(mlir::ModuleOp module,
   auto found = attnc::searchLayersToKeep(
       module, search, [&](const Twine &what) { progress.step(what); });
   if (!found) {
-    fail(toString(found.takeError()));
+    (void)fail(toString(found.takeError()));
     return "";
   }
   std::string layers;
