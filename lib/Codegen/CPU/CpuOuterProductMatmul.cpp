@@ -126,7 +126,9 @@ static bool isWideningMulAddBody(linalg::GenericOp op) {
 /// indexed by C's own indices or broadcast along some of them (each map
 /// result d_i or 0), contiguous along the last dimension unless broadcast
 /// there: flash attention's scale and bias of the scores. Running its body
-/// on the accumulators before they are stored saves a pass over C.
+/// on the accumulators before they are stored saves a pass over C. No input
+/// may view C's buffer: the tiles run the body while other tiles of C are
+/// still unwritten or already updated.
 static linalg::GenericOp findInPlaceEpilogue(linalg::GenericOp op, Value c) {
   auto next = dyn_cast_or_null<linalg::GenericOp>(op->getNextNode());
   unsigned rank = cast<MemRefType>(c.getType()).getRank();
@@ -138,8 +140,8 @@ static linalg::GenericOp findInPlaceEpilogue(linalg::GenericOp op, Value c) {
     return {};
   for (OpOperand *input : next.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (input->get() == c || !type || type.getRank() != rank ||
-        !type.getElementType().isF32())
+    if (!type || type.getRank() != rank || !type.getElementType().isF32() ||
+        attn::mayViewBuffer(input->get(), attn::getViewedBuffer(c)))
       return {};
     AffineMap map = next.getMatchingIndexingMap(input);
     for (auto [i, e] : llvm::enumerate(map.getResults())) {

@@ -384,7 +384,8 @@ func.func @ragged_broadcasts(%p: memref<1x8x32xf32>, %v: memref<32x24xf32>, %kb:
 
 // Left alone (each stays a generic after the tiles): an update that reads
 // the key index (a causal mask, linalg.index), one that writes another
-// buffer, and one whose input is transposed.
+// buffer, one whose input is transposed, and one whose input views C's own
+// buffer (other tiles of it are written or updated meanwhile).
 // CHECK-LABEL: func.func @epilogue_near_misses
 // CHECK:         vector.store
 // CHECK:         linalg.generic
@@ -393,6 +394,8 @@ func.func @ragged_broadcasts(%p: memref<1x8x32xf32>, %v: memref<32x24xf32>, %kb:
 // CHECK:         linalg.generic {{.*}} outs(%arg4 : memref<1x8x16xf32>)
 // CHECK:         vector.store
 // CHECK:         linalg.generic {{.*}} ins(%arg5 : memref<1x16x8xf32>)
+// CHECK:         vector.store
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : memref<1x8x16xf32, strided<[256, 16, 1], offset: 128>>)
 // CHECK:         return
 func.func @epilogue_near_misses(%p: memref<1x8x32xf32>, %v: memref<32x16xf32>, %o: memref<1x8x16xf32>, %o2: memref<1x8x16xf32>, %other: memref<1x8x16xf32>, %t: memref<1x16x8xf32>) {
   %neg = arith.constant 0xFF800000 : f32
@@ -428,6 +431,20 @@ func.func @epilogue_near_misses(%p: memref<1x8x32xf32>, %v: memref<32x16xf32>, %
     linalg.yield %r : f32
   }
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%t : memref<1x16x8xf32>) outs(%other : memref<1x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  %whole = memref.alloca() : memref<1x16x16xf32>
+  %top = memref.subview %whole[0, 0, 0] [1, 8, 16] [1, 1, 1] : memref<1x16x16xf32> to memref<1x8x16xf32, strided<[256, 16, 1]>>
+  %bottom = memref.subview %whole[0, 8, 0] [1, 8, 16] [1, 1, 1] : memref<1x16x16xf32> to memref<1x8x16xf32, strided<[256, 16, 1], offset: 128>>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<1x8x32xf32>, memref<32x16xf32>) outs(%top : memref<1x8x16xf32, strided<[256, 16, 1]>>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bottom : memref<1x8x16xf32, strided<[256, 16, 1], offset: 128>>) outs(%top : memref<1x8x16xf32, strided<[256, 16, 1]>>) {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %in, %out : f32
     linalg.yield %0 : f32
