@@ -179,7 +179,6 @@ struct AttnCpuQuantizeWeightsPass
               {builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
                builder.getNamedAttr("group",
                                     builder.getI64IntegerAttr(group))}));
-      (void)f32;
       op.getResult(0).replaceAllUsesWith(product.getResult(0));
       op.erase();
       if (weight->use_empty())

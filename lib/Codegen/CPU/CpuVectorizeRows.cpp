@@ -387,7 +387,8 @@ struct RowVectorizer {
     // zeros plain vmaxps.
     arith::FastMathFlags flags = arith::FastMathFlags::none;
     if (auto fm = dyn_cast<arith::ArithFastMathInterface>(reduction.combiner))
-      flags = fm.getFastMathFlagsAttr().getValue();
+      if (arith::FastMathFlagsAttr attr = fm.getFastMathFlagsAttr())
+        flags = attr.getValue();
     Value rowValue = vector::ReductionOp::create(nb, loc, reduction.kind,
                                                  loop.getResult(0), flags);
     SmallVector<Value> idx = indices(*init, ivs);
