@@ -967,6 +967,33 @@ extern "C" int attnrt_session_slot_free(attnrt_session *s, int64_t slot) {
   return 0;
 }
 
+/// One run of the session's step over all slot rows at width `tokens`: row
+/// b feeds feed[b] tokens, a running slot's next id or, where prompts[b],
+/// the next tokens of its prompt; padding elsewhere (a free row's cache is
+/// not read, and a prompt's next run overwrites the padded positions of its
+/// cache row before anything reads them). Row b's logits are read at
+/// column feed[b] - 1.
+static int runSlotRows(attnrt_session *s, const int64_t *next_ids,
+                       const std::vector<int64_t> &feed,
+                       const std::vector<bool> &prompts, int64_t tokens) {
+  using Kind = attnrt_session::Slot::Kind;
+  s->setWidth(tokens);
+  s->lastColumns.assign(s->slots.size(), 0);
+  for (size_t b = 0; b < s->slots.size(); ++b) {
+    const attnrt_session::Slot &sl = s->slots[b];
+    int64_t row = static_cast<int64_t>(b);
+    s->store(s->positions, s->positionsType, b, s->lengths[b]);
+    s->setId(row, 0, sl.kind == Kind::Running ? next_ids[b] : 0);
+    for (int64_t t = 0; prompts[b] && t < feed[b]; ++t)
+      s->setId(row, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
+    s->lastColumns[b] = std::max<int64_t>(feed[b] - 1, 0);
+  }
+  int failed = s->run();
+  s->lastColumns.clear();
+  s->setWidth(1);
+  return failed;
+}
+
 /// attnrt_session_slots_step with a one-row step for the prompts: the
 /// running slots take one token each in a run of the session's step at
 /// T = 1, then each slot with a prompt feeds it in a run of the one-row
@@ -999,28 +1026,12 @@ static int slotsStepUnpadded(attnrt_session *s, const int64_t *next_ids,
     }
   }
   if (anyRunning || anyPadded) {
-    // The other rows feed padding at their length: a free row's cache is
-    // not read, and a prompt's next run (below, or at a later step)
-    // overwrites that cache row with its next token before anything reads
-    // it.
-    s->setWidth(tokens);
-    s->lastColumns.assign(s->slots.size(), 0);
-    for (size_t b = 0; b < s->slots.size(); ++b) {
-      const attnrt_session::Slot &sl = s->slots[b];
-      int64_t row = static_cast<int64_t>(b);
-      bool running = sl.kind == Kind::Running;
-      s->store(s->positions, s->positionsType, b, s->lengths[b]);
-      if (running)
+    // The other rows feed padding (runSlotRows); a prompt fed below, in
+    // its one-row run, overwrites its row's padded positions.
+    for (size_t b = 0; b < s->slots.size(); ++b)
+      if (s->slots[b].kind == Kind::Running)
         feed[b] = 1;
-      s->setId(row, 0, running ? next_ids[b] : 0);
-      for (int64_t t = 0; padded[b] && t < feed[b]; ++t)
-        s->setId(row, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
-      s->lastColumns[b] = std::max<int64_t>(feed[b] - 1, 0);
-    }
-    int failed = s->run();
-    s->lastColumns.clear();
-    s->setWidth(1);
-    if (failed)
+    if (runSlotRows(s, next_ids, feed, padded, tokens))
       return 1;
   }
   attnrt_session &p = *s->slotPrefill;
@@ -1189,22 +1200,10 @@ extern "C" int attnrt_session_slots_step(attnrt_session *s,
       if (s->slots[b].kind == Kind::Prompt)
         feed[b] = tokens;
   }
-  s->setWidth(tokens);
-  s->lastColumns.assign(s->slots.size(), 0);
-  for (size_t b = 0; b < s->slots.size(); ++b) {
-    attnrt_session::Slot &sl = s->slots[b];
-    int64_t row = static_cast<int64_t>(b);
-    s->store(s->positions, s->positionsType, b, s->lengths[b]);
-    if (sl.kind == Kind::Running)
-      s->setId(row, 0, next_ids[b]);
-    for (int64_t t = 0; sl.kind == Kind::Prompt && t < feed[b]; ++t)
-      s->setId(row, t, sl.prompt[sl.fed + static_cast<size_t>(t)]);
-    s->lastColumns[b] = std::max<int64_t>(feed[b] - 1, 0);
-  }
-  int failed = s->run();
-  s->lastColumns.clear();
-  s->setWidth(1);
-  if (failed)
+  std::vector<bool> prompts(s->slots.size());
+  for (size_t b = 0; b < s->slots.size(); ++b)
+    prompts[b] = s->slots[b].kind == Kind::Prompt;
+  if (runSlotRows(s, next_ids, feed, prompts, tokens))
     return 1;
   advanceSlots(s, feed, ready);
   return 0;

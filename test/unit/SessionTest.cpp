@@ -338,6 +338,36 @@ protected:
     gStepTokens.clear();
     gOneRowTokens.clear();
   }
+
+  /// Starts the prompt {1, 3} in slot 1 and steps, then {4, 1, 3} in slot
+  /// 0 and steps again (slot 1 running with the next id 3), checking
+  /// readiness and the logits after each step: each row reads its own cache
+  /// rows, however the prompts were fed.
+  void startTwoPrompts(int64_t *next, int64_t *ready) {
+    const int64_t first[] = {1, 3};
+    ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
+    ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+        << attnrt_last_error(m.get());
+    EXPECT_EQ(ready[0], 0);
+    EXPECT_EQ(ready[1], 1);
+    const float *logits = attnrt_session_logits(s.get());
+    EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
+    EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
+
+    const int64_t second[] = {4, 1, 3};
+    ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
+    next[1] = 3;
+    ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
+        << attnrt_last_error(m.get());
+    EXPECT_EQ(ready[0], 1);
+    EXPECT_EQ(ready[1], 1);
+    logits = attnrt_session_logits(s.get());
+    EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 at position 2 -> 4
+    EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 7 + 3 * 3 = 16
+    EXPECT_FLOAT_EQ(logits[4], 3.0f);           // 3 -> 4
+    EXPECT_FLOAT_EQ(logits[0], 0.25f);          // 4 + 2 * 1 + 3 * 3 = 15
+  }
+
   // The session, declared last, is destroyed before the models.
   ModelPtr m, one;
   SessionPtr s;
@@ -349,34 +379,15 @@ TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
   // Each prompt runs alone (the one-row step) over its slot's row of the
   // cache, and the two-row step runs only T = 1; the logits read each
   // row's own cache (a prompt written into another row shows).
-  const int64_t first[] = {1, 3};
-  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 0);
-  EXPECT_EQ(ready[1], 1);
-  const float *logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
-  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
-
-  const int64_t second[] = {4, 1, 3};
-  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
-  next[1] = 3;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 1);
-  EXPECT_EQ(ready[1], 1);
-  logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 at position 2 -> 4
-  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 7 + 3 * 3 = 16
-  EXPECT_FLOAT_EQ(logits[4], 3.0f);           // 3 -> 4
-  EXPECT_FLOAT_EQ(logits[0], 0.25f);          // 4 + 2 * 1 + 3 * 3 = 15
+  startTwoPrompts(next, ready);
+  if (HasFatalFailure())
+    return;
 
   // Both running: one run of the two-row step, each at its own position.
   next[0] = 4;
   next[1] = 1;
   ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
-  logits = attnrt_session_logits(s.get());
+  const float *logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[0], 3.0f);           // 4 -> 0
   EXPECT_FLOAT_EQ(logits[1], 0.25f);          // 15 + 4 * 4 = 31
   EXPECT_FLOAT_EQ(logits[kVocab + 2], 3.0f);  // 1 -> 2
@@ -384,6 +395,7 @@ TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
 
   // A prompt in pieces of max_prompt_tokens, ready after its last.
   ASSERT_EQ(attnrt_session_slot_free(s.get(), 1), 0);
+  const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
   next[0] = 0;
   ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 2, ready), 0);
@@ -412,31 +424,12 @@ TEST_F(SlotPrefill, PadBudgetFeedsShortPromptsInTheStepsRun) {
   ASSERT_EQ(attnrt_session_set_slot_pad_budget(s.get(), 4), 0);
   int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
 
-  // A 2-token prompt in the two-row step's run (T = 2).
-  const int64_t first[] = {1, 3};
-  ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 0);
-  EXPECT_EQ(ready[1], 1);
-  const float *logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
-  EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
-
-  // A 3-token prompt alone (the one-row step), the running slot at T = 1:
-  // the logits of PromptsRunAloneOverTheirCacheRows.
-  const int64_t second[] = {4, 1, 3};
-  ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
-  next[1] = 3;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 1);
-  EXPECT_EQ(ready[1], 1);
-  logits = attnrt_session_logits(s.get());
-  EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);
-  EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f);
-  EXPECT_FLOAT_EQ(logits[4], 3.0f);
-  EXPECT_FLOAT_EQ(logits[0], 0.25f);
+  // The 2-token prompt goes in the two-row step's run (T = 2); the 3-token
+  // prompt runs alone (the one-row step), the running slot at T = 1. The
+  // logits are those of the one-row step's runs.
+  startTwoPrompts(next, ready);
+  if (HasFatalFailure())
+    return;
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(gOneRowTokens, (std::vector<int64_t>{3}));
 

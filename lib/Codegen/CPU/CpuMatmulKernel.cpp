@@ -85,26 +85,20 @@ static void storeVectorEpilogue(OpBuilder &nb, Location loc,
                                 linalg::GenericOp epilogue, Value c, Value v,
                                 Value m, Value n, int64_t vl) {
   VectorType vt = VectorType::get({vl}, nb.getF32Type());
-  Block &body = epilogue.getRegion().front();
-  IRMapping map;
-  for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    BlockArgument arg = body.getArgument(input->getOperandNumber());
-    if (input->get() == c) {
-      map.map(arg, v);
-      continue;
-    }
-    AffineMap indexing = epilogue.getMatchingIndexingMap(input);
-    if (indexing.getNumResults() == 1 &&
-        cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
-      // Indexed by the row only: one scalar for the whole vector.
-      Value s = memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
-      map.map(arg, vector::BroadcastOp::create(nb, loc, vt, s));
-      continue;
-    }
-    map.map(arg, vector::LoadOp::create(
-                     nb, loc, vt, input->get(),
-                     attn::epilogueIndices(epilogue, input, m, n)));
-  }
+  IRMapping map =
+      attn::mapEpilogueInputs(epilogue, c, v, [&](OpOperand *input) -> Value {
+        AffineMap indexing = epilogue.getMatchingIndexingMap(input);
+        if (indexing.getNumResults() == 1 &&
+            cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
+          // Indexed by the row only: one scalar for the whole vector.
+          Value s =
+              memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
+          return vector::BroadcastOp::create(nb, loc, vt, s);
+        }
+        return vector::LoadOp::create(
+            nb, loc, vt, input->get(),
+            attn::epilogueIndices(epilogue, input, m, n));
+      });
   Value result = cloneEpilogueOnVectors(nb, loc, epilogue, map, vl);
   vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
                           ValueRange{m, n});

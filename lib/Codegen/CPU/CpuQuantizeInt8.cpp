@@ -63,30 +63,8 @@ static linalg::GenericOp findConsumer(linalg::GenericOp op) {
   if (!product.hasOneUse())
     return {};
   auto next = dyn_cast<linalg::GenericOp>(*product.getUsers().begin());
-  if (!next || !next.hasPureTensorSemantics() || next.getNumLoops() != 2 ||
-      next.getNumReductionLoops() != 0 || next.getNumDpsInits() != 1 ||
-      next.getNumResults() != 1)
-    return {};
-  MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1;
-  bindDims(ctx, d0, d1);
-  AffineMap mn = AffineMap::get(2, 0, {d0, d1}, ctx);
-  AffineMap onlyN = AffineMap::get(2, 0, {d1}, ctx);
-  AffineMap onlyM = AffineMap::get(2, 0, {d0}, ctx);
-  int reads = 0;
-  for (OpOperand &operand : next->getOpOperands()) {
-    AffineMap map = next.getMatchingIndexingMap(&operand);
-    if (operand.get() == product) {
-      if (map != mn || next.isDpsInit(&operand))
-        return {};
-      ++reads;
-    } else if (map != mn && map != onlyN && map != onlyM) {
-      return {};
-    }
-  }
-  if (reads != 1 ||
-      next.getMatchingIndexingMap(next.getDpsInitOperand(0)) != mn ||
-      !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
+  if (!next || !next.hasPureTensorSemantics() || next.getNumResults() != 1 ||
+      countRowColumnEpilogueReads(next, product) != 1)
     return {};
   return next;
 }

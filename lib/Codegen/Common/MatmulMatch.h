@@ -267,6 +267,37 @@ inline void eraseZeroInit(Operation *init) {
   zeros.getDefiningOp()->erase();
 }
 
+/// How many inputs of `next` are `product`, when `next` is an all-parallel
+/// 2-D generic that reads `product` only at (m, n), its other inputs at
+/// (m, n), (m) or (n), and writes its one init at (m, n) without reading
+/// it: the form of a matmul's elementwise consumer (bias, activation,
+/// residual, dequantization) that a kernel can apply per element of C.
+/// 0 when `next` is not of that form or does not read `product`.
+inline int countRowColumnEpilogueReads(linalg::GenericOp next, Value product) {
+  if (next.getNumLoops() != 2 || next.getNumReductionLoops() != 0 ||
+      next.getNumDpsInits() != 1)
+    return 0;
+  MLIRContext *ctx = next.getContext();
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  AffineMap mn = AffineMap::get(2, 0, {d0, d1}, ctx);
+  AffineMap onlyN = AffineMap::get(2, 0, {d1}, ctx);
+  AffineMap onlyM = AffineMap::get(2, 0, {d0}, ctx);
+  int reads = 0;
+  for (OpOperand *input : next.getDpsInputOperands()) {
+    AffineMap map = next.getMatchingIndexingMap(input);
+    if (input->get() == product)
+      ++reads;
+    if (map != mn &&
+        (input->get() == product || (map != onlyN && map != onlyM)))
+      return 0;
+  }
+  if (next.getMatchingIndexingMap(next.getDpsInitOperand(0)) != mn ||
+      !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
+    return 0;
+  return reads;
+}
+
 /// An elementwise generic right after the matmul that reads C at (m, n) and
 /// writes an [M, N] f32 buffer (C itself or its own output); other inputs may
 /// be indexed by (m, n), (n) or (m). Its body becomes the kernel's store
@@ -302,36 +333,19 @@ inline linalg::GenericOp findMatmulEpilogue(const NTMatmul &mm) {
     after = after->getNextNode();
   }
   auto next = dyn_cast_or_null<linalg::GenericOp>(after);
-  if (!next || !next.hasPureBufferSemantics() || next.getNumLoops() != 2 ||
-      next.getNumDpsInits() != 1 || next.getNumReductionLoops() != 0)
+  if (!next || !next.hasPureBufferSemantics() ||
+      countRowColumnEpilogueReads(next, mm.c) == 0)
     return {};
-  MLIRContext *ctx = next.getContext();
-  AffineExpr d0, d1;
-  bindDims(ctx, d0, d1);
-  AffineMap mn = AffineMap::get(2, 0, {d0, d1}, ctx);
-  AffineMap onlyN = AffineMap::get(2, 0, {d1}, ctx);
-  AffineMap onlyM = AffineMap::get(2, 0, {d0}, ctx);
-  bool readsC = false;
+  // The product keeps its own element type (i32 for the integer
+  // contractions of attn-cpu-quantize-int8, whose epilogue dequantizes it);
+  // every other input is f32.
   for (OpOperand *input : next.getDpsInputOperands()) {
-    AffineMap map = next.getMatchingIndexingMap(input);
-    if (input->get() == mm.c) {
-      if (map != mn)
-        return {};
-      readsC = true;
-      // The product's own element type: i32 for the integer contractions
-      // of attn-cpu-quantize-int8, whose epilogue dequantizes it.
-      continue;
-    } else if (map != mn && map != onlyN && map != onlyM) {
-      return {};
-    }
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type || !type.getElementType().isF32())
+    if (input->get() != mm.c && (!type || !type.getElementType().isF32()))
       return {};
   }
   OpOperand *init = next.getDpsInitOperand(0);
-  if (!readsC || next.getMatchingIndexingMap(init) != mn ||
-      !isIdentityF32(init->get(), ShapedType::isDynamic(mm.m)) ||
-      !next.getRegion().front().getArgument(next.getNumDpsInputs()).use_empty())
+  if (!isIdentityF32(init->get(), ShapedType::isDynamic(mm.m)))
     return {};
   // Above C's initialization too, which findZeroInit expects right before
   // the matmul.
@@ -390,6 +404,20 @@ inline SmallVector<Value> epilogueIndices(linalg::GenericOp epilogue,
   return indices;
 }
 
+/// The block-argument mapping for cloning the epilogue's body on C's value
+/// `v`: the arguments of inputs that are `c` map to `v`, every other to
+/// `load(input)` (a scalar or a vector, as the caller clones the body).
+inline IRMapping
+mapEpilogueInputs(linalg::GenericOp epilogue, Value c, Value v,
+                  llvm::function_ref<Value(OpOperand *)> load) {
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    map.map(body.getArgument(input->getOperandNumber()),
+            input->get() == c ? v : load(input));
+  return map;
+}
+
 /// The epilogue's value at (m, n) for the product `v`: its other inputs
 /// loaded at (m, n), (m) or (n) and its body cloned after them. An input
 /// that `narrowInputs` maps (an f32 copy widened from an f16/bf16 buffer,
@@ -399,23 +427,15 @@ inline Value
 buildEpilogueValue(OpBuilder &b, Location loc, linalg::GenericOp epilogue,
                    Value c, Value v, Value m, Value n,
                    const llvm::DenseMap<Value, Value> *narrowInputs = nullptr) {
-  Block &body = epilogue.getRegion().front();
-  IRMapping map;
-  for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    BlockArgument arg = body.getArgument(input->getOperandNumber());
-    if (input->get() == c) {
-      map.map(arg, v);
-      continue;
-    }
+  IRMapping map = mapEpilogueInputs(epilogue, c, v, [&](OpOperand *input) {
     SmallVector<Value> indices = epilogueIndices(epilogue, input, m, n);
     Value narrow = narrowInputs ? narrowInputs->lookup(input->get()) : Value();
-    if (narrow) {
-      Value x = memref::LoadOp::create(b, loc, narrow, indices);
-      map.map(arg, arith::ExtFOp::create(b, loc, b.getF32Type(), x));
-      continue;
-    }
-    map.map(arg, memref::LoadOp::create(b, loc, input->get(), indices));
-  }
+    if (!narrow)
+      return memref::LoadOp::create(b, loc, input->get(), indices).getResult();
+    Value x = memref::LoadOp::create(b, loc, narrow, indices);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x).getResult();
+  });
+  Block &body = epilogue.getRegion().front();
   for (Operation &op : body.without_terminator())
     b.clone(op, map);
   return map.lookup(cast<linalg::YieldOp>(body.getTerminator()).getValues()[0]);
