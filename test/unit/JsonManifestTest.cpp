@@ -106,10 +106,18 @@ std::string manifestErr(const char *text) {
   return err;
 }
 
+/// A CPU manifest: the header, then `records` (each ending in a newline).
+Manifest cpuManifestOk(const std::string &records) {
+  return manifestOk(("attnc-manifest 1\ntarget cpu\n" + records).c_str());
+}
+
+std::string cpuManifestErr(const std::string &records) {
+  return manifestErr(("attnc-manifest 1\ntarget cpu\n" + records).c_str());
+}
+
 /// The error for a manifest whose only record (line 3) is `record`.
 std::string recordErr(const std::string &record) {
-  std::string text = "attnc-manifest 1\ntarget cpu\n" + record + "\n";
-  return manifestErr(text.c_str());
+  return cpuManifestErr(record + "\n");
 }
 
 TEST(Manifest, Parses) {
@@ -143,7 +151,7 @@ TEST(Manifest, Parses) {
   EXPECT_EQ(m.entries[3].bytes, 4u);
   EXPECT_EQ(m.entries[4].bytes, 0u);
   EXPECT_EQ(m.entries[4].kind, EntryKind::Output);
-  EXPECT_EQ(manifestOk("attnc-manifest 1\ntarget cpu\n").target, Target::CPU);
+  EXPECT_EQ(cpuManifestOk("").target, Target::CPU);
 }
 
 TEST(Manifest, Errors) {
@@ -159,54 +167,46 @@ TEST(Manifest, Errors) {
   EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget tpu\n"),
             "manifest line 2: unknown target 'tpu' (expected 'cpu' or "
             "'cuda')");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ntarget cpu\n"),
+  EXPECT_EQ(cpuManifestErr("target cpu\n"),
             "manifest line 3: duplicate 'target' record");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f64 4\n"),
+  EXPECT_EQ(cpuManifestErr("input a f64 4\n"),
             "manifest line 3: unknown dtype 'f64' (expected f32, f16, bf16, "
             "i32 or i64)");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4x\n"),
+  EXPECT_EQ(cpuManifestErr("input a f32 4x\n"),
             "manifest line 3: invalid dims '4x' (expected sizes joined by 'x' "
             "like 1x128x768, or 'scalar')");
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4xx2\n")
-                .find("invalid dims '4xx2'"),
+  EXPECT_NE(cpuManifestErr("input a f32 4xx2\n").find("invalid dims '4xx2'"),
             std::string::npos);
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 -4\n")
-                .find("invalid dims '-4'"),
+  EXPECT_NE(cpuManifestErr("input a f32 -4\n").find("invalid dims '-4'"),
             std::string::npos);
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input a f32 99999999999999999999\n")
-                .find("invalid dims"),
-            std::string::npos);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input a f32 4294967296x4294967296\n"),
+  EXPECT_NE(
+      cpuManifestErr("input a f32 99999999999999999999\n").find("invalid dims"),
+      std::string::npos);
+  EXPECT_EQ(cpuManifestErr("input a f32 4294967296x4294967296\n"),
             "manifest line 3: shape [4294967296, 4294967296] of 'a' is too "
             "large");
   EXPECT_EQ(
-      manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32\n"),
+      cpuManifestErr("input a f32\n"),
       "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> "
       "[encoder] | positions <bound>]'");
   EXPECT_EQ(
-      manifestErr("attnc-manifest 1\ntarget cpu\ninput a f32 4 x\n"),
+      cpuManifestErr("input a f32 4 x\n"),
       "manifest line 3: expected 'input <name> <dtype> <dims> [ids <rows> "
       "[encoder] | positions <bound>]'");
-  EXPECT_EQ(
-      manifestErr("attnc-manifest 1\ntarget cpu\nweight a f32 4 concat 0\n"),
-      "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
-      "<axis> <name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
-      "[convert]'");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input a f32 4\noutput a f32 4\n"),
+  EXPECT_EQ(cpuManifestErr("weight a f32 4 concat 0\n"),
+            "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
+            "<axis> <name>,<name>,... | gather <axis> <source_extent> "
+            "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
+            "[convert]'");
+  EXPECT_EQ(cpuManifestErr("input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\nparam a f32 4\n"),
+  EXPECT_EQ(cpuManifestErr("param a f32 4\n"),
             "manifest line 3: unknown record 'param' (expected target, "
             "weight, input, output or state)");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "weight w f32 4x4 concat 2 a,b\n"),
+  EXPECT_EQ(cpuManifestErr("weight w f32 4x4 concat 2 a,b\n"),
             "manifest line 3: concat axis '2' of weight 'w' is not a "
             "dimension of its shape [4, 4]");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "weight w f32 4x4 concat 0 a,,b\n"),
+  EXPECT_EQ(cpuManifestErr("weight w f32 4x4 concat 0 a,,b\n"),
             "manifest line 3: empty tensor name in concat list 'a,,b' of "
             "weight 'w'");
   Manifest m;
@@ -217,12 +217,11 @@ TEST(Manifest, Errors) {
 TEST(Manifest, Gather) {
   // The same tensor name bound plain, gathered along axis 0 (pruned rows,
   // overlapping and out of order) and gathered along axis 1.
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight q bf16 6x4\n"
-                          "weight q bf16 4x4 gather 0 6 4:2,0:2\n"
-                          "weight q bf16 6x3 gather 1 4 1:2,2:1\n"
-                          "weight r f32 2x5x3 gather 2 7 6:1,0:2\n"
-                          "input x f32 4\n");
+  Manifest m = cpuManifestOk("weight q bf16 6x4\n"
+                             "weight q bf16 4x4 gather 0 6 4:2,0:2\n"
+                             "weight q bf16 6x3 gather 1 4 1:2,2:1\n"
+                             "weight r f32 2x5x3 gather 2 7 6:1,0:2\n"
+                             "input x f32 4\n");
   ASSERT_EQ(m.entries.size(), 5u);
   EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3}));
   const ManifestEntry &plain = m.entries[0];
@@ -251,18 +250,16 @@ TEST(Manifest, Gather) {
   EXPECT_EQ(m.entries[3].gatherSourceDims(), (std::vector<int64_t>{2, 5, 7}));
   EXPECT_EQ(m.entries[3].bytes, 2u * 5 * 3 * 4);
   // Overlapping and repeated slices are allowed.
-  Manifest o = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight w f32 7 gather 0 4 0:3,1:3,3:1\n"
-                          "weight w f32 2 gather 0 4 2:1,2:1\n");
+  Manifest o = cpuManifestOk("weight w f32 7 gather 0 4 0:3,1:3,3:1\n"
+                             "weight w f32 2 gather 0 4 2:1,2:1\n");
   EXPECT_EQ(o.entries[0].gatherRanges.size(), 3u);
   EXPECT_EQ(o.entries[1].gatherRangesText(), "2:1,2:1");
 }
 
 TEST(Manifest, Convert) {
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight w f16 4x3 transpose convert\n"
-                          "weight b bf16 3 convert\n"
-                          "weight c f32 3\n");
+  Manifest m = cpuManifestOk("weight w f16 4x3 transpose convert\n"
+                             "weight b bf16 3 convert\n"
+                             "weight c f32 3\n");
   ASSERT_EQ(m.entries.size(), 3u);
   EXPECT_TRUE(m.entries[0].convert);
   EXPECT_TRUE(m.entries[0].transpose);
@@ -270,53 +267,44 @@ TEST(Manifest, Convert) {
   EXPECT_TRUE(m.entries[1].convert);
   EXPECT_FALSE(m.entries[1].transpose);
   EXPECT_FALSE(m.entries[2].convert);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "weight ids i32 3 convert\n"),
+  EXPECT_EQ(cpuManifestErr("weight ids i32 3 convert\n"),
             "manifest line 3: weight 'ids' is marked convert but has dtype "
             "i32; only float weights (f32, f16, bf16) convert");
   // convert comes last.
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "weight w f16 4x3 convert transpose\n"),
-            "");
+  EXPECT_NE(cpuManifestErr("weight w f16 4x3 convert transpose\n"), "");
 }
 
 TEST(Manifest, Causal) {
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "input ids i64 2x8\n"
-                          "output logits bf16 2x8x5 causal\n"
-                          "output h f32 2x8x4\n");
+  Manifest m = cpuManifestOk("input ids i64 2x8\n"
+                             "output logits bf16 2x8x5 causal\n"
+                             "output h f32 2x8x4\n");
   ASSERT_EQ(m.entries.size(), 3u);
   EXPECT_TRUE(m.entries[1].causal);
   EXPECT_FALSE(m.entries[2].causal);
   EXPECT_EQ(formatManifestRecord(m.entries[1]),
             "output logits bf16 2x8x5 causal");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "output logits i32 2x8x5 causal\n"),
+  EXPECT_EQ(cpuManifestErr("output logits i32 2x8x5 causal\n"),
             "manifest line 3: output 'logits' is marked causal but is i32 "
             "[2, 8, 5] (causal logits are float [batch, seq, vocab], vocab > "
             "0)");
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "output logits f32 8x5 causal\n"),
-            "");
+  EXPECT_NE(cpuManifestErr("output logits f32 8x5 causal\n"), "");
   // Only outputs are causal.
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input ids i64 2x8x5 causal\n"),
+  EXPECT_EQ(cpuManifestErr("input ids i64 2x8x5 causal\n"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows> [encoder] | positions <bound>]'");
 }
 
 TEST(Manifest, RecomputePast) {
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "input ids i64 2x8\n"
-                          "output logits f32 2x8x5 causal recompute_past 12\n"
-                          "output h f32 2x8x4\n");
+  Manifest m =
+      cpuManifestOk("input ids i64 2x8\n"
+                    "output logits f32 2x8x5 causal recompute_past 12\n"
+                    "output h f32 2x8x4\n");
   ASSERT_EQ(m.entries.size(), 3u);
   EXPECT_TRUE(m.entries[1].causal);
   EXPECT_EQ(m.entries[1].recomputePast, 12);
   // Without the field, as before: no recomputation.
   EXPECT_EQ(m.entries[2].recomputePast, -1);
-  EXPECT_EQ(manifestOk("attnc-manifest 1\ntarget cpu\n"
-                       "output logits f32 2x8x5 causal\n")
+  EXPECT_EQ(cpuManifestOk("output logits f32 2x8x5 causal\n")
                 .entries[0]
                 .recomputePast,
             -1);
@@ -338,32 +326,29 @@ TEST(Manifest, RecomputePast) {
       "input ids i64 2x8 causal recompute_past 12"};
   for (const char *record : malformed)
     EXPECT_NE(recordErr(record), "") << record;
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "output logits i32 2x8x5 causal recompute_past 12\n"),
-            "manifest line 3: output 'logits' is marked causal but is i32 "
-            "[2, 8, 5] (causal logits are float [batch, seq, vocab], vocab > "
-            "0)");
+  EXPECT_EQ(
+      cpuManifestErr("output logits i32 2x8x5 causal recompute_past 12\n"),
+      "manifest line 3: output 'logits' is marked causal but is i32 "
+      "[2, 8, 5] (causal logits are float [batch, seq, vocab], vocab > "
+      "0)");
 }
 
 TEST(Manifest, Encoder) {
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "input input_ids i64 2x6 ids 50 encoder\n"
-                          "input decoder_input_ids i32 2x4 ids 50\n"
-                          "output logits f32 2x4x50 causal\n");
+  Manifest m = cpuManifestOk("input input_ids i64 2x6 ids 50 encoder\n"
+                             "input decoder_input_ids i32 2x4 ids 50\n"
+                             "output logits f32 2x4x50 causal\n");
   EXPECT_TRUE(m.entries[0].encoder);
   EXPECT_FALSE(m.entries[1].encoder);
   EXPECT_EQ(formatManifestRecord(m.entries[0]),
             "input input_ids i64 2x6 ids 50 encoder");
   // The encoder's mask has no id bound.
-  Manifest masked = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                               "input attention_mask i64 2x6 encoder\n");
+  Manifest masked = cpuManifestOk("input attention_mask i64 2x6 encoder\n");
   EXPECT_TRUE(masked.entries[0].encoder);
   EXPECT_EQ(formatManifestRecord(masked.entries[0]),
             "input attention_mask i64 2x6 encoder");
   // A decoder step's encoder output (e.g. cross-attention keys) is a
   // static float encoder input.
-  Manifest keys = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                             "input encoder_kv.0.key f32 2x4x6x8 encoder\n");
+  Manifest keys = cpuManifestOk("input encoder_kv.0.key f32 2x4x6x8 encoder\n");
   EXPECT_TRUE(keys.entries[0].encoder);
   EXPECT_EQ(formatManifestRecord(keys.entries[0]),
             "input encoder_kv.0.key f32 2x4x6x8 encoder");
@@ -371,37 +356,26 @@ TEST(Manifest, Encoder) {
   const char *notEncoder = "is marked encoder but is neither i32/i64 [batch, "
                            "seq] (token ids or their mask) nor a static float "
                            "[batch, ...] (an encoder output)";
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input x f32 2x? dims_from - encoder\n"),
-            std::string("manifest line 3: input 'x' ") + notEncoder);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input x f32 scalar encoder\n"),
-            std::string("manifest line 3: input 'x' ") + notEncoder);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input x i64 2x6x3 encoder\n"),
-            std::string("manifest line 3: input 'x' ") + notEncoder);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input p i64 2 positions 8 encoder\n"),
-            std::string("manifest line 3: input 'p' ") + notEncoder);
-  EXPECT_NE(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "output y f32 2x6 encoder\n"),
-            "");
+  for (const char *record :
+       {"input x f32 2x? dims_from - encoder", "input x f32 scalar encoder",
+        "input x i64 2x6x3 encoder", "input x i64 2 positions 8 encoder"})
+    EXPECT_EQ(recordErr(record),
+              std::string("manifest line 3: input 'x' ") + notEncoder)
+        << record;
+  EXPECT_NE(cpuManifestErr("output y f32 2x6 encoder\n"), "");
 }
 
 TEST(Manifest, State) {
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "input pos i64 2 positions 8\n"
-                          "state k_cache f32 2x2x8x4\n"
-                          "output out f32 2x4\n");
+  Manifest m = cpuManifestOk("input pos i64 2 positions 8\n"
+                             "state k_cache f32 2x2x8x4\n"
+                             "output out f32 2x4\n");
   EXPECT_TRUE(m.entries[0].positions);
   EXPECT_EQ(m.entries[0].idBound, 8);
   EXPECT_EQ(formatManifestRecord(m.entries[0]), "input pos i64 2 positions 8");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input pos f32 2 positions 8\n"),
+  EXPECT_EQ(cpuManifestErr("input pos f32 2 positions 8\n"),
             "manifest line 3: input 'pos' has positions but dtype f32 "
             "(positions are i32 or i64)");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "input pos i32 2 positions 0\n"),
+  EXPECT_EQ(cpuManifestErr("input pos i32 2 positions 0\n"),
             "manifest line 3: invalid position bound '0' of input 'pos' "
             "(expected the positive number of positions)");
   ASSERT_EQ(m.states.size(), 1u);
@@ -410,19 +384,17 @@ TEST(Manifest, State) {
   EXPECT_EQ(m.inputs.size(), 1u);
   EXPECT_EQ(m.outputs.size(), 1u);
   EXPECT_EQ(formatManifestRecord(m.entries[1]), "state k_cache f32 2x2x8x4");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "state c f32 4 ids 3\n"),
+  EXPECT_EQ(cpuManifestErr("state c f32 4 ids 3\n"),
             "manifest line 3: expected 'state <name> <dtype> <dims>'");
 }
 
 TEST(Manifest, Transpose) {
   // dims are the buffer's; concat and gather describe the untransposed
   // tensor ([3, 4] here).
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight w f32 4x3 transpose\n"
-                          "weight w f32 3x4\n"
-                          "weight g f32 4x3 gather 0 6 4:2,0:1 transpose\n"
-                          "weight qk f32 4x3 concat 0 q,k transpose\n");
+  Manifest m = cpuManifestOk("weight w f32 4x3 transpose\n"
+                             "weight w f32 3x4\n"
+                             "weight g f32 4x3 gather 0 6 4:2,0:1 transpose\n"
+                             "weight qk f32 4x3 concat 0 q,k transpose\n");
   ASSERT_EQ(m.entries.size(), 4u);
   const ManifestEntry &t = m.entries[0];
   EXPECT_TRUE(t.transpose);
@@ -446,10 +418,9 @@ TEST(Manifest, Transpose) {
 TEST(Manifest, Panels) {
   // dims are the buffer's [P, K, W]; transpose, concat and gather describe
   // the [K, P * W] tensor the panels lay out ([3, 8] here).
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight w f32 2x3x4 panels\n"
-                          "weight t f32 2x3x4 transpose panels convert\n"
-                          "weight g f32 2x3x4 gather 1 10 2:8 panels\n");
+  Manifest m = cpuManifestOk("weight w f32 2x3x4 panels\n"
+                             "weight t f32 2x3x4 transpose panels convert\n"
+                             "weight g f32 2x3x4 gather 1 10 2:8 panels\n");
   ASSERT_EQ(m.entries.size(), 3u);
   const ManifestEntry &w = m.entries[0];
   EXPECT_TRUE(w.panels);
@@ -624,16 +595,13 @@ TEST(Manifest, GatherErrors) {
 TEST(Manifest, RepeatedWeightNames) {
   // Weight records may share a name; inputs and outputs may not share one
   // with anything.
-  Manifest m = manifestOk("attnc-manifest 1\ntarget cpu\n"
-                          "weight w f32 4\nweight w f32 4\n"
-                          "weight w f32 2 gather 0 4 0:2\n"
-                          "weight w f32 2 concat 0 a,b\n");
+  Manifest m = cpuManifestOk("weight w f32 4\nweight w f32 4\n"
+                             "weight w f32 2 gather 0 4 0:2\n"
+                             "weight w f32 2 concat 0 a,b\n");
   EXPECT_EQ(m.weights.size(), 4u);
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "weight w f32 4\ninput w f32 4\n"),
+  EXPECT_EQ(cpuManifestErr("weight w f32 4\ninput w f32 4\n"),
             "manifest line 4: duplicate name 'w'");
-  EXPECT_EQ(manifestErr("attnc-manifest 1\ntarget cpu\n"
-                        "output w f32 4\nweight w f32 2 gather 0 4 0:2\n"),
+  EXPECT_EQ(cpuManifestErr("output w f32 4\nweight w f32 2 gather 0 4 0:2\n"),
             "manifest line 4: duplicate name 'w'");
 }
 
