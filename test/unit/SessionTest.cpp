@@ -125,26 +125,43 @@ const char *const kDynamicStepManifest =
     "input positions i64 2 positions 8\n"
     "state cache f32 2x8\n"
     "output logits f32 2x?x5 dims_from 0:1 causal\n";
+/// The buffers of a dynamic step (ids, positions, cache, logits) and its
+/// run-time token count.
+struct StepBuffers {
+  explicit StepBuffers(void **buffers)
+      : ids(static_cast<const int64_t *>(buffers[0])),
+        positions(static_cast<const int64_t *>(buffers[1])),
+        cache(static_cast<float *>(buffers[2])),
+        logits(static_cast<float *>(buffers[3])),
+        tokens(static_cast<const int64_t *>(buffers[4])[0]) {}
+  const int64_t *ids, *positions;
+  float *cache, *logits;
+  int64_t tokens;
+};
+
+/// The fake steps' logits for token `id` at position p of a cache row that
+/// holds the ids by position: 3.0 at id + 1 and 0.25 at the position-
+/// weighted sum of the row's ids up to p (which shows the cache row read).
+void fakeLogits(const float *cacheRow, int64_t p, int64_t id, float *logits) {
+  int64_t sum = 0;
+  for (int64_t j = 0; j <= p; ++j)
+    sum += (j + 1) * static_cast<int64_t>(cacheRow[j]);
+  for (int64_t v = 0; v < kVocab; ++v)
+    logits[v] = (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
+                (v == sum % kVocab ? 0.25f : 0.0f);
+}
+
 std::vector<int64_t> gStepTokens;
 void stepInvoke(void **buffers) {
-  auto *ids = static_cast<const int64_t *>(buffers[0]);
-  auto *positions = static_cast<const int64_t *>(buffers[1]);
-  auto *cache = static_cast<float *>(buffers[2]);
-  auto *logits = static_cast<float *>(buffers[3]);
-  const int64_t tokens = static_cast<const int64_t *>(buffers[4])[0];
-  gStepTokens.push_back(tokens);
+  StepBuffers in(buffers);
+  gStepTokens.push_back(in.tokens);
   for (int64_t b = 0; b < kBatch; ++b)
-    for (int64_t t = 0; t < tokens; ++t) {
-      int64_t p = positions[b] + t, id = ids[b * tokens + t];
+    for (int64_t t = 0; t < in.tokens; ++t) {
+      int64_t p = in.positions[b] + t, id = in.ids[b * in.tokens + t];
       ASSERT_LT(p, kSeq);
-      cache[b * kSeq + p] = static_cast<float>(id);
-      int64_t sum = 0;
-      for (int64_t j = 0; j <= p; ++j)
-        sum += (j + 1) * static_cast<int64_t>(cache[b * kSeq + j]);
-      for (int64_t v = 0; v < kVocab; ++v)
-        logits[(b * tokens + t) * kVocab + v] =
-            (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
-            (v == sum % kVocab ? 0.25f : 0.0f);
+      in.cache[b * kSeq + p] = static_cast<float>(id);
+      fakeLogits(in.cache + b * kSeq, p, id,
+                 in.logits + (b * in.tokens + t) * kVocab);
     }
 }
 
@@ -301,23 +318,15 @@ const char *const kOneRowLastManifest = "attnc-manifest 1\n"
                                         "output logits f32 1x1x5 causal\n";
 std::vector<int64_t> gOneRowTokens;
 void oneRowLastInvoke(void **buffers) {
-  auto *ids = static_cast<const int64_t *>(buffers[0]);
-  auto *positions = static_cast<const int64_t *>(buffers[1]);
-  auto *cache = static_cast<float *>(buffers[2]);
-  auto *logits = static_cast<float *>(buffers[3]);
-  const int64_t tokens = static_cast<const int64_t *>(buffers[4])[0];
-  gOneRowTokens.push_back(tokens);
-  for (int64_t t = 0; t < tokens; ++t) {
-    int64_t p = positions[0] + t;
+  StepBuffers in(buffers);
+  gOneRowTokens.push_back(in.tokens);
+  for (int64_t t = 0; t < in.tokens; ++t) {
+    int64_t p = in.positions[0] + t;
     ASSERT_LT(p, kSeq);
-    cache[p] = static_cast<float>(ids[t]);
+    in.cache[p] = static_cast<float>(in.ids[t]);
   }
-  int64_t p = positions[0] + tokens - 1, id = ids[tokens - 1], sum = 0;
-  for (int64_t j = 0; j <= p; ++j)
-    sum += (j + 1) * static_cast<int64_t>(cache[j]);
-  for (int64_t v = 0; v < kVocab; ++v)
-    logits[v] = (v == (id + 1) % kVocab ? 3.0f : 0.0f) +
-                (v == sum % kVocab ? 0.25f : 0.0f);
+  fakeLogits(in.cache, in.positions[0] + in.tokens - 1, in.ids[in.tokens - 1],
+             in.logits);
 }
 
 /// A two-slot session of the dynamic step whose prompts run alone through
