@@ -370,6 +370,10 @@ public:
   Expected<SmallVector<int64_t>> broadcastAll(SmallVectorImpl<Value> &ins);
   /// A scalar of `elem` holding `v` (in a region body).
   static Value scalarConst(OpBuilder &nb, Location nl, Type elem, double v);
+  /// `old` combined with `v` by a Scatter* op's `reduction` (add, mul, max
+  /// or min; floats or signed integers).
+  static Value scatterCombine(OpBuilder &nb, Location nl, StringRef reduction,
+                              Value old, Value v);
   /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
   Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
                                                ArrayRef<int64_t> inShape);

@@ -478,6 +478,22 @@ Expected<Value> Importer::importGatherND(StringRef op, ArrayRef<Value> in) {
 /// More writes than this in one Scatter node are refused (each is an op).
 constexpr int64_t kMaxScatterWrites = 4096;
 
+Value Importer::scatterCombine(OpBuilder &nb, Location nl, StringRef reduction,
+                               Value old, Value v) {
+  bool isFloat = isa<FloatType>(v.getType());
+  if (reduction == "add")
+    return isFloat ? arith::AddFOp::create(nb, nl, old, v).getResult()
+                   : arith::AddIOp::create(nb, nl, old, v).getResult();
+  if (reduction == "mul")
+    return isFloat ? arith::MulFOp::create(nb, nl, old, v).getResult()
+                   : arith::MulIOp::create(nb, nl, old, v).getResult();
+  if (reduction == "max")
+    return isFloat ? arith::MaximumFOp::create(nb, nl, old, v).getResult()
+                   : arith::MaxSIOp::create(nb, nl, old, v).getResult();
+  return isFloat ? arith::MinimumFOp::create(nb, nl, old, v).getResult()
+                 : arith::MinSIOp::create(nb, nl, old, v).getResult();
+}
+
 Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
   Value data = in[0];
   bool nd = op == "ScatterND";
@@ -572,7 +588,6 @@ Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
   if (static_cast<int64_t>(idx.size()) > kMaxScatterWrites)
     return fail("writes " + Twine(idx.size()) + " elements; at most " +
                 Twine(kMaxScatterWrites) + " are supported");
-  bool isFloat = isa<FloatType>(elem);
   SmallVector<int64_t> pos(r, 0);
   for (size_t flat = 0; flat < idx.size(); ++flat) {
     SmallVector<Value> src, dst;
@@ -589,18 +604,7 @@ Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
     Value v = tensor::ExtractOp::create(b, loc, *updates, src);
     if (reduction != "none") {
       Value old = tensor::ExtractOp::create(b, loc, result, dst);
-      if (reduction == "add")
-        v = isFloat ? arith::AddFOp::create(b, loc, old, v).getResult()
-                    : arith::AddIOp::create(b, loc, old, v).getResult();
-      else if (reduction == "mul")
-        v = isFloat ? arith::MulFOp::create(b, loc, old, v).getResult()
-                    : arith::MulIOp::create(b, loc, old, v).getResult();
-      else if (reduction == "max")
-        v = isFloat ? arith::MaximumFOp::create(b, loc, old, v).getResult()
-                    : arith::MaxSIOp::create(b, loc, old, v).getResult();
-      else
-        v = isFloat ? arith::MinimumFOp::create(b, loc, old, v).getResult()
-                    : arith::MinSIOp::create(b, loc, old, v).getResult();
+      v = scatterCombine(b, loc, reduction, old, v);
     }
     result = record(tensor::InsertOp::create(b, loc, v, result, dst), dataDims);
     for (int64_t d = r - 1; d >= 0; --d) {
@@ -641,7 +645,6 @@ Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
     return fail("indices must be int32 or int64");
   MLIRContext *ctx = b.getContext();
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
-  bool isFloat = isa<FloatType>(elem);
 
   // The index tuples as [count, k] (ScatterND) or the axis's indices
   // (ScatterElements: tuple j of position p is p with the axis -> j).
@@ -792,25 +795,8 @@ Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
             [&](OpBuilder &nb, Location nl, ValueRange a) {
               auto [match, at] = landing(nb, nl);
               Value v = tensor::ExtractOp::create(nb, nl, updates, at);
-              Value old = a[1], combined;
-              if (reduction == "add")
-                combined =
-                    isFloat ? arith::AddFOp::create(nb, nl, old, v).getResult()
-                            : arith::AddIOp::create(nb, nl, old, v).getResult();
-              else if (reduction == "mul")
-                combined =
-                    isFloat ? arith::MulFOp::create(nb, nl, old, v).getResult()
-                            : arith::MulIOp::create(nb, nl, old, v).getResult();
-              else if (reduction == "max")
-                combined =
-                    isFloat
-                        ? arith::MaximumFOp::create(nb, nl, old, v).getResult()
-                        : arith::MaxSIOp::create(nb, nl, old, v).getResult();
-              else
-                combined =
-                    isFloat
-                        ? arith::MinimumFOp::create(nb, nl, old, v).getResult()
-                        : arith::MinSIOp::create(nb, nl, old, v).getResult();
+              Value old = a[1];
+              Value combined = scatterCombine(nb, nl, reduction, old, v);
               linalg::YieldOp::create(nb, nl,
                                       ValueRange{arith::SelectOp::create(
                                           nb, nl, match, combined, old)});
