@@ -395,17 +395,22 @@ def main():
     ap.add_argument("--mutate", default=None)
     ap.add_argument("--only", default=None,
                     help="run the cases whose name contains this")
-    ap.add_argument("--onnx", action="store_true",
-                    help="the exported ONNX models instead of the examples")
-    ap.add_argument("--exports", action="store_true",
-                    help="today's exports (test/ONNX/Exports) and their "
-                    "derived KV-cache steps")
-    ap.add_argument("--families", action="store_true",
-                    help="every checkpoint family of test/Frontend/HF/Inputs"
-                    " at f16")
-    ap.add_argument("--dynamic", action="store_true",
-                    help="the examples with dynamic batch/sequence sizes, "
-                    "each compiled once and run at several sizes")
+    # The case sets other than the examples (CASES): each flag runs its own
+    # instead; the first flag given, in this order, wins.
+    case_sets = (
+        ("onnx", ONNX_CASES,
+         "the exported ONNX models instead of the examples"),
+        ("exports", EXPORT_CASES,
+         "today's exports (test/ONNX/Exports) and their derived KV-cache "
+         "steps"),
+        ("families", FAMILY_CASES,
+         "every checkpoint family of test/Frontend/HF/Inputs at f16"),
+        ("dynamic", DYNAMIC_CASES,
+         "the examples with dynamic batch/sequence sizes, each compiled "
+         "once and run at several sizes"),
+    )
+    for name, _, text in case_sets:
+        ap.add_argument("--" + name, action="store_true", help=text)
     ap.add_argument("--host-memory-visible", action="store_true",
                     help="let kernels read host memory (host memref.globals)"
                     " as if the device could (HMM / ATS)")
@@ -415,11 +420,9 @@ def main():
     global PIPELINE_OPTIONS
     PIPELINE_OPTIONS = args.pipeline_options
     tools = {"attn-opt": args.attn_opt, "attn-compile": args.attn_compile}
-    cases = [c for c in (ONNX_CASES if args.onnx else
-                         EXPORT_CASES if args.exports else
-                         FAMILY_CASES if args.families else
-                         DYNAMIC_CASES if args.dynamic else CASES)
-             if not args.only or args.only in c[0]]
+    chosen = next((cases for name, cases, _ in case_sets
+                   if getattr(args, name)), CASES)
+    cases = [c for c in chosen if not args.only or args.only in c[0]]
     with tempfile.TemporaryDirectory() as workdir:
         def run_one(case):
             t0 = time.time()
