@@ -51,7 +51,6 @@ import io
 import json
 import os
 import sys
-import traceback
 import warnings
 
 import numpy as np
@@ -439,6 +438,13 @@ def main():
         "torch": torch.__version__, "transformers": transformers.__version__,
         "onnx": onnx.__version__, "onnxruntime": ort.__version__}
     exports = manifest.setdefault("exports", {})
+
+    # Also after each export, so that an interrupted run keeps what it did.
+    def save_manifest():
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+            f.write("\n")
+
     only = [f for f in args.only.split(",") if f]
     if args.refresh_fidelity:
         for name, entry in sorted(exports.items()):
@@ -458,9 +464,7 @@ def main():
             entry["export_checked_by"] = runner
             print(f"{name}: the export is {err:.1e} from transformers "
                   f"({runner})", flush=True)
-        with open(manifest_path, "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-            f.write("\n")
+        save_manifest()
         return 0
     if args.past_only:
         for family in families():
@@ -469,9 +473,7 @@ def main():
                                    [e for e in EXPORTERS
                                     if not args.exporters or
                                     e in args.exporters.split(",")])
-        with open(manifest_path, "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-            f.write("\n")
+        save_manifest()
         return 0
     if args.generation_only:
         for family in families():
@@ -543,12 +545,8 @@ def main():
                 print(f"{name}: opset {entry['opset']}, "
                       f"{len(proto.graph.node)} nodes, onnxruntime err "
                       f"{entry.get('onnxruntime_max_abs_err')}", flush=True)
-                with open(manifest_path, "w") as f:
-                    json.dump(manifest, f, indent=1, sort_keys=True)
-                    f.write("\n")
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
+                save_manifest()
+    save_manifest()
 
 
 if __name__ == "__main__":
