@@ -62,6 +62,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 FAMILIES = ("gpt2", "tinyllama", "llama7b")
+# What the LLaMA families' configs differ in; the rest is shared.
+LLAMA_SIZES = {
+    "tinyllama": dict(hidden_size=2048, intermediate_size=5632,
+                      num_key_value_heads=4, max_position_embeddings=2048),
+    "llama7b": dict(hidden_size=4096, intermediate_size=11008,
+                    num_key_value_heads=32, max_position_embeddings=4096),
+}
 SEED = 0
 
 
@@ -74,20 +81,12 @@ def build_config(family, layers):
                             n_head=12, resid_pdrop=0.0, embd_pdrop=0.0,
                             attn_pdrop=0.0, bos_token_id=None,
                             eos_token_id=None), T.GPT2LMHeadModel, "float32"
-    if family == "tinyllama":
-        return T.LlamaConfig(vocab_size=32000, hidden_size=2048,
-                             intermediate_size=5632, num_hidden_layers=layers,
-                             num_attention_heads=32, num_key_value_heads=4,
-                             max_position_embeddings=2048, rms_norm_eps=1e-5,
-                             rope_theta=10000.0, tie_word_embeddings=False,
-                             dtype="bfloat16"), T.LlamaForCausalLM, "bfloat16"
-    if family == "llama7b":
-        return T.LlamaConfig(vocab_size=32000, hidden_size=4096,
-                             intermediate_size=11008, num_hidden_layers=layers,
-                             num_attention_heads=32, num_key_value_heads=32,
-                             max_position_embeddings=4096, rms_norm_eps=1e-5,
-                             rope_theta=10000.0, tie_word_embeddings=False,
-                             dtype="bfloat16"), T.LlamaForCausalLM, "bfloat16"
+    if family in LLAMA_SIZES:
+        config = T.LlamaConfig(vocab_size=32000, num_hidden_layers=layers,
+                               num_attention_heads=32, rms_norm_eps=1e-5,
+                               rope_theta=10000.0, tie_word_embeddings=False,
+                               dtype="bfloat16", **LLAMA_SIZES[family])
+        return config, T.LlamaForCausalLM, "bfloat16"
     raise SystemExit(f"unknown family {family}")
 
 
