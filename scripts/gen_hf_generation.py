@@ -25,13 +25,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_hf_families import generate  # noqa: E402
 
 
+def decoders(inputs):
+    """(name, directory, transformers' model) of each decoder checkpoint in
+    `inputs` (gpt2, llama)."""
+    for name in ("gpt2", "llama"):
+        d = os.path.join(inputs, name)
+        yield name, d, AutoModelForCausalLM.from_pretrained(d).eval()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("inputs")
-    args = ap.parse_args()
-    for name in ("gpt2", "llama"):
-        d = os.path.join(args.inputs, name)
-        model = AutoModelForCausalLM.from_pretrained(d).eval()
+    for name, d, model in decoders(ap.parse_args().inputs):
         expected, min_gap = generate(model, d, first_id=0,
                                      vocab=model.config.vocab_size,
                                      stop_at_eos=True)

@@ -130,19 +130,37 @@ def stopped(model, tok, hf_tok, prompts, new_tokens, stops, rows,
     return texts
 
 
-def write_json(path, value):
-    with open(path, "w") as f:
-        json.dump(value, f, indent=1)
+def prepare(inputs, name, model_class, specials, template=None):
+    """Trains the checkpoint's tokenizer (train_tokenizer) and saves it as
+    its tokenizer.json: (directory, tokenizer, transformers' tokenizer of
+    that file, transformers' model)."""
+    d = os.path.join(inputs, name)
+    tok = train_tokenizer(specials, template)
+    tok_path = os.path.join(d, "tokenizer.json")
+    tok.save(tok_path)
+    return (d, tok, hf_tokenizer(tok_path),
+            model_class.from_pretrained(d).eval())
+
+
+def write_expected(d, name, prompts, new_tokens, rows, gap, **more):
+    """text_expected.json: the prompts, their greedy continuations `rows`
+    and the `more` entries; prints it with the smallest top-2 logit gap."""
+    expected = {
+        "prompts": prompts,
+        "max_new_tokens": new_tokens,
+        "greedy": [t for _, t in rows],
+        "greedy_ids": [ids for ids, _ in rows],
+        **more,
+    }
+    with open(os.path.join(d, "text_expected.json"), "w") as f:
+        json.dump(expected, f, indent=1)
         f.write("\n")
+    print(f"{name}: {expected} min top-2 logit gap {gap:.3g}")
 
 
 def gpt2(inputs):
-    d = os.path.join(inputs, "gpt2")
-    tok = train_tokenizer(["<|endoftext|>", "<unk>"])
-    tok_path = os.path.join(d, "tokenizer.json")
-    tok.save(tok_path)
-    hf_tok = hf_tokenizer(tok_path)
-    model = AutoModelForCausalLM.from_pretrained(d).eval()
+    d, tok, hf_tok, model = prepare(inputs, "gpt2", AutoModelForCausalLM,
+                                    ["<|endoftext|>", "<unk>"])
     config_eos = model.generation_config.eos_token_id
     rows, gap = greedy(model, tok, hf_tok, GPT2_PROMPTS, GPT2_NEW_TOKENS,
                        pad_token_id=0)
@@ -166,26 +184,16 @@ def gpt2(inputs):
     stop_texts = stopped(model, tok, hf_tok, GPT2_PROMPTS, GPT2_NEW_TOKENS,
                          stops, rows, pad_token_id=0)
     assert len(stop_texts[0]) < len(rows[0][1]), stop_texts
-    expected = {
-        "prompts": GPT2_PROMPTS,
-        "max_new_tokens": GPT2_NEW_TOKENS,
-        "greedy": [t for _, t in rows],
-        "greedy_ids": [ids for ids, _ in rows],
-        "eos": {"eos_token_id": eos_ids,
-                "texts": [t for _, t in eos_rows]},
-        "stop": {"stop": stops, "texts": stop_texts},
-    }
-    write_json(os.path.join(d, "text_expected.json"), expected)
-    print(f"gpt2: {expected} min top-2 logit gap {min(gap, eos_gap):.3g}")
+    write_expected(d, "gpt2", GPT2_PROMPTS, GPT2_NEW_TOKENS, rows,
+                   min(gap, eos_gap),
+                   eos={"eos_token_id": eos_ids,
+                        "texts": [t for _, t in eos_rows]},
+                   stop={"stop": stops, "texts": stop_texts})
 
 
 def t5(inputs):
-    d = os.path.join(inputs, "t5_gated")
-    tok = train_tokenizer(["<pad>", "</s>", "<unk>"], "$A </s>")
-    tok_path = os.path.join(d, "tokenizer.json")
-    tok.save(tok_path)
-    hf_tok = hf_tokenizer(tok_path)
-    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    d, tok, hf_tok, model = prepare(inputs, "t5_gated", AutoModelForSeq2SeqLM,
+                                    ["<pad>", "</s>", "<unk>"], "$A </s>")
     rows, gap = greedy(model, tok, hf_tok, T5_PROMPTS, T5_NEW_TOKENS,
                        encoder=True)
     assert rows[0][0][-1] == model.generation_config.eos_token_id, rows[0]
@@ -193,37 +201,20 @@ def t5(inputs):
     stop_texts = stopped(model, tok, hf_tok, T5_PROMPTS, T5_NEW_TOKENS,
                          stops, rows, encoder=True)
     assert len(stop_texts[2]) < len(rows[2][1]), stop_texts
-    expected = {
-        "prompts": T5_PROMPTS,
-        "max_new_tokens": T5_NEW_TOKENS,
-        "greedy": [t for _, t in rows],
-        "greedy_ids": [ids for ids, _ in rows],
-        "stop": {"stop": stops, "texts": stop_texts},
-    }
-    write_json(os.path.join(d, "text_expected.json"), expected)
-    print(f"t5_gated: {expected} min top-2 logit gap {gap:.3g}")
+    write_expected(d, "t5_gated", T5_PROMPTS, T5_NEW_TOKENS, rows, gap,
+                   stop={"stop": stops, "texts": stop_texts})
 
 
 def bart(inputs):
-    d = os.path.join(inputs, "bart")
-    tok = train_tokenizer(["<s>", "<pad>", "</s>", "<unk>"], "<s> $A </s>")
-    tok_path = os.path.join(d, "tokenizer.json")
-    tok.save(tok_path)
-    hf_tok = hf_tokenizer(tok_path)
-    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    d, tok, hf_tok, model = prepare(inputs, "bart", AutoModelForSeq2SeqLM,
+                                    ["<s>", "<pad>", "</s>", "<unk>"],
+                                    "<s> $A </s>")
     rows, gap = greedy(model, tok, hf_tok, BART_PROMPTS, BART_NEW_TOKENS,
                        encoder=True)
     # The generation config's forced_eos_token_id ends every row.
     forced = model.generation_config.forced_eos_token_id
     assert all(ids[-1] == forced for ids, _ in rows), rows
-    expected = {
-        "prompts": BART_PROMPTS,
-        "max_new_tokens": BART_NEW_TOKENS,
-        "greedy": [t for _, t in rows],
-        "greedy_ids": [ids for ids, _ in rows],
-    }
-    write_json(os.path.join(d, "text_expected.json"), expected)
-    print(f"bart: {expected} min top-2 logit gap {gap:.3g}")
+    write_expected(d, "bart", BART_PROMPTS, BART_NEW_TOKENS, rows, gap)
 
 
 def main():

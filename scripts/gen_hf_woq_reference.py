@@ -10,10 +10,13 @@ weight-only quantized builds (test/Frontend/HF/woq-cpu.test) agree with.
 
 import argparse
 import os
+import sys
 
 import numpy as np
 import torch
-from transformers import AutoModelForCausalLM
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_hf_generation import decoders  # noqa: E402
 
 NEW_TOKENS = 55
 
@@ -21,10 +24,7 @@ NEW_TOKENS = 55
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("inputs")
-    args = ap.parse_args()
-    for name in ("gpt2", "llama"):
-        d = os.path.join(args.inputs, name)
-        model = AutoModelForCausalLM.from_pretrained(d).eval()
+    for name, d, model in decoders(ap.parse_args().inputs):
         prompt = np.load(os.path.join(d, "generate_prompt.npy"))
         lengths = np.load(os.path.join(d, "generate_lengths.npy"))
         out = np.zeros((len(lengths), NEW_TOKENS), np.int64)
