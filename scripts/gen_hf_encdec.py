@@ -34,7 +34,6 @@ false, as T5 v1.1 checkpoints on the Hub have it.
 The output is committed, so the tests need neither package.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -46,6 +45,7 @@ import transformers as T
 from safetensors.torch import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_hf_families import checkpoint_summary, chosen_families  # noqa: E402
 from gen_hf_families import widen_weights  # noqa: E402
 
 VOCAB = 99
@@ -171,16 +171,11 @@ def generate(model, dest, padded=False):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
+    out_dir, chosen = chosen_families(__doc__, families())
     print(f"transformers {T.__version__}, torch {torch.__version__}")
-    for name, (cfg_class, model_class, over) in families().items():
-        if args.names and name not in args.names:
-            continue
+    for name, (cfg_class, model_class, over) in chosen:
         model = build(name, cfg_class, model_class, over)
-        dest = os.path.join(args.out_dir, name)
+        dest = os.path.join(out_dir, name)
         shutil.rmtree(dest, ignore_errors=True)
         save(name, model, dest)
         rng = np.random.default_rng(7)
@@ -201,11 +196,7 @@ def main():
         expected, gap = generate(model, dest)
         _, padded_gap = generate(model, dest, padded=True)
         gap = min(gap, padded_gap)
-        with open(os.path.join(dest, "config.json")) as f:
-            arch = json.load(f)["architectures"]
-        size = sum(os.path.getsize(os.path.join(dest, f))
-                   for f in os.listdir(dest))
-        print(f"{name}: {arch} ({size} bytes), max|logit| "
+        print(f"{checkpoint_summary(name, dest)}, max|logit| "
               f"{float(np.abs(np.load(os.path.join(dest, 'expected.npy'))).max()):.3g}, "
               f"generate {expected.tolist()} min top-2 gap {gap:.3g}")
 

@@ -283,19 +283,36 @@ def step_pieces(model, dest):
             np.concatenate(pieces, axis=1))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def chosen_families(doc, families):
+    """The command line OUT_DIR [NAME ...] of a checkpoint builder (its
+    description the first line of `doc`): (OUT_DIR, the (name, spec) items
+    of `families` named there, all of them when none is)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("out_dir")
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
+    return args.out_dir, [(name, spec) for name, spec in families.items()
+                          if not args.names or name in args.names]
+
+
+def checkpoint_summary(name, dest):
+    """NAME: the architectures of the checkpoint written to `dest` and its
+    size in bytes."""
+    with open(os.path.join(dest, "config.json")) as f:
+        arch = json.load(f)["architectures"]
+    size = sum(os.path.getsize(os.path.join(dest, f))
+               for f in os.listdir(dest))
+    return f"{name}: {arch} ({size} bytes)"
+
+
+def main():
+    out_dir, chosen = chosen_families(__doc__,
+                                      dict(decoders(), **encoders()))
     print(f"transformers {transformers_version()}, torch {torch.__version__}")
-    families = dict(decoders(), **encoders())
-    for name, (cfg_class, model_class, over) in families.items():
-        if args.names and name not in args.names:
-            continue
+    for name, (cfg_class, model_class, over) in chosen:
         decoder = name in decoders()
         model = build(cfg_class, model_class, over)
-        dest = os.path.join(args.out_dir, name)
+        dest = os.path.join(out_dir, name)
         shutil.rmtree(dest, ignore_errors=True)
         model.save_pretrained(dest)
         rng = np.random.default_rng(7)
@@ -320,11 +337,7 @@ def main():
                 extra += f", decode loop {decode_loop(model, dest).tolist()}"
             if name in ("llama_rope_dynamic", "phi3_longrope"):
                 step_pieces(model, dest)
-        with open(os.path.join(dest, "config.json")) as f:
-            arch = json.load(f)["architectures"]
-        size = sum(os.path.getsize(os.path.join(dest, f))
-                   for f in os.listdir(dest))
-        print(f"{name}: {arch} ({size} bytes){extra}")
+        print(checkpoint_summary(name, dest) + extra)
 
 
 def transformers_version():
