@@ -294,6 +294,12 @@ def add_onnx(b):
                ref=ref, tol=TOL_FRAMEWORK_F32, graphs=True)
 
 
+def hf_data(b, checkpoint, file):
+    """The checkpoint directory's FILE, carried as data/hf/<its name>/FILE."""
+    name = os.path.basename(checkpoint)
+    return b.data(f"hf/{name}/{file}", src=os.path.join(checkpoint, file))
+
+
 def add_hf(b):
     """The tiny Hugging Face checkpoints: full sequences against
     transformers' logits, and greedy generation through KV-cache steps
@@ -302,12 +308,9 @@ def add_hf(b):
     onnx = os.path.join(ROOT, "test", "ONNX", "Models")
     for name in ("bert", "gpt2", "llama"):
         d = os.path.join(hf, name)
-        w = b.data(f"hf/{name}/model.safetensors",
-                   src=os.path.join(d, "model.safetensors"))
-        ids = b.data(f"hf/{name}/input_ids.npy",
-                     src=os.path.join(d, "input_ids.npy"))
-        ref = b.data(f"hf/{name}/expected.npy",
-                     src=os.path.join(d, "expected.npy"))
+        w = hf_data(b, d, "model.safetensors")
+        ids = hf_data(b, d, "input_ids.npy")
+        ref = hf_data(b, d, "expected.npy")
         for p in ("f32", "f16"):
             flags = ["--input-shape", "input_ids=1x16"] + (
                 [] if p == "f32" else [f"--precision={p}"])
@@ -317,11 +320,9 @@ def add_hf(b):
                    tol=TOL_FRAMEWORK_F32 if p == "f32" else TOL[p],
                    graphs=True)
         if name == "bert":
-            ins = [b.data(f"hf/bert/masked_{k}.npy",
-                          src=os.path.join(d, f"masked_{k}.npy"))
+            ins = [hf_data(b, d, f"masked_{k}.npy")
                    for k in ("input_ids", "attention_mask", "token_type_ids")]
-            ref = b.data("hf/bert/masked_expected.npy",
-                         src=os.path.join(d, "masked_expected.npy"))
+            ref = hf_data(b, d, "masked_expected.npy")
             exe = b.compile("bin/hf_bert_masked_f32", d, [
                 "--input-shape", "input_ids=2x16",
                 "--input-shape", "attention_mask=2x16",
@@ -331,12 +332,9 @@ def add_hf(b):
                                 "token_type_ids"], ref=ref,
                    tol=TOL_FRAMEWORK_F32, graphs=True)
             continue
-        prompt = b.data(f"hf/{name}/generate_prompt.npy",
-                        src=os.path.join(d, "generate_prompt.npy"))
-        lengths = b.data(f"hf/{name}/generate_lengths.npy",
-                         src=os.path.join(d, "generate_lengths.npy"))
-        expected = b.data(f"hf/{name}/generate_expected.npy",
-                          src=os.path.join(d, "generate_expected.npy"))
+        prompt = hf_data(b, d, "generate_prompt.npy")
+        lengths = hf_data(b, d, "generate_lengths.npy")
+        expected = hf_data(b, d, "generate_expected.npy")
         # KV-cache steps: one token per run (2x1) and a run-time token
         # count (2x?: the prompt in one run).
         for shape in ("2x1", "2x?"):
