@@ -31,9 +31,7 @@ def expect_error(fn, *fragments):
 
 
 def main():
-    args = checkutil.attnc_parser().parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-    os.makedirs(args.workdir, exist_ok=True)
+    args, attnc = checkutil.attnc_check()
 
     # An exported ONNX model: inputs and outputs by their graph names, the
     # weights written beside the library and found there.

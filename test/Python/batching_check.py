@@ -25,9 +25,7 @@ from api_check import expect_error  # noqa: E402
 
 
 def main():
-    args = checkutil.attnc_parser().parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-    os.makedirs(args.workdir, exist_ok=True)
+    args, attnc = checkutil.attnc_check()
     hf = os.path.join(args.src, "test", "Frontend", "HF", "Inputs", "gpt2")
     weights = os.path.join(hf, "model.safetensors")
     fixture = np.load(os.path.join(hf, "generate_prompt.npy"))

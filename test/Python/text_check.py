@@ -22,19 +22,35 @@ import checkutil  # noqa: E402
 from api_check import expect_error  # noqa: E402
 
 
+def text_expected(checkpoint):
+    """The checkpoint's text_expected.json (scripts/gen_hf_text.py)."""
+    with open(os.path.join(checkpoint, "text_expected.json")) as f:
+        return json.load(f)
+
+
 def main():
-    args = checkutil.attnc_parser().parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-    os.makedirs(args.workdir, exist_ok=True)
+    args, attnc = checkutil.attnc_check()
     inputs = os.path.join(args.src, "test", "Frontend", "HF", "Inputs")
     lib_path = lambda name: os.path.join(args.workdir, name)
+
+    def encoder_decoder(name, lib):
+        """(text_expected.json, the checkpoint `name` compiled into `lib` for
+        two rows of 10 encoder and 17 decoder positions, loaded with its
+        tokenizer)."""
+        d = os.path.join(inputs, name)
+        compiled = attnc.compile(d, lib_path(lib),
+                                 input_shape={"input_ids": (2, 10),
+                                              "attention_mask": (2, 10),
+                                              "decoder_input_ids": (2, 17)})
+        return text_expected(d), attnc.load(
+            compiled, weights=os.path.join(d, "model.safetensors"),
+            tokenizer=d)
 
     # A decoder, re-run over its whole window (two rows of 40 positions) and
     # as a KV-cache step: greedy texts equal transformers'.
     gpt2_dir = os.path.join(inputs, "gpt2")
     weights = os.path.join(gpt2_dir, "model.safetensors")
-    with open(os.path.join(gpt2_dir, "text_expected.json")) as f:
-        want = json.load(f)
+    want = text_expected(gpt2_dir)
     prompts, new = want["prompts"], want["max_new_tokens"]
     full = attnc.compile(gpt2_dir, lib_path("libgpt2.so"),
                          input_shape={"input_ids": (2, 40)})
@@ -151,15 +167,8 @@ def main():
     # tokenizer appends </s>), the decoder starts with
     # decoder_start_token_id; three prompts on a model of two rows; the
     # first row ends with </s>, not in its text.
-    t5_dir = os.path.join(inputs, "t5_gated")
-    with open(os.path.join(t5_dir, "text_expected.json")) as f:
-        want = json.load(f)
-    t5_lib = attnc.compile(t5_dir, lib_path("libt5.so"),
-                           input_shape={"input_ids": (2, 10),
-                                        "attention_mask": (2, 10),
-                                        "decoder_input_ids": (2, 17)})
-    with attnc.load(t5_lib, weights=os.path.join(t5_dir, "model.safetensors"),
-                    tokenizer=t5_dir) as t5:
+    want, t5 = encoder_decoder("t5_gated", "libt5.so")
+    with t5:
         got = t5.generate_text(want["prompts"], want["max_new_tokens"])
         assert got == want["greedy"], (got, want["greedy"])
         print("t5 generate_text: greedy texts equal transformers'")
@@ -180,16 +189,8 @@ def main():
 
     # BART: its tokenizer frames the encoder's text with <s> and </s>, its
     # generation config forces </s> as the last token (not in the text).
-    bart_dir = os.path.join(inputs, "bart")
-    with open(os.path.join(bart_dir, "text_expected.json")) as f:
-        want = json.load(f)
-    bart_lib = attnc.compile(bart_dir, lib_path("libbart.so"),
-                             input_shape={"input_ids": (2, 10),
-                                          "attention_mask": (2, 10),
-                                          "decoder_input_ids": (2, 17)})
-    with attnc.load(bart_lib, weights=os.path.join(bart_dir,
-                                                   "model.safetensors"),
-                    tokenizer=bart_dir) as bart:
+    want, bart = encoder_decoder("bart", "libbart.so")
+    with bart:
         assert bart.generation_config["forced_eos_token_id"] == (2,)
         got = bart.generate_text(want["prompts"], want["max_new_tokens"])
         assert got == want["greedy"], (got, want["greedy"])

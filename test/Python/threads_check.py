@@ -43,9 +43,7 @@ def run_threads(count, body):
 
 
 def main():
-    args = checkutil.attnc_parser().parse_args()
-    attnc = checkutil.import_attnc(args.src, args.bin)
-    os.makedirs(args.workdir, exist_ok=True)
+    args, attnc = checkutil.attnc_check()
 
     models = os.path.join(args.src, "test", "ONNX", "Models")
     lib = attnc.compile(os.path.join(models, "bert_like-op17.onnx"),

@@ -65,6 +65,15 @@ def import_attnc(src, bin_dir):
     return attnc
 
 
+def attnc_check():
+    """For a script taking only attnc_parser's options: (args, the attnc
+    package under test), with WORKDIR made."""
+    args = attnc_parser().parse_args()
+    attnc = import_attnc(args.src, args.bin)
+    os.makedirs(args.workdir, exist_ok=True)
+    return args, attnc
+
+
 def checkpoint_builder():
     """For a script checking a checkpoint (attnc_parser's options and
     --checkpoint DIR): (args, the attnc package, build), where
