@@ -805,6 +805,17 @@ def main():
     return exit_status(failures)
 
 
+def md_row(cells):
+    """One row of a Markdown table."""
+    print("| " + " | ".join(cells) + " |")
+
+
+def md_head(cells):
+    """A Markdown table's header row and its rule."""
+    md_row(cells)
+    print("|" + "---|" * len(cells))
+
+
 def lscpu_model():
     try:
         for ln in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
@@ -920,15 +931,14 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
     print("Outputs against PyTorch's f32 output at export: relative error max|y - ref| / "
           "max|ref| and cosine similarity (f32 settings must be within %g); last row: the "
           "largest relative error between two f32 settings" % args.tol)
-    print("| setting | precision | " + " | ".join(
-        "L%d S%d rel err | cosine" % m for m in models) + " |")
-    print("|---|---|" + "---|---|" * len(models))
+    md_head(["setting", "precision"] + [
+        c for m in models for c in ("L%d S%d rel err" % m, "cosine")])
     for n in names:
         cells = []
         for m in models:
             e = errors.get(m, {}).get(n)
             cells += (["%.1e" % e[0], "%.6f" % e[1]] if e else [bad[m].get(n, "-"), "-"])
-        print("| %s | %s | %s |" % (n, SETTINGS[n].precision, " | ".join(cells)))
+        md_row([n, SETTINGS[n].precision] + cells)
     print("| max pairwise (f32) | | %s |" % " | ".join(
         x for m in models for x in ("%.1e" % pair_err[m] if m in pair_err else "-", "")))
     print()
@@ -937,8 +947,7 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
           "executable); ORT's transformer optimizer (+ quantize_dynamic) and session creation; "
           "iree-import-onnx + iree-compile; torch.compile's first call (tracing, inductor, C++ "
           "compilation); PyTorch's model build (once per layer count: 0.0 at the second shape)")
-    print("| setting | " + " | ".join("L%d S%d" % m for m in models) + " |")
-    print("|---|" + "---|" * len(models))
+    md_head(["setting"] + ["L%d S%d" % m for m in models])
     for n in names:
         cells = []
         for m in models:
@@ -946,7 +955,7 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
             rep = infos.get(m + (threads[0],), {}).get(n, {})
             v += rep.get("load_s", 0.0)
             cells.append("%.1f" % v if v else bad[m].get(n, "-"))
-        print("| %s | %s |" % (n, " | ".join(cells)))
+        md_row([n] + cells)
     print()
     if args.check:
         print("--check: outputs only, nothing timed (total %.0f s)" % (time.time() - t_start))
@@ -956,9 +965,8 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
     print("Latency: ms (median over %d rounds of each run's median) and ratio = attnc / this "
           "row (attnc f32 for f32 rows, attnc bf16 for bf16/int8 rows; median over rounds, "
           "range); < 1 means attnc is faster" % args.rounds)
-    print("| setting | precision | kernels | " + " | ".join(
-        "L%d S%d T%d ms | ratio" % c for c in cfgs) + " |")
-    print("|---|---|---|" + "---|---|" * len(cfgs))
+    md_head(["setting", "precision", "kernels"] + [
+        x for c in cfgs for x in ("L%d S%d T%d ms" % c, "ratio")])
     fastest = {}   # (cfg, low) -> (name, runs)
     for n in names:
         cells = []
@@ -982,7 +990,7 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
                 if k not in fastest or statistics.median(v) < statistics.median(fastest[k][1]):
                     fastest[k] = (n, v)
             cells += ["%.1f" % statistics.median(v), ratio]
-        print("| %s | %s | %s | %s |" % (n, SETTINGS[n].precision, lib[n], " | ".join(cells)))
+        md_row([n, SETTINGS[n].precision, lib[n]] + cells)
 
     def summary(label, num, den_of):
         cells = []
@@ -1011,15 +1019,14 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
         print()
         print("Thread scaling: 1-thread latency / N-thread latency (medians above)")
         multi = [m + (t,) for m in models for t in threads if t != 1]
-        print("| setting | " + " | ".join("L%d S%d N=%d" % c for c in multi) + " |")
-        print("|---|" + "---|" * len(multi))
+        md_head(["setting"] + ["L%d S%d N=%d" % c for c in multi])
         for n in names:
             cells = []
             for c in multi:
                 r1, rn = results.get(c[:2] + (1,), {}).get(n), results.get(c, {}).get(n)
                 cells.append("%.2f" % (statistics.median(r1) / statistics.median(rn))
                              if r1 and rn else "-")
-            print("| %s | %s |" % (n, " | ".join(cells)))
+            md_row([n] + cells)
     print()
     print("total benchmark time %.0f s" % (time.time() - t_start))
 
