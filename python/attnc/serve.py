@@ -136,6 +136,18 @@ def _field(body, name, kinds, default, check=None, what=None):
     return value
 
 
+def _required(body, name, fields):
+    """body[name], in a body of only the known `fields`; else a
+    _BadRequest."""
+    unknown = sorted(set(body) - set(fields))
+    if unknown:
+        raise _BadRequest("unknown field '%s' (the fields: %s)"
+                          % (unknown[0], ", ".join(fields)))
+    if name not in body:
+        raise _BadRequest("'%s' is missing" % name)
+    return body[name]
+
+
 def _strings(value):
     return isinstance(value, list) and value and all(
         isinstance(v, str) for v in value)
@@ -152,13 +164,7 @@ class _Completion:
     """A parsed completion request."""
 
     def __init__(self, body, max_tokens_limit):
-        unknown = sorted(set(body) - set(_COMPLETION_FIELDS))
-        if unknown:
-            raise _BadRequest("unknown field '%s' (the fields: %s)"
-                              % (unknown[0], ", ".join(_COMPLETION_FIELDS)))
-        if "prompt" not in body:
-            raise _BadRequest("'prompt' is missing")
-        prompt = body["prompt"]
+        prompt = _required(body, "prompt", _COMPLETION_FIELDS)
         if not (isinstance(prompt, str) or _strings(prompt)):
             raise _BadRequest("'prompt' must be a str or a non-empty list of "
                               "str")
@@ -719,13 +725,7 @@ class _Server:
         if method != "POST":
             raise _BadRequest("/v1/embeddings takes POST")
         body = _parse(raw)
-        unknown = sorted(set(body) - set(_EMBEDDING_FIELDS))
-        if unknown:
-            raise _BadRequest("unknown field '%s' (the fields: %s)"
-                              % (unknown[0], ", ".join(_EMBEDDING_FIELDS)))
-        if "input" not in body:
-            raise _BadRequest("'input' is missing")
-        value = body["input"]
+        value = _required(body, "input", _EMBEDDING_FIELDS)
         if isinstance(value, str) or _strings(value):
             if self.model.tokenizer is None:
                 raise _BadRequest("this model has no tokenizer: 'input' "
