@@ -72,6 +72,17 @@ else
   echo "setup: all packages present" >&2
 fi
 
+# Creates the virtual environment $1 (python3 -m venv with the options after
+# it) unless a run before did.
+make_venv() {
+  local venv="$1"
+  shift
+  if [[ ! -x "$venv/bin/python" ]]; then
+    echo "setup: creating $venv" >&2
+    /usr/bin/python3 -m venv "$@" "$venv"
+  fi
+}
+
 # The peers of bench/decode.py (and the Python of the older exports in
 # scripts/gen_onnx_models.py) in a virtual environment that sees
 # Debian's numpy and torch 1.13 (--system-site-packages); numpy stays 1.x,
@@ -80,10 +91,7 @@ fi
 # this platform is reported and the others still come.
 if [[ "${1:-}" == "--bench" ]]; then
   VENV="$ROOT/.venv-bench"
-  if [[ ! -x "$VENV/bin/python" ]]; then
-    echo "setup: creating $VENV" >&2
-    /usr/bin/python3 -m venv --system-site-packages "$VENV"
-  fi
+  make_venv "$VENV" --system-site-packages
   PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
   # Versions the benchmark was written and checked with.
   PEERS=(
@@ -110,10 +118,7 @@ fi
 # own: .venv-bench keeps Debian's torch 1.13 for the other benchmarks.
 if [[ "${1:-}" == "--peers" ]]; then
   VENV="$ROOT/.venv-peers"
-  if [[ ! -x "$VENV/bin/python" ]]; then
-    echo "setup: creating $VENV" >&2
-    /usr/bin/python3 -m venv "$VENV"
-  fi
+  make_venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "torch==2.15.0" "transformers==5.23.0" "onnx==1.23.2" "onnxruntime==1.32.0" \
     "iree-base-compiler==3.13.0" "iree-base-runtime==3.13.0"
@@ -121,10 +126,7 @@ fi
 
 if [[ "${1:-}" == "--generators" ]]; then
   VENV="$ROOT/.venv-gen"
-  if [[ ! -x "$VENV/bin/python" ]]; then
-    echo "setup: creating $VENV" >&2
-    /usr/bin/python3 -m venv "$VENV"
-  fi
+  make_venv "$VENV"
   # What users export with today; the committed test models say which
   # versions made them (test/ONNX/Exports/manifest.json). scikit-learn
   # ships the digits data set and matplotlib draws the plot of the
