@@ -249,8 +249,10 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   }
   // Before hoisting: the manifest records which weights are bound K-major.
   if (!cuda && options.transposeWeights && options.matmulKernels)
-    addNested(pm, attn::createAttnCpuTransposeWeights(
-                      attn::AttnCpuTransposeWeightsOptions{.panelVectors = 4}));
+    addNested(pm,
+              attn::createAttnCpuTransposeWeights(
+                  attn::AttnCpuTransposeWeightsOptions{
+                      .panelVectors = 4, .pairPanels = options.cpuAvx512Bf16}));
   // After the rewrites that change which weight a layer binds and how
   // (attn-cpu-transpose-weights), so that those stay per-layer attn.weight
   // ops of the caller. Runtime checks name the failing op's location, which

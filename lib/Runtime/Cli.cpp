@@ -186,7 +186,7 @@ void printDescription(FILE *out, const Manifest &mf) {
     const ManifestEntry src = e.untransposed();
     const char *equals = " = ";
     if (e.panels) {
-      std::fprintf(out, " = panels of %s",
+      std::fprintf(out, " = %s of %s", e.pairs ? "pair panels" : "panels",
                    flat.isPlainWeight() ? formatShapeTuple(flat.dims).c_str()
                                         : "");
       equals = "";

@@ -16,8 +16,9 @@ std::vector<int64_t> ManifestEntry::gatherSourceDims() const {
 ManifestEntry ManifestEntry::unpaneled() const {
   ManifestEntry e = *this;
   if (e.panels) {
-    e.panels = false;
-    e.dims = {dims[1], dims[0] * dims[2]};
+    const int64_t rows = e.pairs ? 2 : 1;
+    e.panels = e.pairs = false;
+    e.dims = {rows * dims[1], dims[0] * dims[2] / rows};
   }
   return e;
 }
@@ -331,6 +332,9 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         isWeight && tok.size() > 4 && tok.back() == kConvertKeyword;
     if (isConvert)
       tok.pop_back();
+    bool isPairs = isWeight && tok.size() > 4 && tok.back() == kPairsKeyword;
+    if (isPairs)
+      tok.pop_back();
     bool isPanels = isWeight && tok.size() > 4 && tok.back() == kPanelsKeyword;
     if (isPanels)
       tok.pop_back();
@@ -360,8 +364,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
         return fail(
             "expected 'weight <name> <dtype> <dims> [concat <axis> "
             "<name>,<name>,... | gather <axis> <source_extent> "
-            "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
-            "[convert]'");
+            "<start>:<length>,<start>:<length>,...] [transpose] [panels "
+            "[pairs]] [convert]'");
       if (e.kind == EntryKind::Input)
         return fail("expected 'input <name> <dtype> <dims> [ids <rows> "
                     "[encoder] | positions <bound>]'");
@@ -405,12 +409,22 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     // Concat, gather and transpose describe the 2-D tensor that panels lay
     // out: validate them against its shape, then restore the buffer's.
     const std::vector<int64_t> bufferDims = e.dims;
+    if (isPairs && !isPanels)
+      return fail("weight '" + e.name +
+                  "' is marked pairs without panels (expected 'panels "
+                  "pairs')");
     if (isPanels) {
       if (e.dims.size() != 3)
         return fail("weight '" + e.name + "' is marked panels but has shape " +
                     formatShapeList(e.dims) +
                     "; panels are 3-D ([P, K, W] of a [K, P * W] tensor)");
-      e.dims = {bufferDims[1], bufferDims[0] * bufferDims[2]};
+      if (isPairs && (e.dims[2] % 2 != 0 || e.dims[1] > INT64_MAX / 2))
+        return fail("weight '" + e.name + "' is marked pairs but has shape " +
+                    formatShapeList(e.dims) +
+                    "; pair panels are [P, K / 2, 2 * W] of a [K, P * W] "
+                    "tensor");
+      const int64_t rows = isPairs ? 2 : 1;
+      e.dims = {rows * bufferDims[1], bufferDims[0] * bufferDims[2] / rows};
     }
     if (isTranspose) {
       if (e.dims.size() != 2)
@@ -438,6 +452,7 @@ bool parseManifest(const char *text, Manifest &out, std::string &err) {
     if (isPanels) {
       e.dims = bufferDims;
       e.panels = true;
+      e.pairs = isPairs;
     }
     if (isConvert) {
       if (!isFloatDType(e.dtype))

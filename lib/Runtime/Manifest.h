@@ -26,7 +26,8 @@ struct ManifestEntry : ManifestRecord {
            !transpose && !panels;
   }
   /// The record of the 2-D tensor a `panels` weight lays out: this one
-  /// without `panels`, its dims [P, K, W] as [K, P * W].
+  /// without `panels`, its dims [P, K, W] as [K, P * W] (with `pairs`,
+  /// [P, K / 2, 2 * W] as [K, P * W]).
   ManifestEntry unpaneled() const;
   /// The record describing the tensor as assembled from the file: this one
   /// without `panels` (see unpaneled) and `transpose`, its dims reversed

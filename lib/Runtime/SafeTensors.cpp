@@ -657,7 +657,9 @@ bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
     return true;
   }
   if (w.panels) {
-    // The 2-D tensor [K, N] first, then its column panels [N / W, K, W].
+    // The 2-D tensor [K, N] first, then its column panels [N / W, K, W];
+    // with pairs, [N / W, K / 2, 2 * W] holding rows 2j and 2j + 1 of each
+    // column side by side.
     ManifestEntry flat = w.unpaneled();
     AlignedBuffer staging;
     if (!staging.allocate(w.bytes) ||
@@ -666,14 +668,21 @@ bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
     const size_t es = dtypeSize(w.dtype);
     const uint64_t k = static_cast<uint64_t>(flat.dims[0]),
                    n = static_cast<uint64_t>(flat.dims[1]),
-                   width = static_cast<uint64_t>(w.dims[2]);
+                   width = n / static_cast<uint64_t>(w.dims[0]);
     const unsigned char *src =
         static_cast<const unsigned char *>(staging.data());
     unsigned char *out = static_cast<unsigned char *>(dst);
     for (uint64_t p = 0; p < n / width; ++p)
-      for (uint64_t r = 0; r < k; ++r)
-        std::memcpy(out + ((p * k + r) * width) * es,
-                    src + (r * n + p * width) * es, width * es);
+      for (uint64_t r = 0; r < k; ++r) {
+        const unsigned char *row = src + (r * n + p * width) * es;
+        if (!w.pairs) {
+          std::memcpy(out + ((p * k + r) * width) * es, row, width * es);
+          continue;
+        }
+        unsigned char *pairRow = out + ((p * (k / 2) + r / 2) * 2 * width) * es;
+        for (uint64_t c = 0; c < width; ++c)
+          std::memcpy(pairRow + (2 * c + r % 2) * es, row + c * es, es);
+      }
     return true;
   }
   if (!w.transpose) {

@@ -196,8 +196,8 @@ TEST(Manifest, Errors) {
   EXPECT_EQ(cpuManifestErr("weight a f32 4 concat 0\n"),
             "manifest line 3: expected 'weight <name> <dtype> <dims> [concat "
             "<axis> <name>,<name>,... | gather <axis> <source_extent> "
-            "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
-            "[convert]'");
+            "<start>:<length>,<start>:<length>,...] [transpose] [panels "
+            "[pairs]] [convert]'");
   EXPECT_EQ(cpuManifestErr("input a f32 4\noutput a f32 4\n"),
             "manifest line 4: duplicate name 'a'");
   EXPECT_EQ(cpuManifestErr("param a f32 4\n"),
@@ -442,6 +442,32 @@ TEST(Manifest, Panels) {
             "weight t f32 2x3x4 transpose panels convert");
 }
 
+TEST(Manifest, PairPanels) {
+  // dims are the buffer's [P, K / 2, 2 * W]: a [6, 8] tensor in pair panels
+  // of 4 columns.
+  Manifest m = cpuManifestOk("weight w bf16 2x3x8 transpose panels pairs "
+                             "convert\n");
+  const ManifestEntry &w = m.entries[0];
+  EXPECT_TRUE(w.panels && w.pairs && w.transpose && w.convert);
+  EXPECT_EQ(w.bytes, 2u * 3 * 8 * 2);
+  EXPECT_EQ(w.unpaneled().dims, (std::vector<int64_t>{6, 8}));
+  EXPECT_FALSE(w.unpaneled().pairs);
+  EXPECT_EQ(w.untransposed().dims, (std::vector<int64_t>{8, 6}));
+  EXPECT_EQ(formatManifestRecord(w),
+            "weight w bf16 2x3x8 transpose panels pairs convert");
+  EXPECT_EQ(recordErr("weight w bf16 2x3x8 pairs"),
+            "manifest line 3: weight 'w' is marked pairs without panels "
+            "(expected 'panels pairs')");
+  EXPECT_EQ(recordErr("weight w bf16 2x3x7 panels pairs"),
+            "manifest line 3: weight 'w' is marked pairs but has shape "
+            "[2, 3, 7]; pair panels are [P, K / 2, 2 * W] of a [K, P * W] "
+            "tensor");
+  // The gather selects 7 of the [6, 8] tensor's 6 rows.
+  EXPECT_EQ(recordErr("weight g bf16 2x3x8 gather 0 10 0:7 panels pairs"),
+            "manifest line 3: gather ranges '0:7' of weight 'g' select 7 "
+            "along axis 0 but its shape [6, 8] has 6");
+}
+
 TEST(Manifest, PanelsErrors) {
   EXPECT_EQ(recordErr("weight w f32 3x8 panels"),
             "manifest line 3: weight 'w' is marked panels but has shape "
@@ -455,8 +481,8 @@ TEST(Manifest, PanelsErrors) {
       recordErr("weight w f32 2x3x4 panels transpose"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
-      "[convert]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [panels "
+      "[pairs]] [convert]'");
   EXPECT_EQ(recordErr("input x f32 2x3x4 panels"),
             "manifest line 3: expected 'input <name> <dtype> <dims> [ids "
             "<rows> [encoder] | positions <bound>]'");
@@ -482,8 +508,8 @@ TEST(Manifest, TransposeErrors) {
       recordErr("weight w f32 4x3 transpose gather 0 6 0:4"),
       "manifest line 3: expected 'weight <name> <dtype> <dims> [concat <axis> "
       "<name>,<name>,... | gather <axis> <source_extent> "
-      "<start>:<length>,<start>:<length>,...] [transpose] [panels] "
-      "[convert]'");
+      "<start>:<length>,<start>:<length>,...] [transpose] [panels "
+      "[pairs]] [convert]'");
 }
 
 TEST(Manifest, IdBound) {

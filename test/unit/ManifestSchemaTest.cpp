@@ -26,8 +26,8 @@ namespace {
 auto fieldsOf(const ManifestRecord &r) {
   return std::tie(r.kind, r.name, r.dtype, r.dims, r.concatAxis, r.concatParts,
                   r.gatherAxis, r.gatherSourceExtent, r.gatherRanges,
-                  r.transpose, r.panels, r.convert, r.idBound, r.causal,
-                  r.recomputePast, r.dimsFrom);
+                  r.transpose, r.panels, r.pairs, r.convert, r.idBound,
+                  r.causal, r.recomputePast, r.dimsFrom);
 }
 
 TEST(DTypeTable, Spellings) {
@@ -118,6 +118,14 @@ TEST(ManifestSchema, RoundTrip) {
   pt.panels = true;
   pt.convert = true;
   records.push_back(pt);
+  // The same in bf16 pair panels: [8, 768 / 2, 2 * 64].
+  ManifestRecord pairs =
+      record(EntryKind::Weight, "w.0", DType::BF16, {8, 384, 128});
+  pairs.transpose = true;
+  pairs.panels = true;
+  pairs.pairs = true;
+  pairs.convert = true;
+  records.push_back(pairs);
   records.push_back(record(EntryKind::Input, "ids", DType::I64, {1, 128}));
   ManifestRecord bounded = record(EntryKind::Input, "tt", DType::I32, {1, 8});
   bounded.idBound = 2;
@@ -139,9 +147,9 @@ TEST(ManifestSchema, RoundTrip) {
       EXPECT_EQ(fieldsOf(got), fieldsOf(want)) << i;
       EXPECT_EQ(formatManifestRecord(got), formatManifestRecord(want)) << i;
     }
-    EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3, 4}));
-    EXPECT_EQ(m.inputs, (std::vector<int>{5, 6, 7}));
-    EXPECT_EQ(m.outputs, (std::vector<int>{8}));
+    EXPECT_EQ(m.weights, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+    EXPECT_EQ(m.inputs, (std::vector<int>{6, 7, 8}));
+    EXPECT_EQ(m.outputs, (std::vector<int>{9}));
   }
 }
 

@@ -233,10 +233,24 @@ LogicalResult WeightOp::verify() {
         std::numeric_limits<int64_t>::max() / type.getDimSize(2))
       return emitOpError() << "weight '" << getName() << "' has type " << type
                            << ", whose panels hold too many columns";
+    if (getPairs() && type.getDimSize(2) % 2 != 0)
+      return emitOpError() << "weight '" << getName()
+                           << "' is bound in pair panels but has type " << type
+                           << "; pair panels are [N / W, K / 2, 2 * W]";
+    if (getPairs() &&
+        type.getDimSize(1) > std::numeric_limits<int64_t>::max() / 2)
+      return emitOpError() << "weight '" << getName() << "' has type " << type
+                           << ", whose pair panels hold too many rows";
     // Gather, concat and transpose refer to the [K, N] tensor.
+    int64_t rowsPerPanel = getPairs() ? 2 : 1;
     type = RankedTensorType::get(
-        {type.getDimSize(1), type.getDimSize(0) * type.getDimSize(2)},
+        {rowsPerPanel * type.getDimSize(1),
+         type.getDimSize(0) * type.getDimSize(2) / rowsPerPanel},
         type.getElementType());
+  } else if (getPairs()) {
+    return emitOpError() << "weight '" << getName()
+                         << "' has pairs without panels; pairs lay out "
+                            "panels";
   }
   if (getTranspose()) {
     if (type.getRank() != 2)

@@ -16,7 +16,7 @@
 //   weight <name> <dtype> <dims> gather <axis> <source_extent>
 //          <start>:<length>,<start>:<length>,...      (all on one line)
 //   weight <name> <dtype> <dims> [concat ... | gather ...] [transpose]
-//          [panels] [convert]
+//          [panels [pairs]] [convert]
 //   input <name> <dtype> <dims>
 //   input <name> <dtype> <dims> ids <rows>
 //   input <name> <dtype> <dims> positions <bound>
@@ -51,6 +51,9 @@
 // the buffer's shape [P, K, W], and the 2-D tensor it lays out (the transpose
 // with `transpose`; plain, concat or gather as above otherwise) has shape
 // [K, P * W]; buffer[p, k, c] = tensor[k, p * W + c].
+// `panels pairs` binds panels that hold pairs of consecutive k side by side
+// in each column (AVX-512 BF16's dot-product operand layout): <dims> is then
+// [P, K / 2, 2 * W] and buffer[p, j, 2 * c + t] = tensor[2 * j + t, p * W + c].
 // A trailing `convert` (float weights only) lets the file hold the tensors in
 // any float dtype (f32, f16, bf16): the runtime assembles them as stored and
 // converts the result to <dtype> once, at bind time (round to nearest even).
@@ -124,6 +127,7 @@ inline constexpr const char *kConcatKeyword = "concat";
 inline constexpr const char *kGatherKeyword = "gather";
 inline constexpr const char *kTransposeKeyword = "transpose";
 inline constexpr const char *kPanelsKeyword = "panels";
+inline constexpr const char *kPairsKeyword = "pairs";
 inline constexpr const char *kConvertKeyword = "convert";
 inline constexpr const char *kIdsKeyword = "ids";
 inline constexpr const char *kCausalKeyword = "causal";
@@ -289,6 +293,9 @@ struct ManifestRecord {
   /// For `... panels` weights (3-D): `dims` is the buffer's shape [P, K, W]
   /// and the 2-D tensor it lays out (after any transpose) is [K, P * W].
   bool panels = false;
+  /// With `panels pairs`: `dims` is [P, K / 2, 2 * W], pairs of k
+  /// interleaved per column.
+  bool pairs = false;
   /// For `... convert` weights: the file's tensors may have any float dtype;
   /// the runtime converts to `dtype` at bind time.
   bool convert = false;
@@ -389,6 +396,10 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
   if (r.panels) {
     s += " ";
     s += kPanelsKeyword;
+  }
+  if (r.pairs) {
+    s += " ";
+    s += kPairsKeyword;
   }
   if (r.convert) {
     s += " ";

@@ -772,10 +772,27 @@ struct AttnCpuMatmulKernelPass
     return t;
   }
 
+  /// Whether the K-major kernel multiplies with AVX-512 BF16 dot products:
+  /// both operands widened from bf16, pairs of k that do not straddle a k
+  /// block, and whole tiles in every column block (every column is read
+  /// from a panel of `width`).
+  bool usesBf16Dot(const NTMatmul &mm, const std::optional<WidenedOperand> &wa,
+                   const std::optional<WidenedOperand> &wb,
+                   int64_t width) const {
+    auto isBf16 = [](const std::optional<WidenedOperand> &w) {
+      return w &&
+             cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
+    };
+    return bf16Dot && isBf16(wa) && isBf16(wb) && mm.k % 2 == 0 &&
+           mm.n % width == 0;
+  }
+
   /// Outer-product tiles for a K-major weight, in parallel column blocks
   /// (with `int8`, the u8 x s8 contraction of attn-cpu-quantize-int8).
   /// `wa` / `wb`: the operands' f16/bf16 sources, when they were widened.
-  /// `panels`: B's column panels, when B is their copy (tracePanels).
+  /// `panels`: B's column panels, when B is their copy (tracePanels), or
+  /// its bf16 pair panels, when B is widened from their copy
+  /// (tracePanels with pairs; bf16 dot products only).
   void rewriteKMajor(NTMatmul &mm, Tiles t,
                      const std::optional<WidenedOperand> &wa,
                      const std::optional<WidenedOperand> &wb,
@@ -800,13 +817,7 @@ struct AttnCpuMatmulKernelPass
     if (panels)
       kb.boundPanels = panels->narrow;
     int64_t width = colVectors * t.vl;
-    auto isBf16 = [](Value v) {
-      return cast<MemRefType>(v.getType()).getElementType().isBF16();
-    };
-    // The pairs of k must not straddle a k block, nor whole tiles a column
-    // block (every column is read from a panel).
-    kb.dot = bf16Dot && wa && wb && isBf16(kb.a) && isBf16(kb.b) &&
-             mm.k % 2 == 0 && mm.n % width == 0;
+    kb.dot = usesBf16Dot(mm, wa, wb, width);
     // The FMA tiles take more rows where the registers allow; the dot
     // product tiles measured no faster with them.
     if (!int8 && !kb.dot && fmaRowTile > 0)
@@ -985,15 +996,22 @@ struct AttnCpuMatmulKernelPass
     SmallVector<
         std::pair<std::optional<WidenedOperand>, std::optional<WidenedOperand>>>
         traced, tracedKMajor;
-    // K-major weights bound in panels are read in place; their copies back
-    // to [K, N] die like the widened ones.
+    // K-major weights bound in panels (f32, or bf16 pairs for the dot
+    // products) are read in place; their copies back to [K, N] die like the
+    // widened ones.
     SmallVector<std::optional<WidenedOperand>> panelsKMajor;
     for (auto &[mm, t] : kMajor) {
-      tracedKMajor.push_back(
-          {traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
-      panelsKMajor.push_back(tracedKMajor.back().second
-                                 ? std::nullopt
-                                 : tracePanels(mm.b, mm.op, colVectors * t.vl));
+      std::optional<WidenedOperand> wa = traceWidened(mm.a, mm.op),
+                                    wb = traceWidened(mm.b, mm.op);
+      tracedKMajor.push_back({wa, wb});
+      int64_t width = colVectors * t.vl;
+      if (!wb)
+        panelsKMajor.push_back(tracePanels(mm.b, mm.op, width));
+      else if (usesBf16Dot(mm, wa, wb, width))
+        panelsKMajor.push_back(
+            tracePanels(wb->narrow, wb->ext, width, /*pairs=*/true));
+      else
+        panelsKMajor.push_back(std::nullopt);
       for (const std::optional<WidenedOperand> &w :
            {tracedKMajor.back().first, tracedKMajor.back().second,
             panelsKMajor.back()})

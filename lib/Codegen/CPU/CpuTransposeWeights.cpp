@@ -105,34 +105,55 @@ static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   return p;
 }
 
-/// `weight` (a transposed f32 binding [K, N]) bound in column panels of
-/// `width` instead, read back as [K, N] through a permuting copy and a
-/// collapse (see the pass description); the [K, N] value.
-static Value bindInPanels(OpBuilder &b, WeightOp weight, int64_t width) {
+/// `weight` (a transposed binding [K, N]) bound in column panels of `width`
+/// instead, read back as [K, N] through a permuting copy and a collapse
+/// (see the pass description); the [K, N] value. Plain panels are
+/// [N / W, K, W], copied back over (k, p, c); with `pairs` (K even) they
+/// are [N / W, K / 2, 2 * W], copied back over (j, t, p, c) from
+/// panels[p, j, 2 c + t].
+static Value bindInPanels(OpBuilder &b, WeightOp weight, int64_t width,
+                          bool pairs) {
   Location loc = weight.getLoc();
   RankedTensorType type = weight.getResult().getType();
+  Type elem = type.getElementType();
   int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  int64_t rows = pairs ? 2 : 1;
   auto panels = cast<WeightOp>(b.clone(*weight));
   panels.getResult().setType(
-      RankedTensorType::get({n / width, k, width}, type.getElementType()));
+      RankedTensorType::get({n / width, k / rows, rows * width}, elem));
   panels.setPanels(true);
-  Value empty = tensor::EmptyOp::create(b, loc, {k, n / width, width},
-                                        type.getElementType());
+  panels.setPairs(pairs);
   MLIRContext *ctx = b.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
-  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d1, d0, d2}, ctx),
-                                 AffineMap::getMultiDimIdentityMap(3, ctx)};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  SmallVector<int64_t> copyShape;
+  AffineMap read;
+  SmallVector<ReassociationIndices> collapse;
+  if (pairs) {
+    AffineExpr j, t, p, c;
+    bindDims(ctx, j, t, p, c);
+    copyShape = {k / 2, 2, n / width, width};
+    read = AffineMap::get(4, 0, {p, j, 2 * c + t}, ctx);
+    collapse = {{0, 1}, {2, 3}};
+  } else {
+    AffineExpr r, p, c;
+    bindDims(ctx, r, p, c);
+    copyShape = {k, n / width, width};
+    read = AffineMap::get(3, 0, {p, r, c}, ctx);
+    collapse = {{0}, {1, 2}};
+  }
+  Value empty = tensor::EmptyOp::create(b, loc, copyShape, elem);
+  unsigned loops = copyShape.size();
+  SmallVector<AffineMap> maps = {read,
+                                 AffineMap::getMultiDimIdentityMap(loops, ctx)};
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
   auto copy = linalg::GenericOp::create(
       b, loc, empty.getType(), ValueRange{panels.getResult()},
       ValueRange{empty}, maps, iterators,
       [](OpBuilder &nb, Location nl, ValueRange args) {
         linalg::YieldOp::create(nb, nl, args[0]);
       });
-  return tensor::CollapseShapeOp::create(
-      b, loc, type, copy.getResult(0),
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  return tensor::CollapseShapeOp::create(b, loc, type, copy.getResult(0),
+                                         collapse);
 }
 
 struct AttnCpuTransposeWeightsPass
@@ -172,7 +193,7 @@ struct AttnCpuTransposeWeightsPass
       if (p.kMajor) {
         if (panelsFit(weight.getResult().getType())) {
           OpBuilder pb(op);
-          op->setOperand(1, bindInPanels(pb, weight, width));
+          op->setOperand(1, bindInPanels(pb, weight, width, /*pairs=*/false));
           if (weight->use_empty())
             weight.erase();
         }
@@ -193,8 +214,14 @@ struct AttnCpuTransposeWeightsPass
       Value operand = transposed.getResult();
       if (!p.widen && panelsFit(transposedType)) {
         OpBuilder pb(op);
-        operand = bindInPanels(pb, transposed, width);
+        operand = bindInPanels(pb, transposed, width, /*pairs=*/false);
       } else if (p.widen) {
+        if (pairPanels && type.getElementType().isBF16() &&
+            panelsFit(transposedType) &&
+            transposedType.getDimSize(0) % 2 == 0) {
+          OpBuilder pb(p.widen);
+          operand = bindInPanels(pb, transposed, width, /*pairs=*/true);
+        }
         // The widening follows the weight: an f32 [k, n] copy of W^T, which
         // the matmul kernel reads narrow from the transposed binding.
         OpBuilder wb(p.widen);

@@ -45,6 +45,8 @@ static std::string weightKey(WeightOp weight) {
     key += "|transpose";
   if (weight.getPanels())
     key += "|panels";
+  if (weight.getPairs())
+    key += "|pairs";
   if (weight.getConvert())
     key += "|convert";
   return key;

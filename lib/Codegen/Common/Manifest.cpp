@@ -52,7 +52,8 @@ mlir::attn::buildManifestRecord(attnrt::EntryKind kind, StringRef name,
          {weight.getConcatAxisAttrName(), weight.getConcatNamesAttrName(),
           weight.getGatherAxisAttrName(), weight.getGatherExtentAttrName(),
           weight.getGatherRangesAttrName(), weight.getTransposeAttrName(),
-          weight.getPanelsAttrName(), weight.getConvertAttrName()})
+          weight.getPanelsAttrName(), weight.getPairsAttrName(),
+          weight.getConvertAttrName()})
       if (Attribute value = weight->getAttr(key))
         fields.append(key, value);
   }
@@ -141,6 +142,7 @@ static LogicalResult readRecord(DictionaryAttr dict,
   }
   record.transpose = static_cast<bool>(dict.get("transpose"));
   record.panels = static_cast<bool>(dict.get("panels"));
+  record.pairs = static_cast<bool>(dict.get("pairs"));
   record.convert = static_cast<bool>(dict.get("convert"));
   if (auto idBound = dict.getAs<IntegerAttr>(kManifestIdBoundKey)) {
     if (record.kind != attnrt::EntryKind::Input || idBound.getInt() <= 0 ||

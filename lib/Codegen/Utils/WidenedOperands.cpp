@@ -152,18 +152,25 @@ std::optional<WidenedOperand> mlir::attn::traceWidened(Value operand,
   return w;
 }
 
-std::optional<WidenedOperand>
-mlir::attn::tracePanels(Value operand, Operation *contraction, int64_t width) {
+std::optional<WidenedOperand> mlir::attn::tracePanels(Value operand,
+                                                      Operation *reader,
+                                                      int64_t width,
+                                                      bool pairs) {
   auto collapse = operand.getDefiningOp<memref::CollapseShapeOp>();
-  if (!collapse || collapse.getReassociationIndices() !=
-                       SmallVector<ReassociationIndices>{{0}, {1, 2}})
+  SmallVector<ReassociationIndices> grouping;
+  if (pairs)
+    grouping = {{0, 1}, {2, 3}};
+  else
+    grouping = {{0}, {1, 2}};
+  if (!collapse || collapse.getReassociationIndices() != grouping)
     return std::nullopt;
   WidenedOperand w;
   w.view = collapse;
   w.wide = collapse.getSrc();
-  linalg::GenericOp copy = lastWriterBefore(w.wide, contraction);
+  unsigned loops = pairs ? 4 : 3;
+  linalg::GenericOp copy = lastWriterBefore(w.wide, reader);
   if (!copy || !copy.hasPureBufferSemantics() || copy.getNumDpsInputs() != 1 ||
-      copy.getNumDpsInits() != 1 || copy.getNumLoops() != 3 ||
+      copy.getNumDpsInits() != 1 || copy.getNumLoops() != loops ||
       copy.getNumReductionLoops() != 0)
     return std::nullopt;
   Value panels = copy.getDpsInputs()[0];
@@ -171,17 +178,31 @@ mlir::attn::tracePanels(Value operand, Operation *contraction, int64_t width) {
     return std::nullopt;
   auto panelType = cast<MemRefType>(panels.getType());
   auto wideType = cast<MemRefType>(w.wide.getType());
-  if (panelType.getElementType() != wideType.getElementType() ||
-      panelType.getDimSize(2) != width ||
-      wideType.getShape() != ArrayRef<int64_t>{panelType.getDimSize(1),
-                                               panelType.getDimSize(0), width})
+  int64_t rows = pairs ? 2 : 1;
+  SmallVector<int64_t> copyShape = {panelType.getDimSize(1),
+                                    panelType.getDimSize(0), width};
+  if (pairs)
+    copyShape.insert(copyShape.begin() + 1, 2);
+  if ((pairs && !panelType.getElementType().isBF16()) ||
+      panelType.getElementType() != wideType.getElementType() ||
+      panelType.getDimSize(2) != rows * width ||
+      wideType.getShape() != ArrayRef<int64_t>(copyShape))
     return std::nullopt;
+  // The copy reads panels[p, k, c] at (k, p, c), or panels[p, j, 2 c + t]
+  // at (j, t, p, c).
   MLIRContext *ctx = copy.getContext();
-  AffineExpr d0, d1, d2;
-  bindDims(ctx, d0, d1, d2);
+  AffineMap read;
+  if (pairs) {
+    AffineExpr j, t, p, c;
+    bindDims(ctx, j, t, p, c);
+    read = AffineMap::get(4, 0, {p, j, 2 * c + t}, ctx);
+  } else {
+    AffineExpr r, p, c;
+    bindDims(ctx, r, p, c);
+    read = AffineMap::get(3, 0, {p, r, c}, ctx);
+  }
   SmallVector<AffineMap> maps = copy.getIndexingMapsArray();
-  if (maps[0] != AffineMap::get(3, 0, {d1, d0, d2}, ctx) ||
-      !maps[1].isIdentity())
+  if (maps[0] != read || !maps[1].isIdentity())
     return std::nullopt;
   Block &body = copy.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -190,8 +211,8 @@ mlir::attn::tracePanels(Value operand, Operation *contraction, int64_t width) {
     return std::nullopt;
   w.ext = copy;
   w.narrow = panels;
-  if (writtenBetween(w.wide, copy, contraction) ||
-      writtenBetween(w.narrow, copy, contraction))
+  if (writtenBetween(w.wide, copy, reader) ||
+      writtenBetween(w.narrow, copy, reader))
     return std::nullopt;
   return w;
 }
@@ -451,19 +472,17 @@ void WidenedCopies::findDead() {
   llvm::SetVector<linalg::GenericOp> widened;
   for (const WidenedOperand &w : operands)
     widened.insert(w.ext);
+  // In the order added: a copy that only a dead one reads (pair panels
+  // read back for the widening) is dead too.
   for (linalg::GenericOp ext : widened)
-    if (isDeadStore(ext, readers))
+    if (isDeadStore(ext, readers)) {
       dead.push_back(ext);
+      readers.insert(ext);
+    }
 }
 
 void WidenedCopies::eraseDead() {
-  llvm::SetVector<Operation *> views;
-  for (const WidenedOperand &w : operands)
-    if (w.view)
-      views.insert(w.view);
-  for (Operation *view : views)
-    if (view->use_empty())
-      view->erase();
+  // The copies first: a dead one may read another's view.
   llvm::SetVector<Operation *> allocs;
   for (linalg::GenericOp ext : dead) {
     if (Operation *alloc =
@@ -471,6 +490,13 @@ void WidenedCopies::eraseDead() {
       allocs.insert(alloc);
     ext.erase();
   }
+  llvm::SetVector<Operation *> views;
+  for (const WidenedOperand &w : operands)
+    if (w.view)
+      views.insert(w.view);
+  for (Operation *view : views)
+    if (view->use_empty())
+      view->erase();
   for (Operation *alloc : allocs)
     eraseAllocIfUnused(cast<memref::AllocOp>(alloc));
 }

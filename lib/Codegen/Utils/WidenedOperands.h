@@ -39,13 +39,17 @@ std::optional<WidenedOperand>
 traceWidened(Value operand, Operation *contraction, bool dynamicShapes = false);
 
 /// The column panels [N / W, K, W] that `operand` ([K, N], a collapse of a
-/// [K, N / W, W] buffer) of `contraction` holds copied back (the form
+/// [K, N / W, W] buffer) of `reader` holds copied back (the form
 /// attn-cpu-transpose-weights reads a `panels` weight through): the last
-/// generic writing the buffer before the contraction is a plain permuting
-/// copy of the panels, W is `width`, and neither is written in between. The
-/// result's `ext` is the copy and `narrow` the panels (same element type).
-std::optional<WidenedOperand> tracePanels(Value operand, Operation *contraction,
-                                          int64_t width);
+/// generic writing the buffer before `reader` is a plain permuting copy of
+/// the panels, W is `width`, and neither is written in between. With
+/// `pairs`, the bf16 pair panels [N / W, K / 2, 2 * W] instead, `operand` a
+/// collapse of a [K / 2, 2, N / W, W] buffer that the copy writes from
+/// panels[p, j, 2 c + t] at (j, t, p, c) (a `panels pairs` weight, which
+/// `reader` widens). The result's `ext` is the copy and `narrow` the panels
+/// (same element type).
+std::optional<WidenedOperand> tracePanels(Value operand, Operation *reader,
+                                          int64_t width, bool pairs = false);
 /// The narrow source viewed like the operand the contraction read.
 Value narrowOperand(OpBuilder &b, Location loc, const WidenedOperand &w);
 

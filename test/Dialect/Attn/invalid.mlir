@@ -1486,6 +1486,32 @@ func.func @weight_panels_gather() -> tensor<2x4x8xf32> {
 
 // -----
 
+func.func @weight_pairs_without_panels() -> tensor<8x4xbf16> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' has pairs without panels; pairs lay out panels}}
+  %0 = attn.weight "w" {pairs} : tensor<8x4xbf16>
+  return %0 : tensor<8x4xbf16>
+}
+
+// -----
+
+func.func @weight_pairs_odd_width() -> tensor<2x4x7xbf16> {
+  // expected-error @+1 {{'attn.weight' op weight 'w' is bound in pair panels but has type 'tensor<2x4x7xbf16>'; pair panels are [N / W, K / 2, 2 * W]}}
+  %0 = attn.weight "w" {panels, pairs} : tensor<2x4x7xbf16>
+  return %0 : tensor<2x4x7xbf16>
+}
+
+// -----
+
+// Pair panels [2, 4, 8] lay out a [K, N] = [8, 8] tensor: a gather of 4
+// rows does not fill its 8.
+func.func @weight_pairs_gather() -> tensor<2x4x8xbf16> {
+  // expected-error @+1 {{'attn.weight' op gather ranges select 4 entries but the result has 8 along axis 0}}
+  %0 = attn.weight "w" {gather_axis = 0 : i64, gather_extent = 16 : i64, gather_ranges = array<i64: 0, 4>, panels, pairs} : tensor<2x4x8xbf16>
+  return %0 : tensor<2x4x8xbf16>
+}
+
+// -----
+
 func.func @weight_panels_overflow() -> tensor<4611686018427387904x1x4xf32> {
   // expected-error @+1 {{'attn.weight' op weight 'w' has type 'tensor<4611686018427387904x1x4xf32>', whose panels hold too many columns}}
   %0 = attn.weight "w" {panels} : tensor<4611686018427387904x1x4xf32>

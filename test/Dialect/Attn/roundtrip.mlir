@@ -724,6 +724,16 @@ func.func @weight_panels() -> tensor<4x8x4xf32> {
 
 // -----
 
+// Pair panels of 4 columns of W^T [16, 16]: [16 / 4, 16 / 2, 2 * 4].
+// CHECK-LABEL: func.func @weight_pair_panels
+// CHECK: attn.weight "q" {convert, pairs, panels, transpose} : tensor<4x8x8xbf16>
+func.func @weight_pair_panels() -> tensor<4x8x8xbf16> {
+  %0 = attn.weight "q" {transpose, panels, pairs, convert} : tensor<4x8x8xbf16>
+  return %0 : tensor<4x8x8xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @mha_explicit_head_dim
 // CHECK: attn.mha %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) heads = 2 head_dim = 3 :
 func.func @mha_explicit_head_dim(%x: tensor<1x4x8xf32>, %w: tensor<6x8xf32>, %wo: tensor<8x6xf32>) -> tensor<1x4x8xf32> {

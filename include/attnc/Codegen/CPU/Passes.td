@@ -34,11 +34,23 @@ def AttnCpuTransposeWeights
     k step one contiguous run of W columns instead of a row of `W^T`, whose
     rows lie N floats apart (at N = 3072 every row of a tile column falls
     into the same few cache sets).
+
+    With `pair-panels` as well, a bf16 weight widened for the contraction
+    (K even, N as above) is bound in pair panels,
+    `attn.weight {transpose, panels, pairs} : tensor<N/W x K/2 x 2W x bf16>`:
+    pairs of consecutive k side by side in each column, the operand layout
+    of AVX-512 BF16's `vdpbf16ps`. It is read back through a copy to
+    `[k, n]` that the widening then reads, and attn-cpu-matmul-kernel's
+    bf16 dot-product tiles read the pairs in place instead of interleaving
+    them per run.
   }];
   let options = [
     Option<"panelVectors", "panel-vectors", "int64_t", "0",
            "bind f32 K-major weights in column panels of this many vectors "
            "(0 = no panels)">,
+    Option<"pairPanels", "pair-panels", "bool", "false",
+           "with panel-vectors: bind widened bf16 weights in pair panels "
+           "(for AVX-512 BF16 dot products)">,
     Option<"vectorWidth", "vector-width", "int64_t", "16",
            "lanes per vector where the contraction has no attn.tile">
   ];

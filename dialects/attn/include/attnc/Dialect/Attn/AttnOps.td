@@ -70,6 +70,16 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
     %wp = attn.weight "layers.0.ffn.up.weight" {transpose, panels} : tensor<48x768x64xf32>
     ```
 
+    With `pairs` as well, the panels hold pairs of consecutive k side by
+    side in each column, the operand layout of AVX-512 BF16's dot products:
+    a 3-D result [N / W, K / 2, 2 * W] with
+    `result[p, j, 2 * c + t] = tensor[2 * j + t, p * W + c]` (K even).
+
+    ```mlir
+    // The same weight in bf16 pair panels of 64 columns.
+    %wq = attn.weight "layers.0.ffn.up.weight" {transpose, panels, pairs} : tensor<48x384x128xbf16>
+    ```
+
     With `convert` the checkpoint may hold the tensor in any float type (f32,
     f16, bf16): the runtime converts it to the result's element type once,
     at bind time (attn-convert-precision sets it when it changes a weight's
@@ -87,6 +97,7 @@ def Attn_WeightOp : Attn_Op<"weight", [Pure]> {
                    OptionalAttr<I64Attr>:$concat_axis,
                    UnitAttr:$transpose,
                    UnitAttr:$panels,
+                   UnitAttr:$pairs,
                    UnitAttr:$convert);
   let results = (outs RankedTensorOf<[F32, F16, BF16, I32]>:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
