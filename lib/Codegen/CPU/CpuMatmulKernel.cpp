@@ -984,15 +984,19 @@ struct AttnCpuMatmulKernelPass
           kMajor.push_back({*kmm, t});
       }
     });
-    for (auto &[mm, t] : int8)
-      rewriteKMajor(mm, t, std::nullopt, std::nullopt, std::nullopt,
-                    /*int8=*/true);
     for (WeightOnly &w : weightOnly)
       rewriteDot(w.mm, w.t, std::nullopt, std::nullopt, w.scale, w.bits,
                  w.group);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;
+    // The int8 words bound in panels are read in place too.
+    SmallVector<std::optional<WidenedOperand>> panelsInt8;
+    for (auto &[mm, t] : int8) {
+      panelsInt8.push_back(tracePanels(mm.b, mm.op, colVectors * t.vl));
+      if (panelsInt8.back())
+        widened.add(*panelsInt8.back(), mm.op);
+    }
     SmallVector<
         std::pair<std::optional<WidenedOperand>, std::optional<WidenedOperand>>>
         traced, tracedKMajor;
@@ -1026,6 +1030,9 @@ struct AttnCpuMatmulKernelPass
           widened.add(*w, mm.op);
     }
     widened.findDead();
+    for (auto [match, panels] : llvm::zip(int8, panelsInt8))
+      rewriteKMajor(match.first, match.second, std::nullopt, std::nullopt,
+                    panels, /*int8=*/true);
     for (auto [match, operands, panels] :
          llvm::zip(kMajor, tracedKMajor, panelsKMajor))
       rewriteKMajor(match.first, match.second, operands.first, operands.second,

@@ -161,7 +161,23 @@ struct AttnCpuTransposeWeightsPass
           AttnCpuTransposeWeightsPass> {
   using Base::Base;
 
+  /// The panels' width for `op`: panel-vectors of its tile's vector width.
+  int64_t panelWidth(Operation *op) const {
+    int64_t vl = vectorWidth;
+    if (auto tile = TileAttr::lookup(op))
+      vl = tile.getVectorWidth().value_or(vl);
+    return panelVectors * vl;
+  }
+
+  /// Whether a [K, N] binding goes in panels of `width`: more than one
+  /// panel, whole ones.
+  static bool fitsPanels(RankedTensorType kn, int64_t width) {
+    return width > 0 && kn.getDimSize(1) > width &&
+           kn.getDimSize(1) % width == 0;
+  }
+
   void runOnOperation() override {
+    bindInt8WordsInPanels();
     SmallVector<std::pair<linalg::GenericOp, Projection>> matches;
     llvm::SmallPtrSet<OpOperand *, 8> projectionUses;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -182,13 +198,9 @@ struct AttnCpuTransposeWeightsPass
       WeightOp weight = p.weight;
       if (keptAsIs.contains({weight->getAttrDictionary(), weight.getType()}))
         continue;
-      int64_t vl = vectorWidth;
-      if (auto tile = TileAttr::lookup(op))
-        vl = tile.getVectorWidth().value_or(vl);
-      int64_t width = panelVectors * vl;
+      int64_t width = panelWidth(op);
       auto panelsFit = [&](RankedTensorType kn) {
-        return width > 0 && kn.getDimSize(1) > width &&
-               kn.getDimSize(1) % width == 0;
+        return fitsPanels(kn, width);
       };
       if (p.kMajor) {
         if (panelsFit(weight.getResult().getType())) {
@@ -245,6 +257,31 @@ struct AttnCpuTransposeWeightsPass
         p.widen.erase();
       if (transposed->use_empty())
         transposed.erase();
+      if (weight->use_empty())
+        weight.erase();
+    }
+  }
+
+  /// The s8 words of attn-cpu-quantize-int8 ([K / 4, N] i32, K-major
+  /// already) in column panels too: the VNNI tiles read them in place like
+  /// f32 panels.
+  void bindInt8WordsInPanels() {
+    SmallVector<std::pair<linalg::GenericOp, WeightOp>> words;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (!op->hasAttr("attn.int8_matmul") || op.getNumDpsInputs() != 2)
+        return;
+      auto weight = op.getDpsInputs()[1].getDefiningOp<WeightOp>();
+      if (!weight || weight.getPanels())
+        return;
+      RankedTensorType type = weight.getResult().getType();
+      if (type.getRank() == 2 && type.getElementType().isInteger(32) &&
+          fitsPanels(type, panelWidth(op)))
+        words.push_back({op, weight});
+    });
+    for (auto [op, weight] : words) {
+      OpBuilder pb(op);
+      op->setOperand(1, bindInPanels(pb, weight, panelWidth(op),
+                                     /*pairs=*/false));
       if (weight->use_empty())
         weight.erase();
     }

@@ -100,3 +100,37 @@ func.func @no_panels(%x: tensor<4x8xf32>, %i12: tensor<4x12xf32>, %i8: tensor<4x
   } -> tensor<4x16xf32>
   return %0, %1, %2 : tensor<4x12xf32>, tensor<4x8xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+
+// The s8 words of attn-cpu-quantize-int8 ([K/4, N] = [8, 16] i32, K-major
+// already) go in panels of W = 2 * 4 words too; words with N = W do not.
+// CHECK-LABEL: func.func @int8_words
+// CHECK:         %[[P:.*]] = attn.weight "w.int8" {panels} : tensor<2x8x8xi32>
+// CHECK:         %[[U:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<2x8x8xi32>) outs(%{{.*}} : tensor<8x2x8xi32>)
+// CHECK:         %[[B:.*]] = tensor.collapse_shape %[[U]] {{\[\[}}0], [1, 2]] : tensor<8x2x8xi32> into tensor<8x16xi32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[B]] : tensor<4x8x4xi8>, tensor<8x16xi32>) {{.*}} attrs =  {attn.int8_matmul}
+// CHECK:         attn.weight "n8.int8" : tensor<8x8xi32>
+func.func @int8_words(%x: tensor<4x8x4xi8>, %init: tensor<4x16xi32>, %init8: tensor<4x8xi32>) -> (tensor<4x16xi32>, tensor<4x8xi32>) {
+  %w = attn.weight "w.int8" : tensor<8x16xi32>
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<4x8x4xi8>, tensor<8x16xi32>) outs(%init : tensor<4x16xi32>) attrs = {attn.int8_matmul} {
+  ^bb0(%in: i8, %word: i32, %acc: i32):
+    %au = arith.extui %in : i8 to i32
+    %p = arith.muli %au, %word : i32
+    %r = arith.addi %acc, %p : i32
+    linalg.yield %r : i32
+  } -> tensor<4x16xi32>
+  %w8 = attn.weight "n8.int8" : tensor<8x8xi32>
+  %1 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x, %w8 : tensor<4x8x4xi8>, tensor<8x8xi32>) outs(%init8 : tensor<4x8xi32>) attrs = {attn.int8_matmul} {
+  ^bb0(%in: i8, %word: i32, %acc: i32):
+    %au = arith.extui %in : i8 to i32
+    %p = arith.muli %au, %word : i32
+    %r = arith.addi %acc, %p : i32
+    linalg.yield %r : i32
+  } -> tensor<4x8xi32>
+  return %0, %1 : tensor<4x16xi32>, tensor<4x8xi32>
+}

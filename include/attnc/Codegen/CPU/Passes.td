@@ -42,7 +42,10 @@ def AttnCpuTransposeWeights
     of AVX-512 BF16's `vdpbf16ps`. It is read back through a copy to
     `[k, n]` that the widening then reads, and attn-cpu-matmul-kernel's
     bf16 dot-product tiles read the pairs in place instead of interleaving
-    them per run.
+    them per run. The s8 words of attn-cpu-quantize-int8 (`[K/4, N]` i32,
+    the weight of a contraction marked `attn.int8_matmul`) are bound in
+    panels `tensor<N/W x K/4 x W x i32>` the same way, and its VNNI tiles
+    read them in place.
   }];
   let options = [
     Option<"panelVectors", "panel-vectors", "int64_t", "0",
