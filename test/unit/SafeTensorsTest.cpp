@@ -448,46 +448,26 @@ TEST_F(SafeTensorsTest, PanelWeights) {
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
 
-  struct Case {
-    const char *what, *name;
-    std::vector<int64_t> dims;
-    bool transpose, pairs;
-    std::vector<int32_t> want;
-  };
-  const Case cases[] = {
-      {"v as stored ([K, N] = [2, 4]) in panels of 2 columns",
-       "v",
-       {2, 2, 2},
-       false,
-       false,
-       {0, 1, 10, 11, 2, 3, 12, 13}},
-      {"w^T ([3, 4]) in panels of 2 columns",
-       "w",
-       {2, 3, 2},
-       true,
-       false,
-       {0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32}},
-      // Rows (0, 1) and (2, 3) of each column side by side.
-      {"w as stored ([4, 3]) in pair panels of 3 columns",
-       "w",
-       {1, 2, 6},
-       false,
-       true,
-       {0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32}},
-      {"v ([2, 4]) in pair panels of 2 columns",
-       "v",
-       {2, 1, 4},
-       false,
-       true,
-       {0, 10, 1, 11, 2, 12, 3, 13}},
-  };
-  for (const Case &c : cases) {
-    ManifestEntry e = weight(c.name, DType::I32, c.dims);
+  // Each layout against the buffer it must give.
+  auto expectPanels = [&](const char *what, const char *name,
+                          std::vector<int64_t> dims, bool transpose, bool pairs,
+                          const std::vector<int32_t> &want) {
+    ManifestEntry e = weight(name, DType::I32, dims);
     e.panels = true;
-    e.transpose = c.transpose;
-    e.pairs = c.pairs;
-    EXPECT_EQ(gatherAs<int32_t>(f, e), c.want) << c.what;
-  }
+    e.transpose = transpose;
+    e.pairs = pairs;
+    EXPECT_EQ(gatherAs<int32_t>(f, e), want) << what;
+  };
+  expectPanels("v as stored ([K, N] = [2, 4]) in panels of 2 columns", "v",
+               {2, 2, 2}, false, false, {0, 1, 10, 11, 2, 3, 12, 13});
+  expectPanels("w^T ([3, 4]) in panels of 2 columns", "w", {2, 3, 2}, true,
+               false, {0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32});
+  // Rows (0, 1) and (2, 3) of each column side by side.
+  expectPanels("w as stored ([4, 3]) in pair panels of 3 columns", "w",
+               {1, 2, 6}, false, true,
+               {0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32});
+  expectPanels("v ([2, 4]) in pair panels of 2 columns", "v", {2, 1, 4}, false,
+               true, {0, 10, 1, 11, 2, 12, 3, 13});
 
   // Shape errors name the tensor the file must hold.
   ManifestEntry bad = weight("w", DType::I32, {2, 4, 2});
