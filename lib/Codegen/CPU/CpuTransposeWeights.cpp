@@ -82,7 +82,7 @@ static WeightOp matchWidenedWeight(Value operand, linalg::GenericOp &widen) {
 
 /// C[m, n] += A[m, k] * B[n, k] on f32 tensors with B an f32 attn.weight or
 /// one widened from f16/bf16 (an f16/bf16 model's projection); or
-/// C[m, n] += A[m, k] * B[k, n] with B an f32 attn.weight (kMajor).
+/// C[m, n] += A[m, k] * B[k, n] with B likewise (kMajor), not in panels.
 static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   std::optional<ContractionLoops> loops = matchContractionLoops(op);
   if (!op.hasPureTensorSemantics() || !isMulAddBody(op) || !loops)
@@ -90,8 +90,6 @@ static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   Value b = op.getDpsInputs()[1];
   Projection p{
       b.getDefiningOp<WeightOp>(), {}, &op->getOpOperand(1), loops->kMajorB};
-  if (p.kMajor && (!p.weight || p.weight.getPanels()))
-    return std::nullopt;
   if (!p.weight) {
     p.weight = matchWidenedWeight(b, p.widen);
     if (!p.weight)
@@ -100,7 +98,8 @@ static std::optional<Projection> matchProjection(linalg::GenericOp op) {
   } else if (!p.weight.getResult().getType().getElementType().isF32()) {
     return std::nullopt;
   }
-  if (p.weight.getResult().getType().getRank() != 2)
+  if (p.weight.getResult().getType().getRank() != 2 ||
+      (p.kMajor && p.weight.getPanels()))
     return std::nullopt;
   return p;
 }
@@ -202,6 +201,23 @@ struct AttnCpuTransposeWeightsPass
       auto panelsFit = [&](RankedTensorType kn) {
         return fitsPanels(kn, width);
       };
+      RankedTensorType type = weight.getResult().getType();
+      // Pair panels for a bf16 [K, N] that the contraction reads widened.
+      auto pairsFit = [&](RankedTensorType kn) {
+        return pairPanels && kn.getElementType().isBF16() && panelsFit(kn) &&
+               kn.getDimSize(0) % 2 == 0;
+      };
+      if (p.kMajor && p.widen) {
+        // Already K-major (an ONNX MatMul's [in, out] initializer, a GPT-2
+        // Conv1D weight): the widening reads the pairs' copy instead.
+        if (pairsFit(type)) {
+          OpBuilder pb(p.widen);
+          p.use->set(bindInPanels(pb, weight, width, /*pairs=*/true));
+          if (weight->use_empty())
+            weight.erase();
+        }
+        continue;
+      }
       if (p.kMajor) {
         if (panelsFit(weight.getResult().getType())) {
           OpBuilder pb(op);
@@ -212,7 +228,6 @@ struct AttnCpuTransposeWeightsPass
         continue;
       }
       OpBuilder b(weight);
-      RankedTensorType type = weight.getResult().getType();
       auto transposedType = RankedTensorType::get(
           {type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
       // Same attributes (name, gather, concat) with `transpose` flipped; uses
@@ -228,9 +243,7 @@ struct AttnCpuTransposeWeightsPass
         OpBuilder pb(op);
         operand = bindInPanels(pb, transposed, width, /*pairs=*/false);
       } else if (p.widen) {
-        if (pairPanels && type.getElementType().isBF16() &&
-            panelsFit(transposedType) &&
-            transposedType.getDimSize(0) % 2 == 0) {
+        if (pairsFit(transposedType)) {
           OpBuilder pb(p.widen);
           operand = bindInPanels(pb, transposed, width, /*pairs=*/true);
         }

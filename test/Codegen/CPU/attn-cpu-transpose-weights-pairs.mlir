@@ -97,3 +97,37 @@ func.func @no_pairs(%x: tensor<4x8xf32>, %x7: tensor<4x7xf32>, %i16: tensor<4x16
   } -> tensor<4x12xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x12xf32>
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#kn = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A bf16 weight the contraction already reads K-major (an ONNX MatMul's
+// [in, out] initializer), widened: bound in pair panels as it is, and the
+// widening reads their copy back.
+// CHECK-LABEL: func.func @k_major_pairs
+// CHECK:         %[[P:.*]] = attn.weight "w" {convert, pairs, panels} : tensor<2x4x16xbf16>
+// CHECK:         %[[U:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<2x4x16xbf16>) outs(%{{.*}} : tensor<4x2x2x8xbf16>)
+// CHECK:         %[[KN:.*]] = tensor.collapse_shape %[[U]] {{\[\[}}0, 1], [2, 3]] : tensor<4x2x2x8xbf16> into tensor<8x16xbf16>
+// CHECK:         %[[WIDE:.*]] = linalg.generic {{.*}} ins(%[[KN]] : tensor<8x16xbf16>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[WIDE]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK-NOT:     attn.weight
+func.func @k_major_pairs(%x: tensor<4x8xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %w = attn.weight "w" {convert} : tensor<8x16xbf16>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %wide = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<8x16xbf16>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %f = arith.extf %in : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<8x16xf32>
+  %0 = linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %wide : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}

@@ -36,7 +36,8 @@ def AttnCpuTransposeWeights
     into the same few cache sets).
 
     With `pair-panels` as well, a bf16 weight widened for the contraction
-    (K even, N as above) is bound in pair panels,
+    (K even, N as above; transposed, or K-major already) is bound in pair
+    panels,
     `attn.weight {transpose, panels, pairs} : tensor<N/W x K/2 x 2W x bf16>`:
     pairs of consecutive k side by side in each column, the operand layout
     of AVX-512 BF16's `vdpbf16ps`. It is read back through a copy to
