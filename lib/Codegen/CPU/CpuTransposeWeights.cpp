@@ -208,8 +208,8 @@ struct AttnCpuTransposeWeightsPass
                kn.getDimSize(0) % 2 == 0;
       };
       if (p.kMajor && p.widen) {
-        // Already K-major (an ONNX MatMul's [in, out] initializer, a GPT-2
-        // Conv1D weight): the widening reads the pairs' copy instead.
+        // A binding the contraction already reads [K, N] (no transpose view
+        // to flip): the widening reads the pairs' copy instead.
         if (pairsFit(type)) {
           OpBuilder pb(p.widen);
           p.use->set(bindInPanels(pb, weight, width, /*pairs=*/true));
