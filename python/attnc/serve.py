@@ -66,6 +66,7 @@ import numpy as np
 
 import attnc
 from attnc import AttncError
+from attnc._text import _TextPieces
 
 __all__ = ["deployment"]
 
@@ -688,7 +689,7 @@ class _Server:
         the scheduler's thread, step by step. Its first token (and so its
         errors) comes before the response starts."""
         job, = self.slots.submit(encoded, completion, stream=True)
-        pieces = attnc._TextPieces(self.model.tokenizer)
+        pieces = _TextPieces(self.model.tokenizer)
         first = await job.queue.get()
         if first[0] == "error":
             raise first[1]
