@@ -33,6 +33,7 @@
 
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/Utils/WidenedOperands.h"
+#include "OuterProductKernel.h"
 #include "OuterProductTile.h"
 #include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
@@ -61,6 +62,8 @@ using mlir::attn::matchKMajorMatmul;
 using mlir::attn::matchNTMatmul;
 using mlir::attn::narrowOperand;
 using mlir::attn::NTMatmul;
+using mlir::attn::OuterProductKernelBuilder;
+using mlir::attn::storeVectorEpilogue;
 using mlir::attn::tracePanels;
 using mlir::attn::traceWidened;
 using mlir::attn::WidenedOperand;
@@ -76,33 +79,6 @@ enum class Operands {
   /// vdpbf16ps (x86vector.avx512.dot), 2 * VL k per step.
   Bf16Dot,
 };
-
-/// Stores the epilogue's value for the vector `v` of C's row m at columns
-/// [n, n + vl) into the epilogue's output: its other inputs loaded as
-/// vectors (or one scalar broadcast when indexed by the row only) and its
-/// body cloned on vectors (isVectorizableEpilogue).
-static void storeVectorEpilogue(OpBuilder &nb, Location loc,
-                                linalg::GenericOp epilogue, Value c, Value v,
-                                Value m, Value n, int64_t vl) {
-  VectorType vt = VectorType::get({vl}, nb.getF32Type());
-  IRMapping map =
-      attn::mapEpilogueInputs(epilogue, c, v, [&](OpOperand *input) -> Value {
-        AffineMap indexing = epilogue.getMatchingIndexingMap(input);
-        if (indexing.getNumResults() == 1 &&
-            cast<AffineDimExpr>(indexing.getResult(0)).getPosition() == 0) {
-          // Indexed by the row only: one scalar for the whole vector.
-          Value s =
-              memref::LoadOp::create(nb, loc, input->get(), ValueRange{m});
-          return vector::BroadcastOp::create(nb, loc, vt, s);
-        }
-        return vector::LoadOp::create(
-            nb, loc, vt, input->get(),
-            attn::epilogueIndices(epilogue, input, m, n));
-      });
-  Value result = cloneEpilogueOnVectors(nb, loc, epilogue, map, vl);
-  vector::StoreOp::create(nb, loc, result, epilogue.getDpsInits()[0],
-                          ValueRange{m, n});
-}
 
 struct KernelBuilder {
   OpBuilder &b;
@@ -454,234 +430,6 @@ struct KernelBuilder {
 };
 
 /// Outer-product tiles for C[m, n] += A[m, k] * B[k, n] (B K-major).
-struct OuterProductKernelBuilder {
-  Location loc;
-  NTMatmul &mm;
-  linalg::GenericOp epilogue;
-  int64_t vl, mrMax, nvMax;
-  /// C starts at zero (its zero fill was dropped) instead of being loaded.
-  bool zeroInit;
-  /// The run-time row count when M is dynamic (else null).
-  Value mSize = {};
-
-  VectorType vecType() const {
-    return VectorType::get({vl}, Float32Type::get(mm.op.getContext()));
-  }
-  Value idx(OpBuilder &nb, int64_t v) {
-    return attn::IndexArith(nb, loc).cst(v);
-  }
-  Value add(OpBuilder &nb, Value x, int64_t c) {
-    return attn::IndexArith(nb, loc).add(x, c);
-  }
-
-  /// Stores the vector `v` of C's row m at columns [n, n + vl): through the
-  /// epilogue's body on vectors when there is one.
-  void store(OpBuilder &nb, Value v, Value m, Value n) {
-    if (!epilogue) {
-      vector::StoreOp::create(nb, loc, v, mm.c, ValueRange{m, n});
-      return;
-    }
-    storeVectorEpilogue(nb, loc, epilogue, mm.c, v, m, n, vl);
-  }
-
-  /// The k range [kBegin, kEnd) of the current k block; the first block
-  /// starts from zero when zeroInit (else from C), later ones from the
-  /// partial sums in C; only the last one applies the epilogue.
-  int64_t kBegin = 0, kEnd = 0;
-  bool firstK = true, lastK = true;
-
-  /// What the tiles read: mm.a / mm.b, or the f16/bf16 buffers they were
-  /// widened from (B's vectors and A's scalars are then widened in
-  /// registers).
-  Value a, b;
-  /// Both narrow operands bf16 on AVX-512 BF16: the panels hold pairs of k
-  /// interleaved per column (see emitPack) and the tiles multiply them with
-  /// vdpbf16ps (emitOuterProductDotTile).
-  bool dot = false;
-  /// The u8 x s8 contraction of attn-cpu-quantize-int8 (mm.k counts i32
-  /// words of 4 k bytes).
-  bool int8 = false;
-
-  /// Whether each column block copies its [kc, width] slices of W^T into
-  /// contiguous panels before the row tiles read them (see emitRegion).
-  bool packPanels = false;
-  /// The current column block's panels, [nMain / width, K, width], or null.
-  Value panels;
-  /// A weight bound in panels, [N / width, K, width] (attn-cpu-transpose-
-  /// weights{panel-vectors}): every tile reads its panel in place and
-  /// nothing is packed per run.
-  Value boundPanels;
-
-  /// One mr x nv-vector tile of C at (m0, n0). With panels, `panel` is the
-  /// tile's panel index and B's columns are read from it.
-  void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nv,
-                Value panel = {}) {
-    attn::OuterProductOperands operands{a, b, mm.c, Value()};
-    operands.int8 = int8;
-    if (panel) {
-      // The panel as a [K, width] matrix whose column 0 is C's column n0.
-      auto type = cast<MemRefType>(panels.getType());
-      int64_t k = type.getDimSize(1), width = type.getDimSize(2);
-      SmallVector<OpFoldResult> offsets = {panel, nb.getIndexAttr(0),
-                                           nb.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes = {nb.getIndexAttr(1), nb.getIndexAttr(k),
-                                         nb.getIndexAttr(width)};
-      SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
-      auto viewType = memref::SubViewOp::inferRankReducedResultType(
-          {k, width}, type, offsets, sizes, strides);
-      operands.b = memref::SubViewOp::create(
-          nb, loc, cast<MemRefType>(viewType), panels, offsets, sizes, strides);
-      operands.bColumn = idx(nb, 0);
-    }
-    attn::OuterProductTile tile =
-        dot ? attn::emitOuterProductDotTile(nb, loc, operands, vl, m0, n0, mr,
-                                            nv, kBegin, kEnd,
-                                            /*zeroInit=*/zeroInit && firstK)
-            : attn::emitOuterProductTile(nb, loc, operands, vl, m0, n0, mr, nv,
-                                         nb.getIndexAttr(kBegin),
-                                         nb.getIndexAttr(kEnd),
-                                         /*zeroInit=*/zeroInit && firstK);
-    for (int64_t r = 0; r < mr; ++r)
-      for (int64_t v = 0; v < nv; ++v) {
-        Value acc = tile.acc(r, v);
-        if (lastK)
-          store(nb, acc, tile.rows[r], tile.cols[v]);
-        else
-          vector::StoreOp::create(nb, loc, acc, mm.c,
-                                  ValueRange{tile.rows[r], tile.cols[v]});
-      }
-  }
-
-  template <typename Fn>
-  void loop(OpBuilder &nb, int64_t lb, int64_t ub, int64_t step, Fn body) {
-    if (ub <= lb)
-      return;
-    scf::ForOp::create(nb, loc, idx(nb, lb), idx(nb, ub), idx(nb, step),
-                       ValueRange{},
-                       [&](OpBuilder &bb, Location, Value iv, ValueRange) {
-                         body(bb, iv);
-                         scf::YieldOp::create(bb, loc);
-                       });
-  }
-
-  /// Columns [nStart, nStart + nExtent) of all rows, k in blocks of kBlock
-  /// (so that the block of W^T the row tiles share stays in L2; partial
-  /// sums go through C between blocks).
-  ///
-  /// With packPanels, the whole tiles' columns of each k block are first
-  /// copied into panels, one contiguous [kc, width] run per tile column: read
-  /// in place, W^T's rows are N floats apart, and at N = 3072 (12 KiB) every
-  /// row of a tile column falls into the same few cache sets, so the block
-  /// the row tiles share does not stay in L1/L2. The copy is one read of the
-  /// block, which the first row tile would do anyway.
-  void emitRegion(OpBuilder &nb, Value nStart, int64_t nExtent,
-                  int64_t kBlock) {
-    int64_t width = nvMax * vl;
-    int64_t nPanels = nExtent / width;
-    panels = boundPanels;
-    if (!boundPanels && packPanels && nPanels > 0) {
-      Type elem = cast<MemRefType>(b.getType()).getElementType();
-      auto type = dot ? MemRefType::get({nPanels, mm.k / 2, 2 * width}, elem)
-                      : MemRefType::get({nPanels, mm.k, width}, elem);
-      panels = memref::AllocOp::create(nb, loc, type, nb.getI64IntegerAttr(64));
-    }
-    for (int64_t k0 = 0; k0 < mm.k; k0 += kBlock) {
-      kBegin = k0;
-      kEnd = std::min(mm.k, k0 + kBlock);
-      firstK = k0 == 0;
-      lastK = kEnd == mm.k;
-      if (panels && !boundPanels)
-        emitPack(nb, nStart, nPanels);
-      emitKBlock(nb, nStart, nExtent);
-    }
-    if (panels && !boundPanels)
-      memref::DeallocOp::create(nb, loc, panels);
-  }
-
-  /// panels[p, k, :] = B[k, nStart + p * width + (0 .. width)] for the
-  /// current k block. With `dot`, pairs of k are interleaved per column
-  /// instead (the layout vdpbf16ps multiplies, "VNNI"):
-  /// panels[p, j, 2 c + t] = B[2 j + t, nStart + p * width + c].
-  void emitPack(OpBuilder &nb, Value nStart, int64_t nPanels) {
-    int64_t width = nvMax * vl;
-    auto rowType =
-        VectorType::get({vl}, cast<MemRefType>(b.getType()).getElementType());
-    loop(nb, 0, nPanels, 1, [&](OpBuilder &pb, Value p) {
-      Value col0 = arith::AddIOp::create(
-          pb, loc, nStart, arith::MulIOp::create(pb, loc, p, idx(pb, width)));
-      if (dot) {
-        loop(pb, kBegin / 2, kEnd / 2, 1, [&](OpBuilder &kb, Value j) {
-          Value k = arith::MulIOp::create(kb, loc, j, idx(kb, 2));
-          Value k1 = add(kb, k, 1);
-          for (int64_t v = 0; v < nvMax; ++v) {
-            Value col = add(kb, col0, v * vl);
-            Value even =
-                vector::LoadOp::create(kb, loc, rowType, b, ValueRange{k, col});
-            Value odd = vector::LoadOp::create(kb, loc, rowType, b,
-                                               ValueRange{k1, col});
-            Value pairs = vector::InterleaveOp::create(kb, loc, even, odd);
-            vector::StoreOp::create(kb, loc, pairs, panels,
-                                    ValueRange{p, j, idx(kb, 2 * v * vl)});
-          }
-        });
-        return;
-      }
-      loop(pb, kBegin, kEnd, 1, [&](OpBuilder &kb, Value k) {
-        for (int64_t v = 0; v < nvMax; ++v) {
-          Value x = vector::LoadOp::create(
-              kb, loc, rowType, b, ValueRange{k, add(kb, col0, v * vl)});
-          vector::StoreOp::create(kb, loc, x, panels,
-                                  ValueRange{p, k, idx(kb, v * vl)});
-        }
-      });
-    });
-  }
-
-  /// Columns [nStart, nStart + nExtent) of all rows (nExtent a multiple of
-  /// vl) for the current k block: rows in steps of MR outside, column tiles
-  /// of NV vectors inside.
-  void emitKBlock(OpBuilder &nb, Value nStart, int64_t nExtent) {
-    int64_t width = nvMax * vl;
-    int64_t nMain = nExtent / width * width;
-    auto rowTiles = [&](OpBuilder &rb, Value m0, int64_t mr) {
-      loop(rb, 0, nMain, width, [&](OpBuilder &tb, Value n) {
-        Value panel;
-        if (panels) {
-          // Bound panels cover all of N; packed ones this column block.
-          Value column =
-              boundPanels ? arith::AddIOp::create(tb, loc, nStart, n) : n;
-          panel = arith::DivUIOp::create(tb, loc, column, idx(tb, width));
-        }
-        emitTile(tb, m0, arith::AddIOp::create(tb, loc, nStart, n), mr, nvMax,
-                 panel);
-      });
-      if (int64_t rest = nExtent - nMain)
-        emitTile(rb, m0, add(rb, nStart, nMain), mr, rest / vl);
-    };
-    if (mSize) {
-      // Dynamic M: MR-row tiles up to the last multiple of MR, then single
-      // rows.
-      Value mrValue = idx(nb, mrMax);
-      Value mMain = arith::MulIOp::create(
-          nb, loc, arith::DivUIOp::create(nb, loc, mSize, mrValue), mrValue);
-      auto rows = [&](Value lb, Value ub, int64_t step, int64_t mr) {
-        scf::ForOp::create(nb, loc, lb, ub, idx(nb, step), ValueRange{},
-                           [&](OpBuilder &bb, Location, Value m0, ValueRange) {
-                             rowTiles(bb, m0, mr);
-                             scf::YieldOp::create(bb, loc);
-                           });
-      };
-      rows(idx(nb, 0), mMain, mrMax, mrMax);
-      rows(mMain, mSize, 1, 1);
-      return;
-    }
-    int64_t mMain = mm.m / mrMax * mrMax;
-    loop(nb, 0, mMain, mrMax,
-         [&](OpBuilder &tb, Value m0) { rowTiles(tb, m0, mrMax); });
-    if (int64_t rest = mm.m - mMain)
-      rowTiles(nb, idx(nb, mMain), rest);
-  }
-};
 
 /// The u8 x s8 contraction of attn-cpu-quantize-int8 on buffers:
 /// C[m, n] += A[m, kq, j] * byte_j(B[kq, n]) with A the [M, K/4, 4] view

@@ -493,6 +493,11 @@ private:
 /// rows [h * 3 * dh, (h + 1) * 3 * dh) hold head h's query, key and value.
 GatherView interleavedQkvRows(int64_t heads, int64_t headDim, int64_t part);
 
+/// A tensor.empty of `shape` whose dimension `seqDim` is `tokens` (a
+/// run-time size when it is a value).
+Value emptyWithTokens(OpBuilder &b, Location l, ArrayRef<int64_t> shape,
+                      unsigned seqDim, OpFoldResult tokens, Type elementType);
+
 /// The weights of a decoder layer named as Megatron-style checkpoints
 /// (BLOOM, GPT-NeoX) name them: LayerNorms `input_layernorm` and
 /// `post_attention_layernorm`, a fused query/key/value projection
