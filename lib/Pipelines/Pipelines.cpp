@@ -114,6 +114,11 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "CPU: libm exp/erf/tanh instead of vectorizable polynomial "
      "approximations",
      true, false},
+    {"int8-bf16-attention", &PipelineOptions::int8Bf16Attention,
+     "With --quantize=int8 on AVX-512 BF16: the flash attention block "
+     "products (Q K^T, P V) take bf16 inputs, rounded to nearest even, with "
+     "f32 sums (attn-cpu-outer-product-matmul{bf16-dot-rounds-f32})",
+     "CPU: keep attention's products in f32 with --quantize=int8", true, false},
     // Off by default: a debugging aid that costs a bounds check per access.
     {"runtime-checks", &PipelineOptions::runtimeChecks,
      "CPU: check every memory access of the generated code at run time "
@@ -487,7 +492,10 @@ void attnc::buildAttnToCpuPipeline(OpPassManager &pm,
   if (options.attentionKernels)
     addNested(pm, attn::createAttnCpuOuterProductMatmul(
                       attn::AttnCpuOuterProductMatmulOptions{
-                          .bf16Dot = options.cpuAvx512Bf16}));
+                          .bf16Dot = options.cpuAvx512Bf16,
+                          .bf16DotRoundsF32 = options.cpuAvx512Bf16 &&
+                                              options.quantizeInt8 &&
+                                              options.int8Bf16Attention}));
   if (options.vectorizeRows)
     addNested(
         pm, attn::createAttnCpuVectorizeRows(attn::AttnCpuVectorizeRowsOptions{

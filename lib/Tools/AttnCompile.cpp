@@ -246,8 +246,9 @@ mlir::LogicalResult Compilation::validateOptions() {
       return fail("--quantize=int8 is for --target=cpu");
     if (pipeline.precision != Precision::F32 ||
         pipeline.ioPrecision != Precision::F32)
-      return fail("--quantize=int8 computes between the projections in f32; "
-                  "it does not combine with --precision or --io-precision");
+      return fail("--quantize=int8 sets the precision between the "
+                  "projections itself; it does not combine with --precision "
+                  "or --io-precision");
     if (!onnxInput)
       return fail("--quantize=int8 needs a model.onnx input (its quantized "
                   "weights are written into the weights file attn-compile "

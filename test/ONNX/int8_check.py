@@ -12,11 +12,15 @@ initializers:
   point, s8 weights per output column, round half to even, i32 sums) must
   match attnc's int8 output to --int8-tol (relative to max|ref|): the
   quantized paths compute that scheme;
+  with --bf16-attention (a build whose attention products take bf16
+  inputs: attn-compile's int8-bf16-attention on AVX-512 BF16 hosts) the
+  numpy model rounds Q, K, V and the softmax numerators to bf16 (to nearest
+  even) before the products, which sum in f32;
 - attnc's int8 output against PyTorch's f32 output: relative error
   max|y - ref| / max|ref| <= --f32-tol and cosine similarity >= --cosine.
 
     int8_check.py MODEL.onnx --attn-compile BIN --workdir DIR [--tag T]
-                  [--compile-arg=ARG ...]
+                  [--bf16-attention] [--compile-arg=ARG ...]
 """
 
 import os
@@ -68,6 +72,13 @@ def quantized_linear(x, w, b):
     return ((p - z * colsum) * (s * ws) + b).astype(f)
 
 
+def bf16(x):
+    """x rounded to bf16 (to nearest even), held in f32."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    u = (u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return u.view(np.float32)
+
+
 def linear(x, w, b):
     return (x @ w.T + b).astype(np.float32)
 
@@ -83,7 +94,7 @@ def gelu(x):
     return (0.5 * x * (1 + np.vectorize(erf)(x / sqrt(2)))).astype(np.float32)
 
 
-def bert_like(inits, proj, ids, mask, lin):
+def bert_like(inits, proj, ids, mask, lin, round_attention=lambda t: t):
     d = inits["word.weight"].shape[1]
     layers = sorted({int(k.split(".")[1]) for k in proj if k.startswith("layers.")})
     heads = 4
@@ -102,10 +113,12 @@ def bert_like(inits, proj, ids, mask, lin):
         q = split(lin(x, *proj[p + "attention.query.bias"]))
         k = split(lin(x, *proj[p + "attention.key.bias"]))
         v = split(lin(x, *proj[p + "attention.value.bias"]))
+        q, k, v = round_attention(q), round_attention(k), round_attention(v)
         sc = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(hd)) + bias
         sc = np.exp(sc - sc.max(-1, keepdims=True))
-        pr = sc / sc.sum(-1, keepdims=True)
-        ctx = (pr @ v).transpose(0, 2, 1, 3).reshape(x.shape[0], seq, d)
+        # Normalized after P V, as the flash kernel does.
+        ctx = (round_attention(sc) @ v) / sc.sum(-1, keepdims=True)
+        ctx = ctx.transpose(0, 2, 1, 3).reshape(x.shape[0], seq, d)
         a = lin(ctx.astype(np.float32), *proj[p + "attn_out.bias"])
         h = layer_norm(x + a, inits[p + "attn_norm.weight"], inits[p + "attn_norm.bias"])
         f = lin(gelu(lin(h, *proj[p + "intermediate.bias"])), *proj[p + "output.bias"])
@@ -120,6 +133,7 @@ def main():
     p.add_argument("--f32-tol", type=float, default=5e-2)
     p.add_argument("--cosine", type=float, default=0.999)
     p.add_argument("--compile-arg", action="append", default=[])
+    p.add_argument("--bf16-attention", action="store_true")
     args = p.parse_args()
     base, inputs = checkutil.model_inputs(args.model)
     ref = np.load(base + ".ref.npy")
@@ -142,7 +156,8 @@ def main():
     mag = float(np.max(np.abs(ref)))
     f32 = bert_like(inits, proj, ids, mask, linear)
     ref_err = float(np.max(np.abs(f32 - ref))) / mag
-    emu = bert_like(inits, proj, ids, mask, quantized_linear)
+    emu = bert_like(inits, proj, ids, mask, quantized_linear,
+                    bf16 if args.bf16_attention else (lambda t: t))
     emu_err = float(np.max(np.abs(y - emu))) / mag
     f32_err = float(np.max(np.abs(y - ref))) / mag
     cos = float(np.dot(y.ravel(), ref.ravel())
@@ -151,7 +166,7 @@ def main():
           and f32_err <= args.f32_tol and cos >= args.cosine)
     return checkutil.verdict(
         ok, f"{name}: numpy f32 vs PyTorch {ref_err:.1e} (<= 1e-4); attnc int8 vs numpy "
-            f"int8 {emu_err:.1e} (<= {args.int8_tol:g}); attnc int8 vs PyTorch f32: relative "
+            f"int8{' (bf16 attention)' if args.bf16_attention else ''} {emu_err:.1e} (<= {args.int8_tol:g}); attnc int8 vs PyTorch f32: relative "
             f"error {f32_err:.1e} (<= {args.f32_tol:g}), cosine {cos:.6f} (>= {args.cosine:g})")
 
 

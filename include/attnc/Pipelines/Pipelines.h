@@ -102,6 +102,11 @@ struct PipelineOptions {
   /// row, s8 weights per column, whose quantized tensors attn-compile
   /// writes into the weights file.
   bool quantizeInt8 = false;
+  /// With quantizeInt8 and cpuAvx512Bf16: attention's block products round
+  /// their f32 inputs to bf16 and multiply them on vdpbf16ps
+  /// (attn-cpu-outer-product-matmul{bf16-dot-rounds-f32}), as a bf16
+  /// model's do; the projections' int8 error dominates.
+  bool int8Bf16Attention = true;
   /// Weight-only projections (attn-cpu-quantize-weights): 8 or 4 bits per
   /// weight with one f32 scale per `quantizeGroup` weights along K, whose
   /// quantized tensors attn-compile writes into the weights file; 0: off.

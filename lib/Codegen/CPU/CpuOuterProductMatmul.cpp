@@ -331,14 +331,16 @@ struct OuterProductBuilder {
     });
   }
 
-  /// Whether the tiles can multiply bf16 pairs: B bf16 (A bf16, or f32
-  /// rounded to bf16 in registers) with static, even K and static N.
-  bool canDot() const {
+  /// Whether the tiles can multiply bf16 pairs: B bf16 (or, `roundsF32`,
+  /// f32 rounded to bf16 when packed; A bf16, or f32 rounded to bf16 in
+  /// registers) with static, even K and static N.
+  bool canDot(bool roundsF32) const {
     auto bType = cast<MemRefType>(mm.b.getType());
     auto cType = cast<MemRefType>(mm.c.getType());
     int64_t k = bType.getDimSize(0), n = cType.getDimSize(cType.getRank() - 1);
     Type aElem = cast<MemRefType>(mm.a.getType()).getElementType();
-    if (!bType.getElementType().isBF16() ||
+    Type bElem = bType.getElementType();
+    if (!(bElem.isBF16() || (roundsF32 && bElem.isF32())) ||
         !(aElem.isBF16() || aElem.isF32()) || ShapedType::isDynamic(k) ||
         k % 2 != 0 || ShapedType::isDynamic(n))
       return false;
@@ -372,7 +374,8 @@ struct OuterProductBuilder {
     return nullptr;
   }
 
-  /// panel[j, 2 c + t] = B[2 j + t, c], zero beyond N.
+  /// panel[j, 2 c + t] = B[2 j + t, c] (an f32 B rounded to bf16), zero
+  /// beyond N.
   void emitPack(OpBuilder &nb) {
     auto bType = cast<MemRefType>(mm.b.getType());
     int64_t k = bType.getDimSize(0), n = bType.getDimSize(1);
@@ -381,21 +384,28 @@ struct OuterProductBuilder {
     panel = memref::AllocaOp::create(
         ab, loc, MemRefType::get({k / 2, 2 * padded}, nb.getBF16Type()),
         nb.getI64IntegerAttr(64));
-    auto rowType = VectorType::get({vl}, nb.getBF16Type());
+    Type bElem = bType.getElementType();
+    auto rowType = VectorType::get({vl}, bElem);
+    auto pairType = VectorType::get({vl}, nb.getBF16Type());
     Value zeros = arith::ConstantOp::create(
         nb, loc, rowType,
-        DenseElementsAttr::get(
-            rowType, nb.getFloatAttr(nb.getBF16Type(), 0.0).getValue()));
+        DenseElementsAttr::get(rowType,
+                               nb.getFloatAttr(bElem, 0.0).getValue()));
     loop(nb, idx(nb, 0), idx(nb, k / 2), 1, [&](OpBuilder &kb, Value j) {
       Value even = arith::MulIOp::create(kb, loc, j, idx(kb, 2));
       Value odd = add(kb, even, 1);
       auto pack = [&](OpBuilder &cb, Value col, Value mask) {
         auto row = [&](Value r) -> Value {
-          if (mask)
-            return vector::MaskedLoadOp::create(
-                cb, loc, rowType, mm.b, ValueRange{r, col}, mask, zeros);
-          return vector::LoadOp::create(cb, loc, rowType, mm.b,
-                                        ValueRange{r, col});
+          Value v = mask ? vector::MaskedLoadOp::create(cb, loc, rowType, mm.b,
+                                                        ValueRange{r, col},
+                                                        mask, zeros)
+                               .getResult()
+                         : vector::LoadOp::create(cb, loc, rowType, mm.b,
+                                                  ValueRange{r, col})
+                               .getResult();
+          if (v.getType() != pairType)
+            v = arith::TruncFOp::create(cb, loc, pairType, v);
+          return v;
         };
         Value pairs =
             vector::InterleaveOp::create(cb, loc, row(even), row(odd));
@@ -474,7 +484,7 @@ struct AttnCpuOuterProductMatmulPass
     for (NNMatmul &mm : matches) {
       OpBuilder b(mm.op);
       OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
-      builder.dot = bf16Dot && builder.canDot();
+      builder.dot = bf16Dot && builder.canDot(bf16DotRoundsF32);
       builder.emit();
       mm.op.erase();
       if (mm.zeroFill)

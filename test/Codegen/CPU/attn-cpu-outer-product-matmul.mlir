@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul,cse))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=2 col-vectors=1},cse))" | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{bf16-dot=1},cse))" | FileCheck %s --check-prefix=DOT
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{bf16-dot=1 bf16-dot-rounds-f32=1},cse))" | FileCheck %s --check-prefix=ROUND
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: attn-cpu-outer-product-matmul: vector-width, row-tile and col-vectors must be >= 1
@@ -448,6 +449,50 @@ func.func @epilogue_near_misses(%p: memref<1x8x32xf32>, %v: memref<32x16xf32>, %
   ^bb0(%in: f32, %out: f32):
     %0 = arith.addf %in, %out : f32
     linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// An f32 Q K^T (an int8 build's attention) with bf16-dot-rounds-f32: K^T's
+// f32 rows are rounded to bf16 (arith.truncf, vcvtneps2bf16) as they are
+// packed in pairs, Q's f32 pairs in registers, and the tiles accumulate
+// with vdpbf16ps in f32. With bf16-dot alone an f32 B keeps the f32 FMAs.
+// DOT-LABEL: func.func @scores_f32_rounded
+// DOT-NOT:     x86vector
+// DOT:         vector.fma
+// ROUND-LABEL: func.func @scores_f32_rounded
+// ROUND:         %[[PANEL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32x128xbf16>
+// ROUND:         scf.for %[[J:.*]] = %{{.*}} to %c32 step
+// ROUND:           %[[K:.*]] = arith.muli %[[J]], %c2
+// ROUND:           %[[K1:.*]] = arith.addi %[[K]], %c1
+// ROUND:           scf.for %[[COL:.*]] = %{{.*}} to %c64 step %c16
+// ROUND:             %[[ODD:.*]] = vector.load %{{.*}}[%[[K1]], %[[COL]]] : memref<64x64xf32>, vector<16xf32>
+// ROUND:             %[[ODDB:.*]] = arith.truncf %[[ODD]] : vector<16xf32> to vector<16xbf16>
+// ROUND:             %[[EVEN:.*]] = vector.load %{{.*}}[%[[K]], %[[COL]]] : memref<64x64xf32>, vector<16xf32>
+// ROUND:             %[[EVENB:.*]] = arith.truncf %[[EVEN]] : vector<16xf32> to vector<16xbf16>
+// ROUND:             %[[PAIRS:.*]] = vector.interleave %[[EVENB]], %[[ODDB]] : vector<16xbf16> -> vector<32xbf16>
+// ROUND:             vector.store %[[PAIRS]], %[[PANEL]][%[[J]], %{{.*}}] : memref<32x128xbf16>, vector<32xbf16>
+// ROUND:         scf.for {{.*}} -> (vector<16xf32>,
+// ROUND:           vector.load %[[PANEL]][%{{.*}}, %{{.*}}] : memref<32x128xbf16>, vector<32xbf16>
+// ROUND:           %[[QP:.*]] = vector.load %{{.*}} : memref<1x64x64xf32>, vector<2xf32>
+// ROUND:           arith.truncf %[[QP]] : vector<2xf32> to vector<2xbf16>
+// ROUND:           x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// ROUND-NOT:     vector.fma
+// ROUND-NOT:     linalg.generic
+func.func @scores_f32_rounded(%q: memref<1x64x64xf32>, %kt: memref<64x64xf32>, %s: memref<1x64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xf32>, memref<64x64xf32>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
   }
   return
 }

@@ -271,6 +271,9 @@ def AttnCpuOuterProductMatmul
            "AVX-512 BF16: a bf16 B with static extents is packed into pairs "
            "of k per column and multiplied with vdpbf16ps "
            "(x86vector.avx512.dot), A rounded to bf16 when it is f32">,
+    Option<"bf16DotRoundsF32", "bf16-dot-rounds-f32", "bool", "false",
+           "with bf16-dot, an f32 B too: rounded to bf16 (to nearest even) "
+           "when it is packed, as a bf16 model's K and V are">,
     Option<"fuseEpilogues", "fuse-epilogues", "bool", "true",
            "apply an in-place elementwise update of C that follows the "
            "contraction to the accumulators before they are stored">
