@@ -68,8 +68,9 @@ def print_report(args, threads, models, run_names, missing, blas, env_overrides,
         "attnc": "attnc's generated code (MLIR -> LLVM, AVX-512 GEMM microkernels), OpenMP",
         "attnc-bf16": "attnc's generated code, bf16 GEMMs on %s" % (
             "AVX512-BF16 vdpbf16ps" if bf16_hw else "AVX-512 (bf16 widened in registers)"),
-        "attnc-int8": "attnc's generated code, u8 x s8 GEMMs on %s" % (
-            "AVX512-VNNI vpdpbusd" if vnni else "scalar loops (no VNNI)"),
+        "attnc-int8": "attnc's generated code, u8 x s8 GEMMs on %s%s" % (
+            "AVX512-VNNI vpdpbusd" if vnni else "scalar loops (no VNNI)",
+            ", attention on AVX512-BF16 vdpbf16ps" if bf16_hw else ""),
         "ort": "MLAS (ORT's own), ORT_ENABLE_ALL fusions",
         "ort-opt": "MLAS + ORT contrib ops (fused Attention, SkipLayerNorm, BiasGelu)",
         "ort-int8": "MLAS int8 U8S8 GEMM%s" % (" (host has AVX512-VNNI)" if vnni else ""),
