@@ -118,7 +118,9 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "With --quantize=int8 on AVX-512 BF16: the flash attention block "
      "products (Q K^T, P V) take bf16 inputs, rounded to nearest even, with "
      "f32 sums (attn-cpu-outer-product-matmul{bf16-dot-rounds-f32})",
-     "CPU: keep attention's products in f32 with --quantize=int8", true, false},
+     "model.onnx: with --quantize=int8, keep attention's block products in "
+     "f32 instead of taking bf16 inputs on AVX-512 BF16 CPUs",
+     true, false},
     // Off by default: a debugging aid that costs a bounds check per access.
     {"runtime-checks", &PipelineOptions::runtimeChecks,
      "CPU: check every memory access of the generated code at run time "
