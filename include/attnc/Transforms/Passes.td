@@ -178,6 +178,32 @@ def AttnRaiseMha : Pass<"attn-raise-mha", "::mlir::func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AttnNarrowScoreBias
+    : Pass<"attn-narrow-score-bias", "::mlir::func::FuncOp"> {
+  let summary = "Give attention a score bias that is the same for every "
+                "query as one row";
+  let description = [{
+    An `attn.sdpa` `bias` or `attn.mha` `score_bias` of static shape
+    `[B, H, Sq, Sk]` with `Sq > 1` whose value provably does not depend on
+    the query position is replaced by its first query row,
+    `tensor.extract_slice` `[B, H, 1, Sk]`, which the attention broadcasts.
+    Exporters build a padding mask `[B, 1, 1, Sk]` and then expand it to
+    `[B, 1, Sq, Sk]` (transformers' 4-D masks, an `And` with a splat); the
+    attention would read the whole `Sq x Sk` bias per head and layer where
+    one row of `Sk` holds the same information.
+
+    The proof follows the bias through splat constants and fills (the same
+    everywhere), `linalg.broadcast` (a broadcast query dimension, or one
+    taken from its input), `tensor.expand_shape` / `tensor.collapse_shape`
+    whose other dimensions in the query dimension's group are 1, and
+    elementwise linalg ops (all loops parallel, projected permutation maps,
+    an identity output, no `linalg.index`): each input that reads the query
+    dimension must be invariant along it. Anything else (a function
+    argument, a causal mask from `linalg.index`) is not narrowed.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def AttnRaiseFfn : Pass<"attn-raise-ffn", "::mlir::func::FuncOp"> {
   let summary = "Raise linear-activation-linear chains to attn.ffn";
   let description = [{

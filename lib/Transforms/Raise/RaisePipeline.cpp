@@ -1,11 +1,11 @@
-//===- RaisePipeline.cpp - attn-raise: raise an imported graph
-//-------------===//
+//===- RaisePipeline.cpp - attn-raise: raise an imported graph ------------===//
 //
 // The order matters: learned positions are raised first (their addition is
 // not a residual); GELU and the norms are recognised on the elementwise
 // ops before projections absorb the bias additions next to them; attention
 // is raised once its projections are attn.linear, and with them becomes
-// attn.mha where the head split allows; the FFN needs raised
+// attn.mha where the head split allows (and gets one row of a score bias
+// that is the same for every query); the FFN needs raised
 // projections and activations; the remaining same-shape additions are then
 // residual connections, and the blocks they delimit become attn.layer.
 //
@@ -35,6 +35,7 @@ void mlir::attn::buildRaisePipeline(OpPassManager &pm, bool raiseAttention,
       func->addPass(createAttnRaisePositions());
     }
     func->addPass(createAttnRaiseMha());
+    func->addPass(createAttnNarrowScoreBias());
   }
   OpPassManager &rest = *func;
   rest.addPass(createAttnRaiseFfn());
