@@ -40,55 +40,72 @@ static std::vector<float> transposedIf(bool transpose,
   return bound;
 }
 
+/// A 2-D f32 tensor that a binding reads: its shape and row-major data.
+struct MatrixPart {
+  int64_t rows, cols;
+  const float *data;
+};
+
+/// The tensors a binding's `recipe` reads: the names of `concat_names`, or
+/// its `name`; `axis` is set to `concat_axis` (0 without it).
+static SmallVector<StringRef> recipeParts(mlir::DictionaryAttr recipe,
+                                          int64_t &axis) {
+  SmallVector<StringRef> parts;
+  if (auto concat = recipe.getAs<mlir::ArrayAttr>("concat_names"))
+    for (mlir::Attribute part : concat)
+      parts.push_back(cast<mlir::StringAttr>(part).getValue());
+  else
+    parts.push_back(recipe.getAs<mlir::StringAttr>("name").getValue());
+  auto axisAttr = recipe.getAs<mlir::IntegerAttr>("concat_axis");
+  axis = axisAttr ? axisAttr.getInt() : 0;
+  return parts;
+}
+
+/// The `parts` side by side along `axis` as one row-major [rows, cols]
+/// matrix (rows and cols are set).
+static std::vector<float> concatParts(ArrayRef<MatrixPart> parts, int64_t axis,
+                                      int64_t &rows, int64_t &cols) {
+  rows = cols = 0;
+  for (const MatrixPart &p : parts) {
+    rows = axis == 0 ? rows + p.rows : p.rows;
+    cols = axis == 0 ? p.cols : cols + p.cols;
+  }
+  std::vector<float> stored(rows * cols);
+  int64_t offset = 0;
+  for (const MatrixPart &p : parts) {
+    for (int64_t i = 0; i < p.rows; ++i)
+      for (int64_t j = 0; j < p.cols; ++j)
+        stored[axis == 0 ? (offset + i) * cols + j : i * cols + offset + j] =
+            p.data[i * p.cols + j];
+    offset += axis == 0 ? p.rows : p.cols;
+  }
+  return stored;
+}
+
 /// The f32 matrix [N, K] that the `attn.weight` with attributes `recipe`
 /// binds (a plain, transposed and/or concatenated tensor), from `byName`.
 static Expected<std::vector<float>>
 assembleBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
                 const StringMap<const onnx_frontend::WeightTensor *> &byName) {
-  auto name = recipe.getAs<mlir::StringAttr>("name");
-  auto concat = recipe.getAs<mlir::ArrayAttr>("concat_names");
-  auto axisAttr = recipe.getAs<mlir::IntegerAttr>("concat_axis");
-  bool transpose = static_cast<bool>(recipe.get("transpose"));
-  SmallVector<StringRef> parts;
-  if (concat)
-    for (mlir::Attribute part : concat)
-      parts.push_back(cast<mlir::StringAttr>(part).getValue());
-  else
-    parts.push_back(name.getValue());
-  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
-  // The stored (untransposed) matrix: the parts side by side along `axis`.
-  int64_t rows = 0, cols = 0;
-  SmallVector<const onnx_frontend::WeightTensor *> tensors;
-  for (StringRef part : parts) {
+  int64_t axis;
+  SmallVector<MatrixPart> parts;
+  for (StringRef part : recipeParts(recipe, axis)) {
     auto it = byName.find(part);
     if (it == byName.end() || it->second->shape.size() != 2)
       return createStringError("--quantize=int8: no 2-D f32 weight '" + part +
                                "' among the model's initializers");
     const onnx_frontend::WeightTensor *t = it->second;
-    tensors.push_back(t);
-    if (axis == 0) {
-      rows += t->shape[0];
-      cols = t->shape[1];
-    } else {
-      rows = t->shape[0];
-      cols += t->shape[1];
-    }
+    parts.push_back({t->shape[0], t->shape[1],
+                     reinterpret_cast<const float *>(t->bytes.data())});
   }
+  int64_t rows, cols;
+  std::vector<float> stored = concatParts(parts, axis, rows, cols);
+  bool transpose = static_cast<bool>(recipe.get("transpose"));
   int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
   if (shape.size() != 2 || shape[0] != n || shape[1] != k)
     return createStringError("--quantize=int8: the binding of '" +
-                             name.getValue() + "' is not the recorded shape");
-  std::vector<float> stored(rows * cols);
-  int64_t offset = 0;
-  for (const onnx_frontend::WeightTensor *t : tensors) {
-    const float *src = reinterpret_cast<const float *>(t->bytes.data());
-    int64_t r = t->shape[0], c = t->shape[1];
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j)
-        stored[axis == 0 ? (offset + i) * cols + j : i * cols + offset + j] =
-            src[i * c + j];
-    offset += axis == 0 ? r : c;
-  }
+                             recipe.getAs<mlir::StringAttr>("name").getValue() +
+                             "' is not the recorded shape");
   return transposedIf(transpose, std::move(stored), rows, cols);
 }
 
@@ -178,45 +195,20 @@ mlir::LogicalResult Compilation::writeQuantizedWeights() {
 static Expected<std::vector<float>>
 assembleCheckpointBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
                           const attnrt::SafeTensorsWeights &weights) {
-  auto name = recipe.getAs<mlir::StringAttr>("name").getValue();
-  SmallVector<StringRef> parts;
-  if (auto concat = recipe.getAs<mlir::ArrayAttr>("concat_names"))
-    for (mlir::Attribute part : concat)
-      parts.push_back(cast<mlir::StringAttr>(part).getValue());
-  else
-    parts.push_back(name);
-  auto axisAttr = recipe.getAs<mlir::IntegerAttr>("concat_axis");
-  int64_t axis = axisAttr ? axisAttr.getInt() : 0;
-  // The stored matrix: the parts side by side along `axis`.
-  int64_t rows = 0, cols = 0;
-  std::vector<std::pair<const attnrt::StTensor *, const float *>> tensors;
-  for (StringRef part : parts) {
+  int64_t axis;
+  SmallVector<MatrixPart> parts;
+  for (StringRef part : recipeParts(recipe, axis)) {
     const attnrt::StTensor *t = weights.find(part.str());
     if (!t || t->shape.size() != 2 || t->dtype != "F32")
       return createStringError(
           "--quantize: '" + part +
           "' is not a 2-D F32 tensor of the checkpoint (weight-only "
           "quantization reads f32 checkpoints)");
-    tensors.push_back(
-        {t, reinterpret_cast<const float *>(weights.tensorData(*t))});
-    if (axis == 0) {
-      rows += t->shape[0];
-      cols = t->shape[1];
-    } else {
-      rows = t->shape[0];
-      cols += t->shape[1];
-    }
+    parts.push_back({t->shape[0], t->shape[1],
+                     reinterpret_cast<const float *>(weights.tensorData(*t))});
   }
-  std::vector<float> stored(rows * cols);
-  int64_t offset = 0;
-  for (auto [t, src] : tensors) {
-    int64_t r = t->shape[0], c = t->shape[1];
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j)
-        stored[axis == 0 ? (offset + i) * cols + j : i * cols + offset + j] =
-            src[i * c + j];
-    offset += axis == 0 ? r : c;
-  }
+  int64_t rows, cols;
+  std::vector<float> stored = concatParts(parts, axis, rows, cols);
   if (auto ranges = recipe.getAs<mlir::DenseI64ArrayAttr>("gather_ranges")) {
     int64_t gAxis = recipe.getAs<mlir::IntegerAttr>("gather_axis").getInt();
     std::vector<int64_t> keep;
@@ -238,7 +230,8 @@ assembleCheckpointBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
   bool transpose = static_cast<bool>(recipe.get("transpose"));
   int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
   if (shape.size() != 2 || shape[0] != n || shape[1] != k)
-    return createStringError("--quantize: the binding of '" + name +
+    return createStringError("--quantize: the binding of '" +
+                             recipe.getAs<mlir::StringAttr>("name").getValue() +
                              "' is not the recorded shape");
   return transposedIf(transpose, std::move(stored), rows, cols);
 }

@@ -15,20 +15,17 @@ import argparse
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_tree_text import source_paths  # noqa: E402
+
 CODE_SUFFIXES = (".cpp", ".cc", ".c", ".h", ".py", ".td", ".sh", ".cmake")
-SKIP_DIRS = {".git", "__pycache__", "node_modules"}
-SKIP_PREFIXES = ("build", ".venv")
 
 
 def code_files(root):
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in SKIP_DIRS
-            and not (rel == "." and d.startswith(SKIP_PREFIXES)))
-        for name in sorted(filenames):
-            if name.endswith(CODE_SUFFIXES) or name == "CMakeLists.txt":
-                yield os.path.join(dirpath, name)
+    for path in source_paths(root):
+        name = os.path.basename(path)
+        if name.endswith(CODE_SUFFIXES) or name == "CMakeLists.txt":
+            yield path
 
 
 def main():

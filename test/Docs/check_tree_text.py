@@ -23,25 +23,31 @@ PATTERNS = [
 ]
 
 
-def text_files(root):
+def source_paths(root):
+    """Every file under `root` but build trees, virtual environments and
+    .git, in a stable order."""
     for dirpath, dirnames, filenames in os.walk(root):
         rel = os.path.relpath(dirpath, root)
         dirnames[:] = sorted(
             d for d in dirnames if d not in SKIP_DIRS
             and not (rel == "." and d.startswith(SKIP_PREFIXES)))
         for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            try:
-                with open(path, "rb") as f:
-                    data = f.read(1 << 20)
-            except OSError:
-                continue
-            if b"\0" in data:
-                continue  # binary
-            try:
-                yield path, data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+            yield os.path.join(dirpath, name)
+
+
+def text_files(root):
+    for path in source_paths(root):
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1 << 20)
+        except OSError:
+            continue
+        if b"\0" in data:
+            continue  # binary
+        try:
+            yield path, data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
 
 
 def main():
