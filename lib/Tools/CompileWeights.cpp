@@ -26,11 +26,21 @@ using namespace llvm;
 
 namespace attnc {
 
-/// The row-major [rows, cols] matrix `stored`, or its transpose [cols, rows]
-/// when `transpose` (the binding of a `transpose` weight).
-static std::vector<float> transposedIf(bool transpose,
-                                       std::vector<float> stored, int64_t rows,
-                                       int64_t cols) {
+/// The [N, K] matrix that the `attn.weight` with attributes `recipe` and
+/// type shape `shape` binds, from the row-major [rows, cols] matrix
+/// `stored` it reads: `stored`, or its transpose with `transpose`. An error
+/// (prefixed by `option`) when that is not `shape`.
+static Expected<std::vector<float>> boundMatrix(mlir::DictionaryAttr recipe,
+                                                ArrayRef<int64_t> shape,
+                                                std::vector<float> stored,
+                                                int64_t rows, int64_t cols,
+                                                StringRef option) {
+  bool transpose = static_cast<bool>(recipe.get("transpose"));
+  int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
+  if (shape.size() != 2 || shape[0] != n || shape[1] != k)
+    return createStringError(option + ": the binding of '" +
+                             recipe.getAs<mlir::StringAttr>("name").getValue() +
+                             "' is not the recorded shape");
   if (!transpose)
     return stored;
   std::vector<float> bound(stored.size());
@@ -100,13 +110,8 @@ assembleBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
   }
   int64_t rows, cols;
   std::vector<float> stored = concatParts(parts, axis, rows, cols);
-  bool transpose = static_cast<bool>(recipe.get("transpose"));
-  int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
-  if (shape.size() != 2 || shape[0] != n || shape[1] != k)
-    return createStringError("--quantize=int8: the binding of '" +
-                             recipe.getAs<mlir::StringAttr>("name").getValue() +
-                             "' is not the recorded shape");
-  return transposedIf(transpose, std::move(stored), rows, cols);
+  return boundMatrix(recipe, shape, std::move(stored), rows, cols,
+                     "--quantize=int8");
 }
 
 mlir::LogicalResult Compilation::prepareWeightsOutput(const Twine &path) {
@@ -227,13 +232,8 @@ assembleCheckpointBinding(mlir::DictionaryAttr recipe, ArrayRef<int64_t> shape,
     rows = newRows;
     cols = newCols;
   }
-  bool transpose = static_cast<bool>(recipe.get("transpose"));
-  int64_t n = transpose ? cols : rows, k = transpose ? rows : cols;
-  if (shape.size() != 2 || shape[0] != n || shape[1] != k)
-    return createStringError("--quantize: the binding of '" +
-                             recipe.getAs<mlir::StringAttr>("name").getValue() +
-                             "' is not the recorded shape");
-  return transposedIf(transpose, std::move(stored), rows, cols);
+  return boundMatrix(recipe, shape, std::move(stored), rows, cols,
+                     "--quantize");
 }
 
 mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
