@@ -75,3 +75,42 @@ func.func @kept(%q: tensor<1x1x8x16xf32>, %qd: tensor<1x1x?x16xf32>, %k: tensor<
   %o3 = attn.sdpa %qd, %k, %k bias(%dyn : tensor<1x1x?x8xf32>) score = scaled_dot : tensor<1x1x?x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x?x16xf32>
   return %o0, %o1, %o2, %o3 : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x?x16xf32>
 }
+
+// -----
+
+// A chain whose every op reads the previous value twice (24 adds): each
+// (value, dimension) is checked once, so the walk stays linear and the
+// bias is narrowed.
+// CHECK-LABEL: func.func @shared_chain
+// CHECK:         %[[ROW:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 1, 1, 8] [1, 1, 1, 1] : tensor<1x1x8x8xf32> to tensor<1x1x1x8xf32>
+// CHECK:         attn.sdpa {{.*}} bias(%[[ROW]] : tensor<1x1x1x8xf32>)
+func.func @shared_chain(%q: tensor<1x1x8x16xf32>, %keys: tensor<1x1x8xf32>) -> tensor<1x1x8x16xf32> {
+  %init = tensor.empty() : tensor<1x1x8x8xf32>
+  %b0 = linalg.broadcast ins(%keys : tensor<1x1x8xf32>) outs(%init : tensor<1x1x8x8xf32>) dimensions = [2]
+  %b1 = linalg.add ins(%b0, %b0 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b2 = linalg.add ins(%b1, %b1 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b3 = linalg.add ins(%b2, %b2 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b4 = linalg.add ins(%b3, %b3 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b5 = linalg.add ins(%b4, %b4 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b6 = linalg.add ins(%b5, %b5 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b7 = linalg.add ins(%b6, %b6 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b8 = linalg.add ins(%b7, %b7 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b9 = linalg.add ins(%b8, %b8 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b10 = linalg.add ins(%b9, %b9 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b11 = linalg.add ins(%b10, %b10 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b12 = linalg.add ins(%b11, %b11 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b13 = linalg.add ins(%b12, %b12 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b14 = linalg.add ins(%b13, %b13 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b15 = linalg.add ins(%b14, %b14 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b16 = linalg.add ins(%b15, %b15 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b17 = linalg.add ins(%b16, %b16 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b18 = linalg.add ins(%b17, %b17 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b19 = linalg.add ins(%b18, %b18 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b20 = linalg.add ins(%b19, %b19 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b21 = linalg.add ins(%b20, %b20 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b22 = linalg.add ins(%b21, %b21 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b23 = linalg.add ins(%b22, %b22 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %b24 = linalg.add ins(%b23, %b23 : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) outs(%init : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %o = attn.sdpa %q, %q, %q bias(%b24 : tensor<1x1x8x8xf32>) score = scaled_dot : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
+  return %o : tensor<1x1x8x16xf32>
+}

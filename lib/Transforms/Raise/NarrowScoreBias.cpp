@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNNARROWSCOREBIAS
@@ -41,8 +42,31 @@ collapsedDim(ArrayRef<ReassociationIndices> groups,
   return std::nullopt;
 }
 
-/// True if `v` provably has the same value at every index of dimension `d`.
-static bool isInvariantAlong(Value v, int64_t d, unsigned depth = 0) {
+namespace {
+/// Whether values are the same at every index of one of their dimensions,
+/// remembered per (value, dimension): a value read by several ops of the
+/// chain is checked once, so a graph that shares values cannot make the
+/// walk exponential.
+class InvariantDims {
+public:
+  /// True if `v` provably has the same value at every index of dimension
+  /// `d`.
+  bool isInvariantAlong(Value v, int64_t d, unsigned depth = 0) {
+    auto [it, inserted] = known.try_emplace({v, d}, false);
+    if (!inserted)
+      return it->second;
+    bool invariant = compute(v, d, depth);
+    known[{v, d}] = invariant;
+    return invariant;
+  }
+
+private:
+  bool compute(Value v, int64_t d, unsigned depth);
+  DenseMap<std::pair<Value, int64_t>, bool> known;
+};
+} // namespace
+
+bool InvariantDims::compute(Value v, int64_t d, unsigned depth) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || d >= type.getRank())
     return false;
@@ -113,10 +137,11 @@ static bool isInvariantAlong(Value v, int64_t d, unsigned depth = 0) {
 
 /// The first query row of `bias` ([B, H, Sq, Sk], static) when it is the
 /// same for every query and Sq > 1; null otherwise.
-static Value narrowedBias(OpBuilder &b, Location loc, Value bias) {
+static Value narrowedBias(OpBuilder &b, Location loc, Value bias,
+                          InvariantDims &invariance) {
   auto type = dyn_cast<RankedTensorType>(bias.getType());
   if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
-      type.getDimSize(2) == 1 || !isInvariantAlong(bias, 2))
+      type.getDimSize(2) == 1 || !invariance.isInvariantAlong(bias, 2))
     return Value();
   SmallVector<int64_t> shape(type.getShape());
   shape[2] = 1;
@@ -134,7 +159,8 @@ struct AttnNarrowScoreBiasPass
     : public mlir::attn::impl::AttnNarrowScoreBiasBase<
           AttnNarrowScoreBiasPass> {
   void runOnOperation() override {
-    getOperation().walk([](Operation *op) {
+    InvariantDims invariance;
+    getOperation().walk([&](Operation *op) {
       OpOperand *bias = nullptr;
       if (auto sdpa = dyn_cast<attn::SdpaOp>(op))
         bias =
@@ -146,7 +172,7 @@ struct AttnNarrowScoreBiasPass
       if (!bias)
         return;
       OpBuilder b(op);
-      if (Value row = narrowedBias(b, op->getLoc(), bias->get()))
+      if (Value row = narrowedBias(b, op->getLoc(), bias->get(), invariance))
         bias->set(row);
     });
   }
