@@ -278,10 +278,14 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
   pm.addPass(attn::createAttnHoistWeights());
   // The head split and merge transposes around the generic flash loops are
   // each a kernel writing a full copy on CUDA; the loops' row slices
-  // address the projections' layout directly instead. (The CPU flash
-  // kernels read whole blocks, for which the transposed layout pays.)
+  // address the projections' layout directly instead. The CPU flash kernels
+  // read whole blocks of Q, K and V, for which the split copies pay, but
+  // write each output block once: straight into the merged layout, which
+  // saves the merge copy (and, at 2 threads, its reads of blocks the other
+  // core wrote).
+  addNested(pm, attn::createAttnFoldTransposes(
+                    attn::AttnFoldTransposesOptions{.foldReads = cuda}));
   if (cuda) {
-    addNested(pm, attn::createAttnFoldTransposes());
     // Chains of elementwise generics (an f16 residual add: widen, widen,
     // add, narrow) would each be a kernel.
     addNested(pm, attn::createAttnGpuFuseElementwise());

@@ -72,10 +72,21 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
   for (OpFoldResult size : moved.sizes)
     movedShape.push_back(
         getConstantIntValue(size).value_or(ShapedType::kDynamic));
+  // The slice keeps its type where that is the rank reduction tensor's
+  // folders infer (the first unit dimensions dropped): another reading of
+  // an ambiguous reduction (1x64x1x64 to 1x64x64) would be re-inferred as
+  // 64x1x64 when constant offsets are folded.
   moved.type = type;
-  if (isRankReducedType(
-          RankedTensorType::get(movedShape, type.getElementType()), type) ==
-      SliceVerificationResult::Success)
+  SmallVector<int64_t> canonicalShape;
+  int64_t unitsToDrop = movedShape.size() - type.getRank();
+  for (int64_t dim : movedShape) {
+    if (dim == 1 && unitsToDrop > 0) {
+      --unitsToDrop;
+      continue;
+    }
+    canonicalShape.push_back(dim);
+  }
+  if (unitsToDrop == 0 && ArrayRef<int64_t>(canonicalShape) == type.getShape())
     return moved;
   SmallVector<int64_t> reducedShape;
   for (int64_t dim : type.getShape())
@@ -218,10 +229,13 @@ struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
 
 struct AttnFoldTransposesPass
     : public mlir::attn::impl::AttnFoldTransposesBase<AttnFoldTransposesPass> {
+  using AttnFoldTransposesBase::AttnFoldTransposesBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExtractSliceOfTranspose, TransposeOfForallResult>(
-        &getContext());
+    patterns.add<TransposeOfForallResult>(&getContext());
+    if (foldReads)
+      patterns.add<ExtractSliceOfTranspose>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -1,12 +1,19 @@
 // RUN: attn-opt %s --split-input-file \
 // RUN:   --pass-pipeline="builtin.module(func.func(attn-fold-transposes))" \
 // RUN:   | FileCheck %s
+// RUN: attn-opt %s --split-input-file \
+// RUN:   --pass-pipeline="builtin.module(func.func(attn-fold-transposes{fold-reads=false}))" \
+// RUN:   | FileCheck %s --check-prefix=WRITES
 
 // Head split: the row and key-block slices of the [B, H, S, D] transpose
 // read the [B, S, H, D] projection directly (offsets, sizes and strides
 // permuted, result types unchanged); the transpose is then dead.
 
 // CHECK-LABEL: func.func @head_split(
+// WRITES-LABEL: func.func @head_split(
+// WRITES:         %[[T:.*]] = linalg.transpose
+// WRITES:         tensor.extract_slice %[[T]][0, %{{.*}}, %{{.*}}, 0] [1, 1, 1, 16]
+// WRITES:         tensor.extract_slice %[[T]][0, %{{.*}}, %{{.*}}, 0] [1, 1, 4, 16]
 // CHECK-SAME:      %[[X:[^:]+]]: tensor<1x8x2x16xf32>, %[[H:[^:]+]]: index, %[[S:[^:]+]]: index
 // CHECK-NOT:     linalg.transpose
 // CHECK:         %[[ROW:.*]] = tensor.extract_slice %[[X]][0, %[[S]], %[[H]], 0] [1, 1, 1, 16] [1, 1, 1, 1] : tensor<1x8x2x16xf32> to tensor<1x1x16xf32>
@@ -71,6 +78,10 @@ func.func @reorders_heads_and_rows(%x: tensor<1x8x2x16xf32>)
 // the slices of other tensors do not.
 
 // CHECK-LABEL: func.func @head_merge(
+// WRITES-LABEL: func.func @head_merge(
+// WRITES:         scf.forall {{.*}} -> (tensor<1x8x2x16xf32>)
+// WRITES-NOT:     linalg.transpose
+// WRITES:         return
 // CHECK-SAME:      %[[X:[^:]+]]: tensor<1x2x8x16xf32>
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x8x2x16xf32>
 // CHECK:         %[[R:.*]] = scf.forall (%[[H:.*]], %[[S:.*]]) in (2, 8) shared_outs(%[[O:.*]] = %[[E]]) -> (tensor<1x8x2x16xf32>)
@@ -282,4 +293,48 @@ func.func @grouped_heads(%x: tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32> {
   %m = linalg.transpose ins(%r : tensor<1x4x8x16xf32>)
       outs(%e2 : tensor<1x8x4x16xf32>) permutation = [0, 2, 1, 3]
   return %m : tensor<1x8x4x16xf32>
+}
+
+// -----
+
+// Blocks of query rows, as the CPU flash loops write them: the [1, 1, 4, D]
+// slice of a head's rows is typed [1, 4, D]. Moved to [1, 4, 1, D], that
+// type would be the rank reduction dropping the third dimension, not the
+// first unit dimensions that tensor's folders infer, so the slices take the
+// [4, D] type and are reshaped to and from the loop's.
+
+// CHECK-LABEL: func.func @row_blocks(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x8x2x16xf32>
+// CHECK:         scf.forall (%[[H:.*]], %[[B:.*]]) in (2, 2) shared_outs(%[[O:.*]] = %[[E]]) -> (tensor<1x8x2x16xf32>)
+// CHECK:           %[[S:.*]] = affine.apply
+// CHECK:           %[[DST:.*]] = tensor.extract_slice %[[O]][0, %[[S]], %[[H]], 0] [1, 4, 1, 16] [1, 1, 1, 1] : tensor<1x8x2x16xf32> to tensor<4x16xf32>
+// CHECK:           %[[INIT:.*]] = tensor.expand_shape %[[DST]] {{\[\[}}0, 1], [2]] {{.*}} : tensor<4x16xf32> into tensor<1x4x16xf32>
+// CHECK:           %[[NEG:.*]] = linalg.negf {{.*}} outs(%[[INIT]] : tensor<1x4x16xf32>)
+// CHECK:           %[[OUT:.*]] = tensor.collapse_shape %[[NEG]] {{\[\[}}0, 1], [2]] : tensor<1x4x16xf32> into tensor<4x16xf32>
+// CHECK:           tensor.parallel_insert_slice %[[OUT]] into %[[O]][0, %[[S]], %[[H]], 0] [1, 4, 1, 16] [1, 1, 1, 1] : tensor<4x16xf32> into tensor<1x8x2x16xf32>
+// CHECK-NOT:     linalg.transpose
+// WRITES-LABEL: func.func @row_blocks(
+// WRITES:         scf.forall {{.*}} -> (tensor<1x8x2x16xf32>)
+// WRITES:           tensor.extract_slice %{{.*}}[0, %{{.*}}, %{{.*}}, 0] [1, 4, 1, 16] [1, 1, 1, 1] : tensor<1x8x2x16xf32> to tensor<4x16xf32>
+// WRITES-NOT:     linalg.transpose
+func.func @row_blocks(%x: tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32> {
+  %e = tensor.empty() : tensor<1x2x8x16xf32>
+  %r = scf.forall (%h, %b) in (2, 2) shared_outs(%o = %e)
+      -> (tensor<1x2x8x16xf32>) {
+    %s = affine.apply affine_map<(d0) -> (d0 * 4)>(%b)
+    %rows = tensor.extract_slice %x[0, %h, %s, 0] [1, 1, 4, 16] [1, 1, 1, 1]
+        : tensor<1x2x8x16xf32> to tensor<1x4x16xf32>
+    %dst = tensor.extract_slice %o[0, %h, %s, 0] [1, 1, 4, 16] [1, 1, 1, 1]
+        : tensor<1x2x8x16xf32> to tensor<1x4x16xf32>
+    %neg = linalg.negf ins(%rows : tensor<1x4x16xf32>)
+        outs(%dst : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %neg into %o[0, %h, %s, 0] [1, 1, 4, 16]
+          [1, 1, 1, 1] : tensor<1x4x16xf32> into tensor<1x2x8x16xf32>
+    }
+  }
+  %e2 = tensor.empty() : tensor<1x8x2x16xf32>
+  %t = linalg.transpose ins(%r : tensor<1x2x8x16xf32>)
+      outs(%e2 : tensor<1x8x2x16xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x8x2x16xf32>
 }

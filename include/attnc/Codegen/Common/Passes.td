@@ -146,7 +146,15 @@ def AttnFoldTransposes : Pass<"attn-fold-transposes", "::mlir::func::FuncOp"> {
     non-unit (or dynamic) dimensions: the slice then holds the same elements
     in the same order, and its type is unchanged. Anything else is left as
     it is. On CUDA every such transpose is a kernel writing a full copy.
+
+    With `fold-reads=false` only the second rewrite runs: the CPU flash
+    kernels read whole blocks of Q, K and V, which pay for their split copy,
+    but write each output block once, so the merge copy is pure overhead.
   }];
+  let options = [
+    Option<"foldReads", "fold-reads", "bool", /*default=*/"true",
+           "Also fold the transposes that slices read (the head split)">,
+  ];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
