@@ -3,7 +3,7 @@
 
     bench/decode_limit.py [--models gpt2,llama1b] [--threads 1,2]
                           [--prompt 32] [--new 48] [--rounds 3]
-                          [--precisions f32,bf16,int8,int4]
+                          [--precisions f32,bf16,int8,int4,int8a]
                           [--quantize-group 128] [--no-ort] [--workdir DIR]
                           [--attn-compile PATH]
 
@@ -28,7 +28,8 @@ tokens/s against it:
              (position tables; the token embedding where a separate LM
              head exists: GPT-2 ties its embedding to the LM head, so it
              counts in full). For int8 and int4 (attn-compile
-             --quantize=int8-weights / int4-weights --quantize-group=G)
+             --quantize=int8-weights / int4-weights --quantize-group=G;
+             int8a adds --int8-activations)
              the bytes of the weights file attn-compile wrote (packed
              weights, their scales, the f32 norms and biases), except the
              tables gathered a row per token (there GPT-2's f32 token
@@ -83,7 +84,12 @@ ROOT = os.path.dirname(HERE)
 SEED = 0
 WIDTH = {"f32": 4, "bf16": 2}
 STATE_WIDTH = {"f32": 4, "bf16": 2, "f16": 2}
-QUANTIZED = ("int8", "int4")
+QUANTIZED = ("int8", "int4", "int8a")
+# attn-compile flags of the quantized precisions; "int8a" is int8 weights
+# with the activations quantized to int8 at run time too.
+QUANTIZE_FLAGS = {"int8": ["--quantize=int8-weights"],
+                  "int4": ["--quantize=int4-weights"],
+                  "int8a": ["--quantize=int8-weights", "--int8-activations"]}
 
 
 def make_config(name):
@@ -302,8 +308,8 @@ def main():
         for p in precisions:
             binary = os.path.join(work, f"{name}-{p}")
             start = time.perf_counter()
-            mode = [f"--quantize={p}-weights",
-                    f"--quantize-group={args.quantize_group}"] \
+            mode = QUANTIZE_FLAGS[p] + [
+                f"--quantize-group={args.quantize_group}"] \
                 if p in QUANTIZED else [f"--precision={p}"]
             subprocess.run([args.attn_compile, "-q", directory,
                             "--input-shape", "input_ids=1x?", "--kv-cache",

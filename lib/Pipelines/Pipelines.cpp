@@ -121,6 +121,14 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "model.onnx: with --quantize=int8, keep attention's block products in "
      "f32 instead of taking bf16 inputs on AVX-512 BF16 CPUs",
      true, false},
+    // Off by default: it adds the activations' rounding error.
+    {"int8-activations", &PipelineOptions::int8Activations,
+     "With --quantize=int8-weights: also quantize each activation row to "
+     "int8 at run time, one symmetric scale per --quantize-group, so that "
+     "the projections sum integer products on AVX-512 VNNI (vpdpbusd; "
+     "attn-cpu-quantize-weights{int8-activations}): faster decoding, plus "
+     "the activations' rounding error",
+     "", true, false},
     // Off by default: a debugging aid that costs a bounds check per access.
     {"runtime-checks", &PipelineOptions::runtimeChecks,
      "CPU: check every memory access of the generated code at run time "
@@ -240,6 +248,7 @@ static void addLinalgStage(OpPassManager &pm, const PipelineOptions &options,
     attn::AttnCpuQuantizeWeightsOptions woq;
     woq.bits = options.quantizeWeightBits;
     woq.groupSize = options.quantizeGroup;
+    woq.int8Activations = options.int8Activations;
     pm.addPass(attn::createAttnCpuQuantizeWeights(woq));
   }
   if (options.fuseRows) {

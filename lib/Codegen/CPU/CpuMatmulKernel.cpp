@@ -38,6 +38,7 @@
 #include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -96,6 +97,10 @@ struct KernelBuilder {
   /// [N, K / group] scales (woqBits 0 otherwise).
   Value woqScale = {};
   int64_t woqBits = 0, woqGroup = 0;
+  /// With int8 activations (int8 weights only): A is i8 [M, K] and
+  /// `woqRowScale` its f32 [M, K / group] scales; each group's integer
+  /// products are summed exactly by AVX-512 VNNI.
+  Value woqRowScale = {};
   /// Independent FMA chains a weight-only tile keeps at least: about the
   /// FMA latency times its throughput.
   static constexpr int64_t kMinChains = 4;
@@ -140,6 +145,112 @@ struct KernelBuilder {
     Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(4));
     return {arith::SIToFPOp::create(lb, l, vecType, lo),
             arith::SIToFPOp::create(lb, l, vecType, hi)};
+  }
+
+  /// The tile of a weight-only int8 contraction with int8 activations. Per
+  /// group, vpdpbusd multiplies 4 * VL unsigned bytes by as many signed
+  /// ones and adds each 4 products into an i32 lane: the weights, stored
+  /// signed, are made unsigned by flipping their sign bits (w + 128), so
+  /// each lane also holds 128 * sum(q) for its activation bytes q, which a
+  /// second vpdpbusd against bytes of 1 computes per row and the group's
+  /// end subtracts. The exact integer sums are converted and scaled once
+  /// per group (weight scale times row scale) into f32 accumulators.
+  ///
+  /// A step is 4 * `lanes` bytes of k, `lanes` the widest of VL, VL / 2,
+  /// ... (16, 8 or 4: vpdpbusd on zmm, ymm or xmm) whose steps tile a group.
+  void emitInt8ActivationTile(OpBuilder &nb, ArrayRef<Value> rows,
+                              ArrayRef<Value> cols) {
+    int64_t mr = rows.size(), nr = cols.size();
+    int64_t lanes = vl;
+    while (woqGroup % (4 * lanes) != 0)
+      lanes /= 2;
+    Type i8 = nb.getI8Type(), i32 = nb.getI32Type(), f32 = nb.getF32Type();
+    auto bytesType = VectorType::get({4 * lanes}, i8);
+    auto wordsType = VectorType::get({lanes}, i32);
+    auto vecType = VectorType::get({lanes}, f32);
+    auto splat = [&](VectorType type, Attribute v) {
+      return arith::ConstantOp::create(nb, loc, type,
+                                       DenseElementsAttr::get(type, v))
+          .getResult();
+    };
+    Value zeroWords = splat(wordsType, nb.getI32IntegerAttr(0));
+    Value ones = splat(bytesType, nb.getI8IntegerAttr(1));
+    Value signBits = splat(bytesType, nb.getI8IntegerAttr(-128));
+    Value seven = splat(wordsType, nb.getI32IntegerAttr(7));
+    std::string dotName =
+        "llvm.x86.avx512.vpdpbusd." + std::to_string(lanes * 32);
+    auto dot = [&](OpBuilder &lb, Location l, Value acc, Value u8, Value s8) {
+      return LLVM::CallIntrinsicOp::create(lb, l, wordsType,
+                                           lb.getStringAttr(dotName),
+                                           ValueRange{acc, u8, s8})
+          .getResult(0);
+    };
+    auto cst = [](OpBuilder &ob, Location l, int64_t v) {
+      return arith::ConstantIndexOp::create(ob, l, v).getResult();
+    };
+    // Per group: an i32 accumulator per output, then one per row for the
+    // activation sums.
+    SmallVector<Value> partInit(mr * nr + mr, zeroWords);
+    SmallVector<Value> init(mr * nr, splat(vecType, nb.getF32FloatAttr(0.0f)));
+    auto groups = scf::ForOp::create(
+        nb, loc, cst(nb, loc, 0), cst(nb, loc, mm.k), cst(nb, loc, woqGroup),
+        init, [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
+          Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, l, woqGroup));
+          auto inner = scf::ForOp::create(
+              gb, l, g0, g1, cst(gb, l, 4 * lanes), partInit,
+              [&](OpBuilder &lb, Location il, Value k, ValueRange parts) {
+                SmallVector<Value> next(parts.begin(), parts.end());
+                SmallVector<Value> as;
+                for (int64_t i = 0; i < mr; ++i) {
+                  as.push_back(vector::LoadOp::create(lb, il, bytesType, a,
+                                                      ValueRange{rows[i], k}));
+                  next[mr * nr + i] =
+                      dot(lb, il, next[mr * nr + i], ones, as[i]);
+                }
+                Value kWord = arith::DivUIOp::create(lb, il, k, cst(lb, il, 4));
+                for (int64_t j = 0; j < nr; ++j) {
+                  Value w = vector::LoadOp::create(lb, il, wordsType, bNk,
+                                                   ValueRange{cols[j], kWord});
+                  w = arith::XOrIOp::create(
+                      lb, il, vector::BitCastOp::create(lb, il, bytesType, w),
+                      signBits);
+                  for (int64_t i = 0; i < mr; ++i)
+                    next[i * nr + j] = dot(lb, il, next[i * nr + j], w, as[i]);
+                }
+                scf::YieldOp::create(lb, il, next);
+              });
+          Value group = arith::DivUIOp::create(gb, l, g0, cst(gb, l, woqGroup));
+          SmallVector<Value> offsets, rowScales;
+          for (int64_t i = 0; i < mr; ++i) {
+            offsets.push_back(arith::ShLIOp::create(
+                gb, l, inner.getResult(mr * nr + i), seven));
+            rowScales.push_back(memref::LoadOp::create(
+                gb, l, woqRowScale, ValueRange{rows[i], group}));
+          }
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t j = 0; j < nr; ++j) {
+            Value s = memref::LoadOp::create(gb, l, woqScale,
+                                             ValueRange{cols[j], group});
+            for (int64_t i = 0; i < mr; ++i) {
+              Value exact = arith::SubIOp::create(
+                  gb, l, inner.getResult(i * nr + j), offsets[i]);
+              Value scale = vector::BroadcastOp::create(
+                  gb, l, vecType,
+                  arith::MulFOp::create(gb, l, s, rowScales[i]));
+              next[i * nr + j] = vector::FMAOp::create(
+                  gb, l, arith::SIToFPOp::create(gb, l, vecType, exact), scale,
+                  accs[i * nr + j]);
+            }
+          }
+          scf::YieldOp::create(gb, l, next);
+        });
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) {
+        Value sum = laneSum(nb, groups.getResult(i * nr + j));
+        Value initC =
+            memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
+        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
+      }
   }
 
   /// The epilogue runs on vectors over each finished column block
@@ -203,6 +314,10 @@ struct KernelBuilder {
     auto cstIdx = [&](OpBuilder &ob, Location l, int64_t v) {
       return arith::ConstantIndexOp::create(ob, l, v).getResult();
     };
+    if (woqRowScale) {
+      emitInt8ActivationTile(nb, rows, cols);
+      return;
+    }
     if (woqBits) {
       // Weight-only: per group, the products of the unscaled integer
       // weights are summed in partial accumulators, which the group's
@@ -466,13 +581,23 @@ static std::optional<NTMatmul> matchInt8Matmul(linalg::GenericOp op) {
                   bType.getDimSize(0)};
 }
 
+/// The operands of a weight-only contraction: the matmul (mm.b = B, mm.k =
+/// K), the weight scales and, with int8 activations, the row scales.
+struct WeightOnlyOperands {
+  NTMatmul mm;
+  Value scale, rowScale;
+};
+
 /// The weight-only contraction of attn-cpu-quantize-weights on buffers:
 /// C[m, n] += A[m, k] * (q_k(B[n, :]) * S[n, k / group]), A f32 [M, K] (M
 /// may be dynamic), B i32 [N, packedWords(K, bits)], S f32, C f32 [M, N],
-/// all contiguous. Returns the matmul (mm.b = B, mm.k = K) and S.
-static std::optional<std::pair<NTMatmul, Value>>
-matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
+/// all contiguous. With int8 `activations`, A is i8 and a fourth input R f32
+/// [M, K / group] holds its row scales.
+static std::optional<WeightOnlyOperands>
+matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group,
+                      bool int8Activations) {
+  int64_t inputs = int8Activations ? 4 : 3;
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != inputs ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
   auto type = [&](Value v) { return dyn_cast<MemRefType>(v.getType()); };
@@ -484,9 +609,11 @@ matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
     return t && t.getRank() == 2 && t.getLayout().isIdentity() &&
            !t.isDynamicDim(1) && (dynamicRows || !t.isDynamicDim(0));
   };
+  Type aElem = int8Activations ? Type(IntegerType::get(op.getContext(), 8))
+                               : Type(Float32Type::get(op.getContext()));
   if (!contiguous(aType, true) || !contiguous(bType, false) ||
       !contiguous(sType, false) || !contiguous(cType, true) ||
-      !aType.getElementType().isF32() ||
+      aType.getElementType() != aElem ||
       !bType.getElementType().isInteger(32) ||
       !sType.getElementType().isF32() || !cType.getElementType().isF32())
     return std::nullopt;
@@ -495,9 +622,18 @@ matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group) {
       sType.getDimSize(0) != n || sType.getDimSize(1) * group != k ||
       cType.getDimSize(1) != n)
     return std::nullopt;
-  return std::pair{NTMatmul{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
-                            op.getDpsInits()[0], aType.getDimSize(0), n, k},
-                   op.getDpsInputs()[2]};
+  Value rowScale;
+  if (int8Activations) {
+    rowScale = op.getDpsInputs()[3];
+    MemRefType rType = type(rowScale);
+    if (!contiguous(rType, true) || !rType.getElementType().isF32() ||
+        rType.getDimSize(1) * group != k)
+      return std::nullopt;
+  }
+  return WeightOnlyOperands{NTMatmul{op, op.getDpsInputs()[0],
+                                     op.getDpsInputs()[1], op.getDpsInits()[0],
+                                     aType.getDimSize(0), n, k},
+                            op.getDpsInputs()[2], rowScale};
 }
 
 struct AttnCpuMatmulKernelPass
@@ -622,7 +758,7 @@ struct AttnCpuMatmulKernelPass
   void rewriteDot(NTMatmul &mm, Tiles t,
                   const std::optional<WidenedOperand> &wa,
                   const std::optional<WidenedOperand> &wb, Value scale = {},
-                  int64_t bits = 0, int64_t group = 0) {
+                  int64_t bits = 0, int64_t group = 0, Value rowScale = {}) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
     linalg::GenericOp epilogue =
@@ -631,6 +767,7 @@ struct AttnCpuMatmulKernelPass
     kb.woqScale = scale;
     kb.woqBits = bits;
     kb.woqGroup = group;
+    kb.woqRowScale = rowScale;
     auto isBf16 = [](const std::optional<WidenedOperand> &w) {
       return w &&
              cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
@@ -682,9 +819,8 @@ struct AttnCpuMatmulKernelPass
     }
     SmallVector<std::pair<NTMatmul, Tiles>> matches, kMajor, int8;
     struct WeightOnly {
-      NTMatmul mm;
+      WeightOnlyOperands operands;
       Tiles t;
-      Value scale;
       int64_t bits, group;
     };
     SmallVector<WeightOnly> weightOnly;
@@ -696,17 +832,23 @@ struct AttnCpuMatmulKernelPass
         // (convert-linalg-to-loops).
         auto bits = woq.getAs<IntegerAttr>("bits");
         auto group = woq.getAs<IntegerAttr>("group");
+        bool int8Activations = woq.get("activations") != nullptr;
         if (!bits || !group || (bits.getInt() != 8 && bits.getInt() != 4) ||
             group.getInt() <= 0)
           return;
-        auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt());
+        auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt(),
+                                           int8Activations);
         Tiles t = tilesFor(op);
-        bool fits = bits.getInt() == 8
-                        ? t.vl % 4 == 0 && group.getInt() % t.vl == 0
-                        : t.vl == 16 && group.getInt() % 32 == 0;
+        // int8 activations: VNNI steps of 16, 32 or 64 bytes within a
+        // group.
+        bool fits =
+            int8Activations      ? int8Dot && bits.getInt() == 8 &&
+                                       (t.vl == 4 || t.vl == 8 || t.vl == 16) &&
+                                       group.getInt() % 16 == 0
+            : bits.getInt() == 8 ? t.vl % 4 == 0 && group.getInt() % t.vl == 0
+                                 : t.vl == 16 && group.getInt() % 32 == 0;
         if (match && fits)
-          weightOnly.push_back(
-              {match->first, t, match->second, bits.getInt(), group.getInt()});
+          weightOnly.push_back({*match, t, bits.getInt(), group.getInt()});
         return;
       }
       if (op->hasAttr("attn.int8_matmul")) {
@@ -733,8 +875,8 @@ struct AttnCpuMatmulKernelPass
       }
     });
     for (WeightOnly &w : weightOnly)
-      rewriteDot(w.mm, w.t, std::nullopt, std::nullopt, w.scale, w.bits,
-                 w.group);
+      rewriteDot(w.operands.mm, w.t, std::nullopt, std::nullopt,
+                 w.operands.scale, w.bits, w.group, w.operands.rowScale);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;

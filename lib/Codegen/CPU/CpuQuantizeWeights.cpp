@@ -23,6 +23,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -37,6 +39,88 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The activation rows `a` ([M, K] f32) quantized in groups of `group`
+/// along K: the i8 rows and their f32 [M, K / group] scales, as the pass
+/// description specifies.
+static std::pair<Value, Value> quantizeActivations(OpBuilder &b, Location loc,
+                                                   Value a, int64_t group) {
+  MLIRContext *ctx = b.getContext();
+  auto aType = cast<RankedTensorType>(a.getType());
+  int64_t k = aType.getDimSize(1), groups = k / group;
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
+  OpFoldResult rows = tensor::getMixedSize(b, loc, a, 0);
+  auto empty = [&](int64_t cols, Type elem) {
+    return tensor::EmptyOp::create(
+        b, loc, SmallVector<OpFoldResult>{rows, b.getIndexAttr(cols)}, elem);
+  };
+  auto cstF = [](OpBuilder &nb, Location l, float v) {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v)).getResult();
+  };
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  auto parallel = utils::IteratorType::parallel;
+  // max |a| per (row, group), the row seen as [M, groups, group].
+  Value grouped = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({aType.getDimSize(0), groups, group}, f32),
+      a, SmallVector<ReassociationIndices>{{0}, {1, 2}},
+      SmallVector<OpFoldResult>{rows, b.getIndexAttr(groups),
+                                b.getIndexAttr(group)});
+  Value zeros = linalg::FillOp::create(b, loc, cstF(b, loc, 0.0f),
+                                       empty(groups, f32).getResult())
+                    .getResult(0);
+  Value absMax =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{zeros.getType()}, ValueRange{grouped},
+          ValueRange{zeros},
+          {AffineMap::get(3, 0, {d0, d1, d2}, ctx),
+           AffineMap::get(3, 0, {d0, d1}, ctx)},
+          {parallel, parallel, utils::IteratorType::reduction},
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            Value v = math::AbsFOp::create(nb, l, args[0]);
+            Value more = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                               v, args[1]);
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::SelectOp::create(nb, l, more, v, args[1])});
+          })
+          .getResult(0);
+  auto map2 = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(2, 0, results, ctx);
+  };
+  Value scale =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{zeros.getType()}, ValueRange{absMax},
+          ValueRange{empty(groups, f32)}, {map2({d0, d1}), map2({d0, d1})},
+          {parallel, parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value s =
+                arith::DivFOp::create(nb, l, args[0], cstF(nb, l, 127.0f));
+            Value isZero = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OEQ, s, cstF(nb, l, 0.0f));
+            linalg::YieldOp::create(nb, l,
+                                    ValueRange{arith::SelectOp::create(
+                                        nb, l, isZero, cstF(nb, l, 1.0f), s)});
+          })
+          .getResult(0);
+  Value quantized =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{RankedTensorType::get(aType.getShape(), i8)},
+          ValueRange{a, scale}, ValueRange{empty(k, i8)},
+          {map2({d0, d1}), map2({d0, d1.floorDiv(group)}), map2({d0, d1})},
+          {parallel, parallel},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value q = math::RoundEvenOp::create(
+                nb, l, arith::DivFOp::create(nb, l, args[0], args[1]));
+            q = arith::MinNumFOp::create(
+                nb, l, arith::MaxNumFOp::create(nb, l, q, cstF(nb, l, -127.0f)),
+                cstF(nb, l, 127.0f));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::FPToSIOp::create(nb, l, i8, q)});
+          })
+          .getResult(0);
+  return {quantized, scale};
+}
+
 struct AttnCpuQuantizeWeightsPass
     : public mlir::attn::impl::AttnCpuQuantizeWeightsBase<
           AttnCpuQuantizeWeightsPass> {
@@ -48,6 +132,11 @@ struct AttnCpuQuantizeWeightsPass
     if (bits != 8 && bits != 4) {
       module.emitError("attn-cpu-quantize-weights: bits must be 8 or 4, got ")
           << static_cast<int64_t>(bits);
+      return signalPassFailure();
+    }
+    if (int8Activations && bits != 8) {
+      module.emitError("attn-cpu-quantize-weights: int8-activations needs "
+                       "bits=8");
       return signalPassFailure();
     }
     // Whole i32 words (4 int8 or 8 int4 weights) never straddle a group.
@@ -128,12 +217,20 @@ struct AttnCpuQuantizeWeightsPass
       AffineExpr wordOf = bits == 8 ? kk.floorDiv(4)
                                     : kk.floorDiv(kInt4BlockWeights) * 4 +
                                           (kk % 16).floorDiv(4);
+      SmallVector<Value> inputs = {op.getDpsInputs()[0], packed, scale};
+      SmallVector<AffineMap> maps = {map({m, kk}), map({nn, wordOf}),
+                                     map({nn, kk.floorDiv(group)})};
+      if (int8Activations) {
+        auto [quantized, rowScale] =
+            quantizeActivations(b, loc, op.getDpsInputs()[0], group);
+        inputs[0] = quantized;
+        inputs.push_back(rowScale);
+        maps.push_back(map({m, kk.floorDiv(group)}));
+      }
+      maps.push_back(map({m, nn}));
       auto product = linalg::GenericOp::create(
-          b, loc, TypeRange{op.getResult(0).getType()},
-          ValueRange{op.getDpsInputs()[0], packed, scale},
-          ValueRange{op.getDpsInits()[0]},
-          {map({m, kk}), map({nn, wordOf}), map({nn, kk.floorDiv(group)}),
-           map({m, nn})},
+          b, loc, TypeRange{op.getResult(0).getType()}, inputs,
+          ValueRange{op.getDpsInits()[0]}, maps,
           {utils::IteratorType::parallel, utils::IteratorType::parallel,
            utils::IteratorType::reduction},
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -166,19 +263,29 @@ struct AttnCpuQuantizeWeightsPass
                 arith::IndexCastOp::create(nb, l, nb.getI32Type(), start));
             Value q = arith::ShRSIOp::create(
                 nb, l, arith::ShLIOp::create(nb, l, args[1], up), cst(32 - w));
-            Value dequant = arith::MulFOp::create(
-                nb, l, arith::SIToFPOp::create(nb, l, nb.getF32Type(), q),
-                args[2]);
-            Value sum = arith::AddFOp::create(
-                nb, l, args[3], arith::MulFOp::create(nb, l, args[0], dequant));
+            Value weight = arith::SIToFPOp::create(nb, l, f32, q);
+            Value product;
+            if (int8Activations) {
+              // The integer product (exact in f32) times both scales.
+              Value x = arith::SIToFPOp::create(nb, l, f32, args[0]);
+              product = arith::MulFOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, x, weight),
+                  arith::MulFOp::create(nb, l, args[2], args[3]));
+            } else {
+              product = arith::MulFOp::create(
+                  nb, l, args[0],
+                  arith::MulFOp::create(nb, l, weight, args[2]));
+            }
+            Value sum = arith::AddFOp::create(nb, l, args.back(), product);
             linalg::YieldOp::create(nb, l, ValueRange{sum});
           });
-      product->setAttr(
-          "attn.woq_matmul",
-          builder.getDictionaryAttr(
-              {builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
-               builder.getNamedAttr("group",
-                                    builder.getI64IntegerAttr(group))}));
+      SmallVector<NamedAttribute> marks = {
+          builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
+          builder.getNamedAttr("group", builder.getI64IntegerAttr(group))};
+      if (int8Activations)
+        marks.push_back(
+            builder.getNamedAttr("activations", builder.getI64IntegerAttr(8)));
+      product->setAttr("attn.woq_matmul", builder.getDictionaryAttr(marks));
       op.getResult(0).replaceAllUsesWith(product.getResult(0));
       op.erase();
       if (weight->use_empty())

@@ -3,6 +3,8 @@
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=32" 2>&1 | FileCheck %s --check-prefix=GROUP
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=3" 2>&1 | FileCheck %s --check-prefix=BITS
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="group-size=12" 2>&1 | FileCheck %s --check-prefix=MULT8
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 int8-activations=true" | FileCheck %s --check-prefix=ACT
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8 int8-activations=true" 2>&1 | FileCheck %s --check-prefix=ACT4
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -49,6 +51,44 @@
 // INT4:           %[[UP:.*]] = arith.subi %c28_i32, %[[START32]]
 // INT4:           %[[TOP:.*]] = arith.shli %{{.*}}, %[[UP]]
 // INT4:           arith.shrsi %[[TOP]], %c28_i32
+// With int8 activations: per row and group of 8, max |x| over the row
+// viewed as [M, K / 8, 8]; the scale max / 127 (1 for a zero group); the
+// rows rounded half to even, clamped to +-127 and stored as i8; the
+// contraction reads them with both scales and is marked activations = 8.
+// ACT-DAG:    #[[GROUPS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// ACT-DAG:    #[[PERGROUP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// ACT-DAG:    #[[ROWGROUP:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 8)>
+// ACT-DAG:    #[[AMAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// ACT-DAG:    #[[RSMAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 8)>
+// ACT-LABEL: func.func @projection
+// ACT-SAME:      (%[[X:[^:]+]]: tensor<?x16xf32>
+// ACT-DAG:     %[[QW:.*]] = attn.weight "w.q8" : tensor<24x4xi32>
+// ACT-DAG:     %[[S:.*]] = attn.weight "w.q8_scale" : tensor<24x2xf32>
+// ACT:         %[[G:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2]] {{.*}} : tensor<?x16xf32> into tensor<?x2x8xf32>
+// ACT:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[GROUPS]], #[[PERGROUP]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[G]] : tensor<?x2x8xf32>)
+// ACT:           math.absf
+// ACT:           arith.cmpf ogt
+// ACT:           arith.select
+// ACT:         %[[RS:.*]] = linalg.generic {{.*}} ins(%[[MAX]] : tensor<?x2xf32>)
+// ACT:           arith.divf %{{.*}}, %{{.*}} : f32
+// ACT:           arith.cmpf oeq
+// ACT:           arith.select
+// ACT:         %[[Q:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROWGROUP]], #{{.*}}], {{.*}} ins(%[[X]], %[[RS]] : tensor<?x16xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x16xi8>)
+// ACT:           arith.divf
+// ACT:           math.roundeven
+// ACT:           arith.maxnumf
+// ACT:           arith.minnumf
+// ACT:           arith.fptosi %{{.*}} : f32 to i8
+// ACT:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[AMAP]], #{{.*}}, #{{.*}}, #[[RSMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[Q]], %[[QW]], %[[S]], %[[RS]] : tensor<?x16xi8>, tensor<24x4xi32>, tensor<24x2xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x24xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 8 : i64}}
+// ACT:           arith.sitofp %{{.*}} : i32 to f32
+// ACT:           arith.sitofp %{{.*}} : i8 to f32
+// ACT:           arith.mulf
+// ACT:           arith.mulf
+// ACT:           arith.mulf
+// ACT:           arith.addf
+// ACT:         return %[[Y]]
+// ACT-LABEL: func.func @tied
+// ACT4:         error: attn-cpu-quantize-weights: int8-activations needs bits=8
 // GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
 // BITS:         error: attn-cpu-quantize-weights: bits must be 8 or 4, got 3
 // MULT8:        error: attn-cpu-quantize-weights: group-size must be a positive multiple of 8, got 12

@@ -19,6 +19,18 @@ writes a checkpoint directory whose tensors are those dequantized weights
 
 tokens: the share of generated tokens equal to the reference's (same row,
 same position); PASS when it is at least --min-agree.
+
+    check_woq.py int8-activations CKPT_DIR OUT.safetensors --group G
+                 --input IDS.npy --got LOGITS.npy --tol T
+
+int8-activations (GPT-2 only): a numpy GPT-2 that runs every projection
+as --quantize=int8-weights --int8-activations specifies: each activation
+row quantized per group of G along K (scale max|x| / 127, 1 for a zero
+group; q = clamp(round half to even(x / scale), -127, 127)), the integer
+products of a group summed exactly and scaled once by the weight's and
+the row's scale. The weights are the file's int8 ones (as `layout` reads
+them), the rest the checkpoint's f32 tensors. PASS when the model's logits
+are within --tol of it (max abs error / max|reference|).
 """
 
 import argparse
@@ -163,6 +175,83 @@ def layout(args):
     return 0
 
 
+def quantized_linear(x, q, scale, group):
+    """x [M, K] f32 times int8 weights q [N, K] (scales [N, K / G]) with the
+    activations quantized per row and group, in exact integer sums."""
+    x = x.astype(np.float32)
+    m, k = x.shape
+    xg = x.reshape(m, k // group, group)
+    row_scale = np.abs(xg).max(-1) / np.float32(127)
+    row_scale = np.where(row_scale == 0, np.float32(1), row_scale)
+    qa = np.clip(np.rint(xg / row_scale[:, :, None]), -127, 127)
+    qa = qa.astype(np.int64)
+    qw = q.reshape(q.shape[0], k // group, group).astype(np.int64)
+    sums = np.einsum("mgk,ngk->mng", qa, qw).astype(np.float64)
+    scales = row_scale[:, None, :].astype(np.float64) * scale[None, :, :]
+    return (sums * scales).sum(-1).astype(np.float32)
+
+
+def int8_activations(args):
+    ckpt, _ = read_safetensors(os.path.join(args.checkpoint,
+                                            "model.safetensors"))
+    written, _ = read_safetensors(args.weights)
+    with open(os.path.join(args.checkpoint, "config.json")) as f:
+        config = json.load(f)
+    if config.get("model_type") != "gpt2":
+        print("FAIL int8-activations checks GPT-2 checkpoints only")
+        return 1
+    g = args.group
+
+    def linear(x, name, bias=None):
+        q = unpack(written[name + ".q8"], 8)
+        y = quantized_linear(x, q, written[name + ".q8_scale"], g)
+        return y if bias is None else y + ckpt[bias]
+
+    def norm(x, prefix):
+        x = x.astype(np.float32)
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        eps = np.float32(config.get("layer_norm_epsilon", 1e-5))
+        return ((x - mean) / np.sqrt(var + eps) * ckpt[prefix + ".weight"] +
+                ckpt[prefix + ".bias"])
+
+    ids = np.load(args.input)
+    got = np.load(args.got)
+    d, heads = config["n_embd"], config["n_head"]
+    hd = d // heads
+    worst, mag = 0.0, 0.0
+    for row, tokens in enumerate(ids):
+        s = len(tokens)
+        h = ckpt["transformer.wte.weight"][tokens] + \
+            ckpt["transformer.wpe.weight"][:s]
+        for layer in range(config["n_layer"]):
+            p = f"transformer.h.{layer}."
+            qkv = linear(norm(h, p + "ln_1"), p + "attn.c_attn.weight",
+                         p + "attn.c_attn.bias")
+            q, k, v = (qkv[:, i * d:(i + 1) * d].reshape(s, heads, hd)
+                       .transpose(1, 0, 2) for i in range(3))
+            score = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(hd))
+            score = np.where(np.tril(np.ones((s, s), bool)), score, -np.inf)
+            score = np.exp(score - score.max(-1, keepdims=True))
+            att = (score / score.sum(-1, keepdims=True)) @ v
+            att = att.transpose(1, 0, 2).reshape(s, d).astype(np.float32)
+            h = h + linear(att, p + "attn.c_proj.weight", p + "attn.c_proj.bias")
+            f = linear(norm(h, p + "ln_2"), p + "mlp.c_fc.weight",
+                       p + "mlp.c_fc.bias")
+            f = 0.5 * f * (1 + np.tanh(np.sqrt(2 / np.pi) *
+                                       (f + 0.044715 * f ** 3)))
+            h = h + linear(f.astype(np.float32), p + "mlp.c_proj.weight",
+                           p + "mlp.c_proj.bias")
+        want = linear(norm(h, "transformer.ln_f"), "transformer.wte.weight")
+        worst = max(worst, float(np.abs(got[row] - want).max()))
+        mag = max(mag, float(np.abs(want).max()))
+    err = worst / mag
+    verdict = "PASS" if err <= args.tol else "FAIL"
+    print(f"{verdict} int8-activation logits within {err:.2e} of numpy's "
+          f"(max |ref| {mag:.3f}, tol {args.tol})")
+    return 0 if verdict == "PASS" else 1
+
+
 def tokens(args):
     got, want = np.load(args.got), np.load(args.want)
     if got.shape != want.shape:
@@ -188,8 +277,16 @@ def main():
     tp.add_argument("got")
     tp.add_argument("want")
     tp.add_argument("--min-agree", type=float, required=True)
+    ap_ = sub.add_parser("int8-activations")
+    ap_.add_argument("checkpoint")
+    ap_.add_argument("weights")
+    ap_.add_argument("--group", type=int, required=True)
+    ap_.add_argument("--input", required=True)
+    ap_.add_argument("--got", required=True)
+    ap_.add_argument("--tol", type=float, required=True)
     args = ap.parse_args()
-    return layout(args) if args.cmd == "layout" else tokens(args)
+    return {"layout": layout, "tokens": tokens,
+            "int8-activations": int8_activations}[args.cmd](args)
 
 
 if __name__ == "__main__":

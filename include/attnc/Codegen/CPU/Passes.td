@@ -139,14 +139,29 @@ def AttnCpuQuantizeWeights
 
     K must be a multiple of group-size (an error names the weight); the
     group size is a multiple of 8, so that no word straddles two groups.
+
+    With `int8-activations` (bits=8 only) the activation rows are quantized
+    too, at run time, in the same groups: per row m and group g,
+    `ascale[m, g] = max|A[m, group]| / 127` (1 for an all-zero group) and
+    `Aq = clamp(roundeven(A / ascale), -127, 127)` as i8. The contraction
+    then reads `Aq` and the scales,
+    `C[m, n] += Aq[m, k] * Wq[n, k] * (scale[n, k / G] * ascale[m, k / G])`,
+    so that attn-cpu-matmul-kernel can sum each group's integer products
+    exactly with AVX-512 VNNI (`vpdpbusd`) and scale the sum once. The
+    contraction is marked `attn.woq_matmul {bits, group, activations = 8}`.
   }];
   let options = [
     Option<"bits", "bits", "int64_t", "8", "weight width: 8 or 4">,
     Option<"groupSize", "group-size", "int64_t", "128",
            "consecutive k per scale (a multiple of 8 dividing every K)">,
+    Option<"int8Activations", "int8-activations", "bool", "false",
+           "also quantize the activation rows to int8 per group at run time "
+           "(bits=8)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp"> {
@@ -221,8 +236,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "rewrite the u8 x s8 contractions of attn-cpu-quantize-int8 into "
            "outer-product tiles of AVX-512 VNNI dot products (vpdpbusd: 4 "
            "bytes of a row of A broadcast against a row of B's words, N a "
-           "multiple of VL; the host must have avx512vnni); otherwise they "
-           "stay generic loops">,
+           "multiple of VL; the host must have avx512vnni), and the "
+           "weight-only contractions with int8 activations into dot-product "
+           "tiles that sum each group's products with vpdpbusd (groups of a "
+           "multiple of 16); otherwise they stay generic loops">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "

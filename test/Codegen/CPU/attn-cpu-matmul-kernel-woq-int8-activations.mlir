@@ -1,0 +1,110 @@
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int8-dot=true}))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s --check-prefix=NOVNNI
+
+// Weight-only int8 contractions with int8 activations, as
+// attn-cpu-quantize-weights{int8-activations} leaves them (here
+// bufferized): A i8 [M, K], the packed weight words [N, K / 4], the weight
+// scales [N, K / G] and the row scales [M, K / G]. With VNNI, per group the
+// kernel sums the integer products exactly: the weight bytes' sign bits
+// flipped (u8 = w + 128) times the activation bytes on vpdpbusd, the
+// activation sums on a second vpdpbusd against bytes of 1, 128 times those
+// subtracted; then one conversion and one FMA by the product of the two
+// scales per group. A group of 64 is one zmm step (16 i32 lanes), a group
+// of 32 one ymm step (8 lanes). Without VNNI the generic stays.
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 64)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 64)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @groups_of_64(
+// CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x32xi32>, %[[S:[^:]+]]: memref<16x2xf32>, %[[R:[^:]+]]: memref<2x2xf32>
+// CHECK-DAG:     %[[ONES:.*]] = arith.constant dense<1> : vector<64xi8>
+// CHECK-DAG:     %[[SIGN:.*]] = arith.constant dense<-128> : vector<64xi8>
+// CHECK-DAG:     %[[SEVEN:.*]] = arith.constant dense<7> : vector<16xi32>
+// CHECK:         scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:             %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[K]]] : memref<2x128xi8>, vector<64xi8>
+// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[ONES]], %[[AV]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// CHECK:             %[[KW:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
+// CHECK:             %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %[[KW]]] : memref<16x32xi32>, vector<16xi32>
+// CHECK:             %[[WB:.*]] = vector.bitcast %[[WV]] : vector<16xi32> to vector<64xi8>
+// CHECK:             %[[WU:.*]] = arith.xori %[[WB]], %[[SIGN]] : vector<64xi8>
+// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[WU]], %[[AV]])
+// CHECK:           %[[GROUP:.*]] = arith.divui %[[G]], %c64{{[_0-9]*}}
+// CHECK:           %[[OFF:.*]] = arith.shli %{{.*}}, %[[SEVEN]] : vector<16xi32>
+// CHECK:           %[[RS:.*]] = memref.load %[[R]][%{{.*}}, %[[GROUP]]]
+// CHECK:           %[[WS:.*]] = memref.load %[[S]][%{{.*}}, %[[GROUP]]]
+// CHECK:           %[[EXACT:.*]] = arith.subi %{{.*}}, %[[OFF]] : vector<16xi32>
+// CHECK:           %[[BOTH:.*]] = arith.mulf %[[WS]], %[[RS]] : f32
+// CHECK:           %[[SPLAT:.*]] = vector.broadcast %[[BOTH]] : f32 to vector<16xf32>
+// CHECK:           %[[F:.*]] = arith.sitofp %[[EXACT]] : vector<16xi32> to vector<16xf32>
+// CHECK:           vector.fma %[[F]], %[[SPLAT]], %{{.*}} : vector<16xf32>
+// CHECK:         vector.reduction <add>
+// CHECK-NOT:     linalg.generic
+// NOVNNI-LABEL: func.func @groups_of_64(
+// NOVNNI:         linalg.generic {{.*}}attn.woq_matmul
+// NOVNNI-NOT:     vpdpbusd
+func.func @groups_of_64(%a: memref<2x128xi8>, %w: memref<16x32xi32>, %s: memref<16x2xf32>, %r: memref<2x2xf32>, %c: memref<2x16xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<2x128xi8>, memref<16x32xi32>, memref<16x2xf32>, memref<2x2xf32>) outs(%c : memref<2x16xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 64 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %3 = arith.index_cast %2 : index to i32
+    %c24_i32 = arith.constant 24 : i32
+    %4 = arith.subi %c24_i32, %3 : i32
+    %5 = arith.shli %in_0, %4 : i32
+    %6 = arith.shrsi %5, %c24_i32 : i32
+    %7 = arith.sitofp %6 : i32 to f32
+    %8 = arith.sitofp %in : i8 to f32
+    %9 = arith.mulf %in_1, %in_2 : f32
+    %10 = arith.mulf %8, %7 : f32
+    %11 = arith.mulf %10, %9 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  }
+  return
+}
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 32)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 32)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @groups_of_32(
+// CHECK:         scf.for %{{.*}} step %c32{{[_0-9]*}} iter_args
+// CHECK:           vector.load %{{.*}} : memref<1x64xi8>, vector<32xi8>
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"({{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// CHECK:         arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// NOVNNI-LABEL: func.func @groups_of_32(
+// NOVNNI:         linalg.generic
+func.func @groups_of_32(%a: memref<1x64xi8>, %w: memref<8x16xi32>, %s: memref<8x2xf32>, %r: memref<1x2xf32>, %c: memref<1x8xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<1x64xi8>, memref<8x16xi32>, memref<8x2xf32>, memref<1x2xf32>) outs(%c : memref<1x8xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 32 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %3 = arith.index_cast %2 : index to i32
+    %c24_i32 = arith.constant 24 : i32
+    %4 = arith.subi %c24_i32, %3 : i32
+    %5 = arith.shli %in_0, %4 : i32
+    %6 = arith.shrsi %5, %c24_i32 : i32
+    %7 = arith.sitofp %6 : i32 to f32
+    %8 = arith.sitofp %in : i8 to f32
+    %9 = arith.mulf %in_1, %in_2 : f32
+    %10 = arith.mulf %8, %7 : f32
+    %11 = arith.mulf %10, %9 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  }
+  return
+}
