@@ -123,7 +123,8 @@ static const attnc::PipelineSwitch kSwitches[] = {
      true, false},
     // Off by default: it adds the activations' rounding error.
     {"int8-activations", &PipelineOptions::int8Activations,
-     "With --quantize=int8-weights: also quantize each activation row to "
+     "With --quantize=int8-weights / int4-weights: also quantize each "
+     "activation row to "
      "int8 at run time, one symmetric scale per --quantize-group, so that "
      "the projections sum integer products on AVX-512 VNNI (vpdpbusd; "
      "attn-cpu-quantize-weights{int8-activations}): faster decoding, plus "

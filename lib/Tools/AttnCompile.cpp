@@ -260,9 +260,9 @@ mlir::LogicalResult Compilation::validateOptions() {
       return fail("--quantize=int8 is for encoders: it does not combine with "
                   "--kv-cache or --layer-drop='strategy=search ...'");
   }
-  if (pipeline.int8Activations && pipeline.quantizeWeightBits != 8)
-    return fail("--int8-activations is for --quantize=int8-weights (int4 "
-                "weights keep f32 activations)");
+  if (pipeline.int8Activations && !pipeline.quantizeWeightBits)
+    return fail("--int8-activations is for --quantize=int8-weights or "
+                "int4-weights");
   if (pipeline.quantizeWeightBits) {
     std::string mode =
         pipeline.quantizeWeightBits == 8 ? "int8-weights" : "int4-weights";

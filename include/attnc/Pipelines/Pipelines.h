@@ -112,7 +112,7 @@ struct PipelineOptions {
   /// quantized tensors attn-compile writes into the weights file; 0: off.
   int64_t quantizeWeightBits = 0;
   int64_t quantizeGroup = 128;
-  /// With quantizeWeightBits = 8: the activation rows are quantized to int8
+  /// With quantizeWeightBits: the activation rows are quantized to int8
   /// per group at run time too, and the projections sum integer products
   /// (attn-cpu-quantize-weights{int8-activations}).
   bool int8Activations = false;

@@ -161,13 +161,30 @@ struct KernelBuilder {
   void emitInt8ActivationTile(OpBuilder &nb, ArrayRef<Value> rows,
                               ArrayRef<Value> cols) {
     int64_t mr = rows.size(), nr = cols.size();
+    bool int4 = woqBits == 4;
     int64_t lanes = vl;
     while (woqGroup % (4 * lanes) != 0)
       lanes /= 2;
-    Type i8 = nb.getI8Type(), i32 = nb.getI32Type(), f32 = nb.getF32Type();
+    Type i8 = nb.getI8Type(), i16 = nb.getI16Type(), i32 = nb.getI32Type(),
+         f32 = nb.getF32Type();
     auto bytesType = VectorType::get({4 * lanes}, i8);
     auto wordsType = VectorType::get({lanes}, i32);
     auto vecType = VectorType::get({lanes}, f32);
+    // int4: a step of 4 * lanes weights is lanes / 8 blocks of 32 in
+    // 2 * lanes bytes, which one load brings in; the bytes and the bytes
+    // shifted down by 4, concatenated and masked to their low nibbles, are
+    // the weights ordered block by block: low halves, then high halves
+    // ([k0, k0 + 16), [k0 + 32, + 48), ..., then [k0 + 16, + 32), ...).
+    // The activation bytes are shuffled into the same order.
+    auto halfType = VectorType::get({2 * lanes}, i8);
+    SmallVector<int64_t> concat, blockOrder;
+    for (int64_t i = 0; i < 4 * lanes; ++i)
+      concat.push_back(i);
+    int64_t blocks = lanes / 8;
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t j = 0; j < 16; ++j)
+          blockOrder.push_back(b * 32 + half * 16 + j);
     auto splat = [&](VectorType type, Attribute v) {
       return arith::ConstantOp::create(nb, loc, type,
                                        DenseElementsAttr::get(type, v))
@@ -175,8 +192,12 @@ struct KernelBuilder {
     };
     Value zeroWords = splat(wordsType, nb.getI32IntegerAttr(0));
     Value ones = splat(bytesType, nb.getI8IntegerAttr(1));
-    Value signBits = splat(bytesType, nb.getI8IntegerAttr(-128));
-    Value seven = splat(wordsType, nb.getI32IntegerAttr(7));
+    // Unsigned weights are w + 128 (int8: the sign bit flipped) or w + 8
+    // (int4: the nibble's sign bit flipped).
+    Value signBits = splat(bytesType, nb.getI8IntegerAttr(int4 ? 8 : -128));
+    Value lowNibbles = splat(bytesType, nb.getI8IntegerAttr(0x0F));
+    Value four = splat(VectorType::get({lanes}, i16), nb.getI16IntegerAttr(4));
+    Value offsetShift = splat(wordsType, nb.getI32IntegerAttr(int4 ? 3 : 7));
     std::string dotName =
         "llvm.x86.avx512.vpdpbusd." + std::to_string(lanes * 32);
     auto dot = [&](OpBuilder &lb, Location l, Value acc, Value u8, Value s8) {
@@ -202,18 +223,43 @@ struct KernelBuilder {
                 SmallVector<Value> next(parts.begin(), parts.end());
                 SmallVector<Value> as;
                 for (int64_t i = 0; i < mr; ++i) {
-                  as.push_back(vector::LoadOp::create(lb, il, bytesType, a,
-                                                      ValueRange{rows[i], k}));
+                  Value row = vector::LoadOp::create(lb, il, bytesType, a,
+                                                     ValueRange{rows[i], k});
+                  if (int4 && blocks > 1)
+                    row =
+                        vector::ShuffleOp::create(lb, il, row, row, blockOrder);
+                  as.push_back(row);
                   next[mr * nr + i] =
                       dot(lb, il, next[mr * nr + i], ones, as[i]);
                 }
-                Value kWord = arith::DivUIOp::create(lb, il, k, cst(lb, il, 4));
+                Value kWord = arith::DivUIOp::create(lb, il, k,
+                                                     cst(lb, il, int4 ? 8 : 4));
                 for (int64_t j = 0; j < nr; ++j) {
-                  Value w = vector::LoadOp::create(lb, il, wordsType, bNk,
-                                                   ValueRange{cols[j], kWord});
-                  w = arith::XOrIOp::create(
-                      lb, il, vector::BitCastOp::create(lb, il, bytesType, w),
-                      signBits);
+                  Value w;
+                  if (int4) {
+                    Value words = vector::LoadOp::create(
+                        lb, il, VectorType::get({lanes / 2}, i32), bNk,
+                        ValueRange{cols[j], kWord});
+                    Value bytes =
+                        vector::BitCastOp::create(lb, il, halfType, words);
+                    Value high = vector::BitCastOp::create(
+                        lb, il, halfType,
+                        arith::ShRUIOp::create(
+                            lb, il,
+                            vector::BitCastOp::create(
+                                lb, il, VectorType::get({lanes}, i16), words),
+                            four));
+                    w = arith::AndIOp::create(
+                        lb, il,
+                        vector::ShuffleOp::create(lb, il, bytes, high, concat),
+                        lowNibbles);
+                  } else {
+                    w = vector::BitCastOp::create(
+                        lb, il, bytesType,
+                        vector::LoadOp::create(lb, il, wordsType, bNk,
+                                               ValueRange{cols[j], kWord}));
+                  }
+                  w = arith::XOrIOp::create(lb, il, w, signBits);
                   for (int64_t i = 0; i < mr; ++i)
                     next[i * nr + j] = dot(lb, il, next[i * nr + j], w, as[i]);
                 }
@@ -223,7 +269,7 @@ struct KernelBuilder {
           SmallVector<Value> offsets, rowScales;
           for (int64_t i = 0; i < mr; ++i) {
             offsets.push_back(arith::ShLIOp::create(
-                gb, l, inner.getResult(mr * nr + i), seven));
+                gb, l, inner.getResult(mr * nr + i), offsetShift));
             rowScales.push_back(memref::LoadOp::create(
                 gb, l, woqRowScale, ValueRange{rows[i], group}));
           }
@@ -840,11 +886,12 @@ struct AttnCpuMatmulKernelPass
                                            int8Activations);
         Tiles t = tilesFor(op);
         // int8 activations: VNNI steps of 16, 32 or 64 bytes within a
-        // group.
+        // group (int4: whole blocks of 32 weights, 8 or 16 lanes).
         bool fits =
-            int8Activations      ? int8Dot && bits.getInt() == 8 &&
-                                       (t.vl == 4 || t.vl == 8 || t.vl == 16) &&
-                                       group.getInt() % 16 == 0
+            int8Activations
+                ? int8Dot && (t.vl == 4 || t.vl == 8 || t.vl == 16) &&
+                      group.getInt() % (bits.getInt() == 8 ? 16 : 32) == 0 &&
+                      (bits.getInt() == 8 || t.vl >= 8)
             : bits.getInt() == 8 ? t.vl % 4 == 0 && group.getInt() % t.vl == 0
                                  : t.vl == 16 && group.getInt() % 32 == 0;
         if (match && fits)

@@ -134,11 +134,6 @@ struct AttnCpuQuantizeWeightsPass
           << static_cast<int64_t>(bits);
       return signalPassFailure();
     }
-    if (int8Activations && bits != 8) {
-      module.emitError("attn-cpu-quantize-weights: int8-activations needs "
-                       "bits=8");
-      return signalPassFailure();
-    }
     // Whole i32 words (4 int8 or 8 int4 weights) never straddle a group.
     if (groupSize < 8 || groupSize % 8 != 0) {
       module.emitError("attn-cpu-quantize-weights: group-size must be a "

@@ -108,3 +108,70 @@ func.func @groups_of_32(%a: memref<1x64xi8>, %w: memref<8x16xi32>, %s: memref<8x
   }
   return
 }
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 64)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 64)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// int4, groups of 64: a zmm step is two blocks of 32 weights, 32 bytes of
+// words [k / 8, + 8). The bytes and the bytes shifted down by 4 (as i16
+// lanes) concatenated and masked to their low nibbles hold the weights block
+// by block, low halves first; their sign bits flipped (u = w + 8). The
+// activation bytes are shuffled into that order, and 8 times their sums
+// (a shift by 3) come out per group.
+// CHECK-LABEL: func.func @int4_groups_of_64(
+// CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x16xi32>
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant dense<8> : vector<64xi8>
+// CHECK-DAG:     %[[NIBBLE:.*]] = arith.constant dense<15> : vector<64xi8>
+// CHECK-DAG:     %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi16>
+// CHECK-DAG:     %[[THREE:.*]] = arith.constant dense<3> : vector<16xi32>
+// CHECK:         scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:           %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[K]]] : memref<2x128xi8>, vector<64xi8>
+// CHECK:           %[[AS:.*]] = vector.shuffle %[[AV]], %[[AV]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]
+// CHECK:           %[[KW:.*]] = arith.divui %[[K]], %c8{{[_0-9]*}}
+// CHECK:           %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %[[KW]]] : memref<16x16xi32>, vector<8xi32>
+// CHECK:           %[[LO:.*]] = vector.bitcast %[[WV]] : vector<8xi32> to vector<32xi8>
+// CHECK:           %[[H16:.*]] = vector.bitcast %[[WV]] : vector<8xi32> to vector<16xi16>
+// CHECK:           %[[SH:.*]] = arith.shrui %[[H16]], %[[FOUR]] : vector<16xi16>
+// CHECK:           %[[HI:.*]] = vector.bitcast %[[SH]] : vector<16xi16> to vector<32xi8>
+// CHECK:           %[[BOTH:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
+// CHECK:           %[[NIB:.*]] = arith.andi %[[BOTH]], %[[NIBBLE]] : vector<64xi8>
+// CHECK:           %[[U:.*]] = arith.xori %[[NIB]], %[[EIGHT]] : vector<64xi8>
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[U]], %[[AS]])
+// CHECK:         arith.shli %{{.*}}, %[[THREE]] : vector<16xi32>
+// NOVNNI-LABEL: func.func @int4_groups_of_64(
+// NOVNNI:         linalg.generic
+func.func @int4_groups_of_64(%a: memref<2x128xi8>, %w: memref<16x16xi32>, %s: memref<16x2xf32>, %r: memref<2x2xf32>, %c: memref<2x16xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<2x128xi8>, memref<16x16xi32>, memref<16x2xf32>, memref<2x2xf32>) outs(%c : memref<2x16xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 64 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %3 = arith.remui %0, %c32 : index
+    %4 = arith.divui %3, %c16 : index
+    %5 = arith.muli %c4, %4 : index
+    %6 = arith.addi %2, %5 : index
+    %7 = arith.index_cast %6 : index to i32
+    %c28_i32 = arith.constant 28 : i32
+    %8 = arith.subi %c28_i32, %7 : i32
+    %9 = arith.shli %in_0, %8 : i32
+    %10 = arith.shrsi %9, %c28_i32 : i32
+    %11 = arith.sitofp %10 : i32 to f32
+    %12 = arith.sitofp %in : i8 to f32
+    %13 = arith.mulf %in_1, %in_2 : f32
+    %14 = arith.mulf %12, %11 : f32
+    %15 = arith.mulf %14, %13 : f32
+    %16 = arith.addf %out, %15 : f32
+    linalg.yield %16 : f32
+  }
+  return
+}

@@ -4,7 +4,7 @@
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=3" 2>&1 | FileCheck %s --check-prefix=BITS
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="group-size=12" 2>&1 | FileCheck %s --check-prefix=MULT8
 // RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 int8-activations=true" | FileCheck %s --check-prefix=ACT
-// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8 int8-activations=true" 2>&1 | FileCheck %s --check-prefix=ACT4
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8 int8-activations=true" | FileCheck %s --check-prefix=ACT4
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -88,7 +88,10 @@
 // ACT:           arith.addf
 // ACT:         return %[[Y]]
 // ACT-LABEL: func.func @tied
-// ACT4:         error: attn-cpu-quantize-weights: int8-activations needs bits=8
+// ACT4-LABEL: func.func @projection
+// ACT4:         %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x16xi8>)
+// ACT4:         linalg.generic {{.*}} ins(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x16xi8>, tensor<24x4xi32>, tensor<24x2xf32>, tensor<?x2xf32>) {{.*}}attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 8 : i64}
+// ACT4-LABEL: func.func @tied
 // GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
 // BITS:         error: attn-cpu-quantize-weights: bits must be 8 or 4, got 3
 // MULT8:        error: attn-cpu-quantize-weights: group-size must be a positive multiple of 8, got 12

@@ -140,14 +140,15 @@ def AttnCpuQuantizeWeights
     K must be a multiple of group-size (an error names the weight); the
     group size is a multiple of 8, so that no word straddles two groups.
 
-    With `int8-activations` (bits=8 only) the activation rows are quantized
+    With `int8-activations` the activation rows are quantized
     too, at run time, in the same groups: per row m and group g,
     `ascale[m, g] = max|A[m, group]| / 127` (1 for an all-zero group) and
     `Aq = clamp(roundeven(A / ascale), -127, 127)` as i8. The contraction
     then reads `Aq` and the scales,
     `C[m, n] += Aq[m, k] * Wq[n, k] * (scale[n, k / G] * ascale[m, k / G])`,
     so that attn-cpu-matmul-kernel can sum each group's integer products
-    exactly with AVX-512 VNNI (`vpdpbusd`) and scale the sum once. The
+    (int8 or int4 weights) exactly with AVX-512 VNNI (`vpdpbusd`) and scale
+    the sum once. The
     contraction is marked `attn.woq_matmul {bits, group, activations = 8}`.
   }];
   let options = [
@@ -155,8 +156,8 @@ def AttnCpuQuantizeWeights
     Option<"groupSize", "group-size", "int64_t", "128",
            "consecutive k per scale (a multiple of 8 dividing every K)">,
     Option<"int8Activations", "int8-activations", "bool", "false",
-           "also quantize the activation rows to int8 per group at run time "
-           "(bits=8)">,
+           "also quantize the activation rows to int8 per group at run "
+           "time">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",
