@@ -33,6 +33,7 @@
 
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/Utils/WidenedOperands.h"
+#include "Int8ActivationTile.h"
 #include "OuterProductKernel.h"
 #include "OuterProductTile.h"
 #include "attnc/Codegen/CPU/WeightOnlyLayout.h"
@@ -97,10 +98,8 @@ struct KernelBuilder {
   /// [N, K / group] scales (woqBits 0 otherwise).
   Value woqScale = {};
   int64_t woqBits = 0, woqGroup = 0;
-  /// With int8 activations (int8 weights only): A is i8 [M, K] and
-  /// `woqRowScale` its f32 [M, K / group] scales; each group's integer
-  /// products are summed exactly by AVX-512 VNNI.
-  Value woqRowScale = {};
+  /// With int8 activations: the VNNI tiles (A is i8 [M, K]).
+  std::optional<mlir::attn::Int8ActivationTiles> int8Tiles;
   /// Independent FMA chains a weight-only tile keeps at least: about the
   /// FMA latency times its throughput.
   static constexpr int64_t kMinChains = 4;
@@ -145,158 +144,6 @@ struct KernelBuilder {
     Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(4));
     return {arith::SIToFPOp::create(lb, l, vecType, lo),
             arith::SIToFPOp::create(lb, l, vecType, hi)};
-  }
-
-  /// The tile of a weight-only int8 contraction with int8 activations. Per
-  /// group, vpdpbusd multiplies 4 * VL unsigned bytes by as many signed
-  /// ones and adds each 4 products into an i32 lane: the weights, stored
-  /// signed, are made unsigned by flipping their sign bits (w + 128), so
-  /// each lane also holds 128 * sum(q) for its activation bytes q, which a
-  /// second vpdpbusd against bytes of 1 computes per row and the group's
-  /// end subtracts. The exact integer sums are converted and scaled once
-  /// per group (weight scale times row scale) into f32 accumulators.
-  ///
-  /// A step is 4 * `lanes` bytes of k, `lanes` the widest of VL, VL / 2,
-  /// ... (16, 8 or 4: vpdpbusd on zmm, ymm or xmm) whose steps tile a group.
-  void emitInt8ActivationTile(OpBuilder &nb, ArrayRef<Value> rows,
-                              ArrayRef<Value> cols) {
-    int64_t mr = rows.size(), nr = cols.size();
-    bool int4 = woqBits == 4;
-    int64_t lanes = vl;
-    while (woqGroup % (4 * lanes) != 0)
-      lanes /= 2;
-    Type i8 = nb.getI8Type(), i16 = nb.getI16Type(), i32 = nb.getI32Type(),
-         f32 = nb.getF32Type();
-    auto bytesType = VectorType::get({4 * lanes}, i8);
-    auto wordsType = VectorType::get({lanes}, i32);
-    auto vecType = VectorType::get({lanes}, f32);
-    // int4: a step of 4 * lanes weights is lanes / 8 blocks of 32 in
-    // 2 * lanes bytes, which one load brings in; the bytes and the bytes
-    // shifted down by 4, concatenated and masked to their low nibbles, are
-    // the weights ordered block by block: low halves, then high halves
-    // ([k0, k0 + 16), [k0 + 32, + 48), ..., then [k0 + 16, + 32), ...).
-    // The activation bytes are shuffled into the same order.
-    auto halfType = VectorType::get({2 * lanes}, i8);
-    SmallVector<int64_t> concat, blockOrder;
-    for (int64_t i = 0; i < 4 * lanes; ++i)
-      concat.push_back(i);
-    int64_t blocks = lanes / 8;
-    for (int64_t half = 0; half < 2; ++half)
-      for (int64_t b = 0; b < blocks; ++b)
-        for (int64_t j = 0; j < 16; ++j)
-          blockOrder.push_back(b * 32 + half * 16 + j);
-    auto splat = [&](VectorType type, Attribute v) {
-      return arith::ConstantOp::create(nb, loc, type,
-                                       DenseElementsAttr::get(type, v))
-          .getResult();
-    };
-    Value zeroWords = splat(wordsType, nb.getI32IntegerAttr(0));
-    Value ones = splat(bytesType, nb.getI8IntegerAttr(1));
-    // Unsigned weights are w + 128 (int8: the sign bit flipped) or w + 8
-    // (int4: the nibble's sign bit flipped).
-    Value signBits = splat(bytesType, nb.getI8IntegerAttr(int4 ? 8 : -128));
-    Value lowNibbles = splat(bytesType, nb.getI8IntegerAttr(0x0F));
-    Value four = splat(VectorType::get({lanes}, i16), nb.getI16IntegerAttr(4));
-    Value offsetShift = splat(wordsType, nb.getI32IntegerAttr(int4 ? 3 : 7));
-    std::string dotName =
-        "llvm.x86.avx512.vpdpbusd." + std::to_string(lanes * 32);
-    auto dot = [&](OpBuilder &lb, Location l, Value acc, Value u8, Value s8) {
-      return LLVM::CallIntrinsicOp::create(lb, l, wordsType,
-                                           lb.getStringAttr(dotName),
-                                           ValueRange{acc, u8, s8})
-          .getResult(0);
-    };
-    auto cst = [](OpBuilder &ob, Location l, int64_t v) {
-      return arith::ConstantIndexOp::create(ob, l, v).getResult();
-    };
-    // Per group: an i32 accumulator per output, then one per row for the
-    // activation sums.
-    SmallVector<Value> partInit(mr * nr + mr, zeroWords);
-    SmallVector<Value> init(mr * nr, splat(vecType, nb.getF32FloatAttr(0.0f)));
-    auto groups = scf::ForOp::create(
-        nb, loc, cst(nb, loc, 0), cst(nb, loc, mm.k), cst(nb, loc, woqGroup),
-        init, [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
-          Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, l, woqGroup));
-          auto inner = scf::ForOp::create(
-              gb, l, g0, g1, cst(gb, l, 4 * lanes), partInit,
-              [&](OpBuilder &lb, Location il, Value k, ValueRange parts) {
-                SmallVector<Value> next(parts.begin(), parts.end());
-                SmallVector<Value> as;
-                for (int64_t i = 0; i < mr; ++i) {
-                  Value row = vector::LoadOp::create(lb, il, bytesType, a,
-                                                     ValueRange{rows[i], k});
-                  if (int4 && blocks > 1)
-                    row =
-                        vector::ShuffleOp::create(lb, il, row, row, blockOrder);
-                  as.push_back(row);
-                  next[mr * nr + i] =
-                      dot(lb, il, next[mr * nr + i], ones, as[i]);
-                }
-                Value kWord = arith::DivUIOp::create(lb, il, k,
-                                                     cst(lb, il, int4 ? 8 : 4));
-                for (int64_t j = 0; j < nr; ++j) {
-                  Value w;
-                  if (int4) {
-                    Value words = vector::LoadOp::create(
-                        lb, il, VectorType::get({lanes / 2}, i32), bNk,
-                        ValueRange{cols[j], kWord});
-                    Value bytes =
-                        vector::BitCastOp::create(lb, il, halfType, words);
-                    Value high = vector::BitCastOp::create(
-                        lb, il, halfType,
-                        arith::ShRUIOp::create(
-                            lb, il,
-                            vector::BitCastOp::create(
-                                lb, il, VectorType::get({lanes}, i16), words),
-                            four));
-                    w = arith::AndIOp::create(
-                        lb, il,
-                        vector::ShuffleOp::create(lb, il, bytes, high, concat),
-                        lowNibbles);
-                  } else {
-                    w = vector::BitCastOp::create(
-                        lb, il, bytesType,
-                        vector::LoadOp::create(lb, il, wordsType, bNk,
-                                               ValueRange{cols[j], kWord}));
-                  }
-                  w = arith::XOrIOp::create(lb, il, w, signBits);
-                  for (int64_t i = 0; i < mr; ++i)
-                    next[i * nr + j] = dot(lb, il, next[i * nr + j], w, as[i]);
-                }
-                scf::YieldOp::create(lb, il, next);
-              });
-          Value group = arith::DivUIOp::create(gb, l, g0, cst(gb, l, woqGroup));
-          SmallVector<Value> offsets, rowScales;
-          for (int64_t i = 0; i < mr; ++i) {
-            offsets.push_back(arith::ShLIOp::create(
-                gb, l, inner.getResult(mr * nr + i), offsetShift));
-            rowScales.push_back(memref::LoadOp::create(
-                gb, l, woqRowScale, ValueRange{rows[i], group}));
-          }
-          SmallVector<Value> next(accs.begin(), accs.end());
-          for (int64_t j = 0; j < nr; ++j) {
-            Value s = memref::LoadOp::create(gb, l, woqScale,
-                                             ValueRange{cols[j], group});
-            for (int64_t i = 0; i < mr; ++i) {
-              Value exact = arith::SubIOp::create(
-                  gb, l, inner.getResult(i * nr + j), offsets[i]);
-              Value scale = vector::BroadcastOp::create(
-                  gb, l, vecType,
-                  arith::MulFOp::create(gb, l, s, rowScales[i]));
-              next[i * nr + j] = vector::FMAOp::create(
-                  gb, l, arith::SIToFPOp::create(gb, l, vecType, exact), scale,
-                  accs[i * nr + j]);
-            }
-          }
-          scf::YieldOp::create(gb, l, next);
-        });
-    for (int64_t i = 0; i < mr; ++i)
-      for (int64_t j = 0; j < nr; ++j) {
-        Value sum = laneSum(nb, groups.getResult(i * nr + j));
-        Value initC =
-            memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
-        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
-      }
   }
 
   /// The epilogue runs on vectors over each finished column block
@@ -360,8 +207,15 @@ struct KernelBuilder {
     auto cstIdx = [&](OpBuilder &ob, Location l, int64_t v) {
       return arith::ConstantIndexOp::create(ob, l, v).getResult();
     };
-    if (woqRowScale) {
-      emitInt8ActivationTile(nb, rows, cols);
+    if (int8Tiles) {
+      SmallVector<Value> sums = int8Tiles->emitTile(nb, rows, cols);
+      for (int64_t i = 0; i < mr; ++i)
+        for (int64_t j = 0; j < nr; ++j) {
+          Value initC = memref::LoadOp::create(nb, loc, mm.c,
+                                               ValueRange{rows[i], cols[j]});
+          store(nb, arith::AddFOp::create(nb, loc, initC, sums[i * nr + j]),
+                rows[i], cols[j]);
+        }
       return;
     }
     if (woqBits) {
@@ -533,9 +387,14 @@ struct KernelBuilder {
   /// (from nStart).
   void emitTiles(OpBuilder &nb, Value nStart, Value m0, Value m1, int64_t tm,
                  int64_t n0, int64_t n1, int64_t tn) {
+    if (int8Tiles)
+      int8Tiles->allocate(nb, tm);
     scf::ForOp::create(
         nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
         ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {
+          // The row tile's activations, prepared once for all its columns.
+          if (int8Tiles)
+            int8Tiles->prepare(mb, m, tm);
           scf::ForOp::create(
               mb, l, arith::ConstantIndexOp::create(mb, l, n0),
               arith::ConstantIndexOp::create(mb, l, n1),
@@ -813,7 +672,9 @@ struct AttnCpuMatmulKernelPass
     kb.woqScale = scale;
     kb.woqBits = bits;
     kb.woqGroup = group;
-    kb.woqRowScale = rowScale;
+    if (rowScale)
+      kb.int8Tiles.emplace(loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale,
+                           rowScale);
     auto isBf16 = [](const std::optional<WidenedOperand> &w) {
       return w &&
              cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();

@@ -4,13 +4,15 @@
 // Weight-only int8 contractions with int8 activations, as
 // attn-cpu-quantize-weights{int8-activations} leaves them (here
 // bufferized): A i8 [M, K], the packed weight words [N, K / 4], the weight
-// scales [N, K / G] and the row scales [M, K / G]. With VNNI, per group the
-// kernel sums the integer products exactly: the weight bytes' sign bits
-// flipped (u8 = w + 128) times the activation bytes on vpdpbusd, the
-// activation sums on a second vpdpbusd against bytes of 1, 128 times those
-// subtracted; then one conversion and one FMA by the product of the two
-// scales per group. A group of 64 is one zmm step (16 i32 lanes), a group
-// of 32 one ymm step (8 lanes). Without VNNI the generic stays.
+// scales [N, K / G] and the row scales [M, K / G]. With VNNI, each row tile
+// is prepared once before its columns: its bytes copied into a scratch row
+// and, per group, -128 times their sums (vpdpbusd against bytes of 1, a
+// shift by 7) stored as the group's offsets. A column's group starts its
+// integer sums at the offsets and adds the weight bytes with their sign
+// bits flipped (u8 = w + 128) times the prepared bytes on vpdpbusd; the
+// exact sums are converted and scaled once by the product of the two
+// scales. A group of 64 is one zmm step (16 i32 lanes), a group of 32 one
+// ymm step (8 lanes). Without VNNI the generic stays.
 
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
@@ -20,28 +22,39 @@
 
 // CHECK-LABEL: func.func @groups_of_64(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x32xi32>, %[[S:[^:]+]]: memref<16x2xf32>, %[[R:[^:]+]]: memref<2x2xf32>
-// CHECK-DAG:     %[[ONES:.*]] = arith.constant dense<1> : vector<64xi8>
-// CHECK-DAG:     %[[SIGN:.*]] = arith.constant dense<-128> : vector<64xi8>
-// CHECK-DAG:     %[[SEVEN:.*]] = arith.constant dense<7> : vector<16xi32>
-// CHECK:         scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
-// CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
-// CHECK:             %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[K]]] : memref<2x128xi8>, vector<64xi8>
-// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[ONES]], %[[AV]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
-// CHECK:             %[[KW:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
-// CHECK:             %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %[[KW]]] : memref<16x32xi32>, vector<16xi32>
-// CHECK:             %[[WB:.*]] = vector.bitcast %[[WV]] : vector<16xi32> to vector<64xi8>
-// CHECK:             %[[WU:.*]] = arith.xori %[[WB]], %[[SIGN]] : vector<64xi8>
-// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[WU]], %[[AV]])
-// CHECK:           %[[GROUP:.*]] = arith.divui %[[G]], %c64{{[_0-9]*}}
-// CHECK:           %[[OFF:.*]] = arith.shli %{{.*}}, %[[SEVEN]] : vector<16xi32>
-// CHECK:           %[[RS:.*]] = memref.load %[[R]][%{{.*}}, %[[GROUP]]]
-// CHECK:           %[[WS:.*]] = memref.load %[[S]][%{{.*}}, %[[GROUP]]]
-// CHECK:           %[[EXACT:.*]] = arith.subi %{{.*}}, %[[OFF]] : vector<16xi32>
-// CHECK:           %[[BOTH:.*]] = arith.mulf %[[WS]], %[[RS]] : f32
-// CHECK:           %[[SPLAT:.*]] = vector.broadcast %[[BOTH]] : f32 to vector<16xf32>
-// CHECK:           %[[F:.*]] = arith.sitofp %[[EXACT]] : vector<16xi32> to vector<16xf32>
-// CHECK:           vector.fma %[[F]], %[[SPLAT]], %{{.*}} : vector<16xf32>
-// CHECK:         vector.reduction <add>
+// CHECK:         scf.parallel
+// CHECK:           %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x128xi8>
+// CHECK:           %[[OFFS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x32xi32>
+// CHECK:           scf.for %[[M:.*]] = %{{.*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} {
+// CHECK-DAG:         %[[ONES:.*]] = arith.constant dense<1> : vector<64xi8>
+// CHECK-DAG:         %[[ZERO:.*]] = arith.constant dense<0> : vector<16xi32>
+// CHECK-DAG:         %[[SEVEN:.*]] = arith.constant dense<7> : vector<16xi32>
+// CHECK:             scf.for %[[PG:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} {
+// CHECK:               %[[QS:.*]] = scf.for %[[PK:.*]] = %[[PG]] to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[QACC:.*]] = %[[ZERO]])
+// CHECK:                 %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[PK]]] : memref<2x128xi8>, vector<64xi8>
+// CHECK:                 vector.store %[[AV]], %[[ROWS]][%{{.*}}, %[[PK]]]
+// CHECK:                 llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[QACC]], %[[ONES]], %[[AV]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// CHECK:               %[[SH:.*]] = arith.shli %[[QS]], %[[SEVEN]] : vector<16xi32>
+// CHECK:               %[[NEG:.*]] = arith.subi %[[ZERO]], %[[SH]] : vector<16xi32>
+// CHECK:               vector.store %[[NEG]], %[[OFFS]]
+// CHECK:             scf.for %[[N:.*]] = %{{.*}} to %c16{{[_0-9]*}} step %c1{{[_0-9]*}} {
+// CHECK:               scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:                 %[[GI:.*]] = arith.divui %[[G]], %c64{{[_0-9]*}}
+// CHECK:                 %[[START:.*]] = vector.load %[[OFFS]][%{{.*}}] : memref<1x32xi32>, vector<16xi32>
+// CHECK:                 %[[SUM:.*]] = scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[IACC:.*]] = %[[START]])
+// CHECK:                   %[[P:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<1x128xi8>, vector<64xi8>
+// CHECK:                   %[[KW:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
+// CHECK:                   %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %[[KW]]] : memref<16x32xi32>, vector<16xi32>
+// CHECK:                   %[[WB:.*]] = vector.bitcast %[[WV]] : vector<16xi32> to vector<64xi8>
+// CHECK:                   %[[WU:.*]] = arith.xori %[[WB]], %{{.*}} : vector<64xi8>
+// CHECK:                   llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[IACC]], %[[WU]], %[[P]])
+// CHECK:                 %[[RS:.*]] = memref.load %[[R]][%[[M]], %[[GI]]]
+// CHECK:                 %[[WS:.*]] = memref.load %[[S]][%{{.*}}, %[[GI]]]
+// CHECK:                 %[[BOTH:.*]] = arith.mulf %[[WS]], %[[RS]] : f32
+// CHECK:                 %[[SPLAT:.*]] = vector.broadcast %[[BOTH]] : f32 to vector<16xf32>
+// CHECK:                 %[[F:.*]] = arith.sitofp %[[SUM]] : vector<16xi32> to vector<16xf32>
+// CHECK:                 vector.fma %[[F]], %[[SPLAT]], %{{.*}} : vector<16xf32>
+// CHECK:               vector.reduction <add>
 // CHECK-NOT:     linalg.generic
 // NOVNNI-LABEL: func.func @groups_of_64(
 // NOVNNI:         linalg.generic {{.*}}attn.woq_matmul
@@ -79,8 +92,9 @@ func.func @groups_of_64(%a: memref<2x128xi8>, %w: memref<16x32xi32>, %s: memref<
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // CHECK-LABEL: func.func @groups_of_32(
+// CHECK:         vector.load %{{.*}} : memref<1x64xi8>, vector<32xi8>
+// CHECK:         llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"({{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
 // CHECK:         scf.for %{{.*}} step %c32{{[_0-9]*}} iter_args
-// CHECK:           vector.load %{{.*}} : memref<1x64xi8>, vector<32xi8>
 // CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"({{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
 // CHECK:         arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
 // NOVNNI-LABEL: func.func @groups_of_32(
@@ -118,32 +132,32 @@ func.func @groups_of_32(%a: memref<1x64xi8>, %w: memref<8x16xi32>, %s: memref<8x
 #map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // int4, groups of 64: a zmm step is two blocks of 32 weights, 32 bytes of
-// words [k / 8, + 8). The bytes and the bytes shifted down by 4 (as i16
+// words [k / 8, + 8). The prepared row holds the activation bytes shuffled
+// into the order the weights unpack to, the offsets 8 times the sums (a
+// shift by 3). Per column, the bytes and the bytes shifted down by 4 (as i16
 // lanes) concatenated and masked to their low nibbles hold the weights block
-// by block, low halves first; their sign bits flipped (u = w + 8). The
-// activation bytes are shuffled into that order, and 8 times their sums
-// (a shift by 3) come out per group.
+// by block, low halves first; their sign bits flipped (u = w + 8).
 // CHECK-LABEL: func.func @int4_groups_of_64(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x16xi32>
-// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant dense<8> : vector<64xi8>
-// CHECK-DAG:     %[[NIBBLE:.*]] = arith.constant dense<15> : vector<64xi8>
-// CHECK-DAG:     %[[FOUR:.*]] = arith.constant dense<4> : vector<16xi16>
-// CHECK-DAG:     %[[THREE:.*]] = arith.constant dense<3> : vector<16xi32>
-// CHECK:         scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x128xi8>
+// CHECK:         %[[THREE:.*]] = arith.constant dense<3> : vector<16xi32>
+// CHECK:         %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<2x128xi8>, vector<64xi8>
+// CHECK:         %[[AS:.*]] = vector.shuffle %[[AV]], %[[AV]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]
+// CHECK:         vector.store %[[AS]], %[[ROWS]]
+// CHECK:         arith.shli %{{.*}}, %[[THREE]] : vector<16xi32>
+// CHECK:         scf.for %[[G:.*]] = %{{.*}} step %c64{{[_0-9]*}} iter_args
 // CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
-// CHECK:           %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[K]]] : memref<2x128xi8>, vector<64xi8>
-// CHECK:           %[[AS:.*]] = vector.shuffle %[[AV]], %[[AV]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]
+// CHECK:           %[[P:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<1x128xi8>, vector<64xi8>
 // CHECK:           %[[KW:.*]] = arith.divui %[[K]], %c8{{[_0-9]*}}
 // CHECK:           %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %[[KW]]] : memref<16x16xi32>, vector<8xi32>
 // CHECK:           %[[LO:.*]] = vector.bitcast %[[WV]] : vector<8xi32> to vector<32xi8>
 // CHECK:           %[[H16:.*]] = vector.bitcast %[[WV]] : vector<8xi32> to vector<16xi16>
-// CHECK:           %[[SH:.*]] = arith.shrui %[[H16]], %[[FOUR]] : vector<16xi16>
+// CHECK:           %[[SH:.*]] = arith.shrui %[[H16]], %{{.*}} : vector<16xi16>
 // CHECK:           %[[HI:.*]] = vector.bitcast %[[SH]] : vector<16xi16> to vector<32xi8>
 // CHECK:           %[[BOTH:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 1, {{.*}}, 62, 63] : vector<32xi8>, vector<32xi8>
-// CHECK:           %[[NIB:.*]] = arith.andi %[[BOTH]], %[[NIBBLE]] : vector<64xi8>
-// CHECK:           %[[U:.*]] = arith.xori %[[NIB]], %[[EIGHT]] : vector<64xi8>
-// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[U]], %[[AS]])
-// CHECK:         arith.shli %{{.*}}, %[[THREE]] : vector<16xi32>
+// CHECK:           %[[NIB:.*]] = arith.andi %[[BOTH]], %{{.*}} : vector<64xi8>
+// CHECK:           %[[U:.*]] = arith.xori %[[NIB]], %{{.*}} : vector<64xi8>
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[U]], %[[P]])
 // NOVNNI-LABEL: func.func @int4_groups_of_64(
 // NOVNNI:         linalg.generic
 func.func @int4_groups_of_64(%a: memref<2x128xi8>, %w: memref<16x16xi32>, %s: memref<16x2xf32>, %r: memref<2x2xf32>, %c: memref<2x16xf32>) {

@@ -1,0 +1,207 @@
+//===- Int8ActivationTile.cpp - VNNI tiles for int8 activations -----------===//
+//
+// See Int8ActivationTile.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Int8ActivationTile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+Int8ActivationTiles::Int8ActivationTiles(Location loc, int64_t vl, int64_t bits,
+                                         int64_t group, int64_t k, Value a,
+                                         Value b, Value scale, Value rowScale)
+    : loc(loc), bits(bits), group(group), k(k), lanes(vl), a(a), b(b),
+      scale(scale), rowScale(rowScale) {
+  while (group % (4 * lanes) != 0)
+    lanes /= 2;
+  MLIRContext *ctx = a.getContext();
+  bytesType = VectorType::get({4 * lanes}, IntegerType::get(ctx, 8));
+  wordsType = VectorType::get({lanes}, IntegerType::get(ctx, 32));
+  floatsType = VectorType::get({lanes}, Float32Type::get(ctx));
+  int64_t blocks = lanes / 8;
+  if (bits == 4 && blocks > 1)
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t block = 0; block < blocks; ++block)
+        for (int64_t j = 0; j < 16; ++j)
+          blockOrder.push_back(block * 32 + half * 16 + j);
+}
+
+Value Int8ActivationTiles::cst(OpBuilder &builder, int64_t v) {
+  return arith::ConstantIndexOp::create(builder, loc, v);
+}
+
+Value Int8ActivationTiles::splat(OpBuilder &builder, VectorType type,
+                                 Attribute v) {
+  return arith::ConstantOp::create(builder, loc, type,
+                                   DenseElementsAttr::get(type, v));
+}
+
+Value Int8ActivationTiles::dot(OpBuilder &builder, Value acc, Value u8,
+                               Value s8) {
+  return LLVM::CallIntrinsicOp::create(
+             builder, loc, wordsType,
+             builder.getStringAttr("llvm.x86.avx512.vpdpbusd." +
+                                   std::to_string(lanes * 32)),
+             ValueRange{acc, u8, s8})
+      .getResult(0);
+}
+
+Value Int8ActivationTiles::loadWeights(OpBuilder &builder, Value col,
+                                       Value kStep) {
+  Value word = arith::DivUIOp::create(builder, loc, kStep,
+                                      cst(builder, bits == 4 ? 8 : 4));
+  Value signBits =
+      splat(builder, bytesType, builder.getI8IntegerAttr(bits == 4 ? 8 : -128));
+  if (bits == 8) {
+    Value words = vector::LoadOp::create(builder, loc, wordsType, b,
+                                         ValueRange{col, word});
+    return arith::XOrIOp::create(
+        builder, loc, vector::BitCastOp::create(builder, loc, bytesType, words),
+        signBits);
+  }
+  // int4: the step's blocks in 2 * lanes bytes; the bytes and the bytes
+  // shifted down by 4 (as i16 lanes), concatenated and masked to their low
+  // nibbles, are the weights block by block: low halves, then high halves.
+  auto halfType = VectorType::get({2 * lanes}, builder.getI8Type());
+  auto shortsType = VectorType::get({lanes}, builder.getI16Type());
+  Value words = vector::LoadOp::create(
+      builder, loc, VectorType::get({lanes / 2}, builder.getI32Type()), b,
+      ValueRange{col, word});
+  Value low = vector::BitCastOp::create(builder, loc, halfType, words);
+  Value high = vector::BitCastOp::create(
+      builder, loc, halfType,
+      arith::ShRUIOp::create(
+          builder, loc,
+          vector::BitCastOp::create(builder, loc, shortsType, words),
+          splat(builder, shortsType, builder.getI16IntegerAttr(4))));
+  SmallVector<int64_t> concat;
+  for (int64_t i = 0; i < 4 * lanes; ++i)
+    concat.push_back(i);
+  Value nibbles = arith::AndIOp::create(
+      builder, loc, vector::ShuffleOp::create(builder, loc, low, high, concat),
+      splat(builder, bytesType, builder.getI8IntegerAttr(0x0F)));
+  return arith::XOrIOp::create(builder, loc, nibbles, signBits);
+}
+
+void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows) {
+  // Whole vectors are stored and loaded: 64-byte alignment.
+  IntegerAttr alignment = builder.getI64IntegerAttr(64);
+  preparedRows = memref::AllocaOp::create(
+      builder, loc, MemRefType::get({rows, k}, builder.getI8Type()),
+      ValueRange{}, alignment);
+  preparedOffsets = memref::AllocaOp::create(
+      builder, loc,
+      MemRefType::get({rows, k / group * lanes}, builder.getI32Type()),
+      ValueRange{}, alignment);
+}
+
+void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
+  Value ones = splat(builder, bytesType, builder.getI8IntegerAttr(1));
+  Value zero = splat(builder, wordsType, builder.getI32IntegerAttr(0));
+  // 128 (int8) or 8 (int4) times the sums.
+  Value shift =
+      splat(builder, wordsType, builder.getI32IntegerAttr(bits == 4 ? 3 : 7));
+  for (int64_t i = 0; i < rows; ++i) {
+    Value row = arith::AddIOp::create(builder, loc, m, cst(builder, i));
+    Value local = cst(builder, i);
+    scf::ForOp::create(
+        builder, loc, cst(builder, 0), cst(builder, k), cst(builder, group),
+        ValueRange{}, [&](OpBuilder &gb, Location l, Value g0, ValueRange) {
+          Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, group));
+          auto sums = scf::ForOp::create(
+              gb, l, g0, g1, cst(gb, 4 * lanes), ValueRange{zero},
+              [&](OpBuilder &sb, Location sl, Value kStep, ValueRange acc) {
+                Value bytes = vector::LoadOp::create(sb, sl, bytesType, a,
+                                                     ValueRange{row, kStep});
+                if (!blockOrder.empty())
+                  bytes = vector::ShuffleOp::create(sb, sl, bytes, bytes,
+                                                    blockOrder);
+                vector::StoreOp::create(sb, sl, bytes, preparedRows,
+                                        ValueRange{local, kStep});
+                scf::YieldOp::create(sb, sl,
+                                     ValueRange{dot(sb, acc[0], ones, bytes)});
+              });
+          Value offsets = arith::SubIOp::create(
+              gb, l, zero,
+              arith::ShLIOp::create(gb, l, sums.getResult(0), shift));
+          Value at = arith::MulIOp::create(
+              gb, l, arith::DivUIOp::create(gb, l, g0, cst(gb, group)),
+              cst(gb, lanes));
+          vector::StoreOp::create(gb, l, offsets, preparedOffsets,
+                                  ValueRange{local, at});
+          scf::YieldOp::create(gb, l);
+        });
+  }
+}
+
+SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
+                                                 ArrayRef<Value> rows,
+                                                 ArrayRef<Value> cols) {
+  int64_t mr = rows.size(), nr = cols.size();
+  SmallVector<Value> init(
+      mr * nr, splat(builder, floatsType, builder.getF32FloatAttr(0)));
+  auto groups = scf::ForOp::create(
+      builder, loc, cst(builder, 0), cst(builder, k), cst(builder, group), init,
+      [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
+        Value g = arith::DivUIOp::create(gb, l, g0, cst(gb, group));
+        Value at = arith::MulIOp::create(gb, l, g, cst(gb, lanes));
+        // Each output's integer sums start at its row's offsets.
+        SmallVector<Value> partInit;
+        for (int64_t i = 0; i < mr; ++i) {
+          Value offsets = vector::LoadOp::create(
+              gb, l, wordsType, preparedOffsets, ValueRange{cst(gb, i), at});
+          partInit.append(nr, offsets);
+        }
+        Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, group));
+        auto inner = scf::ForOp::create(
+            gb, l, g0, g1, cst(gb, 4 * lanes), partInit,
+            [&](OpBuilder &lb, Location il, Value kStep, ValueRange parts) {
+              SmallVector<Value> next(parts.begin(), parts.end());
+              SmallVector<Value> as;
+              for (int64_t i = 0; i < mr; ++i)
+                as.push_back(
+                    vector::LoadOp::create(lb, il, bytesType, preparedRows,
+                                           ValueRange{cst(lb, i), kStep}));
+              for (int64_t j = 0; j < nr; ++j) {
+                Value w = loadWeights(lb, cols[j], kStep);
+                for (int64_t i = 0; i < mr; ++i)
+                  next[i * nr + j] = dot(lb, next[i * nr + j], w, as[i]);
+              }
+              scf::YieldOp::create(lb, il, next);
+            });
+        SmallVector<Value> rowScales;
+        for (int64_t i = 0; i < mr; ++i)
+          rowScales.push_back(
+              memref::LoadOp::create(gb, l, rowScale, ValueRange{rows[i], g}));
+        SmallVector<Value> next(accs.begin(), accs.end());
+        for (int64_t j = 0; j < nr; ++j) {
+          Value s =
+              memref::LoadOp::create(gb, l, scale, ValueRange{cols[j], g});
+          for (int64_t i = 0; i < mr; ++i) {
+            Value both = vector::BroadcastOp::create(
+                gb, l, floatsType,
+                arith::MulFOp::create(gb, l, s, rowScales[i]));
+            next[i * nr + j] = vector::FMAOp::create(
+                gb, l,
+                arith::SIToFPOp::create(gb, l, floatsType,
+                                        inner.getResult(i * nr + j)),
+                both, accs[i * nr + j]);
+          }
+        }
+        scf::YieldOp::create(gb, l, next);
+      });
+  SmallVector<Value> sums;
+  for (Value acc : groups.getResults())
+    sums.push_back(vector::ReductionOp::create(builder, loc,
+                                               vector::CombiningKind::ADD, acc,
+                                               arith::FastMathFlags::reassoc));
+  return sums;
+}
