@@ -22,11 +22,14 @@ Int8ActivationTiles::Int8ActivationTiles(Location loc, int64_t vl, int64_t bits,
       scale(scale), rowScale(rowScale) {
   while (group % (4 * lanes) != 0)
     lanes /= 2;
+  // int4 in groups of 128 with 16 lanes: a step is one zmm of packed
+  // bytes, 4 blocks, whose low and high nibbles are two vpdpbusd operands.
+  parts = bits == 4 && lanes == 16 && group % 128 == 0 ? 2 : 1;
   MLIRContext *ctx = a.getContext();
   bytesType = VectorType::get({4 * lanes}, IntegerType::get(ctx, 8));
   wordsType = VectorType::get({lanes}, IntegerType::get(ctx, 32));
   floatsType = VectorType::get({lanes}, Float32Type::get(ctx));
-  int64_t blocks = lanes / 8;
+  int64_t blocks = parts * lanes / 8;
   if (bits == 4 && blocks > 1)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t block = 0; block < blocks; ++block)
@@ -54,8 +57,8 @@ Value Int8ActivationTiles::dot(OpBuilder &builder, Value acc, Value u8,
       .getResult(0);
 }
 
-Value Int8ActivationTiles::loadWeights(OpBuilder &builder, Value col,
-                                       Value kStep) {
+SmallVector<Value> Int8ActivationTiles::loadWeights(OpBuilder &builder,
+                                                    Value col, Value kStep) {
   Value word = arith::DivUIOp::create(builder, loc, kStep,
                                       cst(builder, bits == 4 ? 8 : 4));
   Value signBits =
@@ -63,32 +66,41 @@ Value Int8ActivationTiles::loadWeights(OpBuilder &builder, Value col,
   if (bits == 8) {
     Value words = vector::LoadOp::create(builder, loc, wordsType, b,
                                          ValueRange{col, word});
-    return arith::XOrIOp::create(
+    return {arith::XOrIOp::create(
         builder, loc, vector::BitCastOp::create(builder, loc, bytesType, words),
-        signBits);
+        signBits)};
   }
-  // int4: the step's blocks in 2 * lanes bytes; the bytes and the bytes
-  // shifted down by 4 (as i16 lanes), concatenated and masked to their low
-  // nibbles, are the weights block by block: low halves, then high halves.
-  auto halfType = VectorType::get({2 * lanes}, builder.getI8Type());
-  auto shortsType = VectorType::get({lanes}, builder.getI16Type());
+  // int4: the step's blocks in 2 * parts * lanes bytes; the bytes and the
+  // bytes shifted down by 4 (as i16 lanes), masked to their low nibbles,
+  // are the weights block by block: low halves, then high halves. One part:
+  // the two concatenated; two parts: each one operand.
+  int64_t bytes = 2 * parts * lanes;
+  auto packedType = VectorType::get({bytes}, builder.getI8Type());
+  auto shortsType = VectorType::get({bytes / 2}, builder.getI16Type());
   Value words = vector::LoadOp::create(
-      builder, loc, VectorType::get({lanes / 2}, builder.getI32Type()), b,
+      builder, loc, VectorType::get({bytes / 4}, builder.getI32Type()), b,
       ValueRange{col, word});
-  Value low = vector::BitCastOp::create(builder, loc, halfType, words);
+  Value low = vector::BitCastOp::create(builder, loc, packedType, words);
   Value high = vector::BitCastOp::create(
-      builder, loc, halfType,
+      builder, loc, packedType,
       arith::ShRUIOp::create(
           builder, loc,
           vector::BitCastOp::create(builder, loc, shortsType, words),
           splat(builder, shortsType, builder.getI16IntegerAttr(4))));
-  SmallVector<int64_t> concat;
-  for (int64_t i = 0; i < 4 * lanes; ++i)
-    concat.push_back(i);
-  Value nibbles = arith::AndIOp::create(
-      builder, loc, vector::ShuffleOp::create(builder, loc, low, high, concat),
-      splat(builder, bytesType, builder.getI8IntegerAttr(0x0F)));
-  return arith::XOrIOp::create(builder, loc, nibbles, signBits);
+  SmallVector<Value> halves = {low, high};
+  if (parts == 1) {
+    SmallVector<int64_t> concat;
+    for (int64_t i = 0; i < 4 * lanes; ++i)
+      concat.push_back(i);
+    halves = {vector::ShuffleOp::create(builder, loc, low, high, concat)};
+  }
+  Value nibble = splat(builder, bytesType, builder.getI8IntegerAttr(0x0F));
+  SmallVector<Value> unsignedWeights;
+  for (Value half : halves)
+    unsignedWeights.push_back(arith::XOrIOp::create(
+        builder, loc, arith::AndIOp::create(builder, loc, half, nibble),
+        signBits));
+  return unsignedWeights;
 }
 
 void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows) {
@@ -117,17 +129,26 @@ void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
         ValueRange{}, [&](OpBuilder &gb, Location l, Value g0, ValueRange) {
           Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, group));
           auto sums = scf::ForOp::create(
-              gb, l, g0, g1, cst(gb, 4 * lanes), ValueRange{zero},
+              gb, l, g0, g1, cst(gb, parts * 4 * lanes), ValueRange{zero},
               [&](OpBuilder &sb, Location sl, Value kStep, ValueRange acc) {
-                Value bytes = vector::LoadOp::create(sb, sl, bytesType, a,
-                                                     ValueRange{row, kStep});
+                Value bytes = vector::LoadOp::create(
+                    sb, sl,
+                    VectorType::get({parts * 4 * lanes}, sb.getI8Type()), a,
+                    ValueRange{row, kStep});
                 if (!blockOrder.empty())
                   bytes = vector::ShuffleOp::create(sb, sl, bytes, bytes,
                                                     blockOrder);
                 vector::StoreOp::create(sb, sl, bytes, preparedRows,
                                         ValueRange{local, kStep});
-                scf::YieldOp::create(sb, sl,
-                                     ValueRange{dot(sb, acc[0], ones, bytes)});
+                Value sum = acc[0];
+                for (int64_t p = 0; p < parts; ++p) {
+                  Value part = bytes;
+                  if (parts > 1)
+                    part = vector::ExtractStridedSliceOp::create(
+                        sb, sl, bytes, {p * 4 * lanes}, {4 * lanes}, {1});
+                  sum = dot(sb, sum, ones, part);
+                }
+                scf::YieldOp::create(sb, sl, ValueRange{sum});
               });
           Value offsets = arith::SubIOp::create(
               gb, l, zero,
@@ -162,18 +183,27 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
         }
         Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, group));
         auto inner = scf::ForOp::create(
-            gb, l, g0, g1, cst(gb, 4 * lanes), partInit,
-            [&](OpBuilder &lb, Location il, Value kStep, ValueRange parts) {
-              SmallVector<Value> next(parts.begin(), parts.end());
+            gb, l, g0, g1, cst(gb, parts * 4 * lanes), partInit,
+            [&](OpBuilder &lb, Location il, Value kStep, ValueRange sums) {
+              SmallVector<Value> next(sums.begin(), sums.end());
+              // as[i * parts + p]: part p of row i's prepared bytes.
               SmallVector<Value> as;
               for (int64_t i = 0; i < mr; ++i)
-                as.push_back(
-                    vector::LoadOp::create(lb, il, bytesType, preparedRows,
-                                           ValueRange{cst(lb, i), kStep}));
+                for (int64_t p = 0; p < parts; ++p) {
+                  Value at = kStep;
+                  if (p > 0)
+                    at = arith::AddIOp::create(lb, il, kStep,
+                                               cst(lb, p * 4 * lanes));
+                  as.push_back(
+                      vector::LoadOp::create(lb, il, bytesType, preparedRows,
+                                             ValueRange{cst(lb, i), at}));
+                }
               for (int64_t j = 0; j < nr; ++j) {
-                Value w = loadWeights(lb, cols[j], kStep);
+                SmallVector<Value> w = loadWeights(lb, cols[j], kStep);
                 for (int64_t i = 0; i < mr; ++i)
-                  next[i * nr + j] = dot(lb, next[i * nr + j], w, as[i]);
+                  for (int64_t p = 0; p < parts; ++p)
+                    next[i * nr + j] =
+                        dot(lb, next[i * nr + j], w[p], as[i * parts + p]);
               }
               scf::YieldOp::create(lb, il, next);
             });

@@ -31,7 +31,9 @@ namespace mlir::attn {
 ///
 /// A step is 4 * `lanes` bytes of k: lanes is the widest of 16, 8 and 4
 /// (zmm, ymm, xmm) not above VL whose steps tile a group (int4: at least
-/// 8, whole blocks of 32 weights).
+/// 8, whole blocks of 32 weights). int4 groups of a multiple of 128 at 16
+/// lanes take steps of 128 weights: one zmm of packed bytes, whose low and
+/// high nibbles are two operands.
 class Int8ActivationTiles {
 public:
   Int8ActivationTiles(Location loc, int64_t vl, int64_t bits, int64_t group,
@@ -52,11 +54,15 @@ private:
   Value cst(OpBuilder &builder, int64_t v);
   Value splat(OpBuilder &builder, VectorType type, Attribute v);
   Value dot(OpBuilder &builder, Value acc, Value u8, Value s8);
-  /// The unsigned weights of step k of row `col` of B.
-  Value loadWeights(OpBuilder &builder, Value col, Value k);
+  /// The unsigned weights of step k of row `col` of B, in `parts`
+  /// vpdpbusd operands.
+  SmallVector<Value> loadWeights(OpBuilder &builder, Value col, Value k);
 
   Location loc;
   int64_t bits, group, k, lanes;
+  /// vpdpbusd operands per step and column (2: int4 steps of 128 weights,
+  /// one zmm of packed bytes).
+  int64_t parts;
   Value a, b, scale, rowScale;
   VectorType bytesType, wordsType, floatsType;
   /// int4 steps of several blocks: the activation bytes' order (the

@@ -189,3 +189,69 @@ func.func @int4_groups_of_64(%a: memref<2x128xi8>, %w: memref<16x16xi32>, %s: me
   }
   return
 }
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 128)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 128)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// int4, groups of 128: a step is four blocks, one zmm of packed bytes
+// (words [k / 8, + 16)); its low nibbles and its high nibbles (the bytes
+// shifted down by 4 as i16 lanes) are each a vpdpbusd operand, against the
+// two halves of the prepared 128 activation bytes (low halves of the four
+// blocks, then high halves).
+// CHECK-LABEL: func.func @int4_groups_of_128(
+// CHECK-SAME:      %[[A:[^:]+]]: memref<1x128xi8>, %[[W:[^:]+]]: memref<8x16xi32>
+// CHECK:         %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<1x128xi8>, vector<128xi8>
+// CHECK:         %[[AS:.*]] = vector.shuffle %[[AV]], %[[AV]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, {{.*}}, 111, 16, 17, {{.*}}, 126, 127] : vector<128xi8>, vector<128xi8>
+// CHECK:         vector.extract_strided_slice %[[AS]] {offsets = [0], sizes = [64], strides = [1]}
+// CHECK:         vector.extract_strided_slice %[[AS]] {offsets = [64], sizes = [64], strides = [1]}
+// CHECK:         scf.for %[[G:.*]] = %{{.*}} step %c128{{[_0-9]*}} iter_args
+// CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c128{{[_0-9]*}} iter_args
+// CHECK:             %[[P0:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K]]] : memref<1x128xi8>, vector<64xi8>
+// CHECK:             %[[K64:.*]] = arith.addi %[[K]], %c64{{[_0-9]*}}
+// CHECK:             %[[P1:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K64]]] : memref<1x128xi8>, vector<64xi8>
+// CHECK:             %[[WV:.*]] = vector.load %[[W]][%{{.*}}, %{{.*}}] : memref<8x16xi32>, vector<16xi32>
+// CHECK:             %[[LO:.*]] = vector.bitcast %[[WV]] : vector<16xi32> to vector<64xi8>
+// CHECK:             %[[SH:.*]] = arith.shrui %{{.*}}, %{{.*}} : vector<32xi16>
+// CHECK:             %[[HI:.*]] = vector.bitcast %[[SH]] : vector<32xi16> to vector<64xi8>
+// CHECK:             %[[LN:.*]] = arith.andi %[[LO]], %{{.*}} : vector<64xi8>
+// CHECK:             %[[LU:.*]] = arith.xori %[[LN]], %{{.*}} : vector<64xi8>
+// CHECK:             %[[HN:.*]] = arith.andi %[[HI]], %{{.*}} : vector<64xi8>
+// CHECK:             %[[HU:.*]] = arith.xori %[[HN]], %{{.*}} : vector<64xi8>
+// CHECK:             %[[D0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[LU]], %[[P0]])
+// CHECK:             llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[D0]], %[[HU]], %[[P1]])
+// NOVNNI-LABEL: func.func @int4_groups_of_128(
+// NOVNNI:         linalg.generic
+func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: memref<8x1xf32>, %r: memref<1x1xf32>, %c: memref<1x8xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<1x128xi8>, memref<8x16xi32>, memref<8x1xf32>, memref<1x1xf32>) outs(%c : memref<1x8xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 128 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %3 = arith.remui %0, %c32 : index
+    %4 = arith.divui %3, %c16 : index
+    %5 = arith.muli %c4, %4 : index
+    %6 = arith.addi %2, %5 : index
+    %7 = arith.index_cast %6 : index to i32
+    %c28_i32 = arith.constant 28 : i32
+    %8 = arith.subi %c28_i32, %7 : i32
+    %9 = arith.shli %in_0, %8 : i32
+    %10 = arith.shrsi %9, %c28_i32 : i32
+    %11 = arith.sitofp %10 : i32 to f32
+    %12 = arith.sitofp %in : i8 to f32
+    %13 = arith.mulf %in_1, %in_2 : f32
+    %14 = arith.mulf %12, %11 : f32
+    %15 = arith.mulf %14, %13 : f32
+    %16 = arith.addf %out, %15 : f32
+    linalg.yield %16 : f32
+  }
+  return
+}
