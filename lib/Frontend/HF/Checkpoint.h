@@ -36,6 +36,10 @@ public:
   /// key), or config.json:1:1 when it is absent.
   Location keyLoc(StringRef key) const;
   Location configLoc() const;
+  /// An error at boolean `key`, set to `value`, that the model this builder
+  /// does not support has: 'config.json key "`key`" is `value`; ', for the
+  /// caller to say what is supported.
+  InFlightDiagnostic flagError(StringRef key, bool value) const;
 
   /// Config values. A missing key or a value of the wrong kind is an error
   /// naming the key.
