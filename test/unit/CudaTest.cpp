@@ -508,8 +508,6 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
             "the embedding table of 2 rows (valid ids are 0..1)");
 }
 
-// ---- CUDA graphs ------------------------------------------------------------
-
 // ---- Model state
 // --------------------------------------------------------------
 
@@ -575,6 +573,8 @@ TEST_F(CudaFake, StateUpdatedInPlaceOnTheDevice) {
 TEST_F(CudaFake, StateUpdatedInPlaceUnderGraphReplay) {
   checkStateRuns(weights, /*graphs=*/true);
 }
+
+// ---- CUDA graphs ------------------------------------------------------------
 
 TEST_F(CudaFake, GraphCapturedOnceThenReplayed) {
   // The plain path's results, for comparison.

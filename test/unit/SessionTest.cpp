@@ -83,29 +83,34 @@ const int64_t kTwoRowLengths[] = {2, 1};
 /// Each run's token count T, as the step models record it.
 std::vector<int64_t> gStepTokens;
 
-/// Opens `manifest` (run by `invoke`) and a session on it, and generates
-/// `newTokens` greedy tokens into `out` from kTwoRowPrompt; gStepTokens
-/// records each run's token count.
-void generateFromTwoRows(const char *manifest, void (*invoke)(void **),
-                         int64_t newTokens, ModelPtr &m, SessionPtr &s,
-                         std::vector<int64_t> &out) {
-  ASSERT_NO_FATAL_FAILURE(openSession(manifest, invoke, m, s));
-  out.assign(static_cast<size_t>(kBatch * newTokens), 0);
-  gStepTokens.clear();
-  ASSERT_EQ(attnrt_session_generate(s.get(), kTwoRowPrompt, kTwoRowLengths,
-                                    kBatch, 3, newTokens, nullptr, -1,
-                                    out.data()),
-            0)
-      << attnrt_last_error(m.get());
-}
+/// A model, a session on it and the greedy tokens generated from
+/// kTwoRowPrompt.
+struct TwoRowGeneration {
+  /// Opens `manifest` (run by `invoke`) and a session on it, and generates
+  /// `newTokens` tokens per row into `out`; gStepTokens records each run's
+  /// token count.
+  void run(const char *manifest, void (*invoke)(void **), int64_t newTokens) {
+    ASSERT_NO_FATAL_FAILURE(openSession(manifest, invoke, m, s));
+    out.assign(static_cast<size_t>(kBatch * newTokens), 0);
+    gStepTokens.clear();
+    ASSERT_EQ(attnrt_session_generate(s.get(), kTwoRowPrompt, kTwoRowLengths,
+                                      kBatch, 3, newTokens, nullptr, -1,
+                                      out.data()),
+              0)
+        << attnrt_last_error(m.get());
+  }
 
-TEST(Session, GreedyFollowsTheCausalModel) {
-  // Rows of different lengths: the next token is last + 1 (mod V).
+  // Declared after the model, the session is freed before it.
   ModelPtr m;
   SessionPtr s;
   std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(kCausalManifest, causalInvoke, 4, m, s, out));
+};
+
+TEST(Session, GreedyFollowsTheCausalModel) {
+  // Rows of different lengths: the next token is last + 1 (mod V).
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(kCausalManifest, causalInvoke, 4));
+  auto &[m, s, out] = g;
   EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   int64_t maxBatch = 0, capacity = 0, vocab = 0;
   attnrt_session_shape(s.get(), &maxBatch, &capacity, &vocab);
@@ -207,11 +212,9 @@ void stepInvoke(void **buffers) {
 TEST(Session, DynamicStepPrefillsInOneRun) {
   // The full-sequence model's tokens (GreedyFollowsTheCausalModel), from
   // one prefill run of T = 2 (the longer prompt) and then T = 1 per token.
-  ModelPtr m;
-  SessionPtr s;
-  std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(kDynamicStepManifest, stepInvoke, 4, m, s, out));
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(kDynamicStepManifest, stepInvoke, 4));
+  auto &[m, s, out] = g;
   EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 1, 1}));
   int64_t capacity = 0;
@@ -465,11 +468,9 @@ TEST(Session, RecomputePastReRunsEverySequenceOnce) {
       "input positions i64 2 positions 8\n"
       "state cache f32 2x8\n"
       "output logits f32 2x?x5 dims_from 0:1 causal recompute_past 3\n";
-  ModelPtr m;
-  SessionPtr s;
-  std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(manifest, stepInvoke, 5, m, s, out));
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(manifest, stepInvoke, 5));
+  auto &[m, s, out] = g;
   // Prefill (T = 2), a step to lengths 3 and 2, then the re-run of row 0's
   // 1 2 3 4 and row 1's 2 3 4 (T = 4, the longest row past 3), then steps.
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 4, 1, 1}));
@@ -517,11 +518,9 @@ TEST(Session, RecomputePastIsIgnoredWithoutADynamicStep) {
                          "input positions i64 2 positions 8\n"
                          "state cache f32 2x8\n"
                          "output logits f32 2x1x5 causal recompute_past 2\n";
-  ModelPtr m;
-  SessionPtr s;
-  std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(manifest, stepOneInvoke, 4, m, s, out));
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(manifest, stepOneInvoke, 4));
+  auto &[m, s, out] = g;
   EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>(5, 1)));
 }
