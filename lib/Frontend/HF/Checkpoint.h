@@ -36,8 +36,8 @@ public:
   /// key), or config.json:1:1 when it is absent.
   Location keyLoc(StringRef key) const;
   Location configLoc() const;
-  /// An error at boolean `key`, set to `value`, that the model this builder
-  /// does not support has: 'config.json key "`key`" is `value`; ', for the
+  /// Starts the error for a boolean `key` set to a `value` the builder does
+  /// not support: 'config.json key "`key`" is `value`; ' at the key, for the
   /// caller to say what is supported.
   InFlightDiagnostic flagError(StringRef key, bool value) const;
 
