@@ -108,10 +108,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnrt {
@@ -390,14 +392,12 @@ inline std::string formatManifestRecord(const ManifestRecord &r) {
     word(std::to_string(r.gatherSourceExtent));
     word(formatGatherRanges(r.gatherRanges));
   }
-  if (r.transpose)
-    word(kTransposeKeyword);
-  if (r.panels)
-    word(kPanelsKeyword);
-  if (r.pairs)
-    word(kPairsKeyword);
-  if (r.convert)
-    word(kConvertKeyword);
+  for (auto [set, keyword] :
+       {std::pair{r.transpose, kTransposeKeyword},
+        std::pair{r.panels, kPanelsKeyword}, std::pair{r.pairs, kPairsKeyword},
+        std::pair{r.convert, kConvertKeyword}})
+    if (set)
+      word(keyword);
   if (r.idBound >= 0) {
     word(r.positions ? kPositionsKeyword : kIdsKeyword);
     word(std::to_string(r.idBound));
