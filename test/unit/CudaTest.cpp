@@ -169,6 +169,14 @@ void cudaInvoke(void **bufs) {
     mgpuModuleUnload(module);
 }
 
+/// Runs m and returns its output 0 (4 floats).
+std::vector<float> runOutput(attnrt_model *m) {
+  std::vector<float> out(4, -1);
+  EXPECT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
+  EXPECT_EQ(attnrt_get_output(m, 0, out.data(), 16), 0);
+  return out;
+}
+
 class CudaFake : public ::testing::Test {
 protected:
   TempDir dir;
@@ -195,15 +203,19 @@ protected:
     cuda::resetForTesting(nullptr);
   }
 
-  /// Opens the CUDA test model with weights bound and input a = {1,2,3,4}.
-  attnrt_model *openReady() {
+  /// Opens `manifest` (the CUDA test model by default) run by `invoke`,
+  /// with the weights of `weightsPath` (the fixture's when empty) bound and
+  /// input a = {1,2,3,4}.
+  attnrt_model *openReady(const char *manifest = kCudaManifest,
+                          void (*invoke)(void **) = cudaInvoke,
+                          const std::string &weightsPath = "") {
     char err[512];
-    attnrt_model *m = attnrt_open(kCudaManifest, cudaInvoke, err, sizeof(err));
+    attnrt_model *m = attnrt_open(manifest, invoke, err, sizeof(err));
     EXPECT_NE(m, nullptr) << err;
     if (!m)
       return nullptr;
-    EXPECT_EQ(attnrt_bind_weights(m, weights.c_str()), 0)
-        << attnrt_last_error(m);
+    const std::string &path = weightsPath.empty() ? weights : weightsPath;
+    EXPECT_EQ(attnrt_bind_weights(m, path.c_str()), 0) << attnrt_last_error(m);
     std::vector<float> a = {1, 2, 3, 4};
     EXPECT_EQ(attnrt_set_input(m, 0, a.data(), 16), 0);
     return m;
@@ -243,11 +255,8 @@ TEST_F(CudaFake, EndToEndWithPool) {
             headerBytesOf(readFile(weights)) + 16);
   // Input, output and weight buffers live on the "device".
   EXPECT_EQ(controls().liveAllocations(), 3);
-  std::vector<float> out(4);
   for (int run = 0; run < 3; ++run) {
-    ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-    ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-    EXPECT_EQ(out, (std::vector<float>{22, 44, 66, 88}));
+    EXPECT_EQ(runOutput(m.get()), (std::vector<float>{22, 44, 66, 88}));
     // The two temporaries were allocated once and are reused by later runs.
     EXPECT_EQ(controls().allocCalls(), 3 + 2) << "run " << run;
     cuda::PoolStats st = cuda::poolStats();
@@ -259,9 +268,7 @@ TEST_F(CudaFake, EndToEndWithPool) {
   // New input, same model.
   std::vector<float> a = {0, 0, 0, 1};
   ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
-  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-  EXPECT_EQ(out, (std::vector<float>{20, 40, 60, 82}));
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{20, 40, 60, 82}));
   // Closing frees the model's device buffers (pooled blocks stay cached).
   attnrt_close(m.m);
   m.m = nullptr;
@@ -277,10 +284,7 @@ TEST_F(CudaFake, InvalidImage) {
   EXPECT_EQ(controls().launches(), 0);
   // The error does not stick to later runs once the cause is gone.
   gImage = "FAKECUBIN";
-  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-  std::vector<float> out(4);
-  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-  EXPECT_EQ(out[0], 22);
+  EXPECT_EQ(runOutput(m.get())[0], 22);
 }
 
 TEST_F(CudaFake, StartupModuleLoadFailure) {
@@ -296,12 +300,8 @@ TEST_F(CudaFake, StartupModuleLoadFailure) {
       mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, nullptr, p, nullptr, 4);
     }
   };
-  char err[512];
-  ModelPtr m(attnrt_open(kCudaManifest, Fn::invoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0);
-  std::vector<float> a = {1, 2, 3, 4};
-  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  ModelPtr m(openReady(kCudaManifest, Fn::invoke));
+  ASSERT_NE(m.get(), nullptr);
   for (int run = 0; run < 2; ++run) {
     EXPECT_EQ(runError(m.get()),
               "attnrt: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE")
@@ -329,9 +329,7 @@ TEST_F(CudaFake, MissingKernelAndLaunchFailure) {
   controls().failNextLaunch(12345);
   EXPECT_EQ(runError(m.get()),
             "attnrt: cuLaunchKernel failed: CUDA error 12345");
-  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-  EXPECT_EQ(out[3], 88);
+  EXPECT_EQ(runOutput(m.get())[3], 88);
 }
 
 TEST_F(CudaFake, JitLoadReportsLog) {
@@ -416,20 +414,12 @@ TEST_F(CudaFake, GatheredWeight) {
   std::vector<float> w = {10, 20, 30, 40, 50, 60, 70, 80};
   writeFile(path, makeSafetensors({{"big", "F32", {256}, std::string(1024, 0)},
                                    {"w", "F32", {8}, bytesOf(w)}}));
-  char err[512];
-  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ASSERT_EQ(attnrt_bind_weights(m.get(), path.c_str()), 0)
-      << attnrt_last_error(m.get());
+  ModelPtr m(openReady(manifest, cudaInvoke, path));
+  ASSERT_NE(m.get(), nullptr);
   EXPECT_EQ(attnrt_weight_bytes_read(m.get()),
             headerBytesOf(readFile(path)) + 16);
   EXPECT_EQ(controls().liveAllocations(), 3);
-  std::vector<float> a = {1, 2, 3, 4};
-  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
-  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-  std::vector<float> out(4);
-  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-  EXPECT_EQ(out, (std::vector<float>{142, 164, 26, 48}));
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{142, 164, 26, 48}));
   // The fixture's file has w [4]: the source shape does not match.
   EXPECT_NE(attnrt_bind_weights(m.get(), weights.c_str()), 0);
   EXPECT_EQ(std::string(attnrt_last_error(m.get())),
@@ -458,20 +448,12 @@ TEST_F(CudaFake, ShardedWeights) {
   std::string index = dir.file("model.safetensors.index.json");
   writeFile(index, "{\"weight_map\": {\"big\": \"s1.safetensors\", "
                    "\"w\": \"s2.safetensors\"}}");
-  char err[512];
-  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ASSERT_EQ(attnrt_bind_weights(m.get(), index.c_str()), 0)
-      << attnrt_last_error(m.get());
+  ModelPtr m(openReady(manifest, cudaInvoke, index));
+  ASSERT_NE(m.get(), nullptr);
   EXPECT_EQ(attnrt_weight_bytes_read(m.get()),
             headerBytesOf(s1) + headerBytesOf(s2) + 16);
   EXPECT_EQ(attnrt_weight_file_bytes(m.get()), s1.size() + s2.size());
-  std::vector<float> a = {1, 2, 3, 4};
-  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
-  ASSERT_EQ(attnrt_run(m.get()), 0) << attnrt_last_error(m.get());
-  std::vector<float> out(4);
-  ASSERT_EQ(attnrt_get_output(m.get(), 0, out.data(), 16), 0);
-  EXPECT_EQ(out, (std::vector<float>{142, 164, 26, 48}));
+  EXPECT_EQ(runOutput(m.get()), (std::vector<float>{142, 164, 26, 48}));
 }
 
 TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
@@ -486,13 +468,8 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
                                 "output out f32 4\n"
                                 "input ids i64 2x3 ids 10\n"
                                 "input tt i32 3 ids 2\n";
-  char err[512];
-  ModelPtr m(attnrt_open(manifest, cudaInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  ASSERT_EQ(attnrt_bind_weights(m.get(), weights.c_str()), 0)
-      << attnrt_last_error(m.get());
-  std::vector<float> a = {1, 2, 3, 4};
-  ASSERT_EQ(attnrt_set_input(m.get(), 0, a.data(), 16), 0);
+  ModelPtr m(openReady(manifest));
+  ASSERT_NE(m.get(), nullptr);
   std::vector<int32_t> tt = {0, 1, 1};
   ASSERT_EQ(attnrt_set_input(m.get(), 2, tt.data(), 12), 0);
   struct Case {
@@ -529,16 +506,6 @@ TEST_F(CudaFake, TokenIdsCheckedOnTheHost) {
   EXPECT_EQ(runError(m.get()),
             "attnrt_run: token id 2 at batch 0, position 2 is out of range for "
             "the embedding table of 2 rows (valid ids are 0..1)");
-}
-
-// ---- CUDA graphs ------------------------------------------------------------
-
-/// Runs m and returns its output 0 (4 floats).
-std::vector<float> runOutput(attnrt_model *m) {
-  std::vector<float> out(4, -1);
-  EXPECT_EQ(attnrt_run(m), 0) << attnrt_last_error(m);
-  EXPECT_EQ(attnrt_get_output(m, 0, out.data(), 16), 0);
-  return out;
 }
 
 // ---- Model state
@@ -606,6 +573,8 @@ TEST_F(CudaFake, StateUpdatedInPlaceOnTheDevice) {
 TEST_F(CudaFake, StateUpdatedInPlaceUnderGraphReplay) {
   checkStateRuns(weights, /*graphs=*/true);
 }
+
+// ---- CUDA graphs ------------------------------------------------------------
 
 TEST_F(CudaFake, GraphCapturedOnceThenReplayed) {
   // The plain path's results, for comparison.

@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -65,27 +66,57 @@ struct SessionDeleter {
 };
 using SessionPtr = std::unique_ptr<attnrt_session, SessionDeleter>;
 
-TEST(Session, GreedyFollowsTheCausalModel) {
+/// Opens `manifest`, run by `invoke`, into `m` and a session on it into `s`.
+void openSession(const char *manifest, void (*invoke)(void **), ModelPtr &m,
+                 SessionPtr &s) {
   char err[256];
-  ModelPtr m(attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
+  m.reset(attnrt_open(manifest, invoke, err, sizeof(err)));
   ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
+  s.reset(attnrt_session_create(m.get(), 0));
   ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+}
+
+/// The prompt rows {1, 2} and {2}, padded to 3 tokens.
+const int64_t kTwoRowPrompt[] = {1, 2, 9, 2, 0, 0};
+const int64_t kTwoRowLengths[] = {2, 1};
+
+/// Each run's token count T, as the step models record it.
+std::vector<int64_t> gStepTokens;
+
+/// A model, a session on it and the greedy tokens generated from
+/// kTwoRowPrompt.
+struct TwoRowGeneration {
+  /// Opens `manifest` (run by `invoke`) and a session on it, and generates
+  /// `newTokens` tokens per row into `out`; gStepTokens records each run's
+  /// token count.
+  void run(const char *manifest, void (*invoke)(void **), int64_t newTokens) {
+    ASSERT_NO_FATAL_FAILURE(openSession(manifest, invoke, m, s));
+    out.assign(static_cast<size_t>(kBatch * newTokens), 0);
+    gStepTokens.clear();
+    ASSERT_EQ(attnrt_session_generate(s.get(), kTwoRowPrompt, kTwoRowLengths,
+                                      kBatch, 3, newTokens, nullptr, -1,
+                                      out.data()),
+              0)
+        << attnrt_last_error(m.get());
+  }
+
+  // Declared after the model, the session is freed before it.
+  ModelPtr m;
+  SessionPtr s;
+  std::vector<int64_t> out;
+};
+
+TEST(Session, GreedyFollowsTheCausalModel) {
+  // Rows of different lengths: the next token is last + 1 (mod V).
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(kCausalManifest, causalInvoke, 4));
+  auto &[m, s, out] = g;
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   int64_t maxBatch = 0, capacity = 0, vocab = 0;
   attnrt_session_shape(s.get(), &maxBatch, &capacity, &vocab);
   EXPECT_EQ(maxBatch, kBatch);
   EXPECT_EQ(capacity, kSeq);
   EXPECT_EQ(vocab, kVocab);
-
-  // Rows of different lengths: the next token is last + 1 (mod V).
-  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
-  const int64_t lengths[] = {2, 1};
-  std::vector<int64_t> out(kBatch * 4);
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
-                                    nullptr, -1, out.data()),
-            0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   double prefill = -1, decode = -1;
   int64_t steps = -1;
   attnrt_session_timing(s.get(), &prefill, &decode, &steps);
@@ -93,7 +124,9 @@ TEST(Session, GreedyFollowsTheCausalModel) {
   EXPECT_GE(prefill, 0);
 
   // The logits are those of each row's last position.
-  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  ASSERT_EQ(
+      attnrt_session_prefill(s.get(), kTwoRowPrompt, kTwoRowLengths, kBatch, 3),
+      0);
   const float *logits = attnrt_session_logits(s.get());
   ASSERT_NE(logits, nullptr);
   EXPECT_FLOAT_EQ(logits[3], 3.25f);         // row 0: ids 1, 2 -> 3; sum 3
@@ -102,8 +135,8 @@ TEST(Session, GreedyFollowsTheCausalModel) {
 
   // eos stops a row and fills the rest with eos.
   std::vector<int64_t> eosOut(kBatch * 5);
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 5,
-                                    nullptr, 4, eosOut.data()),
+  ASSERT_EQ(attnrt_session_generate(s.get(), kTwoRowPrompt, kTwoRowLengths,
+                                    kBatch, 3, 5, nullptr, 4, eosOut.data()),
             0);
   EXPECT_EQ(eosOut, (std::vector<int64_t>{3, 4, 4, 4, 4, 3, 4, 4, 4, 4}));
   attnrt_session_timing(s.get(), nullptr, nullptr, &steps);
@@ -151,7 +184,18 @@ void fakeLogits(const float *cacheRow, int64_t p, int64_t id, float *logits) {
                 (v == sum % kVocab ? 0.25f : 0.0f);
 }
 
-std::vector<int64_t> gStepTokens;
+/// attnrt_session_slots_step of `s` (on `m`) with `next` and
+/// `maxPromptTokens`, which must succeed and report each slot ready (1) or
+/// not (0) as `ready` says.
+void slotsStep(const SessionPtr &s, const ModelPtr &m, const int64_t *next,
+               int64_t maxPromptTokens, std::array<int64_t, 2> ready) {
+  int64_t got[2] = {-1, -1};
+  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, maxPromptTokens, got), 0)
+      << attnrt_last_error(m.get());
+  EXPECT_EQ(got[0], ready[0]);
+  EXPECT_EQ(got[1], ready[1]);
+}
+
 void stepInvoke(void **buffers) {
   StepBuffers in(buffers);
   gStepTokens.push_back(in.tokens);
@@ -166,32 +210,22 @@ void stepInvoke(void **buffers) {
 }
 
 TEST(Session, DynamicStepPrefillsInOneRun) {
-  const char *manifest = kDynamicStepManifest;
-  char err[256];
-  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  // The full-sequence model's tokens (GreedyFollowsTheCausalModel), from
+  // one prefill run of T = 2 (the longer prompt) and then T = 1 per token.
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(kDynamicStepManifest, stepInvoke, 4));
+  auto &[m, s, out] = g;
+  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
+  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 1, 1}));
   int64_t capacity = 0;
   attnrt_session_shape(s.get(), nullptr, &capacity, nullptr);
   EXPECT_EQ(capacity, kSeq);
 
-  // The full-sequence model's tokens (GreedyFollowsTheCausalModel), from
-  // one prefill run of T = 2 (the longer prompt) and then T = 1 per token.
-  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
-  const int64_t lengths[] = {2, 1};
-  std::vector<int64_t> out(kBatch * 4);
-  gStepTokens.clear();
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3, 4,
-                                    nullptr, -1, out.data()),
-            0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
-  EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 1, 1}));
-
   // A prefill starts over (the state is reset) and reads each row's logits
   // at its last prompt token, not the padding after it.
-  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  ASSERT_EQ(
+      attnrt_session_prefill(s.get(), kTwoRowPrompt, kTwoRowLengths, kBatch, 3),
+      0);
   const float *logits = attnrt_session_logits(s.get());
   ASSERT_NE(logits, nullptr);
   EXPECT_FLOAT_EQ(logits[3], 3.0f);          // row 0: ids 1, 2 -> 3
@@ -210,12 +244,9 @@ TEST(Session, DynamicStepPrefillsInOneRun) {
 }
 
 TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
-  const char *manifest = kDynamicStepManifest;
-  char err[256];
-  ModelPtr m(attnrt_open(manifest, stepInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ModelPtr m;
+  SessionPtr s;
+  ASSERT_NO_FATAL_FAILURE(openSession(kDynamicStepManifest, stepInvoke, m, s));
   gStepTokens.clear();
   int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
 
@@ -223,10 +254,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   const int64_t first[] = {1, 2};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, first, 2), 0)
       << attnrt_last_error(m.get());
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 1);
-  EXPECT_EQ(ready[1], 0);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {1, 0}));
   const float *logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[3], 3.0f);  // 2 -> 3
   EXPECT_FLOAT_EQ(logits[0], 0.25f); // 1 * 1 + 2 * 2 = 5
@@ -236,10 +264,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
   next[0] = 3;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-      << attnrt_last_error(m.get());
-  EXPECT_EQ(ready[0], 1);
-  EXPECT_EQ(ready[1], 1);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {1, 1}));
   logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[4], 3.25f);          // 3 at position 2; 14 % 5
   EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
@@ -249,9 +274,7 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   // own cache never reaches it).
   ASSERT_EQ(attnrt_session_slot_free(s.get(), 0), 0);
   next[1] = 4;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
-  EXPECT_EQ(ready[0], 0);
-  EXPECT_EQ(ready[1], 1);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {0, 1}));
   logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[kVocab + 0], 3.0f);  // 4 -> 0
   EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 15 + 4 * 4 = 31
@@ -260,11 +283,8 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   // logits, ready after its last token.
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, first, 2), 0);
   next[1] = 0;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 1, ready), 0);
-  EXPECT_EQ(ready[0], 0);
-  EXPECT_EQ(ready[1], 1);
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 1, ready), 0);
-  EXPECT_EQ(ready[0], 1);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 1, {0, 1}));
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 1, {1, 1}));
   logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[3], 3.0f);
   EXPECT_FLOAT_EQ(logits[0], 0.25f);
@@ -298,10 +318,9 @@ TEST(Session, SlotsShareAStepAtTheirOwnPositions) {
   EXPECT_STREQ(attnrt_last_error(m.get()), "slots_step: every slot is free");
 
   // A full-sequence model has no slots.
-  ModelPtr full(attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
-  ASSERT_NE(full.get(), nullptr) << err;
-  SessionPtr fs(attnrt_session_create(full.get(), 0));
-  ASSERT_NE(fs.get(), nullptr);
+  ModelPtr full;
+  SessionPtr fs;
+  ASSERT_NO_FATAL_FAILURE(openSession(kCausalManifest, causalInvoke, full, fs));
   EXPECT_NE(attnrt_session_slot_start(fs.get(), 0, first, 2), 0);
   EXPECT_STREQ(attnrt_last_error(full.get()),
                "slots need a KV-cache step (attn-compile --kv-cache); this "
@@ -334,14 +353,12 @@ void oneRowLastInvoke(void **buffers) {
 class SlotPrefill : public ::testing::Test {
 protected:
   void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(
+        openSession(kDynamicStepManifest, stepInvoke, m, s));
     char err[256];
-    m.reset(attnrt_open(kDynamicStepManifest, stepInvoke, err, sizeof(err)));
-    ASSERT_NE(m.get(), nullptr) << err;
     one.reset(
         attnrt_open(kOneRowLastManifest, oneRowLastInvoke, err, sizeof(err)));
     ASSERT_NE(one.get(), nullptr) << err;
-    s.reset(attnrt_session_create(m.get(), 0));
-    ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
     ASSERT_EQ(attnrt_session_set_slot_prefill(s.get(), one.get()), 0)
         << attnrt_last_error(m.get());
     gStepTokens.clear();
@@ -352,13 +369,10 @@ protected:
   /// 0 and steps again (slot 1 running with the next id 3), checking
   /// readiness and the logits after each step: each row reads its own cache
   /// rows, however the prompts were fed.
-  void startTwoPrompts(int64_t *next, int64_t *ready) {
+  void startTwoPrompts(int64_t *next) {
     const int64_t first[] = {1, 3};
     ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, first, 2), 0);
-    ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-        << attnrt_last_error(m.get());
-    EXPECT_EQ(ready[0], 0);
-    EXPECT_EQ(ready[1], 1);
+    ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {0, 1}));
     const float *logits = attnrt_session_logits(s.get());
     EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 -> 4
     EXPECT_FLOAT_EQ(logits[kVocab + 2], 0.25f); // 1 * 1 + 2 * 3 = 7
@@ -366,10 +380,7 @@ protected:
     const int64_t second[] = {4, 1, 3};
     ASSERT_EQ(attnrt_session_slot_start(s.get(), 0, second, 3), 0);
     next[1] = 3;
-    ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0)
-        << attnrt_last_error(m.get());
-    EXPECT_EQ(ready[0], 1);
-    EXPECT_EQ(ready[1], 1);
+    ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {1, 1}));
     logits = attnrt_session_logits(s.get());
     EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);  // 3 at position 2 -> 4
     EXPECT_FLOAT_EQ(logits[kVocab + 1], 0.25f); // 7 + 3 * 3 = 16
@@ -383,19 +394,19 @@ protected:
 };
 
 TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
-  int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
+  int64_t next[2] = {0, 0};
 
   // Each prompt runs alone (the one-row step) over its slot's row of the
   // cache, and the two-row step runs only T = 1; the logits read each
   // row's own cache (a prompt written into another row shows).
-  startTwoPrompts(next, ready);
+  startTwoPrompts(next);
   if (HasFatalFailure())
     return;
 
   // Both running: one run of the two-row step, each at its own position.
   next[0] = 4;
   next[1] = 1;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 0, ready), 0);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 0, {1, 1}));
   const float *logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[0], 3.0f);           // 4 -> 0
   EXPECT_FLOAT_EQ(logits[1], 0.25f);          // 15 + 4 * 4 = 31
@@ -407,10 +418,8 @@ TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
   const int64_t second[] = {4, 1, 3};
   ASSERT_EQ(attnrt_session_slot_start(s.get(), 1, second, 3), 0);
   next[0] = 0;
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 2, ready), 0);
-  EXPECT_EQ(ready[1], 0);
-  ASSERT_EQ(attnrt_session_slots_step(s.get(), next, 2, ready), 0);
-  EXPECT_EQ(ready[1], 1);
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 2, {1, 0}));
+  ASSERT_NO_FATAL_FAILURE(slotsStep(s, m, next, 2, {1, 1}));
   logits = attnrt_session_logits(s.get());
   EXPECT_FLOAT_EQ(logits[kVocab + 4], 3.0f);
   EXPECT_FLOAT_EQ(logits[kVocab + 0], 0.25f);
@@ -431,12 +440,12 @@ TEST_F(SlotPrefill, PromptsRunAloneOverTheirCacheRows) {
 TEST_F(SlotPrefill, PadBudgetFeedsShortPromptsInTheStepsRun) {
   // 2 rows x 2 tokens fit a budget of 4; 2 x 3 do not.
   ASSERT_EQ(attnrt_session_set_slot_pad_budget(s.get(), 4), 0);
-  int64_t next[2] = {0, 0}, ready[2] = {-1, -1};
+  int64_t next[2] = {0, 0};
 
   // The 2-token prompt goes in the two-row step's run (T = 2); the 3-token
   // prompt runs alone (the one-row step), the running slot at T = 1. The
   // logits are those of the one-row step's runs.
-  startTwoPrompts(next, ready);
+  startTwoPrompts(next);
   if (HasFatalFailure())
     return;
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1}));
@@ -446,27 +455,6 @@ TEST_F(SlotPrefill, PadBudgetFeedsShortPromptsInTheStepsRun) {
   EXPECT_STREQ(attnrt_last_error(m.get()),
                "slot pad budget: must be >= 0 (0: every prompt through the "
                "one-row step), got -1");
-}
-
-/// Opens the step model `manifest` (run by `invoke`) and a session on it,
-/// and generates `newTokens` greedy tokens into `out` from the prompt rows
-/// {1, 2} and {2}; gStepTokens records each run's token count.
-void generateFromTwoRows(const char *manifest, void (*invoke)(void **),
-                         int64_t newTokens, ModelPtr &m, SessionPtr &s,
-                         std::vector<int64_t> &out) {
-  char err[256];
-  m.reset(attnrt_open(manifest, invoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  s.reset(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
-  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
-  const int64_t lengths[] = {2, 1};
-  out.assign(static_cast<size_t>(kBatch * newTokens), 0);
-  gStepTokens.clear();
-  ASSERT_EQ(attnrt_session_generate(s.get(), prompt, lengths, kBatch, 3,
-                                    newTokens, nullptr, -1, out.data()),
-            0)
-      << attnrt_last_error(m.get());
 }
 
 TEST(Session, RecomputePastReRunsEverySequenceOnce) {
@@ -480,13 +468,9 @@ TEST(Session, RecomputePastReRunsEverySequenceOnce) {
       "input positions i64 2 positions 8\n"
       "state cache f32 2x8\n"
       "output logits f32 2x?x5 dims_from 0:1 causal recompute_past 3\n";
-  ModelPtr m;
-  SessionPtr s;
-  std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(manifest, stepInvoke, 5, m, s, out));
-  const int64_t prompt[] = {1, 2, 9, 2, 0, 0};
-  const int64_t lengths[] = {2, 1};
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(manifest, stepInvoke, 5));
+  auto &[m, s, out] = g;
   // Prefill (T = 2), a step to lengths 3 and 2, then the re-run of row 0's
   // 1 2 3 4 and row 1's 2 3 4 (T = 4, the longest row past 3), then steps.
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>{2, 1, 4, 1, 1}));
@@ -496,7 +480,9 @@ TEST(Session, RecomputePastReRunsEverySequenceOnce) {
 
   // The re-run's logits are each row's last token's: row 0's 1 2 3 4
   // -> 0 (weighted sum 30), row 1's 2 3 4 -> 0 (sum 20).
-  ASSERT_EQ(attnrt_session_prefill(s.get(), prompt, lengths, kBatch, 3), 0);
+  ASSERT_EQ(
+      attnrt_session_prefill(s.get(), kTwoRowPrompt, kTwoRowLengths, kBatch, 3),
+      0);
   const int64_t steps[][2] = {{3, 3}, {4, 4}};
   for (const int64_t *next : steps)
     ASSERT_EQ(attnrt_session_decode(s.get(), next), 0);
@@ -532,11 +518,9 @@ TEST(Session, RecomputePastIsIgnoredWithoutADynamicStep) {
                          "input positions i64 2 positions 8\n"
                          "state cache f32 2x8\n"
                          "output logits f32 2x1x5 causal recompute_past 2\n";
-  ModelPtr m;
-  SessionPtr s;
-  std::vector<int64_t> out;
-  ASSERT_NO_FATAL_FAILURE(
-      generateFromTwoRows(manifest, stepOneInvoke, 4, m, s, out));
+  TwoRowGeneration g;
+  ASSERT_NO_FATAL_FAILURE(g.run(manifest, stepOneInvoke, 4));
+  auto &[m, s, out] = g;
   EXPECT_EQ(out, (std::vector<int64_t>{3, 4, 0, 1, 3, 4, 0, 1}));
   EXPECT_EQ(gStepTokens, (std::vector<int64_t>(5, 1)));
 }
@@ -635,12 +619,10 @@ void encoderDecoderInvoke(void **buffers) {
 }
 
 TEST(Session, EncoderDecoderGeneratesFromItsEncoderInput) {
-  char err[256];
-  ModelPtr m(attnrt_open(kEncoderDecoderManifest, encoderDecoderInvoke, err,
-                         sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ModelPtr m;
+  SessionPtr s;
+  ASSERT_NO_FATAL_FAILURE(
+      openSession(kEncoderDecoderManifest, encoderDecoderInvoke, m, s));
   const int64_t start[] = {0, 0}, lengths[] = {1, 1};
   int64_t out[2 * 4];
   // Without its encoder input the session cannot start.
@@ -672,10 +654,10 @@ TEST(Session, EncoderDecoderGeneratesFromItsEncoderInput) {
             "prefill: 1 rows, but the encoder input has 2");
 
   // A decoder has no encoder input to set.
-  ModelPtr decoder(
-      attnrt_open(kCausalManifest, causalInvoke, err, sizeof(err)));
-  SessionPtr d(attnrt_session_create(decoder.get(), 0));
-  ASSERT_NE(d.get(), nullptr);
+  ModelPtr decoder;
+  SessionPtr d;
+  ASSERT_NO_FATAL_FAILURE(
+      openSession(kCausalManifest, causalInvoke, decoder, d));
   EXPECT_NE(attnrt_session_set_encoder_input(d.get(), encoder, nullptr, 2, 3),
             0);
 }
@@ -707,12 +689,10 @@ void maskedEncoderDecoderInvoke(void **buffers) {
 }
 
 TEST(Session, EncoderDecoderMasksShorterEncoderRows) {
-  char err[256];
-  ModelPtr m(attnrt_open(kMaskedEncoderDecoderManifest,
-                         maskedEncoderDecoderInvoke, err, sizeof(err)));
-  ASSERT_NE(m.get(), nullptr) << err;
-  SessionPtr s(attnrt_session_create(m.get(), 0));
-  ASSERT_NE(s.get(), nullptr) << attnrt_last_error(m.get());
+  ModelPtr m;
+  SessionPtr s;
+  ASSERT_NO_FATAL_FAILURE(openSession(kMaskedEncoderDecoderManifest,
+                                      maskedEncoderDecoderInvoke, m, s));
   // Rows of width 2 (narrower than the compiled 3): row 0 has 1 token (its
   // 9 must be masked out), row 1 both. Steps: 1 and 3 + 4 = 7 = 2 (mod 5).
   const int64_t encoder[] = {1, 9, 3, 4}, lengths[] = {1, 2};

@@ -108,10 +108,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace attnrt {
@@ -367,62 +369,47 @@ inline std::string formatGatherRanges(const std::vector<GatherRange> &ranges) {
 /// The record's line, without the newline.
 inline std::string formatManifestRecord(const ManifestRecord &r) {
   std::string s = entryKindName(r.kind);
-  s += " " + r.name + " ";
-  s += dtypeName(r.dtype);
-  s += " " + formatManifestDims(r.dims);
+  // Appends a space and `w`.
+  auto word = [&s](const std::string &w) { s += " " + w; };
+  word(r.name);
+  word(dtypeName(r.dtype));
+  word(formatManifestDims(r.dims));
   if (!r.dimsFrom.empty()) {
-    s += " ";
-    s += kDimsFromKeyword;
-    s += " " + formatDimsFrom(r.dimsFrom);
+    word(kDimsFromKeyword);
+    word(formatDimsFrom(r.dimsFrom));
   }
   if (r.isConcat()) {
-    s += " ";
-    s += kConcatKeyword;
-    s += " " + std::to_string(r.concatAxis) + " ";
+    word(kConcatKeyword);
+    word(std::to_string(r.concatAxis));
+    std::string parts;
     for (size_t i = 0; i < r.concatParts.size(); ++i)
-      s += (i ? "," : "") + r.concatParts[i];
+      parts += (i ? "," : "") + r.concatParts[i];
+    word(parts);
   }
   if (r.isGather()) {
-    s += " ";
-    s += kGatherKeyword;
-    s += " " + std::to_string(r.gatherAxis) + " " +
-         std::to_string(r.gatherSourceExtent) + " " +
-         formatGatherRanges(r.gatherRanges);
+    word(kGatherKeyword);
+    word(std::to_string(r.gatherAxis));
+    word(std::to_string(r.gatherSourceExtent));
+    word(formatGatherRanges(r.gatherRanges));
   }
-  if (r.transpose) {
-    s += " ";
-    s += kTransposeKeyword;
-  }
-  if (r.panels) {
-    s += " ";
-    s += kPanelsKeyword;
-  }
-  if (r.pairs) {
-    s += " ";
-    s += kPairsKeyword;
-  }
-  if (r.convert) {
-    s += " ";
-    s += kConvertKeyword;
-  }
+  for (auto [set, keyword] :
+       {std::pair{r.transpose, kTransposeKeyword},
+        std::pair{r.panels, kPanelsKeyword}, std::pair{r.pairs, kPairsKeyword},
+        std::pair{r.convert, kConvertKeyword}})
+    if (set)
+      word(keyword);
   if (r.idBound >= 0) {
-    s += " ";
-    s += r.positions ? kPositionsKeyword : kIdsKeyword;
-    s += " " + std::to_string(r.idBound);
+    word(r.positions ? kPositionsKeyword : kIdsKeyword);
+    word(std::to_string(r.idBound));
   }
-  if (r.causal) {
-    s += " ";
-    s += kCausalKeyword;
-  }
+  if (r.causal)
+    word(kCausalKeyword);
   if (r.recomputePast >= 0) {
-    s += " ";
-    s += kRecomputePastKeyword;
-    s += " " + std::to_string(r.recomputePast);
+    word(kRecomputePastKeyword);
+    word(std::to_string(r.recomputePast));
   }
-  if (r.encoder) {
-    s += " ";
-    s += kEncoderKeyword;
-  }
+  if (r.encoder)
+    word(kEncoderKeyword);
   return s;
 }
 

@@ -61,9 +61,8 @@ LogicalResult mlir::attn::hf::buildBloom(ModelBuilder &mb) {
   if (failed(eps) || failed(postLnResidual) || failed(tied))
     return failure();
   if (*postLnResidual)
-    return emitError(c.keyLoc("apply_residual_connection_post_layernorm"))
-           << "config.json key \"apply_residual_connection_post_layernorm\" "
-              "is true; only the residual from the layer input is supported";
+    return c.flagError("apply_residual_connection_post_layernorm", true)
+           << "only the residual from the layer input is supported";
   if (failed(checkHeadsDivide(c, "hidden_size", d, "n_head", heads)))
     return failure();
   int64_t dh = d / heads;

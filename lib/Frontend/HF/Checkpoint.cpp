@@ -106,6 +106,11 @@ Location Checkpoint::fileLoc(StringRef path) const {
 
 Location Checkpoint::configLoc() const { return fileLoc(configPath); }
 
+InFlightDiagnostic Checkpoint::flagError(StringRef key, bool value) const {
+  return emitError(keyLoc(key)) << "config.json key \"" << key << "\" is "
+                                << (value ? "true" : "false") << "; ";
+}
+
 Location Checkpoint::keyLoc(StringRef key) const {
   std::string quoted = ("\"" + key + "\"").str();
   StringRef text(configText);

@@ -36,6 +36,10 @@ public:
   /// key), or config.json:1:1 when it is absent.
   Location keyLoc(StringRef key) const;
   Location configLoc() const;
+  /// Starts the error for a boolean `key` set to a `value` the builder does
+  /// not support: 'config.json key "`key`" is `value`; ' at the key, for the
+  /// caller to say what is supported.
+  InFlightDiagnostic flagError(StringRef key, bool value) const;
 
   /// Config values. A missing key or a value of the wrong kind is an error
   /// naming the key.

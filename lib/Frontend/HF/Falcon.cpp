@@ -52,9 +52,8 @@ LogicalResult mlir::attn::hf::buildFalcon(ModelBuilder &mb) {
   if (failed(activation))
     return failure();
   if (*alibi)
-    return emitError(c.keyLoc("alibi"))
-           << "config.json key \"alibi\" is true; only Falcon with rotary "
-              "positions is supported";
+    return c.flagError("alibi", true)
+           << "only Falcon with rotary positions is supported";
   if (failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();

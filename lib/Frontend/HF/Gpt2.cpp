@@ -69,10 +69,8 @@ LogicalResult mlir::attn::hf::buildGpt2(ModelBuilder &mb) {
   if (failed(wte) || failed(wpe))
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, hType, start->ids, *wte);
-  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
-  h = LearnedPosOp::create(b, embLoc, h, *wpe,
-                           decode ? decode->positions : Value(),
-                           /*offset=*/0);
+  const ModelBuilder::DecodeInputs *decode =
+      mb.addLearnedPositions(embLoc, h, *wpe, start->ids, /*offset=*/0);
 
   int64_t dh = d / heads;
   auto buildLayer = [&](int64_t i, const LayerWeights &w,

@@ -90,9 +90,8 @@ LogicalResult mlir::attn::hf::buildLlamaLike(ModelBuilder &mb,
            << "the head width " << *dh
            << " is odd; rotary positions rotate pairs of channels";
   if (*bidirectional)
-    return emitError(c.keyLoc("use_bidirectional_attention"))
-           << "config.json key \"use_bidirectional_attention\" is true; only "
-              "causal attention is supported";
+    return c.flagError("use_bidirectional_attention", true)
+           << "only causal attention is supported";
   // Gemma 2's scale and soft-capping.
   FailureOr<double> preAttnScalar = gemma2 ? c.getFloat("query_pre_attn_scalar")
                                            : FailureOr<double>(0.0),

@@ -446,6 +446,15 @@ const ModelBuilder::DecodeInputs *ModelBuilder::addStepInputs(Value ids) {
   return &stepInputs;
 }
 
+const ModelBuilder::DecodeInputs *
+ModelBuilder::addLearnedPositions(Location l, Value &h, Value table, Value ids,
+                                  int64_t offset) {
+  const DecodeInputs *decode = addStepInputs(ids);
+  h = LearnedPosOp::create(b, l, h, table, decode ? decode->positions : Value(),
+                           offset);
+  return decode;
+}
+
 FailureOr<ModelBuilder::DecoderStart>
 ModelBuilder::startDecoder(ArrayRef<StringRef> prefixes, StringRef embedding,
                            int64_t vocab, int64_t width, StringRef dims) {

@@ -190,6 +190,12 @@ public:
   /// In a --kv-cache step, addDecodeInputs; returns them, or null when the
   /// model is not a step.
   const DecodeInputs *addStepInputs(Value ids);
+  /// A decoder's learned positions: addStepInputs(ids), then `h` plus the
+  /// rows of the position table `table` from `offset` on (attn.learned_pos,
+  /// at the step's positions in a --kv-cache step). Returns the step's
+  /// inputs as addStepInputs does.
+  const DecodeInputs *addLearnedPositions(Location l, Value &h, Value table,
+                                          Value ids, int64_t offset);
   /// What a decoder builds first: start() (the checkpoint's prefix found
   /// by `embedding`.weight), the token embeddings by that table
   /// (embedTokens) and the step's inputs (addStepInputs).

@@ -42,17 +42,14 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
   // OPT-350m's post-LN layers and LayerNorms without weights are other
   // models; say so rather than build one of them wrongly.
   if (!*preNorm)
-    return emitError(c.keyLoc("do_layer_norm_before"))
-           << "config.json key \"do_layer_norm_before\" is false; only "
-              "pre-LN OPT layers (true) are supported";
+    return c.flagError("do_layer_norm_before", false)
+           << "only pre-LN OPT layers (true) are supported";
   if (*noFinalNorm)
-    return emitError(c.keyLoc("_remove_final_layer_norm"))
-           << "config.json key \"_remove_final_layer_norm\" is true; only OPT "
-              "with its final LayerNorm is supported";
+    return c.flagError("_remove_final_layer_norm", true)
+           << "only OPT with its final LayerNorm is supported";
   if (!*affine)
-    return emitError(c.keyLoc("layer_norm_elementwise_affine"))
-           << "config.json key \"layer_norm_elementwise_affine\" is false; "
-              "only LayerNorms with weights and biases are supported";
+    return c.flagError("layer_norm_elementwise_affine", false)
+           << "only LayerNorms with weights and biases are supported";
   if (failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();
@@ -85,11 +82,9 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
       return failure();
     h = mb.linear(mb.loc(p + "project_in"), h, *pin);
   }
-  const ModelBuilder::DecodeInputs *decode = mb.addStepInputs(start->ids);
   // OPT's position table starts 2 rows in.
-  h = LearnedPosOp::create(b, embLoc, h, *posTable,
-                           decode ? decode->positions : Value(),
-                           /*offset=*/2);
+  const ModelBuilder::DecodeInputs *decode =
+      mb.addLearnedPositions(embLoc, h, *posTable, start->ids, /*offset=*/2);
 
   int64_t dh = d / heads;
   auto buildLayer = [&](int64_t i, const LayerWeights &w,

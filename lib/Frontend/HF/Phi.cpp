@@ -32,13 +32,11 @@ LogicalResult mlir::attn::hf::buildPhi(ModelBuilder &mb) {
   if (failed(activation))
     return failure();
   if (*qkNorm)
-    return emitError(c.keyLoc("qk_layernorm"))
-           << "config.json key \"qk_layernorm\" is true; only Phi without "
-              "query/key LayerNorms is supported";
+    return c.flagError("qk_layernorm", true)
+           << "only Phi without query/key LayerNorms is supported";
   if (*tied)
-    return emitError(c.keyLoc("tie_word_embeddings"))
-           << "config.json key \"tie_word_embeddings\" is true; Phi's LM head "
-              "(with its bias) is only supported untied";
+    return c.flagError("tie_word_embeddings", true)
+           << "Phi's LM head (with its bias) is only supported untied";
   if (failed(
           checkHeadsDivide(c, "hidden_size", d, "num_attention_heads", heads)))
     return failure();

@@ -325,8 +325,9 @@ public:
   Expected<Value> importSoftmax(StringRef op, ArrayRef<Value> in);
   /// What LayerNormalization and RMSNormalization check alike: float32
   /// statistics (stash_type), normalization over the last axis of `x`
-  /// only, static, and a `scale` of that width; returns the width.
-  Expected<int64_t> normalizedWidth(Value x, Value scale);
+  /// only, static, and a `scale` of that width; returns `scale` as a vector
+  /// of that width.
+  Expected<Value> normalizedScale(Value x, Value scale);
   Expected<Value> importLayerNorm(StringRef op, ArrayRef<Value> in);
   Expected<Value> importReduceMean(StringRef op, ArrayRef<Value> in);
   Expected<Value> importWhere(StringRef op, ArrayRef<Value> in);
@@ -370,10 +371,10 @@ public:
   Expected<SmallVector<int64_t>> broadcastAll(SmallVectorImpl<Value> &ins);
   /// A scalar of `elem` holding `v` (in a region body).
   static Value scalarConst(OpBuilder &nb, Location nl, Type elem, double v);
-  /// `old` combined with `v` by a Scatter* op's `reduction` (add, mul, max
-  /// or min; floats or signed integers).
-  static Value scatterCombine(OpBuilder &nb, Location nl, StringRef reduction,
-                              Value old, Value v);
+  /// `old` combined with `v` by `reduction` (add, mul, max or min, as a
+  /// Scatter* op's attribute names them; floats or signed integers).
+  static Value combine(OpBuilder &nb, Location nl, StringRef reduction,
+                       Value old, Value v);
   /// Computes the output shape of Reshape/Flatten/Squeeze/Unsqueeze.
   Expected<SmallVector<int64_t>> reshapeTarget(StringRef op,
                                                ArrayRef<int64_t> inShape);

@@ -478,8 +478,8 @@ Expected<Value> Importer::importGatherND(StringRef op, ArrayRef<Value> in) {
 /// More writes than this in one Scatter node are refused (each is an op).
 constexpr int64_t kMaxScatterWrites = 4096;
 
-Value Importer::scatterCombine(OpBuilder &nb, Location nl, StringRef reduction,
-                               Value old, Value v) {
+Value Importer::combine(OpBuilder &nb, Location nl, StringRef reduction,
+                        Value old, Value v) {
   bool isFloat = isa<FloatType>(v.getType());
   if (reduction == "add")
     return isFloat ? arith::AddFOp::create(nb, nl, old, v).getResult()
@@ -604,7 +604,7 @@ Expected<Value> Importer::importScatter(StringRef op, ArrayRef<Value> in) {
     Value v = tensor::ExtractOp::create(b, loc, *updates, src);
     if (reduction != "none") {
       Value old = tensor::ExtractOp::create(b, loc, result, dst);
-      v = scatterCombine(b, loc, reduction, old, v);
+      v = combine(b, loc, reduction, old, v);
     }
     result = record(tensor::InsertOp::create(b, loc, v, result, dst), dataDims);
     for (int64_t d = r - 1; d >= 0; --d) {
@@ -796,7 +796,7 @@ Expected<Value> Importer::importScatterRuntime(bool nd, StringRef reduction,
               auto [match, at] = landing(nb, nl);
               Value v = tensor::ExtractOp::create(nb, nl, updates, at);
               Value old = a[1];
-              Value combined = scatterCombine(nb, nl, reduction, old, v);
+              Value combined = combine(nb, nl, reduction, old, v);
               linalg::YieldOp::create(nb, nl,
                                       ValueRange{arith::SelectOp::create(
                                           nb, nl, match, combined, old)});

@@ -33,6 +33,17 @@ static double epsilonAttr(const onnx::NodeProto &node) {
   return std::strtod(epsText, nullptr);
 }
 
+/// The identity of max (`isMax`) or min over `elem`: -inf or +inf for
+/// floats, the least or greatest signed integer.
+static TypedAttr extremumIdentity(OpBuilder &b, Type elem, bool isMax) {
+  if (auto f = dyn_cast<FloatType>(elem))
+    return b.getFloatAttr(
+        elem, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/isMax));
+  unsigned width = elem.getIntOrFloatBitWidth();
+  return b.getIntegerAttr(elem, isMax ? APInt::getSignedMinValue(width)
+                                      : APInt::getSignedMaxValue(width));
+}
+
 Expected<Value> Importer::importSoftmax(StringRef op, ArrayRef<Value> in) {
   Value x = in[0];
   auto type = typeOf(x);
@@ -50,7 +61,7 @@ Expected<Value> Importer::importSoftmax(StringRef op, ArrayRef<Value> in) {
   return attn::SoftmaxOp::create(b, loc, x, *axis);
 }
 
-Expected<int64_t> Importer::normalizedWidth(Value x, Value scale) {
+Expected<Value> Importer::normalizedScale(Value x, Value scale) {
   // The statistics are computed in float32 (attn.layer_norm,
   // attn.rms_norm); a stash type other than float would ask for another
   // precision.
@@ -72,21 +83,20 @@ Expected<int64_t> Importer::normalizedWidth(Value x, Value scale) {
     return failSymbolic("the normalized dimension is symbolic");
   if (!typeOf(scale).hasStaticShape() || typeOf(scale).getNumElements() != d)
     return fail("scale must have " + Twine(d) + " elements");
-  return d;
+  return reshapeTo(scale, {d});
 }
 
 Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
   for (int i = 1; i < current->output_size(); ++i)
     if (!current->output(i).empty())
       return fail("the Mean and InvStdDev outputs are not supported");
-  Value x = in[0], scale = in[1];
-  auto width = normalizedWidth(x, scale);
-  if (!width)
-    return width.takeError();
-  int64_t d = *width;
+  Value x = in[0];
+  auto gamma = normalizedScale(x, in[1]);
+  if (!gamma)
+    return gamma.takeError();
+  int64_t d = typeOf(*gamma).getDimSize(0);
   auto type = typeOf(x);
   Type elem = type.getElementType();
-  Value gamma = reshapeTo(scale, {d});
   Value beta;
   if (hasInput(2)) {
     auto bias = input(2);
@@ -99,7 +109,7 @@ Expected<Value> Importer::importLayerNorm(StringRef op, ArrayRef<Value> in) {
     beta = splat({d}, elem, 0.0);
   }
   double eps = epsilonAttr(*current);
-  return attn::LayerNormOp::create(b, loc, type, x, gamma, beta,
+  return attn::LayerNormOp::create(b, loc, type, x, *gamma, beta,
                                    b.getF64FloatAttr(eps));
 }
 
@@ -111,20 +121,13 @@ Expected<Value> Importer::importReduceMean(StringRef op, ArrayRef<Value> in) {
   if (!isa<FloatType>(elem))
     return fail("expects a float tensor");
   // ReduceMean takes its axes from an optional input since opset 18.
-  bool fromInput = opset >= 18;
-  auto axesOr = axesArgument(fromInput, /*required=*/false);
+  bool noop;
+  auto axesOr = reduceAxes(/*fromInput=*/opset >= 18, rank, noop);
   if (!axesOr)
     return axesOr.takeError();
+  if (noop)
+    return x;
   std::vector<int64_t> axes = std::move(*axesOr);
-  if (axes.empty()) {
-    if (fromInput && getIntAttr(*current, "noop_with_empty_axes", 0)) {
-      return x;
-    }
-    for (int64_t d = 0; d < rank; ++d)
-      axes.push_back(d);
-  }
-  if (Error err = normalizeAxes(axes, rank, /*mergeRepeats=*/true))
-    return err;
   bool keepDims = getIntAttr(*current, "keepdims", 1) != 0;
   SmallVector<int64_t> dims = dimsOf(x), reduced, kept;
   int64_t count = 1;
@@ -184,7 +187,7 @@ Expected<Value> Importer::importReduceSumMax(StringRef op, ArrayRef<Value> in) {
   auto type = typeOf(x);
   int64_t rank = type.getRank();
   Type elem = type.getElementType();
-  bool isMax = op == "ReduceMax", isFloat = isa<FloatType>(elem);
+  bool isMax = op == "ReduceMax";
   if (elem.isInteger(1) && !isMax)
     return fail("expects a numeric tensor");
   // ReduceSum takes its axes from an input since opset 13, ReduceMax since
@@ -205,38 +208,22 @@ Expected<Value> Importer::importReduceSumMax(StringRef op, ArrayRef<Value> in) {
       reduced.push_back(dims[d]);
     kept.push_back(listed ? 1 : dims[d]);
   }
-  TypedAttr identity;
-  if (!isMax)
-    identity = b.getZeroAttr(elem);
-  else if (isFloat)
-    identity = b.getFloatAttr(
-        elem, APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(),
-                              /*Negative=*/true));
-  else if (elem.isInteger(1))
-    identity = b.getBoolAttr(false);
-  else
-    identity = b.getIntegerAttr(
-        elem, APInt::getSignedMinValue(elem.getIntOrFloatBitWidth()));
+  TypedAttr identity = !isMax              ? b.getZeroAttr(elem)
+                       : elem.isInteger(1) ? b.getBoolAttr(false)
+                                           : extremumIdentity(b, elem, true);
   Value init = fill(reduced, arith::ConstantOp::create(b, loc, identity));
-  Value r = linalg::ReduceOp::create(
-                b, loc, ValueRange{x}, ValueRange{init}, *axes,
-                [&](OpBuilder &nb, Location nl, ValueRange args) {
-                  Value v;
-                  if (!isMax)
-                    v = isFloat
-                            ? arith::AddFOp::create(nb, nl, args[0], args[1])
-                                  .getResult()
-                            : arith::AddIOp::create(nb, nl, args[0], args[1])
-                                  .getResult();
-                  else if (isFloat)
-                    v = arith::MaximumFOp::create(nb, nl, args[0], args[1]);
-                  else if (elem.isInteger(1))
-                    v = arith::OrIOp::create(nb, nl, args[0], args[1]);
-                  else
-                    v = arith::MaxSIOp::create(nb, nl, args[0], args[1]);
-                  linalg::YieldOp::create(nb, nl, v);
-                })
-                .getResult(0);
+  Value r =
+      linalg::ReduceOp::create(
+          b, loc, ValueRange{x}, ValueRange{init}, *axes,
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            // Max over booleans is any.
+            Value v =
+                isMax && elem.isInteger(1)
+                    ? arith::OrIOp::create(nb, nl, args[0], args[1]).getResult()
+                    : combine(nb, nl, isMax ? "max" : "add", args[0], args[1]);
+            linalg::YieldOp::create(nb, nl, v);
+          })
+          .getResult(0);
   record(r, reduced);
   return keepDims ? reshapeTo(r, kept) : r;
 }
@@ -272,7 +259,6 @@ Expected<Value> Importer::importCumSum(StringRef op, ArrayRef<Value> in) {
                               AffineMap::get(rank + 1, 0, outExprs, ctx)};
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   iters.push_back(utils::IteratorType::reduction);
-  bool isFloat = isa<FloatType>(elem);
   Value init = zeros(dims, elem);
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
@@ -288,11 +274,8 @@ Expected<Value> Importer::importCumSum(StringRef op, ArrayRef<Value> in) {
                Value take = arith::CmpIOp::create(nb, nl, pred, j, i);
                Value zero = scalarConst(nb, nl, elem, 0);
                Value v = arith::SelectOp::create(nb, nl, take, args[0], zero);
-               Value s =
-                   isFloat
-                       ? arith::AddFOp::create(nb, nl, args[1], v).getResult()
-                       : arith::AddIOp::create(nb, nl, args[1], v).getResult();
-               linalg::YieldOp::create(nb, nl, s);
+               linalg::YieldOp::create(nb, nl,
+                                       combine(nb, nl, "add", args[1], v));
              })
       .getResult(0);
 }
@@ -319,15 +302,7 @@ Expected<Value> Importer::importArgMaxMin(StringRef op, ArrayRef<Value> in) {
   kept[axis] = 1;
   // Two reductions, each of one result as the tilers expect: the extreme
   // value, then the first (or last) index that holds it.
-  TypedAttr identity;
-  if (isFloat)
-    identity = b.getFloatAttr(
-        elem, APFloat::getInf(cast<FloatType>(elem).getFloatSemantics(),
-                              /*Negative=*/isMax));
-  else
-    identity = b.getIntegerAttr(
-        elem, isMax ? APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())
-                    : APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
+  TypedAttr identity = extremumIdentity(b, elem, isMax);
   Value extreme =
       linalg::ReduceOp::create(
           b, loc, ValueRange{x},
@@ -335,18 +310,9 @@ Expected<Value> Importer::importArgMaxMin(StringRef op, ArrayRef<Value> in) {
               fill(reduced, arith::ConstantOp::create(b, loc, identity))},
           SmallVector<int64_t>{axis},
           [&](OpBuilder &nb, Location nl, ValueRange args) {
-            Value v;
-            if (isFloat)
-              v = isMax ? arith::MaximumFOp::create(nb, nl, args[0], args[1])
-                              .getResult()
-                        : arith::MinimumFOp::create(nb, nl, args[0], args[1])
-                              .getResult();
-            else
-              v = isMax ? arith::MaxSIOp::create(nb, nl, args[0], args[1])
-                              .getResult()
-                        : arith::MinSIOp::create(nb, nl, args[0], args[1])
-                              .getResult();
-            linalg::YieldOp::create(nb, nl, v);
+            linalg::YieldOp::create(
+                nb, nl,
+                combine(nb, nl, isMax ? "max" : "min", args[0], args[1]));
           })
           .getResult(0);
   record(extreme, reduced);
@@ -382,11 +348,8 @@ Expected<Value> Importer::importArgMaxMin(StringRef op, ArrayRef<Value> in) {
             Value noIndex =
                 arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i64, none));
             Value pick = arith::SelectOp::create(nb, nl, hit, i, noIndex);
-            Value v =
-                last
-                    ? arith::MaxSIOp::create(nb, nl, args[2], pick).getResult()
-                    : arith::MinSIOp::create(nb, nl, args[2], pick).getResult();
-            linalg::YieldOp::create(nb, nl, v);
+            linalg::YieldOp::create(
+                nb, nl, combine(nb, nl, last ? "max" : "min", args[2], pick));
           })
           .getResult(0);
   record(index, reduced);
@@ -394,14 +357,12 @@ Expected<Value> Importer::importArgMaxMin(StringRef op, ArrayRef<Value> in) {
 }
 
 Expected<Value> Importer::importRmsNorm(StringRef op, ArrayRef<Value> in) {
-  Value x = in[0], scale = in[1];
-  auto width = normalizedWidth(x, scale);
-  if (!width)
-    return width.takeError();
-  int64_t d = *width;
-  auto type = typeOf(x);
+  Value x = in[0];
+  auto gamma = normalizedScale(x, in[1]);
+  if (!gamma)
+    return gamma.takeError();
   double eps = epsilonAttr(*current);
-  return attn::RmsNormOp::create(b, loc, type, x, reshapeTo(scale, {d}),
+  return attn::RmsNormOp::create(b, loc, typeOf(x), x, *gamma,
                                  b.getF64FloatAttr(eps))
       .getResult();
 }
