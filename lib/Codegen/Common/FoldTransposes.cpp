@@ -72,11 +72,14 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
   for (OpFoldResult size : moved.sizes)
     movedShape.push_back(
         getConstantIntValue(size).value_or(ShapedType::kDynamic));
-  // The slice keeps its type where that is the rank reduction tensor's
-  // folders infer (the first unit dimensions dropped): another reading of
-  // an ambiguous reduction (1x64x1x64 to 1x64x64) would be re-inferred as
-  // 64x1x64 when constant offsets are folded.
+  // A slice of static sizes keeps its type only where that is the rank
+  // reduction tensor's folders infer (the first unit dimensions dropped):
+  // another reading of an ambiguous reduction (1x64x1x64 to 1x64x64) is
+  // re-inferred as 64x1x64 once constant offsets fold. A slice of run-time
+  // sizes (a row's keys up to its position, in a GPU kernel) keeps any
+  // valid reduction: a reshape would need run-time sizes per thread.
   moved.type = type;
+  bool runTimeSizes = llvm::any_of(movedShape, ShapedType::isDynamic);
   SmallVector<int64_t> canonicalShape;
   int64_t unitsToDrop = movedShape.size() - type.getRank();
   for (int64_t dim : movedShape) {
@@ -86,7 +89,13 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
     }
     canonicalShape.push_back(dim);
   }
-  if (unitsToDrop == 0 && ArrayRef<int64_t>(canonicalShape) == type.getShape())
+  bool canonical =
+      unitsToDrop == 0 && ArrayRef<int64_t>(canonicalShape) == type.getShape();
+  if (canonical ||
+      (runTimeSizes &&
+       isRankReducedType(
+           RankedTensorType::get(movedShape, type.getElementType()), type) ==
+           SliceVerificationResult::Success))
     return moved;
   SmallVector<int64_t> reducedShape;
   for (int64_t dim : type.getShape())
