@@ -45,7 +45,8 @@ struct SliceParams {
 /// elements would come out in another order.
 static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
                                            RankedTensorType type,
-                                           ArrayRef<int64_t> toDim) {
+                                           ArrayRef<int64_t> toDim,
+                                           bool runTimeSizesAsIs) {
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
   SmallVector<OpFoldResult> strides = slice.getMixedStrides();
@@ -72,12 +73,14 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
   for (OpFoldResult size : moved.sizes)
     movedShape.push_back(
         getConstantIntValue(size).value_or(ShapedType::kDynamic));
-  // A slice of static sizes keeps its type only where that is the rank
-  // reduction tensor's folders infer (the first unit dimensions dropped):
-  // another reading of an ambiguous reduction (1x64x1x64 to 1x64x64) is
-  // re-inferred as 64x1x64 once constant offsets fold. A slice of run-time
-  // sizes (a row's keys up to its position, in a GPU kernel) keeps any
-  // valid reduction: a reshape would need run-time sizes per thread.
+  // A slice keeps its type only where that is the rank reduction tensor's
+  // folders and memref.subview's lowering infer (the first unit dimensions
+  // dropped): another reading of an ambiguous reduction (1x64x1x64 to
+  // 1x64x64) is re-inferred as 64x1x64 once constant offsets fold, and a
+  // subview of run-time sizes may be given the other reduction's strides.
+  // With `runTimeSizesAsIs` (the GPU kernels' row slices, whose run-time
+  // sizes differ per thread, which a reshape cannot take) a slice of
+  // run-time sizes keeps any valid reduction.
   moved.type = type;
   bool runTimeSizes = llvm::any_of(movedShape, ShapedType::isDynamic);
   SmallVector<int64_t> canonicalShape;
@@ -92,7 +95,7 @@ static FailureOr<SliceParams> permuteSlice(OffsetSizeAndStrideOpInterface slice,
   bool canonical =
       unitsToDrop == 0 && ArrayRef<int64_t>(canonicalShape) == type.getShape();
   if (canonical ||
-      (runTimeSizes &&
+      (runTimeSizes && runTimeSizesAsIs &&
        isRankReducedType(
            RankedTensorType::get(movedShape, type.getElementType()), type) ==
            SliceVerificationResult::Success))
@@ -126,15 +129,17 @@ static void replaceWithSlice(RewriterBase &rewriter,
 /// extract_slice(transpose(x)) -> extract_slice(x): dimension i of the
 /// transpose is dimension perm[i] of x.
 struct ExtractSliceOfTranspose : OpRewritePattern<tensor::ExtractSliceOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExtractSliceOfTranspose(MLIRContext *ctx, bool runTimeSizesAsIs)
+      : OpRewritePattern(ctx), runTimeSizesAsIs(runTimeSizesAsIs) {}
+  bool runTimeSizesAsIs;
 
   LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
                                 PatternRewriter &rewriter) const override {
     auto transpose = slice.getSource().getDefiningOp<linalg::TransposeOp>();
     if (!transpose || !transpose.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(slice, "not a slice of a transpose");
-    FailureOr<SliceParams> moved =
-        permuteSlice(slice, slice.getType(), transpose.getPermutation());
+    FailureOr<SliceParams> moved = permuteSlice(
+        slice, slice.getType(), transpose.getPermutation(), runTimeSizesAsIs);
     if (failed(moved))
       return rewriter.notifyMatchFailure(
           slice, "the permutation reorders the slice's non-unit dimensions");
@@ -148,7 +153,9 @@ struct ExtractSliceOfTranspose : OpRewritePattern<tensor::ExtractSliceOp> {
 /// slice of it addresses that layout (dimension d of the forall's result is
 /// dimension inverse(perm)[d] of the transpose).
 struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  TransposeOfForallResult(MLIRContext *ctx, bool runTimeSizesAsIs)
+      : OpRewritePattern(ctx), runTimeSizesAsIs(runTimeSizesAsIs) {}
+  bool runTimeSizesAsIs;
 
   LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
@@ -186,7 +193,8 @@ struct TransposeOfForallResult : OpRewritePattern<linalg::TransposeOp> {
             transpose, "the shared_out is used other than through slices");
       auto type = insert ? insert.getSourceType() : extract.getType();
       FailureOr<SliceParams> moved =
-          permuteSlice(cast<OffsetSizeAndStrideOpInterface>(user), type, toDim);
+          permuteSlice(cast<OffsetSizeAndStrideOpInterface>(user), type, toDim,
+                       runTimeSizesAsIs);
       if (failed(moved))
         return rewriter.notifyMatchFailure(
             transpose,
@@ -242,9 +250,11 @@ struct AttnFoldTransposesPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<TransposeOfForallResult>(&getContext());
+    // fold-reads is the GPU kernels' form (one row per thread); without
+    // it, the CPU's block loops, whose run-time sizes are uniform.
+    patterns.add<TransposeOfForallResult>(&getContext(), foldReads);
     if (foldReads)
-      patterns.add<ExtractSliceOfTranspose>(&getContext());
+      patterns.add<ExtractSliceOfTranspose>(&getContext(), foldReads);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -338,3 +338,47 @@ func.func @row_blocks(%x: tensor<1x2x8x16xf32>) -> tensor<1x8x2x16xf32> {
       outs(%e2 : tensor<1x8x2x16xf32>) permutation = [0, 2, 1, 3]
   return %t : tensor<1x8x2x16xf32>
 }
+
+// -----
+
+// Blocks of a run-time row count: on the CPU (fold-reads=false) the
+// [1, ?, D]-typed slices move to the [?, D] type and are reshaped, as for
+// static sizes (a subview of run-time sizes may otherwise be given the
+// other reduction's strides); with fold-reads (the GPU kernels' rows, whose
+// run-time sizes differ per thread) they keep the valid rank reduction.
+
+// CHECK-LABEL: func.func @row_blocks_dynamic(
+// CHECK:         scf.forall {{.*}} -> (tensor<1x?x2x16xf32>)
+// CHECK:           tensor.extract_slice %{{.*}}[0, %{{.*}}, %{{.*}}, 0] [1, %{{.*}}, 1, 16] [1, 1, 1, 1] : tensor<1x?x2x16xf32> to tensor<1x?x16xf32>
+// CHECK-NOT:       tensor.expand_shape
+// CHECK:           tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, %{{.*}}, %{{.*}}, 0] [1, %{{.*}}, 1, 16] [1, 1, 1, 1] : tensor<1x?x16xf32> into tensor<1x?x2x16xf32>
+// WRITES-LABEL: func.func @row_blocks_dynamic(
+// WRITES:         scf.forall {{.*}} -> (tensor<1x?x2x16xf32>)
+// WRITES:           %[[DST:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, %{{.*}}, 0] [1, %{{.*}}, 1, 16] [1, 1, 1, 1] : tensor<1x?x2x16xf32> to tensor<?x16xf32>
+// WRITES:           tensor.expand_shape %[[DST]] {{\[\[}}0, 1], [2]] {{.*}} : tensor<?x16xf32> into tensor<1x?x16xf32>
+// WRITES:           %[[OUT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x?x16xf32> into tensor<?x16xf32>
+// WRITES:           tensor.parallel_insert_slice %[[OUT]] into %{{.*}}[0, %{{.*}}, %{{.*}}, 0] [1, %{{.*}}, 1, 16] [1, 1, 1, 1] : tensor<?x16xf32> into tensor<1x?x2x16xf32>
+func.func @row_blocks_dynamic(%x: tensor<1x2x?x16xf32>, %n: index)
+    -> tensor<1x?x2x16xf32> {
+  %c2 = arith.constant 2 : index
+  %s = tensor.dim %x, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%s) : tensor<1x2x?x16xf32>
+  %r = scf.forall (%h, %b) in (2, 2) shared_outs(%o = %e)
+      -> (tensor<1x2x?x16xf32>) {
+    %s0 = affine.apply affine_map<(d0)[s0] -> (d0 * s0)>(%b)[%n]
+    %rows = tensor.extract_slice %x[0, %h, %s0, 0] [1, 1, %n, 16] [1, 1, 1, 1]
+        : tensor<1x2x?x16xf32> to tensor<1x?x16xf32>
+    %dst = tensor.extract_slice %o[0, %h, %s0, 0] [1, 1, %n, 16] [1, 1, 1, 1]
+        : tensor<1x2x?x16xf32> to tensor<1x?x16xf32>
+    %neg = linalg.negf ins(%rows : tensor<1x?x16xf32>)
+        outs(%dst : tensor<1x?x16xf32>) -> tensor<1x?x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %neg into %o[0, %h, %s0, 0] [1, 1, %n, 16]
+          [1, 1, 1, 1] : tensor<1x?x16xf32> into tensor<1x2x?x16xf32>
+    }
+  }
+  %e2 = tensor.empty(%s) : tensor<1x?x2x16xf32>
+  %t = linalg.transpose ins(%r : tensor<1x2x?x16xf32>)
+      outs(%e2 : tensor<1x?x2x16xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x?x2x16xf32>
+}
