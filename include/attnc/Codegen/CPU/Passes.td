@@ -240,7 +240,7 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "multiple of VL; the host must have avx512vnni), and the "
            "weight-only contractions with int8 activations into dot-product "
            "tiles that sum each group's products with vpdpbusd (groups of a "
-           "multiple of 16); otherwise they stay generic loops">,
+           "multiple of 16, int4: of 32); otherwise they stay generic loops">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
