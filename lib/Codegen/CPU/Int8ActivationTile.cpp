@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Int8ActivationTile.h"
+#include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -45,16 +45,6 @@ Value Int8ActivationTiles::splat(OpBuilder &builder, VectorType type,
                                  Attribute v) {
   return arith::ConstantOp::create(builder, loc, type,
                                    DenseElementsAttr::get(type, v));
-}
-
-Value Int8ActivationTiles::dot(OpBuilder &builder, Value acc, Value u8,
-                               Value s8) {
-  return LLVM::CallIntrinsicOp::create(
-             builder, loc, wordsType,
-             builder.getStringAttr("llvm.x86.avx512.vpdpbusd." +
-                                   std::to_string(lanes * 32)),
-             ValueRange{acc, u8, s8})
-      .getResult(0);
 }
 
 SmallVector<Value> Int8ActivationTiles::loadWeights(OpBuilder &builder,
@@ -146,7 +136,7 @@ void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
                   if (parts > 1)
                     part = vector::ExtractStridedSliceOp::create(
                         sb, sl, bytes, {p * 4 * lanes}, {4 * lanes}, {1});
-                  sum = dot(sb, sum, ones, part);
+                  sum = createVnniDotProduct(sb, sl, sum, ones, part);
                 }
                 scf::YieldOp::create(sb, sl, ValueRange{sum});
               });
@@ -202,8 +192,8 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
                 SmallVector<Value> w = loadWeights(lb, cols[j], kStep);
                 for (int64_t i = 0; i < mr; ++i)
                   for (int64_t p = 0; p < parts; ++p)
-                    next[i * nr + j] =
-                        dot(lb, next[i * nr + j], w[p], as[i * parts + p]);
+                    next[i * nr + j] = createVnniDotProduct(
+                        lb, il, next[i * nr + j], w[p], as[i * parts + p]);
               }
               scf::YieldOp::create(lb, il, next);
             });

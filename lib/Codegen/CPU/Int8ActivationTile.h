@@ -53,7 +53,6 @@ public:
 private:
   Value cst(OpBuilder &builder, int64_t v);
   Value splat(OpBuilder &builder, VectorType type, Attribute v);
-  Value dot(OpBuilder &builder, Value acc, Value u8, Value s8);
   /// The unsigned weights of step k of row `col` of B, in `parts`
   /// vpdpbusd operands.
   SmallVector<Value> loadWeights(OpBuilder &builder, Value col, Value k);

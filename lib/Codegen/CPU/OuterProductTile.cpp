@@ -64,6 +64,17 @@ static SmallVector<Value> loadAccumulators(OpBuilder &b, Location loc,
   return init;
 }
 
+Value mlir::attn::createVnniDotProduct(OpBuilder &b, Location loc, Value acc,
+                                       Value unsignedBytes, Value signedBytes) {
+  int64_t lanes = cast<VectorType>(acc.getType()).getNumElements();
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, acc.getType(),
+             b.getStringAttr("llvm.x86.avx512.vpdpbusd." +
+                             std::to_string(lanes * 32)),
+             ValueRange{acc, unsignedBytes, signedBytes})
+      .getResult(0);
+}
+
 OuterProductTile mlir::attn::emitOuterProductTile(
     OpBuilder &b, Location loc, const OuterProductOperands &operands,
     int64_t vl, Value m0, Value n0, int64_t mr, int64_t nv, OpFoldResult kBegin,
@@ -131,12 +142,7 @@ OuterProductTile mlir::attn::emitOuterProductTile(
           for (int64_t v = 0; v < nv; ++v) {
             Value w = vector::BitCastOp::create(lb, loc, bytesType, bs[v]);
             next[r * nv + v] =
-                LLVM::CallIntrinsicOp::create(
-                    lb, loc, vecType,
-                    lb.getStringAttr("llvm.x86.avx512.vpdpbusd." +
-                                     std::to_string(vl * 32)),
-                    ValueRange{next[r * nv + v], splat, w})
-                    .getResult(0);
+                createVnniDotProduct(lb, loc, next[r * nv + v], splat, w);
           }
         }
         for (int64_t r = 0; r < mr && !int8; ++r) {

@@ -47,6 +47,12 @@ struct OuterProductTile {
   Value acc(int64_t r, int64_t v) const { return accs[r * cols.size() + v]; }
 };
 
+/// AVX-512 VNNI's vpdpbusd: `acc` (i32 lanes) plus, per lane, the products
+/// of its 4 unsigned bytes of `unsignedBytes` and 4 signed bytes of
+/// `signedBytes` (zmm, ymm or xmm by the lane count).
+Value createVnniDotProduct(OpBuilder &b, Location loc, Value acc,
+                           Value unsignedBytes, Value signedBytes);
+
 /// Emits the tile of `mr` rows from `m0` and `nv` vectors of `vl` lanes from
 /// `n0`: accumulators start at zero when `zeroInit`, else at C; each k step
 /// in [kBegin, kEnd) loads NV vectors of B's row k, broadcasts MR scalars of
