@@ -34,6 +34,7 @@
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/Utils/WidenedOperands.h"
 #include "Int8ActivationTile.h"
+#include "LaneSums.h"
 #include "OuterProductKernel.h"
 #include "OuterProductTile.h"
 #include "attnc/Codegen/CPU/WeightOnlyLayout.h"
@@ -163,13 +164,55 @@ struct KernelBuilder {
                             ValueRange{m, n});
   }
 
-  /// The sum of an accumulator's lanes. The lanes already hold partial
-  /// sums of k in another order than the generic's, so the lane sum may
-  /// reassociate too: a tree of shuffles, not a chain of VL dependent
-  /// scalar adds after every output.
-  Value laneSum(OpBuilder &nb, Value acc) {
-    return vector::ReductionOp::create(nb, loc, vector::CombiningKind::ADD, acc,
-                                       arith::FastMathFlags::reassoc);
+  /// Adds the lane sums of a tile's accumulators (accs[i * nr + j] for
+  /// output (rows[i], cols[j])) to C's initial values, as the generic
+  /// accumulated, and stores them. The lanes hold partial sums of k in
+  /// another order than the generic's anyway, so the neighbouring outputs
+  /// of a row are summed together (emitLaneSums, the most a power of two
+  /// allows) and, where C's rows are contiguous and the epilogue is not in
+  /// the store, update C as one vector. A single output (a 1 x 1 tile's,
+  /// or the last of an odd row) is one vector.reduction.
+  void storeLaneSums(OpBuilder &nb, ArrayRef<Value> rows, ArrayRef<Value> cols,
+                     ValueRange accs) {
+    int64_t nr = cols.size();
+    int64_t lanes = cast<VectorType>(accs.front().getType()).getNumElements();
+    auto cType = cast<MemRefType>(mm.c.getType());
+    bool vectorC = (!epilogue || deferEpilogue) && cType.isLastDimUnitStride();
+    for (auto [i, row] : llvm::enumerate(rows))
+      for (int64_t j = 0; j < nr;) {
+        int64_t n = static_cast<int64_t>(llvm::bit_floor(
+            static_cast<uint64_t>(std::min<int64_t>(nr - j, lanes))));
+        SmallVector<Value> group(accs.begin() + i * nr + j,
+                                 accs.begin() + i * nr + j + n);
+        if (n == 1) {
+          // One output alone: LLVM's own lowering of the reduction.
+          Value sum = vector::ReductionOp::create(
+              nb, loc, vector::CombiningKind::ADD, group.front(),
+              arith::FastMathFlags::reassoc);
+          Value initC =
+              memref::LoadOp::create(nb, loc, mm.c, ValueRange{row, cols[j]});
+          store(nb, arith::AddFOp::create(nb, loc, initC, sum), row, cols[j]);
+          ++j;
+          continue;
+        }
+        Value sums = mlir::attn::emitLaneSums(nb, loc, group);
+        if (vectorC) {
+          Value initC = vector::LoadOp::create(nb, loc, sums.getType(), mm.c,
+                                               ValueRange{row, cols[j]});
+          vector::StoreOp::create(nb, loc,
+                                  arith::AddFOp::create(nb, loc, initC, sums),
+                                  mm.c, ValueRange{row, cols[j]});
+        } else {
+          for (int64_t e = 0; e < n; ++e) {
+            Value sum = vector::ExtractOp::create(nb, loc, sums, e);
+            Value initC = memref::LoadOp::create(nb, loc, mm.c,
+                                                 ValueRange{row, cols[j + e]});
+            store(nb, arith::AddFOp::create(nb, loc, initC, sum), row,
+                  cols[j + e]);
+          }
+        }
+        j += n;
+      }
   }
 
   /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
@@ -207,14 +250,7 @@ struct KernelBuilder {
       return arith::ConstantIndexOp::create(ob, l, v).getResult();
     };
     if (int8Tiles) {
-      SmallVector<Value> sums = int8Tiles->emitTile(nb, rows, cols);
-      for (int64_t i = 0; i < mr; ++i)
-        for (int64_t j = 0; j < nr; ++j) {
-          Value initC = memref::LoadOp::create(nb, loc, mm.c,
-                                               ValueRange{rows[i], cols[j]});
-          store(nb, arith::AddFOp::create(nb, loc, initC, sums[i * nr + j]),
-                rows[i], cols[j]);
-        }
+      storeLaneSums(nb, rows, cols, int8Tiles->emitTile(nb, rows, cols));
       return;
     }
     if (woqBits) {
@@ -295,14 +331,7 @@ struct KernelBuilder {
             }
             scf::YieldOp::create(gb, l, next);
           });
-      for (int64_t i = 0; i < mr; ++i)
-        for (int64_t j = 0; j < nr; ++j) {
-          Value sum = laneSum(nb, groups.getResult(i * nr + j));
-          Value initC = memref::LoadOp::create(nb, loc, mm.c,
-                                               ValueRange{rows[i], cols[j]});
-          store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i],
-                cols[j]);
-        }
+      storeLaneSums(nb, rows, cols, groups.getResults());
       return;
     }
     auto loop = scf::ForOp::create(
@@ -327,14 +356,7 @@ struct KernelBuilder {
                             .getResult());
           scf::YieldOp::create(lb, l, next);
         });
-    for (int64_t i = 0; i < mr; ++i)
-      for (int64_t j = 0; j < nr; ++j) {
-        Value sum = laneSum(nb, loop.getResult(i * nr + j));
-        // The generic accumulated into C's initial value.
-        Value initC =
-            memref::LoadOp::create(nb, loc, mm.c, ValueRange{rows[i], cols[j]});
-        store(nb, arith::AddFOp::create(nb, loc, initC, sum), rows[i], cols[j]);
-      }
+    storeLaneSums(nb, rows, cols, loop.getResults());
   }
 
   /// The epilogue over rows [0, M) and columns [nStart, nStart + nExtent)

@@ -46,7 +46,8 @@ public:
   /// Prepares rows [m, m + rows) of A into the scratch.
   void prepare(OpBuilder &builder, Value m, int64_t rows);
 
-  /// The rows x cols tile's sums (row-major), from the prepared rows.
+  /// The rows x cols tile's accumulators (row-major), from the prepared
+  /// rows: vectors whose lanes add up to each output (LaneSums.h).
   SmallVector<Value> emitTile(OpBuilder &builder, ArrayRef<Value> rows,
                               ArrayRef<Value> cols);
 

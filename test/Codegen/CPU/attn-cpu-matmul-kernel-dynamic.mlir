@@ -24,8 +24,8 @@
 // CHECK:               vector.load %[[X]]{{.*}} : memref<?x64xf32>, vector<16xf32>
 // CHECK:               vector.load %[[W]]{{.*}} : memref<128x64xf32>, vector<16xf32>
 // CHECK:               vector.fma
-// CHECK:             vector.reduction <add>
-// CHECK:             memref.store %{{.*}}, %[[OUT]][{{.*}}] : memref<?x128xf32>
+// CHECK:             vector.shuffle
+// CHECK:             vector.store %{{.*}}, %[[OUT]][{{.*}}] : memref<?x128xf32>, vector<4xf32>
 // CHECK:           scf.for %{{.*}} = %[[MAIN]] to %[[M]] step %{{.*}} {
 // CHECK:             vector.fma
 // CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %[[M]] step

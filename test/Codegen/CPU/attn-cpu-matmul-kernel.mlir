@@ -22,13 +22,31 @@
 // CHECK: %[[C:.*]] = memref.alloc() : memref<8x128xf32>
 // CHECK: scf.parallel (%[[BLK:.*]]) =
 // CHECK: %[[N0:.*]] = arith.muli %[[BLK]], %c64
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
+// CHECK: %[[ACC:.*]]:16 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
 // CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] : memref<8x64xf32>, vector<16xf32>
 // CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
 // CHECK: vector.fma
-// CHECK: vector.reduction <add>
+// The four accumulators of a row's outputs are summed together: each level
+// pairs neighbouring vectors and adds the halves of every output's partial
+// sums, then the one vector halves them in place down to one sum per
+// output, which updates C as a vector<4xf32>.
+// CHECK-NOT: vector.reduction
+// CHECK: %[[L01:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK: %[[H01:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+// CHECK: %[[S01:.*]] = arith.addf %[[L01]], %[[H01]] : vector<16xf32>
+// CHECK: %[[S23:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[L:.*]] = vector.shuffle %[[S01]], %[[S23]] [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+// CHECK: %[[H:.*]] = vector.shuffle %[[S01]], %[[S23]] [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]
+// CHECK: %[[S4:.*]] = arith.addf %[[L]], %[[H]] : vector<16xf32>
+// CHECK: vector.shuffle %[[S4]], %[[S4]] [0, 1, 4, 5, 8, 9, 12, 13] : vector<16xf32>, vector<16xf32>
+// CHECK: %[[S2:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: %[[L1:.*]] = vector.shuffle %[[S2]], %[[S2]] [0, 2, 4, 6] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[H1:.*]] = vector.shuffle %[[S2]], %[[S2]] [1, 3, 5, 7] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[SUMS:.*]] = arith.addf %[[L1]], %[[H1]] : vector<4xf32>
 // CHECK-NOT: arith.maximumf
-// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: %[[OLD:.*]] = vector.load %[[C]][%[[ROW:.*]], %[[COL0:.*]]] : memref<8x128xf32>, vector<4xf32>
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUMS]] : vector<4xf32>
+// CHECK: vector.store %[[NEW]], %[[C]][%[[ROW]], %[[COL0]]] : memref<8x128xf32>, vector<4xf32>
 // CHECK: scf.for %[[M:.*]] = %{{.*}} to %c8{{.*}} step %c1
 // CHECK:   scf.for %[[N:.*]] = %c0{{.*}} to %c64{{.*}} step %c16
 // CHECK:     %[[COL:.*]] = arith.addi %[[N0]], %[[N]]
@@ -243,7 +261,7 @@ func.func @k_major_accumulate(%x: memref<4x16xf32>, %wt: memref<16x80xf32>, %c: 
 // BF16DOT:           vector.load %arg0[%{{.*}}, %[[K]]] : memref<32x64xbf16>, vector<32xbf16>
 // BF16DOT-COUNT-16:  x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
 // BF16DOT-NOT:       vector.fma
-// BF16DOT:         vector.reduction <add>
+// BF16DOT:         vector.shuffle
 // BF16DOT-NOT:     memref<32x64xf32>
 // BF16DOT:         return
 // Without it (no avx512bf16), 16 bf16 per load, widened in registers.
@@ -517,5 +535,55 @@ func.func @k_major_six_rows(%x: memref<8x16xf32>, %wt: memref<16x64xf32>, %c: me
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Three outputs per tile row: the lane sums of the first two are taken
+// together (a vector<2xf32>), the third alone (a vector.reduction). An epilogue in f64 is not
+// vectorizable, so it stays in the store: each sum is extracted and added
+// to C's initial value, and the epilogue writes it.
+// CHECK-LABEL: func.func @three_columns_scalar_epilogue
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<2x12xf32>
+// CHECK:         %[[ACC:.*]]:3 = scf.for
+// CHECK:         %[[L:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK:         %[[H:.*]] = vector.shuffle %[[ACC]]#0, %[[ACC]]#1 [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+// CHECK:         arith.addf %[[L]], %[[H]] : vector<16xf32>
+// CHECK:         %[[TWO:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK:         %[[S0:.*]] = vector.extract %[[TWO]][0] : f32 from vector<2xf32>
+// CHECK:         %[[C0:.*]] = memref.load %[[C]][%{{.*}}, %{{.*}}] : memref<2x12xf32>
+// CHECK:         arith.addf %[[C0]], %[[S0]] : f32
+// CHECK:         arith.extf %{{.*}} : f32 to f64
+// CHECK:         memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<2x12xf32>
+// CHECK:         vector.extract %[[TWO]][1] : f32 from vector<2xf32>
+// CHECK:         memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<2x12xf32>
+// CHECK:         vector.reduction <add>, %[[ACC]]#2 fastmath<reassoc> : vector<16xf32> into f32
+// CHECK:         memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<2x12xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @three_columns_scalar_epilogue(%x: memref<2x16xf32>, %w: memref<12x16xf32>, %out: memref<2x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<2x12xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x12xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<2x16xf32>, memref<12x16xf32>) outs(%c : memref<2x12xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 1, col_tile = 3, column_block = 12>} {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %m = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%c : memref<2x12xf32>) outs(%out : memref<2x12xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %d = arith.extf %in : f32 to f64
+    %e = arith.mulf %d, %d : f64
+    %r = arith.truncf %e : f64 to f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %c : memref<2x12xf32>
   return
 }

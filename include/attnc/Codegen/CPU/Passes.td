@@ -172,7 +172,13 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     `C[m, n] += A[m, k] * B[n, k]` (f32, static, contiguous) into loops that
     keep an MR x NR block of vector<VLxf32> partial sums in registers across
     k (both operands are contiguous along k, so the checkpoint weights are
-    used as they are), then reduce and store. Column blocks run in parallel
+    used as they are), then reduce and store. The lane sums of a row's
+    neighbouring outputs are taken together (a tree of shuffles and adds
+    that pairs their accumulators, powers of two at a time) and update C
+    as one vector, instead of one horizontal reduction per output. The
+    rows after the last whole row tile (all of a decode step's single row)
+    take 1 x 1 tiles, which read one weight row at a time. Column blocks
+    run in parallel
     (scf.parallel). A following elementwise generic that reads the product
     at (m, n) (bias, activation, residual) is fused: on vectors over each
     finished column block when its body is elementwise f32 arithmetic (the
