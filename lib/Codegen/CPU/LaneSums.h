@@ -1,12 +1,10 @@
-//===- LaneSums.h - lane sums of several dot-product accumulators -*- C++
-//-*-===//
+//===- LaneSums.h - lane sums of dot-product accumulators -------*- C++ -*-===//
 //
 // The dot-product tiles of attn-cpu-matmul-kernel end with one vector
 // accumulator per output whose lanes hold partial sums of k. Reducing each
-// accumulator on its own costs a chain of log2(VL) shuffle-add steps per
-// output, which a decode step (one row, every weight read once) pays for
-// every column it writes. Summing the accumulators of neighbouring outputs
-// together shares the shuffles.
+// accumulator on its own costs log2(VL) shuffle-add levels per output;
+// summing the accumulators of a tile row's neighbouring outputs together
+// shares the shuffles.
 //
 //===----------------------------------------------------------------------===//
 
