@@ -358,6 +358,15 @@ def query_positions():
                   attrs="causal window = 50", starts=("i32", (0, 131))),
         sdpa_case("qp_f16_causal", b=2, hq=2, hkv=2, sq=70, sk=140, d=32, attrs="causal",
                   starts=("i64", (0, 71)), dtype="f16"),
+        # Keys with kv_lengths are a KV cache and stay [keys, d]: on the
+        # CPU, Q K^T takes dot-product tiles (d a multiple of 16) with lane
+        # sums, ragged key blocks, rows left over from 4-row tiles, GQA.
+        sdpa_case("qp_cache_decode_gqa", b=3, hq=8, hkv=2, sq=1, sk=200, d=64, attrs="causal",
+                  lengths=("i64", (1, 201)), starts=("i64", (0, 200))),
+        sdpa_case("qp_cache_prefill", b=2, hq=4, hkv=2, sq=23, sk=150, d=32, attrs="causal",
+                  lengths=("i64", (1, 151)), starts=("i64", (0, 128))),
+        sdpa_case("qp_cache_bf16", b=2, hq=2, hkv=1, sq=5, sk=90, d=16, attrs="causal",
+                  lengths=("i32", (1, 91)), starts=("i32", (0, 86)), dtype="bf16"),
     ]
 
 

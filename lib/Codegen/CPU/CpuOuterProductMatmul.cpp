@@ -32,6 +32,7 @@
 #include "attnc/Codegen/CPU/Passes.h"
 
 #include "Codegen/Common/MatmulMatch.h"
+#include "LaneSums.h"
 #include "OuterProductTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,13 +55,17 @@ using namespace mlir;
 
 namespace {
 
-/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] with C f32 and A,
-/// B f32 or f16/bf16 (widened in registers), B and C with unit stride along
-/// n.
-struct NNMatmul {
+/// A matched C[(g,) i, n] += sum_k A[(g,) i, k] * B[k, n] (or, with
+/// `keysMajor`, B[n, k]) with C f32 and A, B f32 or f16/bf16 (widened in
+/// registers), C with unit stride along n, B along n (along k with
+/// `keysMajor`, and A then along k too).
+struct BlockMatmul {
   linalg::GenericOp op;
   Value a, b, c;
   bool batched;
+  /// B is [n, k]: the keys of a flash attention's Q K^T that were not
+  /// transposed (a KV cache), for the dot-product tiles.
+  bool keysMajor;
   /// A zero fill of C right before the contraction: the accumulators start
   /// at zero instead of reading C, and the fill goes away (the kernel
   /// writes every element of C).
@@ -157,7 +162,7 @@ static linalg::GenericOp findInPlaceEpilogue(linalg::GenericOp op, Value c) {
   return next;
 }
 
-static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
+static std::optional<BlockMatmul> matchBlockMatmul(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
@@ -175,23 +180,25 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
     return AffineMap::get(loops, 0, exprs, ctx);
   };
   unsigned i = lead, n = lead + 1, k = lead + 2;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<AffineMap> expected =
-      batched
-          ? SmallVector<AffineMap>{dims({0, i, k}), dims({k, n}),
-                                   dims({0, i, n})}
-          : SmallVector<AffineMap>{dims({i, k}), dims({k, n}), dims({i, n})};
+      batched ? SmallVector<AffineMap>{dims({0, i, k}), maps[1],
+                                       dims({0, i, n})}
+              : SmallVector<AffineMap>{dims({i, k}), maps[1], dims({i, n})};
+  bool keysMajor = maps[1] == dims({n, k});
   // The batch index g is an m dimension to linalg (B does not use it).
   FailureOr<linalg::ContractionDimensions> contraction =
       linalg::inferContractionDims(op);
-  if (op.getIndexingMapsArray() != expected || failed(contraction) ||
-      !contraction->batch.empty() || contraction->k.size() != 1 ||
-      !isWideningMulAddBody(op))
+  if (maps != expected || (!keysMajor && maps[1] != dims({k, n})) ||
+      failed(contraction) || !contraction->batch.empty() ||
+      contraction->k.size() != 1 || !isWideningMulAddBody(op))
     return std::nullopt;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
         c = op.getDpsInits()[0];
   auto aType = dyn_cast<MemRefType>(a.getType());
   Type aElem = aType ? aType.getElementType() : Type();
   if (!aElem || !(aElem.isF32() || aElem.isF16() || aElem.isBF16()) ||
+      (keysMajor && !isFloatWithUnitInnerStride(a, /*narrow=*/true)) ||
       !isFloatWithUnitInnerStride(b, /*narrow=*/true) ||
       !isFloatWithUnitInnerStride(c, /*narrow=*/false))
     return std::nullopt;
@@ -200,23 +207,20 @@ static std::optional<NNMatmul> matchNNMatmul(linalg::GenericOp op) {
       fill && fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == c)
     if (matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
       zeroFill = fill;
-  return NNMatmul{op, a, b, c, batched, zeroFill, {}};
+  return BlockMatmul{op, a, b, c, batched, keysMajor, zeroFill, {}};
 }
 
-struct OuterProductBuilder {
-  OuterProductBuilder(OpBuilder &b, const NNMatmul &mm, int64_t vl,
-                      int64_t mrMax, int64_t nvMax)
-      : b(b), loc(mm.op->getLoc()), mm(mm), vl(vl), mrMax(mrMax), nvMax(nvMax) {
-  }
+/// The loops both tile forms share: over g (when batched), then rows of C
+/// in steps of MR, the rows left over one at a time.
+struct TileLoops {
+  TileLoops(OpBuilder &b, const BlockMatmul &mm, int64_t vl, int64_t mrMax)
+      : b(b), loc(mm.op->getLoc()), mm(mm), vl(vl), mrMax(mrMax) {}
 
   OpBuilder &b;
   Location loc;
-  const NNMatmul &mm;
-  int64_t vl, mrMax, nvMax;
+  const BlockMatmul &mm;
+  int64_t vl, mrMax;
   Value g; // Batch index when batched.
-  /// B's pairs of k interleaved per column ([K / 2, 2 * N padded to VL]
-  /// bf16, on the stack) for vdpbf16ps tiles; null for the FMA tiles.
-  Value panel;
 
   Value idx(OpBuilder &nb, int64_t v) {
     return attn::IndexArith(nb, loc).cst(v);
@@ -242,6 +246,53 @@ struct OuterProductBuilder {
                          scf::YieldOp::create(bb, loc);
                        });
   }
+
+  Value dim(OpBuilder &nb, Value v, int64_t d) {
+    return getValueOrCreateConstantIndexOp(
+        nb, loc, memref::getMixedSize(nb, loc, v, d));
+  }
+
+  /// Calls `rowTiles(builder, i0, mr)` for every block of rows of C: mr =
+  /// MR, then 1 for the rows left over; inside the loop over g.
+  void forEachRowBlock(
+      function_ref<void(OpBuilder &, Value, int64_t)> rowTiles) {
+    int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
+    Value iExtent = dim(b, mm.c, rank - 2);
+    auto rowsOf = [&](OpBuilder &nb) {
+      Value iMain = roundDown(nb, iExtent, mrMax);
+      loop(nb, idx(nb, 0), iMain, mrMax,
+           [&](OpBuilder &tb, Value i0) { rowTiles(tb, i0, mrMax); });
+      if (std::optional<int64_t> i = getConstantIntValue(iExtent);
+          i && *i % mrMax == 0)
+        return;
+      loop(nb, iMain, iExtent, 1,
+           [&](OpBuilder &tb, Value i0) { rowTiles(tb, i0, 1); });
+    };
+    if (!mm.batched)
+      return rowsOf(b);
+    loop(b, idx(b, 0), dim(b, mm.c, 0), 1, [&](OpBuilder &tb, Value gIv) {
+      g = gIv;
+      rowsOf(tb);
+    });
+  }
+
+  /// The indices of element (i, n) of C (or A, with n = k), under g.
+  SmallVector<Value> at(Value i, Value n) const {
+    if (mm.batched)
+      return {g, i, n};
+    return {i, n};
+  }
+};
+
+struct OuterProductBuilder : TileLoops {
+  OuterProductBuilder(OpBuilder &b, const BlockMatmul &mm, int64_t vl,
+                      int64_t mrMax, int64_t nvMax)
+      : TileLoops(b, mm, vl, mrMax), nvMax(nvMax) {}
+
+  int64_t nvMax;
+  /// B's pairs of k interleaved per column ([K / 2, 2 * N padded to VL]
+  /// bf16, on the stack) for vdpbf16ps tiles; null for the FMA tiles.
+  Value panel;
 
   /// An mr x nv-vector tile of C at (i0, n0); `mask`, when set, masks the
   /// single vector column (nv = 1) at the right edge.
@@ -435,29 +486,126 @@ struct OuterProductBuilder {
 
   void emitTiles(OpBuilder &b) {
     int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
-    auto dim = [&](Value v, int64_t d) -> Value {
-      return getValueOrCreateConstantIndexOp(
-          b, loc, memref::getMixedSize(b, loc, v, d));
-    };
-    Value iExtent = dim(mm.c, rank - 2), nExtent = dim(mm.c, rank - 1),
-          kExtent = dim(mm.b, 0);
-    auto rowsOf = [&](OpBuilder &nb) {
-      Value iMain = roundDown(nb, iExtent, mrMax);
-      loop(nb, idx(nb, 0), iMain, mrMax, [&](OpBuilder &tb, Value i0) {
-        emitRowTiles(tb, i0, mrMax, nExtent, kExtent);
+    Value nExtent = dim(b, mm.c, rank - 1), kExtent = dim(b, mm.b, 0);
+    forEachRowBlock([&](OpBuilder &tb, Value i0, int64_t mr) {
+      emitRowTiles(tb, i0, mr, nExtent, kExtent);
+    });
+  }
+};
+
+/// Dot-product tiles for a B [n, k] (keysMajor): MR rows x NJ columns of
+/// C as MR * NJ vector accumulators of partial sums along k. Per k step:
+/// NJ vector loads of B's rows, MR of A's, MR * NJ FMAs. At the end each
+/// row's NJ accumulators are summed across their lanes by one shuffle tree
+/// (emitLaneSums) into a vector<NJ> that updates C. This is Q K^T over a
+/// KV cache, whose keys are not transposed: one vector.reduction per score
+/// (the loops attn-cpu-vectorize-rows would write) costs twice the FMAs in
+/// shuffles and a scalar update of C per key.
+struct DotProductBuilder : TileLoops {
+  DotProductBuilder(OpBuilder &b, const BlockMatmul &mm, int64_t vl,
+                    int64_t mrMax, int64_t nj)
+      : TileLoops(b, mm, vl, mrMax), nj(nj) {}
+
+  int64_t nj;
+
+  /// Whether the tiles apply: a static K that is a multiple of VL (the k
+  /// loop has no ragged step), VL a power of two no smaller than NJ (the
+  /// shuffle tree halves the lanes).
+  static bool applies(const BlockMatmul &mm, int64_t vl, int64_t nj) {
+    int64_t k = cast<MemRefType>(mm.b.getType()).getDimSize(1);
+    return mm.keysMajor && !ShapedType::isDynamic(k) && k % vl == 0 &&
+           llvm::isPowerOf2_64(vl) && nj <= vl;
+  }
+
+  /// vector<VL x f32> of `mem` at `indices`, widened from f16/bf16.
+  Value loadF32(OpBuilder &nb, Value mem, ValueRange indices) {
+    Type elem = cast<MemRefType>(mem.getType()).getElementType();
+    Value v = vector::LoadOp::create(nb, loc, VectorType::get({vl}, elem), mem,
+                                     indices);
+    if (!elem.isF32())
+      v = arith::ExtFOp::create(nb, loc,
+                                VectorType::get({vl}, nb.getF32Type()), v);
+    return v;
+  }
+
+  /// The tile of rows [i0, i0 + mr) and columns [n0, n0 + NJ). With `mask`
+  /// (the ragged right edge, nLast = N - 1) B's rows beyond N are read as
+  /// row N - 1 and their sums are not stored.
+  void emitTile(OpBuilder &nb, Value i0, Value n0, int64_t mr, Value nLast,
+                Value mask) {
+    int64_t k = cast<MemRefType>(mm.b.getType()).getDimSize(1);
+    auto accType = VectorType::get({vl}, nb.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        nb, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+    SmallVector<Value> rows, cols;
+    for (int64_t r = 0; r < mr; ++r)
+      rows.push_back(add(nb, i0, r));
+    for (int64_t t = 0; t < nj; ++t) {
+      Value n = add(nb, n0, t);
+      cols.push_back(mask ? arith::MinUIOp::create(nb, loc, n, nLast) : n);
+    }
+    auto kLoop = scf::ForOp::create(
+        nb, loc, idx(nb, 0), idx(nb, k), idx(nb, vl),
+        SmallVector<Value>(mr * nj, zero),
+        [&](OpBuilder &lb, Location, Value kIv, ValueRange accs) {
+          SmallVector<Value> bs, next(accs);
+          for (Value n : cols)
+            bs.push_back(loadF32(lb, mm.b, {n, kIv}));
+          for (int64_t r = 0; r < mr; ++r) {
+            Value a = loadF32(lb, mm.a, at(rows[r], kIv));
+            for (int64_t t = 0; t < nj; ++t)
+              next[r * nj + t] =
+                  vector::FMAOp::create(lb, loc, a, bs[t], next[r * nj + t]);
+          }
+          scf::YieldOp::create(lb, loc, next);
+        });
+    auto sumType = VectorType::get({nj}, nb.getF32Type());
+    SmallVector<Value> accs(kLoop.getResults());
+    for (int64_t r = 0; r < mr; ++r) {
+      Value sums =
+          attn::emitLaneSums(nb, loc, ArrayRef(accs).slice(r * nj, nj));
+      SmallVector<Value> indices = at(rows[r], n0);
+      if (!mm.zeroFill) {
+        Value old =
+            mask ? vector::MaskedLoadOp::create(
+                       nb, loc, sumType, mm.c, indices, mask,
+                       arith::ConstantOp::create(
+                           nb, loc, sumType,
+                           DenseElementsAttr::get(sumType, 0.0f)))
+                       .getResult()
+                 : vector::LoadOp::create(nb, loc, sumType, mm.c, indices)
+                       .getResult();
+        sums = arith::AddFOp::create(nb, loc, old, sums);
+      }
+      if (mask)
+        vector::MaskedStoreOp::create(nb, loc, mm.c, indices, mask, sums);
+      else
+        vector::StoreOp::create(nb, loc, sums, mm.c, indices);
+    }
+  }
+
+  void emit() {
+    int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
+    Value nExtent = dim(b, mm.c, rank - 1);
+    forEachRowBlock([&](OpBuilder &tb, Value i0, int64_t mr) {
+      Value nMain = roundDown(tb, nExtent, nj);
+      loop(tb, idx(tb, 0), nMain, nj, [&](OpBuilder &cb, Value n0) {
+        emitTile(cb, i0, n0, mr, Value(), Value());
       });
-      if (std::optional<int64_t> i = getConstantIntValue(iExtent);
-          i && *i % mrMax == 0)
+      if (std::optional<int64_t> n = getConstantIntValue(nExtent);
+          n && *n % nj == 0)
         return;
-      loop(nb, iMain, iExtent, 1, [&](OpBuilder &tb, Value i0) {
-        emitRowTiles(tb, i0, 1, nExtent, kExtent);
+      Value ragged = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult,
+                                           nMain, nExtent);
+      scf::IfOp::create(tb, loc, ragged, [&](OpBuilder &cb, Location) {
+        Value left = arith::SubIOp::create(cb, loc, nExtent, nMain);
+        Value mask = vector::CreateMaskOp::create(
+            cb, loc, VectorType::get({nj}, cb.getI1Type()), left);
+        emitTile(cb, i0, nMain, mr, arith::SubIOp::create(cb, loc, nExtent,
+                                                          idx(cb, 1)),
+                 mask);
+        scf::YieldOp::create(cb, loc);
       });
-    };
-    if (!mm.batched)
-      return rowsOf(b);
-    loop(b, idx(b, 0), dim(mm.c, 0), 1, [&](OpBuilder &tb, Value gIv) {
-      g = gIv;
-      rowsOf(tb);
     });
   }
 };
@@ -468,24 +616,35 @@ struct AttnCpuOuterProductMatmulPass
   using AttnCpuOuterProductMatmulBase::AttnCpuOuterProductMatmulBase;
 
   void runOnOperation() override {
-    if (vectorWidth < 1 || rowTile < 1 || colVectors < 1) {
-      getOperation().emitError("attn-cpu-outer-product-matmul: vector-width, "
-                               "row-tile and col-vectors must be >= 1");
+    if (vectorWidth < 1 || rowTile < 1 || colVectors < 1 ||
+        !llvm::isPowerOf2_64(dotColumns)) {
+      getOperation().emitError(
+          "attn-cpu-outer-product-matmul: vector-width, row-tile and "
+          "col-vectors must be >= 1, dot-columns a power of two");
       return signalPassFailure();
     }
-    SmallVector<NNMatmul> matches;
+    SmallVector<BlockMatmul> matches;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (auto mm = matchNNMatmul(op)) {
-        if (fuseEpilogues)
-          mm->epilogue = findInPlaceEpilogue(op, mm->c);
-        matches.push_back(*mm);
-      }
+      std::optional<BlockMatmul> mm = matchBlockMatmul(op);
+      if (!mm ||
+          (mm->keysMajor &&
+           !DotProductBuilder::applies(*mm, vectorWidth, dotColumns)))
+        return;
+      // The dot-product tiles' sums are vector<NJ>, not rows of VL lanes:
+      // an epilogue stays its own loop there.
+      if (fuseEpilogues && !mm->keysMajor)
+        mm->epilogue = findInPlaceEpilogue(op, mm->c);
+      matches.push_back(*mm);
     });
-    for (NNMatmul &mm : matches) {
+    for (BlockMatmul &mm : matches) {
       OpBuilder b(mm.op);
-      OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
-      builder.dot = bf16Dot && builder.canDot(bf16DotRoundsF32);
-      builder.emit();
+      if (mm.keysMajor) {
+        DotProductBuilder(b, mm, vectorWidth, rowTile, dotColumns).emit();
+      } else {
+        OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
+        builder.dot = bf16Dot && builder.canDot(bf16DotRoundsF32);
+        builder.emit();
+      }
       mm.op.erase();
       if (mm.zeroFill)
         mm.zeroFill.erase();

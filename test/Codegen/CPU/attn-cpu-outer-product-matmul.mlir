@@ -2,9 +2,11 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=2 col-vectors=1},cse))" | FileCheck %s --check-prefix=SMALL
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{bf16-dot=1},cse))" | FileCheck %s --check-prefix=DOT
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{bf16-dot=1 bf16-dot-rounds-f32=1},cse))" | FileCheck %s --check-prefix=ROUND
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{dot-columns=8},cse))" | FileCheck %s --check-prefix=WIDE
 // RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{row-tile=0}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-outer-product-matmul{dot-columns=3}))" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: attn-cpu-outer-product-matmul: vector-width, row-tile and col-vectors must be >= 1
+// BAD: error: attn-cpu-outer-product-matmul: vector-width, row-tile and col-vectors must be >= 1, dot-columns a power of two
 
 #a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
@@ -489,6 +491,143 @@ func.func @scores_f32_rounded(%q: memref<1x64x64xf32>, %kt: memref<64x64xf32>, %
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%s : memref<1x64x64xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %kt : memref<1x64x64xf32>, memref<64x64xf32>) outs(%s : memref<1x64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#k = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// Q K^T over a KV cache, whose keys are not transposed (B is [keys, d]),
+// after a zero fill, with dynamic query rows and keys: dot-product tiles of
+// 4 rows x 4 keys (16 accumulators of partial sums along d, 2 vector steps
+// of d), then one-row tiles for the rows left over. Each tile row's 4
+// accumulators are summed by one shuffle tree (3 pair levels, no
+// vector.reduction) into a vector<4xf32> stored into S; the last keys get
+// a masked tile that reads the last key again for the missing ones.
+// CHECK-LABEL: func.func @cache_scores
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %[[G:.*]] = %c0 to %c2 step %c1
+// CHECK:           scf.for %[[I:.*]] = %c0 to %{{.*}} step %c4
+// CHECK:             scf.for %[[N:.*]] = %c0 to %{{.*}} step %c4
+// CHECK:               %[[R:.*]]:16 = scf.for %[[D:.*]] = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16xf32>
+// CHECK-COUNT-4:         vector.load %{{.*}}[%{{.*}}, %[[D]]] : memref<?x32xf32, strided<[32, 1], offset: ?>>, vector<16xf32>
+// CHECK:                 vector.load %{{.*}}[%[[G]], %[[I]], %[[D]]] : memref<2x?x32xf32, strided<[?, 32, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-16:        vector.fma
+// CHECK:                 scf.yield
+// CHECK-NOT:           vector.reduction
+// CHECK:               vector.shuffle %[[R]]#0, %[[R]]#1 [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK:               vector.shuffle %[[R]]#0, %[[R]]#1 [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+// CHECK:               %[[SUMS:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:               vector.store %[[SUMS]], %{{.*}}[%[[G]], %[[I]], %[[N]]] : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xf32>
+// CHECK-COUNT-3:       vector.store %{{.*}} : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xf32>
+// CHECK:             %[[RAGGED:.*]] = arith.cmpi ult
+// CHECK:             scf.if %[[RAGGED]] {
+// CHECK:               %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<4xi1>
+// CHECK:               %[[LAST:.*]] = arith.subi %{{.*}}, %c1 : index
+// CHECK-COUNT-4:       arith.minui %{{.*}}, %[[LAST]] : index
+// CHECK:               scf.for
+// CHECK-COUNT-4:       vector.maskedstore %{{.*}}, %[[MASK]], %{{.*}} : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xi1>, vector<4xf32>
+// CHECK:           scf.for %[[I1:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:             scf.for
+// CHECK:               scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:               vector.store %{{.*}}, %{{.*}}[%[[G]], %[[I1]], %{{.*}}] : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xf32>
+// CHECK-NOT:     linalg.generic
+// SMALL-LABEL: func.func @cache_scores
+// DOT-LABEL: func.func @cache_scores
+// ROUND-LABEL: func.func @cache_scores
+// WIDE-LABEL: func.func @cache_scores
+// WIDE:         scf.for %{{.*}} = %c0 to %{{.*}} step %c8
+// WIDE:           scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16xf32>
+// WIDE:         vector.store %{{.*}} : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<8xf32>
+func.func @cache_scores(%q: memref<2x?x32xf32, strided<[?, 32, 1], offset: ?>>, %k: memref<?x32xf32, strided<[32, 1], offset: ?>>, %s: memref<2x?x?xf32, strided<[4096, 64, 1]>>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<2x?x?xf32, strided<[4096, 64, 1]>>)
+  linalg.generic {indexing_maps = [#a, #k, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<2x?x32xf32, strided<[?, 32, 1], offset: ?>>, memref<?x32xf32, strided<[32, 1], offset: ?>>) outs(%s : memref<2x?x?xf32, strided<[4096, 64, 1]>>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1) -> (d0, d1)>
+#k = affine_map<(d0, d1, d2) -> (d1, d2)>
+#a3 = affine_map<(d0, d1, d2) -> (d0, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Unbatched, bf16 keys and queries widened in registers (narrow loads,
+// arith.extf), static extents that are whole tiles, and no fill: S is
+// loaded, the sums added and stored; the scale after it stays a loop of its
+// own (epilogues are not fused into dot-product tiles).
+// CHECK-LABEL: func.func @cache_scores_bf16_accumulate
+// CHECK:         scf.for %{{.*}} = %c0 to %c8 step %c4
+// CHECK:           scf.for %{{.*}} = %c0 to %c16 step %c4
+// CHECK:             scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args
+// CHECK:               %[[KB:.*]] = vector.load %{{.*}} : memref<16x64xbf16>, vector<16xbf16>
+// CHECK:               arith.extf %[[KB]] : vector<16xbf16> to vector<16xf32>
+// CHECK:             %[[OLD:.*]] = vector.load %{{.*}} : memref<8x16xf32>, vector<4xf32>
+// CHECK:             %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : vector<4xf32>
+// CHECK:             vector.store %[[NEW]], %{{.*}} : memref<8x16xf32>, vector<4xf32>
+// CHECK-NOT:     scf.if
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}} : memref<8x16xf32>)
+func.func @cache_scores_bf16_accumulate(%q: memref<8x64xbf16>, %k: memref<16x64xbf16>, %s: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#a3, #k, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%q, %k : memref<8x64xbf16>, memref<16x64xbf16>) outs(%s : memref<8x16xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xw = arith.extf %x : bf16 to f32
+    %yw = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xw, %yw : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  %half = arith.constant 0.5 : f32
+  linalg.generic {indexing_maps = [#a, #a], iterator_types = ["parallel", "parallel"]} ins(%s : memref<8x16xf32>) outs(%s : memref<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %half : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#k = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// A head dimension that is not a multiple of the vector width (d = 24), a
+// dynamic one, and a query not contiguous along d are left to the generic
+// loops.
+// CHECK-LABEL: func.func @cache_scores_not_taken
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT:     vector.fma
+func.func @cache_scores_not_taken(%q: memref<1x4x24xf32>, %k: memref<?x24xf32>, %s: memref<1x4x?xf32>,
+                                  %qd: memref<1x4x?xf32>, %kd: memref<?x?xf32>,
+                                  %qs: memref<1x4x32xf32, strided<[256, 64, 2]>>, %k32: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #k, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<1x4x24xf32>, memref<?x24xf32>) outs(%s : memref<1x4x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#a, #k, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%qd, %kd : memref<1x4x?xf32>, memref<?x?xf32>) outs(%s : memref<1x4x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#a, #k, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%qs, %k32 : memref<1x4x32xf32, strided<[256, 64, 2]>>, memref<?x32xf32>) outs(%s : memref<1x4x?xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %m = arith.mulf %x, %y : f32
     %r = arith.addf %acc, %m : f32

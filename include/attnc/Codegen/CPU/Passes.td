@@ -277,6 +277,19 @@ def AttnCpuOuterProductMatmul
     P V), whose tiles are too small for the reduction form of
     attn-cpu-matmul-kernel.
 
+    `C[(g,) i, n] += A[(g,) i, k] * B[n, k]` with A and B contiguous along
+    k and a static K that is a multiple of VL (Q K^T over a KV cache, whose
+    keys are not transposed) gets dot-product tiles instead: MR rows x
+    dot-columns outputs as vector accumulators of partial sums along k, per
+    k step dot-columns loads of B's rows, MR of A's and MR * dot-columns
+    FMAs; at the end each tile row's accumulators are summed across their
+    lanes by one shuffle tree into a vector of dot-columns outputs that
+    updates C (masked at a ragged right edge, where B's last row is read
+    again for the missing ones). One `vector.reduction` per output, as the
+    loops of attn-cpu-vectorize-rows would do, costs about twice the FMAs
+    in shuffles. A zero fill of C before it is folded in as for the outer
+    products; an epilogue stays its own loop.
+
     With fuse-epilogues, an elementwise generic right after the contraction
     that updates C in place (its other inputs f32, indexed like C or
     broadcast along some dimensions, contiguous along the last unless
@@ -291,6 +304,9 @@ def AttnCpuOuterProductMatmul
     Option<"rowTile", "row-tile", "int64_t", "4", "rows of C per tile (MR)">,
     Option<"colVectors", "col-vectors", "int64_t", "4",
            "vectors of C per tile row (NV)">,
+    Option<"dotColumns", "dot-columns", "int64_t", "4",
+           "outputs per row of a dot-product tile (a B [n, k]): a power of "
+           "two no larger than vector-width, else those stay generic">,
     Option<"bf16Dot", "bf16-dot", "bool", "false",
            "AVX-512 BF16: a bf16 B with static extents is packed into pairs "
            "of k per column and multiplied with vdpbf16ps "
