@@ -511,7 +511,9 @@ func.func @scores_f32_rounded(%q: memref<1x64x64xf32>, %kt: memref<64x64xf32>, %
 // of d), then one-row tiles for the rows left over. Each tile row's 4
 // accumulators are summed by one shuffle tree (3 pair levels, no
 // vector.reduction) into a vector<4xf32> stored into S; the last keys get
-// a masked tile that reads the last key again for the missing ones.
+// a masked tile that reads the last key again for the missing ones. The
+// rows left over take one key at a time (their key rows read in address
+// order), with no ragged tile.
 // CHECK-LABEL: func.func @cache_scores
 // CHECK-NOT:     linalg.fill
 // CHECK:         scf.for %[[G:.*]] = %c0 to %c2 step %c1
@@ -536,9 +538,11 @@ func.func @scores_f32_rounded(%q: memref<1x64x64xf32>, %kt: memref<64x64xf32>, %
 // CHECK:               scf.for
 // CHECK-COUNT-4:       vector.maskedstore %{{.*}}, %[[MASK]], %{{.*}} : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xi1>, vector<4xf32>
 // CHECK:           scf.for %[[I1:.*]] = %{{.*}} to %{{.*}} step %c1
-// CHECK:             scf.for
-// CHECK:               scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:               vector.store %{{.*}}, %{{.*}}[%[[G]], %[[I1]], %{{.*}}] : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<4xf32>
+// CHECK:             scf.for %[[N1:.*]] = %c0 to %{{.*}} step %c1
+// CHECK:               scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args({{.*}}) -> (vector<16xf32>) {
+// CHECK:               %[[ONE:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<1xf32>
+// CHECK:               vector.store %[[ONE]], %{{.*}}[%[[G]], %[[I1]], %[[N1]]] : memref<2x?x?xf32, strided<[4096, 64, 1]>>, vector<1xf32>
+// CHECK-NOT:           scf.if
 // CHECK-NOT:     linalg.generic
 // SMALL-LABEL: func.func @cache_scores
 // DOT-LABEL: func.func @cache_scores

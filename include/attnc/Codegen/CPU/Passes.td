@@ -287,8 +287,12 @@ def AttnCpuOuterProductMatmul
     updates C (masked at a ragged right edge, where B's last row is read
     again for the missing ones). One `vector.reduction` per output, as the
     loops of attn-cpu-vectorize-rows would do, costs about twice the FMAs
-    in shuffles. A zero fill of C before it is folded in as for the outer
-    products; an epilogue stays its own loop.
+    in shuffles. The rows left over from the MR-row tiles (a decode step's
+    single query row) take one output at a time, reading B's rows in
+    address order: without rows to share B's loads, interleaving several
+    keys' rows only slowed a KV cache that streams from memory. A zero
+    fill of C before it is folded in as for the outer products; an
+    epilogue stays its own loop.
 
     With fuse-epilogues, an elementwise generic right after the contraction
     that updates C in place (its other inputs f32, indexed like C or
