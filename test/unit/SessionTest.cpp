@@ -815,4 +815,60 @@ TEST(Session, SamplingFollowsTheDistribution) {
             frequencies({1.0f, 0, 1.0f}, 4, 500));
 }
 
+/// Greedy picks the first index of the largest logit wherever it lies: in
+/// the sampler's 16-lane blocks or in the tail after them (37 = 2 * 16 + 5),
+/// and a NaN logit is refused with its token.
+constexpr int64_t kWideVocab = 37;
+std::vector<float> gWideLogits;
+void wideInvoke(void **buffers) {
+  auto *logits = static_cast<float *>(buffers[1]);
+  for (int64_t i = 0; i < kBatch * kSeq; ++i)
+    std::memcpy(logits + i * kWideVocab, gWideLogits.data(),
+                kWideVocab * sizeof(float));
+}
+
+int64_t greedyToken(const std::vector<float> &logits, std::string *error) {
+  gWideLogits = logits;
+  const char *manifest = "attnc-manifest 1\ntarget cpu\ninput ids i64 2x8\n"
+                         "output logits f32 2x8x37 causal\n";
+  char err[256];
+  ModelPtr m(attnrt_open(manifest, wideInvoke, err, sizeof(err)));
+  EXPECT_NE(m.get(), nullptr) << err;
+  SessionPtr s(attnrt_session_create(m.get(), 0));
+  const int64_t prompt[] = {0};
+  const int64_t len = 1;
+  if (attnrt_session_prefill(s.get(), prompt, &len, 1, 1)) {
+    *error = attnrt_last_error(m.get());
+    return -1;
+  }
+  int64_t id = -1;
+  EXPECT_EQ(attnrt_session_sample(s.get(), nullptr, &id), 0);
+  return id;
+}
+
+TEST(Session, GreedyTakesTheFirstLargestLogit) {
+  std::string error;
+  auto withPeaks = [](std::vector<std::pair<int, float>> peaks,
+                      float base = -1.0f) {
+    std::vector<float> logits(kWideVocab, base);
+    for (auto [v, x] : peaks)
+      logits[static_cast<size_t>(v)] = x;
+    return logits;
+  };
+  EXPECT_EQ(greedyToken(withPeaks({{3, 2.0f}}), &error), 3);
+  EXPECT_EQ(greedyToken(withPeaks({{17, 2.0f}, {3, 1.5f}}), &error), 17);
+  EXPECT_EQ(greedyToken(withPeaks({{35, 2.0f}, {0, 1.9f}}), &error), 35);
+  EXPECT_EQ(greedyToken(withPeaks({{36, 0.5f}}), &error), 36);
+  // Ties: the first index, across blocks and into the tail.
+  EXPECT_EQ(greedyToken(withPeaks({{20, 2.0f}, {5, 2.0f}}), &error), 5);
+  EXPECT_EQ(greedyToken(withPeaks({{33, 2.0f}, {20, 2.0f}}), &error), 20);
+  // All equal: token 0; all negative but one less so.
+  EXPECT_EQ(greedyToken(withPeaks({}, 0.25f), &error), 0);
+  EXPECT_EQ(greedyToken(withPeaks({{30, -3.0f}}, -4.0f), &error), 30);
+  EXPECT_TRUE(error.empty()) << error;
+  EXPECT_EQ(greedyToken(withPeaks({{2, 2.0f}, {34, std::nanf("")}}), &error),
+            -1);
+  EXPECT_NE(error.find("are NaN at token 34"), std::string::npos) << error;
+}
+
 } // namespace
