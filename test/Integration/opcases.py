@@ -367,6 +367,15 @@ def query_positions():
                   lengths=("i64", (1, 151)), starts=("i64", (0, 128))),
         sdpa_case("qp_cache_bf16", b=2, hq=2, hkv=1, sq=5, sk=90, d=16, attrs="causal",
                   lengths=("i32", (1, 91)), starts=("i32", (0, 86)), dtype="bf16"),
+        # GQA with at least 4 query heads per KV head: the CPU tiles take
+        # their rows from the heads, per query row (4-head tiles plus a
+        # head left over; with and without a KV cache; bf16).
+        sdpa_case("qp_heads_cache_g5", b=2, hq=10, hkv=2, sq=3, sk=140, d=32, attrs="causal",
+                  lengths=("i64", (1, 141)), starts=("i64", (0, 137))),
+        sdpa_case("qp_heads_prefill_g4", b=2, hq=8, hkv=2, sq=70, sk=140, d=32, attrs="causal",
+                  starts=("i64", (0, 71))),
+        sdpa_case("qp_heads_cache_bf16_g8", b=1, hq=8, hkv=1, sq=1, sk=100, d=64, attrs="causal",
+                  lengths=("i64", (1, 101)), starts=("i64", (0, 100)), dtype="bf16"),
     ]
 
 

@@ -618,6 +618,58 @@ struct DotProductBuilder : TileLoops {
   }
 };
 
+/// Whether the tiles should take their rows from the heads g rather than
+/// from the query rows i: G (static) fills at least one MR-row tile, and
+/// no epilogue is fused (its inputs are indexed like C). The G query heads
+/// that share a KV head read the same K and V blocks; a decode step has
+/// one query row per head, so tiles over i would hold one row and load
+/// each key G times.
+static bool headsAsRows(const BlockMatmul &mm, int64_t mrMax) {
+  if (!mm.batched || mm.epilogue)
+    return false;
+  int64_t heads = cast<MemRefType>(mm.c.getType()).getDimSize(0);
+  return !ShapedType::isDynamic(heads) && heads >= mrMax;
+}
+
+/// Calls `emitTiles` on the unbatched contraction C[:, i, :] +=
+/// A[:, i, :] * B of each query row i (rank-reduced views: the heads are
+/// their rows).
+static void
+forEachQueryRow(OpBuilder &b, const BlockMatmul &mm,
+                function_ref<void(OpBuilder &, const BlockMatmul &)> emitTiles) {
+  Location loc = mm.op->getLoc();
+  attn::IndexArith ix(b, loc);
+  auto sizeOf = [&](OpBuilder &nb, Value v, int64_t d) {
+    return memref::getMixedSize(nb, loc, v, d);
+  };
+  Value rows = getValueOrCreateConstantIndexOp(b, loc, sizeOf(b, mm.c, 1));
+  scf::ForOp::create(
+      b, loc, ix.cst(0), rows, ix.cst(1), ValueRange{},
+      [&](OpBuilder &rb, Location, Value i, ValueRange) {
+        // [G, I, X] at row i -> [G, X].
+        auto rowView = [&](Value m) -> Value {
+          auto type = cast<MemRefType>(m.getType());
+          SmallVector<OpFoldResult> offsets = {rb.getIndexAttr(0), i,
+                                               rb.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {sizeOf(rb, m, 0),
+                                             rb.getIndexAttr(1),
+                                             sizeOf(rb, m, 2)};
+          SmallVector<OpFoldResult> strides(3, rb.getIndexAttr(1));
+          MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+              {type.getDimSize(0), type.getDimSize(2)}, type, offsets, sizes,
+              strides);
+          return memref::SubViewOp::create(rb, loc, viewType, m, offsets,
+                                           sizes, strides);
+        };
+        BlockMatmul row = mm;
+        row.a = rowView(mm.a);
+        row.c = rowView(mm.c);
+        row.batched = false;
+        emitTiles(rb, row);
+        scf::YieldOp::create(rb, loc);
+      });
+}
+
 struct AttnCpuOuterProductMatmulPass
     : public mlir::attn::impl::AttnCpuOuterProductMatmulBase<
           AttnCpuOuterProductMatmulPass> {
@@ -646,13 +698,24 @@ struct AttnCpuOuterProductMatmulPass
     });
     for (BlockMatmul &mm : matches) {
       OpBuilder b(mm.op);
-      if (mm.keysMajor) {
-        DotProductBuilder(b, mm, vectorWidth, rowTile, dotColumns).emit();
-      } else {
-        OuterProductBuilder builder(b, mm, vectorWidth, rowTile, colVectors);
+      auto emitTiles = [&](OpBuilder &tb, const BlockMatmul &tiled) {
+        if (tiled.keysMajor) {
+          DotProductBuilder(tb, tiled, vectorWidth, rowTile, dotColumns)
+              .emit();
+          return;
+        }
+        OuterProductBuilder builder(tb, tiled, vectorWidth, rowTile,
+                                    colVectors);
         builder.dot = bf16Dot && builder.canDot(bf16DotRoundsF32);
         builder.emit();
-      }
+      };
+      bool packs = !mm.keysMajor && bf16Dot &&
+                   OuterProductBuilder(b, mm, vectorWidth, rowTile, colVectors)
+                       .canDot(bf16DotRoundsF32);
+      if (headsAsRows(mm, rowTile) && !packs)
+        forEachQueryRow(b, mm, emitTiles);
+      else
+        emitTiles(b, mm);
       mm.op.erase();
       if (mm.zeroFill)
         mm.zeroFill.erase();

@@ -639,3 +639,83 @@ func.func @cache_scores_not_taken(%q: memref<1x4x24xf32>, %k: memref<?x24xf32>, 
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#k = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// Four query heads sharing one KV head (GQA) and a run-time number of
+// query rows (one in a decode step): the tiles take their rows from the
+// heads, per query row i, on rank-reduced views Q[:, i, :] and S[:, i, :],
+// so that each key's vectors are loaded once for the four heads.
+// CHECK-LABEL: func.func @cache_scores_heads
+// CHECK:         %[[ROWS:.*]] = memref.dim %{{.*}}, %c1 : memref<4x?x?xf32, strided<[4096, 64, 1]>>
+// CHECK:         scf.for %[[I:.*]] = %c0 to %[[ROWS]] step %c1
+// CHECK:           %[[QI:.*]] = memref.subview %{{.*}}[0, %[[I]], 0] [4, 1, 64] [1, 1, 1] : memref<4x?x64xf32, strided<[?, 64, 1], offset: ?>> to memref<4x64xf32, strided<[?, 1], offset: ?>>
+// CHECK:           %[[SI:.*]] = memref.subview %{{.*}}[0, %[[I]], 0] [4, 1, %{{.*}}] [1, 1, 1] : memref<4x?x?xf32, strided<[4096, 64, 1]>> to memref<4x?xf32, strided<[4096, 1], offset: ?>>
+// CHECK:           scf.for %[[G:.*]] = %c0 to %c4 step %c4
+// CHECK:             scf.for %[[N:.*]] = %c0 to %{{.*}} step %c4
+// CHECK:               scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args({{.*}}) -> (vector<16xf32>
+// CHECK-COUNT-4:         vector.load %{{.*}} : memref<?x64xf32, strided<[64, 1], offset: ?>>, vector<16xf32>
+// CHECK:                 vector.load %[[QI]][%[[G]], %{{.*}}] : memref<4x64xf32, strided<[?, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-16:        vector.fma
+// CHECK:               vector.store %{{.*}}, %[[SI]][%[[G]], %[[N]]] : memref<4x?xf32, strided<[4096, 1], offset: ?>>, vector<4xf32>
+// CHECK-NOT:     linalg.generic
+func.func @cache_scores_heads(%q: memref<4x?x64xf32, strided<[?, 64, 1], offset: ?>>, %k: memref<?x64xf32, strided<[64, 1], offset: ?>>, %s: memref<4x?x?xf32, strided<[4096, 64, 1]>>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<4x?x?xf32, strided<[4096, 64, 1]>>)
+  linalg.generic {indexing_maps = [#a, #k, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : memref<4x?x64xf32, strided<[?, 64, 1], offset: ?>>, memref<?x64xf32, strided<[64, 1], offset: ?>>) outs(%s : memref<4x?x?xf32, strided<[4096, 64, 1]>>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#b = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// O += P V for eight heads over one KV head: outer-product tiles of 4 heads
+// x 2 vectors per query row (V's vectors loaded once for 4 heads). With a
+// fused epilogue (its inputs are indexed like the batched C) the tiles
+// stay over the query rows.
+// CHECK-LABEL: func.func @pv_heads
+// CHECK:         scf.for %[[I:.*]] = %c0 to %{{.*}} step %c1
+// CHECK:           %[[PI:.*]] = memref.subview %{{.*}}[0, %[[I]], 0] [8, 1, %{{.*}}] [1, 1, 1] : memref<8x?x?xf32> to memref<8x?xf32, strided<[?, 1], offset: ?>>
+// CHECK:           scf.for %[[G:.*]] = %c0 to %c8 step %c4
+// CHECK:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:               memref.load %[[PI]][%[[G]], %{{.*}}] : memref<8x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @pv_heads_epilogue
+// CHECK-NOT:     memref.subview
+// CHECK:         scf.for %{{.*}} = %c0 to %c8 step %c1
+// CHECK-NOT:     linalg.generic
+func.func @pv_heads(%p: memref<8x?x?xf32>, %v: memref<?x32xf32>, %o: memref<8x?x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<8x?x?xf32>, memref<?x32xf32>) outs(%o : memref<8x?x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @pv_heads_epilogue(%p: memref<8x?x?xf32>, %v: memref<?x32xf32>, %o: memref<8x?x32xf32>, %bias: memref<8x?x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : memref<8x?x?xf32>, memref<?x32xf32>) outs(%o : memref<8x?x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : memref<8x?x32xf32>) outs(%o : memref<8x?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

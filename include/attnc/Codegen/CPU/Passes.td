@@ -294,6 +294,15 @@ def AttnCpuOuterProductMatmul
     fill of C before it is folded in as for the outer products; an
     epilogue stays its own loop.
 
+    A batched contraction with at least MR heads g (static) and no fused
+    epilogue takes its tile rows from the heads instead of the query rows,
+    one query row i at a time on the rank-reduced views `A[:, i, :]` and
+    `C[:, i, :]`: the G query heads that share a KV head (GQA) read the
+    same K and V blocks, so each key's vectors are loaded once for MR heads
+    even when a decode step has a single query row. A contraction whose B
+    is packed for `bf16-dot` keeps its query-row tiles (the panel is
+    packed once per call).
+
     With fuse-epilogues, an elementwise generic right after the contraction
     that updates C in place (its other inputs f32, indexed like C or
     broadcast along some dimensions, contiguous along the last unless
