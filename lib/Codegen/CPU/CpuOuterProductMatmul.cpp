@@ -698,6 +698,12 @@ struct AttnCpuOuterProductMatmulPass
     });
     for (BlockMatmul &mm : matches) {
       OpBuilder b(mm.op);
+      // A B packed for vdpbf16ps is packed once per call: such a
+      // contraction keeps its tiles over the query rows (per query row,
+      // the views would pack it again for each).
+      bool packs = !mm.keysMajor && bf16Dot &&
+                   OuterProductBuilder(b, mm, vectorWidth, rowTile, colVectors)
+                       .canDot(bf16DotRoundsF32);
       auto emitTiles = [&](OpBuilder &tb, const BlockMatmul &tiled) {
         if (tiled.keysMajor) {
           DotProductBuilder(tb, tiled, vectorWidth, rowTile, dotColumns)
@@ -706,12 +712,9 @@ struct AttnCpuOuterProductMatmulPass
         }
         OuterProductBuilder builder(tb, tiled, vectorWidth, rowTile,
                                     colVectors);
-        builder.dot = bf16Dot && builder.canDot(bf16DotRoundsF32);
+        builder.dot = packs;
         builder.emit();
       };
-      bool packs = !mm.keysMajor && bf16Dot &&
-                   OuterProductBuilder(b, mm, vectorWidth, rowTile, colVectors)
-                       .canDot(bf16DotRoundsF32);
       if (headsAsRows(mm, rowTile) && !packs)
         forEachQueryRow(b, mm, emitTiles);
       else
