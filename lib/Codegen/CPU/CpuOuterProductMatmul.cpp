@@ -182,9 +182,9 @@ static std::optional<BlockMatmul> matchBlockMatmul(linalg::GenericOp op) {
   unsigned i = lead, n = lead + 1, k = lead + 2;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<AffineMap> expected =
-      batched ? SmallVector<AffineMap>{dims({0, i, k}), maps[1],
-                                       dims({0, i, n})}
-              : SmallVector<AffineMap>{dims({i, k}), maps[1], dims({i, n})};
+      batched
+          ? SmallVector<AffineMap>{dims({0, i, k}), maps[1], dims({0, i, n})}
+          : SmallVector<AffineMap>{dims({i, k}), maps[1], dims({i, n})};
   bool keysMajor = maps[1] == dims({n, k});
   // The batch index g is an m dimension to linalg (B does not use it).
   FailureOr<linalg::ContractionDimensions> contraction =
@@ -250,14 +250,14 @@ struct TileLoops {
   }
 
   Value dim(OpBuilder &nb, Value v, int64_t d) {
-    return getValueOrCreateConstantIndexOp(
-        nb, loc, memref::getMixedSize(nb, loc, v, d));
+    return getValueOrCreateConstantIndexOp(nb, loc,
+                                           memref::getMixedSize(nb, loc, v, d));
   }
 
   /// Calls `rowTiles(builder, i0, mr)` for every block of rows of C: mr =
   /// MR, then 1 for the rows left over; inside the loop over g.
-  void forEachRowBlock(
-      function_ref<void(OpBuilder &, Value, int64_t)> rowTiles) {
+  void
+  forEachRowBlock(function_ref<void(OpBuilder &, Value, int64_t)> rowTiles) {
     int64_t rank = cast<MemRefType>(mm.c.getType()).getRank();
     Value iExtent = dim(b, mm.c, rank - 2);
     auto rowsOf = [&](OpBuilder &nb) {
@@ -531,8 +531,8 @@ struct DotProductBuilder : TileLoops {
     Value v = vector::LoadOp::create(nb, loc, VectorType::get({vl}, elem), mem,
                                      indices);
     if (!elem.isF32())
-      v = arith::ExtFOp::create(nb, loc,
-                                VectorType::get({vl}, nb.getF32Type()), v);
+      v = arith::ExtFOp::create(nb, loc, VectorType::get({vl}, nb.getF32Type()),
+                                v);
     return v;
   }
 
@@ -634,9 +634,9 @@ static bool headsAsRows(const BlockMatmul &mm, int64_t mrMax) {
 /// Calls `emitTiles` on the unbatched contraction C[:, i, :] +=
 /// A[:, i, :] * B of each query row i (rank-reduced views: the heads are
 /// their rows).
-static void
-forEachQueryRow(OpBuilder &b, const BlockMatmul &mm,
-                function_ref<void(OpBuilder &, const BlockMatmul &)> emitTiles) {
+static void forEachQueryRow(
+    OpBuilder &b, const BlockMatmul &mm,
+    function_ref<void(OpBuilder &, const BlockMatmul &)> emitTiles) {
   Location loc = mm.op->getLoc();
   attn::IndexArith ix(b, loc);
   auto sizeOf = [&](OpBuilder &nb, Value v, int64_t d) {
@@ -651,15 +651,14 @@ forEachQueryRow(OpBuilder &b, const BlockMatmul &mm,
           auto type = cast<MemRefType>(m.getType());
           SmallVector<OpFoldResult> offsets = {rb.getIndexAttr(0), i,
                                                rb.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes = {sizeOf(rb, m, 0),
-                                             rb.getIndexAttr(1),
-                                             sizeOf(rb, m, 2)};
+          SmallVector<OpFoldResult> sizes = {
+              sizeOf(rb, m, 0), rb.getIndexAttr(1), sizeOf(rb, m, 2)};
           SmallVector<OpFoldResult> strides(3, rb.getIndexAttr(1));
           MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
               {type.getDimSize(0), type.getDimSize(2)}, type, offsets, sizes,
               strides);
-          return memref::SubViewOp::create(rb, loc, viewType, m, offsets,
-                                           sizes, strides);
+          return memref::SubViewOp::create(rb, loc, viewType, m, offsets, sizes,
+                                           strides);
         };
         BlockMatmul row = mm;
         row.a = rowView(mm.a);
@@ -686,9 +685,8 @@ struct AttnCpuOuterProductMatmulPass
     SmallVector<BlockMatmul> matches;
     getOperation().walk([&](linalg::GenericOp op) {
       std::optional<BlockMatmul> mm = matchBlockMatmul(op);
-      if (!mm ||
-          (mm->keysMajor &&
-           !DotProductBuilder::applies(*mm, vectorWidth, dotColumns)))
+      if (!mm || (mm->keysMajor &&
+                  !DotProductBuilder::applies(*mm, vectorWidth, dotColumns)))
         return;
       // The dot-product tiles' sums are vector<NJ>, not rows of VL lanes:
       // an epilogue stays its own loop there.
@@ -706,8 +704,7 @@ struct AttnCpuOuterProductMatmulPass
                        .canDot(bf16DotRoundsF32);
       auto emitTiles = [&](OpBuilder &tb, const BlockMatmul &tiled) {
         if (tiled.keysMajor) {
-          DotProductBuilder(tb, tiled, vectorWidth, rowTile, dotColumns)
-              .emit();
+          DotProductBuilder(tb, tiled, vectorWidth, rowTile, dotColumns).emit();
           return;
         }
         OuterProductBuilder builder(tb, tiled, vectorWidth, rowTile,

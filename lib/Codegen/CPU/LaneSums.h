@@ -1,6 +1,7 @@
 //===- LaneSums.h - lane sums of dot-product accumulators -------*- C++ -*-===//
 //
-// The dot-product tiles of attn-cpu-matmul-kernel end with one vector
+// The dot-product tiles of attn-cpu-matmul-kernel (projections) and of
+// attn-cpu-outer-product-matmul (Q K^T over a KV cache) end with one vector
 // accumulator per output whose lanes hold partial sums of k. Reducing each
 // accumulator on its own costs log2(VL) shuffle-add levels per output;
 // summing the accumulators of a tile row's neighbouring outputs together
