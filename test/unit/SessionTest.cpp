@@ -54,12 +54,14 @@ void causalInvoke(void **buffers) {
 /// A model whose logits are given per call: position-independent, so the
 /// sampler sees the same distribution at every step.
 std::vector<float> gFixedLogits;
-void fixedInvoke(void **buffers) {
+/// Writes `row` as the logits of every position of every row.
+void fillLogits(void **buffers, const std::vector<float> &row) {
   auto *logits = static_cast<float *>(buffers[1]);
   for (int64_t i = 0; i < kBatch * kSeq; ++i)
-    std::memcpy(logits + i * kVocab, gFixedLogits.data(),
-                kVocab * sizeof(float));
+    std::memcpy(logits + i * static_cast<int64_t>(row.size()), row.data(),
+                row.size() * sizeof(float));
 }
+void fixedInvoke(void **buffers) { fillLogits(buffers, gFixedLogits); }
 
 struct SessionDeleter {
   void operator()(attnrt_session *s) const { attnrt_session_free(s); }
@@ -820,12 +822,7 @@ TEST(Session, SamplingFollowsTheDistribution) {
 /// and a NaN logit is refused with its token.
 constexpr int64_t kWideVocab = 37;
 std::vector<float> gWideLogits;
-void wideInvoke(void **buffers) {
-  auto *logits = static_cast<float *>(buffers[1]);
-  for (int64_t i = 0; i < kBatch * kSeq; ++i)
-    std::memcpy(logits + i * kWideVocab, gWideLogits.data(),
-                kWideVocab * sizeof(float));
-}
+void wideInvoke(void **buffers) { fillLogits(buffers, gWideLogits); }
 
 int64_t greedyToken(const std::vector<float> &logits, std::string *error) {
   gWideLogits = logits;
