@@ -504,7 +504,8 @@ struct OuterProductBuilder : TileLoops {
 /// (the loops attn-cpu-vectorize-rows would write) costs twice the FMAs in
 /// shuffles and a scalar update of C per key.
 ///
-/// The rows left over (a decode step's single query row) take one column
+/// The rows left over (a decode step's single query row, or the heads
+/// beyond a multiple of MR when the heads are the rows) take one column
 /// at a time: with no row to share B's loads with, NJ columns would only
 /// interleave the loads of NJ keys' rows, and a KV cache that streams from
 /// memory was read more slowly that way (a 4-key one-row tile made such a

@@ -288,7 +288,8 @@ def AttnCpuOuterProductMatmul
     again for the missing ones). One `vector.reduction` per output, as the
     loops of attn-cpu-vectorize-rows would do, costs about twice the FMAs
     in shuffles. The rows left over from the MR-row tiles (a decode step's
-    single query row) take one output at a time, reading B's rows in
+    single query row, or heads beyond a multiple of MR when the heads are
+    the rows, see below) take one output at a time, reading B's rows in
     address order: without rows to share B's loads, interleaving several
     keys' rows only slowed a KV cache that streams from memory. A zero
     fill of C before it is folded in as for the outer products; an
