@@ -595,11 +595,12 @@ extern "C" const float *attnrt_session_logits(attnrt_session *s) {
   return s && s->batch ? s->logits.data() : nullptr;
 }
 
-/// Index of the first largest value.
 /// The first index of the largest of `row` (no NaN: run() refuses them).
 /// The maximum is found first, 16 independent lanes at a time so that the
 /// loop vectorizes (a decode step's 32-152 K logits), then its first index.
 static int64_t argmax(const float *row, int64_t n) {
+  if (n <= 0)
+    return 0;
   constexpr int64_t kLanes = 16;
   float lanes[kLanes];
   std::fill(lanes, lanes + kLanes, row[0]);
