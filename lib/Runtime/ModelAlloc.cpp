@@ -9,9 +9,12 @@
 // filled), about a tenth of a BERT layer's latency. Freed blocks are kept
 // here per (size, alignment) instead and handed out again on the next
 // request of that size, so a model's working set stays mapped between
-// runs, without changing how the rest of the process allocates.
+// runs, without changing how the rest of the process allocates. Large
+// blocks take huge pages (allocatePages), as the weights do.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Support.h"
 
 #include "attnc/Runtime/attnrt_abi.h"
 
@@ -48,6 +51,14 @@ BlockCache &cache() {
   return *instance;
 }
 
+/// Whether a block of `bytes` after `offset` bytes of padding comes from
+/// allocatePages (mapped at a huge page boundary, which any smaller
+/// alignment divides).
+bool fromPages(size_t offset, size_t bytes) {
+  return offset + bytes >= attnrt::kHugePageBytes &&
+         offset <= attnrt::kHugePageBytes;
+}
+
 BlockHeader *headerOf(void *p) {
   return reinterpret_cast<BlockHeader *>(static_cast<char *>(p) -
                                          sizeof(BlockHeader));
@@ -71,8 +82,11 @@ void *allocate(size_t alignment, size_t size) {
       return p;
     }
   }
-  char *base =
-      static_cast<char *>(std::aligned_alloc(alignment, offset + bytes));
+  if (offset + bytes < bytes)
+    return nullptr;
+  char *base = static_cast<char *>(
+      fromPages(offset, bytes) ? attnrt::allocatePages(offset + bytes)
+                               : std::aligned_alloc(alignment, offset + bytes));
   if (!base)
     return nullptr;
   void *p = base + offset;
@@ -103,5 +117,9 @@ void _mlir_memref_to_llvm_free(void *p) {
       return;
     }
   }
-  std::free(static_cast<char *>(p) - header.offset);
+  char *base = static_cast<char *>(p) - header.offset;
+  if (fromPages(header.offset, header.bytes))
+    attnrt::freePages(base, header.offset + header.bytes);
+  else
+    std::free(base);
 }

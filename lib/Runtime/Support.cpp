@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace attnrt {
 
@@ -220,13 +222,67 @@ AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&o) noexcept {
   return *this;
 }
 
-bool AlignedBuffer::allocate(size_t n) {
-  reset();
+/// `bytes` rounded up to whole pages; 0 on overflow. A last partial huge
+/// page keeps small pages rather than growing the buffer by up to 2 MiB.
+static size_t pageSpan(size_t bytes) {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t span = (bytes + page - 1) / page * page;
+  return span < bytes ? 0 : span;
+}
+
+void *allocatePages(size_t bytes) {
+  size_t span = pageSpan(bytes);
+  if (!span || span + kHugePageBytes < span)
+    return nullptr;
+  // mmap aligns to a page only: map one huge page more, trim both ends.
+  size_t mapped = span + kHugePageBytes;
+  void *m = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return nullptr;
+  uintptr_t start = reinterpret_cast<uintptr_t>(m);
+  uintptr_t aligned = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  if (aligned > start)
+    ::munmap(m, aligned - start);
+  size_t tail = start + mapped - (aligned + span);
+  if (tail)
+    ::munmap(reinterpret_cast<void *>(aligned + span), tail);
+  void *p = reinterpret_cast<void *>(aligned);
+#ifdef MADV_HUGEPAGE
+  // Advice only: where transparent huge pages are off this fails harmlessly
+  // and the buffer keeps 4 KiB pages.
+  ::madvise(p, span, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void freePages(void *p, size_t bytes) {
+  if (p)
+    ::munmap(p, pageSpan(bytes));
+}
+
+/// What AlignedBuffer allocates for `n` bytes: at least one alignment unit,
+/// whole units; 0 on overflow.
+static size_t alignedBytes(size_t n) {
   size_t rounded = n < kAlignment ? kAlignment : n;
   if (rounded % kAlignment)
     rounded += kAlignment - rounded % kAlignment;
-  if (rounded < n)
+  return rounded < n ? 0 : rounded;
+}
+
+bool AlignedBuffer::allocate(size_t n) {
+  reset();
+  size_t rounded = alignedBytes(n);
+  if (!rounded)
     return false;
+  if (rounded >= kHugePageBytes) {
+    // Anonymous pages are zero-filled already.
+    ptr = allocatePages(rounded);
+    if (!ptr)
+      return false;
+    bytes = n;
+    return true;
+  }
   void *p = std::aligned_alloc(kAlignment, rounded);
   if (!p)
     return false;
@@ -237,7 +293,10 @@ bool AlignedBuffer::allocate(size_t n) {
 }
 
 void AlignedBuffer::reset() {
-  std::free(ptr);
+  if (alignedBytes(bytes) >= kHugePageBytes)
+    freePages(ptr, alignedBytes(bytes));
+  else
+    std::free(ptr);
   ptr = nullptr;
   bytes = 0;
 }

@@ -1,11 +1,16 @@
 //===- ModelAllocTest.cpp - the CPU models' heap --------------------------===//
 
+#include "Support.h"
+
 #include "attnc/Runtime/attnrt_abi.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 namespace {
 
@@ -44,6 +49,106 @@ TEST(ModelAllocTest, AlignedAndEmpty) {
   EXPECT_NE(r, p);
   EXPECT_TRUE(alignedTo(r, 64));
   _mlir_memref_to_llvm_free(r);
+}
+
+/// The smaps record of the mapping that holds `p`: its `field` value (for
+/// example "THPeligible"), or "" when not found.
+std::string smapsField(const void *p, const std::string &field) {
+  std::ifstream smaps("/proc/self/smaps");
+  uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo, hi;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 &&
+        line.find(':') > line.find(' ')) {
+      inside = lo <= at && at < hi;
+      continue;
+    }
+    if (inside && line.rfind(field + ":", 0) == 0) {
+      std::string v = line.substr(field.size() + 1);
+      return v.substr(v.find_first_not_of(' '));
+    }
+  }
+  return "";
+}
+
+/// Whether this kernel grants transparent huge pages to advised mappings.
+bool hugePagesOnAdvice() {
+  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(f, mode);
+  return mode.find("[always]") != std::string::npos ||
+         mode.find("[madvise]") != std::string::npos;
+}
+
+TEST(ModelAllocTest, LargeBlocksTakeHugePages) {
+  // Large blocks sit at the huge page boundary plus their alignment, which
+  // holds the header; each is usable to its end and zero-filled when new.
+  for (size_t alignment : {size_t(64), size_t(4096), size_t(1) << 21}) {
+    size_t bytes = (5 << 20) + 3 * alignment;
+    char *p = static_cast<char *>(
+        _mlir_memref_to_llvm_aligned_alloc(alignment, bytes));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(alignedTo(p, alignment));
+    EXPECT_EQ(p[0], 0);
+    EXPECT_EQ(p[bytes - 1], 0);
+    std::memset(p, 7, bytes);
+    if (hugePagesOnAdvice()) {
+      EXPECT_EQ(smapsField(p, "THPeligible"), "1") << alignment;
+    }
+    _mlir_memref_to_llvm_free(p);
+  }
+  // Blocks beyond what the cache keeps are unmapped; their pages are never
+  // touched, so this costs address space only.
+  size_t big = size_t(600) << 20;
+  void *a = _mlir_memref_to_llvm_alloc(big);
+  void *b = _mlir_memref_to_llvm_alloc(big);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  _mlir_memref_to_llvm_free(a);
+  _mlir_memref_to_llvm_free(b);
+  EXPECT_EQ(smapsField(b, "Size"), "");
+  void *c = _mlir_memref_to_llvm_alloc(big);
+  EXPECT_EQ(c, a);
+  _mlir_memref_to_llvm_free(c);
+}
+
+TEST(ModelAllocTest, AllocatePagesAlignsAndZeroes) {
+  for (size_t bytes :
+       {attnrt::kHugePageBytes, attnrt::kHugePageBytes + 1, size_t(7) << 20}) {
+    auto *p = static_cast<unsigned char *>(attnrt::allocatePages(bytes));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(alignedTo(p, attnrt::kHugePageBytes));
+    EXPECT_EQ(p[0], 0);
+    EXPECT_EQ(p[bytes - 1], 0);
+    std::memset(p, 1, bytes);
+    if (hugePagesOnAdvice()) {
+      EXPECT_EQ(smapsField(p, "THPeligible"), "1") << bytes;
+    }
+    attnrt::freePages(p, bytes);
+    EXPECT_EQ(smapsField(p, "Size"), "") << bytes;
+  }
+  // A size that overflows when rounded to whole huge pages.
+  EXPECT_EQ(attnrt::allocatePages(SIZE_MAX - 5), nullptr);
+}
+
+TEST(ModelAllocTest, LargeAlignedBuffersAreZeroed) {
+  attnrt::AlignedBuffer buffer;
+  ASSERT_TRUE(buffer.allocate((3 << 20) + 5));
+  auto *p = static_cast<unsigned char *>(buffer.data());
+  EXPECT_TRUE(alignedTo(p, attnrt::kHugePageBytes));
+  EXPECT_EQ(p[0], 0);
+  EXPECT_EQ(p[(3 << 20) + 4], 0);
+  std::memset(p, 3, buffer.size());
+  // Moved, then freed once by its new owner.
+  attnrt::AlignedBuffer other = std::move(buffer);
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(other.data(), p);
+  other.reset();
+  EXPECT_EQ(smapsField(p, "Size"), "");
+  ASSERT_TRUE(other.allocate(100));
+  EXPECT_TRUE(alignedTo(other.data(), 64));
 }
 
 } // namespace
