@@ -41,6 +41,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace attnc::onnx_frontend;
 using llvm::Error;
@@ -425,6 +427,17 @@ void attnc::onnx_frontend::registerONNXImportDialects(
 
 Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
                                              ArrayRef<WeightTensor> weights) {
+  // The runtime binds a tensor stored as the model reads it in place when
+  // its data is 64-byte aligned, and copies it otherwise: the data starts
+  // at a multiple of 64 and the tensors whose sizes are multiples of 64
+  // come first (the format allows no gaps between tensors).
+  constexpr size_t kDataAlignment = 64;
+  SmallVector<const WeightTensor *> order;
+  for (const WeightTensor &w : weights)
+    order.push_back(&w);
+  std::stable_partition(order.begin(), order.end(), [&](const WeightTensor *w) {
+    return w->bytes.size() % kDataAlignment == 0;
+  });
   std::string header;
   {
     llvm::raw_string_ostream os(header);
@@ -433,12 +446,12 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
       j.attributeObject("__metadata__",
                         [&] { j.attribute(kWrittenByKey, kWrittenByValue); });
       uint64_t offset = 0;
-      for (const WeightTensor &w : weights) {
-        uint64_t bytes = w.bytes.size();
-        j.attributeObject(w.name, [&] {
-          j.attribute("dtype", w.dtype);
+      for (const WeightTensor *w : order) {
+        uint64_t bytes = w->bytes.size();
+        j.attributeObject(w->name, [&] {
+          j.attribute("dtype", w->dtype);
           j.attributeArray("shape", [&] {
-            for (int64_t d : w.shape)
+            for (int64_t d : w->shape)
               j.value(d);
           });
           j.attributeArray("data_offsets", [&] {
@@ -450,9 +463,8 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
       }
     });
   }
-  // The data starts 8-byte aligned (padding the header with spaces, as the
-  // format allows).
-  while ((header.size() + 8) % 8 != 0)
+  // Padded with spaces, as the format allows.
+  while ((header.size() + 8) % kDataAlignment != 0)
     header.push_back(' ');
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -465,8 +477,8 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
     lenBytes[i] = static_cast<char>((len >> (8 * i)) & 0xff);
   os.write(lenBytes, 8);
   os << header;
-  for (const WeightTensor &w : weights)
-    os.write(w.bytes.data(), w.bytes.size());
+  for (const WeightTensor *w : order)
+    os.write(w->bytes.data(), w->bytes.size());
   os.close();
   if (os.has_error())
     return llvm::createStringError("error writing " + path.str());

@@ -75,8 +75,11 @@ llvm::Expected<ImportedModel> importONNXModel(llvm::StringRef path,
 constexpr const char *kWrittenByKey = "written_by";
 constexpr const char *kWrittenByValue = "attnc";
 
-/// Writes `weights` as a safetensors file (in the given order), marked
-/// as attnc's in its metadata.
+/// Writes `weights` as a safetensors file, marked as attnc's in its
+/// metadata. The data starts 64-byte aligned; the tensors whose sizes are
+/// multiples of 64 bytes come first, in the given order, so that their
+/// data is aligned too (the runtime reads such weights in place), then the
+/// rest in the given order.
 llvm::Error writeSafeTensors(llvm::StringRef path,
                              llvm::ArrayRef<WeightTensor> weights);
 
