@@ -130,6 +130,11 @@ bool SafeTensorsFile::open(const std::string &path, std::string &err) {
     err = pfx + "cannot mmap: " + std::strerror(mmapErrno);
     return false;
   }
+#ifdef MADV_HUGEPAGE
+  // Pages read from disk from now on come in huge folios, mapped as huge
+  // pages: weights read in place stream with fewer TLB misses. Advice only.
+  ::madvise(m, fsize, MADV_HUGEPAGE);
+#endif
   mapping = m;
   size = fsize;
   const unsigned char *base = static_cast<const unsigned char *>(m);

@@ -471,6 +471,10 @@ Error attnc::onnx_frontend::writeSafeTensors(StringRef path,
   if (ec)
     return llvm::createStringError(ec, "cannot write " + path.str() + ": " +
                                            ec.message());
+  // Every write but the last is whole 2 MiB blocks at 2 MiB offsets: the
+  // page cache then holds the file in huge folios, which a run that maps the
+  // file right after the compile reads through huge page mappings.
+  os.SetBufferSize(size_t(2) << 20);
   uint64_t len = header.size();
   char lenBytes[8];
   for (int i = 0; i < 8; ++i)
