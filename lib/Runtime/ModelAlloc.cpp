@@ -55,7 +55,8 @@ BlockCache &cache() {
 /// allocatePages (mapped at a huge page boundary, which any smaller
 /// alignment divides).
 bool fromPages(size_t offset, size_t bytes) {
-  return offset + bytes >= attnrt::kHugePageBytes &&
+  return attnrt::kLargeBuffersOnPages &&
+         offset + bytes >= attnrt::kHugePageBytes &&
          offset <= attnrt::kHugePageBytes;
 }
 

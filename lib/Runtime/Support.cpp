@@ -275,7 +275,7 @@ bool AlignedBuffer::allocate(size_t n) {
   size_t rounded = alignedBytes(n);
   if (!rounded)
     return false;
-  if (rounded >= kHugePageBytes) {
+  if (kLargeBuffersOnPages && rounded >= kHugePageBytes) {
     // Anonymous pages are zero-filled already.
     ptr = allocatePages(rounded);
     if (!ptr)
@@ -293,7 +293,7 @@ bool AlignedBuffer::allocate(size_t n) {
 }
 
 void AlignedBuffer::reset() {
-  if (alignedBytes(bytes) >= kHugePageBytes)
+  if (kLargeBuffersOnPages && alignedBytes(bytes) >= kHugePageBytes)
     freePages(ptr, alignedBytes(bytes));
   else
     std::free(ptr);

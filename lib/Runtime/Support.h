@@ -47,6 +47,20 @@ void convertFloats(const void *src, DType from, void *dst, DType to,
 /// Buffers of at least this many bytes come from allocatePages.
 constexpr size_t kHugePageBytes = size_t(2) << 20;
 
+/// Whether large buffers come from allocatePages. Not under AddressSanitizer,
+/// which checks the bounds of heap blocks but not of pages mapped directly.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kLargeBuffersOnPages = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kLargeBuffersOnPages = false;
+#else
+constexpr bool kLargeBuffersOnPages = true;
+#endif
+#else
+constexpr bool kLargeBuffersOnPages = true;
+#endif
+
 /// Zero-filled memory for a large, long-lived buffer (weights laid out at
 /// bind, a model's activations, KV caches): pages mapped from the kernel
 /// at a 2 MiB boundary and advised for transparent huge pages. A decode
