@@ -87,15 +87,18 @@ bool hugePagesOnAdvice() {
 
 TEST(ModelAllocTest, LargeBlocksTakeHugePages) {
   // Large blocks sit at the huge page boundary plus their alignment, which
-  // holds the header; each is usable to its end and zero-filled when new.
+  // holds the header; each is usable to its end, and zero-filled when new
+  // where it comes from allocatePages.
   for (size_t alignment : {size_t(64), size_t(4096), size_t(1) << 21}) {
     size_t bytes = (5 << 20) + 3 * alignment;
     char *p = static_cast<char *>(
         _mlir_memref_to_llvm_aligned_alloc(alignment, bytes));
     ASSERT_NE(p, nullptr);
     EXPECT_TRUE(alignedTo(p, alignment));
-    EXPECT_EQ(p[0], 0);
-    EXPECT_EQ(p[bytes - 1], 0);
+    if (attnrt::kLargeBuffersOnPages) {
+      EXPECT_EQ(p[0], 0);
+      EXPECT_EQ(p[bytes - 1], 0);
+    }
     std::memset(p, 7, bytes);
     if (hugePagesOnAdvice()) {
       EXPECT_EQ(smapsField(p, "THPeligible"), "1") << alignment;
