@@ -409,7 +409,7 @@ struct KernelBuilder {
   void emitTiles(OpBuilder &nb, Value nStart, Value m0, Value m1, int64_t tm,
                  int64_t n0, int64_t n1, int64_t tn) {
     if (int8Tiles)
-      int8Tiles->allocate(nb, tm);
+      int8Tiles->allocate(nb, tm, tn);
     scf::ForOp::create(
         nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
         ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {

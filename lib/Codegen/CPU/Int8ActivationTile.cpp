@@ -93,9 +93,16 @@ SmallVector<Value> Int8ActivationTiles::loadWeights(OpBuilder &builder,
   return unsignedWeights;
 }
 
-void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows) {
+void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows,
+                                   int64_t cols) {
   // Whole vectors are stored and loaded: 64-byte alignment.
   IntegerAttr alignment = builder.getI64IntegerAttr(64);
+  scaleProducts = memref::AllocaOp::create(
+      builder, loc,
+      MemRefType::get(
+          {rows * cols, static_cast<int64_t>(llvm::alignTo(k / group, lanes))},
+          builder.getF32Type()),
+      ValueRange{}, alignment);
   preparedRows = memref::AllocaOp::create(
       builder, loc, MemRefType::get({rows, k}, builder.getI8Type()),
       ValueRange{}, alignment);
@@ -157,8 +164,36 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
                                                  ArrayRef<Value> rows,
                                                  ArrayRef<Value> cols) {
   int64_t mr = rows.size(), nr = cols.size();
-  SmallVector<Value> init(
-      mr * nr, splat(builder, floatsType, builder.getF32FloatAttr(0)));
+  Value zeros = splat(builder, floatsType, builder.getF32FloatAttr(0));
+  // S[n, g] * R[m, g] of every output, all groups a vector at a time; the
+  // last vector of a row masked where the groups do not fill it.
+  int64_t groupCount = k / group;
+  for (int64_t c = 0; c < groupCount; c += lanes) {
+    Value at = cst(builder, c);
+    Value mask;
+    if (groupCount - c < lanes)
+      mask = vector::ConstantMaskOp::create(
+          builder, loc, VectorType::get({lanes}, builder.getI1Type()),
+          ArrayRef<int64_t>{groupCount - c});
+    auto load = [&](Value source, Value index) -> Value {
+      if (mask)
+        return vector::MaskedLoadOp::create(builder, loc, floatsType, source,
+                                            ValueRange{index, at}, mask, zeros);
+      return vector::LoadOp::create(builder, loc, floatsType, source,
+                                    ValueRange{index, at});
+    };
+    SmallVector<Value> rowScales;
+    for (int64_t i = 0; i < mr; ++i)
+      rowScales.push_back(load(rowScale, rows[i]));
+    for (int64_t j = 0; j < nr; ++j) {
+      Value s = load(scale, cols[j]);
+      for (int64_t i = 0; i < mr; ++i)
+        vector::StoreOp::create(
+            builder, loc, arith::MulFOp::create(builder, loc, s, rowScales[i]),
+            scaleProducts, ValueRange{cst(builder, i * nr + j), at});
+    }
+  }
+  SmallVector<Value> init(mr * nr, zeros);
   auto groups = scf::ForOp::create(
       builder, loc, cst(builder, 0), cst(builder, k), cst(builder, group), init,
       [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
@@ -197,18 +232,13 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
               }
               scf::YieldOp::create(lb, il, next);
             });
-        SmallVector<Value> rowScales;
-        for (int64_t i = 0; i < mr; ++i)
-          rowScales.push_back(
-              memref::LoadOp::create(gb, l, rowScale, ValueRange{rows[i], g}));
         SmallVector<Value> next(accs.begin(), accs.end());
         for (int64_t j = 0; j < nr; ++j) {
-          Value s =
-              memref::LoadOp::create(gb, l, scale, ValueRange{cols[j], g});
           for (int64_t i = 0; i < mr; ++i) {
             Value both = vector::BroadcastOp::create(
                 gb, l, floatsType,
-                arith::MulFOp::create(gb, l, s, rowScales[i]));
+                memref::LoadOp::create(gb, l, scaleProducts,
+                                       ValueRange{cst(gb, i * nr + j), g}));
             next[i * nr + j] = vector::FMAOp::create(
                 gb, l,
                 arith::SIToFPOp::create(gb, l, floatsType,

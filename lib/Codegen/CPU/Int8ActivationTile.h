@@ -39,9 +39,10 @@ public:
   Int8ActivationTiles(Location loc, int64_t vl, int64_t bits, int64_t group,
                       int64_t k, Value a, Value b, Value scale, Value rowScale);
 
-  /// Scratch for the prepared rows of a row tile of `rows` rows, at
-  /// `builder` (outside the row loop).
-  void allocate(OpBuilder &builder, int64_t rows);
+  /// Scratch for the prepared rows of a row tile of `rows` rows, and for the
+  /// scale products of a rows x cols tile, at `builder` (outside the row
+  /// loop).
+  void allocate(OpBuilder &builder, int64_t rows, int64_t cols);
 
   /// Prepares rows [m, m + rows) of A into the scratch.
   void prepare(OpBuilder &builder, Value m, int64_t rows);
@@ -70,6 +71,12 @@ private:
   SmallVector<int64_t> blockOrder;
   /// [rows, K] i8 and [rows, K / group * lanes] i32.
   Value preparedRows, preparedOffsets;
+  /// [rows * cols, groups rounded up to lanes] f32: a tile's S[n, g] *
+  /// R[m, g], computed a vector at a time before its group loop, so that
+  /// each group broadcasts one value from memory instead of loading and
+  /// multiplying two scalars: fewer instructions per weight byte, which a
+  /// memory-bound decode step needs to keep enough loads in flight.
+  Value scaleProducts;
 };
 
 } // namespace mlir::attn

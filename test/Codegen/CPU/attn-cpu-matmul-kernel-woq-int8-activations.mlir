@@ -11,8 +11,11 @@
 // integer sums at the offsets and adds the weight bytes with their sign
 // bits flipped (u8 = w + 128) times the prepared bytes on vpdpbusd; the
 // exact sums are converted and scaled once by the product of the two
-// scales. A group of 64 is one zmm step (16 i32 lanes), a group of 32 one
-// ymm step (8 lanes). Without VNNI the generic stays.
+// scales. The products of a tile's outputs are computed before its group
+// loop, a vector of groups at a time (masked where the groups do not fill
+// it), into a scratch that each group reads one value of. A group of 64 is
+// one zmm step (16 i32 lanes), a group of 32 one ymm step (8 lanes).
+// Without VNNI the generic stays.
 
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
@@ -23,6 +26,7 @@
 // CHECK-LABEL: func.func @groups_of_64(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x32xi32>, %[[S:[^:]+]]: memref<16x2xf32>, %[[R:[^:]+]]: memref<2x2xf32>
 // CHECK:         scf.parallel
+// CHECK:           %[[PRODS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:           %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x128xi8>
 // CHECK:           %[[OFFS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x32xi32>
 // CHECK:           scf.for %[[M:.*]] = %{{.*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} {
@@ -38,6 +42,11 @@
 // CHECK:               %[[NEG:.*]] = arith.subi %[[ZERO]], %[[SH]] : vector<16xi32>
 // CHECK:               vector.store %[[NEG]], %[[OFFS]]
 // CHECK:             scf.for %[[N:.*]] = %{{.*}} to %c16{{[_0-9]*}} step %c1{{[_0-9]*}} {
+// CHECK:               %[[TWO:.*]] = vector.constant_mask [2] : vector<16xi1>
+// CHECK:               %[[RV:.*]] = vector.maskedload %[[R]][%[[M]], %[[C0:.*]]], %[[TWO]], %{{.*}} : memref<2x2xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:               %[[SV:.*]] = vector.maskedload %[[S]][%{{.*}}, %[[C0]]], %[[TWO]], %{{.*}} : memref<16x2xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:               %[[PROD:.*]] = arith.mulf %[[SV]], %[[RV]] : vector<16xf32>
+// CHECK:               vector.store %[[PROD]], %[[PRODS]][%{{.*}}, %[[C0]]] : memref<1x16xf32>, vector<16xf32>
 // CHECK:               scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
 // CHECK:                 %[[GI:.*]] = arith.divui %[[G]], %c64{{[_0-9]*}}
 // CHECK:                 %[[START:.*]] = vector.load %[[OFFS]][%{{.*}}] : memref<1x32xi32>, vector<16xi32>
@@ -48,9 +57,8 @@
 // CHECK:                   %[[WB:.*]] = vector.bitcast %[[WV]] : vector<16xi32> to vector<64xi8>
 // CHECK:                   %[[WU:.*]] = arith.xori %[[WB]], %{{.*}} : vector<64xi8>
 // CHECK:                   llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[IACC]], %[[WU]], %[[P]])
-// CHECK:                 %[[RS:.*]] = memref.load %[[R]][%[[M]], %[[GI]]]
-// CHECK:                 %[[WS:.*]] = memref.load %[[S]][%{{.*}}, %[[GI]]]
-// CHECK:                 %[[BOTH:.*]] = arith.mulf %[[WS]], %[[RS]] : f32
+// CHECK-NOT:             memref.load %[[S]]
+// CHECK:                 %[[BOTH:.*]] = memref.load %[[PRODS]][%{{.*}}, %[[GI]]] : memref<1x16xf32>
 // CHECK:                 %[[SPLAT:.*]] = vector.broadcast %[[BOTH]] : f32 to vector<16xf32>
 // CHECK:                 %[[F:.*]] = arith.sitofp %[[SUM]] : vector<16xi32> to vector<16xf32>
 // CHECK:                 vector.fma %[[F]], %[[SPLAT]], %{{.*}} : vector<16xf32>
