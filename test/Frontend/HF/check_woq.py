@@ -21,8 +21,9 @@ tokens: the share of generated tokens equal to the reference's (same row,
 same position); PASS when it is at least --min-agree.
 
     check_woq.py int8-activations CKPT_DIR OUT.safetensors --group G
-                 --input IDS.npy --got LOGITS.npy --tol T
-    check_woq.py random-gpt2 DIR --embd D [--seed S]
+                 --input IDS.npy --got LOGITS.npy --tol T [--min-tie D]
+    check_woq.py random-gpt2 DIR --embd D [--seed S] [--layers L]
+                 [--ids IDS.npy --tokens T]
 
 int8-activations (GPT-2 only): a numpy GPT-2 that runs every projection
 as --quantize=int8-weights / int4-weights --int8-activations specifies: each activation
@@ -31,12 +32,18 @@ group; q = clamp(round half to even(x / scale), -127, 127)), the integer
 products of a group summed exactly and scaled once by the weight's and
 the row's scale. The weights are the file's int8 or int4 ones (as
 `layout` reads them), the rest the checkpoint's f32 tensors. PASS when the model's logits
-are within --tol of it (max abs error / max|reference|).
+are within --tol of it (max abs error / max|reference|). An activation
+whose x / scale lies within an f32 rounding error of a tie (k + 0.5) may
+round the other way in the compiled model, whose sums associate
+differently, and the layers after it amplify that step; with --min-tie,
+an input whose quantized activations come within D of a tie FAILs as
+unfit for the check, whatever the logits.
 
 random-gpt2: writes a GPT-2 checkpoint directory (config.json and
-model.safetensors, 2 layers, 4 heads, 99 tokens, 64 positions, hidden size
-D) of seeded random weights, for groups the committed checkpoint's hidden
-size of 32 cannot hold.
+model.safetensors, L layers (default 2), 4 heads, 99 tokens, 64 positions,
+hidden size D) of seeded random weights, for groups the committed
+checkpoint's hidden size of 32 cannot hold; with --ids, also a [1, T]
+int64 input of seeded random token ids.
 """
 
 import argparse
@@ -263,6 +270,10 @@ def int8_activations(args):
         mag = max(mag, float(np.abs(want).max()))
     err = worst / mag
     verdict = "PASS" if err <= args.tol else "FAIL"
+    if min(ties) < args.min_tie:
+        print(f"FAIL the input comes within {min(ties):.1e} of a rounding "
+              f"tie (--min-tie {args.min_tie}): unfit for the check")
+        return 1
     # An activation within an f32 rounding error of a tie may round the
     # other way in the compiled model, whose sums associate differently:
     # one step of one activation, which the layers after it amplify.
@@ -274,7 +285,7 @@ def int8_activations(args):
 
 def random_gpt2(args):
     rng = np.random.default_rng(args.seed)
-    d, layers, vocab, positions = args.embd, 2, 99, 64
+    d, layers, vocab, positions = args.embd, args.layers, 99, 64
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
               "activation_function": "gelu_new", "n_embd": d, "n_head": 4,
               "n_layer": layers, "n_positions": positions, "n_inner": None,
@@ -300,6 +311,9 @@ def random_gpt2(args):
             tensors[p + name + ".weight"] = rand(*shape)
             tensors[p + name + ".bias"] = rand(shape[1])
     os.makedirs(args.directory, exist_ok=True)
+    if args.ids:
+        np.save(args.ids, rng.integers(0, vocab, (1, args.tokens),
+                                       dtype=np.int64))
     with open(os.path.join(args.directory, "config.json"), "w") as f:
         json.dump(config, f, indent=1)
     write_safetensors(os.path.join(args.directory, "model.safetensors"),
@@ -339,10 +353,14 @@ def main():
     ap_.add_argument("--input", required=True)
     ap_.add_argument("--got", required=True)
     ap_.add_argument("--tol", type=float, required=True)
+    ap_.add_argument("--min-tie", type=float, default=0.0)
     rp = sub.add_parser("random-gpt2")
     rp.add_argument("directory")
     rp.add_argument("--embd", type=int, required=True)
     rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--layers", type=int, default=2)
+    rp.add_argument("--ids")
+    rp.add_argument("--tokens", type=int, default=16)
     args = ap.parse_args()
     return {"layout": layout, "tokens": tokens,
             "int8-activations": int8_activations,
