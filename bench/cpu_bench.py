@@ -95,7 +95,9 @@ def worker_blas(workdir, threads):
             except OSError:
                 ob = None
         if ob is None:
-            raise SystemExit("no OpenBLAS found")
+            raise SystemExit("no OpenBLAS found: numpy is not built on it and "
+                             "libopenblas.so.0 is not installed (scripts/setup.sh "
+                             "--bench installs libopenblas0-pthread)")
         ob.openblas_set_num_threads(threads)
         path, nthreads, config = _openblas_info(_loaded_blas())
         sgemm = ob.cblas_sgemm
