@@ -210,7 +210,11 @@ attnrt_context *attnrt::createContext(attnrt_model *m, std::string &err) {
       c->buffers[i] = c->host[i].data();
     }
   }
-  if (resetState(*c)) {
+  // The host buffers are zero-filled already (AlignedBuffer: a large one's
+  // pages are faulted in when first written, so that a context that never
+  // runs, such as a model's default one beside a session's, costs no
+  // memory); a device's state gets those zeros.
+  if (c->isCuda() && resetState(*c)) {
     err = c->error;
     return nullptr;
   }

@@ -234,6 +234,11 @@ void *allocatePages(size_t bytes) {
   size_t span = pageSpan(bytes);
   if (!span || span + kHugePageBytes < span)
     return nullptr;
+  if (span < kHugePageBytes) {
+    void *m = ::mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? nullptr : m;
+  }
   // mmap aligns to a page only: map one huge page more, trim both ends.
   size_t mapped = span + kHugePageBytes;
   void *m = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
@@ -275,7 +280,7 @@ bool AlignedBuffer::allocate(size_t n) {
   size_t rounded = alignedBytes(n);
   if (!rounded)
     return false;
-  if (kLargeBuffersOnPages && rounded >= kHugePageBytes) {
+  if (kLargeBuffersOnPages && rounded >= kMappedBytes) {
     // Anonymous pages are zero-filled already.
     ptr = allocatePages(rounded);
     if (!ptr)
@@ -293,7 +298,7 @@ bool AlignedBuffer::allocate(size_t n) {
 }
 
 void AlignedBuffer::reset() {
-  if (kLargeBuffersOnPages && alignedBytes(bytes) >= kHugePageBytes)
+  if (kLargeBuffersOnPages && alignedBytes(bytes) >= kMappedBytes)
     freePages(ptr, alignedBytes(bytes));
   else
     std::free(ptr);

@@ -44,8 +44,14 @@ uint16_t floatToBf16(float f);
 void convertFloats(const void *src, DType from, void *dst, DType to,
                    uint64_t n);
 
-/// Buffers of at least this many bytes come from allocatePages.
+/// Buffers of at least this many bytes come from allocatePages at a 2 MiB
+/// boundary, advised for transparent huge pages.
 constexpr size_t kHugePageBytes = size_t(2) << 20;
+/// AlignedBuffers of at least this many bytes come from allocatePages: the
+/// kernel's zero pages, faulted in when first written, so that a buffer no
+/// run writes (the state of a model's default context when only sessions
+/// run it) costs no memory.
+constexpr size_t kMappedBytes = size_t(64) << 10;
 
 /// Whether large buffers come from allocatePages. Not under AddressSanitizer,
 /// which checks the bounds of heap blocks but not of pages mapped directly.
@@ -62,17 +68,17 @@ constexpr bool kLargeBuffersOnPages = true;
 #endif
 
 /// Zero-filled memory for a large, long-lived buffer (weights laid out at
-/// bind, a model's activations, KV caches): pages mapped from the kernel
-/// at a 2 MiB boundary and advised for transparent huge pages. A decode
-/// step streams every weight once; with a TLB miss every 4 KiB, GPT-2's
-/// memory-bound GEMVs took about 1.35x as long. nullptr if out of memory.
-/// Meant for `bytes` >= kHugePageBytes; freePages takes the same `bytes`.
+/// bind, a model's activations, KV caches): pages mapped from the kernel,
+/// from kHugePageBytes on at a 2 MiB boundary and advised for transparent
+/// huge pages. A decode step streams every weight once; with a TLB miss
+/// every 4 KiB, GPT-2's memory-bound GEMVs took about 1.35x as long.
+/// nullptr if out of memory. freePages takes the same `bytes`.
 void *allocatePages(size_t bytes);
 void freePages(void *p, size_t bytes);
 
-/// A 64-byte aligned heap buffer (at least 64 bytes are allocated so that a
-/// zero-sized tensor still has a valid, unique pointer); large ones come
-/// from allocatePages.
+/// A 64-byte aligned, zero-filled heap buffer (at least 64 bytes are
+/// allocated so that a zero-sized tensor still has a valid, unique
+/// pointer); from kMappedBytes on, it comes from allocatePages.
 class AlignedBuffer {
 public:
   AlignedBuffer() = default;

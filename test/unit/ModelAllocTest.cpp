@@ -11,6 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include <sys/mman.h>
 
 namespace {
 
@@ -160,6 +163,34 @@ TEST(ModelAllocTest, LargeAlignedBuffersAreZeroed) {
   }
   ASSERT_TRUE(other.allocate(100));
   EXPECT_TRUE(alignedTo(other.data(), 64));
+}
+
+TEST(ModelAllocTest, MidSizeAlignedBuffersAreFaultedInWhenTouched) {
+  // A KV cache of one layer of GPT-2 at 256 positions (768 KiB): zero, and
+  // only the pages written are resident.
+  attnrt::AlignedBuffer buffer;
+  ASSERT_TRUE(buffer.allocate(size_t(768) << 10));
+  auto *p = static_cast<unsigned char *>(buffer.data());
+  EXPECT_TRUE(alignedTo(p, 64));
+  if (!attnrt::kLargeBuffersOnPages)
+    return;
+  EXPECT_TRUE(alignedTo(p, 4096));
+  // Which of its pages are resident (mincore: the mapping's own pages,
+  // whatever neighbours the kernel merges it with).
+  auto resident = [&] {
+    std::vector<unsigned char> pages((size_t(768) << 10) / 4096);
+    EXPECT_EQ(mincore(p, size_t(768) << 10, pages.data()), 0);
+    size_t n = 0;
+    for (unsigned char page : pages)
+      n += page & 1;
+    return n;
+  };
+  EXPECT_EQ(resident(), 0u);
+  std::memset(p, 5, 8192);
+  EXPECT_EQ(resident(), 2u);
+  EXPECT_EQ(p[(size_t(768) << 10) - 1], 0);
+  buffer.reset();
+  EXPECT_EQ(smapsField(p, "Size"), "");
 }
 
 } // namespace
