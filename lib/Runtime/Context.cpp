@@ -677,6 +677,14 @@ static int getOutput(attnrt_context &c, int index, void *dst, size_t bytes) {
   return 0;
 }
 
+const void *attnrt::contextOutputData(attnrt_context *c, int index,
+                                      size_t bytes) {
+  std::lock_guard<std::mutex> lock(c->mu);
+  // Any non-null destination: nothing is copied.
+  int slot = checkIoBuffer(*c, false, index, bytes, c);
+  return slot < 0 ? nullptr : c->host[static_cast<size_t>(slot)].data();
+}
+
 //===----------------------------------------------------------------------===//
 // The context C API. Each call holds the context's lock.
 //===----------------------------------------------------------------------===//

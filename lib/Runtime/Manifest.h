@@ -63,6 +63,10 @@ const Manifest &modelManifest(attnrt_model *m);
 /// The encoder linked beside a decoder step (null: none).
 attnrt_model *modelEncoder(attnrt_model *m);
 int failModel(attnrt_model *m, const std::string &msg);
+/// Output `index` of context c's last successful run, read in place (the
+/// host buffer attnrt_context_get_output copies from; valid until c runs
+/// again); null with c's error set unless `bytes` is its size.
+const void *contextOutputData(attnrt_context *c, int index, size_t bytes);
 /// Runs context `one` (of a one-row KV-cache step, CPU) with its state
 /// buffers taken from row `row` of context `many`'s (a step of the same
 /// model compiled for more rows): each state is [rows, ...] row-major, so

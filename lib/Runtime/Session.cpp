@@ -110,8 +110,9 @@ int attnrt_session::run(int64_t onlyRow) {
   } else if (attnrt_context_run(c)) {
     return contextFailed();
   }
-  if (attnrt_context_get_output(c, logitsOutput, rawLogits.data(),
-                                rawLogits.size()))
+  const auto *rawLogits = static_cast<const unsigned char *>(
+      attnrt::contextOutputData(c, logitsOutput, rawLogitsBytes));
+  if (!rawLogits)
     return contextFailed();
   for (int64_t b = 0; b < batch; ++b) {
     if (onlyRow >= 0 && b != onlyRow)
@@ -126,7 +127,7 @@ int attnrt_session::run(int64_t onlyRow) {
                                          : lengths[static_cast<size_t>(b)] - 1;
     size_t from = static_cast<size_t>((b * logitColumns() + col) * vocab);
     float *row = logits.data() + b * vocab;
-    convertFloats(rawLogits.data() + from * dtypeSize(logitsType), logitsType,
+    convertFloats(rawLogits + from * dtypeSize(logitsType), logitsType,
                   row, DType::F32, static_cast<uint64_t>(vocab));
     // One branch-free pass (it vectorizes); the token only on failure.
     bool nan = false;

@@ -93,7 +93,9 @@ struct attnrt_session {
   /// The id input as the model takes it (maxBatch x width, zero-padded),
   /// and a step's positions (maxBatch).
   std::vector<unsigned char> ids, positions;
-  std::vector<unsigned char> rawLogits;
+  /// The size of the model's logits output for the current width; a run's
+  /// are read in place from the context.
+  size_t rawLogitsBytes = 0;
   /// batch x vocab, each row's last position.
   std::vector<float> logits;
   uint64_t rng = 0;
@@ -154,8 +156,8 @@ struct attnrt_session {
     width = tokens;
     ids.assign(
         static_cast<size_t>(maxBatch * width) * attnrt::dtypeSize(idsType), 0);
-    rawLogits.resize(static_cast<size_t>(maxBatch * logitColumns() * vocab) *
-                     attnrt::dtypeSize(logitsType));
+    rawLogitsBytes = static_cast<size_t>(maxBatch * logitColumns() * vocab) *
+                     attnrt::dtypeSize(logitsType);
   }
   /// A step's token for `row`: `id` at position `pos`.
   void setStep(int64_t row, int64_t id, int64_t pos) {
