@@ -127,8 +127,8 @@ int attnrt_session::run(int64_t onlyRow) {
                                          : lengths[static_cast<size_t>(b)] - 1;
     size_t from = static_cast<size_t>((b * logitColumns() + col) * vocab);
     float *row = logits.data() + b * vocab;
-    convertFloats(rawLogits + from * dtypeSize(logitsType), logitsType,
-                  row, DType::F32, static_cast<uint64_t>(vocab));
+    convertFloats(rawLogits + from * dtypeSize(logitsType), logitsType, row,
+                  DType::F32, static_cast<uint64_t>(vocab));
     // One branch-free pass (it vectorizes); the token only on failure.
     bool nan = false;
     for (int64_t v = 0; v < vocab; ++v)
