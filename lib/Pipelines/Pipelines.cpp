@@ -338,6 +338,7 @@ static void addBufferizeStage(OpPassManager &pm) {
 static void addCpuToLLVMStage(OpPassManager &pm,
                               const PipelineOptions &options) {
   addNested(pm, createForallToParallelLoopPass());
+  addNested(pm, attn::createAttnCpuLowerStridedCopies());
   addNested(pm, createConvertLinalgToLoopsPass());
   if (options.runtimeChecks) {
     // Every memory access of the loops and kernels is checked against its

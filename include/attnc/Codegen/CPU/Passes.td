@@ -411,6 +411,27 @@ def AttnCpuApproximateMath
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnCpuLowerStridedCopies
+    : Pass<"attn-cpu-lower-strided-copies", "::mlir::func::FuncOp"> {
+  let summary = "memref.copy between non-contiguous buffers as linalg.copy";
+  let description = [{
+    A memref.copy that is not one contiguous block on both sides (a KV
+    cache's rows written into a strided view of the cache) lowers to a call
+    of the runtime library's generic `memrefCopy`, which moves one element
+    per `memcpy`. Where both innermost dimensions are contiguous and of the
+    same static size, the copy becomes loops over the outer dimensions of
+    vector loads and stores (up to 64 bytes) along the innermost one;
+    otherwise linalg.copy, whose loops convert-linalg-to-loops writes.
+    Copies that finalize-memref-to-llvm turns into one `llvm.memcpy`
+    (identity layouts, or static contiguous shapes on both sides) stay as
+    they are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnCpuCheckTokenIds : Pass<"attn-cpu-check-token-ids", "::mlir::ModuleOp"> {
   let summary = "Report token ids outside the embedding table at run time";
   let description = [{
