@@ -76,12 +76,12 @@ static std::pair<Value, Value> quantizeActivations(OpBuilder &b, Location loc,
            AffineMap::get(3, 0, {d0, d1}, ctx)},
           {parallel, parallel, utils::IteratorType::reduction},
           [](OpBuilder &nb, Location l, ValueRange args) {
+            // maxnum: a NaN loses to the running maximum, and LLVM
+            // vectorizes the reduction (it left a compare and select
+            // scalar).
             Value v = math::AbsFOp::create(nb, l, args[0]);
-            Value more = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
-                                               v, args[1]);
             linalg::YieldOp::create(
-                nb, l,
-                ValueRange{arith::SelectOp::create(nb, l, more, v, args[1])});
+                nb, l, ValueRange{arith::MaxNumFOp::create(nb, l, v, args[1])});
           })
           .getResult(0);
   auto map2 = [&](ArrayRef<AffineExpr> results) {
@@ -102,12 +102,25 @@ static std::pair<Value, Value> quantizeActivations(OpBuilder &b, Location loc,
                                         nb, l, isZero, cstF(nb, l, 1.0f), s)});
           })
           .getResult(0);
-  Value quantized =
+  // Over the grouped view, so that each group's innermost loop divides by
+  // one scale (a loop LLVM vectorizes; indexing the scales by k / group
+  // kept it scalar).
+  auto map3 = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(3, 0, results, ctx);
+  };
+  Value groupedQuantized =
       linalg::GenericOp::create(
-          b, loc, TypeRange{RankedTensorType::get(aType.getShape(), i8)},
-          ValueRange{a, scale}, ValueRange{empty(k, i8)},
-          {map2({d0, d1}), map2({d0, d1.floorDiv(group)}), map2({d0, d1})},
-          {parallel, parallel},
+          b, loc,
+          TypeRange{RankedTensorType::get(
+              {aType.getDimSize(0), groups, group}, i8)},
+          ValueRange{grouped, scale},
+          ValueRange{tensor::EmptyOp::create(
+              b, loc,
+              SmallVector<OpFoldResult>{rows, b.getIndexAttr(groups),
+                                        b.getIndexAttr(group)},
+              i8)},
+          {map3({d0, d1, d2}), map3({d0, d1}), map3({d0, d1, d2})},
+          {parallel, parallel, parallel},
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value q = math::RoundEvenOp::create(
                 nb, l, arith::DivFOp::create(nb, l, args[0], args[1]));
@@ -118,6 +131,9 @@ static std::pair<Value, Value> quantizeActivations(OpBuilder &b, Location loc,
                 nb, l, ValueRange{arith::FPToSIOp::create(nb, l, i8, q)});
           })
           .getResult(0);
+  Value quantized = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(aType.getShape(), i8), groupedQuantized,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
   return {quantized, scale};
 }
 

@@ -52,12 +52,13 @@
 // INT4:           %[[TOP:.*]] = arith.shli %{{.*}}, %[[UP]]
 // INT4:           arith.shrsi %[[TOP]], %c28_i32
 // With int8 activations: per row and group of 8, max |x| over the row
-// viewed as [M, K / 8, 8]; the scale max / 127 (1 for a zero group); the
-// rows rounded half to even, clamped to +-127 and stored as i8; the
-// contraction reads them with both scales and is marked activations = 8.
+// viewed as [M, K / 8, 8] (maxnumf, a reduction LLVM vectorizes); the
+// scale max / 127 (1 for a zero group); the rows, in the same view so that
+// a group's loop divides by one scale, rounded half to even, clamped to
+// +-127, stored as i8 and collapsed back to [M, K]; the contraction reads
+// them with both scales and is marked activations = 8.
 // ACT-DAG:    #[[GROUPS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // ACT-DAG:    #[[PERGROUP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// ACT-DAG:    #[[ROWGROUP:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 8)>
 // ACT-DAG:    #[[AMAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // ACT-DAG:    #[[RSMAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 8)>
 // ACT-LABEL: func.func @projection
@@ -67,18 +68,18 @@
 // ACT:         %[[G:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2]] {{.*}} : tensor<?x16xf32> into tensor<?x2x8xf32>
 // ACT:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[GROUPS]], #[[PERGROUP]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[G]] : tensor<?x2x8xf32>)
 // ACT:           math.absf
-// ACT:           arith.cmpf ogt
-// ACT:           arith.select
+// ACT:           arith.maxnumf
 // ACT:         %[[RS:.*]] = linalg.generic {{.*}} ins(%[[MAX]] : tensor<?x2xf32>)
 // ACT:           arith.divf %{{.*}}, %{{.*}} : f32
 // ACT:           arith.cmpf oeq
 // ACT:           arith.select
-// ACT:         %[[Q:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROWGROUP]], #{{.*}}], {{.*}} ins(%[[X]], %[[RS]] : tensor<?x16xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x16xi8>)
+// ACT:         %[[QG:.*]] = linalg.generic {indexing_maps = [#[[GROUPS]], #[[PERGROUP]], #[[GROUPS]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[G]], %[[RS]] : tensor<?x2x8xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x2x8xi8>)
 // ACT:           arith.divf
 // ACT:           math.roundeven
 // ACT:           arith.maxnumf
 // ACT:           arith.minnumf
 // ACT:           arith.fptosi %{{.*}} : f32 to i8
+// ACT:         %[[Q:.*]] = tensor.collapse_shape %[[QG]] {{\[\[}}0], [1, 2]] : tensor<?x2x8xi8> into tensor<?x16xi8>
 // ACT:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[AMAP]], #{{.*}}, #{{.*}}, #[[RSMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[Q]], %[[QW]], %[[S]], %[[RS]] : tensor<?x16xi8>, tensor<24x4xi32>, tensor<24x2xf32>, tensor<?x2xf32>) outs(%{{.*}} : tensor<?x24xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 8 : i64}}
 // ACT:           arith.sitofp %{{.*}} : i32 to f32
 // ACT:           arith.sitofp %{{.*}} : i8 to f32
@@ -89,7 +90,7 @@
 // ACT:         return %[[Y]]
 // ACT-LABEL: func.func @tied
 // ACT4-LABEL: func.func @projection
-// ACT4:         %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x16xi8>)
+// ACT4:         %[[Q:.*]] = tensor.collapse_shape {{.*}} into tensor<?x16xi8>
 // ACT4:         linalg.generic {{.*}} ins(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x16xi8>, tensor<24x4xi32>, tensor<24x2xf32>, tensor<?x2xf32>) {{.*}}attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 8 : i64}
 // ACT4-LABEL: func.func @tied
 // GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
