@@ -111,8 +111,8 @@ static std::pair<Value, Value> quantizeActivations(OpBuilder &b, Location loc,
   Value groupedQuantized =
       linalg::GenericOp::create(
           b, loc,
-          TypeRange{RankedTensorType::get(
-              {aType.getDimSize(0), groups, group}, i8)},
+          TypeRange{
+              RankedTensorType::get({aType.getDimSize(0), groups, group}, i8)},
           ValueRange{grouped, scale},
           ValueRange{tensor::EmptyOp::create(
               b, loc,
