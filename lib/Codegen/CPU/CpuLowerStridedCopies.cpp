@@ -52,6 +52,9 @@ static bool hasUnitInnerStride(MemRefType type) {
 /// dimension is dynamic, differs, or is not contiguous on both sides.
 static int64_t vectorLanes(MemRefType from, MemRefType to) {
   int64_t rank = from.getRank();
+  // Vectors of whole-byte ints and floats (not index, nor i1).
+  if (!from.getElementType().isIntOrFloat())
+    return 0;
   unsigned bits = from.getElementTypeBitWidth();
   if (rank == 0 || to.getRank() != rank || bits % 8 != 0 ||
       from.getElementType() != to.getElementType() ||

@@ -37,16 +37,20 @@ func.func @bf16_rows(%src: memref<4x40xbf16, strided<[80, 1], offset: ?>>, %dst:
 
 // -----
 
-// A transposing copy (innermost stride not 1) and a dynamic innermost size:
-// linalg.copy, for convert-linalg-to-loops.
+// A transposing copy (innermost stride not 1), a dynamic innermost size,
+// index elements and i1: linalg.copy, for convert-linalg-to-loops.
 // CHECK-LABEL: func.func @no_vectors(
-// CHECK-SAME:      %[[A:[^:]+]]: memref<8x4xf32, strided<[1, 8]>>, %[[B:[^:]+]]: memref<8x4xf32>, %[[C:[^:]+]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[D:[^:]+]]: memref<?x?xf32>
+// CHECK-SAME:      %[[A:[^:]+]]: memref<8x4xf32, strided<[1, 8]>>, %[[B:[^:]+]]: memref<8x4xf32>, %[[C:[^:]+]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[D:[^:]+]]: memref<?x?xf32>, %[[E:[^:]+]]: memref<4x8xindex, strided<[16, 1]>>, %[[F:[^:]+]]: memref<4x8xindex>, %[[G:[^:]+]]: memref<4x8xi1, strided<[16, 1]>>, %[[H:[^:]+]]: memref<4x8xi1>
 // CHECK:         linalg.copy ins(%[[A]] : memref<8x4xf32, strided<[1, 8]>>) outs(%[[B]] : memref<8x4xf32>)
 // CHECK:         linalg.copy ins(%[[C]] : memref<?x?xf32, strided<[?, 1], offset: ?>>) outs(%[[D]] : memref<?x?xf32>)
+// CHECK:         linalg.copy ins(%[[E]] : memref<4x8xindex, strided<[16, 1]>>) outs(%[[F]] : memref<4x8xindex>)
+// CHECK:         linalg.copy ins(%[[G]] : memref<4x8xi1, strided<[16, 1]>>) outs(%[[H]] : memref<4x8xi1>)
 // CHECK-NOT:     memref.copy
-func.func @no_vectors(%a: memref<8x4xf32, strided<[1, 8]>>, %b: memref<8x4xf32>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>, %d: memref<?x?xf32>) {
+func.func @no_vectors(%a: memref<8x4xf32, strided<[1, 8]>>, %b: memref<8x4xf32>, %c: memref<?x?xf32, strided<[?, 1], offset: ?>>, %d: memref<?x?xf32>, %e: memref<4x8xindex, strided<[16, 1]>>, %f: memref<4x8xindex>, %g: memref<4x8xi1, strided<[16, 1]>>, %h: memref<4x8xi1>) {
   memref.copy %a, %b : memref<8x4xf32, strided<[1, 8]>> to memref<8x4xf32>
   memref.copy %c, %d : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32>
+  memref.copy %e, %f : memref<4x8xindex, strided<[16, 1]>> to memref<4x8xindex>
+  memref.copy %g, %h : memref<4x8xi1, strided<[16, 1]>> to memref<4x8xi1>
   return
 }
 
