@@ -108,16 +108,15 @@ void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows,
       ValueRange{}, alignment);
   preparedOffsets = memref::AllocaOp::create(
       builder, loc,
-      MemRefType::get({rows, k / group * lanes}, builder.getI32Type()),
+      MemRefType::get(
+          {rows, static_cast<int64_t>(llvm::alignTo(k / group, lanes))},
+          builder.getF32Type()),
       ValueRange{}, alignment);
 }
 
 void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
   Value ones = splat(builder, bytesType, builder.getI8IntegerAttr(1));
   Value zero = splat(builder, wordsType, builder.getI32IntegerAttr(0));
-  // 128 (int8) or 8 (int4) times the sums.
-  Value shift =
-      splat(builder, wordsType, builder.getI32IntegerAttr(bits == 4 ? 3 : 7));
   for (int64_t i = 0; i < rows; ++i) {
     Value row = arith::AddIOp::create(builder, loc, m, cst(builder, i));
     Value local = cst(builder, i);
@@ -147,14 +146,22 @@ void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
                 }
                 scf::YieldOp::create(sb, sl, ValueRange{sum});
               });
-          Value offsets = arith::SubIOp::create(
-              gb, l, zero,
-              arith::ShLIOp::create(gb, l, sums.getResult(0), shift));
-          Value at = arith::MulIOp::create(
-              gb, l, arith::DivUIOp::create(gb, l, g0, cst(gb, group)),
-              cst(gb, lanes));
-          vector::StoreOp::create(gb, l, offsets, preparedOffsets,
-                                  ValueRange{local, at});
+          // The group's offset: minus 8 or 128 times the sum of its bytes;
+          // exact in f32 for groups up to 1024 (|offset| < 128 * 128 *
+          // group).
+          Value sum = vector::ReductionOp::create(
+              gb, l, vector::CombiningKind::ADD, sums.getResult(0));
+          Value offset = arith::SIToFPOp::create(
+              gb, l, gb.getF32Type(),
+              arith::SubIOp::create(
+                  gb, l, arith::ConstantIntOp::create(gb, l, 0, 32),
+                  arith::ShLIOp::create(gb, l, sum,
+                                        arith::ConstantIntOp::create(
+                                            gb, l, bits == 4 ? 3 : 7, 32))));
+          memref::StoreOp::create(
+              gb, l, offset, preparedOffsets,
+              ValueRange{local,
+                         arith::DivUIOp::create(gb, l, g0, cst(gb, group))});
           scf::YieldOp::create(gb, l);
         });
   }
@@ -168,6 +175,11 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
   // S[n, g] * R[m, g] of every output, all groups a vector at a time; the
   // last vector of a row masked where the groups do not fill it.
   int64_t groupCount = k / group;
+  // Each output's accumulator starts at the scaled offsets of its groups,
+  // lane c holding those of groups c, c + lanes, ...: the lanes are summed
+  // in the end, so the integer sums start at zero instead of loading their
+  // offsets once per group and column.
+  SmallVector<Value> init(mr * nr);
   for (int64_t c = 0; c < groupCount; c += lanes) {
     Value at = cst(builder, c);
     Value mask;
@@ -182,30 +194,31 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
       return vector::LoadOp::create(builder, loc, floatsType, source,
                                     ValueRange{index, at});
     };
-    SmallVector<Value> rowScales;
-    for (int64_t i = 0; i < mr; ++i)
+    SmallVector<Value> rowScales, rowOffsets;
+    for (int64_t i = 0; i < mr; ++i) {
       rowScales.push_back(load(rowScale, rows[i]));
+      rowOffsets.push_back(load(preparedOffsets, cst(builder, i)));
+    }
     for (int64_t j = 0; j < nr; ++j) {
       Value s = load(scale, cols[j]);
-      for (int64_t i = 0; i < mr; ++i)
-        vector::StoreOp::create(
-            builder, loc, arith::MulFOp::create(builder, loc, s, rowScales[i]),
-            scaleProducts, ValueRange{cst(builder, i * nr + j), at});
+      for (int64_t i = 0; i < mr; ++i) {
+        Value product = arith::MulFOp::create(builder, loc, s, rowScales[i]);
+        vector::StoreOp::create(builder, loc, product, scaleProducts,
+                                ValueRange{cst(builder, i * nr + j), at});
+        Value &start = init[i * nr + j];
+        start = c == 0 ? Value(arith::MulFOp::create(builder, loc, product,
+                                                     rowOffsets[i]))
+                       : Value(vector::FMAOp::create(builder, loc, product,
+                                                     rowOffsets[i], start));
+      }
     }
   }
-  SmallVector<Value> init(mr * nr, zeros);
   auto groups = scf::ForOp::create(
       builder, loc, cst(builder, 0), cst(builder, k), cst(builder, group), init,
       [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
         Value g = arith::DivUIOp::create(gb, l, g0, cst(gb, group));
-        Value at = arith::MulIOp::create(gb, l, g, cst(gb, lanes));
-        // Each output's integer sums start at its row's offsets.
-        SmallVector<Value> partInit;
-        for (int64_t i = 0; i < mr; ++i) {
-          Value offsets = vector::LoadOp::create(
-              gb, l, wordsType, preparedOffsets, ValueRange{cst(gb, i), at});
-          partInit.append(nr, offsets);
-        }
+        SmallVector<Value> partInit(
+            mr * nr, splat(gb, wordsType, gb.getI32IntegerAttr(0)));
         Value g1 = arith::AddIOp::create(gb, l, g0, cst(gb, group));
         auto inner = scf::ForOp::create(
             gb, l, g0, g1, cst(gb, parts * 4 * lanes), partInit,

@@ -24,10 +24,12 @@ namespace mlir::attn {
 /// their sign bits (int8: w + 128; int4 nibbles: w + 8), so a lane also
 /// holds 128 (or 8) times the sum of its activation bytes. Before the
 /// column loop, each row of a row tile is prepared once: its bytes copied
-/// in the order the weights unpack to, and per group the lanes' offsets
-/// -(128 or 8) * sum(q), computed by vpdpbusd against bytes of 1. A tile
-/// starts each group's integer sums at those offsets, so that they end
-/// exact, converts them and scales them once per group.
+/// in the order the weights unpack to, and per group the offset -(128 or
+/// 8) * sum(q) (vpdpbusd against bytes of 1, summed across the lanes), in
+/// f32. A tile sums each group's integer products exactly from zero,
+/// converts and scales them once per group; its accumulators start at the
+/// offsets times the same scales, a vector of groups at a time, since
+/// their lanes are summed in the end.
 ///
 /// A step is 4 * `lanes` bytes of k: lanes is the widest of 16, 8 and 4
 /// (zmm, ymm, xmm) not above VL whose steps tile a group (int4: at least
@@ -69,7 +71,7 @@ private:
   /// int4 steps of several blocks: the activation bytes' order (the
   /// weights' low halves block by block, then the high halves).
   SmallVector<int64_t> blockOrder;
-  /// [rows, K] i8 and [rows, K / group * lanes] i32.
+  /// [rows, K] i8 and [rows, groups rounded up to lanes] f32.
   Value preparedRows, preparedOffsets;
   /// [rows * cols, groups rounded up to lanes] f32: a tile's S[n, g] *
   /// R[m, g], computed a vector at a time before its group loop, so that

@@ -6,15 +6,16 @@
 // bufferized): A i8 [M, K], the packed weight words [N, K / 4], the weight
 // scales [N, K / G] and the row scales [M, K / G]. With VNNI, each row tile
 // is prepared once before its columns: its bytes copied into a scratch row
-// and, per group, -128 times their sums (vpdpbusd against bytes of 1, a
-// shift by 7) stored as the group's offsets. A column's group starts its
-// integer sums at the offsets and adds the weight bytes with their sign
-// bits flipped (u8 = w + 128) times the prepared bytes on vpdpbusd; the
-// exact sums are converted and scaled once by the product of the two
-// scales. The products of a tile's outputs are computed before its group
-// loop, a vector of groups at a time (masked where the groups do not fill
-// it), into a scratch that each group reads one value of. A group of 64 is
-// one zmm step (16 i32 lanes), a group of 32 one ymm step (8 lanes).
+// and, per group, -128 times their sum (vpdpbusd against bytes of 1, summed
+// across the lanes, a shift by 7) stored as the group's offset in f32. A
+// column's group sums the weight bytes with their sign bits flipped (u8 = w
+// + 128) times the prepared bytes on vpdpbusd from zero; the exact sums are
+// converted and scaled once by the product of the two scales. The products
+// of a tile's outputs are computed before its group loop, a vector of
+// groups at a time (masked where the groups do not fill it), into a scratch
+// that each group reads one value of; their products with the offsets start
+// the output's accumulator. A group of 64 is one zmm step (16 i32 lanes), a
+// group of 32 one ymm step (8 lanes).
 // Without VNNI the generic stays.
 
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -28,28 +29,32 @@
 // CHECK:         scf.parallel
 // CHECK:           %[[PRODS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:           %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x128xi8>
-// CHECK:           %[[OFFS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x32xi32>
+// CHECK:           %[[OFFS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x16xf32>
 // CHECK:           scf.for %[[M:.*]] = %{{.*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} {
 // CHECK-DAG:         %[[ONES:.*]] = arith.constant dense<1> : vector<64xi8>
 // CHECK-DAG:         %[[ZERO:.*]] = arith.constant dense<0> : vector<16xi32>
-// CHECK-DAG:         %[[SEVEN:.*]] = arith.constant dense<7> : vector<16xi32>
 // CHECK:             scf.for %[[PG:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} {
 // CHECK:               %[[QS:.*]] = scf.for %[[PK:.*]] = %[[PG]] to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[QACC:.*]] = %[[ZERO]])
 // CHECK:                 %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %[[PK]]] : memref<2x128xi8>, vector<64xi8>
 // CHECK:                 vector.store %[[AV]], %[[ROWS]][%{{.*}}, %[[PK]]]
 // CHECK:                 llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[QACC]], %[[ONES]], %[[AV]]) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
-// CHECK:               %[[SH:.*]] = arith.shli %[[QS]], %[[SEVEN]] : vector<16xi32>
-// CHECK:               %[[NEG:.*]] = arith.subi %[[ZERO]], %[[SH]] : vector<16xi32>
-// CHECK:               vector.store %[[NEG]], %[[OFFS]]
+// CHECK:               %[[QSUM:.*]] = vector.reduction <add>, %[[QS]] : vector<16xi32> into i32
+// CHECK:               %[[SH:.*]] = arith.shli %[[QSUM]], %c7_i32 : i32
+// CHECK:               %[[NEG:.*]] = arith.subi %c0_i32, %[[SH]] : i32
+// CHECK:               %[[OFF:.*]] = arith.sitofp %[[NEG]] : i32 to f32
+// CHECK:               %[[PGI:.*]] = arith.divui %[[PG]], %c64{{[_0-9]*}}
+// CHECK:               memref.store %[[OFF]], %[[OFFS]][%{{.*}}, %[[PGI]]] : memref<1x16xf32>
 // CHECK:             scf.for %[[N:.*]] = %{{.*}} to %c16{{[_0-9]*}} step %c1{{[_0-9]*}} {
 // CHECK:               %[[TWO:.*]] = vector.constant_mask [2] : vector<16xi1>
 // CHECK:               %[[RV:.*]] = vector.maskedload %[[R]][%[[M]], %[[C0:.*]]], %[[TWO]], %{{.*}} : memref<2x2xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:               %[[OV:.*]] = vector.maskedload %[[OFFS]][%{{.*}}, %[[C0]]], %[[TWO]], %{{.*}} : memref<1x16xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK:               %[[SV:.*]] = vector.maskedload %[[S]][%{{.*}}, %[[C0]]], %[[TWO]], %{{.*}} : memref<16x2xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK:               %[[PROD:.*]] = arith.mulf %[[SV]], %[[RV]] : vector<16xf32>
 // CHECK:               vector.store %[[PROD]], %[[PRODS]][%{{.*}}, %[[C0]]] : memref<1x16xf32>, vector<16xf32>
-// CHECK:               scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:               %[[FSTART:.*]] = arith.mulf %[[PROD]], %[[OV]] : vector<16xf32>
+// CHECK:               scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args(%{{.*}} = %[[FSTART]])
 // CHECK:                 %[[GI:.*]] = arith.divui %[[G]], %c64{{[_0-9]*}}
-// CHECK:                 %[[START:.*]] = vector.load %[[OFFS]][%{{.*}}] : memref<1x32xi32>, vector<16xi32>
+// CHECK:                 %[[START:.*]] = arith.constant dense<0> : vector<16xi32>
 // CHECK:                 %[[SUM:.*]] = scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[IACC:.*]] = %[[START]])
 // CHECK:                   %[[P:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<1x128xi8>, vector<64xi8>
 // CHECK:                   %[[KW:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
@@ -148,11 +153,11 @@ func.func @groups_of_32(%a: memref<1x64xi8>, %w: memref<8x16xi32>, %s: memref<8x
 // CHECK-LABEL: func.func @int4_groups_of_64(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<2x128xi8>, %[[W:[^:]+]]: memref<16x16xi32>
 // CHECK:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x128xi8>
-// CHECK:         %[[THREE:.*]] = arith.constant dense<3> : vector<16xi32>
 // CHECK:         %[[AV:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<2x128xi8>, vector<64xi8>
 // CHECK:         %[[AS:.*]] = vector.shuffle %[[AV]], %[[AV]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]
 // CHECK:         vector.store %[[AS]], %[[ROWS]]
-// CHECK:         arith.shli %{{.*}}, %[[THREE]] : vector<16xi32>
+// CHECK:         %[[QSUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK:         arith.shli %[[QSUM]], %c3_i32 : i32
 // CHECK:         scf.for %[[G:.*]] = %{{.*}} step %c64{{[_0-9]*}} iter_args
 // CHECK:           scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
 // CHECK:           %[[P:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K]]] : memref<1x128xi8>, vector<64xi8>
