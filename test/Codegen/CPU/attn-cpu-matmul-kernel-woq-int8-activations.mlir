@@ -268,3 +268,73 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
   }
   return
 }
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 64)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 64)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A row of more than 8 groups (here 10): the group loop asks LLVM to unroll
+// it 4 groups at a time instead of fully; up to 8 groups it carries no
+// annotation.
+// CHECK: #[[UNROLL:.+]] = #llvm.loop_unroll<count = 4 : i32>
+// CHECK: #[[ANN:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
+// CHECK-LABEL: func.func @ten_groups(
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c640{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK:         } {loop_annotation = #[[ANN]]}
+// CHECK-LABEL: func.func @eight_groups(
+// CHECK-NOT:     loop_annotation
+// CHECK:         return
+// NOVNNI-LABEL: func.func @ten_groups(
+// NOVNNI:         linalg.generic
+func.func @ten_groups(%a: memref<1x640xi8>, %w: memref<8x160xi32>, %s: memref<8x10xf32>, %r: memref<1x10xf32>, %c: memref<1x8xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<1x640xi8>, memref<8x160xi32>, memref<8x10xf32>, memref<1x10xf32>) outs(%c : memref<1x8xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 64 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %3 = arith.index_cast %2 : index to i32
+    %c24_i32 = arith.constant 24 : i32
+    %4 = arith.subi %c24_i32, %3 : i32
+    %5 = arith.shli %in_0, %4 : i32
+    %6 = arith.shrsi %5, %c24_i32 : i32
+    %7 = arith.sitofp %6 : i32 to f32
+    %8 = arith.sitofp %in : i8 to f32
+    %9 = arith.mulf %in_1, %in_2 : f32
+    %10 = arith.mulf %8, %7 : f32
+    %11 = arith.mulf %10, %9 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  }
+  return
+}
+
+func.func @eight_groups(%a: memref<1x512xi8>, %w: memref<8x128xi32>, %s: memref<8x8xf32>, %r: memref<1x8xf32>, %c: memref<1x8xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<1x512xi8>, memref<8x128xi32>, memref<8x8xf32>, memref<1x8xf32>) outs(%c : memref<1x8xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 8 : i64, group = 64 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %3 = arith.index_cast %2 : index to i32
+    %c24_i32 = arith.constant 24 : i32
+    %4 = arith.subi %c24_i32, %3 : i32
+    %5 = arith.shli %in_0, %4 : i32
+    %6 = arith.shrsi %5, %c24_i32 : i32
+    %7 = arith.sitofp %6 : i32 to f32
+    %8 = arith.sitofp %in : i8 to f32
+    %9 = arith.mulf %in_1, %in_2 : f32
+    %10 = arith.mulf %8, %7 : f32
+    %11 = arith.mulf %10, %9 : f32
+    %12 = arith.addf %out, %11 : f32
+    linalg.yield %12 : f32
+  }
+  return
+}
