@@ -177,7 +177,7 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
   // last vector of a row masked where the groups do not fill it.
   int64_t groupCount = k / group;
   // Each output's accumulator starts at the scaled offsets of its groups,
-  // lane c holding those of groups c, c + lanes, ...: the lanes are summed
+  // lane l holding those of groups l, l + lanes, ...: the lanes are summed
   // in the end, so the integer sums start at zero instead of loading their
   // offsets once per group and column.
   SmallVector<Value> init(mr * nr);
