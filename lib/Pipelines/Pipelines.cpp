@@ -496,7 +496,8 @@ static bool addTargetIndependentStages(OpPassManager &pm,
           pm, attn::createAttnCpuMatmulKernel(attn::AttnCpuMatmulKernelOptions{
                   .fmaRowTile = options.cpuAvx512 ? 6 : 0,
                   .bf16Dot = options.cpuAvx512Bf16,
-                  .int8Dot = options.cpuAvx512Vnni}));
+                  .int8Dot = options.cpuAvx512Vnni,
+                  .int4Lookup = options.cpuAvx512}));
     }
   }
   return true;

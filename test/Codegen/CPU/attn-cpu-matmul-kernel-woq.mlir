@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int4-lookup=true}))" | FileCheck %s --check-prefix=LOOKUP
 
 // Weight-only projections as attn-cpu-quantize-weights leaves them (here
 // bufferized): the contraction's body unpacks the i32 words of W [N, K]
@@ -42,6 +43,33 @@
 // CHECK:           vector.reduction <add>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
+// With int4-lookup, each group's scale times the 16 values of a nibble is
+// a table; the zero-extended bytes and the bytes shifted down by 4 index
+// it (vpermps reads an index's low 4 bits), giving the scaled weights k ..
+// k + 15 and k + 16 .. k + 31. The chains run over all groups and are
+// summed once, with no scale after the group.
+// LOOKUP-LABEL: func.func @int4_groups
+// LOOKUP:           scf.for %[[G:.*]] = %{{.*}} to %c64{{[_0-9]*}} step %c32{{[_0-9]*}} iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}})
+// LOOKUP:             %[[NIB:.*]] = arith.constant dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, -8.000000e+00, -7.000000e+00, -6.000000e+00, -5.000000e+00, -4.000000e+00, -3.000000e+00, -2.000000e+00, -1.000000e+00]> : vector<16xf32>
+// LOOKUP:             %[[SI:.*]] = arith.divui %[[G]], %c32{{[_0-9]*}}
+// LOOKUP:             %[[S:.*]] = memref.load %arg1[%{{.*}}, %[[SI]]] : memref<16x2xf32>
+// LOOKUP:             %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
+// LOOKUP:             %[[T:.*]] = arith.mulf %[[NIB]], %[[SV]] : vector<16xf32>
+// LOOKUP:             %[[IN:.*]]:2 = scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c32{{[_0-9]*}} iter_args(%{{.*}} = %[[A0]], %{{.*}} = %[[A1]])
+// LOOKUP:               %[[Q:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<16x8xi32>, vector<4xi32>
+// LOOKUP:               %[[B:.*]] = vector.bitcast %[[Q]] : vector<4xi32> to vector<16xi8>
+// LOOKUP:               %[[L:.*]] = arith.extui %[[B]] : vector<16xi8> to vector<16xi32>
+// LOOKUP:               %[[H:.*]] = arith.shrui %[[L]], %{{.*}} : vector<16xi32>
+// LOOKUP:               %[[WLO:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T]], %[[L]])
+// LOOKUP:               %[[WHI:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T]], %[[H]])
+// LOOKUP:               vector.load %arg2[%{{.*}}, %[[K]]] : memref<2x64xf32>, vector<16xf32>
+// LOOKUP:               vector.fma %{{.*}}, %[[WLO]], %{{.*}} : vector<16xf32>
+// LOOKUP:               vector.fma %{{.*}}, %[[WHI]], %{{.*}} : vector<16xf32>
+// LOOKUP:             scf.yield %[[IN]]#0, %[[IN]]#1
+// LOOKUP:           %[[SUM:.*]] = arith.addf %{{.*}}#0, %{{.*}}#1 : vector<16xf32>
+// LOOKUP:           vector.reduction <add>, %[[SUM]]
+// LOOKUP-NOT:     linalg.generic
+// LOOKUP:         return
   func.func @int4_groups(%arg0: memref<16x8xi32>, %arg1: memref<16x2xf32>, %arg2: memref<2x64xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
     linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x64xf32>, memref<16x8xi32>, memref<16x2xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 32 : i64}} {
     ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
@@ -73,6 +101,8 @@
   // An int4 group of 16 splits a block: the contraction stays a loop nest.
   // CHECK-LABEL: func.func @int4_group_splits_block
   // CHECK:         linalg.generic
+  // LOOKUP-LABEL: func.func @int4_group_splits_block
+  // LOOKUP:         linalg.generic
   func.func @int4_group_splits_block(%arg0: memref<16x8xi32>, %arg1: memref<16x4xf32>, %arg2: memref<2x64xf32>, %arg3: memref<2x16xf32>) -> memref<2x16xf32> {
     linalg.generic {indexing_maps = [#map, #map1, affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<2x64xf32>, memref<16x8xi32>, memref<16x4xf32>) outs(%arg3 : memref<2x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 16 : i64}} {
     ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
@@ -92,6 +122,12 @@
 #map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
 
+// int8 weights are converted as without int4-lookup.
+// LOOKUP-LABEL: func.func @int8_groups
+// LOOKUP-NOT:     permvar
+// LOOKUP:           arith.sitofp %{{.*}} : vector<16xi8> to vector<16xf32>
+// LOOKUP-NOT:     permvar
+// LOOKUP:         return
 // CHECK-LABEL: func.func @int8_groups
 // CHECK:           scf.for %[[G:.*]] = %{{.*}} to %c32{{[_0-9]*}} step %c16{{[_0-9]*}} iter_args
 // CHECK:             scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c16{{[_0-9]*}} iter_args

@@ -247,6 +247,12 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "weight-only contractions with int8 activations into dot-product "
            "tiles that sum each group's products with vpdpbusd (groups of a "
            "multiple of 16, int4: of 32); otherwise they stay generic loops">,
+    Option<"int4Lookup", "int4-lookup", "bool", "false",
+           "weight-only int4 (f32 activations): look each nibble's weight "
+           "up, already scaled, in a per-group table with AVX-512's vpermps "
+           "(the host must have avx512f); otherwise each weight is sign "
+           "extended, shifted and converted, and the group's scale "
+           "multiplies its sums">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
