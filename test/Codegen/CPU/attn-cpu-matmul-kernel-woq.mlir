@@ -176,9 +176,19 @@
 #map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // CHECK-LABEL: func.func @int8_decode_chains
-// The 4 x 4 tiles for whole blocks of 4 rows come first; then the rows
-// left over:
+// The 4 x 4 tiles for whole blocks of 4 rows come first, with no
+// prefetches; then the rows left over, whose tiles prefetch each load's
+// words 4096 bytes (1024 words) further in a 1-D view of the weight,
+// clamped to its last word:
+// CHECK-NOT:     memref.prefetch
+// CHECK:             %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<16x32xi32> into memref<512xi32>
+// CHECK:             %[[AHEAD:.*]] = arith.addi %{{.*}}, %c1024{{[_0-9]*}} : index
 // CHECK:             %[[IN:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[P0:.*]] = %{{.*}}, %[[P1:.*]] = %{{.*}}, %[[P2:.*]] = %{{.*}}, %[[P3:.*]] = %{{.*}})
+// CHECK:               %[[W0:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
+// CHECK:               vector.load %arg0[%{{.*}}, %[[W0]]] : memref<16x32xi32>, vector<4xi32>
+// CHECK:               %[[PA:.*]] = arith.addi %[[AHEAD]], %[[W0]] : index
+// CHECK:               %[[PC:.*]] = arith.minui %[[PA]], %c511{{[_0-9]*}} : index
+// CHECK:               memref.prefetch %[[FLAT]][%[[PC]]], read, locality<3>, data : memref<512xi32>
 // CHECK:               %[[F0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P0]] : vector<16xf32>
 // CHECK:               %[[K1:.*]] = arith.addi %[[K]], %c16
 // CHECK:               vector.load %arg2[%{{.*}}, %[[K1]]]
