@@ -209,6 +209,16 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     column, and the tiles multiply them with vdpbf16ps against A's pairs
     broadcast as 32-bit lanes.
 
+    Weight-only contractions (`attn.woq_matmul`, from
+    attn-cpu-quantize-weights) take the dot-product tiles with the packed
+    weight read as stored: each load of 16 bytes is widened to f32 in
+    registers: int4 with `int4-lookup` is looked up already scaled in a
+    per-group table with vpermps; otherwise the weights are converted
+    (int4: sign-extended and split by shifts first) and the group's scale
+    multiplies the group's sums. A single-row tile (a decode step's) prefetches each load's words
+    4 KiB ahead. With `int8-dot` and int8 activations, VNNI tiles sum each
+    group's integer products instead.
+
     The rows M (batch times sequence) may be dynamic (a model compiled for
     run-time lengths): the row loops then run to the run-time M, MR rows at
     a time up to its last multiple of MR and one row at a time after it;
