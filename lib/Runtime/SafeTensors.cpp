@@ -654,6 +654,13 @@ bool bindsAsStored(const ManifestEntry &w,
 bool gatherWeight(const SafeTensorsWeights &file, const ManifestEntry &w,
                   const std::vector<const StTensor *> &parts, void *dst) {
   if (std::optional<ManifestEntry> stored = storedAs(file, w)) {
+    // One stored tensor as it is, other than its dtype: converted straight
+    // from the file, without a staging copy.
+    if (stored->isPlainWeight() && parts.size() == 1) {
+      convertFloats(file.tensorData(*parts[0]), stored->dtype, dst, w.dtype,
+                    w.numElements);
+      return true;
+    }
     AlignedBuffer staging;
     if (!staging.allocate(stored->bytes) ||
         !gatherWeight(file, *stored, parts, staging.data()))

@@ -479,13 +479,16 @@ TEST_F(SafeTensorsTest, PanelWeights) {
 TEST_F(SafeTensorsTest, ConvertedWeights) {
   std::string path = dir.file("w.safetensors");
   // a [2, 2] f32: 1, 2.5, -0.1, 65520 (f16 overflows to infinity there);
-  // b [1, 2] f32 for a concatenation; h [2] f16: 1.5, -2.
+  // b [1, 2] f32 for a concatenation; h [2] f16: 1.5, -2; g [2] bf16: 1.5,
+  // -2.5.
   std::vector<float> a = {1.0f, 2.5f, -0.1f, 65520.0f};
   std::vector<float> b = {3.0f, 0.5f};
   std::vector<uint16_t> h = {0x3e00, 0xc000};
+  std::vector<uint16_t> g = {0x3fc0, 0xc020};
   writeFile(path, makeSafetensors({{"a", "F32", {2, 2}, bytesOf(a)},
                                    {"b", "F32", {1, 2}, bytesOf(b)},
-                                   {"h", "F16", {2}, bytesOf(h)}}));
+                                   {"h", "F16", {2}, bytesOf(h)},
+                                   {"g", "BF16", {2}, bytesOf(g)}}));
   SafeTensorsWeights f;
   std::string err;
   ASSERT_TRUE(f.open(path, err)) << err;
@@ -500,6 +503,15 @@ TEST_F(SafeTensorsTest, ConvertedWeights) {
   half.convert = true;
   EXPECT_EQ(gatherAs<uint16_t>(f, half),
             (std::vector<uint16_t>{0x3c00, 0x4100, 0xae66, 0x7c00}));
+
+  // Converted to bf16 as stored: straight from the file.
+  ManifestEntry plainBf = weight("a", DType::BF16, {2, 2});
+  plainBf.convert = true;
+  EXPECT_EQ(gatherAs<uint16_t>(f, plainBf),
+            (std::vector<uint16_t>{0x3f80, 0x4020, 0xbdcd, 0x4780}));
+  ManifestEntry fromBf = weight("g", DType::F32, {2});
+  fromBf.convert = true;
+  EXPECT_EQ(gatherAs<float>(f, fromBf), (std::vector<float>{1.5f, -2.5f}));
 
   // Transposed and converted to bf16: the transpose of a, then rounded.
   ManifestEntry bf = weight("a", DType::BF16, {2, 2});
