@@ -952,7 +952,10 @@ struct AttnCpuMatmulKernelPass
           widened.add(*w, mm.op);
     }
     for (auto &[mm, t] : matches) {
-      traced.push_back({traceWidened(mm.a, mm.op), traceWidened(mm.b, mm.op)});
+      // A's rows may be dynamic (a KV-cache step's activations): the tiles
+      // read the narrow buffer's rows as they read the widened one's.
+      traced.push_back({traceWidened(mm.a, mm.op, /*dynamicShapes=*/true),
+                        traceWidened(mm.b, mm.op)});
       for (const std::optional<WidenedOperand> &w :
            {traced.back().first, traced.back().second})
         if (w)

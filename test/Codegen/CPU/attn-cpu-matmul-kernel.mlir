@@ -316,6 +316,59 @@ func.func @bf16_projection(%w: memref<32x64xbf16>, %x: memref<4x64xbf16>, %out: 
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
+// The same with run-time rows (a KV-cache step's activations): the widened
+// copy of the activations has a dynamic size, and the kernel reads the bf16
+// buffer all the same.
+// BF16DOT-LABEL: func.func @bf16_projection_dynamic_rows
+// BF16DOT-NOT:     arith.extf
+// BF16DOT-NOT:     memref<?x64xf32>
+// BF16DOT:         vector.load %arg1[%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<32xbf16>
+// BF16DOT:         vector.load %arg0[%{{.*}}, %{{.*}}] : memref<32x64xbf16>, vector<32xbf16>
+// BF16DOT:         x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16DOT-NOT:     vector.fma
+// BF16DOT-NOT:     memref<?x64xf32>
+// BF16DOT:         return
+// CHECK-LABEL: func.func @bf16_projection_dynamic_rows
+// CHECK-NOT:     memref<?x64xf32>
+// CHECK:         %[[AV:.*]] = vector.load %arg1[%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<16xbf16>
+// CHECK-NEXT:    arith.extf %[[AV]] : vector<16xbf16> to vector<16xf32>
+// CHECK-NOT:     memref<?x64xf32>
+// CHECK:         return
+func.func @bf16_projection_dynamic_rows(%w: memref<32x64xbf16>, %x: memref<?x64xbf16>, %out: memref<?x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %wide_w = memref.alloc() {alignment = 64 : i64} : memref<32x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : memref<32x64xbf16>) outs(%wide_w : memref<32x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  %wide_x = memref.alloc(%m) {alignment = 64 : i64} : memref<?x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x64xbf16>) outs(%wide_x : memref<?x64xf32>) {
+  ^bb0(%in: bf16, %o: f32):
+    %0 = arith.extf %in : bf16 to f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%cst : f32) outs(%out : memref<?x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%wide_x, %wide_w : memref<?x64xf32>, memref<32x64xf32>) outs(%out : memref<?x32xf32>) attrs = {attn.tile = #attn.tile<vector_width = 16, row_tile = 4, col_tile = 4, column_block = 16>} {
+  ^bb0(%in: f32, %in_2: f32, %o: f32):
+    %0 = arith.mulf %in, %in_2 : f32
+    %1 = arith.addf %o, %0 : f32
+    linalg.yield %1 : f32
+  }
+  memref.dealloc %wide_w : memref<32x64xf32>
+  memref.dealloc %wide_x : memref<?x64xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
 // f16 has no dot products here (bf16-dot or not): the f16 weight is
 // widened in registers; the f32 activation is read as it is. The widened
 // copy is still read after the contraction (the return), so it stays.

@@ -184,9 +184,9 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     finished column block when its body is elementwise f32 arithmetic (the
     tiles then store the plain sums), else into each scalar store.
 
-    Contractions with a K-major weight, `C[m, n] += A[m, k] * B[k, n]`
     An operand that attn-convert-precision widened from f16/bf16 (an
-    `arith.extf` generic writing it) is read from the narrow buffer and
+    `arith.extf` generic writing it; A may have run-time rows, as a
+    KV-cache step's activations have) is read from the narrow buffer and
     widened in registers, or, with `bf16-dot` and both operands bf16,
     multiplied pairwise by AVX-512 BF16 dot products (vdpbf16ps, f32
     accumulation); the widened copies are removed when nothing else reads
