@@ -157,6 +157,18 @@ uint16_t floatToBf16(float f) {
                                                                   : rounded);
 }
 
+/// out[i] = convert(in[i]) for `n` elements of unaligned buffers.
+template <typename From, typename To, typename Convert>
+static void convertEach(const unsigned char *in, unsigned char *out, uint64_t n,
+                        Convert convert) {
+  for (uint64_t i = 0; i < n; ++i) {
+    From v;
+    std::memcpy(&v, in + sizeof(From) * i, sizeof(From));
+    To r = convert(v);
+    std::memcpy(out + sizeof(To) * i, &r, sizeof(To));
+  }
+}
+
 void convertFloats(const void *src, DType from, void *dst, DType to,
                    uint64_t n) {
   if (from == to && dtypeSize(from) * n > 0) {
@@ -168,24 +180,10 @@ void convertFloats(const void *src, DType from, void *dst, DType to,
   // The conversions a bf16 build does at bind (an f32 checkpoint's every
   // weight) and back, as loops without a dtype switch per element, which
   // the compiler vectorizes.
-  if (from == DType::F32 && to == DType::BF16) {
-    for (uint64_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, in + 4 * i, 4);
-      uint16_t h = floatToBf16(v);
-      std::memcpy(out + 2 * i, &h, 2);
-    }
-    return;
-  }
-  if (from == DType::BF16 && to == DType::F32) {
-    for (uint64_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, in + 2 * i, 2);
-      float v = bf16ToFloat(h);
-      std::memcpy(out + 4 * i, &v, 4);
-    }
-    return;
-  }
+  if (from == DType::F32 && to == DType::BF16)
+    return convertEach<float, uint16_t>(in, out, n, floatToBf16);
+  if (from == DType::BF16 && to == DType::F32)
+    return convertEach<uint16_t, float>(in, out, n, bf16ToFloat);
   for (uint64_t i = 0; i < n; ++i) {
     float v = static_cast<float>(elementAsDouble(in, from, i));
     if (to == DType::F32) {
