@@ -106,9 +106,13 @@ struct KernelBuilder {
   /// Independent FMA chains a weight-only tile keeps at least: about the
   /// FMA latency times its throughput.
   static constexpr int64_t kMinChains = 4;
-  /// How far ahead a decode step's weight-only tiles prefetch (4096 took
-  /// 0.79x the TinyLlama-shaped int8 step's time; 2048 0.83x, 8192 0.85x).
-  static constexpr int64_t kPrefetchBytes = 4096;
+  /// How far ahead a decode step's weight-only tiles prefetch, into L2.
+  /// TinyLlama-shaped int8 step at 1 thread: 8192 took 0.87x the time of
+  /// 4096, 16384 1.02x of 8192.
+  static constexpr int64_t kPrefetchBytes = 8192;
+  /// A prefetch fetches one line: the load of vl bytes that starts a line
+  /// prefetches it.
+  static constexpr int64_t kCacheLineBytes = 64;
 
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
 
@@ -127,11 +131,11 @@ struct KernelBuilder {
   /// zero-extended bytes index the low nibbles, the bytes shifted down by
   /// 4 the high ones; four instructions per 32 weights instead of six.
   /// With `prefetchBase` (an index into `flatWeights`, a 1-D view of B:
-  /// row's start plus the distance), the words that far ahead are
-  /// prefetched, up to B's last word.
+  /// row's start plus the distance, at most the last row's start), the
+  /// line that far ahead is prefetched into L2.
   SmallVector<Value> loadWeightOnly(OpBuilder &lb, Location l, Value row,
                                     Value k, Value table, Value prefetchBase,
-                                    Value flatWeights, Value lastWord) {
+                                    Value flatWeights) {
     Type i32 = lb.getI32Type();
     // int8: word k / 4; int4: block k / 32 is words [4 * (k / 32), + 4).
     Value kWord = arith::DivUIOp::create(
@@ -141,10 +145,8 @@ struct KernelBuilder {
     if (prefetchBase)
       memref::PrefetchOp::create(
           lb, l, flatWeights,
-          ValueRange{arith::MinUIOp::create(
-              lb, l, arith::AddIOp::create(lb, l, prefetchBase, kWord),
-              lastWord)},
-          /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+          ValueRange{arith::AddIOp::create(lb, l, prefetchBase, kWord)},
+          /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
     Value bytes = vector::BitCastOp::create(
         lb, l, VectorType::get({vl}, lb.getI8Type()), words);
     auto vecType = VectorType::get({vl}, lb.getF32Type());
@@ -321,30 +323,35 @@ struct KernelBuilder {
         return sums;
       };
       // A single-row tile (a decode step's) prefetches the weights
-      // kPrefetchBytes ahead of each load, through a 1-D view of the packed
-      // weight (rows are contiguous), clamped to its last word. Its
-      // conversions leave too few loads in flight for the hardware
-      // prefetchers to keep up: without it the TinyLlama shape's int8
-      // decode step took 1.25x the time at 1 thread and 1.28x at 2 (int4:
-      // 1.09x; GPT-2-small int8 1.10x, int4 the same). Each load gets its
-      // own prefetch, one per 16 bytes: one per 64-byte line won about a
-      // quarter of that, and a distance rounded up to whole rows (5632
-      // bytes for K = 5632) about 40% less.
+      // kPrefetchBytes ahead, once per 64-byte line, through a 1-D view of
+      // the packed weight (rows are contiguous). Its conversions leave too
+      // few loads in flight for the hardware prefetchers to keep up.
+      // Prefetches go to L2 (prefetcht1): into L1 they evicted the
+      // activation row that every column reads again (K = 5632 rows read
+      // at about half the speed of K = 2048 ones): the TinyLlama shape's
+      // int8 step took 0.79x the time of the L1 prefetch 4 KiB ahead at 1
+      // thread.
+      // The distance is clamped once per column, to the last row's start,
+      // so that every prefetch stays inside B with no clamp per load.
       SmallVector<Value> prefetchBases(nr);
-      Value flatWeights, lastWord;
+      Value flatWeights;
       auto weightType = cast<MemRefType>(bNk.getType());
       if (mr == 1 && weightType.getLayout().isIdentity() &&
           weightType.hasStaticShape()) {
         int64_t rowWords = weightType.getDimSize(1);
         flatWeights = memref::CollapseShapeOp::create(
             nb, loc, bNk, ArrayRef<ReassociationIndices>{{0, 1}});
-        lastWord = cstIdx(nb, loc, weightType.getNumElements() - 1);
+        Value lastRowStart =
+            cstIdx(nb, loc, weightType.getNumElements() - rowWords);
         for (int64_t j = 0; j < nr; ++j)
-          prefetchBases[j] = arith::AddIOp::create(
+          prefetchBases[j] = arith::MinUIOp::create(
               nb, loc,
-              arith::MulIOp::create(nb, loc, cols[j],
-                                    cstIdx(nb, loc, rowWords)),
-              cstIdx(nb, loc, kPrefetchBytes / 4));
+              arith::AddIOp::create(
+                  nb, loc,
+                  arith::MulIOp::create(nb, loc, cols[j],
+                                        cstIdx(nb, loc, rowWords)),
+                  cstIdx(nb, loc, kPrefetchBytes / 4)),
+              lastRowStart);
       }
       SmallVector<Value> groupInit(init);
       if (tables)
@@ -397,8 +404,10 @@ struct KernelBuilder {
                     for (auto [j, col] : llvm::enumerate(cols))
                       bs.push_back(loadWeightOnly(
                           lb, il, col, kLoad,
-                          tables ? columnTables[j] : Value(), prefetchBases[j],
-                          flatWeights, lastWord));
+                          tables ? columnTables[j] : Value(),
+                          (u * vl) % kCacheLineBytes == 0 ? prefetchBases[j]
+                                                          : Value(),
+                          flatWeights));
                     for (int64_t p = 0; p < perLoad; ++p) {
                       int64_t chain = (u * perLoad + p) % chains;
                       Value k = p == 0 ? kLoad : at(u * loadK + p * vl);

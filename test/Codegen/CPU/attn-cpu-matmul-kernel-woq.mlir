@@ -177,24 +177,33 @@
 
 // CHECK-LABEL: func.func @int8_decode_chains
 // The 4 x 4 tiles for whole blocks of 4 rows come first, with no
-// prefetches; then the rows left over, whose tiles prefetch each load's
-// words 4096 bytes (1024 words) further in a 1-D view of the weight,
-// clamped to its last word:
+// prefetches; then the rows left over, whose tiles prefetch 8192 bytes
+// (2048 words) further in a 1-D view of the weight, clamped once per
+// column to the last row's start (word 480) so that no load needs a clamp,
+// into L2 (locality<2>), once per 64-byte line: with the first of each
+// four 16-byte loads.
 // CHECK-NOT:     memref.prefetch
 // CHECK:             %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<16x32xi32> into memref<512xi32>
-// CHECK:             %[[AHEAD:.*]] = arith.addi %{{.*}}, %c1024{{[_0-9]*}} : index
+// CHECK:             %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048{{[_0-9]*}} : index
+// CHECK:             %[[BASE:.*]] = arith.minui %[[AHEAD]], %c480{{[_0-9]*}} : index
 // CHECK:             %[[IN:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[P0:.*]] = %{{.*}}, %[[P1:.*]] = %{{.*}}, %[[P2:.*]] = %{{.*}}, %[[P3:.*]] = %{{.*}})
 // CHECK:               %[[W0:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
 // CHECK:               vector.load %arg0[%{{.*}}, %[[W0]]] : memref<16x32xi32>, vector<4xi32>
-// CHECK:               %[[PA:.*]] = arith.addi %[[AHEAD]], %[[W0]] : index
-// CHECK:               %[[PC:.*]] = arith.minui %[[PA]], %c511{{[_0-9]*}} : index
-// CHECK:               memref.prefetch %[[FLAT]][%[[PC]]], read, locality<3>, data : memref<512xi32>
+// CHECK:               %[[PA:.*]] = arith.addi %[[BASE]], %[[W0]] : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[PA]]], read, locality<2>, data : memref<512xi32>
+// CHECK-NOT:           memref.prefetch
 // CHECK:               %[[F0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P0]] : vector<16xf32>
+// CHECK-NOT:           memref.prefetch
 // CHECK:               %[[K1:.*]] = arith.addi %[[K]], %c16
+// CHECK-NOT:           memref.prefetch
 // CHECK:               vector.load %arg2[%{{.*}}, %[[K1]]]
+// CHECK-NOT:           memref.prefetch
 // CHECK:               %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P1]] : vector<16xf32>
+// CHECK-NOT:           memref.prefetch
 // CHECK:               %[[F2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P2]] : vector<16xf32>
+// CHECK-NOT:           memref.prefetch
 // CHECK:               %[[F3:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P3]] : vector<16xf32>
+// CHECK-NOT:           memref.prefetch
 // CHECK:               scf.yield %[[F0]], %[[F1]], %[[F2]], %[[F3]]
 // CHECK:             %[[S02:.*]] = arith.addf %[[IN]]#0, %[[IN]]#2
 // CHECK:             %[[S13:.*]] = arith.addf %[[IN]]#1, %[[IN]]#3
