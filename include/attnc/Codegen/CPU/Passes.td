@@ -216,8 +216,9 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     per-group table with vpermps; otherwise the weights are converted
     (int4: sign-extended and split by shifts first) and the group's scale
     multiplies the group's sums. A single-row tile (a decode step's)
-    prefetches its weights 8 KiB ahead into L2, once per 64-byte line. With `int8-dot` and int8
-    activations, VNNI tiles sum each group's integer products instead.
+    prefetches its weights 8 KiB ahead into L2, once per 64-byte line.
+    With `int8-dot` and int8 activations, VNNI tiles sum each group's
+    integer products instead.
 
     The rows M (batch times sequence) may be dynamic (a model compiled for
     run-time lengths): the row loops then run to the run-time M, MR rows at
