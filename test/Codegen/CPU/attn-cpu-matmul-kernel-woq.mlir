@@ -180,17 +180,20 @@
 // prefetches; then the rows left over, whose tiles prefetch 8192 bytes
 // (2048 words) further in a 1-D view of the weight, clamped once per
 // column to the last row's start (word 480) so that no load needs a clamp,
-// into L2 (locality<2>), once per 64-byte line: with the first of each
-// four 16-byte loads.
+// into L2 (locality<2>): each group's one 64-byte line at the group's
+// start, none in the k loop.
 // CHECK-NOT:     memref.prefetch
 // CHECK:             %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<16x32xi32> into memref<512xi32>
 // CHECK:             %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048{{[_0-9]*}} : index
 // CHECK:             %[[BASE:.*]] = arith.minui %[[AHEAD]], %c480{{[_0-9]*}} : index
-// CHECK:             %[[IN:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[P0:.*]] = %{{.*}}, %[[P1:.*]] = %{{.*}}, %[[P2:.*]] = %{{.*}}, %[[P3:.*]] = %{{.*}})
+// CHECK:             scf.for %[[G:.*]] = %{{.*}} to %c128{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
+// CHECK:               %[[GW:.*]] = arith.divui %[[G]], %c4{{[_0-9]*}} : index
+// CHECK-NEXT:          %[[PA:.*]] = arith.addi %[[BASE]], %[[GW]] : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[PA]]], read, locality<2>, data : memref<512xi32>
+// CHECK-NOT:           memref.prefetch
+// CHECK:               %[[IN:.*]]:4 = scf.for %[[K:.*]] = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args(%[[P0:.*]] = %{{.*}}, %[[P1:.*]] = %{{.*}}, %[[P2:.*]] = %{{.*}}, %[[P3:.*]] = %{{.*}})
 // CHECK:               %[[W0:.*]] = arith.divui %[[K]], %c4{{[_0-9]*}}
 // CHECK:               vector.load %arg0[%{{.*}}, %[[W0]]] : memref<16x32xi32>, vector<4xi32>
-// CHECK:               %[[PA:.*]] = arith.addi %[[BASE]], %[[W0]] : index
-// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[PA]]], read, locality<2>, data : memref<512xi32>
 // CHECK-NOT:           memref.prefetch
 // CHECK:               %[[F0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[P0]] : vector<16xf32>
 // CHECK-NOT:           memref.prefetch
@@ -214,6 +217,55 @@
 // CHECK:         return
   func.func @int8_decode_chains(%arg0: memref<16x32xi32>, %arg1: memref<16x2xf32>, %arg2: memref<?x128xf32>, %arg3: memref<?x16xf32>) -> memref<?x16xf32> {
     linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<?x128xf32>, memref<16x32xi32>, memref<16x2xf32>) outs(%arg3 : memref<?x16xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 64 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %c4 = arith.constant 4 : index
+      %0 = linalg.index 2 : index
+      %1 = arith.remui %0, %c4 : index
+      %2 = arith.index_cast %1 : index to i32
+      %c8_i32 = arith.constant 8 : i32
+      %3 = arith.muli %2, %c8_i32 : i32
+      %c24_i32 = arith.constant 24 : i32
+      %4 = arith.subi %c24_i32, %3 : i32
+      %c24_i32_2 = arith.constant 24 : i32
+      %5 = arith.shli %in_0, %4 : i32
+      %6 = arith.shrsi %5, %c24_i32_2 : i32
+      %7 = arith.sitofp %6 : i32 to f32
+      %8 = arith.mulf %7, %in_1 : f32
+      %9 = arith.mulf %in, %8 : f32
+      %10 = arith.addf %out, %9 : f32
+      linalg.yield %10 : f32
+    }
+    return %arg3 : memref<?x16xf32>
+  }
+
+// -----
+
+// Groups of 128 int8 weights are two 64-byte lines: a decode tile
+// prefetches both at each group's start, 16 words apart.
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 128)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @int8_decode_two_lines_per_group
+// CHECK-NOT:     memref.prefetch
+// CHECK:             %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<16x64xi32> into memref<1024xi32>
+// CHECK:             %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048{{[_0-9]*}} : index
+// CHECK:             %[[BASE:.*]] = arith.minui %[[AHEAD]], %c960{{[_0-9]*}} : index
+// CHECK:             scf.for %[[G:.*]] = %{{.*}} to %c256{{[_0-9]*}} step %c128{{[_0-9]*}} iter_args
+// CHECK:               %[[GW:.*]] = arith.divui %[[G]], %c4{{[_0-9]*}} : index
+// CHECK-NEXT:          %[[PA:.*]] = arith.addi %[[BASE]], %[[GW]] : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[PA]]], read, locality<2>, data : memref<1024xi32>
+// CHECK:               %[[GW16:.*]] = arith.addi %[[GW]], %c16{{[_0-9]*}} : index
+// CHECK-NEXT:          %[[PB:.*]] = arith.addi %[[BASE]], %[[GW16]] : index
+// CHECK-NEXT:          memref.prefetch %[[FLAT]][%[[PB]]], read, locality<2>, data : memref<1024xi32>
+// CHECK-NOT:           memref.prefetch
+// CHECK:               scf.for %{{.*}} = %[[G]] to %{{.*}} step %c64{{[_0-9]*}} iter_args
+// CHECK-NOT:     memref.prefetch
+// CHECK:         return
+  func.func @int8_decode_two_lines_per_group(%arg0: memref<16x64xi32>, %arg1: memref<16x2xf32>, %arg2: memref<?x256xf32>, %arg3: memref<?x16xf32>) -> memref<?x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<?x256xf32>, memref<16x64xi32>, memref<16x2xf32>) outs(%arg3 : memref<?x16xf32>) attrs =  {attn.woq_matmul = {bits = 8 : i64, group = 128 : i64}} {
     ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
       %c4 = arith.constant 4 : index
       %0 = linalg.index 2 : index

@@ -216,7 +216,8 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     per-group table with vpermps; otherwise the weights are converted
     (int4: sign-extended and split by shifts first) and the group's scale
     multiplies the group's sums. A single-row tile (a decode step's)
-    prefetches its weights 8 KiB ahead into L2, once per 64-byte line.
+    prefetches its weights 8 KiB ahead into L2, each group's lines at the
+    group's start.
     With `int8-dot` and int8 activations, VNNI tiles sum each group's
     integer products instead.
 
