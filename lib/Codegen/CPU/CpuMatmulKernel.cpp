@@ -318,7 +318,7 @@ struct KernelBuilder {
       // leave too few loads in flight for the hardware prefetchers to keep up.
       // Prefetches go to L2 (prefetcht1): into L1 they evicted the
       // activation row that every column reads again (K = 5632 rows read
-      // at about half the speed of K = 2048 ones): the TinyLlama shape's
+      // at about 60% of the speed of K = 2048 ones): the TinyLlama shape's
       // int8 step took 0.79x the time of the L1 prefetch 4 KiB ahead at 1
       // thread.
       // The distance is clamped once per column, to the last row's start,
