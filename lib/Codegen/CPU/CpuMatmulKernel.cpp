@@ -33,10 +33,10 @@
 
 #include "Codegen/Common/MatmulMatch.h"
 #include "Codegen/Utils/WidenedOperands.h"
-#include "Int8ActivationTile.h"
 #include "LaneSums.h"
 #include "OuterProductKernel.h"
 #include "OuterProductTile.h"
+#include "WeightOnlyTiles.h"
 #include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -94,80 +94,11 @@ struct KernelBuilder {
   Operands mode = Operands::F32;
   /// The run-time row count when M is dynamic (else null).
   Value mSize = {};
-  /// The weight-only contraction of attn-cpu-quantize-weights: B (bNk) is
-  /// rows of packed i32 words (WeightOnlyLayout.h), `woqScale` the f32
-  /// [N, K / group] scales (woqBits 0 otherwise).
-  Value woqScale = {};
-  int64_t woqBits = 0, woqGroup = 0;
-  /// int4: weights looked up, scaled, with vpermps (loadWeightOnly).
-  bool woqLookup = false;
-  /// With int8 activations: the VNNI tiles (A is i8 [M, K]).
-  std::optional<mlir::attn::Int8ActivationTiles> int8Tiles;
-  /// Independent FMA chains a weight-only tile keeps at least: about the
-  /// FMA latency times its throughput.
-  static constexpr int64_t kMinChains = 4;
-  /// How far ahead a decode step's weight-only tiles prefetch, into L2.
-  /// TinyLlama-shaped int8 step at 1 thread: 8192 took 0.87x the time of
-  /// 4096, 16384 1.02x of 8192.
-  static constexpr int64_t kPrefetchBytes = 8192;
-  /// A prefetch fetches one line.
-  static constexpr int64_t kCacheLineBytes = 64;
-
+  /// A weight-only contraction's tiles (attn-cpu-quantize-weights): with
+  /// f32 activations, the packed weights widened in registers; with int8
+  /// activations, VNNI dot products (A is i8 [M, K]).
+  std::unique_ptr<mlir::attn::WeightOnlyTileKernel> woqTiles;
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
-
-  /// Vectors of k one load of a weight-only B yields: int8 one (vl bytes),
-  /// int4 two (a whole block of 2 * vl = 32 weights in vl bytes).
-  int64_t vectorsPerLoad() const { return woqBits == 4 ? 2 : 1; }
-
-  /// Weights [k, k + vl * vectorsPerLoad()) of row `row` of a weight-only
-  /// B, in registers as f32 vectors in k order, from one load of vl bytes.
-  /// int8: the bytes, unscaled. int4 (k starts a block): a byte's low
-  /// nibble is weight k + lane and its high nibble weight k + vl + lane.
-  /// Without `table`, the bytes sign-extended to i32 lanes, split by two
-  /// shifts and converted, unscaled. With it (16 lanes: the group's scale
-  /// times the 16 values a nibble stands for), scaled by vpermps, which
-  /// picks a lane's entry by the low 4 bits of its index: the
-  /// zero-extended bytes index the low nibbles, the bytes shifted down by
-  /// 4 the high ones; four instructions per 32 weights instead of six.
-  SmallVector<Value> loadWeightOnly(OpBuilder &lb, Location l, Value row,
-                                    Value k, Value table) {
-    Type i32 = lb.getI32Type();
-    // int8: word k / 4; int4: block k / 32 is words [4 * (k / 32), + 4).
-    Value kWord = arith::DivUIOp::create(
-        lb, l, k, arith::ConstantIndexOp::create(lb, l, woqBits == 4 ? 8 : 4));
-    Value words = vector::LoadOp::create(lb, l, VectorType::get({vl / 4}, i32),
-                                         bNk, ValueRange{row, kWord});
-    Value bytes = vector::BitCastOp::create(
-        lb, l, VectorType::get({vl}, lb.getI8Type()), words);
-    auto vecType = VectorType::get({vl}, lb.getF32Type());
-    if (woqBits == 8)
-      return {arith::SIToFPOp::create(lb, l, vecType, bytes)};
-    auto laneType = VectorType::get({vl}, i32);
-    auto splat = [&](int64_t v) {
-      return arith::ConstantOp::create(
-          lb, l, laneType,
-          DenseElementsAttr::get(laneType, lb.getI32IntegerAttr(v)));
-    };
-    if (!table) {
-      Value lanes = arith::ExtSIOp::create(lb, l, laneType, bytes);
-      Value up = splat(28);
-      Value lo = arith::ShRSIOp::create(
-          lb, l, arith::ShLIOp::create(lb, l, lanes, up), up);
-      Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(4));
-      return {arith::SIToFPOp::create(lb, l, vecType, lo),
-              arith::SIToFPOp::create(lb, l, vecType, hi)};
-    }
-    Value low = arith::ExtUIOp::create(lb, l, laneType, bytes);
-    Value high = arith::ShRUIOp::create(lb, l, low, splat(4));
-    auto permute = [&](Value index) {
-      return LLVM::CallIntrinsicOp::create(
-                 lb, l, table.getType(),
-                 lb.getStringAttr("llvm.x86.avx512.permvar.sf.512"),
-                 ValueRange{table, index})
-          .getResult(0);
-    };
-    return {permute(low), permute(high)};
-  }
 
   /// The epilogue runs on vectors over each finished column block
   /// (emitDeferredEpilogue) instead of per element in the tile stores,
@@ -269,186 +200,8 @@ struct KernelBuilder {
         return v;
       return arith::ExtFOp::create(lb, l, vecType, v);
     };
-    auto cstIdx = [&](OpBuilder &ob, Location l, int64_t v) {
-      return arith::ConstantIndexOp::create(ob, l, v).getResult();
-    };
-    if (int8Tiles) {
-      storeLaneSums(nb, rows, cols, int8Tiles->emitTile(nb, rows, cols));
-      return;
-    }
-    if (woqBits) {
-      // Weight-only. A small tile (a decode step's single row) would leave
-      // one or two FMA chains, each waiting on the previous FMA's latency:
-      // the tile's k steps are then split among `chains` accumulators, so
-      // that the weights are still read as one sequential stream.
-      //
-      // Per group, the products of the unscaled integer weights are summed
-      // in the chains, which the group's scale (one per column) multiplies
-      // once into the totals; the inner loop is one conversion and one FMA
-      // per loaded vector. Except int4 with `int4-lookup`: each group and
-      // column looks its weights up, already scaled, in a table of 16
-      // values (loadWeightOnly), so the chains run over all of k and are
-      // summed once; that took 0.76x the time of a TinyLlama-shaped int4
-      // decode step.
-      int64_t perLoad = vectorsPerLoad(), loadK = perLoad * vl;
-      int64_t tileAccs = mr * nr;
-      int64_t wanted = std::max<int64_t>(1, kMinChains / tileAccs);
-      int64_t loads = 1;
-      while (loads * perLoad < wanted && woqGroup % (2 * loads * loadK) == 0)
-        loads *= 2;
-      int64_t chains = 1;
-      while (2 * chains <= std::min(wanted, loads * perLoad))
-        chains *= 2;
-      bool tables = woqBits == 4 && woqLookup && vl == 16;
-      // Chain c of output t is slot c * tileAccs + t.
-      auto sumChains = [&](OpBuilder &ob, Location l, ValueRange parts) {
-        SmallVector<Value> sums(parts);
-        for (int64_t width = chains; width > 1; width /= 2)
-          for (int64_t c = 0; c < width / 2; ++c)
-            for (int64_t t = 0; t < tileAccs; ++t)
-              sums[c * tileAccs + t] =
-                  arith::AddFOp::create(ob, l, sums[c * tileAccs + t],
-                                        sums[(c + width / 2) * tileAccs + t]);
-        sums.resize(tileAccs);
-        return sums;
-      };
-      // A single-row tile (a decode step's) prefetches the weights
-      // kPrefetchBytes ahead, each group's lines before its loads, through
-      // a 1-D view of the packed weight (rows are contiguous). Its conversions
-      // leave too few loads in flight for the hardware prefetchers to keep up.
-      // Prefetches go to L2 (prefetcht1): into L1 they evicted the
-      // activation row that every column reads again (K = 5632 rows read
-      // at about 60% of the speed of K = 2048 ones): the TinyLlama shape's
-      // int8 step took 0.79x the time of the L1 prefetch 4 KiB ahead at 1
-      // thread.
-      // The distance is clamped once per column, to the last row's start,
-      // so that every prefetch stays inside B with no clamp per load. In
-      // the group loop rather than next to the loads: 0.97x the int8
-      // step's time in both orders. (A group of fewer than 64 bytes still
-      // prefetches a line: repeats, which cost a load slot each.)
-      SmallVector<Value> prefetchBases(nr);
-      Value flatWeights;
-      auto weightType = cast<MemRefType>(bNk.getType());
-      if (mr == 1 && weightType.getLayout().isIdentity() &&
-          weightType.hasStaticShape()) {
-        int64_t rowWords = weightType.getDimSize(1);
-        flatWeights = memref::CollapseShapeOp::create(
-            nb, loc, bNk, ArrayRef<ReassociationIndices>{{0, 1}});
-        Value lastRowStart =
-            cstIdx(nb, loc, weightType.getNumElements() - rowWords);
-        for (int64_t j = 0; j < nr; ++j)
-          prefetchBases[j] = arith::MinUIOp::create(
-              nb, loc,
-              arith::AddIOp::create(
-                  nb, loc,
-                  arith::MulIOp::create(nb, loc, cols[j],
-                                        cstIdx(nb, loc, rowWords)),
-                  cstIdx(nb, loc, kPrefetchBytes / 4)),
-              lastRowStart);
-      }
-      SmallVector<Value> groupInit(init);
-      if (tables)
-        groupInit.append((chains - 1) * tileAccs, zero);
-      SmallVector<Value> partInit(tileAccs * chains, zero);
-      auto groups = scf::ForOp::create(
-          nb, loc, cstIdx(nb, loc, 0), cstIdx(nb, loc, mm.k),
-          cstIdx(nb, loc, woqGroup), groupInit,
-          [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
-            Value g1 =
-                arith::AddIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
-            if (flatWeights) {
-              // int8: word k / 4; int4: k / 8.
-              Value word = arith::DivUIOp::create(
-                  gb, l, g0, cstIdx(gb, l, woqBits == 4 ? 8 : 4));
-              int64_t groupBytes = woqGroup * woqBits / 8;
-              for (int64_t j = 0; j < nr; ++j)
-                for (int64_t at = 0; at < groupBytes; at += kCacheLineBytes)
-                  memref::PrefetchOp::create(
-                      gb, l, flatWeights,
-                      ValueRange{arith::AddIOp::create(
-                          gb, l, prefetchBases[j],
-                          at == 0 ? word
-                                  : arith::AddIOp::create(gb, l, word,
-                                                          cstIdx(gb, l, at / 4))
-                                        .getResult())},
-                      /*isWrite=*/false, /*localityHint=*/2,
-                      /*isDataCache=*/true);
-            }
-            Value group;
-            auto scaleOf = [&](Value col) -> Value {
-              if (!group)
-                group =
-                    arith::DivUIOp::create(gb, l, g0, cstIdx(gb, l, woqGroup));
-              return vector::BroadcastOp::create(
-                  gb, l, vecType,
-                  memref::LoadOp::create(gb, l, woqScale,
-                                         ValueRange{col, group}));
-            };
-            SmallVector<Value> columnTables;
-            if (tables) {
-              // Lane i: the nibble i as a two's complement int4.
-              SmallVector<float> values;
-              for (int64_t i = 0; i < 16; ++i)
-                values.push_back(static_cast<float>(i < 8 ? i : i - 16));
-              Value nibbles = arith::ConstantOp::create(
-                  gb, l, vecType,
-                  DenseElementsAttr::get(vecType, ArrayRef<float>(values)));
-              for (Value col : cols)
-                columnTables.push_back(
-                    arith::MulFOp::create(gb, l, nibbles, scaleOf(col)));
-            }
-            auto inner = scf::ForOp::create(
-                gb, l, g0, g1, cstIdx(gb, l, loadK * loads),
-                tables ? ValueRange(accs) : ValueRange(partInit),
-                [&](OpBuilder &lb, Location il, Value k0, ValueRange parts) {
-                  // Vectors beyond `chains` add into the chains in turn.
-                  SmallVector<Value> next(parts.begin(), parts.end());
-                  auto at = [&](int64_t offset) {
-                    return offset == 0 ? k0
-                                       : arith::AddIOp::create(
-                                             lb, il, k0, cstIdx(lb, il, offset))
-                                             .getResult();
-                  };
-                  for (int64_t u = 0; u < loads; ++u) {
-                    Value kLoad = at(u * loadK);
-                    SmallVector<SmallVector<Value>> bs;
-                    for (auto [j, col] : llvm::enumerate(cols))
-                      bs.push_back(
-                          loadWeightOnly(lb, il, col, kLoad,
-                                         tables ? columnTables[j] : Value()));
-                    for (int64_t p = 0; p < perLoad; ++p) {
-                      int64_t chain = (u * perLoad + p) % chains;
-                      Value k = p == 0 ? kLoad : at(u * loadK + p * vl);
-                      for (int64_t i = 0; i < mr; ++i) {
-                        Value av = load(lb, il, a, rows[i], k);
-                        for (int64_t j = 0; j < nr; ++j) {
-                          int64_t slot = chain * tileAccs + i * nr + j;
-                          next[slot] = vector::FMAOp::create(
-                              lb, il, av, bs[j][p], next[slot]);
-                        }
-                      }
-                    }
-                  }
-                  scf::YieldOp::create(lb, il, next);
-                });
-            if (tables) {
-              scf::YieldOp::create(gb, l, inner.getResults());
-              return;
-            }
-            SmallVector<Value> sums = sumChains(gb, l, inner.getResults());
-            SmallVector<Value> next(accs.begin(), accs.end());
-            for (int64_t j = 0; j < nr; ++j) {
-              Value scale = scaleOf(cols[j]);
-              for (int64_t i = 0; i < mr; ++i)
-                next[i * nr + j] = vector::FMAOp::create(
-                    gb, l, sums[i * nr + j], scale, accs[i * nr + j]);
-            }
-            scf::YieldOp::create(gb, l, next);
-          });
-      SmallVector<Value> totals(groups.getResults());
-      if (tables)
-        totals = sumChains(nb, loc, totals);
-      storeLaneSums(nb, rows, cols, totals);
+    if (woqTiles) {
+      storeLaneSums(nb, rows, cols, woqTiles->emitTile(nb, rows, cols));
       return;
     }
     auto loop = scf::ForOp::create(
@@ -525,14 +278,14 @@ struct KernelBuilder {
   /// (from nStart).
   void emitTiles(OpBuilder &nb, Value nStart, Value m0, Value m1, int64_t tm,
                  int64_t n0, int64_t n1, int64_t tn) {
-    if (int8Tiles)
-      int8Tiles->allocate(nb, tm, tn);
+    if (woqTiles)
+      woqTiles->allocate(nb, tm, tn);
     scf::ForOp::create(
         nb, loc, m0, m1, arith::ConstantIndexOp::create(nb, loc, tm),
         ValueRange{}, [&](OpBuilder &mb, Location l, Value m, ValueRange) {
           // The row tile's activations, prepared once for all its columns.
-          if (int8Tiles)
-            int8Tiles->prepare(mb, m, tm);
+          if (woqTiles)
+            woqTiles->prepare(mb, m, tm);
           scf::ForOp::create(
               mb, l, arith::ConstantIndexOp::create(mb, l, n0),
               arith::ConstantIndexOp::create(mb, l, n1),
@@ -816,13 +569,6 @@ struct AttnCpuMatmulKernelPass
     linalg::GenericOp epilogue =
         fuseEpilogues ? mlir::attn::findMatmulEpilogue(mm) : nullptr;
     KernelBuilder kb{b, loc, mm, epilogue, t.vl, mm.a, mm.b};
-    kb.woqScale = scale;
-    kb.woqBits = bits;
-    kb.woqGroup = group;
-    kb.woqLookup = int4Lookup;
-    if (rowScale)
-      kb.int8Tiles.emplace(loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale,
-                           rowScale);
     auto isBf16 = [](const std::optional<WidenedOperand> &w) {
       return w &&
              cast<MemRefType>(w->narrow.getType()).getElementType().isBF16();
@@ -835,6 +581,12 @@ struct AttnCpuMatmulKernelPass
         if (*w)
           *operand = narrowOperand(b, loc, **w);
     }
+    if (rowScale)
+      kb.woqTiles = std::make_unique<mlir::attn::Int8ActivationTiles>(
+          loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale, rowScale);
+    else if (bits)
+      kb.woqTiles = std::make_unique<mlir::attn::WeightOnlyTiles>(
+          loc, t.vl, bits, group, int4Lookup, mm.k, kb.a, kb.bNk, scale);
     if (ShapedType::isDynamic(mm.m))
       kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);

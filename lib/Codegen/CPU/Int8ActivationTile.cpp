@@ -1,11 +1,11 @@
 //===- Int8ActivationTile.cpp - VNNI tiles for int8 activations -----------===//
 //
-// See Int8ActivationTile.h.
+// See WeightOnlyTiles.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Int8ActivationTile.h"
 #include "OuterProductTile.h"
+#include "WeightOnlyTiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -117,6 +117,83 @@
 
 // -----
 
+// int4 in groups of 128 with int4-lookup: a load is a zmm of four blocks
+// (16 words, 128 weights); nibble p of word l (bits 4p and up, reached by
+// a shift, which vpermps then reads the low 4 bits of) is weight
+// 32 * (l / 4) + 16 * (p mod 2) + 4 * (l mod 4) + p / 2, lane l of vector
+// p. Each row tile first copies its activations into a scratch in that
+// order, once for all its columns; the tiles' FMAs read the scratch. The
+// 4-row tiles and the single rows after them (M is dynamic) each get one.
+// Without int4-lookup the block-per-load kernel stays.
+// CHECK-LABEL: func.func @int4_wide_rows
+// CHECK-NOT:     memref.alloca
+// CHECK:         vector.load %arg0[%{{.*}}, %{{.*}}] : memref<16x32xi32>, vector<4xi32>
+// CHECK-NOT:     memref.alloca
+// CHECK:         return
+// LOOKUP-LABEL: func.func @int4_wide_rows
+// LOOKUP:         scf.parallel
+// LOOKUP:           %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x256xf32>
+// LOOKUP:           scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %c4
+// LOOKUP:             scf.for %[[K:.*]] = %{{.*}} to %c256{{[_0-9]*}} step %c128
+// LOOKUP:               %[[ACTS:.*]] = vector.load %arg2[%[[M]], %[[K]]] : memref<?x256xf32>, vector<128xf32>
+// LOOKUP:               %[[P:.*]] = vector.shuffle %[[ACTS]], %[[ACTS]] [0, 4, 8, 12, 32, 36, 40, 44, 64, 68, 72, 76, 96, 100, 104, 108, 16, 20, 24, 28, 48, 52, 56, 60, 80, 84, 88, 92, 112, 116, 120, 124, 1, 5, 9, 13, 33, 37, 41, 45, 65, 69, 73, 77, 97, 101, 105, 109, 17, 21, 25, 29, 49, 53, 57, 61, 81, 85, 89, 93, 113, 117, 121, 125, 2, 6, 10, 14, 34, 38, 42, 46, 66, 70, 74, 78, 98, 102, 106, 110, 18, 22, 26, 30, 50, 54, 58, 62, 82, 86, 90, 94, 114, 118, 122, 126, 3, 7, 11, 15, 35, 39, 43, 47, 67, 71, 75, 79, 99, 103, 107, 111, 19, 23, 27, 31, 51, 55, 59, 63, 83, 87, 91, 95, 115, 119, 123, 127] : vector<128xf32>, vector<128xf32>
+// LOOKUP:               vector.store %[[P]], %[[ROWS]][%c0{{[_0-9]*}}, %[[K]]] : memref<4x256xf32>, vector<128xf32>
+// LOOKUP-COUNT-3:     vector.store %{{.*}}, %[[ROWS]]
+// LOOKUP:             scf.for %{{.*}} = %{{.*}} to %c256{{[_0-9]*}} step %c128{{[_0-9]*}} iter_args
+// LOOKUP:               %[[T:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// LOOKUP:               scf.for %[[KI:.*]] = %{{.*}} to %{{.*}} step %c128{{[_0-9]*}} iter_args
+// LOOKUP:                 %[[W:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<16x32xi32>, vector<16xi32>
+// LOOKUP-NEXT:            %[[W0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T]], %[[W]])
+// LOOKUP-NEXT:            %[[C4:.*]] = arith.constant dense<4> : vector<16xi32>
+// LOOKUP-NEXT:            %[[S1:.*]] = arith.shrui %[[W]], %[[C4]] : vector<16xi32>
+// LOOKUP-NEXT:            %[[W1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%[[T]], %[[S1]])
+// LOOKUP:                 %[[C28:.*]] = arith.constant dense<28> : vector<16xi32>
+// LOOKUP-NEXT:            arith.shrui %[[W]], %[[C28]] : vector<16xi32>
+// LOOKUP:                 %[[A0:.*]] = vector.load %[[ROWS]][%c0{{[_0-9]*}}, %[[KI]]] : memref<4x256xf32>, vector<16xf32>
+// LOOKUP-NEXT:            vector.fma %[[A0]], %[[W0]], %{{.*}} : vector<16xf32>
+// LOOKUP:                 %[[K16:.*]] = arith.addi %[[KI]], %c16
+// LOOKUP:                 %[[A1:.*]] = vector.load %[[ROWS]][%c0{{[_0-9]*}}, %[[K16]]] : memref<4x256xf32>, vector<16xf32>
+// LOOKUP-NEXT:            vector.fma %[[A1]], %[[W1]], %{{.*}} : vector<16xf32>
+// LOOKUP:           %[[ROW:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x256xf32>
+// LOOKUP:             vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 32, 36, 40, 44, 64, 68, 72, 76, 96, 100, 104, 108, 16, 20, 24, 28, 48, 52, 56, 60, 80, 84, 88, 92, 112, 116, 120, 124, 1, 5, 9, 13, 33, 37, 41, 45, 65, 69, 73, 77, 97, 101, 105, 109, 17, 21, 25, 29, 49, 53, 57, 61, 81, 85, 89, 93, 113, 117, 121, 125, 2, 6, 10, 14, 34, 38, 42, 46, 66, 70, 74, 78, 98, 102, 106, 110, 18, 22, 26, 30, 50, 54, 58, 62, 82, 86, 90, 94, 114, 118, 122, 126, 3, 7, 11, 15, 35, 39, 43, 47, 67, 71, 75, 79, 99, 103, 107, 111, 19, 23, 27, 31, 51, 55, 59, 63, 83, 87, 91, 95, 115, 119, 123, 127] : vector<128xf32>, vector<128xf32>
+// LOOKUP:             vector.store %{{.*}}, %[[ROW]][%c0{{[_0-9]*}}, %{{.*}}] : memref<1x256xf32>, vector<128xf32>
+// LOOKUP:             vector.load %[[ROW]]
+// LOOKUP-NOT:     linalg.generic
+// LOOKUP:         return
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 128)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+  func.func @int4_wide_rows(%arg0: memref<16x32xi32>, %arg1: memref<16x2xf32>, %arg2: memref<?x256xf32>, %arg3: memref<?x16xf32>) -> memref<?x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<?x256xf32>, memref<16x32xi32>, memref<16x2xf32>) outs(%arg3 : memref<?x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 128 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %0 = linalg.index 2 : index
+      %c4 = arith.constant 4 : index
+      %1 = arith.remui %0, %c4 : index
+      %c8 = arith.constant 8 : index
+      %2 = arith.muli %c8, %1 : index
+      %c16 = arith.constant 16 : index
+      %c32 = arith.constant 32 : index
+      %3 = arith.remui %0, %c32 : index
+      %4 = arith.divui %3, %c16 : index
+      %5 = arith.muli %c4, %4 : index
+      %6 = arith.addi %2, %5 : index
+      %7 = arith.index_cast %6 : index to i32
+      %c28_i32 = arith.constant 28 : i32
+      %8 = arith.subi %c28_i32, %7 : i32
+      %9 = arith.shli %in_0, %8 : i32
+      %10 = arith.shrsi %9, %c28_i32 : i32
+      %11 = arith.sitofp %10 : i32 to f32
+      %12 = arith.mulf %11, %in_1 : f32
+      %13 = arith.mulf %in, %12 : f32
+      %14 = arith.addf %out, %13 : f32
+      linalg.yield %14 : f32
+    }
+    return %arg3 : memref<?x16xf32>
+  }
+
+// -----
+
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
 #map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 16)>

@@ -213,7 +213,10 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
     attn-cpu-quantize-weights) take the dot-product tiles with the packed
     weight read as stored: each load of 16 bytes is widened to f32 in
     registers: int4 with `int4-lookup` is looked up already scaled in a
-    per-group table with vpermps; otherwise the weights are converted
+    per-group table with vpermps (in groups of a multiple of 128, a load is
+    64 bytes whose words' eight nibbles index the table after a shift each,
+    against the row tile's activations copied once into the nibbles'
+    order); otherwise the weights are converted
     (int4: sign-extended and split by shifts first) and the group's scale
     multiplies the group's sums. A single-row tile (a decode step's)
     prefetches its weights 8 KiB ahead into L2, each group's lines at the

@@ -44,6 +44,17 @@ inline PackedWeightField packedWeightField(int64_t k, int64_t bits) {
           8 * (byte % 4) + 4 * (inBlock / 16)};
 }
 
+/// Weights per zmm of int4 blocks (64 bytes, 16 words).
+constexpr int64_t kInt4WideWeights = 4 * kInt4BlockWeights;
+
+/// The weight, counted from the start of its 128-weight run, that nibble
+/// `nibble` (bits 4 * nibble and up) of word `word` of the run holds: word
+/// l holds bytes 4l..4l+3, of block l / 4.
+inline int64_t int4WideWeight(int64_t word, int64_t nibble) {
+  return kInt4BlockWeights * (word / 4) + 16 * (nibble % 2) + 4 * (word % 4) +
+         nibble / 2;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CODEGEN_CPU_WEIGHTONLYLAYOUT_H
