@@ -267,16 +267,7 @@ SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
   // 16 groups (K = 2048) took 1.1x the time of a TinyLlama-shaped int4a or
   // int8a decode step, at 1 and 2 threads. Up to 8 groups stay LLVM's (4
   // at a time made GPT-2-small's rows of 6 groups 1.1x slower).
-  if (groupCount > 8) {
-    MLIRContext *ctx = builder.getContext();
-    auto unroll = LLVM::LoopUnrollAttr::get(
-        ctx, /*disable=*/{}, builder.getI32IntegerAttr(4),
-        /*runtimeDisable=*/{}, /*full=*/{}, {}, {}, {});
-    // The SCF and control flow lowerings carry it to the loop's latch,
-    // llvm.br's loop_annotation (LLVM's llvm.loop.unroll.count).
-    groups->setAttr("loop_annotation", LLVM::LoopAnnotationAttr::get(
-                                           ctx, {}, {}, {}, unroll, {}, {}, {},
-                                           {}, {}, {}, {}, {}, {}, {}, {}));
-  }
+  if (groupCount > 8)
+    setUnrollCount(groups, 4);
   return SmallVector<Value>(groups.getResults());
 }

@@ -35,6 +35,18 @@ Value cstIdx(OpBuilder &builder, Location loc, int64_t v) {
 }
 } // namespace
 
+void mlir::attn::setUnrollCount(scf::ForOp loop, int64_t count) {
+  MLIRContext *ctx = loop.getContext();
+  auto unroll = LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/{}, IntegerAttr::get(IntegerType::get(ctx, 32), count),
+      /*runtimeDisable=*/{}, /*full=*/{}, {}, {}, {});
+  // The SCF and control flow lowerings carry it to the loop's latch,
+  // llvm.br's loop_annotation (LLVM's llvm.loop.unroll.count).
+  loop->setAttr("loop_annotation", LLVM::LoopAnnotationAttr::get(
+                                       ctx, {}, {}, {}, unroll, {}, {}, {}, {},
+                                       {}, {}, {}, {}, {}, {}, {}));
+}
+
 WeightOnlyTiles::WeightOnlyTiles(Location loc, int64_t vl, int64_t bits,
                                  int64_t group, bool lookup, int64_t kSize,
                                  Value a, Value b, Value scales)
@@ -326,6 +338,11 @@ SmallVector<Value> WeightOnlyTiles::emitTile(OpBuilder &nb,
         }
         scf::YieldOp::create(gb, l, next);
       });
+  // As the int8-activation tiles' rows: a zmm per group, more than 8
+  // groups unrolled 4 at a time (the TinyLlama shape's int4 step at 1
+  // thread: 0.96-0.98x the time of LLVM's own unrolling).
+  if (wide && kSize / group > 8)
+    setUnrollCount(groups, 4);
   SmallVector<Value> totals(groups.getResults());
   if (tables)
     totals = sumChains(nb, loc, totals);

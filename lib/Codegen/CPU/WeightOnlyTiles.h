@@ -11,10 +11,15 @@
 #ifndef ATTNC_LIB_CODEGEN_CPU_WEIGHTONLYTILES_H
 #define ATTNC_LIB_CODEGEN_CPU_WEIGHTONLYTILES_H
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::attn {
+
+/// Asks LLVM to unroll `loop` `count` iterations at a time
+/// (llvm.loop.unroll.count on its latch); it must be innermost by then.
+void setUnrollCount(scf::ForOp loop, int64_t count);
 
 /// The tiles of one weight-only contraction. The kernel allocates each
 /// column block's scratch, prepares each row tile's activations once for

@@ -158,6 +158,7 @@
 // LOOKUP:             vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 32, 36, 40, 44, 64, 68, 72, 76, 96, 100, 104, 108, 16, 20, 24, 28, 48, 52, 56, 60, 80, 84, 88, 92, 112, 116, 120, 124, 1, 5, 9, 13, 33, 37, 41, 45, 65, 69, 73, 77, 97, 101, 105, 109, 17, 21, 25, 29, 49, 53, 57, 61, 81, 85, 89, 93, 113, 117, 121, 125, 2, 6, 10, 14, 34, 38, 42, 46, 66, 70, 74, 78, 98, 102, 106, 110, 18, 22, 26, 30, 50, 54, 58, 62, 82, 86, 90, 94, 114, 118, 122, 126, 3, 7, 11, 15, 35, 39, 43, 47, 67, 71, 75, 79, 99, 103, 107, 111, 19, 23, 27, 31, 51, 55, 59, 63, 83, 87, 91, 95, 115, 119, 123, 127] : vector<128xf32>, vector<128xf32>
 // LOOKUP:             vector.store %{{.*}}, %[[ROW]][%c0{{[_0-9]*}}, %{{.*}}] : memref<1x256xf32>, vector<128xf32>
 // LOOKUP:             vector.load %[[ROW]]
+// LOOKUP-NOT:     loop_annotation
 // LOOKUP-NOT:     linalg.generic
 // LOOKUP:         return
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -190,6 +191,52 @@
       linalg.yield %14 : f32
     }
     return %arg3 : memref<?x16xf32>
+  }
+
+// -----
+
+// A row of more than 8 groups of 128 (here 10), one zmm load each: the
+// group loop asks LLVM to unroll it 4 groups at a time. The block-per-load
+// kernel leaves it to LLVM.
+// CHECK-LABEL: func.func @int4_wide_ten_groups
+// CHECK-NOT:     loop_annotation
+// CHECK:         return
+// LOOKUP: #[[UNROLL:.+]] = #llvm.loop_unroll<count = 4 : i32>
+// LOOKUP: #[[ANN:.+]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
+// LOOKUP-LABEL: func.func @int4_wide_ten_groups
+// LOOKUP:         scf.for %{{.*}} = %{{.*}} to %c1280{{[_0-9]*}} step %c128{{[_0-9]*}} iter_args
+// LOOKUP:           llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// LOOKUP:         } {loop_annotation = #[[ANN]]}
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
+#map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 128)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+  func.func @int4_wide_ten_groups(%arg0: memref<16x160xi32>, %arg1: memref<16x10xf32>, %arg2: memref<1x1280xf32>, %arg3: memref<1x16xf32>) -> memref<1x16xf32> {
+    linalg.generic {indexing_maps = [#map, #map1, #map2, #map3], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg2, %arg0, %arg1 : memref<1x1280xf32>, memref<16x160xi32>, memref<16x10xf32>) outs(%arg3 : memref<1x16xf32>) attrs =  {attn.woq_matmul = {bits = 4 : i64, group = 128 : i64}} {
+    ^bb0(%in: f32, %in_0: i32, %in_1: f32, %out: f32):
+      %0 = linalg.index 2 : index
+      %c4 = arith.constant 4 : index
+      %1 = arith.remui %0, %c4 : index
+      %c8 = arith.constant 8 : index
+      %2 = arith.muli %c8, %1 : index
+      %c16 = arith.constant 16 : index
+      %c32 = arith.constant 32 : index
+      %3 = arith.remui %0, %c32 : index
+      %4 = arith.divui %3, %c16 : index
+      %5 = arith.muli %c4, %4 : index
+      %6 = arith.addi %2, %5 : index
+      %7 = arith.index_cast %6 : index to i32
+      %c28_i32 = arith.constant 28 : i32
+      %8 = arith.subi %c28_i32, %7 : i32
+      %9 = arith.shli %in_0, %8 : i32
+      %10 = arith.shrsi %9, %c28_i32 : i32
+      %11 = arith.sitofp %10 : i32 to f32
+      %12 = arith.mulf %11, %in_1 : f32
+      %13 = arith.mulf %in, %12 : f32
+      %14 = arith.addf %out, %13 : f32
+      linalg.yield %14 : f32
+    }
+    return %arg3 : memref<1x16xf32>
   }
 
 // -----
