@@ -75,13 +75,19 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
     return failure();
   Value h = EmbeddingOp::create(b, embLoc, mb.tensorType({batch, seq, e}),
                                 start->ids, *table);
-  if (projected) {
-    FailureOr<Value> pin = mb.weight(p + "project_in.weight", {d, e},
-                                     "[hidden_size, word_embed_proj_dim]");
-    if (failed(pin))
+  // OPT-350m's projections between the embedding width and the hidden size.
+  auto project = [&](StringRef name, int64_t out, int64_t in,
+                     StringRef shape) -> LogicalResult {
+    FailureOr<Value> w =
+        mb.weight(p + name.str() + ".weight", {out, in}, shape);
+    if (failed(w))
       return failure();
-    h = mb.linear(mb.loc(p + "project_in"), h, *pin);
-  }
+    h = mb.linear(mb.loc(p + name.str()), h, *w);
+    return success();
+  };
+  if (projected &&
+      failed(project("project_in", d, e, "[hidden_size, word_embed_proj_dim]")))
+    return failure();
   // OPT's position table starts 2 rows in.
   const ModelBuilder::DecodeInputs *decode =
       mb.addLearnedPositions(embLoc, h, *posTable, start->ids, /*offset=*/2);
@@ -126,13 +132,9 @@ LogicalResult mlir::attn::hf::buildOpt(ModelBuilder &mb) {
   if (failed(normed))
     return failure();
   h = *normed;
-  if (projected) {
-    FailureOr<Value> pout = mb.weight(p + "project_out.weight", {e, d},
-                                      "[word_embed_proj_dim, hidden_size]");
-    if (failed(pout))
-      return failure();
-    h = mb.linear(mb.loc(p + "project_out"), h, *pout);
-  }
+  if (projected && failed(project("project_out", e, d,
+                                  "[word_embed_proj_dim, hidden_size]")))
+    return failure();
   return mb.finishLmHead(headLoc, h, *table, *tied,
                          "[vocab_size, word_embed_proj_dim]");
 }

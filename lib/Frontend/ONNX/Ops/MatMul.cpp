@@ -24,11 +24,16 @@ using namespace attnc::onnx_frontend;
 using llvm::Error;
 using llvm::Expected;
 
+/// MatMul's and Conv's operands: floats of one element type.
+static bool oneFloatType(RankedTensorType a, RankedTensorType b) {
+  return isa<FloatType>(a.getElementType()) &&
+         a.getElementType() == b.getElementType();
+}
+
 Expected<Value> Importer::importMatMul(StringRef op, ArrayRef<Value> in) {
   Value a = in[0], c = in[1];
   auto ta = typeOf(a), tc = typeOf(c);
-  if (!isa<FloatType>(ta.getElementType()) ||
-      ta.getElementType() != tc.getElementType())
+  if (!oneFloatType(ta, tc))
     return fail("expects float operands of one element type");
   Value lhs = a, rhs = c;
   // 1-D operands: promoted to matrices and the unit dim removed afterwards.
@@ -136,8 +141,7 @@ Expected<Value> Importer::importGemm(StringRef op, ArrayRef<Value> in) {
 Expected<Value> Importer::importConv(StringRef op, ArrayRef<Value> in) {
   Value x = in[0], w = in[1];
   auto tx = typeOf(x), tw = typeOf(w);
-  if (!isa<FloatType>(tx.getElementType()) ||
-      tx.getElementType() != tw.getElementType())
+  if (!oneFloatType(tx, tw))
     return fail("expects float operands of one element type");
   // Only the patch embedding: each output pixel reads its own patch, so
   // the convolution is one matmul of the patches by the flattened filters.
