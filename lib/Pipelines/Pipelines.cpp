@@ -130,6 +130,14 @@ static const attnc::PipelineSwitch kSwitches[] = {
      "attn-cpu-quantize-weights{int8-activations}): faster decoding, plus "
      "the activations' rounding error",
      "", true, false},
+    // Off by default: it adds the rounding error of bf16 activations.
+    {"bf16-activations", &PipelineOptions::bf16Activations,
+     "With --quantize=int4-weights in groups of a multiple of 128 on AVX-512 "
+     "BF16: the projections round each activation row to bf16 and multiply "
+     "it with vdpbf16ps by the weights looked up as bf16, the group's scale "
+     "times the nibble (attn-cpu-matmul-kernel{int4-bf16-dot}): faster "
+     "decoding, plus the rounding error of bf16 activations and weights",
+     "", true, false},
     // Off by default: a debugging aid that costs a bounds check per access.
     {"runtime-checks", &PipelineOptions::runtimeChecks,
      "CPU: check every memory access of the generated code at run time "
@@ -497,7 +505,9 @@ static bool addTargetIndependentStages(OpPassManager &pm,
                   .fmaRowTile = options.cpuAvx512 ? 6 : 0,
                   .bf16Dot = options.cpuAvx512Bf16,
                   .int8Dot = options.cpuAvx512Vnni,
-                  .int4Lookup = options.cpuAvx512}));
+                  .int4Lookup = options.cpuAvx512,
+                  .int4Bf16Dot =
+                      options.cpuAvx512Bf16 && options.bf16Activations}));
     }
   }
   return true;

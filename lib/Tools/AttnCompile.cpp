@@ -263,6 +263,12 @@ mlir::LogicalResult Compilation::validateOptions() {
   if (pipeline.int8Activations && !pipeline.quantizeWeightBits)
     return fail("--int8-activations is for --quantize=int8-weights or "
                 "int4-weights");
+  if (pipeline.bf16Activations &&
+      (pipeline.quantizeWeightBits != 4 || pipeline.int8Activations ||
+       pipeline.quantizeGroup % 128 != 0))
+    return fail("--bf16-activations is for --quantize=int4-weights with "
+                "--quantize-group a multiple of 128, without "
+                "--int8-activations");
   if (pipeline.quantizeWeightBits) {
     std::string mode =
         pipeline.quantizeWeightBits == 8 ? "int8-weights" : "int4-weights";
@@ -296,6 +302,9 @@ mlir::LogicalResult Compilation::validateOptions() {
   pipeline.cpuAvx512 =
       !cuda() &&
       hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512f");
+  if (pipeline.bf16Activations && !pipeline.cpuAvx512Bf16)
+    return fail("--bf16-activations needs a CPU with avx512bf16 (see --cpu "
+                "and --cpu-features)");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda()) {
     auto ptxas = findPtxas();

@@ -116,6 +116,11 @@ struct PipelineOptions {
   /// per group at run time too, and the projections sum integer products
   /// (attn-cpu-quantize-weights{int8-activations}).
   bool int8Activations = false;
+  /// With quantizeWeightBits 4 in groups of a multiple of 128 and
+  /// cpuAvx512Bf16: the projections multiply bf16-rounded activations by
+  /// the weights looked up as bf16 on vdpbf16ps
+  /// (attn-cpu-matmul-kernel{int4-bf16-dot}).
+  bool bf16Activations = false;
   /// The CPU the code is for has AVX-512 VNNI (attn-compile sets it from
   /// --cpu / --cpu-features): the int8 contractions run on vpdpbusd
   /// (attn-cpu-matmul-kernel{int8-dot}); without it they stay scalar loops.

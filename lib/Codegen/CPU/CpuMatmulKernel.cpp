@@ -586,7 +586,8 @@ struct AttnCpuMatmulKernelPass
           loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale, rowScale);
     else if (bits)
       kb.woqTiles = std::make_unique<mlir::attn::WeightOnlyTiles>(
-          loc, t.vl, bits, group, int4Lookup, mm.k, kb.a, kb.bNk, scale);
+          loc, t.vl, bits, group, int4Lookup, int4Bf16Dot, mm.k, kb.a, kb.bNk,
+          scale);
     if (ShapedType::isDynamic(mm.m))
       kb.mSize = memref::DimOp::create(b, loc, mm.c, 0);
     kb.deferEpilogue = epilogue && isVectorizableEpilogue(epilogue);

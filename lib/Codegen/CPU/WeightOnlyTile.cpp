@@ -13,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <algorithm>
 
@@ -48,56 +49,71 @@ void mlir::attn::setUnrollCount(scf::ForOp loop, int64_t count) {
 }
 
 WeightOnlyTiles::WeightOnlyTiles(Location loc, int64_t vl, int64_t bits,
-                                 int64_t group, bool lookup, int64_t kSize,
-                                 Value a, Value b, Value scales)
+                                 int64_t group, bool lookup, bool bf16Dot,
+                                 int64_t kSize, Value a, Value b, Value scales)
     : loc(loc), vl(vl), bits(bits), group(group), kSize(kSize), a(a), b(b),
       scales(scales) {
   tables = bits == 4 && lookup && vl == 16;
   wide = tables && group % kInt4WideWeights == 0;
+  dot = wide && bf16Dot;
 }
 
 int64_t WeightOnlyTiles::vectorsPerLoad() const {
   if (wide)
-    return kInt4WideWeights / vl;
+    return kInt4WideWeights / kPerVector();
   return bits == 4 ? 2 : 1;
+}
+
+int64_t WeightOnlyTiles::kPerVector() const { return dot ? 2 * vl : vl; }
+
+Type WeightOnlyTiles::preparedType(OpBuilder &builder) const {
+  return dot ? Type(builder.getBF16Type()) : Type(builder.getF32Type());
 }
 
 void WeightOnlyTiles::allocate(OpBuilder &builder, int64_t rows, int64_t cols) {
   wideRows = {};
   if (wide)
     wideRows = memref::AllocaOp::create(
-        builder, loc, MemRefType::get({rows, kSize}, builder.getF32Type()),
+        builder, loc, MemRefType::get({rows, kSize}, preparedType(builder)),
         ValueRange{}, builder.getI64IntegerAttr(64));
 }
 
 // Each run of 128 weights' activations in the order the nibbles look their
-// weights up: nibble p of word l is lane l of vector p.
+// weights up: nibble p of word l is lane l of vector p. With `dot`, the
+// words are 16-bit lanes (word j is the low or high half of 32-bit word
+// j / 2) and the activations are rounded to bf16 once here.
 void WeightOnlyTiles::prepare(OpBuilder &pb, Value m, int64_t rows) {
   if (!wide)
     return;
   SmallVector<int64_t> order;
-  for (int64_t nibble = 0; nibble < vectorsPerLoad(); ++nibble)
-    for (int64_t word = 0; word < vl; ++word)
-      order.push_back(mlir::attn::int4WideWeight(word, nibble));
+  int64_t nibbles = vectorsPerLoad(), words = kPerVector();
+  for (int64_t nibble = 0; nibble < nibbles; ++nibble)
+    for (int64_t word = 0; word < words; ++word)
+      order.push_back(
+          dot ? mlir::attn::int4WideWeight(word / 2, 4 * (word % 2) + nibble)
+              : mlir::attn::int4WideWeight(word, nibble));
   Type elem = cast<MemRefType>(a.getType()).getElementType();
   auto runType = VectorType::get({kInt4WideWeights}, elem);
   auto f32Run = VectorType::get({kInt4WideWeights}, pb.getF32Type());
+  auto preparedRun = VectorType::get({kInt4WideWeights}, preparedType(pb));
   for (int64_t i = 0; i < rows; ++i) {
     Value row =
         i == 0 ? m : arith::AddIOp::create(pb, loc, m, cstIdx(pb, loc, i));
-    scf::ForOp::create(pb, loc, cstIdx(pb, loc, 0), cstIdx(pb, loc, kSize),
-                       cstIdx(pb, loc, kInt4WideWeights), ValueRange{},
-                       [&](OpBuilder &rb, Location l, Value k, ValueRange) {
-                         Value run = vector::LoadOp::create(rb, l, runType, a,
-                                                            ValueRange{row, k});
-                         if (!elem.isF32())
-                           run = arith::ExtFOp::create(rb, l, f32Run, run);
-                         vector::StoreOp::create(
-                             rb, l,
-                             vector::ShuffleOp::create(rb, l, run, run, order),
-                             wideRows, ValueRange{cstIdx(rb, l, i), k});
-                         scf::YieldOp::create(rb, l);
-                       });
+    scf::ForOp::create(
+        pb, loc, cstIdx(pb, loc, 0), cstIdx(pb, loc, kSize),
+        cstIdx(pb, loc, kInt4WideWeights), ValueRange{},
+        [&](OpBuilder &rb, Location l, Value k, ValueRange) {
+          Value run =
+              vector::LoadOp::create(rb, l, runType, a, ValueRange{row, k});
+          if (!elem.isF32() && elem != preparedRun.getElementType())
+            run = arith::ExtFOp::create(rb, l, f32Run, run);
+          if (dot && !elem.isBF16())
+            run = arith::TruncFOp::create(rb, l, preparedRun, run);
+          vector::StoreOp::create(
+              rb, l, vector::ShuffleOp::create(rb, l, run, run, order),
+              wideRows, ValueRange{cstIdx(rb, l, i), k});
+          scf::YieldOp::create(rb, l);
+        });
   }
 }
 
@@ -117,27 +133,44 @@ SmallVector<Value> WeightOnlyTiles::loadWeights(OpBuilder &lb, Location l,
   // int8: word k / 4; int4: block k / 32 is words [4 * (k / 32), + 4).
   Value kWord = arith::DivUIOp::create(
       lb, l, k, arith::ConstantIndexOp::create(lb, l, bits == 4 ? 8 : 4));
+  // vpermps: 16 f32 lanes picked by the low 4 bits of each index; vpermw
+  // (dot): 32 16-bit lanes by the low 5, from a table of 16 bf16 in both
+  // halves.
   auto permute = [&](Value index) {
     return LLVM::CallIntrinsicOp::create(
                lb, l, table.getType(),
-               lb.getStringAttr("llvm.x86.avx512.permvar.sf.512"),
+               lb.getStringAttr(dot ? "llvm.x86.avx512.permvar.hi.512"
+                                    : "llvm.x86.avx512.permvar.sf.512"),
                ValueRange{table, index})
         .getResult(0);
   };
   auto laneType = VectorType::get({vl}, i32);
-  auto splat = [&](int64_t v) {
+  auto splat = [&](VectorType type, int64_t v) {
     return arith::ConstantOp::create(
-        lb, l, laneType,
-        DenseElementsAttr::get(laneType, lb.getI32IntegerAttr(v)));
+        lb, l, type,
+        DenseElementsAttr::get(type,
+                               IntegerAttr::get(type.getElementType(), v)));
   };
   if (wide) {
-    // vpermps reads the low 4 bits of each index: no masks.
+    // The next nibble's bits above the index's do not matter: no masks.
+    auto indexType =
+        dot ? VectorType::get({2 * vl}, lb.getI16Type()) : laneType;
     Value words =
         vector::LoadOp::create(lb, l, laneType, b, ValueRange{row, kWord});
-    SmallVector<Value> weights = {permute(words)};
-    for (int64_t nibble = 1; nibble < vectorsPerLoad(); ++nibble)
-      weights.push_back(
-          permute(arith::ShRUIOp::create(lb, l, words, splat(4 * nibble))));
+    if (dot)
+      words = vector::BitCastOp::create(lb, l, indexType, words);
+    SmallVector<Value> weights;
+    for (int64_t nibble = 0; nibble < vectorsPerLoad(); ++nibble) {
+      Value weight =
+          permute(nibble ? arith::ShRUIOp::create(lb, l, words,
+                                                  splat(indexType, 4 * nibble))
+                               .getResult()
+                         : words);
+      if (dot)
+        weight = vector::BitCastOp::create(
+            lb, l, VectorType::get({2 * vl}, lb.getBF16Type()), weight);
+      weights.push_back(weight);
+    }
     return weights;
   }
   Value words = vector::LoadOp::create(lb, l, VectorType::get({vl / 4}, i32), b,
@@ -149,15 +182,15 @@ SmallVector<Value> WeightOnlyTiles::loadWeights(OpBuilder &lb, Location l,
     return {arith::SIToFPOp::create(lb, l, vecType, bytes)};
   if (!table) {
     Value lanes = arith::ExtSIOp::create(lb, l, laneType, bytes);
-    Value up = splat(28);
+    Value up = splat(laneType, 28);
     Value lo = arith::ShRSIOp::create(
         lb, l, arith::ShLIOp::create(lb, l, lanes, up), up);
-    Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(4));
+    Value hi = arith::ShRSIOp::create(lb, l, lanes, splat(laneType, 4));
     return {arith::SIToFPOp::create(lb, l, vecType, lo),
             arith::SIToFPOp::create(lb, l, vecType, hi)};
   }
   Value low = arith::ExtUIOp::create(lb, l, laneType, bytes);
-  Value high = arith::ShRUIOp::create(lb, l, low, splat(4));
+  Value high = arith::ShRUIOp::create(lb, l, low, splat(laneType, 4));
   return {permute(low), permute(high)};
 }
 
@@ -182,7 +215,7 @@ SmallVector<Value> WeightOnlyTiles::emitTile(OpBuilder &nb,
   // values (loadWeights), so the chains run over all of k and are
   // summed once; that took 0.76x the time of a TinyLlama-shaped int4
   // decode step.
-  int64_t perLoad = vectorsPerLoad(), loadK = perLoad * vl;
+  int64_t perLoad = vectorsPerLoad(), loadK = perLoad * kPerVector();
   int64_t tileAccs = mr * nr;
   int64_t wanted = std::max<int64_t>(1, kMinChains / tileAccs);
   int64_t loads = 1;
@@ -283,9 +316,21 @@ SmallVector<Value> WeightOnlyTiles::emitTile(OpBuilder &nb,
           Value nibbles = arith::ConstantOp::create(
               gb, l, vecType,
               DenseElementsAttr::get(vecType, ArrayRef<float>(values)));
-          for (Value col : cols)
-            columnTables.push_back(
-                arith::MulFOp::create(gb, l, nibbles, scaleOf(col)));
+          for (Value col : cols) {
+            Value table = arith::MulFOp::create(gb, l, nibbles, scaleOf(col));
+            if (dot) {
+              // Rounded to bf16, in both halves of vpermw's 32 entries.
+              Value narrow = vector::BitCastOp::create(
+                  gb, l, VectorType::get({vl}, gb.getI16Type()),
+                  arith::TruncFOp::create(
+                      gb, l, VectorType::get({vl}, gb.getBF16Type()), table));
+              SmallVector<int64_t> twice;
+              for (int64_t i = 0; i < 2 * vl; ++i)
+                twice.push_back(i % vl);
+              table = vector::ShuffleOp::create(gb, l, narrow, narrow, twice);
+            }
+            columnTables.push_back(table);
+          }
         }
         auto inner = scf::ForOp::create(
             gb, l, g0, g1, cstIdx(gb, l, loadK * loads),
@@ -307,17 +352,27 @@ SmallVector<Value> WeightOnlyTiles::emitTile(OpBuilder &nb,
                                            tables ? columnTables[j] : Value()));
                 for (int64_t p = 0; p < perLoad; ++p) {
                   int64_t chain = (u * perLoad + p) % chains;
-                  Value k = p == 0 ? kLoad : at(u * loadK + p * vl);
+                  Value k = p == 0 ? kLoad : at(u * loadK + p * kPerVector());
                   for (int64_t i = 0; i < mr; ++i) {
                     Value av = wideRows ? vector::LoadOp::create(
-                                              lb, il, vecType, wideRows,
+                                              lb, il,
+                                              VectorType::get({kPerVector()},
+                                                              preparedType(lb)),
+                                              wideRows,
                                               ValueRange{cstIdx(lb, il, i), k})
                                               .getResult()
                                         : loadActivations(lb, il, rows[i], k);
                     for (int64_t j = 0; j < nr; ++j) {
                       int64_t slot = chain * tileAccs + i * nr + j;
-                      next[slot] = vector::FMAOp::create(lb, il, av, bs[j][p],
-                                                         next[slot]);
+                      // vdpbf16ps adds each pair of lanes' products into
+                      // one f32 lane: the lane sums are the same.
+                      next[slot] =
+                          dot ? x86vector::DotBF16Op::create(
+                                    lb, il, vecType, next[slot], av, bs[j][p])
+                                    .getResult()
+                              : vector::FMAOp::create(lb, il, av, bs[j][p],
+                                                      next[slot])
+                                    .getResult();
                     }
                   }
                 }

@@ -56,10 +56,19 @@ public:
 /// shift each (int4WideWeight), against the row tile's activations copied
 /// once into that order (prepare): one shuffle per 16 weights instead of
 /// 1.5, 0.84x the time in a C model of the TinyLlama shape's GEMV in L1.
+///
+/// With `bf16Dot` as well (AVX-512 BF16), those zmm loads are 32 16-bit
+/// lanes of four nibbles each: the group's table is rounded to bf16 and
+/// looked up by vpermw, and vdpbf16ps multiplies 32 weights at a time with
+/// the prepared activations, rounded to bf16 once per row tile. Half the
+/// shuffles and multiplications of f32, for the rounding error of bf16
+/// activations and scaled weights: the TinyLlama shape's int4 step took
+/// 0.79x the time at 1 thread.
 class WeightOnlyTiles : public WeightOnlyTileKernel {
 public:
   WeightOnlyTiles(Location loc, int64_t vl, int64_t bits, int64_t group,
-                  bool lookup, int64_t kSize, Value a, Value b, Value scales);
+                  bool lookup, bool bf16Dot, int64_t kSize, Value a, Value b,
+                  Value scales);
 
   /// The prepared rows (none unless int4 loads whole zmms).
   void allocate(OpBuilder &builder, int64_t rows, int64_t cols) override;
@@ -70,8 +79,12 @@ public:
 private:
   /// Vectors of k one load yields: int8 one (vl bytes), int4 two (a whole
   /// block of 2 * vl = 32 weights in vl bytes), int4 a zmm at a time
-  /// eight.
+  /// eight (four of bf16).
   int64_t vectorsPerLoad() const;
+  /// Weights per vector: vl, or 2 * vl of bf16.
+  int64_t kPerVector() const;
+  /// The prepared activations' element type: f32, or bf16 with `dot`.
+  Type preparedType(OpBuilder &builder) const;
 
   /// Weights [k, k + vl * vectorsPerLoad()) of row `row` of B, as f32
   /// vectors in k order (a zmm at a time: in the nibbles' order), from
@@ -91,10 +104,10 @@ private:
   int64_t vl, bits, group, kSize;
   Value a, b, scales;
   /// int4 looked up in per-group tables; `wide`: a zmm of four blocks
-  /// per load.
-  bool tables = false, wide = false;
-  /// wide: [row tile, K] f32, the row tile's activations in the order of
-  /// the nibbles.
+  /// per load; `dot`: wide, looked up as bf16 and multiplied by vdpbf16ps.
+  bool tables = false, wide = false, dot = false;
+  /// wide: [row tile, K] f32 (bf16 with `dot`), the row tile's activations
+  /// in the order of the nibbles.
   Value wideRows;
 };
 

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int4-lookup=true}))" | FileCheck %s --check-prefix=LOOKUP
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int4-lookup=true int4-bf16-dot=true}))" | FileCheck %s --check-prefix=BF16
 
 // Weight-only projections as attn-cpu-quantize-weights leaves them (here
 // bufferized): the contraction's body unpacks the i32 words of W [N, K]
@@ -161,6 +162,40 @@
 // LOOKUP-NOT:     loop_annotation
 // LOOKUP-NOT:     linalg.generic
 // LOOKUP:         return
+// With int4-bf16-dot as well: the rows are rounded to bf16 and copied in
+// the order of the 16-bit lanes' nibbles (lane j of vector p: nibble
+// 4 * (j mod 2) + p of word j / 2); each column's table is rounded to
+// bf16 and repeated in both halves of vpermw's 32 entries; a zmm of words
+// is 32 16-bit indices, shifted by 4 for each next nibble; vdpbf16ps
+// multiplies 32 weights at a time.
+// BF16-LABEL: func.func @int4_wide_rows
+// BF16:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x256xbf16>
+// BF16:           %[[ACTS:.*]] = vector.load %arg2[%{{.*}}, %[[K:.*]]] : memref<?x256xf32>, vector<128xf32>
+// BF16-NEXT:      %[[R:.*]] = arith.truncf %[[ACTS]] : vector<128xf32> to vector<128xbf16>
+// BF16:           %[[P:.*]] = vector.shuffle %[[R]], %[[R]] [0, 2, 4, 6, 8, 10, 12, 14, 32, 34, 36, 38, 40, 42, 44, 46, 64, 66, 68, 70, 72, 74, 76, 78, 96, 98, 100, 102, 104, 106, 108, 110, 16, 18, 20, 22, 24, 26, 28, 30, 48, 50, 52, 54, 56, 58, 60, 62, 80, 82, 84, 86, 88, 90, 92, 94, 112, 114, 116, 118, 120, 122, 124, 126, 1, 3, 5, 7, 9, 11, 13, 15, 33, 35, 37, 39, 41, 43, 45, 47, 65, 67, 69, 71, 73, 75, 77, 79, 97, 99, 101, 103, 105, 107, 109, 111, 17, 19, 21, 23, 25, 27, 29, 31, 49, 51, 53, 55, 57, 59, 61, 63, 81, 83, 85, 87, 89, 91, 93, 95, 113, 115, 117, 119, 121, 123, 125, 127] : vector<128xbf16>, vector<128xbf16>
+// BF16-NEXT:      vector.store %[[P]], %[[ROWS]][%c0{{[_0-9]*}}, %[[K]]] : memref<4x256xbf16>, vector<128xbf16>
+// BF16:           %[[T32:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// BF16-NEXT:      %[[T16:.*]] = arith.truncf %[[T32]] : vector<16xf32> to vector<16xbf16>
+// BF16-NEXT:      %[[TI:.*]] = vector.bitcast %[[T16]] : vector<16xbf16> to vector<16xi16>
+// BF16-NEXT:      %[[T:.*]] = vector.shuffle %[[TI]], %[[TI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi16>, vector<16xi16>
+// BF16:           scf.for %[[KI:.*]] = %{{.*}} to %{{.*}} step %c128{{[_0-9]*}} iter_args
+// BF16:             %[[W:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<16x32xi32>, vector<16xi32>
+// BF16-NEXT:        %[[WI:.*]] = vector.bitcast %[[W]] : vector<16xi32> to vector<32xi16>
+// BF16-NEXT:        %[[L0:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"(%[[T]], %[[WI]]) : (vector<32xi16>, vector<32xi16>) -> vector<32xi16>
+// BF16-NEXT:        %[[W0:.*]] = vector.bitcast %[[L0]] : vector<32xi16> to vector<32xbf16>
+// BF16-NEXT:        %[[C4:.*]] = arith.constant dense<4> : vector<32xi16>
+// BF16-NEXT:        %[[S1:.*]] = arith.shrui %[[WI]], %[[C4]] : vector<32xi16>
+// BF16-NEXT:        %[[L1:.*]] = llvm.call_intrinsic "llvm.x86.avx512.permvar.hi.512"(%[[T]], %[[S1]])
+// BF16-NEXT:        %[[W1:.*]] = vector.bitcast %[[L1]] : vector<32xi16> to vector<32xbf16>
+// BF16:             %[[C12:.*]] = arith.constant dense<12> : vector<32xi16>
+// BF16-NEXT:        arith.shrui %[[WI]], %[[C12]] : vector<32xi16>
+// BF16:             %[[A0:.*]] = vector.load %[[ROWS]][%c0{{[_0-9]*}}, %[[KI]]] : memref<4x256xbf16>, vector<32xbf16>
+// BF16-NEXT:        x86vector.avx512.dot %{{.*}}, %[[A0]], %[[W0]] : vector<32xbf16> -> vector<16xf32>
+// BF16:             %[[K32:.*]] = arith.addi %[[KI]], %c32
+// BF16:             %[[A1:.*]] = vector.load %[[ROWS]][%c0{{[_0-9]*}}, %[[K32]]] : memref<4x256xbf16>, vector<32xbf16>
+// BF16-NEXT:        x86vector.avx512.dot %{{.*}}, %[[A1]], %[[W1]] : vector<32xbf16> -> vector<16xf32>
+// BF16-NOT:     vector.fma
+// BF16:         return
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, (d2 floordiv 32) * 4 + (d2 mod 16) floordiv 4)>
 #map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 128)>

@@ -22,6 +22,8 @@ same position); PASS when it is at least --min-agree.
 
     check_woq.py int8-activations CKPT_DIR OUT.safetensors --group G
                  --input IDS.npy --got LOGITS.npy --tol T [--min-tie D]
+    check_woq.py bf16-activations CKPT_DIR OUT.safetensors --group G
+                 --input IDS.npy --got LOGITS.npy --tol T
     check_woq.py random-gpt2 DIR --embd D [--seed S] [--layers L]
                  [--ids IDS.npy --tokens T]
 
@@ -38,6 +40,14 @@ round the other way in the compiled model, whose sums associate
 differently, and the layers after it amplify that step; with --min-tie,
 an input whose quantized activations come within D of a tie FAILs as
 unfit for the check, whatever the logits.
+
+bf16-activations (GPT-2, int4 only): the same numpy GPT-2 with every
+projection as --quantize=int4-weights --bf16-activations specifies: the
+activation row rounded to bf16 (to nearest even), each weight the group's
+scale times its int4 value in f32, rounded to bf16, the products summed
+in f64. An activation within an f32 rounding error of halfway between two
+bf16 may round the other way here too; --min-tie D (in bf16 steps; one
+f32 rounding error is 1.5e-5 of one) fails such an input.
 
 random-gpt2: writes a GPT-2 checkpoint directory (config.json and
 model.safetensors, L layers (default 2), 4 heads, 99 tokens, 64 positions,
@@ -209,6 +219,33 @@ def quantized_linear(x, q, scale, group, ties=None):
     return (sums * scales).sum(-1).astype(np.float32)
 
 
+def to_bf16(x):
+    """x f32 rounded to the nearest bf16 (ties to even), as f32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    bits = bits.astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32).reshape(np.shape(x))
+
+
+def bf16_linear(x, q, scale, group, ties=None):
+    """x [M, K] f32 times int4 weights q [N, K] (scales [N, K / G]), both
+    rounded to bf16 as attn-cpu-matmul-kernel{int4-bf16-dot} multiplies
+    them: the activations, and the f32 product of each weight and its
+    group's scale. `ties` (a list) gets the distance of the activation
+    closest to a rounding tie (halfway between two bf16), in bf16 steps."""
+    if ties is not None:
+        low = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & \
+            np.uint32(0xFFFF)
+        ties.append(float(np.abs(low.astype(np.int64) - 0x8000).min()) /
+                    65536)
+    n, k = q.shape
+    w = q.astype(np.float32).reshape(n, k // group, group) * \
+        scale.astype(np.float32)[:, :, None]
+    w = to_bf16(w.reshape(n, k)).astype(np.float64)
+    return (to_bf16(x.astype(np.float32)).astype(np.float64) @ w.T).astype(
+        np.float32)
+
+
 def int8_activations(args):
     ckpt, _ = read_safetensors(os.path.join(args.checkpoint,
                                             "model.safetensors"))
@@ -222,12 +259,19 @@ def int8_activations(args):
 
     bits = 8 if any(n.endswith(".q8") for n in written) else 4
     suffix = f".q{bits}"
+    bf16 = args.cmd == "bf16-activations"
+    label = "bf16-activation" if bf16 else "int8-activation"
+    if bf16 and bits != 4:
+        print("FAIL bf16-activations checks int4 weights only")
+        return 1
 
     ties = []
 
     def linear(x, name, bias=None):
         q = unpack(written[name + suffix], bits)[:, :x.shape[1]]
-        y = quantized_linear(x, q, written[name + suffix + "_scale"], g, ties)
+        scale = written[name + suffix + "_scale"]
+        y = (bf16_linear(x, q, scale, g, ties) if bf16 else
+             quantized_linear(x, q, scale, g, ties))
         return y if bias is None else y + ckpt[bias]
 
     def norm(x, prefix):
@@ -277,7 +321,7 @@ def int8_activations(args):
     # An activation within an f32 rounding error of a tie may round the
     # other way in the compiled model, whose sums associate differently:
     # one step of one activation, which the layers after it amplify.
-    print(f"{verdict} int8-activation logits within {err:.2e} of numpy's "
+    print(f"{verdict} {label} logits within {err:.2e} of numpy's "
           f"(max |ref| {mag:.3f}, tol {args.tol}; closest rounding tie "
           f"{min(ties):.1e})")
     return 0 if verdict == "PASS" else 1
@@ -354,6 +398,14 @@ def main():
     ap_.add_argument("--got", required=True)
     ap_.add_argument("--tol", type=float, required=True)
     ap_.add_argument("--min-tie", type=float, default=0.0)
+    bp = sub.add_parser("bf16-activations")
+    for name in ("checkpoint", "weights"):
+        bp.add_argument(name)
+    bp.add_argument("--group", type=int, required=True)
+    for name in ("--input", "--got"):
+        bp.add_argument(name, required=True)
+    bp.add_argument("--tol", type=float, required=True)
+    bp.add_argument("--min-tie", type=float, default=0.0)
     rp = sub.add_parser("random-gpt2")
     rp.add_argument("directory")
     rp.add_argument("--embd", type=int, required=True)
@@ -364,6 +416,7 @@ def main():
     args = ap.parse_args()
     return {"layout": layout, "tokens": tokens,
             "int8-activations": int8_activations,
+            "bf16-activations": int8_activations,
             "random-gpt2": random_gpt2}[args.cmd](args)
 
 

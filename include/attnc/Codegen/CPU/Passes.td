@@ -268,6 +268,11 @@ def AttnCpuMatmulKernel : Pass<"attn-cpu-matmul-kernel", "::mlir::func::FuncOp">
            "(the host must have avx512f); otherwise each weight is sign "
            "extended, shifted and converted, and the group's scale "
            "multiplies its sums">,
+    Option<"int4Bf16Dot", "int4-bf16-dot", "bool", "false",
+           "with int4-lookup, int4 groups of a multiple of 128: round the "
+           "activations to bf16 once per row tile, look the weights up as "
+           "bf16 (vpermw) and multiply them with vdpbf16ps (the host must "
+           "have avx512bf16)">,
     Option<"packMinRows", "pack-min-rows", "int64_t", "0",
            "K-major weights: copy each k block of a column block of W^T "
            "into contiguous per-tile panels first when C has at least this "
