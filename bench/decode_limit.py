@@ -3,7 +3,7 @@
 
     bench/decode_limit.py [--models gpt2,llama1b] [--threads 1,2]
                           [--prompt 32] [--new 48] [--rounds 3]
-                          [--precisions f32,bf16,int8,int4,int8a,int4a]
+                          [--precisions f32,bf16,int8,int4,int8a,int4a,int4b]
                           [--quantize-group 128] [--no-ort] [--workdir DIR]
                           [--attn-compile PATH]
 
@@ -29,7 +29,8 @@ tokens/s against it:
              head exists: GPT-2 ties its embedding to the LM head, so it
              counts in full). For int8 and int4 (attn-compile
              --quantize=int8-weights / int4-weights --quantize-group=G;
-             int8a / int4a add --int8-activations)
+             int8a / int4a add --int8-activations, int4b
+             --bf16-activations)
              the bytes of the weights file attn-compile wrote (packed
              weights, their scales, the f32 norms and biases), except the
              tables gathered a row per token (there GPT-2's f32 token
@@ -90,13 +91,15 @@ ROOT = os.path.dirname(HERE)
 SEED = 0
 WIDTH = {"f32": 4, "bf16": 2}
 STATE_WIDTH = {"f32": 4, "bf16": 2, "f16": 2}
-QUANTIZED = ("int8", "int4", "int8a", "int4a")
+QUANTIZED = ("int8", "int4", "int8a", "int4a", "int4b")
 # attn-compile flags of the quantized precisions; "int8a" / "int4a" are
-# int8 / int4 weights with the activations quantized to int8 at run time.
+# int8 / int4 weights with the activations quantized to int8 at run time,
+# "int4b" int4 weights multiplied with bf16-rounded activations.
 QUANTIZE_FLAGS = {"int8": ["--quantize=int8-weights"],
                   "int4": ["--quantize=int4-weights"],
                   "int8a": ["--quantize=int8-weights", "--int8-activations"],
-                  "int4a": ["--quantize=int4-weights", "--int8-activations"]}
+                  "int4a": ["--quantize=int4-weights", "--int8-activations"],
+                  "int4b": ["--quantize=int4-weights", "--bf16-activations"]}
 
 
 def make_config(name):

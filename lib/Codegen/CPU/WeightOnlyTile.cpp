@@ -319,15 +319,17 @@ SmallVector<Value> WeightOnlyTiles::emitTile(OpBuilder &nb,
           for (Value col : cols) {
             Value table = arith::MulFOp::create(gb, l, nibbles, scaleOf(col));
             if (dot) {
-              // Rounded to bf16, in both halves of vpermw's 32 entries.
-              Value narrow = vector::BitCastOp::create(
-                  gb, l, VectorType::get({vl}, gb.getI16Type()),
-                  arith::TruncFOp::create(
-                      gb, l, VectorType::get({vl}, gb.getBF16Type()), table));
-              SmallVector<int64_t> twice;
-              for (int64_t i = 0; i < 2 * vl; ++i)
-                twice.push_back(i % vl);
-              table = vector::ShuffleOp::create(gb, l, narrow, narrow, twice);
+              // In both halves of vpermw's 32 entries, rounded to bf16:
+              // one vcvtne2ps2bf16 of the table twice (LLVM makes a
+              // truncation of the table repeated into a vcvtneps2bf16 and
+              // an insert).
+              table = vector::BitCastOp::create(
+                  gb, l, VectorType::get({2 * vl}, gb.getI16Type()),
+                  LLVM::CallIntrinsicOp::create(
+                      gb, l, VectorType::get({2 * vl}, gb.getBF16Type()),
+                      gb.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
+                      ValueRange{table, table})
+                      .getResult(0));
             }
             columnTables.push_back(table);
           }

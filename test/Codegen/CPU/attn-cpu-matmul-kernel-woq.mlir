@@ -165,9 +165,9 @@
 // With int4-bf16-dot as well: the rows are rounded to bf16 and copied in
 // the order of the 16-bit lanes' nibbles (lane j of vector p: nibble
 // 4 * (j mod 2) + p of word j / 2); each column's table is rounded to
-// bf16 and repeated in both halves of vpermw's 32 entries; a zmm of words
-// is 32 16-bit indices, shifted by 4 for each next nibble; vdpbf16ps
-// multiplies 32 weights at a time.
+// bf16 into both halves of vpermw's 32 entries (vcvtne2ps2bf16 of it
+// twice); a zmm of words is 32 16-bit indices, shifted by 4 for each
+// next nibble; vdpbf16ps multiplies 32 weights at a time.
 // BF16-LABEL: func.func @int4_wide_rows
 // BF16:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x256xbf16>
 // BF16:           %[[ACTS:.*]] = vector.load %arg2[%{{.*}}, %[[K:.*]]] : memref<?x256xf32>, vector<128xf32>
@@ -175,9 +175,8 @@
 // BF16:           %[[P:.*]] = vector.shuffle %[[R]], %[[R]] [0, 2, 4, 6, 8, 10, 12, 14, 32, 34, 36, 38, 40, 42, 44, 46, 64, 66, 68, 70, 72, 74, 76, 78, 96, 98, 100, 102, 104, 106, 108, 110, 16, 18, 20, 22, 24, 26, 28, 30, 48, 50, 52, 54, 56, 58, 60, 62, 80, 82, 84, 86, 88, 90, 92, 94, 112, 114, 116, 118, 120, 122, 124, 126, 1, 3, 5, 7, 9, 11, 13, 15, 33, 35, 37, 39, 41, 43, 45, 47, 65, 67, 69, 71, 73, 75, 77, 79, 97, 99, 101, 103, 105, 107, 109, 111, 17, 19, 21, 23, 25, 27, 29, 31, 49, 51, 53, 55, 57, 59, 61, 63, 81, 83, 85, 87, 89, 91, 93, 95, 113, 115, 117, 119, 121, 123, 125, 127] : vector<128xbf16>, vector<128xbf16>
 // BF16-NEXT:      vector.store %[[P]], %[[ROWS]][%c0{{[_0-9]*}}, %[[K]]] : memref<4x256xbf16>, vector<128xbf16>
 // BF16:           %[[T32:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
-// BF16-NEXT:      %[[T16:.*]] = arith.truncf %[[T32]] : vector<16xf32> to vector<16xbf16>
-// BF16-NEXT:      %[[TI:.*]] = vector.bitcast %[[T16]] : vector<16xbf16> to vector<16xi16>
-// BF16-NEXT:      %[[T:.*]] = vector.shuffle %[[TI]], %[[TI]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi16>, vector<16xi16>
+// BF16-NEXT:      %[[T16:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"(%[[T32]], %[[T32]]) : (vector<16xf32>, vector<16xf32>) -> vector<32xbf16>
+// BF16-NEXT:      %[[T:.*]] = vector.bitcast %[[T16]] : vector<32xbf16> to vector<32xi16>
 // BF16:           scf.for %[[KI:.*]] = %{{.*}} to %{{.*}} step %c128{{[_0-9]*}} iter_args
 // BF16:             %[[W:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<16x32xi32>, vector<16xi32>
 // BF16-NEXT:        %[[WI:.*]] = vector.bitcast %[[W]] : vector<16xi32> to vector<32xi16>
