@@ -1,8 +1,9 @@
 //===- WeightOnlyTiles.h - tiles of weight-only contractions ----*- C++ -*-===//
 //
 // The dot-product tiles of attn-cpu-matmul-kernel for the weight-only
-// contractions of attn-cpu-quantize-weights: with f32 activations, the
-// packed int8 / int4 weights widened in registers (WeightOnlyTile.cpp);
+// contractions of attn-cpu-quantize-weights: with f32 activations (or
+// bf16-rounded ones against int4), the packed int8 / int4 weights widened
+// in registers (WeightOnlyTile.cpp);
 // with int8 activations, each group's integer products summed exactly by
 // AVX-512 VNNI (Int8ActivationTile.cpp).
 //
@@ -63,7 +64,7 @@ public:
 /// the prepared activations, rounded to bf16 once per row tile. Half the
 /// shuffles and multiplications of f32, for the rounding error of bf16
 /// activations and scaled weights: the TinyLlama shape's int4 step took
-/// 0.79x the time at 1 thread.
+/// 0.74x the time at 1 thread.
 class WeightOnlyTiles : public WeightOnlyTileKernel {
 public:
   WeightOnlyTiles(Location loc, int64_t vl, int64_t bits, int64_t group,
