@@ -1,4 +1,4 @@
-//===- WeightOnlyTile.cpp - weight-only tiles with f32 activations --------===//
+//===- WeightOnlyTile.cpp - weight-only tiles with float activations ------===//
 //
 // See WeightOnlyTiles.h.
 //
