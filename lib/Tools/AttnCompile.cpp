@@ -278,7 +278,8 @@ mlir::LogicalResult Compilation::validateOptions() {
         pipeline.ioPrecision != Precision::F32)
       return fail("--quantize=" + mode +
                   " keeps activations in f32; it does not combine with "
-                  "--precision or --io-precision");
+                  "--precision or --io-precision (int4 weights take bf16 "
+                  "activations with --bf16-activations)");
     if (!hfInput)
       return fail("--quantize=" + mode +
                   " needs a checkpoint directory input (its quantized "
@@ -302,9 +303,11 @@ mlir::LogicalResult Compilation::validateOptions() {
   pipeline.cpuAvx512 =
       !cuda() &&
       hostCpuHasFeature(options.hostCpu, options.hostCpuFeatures, "avx512f");
-  if (pipeline.bf16Activations && !pipeline.cpuAvx512Bf16)
-    return fail("--bf16-activations needs a CPU with avx512bf16 (see --cpu "
-                "and --cpu-features)");
+  if (pipeline.bf16Activations &&
+      (!pipeline.cpuAvx512Bf16 || !pipeline.cpuAvx512))
+    return fail(
+        "--bf16-activations needs a CPU with avx512f and avx512bf16 (see --cpu "
+        "and --cpu-features)");
   pipeline.stopAfter = emit == "linalg" ? Stage::Linalg : Stage::LLVM;
   if (cuda()) {
     auto ptxas = findPtxas();

@@ -87,8 +87,9 @@ private:
   /// The prepared activations' element type: f32, or bf16 with `dot`.
   Type preparedType(OpBuilder &builder) const;
 
-  /// Weights [k, k + vl * vectorsPerLoad()) of row `row` of B, as f32
-  /// vectors in k order (a zmm at a time: in the nibbles' order), from
+  /// Weights [k, k + kPerVector() * vectorsPerLoad()) of row `row` of B, as
+  /// f32 vectors (bf16 with `dot`) in k order (a zmm at a time: in the
+  /// nibbles' order), from
   /// one load. int8: the bytes, unscaled. int4 (k starts a block): a
   /// byte's low nibble is weight k + lane and its high nibble weight k +
   /// vl + lane. Without `table`, the bytes sign-extended to i32 lanes,
