@@ -427,12 +427,15 @@ def main():
         mine = by_key.get((name, p, "attnc", threads))
         ratio = "-" if who == "attnc" or not mine or mine[4] is None \
             else f"{mine[4] / rate:.2f}"
+        # No torch f32 side ran (--precisions without f32): nothing to
+        # compare the tokens with.
+        same = "-" if equal is None else f"{equal}/{args.new}"
         print(f"{name} | {p} | {who} | {threads} | {rate:.2f} | "
               f"{per_token / 1e6:.0f} | {limit:.2f} | "
               f"{100 * rate / limit:.0f}% | "
               f"{100 * rate * per_token / 1e9 / best_read[threads]:.0f}% | "
               f"{ratio} | "
-              f"{equal}/{args.new} | {prefill:.0f}")
+              f"{same} | {prefill:.0f}")
     print("bandwidth (median of the rounds' samples): " + "; ".join(
         f"{t} thread(s) triad "
         f"{statistics.median(b[0] for b in bandwidth[t]):.1f} GB/s, read "
