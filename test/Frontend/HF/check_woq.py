@@ -23,7 +23,7 @@ same position); PASS when it is at least --min-agree.
     check_woq.py int8-activations CKPT_DIR OUT.safetensors --group G
                  --input IDS.npy --got LOGITS.npy --tol T [--min-tie D]
     check_woq.py bf16-activations CKPT_DIR OUT.safetensors --group G
-                 --input IDS.npy --got LOGITS.npy --tol T
+                 --input IDS.npy --got LOGITS.npy --tol T [--min-tie D]
     check_woq.py random-gpt2 DIR --embd D [--seed S] [--layers L]
                  [--ids IDS.npy --tokens T]
 
@@ -246,7 +246,7 @@ def bf16_linear(x, q, scale, group, ties=None):
         np.float32)
 
 
-def int8_activations(args):
+def numpy_gpt2(args):
     ckpt, _ = read_safetensors(os.path.join(args.checkpoint,
                                             "model.safetensors"))
     written, _ = read_safetensors(args.weights)
@@ -390,22 +390,15 @@ def main():
     tp.add_argument("got")
     tp.add_argument("want")
     tp.add_argument("--min-agree", type=float, required=True)
-    ap_ = sub.add_parser("int8-activations")
-    ap_.add_argument("checkpoint")
-    ap_.add_argument("weights")
-    ap_.add_argument("--group", type=int, required=True)
-    ap_.add_argument("--input", required=True)
-    ap_.add_argument("--got", required=True)
-    ap_.add_argument("--tol", type=float, required=True)
-    ap_.add_argument("--min-tie", type=float, default=0.0)
-    bp = sub.add_parser("bf16-activations")
-    for name in ("checkpoint", "weights"):
-        bp.add_argument(name)
-    bp.add_argument("--group", type=int, required=True)
-    for name in ("--input", "--got"):
-        bp.add_argument(name, required=True)
-    bp.add_argument("--tol", type=float, required=True)
-    bp.add_argument("--min-tie", type=float, default=0.0)
+    for cmd in ("int8-activations", "bf16-activations"):
+        np_ = sub.add_parser(cmd)
+        np_.add_argument("checkpoint")
+        np_.add_argument("weights")
+        np_.add_argument("--group", type=int, required=True)
+        np_.add_argument("--input", required=True)
+        np_.add_argument("--got", required=True)
+        np_.add_argument("--tol", type=float, required=True)
+        np_.add_argument("--min-tie", type=float, default=0.0)
     rp = sub.add_parser("random-gpt2")
     rp.add_argument("directory")
     rp.add_argument("--embd", type=int, required=True)
@@ -415,8 +408,8 @@ def main():
     rp.add_argument("--tokens", type=int, default=16)
     args = ap.parse_args()
     return {"layout": layout, "tokens": tokens,
-            "int8-activations": int8_activations,
-            "bf16-activations": int8_activations,
+            "int8-activations": numpy_gpt2,
+            "bf16-activations": numpy_gpt2,
             "random-gpt2": random_gpt2}[args.cmd](args)
 
 
