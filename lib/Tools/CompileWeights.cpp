@@ -288,19 +288,38 @@ mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
       return fail(toString(bound.takeError()));
     // Symmetric per group of `group` k of a row: scale = max|w| / qmax,
     // q = clamp(roundeven(w / scale), -qmax, qmax), packed into rows of
-    // i32 words as WeightOnlyLayout.h lays them out.
+    // i32 words as WeightOnlyLayout.h lays them out, or into blocks of
+    // interleaved rows (zero past N).
     int64_t n = shape[0], k = shape[1];
-    int64_t rowWords = mlir::attn::packedWeightWords(k, bits);
+    bool interleave = info.get("interleave") != nullptr;
+    constexpr int64_t lanes = mlir::attn::kInterleavedColumns;
+    int64_t rowWords = interleave ? mlir::attn::interleavedWeightWords(k, bits)
+                                  : mlir::attn::packedWeightWords(k, bits);
+    int64_t groups = k / group, rows = n;
+    SmallVector<int64_t> qShape = {n, rowWords}, sShape = {n, groups};
+    if (interleave) {
+      int64_t blocks = (n + lanes - 1) / lanes;
+      rows = blocks * lanes;
+      qShape = {blocks, rowWords, lanes};
+      sShape = {blocks, groups, lanes};
+    }
+    // Where row i's word w and scale g are in the tensors.
+    auto wordAt = [&](int64_t i, int64_t w) {
+      return interleave ? (i / lanes * rowWords + w) * lanes + i % lanes
+                        : i * rowWords + w;
+    };
+    auto scaleAt = [&](int64_t i, int64_t g) {
+      return interleave ? (i / lanes * groups + g) * lanes + i % lanes
+                        : i * groups + g;
+    };
     float qmax = bits == 8 ? 127.0f : 7.0f;
     std::string name = entry.getName().str();
     onnx_frontend::WeightTensor q{
-        name, {n, rowWords}, std::string(n * rowWords * 4, '\0'), "I32"};
-    onnx_frontend::WeightTensor scale{name + "_scale",
-                                      {n, k / group},
-                                      std::string(n * (k / group) * 4, '\0'),
-                                      "F32"};
-    std::vector<uint32_t> words(n * rowWords, 0);
-    std::vector<float> scales(n * (k / group));
+        name, qShape, std::string(rows * rowWords * 4, '\0'), "I32"};
+    onnx_frontend::WeightTensor scale{
+        name + "_scale", sShape, std::string(rows * groups * 4, '\0'), "F32"};
+    std::vector<uint32_t> words(rows * rowWords, 0);
+    std::vector<float> scales(rows * groups, 0.0f);
     for (int64_t i = 0; i < n; ++i)
       for (int64_t g = 0; g < k / group; ++g) {
         const float *w = bound->data() + i * k + g * group;
@@ -310,15 +329,16 @@ mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
         float s = amax / qmax;
         if (s == 0.0f)
           s = 1.0f;
-        scales[i * (k / group) + g] = s;
+        scales[scaleAt(i, g)] = s;
         for (int64_t j = 0; j < group; ++j) {
           int64_t kk = g * group + j;
           float v = std::clamp(std::nearbyint(w[j] / s), -qmax, qmax);
           uint32_t field = static_cast<uint32_t>(static_cast<int32_t>(v)) &
                            ((1u << bits) - 1);
           mlir::attn::PackedWeightField at =
-              mlir::attn::packedWeightField(kk, bits);
-          words[i * rowWords + at.word] |= field << at.shift;
+              interleave ? mlir::attn::interleavedWeightField(kk, bits)
+                         : mlir::attn::packedWeightField(kk, bits);
+          words[wordAt(i, at.word)] |= field << at.shift;
         }
       }
     std::memcpy(q.bytes.data(), words.data(), words.size() * 4);

@@ -99,6 +99,11 @@ struct KernelBuilder {
   /// activations, VNNI dot products (A is i8 [M, K]).
   std::unique_ptr<mlir::attn::WeightOnlyTileKernel> woqTiles;
   Value idx(int64_t v) { return attn::IndexArith(b, loc).cst(v); }
+  /// Columns per tile over interleaved weights.
+  static constexpr int64_t kColumns = mlir::attn::kInterleavedColumns;
+  bool interleaved() const {
+    return woqTiles && woqTiles->interleavedColumns();
+  }
 
   /// The epilogue runs on vectors over each finished column block
   /// (emitDeferredEpilogue) instead of per element in the tile stores,
@@ -169,8 +174,38 @@ struct KernelBuilder {
       }
   }
 
+  /// Adds `accs` (one vector per row, lane j output column n0 + j) to C's
+  /// initial values and stores the first `valid` lanes of each.
+  void storeColumnVectors(OpBuilder &nb, ArrayRef<Value> rows, Value n0,
+                          int64_t valid, ValueRange accs) {
+    auto cType = cast<MemRefType>(mm.c.getType());
+    bool vectorC = (!epilogue || deferEpilogue) && cType.isLastDimUnitStride();
+    for (auto [row, acc] : llvm::zip(rows, accs)) {
+      auto type = cast<VectorType>(acc.getType());
+      if (vectorC && valid == type.getNumElements()) {
+        Value initC =
+            vector::LoadOp::create(nb, loc, type, mm.c, ValueRange{row, n0});
+        vector::StoreOp::create(nb, loc,
+                                arith::AddFOp::create(nb, loc, initC, acc),
+                                mm.c, ValueRange{row, n0});
+        continue;
+      }
+      for (int64_t e = 0; e < valid; ++e) {
+        Value col = arith::AddIOp::create(
+            nb, loc, n0, arith::ConstantIndexOp::create(nb, loc, e));
+        Value initC =
+            memref::LoadOp::create(nb, loc, mm.c, ValueRange{row, col});
+        store(nb,
+              arith::AddFOp::create(nb, loc, initC,
+                                    vector::ExtractOp::create(nb, loc, acc, e)),
+              row, col);
+      }
+    }
+  }
+
   /// One MR x NR tile at (m0, n0): vector accumulators over k, then a
-  /// reduction and the store of each output.
+  /// reduction and the store of each output. Over interleaved weights
+  /// (woqTiles), NR is how many of the 16 columns from n0 are stored.
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
     auto vecType = VectorType::get({vl}, nb.getF32Type());
     Value zero = arith::ConstantOp::create(
@@ -182,6 +217,10 @@ struct KernelBuilder {
                             : arith::AddIOp::create(
                                   nb, loc, m0,
                                   arith::ConstantIndexOp::create(nb, loc, i)));
+    if (interleaved()) {
+      storeColumnVectors(nb, rows, n0, nr, woqTiles->emitTile(nb, rows, {n0}));
+      return;
+    }
     for (int64_t j = 0; j < nr; ++j)
       cols.push_back(j == 0 ? n0
                             : arith::AddIOp::create(
@@ -299,13 +338,35 @@ struct KernelBuilder {
         });
   }
 
+  /// The tiles of rows [m0, mMain) (MR at a time) and [mMain, m1) (one at
+  /// a time) over nExtent columns: MR x NR tiles and 1-column ones after
+  /// the last multiple of NR, or over interleaved weights 16 columns at a
+  /// time, the last tile storing the rest. `tiles(m0, m1, tm, n0, n1, tn)`
+  /// emits one range's tiles.
+  template <typename EmitTiles, typename Bound>
+  void emitRowRanges(EmitTiles tiles, Bound m0, Bound mMain, Bound m1,
+                     int64_t mr, int64_t nr, int64_t nExtent) {
+    if (interleaved()) {
+      int64_t whole = nExtent / kColumns * kColumns;
+      for (auto [lo, hi, tm] :
+           {std::tuple{m0, mMain, mr}, std::tuple{mMain, m1, int64_t(1)}}) {
+        tiles(lo, hi, tm, 0, whole, kColumns);
+        tiles(lo, hi, tm, whole, nExtent, nExtent - whole);
+      }
+      return;
+    }
+    int64_t nMain = nExtent / nr * nr;
+    tiles(m0, mMain, mr, 0, nMain, nr);
+    tiles(m0, mMain, mr, nMain, nExtent, 1);
+    tiles(mMain, m1, 1, 0, nExtent, 1);
+  }
+
   /// Tiles over [mBegin, mEnd) x [nBegin, nEnd) (static extents).
   void emitRegion(OpBuilder &nb, int64_t mBegin, int64_t mEnd, Value nStart,
                   int64_t nExtent, int64_t mr, int64_t nr) {
     if (mEnd <= mBegin || nExtent <= 0)
       return;
     int64_t mMain = mBegin + (mEnd - mBegin) / mr * mr;
-    int64_t nMain = nExtent / nr * nr;
     auto tiles = [&](int64_t m0, int64_t m1, int64_t tm, int64_t n0, int64_t n1,
                      int64_t tn) {
       if (m1 <= m0 || n1 <= n0)
@@ -313,9 +374,7 @@ struct KernelBuilder {
       emitTiles(nb, nStart, arith::ConstantIndexOp::create(nb, loc, m0),
                 arith::ConstantIndexOp::create(nb, loc, m1), tm, n0, n1, tn);
     };
-    tiles(mBegin, mMain, mr, 0, nMain, nr);
-    tiles(mBegin, mMain, mr, nMain, nExtent, 1);
-    tiles(mMain, mEnd, 1, 0, nExtent, 1);
+    emitRowRanges(tiles, mBegin, mMain, mEnd, mr, nr, nExtent);
   }
 
   /// emitRegion for all mSize rows (dynamic M): MR-row tiles up to the
@@ -333,7 +392,6 @@ struct KernelBuilder {
                          int64_t mr, int64_t nr) {
     if (nExtent <= 0)
       return;
-    int64_t nMain = nExtent / nr * nr;
     Value mrValue = arith::ConstantIndexOp::create(nb, loc, mr);
     Value mMain = arith::MulIOp::create(
         nb, loc, arith::DivUIOp::create(nb, loc, mSize, mrValue), mrValue);
@@ -343,9 +401,7 @@ struct KernelBuilder {
         emitTiles(nb, nStart, m0, m1, tm, n0, n1, tn);
     };
     Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
-    tiles(zero, mMain, mr, 0, nMain, nr);
-    tiles(zero, mMain, mr, nMain, nExtent, 1);
-    tiles(mMain, mSize, 1, 0, nExtent, 1);
+    emitRowRanges(tiles, zero, mMain, mSize, mr, nr, nExtent);
   }
 };
 
@@ -397,10 +453,11 @@ struct WeightOnlyOperands {
 /// C[m, n] += A[m, k] * (q_k(B[n, :]) * S[n, k / group]), A f32 [M, K] (M
 /// may be dynamic), B i32 [N, packedWords(K, bits)], S f32, C f32 [M, N],
 /// all contiguous. With int8 `activations`, A is i8 and a fourth input R f32
-/// [M, K / group] holds its row scales.
+/// [M, K / group] holds its row scales. `interleaved`: B i32 [ceil(N / 16),
+/// words, 16] and S f32 [ceil(N / 16), K / group, 16] (WeightOnlyLayout.h).
 static std::optional<WeightOnlyOperands>
 matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group,
-                      bool int8Activations) {
+                      bool int8Activations, bool interleaved) {
   int64_t inputs = int8Activations ? 4 : 3;
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != inputs ||
       op.getNumDpsInits() != 1)
@@ -410,22 +467,28 @@ matchWeightOnlyMatmul(linalg::GenericOp op, int64_t bits, int64_t group,
              bType = type(op.getDpsInputs()[1]),
              sType = type(op.getDpsInputs()[2]),
              cType = type(op.getDpsInits()[0]);
-  auto contiguous = [](MemRefType t, bool dynamicRows) {
-    return t && t.getRank() == 2 && t.getLayout().isIdentity() &&
-           !t.isDynamicDim(1) && (dynamicRows || !t.isDynamicDim(0));
+  auto contiguous = [](MemRefType t, bool dynamicRows, int64_t rank = 2) {
+    return t && t.getRank() == rank && t.getLayout().isIdentity() &&
+           (dynamicRows ? !t.isDynamicDim(1) : t.hasStaticShape());
   };
   Type aElem = int8Activations ? Type(IntegerType::get(op.getContext(), 8))
                                : Type(Float32Type::get(op.getContext()));
-  if (!contiguous(aType, true) || !contiguous(bType, false) ||
-      !contiguous(sType, false) || !contiguous(cType, true) ||
+  int64_t weightRank = interleaved ? 3 : 2;
+  if (!contiguous(aType, true) || !contiguous(bType, false, weightRank) ||
+      !contiguous(sType, false, weightRank) || !contiguous(cType, true) ||
       aType.getElementType() != aElem ||
       !bType.getElementType().isInteger(32) ||
       !sType.getElementType().isF32() || !cType.getElementType().isF32())
     return std::nullopt;
-  int64_t k = aType.getDimSize(1), n = bType.getDimSize(0);
-  if (bType.getDimSize(1) != mlir::attn::packedWeightWords(k, bits) ||
-      sType.getDimSize(0) != n || sType.getDimSize(1) * group != k ||
-      cType.getDimSize(1) != n)
+  int64_t k = aType.getDimSize(1), n = cType.getDimSize(1);
+  constexpr int64_t lanes = mlir::attn::kInterleavedColumns;
+  int64_t weightRows = interleaved ? llvm::divideCeil(n, lanes) : n;
+  int64_t words = interleaved ? mlir::attn::interleavedWeightWords(k, bits)
+                              : mlir::attn::packedWeightWords(k, bits);
+  if (bType.getDimSize(0) != weightRows || bType.getDimSize(1) != words ||
+      sType.getDimSize(0) != weightRows || sType.getDimSize(1) * group != k ||
+      (interleaved &&
+       (bType.getDimSize(2) != lanes || sType.getDimSize(2) != lanes)))
     return std::nullopt;
   Value rowScale;
   if (int8Activations) {
@@ -563,7 +626,8 @@ struct AttnCpuMatmulKernelPass
   void rewriteDot(NTMatmul &mm, Tiles t,
                   const std::optional<WidenedOperand> &wa,
                   const std::optional<WidenedOperand> &wb, Value scale = {},
-                  int64_t bits = 0, int64_t group = 0, Value rowScale = {}) {
+                  int64_t bits = 0, int64_t group = 0, Value rowScale = {},
+                  bool interleaved = false) {
     OpBuilder b(mm.op);
     Location loc = mm.op.getLoc();
     linalg::GenericOp epilogue =
@@ -583,7 +647,8 @@ struct AttnCpuMatmulKernelPass
     }
     if (rowScale)
       kb.woqTiles = std::make_unique<mlir::attn::Int8ActivationTiles>(
-          loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale, rowScale);
+          loc, t.vl, bits, group, mm.k, mm.a, mm.b, scale, rowScale,
+          interleaved);
     else if (bits)
       kb.woqTiles = std::make_unique<mlir::attn::WeightOnlyTiles>(
           loc, t.vl, bits, group, int4Lookup, int4Bf16Dot, mm.k, kb.a, kb.bNk,
@@ -599,7 +664,10 @@ struct AttnCpuMatmulKernelPass
       if (kb.deferEpilogue)
         kb.emitDeferredEpilogue(rb, nStart, nExtent);
     };
-    int64_t nb = std::min<int64_t>(t.nb, mm.n);
+    // Interleaved weights: blocks start at a multiple of 16 columns.
+    int64_t nb = std::min<int64_t>(
+        interleaved ? llvm::alignTo(t.nb, KernelBuilder::kColumns) : t.nb,
+        mm.n);
     int64_t blocks = mm.n / nb;
     // Full column blocks in parallel; the remainder block after them.
     if (blocks > 0) {
@@ -630,6 +698,7 @@ struct AttnCpuMatmulKernelPass
       WeightOnlyOperands operands;
       Tiles t;
       int64_t bits, group;
+      bool interleaved;
     };
     SmallVector<WeightOnly> weightOnly;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -641,11 +710,12 @@ struct AttnCpuMatmulKernelPass
         auto bits = woq.getAs<IntegerAttr>("bits");
         auto group = woq.getAs<IntegerAttr>("group");
         bool int8Activations = woq.get("activations") != nullptr;
+        bool interleaved = woq.get("interleave") != nullptr;
         if (!bits || !group || (bits.getInt() != 8 && bits.getInt() != 4) ||
-            group.getInt() <= 0)
+            group.getInt() <= 0 || (interleaved && !int8Activations))
           return;
         auto match = matchWeightOnlyMatmul(op, bits.getInt(), group.getInt(),
-                                           int8Activations);
+                                           int8Activations, interleaved);
         Tiles t = tilesFor(op);
         // int8 activations: VNNI steps of 16, 32 or 64 bytes within a
         // group (int4: whole blocks of 32 weights, 8 or 16 lanes).
@@ -656,8 +726,13 @@ struct AttnCpuMatmulKernelPass
                       (bits.getInt() == 8 || t.vl >= 8)
             : bits.getInt() == 8 ? t.vl % 4 == 0 && group.getInt() % t.vl == 0
                                  : t.vl == 16 && group.getInt() % 32 == 0;
+        // Interleaved: 16 lanes, words whole within a group.
+        if (interleaved)
+          fits = int8Dot && t.vl == mlir::attn::kInterleavedColumns &&
+                 group.getInt() % (32 / bits.getInt()) == 0;
         if (match && fits)
-          weightOnly.push_back({*match, t, bits.getInt(), group.getInt()});
+          weightOnly.push_back(
+              {*match, t, bits.getInt(), group.getInt(), interleaved});
         return;
       }
       if (op->hasAttr("attn.int8_matmul")) {
@@ -685,7 +760,8 @@ struct AttnCpuMatmulKernelPass
     });
     for (WeightOnly &w : weightOnly)
       rewriteDot(w.operands.mm, w.t, std::nullopt, std::nullopt,
-                 w.operands.scale, w.bits, w.group, w.operands.rowScale);
+                 w.operands.scale, w.bits, w.group, w.operands.rowScale,
+                 w.interleaved);
     // Operands widened from f16/bf16 (attn-convert-precision) are read
     // narrow: no f32 copy of a weight is made per run.
     mlir::attn::WidenedCopies widened;

@@ -157,6 +157,13 @@ struct AttnCpuQuantizeWeightsPass
           << static_cast<int64_t>(groupSize);
       return signalPassFailure();
     }
+    if (interleaveColumns != 0 &&
+        (interleaveColumns != kInterleavedColumns || !int8Activations)) {
+      module.emitError("attn-cpu-quantize-weights: interleave-columns must "
+                       "be 0, or 16 with int8-activations, got ")
+          << static_cast<int64_t>(interleaveColumns);
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, WeightOp>> matches;
     module.walk([&](linalg::GenericOp op) {
       if (WeightOp weight = matchF32WeightProjection(op))
@@ -194,9 +201,13 @@ struct AttnCpuQuantizeWeightsPass
     DerivedWeights derived(module, "attn.woq_weights",
                            bits == 8 ? ".q8" : ".q4");
     Builder builder(ctx);
-    NamedAttribute params[] = {
+    bool interleave = interleaveColumns != 0;
+    SmallVector<NamedAttribute> params = {
         builder.getNamedAttr("bits", builder.getI64IntegerAttr(bits)),
         builder.getNamedAttr("group", builder.getI64IntegerAttr(groupSize))};
+    if (interleave)
+      params.push_back(builder.getNamedAttr(
+          "interleave", builder.getI64IntegerAttr(kInterleavedColumns)));
 
     for (auto [op, weight] : matches) {
       OpBuilder b(op);
@@ -209,12 +220,20 @@ struct AttnCpuQuantizeWeightsPass
       };
       Type f32 = b.getF32Type(), i32 = b.getI32Type();
       // [N, words] rows, k-contiguous like the f32 weight they replace
-      // (the dot-product kernel reads rows of W), in WeightOnlyLayout.h's
-      // layout.
-      Value packed = makeWeight(
-          "", RankedTensorType::get({n, packedWeightWords(k, bits)}, i32));
-      Value scale =
-          makeWeight("_scale", RankedTensorType::get({n, k / groupSize}, f32));
+      // (the dot-product kernel reads rows of W), or blocks of 16 rows
+      // interleaved a word at a time, in WeightOnlyLayout.h's layout.
+      int64_t blocks = llvm::divideCeil(n, kInterleavedColumns);
+      auto rowsOf = [&](int64_t words, Type elem) {
+        if (interleave)
+          return RankedTensorType::get({blocks, words, kInterleavedColumns},
+                                       elem);
+        return RankedTensorType::get({n, words}, elem);
+      };
+      Value packed =
+          makeWeight("", rowsOf(interleave ? interleavedWeightWords(k, bits)
+                                           : packedWeightWords(k, bits),
+                                i32));
+      Value scale = makeWeight("_scale", rowsOf(k / groupSize, f32));
       for (StringRef source : sourcesOf(weight))
         sources.insert(source);
 
@@ -224,13 +243,21 @@ struct AttnCpuQuantizeWeightsPass
         return AffineMap::get(3, 0, results, ctx);
       };
       int64_t w = bits, group = groupSize;
-      // packedWeightField's word as an affine expression of k.
-      AffineExpr wordOf = bits == 8 ? kk.floorDiv(4)
-                                    : kk.floorDiv(kInt4BlockWeights) * 4 +
-                                          (kk % 16).floorDiv(4);
+      // packedWeightField's (interleavedWeightField's) word as an affine
+      // expression of k.
+      AffineExpr wordOf = bits == 8    ? kk.floorDiv(4)
+                          : interleave ? kk.floorDiv(8)
+                                       : kk.floorDiv(kInt4BlockWeights) * 4 +
+                                             (kk % 16).floorDiv(4);
+      auto rowMap = [&](AffineExpr inRow) {
+        if (interleave)
+          return map({nn.floorDiv(kInterleavedColumns), inRow,
+                      nn % kInterleavedColumns});
+        return map({nn, inRow});
+      };
       SmallVector<Value> inputs = {op.getDpsInputs()[0], packed, scale};
-      SmallVector<AffineMap> maps = {map({m, kk}), map({nn, wordOf}),
-                                     map({nn, kk.floorDiv(group)})};
+      SmallVector<AffineMap> maps = {map({m, kk}), rowMap(wordOf),
+                                     rowMap(kk.floorDiv(group))};
       if (int8Activations) {
         auto [quantized, rowScale] =
             quantizeActivations(b, loc, op.getDpsInputs()[0], group);
@@ -253,20 +280,19 @@ struct AttnCpuQuantizeWeightsPass
               return arith::ConstantIndexOp::create(nb, l, v).getResult();
             };
             // The bit k's field starts at: 8 * (k mod 4), plus 4 in the
-            // second half of an int4 block.
+            // second half of an int4 block (of a word's 8 k, interleaved).
             Value k = linalg::IndexOp::create(nb, l, 2);
             Value start = arith::MulIOp::create(
                 nb, l, index(8), arith::RemUIOp::create(nb, l, k, index(4)));
+            int64_t span = interleave ? 8 : kInt4BlockWeights;
             if (bits == 4)
               start = arith::AddIOp::create(
                   nb, l, start,
                   arith::MulIOp::create(
                       nb, l, index(4),
                       arith::DivUIOp::create(
-                          nb, l,
-                          arith::RemUIOp::create(nb, l, k,
-                                                 index(kInt4BlockWeights)),
-                          index(16))));
+                          nb, l, arith::RemUIOp::create(nb, l, k, index(span)),
+                          index(span / 2))));
             // The field, moved to the top of the word and shifted back
             // arithmetically (sign extension).
             Value up = arith::SubIOp::create(
@@ -296,6 +322,8 @@ struct AttnCpuQuantizeWeightsPass
       if (int8Activations)
         marks.push_back(
             builder.getNamedAttr("activations", builder.getI64IntegerAttr(8)));
+      if (interleave)
+        marks.push_back(params.back());
       product->setAttr("attn.woq_matmul", builder.getDictionaryAttr(marks));
       op.getResult(0).replaceAllUsesWith(product.getResult(0));
       op.erase();

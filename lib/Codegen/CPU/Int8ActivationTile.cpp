@@ -6,6 +6,7 @@
 
 #include "OuterProductTile.h"
 #include "WeightOnlyTiles.h"
+#include "attnc/Codegen/CPU/WeightOnlyLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -18,20 +19,22 @@ using namespace mlir::attn;
 
 Int8ActivationTiles::Int8ActivationTiles(Location loc, int64_t vl, int64_t bits,
                                          int64_t group, int64_t k, Value a,
-                                         Value b, Value scale, Value rowScale)
-    : loc(loc), bits(bits), group(group), k(k), lanes(vl), a(a), b(b),
-      scale(scale), rowScale(rowScale) {
+                                         Value b, Value scale, Value rowScale,
+                                         bool interleaved)
+    : loc(loc), bits(bits), group(group), k(k), lanes(vl),
+      interleaved(interleaved), a(a), b(b), scale(scale), rowScale(rowScale) {
   while (group % (4 * lanes) != 0)
     lanes /= 2;
   // int4 in groups of 128 with 16 lanes: a step is one zmm of packed
   // bytes, 4 blocks, whose low and high nibbles are two vpdpbusd operands.
-  parts = bits == 4 && lanes == 16 && group % 128 == 0 ? 2 : 1;
+  // Interleaved weights read the activations in k order.
+  parts = !interleaved && bits == 4 && lanes == 16 && group % 128 == 0 ? 2 : 1;
   MLIRContext *ctx = a.getContext();
   bytesType = VectorType::get({4 * lanes}, IntegerType::get(ctx, 8));
   wordsType = VectorType::get({lanes}, IntegerType::get(ctx, 32));
   floatsType = VectorType::get({lanes}, Float32Type::get(ctx));
   int64_t blocks = parts * lanes / 8;
-  if (bits == 4 && blocks > 1)
+  if (bits == 4 && blocks > 1 && !interleaved)
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t block = 0; block < blocks; ++block)
         for (int64_t j = 0; j < 16; ++j)
@@ -98,12 +101,13 @@ void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows,
                                    int64_t cols) {
   // Whole vectors are stored and loaded: 64-byte alignment.
   IntegerAttr alignment = builder.getI64IntegerAttr(64);
-  scaleProducts = memref::AllocaOp::create(
-      builder, loc,
-      MemRefType::get(
-          {rows * cols, static_cast<int64_t>(llvm::alignTo(k / group, lanes))},
-          builder.getF32Type()),
-      ValueRange{}, alignment);
+  if (!interleaved)
+    scaleProducts = memref::AllocaOp::create(
+        builder, loc,
+        MemRefType::get({rows * cols,
+                         static_cast<int64_t>(llvm::alignTo(k / group, lanes))},
+                        builder.getF32Type()),
+        ValueRange{}, alignment);
   preparedRows = memref::AllocaOp::create(
       builder, loc, MemRefType::get({rows, k}, builder.getI8Type()),
       ValueRange{}, alignment);
@@ -168,9 +172,111 @@ void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
   }
 }
 
+SmallVector<Value>
+Int8ActivationTiles::emitInterleavedTile(OpBuilder &builder,
+                                         ArrayRef<Value> rows, Value col) {
+  int64_t mr = rows.size();
+  auto words = VectorType::get({kInterleavedColumns}, builder.getI32Type());
+  auto bytes = VectorType::get({4 * kInterleavedColumns}, builder.getI8Type());
+  auto floats = VectorType::get({kInterleavedColumns}, builder.getF32Type());
+  auto word = [&](OpBuilder &wb, uint32_t v) {
+    return splat(wb, words, wb.getI32IntegerAttr(static_cast<int32_t>(v)));
+  };
+  Value block = arith::DivUIOp::create(builder, loc, col,
+                                       cst(builder, kInterleavedColumns));
+  // Weights per i32 word.
+  int64_t perWord = 32 / bits;
+  SmallVector<Value> init(
+      mr, splat(builder, floats, builder.getF32FloatAttr(0.0f)));
+  auto groups = scf::ForOp::create(
+      builder, loc, cst(builder, 0), cst(builder, k), cst(builder, group), init,
+      [&](OpBuilder &gb, Location l, Value g0, ValueRange accs) {
+        Value g = arith::DivUIOp::create(gb, l, g0, cst(gb, group));
+        Value w0 = arith::DivUIOp::create(gb, l, g0, cst(gb, perWord));
+        Value w1 = arith::AddIOp::create(gb, l, w0, cst(gb, group / perWord));
+        SmallVector<Value> zeros(mr, word(gb, 0));
+        auto inner = scf::ForOp::create(
+            gb, l, w0, w1, cst(gb, 1), zeros,
+            [&](OpBuilder &wb, Location il, Value w, ValueRange sums) {
+              Value packed = vector::LoadOp::create(
+                  wb, il, words, b, ValueRange{block, w, cst(wb, 0)});
+              // The unsigned weights (sign bits flipped: w + 8 or w + 128),
+              // with the offset of their activation bytes from the word's
+              // first k: int4's low nibbles are k..k+3, its high ones
+              // k+4..k+7.
+              SmallVector<std::pair<Value, int64_t>> operands;
+              if (bits == 8) {
+                operands.push_back({arith::XOrIOp::create(
+                                        wb, il, packed, word(wb, 0x80808080u)),
+                                    0});
+              } else {
+                Value high =
+                    arith::ShRUIOp::create(wb, il, packed, word(wb, 4));
+                for (auto [v, offset] :
+                     {std::pair{packed, int64_t(0)}, {high, int64_t(4)}})
+                  operands.push_back({arith::XOrIOp::create(
+                                          wb, il,
+                                          arith::AndIOp::create(
+                                              wb, il, v, word(wb, 0x0F0F0F0Fu)),
+                                          word(wb, 0x08080808u)),
+                                      offset});
+              }
+              SmallVector<Value> next(sums.begin(), sums.end());
+              Value k0 = arith::MulIOp::create(wb, il, w, cst(wb, perWord));
+              for (auto [unsignedWords, byteOffset] : operands) {
+                Value weights =
+                    vector::BitCastOp::create(wb, il, bytes, unsignedWords);
+                Value at = byteOffset == 0
+                               ? k0
+                               : arith::AddIOp::create(wb, il, k0,
+                                                       cst(wb, byteOffset));
+                for (int64_t i = 0; i < mr; ++i) {
+                  // The row's 4 activation bytes, in every lane.
+                  Value four = vector::LoadOp::create(
+                      wb, il, VectorType::get({4}, wb.getI8Type()),
+                      preparedRows, ValueRange{cst(wb, i), at});
+                  Value x = vector::BitCastOp::create(
+                      wb, il, bytes,
+                      vector::BroadcastOp::create(
+                          wb, il, words,
+                          vector::ExtractOp::create(
+                              wb, il,
+                              vector::BitCastOp::create(
+                                  wb, il, VectorType::get({1}, wb.getI32Type()),
+                                  four),
+                              0)));
+                  next[i] = createVnniDotProduct(wb, il, next[i], weights, x);
+                }
+              }
+              scf::YieldOp::create(wb, il, next);
+            });
+        // Each lane's exact sum plus the group's offset, times the column's
+        // scale and the row's.
+        Value s = vector::LoadOp::create(gb, l, floats, scale,
+                                         ValueRange{block, g, cst(gb, 0)});
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < mr; ++i) {
+          Value r =
+              memref::LoadOp::create(gb, l, rowScale, ValueRange{rows[i], g});
+          Value offset = memref::LoadOp::create(gb, l, preparedOffsets,
+                                                ValueRange{cst(gb, i), g});
+          Value sum = arith::AddFOp::create(
+              gb, l, arith::SIToFPOp::create(gb, l, floats, inner.getResult(i)),
+              vector::BroadcastOp::create(gb, l, floats, offset));
+          Value both = arith::MulFOp::create(
+              gb, l, s, vector::BroadcastOp::create(gb, l, floats, r));
+          next.push_back(vector::FMAOp::create(gb, l, sum, both, accs[i]));
+        }
+        scf::YieldOp::create(gb, l, next);
+      });
+  return SmallVector<Value>(groups.getResults());
+}
+
 SmallVector<Value> Int8ActivationTiles::emitTile(OpBuilder &builder,
                                                  ArrayRef<Value> rows,
                                                  ArrayRef<Value> cols) {
+  if (interleaved)
+    return emitInterleavedTile(builder, rows, cols.front());
   int64_t mr = rows.size(), nr = cols.size();
   Value zeros = splat(builder, floatsType, builder.getF32FloatAttr(0));
   // S[n, g] * R[m, g] of every output, all groups a vector at a time; the

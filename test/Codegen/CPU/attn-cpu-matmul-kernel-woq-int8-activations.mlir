@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int8-dot=true}))" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel))" | FileCheck %s --check-prefix=NOVNNI
+// RUN: attn-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(attn-cpu-matmul-kernel{int8-dot=true}),convert-scf-to-cf)" | FileCheck %s --check-prefix=LATCH
 
 // Weight-only int8 contractions with int8 activations, as
 // attn-cpu-quantize-weights{int8-activations} leaves them (here
@@ -272,6 +273,90 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
 // -----
 
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 8, d1 mod 16)>
+#map2 = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 32, d1 mod 16)>
+#map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 32)>
+#map4 = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Interleaved int4 (attn-cpu-quantize-weights{interleave-columns=16}): a
+// tile is a row tile times 16 columns (N = 20: one whole block, then 4
+// columns of the second). The row tile's bytes are copied in k order (no
+// shuffle). A word of 16 weight rows at a time: its low nibbles and its
+// nibbles shifted down by 4 (as i32 lanes), masked and with their sign
+// bits flipped, are two vpdpbusd operands against the row's 4 activation
+// bytes at k and k + 4, broadcast to every lane, into the row's integer
+// sum. Per group: the 16 columns' scales, one vector, times the row scale;
+// the sum converted and offset, then one FMA. A whole tile adds its vectors to C's rows; the last tile stores its
+// 4 columns one at a time.
+// CHECK-LABEL: func.func @interleaved_int4(
+// CHECK-SAME:      %[[A:[^:]+]]: memref<5x64xi8>, %[[W:[^:]+]]: memref<2x8x16xi32>, %[[S:[^:]+]]: memref<2x2x16xf32>, %[[R:[^:]+]]: memref<5x2xf32>, %[[C:[^:]+]]: memref<5x20xf32>
+// CHECK:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x64xi8>
+// CHECK-NOT:     vector.shuffle
+// CHECK:         scf.for %[[WI:.*]] = %{{.*}} to %{{.*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
+// CHECK:           %[[PW:.*]] = vector.load %[[W]][%{{.*}}, %[[WI]], %{{.*}}] : memref<2x8x16xi32>, vector<16xi32>
+// CHECK:           %[[HIW:.*]] = arith.shrui %[[PW]], %{{.*}} : vector<16xi32>
+// CHECK:           %[[LN:.*]] = arith.andi %[[PW]], %{{.*}} : vector<16xi32>
+// CHECK:           %[[LU:.*]] = arith.xori %[[LN]], %{{.*}} : vector<16xi32>
+// CHECK:           %[[HN:.*]] = arith.andi %[[HIW]], %{{.*}} : vector<16xi32>
+// CHECK:           %[[HU:.*]] = arith.xori %[[HN]], %{{.*}} : vector<16xi32>
+// CHECK:           %[[K0:.*]] = arith.muli %[[WI]], %c8{{[_0-9]*}}
+// CHECK:           %[[LB:.*]] = vector.bitcast %[[LU]] : vector<16xi32> to vector<64xi8>
+// CHECK:           %[[X4:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K0]]] : memref<4x64xi8>, vector<4xi8>
+// CHECK:           vector.bitcast %[[X4]] : vector<4xi8> to vector<1xi32>
+// CHECK:           %[[XB:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK:           %[[XBB:.*]] = vector.bitcast %[[XB]] : vector<16xi32> to vector<64xi8>
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[LB]], %[[XBB]])
+// CHECK:           %[[HB:.*]] = vector.bitcast %[[HU]] : vector<16xi32> to vector<64xi8>
+// CHECK:           %[[K4:.*]] = arith.addi %[[K0]], %c4{{[_0-9]*}}
+// CHECK:           vector.load %[[ROWS]][%{{.*}}, %[[K4]]] : memref<4x64xi8>, vector<4xi8>
+// CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[HB]], %{{.*}})
+// CHECK:         %[[SV:.*]] = vector.load %[[S]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x2x16xf32>, vector<16xf32>
+// CHECK:         %[[RS:.*]] = memref.load %[[R]][%{{.*}}, %{{.*}}] : memref<5x2xf32>
+// CHECK:         %[[F:.*]] = arith.sitofp %{{.*}}#0 : vector<16xi32> to vector<16xf32>
+// CHECK:         %[[OFFSET:.*]] = arith.addf %[[F]], %{{.*}} : vector<16xf32>
+// CHECK:         %[[RV:.*]] = vector.broadcast %[[RS]] : f32 to vector<16xf32>
+// CHECK:         %[[SR:.*]] = arith.mulf %[[SV]], %[[RV]] : vector<16xf32>
+// CHECK:         vector.fma %[[OFFSET]], %[[SR]], %{{.*}} : vector<16xf32>
+// CHECK:       %[[OLD:.*]] = vector.load %[[C]][%{{.*}}, %{{.*}}] : memref<5x20xf32>, vector<16xf32>
+// CHECK:       %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : vector<16xf32>
+// CHECK:       vector.store %[[NEW]], %[[C]][%{{.*}}, %{{.*}}] : memref<5x20xf32>, vector<16xf32>
+// CHECK:       vector.extract %{{.*}}[3] : f32 from vector<16xf32>
+// CHECK:       memref.store %{{.*}}, %[[C]]
+// CHECK-NOT:   vector.extract %{{.*}}[4] : f32 from vector<16xf32>
+// CHECK:       return
+// NOVNNI-LABEL: func.func @interleaved_int4(
+// NOVNNI:         linalg.generic
+func.func @interleaved_int4(%a: memref<5x64xi8>, %w: memref<2x8x16xi32>, %s: memref<2x2x16xf32>, %r: memref<5x2xf32>, %c: memref<5x20xf32>) {
+  linalg.generic {indexing_maps = [#map, #map1, #map2, #map3, #map4], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %w, %s, %r : memref<5x64xi8>, memref<2x8x16xi32>, memref<2x2x16xf32>, memref<5x2xf32>) outs(%c : memref<5x20xf32>) attrs =  {attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 32 : i64, interleave = 16 : i64}} {
+  ^bb0(%in: i8, %in_0: i32, %in_1: f32, %in_2: f32, %out: f32):
+    %0 = linalg.index 2 : index
+    %c4 = arith.constant 4 : index
+    %1 = arith.remui %0, %c4 : index
+    %c8 = arith.constant 8 : index
+    %2 = arith.muli %c8, %1 : index
+    %3 = arith.remui %0, %c8 : index
+    %4 = arith.divui %3, %c4 : index
+    %5 = arith.muli %c4, %4 : index
+    %6 = arith.addi %2, %5 : index
+    %7 = arith.index_cast %6 : index to i32
+    %c28_i32 = arith.constant 28 : i32
+    %8 = arith.subi %c28_i32, %7 : i32
+    %9 = arith.shli %in_0, %8 : i32
+    %10 = arith.shrsi %9, %c28_i32 : i32
+    %11 = arith.sitofp %10 : i32 to f32
+    %12 = arith.sitofp %in : i8 to f32
+    %13 = arith.mulf %in_1, %in_2 : f32
+    %14 = arith.mulf %12, %11 : f32
+    %15 = arith.mulf %14, %13 : f32
+    %16 = arith.addf %out, %15 : f32
+    linalg.yield %16 : f32
+  }
+  return
+}
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 4)>
 #map2 = affine_map<(d0, d1, d2) -> (d1, d2 floordiv 64)>
 #map3 = affine_map<(d0, d1, d2) -> (d0, d2 floordiv 64)>
@@ -286,6 +371,10 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %c640{{[_0-9]*}} step %c64{{[_0-9]*}} iter_args
 // CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK:         } {loop_annotation = #[[ANN]]}
+// The annotation reaches the loop's latch when the loops become branches.
+// LATCH: #[[LANN:.+]] = #llvm.loop_annotation<unroll = #{{.*}}>
+// LATCH-LABEL: func.func @ten_groups(
+// LATCH:         cf.br ^{{.*}} {loop_annotation = #[[LANN]]}
 // CHECK-LABEL: func.func @eight_groups(
 // CHECK-NOT:     loop_annotation
 // CHECK:         return

@@ -5,6 +5,10 @@
 // RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="group-size=12" 2>&1 | FileCheck %s --check-prefix=MULT8
 // RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 int8-activations=true" | FileCheck %s --check-prefix=ACT
 // RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8 int8-activations=true" | FileCheck %s --check-prefix=ACT4
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=4 group-size=8 int8-activations=true interleave-columns=16" | FileCheck %s --check-prefix=IL4
+// RUN: attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 int8-activations=true interleave-columns=16" | FileCheck %s --check-prefix=IL8
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 interleave-columns=16" 2>&1 | FileCheck %s --check-prefix=ILACT
+// RUN: not attn-opt %s --split-input-file --attn-cpu-quantize-weights="bits=8 group-size=8 int8-activations=true interleave-columns=8" 2>&1 | FileCheck %s --check-prefix=ILACT
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -93,6 +97,35 @@
 // ACT4:         %[[Q:.*]] = tensor.collapse_shape {{.*}} into tensor<?x16xi8>
 // ACT4:         linalg.generic {{.*}} ins(%[[Q]], %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x16xi8>, tensor<24x4xi32>, tensor<24x2xf32>, tensor<?x2xf32>) {{.*}}attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 8 : i64}
 // ACT4-LABEL: func.func @tied
+// Interleaved (AVX-512 VNNI): 16 rows of W a word at a time, N = 24
+// padded to 2 blocks; weight k of row n in word (n / 16, k / 8, n mod 16)
+// (int4; int8: k / 4), its field at 8 * (k mod 4), plus 4 for k mod 8 >= 4
+// (int4); the scales [2, K / G, 16] the same way (with G = 8 the int4
+// words' map). The records and the
+// contraction's mark carry interleave = 16.
+// IL4-DAG:    #[[IW4:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 8, d1 mod 16)>
+// IL4-LABEL: module attributes {attn.woq_replaced = ["w"], attn.woq_weights = {w.q4 = {bits = 4 : i64, group = 8 : i64, interleave = 16 : i64, shape = array<i64: 24, 16>, weight = {name = "w", transpose}}}}
+// IL4-LABEL: func.func @projection
+// IL4-DAG:     %[[QW:.*]] = attn.weight "w.q4" : tensor<2x2x16xi32>
+// IL4-DAG:     %[[S:.*]] = attn.weight "w.q4_scale" : tensor<2x2x16xf32>
+// IL4:         linalg.generic {indexing_maps = [#{{.*}}, #[[IW4]], #[[IW4]], #{{.*}}, #{{.*}}], {{.*}} ins(%{{.*}}, %[[QW]], %[[S]], %{{.*}} : tensor<?x16xi8>, tensor<2x2x16xi32>, tensor<2x2x16xf32>, tensor<?x2xf32>) {{.*}}attn.woq_matmul = {activations = 8 : i64, bits = 4 : i64, group = 8 : i64, interleave = 16 : i64}
+// IL4:           %[[K:.*]] = linalg.index 2
+// IL4:           %[[LOW:.*]] = arith.remui %[[K]], %c4
+// IL4:           %[[BYTEBIT:.*]] = arith.muli %c8{{.*}}, %[[LOW]]
+// IL4:           %[[INWORD:.*]] = arith.remui %[[K]], %c8
+// IL4:           %[[HALF:.*]] = arith.divui %[[INWORD]], %c4
+// IL4:           %[[NIBBLE:.*]] = arith.muli %c4{{.*}}, %[[HALF]]
+// IL4:           arith.addi %[[BYTEBIT]], %[[NIBBLE]]
+// IL4-LABEL: func.func @tied
+// IL4:         attn.weight "table.q4" : tensor<1x1x16xi32>
+// IL4:         attn.weight "q+k.q4" : tensor<1x1x16xi32>
+// IL8-DAG:    #[[IW8:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 4, d1 mod 16)>
+// IL8-LABEL: func.func @projection
+// IL8-DAG:     %[[QW:.*]] = attn.weight "w.q8" : tensor<2x4x16xi32>
+// IL8-DAG:     attn.weight "w.q8_scale" : tensor<2x2x16xf32>
+// IL8:         linalg.generic {indexing_maps = [#{{.*}}, #[[IW8]], #{{.*}}, #{{.*}}, #{{.*}}], {{.*}} ins(%{{.*}}, %[[QW]], %{{.*}}, %{{.*}} : tensor<?x16xi8>, tensor<2x4x16xi32>, tensor<2x2x16xf32>, tensor<?x2xf32>) {{.*}}interleave = 16 : i64
+// IL8-LABEL: func.func @tied
+// ILACT:        error: attn-cpu-quantize-weights: interleave-columns must be 0, or 16 with int8-activations, got
 // GROUP:        error: attn-cpu-quantize-weights: the input size K = 16 of the projection by 'w' is not a multiple of group-size 32
 // BITS:         error: attn-cpu-quantize-weights: bits must be 8 or 4, got 3
 // MULT8:        error: attn-cpu-quantize-weights: group-size must be a positive multiple of 8, got 12

@@ -9,7 +9,11 @@ int4-weights against the f32 checkpoint it was made from, with numpy only.
 layout: every `<name>.q8` / `.q4` tensor (rows of little-endian i32 words,
 two's complement; int8: weight k is byte k; int4: blocks of 32 weights in
 16 bytes, byte j of a block holding weight j in its low nibble and weight
-16 + j in its high nibble, zero past K) is unpacked here and multiplied by `<name>.q*_scale` ([N, K / G] f32); the
+16 + j in its high nibble, zero past K; or, with --int8-activations on
+AVX-512 VNNI, [ceil(N / 16), W, 16]: 16 rows interleaved a word at a time,
+int4 words holding k..k+3 in their low nibbles and k+4..k+7 in their high
+ones, zero past N) is unpacked here and multiplied by `<name>.q*_scale`
+([N, K / G] f32, or interleaved the same way); the
 result must be within half a quantization step (scale / 2) of the original
 f32 weight W[n, k] (the checkpoint tensor, or its transpose for GPT-2's
 Conv1D layout), the scale must be max|W| / (2^(B-1) - 1) over its group,
@@ -96,13 +100,29 @@ def write_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def deinterleave(t):
+    """[ceil(N / 16), X, 16] (rows interleaved 16 at a time) -> [16 *
+    ceil(N / 16), X] row by row, padding rows included; 2-D as it is."""
+    if t.ndim == 2:
+        return t
+    return np.ascontiguousarray(t.transpose(0, 2, 1)).reshape(-1, t.shape[1])
+
+
 def unpack(words, bits):
     """i32 words [N, W] -> weights [N, 4 * W] (int8) or [N, 8 * W] (int4,
-    whole blocks of 32, padding included) in k order."""
-    b = np.ascontiguousarray(words).view(np.uint8)  # little-endian bytes
+    whole blocks of 32, padding included) in k order. Interleaved words
+    [ceil(N / 16), W, 16] (rank 3) give their 16 * ceil(N / 16) rows, each
+    word's 8 int4 weights in its low nibbles, then its high ones."""
+    interleaved = words.ndim == 3
+    b = np.ascontiguousarray(deinterleave(words)).view(np.uint8)
     if bits == 8:
         return b.view(np.int8).astype(np.int32)
     n = b.shape[0]
+    if interleaved:
+        w = b.reshape(n, -1, 4).astype(np.int32)
+        lo, hi = w & 0xF, (w >> 4) & 0xF
+        both = np.concatenate([lo, hi], axis=2).reshape(n, -1)
+        return np.where(both >= 8, both - 16, both)
     blocks = b.reshape(n, -1, 16).astype(np.int32)
     lo = blocks & 0xF
     hi = (blocks >> 4) & 0xF
@@ -134,18 +154,27 @@ def layout(args):
         wb = np.concatenate(ws, axis=0)
         q = unpack(words, args.bits)
         n, k = wb.shape
-        padded = k if args.bits == 8 else -(-k // 32) * 32
-        if q.shape != (n, padded):
+        interleaved = words.ndim == 3
+        rows = -(-n // 16) * 16 if interleaved else n
+        padded = k if args.bits == 8 or interleaved else -(-k // 32) * 32
+        if q.shape != (rows, padded):
             print(f"FAIL {name}: {q.shape} does not match {source} {wb.shape}")
             return 1
-        if np.any(q[:, k:]):
-            print(f"FAIL {name}: the padding past K = {k} is not zero")
+        if np.any(q[:, k:]) or np.any(q[n:]):
+            print(f"FAIL {name}: the padding past K = {k} or N = {n} is not "
+                  "zero")
             return 1
-        q = q[:, :k]
+        q = q[:n, :k]
         scale = written[name + "_scale"]
-        if scale.shape != (n, k // args.group):
+        if scale.shape != ((rows // 16, k // args.group, 16) if interleaved
+                           else (n, k // args.group)):
             print(f"FAIL {name}_scale shape {scale.shape}")
             return 1
+        scale = deinterleave(scale)
+        if np.any(scale[n:]):
+            print(f"FAIL {name}_scale: the padding past N = {n} is not zero")
+            return 1
+        scale = scale[:n]
         groups = np.abs(wb).reshape(n, k // args.group, args.group).max(-1)
         want_scale = np.where(groups == 0, 1, groups / qmax)
         if not np.allclose(scale, want_scale, rtol=1e-6, atol=0):
@@ -268,8 +297,11 @@ def numpy_gpt2(args):
     ties = []
 
     def linear(x, name, bias=None):
-        q = unpack(written[name + suffix], bits)[:, :x.shape[1]]
-        scale = written[name + suffix + "_scale"]
+        # N: Conv1D stores [in, out], the tied LM head [vocab, in].
+        w = ckpt[name]
+        n = w.shape[0] if name.endswith("wte.weight") else w.shape[1]
+        q = unpack(written[name + suffix], bits)[:n, :x.shape[1]]
+        scale = deinterleave(written[name + suffix + "_scale"])[:n]
         y = (bf16_linear(x, q, scale, g, ties) if bf16 else
              quantized_linear(x, q, scale, g, ties))
         return y if bias is None else y + ckpt[bias]

@@ -150,6 +150,15 @@ def AttnCpuQuantizeWeights
     (int8 or int4 weights) exactly with AVX-512 VNNI (`vpdpbusd`) and scale
     the sum once. The
     contraction is marked `attn.woq_matmul {bits, group, activations = 8}`.
+
+    With `interleave-columns=16` as well (AVX-512 VNNI), the weights are
+    `tensor<ceil(N/16) x words x 16 x i32>` and the scales
+    `tensor<ceil(N/16) x K/G x 16 x f32>`: 16 rows of W interleaved a word
+    at a time (4 int8 weights, or 8 int4 ones: low nibbles k..k+3, high
+    nibbles k+4..k+7, zero past N), so that each i32 lane of a vpdpbusd
+    is one output and the activations are broadcast: about half the
+    instructions per weight of one row at a time. The contraction's mark and the `attn.woq_weights` entries
+    carry `interleave = 16`.
   }];
   let options = [
     Option<"bits", "bits", "int64_t", "8", "weight width: 8 or 4">,
@@ -158,6 +167,9 @@ def AttnCpuQuantizeWeights
     Option<"int8Activations", "int8-activations", "bool", "false",
            "also quantize the activation rows to int8 per group at run "
            "time">,
+    Option<"interleaveColumns", "interleave-columns", "int64_t", "0",
+           "with int8-activations: 16 interleaves the weight rows 16 at a "
+           "time (AVX-512 VNNI's lanes); 0 keeps them apart">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",

@@ -12,6 +12,14 @@
 //   high nibble, zero past K. A 16-lane vector then splits a block into
 //   two vectors already in k order with two shifts, no interleave.
 //
+// With int8 activations on AVX-512 the rows are interleaved instead, 16 at
+// a time (kInterleavedColumns): a [ceil(N / 16), words, 16] tensor whose
+// word (b, w, j) holds weights of row 16b + j (zero past N), so that one
+// zmm load gives 16 rows' next weights and each i32 lane is one row's
+// vpdpbusd operand. A lane word holds 4 weights of int8 (k = 4w + byte) or
+// 8 of int4 (the low nibbles k = 8w + byte, the high nibbles k = 8w + 4 +
+// byte). The scales are [ceil(N / 16), K / group, 16] the same way.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_CODEGEN_CPU_WEIGHTONLYLAYOUT_H
@@ -53,6 +61,23 @@ constexpr int64_t kInt4WideWeights = 4 * kInt4BlockWeights;
 inline int64_t int4WideWeight(int64_t word, int64_t nibble) {
   return kInt4BlockWeights * (word / 4) + 16 * (nibble % 2) + 4 * (word % 4) +
          nibble / 2;
+}
+
+/// Rows per interleaved block, the lanes of a zmm of i32.
+constexpr int64_t kInterleavedColumns = 16;
+
+/// i32 words of one row's `k` weights of `bits` (8 or 4), interleaved.
+inline int64_t interleavedWeightWords(int64_t k, int64_t bits) {
+  int64_t perWord = 32 / bits;
+  return (k + perWord - 1) / perWord;
+}
+
+/// Where weight `k` of a row lives in its interleaved lane: the word (the
+/// middle index) and the bit its field starts at.
+inline PackedWeightField interleavedWeightField(int64_t k, int64_t bits) {
+  if (bits == 8)
+    return {k / 4, 8 * (k % 4)};
+  return {k / 8, 8 * (k % 4) + 4 * (k % 8 / 4)};
 }
 
 } // namespace mlir::attn
