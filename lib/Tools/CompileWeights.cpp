@@ -298,7 +298,7 @@ mlir::LogicalResult Compilation::writeWeightOnlyWeights() {
     int64_t groups = k / group, rows = n;
     SmallVector<int64_t> qShape = {n, rowWords}, sShape = {n, groups};
     if (interleave) {
-      int64_t blocks = (n + lanes - 1) / lanes;
+      int64_t blocks = llvm::divideCeil(n, lanes);
       rows = blocks * lanes;
       qShape = {blocks, rowWords, lanes};
       sShape = {blocks, groups, lanes};

@@ -207,10 +207,6 @@ struct KernelBuilder {
   /// reduction and the store of each output. Over interleaved weights
   /// (woqTiles), NR is how many of the 16 columns from n0 are stored.
   void emitTile(OpBuilder &nb, Value m0, Value n0, int64_t mr, int64_t nr) {
-    auto vecType = VectorType::get({vl}, nb.getF32Type());
-    Value zero = arith::ConstantOp::create(
-        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
-    SmallVector<Value> init(mr * nr, zero);
     SmallVector<Value> rows, cols;
     for (int64_t i = 0; i < mr; ++i)
       rows.push_back(i == 0 ? m0
@@ -221,6 +217,10 @@ struct KernelBuilder {
       storeColumnVectors(nb, rows, n0, nr, woqTiles->emitTile(nb, rows, {n0}));
       return;
     }
+    auto vecType = VectorType::get({vl}, nb.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        nb, loc, vecType, DenseElementsAttr::get(vecType, 0.0f));
+    SmallVector<Value> init(mr * nr, zero);
     for (int64_t j = 0; j < nr; ++j)
       cols.push_back(j == 0 ? n0
                             : arith::AddIOp::create(

@@ -108,9 +108,11 @@ void Int8ActivationTiles::allocate(OpBuilder &builder, int64_t rows,
                          static_cast<int64_t>(llvm::alignTo(k / group, lanes))},
                         builder.getF32Type()),
         ValueRange{}, alignment);
-  preparedRows = memref::AllocaOp::create(
-      builder, loc, MemRefType::get({rows, k}, builder.getI8Type()),
-      ValueRange{}, alignment);
+  // Interleaved tiles read A's rows in place: they take them in k order.
+  if (!interleaved)
+    preparedRows = memref::AllocaOp::create(
+        builder, loc, MemRefType::get({rows, k}, builder.getI8Type()),
+        ValueRange{}, alignment);
   preparedOffsets = memref::AllocaOp::create(
       builder, loc,
       MemRefType::get(
@@ -139,8 +141,9 @@ void Int8ActivationTiles::prepare(OpBuilder &builder, Value m, int64_t rows) {
                 if (!blockOrder.empty())
                   bytes = vector::ShuffleOp::create(sb, sl, bytes, bytes,
                                                     blockOrder);
-                vector::StoreOp::create(sb, sl, bytes, preparedRows,
-                                        ValueRange{local, kStep});
+                if (preparedRows)
+                  vector::StoreOp::create(sb, sl, bytes, preparedRows,
+                                          ValueRange{local, kStep});
                 Value sum = acc[0];
                 for (int64_t p = 0; p < parts; ++p) {
                   Value part = bytes;
@@ -233,8 +236,8 @@ Int8ActivationTiles::emitInterleavedTile(OpBuilder &builder,
                 for (int64_t i = 0; i < mr; ++i) {
                   // The row's 4 activation bytes, in every lane.
                   Value four = vector::LoadOp::create(
-                      wb, il, VectorType::get({4}, wb.getI8Type()),
-                      preparedRows, ValueRange{cst(wb, i), at});
+                      wb, il, VectorType::get({4}, wb.getI8Type()), a,
+                      ValueRange{rows[i], at});
                   Value x = vector::BitCastOp::create(
                       wb, il, bytes,
                       vector::BroadcastOp::create(

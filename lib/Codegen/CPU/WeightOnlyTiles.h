@@ -149,15 +149,16 @@ private:
 /// vpdpbusd per row against the row's next 4 activation bytes broadcast,
 /// so each lane sums one output and the group's scales are one vector:
 /// about 6 instead of 12 vector instructions per 128 int4 weights and no
-/// reduction per output. Each row keeps two integer sums, so that its
-/// vpdpbusds do not all wait on one another.
+/// reduction per output. The activation bytes are read from A in place
+/// (k order); prepare only computes the offsets.
 class Int8ActivationTiles : public WeightOnlyTileKernel {
 public:
   Int8ActivationTiles(Location loc, int64_t vl, int64_t bits, int64_t group,
                       int64_t k, Value a, Value b, Value scale, Value rowScale,
                       bool interleaved = false);
 
-  /// The prepared rows, and the scale products of a tile.
+  /// The prepared rows and offsets, and the scale products of a tile (the
+  /// offsets alone over interleaved weights).
   void allocate(OpBuilder &builder, int64_t rows, int64_t cols) override;
   void prepare(OpBuilder &builder, Value m, int64_t rows) override;
   SmallVector<Value> emitTile(OpBuilder &builder, ArrayRef<Value> rows,
@@ -186,7 +187,8 @@ private:
   /// int4 steps of several blocks: the activation bytes' order (the
   /// weights' low halves block by block, then the high halves).
   SmallVector<int64_t> blockOrder;
-  /// [rows, K] i8 and [rows, groups rounded up to lanes] f32.
+  /// [rows, K] i8 (none over interleaved weights) and [rows, groups
+  /// rounded up to lanes] f32.
   Value preparedRows, preparedOffsets;
   /// [rows * cols, groups rounded up to lanes] f32: a tile's S[n, g] *
   /// R[m, g], computed a vector at a time before its group loop, so that

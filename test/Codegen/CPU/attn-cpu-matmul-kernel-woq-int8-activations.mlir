@@ -280,8 +280,9 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
 
 // Interleaved int4 (attn-cpu-quantize-weights{interleave-columns=16}): a
 // tile is a row tile times 16 columns (N = 20: one whole block, then 4
-// columns of the second). The row tile's bytes are copied in k order (no
-// shuffle). A word of 16 weight rows at a time: its low nibbles and its
+// columns of the second). The row tile's bytes are read from A in place
+// (k order: no copy, no shuffle); only the offsets are prepared. A word of
+// 16 weight rows at a time: its low nibbles and its
 // nibbles shifted down by 4 (as i32 lanes), masked and with their sign
 // bits flipped, are two vpdpbusd operands against the row's 4 activation
 // bytes at k and k + 4, broadcast to every lane, into the row's integer
@@ -290,8 +291,11 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
 // 4 columns one at a time.
 // CHECK-LABEL: func.func @interleaved_int4(
 // CHECK-SAME:      %[[A:[^:]+]]: memref<5x64xi8>, %[[W:[^:]+]]: memref<2x8x16xi32>, %[[S:[^:]+]]: memref<2x2x16xf32>, %[[R:[^:]+]]: memref<5x2xf32>, %[[C:[^:]+]]: memref<5x20xf32>
-// CHECK:         %[[ROWS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x64xi8>
+// CHECK-NOT:     memref.alloca() {{.*}} : memref<4x64xi8>
 // CHECK-NOT:     vector.shuffle
+// CHECK:         %[[OFFS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x8xf32>
+// CHECK-NOT:     vector.store
+// CHECK:         memref.store %{{.*}}, %[[OFFS]]
 // CHECK:         scf.for %[[WI:.*]] = %{{.*}} to %{{.*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
 // CHECK:           %[[PW:.*]] = vector.load %[[W]][%{{.*}}, %[[WI]], %{{.*}}] : memref<2x8x16xi32>, vector<16xi32>
 // CHECK:           %[[HIW:.*]] = arith.shrui %[[PW]], %{{.*}} : vector<16xi32>
@@ -301,14 +305,14 @@ func.func @int4_groups_of_128(%a: memref<1x128xi8>, %w: memref<8x16xi32>, %s: me
 // CHECK:           %[[HU:.*]] = arith.xori %[[HN]], %{{.*}} : vector<16xi32>
 // CHECK:           %[[K0:.*]] = arith.muli %[[WI]], %c8{{[_0-9]*}}
 // CHECK:           %[[LB:.*]] = vector.bitcast %[[LU]] : vector<16xi32> to vector<64xi8>
-// CHECK:           %[[X4:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[K0]]] : memref<4x64xi8>, vector<4xi8>
+// CHECK:           %[[X4:.*]] = vector.load %[[A]][%{{.*}}, %[[K0]]] : memref<5x64xi8>, vector<4xi8>
 // CHECK:           vector.bitcast %[[X4]] : vector<4xi8> to vector<1xi32>
 // CHECK:           %[[XB:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
 // CHECK:           %[[XBB:.*]] = vector.bitcast %[[XB]] : vector<16xi32> to vector<64xi8>
 // CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[LB]], %[[XBB]])
 // CHECK:           %[[HB:.*]] = vector.bitcast %[[HU]] : vector<16xi32> to vector<64xi8>
 // CHECK:           %[[K4:.*]] = arith.addi %[[K0]], %c4{{[_0-9]*}}
-// CHECK:           vector.load %[[ROWS]][%{{.*}}, %[[K4]]] : memref<4x64xi8>, vector<4xi8>
+// CHECK:           vector.load %[[A]][%{{.*}}, %[[K4]]] : memref<5x64xi8>, vector<4xi8>
 // CHECK:           llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[HB]], %{{.*}})
 // CHECK:         %[[SV:.*]] = vector.load %[[S]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x2x16xf32>, vector<16xf32>
 // CHECK:         %[[RS:.*]] = memref.load %[[R]][%{{.*}}, %{{.*}}] : memref<5x2xf32>
