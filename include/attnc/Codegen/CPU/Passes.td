@@ -157,8 +157,8 @@ def AttnCpuQuantizeWeights
     at a time (4 int8 weights, or 8 int4 ones: low nibbles k..k+3, high
     nibbles k+4..k+7, zero past N), so that each i32 lane of a vpdpbusd
     is one output and the activations are broadcast: about half the
-    instructions per weight of one row at a time. The contraction's mark and the `attn.woq_weights` entries
-    carry `interleave = 16`.
+    instructions per weight of one row at a time. The contraction's mark
+    and the `attn.woq_weights` entries carry `interleave = 16`.
   }];
   let options = [
     Option<"bits", "bits", "int64_t", "8", "weight width: 8 or 4">,
